@@ -1,0 +1,3 @@
+from readmit.cli import main
+
+main()

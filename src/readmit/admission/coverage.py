@@ -1,0 +1,126 @@
+"""Stage 4, cover obligations under a budget (TRACE §3.4, appendix C.3).
+
+The selector first reserves the open obligations of the returning role and
+their progress frontiers, then greedily adds the eligible item with the best
+gain ``g(m|S)`` while the item-count budget B_n and character budget B_c hold.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from readmit.model import Item, Obligation
+from readmit.policy import Policy
+from readmit.reasons import Exclusion, Reason, Stage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Coverage:
+    """Cov(S) and Crit(S) of a selected set, as fractions in [0, 1]."""
+
+    obligations: float
+    """Cov(S): share of obligations whose structure is present and whole R_o is covered."""
+    critical: float
+    """Crit(S): share of distinct critical dependencies covered (empty set ⇒ 1)."""
+
+    def meets(self, policy: Policy) -> bool:
+        """Whether ``Cov ≥ γ`` and ``Crit ≥ ρ``."""
+        return self.obligations >= policy.gamma and self.critical >= policy.rho
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """The budgeted set S, the eligible items left out, and S's coverage."""
+
+    items: tuple[Item, ...]
+    dropped: tuple[Exclusion, ...]
+    coverage: Coverage
+
+
+def supported(items: Iterable[Item]) -> frozenset[str]:
+    """D(S) = ⋃_{m ∈ S} D(m)."""
+    return frozenset(d for item in items for d in item.supports)
+
+
+def measure(selected: Sequence[Item], obligations: Sequence[Obligation]) -> Coverage:
+    """Cov(S) = (1/|O|) Σ_o 1[R_o ⊆ D(S)], Crit(S) = |D(S) ∩ K| / |K| (appendix C.3, eq. 4).
+
+    An obligation also needs its own record and frontier in S: a view without the
+    mandatory structure is not sufficient.
+    """
+    deps = supported(selected)
+    ids = {item.id for item in selected}
+    covered = [
+        o.requires <= deps and o.item.id in ids and o.frontier.id in ids for o in obligations
+    ]
+    critical = frozenset(d for o in obligations for d in o.critical)
+    return Coverage(
+        obligations=sum(covered) / len(covered) if covered else 1.0,
+        critical=len(deps & critical) / len(critical) if critical else 1.0,
+    )
+
+
+def gain(item: Item, covered: frozenset[str], weights: dict[str, int]) -> float:
+    r"""g(m|S) = Σ_{d ∈ (D(m) ∩ R) \ D(S)} w(d) / c(m), with c(m) = max(1, len(text)) (eq. 5)."""
+    new = (item.supports & weights.keys()) - covered
+    return sum(weights[d] for d in new) / max(1, len(item.text))
+
+
+def cover(eligible: Sequence[Item], obligations: Sequence[Obligation], policy: Policy) -> Selection:
+    """Select S: the mandatory structure, then the greedy best-gain items within B_n and B_c."""
+    budget = _Budget(policy.max_items, policy.max_chars)
+    eligible_ids = {item.id for item in eligible}
+    selected: list[Item] = []
+    for o in sorted(obligations, key=lambda o: o.id):
+        for item in (o.item, o.frontier):
+            if item.id in eligible_ids and budget.take(item):
+                selected.append(item)
+    weights = {d: 1 for o in obligations for d in o.requires}
+    weights.update({d: 2 for o in obligations for d in o.critical})
+    chosen = {item.id for item in selected}
+    useful = [m for m in eligible if m.id not in chosen and m.supports & weights.keys()]
+    covered = supported(selected)
+    while True:
+        best = _best(useful, covered, weights, budget)
+        if best is None:
+            break
+        budget.take(best)
+        selected.append(best)
+        chosen.add(best.id)
+        covered |= best.supports
+        useful.remove(best)
+    dropped = tuple(
+        Exclusion(item=m.id, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
+        for m in eligible
+        if m.id not in chosen
+    )
+    return Selection(
+        items=tuple(selected), dropped=dropped, coverage=measure(selected, obligations)
+    )
+
+
+def _best(
+    items: Sequence[Item], covered: frozenset[str], weights: dict[str, int], budget: "_Budget"
+) -> Item | None:
+    scored = [
+        (g, item) for item in items if (g := gain(item, covered, weights)) > 0 and budget.fits(item)
+    ]
+    if not scored:
+        return None
+    # Ties go to the shorter text, then the smaller id, so selection is deterministic.
+    return min(scored, key=lambda s: (-s[0], len(s[1].text), s[1].id))[1]
+
+
+@dataclass(slots=True)
+class _Budget:
+    items_left: int
+    chars_left: int
+
+    def fits(self, item: Item) -> bool:
+        return self.items_left >= 1 and self.chars_left >= len(item.text)
+
+    def take(self, item: Item) -> bool:
+        if not self.fits(item):
+            return False
+        self.items_left -= 1
+        self.chars_left -= len(item.text)
+        return True

@@ -1,0 +1,47 @@
+"""Decision = Issued | Withheld: the outcome of one return, with every exclusion it made.
+
+A tagged union, so no caller can treat a withheld view as issued. ``readmit
+explain`` renders a decision; it is not a second code path.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from readmit.admission.coverage import Coverage
+from readmit.admission.view import VerifiedView
+from readmit.model import Experience, Item
+from readmit.reasons import Exclusion
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Issued:
+    """A complete view was signed, verified and exposed."""
+
+    outcome: Literal["issued"] = "issued"
+    view: VerifiedView
+    items: tuple[Item, ...]
+    coverage: Coverage
+    exclusions: tuple[Exclusion, ...]
+    readmitted: tuple[Experience, ...]
+    withheld: tuple[Experience, ...]
+
+    @property
+    def signed(self) -> dict[str, Any]:
+        """The signed Return View as JSON-ready data."""
+        return dict(self.view.view)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Withheld:
+    """No view was issued: coverage fell short, and the policy blocks or resets."""
+
+    outcome: Literal["blocked", "reset"]
+    selected: tuple[Item, ...]
+    """The insufficient set that was not issued."""
+    coverage: Coverage
+    exclusions: tuple[Exclusion, ...]
+    withheld: tuple[Experience, ...]
+    """Every private experience: none is readmitted without a verified view."""
+
+
+Decision = Issued | Withheld

@@ -1,0 +1,88 @@
+"""Stage 3, gates: ``E = {m ∈ P : A(m) ∧ T(m) ∧ U(m) ∧ P(m)}`` and a size budget (TRACE §3.3).
+
+A gate is a predicate over one item: the reason it fails, or ``None``. The
+first failing gate decides the reason, so gate order is the order of precedence
+of reason codes in ``readmit explain``.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from readmit.admission.context import ReturnContext
+from readmit.events import text_digest
+from readmit.model import Item
+from readmit.reasons import Exclusion, Reason, Stage
+
+Gate = Callable[[Item, ReturnContext], Reason | None]
+"""A predicate over one item: the reason it fails, or ``None`` if it passes."""
+
+
+def authorization(item: Item, ctx: ReturnContext) -> Reason | None:
+    """A: the returning principal and role may read the item."""
+    who = ctx.returner
+    return None if item.scope.readable_by(who.principal, who.role) else Reason.UNAUTHORIZED
+
+
+def temporal(item: Item, ctx: ReturnContext) -> Reason | None:
+    """T: the item belongs to C's epochs and its validity interval covers the return time."""
+    at = ctx.returner.at
+    if item.epoch > ctx.epoch or not item.validity.started(at):
+        return Reason.NOT_YET_VALID
+    return Reason.EXPIRED if item.validity.ended(at) else None
+
+
+def applicability(item: Item, ctx: ReturnContext) -> Reason | None:
+    """U: the item serves the returning task and purpose, and is meant for its role."""
+    who = ctx.returner
+    if not item.scope.applies_to(who.task, who.purpose):
+        return Reason.NOT_APPLICABLE
+    if item.for_role is not None and item.for_role != who.role:
+        return Reason.NOT_APPLICABLE
+    return None
+
+
+def provenance(item: Item, ctx: ReturnContext) -> Reason | None:
+    """P: a receipt binds the item's text to its recording event, and cited sources exist.
+
+    A receipt proves where a statement came from, not that it is true.
+    """
+    receipt = item.receipt
+    if receipt is None or receipt.epoch != item.epoch or receipt.author != item.author:
+        return Reason.MISSING_RECEIPT
+    if receipt.digest != text_digest(item.id, item.text):
+        return Reason.MISSING_RECEIPT
+    return None if item.cites <= ctx.evidence else Reason.MISSING_RECEIPT
+
+
+@dataclass(frozen=True, slots=True)
+class _MaxChars:
+    limit: int
+
+    def __call__(self, item: Item, ctx: ReturnContext) -> Reason | None:
+        return Reason.OVER_ITEM_BUDGET if len(item.text) > self.limit else None
+
+
+def max_chars(limit: int) -> Gate:
+    """Item size budget: reject items whose text is longer than ``limit`` characters."""
+    return _MaxChars(limit)
+
+
+DEFAULT_GATES: tuple[Gate, ...] = (authorization, temporal, applicability, provenance)
+
+
+def apply_gates(
+    items: Iterable[Item], ctx: ReturnContext, gates: Sequence[Gate] = DEFAULT_GATES
+) -> tuple[list[Item], list[Exclusion]]:
+    """Split ``items`` into those every gate passes and the exclusions of the rest."""
+    kept: list[Item] = []
+    excluded: list[Exclusion] = []
+    for item in items:
+        reason = next((r for gate in gates if (r := gate(item, ctx)) is not None), None)
+        if reason is None:
+            kept.append(item)
+        else:
+            evidence = (item.receipt.event_id,) if item.receipt else ()
+            excluded.append(
+                Exclusion(item=item.id, reason=reason, stage=Stage.GATES, evidence=evidence)
+            )
+    return kept, excluded

@@ -1,0 +1,1 @@
+"""Stage 2, resolve invalidation: explicit links, implicit (scanner + verifier), premises."""

@@ -1,0 +1,92 @@
+"""Explicit invalidation: lifecycle evidence recorded in Δ (TRACE §3.2).
+
+Rules, in order of precedence for one item:
+
+- *revocation*: a ``revoke`` event targets it → ``revoked``;
+- *supersession*: a ``supersede`` event targets it → ``stale_or_superseded``;
+- *same-key replacement*: an item with the same ``key`` and a later epoch was
+  asserted → ``stale_or_superseded`` (epochs order replacements: an item is
+  only ever replaced by one recorded after it);
+- *closed validity*: a ``close`` event ended its validity at or before the
+  return time → ``expired``.
+
+An item's own validity interval is checked by the temporal gate.
+"""
+
+from collections.abc import Iterable
+
+from readmit.admission.context import ReturnContext
+from readmit.events import Close, Revoke, Supersede
+from readmit.model import Item
+from readmit.reasons import Exclusion, Reason, Stage
+
+
+def resolve_explicit(
+    pool: Iterable[Item], ctx: ReturnContext
+) -> tuple[list[Item], list[Exclusion]]:
+    """Split ``pool`` into items no lifecycle link touches and the exclusions of the rest."""
+    links = _links(ctx)
+    replaced = _same_key_replacements(ctx)
+    kept: list[Item] = []
+    excluded: list[Exclusion] = []
+    for item in pool:
+        found = links.get(item.id) or replaced.get(item.id)
+        if found is None:
+            kept.append(item)
+        else:
+            reason, evidence, detail = found
+            excluded.append(
+                Exclusion(
+                    item=item.id,
+                    reason=reason,
+                    stage=Stage.EXPLICIT,
+                    evidence=evidence,
+                    detail=detail,
+                )
+            )
+    return kept, excluded
+
+
+_Link = tuple[Reason, tuple[str, ...], str]
+
+
+def _links(ctx: ReturnContext) -> dict[str, _Link]:
+    """The first revoke, supersede or close link recorded in Δ for each target."""
+    found: dict[str, _Link] = {}
+    for recorded in ctx.delta:
+        event = recorded.event
+        match event:
+            case Revoke():
+                link: _Link = (Reason.REVOKED, (event.id,), f"revoked: {event.why}")
+            case Supersede():
+                link = (
+                    Reason.STALE_OR_SUPERSEDED,
+                    (event.id, event.item.id),
+                    f"superseded by {event.item.id}",
+                )
+            case Close() if event.at <= ctx.returner.at:
+                link = (Reason.EXPIRED, (event.id,), "validity closed")
+            case _:
+                continue
+        if event.target not in found or link[0] is Reason.REVOKED:
+            found[event.target] = link
+    return found
+
+
+def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
+    """Items a later item with the same key replaced, with the newest replacement as evidence."""
+    newest: dict[str, Item] = {}
+    for item in ctx.items:
+        if item.key is not None and (item.key not in newest or item.epoch > newest[item.key].epoch):
+            newest[item.key] = item
+    found: dict[str, _Link] = {}
+    for item in ctx.items:
+        latest = newest.get(item.key) if item.key is not None else None
+        if latest is not None and latest.epoch > item.epoch:
+            event = latest.receipt.event_id if latest.receipt else f"epoch:{latest.epoch}"
+            found[item.id] = (
+                Reason.STALE_OR_SUPERSEDED,
+                (event, latest.id),
+                f"replaced by {latest.id} (same key {item.key!r})",
+            )
+    return found

@@ -1,0 +1,36 @@
+"""Premise propagation: an item whose premise was invalidated is invalid for current use.
+
+Truth maintenance over ``depends_on`` (Doyle 1979; TRACE §3.2): the closure is
+taken to a fixpoint, so a chain of premises fails as a whole.
+"""
+
+from collections.abc import Iterable, Sequence
+
+from readmit.model import Item
+from readmit.reasons import Exclusion, Reason, Stage
+
+
+def propagate(
+    pool: Sequence[Item], excluded: Iterable[Exclusion]
+) -> tuple[list[Item], list[Exclusion]]:
+    """Exclude every item of ``pool`` that depends, directly or transitively, on an excluded one."""
+    dependents: dict[str, list[Item]] = {}
+    for item in pool:
+        for premise in item.depends_on:
+            dependents.setdefault(premise, []).append(item)
+    invalid = [e.item for e in excluded]
+    fallen: dict[str, Exclusion] = {}
+    while invalid:
+        premise = invalid.pop()
+        for item in dependents.get(premise, ()):
+            if item.id not in fallen:
+                fallen[item.id] = Exclusion(
+                    item=item.id,
+                    reason=Reason.PREMISE_INVALIDATED,
+                    stage=Stage.PROPAGATION,
+                    evidence=(premise,),
+                    detail=f"depends on {premise}, which was invalidated",
+                )
+                invalid.append(item.id)
+    kept = [item for item in pool if item.id not in fallen]
+    return kept, list(fallen.values())

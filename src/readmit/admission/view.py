@@ -1,0 +1,220 @@
+"""Stage 5, the signed Return View: build, sign, verify (TRACE §3.5, appendix C.4).
+
+A view binds the selected items to one return cycle, principal, role, task and
+epoch. It lists the exclusions the agent may see, so it knows what went stale;
+items the agent may not read never appear in it, not even by id.
+
+`VerifiedView` can only be made by `verify_view`, so nothing can readmit
+private memory from a view whose signature, digests and expiry were not checked.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from readmit.admission.context import ReturnContext
+from readmit.admission.coverage import Coverage, Selection, measure
+from readmit.admission.gates import apply_gates
+from readmit.canonical import canonical_json, digest
+from readmit.clock import format_time, parse_time
+from readmit.errors import ViewRejected
+from readmit.model import Item
+from readmit.policy import Policy
+from readmit.reasons import Exclusion, Reason
+from readmit.signing import Signer
+
+VIEW_FORMAT = "readmit.view/1"
+_BINDING = ("cycle", "workspace", "agent", "principal", "role", "task", "purpose", "epoch")
+
+
+def exclusion_json(e: Exclusion) -> dict[str, Any]:
+    """The wire shape of one exclusion."""
+    out: dict[str, Any] = {
+        "item": e.item,
+        "reason": str(e.reason),
+        "stage": str(e.stage),
+        "evidence": list(e.evidence),
+    }
+    if e.detail:
+        out["detail"] = e.detail
+    if e.confidence is not None:
+        out["confidence"] = e.confidence
+    return out
+
+
+def _item_entry(item: Item) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": item.id,
+        "kind": str(item.kind),
+        "text": item.text,
+        "epoch": item.epoch,
+        "supports": sorted(item.supports),
+        "receipt": None
+        if item.receipt is None
+        else {
+            "event": item.receipt.event_id,
+            "author": item.receipt.author,
+            "epoch": item.receipt.epoch,
+            "digest": item.receipt.digest,
+        },
+    }
+    entry["digest"] = digest(entry)
+    return entry
+
+
+def visible_exclusions(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> list[Exclusion]:
+    """The exclusions the returning agent may see, with hidden ids removed from their evidence."""
+    hidden_items = {e.item for e in exclusions if e.reason is Reason.UNAUTHORIZED}
+    hidden = set(hidden_items)
+    for item_id in hidden_items:
+        receipt = ctx.by_id[item_id].receipt
+        if receipt is not None:
+            hidden.add(receipt.event_id)
+    return [
+        Exclusion(
+            item=e.item,
+            reason=e.reason,
+            stage=e.stage,
+            confidence=e.confidence,
+            evidence=tuple(x for x in e.evidence if x not in hidden),
+            detail="" if hidden & set(e.evidence) else e.detail,
+        )
+        for e in exclusions
+        if e.item not in hidden
+    ]
+
+
+def build_view(
+    ctx: ReturnContext, selection: Selection, exclusions: Sequence[Exclusion], policy: Policy
+) -> dict[str, Any]:
+    """Serialize the selected set as an unsigned Return View."""
+    who = ctx.returner
+    return {
+        "format": VIEW_FORMAT,
+        "cycle": ctx.cycle,
+        "workspace": ctx.workspace,
+        "agent": who.agent,
+        "principal": who.principal,
+        "role": who.role,
+        "task": who.task,
+        "purpose": who.purpose,
+        "epoch": ctx.epoch,
+        "departure_epoch": ctx.departure.epoch,
+        "issued_at": format_time(who.at),
+        "expires_at": format_time(who.at + policy.view_ttl),
+        "items": [_item_entry(item) for item in selection.items],
+        "coverage": {
+            "obligations": selection.coverage.obligations,
+            "critical": selection.coverage.critical,
+        },
+        "excluded": [exclusion_json(e) for e in visible_exclusions(ctx, exclusions)],
+    }
+
+
+def _unsigned(view: Mapping[str, Any]) -> bytes:
+    return canonical_json({k: v for k, v in view.items() if k != "signature"}).encode("utf-8")
+
+
+def sign_view(view: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
+    """Return ``view`` with its signature block."""
+    return {**view, "signature": {"alg": signer.alg, "value": signer.sign(_unsigned(view))}}
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedView:
+    """A Return View whose signature, digests, binding and expiry were checked."""
+
+    view: Mapping[str, Any]
+    item_ids: tuple[str, ...]
+    _token: object
+
+    def __post_init__(self) -> None:
+        if self._token is not _VERIFIED:
+            raise TypeError("VerifiedView is made only by readmit.admission.view.verify_view")
+
+
+_VERIFIED = object()
+
+
+def verify_view(
+    signed: Mapping[str, Any],
+    signer: Signer,
+    at: datetime,
+    expect: Mapping[str, Any] | None = None,
+) -> VerifiedView:
+    """Check a signed view's format, signature, item digests, expiry and (optionally) binding.
+
+    Raises:
+        ViewRejected: naming the first check that failed.
+    """
+    try:
+        return _verify(signed, signer, at, expect or {})
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ViewRejected(f"malformed view ({exc!r})") from exc
+
+
+def _verify(
+    signed: Mapping[str, Any], signer: Signer, at: datetime, expect: Mapping[str, Any]
+) -> VerifiedView:
+    if signed.get("format") != VIEW_FORMAT:
+        raise ViewRejected(f"format is not {VIEW_FORMAT}")
+    signature = signed["signature"]
+    if signature["alg"] != signer.alg or not signer.verify(_unsigned(signed), signature["value"]):
+        raise ViewRejected("signature does not match")
+    for entry in signed["items"]:
+        body = {k: v for k, v in entry.items() if k != "digest"}
+        if digest(body) != entry["digest"]:
+            raise ViewRejected(f"digest of item {entry['id']!r} does not match its content")
+    if not parse_time(signed["issued_at"]) <= at < parse_time(signed["expires_at"]):
+        raise ViewRejected(f"not valid at {format_time(at)} (expires {signed['expires_at']})")
+    for name, value in expect.items():
+        if signed[name] != value:
+            raise ViewRejected(f"{name} is {signed[name]!r}, expected {value!r}")
+    return VerifiedView(signed, tuple(e["id"] for e in signed["items"]), _VERIFIED)
+
+
+def expose(
+    signed: Mapping[str, Any], ctx: ReturnContext, signer: Signer, policy: Policy
+) -> VerifiedView:
+    """Verify a freshly signed view against its own return before the agent sees it.
+
+    Beyond `verify_view`: the binding must be this return's, every item must be
+    the one in C and still pass every gate, and coverage and budgets must hold.
+
+    Raises:
+        ViewRejected: if any check fails.
+    """
+    who = ctx.returner
+    binding = dict(
+        zip(
+            _BINDING,
+            (
+                ctx.cycle,
+                ctx.workspace,
+                who.agent,
+                who.principal,
+                who.role,
+                who.task,
+                who.purpose,
+                ctx.epoch,
+            ),
+            strict=True,
+        )
+    )
+    verified = verify_view(signed, signer, who.at, binding)
+    items = [ctx.by_id.get(i) for i in verified.item_ids]
+    present = [item for item in items if item is not None]
+    if len(present) != len(items) or any(
+        e["text"] != item.text for e, item in zip(signed["items"], present, strict=True)
+    ):
+        raise ViewRejected("an item is not the one recorded in this return's context")
+    _, failed = apply_gates(present, ctx)
+    if failed:
+        raise ViewRejected(f"item {failed[0].item!r} fails the {failed[0].reason} check")
+    if len(present) > policy.max_items or sum(len(i.text) for i in present) > policy.max_chars:
+        raise ViewRejected("the view exceeds its budgets")
+    coverage: Coverage = measure(present, ctx.role_obligations)
+    if not coverage.meets(policy):
+        raise ViewRejected("the view does not cover the role's obligations")
+    return verified

@@ -1,0 +1,45 @@
+"""``readmit audit`` and ``readmit explain``: read the audit log of stored decisions."""
+
+import click
+
+from readmit.cli.render import render_decision
+from readmit.config import DB_ENV
+from readmit.store import DEFAULT_URL, open_store
+
+_DB = click.option("--db", default=DEFAULT_URL, envvar=DB_ENV, show_default=True, help="Store URL.")
+
+
+@click.command()
+@_DB
+@click.option("--workspace", default=None, help="Only this workspace.")
+def audit(db: str, workspace: str | None) -> None:
+    """List the stored return decisions."""
+    store = open_store(db)
+    try:
+        rows = store.decisions(workspace)
+    finally:
+        store.close()
+    if not rows:
+        click.echo("no decisions stored")
+        return
+    for row in rows:
+        click.echo(
+            f"{row.id:>5}  {row.at.isoformat()}  {row.workspace}  {row.agent}  "
+            f"epoch {row.epoch}  {row.outcome}"
+        )
+
+
+@click.command()
+@click.argument("decision_id", type=int)
+@_DB
+def explain(decision_id: int, db: str) -> None:
+    """Explain why each item of stored decision DECISION_ID was kept or excluded."""
+    store = open_store(db)
+    try:
+        record = store.decision(decision_id)
+    finally:
+        store.close()
+    view = record.get("view") or {}
+    texts = {i["id"]: i["text"] for i in view.get("items", [])}
+    for line in render_decision(record, texts):
+        click.echo(line)

@@ -1,0 +1,60 @@
+"""Human-readable rendering of decision records (shared by demo, replay and explain)."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from readmit.reasons import REASON_HELP, Reason
+
+_OUTCOME_STYLE = {"issued": "green", "blocked": "yellow", "reset": "yellow"}
+
+
+def _pct(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _table(rows: list[tuple[str, ...]]) -> Iterator[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        yield "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+
+
+def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None) -> Iterator[str]:
+    """Lines describing one decision: outcome, coverage, kept items, exclusions, memories."""
+    texts = texts or {}
+    outcome = record["outcome"]
+    yield click.style(
+        f"return of {record['agent']} at {record['at']} (epoch {record['epoch']}): "
+        f"{outcome.upper()}",
+        bold=True,
+        fg=_OUTCOME_STYLE.get(outcome),
+    )
+    cov = record["coverage"]
+    yield f"  coverage: obligations {_pct(cov['obligations'])}, critical {_pct(cov['critical'])}"
+    label = "kept (in selection order)" if outcome == "issued" else "selected, but not issued"
+    kept = record["items"] if outcome == "issued" else record.get("selected", [])
+    yield f"  {label}:"
+    if kept:
+        yield from _table([(i, texts.get(i, "")) for i in kept])
+    else:
+        yield "    (none)"
+    yield "  excluded:"
+    rows = [
+        (e["item"], e["reason"], e["stage"], ",".join(e["evidence"]) or "-", _detail(e))
+        for e in record["excluded"]
+    ]
+    yield from (
+        _table([("item", "reason", "stage", "evidence", "why"), *rows])
+        if rows
+        else iter(["    (none)"])
+    )
+    yield f"  private memories readmitted: {', '.join(record['readmitted']) or '(none)'}"
+    yield f"  private memories withheld:   {', '.join(record['withheld']) or '(none)'}"
+
+
+def _detail(exclusion: dict[str, Any]) -> str:
+    detail = exclusion.get("detail") or REASON_HELP[Reason(exclusion["reason"])]
+    if "confidence" in exclusion:
+        detail += f" [confidence {exclusion['confidence']:.2f}]"
+    return detail

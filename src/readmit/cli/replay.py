@@ -1,0 +1,101 @@
+"""``readmit replay FILE``: run a scenario on a fresh store and print the decisions."""
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from click._termui_impl import ProgressBar
+
+from readmit.admission.invalidation.implicit import Progress
+from readmit.cli.render import render_decision
+from readmit.config import DB_ENV, signer_from_env
+from readmit.events import Assert, OpenObligation, Supersede
+from readmit.plugins import make_verifier
+from readmit.replay import replay
+from readmit.scenario import Scenario, read_scenario
+from readmit.store import open_store
+
+
+@contextmanager
+def progress_bar() -> Iterator[Progress]:
+    """A progress callback that draws a bar on a terminal's stderr while the verifier works."""
+    stderr = sys.stderr
+    bars: list[ProgressBar[int]] = []
+
+    def update(done: int, total: int) -> None:
+        if not stderr.isatty():
+            return
+        if not bars:
+            bars.append(click.progressbar(length=total, label="verifying pairs", file=stderr))
+        bars[0].update(done - bars[0].pos)
+
+    try:
+        yield update
+    finally:
+        for bar in bars:
+            bar.render_finish()
+
+
+def item_texts(scenario: Scenario) -> dict[str, str]:
+    """Item id → text, for readable tables."""
+    texts = {}
+    for step in scenario.steps:
+        if isinstance(step, Assert | Supersede):
+            texts[step.item.id] = step.item.text
+        elif isinstance(step, OpenObligation):
+            texts[step.obligation.id] = step.obligation.text
+            texts[step.obligation.frontier_id] = step.obligation.frontier_text
+    return texts
+
+
+def run(scenario: Scenario, db: str, verifier_spec: str, *, as_json: bool) -> list[dict[str, Any]]:
+    """Replay ``scenario`` and print its decisions (as JSON or as tables)."""
+    verifier = make_verifier(verifier_spec)
+    choice = signer_from_env(os.environ, allow_ephemeral=True)
+    if choice.ephemeral and as_json:
+        click.echo(
+            "note: READMIT_SIGNING_KEY is unset; views are signed with a throwaway key "
+            "and cannot be verified later",
+            err=True,
+        )
+    store = open_store(db)
+    try:
+        with progress_bar() as on_progress:
+            decisions = replay(
+                scenario, store, verifier=verifier, signer=choice.signer, on_progress=on_progress
+            )
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps({"decisions": decisions}, indent=2, ensure_ascii=False))
+    else:
+        texts = item_texts(scenario)
+        for record in decisions:
+            for line in render_decision(record, texts):
+                click.echo(line)
+            click.echo()
+    return decisions
+
+
+@click.command("replay")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
+@click.option(
+    "--db", default=None, envvar=DB_ENV, help="Store URL (default: a fresh in-memory SQLite store)."
+)
+@click.option(
+    "--verifier",
+    "verifier_spec",
+    default="builtin",
+    show_default=True,
+    help="Implicit-invalidation verifier, e.g. 'builtin'.",
+)
+def replay_command(file: Path, as_json: bool, db: str | None, verifier_spec: str) -> None:
+    """Replay a readmit.scenario/1 FILE and print one decision per return."""
+    scenario = read_scenario(file)
+    run(scenario, db or "sqlite://:memory:", verifier_spec, as_json=as_json)

@@ -1,0 +1,25 @@
+"""The only module that reads the wall clock; everything else takes time as a parameter."""
+
+from datetime import UTC, datetime
+
+
+def now() -> datetime:
+    """Return the current time as a timezone-aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+def parse_time(text: str) -> datetime:
+    """Parse an RFC 3339 timestamp; naive times are rejected.
+
+    Raises:
+        ValueError: if ``text`` is not an RFC 3339 time with a UTC offset.
+    """
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        raise ValueError(f"time {text!r} has no UTC offset (write e.g. 2026-05-01T08:00:00Z)")
+    return value.astimezone(UTC)
+
+
+def format_time(value: datetime) -> str:
+    """Format ``value`` as RFC 3339 in UTC with a trailing ``Z``."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,77 @@
+"""Exceptions raised by readmit.
+
+Our exception hierarchy::
+
+    ReadmitError
+    ├── InvalidInput (also ValueError)   bad event, config, request or dataset; nothing was stored
+    │   ├── InvalidEvent                 one event (named by id) is malformed or inconsistent
+    │   └── ConfigError                  a setting, verifier spec or store URL is wrong
+    ├── StoreError                       the work-state store could not do what was asked
+    │   └── MigrationError
+    ├── VerifierUnavailable              the implicit-invalidation verifier gave no answer
+    └── ViewRejected                     a Return View failed its signature/digest/expiry check
+
+An item that is kept out of a Return View is *not* an exception: it is an
+`Exclusion` with a `Reason` (see `readmit.reasons`). Exceptions are for
+"could not decide", never for "decided no".
+"""
+
+from typing import ClassVar
+
+
+class ReadmitError(Exception):
+    """Base class for every error readmit raises on purpose."""
+
+    code: ClassVar[str] = "readmit_error"
+    """Stable, snake_case identifier used in CLI output and HTTP error bodies."""
+
+
+class InvalidInput(ReadmitError, ValueError):
+    """Input was rejected before anything was stored."""
+
+    code = "invalid_input"
+
+
+class InvalidEvent(InvalidInput):
+    """One event is malformed, out of order or refers to something unknown."""
+
+    code = "invalid_event"
+
+    def __init__(self, event_id: str, problem: str) -> None:
+        super().__init__(f"event {event_id!r}: {problem}")
+        self.event_id = event_id
+        self.problem = problem
+
+
+class ConfigError(InvalidInput):
+    """A configuration value (policy, verifier spec, store URL, key) is wrong."""
+
+    code = "config_error"
+
+
+class StoreError(ReadmitError):
+    """The work-state store could not do what was asked."""
+
+    code = "store_error"
+
+
+class MigrationError(StoreError):
+    """A schema migration could not be applied."""
+
+    code = "migration_error"
+
+
+class VerifierUnavailable(ReadmitError):
+    """The verifier gave no trustworthy answer (outage, timeout, malformed reply)."""
+
+    code = "verifier_unavailable"
+
+
+class ViewRejected(ReadmitError):
+    """A Return View failed verification; it must not be exposed."""
+
+    code = "view_rejected"
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"return view rejected: {problem}")
+        self.problem = problem

@@ -1,0 +1,253 @@
+"""Events: recorded revisions of the shared state, as a tagged union on ``op``.
+
+Events are append-only. The store assigns each one an epoch; an item asserted by
+an event gets a `Receipt` binding it to that event, its author, epoch and text
+digest. Private experiences and departures are not shared-state revisions and
+are recorded through their own store methods.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from readmit.canonical import digest
+from readmit.errors import InvalidInput
+from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
+
+
+def text_digest(item_id: str, text: str) -> str:
+    """The digest a receipt binds: the item's id and text as canonical JSON."""
+    return digest({"id": item_id, "text": text})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemDraft:
+    """An item as an author states it, before the store gives it an epoch and a receipt."""
+
+    id: str
+    text: str
+    kind: Kind = Kind.FACT
+    key: str | None = None
+    supports: frozenset[str] = frozenset()
+    depends_on: frozenset[str] = frozenset()
+    cites: frozenset[str] = frozenset()
+    principals: frozenset[str] | None = None
+    """Readers' principals; ``None`` means the author's principal."""
+    roles: frozenset[str] = frozenset({ANY})
+    task: str = ANY
+    purposes: frozenset[str] = frozenset({ANY})
+    validity: Validity = field(default_factory=Validity)
+    unconfirmed: bool = False
+    """Hearsay with no receipt: it fails the provenance gate."""
+
+    def __post_init__(self) -> None:
+        if self.kind is Kind.OBLIGATION:
+            raise InvalidInput(f"item {self.id!r}: open obligations with the obligation op")
+
+    def materialize(self, *, event_id: str, author: str, principal: str, epoch: int) -> Item:
+        """Bind the draft to the event that recorded it."""
+        receipt = None
+        if not self.unconfirmed:
+            receipt = Receipt(
+                event_id=event_id,
+                author=author,
+                epoch=epoch,
+                digest=text_digest(self.id, self.text),
+            )
+        scope = Scope(
+            principals=self.principals if self.principals is not None else frozenset({principal}),
+            roles=self.roles,
+            task=self.task,
+            purposes=self.purposes,
+        )
+        return Item(
+            id=self.id,
+            text=self.text,
+            kind=self.kind,
+            epoch=epoch,
+            author=author,
+            scope=scope,
+            validity=self.validity,
+            key=self.key,
+            receipt=receipt,
+            depends_on=self.depends_on,
+            supports=self.supports,
+            cites=self.cites,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObligationDraft:
+    """An obligation as opened by an author: R_o, K_o and its progress frontier."""
+
+    id: str
+    text: str
+    role: str
+    requires: frozenset[str]
+    critical: frozenset[str]
+    frontier_id: str
+    frontier_text: str
+
+    def __post_init__(self) -> None:
+        if not self.critical <= self.requires:
+            raise InvalidInput(f"obligation {self.id!r}: critical must be a subset of requires")
+
+    def materialize(self, *, event_id: str, author: str, principal: str, epoch: int) -> Obligation:
+        """Bind the obligation and its frontier to the event that opened them."""
+
+        def as_item(item_id: str, text: str, kind: Kind) -> Item:
+            receipt = Receipt(
+                event_id=event_id, author=author, epoch=epoch, digest=text_digest(item_id, text)
+            )
+            return Item(
+                id=item_id,
+                text=text,
+                kind=kind,
+                epoch=epoch,
+                author=author,
+                scope=Scope(principals=frozenset({principal})),
+                receipt=receipt,
+                for_role=self.role,
+            )
+
+        return Obligation(
+            id=self.id,
+            role=self.role,
+            requires=self.requires,
+            critical=self.critical,
+            item=as_item(self.id, self.text, Kind.OBLIGATION),
+            frontier=as_item(self.frontier_id, self.frontier_text, Kind.FRONTIER),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evidence:
+    """A raw source (message, document, tool output) that items can cite."""
+
+    op: Literal["evidence"] = "evidence"
+    id: str
+    at: datetime
+    author: str
+    source_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Assert:
+    """A new item; an active item with the same key is replaced by it."""
+
+    op: Literal["assert"] = "assert"
+    id: str
+    at: datetime
+    author: str
+    item: ItemDraft
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Supersede:
+    """A new item that explicitly replaces ``target``."""
+
+    op: Literal["supersede"] = "supersede"
+    id: str
+    at: datetime
+    author: str
+    target: str
+    item: ItemDraft
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revoke:
+    """``target`` is withdrawn."""
+
+    op: Literal["revoke"] = "revoke"
+    id: str
+    at: datetime
+    author: str
+    target: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Close:
+    """``target``'s validity ends at ``at``."""
+
+    op: Literal["close"] = "close"
+    id: str
+    at: datetime
+    author: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenObligation:
+    """Opens an obligation (and its frontier) for a role."""
+
+    op: Literal["obligation"] = "obligation"
+    id: str
+    at: datetime
+    author: str
+    obligation: ObligationDraft
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolve:
+    """Closes an obligation."""
+
+    op: Literal["resolve"] = "resolve"
+    id: str
+    at: datetime
+    author: str
+    target: str
+
+
+Event = Evidence | Assert | Supersede | Revoke | Close | OpenObligation | Resolve
+"""A recorded revision of the shared state."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordExperience:
+    """A private memory of ``agent``, bound to the work-state item ``source``."""
+
+    op: Literal["experience"] = "experience"
+    id: str
+    at: datetime
+    agent: str
+    experience_id: str
+    text: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Depart:
+    """Checkpoint the agent's view; its private bank is quarantined."""
+
+    op: Literal["depart"] = "depart"
+    id: str
+    at: datetime
+    agent: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReturnRequest:
+    """The agent returns to ``task`` for ``purpose``: run the pipeline once."""
+
+    op: Literal["return"] = "return"
+    id: str
+    at: datetime
+    agent: str
+    task: str
+    purpose: str
+    policy: tuple[tuple[str, object], ...] = ()
+    """Policy overrides for this return, as (name, value) pairs."""
+
+
+Step = Event | RecordExperience | Depart | ReturnRequest
+"""One line of a workspace history: a shared-state event or an agent's action."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recorded:
+    """An event with the epoch the store assigned it."""
+
+    epoch: int
+    event: Event

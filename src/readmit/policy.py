@@ -1,0 +1,101 @@
+"""Policy: the method's knobs (γ, ρ, B_n, B_c, τ, on_incomplete) as one frozen value."""
+
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+
+from readmit.errors import ConfigError
+
+
+class OnIncomplete(StrEnum):
+    """What to do when the selected set does not cover the obligations (TRACE §3.4)."""
+
+    BLOCK = "block"
+    """Withhold admission until sufficient evidence arrives."""
+    RESET = "reset"
+    """Return with no inherited memory."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """Admission settings for one return."""
+
+    max_items: int = 32
+    """B_n: item-count budget of the Return View."""
+    max_chars: int = 8192
+    """B_c: character budget of the Return View."""
+    max_item_chars: int = 2048
+    """Per-item size budget (gate); longer items are ``over_item_budget``."""
+    gamma: float = 1.0
+    """γ: required obligation coverage Cov(S)."""
+    rho: float = 1.0
+    """ρ: required critical-dependency coverage Crit(S)."""
+    threshold: float = 0.65
+    """τ: minimum verifier confidence to accept an implicit invalidation."""
+    on_incomplete: OnIncomplete = OnIncomplete.BLOCK
+    batch_size: int = 4
+    """Later observations per verifier call for one target item (bounded batches)."""
+    view_ttl: timedelta = timedelta(hours=1)
+    """How long an issued Return View stays valid."""
+
+    def __post_init__(self) -> None:
+        problems = [
+            *_positive(max_items=self.max_items, max_chars=self.max_chars),
+            *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
+            *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
+        ]
+        if self.view_ttl <= timedelta(0):
+            problems.append("view_ttl must be positive")
+        if problems:
+            raise ConfigError("invalid policy: " + "; ".join(problems))
+
+    @classmethod
+    def paper(cls) -> "Policy":
+        """The paper's settings: γ = ρ = 1, τ = 0.65, an eight-item view (appendix C.6)."""
+        return cls(max_items=8, max_chars=4096)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> "Policy":
+        """Return a copy with scenario-style overrides applied (unknown names are errors)."""
+        known = {
+            "max_items",
+            "max_chars",
+            "max_item_chars",
+            "gamma",
+            "rho",
+            "threshold",
+            "on_incomplete",
+            "batch_size",
+            "view_ttl_seconds",
+        }
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ConfigError(f"unknown policy field(s): {', '.join(unknown)}")
+        values = dict(overrides)
+        if "view_ttl_seconds" in values:
+            values["view_ttl"] = timedelta(seconds=values.pop("view_ttl_seconds"))
+        if "on_incomplete" in values:
+            try:
+                values["on_incomplete"] = OnIncomplete(values["on_incomplete"])
+            except ValueError:
+                raise ConfigError("on_incomplete must be 'block' or 'reset'") from None
+        try:
+            return replace(self, **values)
+        except TypeError as exc:
+            raise ConfigError(f"invalid policy override: {exc}") from exc
+
+
+def _positive(**values: int) -> list[str]:
+    return [f"{n} must be a positive integer" for n, v in values.items() if not _is_int(v) or v < 1]
+
+
+def _unit(**values: float) -> list[str]:
+    return [f"{n} must be a number in [0, 1]" for n, v in values.items() if not _in_unit(v)]
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _in_unit(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1

@@ -1,0 +1,78 @@
+"""Replay a scenario on a store: record its history and run the pipeline at every return."""
+
+from collections.abc import Callable
+from typing import Any
+
+from readmit.admission import admit
+from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.errors import InvalidEvent
+from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
+from readmit.report import decision_json
+from readmit.scenario import Scenario
+from readmit.signing import Signer
+from readmit.store.base import WorkStateStore
+
+OnReturn = Callable[[ReturnRequest, ReturnContext], None]
+
+
+def apply_steps(scenario: Scenario, store: WorkStateStore, on_return: OnReturn | None) -> None:
+    """Record every step; consecutive shared-state events are appended as one batch."""
+    store.create_workspace(scenario.workspace, scenario.agents)
+    batch: list[Event] = []
+    for step in (*scenario.steps, None):
+        if step is not None and not isinstance(step, RecordExperience | Depart | ReturnRequest):
+            batch.append(step)
+            continue
+        if batch:
+            store.append(scenario.workspace, batch)
+            batch = []
+        if step is not None:
+            _act(scenario, store, step, on_return)
+
+
+def _act(scenario: Scenario, store: WorkStateStore, step: Step, on_return: OnReturn | None) -> None:
+    try:
+        match step:
+            case RecordExperience():
+                store.record_experience(scenario.workspace, step)
+            case Depart():
+                store.depart(scenario.workspace, step.agent, step.at)
+            case ReturnRequest():
+                ctx = store.return_context(scenario.workspace, step)
+                if on_return is not None:
+                    on_return(step, ctx)
+    except InvalidEvent as exc:
+        raise InvalidEvent(step.id, exc.problem) from None
+
+
+def replay(
+    scenario: Scenario,
+    store: WorkStateStore,
+    *,
+    verifier: Verifier | None,
+    signer: Signer,
+    on_progress: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """Run ``scenario`` on ``store``; return one decision record per ``return`` event.
+
+    Every decision is also appended to the store's audit log.
+    """
+    decisions: list[dict[str, Any]] = []
+
+    def decide(request: ReturnRequest, ctx: ReturnContext) -> None:
+        decision = admit(
+            ctx,
+            policy=scenario.policy_for(request),
+            verifier=verifier,
+            signer=signer,
+            on_progress=on_progress,
+        )
+        record = decision_json(decision, ctx)
+        record["id"] = store.record_decision(
+            ctx.workspace, request.agent, request.at, ctx.epoch, decision.outcome, record
+        )
+        decisions.append(record)
+
+    apply_steps(scenario, store, on_return=decide)
+    return decisions

@@ -1,0 +1,35 @@
+"""A decision as JSON: what ``replay --json`` prints and the audit log keeps."""
+
+from typing import Any
+
+from readmit.admission.context import ReturnContext
+from readmit.admission.decision import Decision, Issued
+from readmit.admission.view import exclusion_json
+from readmit.clock import format_time
+
+
+def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
+    """The spec §7 decision record, with every exclusion (including ones the agent may not see)."""
+    issued = isinstance(decision, Issued)
+    items = decision.items if isinstance(decision, Issued) else ()
+    selected = decision.items if isinstance(decision, Issued) else decision.selected
+    readmitted = decision.readmitted if isinstance(decision, Issued) else ()
+    return {
+        "workspace": ctx.workspace,
+        "cycle": ctx.cycle,
+        "agent": ctx.returner.agent,
+        "at": format_time(ctx.returner.at),
+        "epoch": ctx.epoch,
+        "departure_epoch": ctx.departure.epoch,
+        "outcome": decision.outcome,
+        "coverage": {
+            "obligations": decision.coverage.obligations,
+            "critical": decision.coverage.critical,
+        },
+        "items": [i.id for i in items],
+        "selected": [i.id for i in selected],
+        "excluded": [exclusion_json(e) for e in decision.exclusions],
+        "readmitted": [e.id for e in readmitted],
+        "withheld": [e.id for e in decision.withheld],
+        "view": decision.signed if issued and isinstance(decision, Issued) else None,
+    }

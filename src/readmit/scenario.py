@@ -1,0 +1,121 @@
+"""Scenario files (``readmit.scenario/1``, spec §7): a workspace history as data.
+
+`load_scenario` validates a whole file before anything runs: the shape of
+every event, time order, unique ids, policy overrides, and — by replaying the
+history on a throwaway in-memory store without admission — every reference
+(authors, agents, targets, premises, cited evidence, experience sources,
+returns without a departure). Errors name the event.
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from readmit.errors import InvalidEvent, InvalidInput
+from readmit.events import ReturnRequest, Step
+from readmit.model import Agent
+from readmit.policy import Policy
+from readmit.wire import Name, parse_step
+
+FORMAT = "readmit.scenario/1"
+
+
+class _AgentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    id: Name
+    principal: Name
+    role: Name
+
+
+class _ScenarioIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    format: Literal["readmit.scenario/1"]
+    workspace: Name
+    agents: list[_AgentIn]
+    policy: dict[str, Any] = {}
+    events: list[Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scenario:
+    """A validated scenario."""
+
+    workspace: str
+    agents: tuple[Agent, ...]
+    policy: Policy
+    steps: tuple[Step, ...]
+
+    def policy_for(self, request: ReturnRequest) -> Policy:
+        """The scenario policy with this return's overrides applied."""
+        return self.policy.with_overrides(dict(request.policy))
+
+
+def read_scenario(path: Path) -> Scenario:
+    """Read and validate a scenario file.
+
+    Raises:
+        InvalidInput: if the file is unreadable, not JSON, or not a valid scenario.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path} is not JSON: {exc}") from exc
+    return load_scenario(data)
+
+
+def load_scenario(data: object) -> Scenario:
+    """Validate scenario data (already parsed from JSON) as a whole.
+
+    Raises:
+        InvalidInput: naming the field or event at fault (`InvalidEvent` for events).
+    """
+    try:
+        raw = _ScenarioIn.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "scenario"
+        message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
+        raise InvalidInput(f"scenario {where}: {message}") from None
+    agents = tuple(Agent(id=a.id, principal=a.principal, role=a.role) for a in raw.agents)
+    if len({a.id for a in agents}) != len(agents):
+        raise InvalidInput("scenario agents: duplicate agent id")
+    policy = Policy().with_overrides(raw.policy)
+    steps = tuple(parse_step(event, index) for index, event in enumerate(raw.events))
+    _check_order(steps)
+    for step in steps:
+        if isinstance(step, ReturnRequest):
+            try:
+                policy.with_overrides(dict(step.policy))
+            except InvalidInput as exc:
+                raise InvalidEvent(step.id, str(exc)) from None
+    scenario = Scenario(workspace=raw.workspace, agents=agents, policy=policy, steps=steps)
+    _check_references(scenario)
+    return scenario
+
+
+def _check_order(steps: Sequence[Step]) -> None:
+    seen: set[str] = set()
+    for before, step in zip((None, *steps), steps, strict=False):
+        if step.id in seen:
+            raise InvalidEvent(step.id, "duplicate event id")
+        seen.add(step.id)
+        if before is not None and step.at < before.at:
+            raise InvalidEvent(step.id, f"time goes backwards ({step.at} is before {before.at})")
+
+
+def _check_references(scenario: Scenario) -> None:
+    # Imported here: the store layer builds on this module's callers, not the reverse.
+    from readmit.replay import apply_steps
+    from readmit.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(":memory:")
+    try:
+        apply_steps(scenario, store, on_return=None)
+    finally:
+        store.close()

@@ -1,0 +1,94 @@
+"""The work-state store protocol. Backends must behave identically.
+
+Guarantees every implementation gives:
+
+- events are append-only; the store assigns each a strictly increasing,
+  gap-free epoch per workspace;
+- a batch of events is stored whole or not at all, and an event that is
+  inconsistent with what is stored (unknown author or target, duplicate id,
+  time going backwards, missing evidence) raises `InvalidEvent` naming it;
+- every asserted item gets a receipt binding it to its event, author, epoch
+  and text digest;
+- the audit log keeps every decision with all its exclusions.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from readmit.admission.context import ReturnContext
+from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
+from readmit.model import Agent, Checkpoint, Experience
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionSummary:
+    """One row of the audit log."""
+
+    id: int
+    workspace: str
+    agent: str
+    at: datetime
+    epoch: int
+    outcome: str
+
+
+class WorkStateStore(Protocol):
+    """Durable shared work state for one or more workspaces."""
+
+    def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
+        """Create ``workspace`` with its agents (adding agents if it exists)."""
+        ...
+
+    def agents(self, workspace: str) -> dict[str, Agent]:
+        """The agents of ``workspace`` by id."""
+        ...
+
+    def append(self, workspace: str, events: Sequence[Event]) -> list[Recorded]:
+        """Record ``events`` atomically and return them with their epochs."""
+        ...
+
+    def record_experience(self, workspace: str, step: RecordExperience) -> Experience:
+        """Add a private experience to its agent's bank."""
+        ...
+
+    def depart(self, workspace: str, agent: str, at: datetime) -> Checkpoint:
+        """Checkpoint what ``agent`` can see now (D_a)."""
+        ...
+
+    def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
+        """Build C = D_a ⊕ Δ for a return (from the agent's latest departure)."""
+        ...
+
+    def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
+        """The events recorded after ``after_epoch``, in epoch order."""
+        ...
+
+    def record_decision(
+        self,
+        workspace: str,
+        agent: str,
+        at: datetime,
+        epoch: int,
+        outcome: str,
+        record: dict[str, Any],
+    ) -> int:
+        """Append a decision (with all its exclusions) to the audit log; return its id."""
+        ...
+
+    def decisions(self, workspace: str | None = None) -> list[DecisionSummary]:
+        """The audit log, oldest first."""
+        ...
+
+    def decision(self, decision_id: int) -> dict[str, Any]:
+        """One stored decision record.
+
+        Raises:
+            StoreError: if there is no such decision.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...

@@ -1,0 +1,170 @@
+"""Recording events in SQLite: consistency checks and the state projection, in one transaction.
+
+The ``events`` table is the append-only log. ``items``, ``evidence``,
+``obligations`` and ``names`` are projections kept in the same transaction, so
+they can never disagree with the log.
+"""
+
+import json
+import sqlite3
+from datetime import datetime
+
+from readmit.canonical import canonical_json, digest
+from readmit.errors import InvalidEvent
+from readmit.events import (
+    Assert,
+    Close,
+    Event,
+    Evidence,
+    ItemDraft,
+    OpenObligation,
+    Resolve,
+    Revoke,
+    Supersede,
+    text_digest,
+)
+from readmit.model import Agent
+from readmit.wire import event_to_wire, item_to_json, obligation_to_json
+
+
+class Writer:
+    """Applies one batch of events to one workspace inside an open transaction."""
+
+    def __init__(self, db: sqlite3.Connection, workspace: str, agents: dict[str, Agent]) -> None:
+        self.db = db
+        self.ws = workspace
+        self.agents = agents
+        row = db.execute(
+            "SELECT MAX(epoch), MAX(at) FROM events WHERE workspace = ?", (workspace,)
+        ).fetchone()
+        self.epoch: int = row[0] or 0
+        self.last_at: datetime | None = datetime.fromisoformat(row[1]) if row[1] else None
+
+    def write(self, event: Event) -> int:
+        """Check ``event`` against the stored state, project it and log it; return its epoch."""
+        author = self.agents.get(event.author)
+        if author is None:
+            raise InvalidEvent(event.id, f"unknown author {event.author!r}")
+        if self.last_at is not None and event.at < self.last_at:
+            raise InvalidEvent(event.id, "time goes backwards (events must be in time order)")
+        self.epoch += 1
+        self._project(event, author)
+        body = event_to_wire(event)
+        try:
+            self.db.execute(
+                "INSERT INTO events (workspace, epoch, id, at, author, op, body, digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.ws,
+                    self.epoch,
+                    event.id,
+                    event.at.isoformat(),
+                    event.author,
+                    event.op,
+                    canonical_json(body),
+                    digest(body),
+                ),
+            )
+        except sqlite3.IntegrityError:
+            raise InvalidEvent(event.id, "an event with this id already exists") from None
+        self.last_at = event.at
+        return self.epoch
+
+    def _project(self, event: Event, author: Agent) -> None:
+        match event:
+            case Evidence():
+                self._claim(event.id, event.source_id, "evidence")
+                self.db.execute(
+                    "INSERT INTO evidence (workspace, id, epoch, digest) VALUES (?, ?, ?, ?)",
+                    (
+                        self.ws,
+                        event.source_id,
+                        self.epoch,
+                        text_digest(event.source_id, event.text),
+                    ),
+                )
+            case Assert():
+                self._add_item(event.id, event.item, author)
+            case Supersede():
+                self._withdraw(event.id, event.target, "superseded")
+                self._add_item(event.id, event.item, author)
+            case Revoke():
+                self._withdraw(event.id, event.target, "revoked")
+            case Close():
+                self._withdraw(event.id, event.target, "closed")
+            case OpenObligation():
+                self._open(event, author)
+            case Resolve():
+                self._resolve(event)
+
+    def _claim(self, event_id: str, name: str, kind: str) -> None:
+        try:
+            self.db.execute(
+                "INSERT INTO names (workspace, id, kind) VALUES (?, ?, ?)", (self.ws, name, kind)
+            )
+        except sqlite3.IntegrityError:
+            raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace") from None
+
+    def kind_of(self, name: str) -> str | None:
+        """What ``name`` identifies here (item, evidence, obligation, frontier), if anything."""
+        row = self.db.execute(
+            "SELECT kind FROM names WHERE workspace = ? AND id = ?", (self.ws, name)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _add_item(self, event_id: str, draft: ItemDraft, author: Agent) -> None:
+        for premise in sorted(draft.depends_on):
+            if self.kind_of(premise) != "item":
+                raise InvalidEvent(event_id, f"depends_on names unknown item {premise!r}")
+        for source in sorted(draft.cites):
+            if self.kind_of(source) != "evidence":
+                raise InvalidEvent(event_id, f"cites missing evidence {source!r}")
+        self._claim(event_id, draft.id, "item")
+        item = draft.materialize(
+            event_id=event_id, author=author.id, principal=author.principal, epoch=self.epoch
+        )
+        if item.key is not None:
+            self.db.execute(
+                "UPDATE items SET status = 'replaced' "
+                "WHERE workspace = ? AND key = ? AND status = 'active'",
+                (self.ws, item.key),
+            )
+        self.db.execute(
+            "INSERT INTO items (workspace, id, epoch, key, body) VALUES (?, ?, ?, ?, ?)",
+            (self.ws, item.id, item.epoch, item.key, json.dumps(item_to_json(item))),
+        )
+
+    def _withdraw(self, event_id: str, target: str, status: str) -> None:
+        row = self.db.execute(
+            "SELECT status FROM items WHERE workspace = ? AND id = ?", (self.ws, target)
+        ).fetchone()
+        if row is None:
+            raise InvalidEvent(event_id, f"unknown target item {target!r}")
+        if row[0] != "active":
+            raise InvalidEvent(event_id, f"target {target!r} is no longer active ({row[0]})")
+        self.db.execute(
+            "UPDATE items SET status = ? WHERE workspace = ? AND id = ?", (status, self.ws, target)
+        )
+
+    def _open(self, event: OpenObligation, author: Agent) -> None:
+        draft = event.obligation
+        if draft.role not in {a.role for a in self.agents.values()}:
+            raise InvalidEvent(event.id, f"obligation role {draft.role!r} is no agent's role")
+        self._claim(event.id, draft.id, "obligation")
+        self._claim(event.id, draft.frontier_id, "frontier")
+        obligation = draft.materialize(
+            event_id=event.id, author=author.id, principal=author.principal, epoch=self.epoch
+        )
+        self.db.execute(
+            "INSERT INTO obligations (workspace, id, epoch, body) VALUES (?, ?, ?, ?)",
+            (self.ws, obligation.id, self.epoch, json.dumps(obligation_to_json(obligation))),
+        )
+
+    def _resolve(self, event: Resolve) -> None:
+        changed = self.db.execute(
+            "UPDATE obligations SET resolved_epoch = ? "
+            "WHERE workspace = ? AND id = ? AND resolved_epoch IS NULL",
+            (self.epoch, self.ws, event.target),
+        ).rowcount
+        if changed != 1:
+            raise InvalidEvent(event.id, f"no open obligation {event.target!r}")

@@ -1,0 +1,236 @@
+"""Terms of short statements: content tokens (for scanning) and distinctive terms (for linking).
+
+Distinctive terms are what lets a statement refer to one particular thing:
+names (runs of capitalized words: "Sunrise Hotel"), numbers, times and amounts
+("9:00", "$268"), and identifiers ("INC-1234", "api_v2"). Topic words ("hotel",
+"train") are never distinctive. Matching on names is case-sensitive, because a
+capital is what marks a name; a lone capitalized word at the start of a
+sentence counts only when the same word is capitalized mid-sentence elsewhere.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "please",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "new",
+        "now",
+        "next",
+        "last",
+        "still",
+        "yes",
+        "ok",
+        "okay",
+    ]
+)
+
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_TOKEN = re.compile(
+    r"[$€£]?\d+(?:[:.,/-]\d+)*(?:%|am|pm)?"  # numbers, times, amounts, dates
+    r"|[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*"  # words and identifiers
+)
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Lower-cased words of three or more letters that are not stopwords, and every number."""
+    found = set()
+    for token in _TOKEN.findall(text):
+        lowered = token.lower()
+        if (
+            token[0].isdigit()
+            or token[0] in "$€£"
+            or (len(lowered) >= 3 and lowered not in STOPWORDS)
+        ):
+            found.add(lowered)
+    return frozenset(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    words: tuple[str, ...]
+    initial: bool
+    """Whether the run starts a sentence (where every word is capitalized)."""
+
+
+def _is_identifier(token: str) -> bool:
+    return any(c.isdigit() for c in token) or "_" in token or any(c.isupper() for c in token[1:])
+
+
+def _scan(text: str) -> tuple[list[_Name], set[str]]:
+    names: list[_Name] = []
+    literals: set[str] = set()
+    for sentence in _SENTENCE.split(text):
+        run: list[str] = []
+        run_start = 0
+        for position, token in enumerate(_TOKEN.findall(sentence)):
+            if token[0].isdigit() or token[0] in "$€£" or _is_identifier(token):
+                literals.add(token)
+            if token[0].isupper() and token.lower() not in STOPWORDS - {"i"}:
+                if not run:
+                    run_start = position
+                run.append(token)
+                continue
+            if run:
+                names.append(_Name(tuple(run), initial=run_start == 0))
+            run = []
+        if run:
+            names.append(_Name(tuple(run), initial=run_start == 0))
+    return names, literals
+
+
+def _mid_sentence_words(names: Iterable[_Name]) -> set[str]:
+    return {w for n in names for i, w in enumerate(n.words) if not n.initial or i > 0}
+
+
+def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
+    """Names (whole and by their leading words), numbers and identifiers in ``text``.
+
+    A multi-word name also yields each word but its last ("Sunrise Hotel" →
+    "Sunrise"), since the last word is usually a generic head ("Hotel").
+    ``context`` is other text whose mid-sentence capitals vouch for a lone
+    sentence-initial capitalized word.
+    """
+    names, literals = _scan(text)
+    vouched = _mid_sentence_words(names) | _mid_sentence_words(_scan(context)[0])
+    terms = set(literals)
+    for name in names:
+        if len(name.words) == 1 and name.initial and name.words[0] not in vouched:
+            continue
+        terms.add(" ".join(name.words))
+        terms.update(name.words[:-1])
+    return frozenset(terms)
+
+
+def carries(text: str, term: str) -> bool:
+    """Whether ``text`` contains ``term`` as whole words (case-sensitive)."""
+    return re.search(r"(?<![\w$€£])" + re.escape(term) + r"(?![\w])", text) is not None

@@ -1,0 +1,45 @@
+"""Test doubles that are real implementations of readmit's protocols.
+
+Use them in your own tests of code built on readmit: mypy checks them against
+the protocols, so they cannot drift from the real interfaces.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.errors import VerifierUnavailable
+
+
+@dataclass
+class FunctionVerifier:
+    """A verifier whose verdicts come from a plain function of one pair."""
+
+    fn: Callable[[Pair], Verdict]
+    name: str = "function"
+    calls: list[list[Pair]] = field(default_factory=list)
+    """Every batch it was asked to judge, in order."""
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        self.calls.append(list(pairs))
+        return [self.fn(pair) for pair in pairs]
+
+
+@dataclass
+class UnavailableVerifier:
+    """A verifier that is always down: every call raises `VerifierUnavailable`."""
+
+    name: str = "unavailable"
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        raise VerifierUnavailable("verifier is down (test double)")
+
+
+@dataclass
+class ShortVerifier:
+    """A verifier that answers one verdict too few: a malformed answer."""
+
+    name: str = "short"
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        return [Verdict(invalidates=False, confidence=1.0)] * (len(pairs) - 1)

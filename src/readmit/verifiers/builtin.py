@@ -1,0 +1,60 @@
+"""The built-in verifier: model-free, offline, deterministic.
+
+What it covers: a later event that **withdrew or replaced** state (revocation,
+supersession, same-key replacement, closed validity) invalidates an earlier
+item that refers to that state by its distinctive terms — names, places,
+identifiers, numbers and times — which the replacement does not carry. The
+linking terms are recorded as the reason (an inferred dependency).
+
+What it does not cover: premise changes that need world knowledge ("a new
+evening shift" making "asleep by 10:30" stale), or new facts that withdraw
+nothing. It answers "does not invalidate" for those; use an LLM verifier.
+Shared topic words ("hotel", "train") never link two statements.
+"""
+
+from collections.abc import Sequence
+
+from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.terms import carries, distinctive_terms
+
+_VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", "close": "closed"}
+
+
+class TermVerifier:
+    """Confirms invalidation through distinctive terms of withdrawn state."""
+
+    name = "builtin"
+    linked_confidence = 0.9
+    unlinked_confidence = 0.8
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        """Judge each pair on its two texts and the event's withdrawal alone."""
+        return [self._judge(pair) for pair in pairs]
+
+    def _judge(self, pair: Pair) -> Verdict:
+        later, earlier = pair.later, pair.earlier
+        if later.withdrawn_text is None:
+            return Verdict(
+                invalidates=False,
+                confidence=self.unlinked_confidence,
+                reason=f"{later.event_id} withdrew no state; other premise changes need an "
+                "LLM verifier",
+            )
+        shared = distinctive_terms(later.withdrawn_text, context=earlier.text) & distinctive_terms(
+            earlier.text, context=later.withdrawn_text
+        )
+        replacement = later.replacement_text or ""
+        dropped = sorted(t for t in shared if not carries(replacement, t))
+        if not dropped:
+            return Verdict(
+                invalidates=False,
+                confidence=self.unlinked_confidence,
+                reason=f"no distinctive term of {later.withdrawn_id} that its replacement drops",
+            )
+        verb = _VERBS.get(later.op, "withdrew")
+        return Verdict(
+            invalidates=True,
+            confidence=self.linked_confidence,
+            terms=tuple(dropped),
+            reason=f"refers to {later.withdrawn_id}, which {later.event_id} {verb}",
+        )
