@@ -1,0 +1,96 @@
+import pytest
+
+from builders import item, obligation
+from readmit.admission.coverage import cover, gain, measure
+from readmit.policy import Policy
+from readmit.reasons import Reason
+
+O_H = obligation("o_h", requires=("d_h", "d_c"), critical=("d_h", "d_c"))
+O_T = obligation("o_t", requires=("d_t", "d_p", "d_c"), critical=("d_t", "d_p", "d_c"))
+STRUCTURE = [O_H.item, O_H.frontier, O_T.item, O_T.frontier]
+C = item("c", "Quiet hotel under $300.", supports=("d_c",))
+H1 = item("h1", "Riverside Hotel is booked.", supports=("d_h",))
+T1 = item("t1", "Train at 9:30.", supports=("d_t",))
+P1 = item("p1", "Pickup 8:30 at Riverside.", supports=("d_p",))
+
+
+def test_the_papers_coverage_before_confirmation() -> None:
+    coverage = measure([*STRUCTURE, C, H1, T1], [O_H, O_T])
+
+    assert (coverage.obligations, coverage.critical) == (0.5, 0.75)
+
+
+def test_the_papers_coverage_after_confirmation() -> None:
+    coverage = measure([*STRUCTURE, C, H1, T1, P1], [O_H, O_T])
+
+    assert (coverage.obligations, coverage.critical) == (1.0, 1.0)
+
+
+def test_no_obligations_means_full_coverage() -> None:
+    coverage = measure([], [])
+
+    assert (coverage.obligations, coverage.critical) == (1.0, 1.0)
+
+
+def test_an_obligation_without_its_frontier_is_not_covered() -> None:
+    coverage = measure([O_H.item, C, H1], [O_H])
+
+    assert coverage.obligations == 0.0
+    assert coverage.critical == 1.0
+
+
+def test_gain_weighs_critical_dependencies_twice_per_character() -> None:
+    weights = {"d_h": 2, "d_x": 1}
+    both = item("m", "x" * 10, supports=("d_h", "d_x", "d_other"))
+
+    assert gain(both, frozenset(), weights) == pytest.approx(3 / 10)
+    assert gain(both, frozenset({"d_h"}), weights) == pytest.approx(1 / 10)
+
+
+def test_selection_takes_structure_first_then_best_gain() -> None:
+    selection = cover([*STRUCTURE, C, H1, T1, P1], [O_H, O_T], Policy.paper())
+
+    assert [i.id for i in selection.items][:4] == ["o_h", "f_o_h", "o_t", "f_o_t"]
+    assert [i.id for i in selection.items][4:] == ["t1", "c", "p1", "h1"]
+
+
+def test_redundant_and_irrelevant_items_are_not_selected() -> None:
+    longer = item(
+        "h_long", "Riverside Hotel is booked, with breakfast included.", supports=("d_h",)
+    )
+    chatter = item("chat", "Nice weather today.")
+
+    selection = cover([*STRUCTURE, C, H1, longer, chatter], [O_H], Policy.paper())
+
+    assert {e.item: e.reason for e in selection.dropped} == {
+        "o_t": Reason.NOT_SELECTED,
+        "f_o_t": Reason.NOT_SELECTED,
+        "h_long": Reason.NOT_SELECTED,
+        "chat": Reason.NOT_SELECTED,
+    }
+
+
+def test_item_budget_is_never_exceeded() -> None:
+    selection = cover([*STRUCTURE, C, H1, T1, P1], [O_H, O_T], Policy(max_items=5))
+
+    assert len(selection.items) == 5
+    assert not selection.coverage.meets(Policy())
+
+
+def test_character_budget_is_never_exceeded() -> None:
+    budget = sum(len(i.text) for i in STRUCTURE) + len(T1.text)
+
+    selection = cover([*STRUCTURE, C, H1, T1, P1], [O_H, O_T], Policy(max_chars=budget))
+
+    assert sum(len(i.text) for i in selection.items) <= budget
+    assert [i.id for i in selection.items][4:] == ["t1"]
+
+
+def test_ties_break_on_length_then_id() -> None:
+    b = item("b", "same", supports=("d_c",))
+    a = item("a", "same", supports=("d_c",))
+    o = obligation("o", requires=("d_c",))
+
+    selection = cover([o.item, o.frontier, b, a], [o], Policy())
+
+    assert [i.id for i in selection.items] == ["o", "f_o", "a"]

@@ -1,0 +1,60 @@
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+
+from builders import NOW, T0, context, item, revoke, supersede
+from readmit.admission.invalidation.explicit import resolve_explicit
+from readmit.events import Close, Recorded
+from readmit.model import Item
+from readmit.reasons import Reason
+
+H0 = item("h0", "Sunrise Hotel is booked.", key="hotel", epoch=1)
+H1 = item("h1", "Riverside Hotel is booked.", key="hotel", epoch=3)
+C = item("c", "Quiet hotel near the station.", epoch=1)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    items: tuple[Item, ...]
+    delta: tuple[Recorded, ...]
+    expected: dict[str, Reason]
+
+
+def close(target: str, epoch: int, at_offset: timedelta) -> Recorded:
+    return Recorded(
+        epoch=epoch, event=Close(id=f"cl-{target}", at=T0 + at_offset, author="A2", target=target)
+    )
+
+
+CASES = [
+    Case("nothing happened", (H0, C), (), {}),
+    Case("revocation", (H0, C), (revoke("h0", 2),), {"h0": Reason.REVOKED}),
+    Case("supersession", (H0, H1, C), (supersede("h0", H1),), {"h0": Reason.STALE_OR_SUPERSEDED}),
+    Case("same-key replacement", (H0, H1, C), (), {"h0": Reason.STALE_OR_SUPERSEDED}),
+    Case("revocation wins over same-key", (H0, H1), (revoke("h0", 2),), {"h0": Reason.REVOKED}),
+    Case("closed validity", (H0, C), (close("c", 2, timedelta(hours=1)),), {"c": Reason.EXPIRED}),
+    Case(
+        "closed after the return time", (H0, C), (close("c", 2, NOW - T0 + timedelta(hours=1)),), {}
+    ),
+    Case("a newer item is not replaced by an older one", (H1,), (), {}),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_explicit_rules(case: Case) -> None:
+    ctx = context(case.items, delta=case.delta)
+
+    kept, excluded = resolve_explicit(list(case.items), ctx)
+
+    assert {e.item: e.reason for e in excluded} == case.expected
+    assert {i.id for i in kept} == {i.id for i in case.items} - set(case.expected)
+
+
+def test_exclusions_cite_the_event_behind_them() -> None:
+    ctx = context((H0, H1), delta=(supersede("h0", H1),))
+
+    _, excluded = resolve_explicit([H0, H1], ctx)
+
+    assert excluded[0].evidence == ("ss-h0", "h1")

@@ -1,0 +1,136 @@
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import NOW, context, item
+from readmit.admission.gates import DEFAULT_GATES, apply_gates, max_chars
+from readmit.model import ANY, Item, Kind, Receipt, Scope, Validity
+from readmit.reasons import Reason
+
+HOTEL = item("h1", "Riverside Hotel is booked.", supports=("d_h",))
+RECEIPT = HOTEL.receipt
+assert RECEIPT is not None
+CTX = context((HOTEL,), evidence=frozenset({"src"}))
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    item: Item
+    expected: Reason | None
+
+
+CASES = [
+    Case("passes", HOTEL, None),
+    Case(
+        "other principal",
+        replace(HOTEL, scope=Scope(principals=frozenset({"agency"}))),
+        Reason.UNAUTHORIZED,
+    ),
+    Case(
+        "other role", replace(HOTEL, scope=Scope(roles=frozenset({"booking"}))), Reason.UNAUTHORIZED
+    ),
+    Case("anyone may read", replace(HOTEL, scope=Scope(principals=frozenset({ANY}))), None),
+    Case(
+        "expired",
+        replace(HOTEL, validity=Validity(valid_from=NOW - timedelta(days=2), valid_to=NOW)),
+        Reason.EXPIRED,
+    ),
+    Case(
+        "not yet valid",
+        replace(HOTEL, validity=Validity(valid_from=NOW + timedelta(hours=1))),
+        Reason.NOT_YET_VALID,
+    ),
+    Case(
+        "valid now",
+        replace(
+            HOTEL,
+            validity=Validity(valid_from=NOW - timedelta(days=1), valid_to=NOW + timedelta(days=1)),
+        ),
+        None,
+    ),
+    Case("epoch beyond the context", replace(HOTEL, epoch=CTX.epoch + 1), Reason.NOT_YET_VALID),
+    Case(
+        "other task",
+        replace(HOTEL, scope=Scope(principals=frozenset({"family"}), task="payroll")),
+        Reason.NOT_APPLICABLE,
+    ),
+    Case(
+        "other purpose",
+        replace(
+            HOTEL, scope=Scope(principals=frozenset({"family"}), purposes=frozenset({"billing"}))
+        ),
+        Reason.NOT_APPLICABLE,
+    ),
+    Case(
+        "obligation of another role",
+        replace(HOTEL, kind=Kind.OBLIGATION, for_role="booking"),
+        Reason.NOT_APPLICABLE,
+    ),
+    Case("no receipt", replace(HOTEL, receipt=None), Reason.MISSING_RECEIPT),
+    Case(
+        "receipt for other text",
+        replace(HOTEL, text="Riverside Hotel is booked!"),
+        Reason.MISSING_RECEIPT,
+    ),
+    Case(
+        "receipt from another author",
+        replace(HOTEL, receipt=replace(RECEIPT, author="X9")),
+        Reason.MISSING_RECEIPT,
+    ),
+    Case(
+        "cites missing evidence",
+        replace(HOTEL, cites=frozenset({"nowhere"})),
+        Reason.MISSING_RECEIPT,
+    ),
+    Case("cites recorded evidence", replace(HOTEL, cites=frozenset({"src"})), None),
+    Case(
+        "unauthorized wins over missing receipt",
+        replace(HOTEL, receipt=None, scope=Scope(principals=frozenset({"agency"}))),
+        Reason.UNAUTHORIZED,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_first_failing_gate_decides_the_reason(case: Case) -> None:
+    kept, excluded = apply_gates([case.item], CTX)
+
+    assert [e.reason for e in excluded] == ([] if case.expected is None else [case.expected])
+    assert kept == ([case.item] if case.expected is None else [])
+
+
+def test_the_size_budget_rejects_long_items() -> None:
+    long = item("long", "x" * 101)
+
+    kept, excluded = apply_gates([long, HOTEL], CTX, (*DEFAULT_GATES, max_chars(100)))
+
+    assert kept == [HOTEL]
+    assert [(e.item, e.reason) for e in excluded] == [("long", Reason.OVER_ITEM_BUDGET)]
+
+
+@given(st.integers(-5, 5), st.integers(1, 5))
+def test_an_item_outside_its_validity_is_never_kept(start: int, length: int) -> None:
+    valid_from = NOW + timedelta(hours=start)
+    candidate = replace(
+        HOTEL,
+        validity=Validity(valid_from=valid_from, valid_to=valid_from + timedelta(hours=length)),
+    )
+
+    kept, _ = apply_gates([candidate], CTX)
+
+    assert (kept == [candidate]) == candidate.validity.covers(NOW)
+
+
+def test_receipt_epoch_must_match_item_epoch() -> None:
+    assert HOTEL.receipt is not None
+    moved = replace(
+        HOTEL, receipt=Receipt(event_id="x", author="A2", epoch=2, digest=HOTEL.receipt.digest)
+    )
+
+    _, excluded = apply_gates([moved], CTX)
+
+    assert [e.reason for e in excluded] == [Reason.MISSING_RECEIPT]

@@ -1,0 +1,98 @@
+import copy
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import KEY, NOW, context, item, obligation
+from readmit.admission import admit
+from readmit.admission.decision import Issued
+from readmit.admission.view import VerifiedView, verify_view
+from readmit.errors import ViewRejected
+from readmit.policy import Policy
+from readmit.signing import HmacSha256Signer
+
+OBL = obligation("o", requires=("d_c",), critical=("d_c",))
+C = item("c", "Quiet hotel near the station.", supports=("d_c",))
+SIGNER = HmacSha256Signer(KEY)
+
+
+def issued() -> dict[str, Any]:
+    decision = admit(
+        context((C,), obligations=(OBL,)), policy=Policy(), verifier=None, signer=SIGNER
+    )
+    assert isinstance(decision, Issued)
+    return decision.signed
+
+
+def test_an_untouched_view_verifies() -> None:
+    verified = verify_view(issued(), SIGNER, NOW)
+
+    assert verified.item_ids == ("o", "f_o", "c")
+
+
+def _set_text(v: dict[str, Any]) -> None:
+    v["items"][2]["text"] = "Noisy hotel."
+
+
+def _set_text_and_digest(v: dict[str, Any]) -> None:
+    from readmit.canonical import digest
+
+    v["items"][2]["text"] = "Noisy hotel."
+    v["items"][2]["digest"] = digest({k: x for k, x in v["items"][2].items() if k != "digest"})
+
+
+TAMPERINGS: dict[str, Callable[[dict[str, Any]], object]] = {
+    "item text": _set_text,
+    "item text with a recomputed digest": _set_text_and_digest,
+    "item removed": lambda v: v["items"].pop(),
+    "coverage": lambda v: v["coverage"].update(critical=0.5),
+    "expiry extended": lambda v: v.update(expires_at="2099-01-01T00:00:00Z"),
+    "agent": lambda v: v.update(agent="A2"),
+    "exclusion hidden": lambda v: v["excluded"].append({"item": "x"}),
+    "signature": lambda v: v["signature"].update(value="0" * 64),
+    "signature removed": lambda v: v.pop("signature"),
+    "format": lambda v: v.update(format="readmit.view/0"),
+}
+
+
+@given(st.sampled_from(sorted(TAMPERINGS)))
+def test_a_view_verifies_only_if_untouched(name: str) -> None:
+    view = copy.deepcopy(issued())
+    TAMPERINGS[name](view)
+
+    with pytest.raises(ViewRejected):
+        verify_view(view, SIGNER, NOW)
+
+
+def test_another_key_rejects_the_view() -> None:
+    with pytest.raises(ViewRejected, match="signature"):
+        verify_view(issued(), HmacSha256Signer(b"another-key-0123456789"), NOW)
+
+
+def test_an_expired_view_is_rejected() -> None:
+    with pytest.raises(ViewRejected, match="not valid at"):
+        verify_view(issued(), SIGNER, NOW + Policy().view_ttl)
+
+
+def test_a_view_is_not_valid_before_it_was_issued() -> None:
+    with pytest.raises(ViewRejected):
+        verify_view(issued(), SIGNER, NOW - timedelta(seconds=1))
+
+
+def test_a_binding_mismatch_is_rejected() -> None:
+    with pytest.raises(ViewRejected, match="role"):
+        verify_view(issued(), SIGNER, NOW, expect={"role": "booking"})
+
+
+def test_a_verified_view_cannot_be_made_by_hand() -> None:
+    with pytest.raises(TypeError):
+        VerifiedView({}, (), object())
+
+
+def test_a_malformed_view_is_rejected_not_crashed() -> None:
+    with pytest.raises(ViewRejected):
+        verify_view({"format": "readmit.view/1"}, SIGNER, NOW)

@@ -1,0 +1,122 @@
+"""Small constructors for domain values in tests (real values, real receipts)."""
+
+from datetime import UTC, datetime, timedelta
+
+from readmit.admission.context import ReturnContext
+from readmit.events import ItemDraft, Recorded, Revoke, Supersede, text_digest
+from readmit.model import (
+    Checkpoint,
+    Item,
+    Kind,
+    Obligation,
+    Receipt,
+    Returner,
+    Scope,
+    Validity,
+)
+
+T0 = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=2)
+KEY = b"test-signing-key-0123456789"
+
+
+def item(
+    id: str,
+    text: str = "",
+    *,
+    epoch: int = 1,
+    author: str = "A2",
+    kind: Kind = Kind.FACT,
+    supports: tuple[str, ...] = (),
+    depends_on: tuple[str, ...] = (),
+    key: str | None = None,
+    scope: Scope | None = None,
+    validity: Validity | None = None,
+    receipt: bool = True,
+    cites: tuple[str, ...] = (),
+    for_role: str | None = None,
+) -> Item:
+    text = text or f"Statement {id}."
+    return Item(
+        id=id,
+        text=text,
+        kind=kind,
+        epoch=epoch,
+        author=author,
+        scope=scope or Scope(principals=frozenset({"family"})),
+        validity=validity or Validity(),
+        key=key,
+        receipt=Receipt(
+            event_id=f"ev-{id}", author=author, epoch=epoch, digest=text_digest(id, text)
+        )
+        if receipt
+        else None,
+        depends_on=frozenset(depends_on),
+        supports=frozenset(supports),
+        cites=frozenset(cites),
+        for_role=for_role,
+    )
+
+
+def obligation(
+    id: str,
+    requires: tuple[str, ...],
+    critical: tuple[str, ...] = (),
+    role: str = "itinerary",
+    epoch: int = 1,
+) -> Obligation:
+    return Obligation(
+        id=id,
+        role=role,
+        requires=frozenset(requires),
+        critical=frozenset(critical),
+        item=item(id, f"Obligation {id}.", epoch=epoch, kind=Kind.OBLIGATION, for_role=role),
+        frontier=item(
+            f"f_{id}", f"Frontier of {id}.", epoch=epoch, kind=Kind.FRONTIER, for_role=role
+        ),
+    )
+
+
+def returner(at: datetime = NOW, role: str = "itinerary", principal: str = "family") -> Returner:
+    return Returner(
+        agent="A1", principal=principal, role=role, task="trip", purpose="itinerary", at=at
+    )
+
+
+def context(
+    items: tuple[Item, ...] = (),
+    *,
+    delta: tuple[Recorded, ...] = (),
+    obligations: tuple[Obligation, ...] = (),
+    who: Returner | None = None,
+    evidence: frozenset[str] = frozenset(),
+    departure_epoch: int = 1,
+) -> ReturnContext:
+    epochs = [i.epoch for i in items] + [r.epoch for r in delta] + [departure_epoch]
+    return ReturnContext(
+        workspace="ws",
+        cycle="ws:A1:r1",
+        returner=who or returner(),
+        departure=Checkpoint(
+            agent="A1", epoch=departure_epoch, at=T0, item_ids=(), digest="sha256:" + "0" * 64
+        ),
+        epoch=max(epochs),
+        items=items,
+        delta=delta,
+        obligations=obligations,
+        evidence=evidence,
+    )
+
+
+def revoke(target: str, epoch: int, why: str = "withdrawn") -> Recorded:
+    return Recorded(
+        epoch=epoch, event=Revoke(id=f"rv-{target}", at=T0, author="A2", target=target, why=why)
+    )
+
+
+def supersede(target: str, new: Item) -> Recorded:
+    draft = ItemDraft(id=new.id, text=new.text, key=new.key, supports=new.supports)
+    return Recorded(
+        epoch=new.epoch,
+        event=Supersede(id=f"ss-{target}", at=T0, author="A2", target=target, item=draft),
+    )

@@ -1,0 +1,168 @@
+"""The command line, in-process with click's runner and once as a real subprocess."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from builders import KEY
+from readmit.cli import cli
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("READMIT_SIGNING_KEY", KEY.decode())
+    monkeypatch.delenv("READMIT_DB", raising=False)
+    return CliRunner()
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path, travel: dict[str, Any]) -> Path:
+    path = tmp_path / "trip.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+    return path
+
+
+def test_demo_prints_both_returns_offline(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["demo"])
+
+    assert result.exit_code == 0, result.output
+    assert "BLOCKED" in result.output
+    assert "ISSUED" in result.output
+    assert "obligations 0.50, critical 0.75" in result.output
+    assert "implicitly_invalidated" in result.output
+    assert "private memories readmitted: x_quiet" in result.output
+
+
+def test_replay_json_matches_the_spec_shape(runner: CliRunner, scenario_file: Path) -> None:
+    result = runner.invoke(cli, ["replay", str(scenario_file), "--json"])
+
+    assert result.exit_code == 0, result.output
+    decisions = json.loads(result.stdout)["decisions"]
+    assert [d["outcome"] for d in decisions] == ["blocked", "issued"]
+    for d in decisions:
+        assert {
+            "agent",
+            "at",
+            "outcome",
+            "coverage",
+            "items",
+            "excluded",
+            "readmitted",
+            "withheld",
+            "view",
+        } <= d.keys()
+        assert all({"item", "reason", "stage", "evidence"} <= e.keys() for e in d["excluded"])
+
+
+def test_a_replayed_view_verifies_and_a_tampered_one_does_not(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    decisions = json.loads(runner.invoke(cli, ["replay", str(scenario_file), "--json"]).stdout)
+    good = tmp_path / "view.json"
+    good.write_text(json.dumps(decisions["decisions"][1]), encoding="utf-8")
+    view = decisions["decisions"][1]["view"]
+    view["items"][4]["text"] = "The train now departs at 10:30."
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(view), encoding="utf-8")
+
+    ok = runner.invoke(cli, ["verify", str(good), "--at", "2026-05-03T14:10:00Z"])
+    expired = runner.invoke(cli, ["verify", str(good)])
+    tampered = runner.invoke(cli, ["verify", str(bad), "--at", "2026-05-03T14:10:00Z"])
+
+    assert ok.exit_code == 0
+    assert ok.output.startswith("ok: view")
+    assert expired.exit_code == 3
+    assert "not valid at" in expired.output
+    assert tampered.exit_code == 3
+    assert "view_rejected" in tampered.output
+
+
+def test_verify_needs_the_signing_key(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("READMIT_SIGNING_KEY")
+    path = tmp_path / "v.json"
+    path.write_text("{}", encoding="utf-8")
+
+    result = runner.invoke(cli, ["verify", str(path)])
+
+    assert result.exit_code == 2
+    assert "READMIT_SIGNING_KEY" in result.output
+
+
+def test_audit_and_explain_read_the_stored_decisions(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/audit.db"
+    runner.invoke(cli, ["replay", str(scenario_file), "--db", db])
+
+    audit = runner.invoke(cli, ["audit", "--db", db])
+    explain = runner.invoke(cli, ["explain", "2", "--db", db])
+    missing = runner.invoke(cli, ["explain", "99", "--db", db])
+
+    assert audit.exit_code == 0
+    assert [line.split()[-1] for line in audit.output.splitlines()] == ["blocked", "issued"]
+    assert explain.exit_code == 0
+    assert "p0    implicitly_invalidated" in explain.output
+    assert "Sunrise" in explain.output
+    assert "n1" in explain.output
+    assert missing.exit_code == 4
+    assert "no decision 99" in missing.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not JSON"),
+        (
+            json.dumps(
+                {
+                    "format": "readmit.scenario/1",
+                    "workspace": "w",
+                    "agents": [],
+                    "events": [{"op": "teleport", "at": "2026-01-01T00:00:00Z"}],
+                }
+            ),
+            "event 'e0': unknown op 'teleport'",
+        ),
+    ],
+)
+def test_replay_rejects_bad_files_without_a_traceback(
+    runner: CliRunner, tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+
+    result = runner.invoke(cli, ["replay", str(path)])
+
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_unknown_verifier_lists_the_installed_ones(
+    runner: CliRunner, scenario_file: Path
+) -> None:
+    result = runner.invoke(cli, ["replay", str(scenario_file), "--verifier", "oracle"])
+
+    assert result.exit_code == 2
+    assert "unknown verifier 'oracle' (installed: builtin" in result.output
+
+
+def test_python_dash_m_runs_the_demo_in_a_real_process() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "readmit", "demo", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    decisions = json.loads(result.stdout)["decisions"]
+    assert decisions[1]["items"] == ["o_h", "f_h", "o_t", "f_t", "t1", "h1", "p1", "c"]

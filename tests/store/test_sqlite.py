@@ -1,0 +1,256 @@
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from builders import T0
+from readmit.errors import ConfigError, InvalidEvent, StoreError
+from readmit.events import (
+    Assert,
+    Evidence,
+    ItemDraft,
+    ObligationDraft,
+    OpenObligation,
+    RecordExperience,
+    Resolve,
+    ReturnRequest,
+    Revoke,
+    Supersede,
+    text_digest,
+)
+from readmit.model import Agent
+from readmit.store import WorkStateStore, open_store
+from readmit.store.migrations import SQLITE_MIGRATIONS, pending
+
+AGENTS = [
+    Agent(id="A1", principal="family", role="itinerary"),
+    Agent(id="A2", principal="family", role="booking"),
+]
+
+
+def assert_(
+    n: int,
+    item_id: str,
+    text: str = "",
+    key: str | None = None,
+    depends_on: frozenset[str] = frozenset(),
+    cites: frozenset[str] = frozenset(),
+    principals: frozenset[str] | None = None,
+) -> Assert:
+    draft = ItemDraft(
+        id=item_id,
+        text=text or f"Statement {item_id}.",
+        key=key,
+        depends_on=depends_on,
+        cites=cites,
+        principals=principals,
+    )
+    return Assert(id=f"e{n}", at=T0 + timedelta(minutes=n), author="A2", item=draft)
+
+
+@pytest.fixture
+def ws(store: WorkStateStore) -> WorkStateStore:
+    store.create_workspace("ws", AGENTS)
+    return store
+
+
+def test_epochs_are_assigned_gap_free_across_batches(ws: WorkStateStore) -> None:
+    first = ws.append("ws", [assert_(1, "a"), assert_(2, "b")])
+    second = ws.append("ws", [assert_(3, "c")])
+
+    assert [r.epoch for r in first + second] == [1, 2, 3]
+    assert [r.epoch for r in ws.events("ws")] == [1, 2, 3]
+
+
+def test_workspaces_number_their_epochs_independently(ws: WorkStateStore) -> None:
+    ws.create_workspace("other", AGENTS)
+
+    ws.append("ws", [assert_(1, "a")])
+    [recorded] = ws.append("other", [assert_(1, "a")])
+
+    assert recorded.epoch == 1
+
+
+def test_a_bad_event_stores_nothing_of_its_batch(ws: WorkStateStore) -> None:
+    ws.append("ws", [assert_(1, "a")])
+    bad = Revoke(id="e3", at=T0 + timedelta(minutes=3), author="A2", target="missing", why="x")
+
+    with pytest.raises(InvalidEvent, match=r"'e3'.*unknown target item 'missing'"):
+        ws.append("ws", [assert_(2, "b"), bad])
+
+    assert [r.event.id for r in ws.events("ws")] == ["e1"]
+    ws.append("ws", [assert_(2, "b")])  # the id b was not taken by the failed batch
+
+
+@pytest.mark.parametrize(
+    ("event", "problem"),
+    [
+        (Assert(id="e5", at=T0, author="ZZ", item=ItemDraft(id="x", text="t")), "unknown author"),
+        (assert_(5, "a"), "already used"),
+        (assert_(5, "x", depends_on=frozenset({"nope"})), "depends_on names unknown item"),
+        (assert_(5, "x", cites=frozenset({"src"})), "cites missing evidence"),
+        (
+            Revoke(id="e5", at=T0 + timedelta(hours=1), author="A2", target="gone", why="x"),
+            "no longer active",
+        ),
+        (
+            Resolve(id="e5", at=T0 + timedelta(hours=1), author="A2", target="o9"),
+            "no open obligation",
+        ),
+        (assert_(0, "early"), "time goes backwards"),
+        (
+            Assert(
+                id="e1", at=T0 + timedelta(hours=1), author="A2", item=ItemDraft(id="q", text="t")
+            ),
+            "event with this id already exists",
+        ),
+    ],
+)
+def test_inconsistent_events_are_rejected_by_name(
+    ws: WorkStateStore, event: object, problem: str
+) -> None:
+    ws.append("ws", [assert_(1, "a"), assert_(2, "gone")])
+    ws.append(
+        "ws", [Revoke(id="e3", at=T0 + timedelta(minutes=3), author="A2", target="gone", why="x")]
+    )
+
+    with pytest.raises(InvalidEvent, match=problem):
+        ws.append("ws", [event])  # type: ignore[list-item]
+
+    assert len(ws.events("ws")) == 3
+
+
+def test_receipts_bind_item_to_event_author_epoch_and_text(ws: WorkStateStore) -> None:
+    ws.append("ws", [assert_(1, "a", "Sunrise Hotel is booked.")])
+    ws.depart("ws", "A1", T0 + timedelta(hours=1))
+
+    ctx = ws.return_context("ws", _return(T0 + timedelta(hours=2)))
+
+    [item] = ctx.items
+    assert item.receipt is not None
+    assert (item.receipt.event_id, item.receipt.author, item.receipt.epoch) == ("e1", "A2", 1)
+    assert item.receipt.digest == text_digest("a", "Sunrise Hotel is booked.")
+
+
+def _return(at: object, id: str = "r1") -> ReturnRequest:
+    return ReturnRequest(id=id, at=at, agent="A1", task="trip", purpose="itinerary")  # type: ignore[arg-type]
+
+
+def test_the_context_is_the_checkpoint_plus_the_delta(ws: WorkStateStore) -> None:
+    ws.append("ws", [assert_(1, "a"), assert_(2, "b", key="k"), assert_(3, "hidden")])
+    ws.append(
+        "ws",
+        [Revoke(id="e4", at=T0 + timedelta(minutes=4), author="A2", target="hidden", why="gone")],
+    )
+    checkpoint = ws.depart("ws", "A1", T0 + timedelta(hours=1))
+    ws.append(
+        "ws",
+        [
+            assert_(70, "c", key="k"),
+            Supersede(
+                id="e71",
+                at=T0 + timedelta(minutes=71),
+                author="A2",
+                target="a",
+                item=ItemDraft(id="a2", text="A, again."),
+            ),
+        ],
+    )
+
+    ctx = ws.return_context("ws", _return(T0 + timedelta(hours=2)))
+
+    assert checkpoint.item_ids == ("a", "b")
+    assert {i.id for i in ctx.items} == {"a", "b", "c", "a2"}
+    assert [r.event.id for r in ctx.delta] == ["e70", "e71"]
+    assert (ctx.departure.epoch, ctx.epoch) == (4, 6)
+
+
+def test_checkpoints_only_hold_what_the_agent_may_read(ws: WorkStateStore) -> None:
+    ws.append("ws", [assert_(1, "mine"), assert_(2, "theirs", principals=frozenset({"agency"}))])
+
+    checkpoint = ws.depart("ws", "A1", T0 + timedelta(hours=1))
+
+    assert checkpoint.item_ids == ("mine",)
+
+
+def test_a_return_without_a_departure_is_an_error(ws: WorkStateStore) -> None:
+    with pytest.raises(InvalidEvent, match=r"'r1'.*has not departed"):
+        ws.return_context("ws", _return(T0))
+
+
+def test_obligations_resolve_and_experiences_are_banked(ws: WorkStateStore) -> None:
+    draft = ObligationDraft(
+        id="o",
+        text="Do it.",
+        role="itinerary",
+        requires=frozenset({"d"}),
+        critical=frozenset(),
+        frontier_id="f",
+        frontier_text="Not done.",
+    )
+    ws.append(
+        "ws",
+        [
+            OpenObligation(id="e1", at=T0, author="A2", obligation=draft),
+            OpenObligation(
+                id="e2",
+                at=T0,
+                author="A2",
+                obligation=ObligationDraft(
+                    id="o2",
+                    text="Also.",
+                    role="booking",
+                    requires=frozenset({"d"}),
+                    critical=frozenset(),
+                    frontier_id="f2",
+                    frontier_text="Open.",
+                ),
+            ),
+            Evidence(id="e3", at=T0, author="A2", source_id="src", text="raw"),
+        ],
+    )
+    ws.record_experience(
+        "ws",
+        RecordExperience(id="x", at=T0, agent="A1", experience_id="m1", text="memo", source="o"),
+    )
+    ws.depart("ws", "A1", T0 + timedelta(hours=1))
+    ws.append("ws", [Resolve(id="e4", at=T0 + timedelta(hours=2), author="A2", target="o2")])
+
+    ctx = ws.return_context("ws", _return(T0 + timedelta(hours=3)))
+
+    assert [o.id for o in ctx.obligations] == ["o"]
+    assert ctx.evidence == {"src"}
+    assert [e.id for e in ctx.experiences] == ["m1"]
+
+
+def test_an_experience_needs_a_known_source(ws: WorkStateStore) -> None:
+    with pytest.raises(InvalidEvent, match=r"'x'.*no known item"):
+        ws.record_experience(
+            "ws",
+            RecordExperience(
+                id="x", at=T0, agent="A1", experience_id="m", text="memo", source="nothing"
+            ),
+        )
+
+
+def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/m.db"
+    open_store(url).close()
+    reopened = open_store(url)
+    reopened.close()
+
+    db = sqlite3.connect(tmp_path / "m.db")
+    names = [r[0] for r in db.execute("SELECT name FROM _readmit_migrations")]
+    assert names == [name for name, _ in SQLITE_MIGRATIONS]
+    assert pending(db) == []
+
+
+def test_an_unknown_decision_is_a_store_error(ws: WorkStateStore) -> None:
+    with pytest.raises(StoreError, match="no decision 42"):
+        ws.decision(42)
+
+
+def test_unknown_store_urls_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="unknown store"):
+        open_store("mongodb://localhost")

@@ -1,0 +1,107 @@
+"""Cross-stage invariants of admit(), over generated workspaces."""
+
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import KEY, revoke
+from readmit.admission import admit
+from readmit.admission.capture import capture
+from readmit.admission.context import ReturnContext
+from readmit.admission.decision import Decision, Issued
+from readmit.admission.invalidation.scanner import scan
+from readmit.canonical import canonical_json, digest
+from readmit.policy import Policy
+from readmit.reasons import Reason
+from readmit.report import decision_json
+from readmit.signing import HmacSha256Signer
+from readmit.testing import UnavailableVerifier
+from readmit.verifiers.builtin import TermVerifier
+from strategies import contexts, policies
+
+SIGNER = HmacSha256Signer(KEY)
+
+
+def run(ctx: ReturnContext, policy: Policy) -> Decision:
+    return admit(ctx, policy=policy, verifier=TermVerifier(), signer=SIGNER)
+
+
+def kept(decision: Decision) -> list[str]:
+    return [i.id for i in (decision.items if isinstance(decision, Issued) else decision.selected)]
+
+
+def eligible(decision: Decision) -> set[str]:
+    dropped = {e.item for e in decision.exclusions if e.reason is Reason.NOT_SELECTED}
+    return set(kept(decision)) | dropped
+
+
+@given(contexts(), policies)
+def test_every_candidate_is_kept_or_excluded_exactly_once(
+    ctx: ReturnContext, policy: Policy
+) -> None:
+    decision = run(ctx, policy)
+
+    decided = kept(decision) + [e.item for e in decision.exclusions]
+    assert sorted(decided) == sorted(i.id for i in capture(ctx))
+
+
+@given(contexts(), policies)
+def test_budgets_are_never_exceeded(ctx: ReturnContext, policy: Policy) -> None:
+    decision = run(ctx, policy)
+
+    chosen = [ctx.by_id[i] for i in kept(decision)]
+    assert len(chosen) <= policy.max_items
+    assert sum(len(i.text) for i in chosen) <= policy.max_chars
+
+
+@given(contexts(), policies, st.data())
+def test_an_invalidating_event_never_adds_eligible_items(
+    ctx: ReturnContext, policy: Policy, data: st.DataObject
+) -> None:
+    if not ctx.items:
+        return
+    target = data.draw(st.sampled_from([i.id for i in ctx.items]))
+    later = replace(ctx, delta=(*ctx.delta, revoke(target, ctx.epoch + 1)), epoch=ctx.epoch + 1)
+
+    before, after = run(ctx, policy), run(later, policy)
+
+    assert eligible(after) <= eligible(before)
+    assert target not in kept(after)
+    if isinstance(after, Issued):
+        assert set(kept(after)) <= eligible(before)
+
+
+@given(contexts(), policies)
+def test_admit_is_deterministic_for_one_context(ctx: ReturnContext, policy: Policy) -> None:
+    first, second = run(ctx, policy), run(ctx, policy)
+
+    assert canonical_json(decision_json(first, ctx)) == canonical_json(decision_json(second, ctx))
+
+
+@given(contexts(), policies)
+def test_with_the_verifier_down_no_challenged_item_is_admitted(
+    ctx: ReturnContext, policy: Policy
+) -> None:
+    challenged = {p.earlier.id for p in scan(list(capture(ctx)), ctx)}
+
+    decision = admit(ctx, policy=policy, verifier=UnavailableVerifier(), signer=SIGNER)
+
+    assert not challenged & set(kept(decision))
+
+
+@given(contexts(), policies)
+def test_an_issued_view_reserializes_to_the_same_digest(ctx: ReturnContext, policy: Policy) -> None:
+    decision = run(ctx, policy)
+
+    if isinstance(decision, Issued):
+        import json
+
+        assert digest(json.loads(canonical_json(decision.signed))) == digest(decision.signed)
+
+
+@given(st.dictionaries(st.text(max_size=5), st.integers(), max_size=6))
+def test_digests_do_not_depend_on_key_order(value: dict[str, int]) -> None:
+    reordered = dict(reversed(list(value.items())))
+
+    assert digest(value) == digest(reordered)

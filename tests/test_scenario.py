@@ -1,0 +1,198 @@
+"""Scenario files: every valid file replays, bad ones are rejected by event before anything runs."""
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from readmit.errors import InvalidEvent, InvalidInput
+from readmit.scenario import load_scenario, read_scenario
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def event(index: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda s: s["events"][index]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    mutate: Mutation
+    names: str
+    """The event (or field) the message must name."""
+    problem: str
+
+
+def _set(index: int, **values: Any) -> Mutation:
+    return lambda s: s["events"][index].update(values)
+
+
+def _item(index: int, **values: Any) -> Mutation:
+    return lambda s: s["events"][index]["item"].update(values)
+
+
+def _same_ids(s: dict[str, Any]) -> None:
+    for e in s["events"][1:3]:
+        e["id"] = "same"
+
+
+CASES = [
+    Case("unknown op", _set(2, op="explode"), "e2", "unknown op 'explode'"),
+    Case("missing op", lambda s: s["events"][2].pop("op"), "e2", "unknown op None"),
+    Case("unknown field", _set(2, colour="red"), "e2", "colour: unknown field"),
+    Case("unknown item field", _item(2, colour="red"), "e2", "item.colour: unknown field"),
+    Case("unknown kind", _item(2, kind="rumour"), "e2", "item.kind"),
+    Case("empty text", _item(2, text=""), "e2", "item.text"),
+    Case("naive time", _set(2, at="2026-05-01T08:10:00"), "e2", "at"),
+    Case("time going backwards", _set(3, at="2026-04-01T00:00:00Z"), "e3", "time goes backwards"),
+    Case("unknown author", _set(2, author="A9"), "e2", "unknown author 'A9'"),
+    Case("unknown agent departs", _set(8, agent="A9"), "e8", "unknown agent 'A9'"),
+    Case("unknown target", _set(9, target="h9"), "e9", "unknown target item 'h9'"),
+    Case(
+        "missing evidence",
+        _item(17, cites=["src_none"]),
+        "e17",
+        "cites missing evidence 'src_none'",
+    ),
+    Case("dangling premise", _item(3, depends_on=["zz"]), "e3", "unknown item 'zz'"),
+    Case("duplicate item id", _item(3, id="h0"), "e3", "'h0' is already used"),
+    Case(
+        "duplicate event id",
+        _same_ids,
+        "same",
+        "duplicate event id",
+    ),
+    Case(
+        "experience with unknown source",
+        lambda s: s["events"][5]["experience"].update(source="nope"),
+        "e5",
+        "no known item",
+    ),
+    Case(
+        "return before any departure",
+        lambda s: s["events"].insert(
+            0,
+            {
+                "at": "2026-05-01T07:00:00Z",
+                "op": "return",
+                "agent": "A1",
+                "task": "t",
+                "purpose": "p",
+            },
+        ),
+        "e0",
+        "has not departed",
+    ),
+    Case(
+        "critical not in requires",
+        lambda s: s["events"][4]["obligation"].update(critical=["d_zz"]),
+        "e4",
+        "subset",
+    ),
+    Case("bad policy override", _set(15, policy={"gamma": 2}), "e15", "gamma"),
+    Case("unknown policy override", _set(15, policy={"speed": 2}), "e15", "speed"),
+    Case(
+        "revoke twice",
+        lambda s: s["events"].insert(10, copy.deepcopy(s["events"][9])),
+        "e10",
+        "no longer active",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_bad_scenarios_name_the_event_and_the_problem(case: Case, travel: dict[str, Any]) -> None:
+    case.mutate(travel)
+
+    with pytest.raises(InvalidEvent) as raised:
+        load_scenario(travel)
+
+    assert raised.value.event_id == case.names
+    assert case.problem in raised.value.problem
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda s: s.update(format="readmit.scenario/2"), "format"),
+        (lambda s: s.pop("workspace"), "workspace"),
+        (lambda s: s.update(extra=1), "extra: unknown field"),
+        (lambda s: s["agents"].append(dict(s["agents"][0])), "duplicate agent"),
+        (lambda s: s["policy"].update(on_incomplete="shrug"), "on_incomplete"),
+        (lambda s: s.update(events="nope"), "events"),
+    ],
+)
+def test_bad_scenario_headers_are_rejected(
+    mutate: Mutation, message: str, travel: dict[str, Any]
+) -> None:
+    mutate(travel)
+
+    with pytest.raises(InvalidInput, match=message):
+        load_scenario(travel)
+
+
+def test_a_file_that_is_not_json_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("{not json", encoding="utf-8")
+
+    with pytest.raises(InvalidInput, match="not JSON"):
+        read_scenario(path)
+
+
+def test_the_spec_example_is_a_valid_scenario(tmp_path: Path) -> None:
+    spec_example = {
+        "format": "readmit.scenario/1",
+        "workspace": "family-trip",
+        "agents": [
+            {"id": "A1", "principal": "family", "role": "itinerary"},
+            {"id": "A2", "principal": "family", "role": "booking"},
+        ],
+        "policy": {
+            "max_items": 8,
+            "max_chars": 4096,
+            "gamma": 1.0,
+            "rho": 1.0,
+            "threshold": 0.65,
+            "on_incomplete": "block",
+        },
+        "events": [
+            {
+                "at": "2026-05-01T08:00:00Z",
+                "author": "A2",
+                "op": "assert",
+                "item": {
+                    "id": "h0",
+                    "text": "Sunrise Hotel is booked, refundable, $268 in total.",
+                    "kind": "fact",
+                    "key": "hotel-booking",
+                    "supports": ["d_h"],
+                },
+            },
+            {"at": "2026-05-01T09:00:00Z", "op": "depart", "agent": "A1"},
+            {
+                "at": "2026-05-02T10:00:00Z",
+                "author": "A2",
+                "op": "revoke",
+                "target": "h0",
+                "why": "Sunrise cancelled the reservation for maintenance.",
+            },
+            {
+                "at": "2026-05-03T12:00:00Z",
+                "op": "return",
+                "agent": "A1",
+                "task": "trip",
+                "purpose": "itinerary",
+            },
+        ],
+    }
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec_example), encoding="utf-8")
+
+    scenario = read_scenario(path)
+
+    assert [s.op for s in scenario.steps] == ["assert", "depart", "revoke", "return"]

@@ -1,0 +1,155 @@
+from dataclasses import dataclass
+
+import pytest
+
+from builders import item
+from readmit.admission.invalidation.implicit import Later, Pair
+from readmit.verifiers.builtin import TermVerifier
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    earlier: str
+    op: str
+    withdrawn: str | None
+    replacement: str | None
+    invalidates: bool
+
+
+CASES = [
+    Case(
+        "travel: pickup names the cancelled hotel",
+        "Recommended pickup at 8:00 from Sunrise Hotel.",
+        "revoke",
+        "Sunrise Hotel is booked, refundable, $268 in total.",
+        None,
+        True,
+    ),
+    Case(
+        "travel: the constraint shares only topic words",
+        "Family requirements: a quiet hotel near the station, total hotel cost below $300.",
+        "revoke",
+        "Sunrise Hotel is booked, refundable, $268 in total.",
+        None,
+        False,
+    ),
+    Case(
+        "travel: the new booking is not invalidated by the old one's revocation",
+        "Riverside Hotel is booked as the replacement, $282 in total.",
+        "revoke",
+        "Sunrise Hotel is booked, refundable, $268 in total.",
+        None,
+        False,
+    ),
+    Case(
+        "travel: a later train time alone does not touch the pickup",
+        "Recommended pickup at 8:00 from Sunrise Hotel.",
+        "supersede",
+        "The train departs at 9:00.",
+        "The train now departs at 9:30.",
+        False,
+    ),
+    Case(
+        "a time the replacement drops",
+        "Meet on the platform at 9:00 sharp.",
+        "supersede",
+        "The train departs at 9:00.",
+        "The train now departs at 9:30.",
+        True,
+    ),
+    Case(
+        "a term the replacement keeps does not link",
+        "Breakfast at the Riverside Hotel starts at 7.",
+        "assert",
+        "Riverside Hotel room 12 is booked.",
+        "Riverside Hotel room 14 is booked.",
+        False,
+    ),
+    Case(
+        "another hotel sharing only the generic head",
+        "Dinner at the Grand Hotel.",
+        "revoke",
+        "Sunrise Hotel is booked.",
+        None,
+        False,
+    ),
+    Case(
+        "an identifier",
+        "Rollback plan for INC-1234 is ready.",
+        "close",
+        "INC-1234 is open: checkout latency above 2s.",
+        None,
+        True,
+    ),
+    Case(
+        "a person's name",
+        "Send the weekly report to Priya Raman on Fridays.",
+        "revoke",
+        "Priya Raman leads the data team.",
+        None,
+        True,
+    ),
+    Case(
+        "same sentence-initial word is not a name",
+        "Train tickets are in the drawer.",
+        "revoke",
+        "Train departs from platform four.",
+        None,
+        False,
+    ),
+    Case(
+        "topic words in lower case never link",
+        "the hotel should be quiet",
+        "revoke",
+        "the hotel is booked",
+        None,
+        False,
+    ),
+    Case(
+        "a premise change with nothing withdrawn is out of scope",
+        "Asleep by 10:30 every night.",
+        "assert",
+        None,
+        None,
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_builtin_verifier_cases(case: Case) -> None:
+    later = Later(
+        event_id="e9",
+        epoch=9,
+        op=case.op,
+        text=case.withdrawn or "news",
+        withdrawn_id="w" if case.withdrawn else None,
+        withdrawn_text=case.withdrawn,
+        replacement_id="r" if case.replacement else None,
+        replacement_text=case.replacement,
+    )
+
+    [verdict] = TermVerifier().judge([Pair(later=later, earlier=item("x", case.earlier))])
+
+    assert verdict.invalidates is case.invalidates, verdict.reason
+    assert verdict.reason
+
+
+def test_a_confirmation_names_the_linking_terms() -> None:
+    later = Later(
+        event_id="e9",
+        epoch=9,
+        op="revoke",
+        text="",
+        withdrawn_id="h0",
+        withdrawn_text="Sunrise Hotel is booked, refundable, $268 in total.",
+    )
+    earlier = item("p0", "Recommended pickup at 8:00 from Sunrise Hotel.")
+
+    [verdict] = TermVerifier().judge([Pair(later=later, earlier=earlier)])
+
+    assert verdict.terms == ("Sunrise", "Sunrise Hotel")
+    assert verdict.confidence >= 0.65
+    assert "h0" in verdict.reason
+    assert "e9" in verdict.reason
