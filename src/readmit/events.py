@@ -8,6 +8,7 @@ are recorded through their own store methods.
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Literal
 
 from readmit.canonical import digest
@@ -15,8 +16,13 @@ from readmit.errors import InvalidInput
 from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
 
 
+@lru_cache(maxsize=1 << 18)
 def text_digest(item_id: str, text: str) -> str:
-    """The digest a receipt binds: the item's id and text as canonical JSON."""
+    """The digest a receipt binds: the item's id and text as canonical JSON.
+
+    Memoized: a pure function of two strings, recomputed by the provenance gate
+    at every return for every candidate.
+    """
     return digest({"id": item_id, "text": text})
 
 

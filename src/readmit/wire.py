@@ -7,6 +7,7 @@ is stored.
 """
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
@@ -386,10 +387,41 @@ def item_to_json(item: Item) -> dict[str, Any]:
     }
 
 
+_OPEN = Validity()
+
+
+@lru_cache(maxsize=4096)
+def _scope(
+    principals: tuple[str, ...], roles: tuple[str, ...], task: str, purposes: tuple[str, ...]
+) -> Scope:
+    # Scopes repeat across thousands of items; immutable, so one shared value each.
+    return Scope(
+        principals=frozenset(principals),
+        roles=frozenset(roles),
+        task=task,
+        purposes=frozenset(purposes),
+    )
+
+
+def _validity(vf: str | None, vt: str | None) -> Validity:
+    if vf is None and vt is None:
+        return _OPEN
+    return Validity(
+        valid_from=None if vf is None else datetime.fromisoformat(vf),
+        valid_to=None if vt is None else datetime.fromisoformat(vt),
+    )
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _ids(values: list[str]) -> frozenset[str]:
+    return frozenset(values) if values else _NONE
+
+
 def item_from_json(d: dict[str, Any]) -> Item:
     """Inverse of `item_to_json` (trusted, store-written data)."""
     r = d["receipt"]
-    vf, vt = d["valid_from"], d["valid_to"]
     return Item(
         id=d["id"],
         text=d["text"],
@@ -398,20 +430,12 @@ def item_from_json(d: dict[str, Any]) -> Item:
         author=d["author"],
         key=d["key"],
         for_role=d["for_role"],
-        scope=Scope(
-            principals=frozenset(d["principals"]),
-            roles=frozenset(d["roles"]),
-            task=d["task"],
-            purposes=frozenset(d["purposes"]),
-        ),
-        validity=Validity(
-            valid_from=None if vf is None else datetime.fromisoformat(vf),
-            valid_to=None if vt is None else datetime.fromisoformat(vt),
-        ),
+        scope=_scope(tuple(d["principals"]), tuple(d["roles"]), d["task"], tuple(d["purposes"])),
+        validity=_validity(d["valid_from"], d["valid_to"]),
         receipt=None if r is None else Receipt(event_id=r[0], author=r[1], epoch=r[2], digest=r[3]),
-        depends_on=frozenset(d["depends_on"]),
-        supports=frozenset(d["supports"]),
-        cites=frozenset(d["cites"]),
+        depends_on=_ids(d["depends_on"]),
+        supports=_ids(d["supports"]),
+        cites=_ids(d["cites"]),
     )
 
 

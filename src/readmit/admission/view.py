@@ -64,7 +64,11 @@ def _item_entry(item: Item) -> dict[str, Any]:
 
 
 def visible_exclusions(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> list[Exclusion]:
-    """The exclusions the returning agent may see, with hidden ids removed from their evidence."""
+    """The exclusions the returning agent may see, with hidden ids removed from their evidence.
+
+    ``not_selected`` items are left out: they are valid, just not needed, and
+    the audit log keeps them. The view tells the agent what went stale.
+    """
     hidden_items = {e.item for e in exclusions if e.reason is Reason.UNAUTHORIZED}
     hidden = set(hidden_items)
     for item_id in hidden_items:
@@ -81,7 +85,7 @@ def visible_exclusions(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> l
             detail="" if hidden & set(e.evidence) else e.detail,
         )
         for e in exclusions
-        if e.item not in hidden
+        if e.item not in hidden and e.reason is not Reason.NOT_SELECTED
     ]
 
 

@@ -16,11 +16,14 @@ from readmit.admission.context import ReturnContext
 from readmit.canonical import canonical_json, digest
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
-from readmit.model import Agent, Checkpoint, Experience, Returner
+from readmit.model import Agent, Checkpoint, Experience, Item, Returner
 from readmit.store.base import DecisionSummary
 from readmit.store.migrations import migrate
 from readmit.store.sqlite_write import Writer
 from readmit.wire import item_from_json, obligation_from_json, parse_event
+
+_CACHE_LIMIT = 1_000_000
+"""Decoded items kept per store; past this the cache starts over."""
 
 
 class SQLiteStore:
@@ -36,6 +39,7 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store at {path!r}: {exc}") from exc
         self.path = path
+        self._decoded: dict[tuple[str, str], Item] = {}
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -162,13 +166,7 @@ class SQLiteStore:
             if row is None:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
-            bodies = db.execute(
-                "SELECT i.body FROM checkpoint_items c JOIN items i "
-                "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
-                "UNION ALL SELECT body FROM items WHERE workspace = ? AND epoch > ?",
-                (workspace, cp_id, workspace, cp_epoch),
-            ).fetchall()
-            items = tuple(item_from_json(json.loads(b[0])) for b in bodies)
+            items = self._context_items(workspace, cp_id, cp_epoch)
             departure = Checkpoint(
                 agent=request.agent,
                 epoch=cp_epoch,
@@ -218,6 +216,31 @@ class SQLiteStore:
             evidence=evidence,
             experiences=experiences,
         )
+
+    def _context_items(self, workspace: str, checkpoint: int, epoch: int) -> tuple[Item, ...]:
+        """D_a's items and those asserted after ``epoch``, decoding each stored body only once.
+
+        Item bodies are immutable once committed (status lives in its own
+        column), so a decoded item can be reused by every later return.
+        """
+        ids = self.db.execute(
+            "SELECT item FROM checkpoint_items WHERE checkpoint = ? "
+            "UNION ALL SELECT id FROM items WHERE workspace = ? AND epoch > ?",
+            (checkpoint, workspace, epoch),
+        ).fetchall()
+        cache = self._decoded
+        if any((workspace, i) not in cache for (i,) in ids):
+            if len(cache) + len(ids) > _CACHE_LIMIT:
+                cache.clear()
+            for item_id, body in self.db.execute(
+                "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
+                "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
+                "UNION ALL SELECT id, body FROM items WHERE workspace = ? AND epoch > ?",
+                (workspace, checkpoint, workspace, epoch),
+            ):
+                if (workspace, item_id) not in cache:
+                    cache[workspace, item_id] = item_from_json(json.loads(body))
+        return tuple(cache[workspace, i] for (i,) in ids)
 
     def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
         rows = self.db.execute(
