@@ -46,3 +46,17 @@ def test_every_command_has_help_and_is_in_the_readme(command: str) -> None:
 def test_reason_codes_in_the_readme_table() -> None:
     for reason in Reason:
         assert f"`{reason.value}`" in README
+
+
+def python_blocks(text: str) -> list[str]:
+    parts = text.split("```python\n")[1:]
+    return [p.split("```", 1)[0] for p in parts]
+
+
+@pytest.mark.parametrize("block", python_blocks(README))
+def test_readme_python_examples_run(
+    block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own documentation

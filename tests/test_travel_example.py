@@ -92,3 +92,35 @@ def test_every_decision_is_in_the_audit_log_with_all_exclusions(
 
     assert [d["outcome"] for d in stored] == ["blocked", "issued"]
     assert reasons(stored[0]) == reasons(decisions[0])
+
+
+def test_a_reset_policy_returns_with_no_inherited_memory(
+    travel: dict[str, Any], store: WorkStateStore, signer: HmacSha256Signer
+) -> None:
+    travel["policy"]["on_incomplete"] = "reset"
+
+    first, second = replay(
+        load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer
+    )
+
+    assert (first["outcome"], first["items"], first["readmitted"], first["view"]) == (
+        "reset",
+        [],
+        [],
+        None,
+    )
+    assert second["outcome"] == "issued"
+
+
+def test_a_lower_gamma_issues_the_partial_view_as_such(
+    travel: dict[str, Any], store: WorkStateStore, signer: HmacSha256Signer
+) -> None:
+    travel["events"][15]["policy"] = {"gamma": 0.5, "rho": 0.75}
+
+    first, _ = replay(
+        load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer
+    )
+
+    assert first["outcome"] == "issued"
+    assert first["view"]["coverage"] == {"obligations": 0.5, "critical": 0.75}
+    assert first["readmitted"] == ["x_quiet"]

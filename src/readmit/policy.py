@@ -34,6 +34,8 @@ class Policy:
     threshold: float = 0.65
     """τ: minimum verifier confidence to accept an implicit invalidation."""
     on_incomplete: OnIncomplete = OnIncomplete.BLOCK
+    fill: bool = True
+    """After covering obligations, fill the remaining budgets with the most recent eligible items."""
     batch_size: int = 4
     """Later observations per verifier call for one target item (bounded batches)."""
     view_ttl: timedelta = timedelta(hours=1)
@@ -45,6 +47,8 @@ class Policy:
             *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
             *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
         ]
+        if not isinstance(self.fill, bool):
+            problems.append("fill must be true or false")
         if self.view_ttl <= timedelta(0):
             problems.append("view_ttl must be positive")
         if problems:
@@ -65,6 +69,7 @@ class Policy:
             "rho",
             "threshold",
             "on_incomplete",
+            "fill",
             "batch_size",
             "view_ttl_seconds",
         }

@@ -60,7 +60,7 @@ def test_redundant_and_irrelevant_items_are_not_selected() -> None:
     )
     chatter = item("chat", "Nice weather today.")
 
-    selection = cover([*STRUCTURE, C, H1, longer, chatter], [O_H], Policy.paper())
+    selection = cover([*STRUCTURE, C, H1, longer, chatter], [O_H], Policy(fill=False))
 
     assert {e.item: e.reason for e in selection.dropped} == {
         "o_t": Reason.NOT_SELECTED,
@@ -91,6 +91,17 @@ def test_ties_break_on_length_then_id() -> None:
     a = item("a", "same", supports=("d_c",))
     o = obligation("o", requires=("d_c",))
 
-    selection = cover([o.item, o.frontier, b, a], [o], Policy())
+    selection = cover([o.item, o.frontier, b, a], [o], Policy(fill=False))
 
     assert [i.id for i in selection.items] == ["o", "f_o", "a"]
+
+
+def test_fill_adds_the_most_recent_remaining_items_within_budget() -> None:
+    old = item("old", "Old note.", epoch=2)
+    new = item("new", "New note.", epoch=4)
+    newer = item("newer", "Newest note.", epoch=5)
+
+    selection = cover([C, old, new, newer], [], Policy(max_items=3))
+
+    assert [i.id for i in selection.items] == ["newer", "new", "old"]
+    assert [e.item for e in selection.dropped] == ["c"]

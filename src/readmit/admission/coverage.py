@@ -66,28 +66,23 @@ def gain(item: Item, covered: frozenset[str], weights: dict[str, int]) -> float:
 
 
 def cover(eligible: Sequence[Item], obligations: Sequence[Obligation], policy: Policy) -> Selection:
-    """Select S: the mandatory structure, then the greedy best-gain items within B_n and B_c."""
+    """Select S within B_n and B_c: the mandatory structure, the greedy best-gain items, then
+    (with ``policy.fill``) the most recent remaining eligible items.
+    """
     budget = _Budget(policy.max_items, policy.max_chars)
     eligible_ids = {item.id for item in eligible}
-    selected: list[Item] = []
-    for o in sorted(obligations, key=lambda o: o.id):
-        for item in (o.item, o.frontier):
-            if item.id in eligible_ids and budget.take(item):
-                selected.append(item)
-    weights = {d: 1 for o in obligations for d in o.requires}
-    weights.update({d: 2 for o in obligations for d in o.critical})
+    selected = [
+        item
+        for o in sorted(obligations, key=lambda o: o.id)
+        for item in (o.item, o.frontier)
+        if item.id in eligible_ids and budget.take(item)
+    ]
+    selected += _greedy(eligible, selected, obligations, budget)
     chosen = {item.id for item in selected}
-    useful = [m for m in eligible if m.id not in chosen and m.supports & weights.keys()]
-    covered = supported(selected)
-    while True:
-        best = _best(useful, covered, weights, budget)
-        if best is None:
-            break
-        budget.take(best)
-        selected.append(best)
-        chosen.add(best.id)
-        covered |= best.supports
-        useful.remove(best)
+    if policy.fill:
+        rest = sorted((m for m in eligible if m.id not in chosen), key=lambda m: (-m.epoch, m.id))
+        selected += [m for m in rest if budget.take(m)]
+        chosen = {item.id for item in selected}
     dropped = tuple(
         Exclusion(item=m.id, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
         for m in eligible
@@ -96,6 +91,27 @@ def cover(eligible: Sequence[Item], obligations: Sequence[Obligation], policy: P
     return Selection(
         items=tuple(selected), dropped=dropped, coverage=measure(selected, obligations)
     )
+
+
+def _greedy(
+    eligible: Sequence[Item],
+    selected: Sequence[Item],
+    obligations: Sequence[Obligation],
+    budget: "_Budget",
+) -> list[Item]:
+    """Repeatedly add the item with the best g(m|S) > 0 that fits the budgets."""
+    weights = {d: 1 for o in obligations for d in o.requires}
+    weights.update({d: 2 for o in obligations for d in o.critical})
+    chosen = {item.id for item in selected}
+    useful = [m for m in eligible if m.id not in chosen and m.supports & weights.keys()]
+    covered = supported(selected)
+    added: list[Item] = []
+    while (best := _best(useful, covered, weights, budget)) is not None:
+        budget.take(best)
+        added.append(best)
+        covered |= best.supports
+        useful.remove(best)
+    return added
 
 
 def _best(
