@@ -35,7 +35,7 @@ class Policy:
     """τ: minimum verifier confidence to accept an implicit invalidation."""
     on_incomplete: OnIncomplete = OnIncomplete.BLOCK
     fill: bool = True
-    """After covering obligations, fill the remaining budgets with the most recent eligible items."""
+    """After covering obligations, fill the remaining budgets with the newest eligible items."""
     batch_size: int = 4
     """Later observations per verifier call for one target item (bounded batches)."""
     view_ttl: timedelta = timedelta(hours=1)

@@ -66,8 +66,11 @@ def gain(item: Item, covered: frozenset[str], weights: dict[str, int]) -> float:
 
 
 def cover(eligible: Sequence[Item], obligations: Sequence[Obligation], policy: Policy) -> Selection:
-    """Select S within B_n and B_c: the mandatory structure, the greedy best-gain items, then
-    (with ``policy.fill``) the most recent remaining eligible items.
+    """Select S within B_n and B_c: structure, then best gain, then (``fill``) the most recent.
+
+    Mandatory obligations and frontiers come first, then the greedy best-gain
+    items; with ``policy.fill`` the remaining budget takes the most recent
+    eligible items.
     """
     budget = _Budget(policy.max_items, policy.max_chars)
     eligible_ids = {item.id for item in eligible}
