@@ -47,7 +47,7 @@ class Policy:
             *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
             *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
         ]
-        if not isinstance(self.fill, bool):
+        if not _is_bool(self.fill):
             problems.append("fill must be true or false")
         if self.view_ttl <= timedelta(0):
             problems.append("view_ttl must be positive")
@@ -96,6 +96,10 @@ def _positive(**values: int) -> list[str]:
 
 def _unit(**values: float) -> list[str]:
     return [f"{n} must be a number in [0, 1]" for n, v in values.items() if not _in_unit(v)]
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool)
 
 
 def _is_int(value: object) -> bool:
