@@ -180,7 +180,7 @@ def raw_insert(path: Path, events: list[Event]) -> None:
 
 def plain_read(store: SQLiteStore, checkpoint: int, epoch: int) -> int:
     """The baseline: the same rows admission reads, fetched by their indexes, not decoded."""
-    db = store.db
+    db = store.conn
     rows = db.execute(
         "SELECT i.body FROM checkpoint_items c JOIN items i ON i.workspace = ? AND i.id = c.item "
         "WHERE c.checkpoint = ? UNION ALL SELECT body FROM items WHERE workspace = ? AND epoch > ?",
@@ -214,7 +214,7 @@ def run_size(n: int, repeat: int, tmp: Path) -> dict[str, float]:
         writer.close()
     ingest_s = min(ingest_times)
     store = SQLiteStore(path)
-    checkpoint, cp_epoch = store.db.execute("SELECT id, epoch FROM checkpoints").fetchone()
+    checkpoint, cp_epoch = store.conn.execute("SELECT id, epoch FROM checkpoints").fetchone()
     request = ReturnRequest(
         id="r", at=delta[-1].at + timedelta(minutes=1), agent="A1", task="t", purpose="p"
     )

@@ -1,7 +1,9 @@
 """Shared fixtures: a real SQLite store per test, a test signer, hypothesis profiles."""
 
 import os
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,62 @@ settings.register_profile("dev", max_examples=50, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+POSTGRES_URL = os.environ.get("READMIT_TEST_POSTGRES_URL")
+REQUIRE_POSTGRES = os.environ.get("READMIT_REQUIRE_POSTGRES") == "1"
+
+
+def postgres_url() -> str:
+    """The test server's URL, or skip (fail, where .ci/run requires PostgreSQL)."""
+    if POSTGRES_URL is None:
+        if REQUIRE_POSTGRES:
+            pytest.fail("READMIT_REQUIRE_POSTGRES=1 but READMIT_TEST_POSTGRES_URL is not set")
+        pytest.skip(
+            "READMIT_TEST_POSTGRES_URL not set (scripts/test sets it when PostgreSQL is installed)"
+        )
+    return POSTGRES_URL
+
+
+@contextmanager
+def fresh_postgres_schema() -> Iterator[str]:
+    """A URL whose connections see only a new, empty schema, dropped afterwards."""
+    import psycopg
+
+    base = postgres_url()
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{base}?options=-c%20search_path%3D{schema}"
+    finally:
+        with psycopg.connect(base, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@contextmanager
+def store_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """A URL for an empty store of ``backend``."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path}/readmit.db"
+    else:
+        with fresh_postgres_schema() as url:
+            yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[WorkStateStore]:
-    """An empty SQLite store on disk, closed after the test."""
-    s = open_store(f"sqlite:///{tmp_path}/readmit.db")
-    yield s
-    s.close()
+def store(backend: str, tmp_path: Path) -> Iterator[WorkStateStore]:
+    """Every backend, each test on an empty store, so contract tests prove they agree."""
+    with store_url(backend, tmp_path) as url:
+        s = open_store(url)
+        yield s
+        s.close()
 
 
 @pytest.fixture

@@ -1,26 +1,44 @@
-"""Work-state stores, chosen by URL: ``sqlite:///path/to/readmit.db`` or ``sqlite://:memory:``."""
+"""Work-state stores, chosen by URL.
+
+- ``sqlite:///path/to/readmit.db`` (relative), ``sqlite:////abs/path.db``, ``sqlite://:memory:``
+- ``postgresql://user@host:port/dbname`` (needs ``readmit[postgres]``)
+"""
 
 from readmit.errors import ConfigError
 from readmit.store.base import DecisionSummary, WorkStateStore
+from readmit.store.sql import SqlStore
 from readmit.store.sqlite import SQLiteStore
 
 DEFAULT_URL = "sqlite:///readmit.db"
 
 
-def open_store(url: str) -> WorkStateStore:
-    """Open the store a URL names.
+def open_store(url: str) -> SqlStore:
+    """Open the store a URL names (creating and migrating its schema if needed).
 
     Raises:
         ConfigError: if the URL's scheme is not a known store.
+        StoreError: if the database cannot be opened.
     """
     if url.startswith("sqlite://"):
         path = url.removeprefix("sqlite://")
         path = path.removeprefix("/") if path != "/:memory:" else ":memory:"
         return SQLiteStore(path or ":memory:")
+    if url.startswith(("postgresql://", "postgres://")):
+        from readmit.store.postgres import PostgresStore
+
+        return PostgresStore(url)
     scheme = url.split("://", 1)[0] if "://" in url else url
     raise ConfigError(
-        f"unknown store {scheme!r} in {url!r} (known: sqlite:///PATH, sqlite://:memory:)"
+        f"unknown store {scheme!r} in {url!r} "
+        "(known: sqlite:///PATH, sqlite://:memory:, postgresql://USER@HOST:PORT/DB)"
     )
 
 
-__all__ = ["DEFAULT_URL", "DecisionSummary", "SQLiteStore", "WorkStateStore", "open_store"]
+__all__ = [
+    "DEFAULT_URL",
+    "DecisionSummary",
+    "SQLiteStore",
+    "SqlStore",
+    "WorkStateStore",
+    "open_store",
+]

@@ -1,299 +1,68 @@
-"""The SQLite work-state store: the embedded default.
+"""The SQLite connection adapter: the embedded default store.
 
-One connection in autocommit mode with explicit ``BEGIN IMMEDIATE``
-transactions, WAL journaling, and a write lock per batch, so a batch is stored
-whole or not at all and epochs stay gap-free per workspace.
+Autocommit mode with explicit ``BEGIN IMMEDIATE`` transactions (which take
+the database's write lock, serializing writers across processes) and WAL
+journaling, so a writer killed mid-batch leaves nothing of that batch behind.
 """
 
-import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from typing import Any
 
-from readmit.admission.context import ReturnContext
-from readmit.canonical import canonical_json, digest
-from readmit.errors import InvalidEvent, InvalidInput, StoreError
-from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
-from readmit.model import Agent, Checkpoint, Experience, Item, Returner
-from readmit.store.base import DecisionSummary
-from readmit.store.migrations import migrate
-from readmit.store.sqlite_write import Writer
-from readmit.wire import item_from_json, obligation_from_json, parse_event
-
-_CACHE_LIMIT = 1_000_000
-"""Decoded items kept per store; past this the cache starts over."""
+from readmit.errors import StoreError
+from readmit.store.connection import Conflict, Cursor
+from readmit.store.sql import SqlStore
 
 
-class SQLiteStore:
-    """A `WorkStateStore` in one SQLite file (or ``:memory:``)."""
+class SQLiteConnection:
+    """`Connection` over :mod:`sqlite3`."""
+
+    dialect = "sqlite"
 
     def __init__(self, path: str) -> None:
         try:
-            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=30
+            )
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA foreign_keys = ON")
-            self.db.execute("PRAGMA busy_timeout = 10000")
-            migrate(self.db)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store at {path!r}: {exc}") from exc
-        self.path = path
-        self._decoded: dict[tuple[str, str], Item] = {}
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        try:
+            return self.db.execute(sql, params)
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(str(exc)) from exc
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite: {exc}") from exc
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
+        try:
+            self.db.executemany(sql, rows)
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(str(exc)) from exc
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite: {exc}") from exc
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
+    def transaction(self, lock: str | None = None) -> Iterator[None]:
+        # BEGIN IMMEDIATE takes the write lock for the whole file: one writer at a time.
+        self.execute("BEGIN IMMEDIATE")
         try:
-            yield self.db
+            yield
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
-
-    def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
-        with self._transaction() as db:
-            db.execute("INSERT OR IGNORE INTO workspaces (id) VALUES (?)", (workspace,))
-            for agent in agents:
-                try:
-                    db.execute(
-                        "INSERT INTO agents (workspace, id, principal, role) VALUES (?, ?, ?, ?)",
-                        (workspace, agent.id, agent.principal, agent.role),
-                    )
-                except sqlite3.IntegrityError:
-                    raise InvalidInput(
-                        f"agent {agent.id!r} already exists in {workspace!r}"
-                    ) from None
-
-    def agents(self, workspace: str) -> dict[str, Agent]:
-        rows = self.db.execute(
-            "SELECT id, principal, role FROM agents WHERE workspace = ?", (workspace,)
-        )
-        return {r[0]: Agent(id=r[0], principal=r[1], role=r[2]) for r in rows}
-
-    def _agent(self, workspace: str, agent: str, step_id: str) -> Agent:
-        found = self.agents(workspace).get(agent)
-        if found is None:
-            raise InvalidEvent(step_id, f"unknown agent {agent!r} in workspace {workspace!r}")
-        return found
-
-    def append(self, workspace: str, events: Sequence[Event]) -> list[Recorded]:
-        with self._transaction() as db:
-            writer = Writer(db, workspace, self.agents(workspace))
-            return [Recorded(epoch=writer.write(event), event=event) for event in events]
-
-    def _epoch(self, workspace: str) -> int:
-        row = self.db.execute(
-            "SELECT MAX(epoch) FROM events WHERE workspace = ?", (workspace,)
-        ).fetchone()
-        return int(row[0] or 0)
-
-    def record_experience(self, workspace: str, step: RecordExperience) -> Experience:
-        with self._transaction() as db:
-            self._agent(workspace, step.agent, step.id)
-            if Writer(db, workspace, {}).kind_of(step.source) not in (
-                "item",
-                "obligation",
-                "frontier",
-            ):
-                raise InvalidEvent(step.id, f"experience source {step.source!r} is no known item")
-            experience = Experience(
-                id=step.experience_id,
-                agent=step.agent,
-                text=step.text,
-                source_item_id=step.source,
-                epoch=self._epoch(workspace),
-            )
-            try:
-                db.execute(
-                    "INSERT INTO experiences (workspace, agent, id, epoch, at, source_item, text) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        workspace,
-                        step.agent,
-                        experience.id,
-                        experience.epoch,
-                        step.at.isoformat(),
-                        step.source,
-                        step.text,
-                    ),
-                )
-            except sqlite3.IntegrityError:
-                raise InvalidEvent(
-                    step.id, f"experience {experience.id!r} already exists"
-                ) from None
-        return experience
-
-    def depart(self, workspace: str, agent: str, at: datetime) -> Checkpoint:
-        with self._transaction() as db:
-            who = self._agent(workspace, agent, f"depart {agent}")
-            epoch = self._epoch(workspace)
-            rows = db.execute(
-                "SELECT body FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
-            )
-            items = [item_from_json(json.loads(r[0])) for r in rows]
-            visible = sorted(
-                (i for i in items if i.scope.readable_by(who.principal, who.role)),
-                key=lambda i: i.id,
-            )
-            receipts = [[i.id, i.receipt.digest if i.receipt else None] for i in visible]
-            checkpoint = Checkpoint(
-                agent=agent,
-                epoch=epoch,
-                at=at,
-                digest=digest(receipts),
-                item_ids=tuple(i.id for i in visible),
-            )
-            cursor = db.execute(
-                "INSERT INTO checkpoints (workspace, agent, epoch, at, digest) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (workspace, agent, epoch, at.isoformat(), checkpoint.digest),
-            )
-            db.executemany(
-                "INSERT INTO checkpoint_items (checkpoint, item) VALUES (?, ?)",
-                ((cursor.lastrowid, i) for i in checkpoint.item_ids),
-            )
-        return checkpoint
-
-    def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
-        with self._transaction() as db:
-            who = self._agent(workspace, request.agent, request.id)
-            row = db.execute(
-                "SELECT id, epoch, at, digest FROM checkpoints WHERE workspace = ? AND agent = ? "
-                "AND at <= ? ORDER BY at DESC, id DESC LIMIT 1",
-                (workspace, request.agent, request.at.isoformat()),
-            ).fetchone()
-            if row is None:
-                raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
-            cp_id, cp_epoch = row[0], row[1]
-            items = self._context_items(workspace, cp_id, cp_epoch)
-            departure = Checkpoint(
-                agent=request.agent,
-                epoch=cp_epoch,
-                at=datetime.fromisoformat(row[2]),
-                digest=row[3],
-                item_ids=tuple(i.id for i in items if i.epoch <= cp_epoch),
-            )
-            delta = self.events(workspace, after_epoch=cp_epoch)
-            obligations = tuple(
-                obligation_from_json(json.loads(r[0]))
-                for r in db.execute(
-                    "SELECT body FROM obligations WHERE workspace = ? AND resolved_epoch IS NULL "
-                    "ORDER BY epoch",
-                    (workspace,),
-                )
-            )
-            evidence = frozenset(
-                r[0]
-                for r in db.execute("SELECT id FROM evidence WHERE workspace = ?", (workspace,))
-            )
-            experiences = tuple(
-                Experience(id=r[0], agent=request.agent, source_item_id=r[1], text=r[2], epoch=r[3])
-                for r in db.execute(
-                    "SELECT id, source_item, text, epoch FROM experiences WHERE workspace = ? "
-                    "AND agent = ? AND at <= ? ORDER BY epoch, id",
-                    (workspace, request.agent, request.at.isoformat()),
-                )
-            )
-            epoch = self._epoch(workspace)
-        returner = Returner(
-            agent=who.id,
-            principal=who.principal,
-            role=who.role,
-            task=request.task,
-            purpose=request.purpose,
-            at=request.at,
-        )
-        return ReturnContext(
-            workspace=workspace,
-            cycle=f"{workspace}:{request.agent}:{request.id}@{epoch}",
-            returner=returner,
-            departure=departure,
-            epoch=epoch,
-            items=items,
-            delta=tuple(delta),
-            obligations=obligations,
-            evidence=evidence,
-            experiences=experiences,
-        )
-
-    def _context_items(self, workspace: str, checkpoint: int, epoch: int) -> tuple[Item, ...]:
-        """D_a's items and those asserted after ``epoch``, decoding each stored body only once.
-
-        Item bodies are immutable once committed (status lives in its own
-        column), so a decoded item can be reused by every later return.
-        """
-        ids = self.db.execute(
-            "SELECT item FROM checkpoint_items WHERE checkpoint = ? "
-            "UNION ALL SELECT id FROM items WHERE workspace = ? AND epoch > ?",
-            (checkpoint, workspace, epoch),
-        ).fetchall()
-        cache = self._decoded
-        if any((workspace, i) not in cache for (i,) in ids):
-            if len(cache) + len(ids) > _CACHE_LIMIT:
-                cache.clear()
-            for item_id, body in self.db.execute(
-                "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
-                "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
-                "UNION ALL SELECT id, body FROM items WHERE workspace = ? AND epoch > ?",
-                (workspace, checkpoint, workspace, epoch),
-            ):
-                if (workspace, item_id) not in cache:
-                    cache[workspace, item_id] = item_from_json(json.loads(body))
-        return tuple(cache[workspace, i] for (i,) in ids)
-
-    def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
-        rows = self.db.execute(
-            "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? ORDER BY epoch",
-            (workspace, after_epoch),
-        )
-        return [
-            Recorded(epoch=epoch, event=parse_event(json.loads(body), epoch))
-            for epoch, body in rows
-        ]
-
-    def record_decision(
-        self,
-        workspace: str,
-        agent: str,
-        at: datetime,
-        epoch: int,
-        outcome: str,
-        record: dict[str, Any],
-    ) -> int:
-        with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (workspace, agent, at.isoformat(), epoch, outcome, canonical_json(record)),
-            )
-            return int(cursor.lastrowid or 0)
-
-    def decisions(self, workspace: str | None = None) -> list[DecisionSummary]:
-        query = "SELECT id, workspace, agent, at, epoch, outcome FROM decisions"
-        rows = (
-            self.db.execute(query + " WHERE workspace = ? ORDER BY id", (workspace,))
-            if workspace is not None
-            else self.db.execute(query + " ORDER BY id")
-        )
-        return [
-            DecisionSummary(
-                id=r[0],
-                workspace=r[1],
-                agent=r[2],
-                at=datetime.fromisoformat(r[3]),
-                epoch=r[4],
-                outcome=r[5],
-            )
-            for r in rows
-        ]
-
-    def decision(self, decision_id: int) -> dict[str, Any]:
-        row = self.db.execute("SELECT body FROM decisions WHERE id = ?", (decision_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no decision {decision_id} in the audit log (see `readmit audit`)")
-        value: dict[str, Any] = json.loads(row[0])
-        return value
+        self.execute("COMMIT")
 
     def close(self) -> None:
         self.db.close()
+
+
+class SQLiteStore(SqlStore):
+    """A `WorkStateStore` in one SQLite file (or ``:memory:``)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(SQLiteConnection(path), f"sqlite:///{path}")
+        self.path = path

@@ -1,4 +1,4 @@
-"""Recording events in SQLite: consistency checks and the state projection, in one transaction.
+"""Recording events: consistency checks and the state projection, in one transaction.
 
 The ``events`` table is the append-only log. ``items``, ``evidence``,
 ``obligations`` and ``names`` are projections kept in the same transaction, so
@@ -6,7 +6,6 @@ they can never disagree with the log.
 """
 
 import json
-import sqlite3
 from datetime import datetime
 
 from readmit.canonical import canonical_json, digest
@@ -24,13 +23,14 @@ from readmit.events import (
     text_digest,
 )
 from readmit.model import Agent
+from readmit.store.connection import Conflict, Connection, stamp
 from readmit.wire import event_to_wire, item_to_json, obligation_to_json
 
 
 class Writer:
     """Applies one batch of events to one workspace inside an open transaction."""
 
-    def __init__(self, db: sqlite3.Connection, workspace: str, agents: dict[str, Agent]) -> None:
+    def __init__(self, db: Connection, workspace: str, agents: dict[str, Agent]) -> None:
         self.db = db
         self.ws = workspace
         self.agents = agents
@@ -58,14 +58,14 @@ class Writer:
                     self.ws,
                     self.epoch,
                     event.id,
-                    event.at.isoformat(),
+                    stamp(event.at),
                     event.author,
                     event.op,
                     canonical_json(body),
                     digest(body),
                 ),
             )
-        except sqlite3.IntegrityError:
+        except Conflict:
             raise InvalidEvent(event.id, "an event with this id already exists") from None
         self.last_at = event.at
         return self.epoch
@@ -102,7 +102,7 @@ class Writer:
             self.db.execute(
                 "INSERT INTO names (workspace, id, kind) VALUES (?, ?, ?)", (self.ws, name, kind)
             )
-        except sqlite3.IntegrityError:
+        except Conflict:
             raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace") from None
 
     def kind_of(self, name: str) -> str | None:

@@ -1,10 +1,10 @@
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from builders import T0
+from conftest import store_url
 from readmit.errors import ConfigError, InvalidEvent, StoreError
 from readmit.events import (
     Assert,
@@ -21,7 +21,7 @@ from readmit.events import (
 )
 from readmit.model import Agent
 from readmit.store import WorkStateStore, open_store
-from readmit.store.migrations import SQLITE_MIGRATIONS, pending
+from readmit.store.migrations import MIGRATIONS, pending
 
 AGENTS = [
     Agent(id="A1", principal="family", role="itinerary"),
@@ -234,16 +234,15 @@ def test_an_experience_needs_a_known_source(ws: WorkStateStore) -> None:
         )
 
 
-def test_migrations_are_recorded_and_not_rerun(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path}/m.db"
-    open_store(url).close()
-    reopened = open_store(url)
-    reopened.close()
+def test_migrations_are_recorded_and_not_rerun(backend: str, tmp_path: Path) -> None:
+    with store_url(backend, tmp_path) as url:
+        open_store(url).close()
+        reopened = open_store(url)
 
-    db = sqlite3.connect(tmp_path / "m.db")
-    names = [r[0] for r in db.execute("SELECT name FROM _readmit_migrations")]
-    assert names == [name for name, _ in SQLITE_MIGRATIONS]
-    assert pending(db) == []
+        names = [r[0] for r in reopened.conn.execute("SELECT name FROM _readmit_migrations")]
+        assert names == [name for name, _ in MIGRATIONS]
+        assert pending(reopened.conn) == []
+        reopened.close()
 
 
 def test_an_unknown_decision_is_a_store_error(ws: WorkStateStore) -> None:

@@ -1,0 +1,74 @@
+"""The slice of a database connection the SQL store needs.
+
+One store implementation serves both SQLite and PostgreSQL ("backends must
+behave identically").
+SQL is written once with ``?`` placeholders and the common dialect of both
+(``ON CONFLICT DO NOTHING``, ``RETURNING``); each adapter translates its
+driver's errors: a unique-constraint violation becomes `Conflict`, anything
+else a `StoreError`.
+"""
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+
+class Conflict(Exception):
+    """A unique constraint was violated (an id is already taken)."""
+
+
+class Cursor(Protocol):
+    """The result of one statement."""
+
+    @property
+    def rowcount(self) -> int:
+        """Rows changed by an UPDATE or DELETE."""
+        ...
+
+    def fetchone(self) -> Any:
+        """The next row, or ``None``."""
+        ...
+
+    def fetchall(self) -> list[Any]:
+        """Every remaining row."""
+        ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """One database connection; a store serializes its own use of it."""
+
+    dialect: str
+    """``sqlite`` or ``postgres``: which schema migrations to apply."""
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        """Run one statement.
+
+        Raises:
+            Conflict: on a unique-constraint violation.
+            StoreError: on any other database error.
+        """
+        ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
+        """Run one statement for every row."""
+        ...
+
+    def transaction(self, lock: str | None = None) -> AbstractContextManager[None]:
+        """A transaction that commits on success and rolls back on any exception.
+
+        ``lock`` names a workspace whose writers must be serialized (epochs are
+        assigned as max + 1 inside the transaction). Reads inside see one snapshot.
+        """
+        ...
+
+    def close(self) -> None:
+        """Close the connection."""
+        ...
+
+
+def stamp(at: datetime) -> str:
+    """A time as stored: UTC, fixed width, so text order is time order."""
+    return at.astimezone(UTC).isoformat(timespec="microseconds")

@@ -1,0 +1,81 @@
+"""The PostgreSQL connection adapter: the shared store for teams across machines.
+
+Writers to one workspace are serialized with a transaction-scoped advisory
+lock, so epochs stay strictly increasing and gap-free under concurrent writers;
+reads run in REPEATABLE READ so one return sees one snapshot.
+"""
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+except ImportError as _import_error:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        "The PostgreSQL store needs psycopg: pip install 'readmit[postgres]'"
+    ) from _import_error
+
+from readmit.errors import StoreError
+from readmit.store.connection import Conflict, Cursor
+from readmit.store.sql import SqlStore
+
+
+def _pg(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+class PostgresConnection:
+    """`Connection` over psycopg 3, in autocommit mode with explicit transactions."""
+
+    dialect = "postgres"
+
+    def __init__(self, url: str) -> None:
+        try:
+            self.db = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        try:
+            cursor: Any = self.db.execute(_pg(sql), list(params))
+        except pg_errors.UniqueViolation as exc:
+            raise Conflict(str(exc)) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+        return cursor  # type: ignore[no-any-return]
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
+        try:
+            with self.db.cursor() as cursor:
+                cursor.executemany(_pg(sql), [list(r) for r in rows])
+        except pg_errors.UniqueViolation as exc:
+            raise Conflict(str(exc)) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+
+    @contextmanager
+    def transaction(self, lock: str | None = None) -> Iterator[None]:
+        try:
+            with self.db.transaction():
+                self.execute(
+                    "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
+                    if lock
+                    else "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+                )
+                if lock is not None:
+                    self.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (lock,))
+                yield
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class PostgresStore(SqlStore):
+    """A `WorkStateStore` in a PostgreSQL database."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(PostgresConnection(url), url)

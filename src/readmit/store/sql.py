@@ -1,0 +1,349 @@
+"""The work-state store over SQL: one implementation for SQLite and PostgreSQL.
+
+Events go to the append-only ``events`` log; the ``items``, ``evidence``,
+``obligations`` and ``names`` projections are kept in the same transaction (see
+`readmit.store.writer`). Writers to one workspace are serialized, so epochs
+are strictly increasing and gap-free; a batch is stored whole or not at all.
+One store object owns one connection and may be shared between threads.
+"""
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from readmit.admission.context import ReturnContext
+from readmit.canonical import canonical_json, digest
+from readmit.errors import InvalidEvent, InvalidInput, StoreError
+from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
+from readmit.model import Agent, Checkpoint, Experience, Item, Returner
+from readmit.store.base import DecisionSummary
+from readmit.store.connection import Conflict, Connection, stamp
+from readmit.store.migrations import migrate
+from readmit.store.writer import Writer
+from readmit.wire import item_from_json, obligation_from_json, parse_event
+
+_CACHE_LIMIT = 1_000_000
+"""Decoded items kept per store; past this the cache starts over."""
+
+_SOURCES = ("item", "obligation", "frontier")
+
+
+class SqlStore:
+    """A `WorkStateStore` over one SQL connection (SQLite or PostgreSQL)."""
+
+    def __init__(self, conn: Connection, url: str) -> None:
+        self.conn = conn
+        self.url = url
+        self._lock = threading.RLock()
+        self._decoded: dict[tuple[str, str], Item] = {}
+        with self._lock:
+            migrate(conn)
+
+    @contextmanager
+    def _transaction(self, lock: str | None = None) -> Iterator[Connection]:
+        with self._lock, self.conn.transaction(lock=lock):
+            yield self.conn
+
+    def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
+        with self._transaction(lock=workspace) as db:
+            db.execute(
+                "INSERT INTO workspaces (id) VALUES (?) ON CONFLICT DO NOTHING", (workspace,)
+            )
+            for agent in agents:
+                try:
+                    db.execute(
+                        "INSERT INTO agents (workspace, id, principal, role) VALUES (?, ?, ?, ?)",
+                        (workspace, agent.id, agent.principal, agent.role),
+                    )
+                except Conflict:
+                    raise InvalidInput(
+                        f"agent {agent.id!r} already exists in {workspace!r}"
+                    ) from None
+
+    def agents(self, workspace: str) -> dict[str, Agent]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id, principal, role FROM agents WHERE workspace = ?", (workspace,)
+            ).fetchall()
+        return {r[0]: Agent(id=r[0], principal=r[1], role=r[2]) for r in rows}
+
+    def _agent(self, workspace: str, agent: str, step_id: str) -> Agent:
+        found = self.agents(workspace).get(agent)
+        if found is None:
+            raise InvalidEvent(step_id, f"unknown agent {agent!r} in workspace {workspace!r}")
+        return found
+
+    def append(self, workspace: str, events: Sequence[Event]) -> list[Recorded]:
+        with self._transaction(lock=workspace) as db:
+            writer = Writer(db, workspace, self.agents(workspace))
+            return [Recorded(epoch=writer.write(event), event=event) for event in events]
+
+    def _epoch(self, workspace: str) -> int:
+        row = self.conn.execute(
+            "SELECT MAX(epoch) FROM events WHERE workspace = ?", (workspace,)
+        ).fetchone()
+        return int(row[0] or 0)
+
+    def record_experience(self, workspace: str, step: RecordExperience) -> Experience:
+        with self._transaction(lock=workspace) as db:
+            self._agent(workspace, step.agent, step.id)
+            if Writer(db, workspace, {}).kind_of(step.source) not in _SOURCES:
+                raise InvalidEvent(step.id, f"experience source {step.source!r} is no known item")
+            experience = Experience(
+                id=step.experience_id,
+                agent=step.agent,
+                text=step.text,
+                source_item_id=step.source,
+                epoch=self._epoch(workspace),
+            )
+            try:
+                db.execute(
+                    "INSERT INTO experiences (workspace, agent, id, epoch, at, source_item, text) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        workspace,
+                        step.agent,
+                        experience.id,
+                        experience.epoch,
+                        stamp(step.at),
+                        step.source,
+                        step.text,
+                    ),
+                )
+            except Conflict:
+                raise InvalidEvent(
+                    step.id, f"experience {experience.id!r} already exists"
+                ) from None
+        return experience
+
+    def depart(self, workspace: str, agent: str, at: datetime) -> Checkpoint:
+        with self._transaction(lock=workspace) as db:
+            who = self._agent(workspace, agent, f"depart {agent}")
+            visible = sorted(
+                (
+                    i
+                    for i in self._active(workspace)
+                    if i.scope.readable_by(who.principal, who.role)
+                ),
+                key=lambda i: i.id,
+            )
+            receipts = [[i.id, i.receipt.digest if i.receipt else None] for i in visible]
+            checkpoint = Checkpoint(
+                agent=agent,
+                epoch=self._epoch(workspace),
+                at=at,
+                digest=digest(receipts),
+                item_ids=tuple(i.id for i in visible),
+            )
+            (checkpoint_id,) = db.execute(
+                "INSERT INTO checkpoints (workspace, agent, epoch, at, digest) "
+                "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (workspace, agent, checkpoint.epoch, stamp(at), checkpoint.digest),
+            ).fetchone()
+            db.executemany(
+                "INSERT INTO checkpoint_items (checkpoint, item) VALUES (?, ?)",
+                ((checkpoint_id, i) for i in checkpoint.item_ids),
+            )
+        return checkpoint
+
+    def _active(self, workspace: str) -> list[Item]:
+        rows = self.conn.execute(
+            "SELECT body FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
+        ).fetchall()
+        return [item_from_json(json.loads(r[0])) for r in rows]
+
+    def visible_state(self, workspace: str, agent: str) -> list[Item]:
+        """The active items ``agent`` may read now, by id."""
+        with self._transaction() as _:
+            who = self._agent(workspace, agent, f"state of {agent}")
+            items = self._active(workspace)
+        readable = (i for i in items if i.scope.readable_by(who.principal, who.role))
+        return sorted(readable, key=lambda i: i.id)
+
+    def experiences(self, workspace: str, agent: str) -> list[Experience]:
+        """``agent``'s own private bank, oldest first."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id, source_item, text, epoch FROM experiences WHERE workspace = ? "
+                "AND agent = ? ORDER BY epoch, id",
+                (workspace, agent),
+            ).fetchall()
+        return [
+            Experience(id=r[0], agent=agent, source_item_id=r[1], text=r[2], epoch=r[3])
+            for r in rows
+        ]
+
+    def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
+        with self._transaction() as db:
+            who = self._agent(workspace, request.agent, request.id)
+            row = db.execute(
+                "SELECT id, epoch, at, digest FROM checkpoints WHERE workspace = ? AND agent = ? "
+                "AND at <= ? ORDER BY at DESC, id DESC LIMIT 1",
+                (workspace, request.agent, stamp(request.at)),
+            ).fetchone()
+            if row is None:
+                raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
+            cp_id, cp_epoch = row[0], row[1]
+            items = self._context_items(workspace, cp_id, cp_epoch)
+            departure = Checkpoint(
+                agent=request.agent,
+                epoch=cp_epoch,
+                at=datetime.fromisoformat(row[2]),
+                digest=row[3],
+                item_ids=tuple(i.id for i in items if i.epoch <= cp_epoch),
+            )
+            delta = self.events(workspace, after_epoch=cp_epoch)
+            obligations = tuple(
+                obligation_from_json(json.loads(r[0]))
+                for r in db.execute(
+                    "SELECT body FROM obligations WHERE workspace = ? AND resolved_epoch IS NULL "
+                    "ORDER BY epoch, id",
+                    (workspace,),
+                ).fetchall()
+            )
+            evidence = frozenset(
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM evidence WHERE workspace = ?", (workspace,)
+                ).fetchall()
+            )
+            experiences = tuple(
+                Experience(id=r[0], agent=request.agent, source_item_id=r[1], text=r[2], epoch=r[3])
+                for r in db.execute(
+                    "SELECT id, source_item, text, epoch FROM experiences WHERE workspace = ? "
+                    "AND agent = ? AND at <= ? ORDER BY epoch, id",
+                    (workspace, request.agent, stamp(request.at)),
+                ).fetchall()
+            )
+            epoch = self._epoch(workspace)
+        returner = Returner(
+            agent=who.id,
+            principal=who.principal,
+            role=who.role,
+            task=request.task,
+            purpose=request.purpose,
+            at=request.at,
+        )
+        return ReturnContext(
+            workspace=workspace,
+            cycle=f"{workspace}:{request.agent}:{request.id}@{epoch}",
+            returner=returner,
+            departure=departure,
+            epoch=epoch,
+            items=items,
+            delta=tuple(delta),
+            obligations=obligations,
+            evidence=evidence,
+            experiences=experiences,
+        )
+
+    def _context_items(self, workspace: str, checkpoint: int, epoch: int) -> tuple[Item, ...]:
+        """D_a's items and those asserted after ``epoch``, decoding each stored body only once.
+
+        Item bodies are immutable once committed (status lives in its own
+        column), so a decoded item can be reused by every later return.
+        """
+        ids = self.conn.execute(
+            "SELECT item FROM checkpoint_items WHERE checkpoint = ? "
+            "UNION ALL SELECT id FROM items WHERE workspace = ? AND epoch > ?",
+            (checkpoint, workspace, epoch),
+        ).fetchall()
+        cache = self._decoded
+        if any((workspace, i) not in cache for (i,) in ids):
+            if len(cache) + len(ids) > _CACHE_LIMIT:
+                cache.clear()
+            for item_id, body in self.conn.execute(
+                "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
+                "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
+                "UNION ALL SELECT id, body FROM items WHERE workspace = ? AND epoch > ?",
+                (workspace, checkpoint, workspace, epoch),
+            ).fetchall():
+                if (workspace, item_id) not in cache:
+                    cache[workspace, item_id] = item_from_json(json.loads(body))
+        return tuple(cache[workspace, i] for (i,) in ids)
+
+    def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? ORDER BY epoch",
+                (workspace, after_epoch),
+            ).fetchall()
+        return [
+            Recorded(epoch=epoch, event=parse_event(json.loads(body), epoch))
+            for epoch, body in rows
+        ]
+
+    def record_decision(
+        self,
+        workspace: str,
+        agent: str,
+        at: datetime,
+        epoch: int,
+        outcome: str,
+        record: dict[str, Any],
+    ) -> int:
+        with self._transaction() as db:
+            (decision_id,) = db.execute(
+                "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body) "
+                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (workspace, agent, stamp(at), epoch, outcome, canonical_json(record)),
+            ).fetchone()
+        return int(decision_id)
+
+    def decisions(
+        self, workspace: str | None = None, agent: str | None = None
+    ) -> list[DecisionSummary]:
+        query = "SELECT id, workspace, agent, at, epoch, outcome FROM decisions"
+        filters = [(c, v) for c, v in (("workspace", workspace), ("agent", agent)) if v is not None]
+        if filters:
+            query += " WHERE " + " AND ".join(f"{c} = ?" for c, _ in filters)
+        with self._lock:
+            rows = self.conn.execute(query + " ORDER BY id", [v for _, v in filters]).fetchall()
+        return [
+            DecisionSummary(
+                id=r[0],
+                workspace=r[1],
+                agent=r[2],
+                at=datetime.fromisoformat(r[3]),
+                epoch=r[4],
+                outcome=r[5],
+            )
+            for r in rows
+        ]
+
+    def decision(self, decision_id: int) -> dict[str, Any]:
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT body FROM decisions WHERE id = ?", (decision_id,)
+            ).fetchone()
+        if row is None:
+            raise StoreError(f"no decision {decision_id} in the audit log (see `readmit audit`)")
+        value: dict[str, Any] = json.loads(row[0])
+        return value
+
+    def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
+        """Store the hash of a new API key for ``agent``."""
+        with self._transaction(lock=workspace) as db:
+            self._agent(workspace, agent, f"key for {agent}")
+            db.execute(
+                "INSERT INTO agent_keys (key_hash, workspace, agent, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (key_hash, workspace, agent, stamp(at)),
+            )
+
+    def agent_for_key(self, key_hash: str) -> tuple[str, Agent] | None:
+        """The (workspace, agent) an API key hash belongs to, if any."""
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT k.workspace, a.id, a.principal, a.role FROM agent_keys k JOIN agents a "
+                "ON a.workspace = k.workspace AND a.id = k.agent WHERE k.key_hash = ?",
+                (key_hash,),
+            ).fetchone()
+        return None if row is None else (row[0], Agent(id=row[1], principal=row[2], role=row[3]))
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
