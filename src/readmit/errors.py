@@ -9,7 +9,10 @@ Our exception hierarchy::
     ├── StoreError                       the work-state store could not do what was asked
     │   └── MigrationError
     ├── VerifierUnavailable              the implicit-invalidation verifier gave no answer
-    └── ViewRejected                     a Return View failed its signature/digest/expiry check
+    ├── ViewRejected                     a Return View failed its signature/digest/expiry check
+    ├── Unauthenticated                  no valid agent key came with a request
+    ├── Forbidden                        the caller tried to act as someone else
+    └── NotFound                         the caller has no such decision
 
 An item that is kept out of a Return View is *not* an exception: it is an
 `Exclusion` with a `Reason` (see `readmit.reasons`). Exceptions are for
@@ -75,3 +78,21 @@ class ViewRejected(ReadmitError):
     def __init__(self, problem: str) -> None:
         super().__init__(f"return view rejected: {problem}")
         self.problem = problem
+
+
+class Unauthenticated(ReadmitError):
+    """No valid agent key came with the request."""
+
+    code = "unauthenticated"
+
+
+class Forbidden(ReadmitError):
+    """The caller tried to act as another agent (or outside its workspace)."""
+
+    code = "forbidden"
+
+
+class NotFound(ReadmitError):
+    """The caller has no such decision (another agent's decisions are not even named)."""
+
+    code = "not_found"

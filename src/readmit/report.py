@@ -4,12 +4,16 @@ from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.decision import Decision, Issued
-from readmit.admission.view import exclusion_json
+from readmit.admission.view import exclusion_json, hidden_ids
 from readmit.clock import format_time
 
 
 def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
-    """The spec §7 decision record, with every exclusion (including ones the agent may not see)."""
+    """The spec §7 decision record, with every exclusion (including ones the agent may not see).
+
+    ``hidden`` lists the ids the agent may not see; `readmit.admission.view.redact`
+    turns the record's exclusions into what the agent is shown.
+    """
     issued = isinstance(decision, Issued)
     items = decision.items if isinstance(decision, Issued) else ()
     selected = decision.items if isinstance(decision, Issued) else decision.selected
@@ -29,6 +33,7 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
         "items": [i.id for i in items],
         "selected": [i.id for i in selected],
         "excluded": [exclusion_json(e) for e in decision.exclusions],
+        "hidden": sorted(hidden_ids(ctx, decision.exclusions)),
         "readmitted": [e.id for e in readmitted],
         "withheld": [e.id for e in decision.withheld],
         "view": decision.signed if issued and isinstance(decision, Issued) else None,

@@ -63,30 +63,28 @@ def _item_entry(item: Item) -> dict[str, Any]:
     return entry
 
 
-def visible_exclusions(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> list[Exclusion]:
-    """The exclusions the returning agent may see, with hidden ids removed from their evidence.
+def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
+    """Ids the returning agent may not see: unreadable items and the events that recorded them."""
+    items = {e.item for e in exclusions if e.reason is Reason.UNAUTHORIZED}
+    events = {r.event_id for i in items if (r := ctx.by_id[i].receipt) is not None}
+    return frozenset(items | events)
+
+
+def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
+    """The exclusions (in wire form) the agent may see, with hidden ids removed from evidence.
 
     ``not_selected`` items are left out: they are valid, just not needed, and
     the audit log keeps them. The view tells the agent what went stale.
     """
-    hidden_items = {e.item for e in exclusions if e.reason is Reason.UNAUTHORIZED}
-    hidden = set(hidden_items)
-    for item_id in hidden_items:
-        receipt = ctx.by_id[item_id].receipt
-        if receipt is not None:
-            hidden.add(receipt.event_id)
-    return [
-        Exclusion(
-            item=e.item,
-            reason=e.reason,
-            stage=e.stage,
-            confidence=e.confidence,
-            evidence=tuple(x for x in e.evidence if x not in hidden),
-            detail="" if hidden & set(e.evidence) else e.detail,
-        )
-        for e in exclusions
-        if e.item not in hidden and e.reason is not Reason.NOT_SELECTED
-    ]
+    visible = []
+    for e in excluded:
+        if e["item"] in hidden or e["reason"] == Reason.NOT_SELECTED:
+            continue
+        shown = {**e, "evidence": [x for x in e["evidence"] if x not in hidden]}
+        if hidden & set(e["evidence"]):
+            shown.pop("detail", None)  # the detail may name what was hidden
+        visible.append(shown)
+    return visible
 
 
 def build_view(
@@ -112,7 +110,7 @@ def build_view(
             "obligations": selection.coverage.obligations,
             "critical": selection.coverage.critical,
         },
-        "excluded": [exclusion_json(e) for e in visible_exclusions(ctx, exclusions)],
+        "excluded": redact([exclusion_json(e) for e in exclusions], hidden_ids(ctx, exclusions)),
     }
 
 

@@ -1,4 +1,4 @@
-"""The ``readmit`` command line: demo, replay, verify, explain, audit."""
+"""The ``readmit`` command line: demo, replay, verify, explain, audit, serve, mcp, keys."""
 
 import sys
 from typing import Any
@@ -6,9 +6,12 @@ from typing import Any
 import click
 
 from readmit.errors import (
+    Forbidden,
     InvalidInput,
+    NotFound,
     ReadmitError,
     StoreError,
+    Unauthenticated,
     VerifierUnavailable,
     ViewRejected,
 )
@@ -18,6 +21,9 @@ EXIT_CODES: dict[type[ReadmitError], int] = {
     ViewRejected: 3,
     StoreError: 4,
     VerifierUnavailable: 5,
+    Unauthenticated: 6,
+    Forbidden: 6,
+    NotFound: 4,
 }
 """Exit code by error class (the most specific base wins); any other `ReadmitError` exits 1."""
 
@@ -53,13 +59,17 @@ def main() -> None:
 
 
 def _register() -> None:
-    from readmit.cli import audit, demo, replay, verify
+    from readmit.cli import audit, demo, replay, serve, verify
 
     cli.add_command(demo.demo)
     cli.add_command(replay.replay_command)
     cli.add_command(verify.verify)
     cli.add_command(audit.explain)
     cli.add_command(audit.audit)
+    cli.add_command(serve.serve)
+    cli.add_command(serve.mcp_command)
+    cli.add_command(serve.workspace)
+    cli.add_command(serve.keys)
 
 
 _register()

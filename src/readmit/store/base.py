@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from readmit.admission.context import ReturnContext
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
-from readmit.model import Agent, Checkpoint, Experience
+from readmit.model import Agent, Checkpoint, Experience, Item
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,8 +77,10 @@ class WorkStateStore(Protocol):
         """Append a decision (with all its exclusions) to the audit log; return its id."""
         ...
 
-    def decisions(self, workspace: str | None = None) -> list[DecisionSummary]:
-        """The audit log, oldest first."""
+    def decisions(
+        self, workspace: str | None = None, agent: str | None = None
+    ) -> list[DecisionSummary]:
+        """The audit log, oldest first (optionally of one workspace, one agent)."""
         ...
 
     def decision(self, decision_id: int) -> dict[str, Any]:
@@ -87,6 +89,22 @@ class WorkStateStore(Protocol):
         Raises:
             StoreError: if there is no such decision.
         """
+        ...
+
+    def visible_state(self, workspace: str, agent: str) -> list[Item]:
+        """The active items ``agent`` may read now, by id."""
+        ...
+
+    def experiences(self, workspace: str, agent: str) -> list[Experience]:
+        """``agent``'s own private bank, oldest first."""
+        ...
+
+    def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
+        """Store the hash of a new API key for ``agent``."""
+        ...
+
+    def agent_for_key(self, key_hash: str) -> tuple[str, Agent] | None:
+        """The (workspace, agent) an API key hash belongs to, if any."""
         ...
 
     def close(self) -> None:

@@ -1,0 +1,119 @@
+"""``readmit serve``, ``readmit mcp``, ``readmit workspace`` and ``readmit keys``."""
+
+import os
+
+import click
+
+from readmit.clock import now
+from readmit.config import DB_ENV
+from readmit.errors import InvalidInput
+from readmit.model import Agent
+from readmit.service.keys import key_hash, new_key
+from readmit.store import DEFAULT_URL, open_store
+
+AGENT_KEY_ENV = "READMIT_AGENT_KEY"
+_DB = click.option(
+    "--db",
+    default=DEFAULT_URL,
+    envvar=DB_ENV,
+    show_default=True,
+    help="Store URL (sqlite:///PATH or postgresql://...).",
+)
+_VERIFIER = click.option(
+    "--verifier",
+    "verifier_spec",
+    default="builtin",
+    show_default=True,
+    help="Implicit-invalidation verifier.",
+)
+
+
+@click.command()
+@_DB
+@_VERIFIER
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def serve(db: str, verifier_spec: str, host: str, port: int) -> None:
+    """Run the HTTP service (OpenAPI at /docs and /openapi.json).
+
+    Views are signed with READMIT_SIGNING_KEY, which must be set.
+    """
+    import uvicorn
+
+    from readmit.service.app import create_app
+    from readmit.service.operations import Service
+
+    service = Service.from_env(db, verifier_spec)
+    try:
+        uvicorn.run(create_app(service), host=host, port=port, log_level="info")
+    finally:
+        service.close()
+
+
+@click.command("mcp")
+@_DB
+@_VERIFIER
+def mcp_command(db: str, verifier_spec: str) -> None:
+    """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
+    from readmit.service.mcp import create_mcp
+    from readmit.service.operations import Service, require_key
+
+    service = Service.from_env(db, verifier_spec)
+    try:
+        caller = service.authenticate(require_key(os.environ, AGENT_KEY_ENV))
+        create_mcp(service, caller).run("stdio")
+    finally:
+        service.close()
+
+
+@click.group()
+def workspace() -> None:
+    """Create workspaces and their agents."""
+
+
+def _agent(spec: str) -> Agent:
+    parts = spec.split(":")
+    if len(parts) != 3:
+        raise InvalidInput(f"--agent {spec!r}: write ID:PRINCIPAL:ROLE")
+    return Agent(id=parts[0], principal=parts[1], role=parts[2])
+
+
+@workspace.command("create")
+@click.argument("name")
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    required=True,
+    metavar="ID:PRINCIPAL:ROLE",
+    help="An agent of the workspace (repeatable).",
+)
+@_DB
+def workspace_create(name: str, agents: tuple[str, ...], db: str) -> None:
+    """Create workspace NAME with its agents (or add agents to it)."""
+    store = open_store(db)
+    try:
+        store.create_workspace(name, [_agent(a) for a in agents])
+    finally:
+        store.close()
+    click.echo(f"workspace {name}: {len(agents)} agent(s) added")
+
+
+@click.group()
+def keys() -> None:
+    """Manage agent API keys (stored hashed)."""
+
+
+@keys.command("create")
+@click.argument("workspace_name", metavar="WORKSPACE")
+@click.argument("agent")
+@_DB
+def keys_create(workspace_name: str, agent: str, db: str) -> None:
+    """Create an API key for AGENT of WORKSPACE and print it (it is shown only once)."""
+    key = new_key()
+    store = open_store(db)
+    try:
+        store.add_agent_key(workspace_name, agent, key_hash(key), now())
+    finally:
+        store.close()
+    click.echo(key)

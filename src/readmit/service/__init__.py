@@ -1,0 +1,1 @@
+"""The network surface: an HTTP service and an MCP server over the same operations."""

@@ -1,0 +1,16 @@
+"""Agent API keys: random tokens, stored only as their SHA-256 hash."""
+
+import hashlib
+import secrets
+
+PREFIX = "rmk_"
+
+
+def new_key() -> str:
+    """A fresh API key (shown once; only its hash is stored)."""
+    return PREFIX + secrets.token_urlsafe(32)
+
+
+def key_hash(key: str) -> str:
+    """The stored form of a key. Keys are 256-bit random, so a plain hash suffices."""
+    return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()

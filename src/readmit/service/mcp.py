@@ -1,0 +1,65 @@
+"""The MCP server: readmit's operations as tools, for MCP-speaking agents.
+
+One server process acts as one agent, authenticated by the key in
+``READMIT_AGENT_KEY``; the tools are the HTTP API's operations.
+"""
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from readmit.service.operations import Caller, Service
+
+
+def create_mcp(service: Service, caller: Caller) -> MCPServer:
+    """An MCP server whose tools act as ``caller``."""
+    server = MCPServer(
+        name="readmit",
+        instructions=(
+            "readmit decides which remembered state you may still act on after an absence. "
+            "Record what you do with record_events, call depart before you leave and "
+            "return_view when you come back; act only on the items of an issued view."
+        ),
+    )
+
+    @server.tool()
+    def record_events(events: list[dict[str, Any]]) -> dict[str, Any]:
+        """Record events you author (readmit.scenario/1 format, `at` defaults to now)."""
+        return {"recorded": service.record(caller, events)}
+
+    @server.tool()
+    def remember(id: str, text: str, source: str) -> dict[str, Any]:
+        """Add a private memory to your bank, bound to the work-state item `source`."""
+        return service.remember(caller, id, text, source)
+
+    @server.tool()
+    def depart() -> dict[str, Any]:
+        """Checkpoint what you can see now, before you go away."""
+        return service.depart(caller)
+
+    @server.tool()
+    def return_view(task: str, purpose: str) -> dict[str, Any]:
+        """Come back: get your signed Return View, or why it was withheld."""
+        return service.return_(caller, task, purpose)
+
+    @server.tool()
+    def verify_view(view: dict[str, Any]) -> dict[str, Any]:
+        """Check a Return View's signature, item digests and expiry."""
+        return service.verify(view)
+
+    @server.tool()
+    def audit() -> dict[str, Any]:
+        """List your return decisions."""
+        return {"decisions": service.decisions(caller)}
+
+    @server.tool()
+    def explain(decision_id: int) -> dict[str, Any]:
+        """Why each item of one of your decisions was kept or excluded."""
+        return service.explain(caller, decision_id)
+
+    @server.tool()
+    def state() -> dict[str, Any]:
+        """The active shared items you may read now."""
+        return {"items": service.state(caller)}
+
+    return server

@@ -1,0 +1,251 @@
+"""The operations agents call over HTTP and MCP, each acting as one authenticated agent.
+
+An agent acts only as itself: every event it records names it as author, it
+departs and returns only itself, and it sees only its own decisions and its
+own private bank, with exclusions of items it may not read removed entirely.
+"""
+
+import os
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from readmit.admission import admit
+from readmit.admission.decision import Issued
+from readmit.admission.invalidation.implicit import Verifier
+from readmit.admission.view import redact, verify_view
+from readmit.clock import format_time, now
+from readmit.config import signer_from_env
+from readmit.errors import (
+    ConfigError,
+    Forbidden,
+    InvalidEvent,
+    NotFound,
+    Unauthenticated,
+    ViewRejected,
+)
+from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
+from readmit.model import Agent, Experience, Item
+from readmit.plugins import make_verifier
+from readmit.policy import Policy
+from readmit.report import decision_json
+from readmit.service.keys import key_hash
+from readmit.signing import Signer
+from readmit.store import SqlStore, open_store
+from readmit.wire import parse_step
+
+MAX_EVENTS = 1000
+"""Most events one request may record."""
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated agent a request acts as."""
+
+    workspace: str
+    agent: Agent
+
+
+class Service:
+    """readmit's operations over one store, for authenticated agents."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        *,
+        signer: Signer,
+        verifier: Verifier,
+        policy: Policy | None = None,
+        clock: Clock = now,
+    ) -> None:
+        self.store = store
+        self.signer = signer
+        self.verifier = verifier
+        self.policy = policy or Policy()
+        self.clock = clock
+
+    @classmethod
+    def from_env(cls, db: str, verifier: str, env: Mapping[str, str] = os.environ) -> "Service":
+        """Build the service from flags and ``READMIT_*`` settings.
+
+        Raises:
+            ConfigError: if the signing key is missing (a server never signs with a throwaway key).
+        """
+        signer = signer_from_env(env, allow_ephemeral=False).signer
+        return cls(open_store(db), signer=signer, verifier=make_verifier(verifier))
+
+    def authenticate(self, key: str | None) -> Caller:
+        """The agent an API key belongs to.
+
+        Raises:
+            Unauthenticated: if the key is missing or unknown.
+        """
+        found = self.store.agent_for_key(key_hash(key)) if key else None
+        if found is None:
+            raise Unauthenticated("send your agent key as 'Authorization: Bearer <key>'")
+        return Caller(workspace=found[0], agent=found[1])
+
+    def record(self, caller: Caller, raw_events: Sequence[object]) -> list[dict[str, Any]]:
+        """Validate every event, then record them all atomically (or none)."""
+        if len(raw_events) > MAX_EVENTS:
+            raise InvalidEvent("request", f"at most {MAX_EVENTS} events per request")
+        at = self.clock()
+        events = [self._own_event(caller, raw, index, at) for index, raw in enumerate(raw_events)]
+        recorded = self.store.append(caller.workspace, events)
+        return [{"id": r.event.id, "epoch": r.epoch} for r in recorded]
+
+    def _own_event(self, caller: Caller, raw: object, index: int, at: datetime) -> Event:
+        if isinstance(raw, dict):
+            # Ids and times are the server's to give when the agent leaves them out: a
+            # per-request index would collide with the events of earlier requests.
+            raw = {"id": f"ev-{uuid.uuid4().hex[:16]}", "at": format_time(at), **raw}
+        step: Step = parse_step(raw, index)
+        if isinstance(step, RecordExperience | Depart | ReturnRequest):
+            raise InvalidEvent(step.id, f"op {step.op!r} has its own endpoint")
+        if step.author != caller.agent.id:
+            raise Forbidden(
+                f"event {step.id!r}: agent {caller.agent.id!r} may only record events it authors"
+            )
+        return step
+
+    def remember(
+        self, caller: Caller, memory_id: str, text: str, source: str, at: datetime | None = None
+    ) -> dict[str, Any]:
+        """Add a private experience to the caller's own bank."""
+        step = RecordExperience(
+            id=f"memory {memory_id}",
+            at=at or self.clock(),
+            agent=caller.agent.id,
+            experience_id=memory_id,
+            text=text,
+            source=source,
+        )
+        return _memory_json(self.store.record_experience(caller.workspace, step))
+
+    def depart(self, caller: Caller, at: datetime | None = None) -> dict[str, Any]:
+        """Checkpoint what the caller can see now."""
+        checkpoint = self.store.depart(caller.workspace, caller.agent.id, at or self.clock())
+        return {
+            "agent": caller.agent.id,
+            "epoch": checkpoint.epoch,
+            "at": format_time(checkpoint.at),
+            "items": len(checkpoint.item_ids),
+            "digest": checkpoint.digest,
+        }
+
+    def return_(
+        self,
+        caller: Caller,
+        task: str,
+        purpose: str,
+        policy: Mapping[str, Any] | None = None,
+        at: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Run the pipeline for the caller and answer with what it may see of the decision."""
+        when = at or self.clock()
+        request = ReturnRequest(
+            id=f"return@{format_time(when)}",
+            at=when,
+            agent=caller.agent.id,
+            task=task,
+            purpose=purpose,
+        )
+        chosen = self.policy.with_overrides(dict(policy or {}))
+        ctx = self.store.return_context(caller.workspace, request)
+        decision = admit(ctx, policy=chosen, verifier=self.verifier, signer=self.signer)
+        record = decision_json(decision, ctx)
+        decision_id = self.store.record_decision(
+            caller.workspace, caller.agent.id, when, ctx.epoch, decision.outcome, record
+        )
+        shown = _for_agent(record)
+        shown["decision"] = decision_id
+        if isinstance(decision, Issued):
+            shown["readmitted"] = [_memory_json(e) for e in decision.readmitted]
+        return shown
+
+    def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> dict[str, Any]:
+        """Check a view's signature, digests and expiry (never raises for a bad view)."""
+        try:
+            verified = verify_view(view, self.signer, at or self.clock())
+        except ViewRejected as exc:
+            return {"valid": False, "problem": exc.problem}
+        return {"valid": True, "items": list(verified.item_ids)}
+
+    def decisions(self, caller: Caller) -> list[dict[str, Any]]:
+        """The caller's own decisions, oldest first."""
+        rows = self.store.decisions(caller.workspace, caller.agent.id)
+        return [
+            {"id": r.id, "at": format_time(r.at), "epoch": r.epoch, "outcome": r.outcome}
+            for r in rows
+        ]
+
+    def explain(self, caller: Caller, decision_id: int) -> dict[str, Any]:
+        """One of the caller's decisions, as the caller may see it.
+
+        Raises:
+            NotFound: if the caller has no decision with that id.
+        """
+        mine = {r.id for r in self.store.decisions(caller.workspace, caller.agent.id)}
+        if decision_id not in mine:
+            raise NotFound(f"you have no decision {decision_id}")
+        shown = _for_agent(self.store.decision(decision_id))
+        shown["decision"] = decision_id
+        return shown
+
+    def state(self, caller: Caller) -> list[dict[str, Any]]:
+        """The active items the caller may read now."""
+        return [_item_json(i) for i in self.store.visible_state(caller.workspace, caller.agent.id)]
+
+    def memories(self, caller: Caller) -> list[dict[str, Any]]:
+        """The caller's own private bank."""
+        return [_memory_json(e) for e in self.store.experiences(caller.workspace, caller.agent.id)]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _for_agent(record: Mapping[str, Any]) -> dict[str, Any]:
+    hidden = frozenset(record["hidden"])
+    return {
+        "outcome": record["outcome"],
+        "at": record["at"],
+        "epoch": record["epoch"],
+        "coverage": record["coverage"],
+        "items": record["items"],
+        "selected": [i for i in record["selected"] if i not in hidden],
+        "excluded": redact(record["excluded"], hidden),
+        "readmitted": record["readmitted"],
+        "view": record["view"],
+    }
+
+
+def _item_json(item: Item) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "text": item.text,
+        "kind": str(item.kind),
+        "epoch": item.epoch,
+        "author": item.author,
+        "key": item.key,
+        "supports": sorted(item.supports),
+    }
+
+
+def _memory_json(e: Experience) -> dict[str, Any]:
+    return {"id": e.id, "text": e.text, "source": e.source_item_id, "epoch": e.epoch}
+
+
+def require_key(env: Mapping[str, str], name: str) -> str:
+    """An agent key from the environment.
+
+    Raises:
+        ConfigError: if it is unset.
+    """
+    key = env.get(name)
+    if not key:
+        raise ConfigError(f"set {name} to the agent's key (create one with `readmit keys create`)")
+    return key

@@ -1,0 +1,182 @@
+"""The HTTP service end to end: the travel case, auth, errors, isolation, OpenAPI."""
+
+from typing import Any
+
+import httpx
+import pytest
+
+from readmit.examples.travel import travel_scenario
+from servicekit import Team, play
+
+NOTE = {
+    "at": "2026-05-01T08:00:00Z",
+    "op": "assert",
+    "author": "A2",
+    "item": {"id": "h0", "text": "Sunrise Hotel is booked.", "key": "hotel"},
+}
+
+
+def events(client: httpx.Client, team: Team, agent: str = "A2") -> list[dict[str, Any]]:
+    response = client.get("/v1/state", headers=team.auth(agent))
+    assert response.status_code == 200
+    items: list[dict[str, Any]] = response.json()["items"]
+    return items
+
+
+def test_the_travel_case_over_http(client: httpx.Client, team: Team) -> None:
+    first, second = play(client, team, travel_scenario())
+
+    blocked, issued = first.json(), second.json()
+    assert blocked["outcome"] == "blocked"
+    assert blocked["coverage"] == {"obligations": 0.5, "critical": 0.75}
+    assert blocked["view"] is None
+    assert issued["outcome"] == "issued"
+    assert set(issued["items"]) == {"o_h", "f_h", "o_t", "f_t", "h1", "t1", "p1", "c"}
+    assert [m["id"] for m in issued["readmitted"]] == ["x_quiet"]
+    check = client.post("/v1/verify", json={"view": issued["view"], "at": "2026-05-03T14:30:00Z"})
+    assert check.json() == {"valid": True, "items": issued["items"]}
+
+
+def test_an_agent_never_sees_what_it_may_not_read(client: httpx.Client, team: Team) -> None:
+    _, second = play(client, team, travel_scenario())
+
+    body = second.text + client.get("/v1/state", headers=team.auth("A1")).text
+    decision = second.json()["decision"]
+    body += client.get(f"/v1/decisions/{decision}", headers=team.auth("A1")).text
+    assert "n1" not in body
+    assert "agency" not in body.lower()
+    assert "e14" not in body
+
+
+def test_private_memories_stay_private(client: httpx.Client, team: Team) -> None:
+    play(client, team, travel_scenario())
+
+    mine = client.get("/v1/memories", headers=team.auth("A1")).json()["memories"]
+    theirs = client.get("/v1/memories", headers=team.auth("A2")).json()["memories"]
+
+    assert {m["id"] for m in mine} == {"x_quiet", "x_desk", "x_door"}
+    assert theirs == []
+
+
+def test_decisions_of_other_agents_are_not_found(client: httpx.Client, team: Team) -> None:
+    _, second = play(client, team, travel_scenario())
+    decision = second.json()["decision"]
+
+    response = client.get(f"/v1/decisions/{decision}", headers=team.auth("A2"))
+
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert client.get("/v1/decisions", headers=team.auth("A2")).json() == {"decisions": []}
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"Authorization": "Bearer rmk_wrong"}, {"Authorization": "Basic QTE6eA=="}]
+)
+def test_requests_without_a_valid_key_are_401(
+    client: httpx.Client, headers: dict[str, str]
+) -> None:
+    response = client.get("/v1/state", headers=headers)
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthenticated"
+
+
+def test_an_agent_cannot_author_for_another(client: httpx.Client, team: Team) -> None:
+    response = client.post("/v1/events", json={"events": [NOTE]}, headers=team.auth("A1"))
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "forbidden"
+    assert events(client, team) == []
+
+
+def test_a_bad_batch_is_422_and_stores_nothing(client: httpx.Client, team: Team) -> None:
+    bad = {
+        "id": "bad",
+        "op": "revoke",
+        "author": "A2",
+        "target": "nothing",
+        "why": "x",
+        "at": "2026-05-01T09:00:00Z",
+    }
+
+    response = client.post("/v1/events", json={"events": [NOTE, bad]}, headers=team.auth("A2"))
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_event"
+    assert response.json()["details"] == {"event_id": "bad"}
+    assert events(client, team) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"events": []},
+        {"events": [{"op": "assert"}]},
+        {"events": "nope"},
+        {"wrong": 1},
+    ],
+)
+def test_malformed_bodies_are_422_with_a_code(
+    client: httpx.Client, team: Team, body: dict[str, Any]
+) -> None:
+    response = client.post("/v1/events", json=body, headers=team.auth("A2"))
+
+    assert response.status_code == 422
+    assert response.json()["code"] in {"invalid_request", "invalid_event"}
+    assert events(client, team) == []
+
+
+def test_invalid_json_is_422(client: httpx.Client, team: Team) -> None:
+    response = client.post(
+        "/v1/events",
+        content=b"{not json",
+        headers={**team.auth("A2"), "Content-Type": "application/json"},
+    )
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_request"
+
+
+def test_events_default_to_now_and_get_epochs(client: httpx.Client, team: Team) -> None:
+    note = {k: v for k, v in NOTE.items() if k != "at"}
+
+    response = client.post("/v1/events", json={"events": [note]}, headers=team.auth("A2"))
+
+    [recorded] = response.json()["recorded"]
+    assert recorded["epoch"] == 1
+    assert recorded["id"].startswith("ev-")
+
+
+def test_a_return_before_departing_is_422(client: httpx.Client, team: Team) -> None:
+    response = client.post(
+        "/v1/return", json={"task": "t", "purpose": "p"}, headers=team.auth("A1")
+    )
+
+    assert response.status_code == 422
+    assert "has not departed" in response.json()["message"]
+
+
+def test_a_tampered_view_does_not_verify(client: httpx.Client, team: Team) -> None:
+    _, second = play(client, team, travel_scenario())
+    view = second.json()["view"]
+    view["items"][0]["text"] = "Skip the hotel."
+
+    check = client.post("/v1/verify", json={"view": view, "at": "2026-05-03T14:30:00Z"})
+
+    assert check.status_code == 200
+    assert check.json()["valid"] is False
+
+
+def test_the_openapi_schema_is_published(client: httpx.Client) -> None:
+    schema = client.get("/openapi.json").json()
+
+    assert {
+        "/v1/events",
+        "/v1/depart",
+        "/v1/return",
+        "/v1/verify",
+        "/v1/decisions",
+        "/v1/decisions/{decision_id}",
+        "/v1/state",
+        "/v1/memories",
+    } <= set(schema["paths"])

@@ -1,0 +1,92 @@
+"""Helpers for service tests: a team of agents with keys, a loopback server, the travel case."""
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from builders import KEY
+from readmit.clock import now
+from readmit.examples.travel import travel_scenario
+from readmit.model import Agent
+from readmit.plugins import make_verifier
+from readmit.service.keys import key_hash, new_key
+from readmit.service.operations import Service
+from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore
+
+AGENTS = [Agent(**a) for a in travel_scenario()["agents"]]
+"""The travel case's team: A1-A4 of the family, X1 of the agency."""
+
+
+@dataclass
+class Team:
+    service: Service
+    keys: dict[str, str]
+
+    def auth(self, agent: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.keys[agent]}"}
+
+
+def make_team(store: SqlStore, agents: list[Agent] = AGENTS) -> Team:
+    store.create_workspace("trip", agents)
+    keys = {}
+    for agent in agents:
+        keys[agent.id] = new_key()
+        store.add_agent_key("trip", agent.id, key_hash(keys[agent.id]), now())
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+    return Team(service=service, keys=keys)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """Run ``app`` with uvicorn on a free loopback port; yield its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+def play(client: httpx.Client, team: Team, scenario: dict[str, Any]) -> list[httpx.Response]:
+    """Drive a scenario through the HTTP API, each step with its agent's key; return the returns."""
+    returns = []
+    for event in scenario["events"]:
+        op = event["op"]
+        agent = event.get("author") or event["agent"]
+        headers = team.auth(agent)
+        if op == "depart":
+            response = client.post("/v1/depart", json={"at": event["at"]}, headers=headers)
+        elif op == "return":
+            body = {k: event[k] for k in ("task", "purpose", "at")}
+            response = client.post("/v1/return", json=body, headers=headers)
+            returns.append(response)
+        elif op == "experience":
+            memory = {**event["experience"], "at": event["at"]}
+            response = client.post("/v1/memories", json=memory, headers=headers)
+        else:
+            response = client.post("/v1/events", json={"events": [event]}, headers=headers)
+        assert response.status_code == 200, response.text
+    return returns
