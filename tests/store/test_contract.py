@@ -26,6 +26,7 @@ from readmit.store.migrations import MIGRATIONS, pending
 AGENTS = [
     Agent(id="A1", principal="family", role="itinerary"),
     Agent(id="A2", principal="family", role="booking"),
+    Agent(id="X1", principal="agency", role="partner"),
 ]
 
 
@@ -253,3 +254,28 @@ def test_an_unknown_decision_is_a_store_error(ws: WorkStateStore) -> None:
 def test_unknown_store_urls_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="unknown store"):
         open_store("mongodb://localhost")
+
+
+def test_writes_cannot_probe_items_the_author_may_not_read(ws: WorkStateStore) -> None:
+    ws.append("ws", [assert_(1, "family-only")])
+    later = T0 + timedelta(hours=1)
+    probes = [
+        Revoke(id="p1", at=later, author="X1", target="family-only", why="x"),
+        Assert(
+            id="p2",
+            at=later,
+            author="X1",
+            item=ItemDraft(id="x", text="t", depends_on=frozenset({"family-only"})),
+        ),
+    ]
+
+    for probe in probes:
+        with pytest.raises(InvalidEvent, match="unknown"):
+            ws.append("ws", [probe])
+    with pytest.raises(InvalidEvent, match="no known item"):
+        ws.record_experience(
+            "ws",
+            RecordExperience(
+                id="p3", at=later, agent="X1", experience_id="m", text="t", source="family-only"
+            ),
+        )

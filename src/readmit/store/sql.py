@@ -28,8 +28,6 @@ from readmit.wire import item_from_json, obligation_from_json, parse_event
 _CACHE_LIMIT = 1_000_000
 """Decoded items kept per store; past this the cache starts over."""
 
-_SOURCES = ("item", "obligation", "frontier")
-
 
 class SqlStore:
     """A `WorkStateStore` over one SQL connection (SQLite or PostgreSQL)."""
@@ -89,8 +87,8 @@ class SqlStore:
 
     def record_experience(self, workspace: str, step: RecordExperience) -> Experience:
         with self._transaction(lock=workspace) as db:
-            self._agent(workspace, step.agent, step.id)
-            if Writer(db, workspace, {}).kind_of(step.source) not in _SOURCES:
+            who = self._agent(workspace, step.agent, step.id)
+            if not Writer(db, workspace, {}).source_readable(step.source, who):
                 raise InvalidEvent(step.id, f"experience source {step.source!r} is no known item")
             experience = Experience(
                 id=step.experience_id,

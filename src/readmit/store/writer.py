@@ -22,9 +22,15 @@ from readmit.events import (
     Supersede,
     text_digest,
 )
-from readmit.model import Agent
+from readmit.model import Agent, Item
 from readmit.store.connection import Conflict, Connection, stamp
-from readmit.wire import event_to_wire, item_to_json, obligation_to_json
+from readmit.wire import (
+    event_to_wire,
+    item_from_json,
+    item_to_json,
+    obligation_from_json,
+    obligation_to_json,
+)
 
 
 class Writer:
@@ -86,12 +92,12 @@ class Writer:
             case Assert():
                 self._add_item(event.id, event.item, author)
             case Supersede():
-                self._withdraw(event.id, event.target, "superseded")
+                self._withdraw(event.id, event.target, "superseded", author)
                 self._add_item(event.id, event.item, author)
             case Revoke():
-                self._withdraw(event.id, event.target, "revoked")
+                self._withdraw(event.id, event.target, "revoked", author)
             case Close():
-                self._withdraw(event.id, event.target, "closed")
+                self._withdraw(event.id, event.target, "closed", author)
             case OpenObligation():
                 self._open(event, author)
             case Resolve():
@@ -114,7 +120,7 @@ class Writer:
 
     def _add_item(self, event_id: str, draft: ItemDraft, author: Agent) -> None:
         for premise in sorted(draft.depends_on):
-            if self.kind_of(premise) != "item":
+            if self.readable(premise, author) is None:
                 raise InvalidEvent(event_id, f"depends_on names unknown item {premise!r}")
         for source in sorted(draft.cites):
             if self.kind_of(source) != "evidence":
@@ -134,14 +140,43 @@ class Writer:
             (self.ws, item.id, item.epoch, item.key, json.dumps(item_to_json(item))),
         )
 
-    def _withdraw(self, event_id: str, target: str, status: str) -> None:
+    def readable(self, item_id: str, agent: Agent) -> tuple[Item, str] | None:
+        """The stored item and its status, if it exists and ``agent`` may read it.
+
+        An item the agent may not read is reported exactly like one that does not
+        exist, so writes cannot be used to probe for hidden ids.
+        """
         row = self.db.execute(
-            "SELECT status FROM items WHERE workspace = ? AND id = ?", (self.ws, target)
+            "SELECT body, status FROM items WHERE workspace = ? AND id = ?", (self.ws, item_id)
         ).fetchone()
         if row is None:
+            return None
+        item = item_from_json(json.loads(row[0]))
+        return (item, row[1]) if item.scope.readable_by(agent.principal, agent.role) else None
+
+    def source_readable(self, source: str, agent: Agent) -> bool:
+        """Whether ``agent`` may bind a private memory to ``source``.
+
+        The source must be an item, obligation or frontier the agent can read.
+        """
+        if self.readable(source, agent) is not None:
+            return True
+        rows = self.db.execute(
+            "SELECT body FROM obligations WHERE workspace = ?", (self.ws,)
+        ).fetchall()
+        structure = (obligation_from_json(json.loads(r[0])) for r in rows)
+        return any(
+            item.id == source and item.scope.readable_by(agent.principal, agent.role)
+            for o in structure
+            for item in (o.item, o.frontier)
+        )
+
+    def _withdraw(self, event_id: str, target: str, status: str, author: Agent) -> None:
+        found = self.readable(target, author)
+        if found is None:
             raise InvalidEvent(event_id, f"unknown target item {target!r}")
-        if row[0] != "active":
-            raise InvalidEvent(event_id, f"target {target!r} is no longer active ({row[0]})")
+        if found[1] != "active":
+            raise InvalidEvent(event_id, f"target {target!r} is no longer active ({found[1]})")
         self.db.execute(
             "UPDATE items SET status = ? WHERE workspace = ? AND id = ?", (status, self.ws, target)
         )

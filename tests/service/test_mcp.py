@@ -1,0 +1,89 @@
+"""The MCP server as an MCP client sees it: a real `readmit mcp` process over stdio."""
+
+import json
+import sys
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from builders import KEY
+from readmit.store import SqlStore
+from servicekit import make_team
+
+HOTEL = {"id": "h0", "text": "Sunrise Hotel is booked.", "key": "hotel", "supports": ["d_h"]}
+PICKUP = {"id": "p0", "text": "Pickup at 8:00 from Sunrise Hotel."}
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        return dict(result.structured_content)
+    value: dict[str, Any] = json.loads(result.content[0].text)
+    return value
+
+
+def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None:
+    team = make_team(store)
+    a2 = team.service.authenticate(team.keys["A2"])
+    team.service.record(
+        a2,
+        [
+            {"op": "assert", "author": "A2", "item": HOTEL},
+            {"op": "assert", "author": "A2", "item": PICKUP},
+        ],
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "readmit", "mcp", "--db", store.url],
+        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
+    )
+
+    async def session() -> tuple[set[str], dict[str, Any], dict[str, Any]]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            structured(await client.call_tool("depart", {}))
+            team.service.record(
+                a2, [{"op": "revoke", "author": "A2", "target": "h0", "why": "Sunrise cancelled."}]
+            )
+            returned = structured(
+                await client.call_tool("return_view", {"task": "trip", "purpose": "itinerary"})
+            )
+            checked = structured(await client.call_tool("verify_view", {"view": returned["view"]}))
+            return tools, returned, checked
+
+    tools, returned, checked = anyio.run(session)
+
+    assert {
+        "record_events",
+        "depart",
+        "return_view",
+        "verify_view",
+        "audit",
+        "explain",
+        "state",
+        "remember",
+    } <= tools
+    assert returned["outcome"] == "issued"
+    assert {e["item"]: e["reason"] for e in returned["excluded"]} == {
+        "h0": "revoked",
+        "p0": "implicitly_invalidated",
+    }
+    assert checked["valid"] is True
+
+
+def test_the_mcp_server_refuses_to_start_without_a_key(store: SqlStore) -> None:
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-m", "readmit", "mcp", "--db", store.url],
+        env={"READMIT_SIGNING_KEY": KEY.decode(), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 2
+    assert "READMIT_AGENT_KEY" in result.stderr
