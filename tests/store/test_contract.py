@@ -8,6 +8,7 @@ from conftest import store_url
 from readmit.errors import ConfigError, InvalidEvent, StoreError
 from readmit.events import (
     Assert,
+    Event,
     Evidence,
     ItemDraft,
     ObligationDraft,
@@ -259,7 +260,7 @@ def test_unknown_store_urls_are_config_errors() -> None:
 def test_writes_cannot_probe_items_the_author_may_not_read(ws: WorkStateStore) -> None:
     ws.append("ws", [assert_(1, "family-only")])
     later = T0 + timedelta(hours=1)
-    probes = [
+    probes: list[Event] = [
         Revoke(id="p1", at=later, author="X1", target="family-only", why="x"),
         Assert(
             id="p2",
