@@ -93,9 +93,15 @@ class Service:
         """Validate every event, then record them all atomically (or none)."""
         if len(raw_events) > MAX_EVENTS:
             raise InvalidEvent("request", f"at most {MAX_EVENTS} events per request")
+        timed = [isinstance(raw, dict) and "at" in raw for raw in raw_events]
+        if any(timed) and not all(timed):
+            raise InvalidEvent("request", "give `at` on every event or on none")
         at = self.clock()
         events = [self._own_event(caller, raw, index, at) for index, raw in enumerate(raw_events)]
-        recorded = self.store.append(caller.workspace, events)
+        # Without client times the server keeps time at commit, so concurrent agents
+        # never see "time goes backwards" for events they did not date themselves.
+        clock = None if any(timed) else self.clock
+        recorded = self.store.append(caller.workspace, events, clock=clock)
         return [{"id": r.event.id, "epoch": r.epoch} for r in recorded]
 
     def _own_event(self, caller: Caller, raw: object, index: int, at: datetime) -> Event:

@@ -12,7 +12,7 @@ Guarantees every implementation gives:
 - the audit log keeps every decision with all its exclusions.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -45,8 +45,18 @@ class WorkStateStore(Protocol):
         """The agents of ``workspace`` by id."""
         ...
 
-    def append(self, workspace: str, events: Sequence[Event]) -> list[Recorded]:
-        """Record ``events`` atomically and return them with their epochs."""
+    def append(
+        self,
+        workspace: str,
+        events: Sequence[Event],
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> list[Recorded]:
+        """Record ``events`` atomically and return them with their epochs.
+
+        With ``clock``, events are recorded at commit time rather than
+        at their own ``at``: what a server does for agents that let it keep time.
+        """
         ...
 
     def record_experience(self, workspace: str, step: RecordExperience) -> Experience:

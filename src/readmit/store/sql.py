@@ -22,7 +22,7 @@ from readmit.model import Agent, Checkpoint, Experience, Item, Returner
 from readmit.store.base import DecisionSummary
 from readmit.store.connection import Conflict, Connection, stamp
 from readmit.store.migrations import migrate
-from readmit.store.writer import Writer
+from readmit.store.writer import Clock, Writer
 from readmit.wire import item_from_json, obligation_from_json, parse_event
 
 _CACHE_LIMIT = 1_000_000
@@ -74,10 +74,12 @@ class SqlStore:
             raise InvalidEvent(step_id, f"unknown agent {agent!r} in workspace {workspace!r}")
         return found
 
-    def append(self, workspace: str, events: Sequence[Event]) -> list[Recorded]:
+    def append(
+        self, workspace: str, events: Sequence[Event], *, clock: Clock | None = None
+    ) -> list[Recorded]:
         with self._transaction(lock=workspace) as db:
             writer = Writer(db, workspace, self.agents(workspace))
-            return [Recorded(epoch=writer.write(event), event=event) for event in events]
+            return [writer.write(event, clock) for event in events]
 
     def _epoch(self, workspace: str) -> int:
         row = self.conn.execute(

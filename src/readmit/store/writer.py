@@ -6,6 +6,8 @@ they can never disagree with the log.
 """
 
 import json
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 from readmit.canonical import canonical_json, digest
@@ -17,6 +19,7 @@ from readmit.events import (
     Evidence,
     ItemDraft,
     OpenObligation,
+    Recorded,
     Resolve,
     Revoke,
     Supersede,
@@ -32,6 +35,8 @@ from readmit.wire import (
     obligation_to_json,
 )
 
+Clock = Callable[[], datetime]
+
 
 class Writer:
     """Applies one batch of events to one workspace inside an open transaction."""
@@ -46,8 +51,16 @@ class Writer:
         self.epoch: int = row[0] or 0
         self.last_at: datetime | None = datetime.fromisoformat(row[1]) if row[1] else None
 
-    def write(self, event: Event) -> int:
-        """Check ``event`` against the stored state, project it and log it; return its epoch."""
+    def write(self, event: Event, clock: Clock | None = None) -> Recorded:
+        """Check ``event`` against the stored state, project it and log it.
+
+        With ``clock``, the event is recorded at commit time instead of its own
+        ``at`` (never earlier than the last event), so concurrent writers that
+        let the server keep time are never told their time goes backwards.
+        """
+        if clock is not None:
+            at = clock()
+            event = replace(event, at=max(at, self.last_at or at))
         author = self.agents.get(event.author)
         if author is None:
             raise InvalidEvent(event.id, f"unknown author {event.author!r}")
@@ -74,7 +87,7 @@ class Writer:
         except Conflict:
             raise InvalidEvent(event.id, "an event with this id already exists") from None
         self.last_at = event.at
-        return self.epoch
+        return Recorded(epoch=self.epoch, event=event)
 
     def _project(self, event: Event, author: Agent) -> None:
         match event:
