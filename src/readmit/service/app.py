@@ -89,6 +89,26 @@ class MemoryIn(_Body):
     at: AwareDatetime | None = None
 
 
+class ErrorOut(BaseModel):
+    """Every error: a stable code, a message for people, and structured details."""
+
+    code: str
+    message: str
+    details: Any = None
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": meaning}
+    for status, meaning in [
+        (401, "No valid agent key (`unauthenticated`)."),
+        (403, "Acting as another agent (`forbidden`)."),
+        (404, "No such decision of yours (`not_found`)."),
+        (422, "Invalid request or event; nothing was stored."),
+        (503, "The store is unavailable (`store_error`)."),
+    ]
+}
+
+
 def _error(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
     return JSONResponse({"code": code, "message": message, "details": details}, status_code=status)
 
@@ -99,6 +119,7 @@ def create_app(service: Service) -> FastAPI:
         title="readmit",
         version="0.1.0",
         description="Return-time admission of agent memory (TRACE).",
+        responses=ERROR_RESPONSES,
     )
     bearer = HTTPBearer(auto_error=False)
 
