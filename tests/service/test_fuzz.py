@@ -85,10 +85,11 @@ def test_the_parser_rejects_any_json_cleanly(raw: object) -> None:
 def test_the_parser_rejects_mutated_events_cleanly(
     event: dict[str, Any], data: st.DataObject
 ) -> None:
-    mutated = json.loads(json.dumps(event))
+    mutated: dict[str, Any] = json.loads(json.dumps(event))
     target = mutated
     nested = [k for k, v in mutated.items() if isinstance(v, dict)]
-    if nested and data.draw(st.booleans()):
+    go_deeper = data.draw(st.booleans())
+    if nested and go_deeper:
         target = mutated[data.draw(st.sampled_from(nested))]
     key = data.draw(st.sampled_from(sorted(target)))
     target[key] = data.draw(JSON)
