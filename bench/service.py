@@ -1,0 +1,264 @@
+"""Load benchmark: the HTTP service on loopback against the same operations in-process.
+
+Many agents (threads) each record events one request at a time, depart, and
+return repeatedly. For each store it reports events/s and returns/s with p50/p99
+latency, over real HTTP (``readmit serve`` in its own process) and in-process
+(`Service` called directly), as a ratio measured in the same run.
+
+Usage: python bench/service.py [--agents 16] [--events 50] [--returns 5]
+                               [--postgres URL | --no-postgres]
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from readmit.clock import now
+from readmit.model import Agent
+from readmit.plugins import make_verifier
+from readmit.service.keys import key_hash, new_key
+from readmit.service.operations import Caller, Service
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
+
+ROOT = Path(__file__).parent.parent
+SIGNING_KEY = "bench-signing-key-0123456789"
+Call = Callable[[str, int], None]
+
+
+def setup(url: str, agents: int) -> dict[str, str]:
+    """A workspace with ``agents`` agents and a key for each."""
+    store = open_store(url)
+    team = [Agent(id=f"a{n}", principal="org", role=f"r{n % 4}") for n in range(agents)]
+    store.create_workspace("load", team)
+    keys = {}
+    for agent in team:
+        keys[agent.id] = new_key()
+        store.add_agent_key("load", agent.id, key_hash(keys[agent.id]), now())
+    store.close()
+    return keys
+
+
+def event(agent: str, i: int) -> dict[str, Any]:
+    key = f"{agent}-k{i % 5}"
+    return {
+        "op": "assert",
+        "author": agent,
+        "item": {
+            "id": f"{agent}-{i}",
+            "text": f"Service {agent} runs build {i}.",
+            "key": key,
+            "readers": {"principals": "*"},
+        },
+    }
+
+
+def run_phase(agents: list[str], per_agent: int, call: Call) -> tuple[float, list[float]]:
+    """Run ``call(agent, i)`` per_agent times in one thread per agent; (wall s, latencies)."""
+    latencies: list[list[float]] = [[] for _ in agents]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(len(agents) + 1)
+
+    def work(n: int, agent: str) -> None:
+        barrier.wait()
+        for i in range(per_agent):
+            start = time.perf_counter()
+            try:
+                call(agent, i)
+            except BaseException as exc:
+                errors.append(exc)
+                return
+            latencies[n].append(time.perf_counter() - start)
+
+    threads = [threading.Thread(target=work, args=(n, a)) for n, a in enumerate(agents)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    if errors:
+        raise RuntimeError(f"{len(errors)} calls failed, first: {errors[0]!r}")
+    return wall, [x for lat in latencies for x in lat]
+
+
+def summary(count: int, wall: float, latencies: list[float]) -> dict[str, float]:
+    q = statistics.quantiles(latencies, n=100)
+    return {"per_s": count / wall, "p50_ms": q[49] * 1e3, "p99_ms": q[98] * 1e3}
+
+
+def workload(
+    agents: list[str], events: int, returns: int, record: Call, depart: Call, return_: Call
+) -> dict[str, dict[str, float]]:
+    wall, lat = run_phase(agents, events, record)
+    out = {"events": summary(len(agents) * events, wall, lat)}
+    run_phase(agents, 1, depart)
+    run_phase(agents, events // 5, lambda a, i: record(a, events + i))
+    wall, lat = run_phase(agents, returns, return_)
+    out["returns"] = summary(len(agents) * returns, wall, lat)
+    return out
+
+
+@contextmanager
+def server(url: str) -> Iterator[str]:
+    """``readmit serve`` in its own process on a free loopback port."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "READMIT_SIGNING_KEY": SIGNING_KEY}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "readmit", "serve", "--db", url, "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                if httpx.get(f"{base}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def over_http(url: str, agents: int, events: int, returns: int) -> dict[str, dict[str, float]]:
+    keys = setup(url, agents)
+    with server(url) as base:
+        clients = {
+            a: httpx.Client(base_url=base, timeout=120, headers={"Authorization": f"Bearer {k}"})
+            for a, k in keys.items()
+        }
+
+        def ok(response: httpx.Response) -> None:
+            if response.status_code != 200:
+                raise RuntimeError(response.text)
+
+        try:
+            return workload(
+                list(keys),
+                events,
+                returns,
+                record=lambda a, i: ok(
+                    clients[a].post("/v1/events", json={"events": [event(a, i)]})
+                ),
+                depart=lambda a, i: ok(clients[a].post("/v1/depart", json={})),
+                return_=lambda a, i: ok(
+                    clients[a].post("/v1/return", json={"task": "ops", "purpose": "p"})
+                ),
+            )
+        finally:
+            for client in clients.values():
+                client.close()
+
+
+def in_process(url: str, agents: int, events: int, returns: int) -> dict[str, dict[str, float]]:
+    keys = setup(url, agents)
+    service = Service(
+        open_store(url),
+        signer=HmacSha256Signer(SIGNING_KEY.encode()),
+        verifier=make_verifier("builtin"),
+    )
+    callers: dict[str, Caller] = {a: service.authenticate(k) for a, k in keys.items()}
+    try:
+        return workload(
+            list(keys),
+            events,
+            returns,
+            record=lambda a, i: service.record(callers[a], [event(a, i)]) and None,
+            depart=lambda a, i: service.depart(callers[a]) and None,
+            return_=lambda a, i: service.return_(callers[a], "ops", "p") and None,
+        )
+    finally:
+        service.close()
+
+
+@contextmanager
+def postgres(url: str | None, enabled: bool) -> Iterator[Callable[[], str] | None]:
+    """Fresh databases on a PostgreSQL server: the given one, or a throwaway one."""
+    if not enabled:
+        yield None
+        return
+    import psycopg
+
+    tmp = None
+    if url is None:
+        tmp = tempfile.mkdtemp(prefix="readmit-bench-pg.")
+        url = subprocess.check_output(
+            [str(ROOT / "scripts" / "postgres"), "start", tmp], text=True
+        ).strip()
+    counter = iter(range(1_000_000))
+
+    def fresh() -> str:
+        schema = f"bench_{os.getpid()}_{next(counter)}"
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"CREATE SCHEMA {schema}")
+        return f"{url}?options=-c%20search_path%3D{schema}"
+
+    try:
+        yield fresh
+    finally:
+        if tmp is not None:
+            subprocess.run([str(ROOT / "scripts" / "postgres"), "stop", tmp], check=False)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(
+    store: str, http: dict[str, dict[str, float]], local: dict[str, dict[str, float]]
+) -> None:
+    for op in ("events", "returns"):
+        h, p = http[op], local[op]
+        print(
+            f"{store:<9} {op:<8} HTTP {h['per_s']:8.1f}/s p50 {h['p50_ms']:7.1f} ms "
+            f"p99 {h['p99_ms']:7.1f} ms | in-process {p['per_s']:8.1f}/s p50 "
+            f"{p['p50_ms']:7.1f} ms p99 {p['p99_ms']:7.1f} ms | HTTP/in-process throughput "
+            f"{h['per_s'] / p['per_s']:.2f}",
+            flush=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=16)
+    parser.add_argument("--events", type=int, default=50, help="events per agent")
+    parser.add_argument("--returns", type=int, default=5, help="returns per agent")
+    parser.add_argument("--postgres", default=None, help="server URL (default: a throwaway one)")
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    sizes = (args.agents, args.events, args.returns)
+    print(
+        f"{args.agents} agents x {args.events} events (one per request), "
+        f"then {args.returns} returns each"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        report(
+            "sqlite",
+            over_http(f"sqlite:///{tmp}/http.db", *sizes),
+            in_process(f"sqlite:///{tmp}/local.db", *sizes),
+        )
+    with postgres(args.postgres, not args.no_postgres) as fresh:
+        if fresh is not None:
+            report("postgres", over_http(fresh(), *sizes), in_process(fresh(), *sizes))
+
+
+if __name__ == "__main__":
+    main()
