@@ -179,15 +179,18 @@ def in_process(url: str, agents: int, events: int, returns: int) -> dict[str, di
         verifier=make_verifier("builtin"),
     )
     callers: dict[str, Caller] = {a: service.authenticate(k) for a, k in keys.items()}
+
+    def record(agent: str, i: int) -> None:
+        service.record(callers[agent], [event(agent, i)])
+
+    def depart(agent: str, i: int) -> None:
+        service.depart(callers[agent])
+
+    def return_(agent: str, i: int) -> None:
+        service.return_(callers[agent], "ops", "p")
+
     try:
-        return workload(
-            list(keys),
-            events,
-            returns,
-            record=lambda a, i: service.record(callers[a], [event(a, i)]) and None,
-            depart=lambda a, i: service.depart(callers[a]) and None,
-            return_=lambda a, i: service.return_(callers[a], "ops", "p") and None,
-        )
+        return workload(list(keys), events, returns, record, depart, return_)
     finally:
         service.close()
 
