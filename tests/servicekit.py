@@ -73,7 +73,7 @@ def serving(app: FastAPI) -> Iterator[str]:
 def play(client: httpx.Client, team: Team, scenario: dict[str, Any]) -> list[httpx.Response]:
     """Drive a scenario through the HTTP API, each step with its agent's key; return the returns."""
     returns = []
-    for event in scenario["events"]:
+    for index, event in enumerate(scenario["events"]):
         op = event["op"]
         agent = event.get("author") or event["agent"]
         headers = team.auth(agent)
@@ -87,6 +87,7 @@ def play(client: httpx.Client, team: Team, scenario: dict[str, Any]) -> list[htt
             memory = {**event["experience"], "at": event["at"]}
             response = client.post("/v1/memories", json=memory, headers=headers)
         else:
-            response = client.post("/v1/events", json={"events": [event]}, headers=headers)
+            dated = {"id": f"evt{index}", **event}  # the scenario's own e<index>, server-unique
+            response = client.post("/v1/events", json={"events": [dated]}, headers=headers)
         assert response.status_code == 200, response.text
     return returns

@@ -9,6 +9,9 @@ import readmit.errors
 from readmit.cli import cli
 from readmit.errors import ReadmitError
 from readmit.reasons import REASON_HELP, Reason
+from readmit.service.app import create_app
+from readmit.store import open_store
+from servicekit import make_team, serving
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -58,5 +61,11 @@ def test_readme_python_examples_run(
     block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    store = open_store("sqlite://:memory:")
+    team = make_team(store)
+    monkeypatch.setenv("READMIT_AGENT_KEY", team.keys["A1"])
 
-    exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own documentation
+    with serving(create_app(team.service)) as url:
+        monkeypatch.setenv("READMIT_URL", url)
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own documentation
+    store.close()
