@@ -1,12 +1,13 @@
 """``readmit serve``, ``readmit mcp``, ``readmit workspace`` and ``readmit keys``."""
 
+import importlib.util
 import os
 
 import click
 
 from readmit.clock import now
 from readmit.config import DB_ENV
-from readmit.errors import InvalidInput
+from readmit.errors import ConfigError, InvalidInput
 from readmit.model import Agent
 from readmit.service.keys import key_hash, new_key
 from readmit.store import DEFAULT_URL, open_store
@@ -28,6 +29,12 @@ _VERIFIER = click.option(
 )
 
 
+def _require_service_extra() -> None:
+    missing = [m for m in ("fastapi", "uvicorn", "mcp") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(f"the service needs {', '.join(missing)}: pip install 'readmit[service]'")
+
+
 @click.command()
 @_DB
 @_VERIFIER
@@ -38,6 +45,7 @@ def serve(db: str, verifier_spec: str, host: str, port: int) -> None:
 
     Views are signed with READMIT_SIGNING_KEY, which must be set.
     """
+    _require_service_extra()
     import uvicorn
 
     from readmit.service.app import create_app
@@ -55,6 +63,7 @@ def serve(db: str, verifier_spec: str, host: str, port: int) -> None:
 @_VERIFIER
 def mcp_command(db: str, verifier_spec: str) -> None:
     """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
+    _require_service_extra()
     from readmit.service.mcp import create_mcp
     from readmit.service.operations import Service, require_key
 
