@@ -1,11 +1,13 @@
 """The travel case of paper appendix C.6 as a golden test: exact sets and coverages."""
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from readmit.admission.view import verify_view
 from readmit.clock import parse_time
+from readmit.examples.travel import travel_scenario
 from readmit.plugins import make_verifier
 from readmit.replay import replay
 from readmit.scenario import load_scenario
@@ -124,3 +126,32 @@ def test_a_lower_gamma_issues_the_partial_view_as_such(
     assert first["outcome"] == "issued"
     assert first["view"]["coverage"] == {"obligations": 0.5, "critical": 0.75}
     assert first["readmitted"] == ["x_quiet"]
+
+
+@pytest.mark.parametrize(
+    ("ablation", "first_outcome", "p0_reason", "readmitted"),
+    [
+        # without implicit invalidation the stale Sunrise pickup covers d_p: issued, wrongly
+        ("I", "issued", None, ["x_quiet", "x_door"]),
+        ("CVG", "issued", "implicitly_invalidated", ["x_quiet"]),
+        ("SBPR", "blocked", "implicitly_invalidated", []),
+    ],
+)
+def test_each_ablation_removes_exactly_its_mechanism(
+    ablation: str,
+    first_outcome: str,
+    p0_reason: str | None,
+    readmitted: list[str],
+    store: WorkStateStore,
+    signer: HmacSha256Signer,
+) -> None:
+    scenario = load_scenario(travel_scenario())
+    scenario = replace(scenario, policy=scenario.policy.ablate(ablation))
+
+    first, second = replay(scenario, store, verifier=make_verifier("builtin"), signer=signer)
+
+    assert first["outcome"] == first_outcome
+    assert reasons(first).get("p0") == p0_reason
+    assert first["readmitted"] == readmitted
+    if ablation == "SBPR":
+        assert set(second["readmitted"]) == {"x_quiet", "x_desk", "x_door"}

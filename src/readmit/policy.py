@@ -3,9 +3,11 @@
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from readmit.errors import ConfigError
+
+SelectionMode = Literal["obligations", "relevance"]
 
 
 class OnIncomplete(StrEnum):
@@ -36,6 +38,15 @@ class Policy:
     on_incomplete: OnIncomplete = OnIncomplete.BLOCK
     fill: bool = True
     """After covering obligations, fill the remaining budgets with the newest eligible items."""
+    implicit: bool = True
+    """Ablation switch: run implicit invalidation (scanner + verifier)."""
+    selection: SelectionMode = "obligations"
+    """Ablation switch: ``obligations`` (TRACE §3.4) or ``relevance`` (rank by overlap with the
+    open work, then recency, no reserved structure)."""
+    complete_view_gate: bool = True
+    """Ablation switch: withhold views whose coverage falls short of γ and ρ."""
+    source_bound_readmission: bool = True
+    """Ablation switch: readmit only private memories whose source is in the view."""
     batch_size: int = 4
     """Later observations per verifier call for one target item (bounded batches)."""
     view_ttl: timedelta = timedelta(hours=1)
@@ -47,8 +58,10 @@ class Policy:
             *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
             *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
         ]
-        if not _is_bool(self.fill):
-            problems.append("fill must be true or false")
+        flags = ("fill", "implicit", "complete_view_gate", "source_bound_readmission")
+        problems += [f"{f} must be true or false" for f in flags if not _is_bool(getattr(self, f))]
+        if self.selection not in ("obligations", "relevance"):
+            problems.append("selection must be 'obligations' or 'relevance'")
         if self.view_ttl <= timedelta(0):
             problems.append("view_ttl must be positive")
         if problems:
@@ -58,6 +71,26 @@ class Policy:
     def paper(cls) -> "Policy":
         """The paper's settings: γ = ρ = 1, τ = 0.65, an eight-item view (appendix C.6)."""
         return cls(max_items=8, max_chars=4096)
+
+    def ablate(self, name: str) -> "Policy":
+        """This policy without one TRACE mechanism (paper §4 ablations).
+
+        ``I`` (implicit invalidation), ``OAS`` (obligation-aware selection, replaced
+        by relevance ranking), ``CVG`` (complete-view gate), ``SBPR`` (source-bound
+        private readmission).
+
+        Raises:
+            ConfigError: for an unknown ablation name.
+        """
+        switches = {
+            "I": {"implicit": False},
+            "OAS": {"selection": "relevance"},
+            "CVG": {"complete_view_gate": False},
+            "SBPR": {"source_bound_readmission": False},
+        }
+        if name not in switches:
+            raise ConfigError(f"unknown ablation {name!r} (known: {', '.join(switches)})")
+        return replace(self, **switches[name])  # type: ignore[arg-type]
 
     def with_overrides(self, overrides: dict[str, Any]) -> "Policy":
         """Return a copy with scenario-style overrides applied (unknown names are errors)."""
@@ -70,6 +103,10 @@ class Policy:
             "threshold",
             "on_incomplete",
             "fill",
+            "implicit",
+            "selection",
+            "complete_view_gate",
+            "source_bound_readmission",
             "batch_size",
             "view_ttl_seconds",
         }

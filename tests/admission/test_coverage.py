@@ -105,3 +105,13 @@ def test_fill_adds_the_most_recent_remaining_items_within_budget() -> None:
 
     assert [i.id for i in selection.items] == ["newer", "new", "old"]
     assert [e.item for e in selection.dropped] == ["c"]
+
+
+def test_relevance_selection_ranks_by_overlap_with_the_open_work() -> None:
+    pickup = obligation("o_p", requires=("d_p",))
+    on_topic = item("x", "Obligation o_p pickup frontier note.", epoch=1)
+    recent = item("y", "Unrelated weather note.", epoch=9)
+
+    selection = cover([recent, on_topic, P1], [pickup], Policy(selection="relevance", max_items=2))
+
+    assert [i.id for i in selection.items] == ["x", "y"]

@@ -41,13 +41,13 @@ def admit(
     pool = list(capture(ctx))
     pool, explicit = resolve_explicit(pool, ctx)
     implicit: list[Exclusion] = []
-    if verifier is not None:
+    if verifier is not None and policy.implicit:
         pool, implicit = resolve_implicit(pool, scan(pool, ctx), verifier, policy, on_progress)
     pool, premise = propagate(pool, excluded=(*explicit, *implicit))
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
     selection = cover(eligible, ctx.role_obligations, policy)
     exclusions = (*explicit, *implicit, *premise, *gated, *selection.dropped)
-    if not selection.coverage.meets(policy):
+    if policy.complete_view_gate and not selection.coverage.meets(policy):
         outcome: Literal["blocked", "reset"] = (
             "reset" if policy.on_incomplete is OnIncomplete.RESET else "blocked"
         )
@@ -60,7 +60,11 @@ def admit(
         )
     signed = sign_view(build_view(ctx, selection, exclusions, policy), signer)
     verified = expose(signed, ctx, signer, policy)
-    readmitted, withheld = readmit(verified, ctx.experiences)
+    readmitted, withheld = (
+        readmit(verified, ctx.experiences)
+        if policy.source_bound_readmission
+        else (ctx.experiences, ())
+    )
     return Issued(
         view=verified,
         items=selection.items,

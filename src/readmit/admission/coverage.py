@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from readmit.model import Item, Obligation
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
+from readmit.terms import content_tokens
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,19 +74,11 @@ def cover(eligible: Sequence[Item], obligations: Sequence[Obligation], policy: P
     eligible items.
     """
     budget = _Budget(policy.max_items, policy.max_chars)
-    eligible_ids = {item.id for item in eligible}
-    selected = [
-        item
-        for o in sorted(obligations, key=lambda o: o.id)
-        for item in (o.item, o.frontier)
-        if item.id in eligible_ids and budget.take(item)
-    ]
-    selected += _greedy(eligible, selected, obligations, budget)
+    if policy.selection == "relevance":
+        selected = _by_relevance(eligible, obligations, budget)
+    else:
+        selected = _obligation_aware(eligible, obligations, budget, fill=policy.fill)
     chosen = {item.id for item in selected}
-    if policy.fill:
-        rest = sorted((m for m in eligible if m.id not in chosen), key=lambda m: (-m.epoch, m.id))
-        selected += [m for m in rest if budget.take(m)]
-        chosen = {item.id for item in selected}
     dropped = tuple(
         Exclusion(item=m.id, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
         for m in eligible
@@ -94,6 +87,38 @@ def cover(eligible: Sequence[Item], obligations: Sequence[Obligation], policy: P
     return Selection(
         items=tuple(selected), dropped=dropped, coverage=measure(selected, obligations)
     )
+
+
+def _obligation_aware(
+    eligible: Sequence[Item], obligations: Sequence[Obligation], budget: "_Budget", *, fill: bool
+) -> list[Item]:
+    eligible_ids = {item.id for item in eligible}
+    selected = [
+        item
+        for o in sorted(obligations, key=lambda o: o.id)
+        for item in (o.item, o.frontier)
+        if item.id in eligible_ids and budget.take(item)
+    ]
+    selected += _greedy(eligible, selected, obligations, budget)
+    if fill:
+        chosen = {item.id for item in selected}
+        rest = sorted((m for m in eligible if m.id not in chosen), key=lambda m: (-m.epoch, m.id))
+        selected += [m for m in rest if budget.take(m)]
+    return selected
+
+
+def _by_relevance(
+    eligible: Sequence[Item], obligations: Sequence[Obligation], budget: "_Budget"
+) -> list[Item]:
+    """The OAS ablation: rank by word overlap with the open work, then recency.
+
+    No structure is reserved and dependencies earn nothing.
+    """
+    query = frozenset().union(
+        *(content_tokens(f"{o.item.text} {o.frontier.text}") for o in obligations)
+    )
+    ranked = sorted(eligible, key=lambda m: (-len(content_tokens(m.text) & query), -m.epoch, m.id))
+    return [m for m in ranked if budget.take(m)]
 
 
 def _greedy(
