@@ -132,7 +132,7 @@ def test_a_lower_gamma_issues_the_partial_view_as_such(
     ("ablation", "first_outcome", "p0_reason", "readmitted"),
     [
         # without implicit invalidation the stale Sunrise pickup covers d_p: issued, wrongly
-        ("I", "issued", None, ["x_quiet", "x_door"]),
+        ("I", "issued", None, ["x_door", "x_quiet"]),
         ("CVG", "issued", "implicitly_invalidated", ["x_quiet"]),
         ("SBPR", "blocked", "implicitly_invalidated", []),
     ],
