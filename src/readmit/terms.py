@@ -9,7 +9,7 @@ sentence counts only when the same word is capitalized mid-sentence elsewhere.
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 STOPWORDS = frozenset(
@@ -154,7 +154,9 @@ STOPWORDS = frozenset(
     ]
 )
 
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CHUNK = re.compile(r"[,:](?=\s)|[;()\[\]\"“”]")
+"""Punctuation that ends a name ("Regime: Frankfurt" is two names, not one)."""
 _TOKEN = re.compile(
     r"[$€£]?\d+(?:[:.,/-]\d+)*(?:%|am|pm)?"  # numbers, times, amounts, dates
     r"|[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*"  # words and identifiers
@@ -190,22 +192,31 @@ def _scan(text: str) -> tuple[list[_Name], set[str]]:
     names: list[_Name] = []
     literals: set[str] = set()
     for sentence in _SENTENCE.split(text):
-        run: list[str] = []
-        run_start = 0
-        for position, token in enumerate(_TOKEN.findall(sentence)):
-            if token[0].isdigit() or token[0] in "$€£" or _is_identifier(token):
-                literals.add(token)
-            if token[0].isupper() and token.lower() not in STOPWORDS - {"i"}:
-                if not run:
-                    run_start = position
-                run.append(token)
-                continue
-            if run:
-                names.append(_Name(tuple(run), initial=run_start == 0))
-            run = []
-        if run:
-            names.append(_Name(tuple(run), initial=run_start == 0))
+        first = True
+        for chunk in _CHUNK.split(sentence):
+            for name in _runs(_TOKEN.findall(chunk), literals, initial=first):
+                names.append(name)
+            first = first and not _TOKEN.search(chunk)
     return names, literals
+
+
+def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_Name]:
+    """Runs of capitalized words in one chunk; collects literals on the way."""
+    run: list[str] = []
+    run_start = 0
+    for position, token in enumerate(tokens):
+        if token[0].isdigit() or token[0] in "$€£" or _is_identifier(token):
+            literals.add(token)
+        if token[0].isupper() and token.lower() not in STOPWORDS - {"i"}:
+            if not run:
+                run_start = position
+            run.append(token)
+            continue
+        if run:
+            yield _Name(tuple(run), initial=initial and run_start == 0)
+        run = []
+    if run:
+        yield _Name(tuple(run), initial=initial and run_start == 0)
 
 
 def _mid_sentence_words(names: Iterable[_Name]) -> set[str]:
@@ -229,6 +240,12 @@ def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
         terms.add(" ".join(name.words))
         terms.update(name.words[:-1])
     return frozenset(terms)
+
+
+def term_kind(term: str) -> str:
+    """``literal`` for numbers, times, amounts and identifiers; ``name`` otherwise."""
+    first = term.split(" ", 1)[0]
+    return "literal" if first[0].isdigit() or first[0] in "$€£" or _is_identifier(first) else "name"
 
 
 def carries(text: str, term: str) -> bool:

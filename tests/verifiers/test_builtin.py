@@ -153,3 +153,21 @@ def test_a_confirmation_names_the_linking_terms() -> None:
     assert verdict.confidence >= 0.65
     assert "h0" in verdict.reason
     assert "e9" in verdict.reason
+
+
+def test_a_replacement_that_only_omits_context_is_not_a_change() -> None:
+    later = Later(
+        event_id="e9",
+        epoch=9,
+        op="assert",
+        text="svc-a deploys to eu-central now.",
+        withdrawn_id="a0",
+        withdrawn_text="svc-a deploys to eu-central because Frankfurt is the primary site.",
+        replacement_id="a1",
+        replacement_text="svc-a deploys to eu-central now.",
+    )
+    earlier = item("b0", "svc-b deploys to eu-central because Frankfurt is the primary site.")
+
+    [verdict] = TermVerifier().judge([Pair(later=later, earlier=earlier)])
+
+    assert verdict.invalidates is False

@@ -3,7 +3,8 @@
 What it covers: a later event that **withdrew or replaced** state (revocation,
 supersession, same-key replacement, closed validity) invalidates an earlier
 item that refers to that state by its distinctive terms — names, places,
-identifiers, numbers and times — which the replacement does not carry. The
+identifiers, numbers and times — which the replacement changed (it no longer
+carries them and brings a new term of the same kind in their place). The
 linking terms are recorded as the reason (an inferred dependency).
 
 What it does not cover: premise changes that need world knowledge ("a new
@@ -15,9 +16,24 @@ Shared topic words ("hotel", "train") never link two statements.
 from collections.abc import Sequence
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
-from readmit.terms import carries, distinctive_terms
+from readmit.terms import carries, distinctive_terms, term_kind
 
 _VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", "close": "closed"}
+
+
+def _dropped(shared: frozenset[str], withdrawn: str, replacement: str | None) -> set[str]:
+    """The shared terms the later event took away.
+
+    A revocation takes every term away. A replacement takes away a term it no
+    longer carries only when it brings a new term of the same kind (a name for
+    a name, a number or identifier for a literal): "Riverside" replacing
+    "Sunrise" is a change, a shorter restatement that omits "Frankfurt" is not.
+    """
+    if replacement is None:
+        return set(shared)
+    introduced = distinctive_terms(replacement, context=withdrawn) - distinctive_terms(withdrawn)
+    changed = {term_kind(t) for t in introduced}
+    return {t for t in shared if not carries(replacement, t) and term_kind(t) in changed}
 
 
 class TermVerifier:
@@ -43,8 +59,7 @@ class TermVerifier:
         shared = distinctive_terms(later.withdrawn_text, context=earlier.text) & distinctive_terms(
             earlier.text, context=later.withdrawn_text
         )
-        replacement = later.replacement_text or ""
-        dropped = sorted(t for t in shared if not carries(replacement, t))
+        dropped = sorted(_dropped(shared, later.withdrawn_text, later.replacement_text))
         if not dropped:
             return Verdict(
                 invalidates=False,

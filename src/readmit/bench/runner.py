@@ -1,0 +1,129 @@
+"""Run episodes through methods and score them: one row per (episode, method).
+
+Each episode is recorded once into a fresh in-memory store; every method gets
+the same post-absence checkpoint C. A method that raises is recorded as a
+failure and kept in the denominator (it scores 0 on every metric).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from readmit.admission.context import ReturnContext
+from readmit.bench import metrics
+from readmit.bench.episode import Episode
+from readmit.bench.methods import MethodView, ReturnMethod
+from readmit.bench.reader import read
+from readmit.clock import parse_time
+from readmit.events import ReturnRequest
+from readmit.replay import apply_steps
+from readmit.scenario import load_scenario
+from readmit.store.sqlite import SQLiteStore
+
+Reader = Callable[[Episode, ReturnContext, MethodView], list[str | None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    """One method's result on one episode."""
+
+    suite: str
+    condition: str
+    method: str
+    episode: str
+    team_size: int
+    via: float
+    iir: float
+    accuracy: float | None
+    """Share of probes answered correctly; ``None`` when no reader could answer."""
+    outcome: str
+    verifier_calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def context(episode: Episode) -> ReturnContext:
+    """C for the episode's return: its history recorded into a fresh store."""
+    scenario = load_scenario(episode.scenario)
+    store = SQLiteStore(":memory:")
+    try:
+        apply_steps(scenario, store, on_return=None)
+        last = parse_time(episode.scenario["events"][-1]["at"])
+        request = ReturnRequest(
+            id="return",
+            at=last + timedelta(minutes=30),
+            agent=episode.returner,
+            task=episode.task,
+            purpose=episode.purpose,
+        )
+        return store.return_context(scenario.workspace, request)
+    finally:
+        store.close()
+
+
+def offline_reader(episode: Episode, ctx: ReturnContext, view: MethodView) -> list[str | None]:
+    """The deterministic reader of `readmit.bench.reader`."""
+    epochs = {i.id: i.epoch for i in ctx.items}
+    epochs.update({e.id: e.epoch for e in ctx.experiences})
+    return read(episode, (*view.items, *view.memories), epochs)
+
+
+def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Reader | None) -> Row:
+    """Run one method on one episode and score it."""
+    policy = load_scenario(episode.scenario).policy
+    query = " ".join(p.question for p in episode.probes) or episode.task
+    try:
+        view = method.view(ctx, query, policy)
+    except Exception as exc:
+        return Row(
+            suite=episode.suite,
+            condition=episode.condition,
+            method=method.name,
+            episode=episode.id,
+            team_size=episode.team_size,
+            via=0.0,
+            iir=0.0,
+            accuracy=0.0 if reader else None,
+            outcome="failed",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+    admitted = (*view.items, *view.memories)
+    accuracy = None
+    if reader is not None and episode.probes:
+        answers = reader(episode, ctx, view)
+        accuracy = metrics.mean(
+            [float(a == p.answer) for a, p in zip(answers, episode.probes, strict=True)]
+        )
+    return Row(
+        suite=episode.suite,
+        condition=episode.condition,
+        method=method.name,
+        episode=episode.id,
+        team_size=episode.team_size,
+        via=metrics.via(episode.valid, admitted),
+        iir=metrics.iir(episode.invalid, admitted),
+        accuracy=accuracy,
+        outcome=view.outcome,
+        verifier_calls=view.verifier_calls,
+        tokens=view.tokens,
+        seconds=view.seconds,
+    )
+
+
+def run(
+    episodes: Sequence[Episode],
+    methods: Sequence[ReturnMethod],
+    reader: Reader | None = offline_reader,
+    on_episode: Callable[[Episode], None] | None = None,
+) -> list[Row]:
+    """Every method on every episode."""
+    rows: list[Row] = []
+    for episode in episodes:
+        ctx = context(episode)
+        rows.extend(score(episode, method, ctx, reader) for method in methods)
+        if on_episode is not None:
+            on_episode(episode)
+    return rows
