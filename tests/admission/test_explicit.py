@@ -58,3 +58,13 @@ def test_exclusions_cite_the_event_behind_them() -> None:
     _, excluded = resolve_explicit([H0, H1], ctx)
 
     assert excluded[0].evidence == ("ss-h0", "h1")
+
+
+def test_hearsay_replaces_nothing() -> None:
+    rumour = item("h9", "Someone said the hotel changed.", key="hotel", epoch=4, receipt=False)
+    ctx = context((H0, rumour))
+
+    kept, excluded = resolve_explicit([H0, rumour], ctx)
+
+    assert excluded == []
+    assert kept == [H0, rumour]

@@ -142,7 +142,7 @@ class Writer:
         item = draft.materialize(
             event_id=event_id, author=author.id, principal=author.principal, epoch=self.epoch
         )
-        if item.key is not None:
+        if item.key is not None and item.receipt is not None:  # hearsay replaces nothing
             self.db.execute(
                 "UPDATE items SET status = 'replaced' "
                 "WHERE workspace = ? AND key = ? AND status = 'active'",

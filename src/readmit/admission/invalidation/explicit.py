@@ -74,16 +74,21 @@ def _links(ctx: ReturnContext) -> dict[str, _Link]:
 
 
 def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
-    """Items a later item with the same key replaced, with the newest replacement as evidence."""
+    """Items a later item with the same key replaced, with the newest replacement as evidence.
+
+    Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state.
+    """
     newest: dict[str, Item] = {}
     for item in ctx.items:
-        if item.key is not None and (item.key not in newest or item.epoch > newest[item.key].epoch):
+        if item.key is None or item.receipt is None:
+            continue
+        if item.key not in newest or item.epoch > newest[item.key].epoch:
             newest[item.key] = item
     found: dict[str, _Link] = {}
     for item in ctx.items:
         latest = newest.get(item.key) if item.key is not None else None
-        if latest is not None and latest.epoch > item.epoch:
-            event = latest.receipt.event_id if latest.receipt else f"epoch:{latest.epoch}"
+        if latest is not None and latest.receipt is not None and latest.epoch > item.epoch:
+            event = latest.receipt.event_id
             found[item.id] = (
                 Reason.STALE_OR_SUPERSEDED,
                 (event, latest.id),
