@@ -45,6 +45,9 @@ class Episode:
     """Item or memory id → (probe key, the answer it supports), for the offline reader."""
     derive: dict[str, dict[str, str]] = field(default_factory=dict)
     """Rule item id → {probe key: answer}: what an admitted rule lets a reader infer."""
+    retrieve: int | None = None
+    """If set, the reader sees only this many of a method's items, ranked by the probes
+    (retrieval from the admitted state, the same for every method)."""
     team_size: int = 4
     seed: int = 0
     judge: dict[str, Any] = field(default_factory=dict)

@@ -6,14 +6,14 @@ failure and kept in the denominator (it scores 0 on every metric).
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.bench import metrics
 from readmit.bench.episode import Episode
-from readmit.bench.methods import MethodView, ReturnMethod
+from readmit.bench.methods import MethodView, ReturnMethod, rank
 from readmit.bench.reader import read
 from readmit.clock import parse_time
 from readmit.events import ReturnRequest
@@ -90,9 +90,12 @@ def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Re
             outcome="failed",
             error=f"{type(exc).__name__}: {exc}",
         )
+    if episode.retrieve is not None:
+        budget = replace(policy, max_items=episode.retrieve)
+        view = replace(view, items=rank([ctx.by_id[i] for i in view.items], query, budget))
     admitted = (*view.items, *view.memories)
     accuracy = None
-    if reader is not None and episode.probes:
+    if reader is not None and episode.probes and all(p.answer for p in episode.probes):
         answers = reader(episode, ctx, view)
         accuracy = metrics.mean(
             [float(a == p.answer) for a, p in zip(answers, episode.probes, strict=True)]
