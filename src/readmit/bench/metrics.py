@@ -10,8 +10,12 @@ from statistics import fmean
 
 
 def via(valid: Iterable[str], admitted: Iterable[str]) -> float:
-    """Eq. 6 for one episode: 1 if all state still valid at return is available, else 0."""
-    return 1.0 if set(valid) <= set(admitted) else 0.0
+    """Eq. 6 for one episode: 1 if all state still valid at return is available, else 0.
+
+    An entry ``"a|b"`` is satisfied by either id (interchangeable copies of one state).
+    """
+    present = set(admitted)
+    return 1.0 if all(present & set(v.split("|")) for v in valid) else 0.0
 
 
 def iir(invalid: Iterable[str], admitted: Iterable[str]) -> float:
