@@ -100,12 +100,20 @@ def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Re
         accuracy = metrics.mean(
             [float(a == p.answer) for a, p in zip(answers, episode.probes, strict=True)]
         )
+    extra: dict[str, Any] = {}
+    if "presence" in episode.judge:
+        present = set(admitted)
+        extra = metrics.memora_question(
+            [i in present for i in episode.judge["presence"]],
+            [i not in present for i in episode.judge["forgetting"]],
+        )
     return Row(
         suite=episode.suite,
         condition=episode.condition,
         method=method.name,
         episode=episode.id,
         team_size=episode.team_size,
+        extra=extra,
         via=metrics.via(episode.valid, admitted),
         iir=metrics.iir(episode.invalid, admitted),
         accuracy=accuracy,
