@@ -6,7 +6,6 @@ MemTX-like rank what they keep by word overlap with the returning task's query,
 then recency, under the same item and character budgets as TRACE.
 """
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -39,6 +38,7 @@ class MethodView:
     verifier_pairs: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    """Wall time of the method's decision (the runner measures it)."""
 
 
 class ReturnMethod(Protocol):
@@ -150,9 +150,7 @@ class Trace:
     def view(self, ctx: ReturnContext, query: str, policy: Policy) -> MethodView:
         chosen = policy if self.ablation is None else policy.ablate(self.ablation)
         counting = _Counting(self.verifier)
-        start = time.perf_counter()
         decision = admit(ctx, policy=chosen, verifier=counting, signer=_SIGNER)
-        seconds = time.perf_counter() - start
         cost = MethodView(
             items=(),
             memories=(),
@@ -160,7 +158,6 @@ class Trace:
             verifier_calls=counting.calls,
             verifier_pairs=counting.pairs,
             tokens=counting.tokens,
-            seconds=seconds,
         )
         if isinstance(decision, Issued):
             return replace(

@@ -5,6 +5,7 @@ the same post-absence checkpoint C. A method that raises is recorded as a
 failure and kept in the denominator (it scores 0 on every metric).
 """
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -75,6 +76,7 @@ def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Re
     """Run one method on one episode and score it."""
     policy = load_scenario(episode.scenario).policy
     query = " ".join(p.question for p in episode.probes) or episode.task
+    start = time.perf_counter()
     try:
         view = method.view(ctx, query, policy)
     except Exception as exc:
@@ -90,6 +92,7 @@ def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Re
             outcome="failed",
             error=f"{type(exc).__name__}: {exc}",
         )
+    view = replace(view, seconds=time.perf_counter() - start)
     if episode.retrieve is not None:
         budget = replace(policy, max_items=episode.retrieve)
         view = replace(view, items=rank([ctx.by_id[i] for i in view.items], query, budget))

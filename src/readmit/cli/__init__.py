@@ -59,7 +59,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from readmit.cli import audit, demo, replay, serve, verify
+    from readmit.cli import audit, bench, demo, replay, serve, verify
 
     cli.add_command(demo.demo)
     cli.add_command(replay.replay_command)
@@ -70,6 +70,7 @@ def _register() -> None:
     cli.add_command(serve.mcp_command)
     cli.add_command(serve.workspace)
     cli.add_command(serve.keys)
+    cli.add_command(bench.bench)
 
 
 _register()

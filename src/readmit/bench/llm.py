@@ -1,0 +1,95 @@
+"""An OpenAI-compatible chat endpoint as the returning agent's reader (and STALE/Memora judge).
+
+Configured with ``MODEL@BASE_URL`` (``--llm`` or ``READMIT_BENCH_LLM``) and an
+optional key in ``READMIT_BENCH_API_KEY``. Without one, answer-level metrics that
+need language understanding are reported as not computed.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+from readmit.admission.context import ReturnContext
+from readmit.bench.episode import Episode
+from readmit.bench.methods import MethodView
+from readmit.errors import ConfigError
+
+SYSTEM = (
+    "You are an assistant returning to a shared workspace. Answer from the context "
+    "you are given; it is what you may still rely on."
+)
+
+
+@dataclass
+class ChatModel:
+    """A chat-completions endpoint (vLLM, Ollama, llama.cpp server, hosted APIs)."""
+
+    model: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 120.0
+    tokens: int = 0
+
+    @classmethod
+    def parse(cls, spec: str, env: Mapping[str, str]) -> "ChatModel":
+        """``MODEL@URL``, e.g. ``qwen2.5:7b@http://127.0.0.1:11434/v1``.
+
+        Raises:
+            ConfigError: if the spec has no ``@``.
+        """
+        model, sep, url = spec.partition("@")
+        if not sep or not model or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"--llm {spec!r}: write MODEL@http(s)://HOST/v1")
+        return cls(model=model, base_url=url.rstrip("/"), api_key=env.get("READMIT_BENCH_API_KEY"))
+
+    def complete(self, prompt: str, max_tokens: int = 256) -> str:
+        """One deterministic completion (temperature 0)."""
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        response = httpx.post(
+            f"{self.base_url}/chat/completions",
+            headers=headers,
+            timeout=self.timeout,
+            json={
+                "model": self.model,
+                "temperature": 0,
+                "max_tokens": max_tokens,
+                "messages": [
+                    {"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": prompt},
+                ],
+            },
+        )
+        response.raise_for_status()
+        body = response.json()
+        self.tokens += int(body.get("usage", {}).get("total_tokens", 0))
+        return str(body["choices"][0]["message"]["content"]).strip()
+
+    def reader(self, episode: Episode, ctx: ReturnContext, view: MethodView) -> list[str | None]:
+        """Answer each probe from the method's context; multiple choice when options exist."""
+        memories = {e.id: e.text for e in ctx.experiences}
+        context = [ctx.by_id[i].text for i in view.items if i in ctx.by_id]
+        context += [memories[m] for m in view.memories if m in memories]
+        answers: list[str | None] = []
+        for probe in episode.probes:
+            prompt = "Context:\n" + "\n".join(f"- {c}" for c in context) + f"\n\n{probe.question}"
+            if probe.options:
+                prompt += "\nAnswer with exactly one of: " + " | ".join(probe.options)
+            reply = self.complete(prompt)
+            answers.append(_choice(reply, probe.options) if probe.options else reply)
+        return answers
+
+    def judge(self, question: str, response: str, criterion: str) -> bool:
+        """Whether ``response`` to ``question`` meets ``criterion`` (a yes/no judgment)."""
+        verdict = self.complete(
+            f"Question: {question}\nResponse: {response}\nCriterion: {criterion}\n"
+            "Does the response meet the criterion? Answer yes or no.",
+            max_tokens=4,
+        )
+        return verdict.lower().startswith("yes")
+
+
+def _choice(reply: str, options: Sequence[str]) -> str | None:
+    lowered = reply.lower()
+    hits = [o for o in options if o.lower() in lowered]
+    return max(hits, key=len) if hits else None

@@ -1,0 +1,199 @@
+"""Aggregate benchmark rows and write them: JSON, a Markdown table, PNG plots.
+
+Aggregation follows the paper (appendix D.1): metrics are averaged over episodes
+within a block (suite × condition × team size × method); a suite's Average
+weights its conditions equally, from unrounded condition scores. A metric that
+could not be computed (no LLM endpoint for answer-level scores) is ``None`` and
+shown as "n/c", never as zero.
+"""
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from readmit.bench import metrics
+from readmit.bench.runner import Row
+
+VALID_DEPARTURE = {"propagated", "old_valid"}
+"""Conditions whose departure state is still right: where RSR applies."""
+
+
+def _block(rows: Sequence[Row]) -> dict[str, Any]:
+    accuracy = [r.accuracy for r in rows if r.accuracy is not None]
+    out: dict[str, Any] = {
+        "episodes": len(rows),
+        "failures": sum(r.outcome == "failed" for r in rows),
+        "withheld": sum(r.outcome in ("blocked", "reset") for r in rows),
+        "VIA": metrics.mean([r.via for r in rows]),
+        "IIR": metrics.mean([r.iir for r in rows]),
+        "Overall": metrics.mean(accuracy) if len(accuracy) == len(rows) else None,
+        "verifier_calls": metrics.mean([float(r.verifier_calls) for r in rows]),
+        "tokens": metrics.mean([float(r.tokens) for r in rows]),
+        "ms_per_return": 1000 * metrics.mean([r.seconds for r in rows]),
+    }
+    out["WSAR"] = metrics.wsar(out["IIR"])
+    if rows and rows[0].condition in VALID_DEPARTURE and out["Overall"] is not None:
+        out["RSR"] = metrics.rsr([True] * len(rows), [a == 1.0 for a in accuracy])
+    if rows and rows[0].extra:
+        memora = metrics.memora_scores([r.extra for r in rows])
+        out.update({f"admission_{k}": v for k, v in memora.items()})
+    return out
+
+
+def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """One entry per (suite, condition, team size, method), then each suite's Average."""
+    blocks: dict[tuple[str, str, int, str], list[Row]] = defaultdict(list)
+    for row in rows:
+        blocks[(row.suite, row.condition, row.team_size, row.method)].append(row)
+    summary = [
+        {"suite": s, "condition": c, "team_size": t, "method": m, **_block(b)}
+        for (s, c, t, m), b in sorted(blocks.items())
+    ]
+    by_method: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
+    for entry in summary:
+        by_method[(entry["suite"], entry["team_size"], entry["method"])].append(entry)
+    for (suite, team, method), entries in sorted(by_method.items()):
+        average: dict[str, Any] = {
+            "suite": suite,
+            "condition": "Average",
+            "team_size": team,
+            "method": method,
+        }
+        for name in ("VIA", "IIR", "WSAR", "Overall", "ms_per_return", "verifier_calls"):
+            values = {e["condition"]: e[name] for e in entries}
+            average[name] = None if None in values.values() else metrics.weighted(values)
+        average["episodes"] = sum(e["episodes"] for e in entries)
+        summary.append(average)
+    return summary
+
+
+def _pct(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/c"
+    return f"{100 * value:.1f}"
+
+
+def markdown(summary: Sequence[dict[str, Any]], notes: Sequence[str] = ()) -> str:
+    """A Markdown report: one table per suite and team size."""
+    lines = ["# readmit benchmark", ""]
+    lines += [f"> {n}" for n in notes] + ([""] if notes else [])
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for entry in summary:
+        groups[(entry["suite"], entry["team_size"])].append(entry)
+    for (suite, team), entries in sorted(groups.items()):
+        lines += [
+            f"## {suite} (team of {team})",
+            "",
+            "| condition | method | VIA | IIR | WSAR | Overall | RSR | ms/return | "
+            "verifier calls | episodes |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for e in sorted(entries, key=lambda e: (e["condition"] == "Average", e["condition"])):
+            lines.append(
+                f"| {e['condition']} | {e['method']} | {_pct(e['VIA'])} | {_pct(e['IIR'])} | "
+                f"{_pct(e['WSAR'])} | {_pct(e['Overall'])} | {_pct(e.get('RSR'))} | "
+                f"{e['ms_per_return']:.2f} | {e['verifier_calls']:.1f} | {e['episodes']} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plots(summary: Sequence[dict[str, Any]], out: Path) -> list[Path]:
+    """The admission plane and accuracy against cost, as PNG files in ``out``.
+
+    The plane puts VIA on x and IIR on y, one marker per method and condition.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    entries = [e for e in summary if e["condition"] != "Average"]
+    methods = sorted({e["method"] for e in entries})
+    markers = dict(zip(methods, "osD^v<>phX*+", strict=False))
+    conditions = sorted({f"{e['suite']}/{e['condition']}" for e in entries})
+    colors = {c: plt.get_cmap("tab10")(n % 10) for n, c in enumerate(conditions)}
+    written = []
+    fig, ax = plt.subplots(figsize=(8, 6))
+    for e in entries:
+        ax.scatter(
+            100 * e["VIA"],
+            100 * e["IIR"],
+            marker=markers[e["method"]],
+            s=60,
+            color=colors[f"{e['suite']}/{e['condition']}"],
+            alpha=0.8,
+        )
+    ax.set(
+        xlabel="VIA (%)",
+        ylabel="IIR (%)",
+        xlim=(-5, 105),
+        ylim=(-5, 105),
+        title="Admission plane: keep what is valid (x), withhold what went stale (y)",
+    )
+    handles = [
+        Line2D([], [], marker=markers[m], linestyle="", color="black", label=m) for m in methods
+    ]
+    handles += [
+        Line2D([], [], marker="o", linestyle="", color=colors[c], label=c) for c in conditions
+    ]
+    ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5))
+    fig.tight_layout()
+    written.append(out / "admission-plane.png")
+    fig.savefig(written[-1], dpi=120)
+    plt.close(fig)
+    scored = [e for e in entries if e["Overall"] is not None]
+    if scored:
+        fig, ax = plt.subplots(figsize=(8, 6))
+        for e in scored:
+            ax.scatter(
+                max(e["ms_per_return"], 1e-3),
+                100 * e["Overall"],
+                marker=markers[e["method"]],
+                s=60,
+                color=colors[f"{e['suite']}/{e['condition']}"],
+                alpha=0.8,
+            )
+        ax.set(
+            xscale="log",
+            xlabel="admission time per return (ms, log)",
+            ylabel="Overall (%)",
+            title="Accuracy against cost",
+        )
+        ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5))
+        fig.tight_layout()
+        written.append(out / "accuracy-cost.png")
+        fig.savefig(written[-1], dpi=120)
+        plt.close(fig)
+    return written
+
+
+def write(
+    rows: Sequence[Row], out: Path, meta: dict[str, Any], notes: Sequence[str] = ()
+) -> dict[str, Path]:
+    """Write results.json, results.md and the plots into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(rows)
+    paths = {"json": out / "results.json", "markdown": out / "results.md"}
+    paths["json"].write_text(
+        json.dumps(
+            {
+                "meta": meta,
+                "notes": list(notes),
+                "summary": summary,
+                "rows": [asdict(r) for r in rows],
+            },
+            indent=1,
+            default=str,
+        ),
+        encoding="utf-8",
+    )
+    paths["markdown"].write_text(markdown(summary, notes), encoding="utf-8")
+    for path in plots(summary, out):
+        paths[path.stem] = path
+    return paths

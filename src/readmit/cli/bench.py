@@ -1,0 +1,145 @@
+"""``readmit bench``: run the evaluation suites and write results, a table and plots."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from readmit.bench.episode import Episode
+from readmit.clock import format_time, now
+from readmit.errors import ConfigError
+
+SUITES = ("drift", "returns", "stale-synth", "stale", "manbench", "memora")
+
+
+def _episodes(suite: str, seeds: int, teams: tuple[int, ...], out: Path) -> list[Episode]:
+    name, _, path = suite.partition(":")
+    if name in ("stale", "manbench", "memora") and not path:
+        raise ConfigError(f"--suite {name}:PATH needs the path of the benchmark data")
+    match name:
+        case "drift":
+            from readmit.bench.generators import drift
+
+            return [e for t in teams for e in drift.episodes(seeds, team=t)]
+        case "returns":
+            from readmit.bench.generators import returns
+
+            return returns.episodes(seeds, teams)
+        case "stale-synth" | "stale":
+            from readmit.bench.generators import stale as synth
+            from readmit.bench.loaders import stale
+
+            source = Path(path) if path else synth.write(out / "stale-synthetic.json", seeds)
+            return [e for t in teams for e in stale.episodes(source, team=t)]
+        case "manbench":
+            from readmit.bench.loaders import manbench
+
+            return [e for t in teams for e in manbench.episodes(Path(path), team=t)]
+        case "memora":
+            from readmit.bench.loaders import memora
+
+            return [e for t in teams for e in memora.episodes(Path(path), team=t)]
+    raise ConfigError(f"unknown suite {name!r} (known: {', '.join(SUITES)})")
+
+
+@click.command()
+@click.option(
+    "--suite",
+    "suites",
+    multiple=True,
+    metavar="NAME[:PATH]",
+    help="drift, returns, stale-synth (offline); stale:FILE, manbench:DIR, "
+    "memora:PERSONA_DIR (your data). Default: the three offline suites.",
+)
+@click.option("--method", "method_names", multiple=True, help="Methods to run (default: all).")
+@click.option("--seeds", default=50, show_default=True, help="Seeds per generated condition.")
+@click.option(
+    "--team",
+    "team_text",
+    default="4",
+    show_default=True,
+    help="Active agents, comma-separated for a sweep, e.g. 4,8,16,32.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("bench-results"),
+    show_default=True,
+    help="Directory for results.json, results.md and plots.",
+)
+@click.option(
+    "--llm",
+    default=None,
+    envvar="READMIT_BENCH_LLM",
+    metavar="MODEL@URL",
+    help="OpenAI-compatible endpoint for answer-level metrics.",
+)
+@click.option("--verifier", "verifier_spec", default="builtin", show_default=True)
+def bench(
+    suites: tuple[str, ...],
+    method_names: tuple[str, ...],
+    seeds: int,
+    team_text: str,
+    out: Path,
+    llm: str | None,
+    verifier_spec: str,
+) -> None:
+    """Run return episodes through every method and report the paper's metrics."""
+    from readmit.bench.llm import ChatModel
+    from readmit.bench.methods import methods
+    from readmit.bench.report import write
+    from readmit.bench.runner import offline_reader, run
+    from readmit.plugins import make_verifier
+
+    teams = tuple(int(t) for t in team_text.split(",") if t.strip())
+    chosen = methods(method_names, make_verifier(verifier_spec))
+    model = ChatModel.parse(llm, os.environ) if llm else None
+    out.mkdir(parents=True, exist_ok=True)
+    episodes = [
+        e
+        for s in (suites or ("drift", "returns", "stale-synth"))
+        for e in _episodes(s, seeds, teams, out)
+    ]
+    with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
+        rows = run(
+            episodes,
+            chosen,
+            reader=model.reader if model else offline_reader,
+            on_episode=lambda _: bar.update(1),
+        )
+    notes = _notes(episodes, model is not None)
+    meta: dict[str, Any] = {
+        "at": format_time(now()),
+        "suites": list(suites),
+        "seeds": seeds,
+        "teams": list(teams),
+        "methods": [m.name for m in chosen],
+        "verifier": verifier_spec,
+        "llm": llm,
+    }
+    paths = write(rows, out, meta, notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(paths["markdown"].read_text(encoding="utf-8"))
+    click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
+
+
+def _notes(episodes: list[Episode], with_llm: bool) -> list[str]:
+    suites = sorted({e.suite for e in episodes})
+    notes = []
+    if not with_llm:
+        free = sorted({e.suite for e in episodes if any(not p.answer for p in e.probes)})
+        if free:
+            notes.append(
+                f"Overall not computed for {', '.join(free)}: answering and judging "
+                "need an LLM (--llm MODEL@URL); VIA/IIR there are admission-level."
+            )
+        scored = [s for s in suites if s not in free]
+        if scored:
+            notes.append(
+                f"Overall for {', '.join(scored)} comes from the offline reader (the "
+                "most recent admitted value for each probe, else a seeded guess)."
+            )
+    return notes
