@@ -59,7 +59,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from readmit.cli import audit, bench, demo, replay, serve, verify
+    from readmit.cli import audit, bench, demo, replay, serve, verifiers, verify
 
     cli.add_command(demo.demo)
     cli.add_command(replay.replay_command)
@@ -71,6 +71,7 @@ def _register() -> None:
     cli.add_command(serve.workspace)
     cli.add_command(serve.keys)
     cli.add_command(bench.bench)
+    cli.add_command(verifiers.verifiers)
 
 
 _register()

@@ -94,7 +94,7 @@ def bench(
     from readmit.plugins import make_verifier
 
     teams = tuple(int(t) for t in team_text.split(",") if t.strip())
-    chosen = methods(method_names, make_verifier(verifier_spec))
+    chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
     out.mkdir(parents=True, exist_ok=True)
     episodes = [

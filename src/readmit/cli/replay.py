@@ -11,6 +11,7 @@ from typing import Any
 import click
 from click._termui_impl import ProgressBar
 
+from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Progress
 from readmit.cli.render import render_decision
 from readmit.config import DB_ENV, signer_from_env
@@ -55,7 +56,7 @@ def item_texts(scenario: Scenario) -> dict[str, str]:
 
 def run(scenario: Scenario, db: str, verifier_spec: str, *, as_json: bool) -> list[dict[str, Any]]:
     """Replay ``scenario`` and print its decisions (as JSON or as tables)."""
-    verifier = make_verifier(verifier_spec)
+    verifier = make_verifier(verifier_spec, os.environ)
     choice = signer_from_env(os.environ, allow_ephemeral=True)
     if choice.ephemeral and as_json:
         click.echo(
@@ -67,7 +68,11 @@ def run(scenario: Scenario, db: str, verifier_spec: str, *, as_json: bool) -> li
     try:
         with progress_bar() as on_progress:
             decisions = replay(
-                scenario, store, verifier=verifier, signer=choice.signer, on_progress=on_progress
+                scenario,
+                store,
+                verifier=with_cache(verifier, store),
+                signer=choice.signer,
+                on_progress=on_progress,
             )
     finally:
         store.close()

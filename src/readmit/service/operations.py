@@ -14,6 +14,7 @@ from typing import Any
 
 from readmit.admission import admit
 from readmit.admission.decision import Issued
+from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.view import redact, verify_view
 from readmit.clock import format_time, now
@@ -76,7 +77,8 @@ class Service:
             ConfigError: if the signing key is missing (a server never signs with a throwaway key).
         """
         signer = signer_from_env(env, allow_ephemeral=False).signer
-        return cls(open_store(db), signer=signer, verifier=make_verifier(verifier))
+        store = open_store(db)
+        return cls(store, signer=signer, verifier=with_cache(make_verifier(verifier, env), store))
 
     def authenticate(self, key: str | None) -> Caller:
         """The agent an API key belongs to.

@@ -67,6 +67,14 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             FOREIGN KEY (workspace, agent) REFERENCES agents (workspace, id))""",
         ],
     ),
+    (
+        "m003_judgments",
+        [
+            """CREATE TABLE judgments (
+            key TEXT PRIMARY KEY, verifier TEXT NOT NULL, invalidates INTEGER NOT NULL,
+            confidence DOUBLE PRECISION NOT NULL, reason TEXT NOT NULL, terms TEXT NOT NULL)""",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

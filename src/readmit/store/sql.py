@@ -9,12 +9,13 @@ One store object owns one connection and may be shared between threads.
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.implicit import Verdict
 from readmit.canonical import canonical_json, digest
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
@@ -25,6 +26,7 @@ from readmit.store.migrations import migrate
 from readmit.store.writer import Clock, Writer
 from readmit.wire import item_from_json, obligation_from_json, parse_event
 
+_JUDGMENTS = "SELECT key, invalidates, confidence, reason, terms FROM judgments"
 _CACHE_LIMIT = 1_000_000
 """Decoded items kept per store; past this the cache starts over."""
 
@@ -343,6 +345,36 @@ class SqlStore:
                 (key_hash,),
             ).fetchone()
         return None if row is None else (row[0], Agent(id=row[1], principal=row[2], role=row[3]))
+
+    def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
+        """Cached verdicts (`readmit.admission.invalidation.cache.JudgmentCache`)."""
+        found: dict[str, Verdict] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+                query = _JUDGMENTS + f" WHERE key IN ({marks})"
+                rows = self.conn.execute(query, chunk).fetchall()
+                for key, invalidates, confidence, reason, terms in rows:
+                    found[key] = Verdict(
+                        invalidates=bool(invalidates),
+                        confidence=confidence,
+                        reason=reason,
+                        terms=tuple(json.loads(terms)),
+                    )
+        return found
+
+    def remember_judgments(self, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
+        """Store verdicts; a key already judged keeps its first verdict."""
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT INTO judgments (key, verifier, invalidates, confidence, reason, terms) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [
+                    (k, verifier, int(v.invalidates), v.confidence, v.reason, json.dumps(v.terms))
+                    for k, v in verdicts.items()
+                ],
+            )
 
     def close(self) -> None:
         with self._lock:

@@ -40,6 +40,8 @@ class TermVerifier:
     """Confirms invalidation through distinctive terms of withdrawn state."""
 
     name = "builtin"
+    cache_judgments = False
+    """Recomputing a verdict is cheaper than storing it."""
     linked_confidence = 0.9
     unlinked_confidence = 0.8
 

@@ -1,0 +1,84 @@
+"""A judgment cache: the same (later event, earlier item) pair is never judged twice.
+
+`CachedVerifier` wraps any verifier. Keys are the tagged digest of the pair's
+texts and order and the verifier's identity, so a changed text or another
+verifier never reuses a verdict. The store implements `JudgmentCache`, so
+verdicts survive across returns and processes.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.canonical import digest
+
+
+class JudgmentCache(Protocol):
+    """Persisted verdicts by key."""
+
+    def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
+        """The stored verdicts of those keys that have one."""
+        ...
+
+    def remember_judgments(self, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
+        """Store verdicts (a key judged twice keeps its first verdict)."""
+        ...
+
+
+def pair_key(verifier: str, pair: Pair) -> str:
+    """The cache key: the verifier's identity and everything it judges from."""
+    later = pair.later
+    return digest(
+        {
+            "verifier": verifier,
+            "earlier": {"id": pair.earlier.id, "text": pair.earlier.text},
+            "later": {
+                "event": later.event_id,
+                "op": later.op,
+                "text": later.text,
+                "withdrawn": later.withdrawn_text,
+                "replacement": later.replacement_text,
+            },
+        }
+    )
+
+
+def with_cache(verifier: Verifier, cache: JudgmentCache) -> Verifier:
+    """``verifier`` behind the cache, unless it says judging is cheaper than caching."""
+    if getattr(verifier, "cache_judgments", True):
+        return CachedVerifier(verifier, cache)
+    return verifier
+
+
+class CachedVerifier:
+    """A verifier that asks its inner verifier only about pairs it has not judged before."""
+
+    def __init__(self, inner: Verifier, cache: JudgmentCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def tokens_used(self) -> int:
+        return int(getattr(self.inner, "tokens_used", 0))
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        keys = [pair_key(self.name, p) for p in pairs]
+        known = self.cache.judgments(keys)
+        todo = [(k, p) for k, p in zip(keys, pairs, strict=True) if k not in known]
+        self.hits += len(pairs) - len(todo)
+        self.misses += len(todo)
+        if todo:
+            fresh = list(self.inner.judge([p for _, p in todo]))
+            if len(fresh) == len(todo) and all(isinstance(v, Verdict) for v in fresh):
+                answered = {k: v for (k, _), v in zip(todo, fresh, strict=True)}
+                self.cache.remember_judgments(self.name, answered)
+                known = {**known, **answered}
+            else:  # a short or malformed answer is passed on for the stage to reject
+                return fresh
+        return [known[k] for k in keys]
