@@ -60,6 +60,8 @@ class OpenAICompatVerifier:
     timeout: float = 60.0
     retries: int = 2
     max_tokens: int = 96
+    schema: dict[str, Any] = field(default_factory=lambda: dict(SCHEMA))
+    """The JSON schema of a verdict sent with the structured formats."""
     mode: str = "json_schema"
     """The first response format to try; moves down `MODES` when a server refuses one."""
     calls: int = 0
@@ -105,10 +107,10 @@ class OpenAICompatVerifier:
         if self.mode == "json_schema":
             request["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "verdict", "schema": SCHEMA, "strict": True},
+                "json_schema": {"name": "verdict", "schema": self.schema, "strict": True},
             }
         elif self.mode == "json_object":
-            request["response_format"] = {"type": "json_object", "schema": SCHEMA}
+            request["response_format"] = {"type": "json_object", "schema": self.schema}
         return request
 
     def _post(self, prompt: str) -> dict[str, Any]:
@@ -182,6 +184,10 @@ def _read(content: str) -> tuple[str, str, float | None]:
     found = _VERDICT.findall(text)
     if len({v.lower() for v in found}) == 1:
         return found[0].lower(), text[:500], None
+    # The question is a yes/no question: a reply that starts with the answer is strict enough.
+    lead = re.match(r"\s*(yes|no)\b", text, re.IGNORECASE)
+    if lead and not found:
+        return ("invalidates" if lead.group(1).lower() == "yes" else "compatible"), text[:500], None
     raise VerifierUnavailable(f"unparseable verdict: {content[:120]!r}")
 
 
