@@ -213,10 +213,16 @@ def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_
             run.append(token)
             continue
         if run:
-            yield _Name(tuple(run), initial=initial and run_start == 0)
+            yield from _names(run, initial=initial and run_start == 0)
         run = []
     if run:
-        yield _Name(tuple(run), initial=initial and run_start == 0)
+        yield from _names(run, initial=initial and run_start == 0)
+
+
+def _names(run: list[str], *, initial: bool) -> Iterator[_Name]:
+    # "Room Atlas is free" keeps "Room Atlas" whole: its first word may be a plain
+    # capitalized sentence start, but so may a name's ("Sunrise Hotel is booked").
+    yield _Name(tuple(run), initial=initial)
 
 
 def _mid_sentence_words(names: Iterable[_Name]) -> set[str]:
@@ -240,6 +246,20 @@ def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
         terms.add(" ".join(name.words))
         terms.update(name.words[:-1])
     return frozenset(terms)
+
+
+def name_phrases(text: str) -> set[tuple[str, ...]]:
+    """The runs of capitalized words in ``text`` ("Sunrise Hotel" → ("Sunrise", "Hotel"))."""
+    return {name.words for name in _scan(text)[0]}
+
+
+def standalone(word: str, text: str) -> bool:
+    """Whether ``text`` names ``word`` on its own, not only inside a longer name.
+
+    "Sunrise Bridge" does not name "Sunrise": a "Sunrise crossing" elsewhere may be
+    another thing, so only the whole name links the two.
+    """
+    return (word,) in name_phrases(text)
 
 
 def term_kind(term: str) -> str:

@@ -16,12 +16,12 @@ Shared topic words ("hotel", "train") never link two statements.
 from collections.abc import Sequence
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
-from readmit.terms import carries, distinctive_terms, term_kind
+from readmit.terms import carries, distinctive_terms, standalone, term_kind
 
 _VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", "close": "closed"}
 
 
-def _dropped(shared: frozenset[str], withdrawn: str, replacement: str | None) -> set[str]:
+def _dropped(shared: set[str], withdrawn: str, replacement: str | None) -> set[str]:
     """The shared terms the later event took away.
 
     A revocation takes every term away. A replacement takes away a term it no
@@ -33,7 +33,21 @@ def _dropped(shared: frozenset[str], withdrawn: str, replacement: str | None) ->
         return set(shared)
     introduced = distinctive_terms(replacement, context=withdrawn) - distinctive_terms(withdrawn)
     changed = {term_kind(t) for t in introduced}
+    if _first_word_swapped(shared, withdrawn, replacement):
+        changed.add("name")
     return {t for t in shared if not carries(replacement, t) and term_kind(t) in changed}
+
+
+def _first_word_swapped(shared: set[str], withdrawn: str, replacement: str) -> bool:
+    """Whether a name was replaced at the start ("Atlas chairs it" → "Beacon chairs it")."""
+    old, new = withdrawn.split(maxsplit=1), replacement.split(maxsplit=1)
+    return (
+        len(old) == len(new) == 2
+        and old[0] in shared
+        and new[0] != old[0]
+        and new[0][:1].isupper()
+        and old[1].split()[:1] == new[1].split()[:1]
+    )
 
 
 class TermVerifier:
@@ -58,9 +72,12 @@ class TermVerifier:
                 reason=f"{later.event_id} withdrew no state; other premise changes need an "
                 "LLM verifier",
             )
-        shared = distinctive_terms(later.withdrawn_text, context=earlier.text) & distinctive_terms(
-            earlier.text, context=later.withdrawn_text
-        )
+        shared = {
+            t
+            for t in distinctive_terms(later.withdrawn_text, context=earlier.text)
+            & distinctive_terms(earlier.text, context=later.withdrawn_text)
+            if " " in t or term_kind(t) == "literal" or standalone(t, later.withdrawn_text)
+        }
         dropped = sorted(_dropped(shared, later.withdrawn_text, later.replacement_text))
         if not dropped:
             return Verdict(
