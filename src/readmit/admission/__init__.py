@@ -42,7 +42,9 @@ def admit(
     pool, explicit = resolve_explicit(pool, ctx)
     implicit: list[Exclusion] = []
     if verifier is not None and policy.implicit:
-        pool, implicit = resolve_implicit(pool, scan(pool, ctx), verifier, policy, on_progress)
+        pool, implicit = resolve_implicit(
+            pool, scan(pool, ctx, policy.scan_top_k), verifier, policy, on_progress
+        )
     pool, premise = propagate(pool, excluded=(*explicit, *implicit))
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
     selection = cover(eligible, ctx.role_obligations, policy)

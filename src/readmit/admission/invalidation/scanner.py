@@ -1,19 +1,21 @@
 """The scanner: high-recall proposals of (later event, earlier item) pairs (TRACE §3.2).
 
 A proposal is a hypothesis, not a decision. The scanner links a later event in
-Δ to an earlier candidate when they share a content token, when the item
-depends on what the event withdrew, or when the item carries the key the event
-replaced. Obligations and frontiers are the mandatory structure of the view and
+Δ to an earlier candidate when the item depends on what the event withdrew,
+when they share a distinctive term, or when the item is among the best BM25
+matches of the event's words (bounded, so topic words do not propose every
+pair). Obligations and frontiers are the mandatory structure of the view and
 are never challenged.
 """
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Sequence
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item, Kind
-from readmit.terms import content_tokens
+from readmit.terms import content_tokens, distinctive_terms
 
 _STRUCTURE = frozenset({Kind.OBLIGATION, Kind.FRONTIER})
 
@@ -28,37 +30,72 @@ def observations(ctx: ReturnContext) -> list[Later]:
     return [later for later in found if later is not None]
 
 
-def scan(pool: Sequence[Item], ctx: ReturnContext) -> list[Pair]:
-    """Propose every (later, earlier) pair that may share a premise, in a deterministic order."""
+def scan(pool: Sequence[Item], ctx: ReturnContext, top_k: int = 8) -> list[Pair]:
+    """Propose the (later, earlier) pairs that may share a premise, in a deterministic order."""
     candidates = [item for item in pool if item.kind not in _STRUCTURE]
-    by_token: dict[str, list[Item]] = {}
+    return propose(observations(ctx), candidates, top_k)
+
+
+def propose(laters: Sequence[Later], candidates: Sequence[Item], top_k: int = 8) -> list[Pair]:
+    """For each later observation, the earlier candidates worth a verifier's look.
+
+    An earlier item is proposed when it depends on what the observation withdrew,
+    shares a distinctive term with it (a name, number or identifier), or ranks
+    among the ``top_k`` by BM25 over content words. Topic words alone therefore
+    propose only the best few matches, not every item that mentions "hotel".
+    """
+    index = _Bm25(candidates)
     by_premise: dict[str, list[Item]] = {}
+    by_term: dict[str, list[Item]] = {}
     for item in candidates:
-        for token in content_tokens(item.text):
-            by_token.setdefault(token, []).append(item)
         for premise in item.depends_on:
             by_premise.setdefault(premise, []).append(item)
+        for term in distinctive_terms(item.text):
+            by_term.setdefault(term, []).append(item)
     pairs: list[Pair] = []
-    for later in observations(ctx):
+    for later in laters:
+        text = " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
         linked: dict[str, Item] = {}
-        for item in _related(later, by_token, by_premise):
+        chosen = [
+            *by_premise.get(later.withdrawn_id or "", ()),
+            *(i for term in sorted(distinctive_terms(text)) for i in by_term.get(term, ())),
+            *index.top(content_tokens(text), top_k),
+        ]
+        for item in chosen:
             if item.epoch < later.epoch and item.id not in (
                 later.withdrawn_id,
                 later.replacement_id,
             ):
-                linked[item.id] = item
+                linked.setdefault(item.id, item)
         pairs.extend(Pair(later=later, earlier=item) for item in linked.values())
     return pairs
 
 
-def _related(
-    later: Later, by_token: dict[str, list[Item]], by_premise: dict[str, list[Item]]
-) -> Iterable[Item]:
-    text = " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
-    for token in sorted(content_tokens(text)):
-        yield from by_token.get(token, ())
-    if later.withdrawn_id is not None:
-        yield from by_premise.get(later.withdrawn_id, ())
+class _Bm25:
+    """Okapi BM25 over the content words of the candidates (k1 = 1.2, b = 0.75)."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self.items = list(items)
+        self.words = [content_tokens(i.text) for i in self.items]
+        self.postings: dict[str, list[int]] = {}
+        for n, words in enumerate(self.words):
+            for word in words:
+                self.postings.setdefault(word, []).append(n)
+        self.average = sum(len(w) for w in self.words) / max(1, len(self.words))
+
+    def top(self, query: frozenset[str], k: int) -> list[Item]:
+        scores: dict[int, float] = {}
+        total = len(self.items)
+        for word in query:
+            posting = self.postings.get(word, [])
+            idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
+            for n in posting:
+                length = len(self.words[n])
+                scores[n] = scores.get(n, 0.0) + idf * 2.2 / (
+                    1 + 1.2 * (0.25 + 0.75 * length / self.average)
+                )
+        best = sorted(scores, key=lambda n: (-scores[n], self.items[n].id))[:k]
+        return [self.items[n] for n in best]
 
 
 def _observation(

