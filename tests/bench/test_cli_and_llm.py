@@ -91,3 +91,22 @@ def test_the_llm_reader_speaks_chat_completions(chat_server: str) -> None:
 def test_llm_specs_are_checked() -> None:
     with pytest.raises(ConfigError, match="MODEL@"):
         ChatModel.parse("no-url", {})
+
+
+def test_an_llm_judge_scores_stale_probes(chat_server: str, tmp_path: Path) -> None:
+    from readmit.bench.generators import stale as synthetic
+    from readmit.bench.llm import judge_episode
+    from readmit.bench.loaders import stale
+    from readmit.bench.report import summarize
+
+    model = ChatModel.parse(f"tiny@{chat_server}", {})
+    episodes = stale.episodes(synthetic.write(tmp_path / "s.json", count=2))
+
+    rows = run(
+        episodes, [Static()], reader=model.reader, judge=lambda e, a: judge_episode(model, e, a)
+    )
+
+    assert all({"SR", "PR", "IPA"} <= r.extra.keys() for r in rows)
+    assert all(r.accuracy is not None for r in rows)
+    [block] = [s for s in summarize(rows) if s["condition"] != "Average"][:1]
+    assert {"SR", "PR", "IPA", "LS", "answer_IIR"} <= block.keys()

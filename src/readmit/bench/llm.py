@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 import httpx
 
 from readmit.admission.context import ReturnContext
+from readmit.bench import metrics
 from readmit.bench.episode import Episode
 from readmit.bench.methods import MethodView
-from readmit.errors import ConfigError
+from readmit.verifiers.openai_compat import endpoint
 
 SYSTEM = (
     "You are an assistant returning to a shared workspace. Answer from the context "
@@ -38,10 +39,8 @@ class ChatModel:
         Raises:
             ConfigError: if the spec has no ``@``.
         """
-        model, sep, url = spec.partition("@")
-        if not sep or not model or not url.startswith(("http://", "https://")):
-            raise ConfigError(f"--llm {spec!r}: write MODEL@http(s)://HOST/v1")
-        return cls(model=model, base_url=url.rstrip("/"), api_key=env.get("READMIT_BENCH_API_KEY"))
+        model, url = endpoint(spec, "--llm")
+        return cls(model=model, base_url=url, api_key=env.get("READMIT_BENCH_API_KEY"))
 
     def complete(self, prompt: str, max_tokens: int = 256) -> str:
         """One deterministic completion (temperature 0)."""
@@ -93,3 +92,40 @@ def _choice(reply: str, options: Sequence[str]) -> str | None:
     lowered = reply.lower()
     hits = [o for o in options if o.lower() in lowered]
     return max(hits, key=len) if hits else None
+
+
+def stale_criteria(judge: Mapping[str, str]) -> tuple[str, str, str]:
+    """The three STALE probe criteria (SR, PR, IPA) for a judge that sees M_old and M_new."""
+    old, new = judge["M_old"], judge["M_new"]
+    return (
+        f"The response recognizes that this no longer holds: {old!r}, given: {new!r}.",
+        f"The response does not accept the outdated premise {old!r} as still true.",
+        f"The response applies the updated situation {new!r} to the decision.",
+    )
+
+
+def judge_episode(
+    model: ChatModel, episode: Episode, answers: Sequence[str | None]
+) -> dict[str, float]:
+    """Answer-level metrics from an LLM judge: STALE probes, or Memora's criteria."""
+    if "M_old" in episode.judge:
+        passed = [
+            model.judge(p.question, a or "", c)
+            for p, a, c in zip(episode.probes, answers, stale_criteria(episode.judge), strict=True)
+        ]
+        return {"SR": float(passed[0]), "PR": float(passed[1]), "IPA": float(passed[2])}
+    if "criteria" in episode.judge:
+        response = answers[0] or ""
+        presence: list[bool] = []
+        forgetting: list[bool] = []
+        for criterion in episode.judge["criteria"]:
+            met = model.judge(
+                episode.probes[0].question,
+                response,
+                f"{criterion['evaluation_question']} (expected: {criterion['expected_answer']})",
+            )
+            kind = criterion.get("evaluation_type", "")
+            (forgetting if kind.startswith("forgetting") else presence).append(met)
+        scores = metrics.memora_question(presence, forgetting)
+        return {f"answer_{k}": v for k, v in scores.items()}
+    return {}

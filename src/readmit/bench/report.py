@@ -38,9 +38,23 @@ def _block(rows: Sequence[Row]) -> dict[str, Any]:
     out["WSAR"] = metrics.wsar(out["IIR"])
     if rows and rows[0].condition in VALID_DEPARTURE and out["Overall"] is not None:
         out["RSR"] = metrics.rsr([True] * len(rows), [a == 1.0 for a in accuracy])
-    if rows and rows[0].extra:
+    if rows and all("P" in r.extra for r in rows):
         memora = metrics.memora_scores([r.extra for r in rows])
         out.update({f"admission_{k}": v for k, v in memora.items()})
+    if rows and all("answer_P" in r.extra for r in rows):
+        answered = [
+            {k[len("answer_") :]: v for k, v in r.extra.items() if k.startswith("answer_")}
+            for r in rows
+        ]
+        out.update({f"answer_{k}": v for k, v in metrics.memora_scores(answered).items()})
+    if rows and all("SR" in r.extra for r in rows):
+        stale = metrics.stale_scores(
+            [r.extra["SR"] == 1 for r in rows],
+            [r.extra["PR"] == 1 for r in rows],
+            [r.extra["IPA"] == 1 for r in rows],
+        )
+        out.update({k: v for k, v in stale.items() if k in ("SR", "PR", "IPA", "LS")})
+        out["answer_IIR"] = stale["IIR"]
     return out
 
 

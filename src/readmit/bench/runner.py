@@ -23,6 +23,8 @@ from readmit.scenario import load_scenario
 from readmit.store.sqlite import SQLiteStore
 
 Reader = Callable[[Episode, ReturnContext, MethodView], list[str | None]]
+Judge = Callable[[Episode, list[str | None]], dict[str, float]]
+"""Answer-level metrics of one episode from a reader's answers (an LLM judge)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +74,13 @@ def offline_reader(episode: Episode, ctx: ReturnContext, view: MethodView) -> li
     return read(episode, (*view.items, *view.memories), epochs)
 
 
-def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Reader | None) -> Row:
+def score(
+    episode: Episode,
+    method: ReturnMethod,
+    ctx: ReturnContext,
+    reader: Reader | None,
+    judge: Judge | None = None,
+) -> Row:
     """Run one method on one episode and score it."""
     policy = load_scenario(episode.scenario).policy
     query = " ".join(p.question for p in episode.probes) or episode.task
@@ -97,12 +105,6 @@ def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Re
         budget = replace(policy, max_items=episode.retrieve)
         view = replace(view, items=rank([ctx.by_id[i] for i in view.items], query, budget))
     admitted = (*view.items, *view.memories)
-    accuracy = None
-    if reader is not None and episode.probes and all(p.answer for p in episode.probes):
-        answers = reader(episode, ctx, view)
-        accuracy = metrics.mean(
-            [float(a == p.answer) for a, p in zip(answers, episode.probes, strict=True)]
-        )
     extra: dict[str, Any] = {}
     if "presence" in episode.judge:
         present = set(admitted)
@@ -110,6 +112,17 @@ def score(episode: Episode, method: ReturnMethod, ctx: ReturnContext, reader: Re
             [i in present for i in episode.judge["presence"]],
             [i not in present for i in episode.judge["forgetting"]],
         )
+    accuracy = None
+    if reader is not None and episode.probes and all(p.answer for p in episode.probes):
+        answers = reader(episode, ctx, view)
+        accuracy = metrics.mean(
+            [float(a == p.answer) for a, p in zip(answers, episode.probes, strict=True)]
+        )
+    elif reader is not None and judge is not None and episode.probes:
+        judged = judge(episode, reader(episode, ctx, view))
+        extra.update(judged)
+        probes = [judged[k] for k in ("SR", "PR", "IPA") if k in judged]
+        accuracy = metrics.mean(probes) if probes else judged.get("answer_Overall")
     return Row(
         suite=episode.suite,
         condition=episode.condition,
@@ -132,12 +145,13 @@ def run(
     methods: Sequence[ReturnMethod],
     reader: Reader | None = offline_reader,
     on_episode: Callable[[Episode], None] | None = None,
+    judge: Judge | None = None,
 ) -> list[Row]:
     """Every method on every episode."""
     rows: list[Row] = []
     for episode in episodes:
         ctx = context(episode)
-        rows.extend(score(episode, method, ctx, reader) for method in methods)
+        rows.extend(score(episode, method, ctx, reader, judge) for method in methods)
         if on_episode is not None:
             on_episode(episode)
     return rows

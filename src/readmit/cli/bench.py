@@ -2,6 +2,7 @@
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ def bench(
     verifier_spec: str,
 ) -> None:
     """Run return episodes through every method and report the paper's metrics."""
-    from readmit.bench.llm import ChatModel
+    from readmit.bench.llm import ChatModel, judge_episode
     from readmit.bench.methods import methods
     from readmit.bench.report import write
     from readmit.bench.runner import offline_reader, run
@@ -108,6 +109,7 @@ def bench(
             chosen,
             reader=model.reader if model else offline_reader,
             on_episode=lambda _: bar.update(1),
+            judge=partial(judge_episode, model) if model else None,
         )
     notes = _notes(episodes, model is not None)
     meta: dict[str, Any] = {

@@ -213,15 +213,25 @@ def _logprob_confidence(logprobs: Any, verdict: str) -> float | None:
     return None
 
 
+def endpoint(spec: str, where: str) -> tuple[str, str]:
+    """``MODEL@BASE_URL`` → (model, base URL without a trailing slash).
+
+    Raises:
+        ConfigError: naming ``where`` the spec came from, if it is not ``MODEL@http(s)://...``.
+    """
+    model, sep, url = spec.partition("@")
+    if not sep or not model or not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{where} {spec!r}: write MODEL@http(s)://HOST/v1")
+    return model, url.rstrip("/")
+
+
 def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatVerifier:
     """Build from ``MODEL@BASE_URL``.
 
     Raises:
         ConfigError: if the argument is not ``MODEL@http(s)://...``.
     """
-    model, sep, url = argument.partition("@")
-    if not sep or not model or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"openai-compat:{argument}: write openai-compat:MODEL@http(s)://HOST/v1")
+    model, url = endpoint(argument, "openai-compat:")
     return OpenAICompatVerifier(
-        model=model, base_url=url.rstrip("/"), api_key=(settings or {}).get(API_KEY_ENV)
+        model=model, base_url=url, api_key=(settings or {}).get(API_KEY_ENV)
     )
