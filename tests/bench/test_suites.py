@@ -14,7 +14,7 @@ from readmit.bench.runner import Row, context, run
 from readmit.errors import InvalidInput
 from readmit.plugins import make_verifier
 
-DATA = Path(__file__).parents[3] / "shared" / "data"
+DATA = Path(__file__).parents[1] / "data"  # unmodified samples, with their licences
 ALL = methods(None, make_verifier("builtin"))
 
 
