@@ -14,10 +14,11 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
     ``hidden`` lists the ids the agent may not see; `readmit.admission.view.redact`
     turns the record's exclusions into what the agent is shown.
     """
-    issued = isinstance(decision, Issued)
-    items = decision.items if isinstance(decision, Issued) else ()
-    selected = decision.items if isinstance(decision, Issued) else decision.selected
-    readmitted = decision.readmitted if isinstance(decision, Issued) else ()
+    if isinstance(decision, Issued):
+        items, selected, readmitted = decision.items, decision.items, decision.readmitted
+        view: dict[str, Any] | None = decision.signed
+    else:
+        items, selected, readmitted, view = (), decision.selected, (), None
     return {
         "workspace": ctx.workspace,
         "cycle": ctx.cycle,
@@ -36,5 +37,5 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
         "hidden": sorted(hidden_ids(ctx, decision.exclusions)),
         "readmitted": [e.id for e in readmitted],
         "withheld": [e.id for e in decision.withheld],
-        "view": decision.signed if issued and isinstance(decision, Issued) else None,
+        "view": view,
     }
