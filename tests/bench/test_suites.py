@@ -56,6 +56,8 @@ def test_only_trace_is_high_on_both_axes_of_the_balanced_pair() -> None:
     assert m[("implicit", "TRACE")]["IIR"] == 1.0
     assert m[("implicit", "TRACE w/o I")]["IIR"] == 0.0
     assert m[("implicit", "TRACE w/o SBPR")]["IIR"] == 0.0
+    assert m[("crowded", "TRACE")]["VIA"] == 1.0
+    assert m[("crowded", "TRACE w/o OAS")]["VIA"] == 0.0
 
 
 def test_every_method_sees_the_same_checkpoint() -> None:

@@ -12,6 +12,9 @@ answer supports (the task adapter's part, TRACE §3.4).
 - ``propagated`` (old state valid): every teammate repeats a false claim they only
   heard (no source), the ManBench "Mandela effect" shape.
 
+- ``crowded`` (old state valid, nothing stale): teammates' chatter about the task
+  crowds a four-item view; only obligation-aware selection keeps the fact.
+
 The view budget is four items, so N repeated claims crowd out older state for
 retrieval by recency; ``explicit`` and ``propagated`` are the balanced pair
 (one stale, one valid departure state).
@@ -22,7 +25,7 @@ import random
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 
-CONDITIONS = ("explicit", "implicit", "propagated")
+CONDITIONS = ("explicit", "implicit", "propagated", "crowded")
 TEAM_SIZES = (4, 8, 16, 32)
 PROJECTS = ["Atlas", "Beacon", "Cobalt", "Delta", "Ember", "Falcon", "Garnet", "Helix"]
 OFFICES = ["Harbor", "Lakeside", "Summit", "Riverside", "Granite", "Meadow"]
@@ -236,7 +239,56 @@ def propagated(seed: int, team: int) -> Episode:
     )
 
 
-BUILDERS = {"explicit": explicit, "implicit": implicit, "propagated": propagated}
+def crowded(seed: int, team: int) -> Episode:
+    """The needed fact is older than the teammates' chatter about the same subject.
+
+    Nothing is stale; the budget is the test. Chatter shares the task's words but
+    supports no required dependency, so relevance ranking fills the view with it
+    while obligation-aware selection keeps the fact (the OAS ablation).
+    """
+    rng = random.Random(f"crowded/{seed}/{team}")
+    project = rng.choice(PROJECTS)
+    date = rng.choice(DATES)
+    h = History(f"crowded-{seed}", _team(team), {"max_items": 4, "max_chars": 4096})
+    _task(h, "d_launch", f"When is the {project} launch date?")
+    h.item(
+        "A0", "fact-0", f"The {project} launch date is {date}.", key="launch", supports=["d_launch"]
+    )
+    h.add("depart", agent="A0")
+    for n in range(1, team + 1):
+        h.item(
+            f"T{n}",
+            f"chatter-{n}",
+            f"Answer the {project} launch question when the launch date is asked (note {n}).",
+        )
+    probe = Probe(
+        id="launch",
+        question=f"When is the {project} launch date?",
+        answer=date,
+        options=tuple(DATES[:3]) if date in DATES[:3] else (date, *DATES[:2]),
+        key="launch",
+        stale_answer=date,
+    )
+    return Episode(
+        id=f"returns/crowded/{team}/{seed}",
+        suite="returns",
+        condition="crowded",
+        scenario=h.scenario(),
+        returner="A0",
+        valid=frozenset({"fact-0"}),
+        probes=(probe,),
+        values={"fact-0": ("launch", date)},
+        team_size=team,
+        seed=seed,
+    )
+
+
+BUILDERS = {
+    "explicit": explicit,
+    "implicit": implicit,
+    "propagated": propagated,
+    "crowded": crowded,
+}
 
 
 def episodes(seeds: int = 20, teams: tuple[int, ...] = (4,)) -> list[Episode]:
