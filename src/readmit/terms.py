@@ -154,6 +154,38 @@ STOPWORDS = frozenset(
     ]
 )
 
+CALENDAR = frozenset(
+    [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+"""Capitalized, but dates rather than names: they count as literals ("Friday", "Mondays")."""
+
+
+def is_calendar(token: str) -> bool:
+    """Whether ``token`` is a weekday or month name (or its plural)."""
+    word = token.lower()
+    return word in CALENDAR or (word.endswith("s") and word[:-1] in CALENDAR)
+
+
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CHUNK = re.compile(r"[,:](?=\s)|[;()\[\]\"“”]")
 """Punctuation that ends a name ("Regime: Frankfurt" is two names, not one)."""
@@ -205,9 +237,9 @@ def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_
     run: list[str] = []
     run_start = 0
     for position, token in enumerate(tokens):
-        if token[0].isdigit() or token[0] in "$€£" or _is_identifier(token):
+        if token[0].isdigit() or token[0] in "$€£" or _is_identifier(token) or is_calendar(token):
             literals.add(token)
-        if token[0].isupper() and token.lower() not in STOPWORDS - {"i"}:
+        if token[0].isupper() and token.lower() not in STOPWORDS - {"i"} and not is_calendar(token):
             if not run:
                 run_start = position
             run.append(token)
@@ -265,7 +297,8 @@ def standalone(word: str, text: str) -> bool:
 def term_kind(term: str) -> str:
     """``literal`` for numbers, times, amounts and identifiers; ``name`` otherwise."""
     first = term.split(" ", 1)[0]
-    return "literal" if first[0].isdigit() or first[0] in "$€£" or _is_identifier(first) else "name"
+    literal = first[0].isdigit() or first[0] in "$€£" or _is_identifier(first) or is_calendar(first)
+    return "literal" if literal else "name"
 
 
 def carries(text: str, term: str) -> bool:

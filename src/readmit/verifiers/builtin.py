@@ -16,7 +16,7 @@ Shared topic words ("hotel", "train") never link two statements.
 from collections.abc import Sequence
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
-from readmit.terms import carries, distinctive_terms, standalone, term_kind
+from readmit.terms import carries, distinctive_terms, is_calendar, standalone, term_kind
 
 _VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", "close": "closed"}
 
@@ -24,18 +24,28 @@ _VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", 
 def _dropped(shared: set[str], withdrawn: str, replacement: str | None) -> set[str]:
     """The shared terms the later event took away.
 
-    A revocation takes every term away. A replacement takes away a term it no
+    A revocation takes every term away (but a bare number alone does not link). A
+    replacement takes away a term it no
     longer carries only when it brings a new term of the same kind (a name for
     a name, a number or identifier for a literal): "Riverside" replacing
     "Sunrise" is a change, a shorter restatement that omits "Frankfurt" is not.
     """
     if replacement is None:
-        return set(shared)
+        # With nothing in its place, a bare number or time ("10:30") is too common to
+        # name the withdrawn thing; a name or an identifier is needed.
+        return {t for t in shared if not _bare_number(t)}
     introduced = distinctive_terms(replacement, context=withdrawn) - distinctive_terms(withdrawn)
     changed = {term_kind(t) for t in introduced}
     if _first_word_swapped(shared, withdrawn, replacement):
         changed.add("name")
     return {t for t in shared if not carries(replacement, t) and term_kind(t) in changed}
+
+
+def _bare_number(term: str) -> bool:
+    """A number, time or weekday/month alone: too common to name one withdrawn thing."""
+    return is_calendar(term) or not any(
+        c.isalpha() for c in term.replace("am", "").replace("pm", "")
+    )
 
 
 def _first_word_swapped(shared: set[str], withdrawn: str, replacement: str) -> bool:
