@@ -20,8 +20,7 @@ import hashlib
 from dataclasses import dataclass
 
 from readmit.admission.invalidation.implicit import Later, Pair
-from readmit.events import text_digest
-from readmit.model import Item, Receipt
+from readmit.verifiers.probes import sourced_item
 
 KINDS = ("withdrawn_reference", "premise_change", "unrelated", "same_topic", "near_miss")
 POSITIVE = frozenset({"withdrawn_reference", "premise_change"})
@@ -327,13 +326,6 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
 }
 
 
-def _item(item_id: str, text: str) -> Item:
-    receipt = Receipt(
-        event_id=f"ev-{item_id}", author="A", epoch=1, digest=text_digest(item_id, text)
-    )
-    return Item(id=item_id, text=text, epoch=1, author="A", receipt=receipt)
-
-
 def _split(pair_id: str) -> str:
     bucket = int(hashlib.sha256(pair_id.encode()).hexdigest(), 16) % 10
     return "held_out" if bucket < 3 else "tune"
@@ -380,7 +372,7 @@ def pairs() -> list[LabeledPair]:
     for domain, (templates, fills) in DOMAINS.items():
         for t_index, template in enumerate(templates):
             for f_index, (e, f, n) in enumerate(fills):
-                earlier = _item(
+                earlier = sourced_item(
                     f"{domain}-{t_index}-{f_index}", template.earlier.format(e=e, f=f, n=n)
                 )
                 for kind in KINDS:

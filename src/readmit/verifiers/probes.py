@@ -16,7 +16,8 @@ class Probe:
     kind: str
 
 
-def _item(item_id: str, text: str) -> Item:
+def sourced_item(item_id: str, text: str) -> Item:
+    """An item of epoch 1 with a receipt that binds its text (a judged pair's earlier side)."""
     receipt = Receipt(
         event_id=f"ev-{item_id}", author="A", epoch=1, digest=text_digest(item_id, text)
     )
@@ -43,7 +44,7 @@ PROBES = (
     Probe(
         Pair(
             later=_later("revoke", f"No longer valid: {HOTEL} Reason: cancelled.", HOTEL),
-            earlier=_item("p0", "Recommended pickup at 8:00 from Sunrise Hotel."),
+            earlier=sourced_item("p0", "Recommended pickup at 8:00 from Sunrise Hotel."),
         ),
         True,
         "withdrawn reference",
@@ -51,7 +52,7 @@ PROBES = (
     Probe(
         Pair(
             later=_later("revoke", f"No longer valid: {HOTEL} Reason: cancelled.", HOTEL),
-            earlier=_item("c", "Family requirements: a quiet hotel near the station."),
+            earlier=sourced_item("c", "Family requirements: a quiet hotel near the station."),
         ),
         False,
         "same topic",
@@ -64,7 +65,7 @@ PROBES = (
                 "The train departs at 9:00.",
                 "The train now departs at 9:30.",
             ),
-            earlier=_item("p0", "Recommended pickup at 8:00 from Sunrise Hotel."),
+            earlier=sourced_item("p0", "Recommended pickup at 8:00 from Sunrise Hotel."),
         ),
         False,
         "same topic",
@@ -72,7 +73,7 @@ PROBES = (
     Probe(
         Pair(
             later=_later("assert", "I started an evening shift; I get home around 1 a.m."),
-            earlier=_item("b", "I am always asleep by 10:30 p.m."),
+            earlier=sourced_item("b", "I am always asleep by 10:30 p.m."),
         ),
         True,
         "premise change",
@@ -80,7 +81,7 @@ PROBES = (
     Probe(
         Pair(
             later=_later("assert", "The office printer on floor 3 was replaced."),
-            earlier=_item("m", "My mortgage payment is due on the 5th."),
+            earlier=sourced_item("m", "My mortgage payment is due on the 5th."),
         ),
         False,
         "unrelated",
@@ -88,7 +89,7 @@ PROBES = (
     Probe(
         Pair(
             later=_later("close", "No longer valid: INC-1234 is open.", "INC-1234 is open."),
-            earlier=_item("r", "Rollback plan for INC-1234 is ready to run."),
+            earlier=sourced_item("r", "Rollback plan for INC-1234 is ready to run."),
         ),
         True,
         "withdrawn reference",
@@ -96,7 +97,7 @@ PROBES = (
     Probe(
         Pair(
             later=_later("assert", "We moved; the office is now a 40-minute drive away."),
-            earlier=_item("k", "I bike to the office every day; it takes ten minutes."),
+            earlier=sourced_item("k", "I bike to the office every day; it takes ten minutes."),
         ),
         True,
         "premise change",
@@ -104,7 +105,7 @@ PROBES = (
     Probe(
         Pair(
             later=_later("assert", "The team switched the CI cache to a larger disk."),
-            earlier=_item("t", "The CI pipeline runs unit tests before the linter."),
+            earlier=sourced_item("t", "The CI pipeline runs unit tests before the linter."),
         ),
         False,
         "near miss",
