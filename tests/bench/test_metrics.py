@@ -83,3 +83,29 @@ def test_stale_bounds(episodes: list[tuple[bool, bool, bool]]) -> None:
 
     assert scores["IIR"] <= min(scores["SR"], scores["PR"])
     assert scores["LS"] <= min(scores["IIR"], scores["IPA"])
+
+
+def test_average_weights_conditions_equally_and_pooled_by_episodes() -> None:
+    from readmit.bench.report import summarize
+    from readmit.bench.runner import Row
+
+    def row(condition: str, via: float) -> Row:
+        return Row(
+            suite="s",
+            condition=condition,
+            method="m",
+            episode=f"{condition}{via}",
+            team_size=4,
+            via=via,
+            iir=1.0,
+            accuracy=None,
+            outcome="issued",
+        )
+
+    rows = [row("a", 1.0), row("b", 0.0), row("b", 0.0), row("b", 0.0)]
+
+    by_label = {e["condition"]: e for e in summarize(rows)}
+
+    assert by_label["Average"]["VIA"] == 0.5
+    assert by_label["Pooled"]["VIA"] == 0.25
+    assert by_label["Average"]["Overall"] is None

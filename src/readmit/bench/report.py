@@ -2,7 +2,8 @@
 
 Aggregation follows the paper (appendix D.1): metrics are averaged over episodes
 within a block (suite × condition × team size × method); a suite's Average
-weights its conditions equally, from unrounded condition scores. A metric that
+weights its conditions equally and its Pooled row by their episode counts, both
+from unrounded condition scores. A metric that
 could not be computed (no LLM endpoint for answer-level scores) is ``None`` and
 shown as "n/c", never as zero.
 """
@@ -59,7 +60,7 @@ def _block(rows: Sequence[Row]) -> dict[str, Any]:
 
 
 def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """One entry per (suite, condition, team size, method), then each suite's Average."""
+    """One entry per (suite, condition, team size, method), then Average and Pooled rows."""
     blocks: dict[tuple[str, str, int, str], list[Row]] = defaultdict(list)
     for row in rows:
         blocks[(row.suite, row.condition, row.team_size, row.method)].append(row)
@@ -71,17 +72,22 @@ def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
     for entry in summary:
         by_method[(entry["suite"], entry["team_size"], entry["method"])].append(entry)
     for (suite, team, method), entries in sorted(by_method.items()):
-        average: dict[str, Any] = {
-            "suite": suite,
-            "condition": "Average",
-            "team_size": team,
-            "method": method,
-        }
-        for name in ("VIA", "IIR", "WSAR", "Overall", "ms_per_return", "verifier_calls"):
-            values = {e["condition"]: e[name] for e in entries}
-            average[name] = None if None in values.values() else metrics.weighted(values)
-        average["episodes"] = sum(e["episodes"] for e in entries)
-        summary.append(average)
+        counts = {e["condition"]: float(e["episodes"]) for e in entries}
+        # Average weights conditions equally; Pooled by their episode counts (appendix D.1).
+        for label, weights in (("Average", None), ("Pooled", counts)):
+            aggregate: dict[str, Any] = {
+                "suite": suite,
+                "condition": label,
+                "team_size": team,
+                "method": method,
+                "episodes": sum(e["episodes"] for e in entries),
+            }
+            for name in ("VIA", "IIR", "WSAR", "Overall", "ms_per_return", "verifier_calls"):
+                values = {e["condition"]: e[name] for e in entries}
+                aggregate[name] = (
+                    None if None in values.values() else metrics.weighted(values, weights)
+                )
+            summary.append(aggregate)
     return summary
 
 
@@ -106,7 +112,9 @@ def markdown(summary: Sequence[dict[str, Any]], notes: Sequence[str] = ()) -> st
             "verifier calls | episodes |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for e in sorted(entries, key=lambda e: (e["condition"] == "Average", e["condition"])):
+        for e in sorted(
+            entries, key=lambda e: (e["condition"] in ("Average", "Pooled"), e["condition"])
+        ):
             lines.append(
                 f"| {e['condition']} | {e['method']} | {_pct(e['VIA'])} | {_pct(e['IIR'])} | "
                 f"{_pct(e['WSAR'])} | {_pct(e['Overall'])} | {_pct(e.get('RSR'))} | "
@@ -127,7 +135,7 @@ def plots(summary: Sequence[dict[str, Any]], out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    entries = [e for e in summary if e["condition"] != "Average"]
+    entries = [e for e in summary if e["condition"] not in ("Average", "Pooled")]
     methods = sorted({e["method"] for e in entries})
     markers = dict(zip(methods, "osD^v<>phX*+", strict=False))
     conditions = sorted({f"{e['suite']}/{e['condition']}" for e in entries})
