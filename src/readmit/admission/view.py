@@ -110,7 +110,10 @@ def build_view(
             "obligations": selection.coverage.obligations,
             "critical": selection.coverage.critical,
         },
-        "excluded": redact([exclusion_json(e) for e in exclusions], hidden_ids(ctx, exclusions)),
+        "excluded": redact(
+            [exclusion_json(e) for e in exclusions if e.reason is not Reason.NOT_SELECTED],
+            hidden_ids(ctx, exclusions),
+        ),
     }
 
 
