@@ -4,14 +4,17 @@ The library itself reads no environment. Precedence: command-line flag >
 ``READMIT_*`` environment variable > default.
 """
 
+import base64
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from readmit.errors import ConfigError
-from readmit.signing import HmacSha256Signer
+from readmit.signing import Ed25519Signer, Ed25519Verifier, HmacSha256Signer, Signer
 
 SIGNING_KEY_ENV = "READMIT_SIGNING_KEY"
+VERIFY_KEY_ENV = "READMIT_VERIFY_KEY"
+ED25519 = "ed25519:"
 DB_ENV = "READMIT_DB"
 
 
@@ -19,19 +22,59 @@ DB_ENV = "READMIT_DB"
 class SignerChoice:
     """The signer to use and whether its key is a throwaway one."""
 
-    signer: HmacSha256Signer
+    signer: Signer
     ephemeral: bool
 
 
+def _b64(text: str, name: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(text.encode("ascii"))
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise ConfigError(f"{name}: the key after 'ed25519:' is not base64") from exc
+
+
 def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerChoice:
-    """An HMAC signer keyed by ``READMIT_SIGNING_KEY``, or a random key when allowed.
+    """The signer keyed by ``READMIT_SIGNING_KEY``, or a random HMAC key when allowed.
+
+    ``ed25519:<base64 private key>`` selects Ed25519 (views anyone can verify with the
+    public key); any other value is an HMAC-SHA256 secret.
 
     Raises:
-        ConfigError: if the key is set but too short, or unset and a throwaway key is not allowed.
+        ConfigError: if the key is malformed or too short, or unset and a throwaway key
+            is not allowed.
     """
     key = env.get(SIGNING_KEY_ENV)
+    if key and key.startswith(ED25519):
+        seed = _b64(key.removeprefix(ED25519), SIGNING_KEY_ENV)
+        return SignerChoice(Ed25519Signer(seed), ephemeral=False)
     if key:
         return SignerChoice(HmacSha256Signer(key.encode("utf-8")), ephemeral=False)
     if not allow_ephemeral:
-        raise ConfigError(f"set {SIGNING_KEY_ENV} to the key the view was signed with")
+        raise ConfigError(
+            f"set {SIGNING_KEY_ENV} (or {VERIFY_KEY_ENV} for an Ed25519 public "
+            "key) to the key the view was signed with"
+        )
     return SignerChoice(HmacSha256Signer(secrets.token_bytes(32)), ephemeral=True)
+
+
+def verifier_from_env(env: Mapping[str, str]) -> Signer:
+    """What checks a view's signature.
+
+    ``READMIT_VERIFY_KEY`` (``ed25519:<base64 public key>``) if set, else the signing key.
+
+    Raises:
+        ConfigError: if neither is usable.
+    """
+    public = env.get(VERIFY_KEY_ENV)
+    if public:
+        if not public.startswith(ED25519):
+            raise ConfigError(f"{VERIFY_KEY_ENV} must be ed25519:<base64 public key>")
+        return Ed25519Verifier(_b64(public.removeprefix(ED25519), VERIFY_KEY_ENV))
+    return signer_from_env(env, allow_ephemeral=False).signer
+
+
+def new_ed25519_keys() -> tuple[str, str]:
+    """A fresh (``READMIT_SIGNING_KEY``, ``READMIT_VERIFY_KEY``) pair of values."""
+    signer = Ed25519Signer(secrets.token_bytes(32))
+    encode = base64.urlsafe_b64encode
+    return (ED25519 + encode(signer.seed).decode(), ED25519 + encode(signer.public_key()).decode())

@@ -1,9 +1,10 @@
-"""Signers for Return Views: HMAC-SHA256 with a configured key."""
+"""Signers for Return Views: HMAC-SHA256 with a shared key, or Ed25519 for public verifiers."""
 
+import base64
 import hashlib
 import hmac
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from readmit.errors import ConfigError
 
@@ -46,3 +47,68 @@ class HmacSha256Signer:
 
     def verify(self, data: bytes, signature: str) -> bool:
         return hmac.compare_digest(self.sign(data), signature)
+
+
+def _ed25519() -> Any:
+    try:
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise ConfigError(
+            "Ed25519 signing needs cryptography: pip install 'readmit[ed25519]'"
+        ) from exc
+    return ed25519
+
+
+@dataclass(frozen=True, slots=True)
+class Ed25519Signer:
+    """Ed25519 signatures, so anyone holding the public key can verify a view."""
+
+    seed: bytes = field(repr=False)
+    """The 32-byte private key."""
+
+    def __post_init__(self) -> None:
+        if len(self.seed) != 32:
+            raise ConfigError("an Ed25519 private key is 32 bytes")
+
+    @property
+    def alg(self) -> str:
+        return "ed25519"
+
+    def _key(self) -> Any:
+        return _ed25519().Ed25519PrivateKey.from_private_bytes(self.seed)
+
+    def public_key(self) -> bytes:
+        """The 32-byte public key that verifies this signer's views."""
+        raw: bytes = self._key().public_key().public_bytes_raw()
+        return raw
+
+    def sign(self, data: bytes) -> str:
+        return base64.urlsafe_b64encode(self._key().sign(data)).decode("ascii")
+
+    def verify(self, data: bytes, signature: str) -> bool:
+        return Ed25519Verifier(self.public_key()).verify(data, signature)
+
+
+@dataclass(frozen=True, slots=True)
+class Ed25519Verifier:
+    """Verifies Ed25519-signed views with a public key; it cannot sign."""
+
+    public: bytes
+
+    @property
+    def alg(self) -> str:
+        return "ed25519"
+
+    def sign(self, data: bytes) -> str:
+        raise ConfigError("a public key verifies views; it cannot sign them")
+
+    def verify(self, data: bytes, signature: str) -> bool:
+        ed25519 = _ed25519()
+        from cryptography.exceptions import InvalidSignature
+
+        try:
+            key = ed25519.Ed25519PublicKey.from_public_bytes(self.public)
+            key.verify(base64.urlsafe_b64decode(signature.encode("ascii")), data)
+        except (InvalidSignature, ValueError):
+            return False
+        return True

@@ -113,6 +113,19 @@ def keys() -> None:
     """Manage agent API keys (stored hashed)."""
 
 
+@keys.command("signing")
+def keys_signing() -> None:
+    """Print a new Ed25519 key pair for signing views and for checking them.
+
+    READMIT_SIGNING_KEY is for the service; READMIT_VERIFY_KEY for anyone who checks views.
+    """
+    from readmit.config import new_ed25519_keys
+
+    private, public = new_ed25519_keys()
+    click.echo(f"READMIT_SIGNING_KEY={private}")
+    click.echo(f"READMIT_VERIFY_KEY={public}")
+
+
 @keys.command("create")
 @click.argument("workspace_name", metavar="WORKSPACE")
 @click.argument("agent")

@@ -10,7 +10,7 @@ import click
 
 from readmit.admission.view import verify_view
 from readmit.clock import now, parse_time
-from readmit.config import signer_from_env
+from readmit.config import verifier_from_env
 from readmit.errors import InvalidInput
 
 
@@ -23,12 +23,12 @@ def verify(view_file: Path, at_text: str | None) -> None:
     """Exit 0 only if VIEW_FILE's signature, item digests and expiry hold.
 
     VIEW_FILE holds a view, or a decision with a "view" field, as `replay --json`
-    prints them. The key comes from READMIT_SIGNING_KEY.
+    prints them. The key comes from READMIT_VERIFY_KEY (an Ed25519 public key) or
+    READMIT_SIGNING_KEY.
     """
     view = _load(view_file)
     at: datetime = now() if at_text is None else _time(at_text)
-    signer = signer_from_env(os.environ, allow_ephemeral=False).signer
-    verified = verify_view(view, signer, at)
+    verified = verify_view(view, verifier_from_env(os.environ), at)
     click.echo(
         f"ok: view {view['cycle']} verified: {len(verified.item_ids)} items, "
         f"expires {view['expires_at']}"
