@@ -10,7 +10,6 @@ answer); its candidates at return are that answer and the teammates' challenger.
 
 import json
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -137,8 +136,3 @@ def episodes(root: Path, team: int = 4, per_task: int | None = None) -> list[Epi
         count = len(examples) if per_task is None else min(per_task, len(examples))
         found += [episode(path.parent.name, examples, k, team) for k in range(count)]
     return found
-
-
-def judge_material(ep: Episode) -> dict[str, Any]:
-    """What an LLM judge may see (none of it reaches the methods)."""
-    return {"task": ep.judge.get("task"), "answer": ep.probes[0].answer}
