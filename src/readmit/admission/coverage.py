@@ -5,7 +5,8 @@ their progress frontiers, then greedily adds the eligible item with the best
 gain ``g(m|S)`` while the item-count budget B_n and character budget B_c hold.
 """
 
-from collections.abc import Iterable, Sequence
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from readmit.model import Item, Obligation
@@ -102,9 +103,17 @@ def _obligation_aware(
     selected += _greedy(eligible, selected, obligations, budget)
     if fill:
         chosen = {item.id for item in selected}
-        rest = sorted((m for m in eligible if m.id not in chosen), key=lambda m: (-m.epoch, m.id))
-        selected += [m for m in rest if budget.take(m)]
+        rest = (m for m in eligible if m.id not in chosen)
+        selected += [m for m in _newest_first(rest, budget) if budget.take(m)]
     return selected
+
+
+def _newest_first(items: Iterable[Item], budget: "_Budget") -> Iterator[Item]:
+    """Items newest first, popped from a heap only while the budget can take more."""
+    heap = [(-m.epoch, m.id, m) for m in items]  # ids are unique: items are never compared
+    heapq.heapify(heap)
+    while heap and budget.items_left > 0:
+        yield heapq.heappop(heap)[2]
 
 
 def _by_relevance(
@@ -131,7 +140,12 @@ def _greedy(
     weights = {d: 1 for o in obligations for d in o.requires}
     weights.update({d: 2 for o in obligations for d in o.critical})
     chosen = {item.id for item in selected}
-    useful = [m for m in eligible if m.id not in chosen and m.supports & weights.keys()]
+    wanted = frozenset(weights)
+    useful = [
+        m
+        for m in eligible
+        if m.supports and not m.supports.isdisjoint(wanted) and m.id not in chosen
+    ]
     covered = supported(selected)
     added: list[Item] = []
     while (best := _best(useful, covered, weights, budget)) is not None:

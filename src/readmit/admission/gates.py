@@ -77,12 +77,14 @@ def apply_gates(
     kept: list[Item] = []
     excluded: list[Exclusion] = []
     for item in items:
-        reason = next((r for gate in gates if (r := gate(item, ctx)) is not None), None)
-        if reason is None:
-            kept.append(item)
+        for gate in gates:
+            reason = gate(item, ctx)
+            if reason is not None:
+                evidence = (item.receipt.event_id,) if item.receipt else ()
+                excluded.append(
+                    Exclusion(item=item.id, reason=reason, stage=Stage.GATES, evidence=evidence)
+                )
+                break
         else:
-            evidence = (item.receipt.event_id,) if item.receipt else ()
-            excluded.append(
-                Exclusion(item=item.id, reason=reason, stage=Stage.GATES, evidence=evidence)
-            )
+            kept.append(item)
     return kept, excluded

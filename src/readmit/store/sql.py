@@ -28,7 +28,7 @@ from readmit.wire import item_from_json, obligation_from_json, parse_event
 
 _JUDGMENTS = "SELECT key, invalidates, confidence, reason, terms FROM judgments"
 _CACHE_LIMIT = 1_000_000
-"""Decoded items kept per store; past this the cache starts over."""
+"""Decoded items (and parsed events) kept per store; past this a cache starts over."""
 
 
 class SqlStore:
@@ -39,6 +39,7 @@ class SqlStore:
         self.url = url
         self._lock = threading.RLock()
         self._decoded: dict[tuple[str, str], Item] = {}
+        self._parsed: dict[tuple[str, int], Recorded] = {}
         with self._lock:
             migrate(conn)
 
@@ -268,15 +269,30 @@ class SqlStore:
         return tuple(cache[workspace, i] for (i,) in ids)
 
     def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
+        """The events after ``after_epoch``, each stored body parsed only once per store.
+
+        The log is append-only, so a parsed event can serve every later return.
+        """
+        cache = self._parsed
         with self._lock:
-            rows = self.conn.execute(
-                "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? ORDER BY epoch",
-                (workspace, after_epoch),
-            ).fetchall()
-        return [
-            Recorded(epoch=epoch, event=parse_event(json.loads(body), epoch))
-            for epoch, body in rows
-        ]
+            epochs = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT epoch FROM events WHERE workspace = ? AND epoch > ? ORDER BY epoch",
+                    (workspace, after_epoch),
+                ).fetchall()
+            ]
+            if any((workspace, e) not in cache for e in epochs):
+                if len(cache) + len(epochs) > _CACHE_LIMIT:
+                    cache.clear()
+                for epoch, body in self.conn.execute(
+                    "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ?",
+                    (workspace, after_epoch),
+                ).fetchall():
+                    if (workspace, epoch) not in cache:
+                        event = parse_event(json.loads(body), epoch)
+                        cache[workspace, epoch] = Recorded(epoch=epoch, event=event)
+        return [cache[workspace, e] for e in epochs]
 
     def record_decision(
         self,
