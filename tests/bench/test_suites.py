@@ -110,3 +110,17 @@ def test_memora_sample_episodes_keep_evaluator_fields_from_agents() -> None:
     assert "memory_evidence" not in texts
     rows = run(episodes[:3], methods(["Static"], make_verifier("builtin")))
     assert all("FAMA" in r.extra for r in rows)
+
+
+class _Broken:
+    name = "Broken"
+
+    def view(self, ctx: object, query: str, policy: object) -> object:
+        raise RuntimeError("backend down")
+
+
+def test_a_failing_method_stays_in_the_denominator_with_zero_scores() -> None:
+    [row] = run([returns.explicit(0, 4)], [_Broken()])  # type: ignore[list-item]
+
+    assert (row.outcome, row.via, row.iir, row.accuracy) == ("failed", 0.0, 0.0, 0.0)
+    assert row.error == "RuntimeError: backend down"

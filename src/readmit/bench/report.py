@@ -168,11 +168,7 @@ def plots(summary: Sequence[dict[str, Any]], out: Path) -> list[Path]:
     handles += [
         Line2D([], [], marker="o", linestyle="", color=colors[c], label=c) for c in conditions
     ]
-    ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5))
-    fig.tight_layout()
-    written.append(out / "admission-plane.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
+    written.append(_save(fig, ax, handles, out / "admission-plane.png"))
     scored = [e for e in entries if e["Overall"] is not None]
     if scored:
         fig, ax = plt.subplots(figsize=(8, 6))
@@ -191,12 +187,19 @@ def plots(summary: Sequence[dict[str, Any]], out: Path) -> list[Path]:
             ylabel="Overall (%)",
             title="Accuracy against cost",
         )
-        ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5))
-        fig.tight_layout()
-        written.append(out / "accuracy-cost.png")
-        fig.savefig(written[-1], dpi=120)
-        plt.close(fig)
+        written.append(_save(fig, ax, handles, out / "accuracy-cost.png"))
     return written
+
+
+def _save(fig: Any, ax: Any, handles: list[Any], path: Path) -> Path:
+    """Add the legend, write ``path`` and free the figure."""
+    import matplotlib.pyplot as plt
+
+    ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def write(

@@ -18,8 +18,9 @@ from readmit.bench.methods import MethodView, ReturnMethod, rank
 from readmit.bench.reader import read
 from readmit.clock import parse_time
 from readmit.events import ReturnRequest
+from readmit.policy import Policy
 from readmit.replay import apply_steps
-from readmit.scenario import load_scenario
+from readmit.scenario import Scenario, load_scenario
 from readmit.store.sqlite import SQLiteStore
 
 Reader = Callable[[Episode, ReturnContext, MethodView], list[str | None]]
@@ -48,9 +49,9 @@ class Row:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def context(episode: Episode) -> ReturnContext:
+def context(episode: Episode, scenario: Scenario | None = None) -> ReturnContext:
     """C for the episode's return: its history recorded into a fresh store."""
-    scenario = load_scenario(episode.scenario)
+    scenario = scenario or load_scenario(episode.scenario)
     store = SQLiteStore(":memory:")
     try:
         apply_steps(scenario, store, on_return=None)
@@ -80,40 +81,33 @@ def score(
     ctx: ReturnContext,
     reader: Reader | None,
     judge: Judge | None = None,
+    policy: Policy | None = None,
 ) -> Row:
-    """Run one method on one episode and score it."""
-    policy = load_scenario(episode.scenario).policy
+    """Run one method on one episode and score it (a method that raises scores 0)."""
+    policy = policy or load_scenario(episode.scenario).policy
     query = " ".join(p.question for p in episode.probes) or episode.task
     start = time.perf_counter()
+    error: Exception | None = None
     try:
         view = method.view(ctx, query, policy)
     except Exception as exc:
-        return Row(
-            suite=episode.suite,
-            condition=episode.condition,
-            method=method.name,
-            episode=episode.id,
-            team_size=episode.team_size,
-            via=0.0,
-            iir=0.0,
-            accuracy=0.0 if reader else None,
-            outcome="failed",
-            error=f"{type(exc).__name__}: {exc}",
-        )
+        view, error = MethodView(items=(), memories=(), outcome="failed"), exc
     view = replace(view, seconds=time.perf_counter() - start)
     if episode.retrieve is not None:
         budget = replace(policy, max_items=episode.retrieve)
         view = replace(view, items=rank([ctx.by_id[i] for i in view.items], query, budget))
     admitted = (*view.items, *view.memories)
     extra: dict[str, Any] = {}
-    if "presence" in episode.judge:
+    if "presence" in episode.judge and error is None:
         present = set(admitted)
         extra = metrics.memora_question(
             [i in present for i in episode.judge["presence"]],
             [i not in present for i in episode.judge["forgetting"]],
         )
     accuracy = None
-    if reader is not None and episode.probes and all(p.answer for p in episode.probes):
+    if error is not None:
+        accuracy = 0.0 if reader else None
+    elif reader is not None and episode.probes and all(p.answer for p in episode.probes):
         answers = reader(episode, ctx, view)
         accuracy = metrics.mean(
             [float(a == p.answer) for a, p in zip(answers, episode.probes, strict=True)]
@@ -130,13 +124,14 @@ def score(
         episode=episode.id,
         team_size=episode.team_size,
         extra=extra,
-        via=metrics.via(episode.valid, admitted),
-        iir=metrics.iir(episode.invalid, admitted),
+        via=0.0 if error is not None else metrics.via(episode.valid, admitted),
+        iir=0.0 if error is not None else metrics.iir(episode.invalid, admitted),
         accuracy=accuracy,
         outcome=view.outcome,
         verifier_calls=view.verifier_calls,
         tokens=view.tokens,
         seconds=view.seconds,
+        error=None if error is None else f"{type(error).__name__}: {error}",
     )
 
 
@@ -150,8 +145,11 @@ def run(
     """Every method on every episode."""
     rows: list[Row] = []
     for episode in episodes:
-        ctx = context(episode)
-        rows.extend(score(episode, method, ctx, reader, judge) for method in methods)
+        scenario = load_scenario(episode.scenario)  # validated and replayed once per episode
+        ctx = context(episode, scenario)
+        rows.extend(
+            score(episode, method, ctx, reader, judge, scenario.policy) for method in methods
+        )
         if on_episode is not None:
             on_episode(episode)
     return rows
