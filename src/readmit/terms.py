@@ -1,5 +1,8 @@
 """Terms of short statements: content tokens (for scanning) and distinctive terms (for linking).
 
+Both are pure functions of their text, memoized: the scanner asks again about the
+same items at every return.
+
 Distinctive terms are what lets a statement refer to one particular thing:
 names (runs of capitalized words: "Sunrise Hotel"), numbers, times and amounts
 ("9:00", "$268"), and identifiers ("INC-1234", "api_v2"). Topic words ("hotel",
@@ -11,6 +14,7 @@ sentence counts only when the same word is capitalized mid-sentence elsewhere.
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 STOPWORDS = frozenset(
     [
@@ -195,6 +199,7 @@ _TOKEN = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 17)
 def content_tokens(text: str) -> frozenset[str]:
     """Lower-cased words of three or more letters that are not stopwords, and every number."""
     found = set()
@@ -261,6 +266,7 @@ def _mid_sentence_words(names: Iterable[_Name]) -> set[str]:
     return {w for n in names for i, w in enumerate(n.words) if not n.initial or i > 0}
 
 
+@lru_cache(maxsize=1 << 17)
 def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
     """Names (whole and by their leading words), numbers and identifiers in ``text``.
 
