@@ -222,7 +222,18 @@ class _Name:
 
 
 def _is_identifier(token: str) -> bool:
-    return any(c.isdigit() for c in token) or "_" in token or any(c.isupper() for c in token[1:])
+    """Digits, underscores, inner capitals, or a hyphenated part with no vowel ("api-gw")."""
+    return (
+        any(c.isdigit() for c in token)
+        or "_" in token
+        or any(c.isupper() for c in token[1:])
+        or ("-" in token and any(_unpronounceable(part) for part in token.split("-")))
+    )
+
+
+def _unpronounceable(part: str) -> bool:
+    """An abbreviation such as "gw" or "db": two or more letters and no vowel."""
+    return len(part) >= 2 and not any(c in "aeiouy" for c in part.lower())
 
 
 def _scan(text: str) -> tuple[list[_Name], set[str]]:
@@ -273,31 +284,62 @@ def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
     A multi-word name also yields each word but its last ("Sunrise Hotel" →
     "Sunrise"), since the last word is usually a generic head ("Hotel").
     ``context`` is other text whose mid-sentence capitals vouch for a lone
-    sentence-initial capitalized word.
+    sentence-initial capitalized word, and whose names vouch for the rest of a
+    sentence-initial run ("Send Atlas the agenda" names "Atlas" when the context
+    does).
     """
     names, literals = _scan(text)
     vouched = _mid_sentence_words(names) | _mid_sentence_words(_scan(context)[0])
     terms = set(literals)
-    for name in names:
-        if len(name.words) == 1 and name.initial and name.words[0] not in vouched:
+    for words in _phrases(names, context):
+        if len(words) == 1 and words[0] not in vouched and _initial_only(words, names):
             continue
-        terms.add(" ".join(name.words))
-        terms.update(name.words[:-1])
+        terms.add(" ".join(words))
+        terms.update(words[:-1])
     return frozenset(terms)
 
 
-def name_phrases(text: str) -> set[tuple[str, ...]]:
-    """The runs of capitalized words in ``text`` ("Sunrise Hotel" → ("Sunrise", "Hotel"))."""
-    return {name.words for name in _scan(text)[0]}
+def _phrases(names: list[_Name], context: str) -> set[tuple[str, ...]]:
+    """The names' word runs, plus the tail of a sentence-initial run that ``context`` names.
+
+    A sentence's first word is capitalized whatever it is, so "Room Atlas is free"
+    and "Send Atlas the agenda" may name "Atlas" alone; the other text decides.
+    """
+    phrases = {name.words for name in names}
+    if context:
+        elsewhere = {name.words for name in _scan(context)[0]}
+        phrases |= {n.words[1:] for n in names if n.initial and n.words[1:] in elsewhere}
+    return phrases
 
 
-def standalone(word: str, text: str) -> bool:
+def _initial_only(words: tuple[str, ...], names: list[_Name]) -> bool:
+    return all(name.initial for name in names if name.words == words)
+
+
+@lru_cache(maxsize=1 << 16)
+def name_phrases(text: str, context: str = "") -> frozenset[tuple[str, ...]]:
+    """The runs of capitalized words in ``text`` ("Sunrise Hotel" → ("Sunrise", "Hotel")).
+
+    With ``context``, also the tail of a sentence-initial run that the context names.
+    """
+    return frozenset(_phrases(_scan(text)[0], context))
+
+
+def standalone(word: str, text: str, context: str = "") -> bool:
     """Whether ``text`` names ``word`` on its own, not only inside a longer name.
 
     "Sunrise Bridge" does not name "Sunrise": a "Sunrise crossing" elsewhere may be
     another thing, so only the whole name links the two.
     """
-    return (word,) in name_phrases(text)
+    return (word,) in name_phrases(text, context)
+
+
+def following(text: str, term: str, count: int = 2) -> tuple[str, ...]:
+    """The (lower-cased) words right after the first whole-word ``term`` in ``text``."""
+    found = _whole_word(term).search(text)
+    if found is None:
+        return ()
+    return tuple(t.lower() for t in _TOKEN.findall(text[found.end() :])[:count])
 
 
 def term_kind(term: str) -> str:
@@ -309,4 +351,9 @@ def term_kind(term: str) -> str:
 
 def carries(text: str, term: str) -> bool:
     """Whether ``text`` contains ``term`` as whole words (case-sensitive)."""
-    return re.search(r"(?<![\w$€£])" + re.escape(term) + r"(?![\w])", text) is not None
+    return _whole_word(term).search(text) is not None
+
+
+@lru_cache(maxsize=1 << 14)
+def _whole_word(term: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w$€£])" + re.escape(term) + r"(?![\w])")

@@ -5,7 +5,9 @@ supersession, same-key replacement, closed validity) invalidates an earlier
 item that refers to that state by its distinctive terms — names, places,
 identifiers, numbers and times — which the replacement changed (it no longer
 carries them and brings a new term of the same kind in their place). The
-linking terms are recorded as the reason (an inferred dependency).
+linking terms are recorded as the reason (an inferred dependency). A name
+that the withdrawn statement qualifies into a look-alike ("the Kona tea
+blend" vs. "the Kona blend") does not link.
 
 What it does not cover: premise changes that need world knowledge ("a new
 evening shift" making "asleep by 10:30" stale), or new facts that withdraw
@@ -16,7 +18,15 @@ Shared topic words ("hotel", "train") never link two statements.
 from collections.abc import Sequence
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
-from readmit.terms import carries, distinctive_terms, is_calendar, standalone, term_kind
+from readmit.terms import (
+    STOPWORDS,
+    carries,
+    distinctive_terms,
+    following,
+    is_calendar,
+    standalone,
+    term_kind,
+)
 
 _VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", "close": "closed"}
 
@@ -39,6 +49,24 @@ def _dropped(shared: set[str], withdrawn: str, replacement: str | None) -> set[s
     if _first_word_swapped(shared, withdrawn, replacement):
         changed.add("name")
     return {t for t in shared if not carries(replacement, t) and term_kind(t) in changed}
+
+
+def _another_thing(term: str, withdrawn: str, earlier: str) -> bool:
+    """Whether the withdrawn statement qualifies the name into a different thing.
+
+    "The Kona tea blend" is not "the Kona blend", nor "the INC-1234 Sandbox key"
+    "the INC-1234 API key": the same name and head noun with a qualifier inserted
+    or swapped names a look-alike, not the earlier item's thing.
+    """
+    after_withdrawn, after_earlier = following(withdrawn, term), following(earlier, term)
+    if len(after_withdrawn) < 2 or not after_earlier or after_withdrawn[1] in STOPWORDS:
+        return False
+    qualifier, head = after_withdrawn
+    if qualifier in STOPWORDS or qualifier == after_earlier[0]:
+        return False
+    inserted = head == after_earlier[0]
+    swapped = len(after_earlier) == 2 and head == after_earlier[1]
+    return inserted or swapped
 
 
 def _bare_number(term: str) -> bool:
@@ -82,13 +110,15 @@ class TermVerifier:
                 reason=f"{later.event_id} withdrew no state; other premise changes need an "
                 "LLM verifier",
             )
+        withdrawn = later.withdrawn_text
         shared = {
             t
-            for t in distinctive_terms(later.withdrawn_text, context=earlier.text)
-            & distinctive_terms(earlier.text, context=later.withdrawn_text)
-            if " " in t or term_kind(t) == "literal" or standalone(t, later.withdrawn_text)
+            for t in distinctive_terms(withdrawn, context=earlier.text)
+            & distinctive_terms(earlier.text, context=withdrawn)
+            if (" " in t or term_kind(t) == "literal" or standalone(t, withdrawn, earlier.text))
+            and not _another_thing(t, withdrawn, earlier.text)
         }
-        dropped = sorted(_dropped(shared, later.withdrawn_text, later.replacement_text))
+        dropped = sorted(_dropped(shared, withdrawn, later.replacement_text))
         if not dropped:
             return Verdict(
                 invalidates=False,
