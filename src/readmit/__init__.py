@@ -9,6 +9,7 @@ from readmit.admission import admit
 from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage
 from readmit.admission.decision import Decision, Issued, Withheld
+from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, Verifier
 from readmit.admission.view import VerifiedView, verify_view
 from readmit.errors import (
@@ -49,7 +50,7 @@ from readmit.model import (
     Scope,
     Validity,
 )
-from readmit.plugins import make_verifier
+from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import OnIncomplete, Policy
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.replay import replay
@@ -66,6 +67,7 @@ __all__ = [
     "Coverage",
     "Decision",
     "Depart",
+    "Embedder",
     "Event",
     "Evidence",
     "Exclusion",
@@ -111,6 +113,7 @@ __all__ = [
     "WorkStateStore",
     "admit",
     "load_scenario",
+    "make_embedder",
     "make_verifier",
     "open_store",
     "read_scenario",

@@ -16,6 +16,8 @@ SIGNING_KEY_ENV = "READMIT_SIGNING_KEY"
 VERIFY_KEY_ENV = "READMIT_VERIFY_KEY"
 ED25519 = "ed25519:"
 DB_ENV = "READMIT_DB"
+EMBEDDINGS_ENV = "READMIT_EMBEDDINGS"
+"""The scanner's embedder spec when ``--embeddings`` is not given (default: none)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Entry-point discovery for verifiers (group ``readmit.verifiers``).
+"""Entry-point discovery for verifiers (group ``readmit.verifiers``), and embedders by spec.
 
 Built-ins are registered the same way in our own ``pyproject.toml``. A spec is
 ``NAME`` or ``NAME:ARGUMENT``; the entry point is called with the argument, or
@@ -8,7 +8,9 @@ with nothing when there is none.
 import inspect
 from collections.abc import Mapping
 from importlib.metadata import entry_points
+from pathlib import Path
 
+from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import ConfigError
 
@@ -44,3 +46,30 @@ def make_verifier(spec: str, settings: Mapping[str, str] | None = None) -> Verif
     except TypeError as exc:
         raise ConfigError(f"verifier {name!r} does not take the argument {argument!r}") from exc
     return verifier
+
+
+def make_embedder(spec: str, settings: Mapping[str, str] | None = None) -> Embedder:
+    """Build the embedder a spec names: ``openai-compat:MODEL@URL`` or ``gguf:PATH``.
+
+    Raises:
+        ConfigError: for an unknown kind or a malformed argument.
+    """
+    kind, _, argument = spec.partition(":")
+    if kind not in ("openai-compat", "gguf"):
+        raise ConfigError(f"unknown embedder {spec!r} (known: openai-compat:MODEL@URL, gguf:PATH)")
+    from readmit.verifiers.embedders import API_KEY_ENV, OpenAICompatEmbedder
+    from readmit.verifiers.gguf import GgufServer
+    from readmit.verifiers.openai_compat import endpoint
+
+    if kind == "openai-compat":
+        model, url = endpoint(argument, "openai-compat:")
+        return OpenAICompatEmbedder(
+            model=model, base_url=url, api_key=(settings or {}).get(API_KEY_ENV)
+        )
+    if not argument:
+        raise ConfigError("gguf:PATH: give the path of a .gguf model file")
+    path = Path(argument).expanduser()
+    server = GgufServer(path, embedding=True)
+    return OpenAICompatEmbedder(
+        model=path.stem, base_url=server.base_url, keepalive=server, label=f"gguf:{path.resolve()}"
+    )

@@ -48,9 +48,11 @@ class Policy:
     source_bound_readmission: bool = True
     """Ablation switch: readmit only private memories whose source is in the view."""
     batch_size: int = 4
+    """Later observations per verifier call for one target item (bounded batches)."""
     scan_top_k: int = 8
     """How many best BM25 matches the scanner proposes per later observation."""
-    """Later observations per verifier call for one target item (bounded batches)."""
+    scan_embed_top_k: int = 4
+    """How many nearest items by embedding it proposes (when an embedder is configured)."""
     view_ttl: timedelta = timedelta(hours=1)
     """How long an issued Return View stays valid."""
 
@@ -58,7 +60,7 @@ class Policy:
         problems = [
             *_positive(max_items=self.max_items, max_chars=self.max_chars),
             *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
-            *_positive(scan_top_k=self.scan_top_k),
+            *_positive(scan_top_k=self.scan_top_k, scan_embed_top_k=self.scan_embed_top_k),
             *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
         ]
         flags = ("fill", "implicit", "complete_view_gate", "source_bound_readmission")
@@ -112,6 +114,7 @@ class Policy:
             "source_bound_readmission",
             "batch_size",
             "scan_top_k",
+            "scan_embed_top_k",
             "view_ttl_seconds",
         }
         unknown = sorted(set(overrides) - known)

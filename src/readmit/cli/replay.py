@@ -14,9 +14,9 @@ from click._termui_impl import ProgressBar
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Progress
 from readmit.cli.render import render_decision
-from readmit.config import DB_ENV, signer_from_env
+from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
 from readmit.events import Assert, OpenObligation, Supersede
-from readmit.plugins import make_verifier
+from readmit.plugins import make_embedder, make_verifier
 from readmit.replay import replay
 from readmit.scenario import Scenario, read_scenario
 from readmit.store import open_store
@@ -54,9 +54,17 @@ def item_texts(scenario: Scenario) -> dict[str, str]:
     return texts
 
 
-def run(scenario: Scenario, db: str, verifier_spec: str, *, as_json: bool) -> list[dict[str, Any]]:
+def run(
+    scenario: Scenario,
+    db: str,
+    verifier_spec: str,
+    *,
+    as_json: bool,
+    embeddings: str | None = None,
+) -> list[dict[str, Any]]:
     """Replay ``scenario`` and print its decisions (as JSON or as tables)."""
     verifier = make_verifier(verifier_spec, os.environ)
+    embedder = make_embedder(embeddings, os.environ) if embeddings else None
     choice = signer_from_env(os.environ, allow_ephemeral=True)
     if choice.ephemeral and as_json:
         click.echo(
@@ -73,6 +81,7 @@ def run(scenario: Scenario, db: str, verifier_spec: str, *, as_json: bool) -> li
                 verifier=with_cache(verifier, store),
                 signer=choice.signer,
                 on_progress=on_progress,
+                embedder=embedder,
             )
     finally:
         store.close()
@@ -85,6 +94,15 @@ def run(scenario: Scenario, db: str, verifier_spec: str, *, as_json: bool) -> li
                 click.echo(line)
             click.echo()
     return decisions
+
+
+EMBEDDINGS_OPTION = click.option(
+    "--embeddings",
+    default=None,
+    envvar=EMBEDDINGS_ENV,
+    help="Embedder for the scanner's nearest-item proposals: openai-compat:MODEL@URL or "
+    "gguf:PATH (default: none, lexical proposals only).",
+)
 
 
 @click.command("replay")
@@ -100,7 +118,10 @@ def run(scenario: Scenario, db: str, verifier_spec: str, *, as_json: bool) -> li
     show_default=True,
     help="Implicit-invalidation verifier, e.g. 'builtin'.",
 )
-def replay_command(file: Path, as_json: bool, db: str | None, verifier_spec: str) -> None:
+@EMBEDDINGS_OPTION
+def replay_command(
+    file: Path, as_json: bool, db: str | None, verifier_spec: str, embeddings: str | None
+) -> None:
     """Replay a readmit.scenario/1 FILE and print one decision per return."""
     scenario = read_scenario(file)
-    run(scenario, db or "sqlite://:memory:", verifier_spec, as_json=as_json)
+    run(scenario, db or "sqlite://:memory:", verifier_spec, as_json=as_json, embeddings=embeddings)

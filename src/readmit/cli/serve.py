@@ -5,6 +5,7 @@ import os
 
 import click
 
+from readmit.cli.replay import EMBEDDINGS_OPTION
 from readmit.clock import now
 from readmit.config import DB_ENV
 from readmit.errors import ConfigError, InvalidInput
@@ -38,9 +39,10 @@ def _require_service_extra() -> None:
 @click.command()
 @_DB
 @_VERIFIER
+@EMBEDDINGS_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def serve(db: str, verifier_spec: str, host: str, port: int) -> None:
+def serve(db: str, verifier_spec: str, embeddings: str | None, host: str, port: int) -> None:
     """Run the HTTP service (OpenAPI at /docs and /openapi.json).
 
     Views are signed with READMIT_SIGNING_KEY, which must be set.
@@ -51,7 +53,7 @@ def serve(db: str, verifier_spec: str, host: str, port: int) -> None:
     from readmit.service.app import create_app
     from readmit.service.operations import Service
 
-    service = Service.from_env(db, verifier_spec)
+    service = Service.from_env(db, verifier_spec, embeddings=embeddings)
     try:
         uvicorn.run(create_app(service), host=host, port=port, log_level="info")
     finally:
@@ -61,13 +63,14 @@ def serve(db: str, verifier_spec: str, host: str, port: int) -> None:
 @click.command("mcp")
 @_DB
 @_VERIFIER
-def mcp_command(db: str, verifier_spec: str) -> None:
+@EMBEDDINGS_OPTION
+def mcp_command(db: str, verifier_spec: str, embeddings: str | None) -> None:
     """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
     _require_service_extra()
     from readmit.service.mcp import create_mcp
     from readmit.service.operations import Service, require_key
 
-    service = Service.from_env(db, verifier_spec)
+    service = Service.from_env(db, verifier_spec, embeddings=embeddings)
     try:
         caller = service.authenticate(require_key(os.environ, AGENT_KEY_ENV))
         create_mcp(service, caller).run("stdio")

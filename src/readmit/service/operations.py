@@ -15,6 +15,7 @@ from typing import Any
 from readmit.admission import admit
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.cache import with_cache
+from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.view import redact, verify_view
 from readmit.clock import format_time, now
@@ -29,7 +30,7 @@ from readmit.errors import (
 )
 from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
 from readmit.model import Agent, Experience, Item
-from readmit.plugins import make_verifier
+from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.report import decision_json
 from readmit.service.keys import key_hash
@@ -62,23 +63,37 @@ class Service:
         verifier: Verifier,
         policy: Policy | None = None,
         clock: Clock = now,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
         self.signer = signer
         self.verifier = verifier
+        self.embedder = embedder
         self.policy = policy or Policy()
         self.clock = clock
 
     @classmethod
-    def from_env(cls, db: str, verifier: str, env: Mapping[str, str] = os.environ) -> "Service":
+    def from_env(
+        cls,
+        db: str,
+        verifier: str,
+        env: Mapping[str, str] = os.environ,
+        embeddings: str | None = None,
+    ) -> "Service":
         """Build the service from flags and ``READMIT_*`` settings.
 
         Raises:
             ConfigError: if the signing key is missing (a server never signs with a throwaway key).
         """
         signer = signer_from_env(env, allow_ephemeral=False).signer
+        embedder = make_embedder(embeddings, env) if embeddings else None
         store = open_store(db)
-        return cls(store, signer=signer, verifier=with_cache(make_verifier(verifier, env), store))
+        return cls(
+            store,
+            signer=signer,
+            verifier=with_cache(make_verifier(verifier, env), store),
+            embedder=embedder,
+        )
 
     def authenticate(self, key: str | None) -> Caller:
         """The agent an API key belongs to.
@@ -164,7 +179,9 @@ class Service:
         )
         chosen = self.policy.with_overrides(dict(policy or {}))
         ctx = self.store.return_context(caller.workspace, request)
-        decision = admit(ctx, policy=chosen, verifier=self.verifier, signer=self.signer)
+        decision = admit(
+            ctx, policy=chosen, verifier=self.verifier, signer=self.signer, embedder=self.embedder
+        )
         record = decision_json(decision, ctx)
         decision_id = self.store.record_decision(
             caller.workspace, caller.agent.id, when, ctx.epoch, decision.outcome, record

@@ -7,6 +7,8 @@ embeds llama.cpp's OpenAI-compatible server), and judged through
 """
 
 import os
+import time
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,19 @@ from readmit.verifiers.openai_compat import OpenAICompatVerifier
 class GgufServer:
     """llama.cpp's server for one GGUF file, in this process, on a free loopback port."""
 
-    def __init__(self, path: Path, *, context: int = 2048, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        context: int = 2048,
+        threads: int | None = None,
+        embedding: bool = False,
+    ) -> None:
+        """Start serving ``path``; with ``embedding``, ``/v1/embeddings`` (mean pooling) only.
+
+        Raises:
+            ConfigError: if xllamacpp is missing or the file does not exist.
+        """
         try:
             import xllamacpp
         except ImportError as exc:
@@ -31,8 +45,29 @@ class GgufServer:
         params.cpuparams.n_threads = threads or max(1, (os.cpu_count() or 2))
         params.cpuparams_batch.n_threads = params.cpuparams.n_threads
         params.hostnames = ["127.0.0.1"]
+        if embedding:
+            params.embedding = True
+            params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
         self._server: Any = xllamacpp.Server(params)
         self.base_url = f"{self._server.listening_address}/v1"
+        self._wait_ready(f"{self._server.listening_address}/health", path)
+
+    def _wait_ready(self, health: str, path: Path, timeout: float = 120.0) -> None:
+        # Stopping a server whose loop has not started yet can hang in llama.cpp's
+        # shutdown; a server is also of no use before it answers. Wait until it does.
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(health, timeout=5) as response:  # noqa: S310
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise ConfigError(
+                    f"gguf:{path}: the server did not become ready in {timeout:.0f} s"
+                )
+            time.sleep(0.05)
 
     def close(self) -> None:
         """Stop the server."""
@@ -43,7 +78,8 @@ def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAIC
     """Serve ``PATH`` and return a verifier over it (the server lives as long as the verifier)."""
     if not argument:
         raise ConfigError("gguf:PATH: give the path of a .gguf model file")
-    server = GgufServer(Path(argument).expanduser())
+    path = Path(argument).expanduser()
+    server = GgufServer(path)
     return OpenAICompatVerifier(
-        model=Path(argument).stem, base_url=server.base_url, keepalive=server
+        model=path.stem, base_url=server.base_url, keepalive=server, label=f"gguf:{path.resolve()}"
     )

@@ -68,10 +68,12 @@ class OpenAICompatVerifier:
     tokens_used: int = 0
     keepalive: object | None = field(default=None, repr=False)
     """Whatever must live as long as the verifier (an in-process server)."""
+    label: str | None = None
+    """The identity to report and cache under, when the URL is not one (a loopback port)."""
 
     @property
     def name(self) -> str:
-        return f"openai-compat:{self.model}@{self.base_url}"
+        return self.label or f"openai-compat:{self.model}@{self.base_url}"
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
         return [self._judge(pair) for pair in pairs]

@@ -87,8 +87,13 @@ def resolve_implicit(
     verifier: Verifier,
     policy: Policy,
     on_progress: Progress | None = None,
+    unscreened: Sequence[Exclusion] = (),
 ) -> tuple[list[Item], list[Exclusion]]:
-    """Judge ``pairs`` in bounded batches; exclude the items whose premise a later event changed."""
+    """Judge ``pairs`` in bounded batches; exclude the items whose premise a later event changed.
+
+    ``unscreened`` are items the scanner could not screen (withheld unless a verdict
+    confirms their invalidation, which is the more specific reason).
+    """
     confirmed: dict[str, Exclusion] = {}
     unavailable: dict[str, Exclusion] = {}
     batches = _batches(pairs, policy.batch_size)
@@ -99,7 +104,7 @@ def resolve_implicit(
         done += len(batch)
         if on_progress is not None:
             on_progress(done, len(pairs))
-    excluded = {**unavailable, **confirmed}
+    excluded = {**{e.item: e for e in unscreened}, **unavailable, **confirmed}
     kept = [item for item in pool if item.id not in excluded]
     return kept, list(excluded.values())
 

@@ -2,19 +2,28 @@
 
 A proposal is a hypothesis, not a decision. The scanner links a later event in
 Δ to an earlier candidate when the item depends on what the event withdrew,
-when they share a distinctive term, or when the item is among the best BM25
+when they share a distinctive term, when the item is among the best BM25
 matches of the event's words (bounded, so topic words do not propose every
-pair). Obligations and frontiers are the mandatory structure of the view and
-are never challenged.
+pair), or, with an embedder, among its nearest neighbours. Obligations and
+frontiers are the mandatory structure of the view and are never challenged.
+
+Fail closed: when the embedder cannot answer, the scanner cannot vouch that it
+proposed every pair worth judging, so each candidate older than a later
+observation is withheld as ``verifier_unavailable`` (the lexical proposals are
+still judged, and a confirmed invalidation is reported as such).
 """
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.embeddings import Embedder, nearest
 from readmit.admission.invalidation.implicit import Later, Pair
+from readmit.errors import VerifierUnavailable
 from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item, Kind
+from readmit.reasons import Exclusion, Reason, Stage
 from readmit.terms import content_tokens, distinctive_terms
 
 _STRUCTURE = frozenset({Kind.OBLIGATION, Kind.FRONTIER})
@@ -30,20 +39,55 @@ def observations(ctx: ReturnContext) -> list[Later]:
     return [later for later in found if later is not None]
 
 
-def scan(pool: Sequence[Item], ctx: ReturnContext, top_k: int = 8) -> list[Pair]:
+@dataclass(frozen=True, slots=True)
+class Screening:
+    """The scanner's proposals, and the candidates it could not screen."""
+
+    pairs: list[Pair]
+    unscreened: list[Exclusion]
+    """``verifier_unavailable`` for every candidate, when the embedder failed."""
+
+
+def scan(
+    pool: Sequence[Item],
+    ctx: ReturnContext,
+    top_k: int = 8,
+    embedder: Embedder | None = None,
+    embed_top_k: int = 4,
+) -> Screening:
     """Propose the (later, earlier) pairs that may share a premise, in a deterministic order."""
     candidates = [item for item in pool if item.kind not in _STRUCTURE]
-    return propose(observations(ctx), candidates, top_k)
+    laters = observations(ctx)
+    try:
+        return Screening(propose(laters, candidates, top_k, embedder, embed_top_k), [])
+    except VerifierUnavailable as exc:
+        return Screening(propose(laters, candidates, top_k), _unscreened(laters, candidates, exc))
 
 
-def propose(laters: Sequence[Later], candidates: Sequence[Item], top_k: int = 8) -> list[Pair]:
+def propose(
+    laters: Sequence[Later],
+    candidates: Sequence[Item],
+    top_k: int = 8,
+    embedder: Embedder | None = None,
+    embed_top_k: int = 4,
+) -> list[Pair]:
     """For each later observation, the earlier candidates worth a verifier's look.
 
     An earlier item is proposed when it depends on what the observation withdrew,
-    shares a distinctive term with it (a name, number or identifier), or ranks
-    among the ``top_k`` by BM25 over content words. Topic words alone therefore
+    shares a distinctive term with it (a name, number or identifier), ranks
+    among the ``top_k`` by BM25 over content words, or (with an embedder) among
+    the ``embed_top_k`` nearest by cosine similarity. Topic words alone therefore
     propose only the best few matches, not every item that mentions "hotel".
+
+    Raises:
+        VerifierUnavailable: if the embedder fails.
     """
+    queries = [_query(later) for later in laters]
+    near = (
+        nearest(queries, [c.text for c in candidates], embedder, embed_top_k)
+        if embedder is not None
+        else [[] for _ in laters]
+    )
     index = _Bm25(candidates)
     by_premise: dict[str, list[Item]] = {}
     by_term: dict[str, list[Item]] = {}
@@ -53,13 +97,13 @@ def propose(laters: Sequence[Later], candidates: Sequence[Item], top_k: int = 8)
         for term in distinctive_terms(item.text):
             by_term.setdefault(term, []).append(item)
     pairs: list[Pair] = []
-    for later in laters:
-        text = " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
+    for later, text, neighbours in zip(laters, queries, near, strict=True):
         linked: dict[str, Item] = {}
         chosen = [
             *by_premise.get(later.withdrawn_id or "", ()),
             *(i for term in sorted(distinctive_terms(text)) for i in by_term.get(term, ())),
             *index.top(content_tokens(text), top_k),
+            *(candidates[n] for n in neighbours),
         ]
         for item in chosen:
             if item.epoch < later.epoch and item.id not in (
@@ -69,6 +113,29 @@ def propose(laters: Sequence[Later], candidates: Sequence[Item], top_k: int = 8)
                 linked.setdefault(item.id, item)
         pairs.extend(Pair(later=later, earlier=item) for item in linked.values())
     return pairs
+
+
+def _query(later: Later) -> str:
+    return " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
+
+
+def _unscreened(
+    laters: Sequence[Later], candidates: Sequence[Item], error: VerifierUnavailable
+) -> list[Exclusion]:
+    found = []
+    for item in candidates:
+        after = [later.event_id for later in laters if later.epoch > item.epoch]
+        if after:
+            found.append(
+                Exclusion(
+                    item=item.id,
+                    reason=Reason.VERIFIER_UNAVAILABLE,
+                    stage=Stage.IMPLICIT,
+                    evidence=(after[0],),
+                    detail=f"not screened against later events: {error}",
+                )
+            )
+    return found
 
 
 class _Bm25:

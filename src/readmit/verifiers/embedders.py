@@ -1,0 +1,102 @@
+"""Embedders for the scanner: ``openai-compat:MODEL@BASE_URL`` and ``gguf:PATH``.
+
+``openai-compat`` posts to ``/embeddings`` of any OpenAI-compatible server
+(vLLM, Ollama, llama.cpp, hosted APIs; key from ``READMIT_EMBEDDINGS_API_KEY``).
+``gguf`` serves a GGUF file you already have in-process with llama.cpp's server
+in embedding mode (``pip install 'readmit[gguf]'``); `readmit.plugins.make_embedder`
+builds either from its spec. Vectors are kept per text,
+so an item is embedded once per process, not once per return. Any transport
+error, timeout or malformed answer raises `VerifierUnavailable`, and the
+scanner withholds what it could not screen.
+"""
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from readmit.errors import VerifierUnavailable
+
+API_KEY_ENV = "READMIT_EMBEDDINGS_API_KEY"
+
+
+@dataclass
+class OpenAICompatEmbedder:
+    """`Embedder` over ``/embeddings`` of one model."""
+
+    model: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 60.0
+    retries: int = 2
+    batch: int = 64
+    """Texts per request."""
+    capacity: int = 100_000
+    """Vectors kept in memory (oldest dropped first)."""
+    calls: int = 0
+    tokens_used: int = 0
+    keepalive: object | None = field(default=None, repr=False)
+    label: str | None = None
+    """The identity to report, when the URL is not one (a loopback port)."""
+    _vectors: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.label or f"openai-compat:{self.model}@{self.base_url}"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        for start in range(0, len(missing), self.batch):
+            chunk = missing[start : start + self.batch]
+            for text, vector in zip(chunk, self._post(chunk), strict=True):
+                self._vectors[text] = vector
+        found = [self._vectors[t] for t in texts]
+        while len(self._vectors) > self.capacity:
+            del self._vectors[next(iter(self._vectors))]
+        return found
+
+    def _post(self, texts: list[str]) -> list[list[float]]:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        for attempt in range(self.retries + 1):
+            try:
+                response = httpx.post(
+                    f"{self.base_url}/embeddings",
+                    json={"model": self.model, "input": texts},
+                    headers=headers,
+                    timeout=self.timeout,
+                )
+            except httpx.HTTPError as exc:
+                if attempt == self.retries:
+                    raise VerifierUnavailable(f"{self.name}: {exc!r}") from exc
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            self.calls += 1
+            if response.status_code >= 400:
+                if attempt == self.retries or response.status_code < 500:
+                    raise VerifierUnavailable(f"{self.name}: HTTP {response.status_code}")
+                continue
+            vectors, tokens = parse_embeddings(response, len(texts))
+            self.tokens_used += tokens
+            return vectors
+        raise VerifierUnavailable(f"{self.name}: no answer")  # pragma: no cover - loop returns
+
+
+def parse_embeddings(response: httpx.Response, count: int) -> tuple[list[list[float]], int]:
+    """The vectors of an ``/embeddings`` answer, in input order, and the tokens it used.
+
+    Raises:
+        VerifierUnavailable: if the answer is malformed or holds the wrong number of vectors.
+    """
+    try:
+        body: dict[str, Any] = response.json()
+        rows = sorted(body["data"], key=lambda row: int(row["index"]))
+        vectors = [[float(x) for x in row["embedding"]] for row in rows]
+        usage = body.get("usage") or {}
+        tokens = int(usage.get("total_tokens") or usage.get("prompt_tokens") or 0)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise VerifierUnavailable(f"malformed embeddings: {exc!r}") from exc
+    if len(vectors) != count or any(not v for v in vectors):
+        raise VerifierUnavailable(f"{len(vectors)} vectors for {count} texts")
+    return vectors, tokens

@@ -1,0 +1,127 @@
+"""Nearest-neighbour proposals: the math, the scanner's use of them, and failing closed."""
+
+import pytest
+
+from builders import KEY, T0, context, item, revoke
+from readmit.admission import admit
+from readmit.admission.invalidation.embeddings import nearest
+from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.scanner import propose
+from readmit.errors import VerifierUnavailable
+from readmit.events import Evidence, Recorded
+from readmit.policy import Policy
+from readmit.reasons import Reason
+from readmit.signing import HmacSha256Signer
+from readmit.testing import FunctionEmbedder, UnavailableEmbedder
+from readmit.verifiers.builtin import TermVerifier
+
+TOPICS = ("flight", "pickup", "museum", "invoice")
+
+
+def topical(text: str) -> list[float]:
+    """A vector per topic word, with travel words close together."""
+    lowered = text.lower()
+    travel = float("flight" in lowered or "pickup" in lowered)
+    return [travel, *(float(word in lowered) for word in TOPICS), 0.01]
+
+
+EMBEDDER = FunctionEmbedder(topical)
+FLIGHT = Later(event_id="e9", epoch=9, op="evidence", text="Our flight moved to Friday.")
+PICKUP = item("p0", "Pickup at 8:00 from the hotel lobby.")
+POSTCARDS = item("m0", "The museum shop sells postcards.")
+
+
+def test_nearest_ranks_candidates_best_first() -> None:
+    found = nearest(["the flight"], ["museum hours", "pickup time", "flight desk"], EMBEDDER, k=2)
+
+    assert found == [[2, 1]]
+
+
+def test_nearest_embeds_each_distinct_text_once() -> None:
+    embedder = FunctionEmbedder(topical)
+
+    nearest(["a flight", "a flight"], ["a flight", "the museum"], embedder, k=1)
+
+    assert embedder.calls == [["a flight", "the museum"]]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda text: [0.0, 0.0], lambda text: [float("nan"), 1.0], lambda text: [1.0] * len(text)],
+    ids=["zero vector", "not finite", "mixed dimensions"],
+)
+def test_vectors_that_do_not_fit_are_no_answer(fn: object) -> None:
+    with pytest.raises(VerifierUnavailable):
+        nearest(["a flight"], ["the museum"], FunctionEmbedder(fn), k=1)  # type: ignore[arg-type]
+
+
+def test_a_premise_change_sharing_no_word_is_proposed_only_with_an_embedder() -> None:
+    lexical = propose([FLIGHT], [PICKUP, POSTCARDS], top_k=8)
+    embedded = propose([FLIGHT], [PICKUP, POSTCARDS], top_k=8, embedder=EMBEDDER, embed_top_k=1)
+
+    assert [p.earlier.id for p in lexical] == []
+    assert [p.earlier.id for p in embedded] == ["p0"]
+
+
+def evidence(epoch: int, text: str) -> Recorded:
+    return Recorded(
+        epoch=epoch,
+        event=Evidence(id=f"ev{epoch}", at=T0, author="A3", source_id=f"msg{epoch}", text=text),
+    )
+
+
+def test_an_embedder_that_is_down_withholds_every_item_it_could_not_screen() -> None:
+    older = item("p0", "Pickup at 8:00 from the hotel lobby.", epoch=1)
+    newer = item("n0", "The hotel lobby opens at 6:00.", epoch=3)
+    ctx = context((older, newer), delta=(evidence(2, "Our flight moved to Friday."),))
+
+    decision = admit(
+        ctx,
+        policy=Policy(),
+        verifier=TermVerifier(),
+        signer=HmacSha256Signer(KEY),
+        embedder=UnavailableEmbedder(),
+    )
+
+    reasons = {e.item: e for e in decision.exclusions}
+    assert reasons["p0"].reason is Reason.VERIFIER_UNAVAILABLE
+    assert reasons["p0"].evidence == ("ev2",)
+    assert "not screened" in reasons["p0"].detail
+    assert reasons.get("n0") is None or reasons["n0"].reason is not Reason.VERIFIER_UNAVAILABLE
+
+
+def test_a_confirmed_invalidation_outranks_unscreened() -> None:
+    h0 = item("h0", "Sunrise Hotel is booked.", epoch=1)
+    p0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.", epoch=1)
+    ctx = context((h0, p0), delta=(revoke("h0", 2),))
+
+    decision = admit(
+        ctx,
+        policy=Policy(),
+        verifier=TermVerifier(),
+        signer=HmacSha256Signer(KEY),
+        embedder=UnavailableEmbedder(),
+    )
+
+    reasons = {e.item: e.reason for e in decision.exclusions}
+    assert reasons["p0"] is Reason.IMPLICITLY_INVALIDATED
+
+
+def test_without_later_observations_the_embedder_is_not_asked() -> None:
+    embedder = FunctionEmbedder(topical)
+    ctx = context((item("p0", "Pickup at 8:00."),))
+
+    admit(
+        ctx,
+        policy=Policy(),
+        verifier=TermVerifier(),
+        signer=HmacSha256Signer(KEY),
+        embedder=embedder,
+    )
+
+    assert embedder.calls == []
+
+
+def test_the_policy_bounds_nearest_proposals() -> None:
+    with pytest.raises(Exception, match="scan_embed_top_k"):
+        Policy(scan_embed_top_k=0)
