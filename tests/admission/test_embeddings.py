@@ -4,7 +4,7 @@ import pytest
 
 from builders import KEY, T0, context, item, revoke
 from readmit.admission import admit
-from readmit.admission.invalidation.embeddings import nearest
+from readmit.admission.invalidation.embeddings import ranked
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
 from readmit.errors import VerifierUnavailable
@@ -31,16 +31,16 @@ PICKUP = item("p0", "Pickup at 8:00 from the hotel lobby.")
 POSTCARDS = item("m0", "The museum shop sells postcards.")
 
 
-def test_nearest_ranks_candidates_best_first() -> None:
-    found = nearest(["the flight"], ["museum hours", "pickup time", "flight desk"], EMBEDDER, k=2)
+def test_candidates_are_ranked_best_first() -> None:
+    found = ranked(["the flight"], ["museum hours", "pickup time", "flight desk"], EMBEDDER)
 
-    assert found == [[2, 1]]
+    assert found == [[2, 1, 0]]
 
 
-def test_nearest_embeds_each_distinct_text_once() -> None:
+def test_each_distinct_text_is_embedded_once() -> None:
     embedder = FunctionEmbedder(topical)
 
-    nearest(["a flight", "a flight"], ["a flight", "the museum"], embedder, k=1)
+    ranked(["a flight", "a flight"], ["a flight", "the museum"], embedder)
 
     assert embedder.calls == [["a flight", "the museum"]]
 
@@ -52,7 +52,7 @@ def test_nearest_embeds_each_distinct_text_once() -> None:
 )
 def test_vectors_that_do_not_fit_are_no_answer(fn: object) -> None:
     with pytest.raises(VerifierUnavailable):
-        nearest(["a flight"], ["the museum"], FunctionEmbedder(fn), k=1)  # type: ignore[arg-type]
+        ranked(["a flight"], ["the museum"], FunctionEmbedder(fn))  # type: ignore[arg-type]
 
 
 def test_a_premise_change_sharing_no_word_is_proposed_only_with_an_embedder() -> None:
@@ -61,6 +61,14 @@ def test_a_premise_change_sharing_no_word_is_proposed_only_with_an_embedder() ->
 
     assert [p.earlier.id for p in lexical] == []
     assert [p.earlier.id for p in embedded] == ["p0"]
+
+
+def test_only_earlier_items_count_among_the_nearest() -> None:
+    later_pickup = item("p9", "Pickup moved to the hotel lobby.", epoch=10)
+
+    pairs = propose([FLIGHT], [later_pickup, PICKUP, POSTCARDS], embedder=EMBEDDER, embed_top_k=1)
+
+    assert [p.earlier.id for p in pairs] == ["p0"]
 
 
 def evidence(epoch: int, text: str) -> Recorded:

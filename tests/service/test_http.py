@@ -7,6 +7,7 @@ import httpx
 import pytest
 
 from readmit.examples.travel import travel_scenario
+from readmit.testing import UnavailableEmbedder
 from servicekit import Team, play
 
 NOTE = {
@@ -36,6 +37,20 @@ def test_the_travel_case_over_http(client: httpx.Client, team: Team) -> None:
     assert [m["id"] for m in issued["readmitted"]] == ["x_quiet"]
     check = client.post("/v1/verify", json={"view": issued["view"], "at": "2026-05-03T14:30:00Z"})
     assert check.json() == {"valid": True, "items": issued["items"]}
+
+
+def test_an_embedder_that_is_down_withholds_the_return_view(
+    client: httpx.Client, team: Team
+) -> None:
+    team.service.embedder = UnavailableEmbedder()
+
+    _, second = play(client, team, travel_scenario())
+
+    issued = second.json()
+    assert issued["outcome"] == "blocked"
+    assert issued["view"] is None
+    reasons = {e["item"]: e["reason"] for e in issued["excluded"]}
+    assert reasons["c"] == "verifier_unavailable"
 
 
 def test_an_agent_never_sees_what_it_may_not_read(client: httpx.Client, team: Team) -> None:

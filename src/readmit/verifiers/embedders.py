@@ -10,6 +10,7 @@ error, timeout or malformed answer raises `VerifierUnavailable`, and the
 scanner withholds what it could not screen.
 """
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,21 +42,24 @@ class OpenAICompatEmbedder:
     label: str | None = None
     """The identity to report, when the URL is not one (a loopback port)."""
     _vectors: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """The service embeds from several worker threads."""
 
     @property
     def name(self) -> str:
         return self.label or f"openai-compat:{self.model}@{self.base_url}"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-        for start in range(0, len(missing), self.batch):
-            chunk = missing[start : start + self.batch]
-            for text, vector in zip(chunk, self._post(chunk), strict=True):
-                self._vectors[text] = vector
-        found = [self._vectors[t] for t in texts]
-        while len(self._vectors) > self.capacity:
-            del self._vectors[next(iter(self._vectors))]
-        return found
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            for start in range(0, len(missing), self.batch):
+                chunk = missing[start : start + self.batch]
+                for text, vector in zip(chunk, self._post(chunk), strict=True):
+                    self._vectors[text] = vector
+            found = [self._vectors[t] for t in texts]
+            while len(self._vectors) > self.capacity:
+                del self._vectors[next(iter(self._vectors))]
+            return found
 
     def _post(self, texts: list[str]) -> list[list[float]]:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

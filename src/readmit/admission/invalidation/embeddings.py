@@ -2,10 +2,10 @@
 
 An `Embedder` turns texts into vectors; ``readmit.verifiers.embedders`` has one
 over any OpenAI-compatible ``/embeddings`` endpoint and one for a GGUF file
-served in-process. The scanner adds each observation's ``k`` nearest candidates
-by cosine similarity to its lexical proposals: this is how a premise change that
-shares no word with the item it breaks ("the flight moved to Friday" and "pickup
-at 8:00 from the hotel") can reach the verifier at all. A proposal is a
+served in-process. The scanner adds each observation's ``k`` nearest older items
+by cosine similarity to its lexical proposals: this is how a premise change
+that shares no word with the item it breaks ("the flight moved to Friday" and
+"pickup at 8:00 from the hotel") can reach the verifier at all. A proposal is a
 hypothesis; the verifier decides.
 """
 
@@ -34,10 +34,10 @@ class Embedder(Protocol):
         ...
 
 
-def nearest(
-    queries: Sequence[str], candidates: Sequence[str], embedder: Embedder, k: int
+def ranked(
+    queries: Sequence[str], candidates: Sequence[str], embedder: Embedder
 ) -> list[list[int]]:
-    """For each query, the indices of its ``k`` most similar candidates, best first.
+    """For each query, the indices of the candidates from most to least similar.
 
     Raises:
         VerifierUnavailable: if the embedder fails or answers with vectors that do not
@@ -54,7 +54,7 @@ def nearest(
     for query in queries:
         q = unit[query]
         scores = [sum(map(mul, q, unit[c])) for c in candidates]
-        found.append(sorted(range(len(candidates)), key=lambda n: -scores[n])[:k])
+        found.append(sorted(range(len(candidates)), key=lambda n: -scores[n]))
     return found
 
 

@@ -13,12 +13,13 @@ observation is withheld as ``verifier_unavailable`` (the lexical proposals are
 still judged, and a confirmed invalidation is reported as such).
 """
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
-from readmit.admission.invalidation.embeddings import Embedder, nearest
+from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.errors import VerifierUnavailable
 from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
@@ -83,9 +84,9 @@ def propose(
         VerifierUnavailable: if the embedder fails.
     """
     queries = [_query(later) for later in laters]
-    near = (
-        nearest(queries, [c.text for c in candidates], embedder, embed_top_k)
-        if embedder is not None
+    rankings = (
+        ranked(queries, [c.text for c in candidates], embedder)
+        if embedder is not None and laters
         else [[] for _ in laters]
     )
     index = _Bm25(candidates)
@@ -97,22 +98,25 @@ def propose(
         for term in distinctive_terms(item.text):
             by_term.setdefault(term, []).append(item)
     pairs: list[Pair] = []
-    for later, text, neighbours in zip(laters, queries, near, strict=True):
+    for later, text, ranking in zip(laters, queries, rankings, strict=True):
         linked: dict[str, Item] = {}
+        nearest = (candidates[n] for n in ranking if _earlier(candidates[n], later))
         chosen = [
             *by_premise.get(later.withdrawn_id or "", ()),
             *(i for term in sorted(distinctive_terms(text)) for i in by_term.get(term, ())),
             *index.top(content_tokens(text), top_k),
-            *(candidates[n] for n in neighbours),
+            *itertools.islice(nearest, embed_top_k),
         ]
         for item in chosen:
-            if item.epoch < later.epoch and item.id not in (
-                later.withdrawn_id,
-                later.replacement_id,
-            ):
+            if _earlier(item, later):
                 linked.setdefault(item.id, item)
         pairs.extend(Pair(later=later, earlier=item) for item in linked.values())
     return pairs
+
+
+def _earlier(item: Item, later: Later) -> bool:
+    """Whether ``item`` came before ``later`` and is not what it withdrew or brought."""
+    return item.epoch < later.epoch and item.id not in (later.withdrawn_id, later.replacement_id)
 
 
 def _query(later: Later) -> str:
