@@ -1,6 +1,8 @@
 """Nearest-neighbour proposals: the math, the scanner's use of them, and failing closed."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from builders import KEY, T0, context, item, revoke
 from readmit.admission import admit
@@ -9,11 +11,13 @@ from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
 from readmit.errors import VerifierUnavailable
 from readmit.events import Evidence, Recorded
+from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from readmit.signing import HmacSha256Signer
 from readmit.testing import FunctionEmbedder, UnavailableEmbedder
 from readmit.verifiers.builtin import TermVerifier
+from strategies import items
 
 TOPICS = ("flight", "pickup", "museum", "invoice")
 
@@ -133,3 +137,25 @@ def test_without_later_observations_the_embedder_is_not_asked() -> None:
 def test_the_policy_bounds_nearest_proposals() -> None:
     with pytest.raises(Exception, match="scan_embed_top_k"):
         Policy(scan_embed_top_k=0)
+
+
+@given(found=items(), k=st.integers(1, 4))
+def test_embeddings_only_add_proposals_and_at_most_k_per_observation(
+    found: tuple[Item, ...], k: int
+) -> None:
+    laters = [
+        Later(event_id=f"e{n}", epoch=epoch, op="evidence", text=f"Later {text}")
+        for n, (epoch, text) in enumerate([(3, "the train moved"), (6, "Sunrise Hotel budget")])
+    ]
+
+    lexical = {(p.later.event_id, p.earlier.id) for p in propose(laters, found)}
+    both = {
+        (p.later.event_id, p.earlier.id)
+        for p in propose(laters, found, embedder=EMBEDDER, embed_top_k=k)
+    }
+
+    assert lexical <= both
+    for later in laters:
+        added = {i for e, i in both - lexical if e == later.event_id}
+        assert len(added) <= k
+        assert all(next(x for x in found if x.id == i).epoch < later.epoch for i in added)
