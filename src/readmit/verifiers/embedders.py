@@ -11,7 +11,6 @@ scanner withholds what it could not screen.
 """
 
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import httpx
 
 from readmit.errors import VerifierUnavailable
+from readmit.verifiers.openai_compat import post_with_retries
 
 API_KEY_ENV = "READMIT_EMBEDDINGS_API_KEY"
 
@@ -62,29 +62,21 @@ class OpenAICompatEmbedder:
             return found
 
     def _post(self, texts: list[str]) -> list[list[float]]:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        for attempt in range(self.retries + 1):
-            try:
-                response = httpx.post(
-                    f"{self.base_url}/embeddings",
-                    json={"model": self.model, "input": texts},
-                    headers=headers,
-                    timeout=self.timeout,
-                )
-            except httpx.HTTPError as exc:
-                if attempt == self.retries:
-                    raise VerifierUnavailable(f"{self.name}: {exc!r}") from exc
-                time.sleep(0.2 * (attempt + 1))
-                continue
-            self.calls += 1
-            if response.status_code >= 400:
-                if attempt == self.retries or response.status_code < 500:
-                    raise VerifierUnavailable(f"{self.name}: HTTP {response.status_code}")
-                continue
-            vectors, tokens = parse_embeddings(response, len(texts))
-            self.tokens_used += tokens
-            return vectors
-        raise VerifierUnavailable(f"{self.name}: no answer")  # pragma: no cover - loop returns
+        response = post_with_retries(
+            f"{self.base_url}/embeddings",
+            {"model": self.model, "input": texts},
+            name=self.name,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            inspect=self._count,
+        )
+        vectors, tokens = parse_embeddings(response, len(texts))
+        self.tokens_used += tokens
+        return vectors
+
+    def _count(self, response: httpx.Response) -> None:
+        self.calls += 1
 
 
 def parse_embeddings(response: httpx.Response, count: int) -> tuple[list[list[float]], int]:

@@ -20,7 +20,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,31 +116,57 @@ class OpenAICompatVerifier:
         return request
 
     def _post(self, prompt: str) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        for attempt in range(self.retries + 1):
-            try:
-                response = httpx.post(
-                    f"{self.base_url}/chat/completions",
-                    json=self._request(prompt),
-                    headers=headers,
-                    timeout=self.timeout,
-                )
-            except httpx.HTTPError as exc:
-                if attempt == self.retries:
-                    raise VerifierUnavailable(f"{self.name}: {exc!r}") from exc
-                time.sleep(0.2 * (attempt + 1))
-                continue
+        def inspect(response: httpx.Response) -> None:
             self.calls += 1
             if response.status_code in (400, 422, 500, 501) and self.mode != "plain":
                 raise _Unsupported
-            if response.status_code >= 400:
-                if attempt == self.retries or response.status_code < 500:
-                    raise VerifierUnavailable(f"{self.name}: HTTP {response.status_code}")
-                continue
-            body: dict[str, Any] = response.json()
-            self.tokens_used += int(body.get("usage", {}).get("total_tokens", 0))
-            return body
-        raise VerifierUnavailable(f"{self.name}: no answer")  # pragma: no cover - loop returns
+
+        response = post_with_retries(
+            f"{self.base_url}/chat/completions",
+            self._request(prompt),
+            name=self.name,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            inspect=inspect,
+        )
+        body: dict[str, Any] = response.json()
+        self.tokens_used += int(body.get("usage", {}).get("total_tokens", 0))
+        return body
+
+
+def post_with_retries(
+    url: str,
+    payload: dict[str, Any],
+    *,
+    name: str,
+    api_key: str | None,
+    timeout: float,
+    retries: int,
+    inspect: Callable[[httpx.Response], None],
+) -> httpx.Response:
+    """POST ``payload``; retry transport errors and 5xx answers at most ``retries`` times.
+
+    ``inspect`` sees every answer first (to count it, or to raise on it).
+
+    Raises:
+        VerifierUnavailable: naming ``name``, when no acceptable answer comes.
+    """
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    for attempt in range(retries + 1):
+        try:
+            response = httpx.post(url, json=payload, headers=headers, timeout=timeout)
+        except httpx.HTTPError as exc:
+            if attempt == retries:
+                raise VerifierUnavailable(f"{name}: {exc!r}") from exc
+            time.sleep(0.2 * (attempt + 1))
+            continue
+        inspect(response)
+        if response.status_code < 400:
+            return response
+        if attempt == retries or response.status_code < 500:
+            raise VerifierUnavailable(f"{name}: HTTP {response.status_code}")
+    raise VerifierUnavailable(f"{name}: no answer")  # pragma: no cover - loop returns
 
 
 class _Unsupported(Exception):
