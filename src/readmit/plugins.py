@@ -58,7 +58,7 @@ def make_embedder(spec: str, settings: Mapping[str, str] | None = None) -> Embed
     if kind not in ("openai-compat", "gguf"):
         raise ConfigError(f"unknown embedder {spec!r} (known: openai-compat:MODEL@URL, gguf:PATH)")
     from readmit.verifiers.embedders import API_KEY_ENV, OpenAICompatEmbedder
-    from readmit.verifiers.gguf import GgufServer
+    from readmit.verifiers.gguf import serve
     from readmit.verifiers.openai_compat import endpoint
 
     if kind == "openai-compat":
@@ -66,10 +66,7 @@ def make_embedder(spec: str, settings: Mapping[str, str] | None = None) -> Embed
         return OpenAICompatEmbedder(
             model=model, base_url=url, api_key=(settings or {}).get(API_KEY_ENV)
         )
-    if not argument:
-        raise ConfigError("gguf:PATH: give the path of a .gguf model file")
-    path = Path(argument).expanduser()
-    server = GgufServer(path, embedding=True)
+    server, label = serve(argument, embedding=True)
     return OpenAICompatEmbedder(
-        model=path.stem, base_url=server.base_url, keepalive=server, label=f"gguf:{path.resolve()}"
+        model=Path(argument).stem, base_url=server.base_url, keepalive=server, label=label
     )

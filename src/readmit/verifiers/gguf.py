@@ -74,12 +74,23 @@ class GgufServer:
         self._server = None
 
 
-def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatVerifier:
-    """Serve ``PATH`` and return a verifier over it (the server lives as long as the verifier)."""
+def serve(argument: str, *, embedding: bool = False) -> tuple[GgufServer, str]:
+    """Serve the file a ``gguf:PATH`` spec names; return the server and its stable identity.
+
+    The identity names the file, not the loopback port, so judgment caches survive restarts.
+
+    Raises:
+        ConfigError: if no path is given, the file is missing or xllamacpp is not installed.
+    """
     if not argument:
         raise ConfigError("gguf:PATH: give the path of a .gguf model file")
     path = Path(argument).expanduser()
-    server = GgufServer(path)
+    return GgufServer(path, embedding=embedding), f"gguf:{path.resolve()}"
+
+
+def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatVerifier:
+    """Serve ``PATH`` and return a verifier over it (the server lives as long as the verifier)."""
+    server, label = serve(argument)
     return OpenAICompatVerifier(
-        model=path.stem, base_url=server.base_url, keepalive=server, label=f"gguf:{path.resolve()}"
+        model=Path(argument).stem, base_url=server.base_url, keepalive=server, label=label
     )
