@@ -1,5 +1,5 @@
 """Benchmark: the scanner's recall and proposal ratio, and each verifier's precision, recall,
-F1, calls, tokens and time per pair on the held-out split of the labeled pair set; plus
+F1, calls, tokens and time per pair on the held-out and fresh splits of the labeled pair set; plus
 verifier calls and tokens per return with and without the judgment cache.
 
 LLM verifiers get their threshold calibrated on the tune split (maximum F1) and are
