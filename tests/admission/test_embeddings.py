@@ -9,7 +9,7 @@ from readmit.admission import admit
 from readmit.admission.invalidation.embeddings import ranked
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
-from readmit.errors import VerifierUnavailable
+from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.events import Evidence, Recorded
 from readmit.model import Item
 from readmit.policy import Policy
@@ -135,7 +135,7 @@ def test_without_later_observations_the_embedder_is_not_asked() -> None:
 
 
 def test_the_policy_bounds_nearest_proposals() -> None:
-    with pytest.raises(Exception, match="scan_embed_top_k"):
+    with pytest.raises(ConfigError, match="scan_embed_top_k"):
         Policy(scan_embed_top_k=0)
 
 
