@@ -8,13 +8,11 @@ need language understanding are reported as not computed.
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import httpx
-
 from readmit.admission.context import ReturnContext
 from readmit.bench import metrics
 from readmit.bench.episode import Episode
 from readmit.bench.methods import MethodView
-from readmit.verifiers.openai_compat import endpoint
+from readmit.verifiers.openai_compat import endpoint, post_with_retries
 
 SYSTEM = (
     "You are an assistant returning to a shared workspace. Answer from the context "
@@ -30,6 +28,7 @@ class ChatModel:
     base_url: str
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 120.0
+    retries: int = 2
     tokens: int = 0
 
     @classmethod
@@ -43,13 +42,15 @@ class ChatModel:
         return cls(model=model, base_url=url, api_key=env.get("READMIT_BENCH_API_KEY"))
 
     def complete(self, prompt: str, max_tokens: int = 256) -> str:
-        """One deterministic completion (temperature 0)."""
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        response = httpx.post(
+        """One deterministic completion (temperature 0).
+
+        Raises:
+            VerifierUnavailable: when no answer comes after bounded retries (the runner
+                scores the episode as failed).
+        """
+        response = post_with_retries(
             f"{self.base_url}/chat/completions",
-            headers=headers,
-            timeout=self.timeout,
-            json={
+            {
                 "model": self.model,
                 "temperature": 0,
                 "max_tokens": max_tokens,
@@ -58,8 +59,12 @@ class ChatModel:
                     {"role": "user", "content": prompt},
                 ],
             },
+            name=f"--llm {self.model}@{self.base_url}",
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            inspect=lambda response: None,
         )
-        response.raise_for_status()
         body = response.json()
         self.tokens += int(body.get("usage", {}).get("total_tokens", 0))
         return str(body["choices"][0]["message"]["content"]).strip()
