@@ -289,9 +289,10 @@ def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
     does).
     """
     names, literals = _scan(text)
-    vouched = _mid_sentence_words(names) | _mid_sentence_words(_scan(context)[0])
+    elsewhere = _scan(context)[0]
+    vouched = _mid_sentence_words(names) | _mid_sentence_words(elsewhere)
     terms = set(literals)
-    for words in _phrases(names, context):
+    for words in _phrases(names, elsewhere):
         if len(words) == 1 and words[0] not in vouched and _initial_only(words, names):
             continue
         terms.add(" ".join(words))
@@ -299,17 +300,15 @@ def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
     return frozenset(terms)
 
 
-def _phrases(names: list[_Name], context: str) -> set[tuple[str, ...]]:
-    """The names' word runs, plus the tail of a sentence-initial run that ``context`` names.
+def _phrases(names: list[_Name], elsewhere: list[_Name]) -> set[tuple[str, ...]]:
+    """The names' word runs, plus the tail of a sentence-initial run named ``elsewhere``.
 
     A sentence's first word is capitalized whatever it is, so "Room Atlas is free"
     and "Send Atlas the agenda" may name "Atlas" alone; the other text decides.
     """
     phrases = {name.words for name in names}
-    if context:
-        elsewhere = {name.words for name in _scan(context)[0]}
-        phrases |= {n.words[1:] for n in names if n.initial and n.words[1:] in elsewhere}
-    return phrases
+    other = {name.words for name in elsewhere}
+    return phrases | {n.words[1:] for n in names if n.initial and n.words[1:] in other}
 
 
 def _initial_only(words: tuple[str, ...], names: list[_Name]) -> bool:
@@ -322,7 +321,7 @@ def name_phrases(text: str, context: str = "") -> frozenset[tuple[str, ...]]:
 
     With ``context``, also the tail of a sentence-initial run that the context names.
     """
-    return frozenset(_phrases(_scan(text)[0], context))
+    return frozenset(_phrases(_scan(text)[0], _scan(context)[0]))
 
 
 def standalone(word: str, text: str, context: str = "") -> bool:
