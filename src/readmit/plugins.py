@@ -49,14 +49,19 @@ def make_verifier(spec: str, settings: Mapping[str, str] | None = None) -> Verif
 
 
 def make_embedder(spec: str, settings: Mapping[str, str] | None = None) -> Embedder:
-    """Build the embedder a spec names: ``openai-compat:MODEL@URL`` or ``gguf:PATH``.
+    """Build the embedder a spec names: ``wordllama[:DIM]``, ``openai-compat:M@URL``, ``gguf:PATH``.
 
     Raises:
         ConfigError: for an unknown kind or a malformed argument.
     """
     kind, _, argument = spec.partition(":")
+    if kind == "wordllama":
+        from readmit.verifiers import wordllama_embedder
+
+        return wordllama_embedder.load(argument)
     if kind not in ("openai-compat", "gguf"):
-        raise ConfigError(f"unknown embedder {spec!r} (known: openai-compat:MODEL@URL, gguf:PATH)")
+        known = "wordllama[:DIM], openai-compat:MODEL@URL, gguf:PATH"
+        raise ConfigError(f"unknown embedder {spec!r} (known: {known})")
     from readmit.verifiers.embedders import API_KEY_ENV, OpenAICompatEmbedder
     from readmit.verifiers.gguf import serve
     from readmit.verifiers.openai_compat import endpoint

@@ -154,10 +154,28 @@ def test_an_unknown_verifier_lists_the_installed_ones(
     assert "unknown verifier 'oracle' (installed: builtin" in result.output
 
 
+def test_replay_with_the_packaged_embedder_decides_as_the_builtin_verifier_does(
+    runner: CliRunner, scenario_file: Path
+) -> None:
+    pytest.importorskip("wordllama", reason="installed by scripts/test (readmit[dev])")
+    plain = runner.invoke(cli, ["replay", str(scenario_file), "--json"])
+    embedded = runner.invoke(
+        cli, ["replay", str(scenario_file), "--json", "--embeddings", "wordllama"]
+    )
+
+    assert embedded.exit_code == 0, embedded.output
+    outcomes = [
+        [(d["outcome"], d["items"], d["excluded"]) for d in json.loads(r.stdout)["decisions"]]
+        for r in (plain, embedded)
+    ]
+    assert outcomes[0] == outcomes[1]
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("word2vec:x", "unknown embedder 'word2vec:x'"),
+        ("wordllama:300", "the dimension must be one of (64, 128, 256)"),
         ("openai-compat:nomic", "write MODEL@http(s)://HOST/v1"),
         ("gguf:/no/such/model.gguf", "no such model file"),
     ],

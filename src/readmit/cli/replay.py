@@ -100,8 +100,8 @@ EMBEDDINGS_OPTION = click.option(
     "--embeddings",
     default=None,
     envvar=EMBEDDINGS_ENV,
-    help="Embedder for the scanner's nearest-item proposals: openai-compat:MODEL@URL or "
-    "gguf:PATH (default: none, lexical proposals only).",
+    help="Embedder for the scanner's nearest-item proposals: wordllama[:DIM] (packaged, "
+    "offline), openai-compat:MODEL@URL or gguf:PATH (default: none, lexical proposals only).",
 )
 
 
