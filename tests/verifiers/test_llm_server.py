@@ -11,6 +11,7 @@ import glob
 import importlib.util
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,35 @@ def test_a_refused_format_falls_back_to_the_next(server: GgufServer) -> None:
 
     assert v.mode == "plain"
     assert 0.0 <= verdict.confidence <= 1.0
+
+
+def test_two_reports_of_one_refused_format_step_down_once() -> None:
+    # Two worker threads both saw json_schema refused; the second report arrives after the
+    # first moved on, and must not skip json_object.
+    v = OpenAICompatVerifier(model="m", base_url="http://127.0.0.1:9/v1")
+
+    v.refused("json_schema")
+    v.refused("json_schema")
+    assert v.mode == "json_object"
+
+    v.refused("json_object")
+    with pytest.raises(VerifierUnavailable, match="no response format works"):
+        v.refused("plain")
+
+
+def test_judging_from_several_threads_counts_every_call(server: GgufServer) -> None:
+    v = verifier(server, schema={"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}})
+    pairs = [probe.pair for probe in PROBES[:2]]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        verdicts = [v for batch in pool.map(v.judge, [pairs] * 4) for v in batch]
+
+    assert len(verdicts) == 8
+    assert v.mode == "plain"
+    # Each of the 8 judgments ends with one plain call; both structured formats were refused
+    # at least once, and at most once per thread (a thread's first judgment).
+    assert 8 + 2 <= v.calls <= 8 + 4 * 2
+    assert v.tokens_used > 0
 
 
 def test_a_timeout_is_unavailable_not_a_guess(server: GgufServer) -> None:

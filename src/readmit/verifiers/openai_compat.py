@@ -19,6 +19,7 @@ timeout, refusal or unparseable answer after bounded retries raises
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,8 @@ class OpenAICompatVerifier:
     """Whatever must live as long as the verifier (an in-process server)."""
     label: str | None = None
     """The identity to report and cache under, when the URL is not one (a loopback port)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Guards ``mode`` and the counters: the service judges from several worker threads."""
 
     @property
     def name(self) -> str:
@@ -85,16 +88,30 @@ class OpenAICompatVerifier:
             "Does the later observation invalidate acting on the earlier statement now?"
         )
         while True:
+            mode = self.mode
             try:
-                body = self._post(prompt)
-                return parse_verdict(body)
+                return parse_verdict(self._post(prompt, mode))
             except _Unsupported:
-                following = MODES.index(self.mode) + 1
-                if following == len(MODES):
-                    raise VerifierUnavailable(f"{self.name}: no response format works") from None
-                self.mode = MODES[following]
+                self.refused(mode)
 
-    def _request(self, prompt: str) -> dict[str, Any]:
+    def refused(self, mode: str) -> None:
+        """The server refused ``mode``: move to the next format, unless another call already did.
+
+        The service judges from several threads; two that see the same format refused
+        must step down once, not twice (which would skip a format that works).
+
+        Raises:
+            VerifierUnavailable: when no format is left.
+        """
+        with self._lock:
+            if self.mode != mode:
+                return
+            following = MODES.index(mode) + 1
+            if following == len(MODES):
+                raise VerifierUnavailable(f"{self.name}: no response format works") from None
+            self.mode = MODES[following]
+
+    def _request(self, prompt: str, mode: str) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
             "temperature": 0,
@@ -106,24 +123,25 @@ class OpenAICompatVerifier:
                 {"role": "user", "content": prompt},
             ],
         }
-        if self.mode == "json_schema":
+        if mode == "json_schema":
             request["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "verdict", "schema": self.schema, "strict": True},
             }
-        elif self.mode == "json_object":
+        elif mode == "json_object":
             request["response_format"] = {"type": "json_object", "schema": self.schema}
         return request
 
-    def _post(self, prompt: str) -> dict[str, Any]:
+    def _post(self, prompt: str, mode: str) -> dict[str, Any]:
         def inspect(response: httpx.Response) -> None:
-            self.calls += 1
-            if response.status_code in (400, 422, 500, 501) and self.mode != "plain":
+            with self._lock:
+                self.calls += 1
+            if response.status_code in (400, 422, 500, 501) and mode != "plain":
                 raise _Unsupported
 
         response = post_with_retries(
             f"{self.base_url}/chat/completions",
-            self._request(prompt),
+            self._request(prompt, mode),
             name=self.name,
             api_key=self.api_key,
             timeout=self.timeout,
@@ -131,7 +149,8 @@ class OpenAICompatVerifier:
             inspect=inspect,
         )
         body: dict[str, Any] = response.json()
-        self.tokens_used += int(body.get("usage", {}).get("total_tokens", 0))
+        with self._lock:
+            self.tokens_used += int(body.get("usage", {}).get("total_tokens", 0))
         return body
 
 

@@ -2,11 +2,11 @@
 
 An `Embedder` turns texts into vectors: ``readmit.verifiers.wordllama_embedder``
 runs a packaged static model in-process, ``readmit.verifiers.embedders`` asks any
-OpenAI-compatible ``/embeddings`` endpoint or a GGUF file served in-process. The scanner adds each observation's ``k`` nearest older items
-by cosine similarity to its lexical proposals: this is how a premise change
-that shares no word with the item it breaks ("the flight moved to Friday" and
-"pickup at 8:00 from the hotel") can reach the verifier at all. A proposal is a
-hypothesis; the verifier decides.
+OpenAI-compatible ``/embeddings`` endpoint or a GGUF file served in-process. The
+scanner adds each observation's ``k`` nearest older items by cosine similarity to
+its lexical proposals: this is how a premise change that shares no word with the
+item it breaks ("the flight moved to Friday" and "pickup at 8:00 from the hotel")
+can reach the verifier at all. A proposal is a hypothesis; the verifier decides.
 """
 
 import math
