@@ -9,10 +9,10 @@ item it breaks ("the flight moved to Friday" and "pickup at 8:00 from the hotel"
 can reach the verifier at all. A proposal is a hypothesis; the verifier decides.
 """
 
-import math
 from collections.abc import Sequence
-from operator import mul
 from typing import Protocol
+
+import numpy as np
 
 from readmit.errors import VerifierUnavailable
 
@@ -37,7 +37,7 @@ class Embedder(Protocol):
 def ranked(
     queries: Sequence[str], candidates: Sequence[str], embedder: Embedder
 ) -> list[list[int]]:
-    """For each query, the indices of the candidates from most to least similar.
+    """For each query, the indices of the candidates from most to least similar (ties by index).
 
     Raises:
         VerifierUnavailable: if the embedder fails or answers with vectors that do not
@@ -49,17 +49,12 @@ def ranked(
     vectors = embedder.embed(texts)
     if len(vectors) != len(texts) or len({len(v) for v in vectors}) != 1:
         raise VerifierUnavailable(f"{embedder.name}: wrong number or shape of vectors")
-    unit = dict(zip(texts, (_normalized(v, embedder.name) for v in vectors), strict=True))
-    found = []
-    for query in queries:
-        q = unit[query]
-        scores = [sum(map(mul, q, unit[c])) for c in candidates]
-        found.append(sorted(range(len(candidates)), key=lambda n: -scores[n]))
-    return found
-
-
-def _normalized(vector: list[float], name: str) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector))
-    if not math.isfinite(norm) or norm == 0.0:
-        raise VerifierUnavailable(f"{name}: a zero or non-finite vector")
-    return [x / norm for x in vector]
+    matrix = np.asarray(vectors, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(matrix, axis=1)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0.0):
+        raise VerifierUnavailable(f"{embedder.name}: a zero or non-finite vector")
+    unit = matrix / norms[:, np.newaxis]
+    row = {text: n for n, text in enumerate(texts)}
+    scores = unit[[row[q] for q in queries]] @ unit[[row[c] for c in candidates]].T
+    return [np.argsort(-line, kind="stable").tolist() for line in scores]

@@ -1,0 +1,117 @@
+"""Benchmark: the scanner's cost with embedding proposals, as a ratio to lexical proposals alone.
+
+For windows of N earlier items and N/10 later observations (seeded synthetic
+texts), it times ``propose()`` with lexical proposals only (the baseline: BM25,
+distinctive terms, depends_on), the embedder's own time for every text of the
+window, and ``propose()`` with the embedder's nearest items added. The ratio
+(with embeddings / lexical) is what embeddings add to a return's scan.
+
+The embedder is WordLlama's packaged model (``pip install 'readmit[wordllama]'``).
+
+Usage: python bench/scanner.py [--sizes 100,1000,5000] [--repeat 3]
+"""
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+
+from readmit.admission.invalidation.embeddings import Embedder
+from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.scanner import propose
+from readmit.model import Item
+from readmit.plugins import make_embedder
+from readmit.verifiers.probes import sourced_item
+
+WORDS = (
+    "hotel",
+    "flight",
+    "pickup",
+    "invoice",
+    "deploy",
+    "cluster",
+    "review",
+    "budget",
+    "ferry",
+    "station",
+    "trail",
+    "coffee",
+    "rent",
+    "fund",
+    "alert",
+    "key",
+    "room",
+    "agenda",
+    "vendor",
+    "release",
+    "library",
+    "section",
+    "table",
+    "tickets",
+    "prescription",
+    "reminder",
+    "account",
+    "deposit",
+    "subscription",
+    "standup",
+    "lobby",
+    "desk",
+    "crossing",
+    "airport",
+    "bonus",
+)
+NAMES = ("Sunrise", "Atlas", "Kona", "Northbank", "Orion", "Granite", "Delta", "Meadow")
+
+
+def window(size: int, seed: int) -> tuple[list[Item], list[Later]]:
+    rng = random.Random(seed)
+
+    def text() -> str:
+        words = [rng.choice(WORDS) for _ in range(7)]
+        words.insert(rng.randrange(7), f"{rng.choice(NAMES)}-{rng.randrange(size)}")
+        return " ".join(words).capitalize() + "."
+
+    items = [sourced_item(f"i{n}", text()) for n in range(size)]
+    laters = [
+        Later(event_id=f"e{n}", epoch=10, op="evidence", text=text()) for n in range(size // 10)
+    ]
+    return items, laters
+
+
+def best_of(repeat: int, run: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000,5000")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    embedder = make_embedder("wordllama")
+    print(f"embedder: {embedder.name}; best of {args.repeat}")
+    for size in (int(s) for s in args.sizes.split(",")):
+        measure(size, args.repeat, embedder)
+
+
+def measure(size: int, repeat: int, embedder: Embedder) -> None:
+    items, laters = window(size, seed=size)
+    texts = [i.text for i in items] + [later.text for later in laters]
+    lexical = best_of(repeat, lambda: propose(laters, items, top_k=8))
+    embedding = best_of(repeat, lambda: embedder.embed(texts))
+    both = best_of(
+        repeat, lambda: propose(laters, items, top_k=8, embedder=embedder, embed_top_k=4)
+    )
+    print(
+        f"{size} items, {len(laters)} observations: lexical {lexical * 1e3:.1f} ms, "
+        f"embedding the texts {embedding * 1e3:.1f} ms, lexical + nearest "
+        f"{both * 1e3:.1f} ms (ratio {both / lexical:.2f})"
+    )
+
+
+if __name__ == "__main__":
+    main()
