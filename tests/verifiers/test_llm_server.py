@@ -7,9 +7,11 @@ prove request formats, fallbacks, log-probability confidence, timeouts, token
 accounting, real vectors and fail-closed behaviour, not accuracy.
 """
 
+import gc
 import glob
 import importlib.util
 import socket
+import tracemalloc
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -197,6 +199,22 @@ def test_real_embeddings_have_one_dimension_and_are_kept_per_text(
     assert embedder.calls == calls  # the second time, every vector came from memory
     assert again == list(reversed(first))
     assert embedder.tokens_used > 0
+
+
+def test_kept_vectors_take_four_bytes_a_dimension(embedding_server: GgufServer) -> None:
+    embedder = OpenAICompatEmbedder(model="smollm2", base_url=embedding_server.base_url)
+    [probe] = embedder.embed(["warm the connection"])
+    texts = [f"Pickup number {n} at the hotel lobby." for n in range(20)]
+
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    embedder.embed(texts)
+    gc.collect()  # httpx responses live in reference cycles until a collection
+    kept = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+
+    # A list of Python floats would keep about 32 bytes a dimension.
+    assert kept < len(texts) * len(probe) * 8
 
 
 def test_the_scanner_proposes_real_nearest_items(embedding_server: GgufServer) -> None:
