@@ -1,6 +1,7 @@
 """The command line, in-process with click's runner and once as a real subprocess."""
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -169,6 +170,41 @@ def test_replay_with_the_packaged_embedder_decides_as_the_builtin_verifier_does(
         for r in (plain, embedded)
     ]
     assert outcomes[0] == outcomes[1]
+
+
+def test_verifiers_list_names_the_installed_verifiers(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["verifiers", "list"])
+
+    assert result.exit_code == 0, result.output
+    assert {"builtin", "openai-compat", "gguf"} <= set(result.output.split())
+
+
+def test_verifiers_check_scores_the_builtin_verifier_and_an_embedder(runner: CliRunner) -> None:
+    pytest.importorskip("wordllama", reason="installed by scripts/test (readmit[dev])")
+    result = runner.invoke(cli, ["verifiers", "check", "builtin", "--embeddings", "wordllama"])
+
+    assert result.exit_code == 0, result.output
+    assert "builtin: 6/8 right, 8 answered" in result.output
+    assert "MISS premise change" in result.output
+    assert ":l2_supercat_256: 4/4 nearest right among 7 items" in result.output
+
+
+def test_verifiers_check_exits_1_when_the_verifier_cannot_answer(runner: CliRunner) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+
+    result = runner.invoke(cli, ["verifiers", "check", f"openai-compat:m@{url}"])
+    embedder = runner.invoke(
+        cli, ["verifiers", "check", "builtin", "--embeddings", f"openai-compat:m@{url}"]
+    )
+
+    assert result.exit_code == 1
+    assert result.output.count("unavailable") == 8
+    assert ": 0/8 right, 0 answered" in result.output
+    assert embedder.exit_code == 1
+    assert f"openai-compat:m@{url}: unavailable" in embedder.output
 
 
 @pytest.mark.parametrize(

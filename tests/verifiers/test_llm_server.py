@@ -10,6 +10,7 @@ accounting, real vectors and fail-closed behaviour, not accuracy.
 import gc
 import glob
 import importlib.util
+import re
 import socket
 import tracemalloc
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from builders import KEY, context, item, revoke
 from readmit.admission import admit
@@ -24,6 +26,7 @@ from readmit.admission.decision import Issued, Withheld
 from readmit.admission.invalidation.cache import CachedVerifier
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
+from readmit.cli import cli
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
@@ -120,6 +123,16 @@ def test_judging_from_several_threads_counts_every_call(server: GgufServer) -> N
     # at least once, and at most once per thread (a thread's first judgment).
     assert 8 + 2 <= v.calls <= 8 + 4 * 2
     assert v.tokens_used > 0
+
+
+def test_verifiers_check_probes_a_real_server(server: GgufServer) -> None:
+    result = CliRunner().invoke(
+        cli, ["verifiers", "check", f"openai-compat:smollm2@{server.base_url}"]
+    )
+
+    assert result.exit_code == 0, result.output
+    summary = result.output.splitlines()[-1]
+    assert re.fullmatch(r".*: \d/8 right, 8 answered, [\d.]+ ms per pair, [1-9]\d* tokens", summary)
 
 
 def test_a_timeout_is_unavailable_not_a_guess(server: GgufServer) -> None:
