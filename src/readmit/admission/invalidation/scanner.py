@@ -13,6 +13,7 @@ observation is withheld as ``verifier_unavailable`` (the lexical proposals are
 still judged, and a confirmed invalidation is reported as such).
 """
 
+import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -147,25 +148,25 @@ class _Bm25:
 
     def __init__(self, items: Sequence[Item]) -> None:
         self.items = list(items)
-        self.words = [content_tokens(i.text) for i in self.items]
+        words = [content_tokens(i.text) for i in self.items]
         self.postings: dict[str, list[int]] = {}
-        for n, words in enumerate(self.words):
-            for word in words:
+        for n, found in enumerate(words):
+            for word in found:
                 self.postings.setdefault(word, []).append(n)
-        self.average = sum(len(w) for w in self.words) / max(1, len(self.words))
+        average = sum(len(w) for w in words) / max(1, len(words))
+        self.weight = [2.2 / (1 + 1.2 * (0.25 + 0.75 * len(w) / average)) for w in words]
+        """Each item's term weight (binary term frequency, length-normalized)."""
 
     def top(self, query: frozenset[str], k: int) -> list[Item]:
         scores: dict[int, float] = {}
         total = len(self.items)
+        weight = self.weight
         for word in query:
             posting = self.postings.get(word, [])
             idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
             for n in posting:
-                length = len(self.words[n])
-                scores[n] = scores.get(n, 0.0) + idf * 2.2 / (
-                    1 + 1.2 * (0.25 + 0.75 * length / self.average)
-                )
-        best = sorted(scores, key=lambda n: (-scores[n], self.items[n].id))[:k]
+                scores[n] = scores.get(n, 0.0) + idf * weight[n]
+        best = heapq.nsmallest(k, scores, key=lambda n: (-scores[n], self.items[n].id))
         return [self.items[n] for n in best]
 
 
