@@ -23,43 +23,12 @@ from readmit.model import Item
 from readmit.plugins import make_embedder
 from readmit.verifiers.probes import sourced_item
 
-WORDS = (
-    "hotel",
-    "flight",
-    "pickup",
-    "invoice",
-    "deploy",
-    "cluster",
-    "review",
-    "budget",
-    "ferry",
-    "station",
-    "trail",
-    "coffee",
-    "rent",
-    "fund",
-    "alert",
-    "key",
-    "room",
-    "agenda",
-    "vendor",
-    "release",
-    "library",
-    "section",
-    "table",
-    "tickets",
-    "prescription",
-    "reminder",
-    "account",
-    "deposit",
-    "subscription",
-    "standup",
-    "lobby",
-    "desk",
-    "crossing",
-    "airport",
-    "bonus",
-)
+VOCABULARY = """
+hotel flight pickup invoice deploy cluster review budget ferry station trail coffee rent fund
+alert key room agenda vendor release library section table tickets prescription reminder
+account deposit subscription standup lobby desk crossing airport bonus
+"""
+WORDS = tuple(VOCABULARY.split())
 NAMES = ("Sunrise", "Atlas", "Kona", "Northbank", "Orion", "Granite", "Delta", "Meadow")
 
 
