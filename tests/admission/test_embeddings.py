@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from builders import KEY, T0, context, item, revoke
 from readmit.admission import admit
-from readmit.admission.invalidation.embeddings import ranked
+from readmit.admission.invalidation.embeddings import VectorCache, ranked
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
 from readmit.errors import ConfigError, VerifierUnavailable
@@ -57,6 +57,23 @@ def test_each_distinct_text_is_embedded_once() -> None:
 def test_vectors_that_do_not_fit_are_no_answer(fn: object) -> None:
     with pytest.raises(VerifierUnavailable):
         ranked(["a flight"], ["the museum"], FunctionEmbedder(fn))  # type: ignore[arg-type]
+
+
+def test_kept_vectors_are_computed_once_and_the_oldest_dropped() -> None:
+    cache = VectorCache(capacity=2)
+    asked: list[list[str]] = []
+
+    def compute(texts: list[str]) -> list[list[float]]:
+        asked.append(texts)
+        return [[float(len(t)), 1.0] for t in texts]
+
+    assert cache.vectors(["a", "bb", "a"], compute) == [[1.0, 1.0], [2.0, 1.0], [1.0, 1.0]]
+    assert cache.vectors(["bb"], compute) == [[2.0, 1.0]]
+    cache.vectors(["ccc"], compute)
+    cache.vectors(["a"], compute)
+
+    assert asked == [["a", "bb"], ["ccc"], ["a"]]
+    assert len(cache) == 2
 
 
 def test_a_premise_change_sharing_no_word_is_proposed_only_with_an_embedder() -> None:

@@ -45,6 +45,24 @@ def test_vectors_have_the_model_dimension_and_its_name(embedder: WordLlamaEmbedd
     assert embedder.embed([]) == []
 
 
+def test_each_text_is_embedded_once_per_process(embedder: WordLlamaEmbedder) -> None:
+    model_calls: list[list[str]] = []
+    real = embedder.model
+
+    class Counting:
+        def embed(self, texts: list[str]) -> object:
+            model_calls.append(texts)
+            return real.embed(texts)
+
+    counted = WordLlamaEmbedder(Counting(), embedder.dimensions, embedder.version)
+
+    first = counted.embed(["Taxi at 6:00.", "Pay the invoice."])
+    again = counted.embed(["Pay the invoice.", "Buy flowers."])
+
+    assert model_calls == [["Taxi at 6:00.", "Pay the invoice."], ["Buy flowers."]]
+    assert again[0] == first[1]
+
+
 def test_nearest_items_follow_meaning_not_shared_words(embedder: WordLlamaEmbedder) -> None:
     candidates = [
         "Pay the electricity invoice by Monday.",

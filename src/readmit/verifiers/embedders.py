@@ -10,15 +10,13 @@ error, timeout or malformed answer raises `VerifierUnavailable`, and the
 scanner withholds what it could not screen.
 """
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import numpy as np
-import numpy.typing as npt
 
+from readmit.admission.invalidation.embeddings import VectorCache
 from readmit.errors import VerifierUnavailable
 from readmit.verifiers.openai_compat import post_with_retries
 
@@ -36,32 +34,25 @@ class OpenAICompatEmbedder:
     retries: int = 2
     batch: int = 64
     """Texts per request."""
-    capacity: int = 100_000
-    """Vectors kept in memory, as float32 (oldest dropped first): 300 MB at 768 dimensions."""
     calls: int = 0
     tokens_used: int = 0
     keepalive: object | None = field(default=None, repr=False)
     label: str | None = None
     """The identity to report, when the URL is not one (a loopback port)."""
-    _vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    """The service embeds from several worker threads."""
+    cache: VectorCache = field(default_factory=VectorCache, repr=False)
 
     @property
     def name(self) -> str:
         return self.label or f"openai-compat:{self.model}@{self.base_url}"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-            for start in range(0, len(missing), self.batch):
-                chunk = missing[start : start + self.batch]
-                for text, vector in zip(chunk, self._post(chunk), strict=True):
-                    self._vectors[text] = np.asarray(vector, dtype=np.float32)
-            found = [self._vectors[t].tolist() for t in texts]
-            while len(self._vectors) > self.capacity:
-                del self._vectors[next(iter(self._vectors))]
-            return found
+        return self.cache.vectors(texts, self._post_in_batches)
+
+    def _post_in_batches(self, texts: list[str]) -> list[list[float]]:
+        found: list[list[float]] = []
+        for start in range(0, len(texts), self.batch):
+            found.extend(self._post(texts[start : start + self.batch]))
+        return found
 
     def _post(self, texts: list[str]) -> list[list[float]]:
         response = post_with_retries(

@@ -13,13 +13,13 @@ its tokenizer in a ``tokenizer/`` folder but ships it in ``tokenizers/``; naming
 the package folder as the cache makes it find both files there.)
 """
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from readmit.admission.invalidation.embeddings import VectorCache
 from readmit.errors import ConfigError, VerifierUnavailable
 
 DIMENSIONS = (64, 128, 256)
@@ -27,26 +27,27 @@ DIMENSIONS = (64, 128, 256)
 
 @dataclass
 class WordLlamaEmbedder:
-    """`Embedder` over WordLlama's packaged ``l2_supercat`` model."""
+    """`Embedder` over WordLlama's packaged ``l2_supercat`` model; vectors kept per text."""
 
     model: Any = field(repr=False)
     dimensions: int
     version: str
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    cache: VectorCache = field(default_factory=VectorCache, repr=False)
 
     @property
     def name(self) -> str:
         return f"wordllama-{self.version}:l2_supercat_{self.dimensions}"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
+        return self.cache.vectors(texts, self._embed) if texts else []
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         try:
-            with self._lock:
-                vectors = self.model.embed(list(texts))
+            vectors = self.model.embed(texts)
         except Exception as exc:  # a local model's failure is the scanner's to withhold
             raise VerifierUnavailable(f"{self.name}: {exc}") from exc
-        return [[float(x) for x in row] for row in vectors]
+        rows: list[list[float]] = vectors.tolist()
+        return rows
 
 
 def load(argument: str = "") -> WordLlamaEmbedder:

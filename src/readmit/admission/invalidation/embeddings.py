@@ -9,10 +9,12 @@ item it breaks ("the flight moved to Friday" and "pickup at 8:00 from the hotel"
 can reach the verifier at all. A proposal is a hypothesis; the verifier decides.
 """
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from readmit.errors import VerifierUnavailable
 
@@ -32,6 +34,36 @@ class Embedder(Protocol):
             VerifierUnavailable: if no trustworthy vectors can be given.
         """
         ...
+
+
+class VectorCache:
+    """Vectors kept per text as float32, oldest dropped first, shared safely across threads.
+
+    An item is embedded once per process, not once per return. At 768 dimensions
+    the default capacity holds about 300 MB.
+    """
+
+    def __init__(self, capacity: int = 100_000) -> None:
+        self.capacity = capacity
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def vectors(
+        self, texts: Sequence[str], compute: Callable[[list[str]], list[list[float]]]
+    ) -> list[list[float]]:
+        """The vector of each text, from ``compute`` (called once, on the new texts) or kept."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            if missing:
+                for text, vector in zip(missing, compute(missing), strict=True):
+                    self._vectors[text] = np.asarray(vector, dtype=np.float32)
+            found = [self._vectors[t].tolist() for t in texts]
+            while len(self._vectors) > self.capacity:
+                del self._vectors[next(iter(self._vectors))]
+            return found
 
 
 def ranked(
