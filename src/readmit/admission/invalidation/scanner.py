@@ -13,11 +13,12 @@ observation is withheld as ``verifier_unavailable`` (the lexical proposals are
 still judged, and a confirmed invalidation is reported as such).
 """
 
-import heapq
 import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.embeddings import Embedder, ranked
@@ -149,24 +150,31 @@ class _Bm25:
     def __init__(self, items: Sequence[Item]) -> None:
         self.items = list(items)
         words = [content_tokens(i.text) for i in self.items]
-        self.postings: dict[str, list[int]] = {}
+        postings: dict[str, list[int]] = {}
         for n, found in enumerate(words):
             for word in found:
-                self.postings.setdefault(word, []).append(n)
+                postings.setdefault(word, []).append(n)
+        self.postings = {w: np.array(ns, dtype=np.intp) for w, ns in postings.items()}
         average = sum(len(w) for w in words) / max(1, len(words))
-        self.weight = [2.2 / (1 + 1.2 * (0.25 + 0.75 * len(w) / average)) for w in words]
+        self.weight = np.array(
+            [2.2 / (1 + 1.2 * (0.25 + 0.75 * len(w) / average)) for w in words], dtype=np.float64
+        )
         """Each item's term weight (binary term frequency, length-normalized)."""
+        by_id = sorted(range(len(self.items)), key=lambda n: self.items[n].id)
+        self.id_rank = np.empty(len(by_id), dtype=np.intp)
+        """Each item's place in id order: equal scores rank by id."""
+        self.id_rank[by_id] = np.arange(len(by_id))
 
     def top(self, query: frozenset[str], k: int) -> list[Item]:
-        scores: dict[int, float] = {}
         total = len(self.items)
-        weight = self.weight
+        scores = np.zeros(total, dtype=np.float64)
         for word in query:
-            posting = self.postings.get(word, [])
-            idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
-            for n in posting:
-                scores[n] = scores.get(n, 0.0) + idf * weight[n]
-        best = heapq.nsmallest(k, scores, key=lambda n: (-scores[n], self.items[n].id))
+            posting = self.postings.get(word)
+            if posting is not None:
+                idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
+                scores[posting] += idf * self.weight[posting]
+        found = np.flatnonzero(scores)
+        best = found[np.lexsort((self.id_rank[found], -scores[found]))[:k]]
         return [self.items[n] for n in best]
 
 
