@@ -59,7 +59,7 @@ def test_vectors_that_do_not_fit_are_no_answer(fn: object) -> None:
         ranked(["a flight"], ["the museum"], FunctionEmbedder(fn))  # type: ignore[arg-type]
 
 
-def test_kept_vectors_are_computed_once_and_the_oldest_dropped() -> None:
+def test_kept_vectors_are_computed_once_and_the_least_recently_used_dropped() -> None:
     cache = VectorCache(capacity=2)
     asked: list[list[str]] = []
 
@@ -68,11 +68,11 @@ def test_kept_vectors_are_computed_once_and_the_oldest_dropped() -> None:
         return [[float(len(t)), 1.0] for t in texts]
 
     assert cache.vectors(["a", "bb", "a"], compute) == [[1.0, 1.0], [2.0, 1.0], [1.0, 1.0]]
-    assert cache.vectors(["bb"], compute) == [[2.0, 1.0]]
+    assert cache.vectors(["a"], compute) == [[1.0, 1.0]]  # "a" used last: "bb" goes next
     cache.vectors(["ccc"], compute)
-    cache.vectors(["a"], compute)
+    cache.vectors(["a", "bb"], compute)
 
-    assert asked == [["a", "bb"], ["ccc"], ["a"]]
+    assert asked == [["a", "bb"], ["ccc"], ["bb"]]
     assert len(cache) == 2
 
 

@@ -37,7 +37,7 @@ class Embedder(Protocol):
 
 
 class VectorCache:
-    """Vectors kept per text as float32, oldest dropped first, shared safely across threads.
+    """Vectors kept per text as float32, least recently used dropped first, thread-safe.
 
     An item is embedded once per process, not once per return. At 768 dimensions
     the default capacity holds about 300 MB.
@@ -56,13 +56,16 @@ class VectorCache:
     ) -> list[list[float]]:
         """The vector of each text, from ``compute`` (called once, on the new texts) or kept."""
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            kept = self._vectors
+            missing = list(dict.fromkeys(t for t in texts if t not in kept))
             if missing:
                 for text, vector in zip(missing, compute(missing), strict=True):
-                    self._vectors[text] = np.asarray(vector, dtype=np.float32)
-            found = [self._vectors[t].tolist() for t in texts]
-            while len(self._vectors) > self.capacity:
-                del self._vectors[next(iter(self._vectors))]
+                    kept[text] = np.asarray(vector, dtype=np.float32)
+            for text in dict.fromkeys(texts):
+                kept[text] = kept.pop(text)  # most recently used last
+            found = [kept[t].tolist() for t in texts]
+            while len(kept) > self.capacity:
+                del kept[next(iter(kept))]
             return found
 
 
