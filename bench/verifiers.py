@@ -22,7 +22,7 @@ import os
 import random
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -107,6 +107,7 @@ def judge_all(
             verdicts.append(verifier.judge([p.pair])[0])
         except VerifierUnavailable:
             verdicts.append(None)  # fail closed: counted as "not invalidated" and as unavailable
+    # An abstention (the verifier cannot tell) is likewise no claim, and counted as unavailable.
     return verdicts, time.perf_counter() - start
 
 
@@ -124,7 +125,7 @@ def prf(
         "precision": precision,
         "recall": recall,
         "f1": f1,
-        "unavailable": sum(v is None for v in verdicts) / len(verdicts),
+        "unavailable": sum(v is None or v.abstained for v in verdicts) / len(verdicts),
     }
 
 
@@ -167,9 +168,11 @@ def split_report(
             (p, v) for p, v in zip(scored, verdicts, strict=True) if p.kind != "premise_change"
         ]
         scores = prf([p for p, _ in claimed], [v for _, v in claimed], threshold)
+        abstained = Counter(p.kind for p, v in claimed if v is not None and v.abstained)
         print(
             f"    on the kinds it claims (withdrawals; premise changes excluded): "
-            f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f}"
+            f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f}; "
+            f"abstained on {sum(abstained.values())}/{len(claimed)} pairs {dict(abstained)}"
         )
 
 

@@ -125,6 +125,27 @@ def test_batches_hold_one_target_and_at_most_batch_size_observations() -> None:
     assert seen[-1] == 10
 
 
+def test_an_abstention_withholds_the_item_and_says_why() -> None:
+    abstains = FunctionVerifier(
+        lambda pair: Verdict(
+            invalidates=False, confidence=0.9, abstained=True, reason="one thing or two?"
+        )
+    )
+
+    kept, excluded = resolve_implicit([P0], PAIRS[:1], abstains, Policy())
+
+    assert kept == []
+    [only] = excluded
+    assert (only.reason, only.evidence) == (Reason.VERIFIER_UNAVAILABLE, ("e9",))
+    assert "could not tell" in only.detail
+    assert "one thing or two?" in only.detail
+
+
+def test_a_verdict_cannot_abstain_and_invalidate() -> None:
+    with pytest.raises(ValueError, match="abstain"):
+        Verdict(invalidates=True, confidence=0.9, abstained=True)
+
+
 def test_verdict_confidence_must_be_a_probability() -> None:
     with pytest.raises(ValueError, match="outside"):
         Verdict(invalidates=True, confidence=1.5)

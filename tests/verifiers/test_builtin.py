@@ -189,7 +189,46 @@ def test_builtin_verifier_cases(case: Case) -> None:
     [verdict] = TermVerifier().judge([Pair(later=later, earlier=item("x", case.earlier))])
 
     assert verdict.invalidates is case.invalidates, verdict.reason
+    assert not verdict.abstained, verdict.reason
     assert verdict.reason
+
+
+def revoked(withdrawn: str) -> Later:
+    return Later(
+        event_id="e9", epoch=9, op="revoke", text="", withdrawn_id="w", withdrawn_text=withdrawn
+    )
+
+
+def test_a_compound_against_its_bare_first_part_is_an_abstention() -> None:
+    # A gel named after the tablet, or the tablet's own gel form: the terms cannot tell.
+    earlier = item("x", "Take Aspirin at noon with food.")
+
+    [verdict] = TermVerifier().judge(
+        [Pair(later=revoked("Aspirin gel is for the sore knee."), earlier=earlier)]
+    )
+
+    assert verdict.abstained
+    assert not verdict.invalidates
+    assert "Aspirin gel" in verdict.reason
+    assert verdict.terms == ("Aspirin",)
+
+
+@pytest.mark.parametrize(
+    ("withdrawn", "earlier"),
+    [
+        # the earlier item names a part of the same place: the link holds
+        ("The Harbour Hotel booking is confirmed.", "Pickup from the Harbour Hotel lobby."),
+        # a verb, not a compound, follows the name
+        ("Atlas chairs Monday's planning meeting.", "Send Atlas the agenda before Monday."),
+        # the compound is the item's own thing
+        ("The Atlas review is on Thursday.", "Prepare slides for the Atlas review."),
+    ],
+)
+def test_a_name_followed_by_other_words_still_links(withdrawn: str, earlier: str) -> None:
+    [verdict] = TermVerifier().judge([Pair(later=revoked(withdrawn), earlier=item("x", earlier))])
+
+    assert verdict.invalidates, verdict.reason
+    assert not verdict.abstained
 
 
 def test_a_confirmation_names_the_linking_terms() -> None:

@@ -55,6 +55,9 @@ def _check_verifier(verifier: Verifier) -> int:
             click.echo(f"  {probe.kind:<20} unavailable: {exc}")
             continue
         answered += 1
+        if verdict.abstained:
+            click.echo(f"  {probe.kind:<20} abstained: {verdict.reason[:60]}")
+            continue
         right += verdict.invalidates == probe.invalidates
         mark = "ok " if verdict.invalidates == probe.invalidates else "MISS"
         click.echo(

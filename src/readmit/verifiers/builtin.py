@@ -7,7 +7,10 @@ identifiers, numbers and times — which the replacement changed (it no longer
 carries them and brings a new term of the same kind in their place). The
 linking terms are recorded as the reason (an inferred dependency). A name
 that the withdrawn statement qualifies into a look-alike ("the Kona tea
-blend" vs. "the Kona blend") does not link.
+blend" vs. "the Kona blend") does not link. Where the withdrawn statement is
+about a compound ("Lisinopril cream is ...") and the item names its first part
+alone ("a reminder for Lisinopril"), the terms cannot tell one thing from two:
+the verifier abstains, and the item is withheld as ``verifier_unavailable``.
 
 What it does not cover: premise changes that need world knowledge ("a new
 evening shift" making "asleep by 10:30" stale), or new facts that withdraw
@@ -69,6 +72,31 @@ def _another_thing(term: str, withdrawn: str, earlier: str) -> bool:
     return inserted or swapped
 
 
+_AUXILIARIES = frozenset(
+    {"is", "are", "was", "were", "has", "have", "had", "will", "would", "can", "could", "may"}
+    | {"might", "must", "should", "shall"}
+)
+
+
+def _compound_named(term: str, withdrawn: str, earlier: str) -> str | None:
+    """The compound the withdrawn statement is about, when the earlier item names ``term`` alone.
+
+    "Lisinopril cream is for the rash" may be about another thing than the Lisinopril
+    of "a reminder for Lisinopril at 8 am" (a cream named after it), or about a part
+    of the same one ("the Sunrise Hotel booking is cancelled" and "meet at the Sunrise
+    Hotel"): the terms cannot tell which. Only a compound that is the subject of a
+    verb ("TERM noun is ...") and a bare ``term`` in the earlier item count.
+    """
+    after = following(withdrawn, term)
+    if len(after) < 2 or after[1] not in _AUXILIARIES or after[0] in STOPWORDS:
+        return None
+    compound = f"{term} {after[0]}"
+    if not after[0].isalpha() or not carries(withdrawn, compound):  # a lower-case noun
+        return None
+    bare = following(earlier, term, count=1)
+    return compound if not bare or bare[0] in STOPWORDS else None
+
+
 def _bare_number(term: str) -> bool:
     """A number, time or weekday/month alone: too common to name one withdrawn thing."""
     return is_calendar(term) or not any(
@@ -124,6 +152,16 @@ class TermVerifier:
                 invalidates=False,
                 confidence=self.unlinked_confidence,
                 reason=f"no distinctive term of {later.withdrawn_id} that its replacement drops",
+            )
+        compounds = [c for t in dropped if (c := _compound_named(t, withdrawn, earlier.text))]
+        if len(compounds) == len(dropped):
+            return Verdict(
+                invalidates=False,
+                confidence=self.linked_confidence,
+                abstained=True,
+                terms=tuple(dropped),
+                reason=f"{later.withdrawn_id} is about {', '.join(compounds)}, this item about "
+                f"{', '.join(dropped)} alone: the same thing or another, its terms cannot tell",
             )
         verb = _VERBS.get(later.op, "withdrew")
         return Verdict(

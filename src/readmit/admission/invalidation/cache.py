@@ -77,7 +77,10 @@ class CachedVerifier:
             fresh = list(self.inner.judge([p for _, p in todo]))
             if len(fresh) == len(todo) and all(isinstance(v, Verdict) for v in fresh):
                 answered = {k: v for (k, _), v in zip(todo, fresh, strict=True)}
-                self.cache.remember_judgments(self.name, answered)
+                # An abstention is asked again next time: only answers are remembered.
+                self.cache.remember_judgments(
+                    self.name, {k: v for k, v in answered.items() if not v.abstained}
+                )
                 known = {**known, **answered}
             else:  # a short or malformed answer is passed on for the stage to reject
                 return fresh

@@ -6,7 +6,8 @@ older item; it does not admit the newer one, which still passes the gates.
 
 Fail closed: when the verifier raises `VerifierUnavailable`, answers with the
 wrong number of verdicts, or answers with a malformed verdict, every item it
-was asked about in that call is withheld as ``verifier_unavailable``.
+was asked about in that call is withheld as ``verifier_unavailable``; so is an
+item whose verdict abstains (the verifier says it cannot tell).
 """
 
 from collections.abc import Callable, Sequence
@@ -54,10 +55,15 @@ class Verdict:
     reason: str = ""
     terms: tuple[str, ...] = ()
     """The terms that linked the two texts, when the verifier reports them."""
+    abstained: bool = False
+    """The verifier cannot tell: the item is withheld as ``verifier_unavailable``, as for
+    no answer, and ``reason`` says why (``invalidates`` is then False)."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
             raise InvalidInput(f"verdict confidence {self.confidence!r} is outside [0, 1]")
+        if self.abstained and self.invalidates:
+            raise InvalidInput("a verdict cannot both abstain and invalidate")
 
 
 class Verifier(Protocol):
@@ -137,15 +143,19 @@ def _record(
     unavailable: dict[str, Exclusion],
 ) -> None:
     item = pair.earlier.id
-    if verdict is None:
+    if verdict is None or verdict.abstained:
+        event = pair.later.event_id
         unavailable.setdefault(
             item,
             Exclusion(
                 item=item,
                 reason=Reason.VERIFIER_UNAVAILABLE,
                 stage=Stage.IMPLICIT,
-                evidence=(pair.later.event_id,),
-                detail=f"verifier {verifier} gave no answer about {pair.later.event_id}",
+                evidence=(event,),
+                detail=f"verifier {verifier} could not tell whether {event} invalidates it: "
+                f"{verdict.reason}"
+                if verdict
+                else f"verifier {verifier} gave no answer about {event}",
             ),
         )
     elif verdict.invalidates and verdict.confidence >= threshold and item not in confirmed:
