@@ -43,10 +43,9 @@ class WordLlamaEmbedder:
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         try:
-            vectors = self.model.embed(texts)
+            rows: list[list[float]] = self.model.embed(texts).tolist()
         except Exception as exc:  # a local model's failure is the scanner's to withhold
             raise VerifierUnavailable(f"{self.name}: {exc}") from exc
-        rows: list[list[float]] = vectors.tolist()
         return rows
 
 
