@@ -3,6 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.implicit import Later
 from readmit.events import ItemDraft, Recorded, Revoke, Supersede, text_digest
 from readmit.model import (
     Checkpoint,
@@ -119,4 +120,16 @@ def supersede(target: str, new: Item) -> Recorded:
     return Recorded(
         epoch=new.epoch,
         event=Supersede(id=f"ss-{target}", at=T0, author="A2", target=target, item=draft),
+    )
+
+
+def withdrawal(withdrawn: str, withdrawn_id: str = "w") -> Later:
+    """A revocation (event e9, epoch 9) of the statement ``withdrawn``, as verifiers see it."""
+    return Later(
+        event_id="e9",
+        epoch=9,
+        op="revoke",
+        text=f"No longer valid: {withdrawn}",
+        withdrawn_id=withdrawn_id,
+        withdrawn_text=withdrawn,
     )

@@ -1,6 +1,6 @@
 """Lexical proposals: depends_on, distinctive terms, and BM25 bounded to the best few."""
 
-from builders import item
+from builders import item, withdrawal
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
 from readmit.model import Item
@@ -15,17 +15,13 @@ def proposed(later: Later, *items: Item, top_k: int = 8) -> list[str]:
 
 
 def test_an_item_depending_on_what_was_withdrawn_is_proposed_without_a_shared_word() -> None:
-    withdrawal = Later(
-        event_id="e9",
-        epoch=9,
-        op="revoke",
-        text="No longer valid: the booking.",
-        withdrawn_id="h0",
-        withdrawn_text="The booking.",
-    )
     plan = item("p0", "Leave at dawn.", depends_on=("h0",))
 
-    assert proposed(withdrawal, plan, item("x", "Water the plants."), top_k=0) == ["p0"]
+    found = proposed(
+        withdrawal("The booking.", "h0"), plan, item("x", "Water the plants."), top_k=0
+    )
+
+    assert found == ["p0"]
 
 
 def test_a_shared_distinctive_term_proposes_however_many_items_carry_it() -> None:

@@ -2,7 +2,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from builders import item
+from builders import item, withdrawal
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.verifiers.builtin import TermVerifier
 
@@ -193,18 +193,12 @@ def test_builtin_verifier_cases(case: Case) -> None:
     assert verdict.reason
 
 
-def revoked(withdrawn: str) -> Later:
-    return Later(
-        event_id="e9", epoch=9, op="revoke", text="", withdrawn_id="w", withdrawn_text=withdrawn
-    )
-
-
 def test_a_compound_against_its_bare_first_part_is_an_abstention() -> None:
     # A gel named after the tablet, or the tablet's own gel form: the terms cannot tell.
     earlier = item("x", "Take Aspirin at noon with food.")
 
     [verdict] = TermVerifier().judge(
-        [Pair(later=revoked("Aspirin gel is for the sore knee."), earlier=earlier)]
+        [Pair(later=withdrawal("Aspirin gel is for the sore knee."), earlier=earlier)]
     )
 
     assert verdict.abstained
@@ -225,21 +219,16 @@ def test_a_compound_against_its_bare_first_part_is_an_abstention() -> None:
     ],
 )
 def test_a_name_followed_by_other_words_still_links(withdrawn: str, earlier: str) -> None:
-    [verdict] = TermVerifier().judge([Pair(later=revoked(withdrawn), earlier=item("x", earlier))])
+    [verdict] = TermVerifier().judge(
+        [Pair(later=withdrawal(withdrawn), earlier=item("x", earlier))]
+    )
 
     assert verdict.invalidates, verdict.reason
     assert not verdict.abstained
 
 
 def test_a_confirmation_names_the_linking_terms() -> None:
-    later = Later(
-        event_id="e9",
-        epoch=9,
-        op="revoke",
-        text="",
-        withdrawn_id="h0",
-        withdrawn_text="Sunrise Hotel is booked, refundable, $268 in total.",
-    )
+    later = withdrawal("Sunrise Hotel is booked, refundable, $268 in total.", "h0")
     earlier = item("p0", "Recommended pickup at 8:00 from Sunrise Hotel.")
 
     [verdict] = TermVerifier().judge([Pair(later=later, earlier=earlier)])
