@@ -48,6 +48,13 @@ CASES = [
     Case("unknown item field", _item(2, colour="red"), "e2", "item.colour: unknown field"),
     Case("unknown kind", _item(2, kind="rumour"), "e2", "item.kind"),
     Case("empty text", _item(2, text=""), "e2", "item.text"),
+    Case("blank text", _item(2, text=" \n "), "e2", "the text is blank"),
+    Case(
+        "blank frontier",
+        lambda s: s["events"][4]["obligation"]["frontier"].update(text=" "),
+        "e4",
+        "the text is blank",
+    ),
     Case("naive time", _set(2, at="2026-05-01T08:10:00"), "e2", "at"),
     Case("time going backwards", _set(3, at="2026-04-01T00:00:00Z"), "e3", "time goes backwards"),
     Case("unknown author", _set(2, author="A9"), "e2", "unknown author 'A9'"),

@@ -26,6 +26,12 @@ def text_digest(item_id: str, text: str) -> str:
     return digest({"id": item_id, "text": text})
 
 
+def _require_text(what: str, text: str) -> None:
+    """A statement must say something: a blank one could match nothing, or everything."""
+    if not text.strip():
+        raise InvalidInput(f"{what}: the text is blank")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ItemDraft:
     """An item as an author states it, before the store gives it an epoch and a receipt."""
@@ -47,6 +53,7 @@ class ItemDraft:
     """Hearsay with no receipt: it fails the provenance gate."""
 
     def __post_init__(self) -> None:
+        _require_text(f"item {self.id!r}", self.text)
         if self.kind is Kind.OBLIGATION:
             raise InvalidInput(f"item {self.id!r}: open obligations with the obligation op")
 
@@ -95,6 +102,8 @@ class ObligationDraft:
     frontier_text: str
 
     def __post_init__(self) -> None:
+        _require_text(f"obligation {self.id!r}", self.text)
+        _require_text(f"frontier {self.frontier_id!r}", self.frontier_text)
         if not self.critical <= self.requires:
             raise InvalidInput(f"obligation {self.id!r}: critical must be a subset of requires")
 
@@ -136,6 +145,9 @@ class Evidence:
     author: str
     source_id: str
     text: str
+
+    def __post_init__(self) -> None:
+        _require_text(f"evidence {self.id!r}", self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,6 +233,9 @@ class RecordExperience:
     experience_id: str
     text: str
     source: str
+
+    def __post_init__(self) -> None:
+        _require_text(f"experience {self.experience_id!r}", self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -123,6 +123,16 @@ def test_a_bad_batch_is_422_and_stores_nothing(client: httpx.Client, team: Team)
     assert events(client, team) == []
 
 
+def test_a_blank_statement_is_422_and_stores_nothing(client: httpx.Client, team: Team) -> None:
+    blank = {**NOTE, "item": {"id": "h1", "text": "  ", "key": "hotel2"}}
+
+    response = client.post("/v1/events", json={"events": [NOTE, blank]}, headers=team.auth("A2"))
+
+    assert response.status_code == 422
+    assert "the text is blank" in response.text
+    assert events(client, team) == []
+
+
 @pytest.mark.parametrize(
     "body",
     [

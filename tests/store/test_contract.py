@@ -1,3 +1,4 @@
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -5,7 +6,7 @@ import pytest
 
 from builders import T0
 from conftest import store_url
-from readmit.errors import ConfigError, InvalidEvent, StoreError
+from readmit.errors import ConfigError, InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
     Assert,
     Event,
@@ -55,6 +56,31 @@ def assert_(
 def ws(store: WorkStateStore) -> WorkStateStore:
     store.create_workspace("ws", AGENTS)
     return store
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: ItemDraft(id="i", text=""),
+        lambda: Evidence(id="e", at=T0, author="A2", source_id="s", text=" \t"),
+        lambda: RecordExperience(
+            id="e", at=T0, agent="A1", experience_id="x", text="\n", source="i"
+        ),
+        lambda: ObligationDraft(
+            id="o",
+            text="Book it.",
+            role="booking",
+            requires=frozenset(),
+            critical=frozenset(),
+            frontier_id="f",
+            frontier_text="",
+        ),
+    ],
+    ids=["item", "evidence", "experience", "frontier"],
+)
+def test_a_blank_statement_is_refused_before_it_can_be_stored(build: Callable[[], object]) -> None:
+    with pytest.raises(InvalidInput, match="the text is blank"):
+        build()
 
 
 def test_epochs_are_assigned_gap_free_across_batches(ws: WorkStateStore) -> None:
