@@ -176,3 +176,23 @@ def test_embeddings_only_add_proposals_and_at_most_k_per_observation(
         added = {i for e, i in both - lexical if e == later.event_id}
         assert len(added) <= k
         assert all(next(x for x in found if x.id == i).epoch < later.epoch for i in added)
+
+
+@given(
+    vectors=st.lists(
+        st.lists(st.integers(-2, 2), min_size=2, max_size=2).filter(any), min_size=2, max_size=12
+    ),
+    limit=st.integers(0, 14),
+)
+def test_a_limited_ranking_is_the_prefix_of_the_full_one(
+    vectors: list[list[int]], limit: int
+) -> None:
+    # Few distinct small vectors: many candidates tie, and ties must keep index order.
+    table = {f"t{n}": [float(x) for x in v] for n, v in enumerate(vectors)}
+    embedder = FunctionEmbedder(lambda text: table[text])
+    queries, candidates = list(table)[:2], list(table)[2:] or list(table)
+
+    full = ranked(queries, candidates, embedder)
+    limited = ranked(queries, candidates, embedder, limits=[limit, limit])
+
+    assert limited == [order[:limit] for order in full]

@@ -70,9 +70,15 @@ class VectorCache:
 
 
 def ranked(
-    queries: Sequence[str], candidates: Sequence[str], embedder: Embedder
+    queries: Sequence[str],
+    candidates: Sequence[str],
+    embedder: Embedder,
+    limits: Sequence[int] | None = None,
 ) -> list[list[int]]:
     """For each query, the indices of the candidates from most to least similar (ties by index).
+
+    With ``limits``, only the first ``limits[i]`` indices for query ``i``: the same
+    prefix, found without sorting every candidate.
 
     Raises:
         VerifierUnavailable: if the embedder fails or answers with vectors that do not
@@ -92,4 +98,16 @@ def ranked(
     unit = matrix / norms[:, np.newaxis]
     row = {text: n for n, text in enumerate(texts)}
     scores = unit[[row[q] for q in queries]] @ unit[[row[c] for c in candidates]].T
-    return [np.argsort(-line, kind="stable").tolist() for line in scores]
+    wanted = limits if limits is not None else [len(candidates)] * len(queries)
+    return [_best_first(-line, limit) for line, limit in zip(scores, wanted, strict=True)]
+
+
+def _best_first(cost: npt.NDArray[np.float64], limit: int) -> list[int]:
+    """The ``limit`` indices of least cost, by (cost, index): a prefix of the stable sort."""
+    if limit <= 0:
+        return []
+    if limit >= len(cost):
+        return list(np.argsort(cost, kind="stable").tolist())
+    bound = np.partition(cost, limit - 1)[limit - 1]
+    head = np.flatnonzero(cost <= bound)  # every tie at the bound, in index order
+    return list(head[np.argsort(cost[head], kind="stable")][:limit].tolist())

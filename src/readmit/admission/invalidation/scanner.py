@@ -87,7 +87,12 @@ def propose(
     """
     queries = [_query(later) for later in laters]
     rankings = (
-        ranked(queries, [c.text for c in candidates], embedder)
+        ranked(
+            queries,
+            [c.text for c in candidates],
+            embedder,
+            limits=_enough(laters, candidates, embed_top_k),
+        )
         if embedder is not None and laters
         else [[] for _ in laters]
     )
@@ -114,6 +119,17 @@ def propose(
                 linked.setdefault(item.id, item)
         pairs.extend(Pair(later=later, earlier=item) for item in linked.values())
     return pairs
+
+
+def _enough(laters: Sequence[Later], candidates: Sequence[Item], k: int) -> list[int]:
+    """How many nearest candidates to rank per observation so that ``k`` of them are earlier.
+
+    At most the candidates not older than the observation, and what it withdrew or
+    brought, fail `_earlier`.
+    """
+    epochs = np.sort(np.array([c.epoch for c in candidates], dtype=np.int64))
+    newer = len(epochs) - np.searchsorted(epochs, [later.epoch for later in laters])
+    return [k + int(n) + 2 for n in newer]
 
 
 def _earlier(item: Item, later: Later) -> bool:
