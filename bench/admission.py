@@ -18,11 +18,11 @@ import json
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from readmit.admission import admit
+from readmit.bench.timing import best
 from readmit.canonical import canonical_json, digest
 from readmit.events import (
     Assert,
@@ -131,16 +131,6 @@ def _unique_targets(delta: list[Event]) -> list[Event]:
             seen.add(target)
         kept.append(event)
     return kept
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """The fastest of ``repeat`` runs, in seconds (the least disturbed by the machine)."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def ingest(store: SQLiteStore, events: list[Event]) -> None:

@@ -13,13 +13,12 @@ Usage: python bench/scanner.py [--sizes 100,1000,5000] [--repeat 3]
 
 import argparse
 import random
-import time
-from collections.abc import Callable
 from dataclasses import replace
 
 from readmit.admission.invalidation.embeddings import VectorCache
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
+from readmit.bench.timing import best
 from readmit.model import Item
 from readmit.verifiers import wordllama_embedder
 from readmit.verifiers.probes import sourced_item
@@ -49,15 +48,6 @@ def window(size: int, seed: int) -> tuple[list[Item], list[Later]]:
     return items, laters
 
 
-def best_of(repeat: int, run: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,5000")
@@ -71,14 +61,14 @@ def main() -> None:
 
 def measure(size: int, repeat: int, embedder: WordLlamaEmbedder) -> None:
     items, laters = window(size, seed=size)
-    lexical = best_of(repeat, lambda: propose(laters, items, top_k=8))
+    lexical = best(lambda: propose(laters, items, top_k=8), repeat)
 
     def scan(using: WordLlamaEmbedder) -> None:
         propose(laters, items, top_k=8, embedder=using, embed_top_k=4)
 
-    first = best_of(repeat, lambda: scan(replace(embedder, cache=VectorCache())))
+    first = best(lambda: scan(replace(embedder, cache=VectorCache())), repeat)
     scan(embedder)
-    later = best_of(repeat, lambda: scan(embedder))
+    later = best(lambda: scan(embedder), repeat)
     print(
         f"{size} items, {len(laters)} observations: lexical {lexical * 1e3:.1f} ms; "
         f"lexical + nearest, first return {first * 1e3:.1f} ms (ratio {first / lexical:.2f}), "

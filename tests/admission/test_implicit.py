@@ -2,7 +2,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from builders import item
+from builders import item, withdrawal
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, resolve_implicit
 from readmit.policy import Policy
 from readmit.reasons import Reason
@@ -10,14 +10,7 @@ from readmit.testing import FunctionVerifier, ShortVerifier, UnavailableVerifier
 
 P0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.")
 C = item("c", "Quiet hotel near the station.")
-LATER = Later(
-    event_id="e9",
-    epoch=9,
-    op="revoke",
-    text="No longer valid: Sunrise Hotel.",
-    withdrawn_id="h0",
-    withdrawn_text="Sunrise Hotel is booked.",
-)
+LATER = withdrawal("Sunrise Hotel is booked.", "h0")
 PAIRS = [Pair(later=LATER, earlier=P0), Pair(later=LATER, earlier=C)]
 
 

