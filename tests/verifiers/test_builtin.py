@@ -255,3 +255,204 @@ def test_a_replacement_that_only_omits_context_is_not_a_change() -> None:
     [verdict] = TermVerifier().judge([Pair(later=later, earlier=earlier)])
 
     assert verdict.invalidates is False
+
+
+@dataclass(frozen=True)
+class Change:
+    id: str
+    earlier: str
+    withdrawn: str
+    replacement: str | None
+    invalidates: bool
+
+
+# An item that records a change names the old value only to say it is gone: withdrawing
+# that old value later does not invalidate it. The new value, or a plain use, still links.
+CHANGE_RECORDS = [
+    Change(
+        "scheduling: moved from X to Y, X revoked",
+        "The standup moved from Room Atlas to Room Borealis.",
+        "Room Atlas is booked for the standup.",
+        None,
+        False,
+    ),
+    Change(
+        "scheduling: moved from X to Y, X replaced by a third room",
+        "The standup moved from Room Atlas to Room Borealis.",
+        "The standup is in Room Atlas.",
+        "The standup is in Room Cedar.",
+        False,
+    ),
+    Change(
+        "procurement: switched the supplier from X to Y",
+        "Switched the supplier from Acme to Brightline.",
+        "Acme supplies the office paper.",
+        None,
+        False,
+    ),
+    Change(
+        "health: Y replaced X as the attending",
+        "Dr Okafor replaced Dr Lee as the attending.",
+        "Dr Lee is the attending on ward 4.",
+        None,
+        False,
+    ),
+    Change(
+        "health: X was replaced by Y",
+        "Dr Lee was replaced by Dr Okafor on ward 4.",
+        "Dr Lee is the attending on ward 4.",
+        None,
+        False,
+    ),
+    Change(
+        "deadlines: pushed from a date to another",
+        "The deadline was pushed from May 3 to May 10.",
+        "Invoice INV-7 is due May 3.",
+        "Invoice INV-7 is due May 17.",
+        False,
+    ),
+    Change(
+        "software: an arrow in a recorded change",
+        "Primary region changed: eu-west-1 → eu-central-1.",
+        "The primary region is eu-west-1.",
+        "The primary region is us-east-2.",
+        False,
+    ),
+    Change(
+        "software: an ascii arrow in a recorded change",
+        "Payroll cluster updated PAY-42 -> PAY-77 last week.",
+        "Payroll runs on PAY-42.",
+        "Payroll runs on PAY-90.",
+        False,
+    ),
+    Change(
+        "preferences: replaced X with Y",
+        "We replaced the Kona blend with the Sumatra blend.",
+        "The Kona blend is in stock.",
+        None,
+        False,
+    ),
+    Change(
+        "finance: no longer X",
+        "We no longer bank with Northbank; rent goes to Eastway.",
+        "Northbank holds the rent account.",
+        None,
+        False,
+    ),
+    Change(
+        "travel: Y instead of X",
+        "Book the Riverside Hotel instead of the Sunrise Hotel.",
+        "Sunrise Hotel is booked.",
+        None,
+        False,
+    ),
+    Change(
+        "scheduling: X was cancelled, so ...",
+        "The Atlas review was cancelled, so the slides are due Friday.",
+        "The Atlas review is on Thursday.",
+        None,
+        False,
+    ),
+    Change(
+        "a code changed from a number to another",
+        "The vendor call code changed from 4417 to 9920.",
+        "The vendor call code is 4417.",
+        "The vendor call code is 5531.",
+        False,
+    ),
+    # Negative controls: the item relies on the withdrawn value.
+    Change(
+        "control: a plain use of X",
+        "Meet in Room Atlas at 9.",
+        "Room Atlas is booked for the standup.",
+        None,
+        True,
+    ),
+    Change(
+        "control: the new side of the change is withdrawn",
+        "The standup moved from Room Atlas to Room Borealis.",
+        "Room Borealis is booked for the standup.",
+        None,
+        True,
+    ),
+    Change(
+        "control: the new side of a replacement is withdrawn",
+        "Dr Lee replaced Dr Okafor as the attending.",
+        "Dr Lee is the attending on ward 4.",
+        None,
+        True,
+    ),
+    Change(
+        "control: the new supplier is withdrawn",
+        "Switched the supplier from Acme to Brightline.",
+        "Brightline supplies the office paper.",
+        None,
+        True,
+    ),
+    Change(
+        "control: a route from X to Y is not a change",
+        "Shuttle from the Sunrise Hotel to the airport at 8:00.",
+        "Sunrise Hotel is booked.",
+        None,
+        True,
+    ),
+    Change(
+        "control: an arrow with no sign of a change is a route",
+        "Transfer: Sunrise Hotel → Harbour Station at 8:00.",
+        "Sunrise Hotel is booked.",
+        None,
+        True,
+    ),
+    Change(
+        "control: X named as the old side and used again",
+        "The standup moved from Room Atlas to Room Borealis; the retro stays in Room Atlas.",
+        "Room Atlas is booked for the standup.",
+        None,
+        True,
+    ),
+    Change(
+        "control: an instruction to change still relies on X",
+        "Move the standup from Room Atlas to Room Borealis tomorrow.",
+        "The standup is in Room Atlas.",
+        "The standup is in Room Cedar.",
+        True,
+    ),
+    Change(
+        "control: something else was cancelled",
+        "Meet in Room Atlas because the Beacon review was cancelled.",
+        "Room Atlas is booked for the standup.",
+        None,
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CHANGE_RECORDS])
+def test_an_item_recording_a_change_does_not_rely_on_the_old_value(case: Change) -> None:
+    later = Later(
+        event_id="e9",
+        epoch=9,
+        op="supersede" if case.replacement else "revoke",
+        text=case.replacement or case.withdrawn,
+        withdrawn_id="w",
+        withdrawn_text=case.withdrawn,
+        replacement_id="r" if case.replacement else None,
+        replacement_text=case.replacement,
+    )
+
+    [verdict] = TermVerifier().judge([Pair(later=later, earlier=item("x", case.earlier))])
+
+    assert verdict.invalidates is case.invalidates, verdict.reason
+    assert not verdict.abstained, verdict.reason
+
+
+def test_an_unlinked_change_record_says_which_value_it_names_as_old() -> None:
+    earlier = item("x", "Switched the supplier from Acme to Brightline.")
+
+    [verdict] = TermVerifier().judge(
+        [Pair(later=withdrawal("Acme supplies the office paper.", "s0"), earlier=earlier)]
+    )
+
+    assert not verdict.invalidates
+    assert "Acme" in verdict.reason
+    assert "old value" in verdict.reason

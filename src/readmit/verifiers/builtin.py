@@ -11,6 +11,9 @@ blend" vs. "the Kona blend") does not link. Where the withdrawn statement is
 about a compound ("Lisinopril cream is ...") and the item names its first part
 alone ("a reminder for Lisinopril"), the terms cannot tell one thing from two:
 the verifier abstains, and the item is withheld as ``verifier_unavailable``.
+An item that names the term only as the old side of a change it records ("moved
+from Room Atlas to Room Borealis", "Dr Okafor replaced Dr Lee") does not rely on
+it, so withdrawing that old value does not link.
 
 What it does not cover: premise changes that need world knowledge ("a new
 evening shift" making "asleep by 10:30" stale), or new facts that withdraw
@@ -27,6 +30,7 @@ from readmit.terms import (
     distinctive_terms,
     following,
     is_calendar,
+    named_only_as_former,
     standalone,
     term_kind,
 )
@@ -147,6 +151,15 @@ class TermVerifier:
             and not _another_thing(t, withdrawn, earlier.text)
         }
         dropped = sorted(_dropped(shared, withdrawn, later.replacement_text))
+        former = [t for t in dropped if named_only_as_former(t, earlier.text)]
+        dropped = [t for t in dropped if t not in former]
+        if former and not dropped:
+            return Verdict(
+                invalidates=False,
+                confidence=self.unlinked_confidence,
+                reason=f"names {', '.join(former)} only as the old value of a change it "
+                f"records: it does not rely on {later.withdrawn_id}",
+            )
         if not dropped:
             return Verdict(
                 invalidates=False,
