@@ -15,7 +15,10 @@ from readmit.errors import ConfigError
 SUITES = ("drift", "returns", "stale-synth", "stale", "manbench", "memora")
 
 
-def _episodes(suite: str, seeds: int, teams: tuple[int, ...], out: Path) -> list[Episode]:
+def _episodes(
+    suite: str, seeds: int, teams: tuple[int, ...], out: Path, skipped: list[str]
+) -> list[Episode]:
+    """The suite's episodes; data rows it had to skip are appended to ``skipped``."""
     name, _, path = suite.partition(":")
     if name in ("stale", "manbench", "memora") and not path:
         raise ConfigError(f"--suite {name}:PATH needs the path of the benchmark data")
@@ -37,7 +40,9 @@ def _episodes(suite: str, seeds: int, teams: tuple[int, ...], out: Path) -> list
         case "manbench":
             from readmit.bench.loaders import manbench
 
-            return [e for t in teams for e in manbench.episodes(Path(path), team=t)]
+            loaded = manbench.load(Path(path), teams)
+            skipped += [f"manbench {row}" for row in loaded.skipped]
+            return loaded.episodes
         case "memora":
             from readmit.bench.loaders import memora
 
@@ -98,11 +103,14 @@ def bench(
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
     out.mkdir(parents=True, exist_ok=True)
+    skipped: list[str] = []
     episodes = [
         e
         for s in (suites or ("drift", "returns", "stale-synth"))
-        for e in _episodes(s, seeds, teams, out)
+        for e in _episodes(s, seeds, teams, out, skipped)
     ]
+    if skipped:
+        click.echo(f"warning: {_skipped_note(skipped)}", err=True)
     with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
         rows = run(
             episodes,
@@ -111,7 +119,7 @@ def bench(
             on_episode=lambda _: bar.update(1),
             judge=partial(judge_episode, model) if model else None,
         )
-    notes = _notes(episodes, model is not None)
+    notes = _notes(episodes, model is not None) + ([_skipped_note(skipped)] if skipped else [])
     meta: dict[str, Any] = {
         "at": format_time(now()),
         "suites": list(suites),
@@ -120,12 +128,21 @@ def bench(
         "methods": [m.name for m in chosen],
         "verifier": verifier_spec,
         "llm": llm,
+        "skipped_rows": skipped,
     }
     paths = write(rows, out, meta, notes)
     for note in notes:
         click.echo(f"note: {note}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
     click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
+
+
+def _skipped_note(skipped: list[str]) -> str:
+    shown = "; ".join(skipped[:5]) + ("; ..." if len(skipped) > 5 else "")
+    return (
+        f"skipped {len(skipped)} malformed data rows (all are in results.json "
+        f"meta.skipped_rows): {shown}"
+    )
 
 
 def _notes(episodes: list[Episode], with_llm: bool) -> list[str]:

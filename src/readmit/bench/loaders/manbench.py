@@ -6,12 +6,23 @@ target; in ``old_stale`` a teammate replaces the question with the task's next
 example and the teammates answer it correctly. The returning agent's departure
 answer is the correct target (the paper's eligibility rule: a correct departure
 answer); its candidates at return are that answer and the teammates' challenger.
+
+Row shapes: ``targets`` and ``multiple_choice_targets`` are lists of strings in
+some tasks and nested lists of strings in others (``[["yes"]]``, ``[["A", "B"],
+["C"]]``); both are flattened in order. A row that cannot make an episode
+(missing or blank ``inputs``, no targets, ``misleading_target`` absent or not a
+string, no integer ``idx``) is skipped and recorded in :class:`ManBench`'s
+``skipped`` with its task, position, idx and reason; it never stops the run. A
+file that is not a task file at all (not JSON, no ``data`` list) still does.
 """
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
@@ -20,26 +31,104 @@ from readmit.errors import InvalidInput
 
 class _Example(BaseModel):
     model_config = ConfigDict(extra="allow")
-    idx: int
+    idx: int = Field(strict=True)
     inputs: str
     targets: list[str]
-    multiple_choice_targets: list[str]
+    multiple_choice_targets: list[str] = []
     misleading_target: str
 
+    @field_validator("targets", "multiple_choice_targets", mode="before")
+    @classmethod
+    def _flat(cls, value: Any) -> list[str]:
+        return flatten(value)
 
-def read_task(path: Path) -> list[_Example]:
-    """The examples of one ``val_data.json``.
+    @field_validator("targets")
+    @classmethod
+    def _some(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("no targets")
+        return value
+
+    @field_validator("inputs")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("blank inputs")
+        return value
+
+
+def flatten(value: Any) -> list[str]:
+    """The strings of ``value`` in order, however deeply its lists nest; blanks are dropped.
+
+    ``[["A", "B"], ["C"]]`` → ``["A", "B", "C"]``; a bare string is a list of one.
 
     Raises:
-        InvalidInput: if the file is not a ManBench task file.
+        ValueError: for anything but strings and lists of them.
+    """
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if not isinstance(value, list):
+        raise ValueError(f"expected strings or lists of strings, got {type(value).__name__}")
+    return [s for v in value for s in flatten(v)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedRow:
+    """A row of a task file that could not make an episode."""
+
+    task: str
+    position: int
+    """Its index in the file's ``data`` list."""
+    idx: int | None
+    """Its own ``idx`` field, when that is an integer."""
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"idx {self.idx}" if self.idx is not None else f"row {self.position}"
+        return f"{self.task} {where}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManBench:
+    """What :func:`load` read: the episodes, and the rows it skipped."""
+
+    episodes: list[Episode]
+    skipped: tuple[SkippedRow, ...]
+
+
+def read_task(path: Path) -> tuple[list[_Example], list[SkippedRow]]:
+    """The valid examples of one ``val_data.json``, and the rows skipped as malformed.
+
+    Raises:
+        InvalidInput: if the file is not a ManBench task file (not JSON, no ``data`` list).
     """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return [_Example.model_validate(e) for e in raw["data"]]
+        rows = json.loads(path.read_text(encoding="utf-8"))["data"]
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise InvalidInput(f"{path} is not a ManBench task file: {exc!r}") from exc
-    except ValidationError as exc:
-        raise InvalidInput(f"{path}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+    if not isinstance(rows, list):
+        raise InvalidInput(f"{path} is not a ManBench task file: data is not a list")
+    examples: list[_Example] = []
+    skipped: list[SkippedRow] = []
+    for position, row in enumerate(rows):
+        try:
+            examples.append(_Example.model_validate(row))
+        except ValidationError as exc:
+            skipped.append(_skipped(path.parent.name, position, row, exc))
+    return examples, skipped
+
+
+def _skipped(task: str, position: int, row: Any, exc: ValidationError) -> SkippedRow:
+    error = exc.errors()[0]
+    field = ".".join(str(part) for part in error["loc"]) or "row"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    idx = row.get("idx") if isinstance(row, dict) else None
+    return SkippedRow(
+        task=task,
+        position=position,
+        idx=idx if isinstance(idx, int) and not isinstance(idx, bool) else None,
+        reason=f"{field}: {message}",
+    )
 
 
 def _answer_item(h: History, author: str, item_id: str, answer: str, task: str) -> None:
@@ -125,14 +214,36 @@ def episode(task: str, examples: list[_Example], k: int, team: int = 4) -> Episo
     )
 
 
-def episodes(root: Path, team: int = 4, per_task: int | None = None) -> list[Episode]:
-    """Episodes of every ``<task>/val_data.json`` under ``root``."""
+def load(root: Path, teams: Sequence[int] = (4,), per_task: int | None = None) -> ManBench:
+    """Episodes of every ``<task>/val_data.json`` under ``root`` for each team size.
+
+    Malformed rows are skipped and listed in the result (once, whatever the team sizes);
+    ``per_task`` counts valid examples.
+
+    Raises:
+        InvalidInput: if there is no task file under ``root``, or one is not a task file.
+    """
     files = sorted(root.glob("*/val_data.json")) or sorted(root.glob("**/val_data.json"))
     if not files:
         raise InvalidInput(f"no ManBench task files (*/val_data.json) under {root}")
-    found: list[Episode] = []
+    tasks: list[tuple[str, list[_Example]]] = []
+    skipped: list[SkippedRow] = []
     for path in files:
-        examples = read_task(path)
-        count = len(examples) if per_task is None else min(per_task, len(examples))
-        found += [episode(path.parent.name, examples, k, team) for k in range(count)]
-    return found
+        examples, bad = read_task(path)
+        tasks.append((path.parent.name, examples))
+        skipped += bad
+    found = [
+        episode(task, examples, k, team)
+        for team in teams
+        for task, examples in tasks
+        for k in range(len(examples) if per_task is None else min(per_task, len(examples)))
+    ]
+    return ManBench(episodes=found, skipped=tuple(skipped))
+
+
+def episodes(root: Path, team: int = 4, per_task: int | None = None) -> list[Episode]:
+    """Episodes of every ``<task>/val_data.json`` under ``root``, skipping malformed rows.
+
+    Use :func:`load` to learn which rows were skipped.
+    """
+    return load(root, (team,), per_task).episodes

@@ -1,0 +1,142 @@
+"""ManBench task files in the shapes of the whole public set: nested lists, malformed rows."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from readmit.bench.loaders import manbench
+from readmit.cli import cli
+from readmit.errors import InvalidInput
+
+
+def row(idx: int, **changes: Any) -> dict[str, Any]:
+    """A row shaped like tests/data/manbench-sample (general_knowledge), with ``changes``."""
+    base: dict[str, Any] = {
+        "idx": idx,
+        "inputs": f"Question {idx}: how many legs do horses have?\n  choice: two\n  choice: four",
+        "targets": ["four"],
+        "multiple_choice_targets": ["two", "four"],
+        "multiple_choice_scores": [0, 1],
+        "split": "validation",
+        "random_ans_idx": 1,
+        "parsed_inputs": f"Question {idx}\n\nAnswer choices:\n(A) two\n(B) four",
+        "misleading_target": "two",
+    }
+    base.update(changes)
+    return {k: v for k, v in base.items() if v is not ...}
+
+
+def write_task(root: Path, task: str, rows: list[Any]) -> Path:
+    path = root / task / "val_data.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"canary": "BENCHMARK DATA", "data": rows}), encoding="utf-8")
+    return path
+
+
+MALFORMED = [
+    (row(2, inputs=...), "inputs"),
+    (row(3, targets=[]), "no targets"),
+    (row(4, targets=[[]]), "no targets"),
+    (row(5, misleading_target=...), "misleading_target"),
+    (row(6, misleading_target=["two"]), "misleading_target"),
+    (row(7, targets=[{"text": "four"}]), "targets"),
+    (row(8, inputs="   "), "blank inputs"),
+]
+
+
+def test_nested_targets_are_flattened_in_order(tmp_path: Path) -> None:
+    path = write_task(
+        tmp_path,
+        "nested",
+        [
+            row(0, targets=[["four"]], multiple_choice_targets=[["two", "three"], ["four"]]),
+            row(1, targets=[["four", "4"], "IV"], multiple_choice_targets=[[["two"]], "four"]),
+        ],
+    )
+
+    examples, skipped = manbench.read_task(path)
+
+    assert skipped == []
+    assert [e.targets for e in examples] == [["four"], ["four", "4", "IV"]]
+    assert [e.multiple_choice_targets for e in examples] == [
+        ["two", "three", "four"],
+        ["two", "four"],
+    ]
+
+
+def test_every_valid_row_makes_episodes_and_malformed_rows_are_counted(tmp_path: Path) -> None:
+    write_task(tmp_path, "flat", [row(0), row(1)])
+    write_task(
+        tmp_path,
+        "nested",
+        [row(0, targets=[["four"]]), *(r for r, _ in MALFORMED), row(9, targets=[["four"]])],
+    )
+
+    loaded = manbench.load(tmp_path, teams=(4, 8))
+
+    ids = [e.id for e in loaded.episodes]
+    assert sorted(ids) == sorted(
+        [f"manbench/{task}/{k}" for task in ("flat", "nested") for k in (0, 1)] * 2
+    )
+    assert sorted({e.team_size for e in loaded.episodes}) == [4, 8]
+    assert [(s.task, s.idx, s.position) for s in loaded.skipped] == [
+        ("nested", idx, idx - 1) for idx in range(2, 9)
+    ]
+    for skipped, (_, reason) in zip(loaded.skipped, MALFORMED, strict=True):
+        assert reason in skipped.reason
+        assert str(skipped).startswith(f"nested idx {skipped.idx}: ")
+
+
+def test_episodes_from_nested_rows_answer_with_the_flattened_targets(tmp_path: Path) -> None:
+    write_task(
+        tmp_path,
+        "nested",
+        [row(0, targets=[["four"]], multiple_choice_targets=[["two"], ["four"]]), row(1)],
+    )
+
+    [first, _] = manbench.episodes(tmp_path)
+
+    [probe] = first.probes
+    assert (probe.answer, probe.options) == ("four", ("two", "four"))
+
+
+def test_a_row_without_an_integer_idx_is_reported_by_position(tmp_path: Path) -> None:
+    write_task(tmp_path, "odd", [row(0), "not a row", {**row(2), "idx": "two"}])
+
+    loaded = manbench.load(tmp_path)
+
+    assert [e.id for e in loaded.episodes] == ["manbench/odd/0"]
+    assert [(s.position, s.idx) for s in loaded.skipped] == [(1, None), (2, None)]
+    assert str(loaded.skipped[0]).startswith("odd row 1: ")
+
+
+def test_a_file_that_is_not_a_task_file_is_still_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "broken" / "val_data.json"
+    path.parent.mkdir()
+    path.write_text('{"canary": "x", "data": {"idx": 0}}', encoding="utf-8")
+
+    with pytest.raises(InvalidInput, match="data is not a list"):
+        manbench.load(tmp_path)
+
+
+def test_bench_cli_completes_and_reports_skipped_rows(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_task(data, "nested", [row(0, targets=[["four"]]), row(1, targets=[]), row(2)])
+    write_task(data, "flat", [row(0), row(1, misleading_target=...)])
+    out = tmp_path / "out"
+
+    result = CliRunner().invoke(
+        cli, ["bench", "--suite", f"manbench:{data}", "--method", "TRACE", "--out", str(out)]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "warning: skipped 2 malformed data rows" in result.stderr
+    assert "nested idx 1: targets: no targets" in result.stderr
+    assert "flat idx 1: misleading_target: Field required" in result.stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert len(results["meta"]["skipped_rows"]) == 2
+    assert {r["episode"].rsplit("/", 2)[-2] for r in results["rows"]} == {"nested", "flat"}
+    assert "skipped 2 malformed data rows" in (out / "results.md").read_text(encoding="utf-8")
