@@ -15,6 +15,10 @@ from readmit.terms import distinctive_terms, named_only_as_former
         ("We cancelled the Beacon review.", "Beacon"),
         ("The rota no longer includes Priya Raman.", "Priya Raman"),
         ("Pay into Eastway rather than Northbank.", "Northbank"),
+        ("The launch slipped from June 3 to July 8.", "3"),
+        ("Atlas was renamed Beacon.", "Atlas"),
+        ("We renamed Atlas to Beacon.", "Atlas"),
+        ("The fee rose from $300 to $350.", "$300"),
     ],
 )
 def test_the_old_side_of_a_recorded_change(text: str, term: str) -> None:
@@ -34,6 +38,8 @@ def test_the_old_side_of_a_recorded_change(text: str, term: str) -> None:
         ("Acme dropped the price to $250.", "Acme"),
         ("Room Atlas moved from Tuesday to Thursday.", "Room Atlas"),
         ("Not mentioned at all.", "Acme"),
+        ("Priya raised the issue from INC-1234 to the board.", "INC-1234"),
+        ("Atlas renamed the file to Beacon.", "Atlas"),
     ],
 )
 def test_a_value_the_text_relies_on(text: str, term: str) -> None:

@@ -364,12 +364,17 @@ def _whole_word(term: str) -> re.Pattern[str]:
 _CHANGED = frozenset(
     {"moved", "switched", "changed", "pushed", "shifted", "rescheduled", "reassigned"}
     | {"relocated", "migrated", "updated", "upgraded", "downgraded", "renamed", "swapped"}
-    | {"postponed", "delayed", "bumped", "raised", "lowered", "increased", "decreased"}
-    | {"reduced", "cut", "went", "rose", "fell", "dropped", "converted", "reverted"}
+    | {"postponed", "delayed", "bumped", "slipped", "converted", "reverted"}
 )
 """Past forms only: "moved from X" records a change; "Move ... from X" asks for one."""
+_AMOUNT_CHANGED = frozenset(
+    {"raised", "lowered", "increased", "decreased", "reduced", "cut", "went", "rose", "fell"}
+    | {"dropped"}
+)
+"""Only right before "from" ("rose from $10"): "raised the issue from INC-7 to ..." is not."""
 _REPLACED = frozenset(
     {"replaced", "replaces", "replacing", "superseded", "supersedes", "succeeded", "succeeds"}
+    | {"renamed"}
 )
 _CANCELLED = frozenset(
     {"cancelled", "canceled", "scrapped", "discontinued", "decommissioned", "withdrawn"}
@@ -413,7 +418,8 @@ def named_only_as_former(term: str, text: str) -> bool:
 
     The shapes: "moved/switched/changed ... from X to Y", "X → Y" in a sentence that
     says it is a change, "replaced X with Y", "Y replaced X", "X was replaced by Y",
-    "no longer ... X", "Y instead of X", "rather than X", "X was cancelled". An
+    "X was renamed Y", "no longer ... X", "Y instead of X", "rather than X", "X was
+    cancelled". An
     instruction ("Move the standup from X to Y"), a route ("Shuttle from X to the
     airport") or a negated change ("never moved from X") still relies on X.
     """
@@ -453,6 +459,8 @@ def _former_at(words: list[_Word], i: int) -> _Span | None:
 def _changed_from(words: list[_Word], i: int) -> _Span | None:
     """X in "moved from X" or "switched the supplier from X to Y"."""
     verb = _change_verb_before(words, i)
+    if verb is None and i and words[i - 1].lower in _AMOUNT_CHANGED:
+        verb = i - 1
     if verb is None or _negated(words, verb):
         return None
     span = _value_after(words, i + 1, lenient=False)
