@@ -10,7 +10,7 @@ from readmit.admission import admit
 from readmit.admission.capture import capture
 from readmit.admission.context import ReturnContext
 from readmit.admission.decision import Decision, Issued
-from readmit.admission.invalidation.scanner import scan
+from readmit.admission.invalidation.scanner import Limits, Observations, observations
 from readmit.canonical import canonical_json, digest
 from readmit.policy import Policy
 from readmit.reasons import Reason
@@ -83,7 +83,9 @@ def test_admit_is_deterministic_for_one_context(ctx: ReturnContext, policy: Poli
 def test_with_the_verifier_down_no_challenged_item_is_admitted(
     ctx: ReturnContext, policy: Policy
 ) -> None:
-    challenged = {p.earlier.id for p in scan(list(capture(ctx)), ctx).pairs}
+    index = Observations(observations(ctx))
+    limits = Limits(top_k=policy.scan_top_k)
+    challenged = {i.id for i in capture(ctx) if index.proposals(i, ctx.departure.epoch, limits)}
 
     decision = admit(ctx, policy=policy, verifier=UnavailableVerifier(), signer=SIGNER)
 

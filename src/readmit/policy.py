@@ -53,6 +53,15 @@ class Policy:
     """How many best BM25 matches the scanner proposes per later observation."""
     scan_embed_top_k: int = 4
     """How many nearest items by embedding it proposes (when an embedder is configured)."""
+    scan_per_item: int = 16
+    """At most this many later observations are proposed against one item."""
+    max_judgments: int = 64
+    """Verifier calls one return may make (each judges one item against at most
+    ``batch_size`` observations). Items the selector wants after the budget is spent are
+    withheld as ``unscreened``; cached verdicts count too, so a decision never depends on
+    what a cache happens to hold."""
+    max_judgment_tokens: int | None = None
+    """LLM tokens one return may spend on judgments (``None``: no limit but the calls)."""
     view_ttl: timedelta = timedelta(hours=1)
     """How long an issued Return View stays valid."""
 
@@ -61,6 +70,12 @@ class Policy:
             *_positive(max_items=self.max_items, max_chars=self.max_chars),
             *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
             *_positive(scan_top_k=self.scan_top_k, scan_embed_top_k=self.scan_embed_top_k),
+            *_positive(scan_per_item=self.scan_per_item, max_judgments=self.max_judgments),
+            *(
+                _positive(max_judgment_tokens=self.max_judgment_tokens)
+                if self.max_judgment_tokens is not None
+                else []
+            ),
             *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
         ]
         flags = ("fill", "implicit", "complete_view_gate", "source_bound_readmission")
@@ -115,6 +130,9 @@ class Policy:
             "batch_size",
             "scan_top_k",
             "scan_embed_top_k",
+            "scan_per_item",
+            "max_judgments",
+            "max_judgment_tokens",
             "view_ttl_seconds",
         }
         unknown = sorted(set(overrides) - known)

@@ -22,6 +22,7 @@ class Reason(StrEnum):
     PREMISE_INVALIDATED = "premise_invalidated"
     OVER_ITEM_BUDGET = "over_item_budget"
     VERIFIER_UNAVAILABLE = "verifier_unavailable"
+    UNSCREENED = "unscreened"
     NOT_SELECTED = "not_selected"
 
 
@@ -47,6 +48,8 @@ REASON_HELP: dict[Reason, str] = {
     Reason.PREMISE_INVALIDATED: "an item it depends on was invalidated",
     Reason.OVER_ITEM_BUDGET: "its text is longer than the per-item size budget",
     Reason.VERIFIER_UNAVAILABLE: "it was challenged and the verifier gave no answer (fail closed)",
+    Reason.UNSCREENED: "the selector wanted it, but the return's judgment budget was spent "
+    "before it could be screened against later events (fail closed)",
     Reason.NOT_SELECTED: "eligible, but the selector did not need it or could not fit it",
 }
 

@@ -73,7 +73,13 @@ def replay(
         )
         record = decision_json(decision, ctx)
         record["id"] = store.record_decision(
-            ctx.workspace, request.agent, request.at, ctx.epoch, decision.outcome, record
+            ctx.workspace,
+            request.agent,
+            request.at,
+            ctx.epoch,
+            decision.outcome,
+            record,
+            judgment=decision.judgment,
         )
         decisions.append(record)
 

@@ -4,6 +4,7 @@ from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.decision import Decision, Issued
+from readmit.admission.invalidation.screening import Judgment
 from readmit.admission.view import exclusion_json, hidden_ids
 from readmit.clock import format_time
 
@@ -35,7 +36,22 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
         "selected": [i.id for i in selected],
         "excluded": [exclusion_json(e) for e in decision.exclusions],
         "hidden": sorted(hidden_ids(ctx, decision.exclusions)),
+        "judgment": judgment_json(decision.judgment),
         "readmitted": [e.id for e in readmitted],
         "withheld": [e.id for e in decision.withheld],
         "view": view,
+    }
+
+
+def judgment_json(judgment: Judgment) -> dict[str, Any]:
+    """What the implicit stage spent and found at one return (no item ids: agents see it)."""
+    return {
+        "verifier": judgment.verifier or None,
+        "calls": judgment.calls,
+        "pairs": judgment.pairs,
+        "tokens": judgment.tokens,
+        "unscreened": judgment.unscreened,
+        "standing": judgment.standing,
+        "confirmed": len(judgment.confirmed),
+        "budget": {"calls": judgment.max_calls, "tokens": judgment.max_tokens},
     }

@@ -1,22 +1,49 @@
+"""The implicit stage: judging in selection order, fail closed, within a budget."""
+
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import pytest
 
-from builders import item, withdrawal
-from readmit.admission.invalidation.implicit import Later, Pair, Verdict, resolve_implicit
+from builders import KEY, T0, context, item, obligation, revoke
+from readmit.admission import admit
+from readmit.admission.decision import Issued
+from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.admission.invalidation.screening import Screener
+from readmit.events import Evidence, Recorded
+from readmit.model import Item
 from readmit.policy import Policy
-from readmit.reasons import Reason
+from readmit.reasons import Exclusion, Reason
+from readmit.signing import HmacSha256Signer
 from readmit.testing import FunctionVerifier, ShortVerifier, UnavailableVerifier
 
+H0 = item("h0", "Sunrise Hotel is booked.")
 P0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.")
 C = item("c", "Quiet hotel near the station.")
-LATER = withdrawal("Sunrise Hotel is booked.", "h0")
-PAIRS = [Pair(later=LATER, earlier=P0), Pair(later=LATER, earlier=C)]
+DELTA = (revoke("h0", 9),)
+
+
+def screen(
+    items: Sequence[Item],
+    verifier: object,
+    policy: Policy | None = None,
+    delta: tuple[Recorded, ...] = DELTA,
+) -> tuple[list[Item], list[Exclusion], Screener]:
+    ctx = context((H0, *items), delta=delta)
+    screener = Screener(ctx, ctx.items, verifier, policy or Policy())  # type: ignore[arg-type]
+    kept = [i for i in items if screener.admits(i)]
+    return kept, list(screener.excluded.values()), screener
 
 
 def verdict(invalidates: bool, confidence: float) -> FunctionVerifier:
     return FunctionVerifier(
         lambda pair: Verdict(invalidates=invalidates, confidence=confidence, reason="because")
+    )
+
+
+def news(n: int, text: str) -> Recorded:
+    return Recorded(
+        epoch=n, event=Evidence(id=f"n{n}", at=T0, author="A2", source_id=f"s{n}", text=text)
     )
 
 
@@ -30,22 +57,24 @@ def test_a_confirmed_pair_excludes_the_earlier_item_with_its_evidence() -> None:
         )
     )
 
-    kept, excluded = resolve_implicit([P0, C], PAIRS, verifier, Policy())
+    kept, excluded, screener = screen([P0, C], verifier)
 
     assert kept == [C]
     [only] = excluded
     assert (only.item, only.reason, only.evidence, only.confidence) == (
         "p0",
         Reason.IMPLICITLY_INVALIDATED,
-        ("e9",),
+        ("rv-h0",),
         0.9,
     )
     assert "Sunrise" in only.detail
+    assert screener.judgment(0).confirmed == (only,)
+    assert screener.judgment(0).screened == {"c": 9}
 
 
 @pytest.mark.parametrize(("confidence", "excluded"), [(0.64, False), (0.65, True), (1.0, True)])
 def test_the_threshold_decides_acceptance(confidence: float, excluded: bool) -> None:
-    kept, _ = resolve_implicit([P0], PAIRS[:1], verdict(True, confidence), Policy(threshold=0.65))
+    kept, _, _ = screen([P0], verdict(True, confidence), Policy(threshold=0.65))
 
     assert (kept == []) == excluded
 
@@ -54,13 +83,16 @@ def test_the_threshold_decides_acceptance(confidence: float, excluded: bool) -> 
     "verifier", [UnavailableVerifier(), ShortVerifier()], ids=["down", "short"]
 )
 def test_no_answer_withholds_every_challenged_item(verifier: object) -> None:
-    kept, excluded = resolve_implicit([P0, C, item("z")], PAIRS, verifier, Policy())  # type: ignore[arg-type]
+    unrelated = item("z", "Water the plants.")
 
-    assert [i.id for i in kept] == ["z"]
+    kept, excluded, screener = screen([P0, C, unrelated], verifier)
+
+    assert kept == [unrelated]
     assert {(e.item, e.reason) for e in excluded} == {
         ("p0", Reason.VERIFIER_UNAVAILABLE),
         ("c", Reason.VERIFIER_UNAVAILABLE),
     }
+    assert screener.judgment(0).screened == {"z": 9}  # nothing to judge it against
 
 
 class _Malformed:
@@ -71,24 +103,24 @@ class _Malformed:
 
 
 def test_a_malformed_answer_is_no_answer() -> None:
-    kept, excluded = resolve_implicit([P0], PAIRS[:1], _Malformed(), Policy())
+    kept, excluded, _ = screen([P0], _Malformed())
 
     assert kept == []
     assert [e.reason for e in excluded] == [Reason.VERIFIER_UNAVAILABLE]
 
 
 def test_a_confirmation_in_another_batch_wins_over_an_outage() -> None:
-    later2 = Later(event_id="e10", epoch=10, op="assert", text="x")
-    calls = {"n": 0}
-
     def judge(pair: Pair) -> Verdict:
-        calls["n"] += 1
-        if pair.later.event_id == "e10":
+        if pair.later.event_id == "n10":
             raise_unavailable()
-        return Verdict(invalidates=True, confidence=0.9)
+        return Verdict(invalidates=pair.later.event_id == "rv-h0", confidence=0.9)
 
-    pairs = [Pair(later=LATER, earlier=P0), Pair(later=later2, earlier=P0)]
-    _, excluded = resolve_implicit([P0], pairs, FunctionVerifier(judge), Policy(batch_size=1))
+    _, excluded, _ = screen(
+        [P0],
+        FunctionVerifier(judge),
+        Policy(batch_size=1),
+        delta=(*DELTA, news(10, "Sunrise Hotel pickup notes.")),
+    )
 
     assert [e.reason for e in excluded] == [Reason.IMPLICITLY_INVALIDATED]
 
@@ -100,22 +132,29 @@ def raise_unavailable() -> None:
 
 
 def test_batches_hold_one_target_and_at_most_batch_size_observations() -> None:
-    laters = [Later(event_id=f"e{i}", epoch=i, op="assert", text="t") for i in range(10, 15)]
-    pairs = [Pair(later=x, earlier=e) for x in laters for e in (P0, C)]
+    delta = tuple(news(n, f"Sunrise Hotel update {n}.") for n in range(10, 15))
     verifier = verdict(False, 0.9)
     seen: list[int] = []
-
-    resolve_implicit(
-        [P0, C],
-        pairs,
-        verifier,
-        Policy(batch_size=2),
-        on_progress=lambda done, total: seen.append(done),
+    ctx = context((P0, C), delta=delta)
+    screener = Screener(
+        ctx, ctx.items, verifier, Policy(batch_size=2), on_progress=lambda n, _: seen.append(n)
     )
+
+    assert screener.admits(P0)
+    assert screener.admits(C)
 
     assert all(len({p.earlier.id for p in call}) == 1 and len(call) <= 2 for call in verifier.calls)
     assert sum(len(call) for call in verifier.calls) == 10
-    assert seen[-1] == 10
+    assert seen[-1] == len(verifier.calls) == screener.judgment(0).calls
+
+
+def test_judging_an_item_stops_at_the_first_confirmed_invalidation() -> None:
+    delta = tuple(news(n, f"Sunrise Hotel update {n}.") for n in range(10, 22))
+
+    _, excluded, screener = screen([P0], verdict(True, 0.9), Policy(batch_size=4), delta=delta)
+
+    assert [e.reason for e in excluded] == [Reason.IMPLICITLY_INVALIDATED]
+    assert screener.judgment(0).calls == 1
 
 
 def test_an_abstention_withholds_the_item_and_says_why() -> None:
@@ -125,13 +164,88 @@ def test_an_abstention_withholds_the_item_and_says_why() -> None:
         )
     )
 
-    kept, excluded = resolve_implicit([P0], PAIRS[:1], abstains, Policy())
+    kept, excluded, _ = screen([P0], abstains)
 
     assert kept == []
     [only] = excluded
-    assert (only.reason, only.evidence) == (Reason.VERIFIER_UNAVAILABLE, ("e9",))
+    assert (only.reason, only.evidence) == (Reason.VERIFIER_UNAVAILABLE, ("rv-h0",))
     assert "could not tell" in only.detail
     assert "one thing or two?" in only.detail
+
+
+def test_a_premise_is_screened_first_and_its_fall_takes_the_dependent() -> None:
+    plan = item("plan", "Breakfast before the ride.", depends_on=("p0",))
+    judged: list[str] = []
+
+    def judge(pair: Pair) -> Verdict:
+        judged.append(pair.earlier.id)
+        return Verdict(invalidates=pair.earlier.id == "p0", confidence=0.9)
+
+    kept, excluded, _ = screen([plan, P0], FunctionVerifier(judge))
+
+    assert kept == []
+    assert judged[0] == "p0"
+    by_item = {e.item: e for e in excluded}
+    assert by_item["plan"].reason is Reason.PREMISE_INVALIDATED
+    assert by_item["plan"].evidence == ("p0",)
+
+
+def test_the_call_budget_withholds_what_it_could_not_screen() -> None:
+    items = [item(f"i{n}", f"Sunrise Hotel note {n}.") for n in range(5)]
+
+    kept, excluded, screener = screen(items, verdict(False, 0.9), Policy(max_judgments=2))
+
+    assert kept == items[:2]
+    assert {e.item: e.reason for e in excluded} == {f"i{n}": Reason.UNSCREENED for n in range(2, 5)}
+    assert "budget" in excluded[0].detail
+    report = screener.judgment(0)
+    assert (report.calls, report.unscreened, report.max_calls) == (2, 3, 2)
+
+
+@dataclass
+class _Counting:
+    """A verifier that reports the tokens it spends, as LLM verifiers do."""
+
+    per_call: int
+    name: str = "counting"
+    tokens_used: int = 0
+    calls: list[int] = field(default_factory=list)
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        self.tokens_used += self.per_call
+        self.calls.append(len(pairs))
+        return [Verdict(invalidates=False, confidence=0.9) for _ in pairs]
+
+
+def test_the_token_budget_stops_judging_once_spent() -> None:
+    items = [item(f"i{n}", f"Sunrise Hotel note {n}.") for n in range(4)]
+    verifier = _Counting(per_call=300)
+
+    kept, excluded, screener = screen(items, verifier, Policy(max_judgment_tokens=500))
+
+    assert len(verifier.calls) == 2  # the second call starts below the limit
+    assert kept == items[:2]
+    assert [e.reason for e in excluded] == [Reason.UNSCREENED, Reason.UNSCREENED]
+    assert screener.judgment(0).tokens == 600
+
+
+def test_judgments_grow_with_the_view_not_with_the_store() -> None:
+    signer = HmacSha256Signer(KEY)
+    calls = []
+    for size in (40, 400):
+        items = tuple(
+            item(f"i{n:04}", f"Sunrise Hotel note {n}.", supports=("d",)) for n in range(size)
+        )
+        ctx = context(
+            (H0, *items),
+            delta=DELTA,
+            obligations=(obligation("o", requires=("d",)),),
+        )
+        verifier = verdict(False, 0.9)
+        decision = admit(ctx, policy=Policy(max_items=8), verifier=verifier, signer=signer)
+        assert isinstance(decision, Issued)
+        calls.append(len(verifier.calls))
+    assert calls[0] == calls[1] <= 8
 
 
 def test_a_verdict_cannot_abstain_and_invalidate() -> None:

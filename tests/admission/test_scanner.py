@@ -33,19 +33,28 @@ def test_a_shared_distinctive_term_proposes_however_many_items_carry_it() -> Non
 
 
 def test_topic_words_alone_propose_only_the_best_matches() -> None:
-    loose = [item(f"h{n:02}", f"The hotel has room {n} with a garden view.") for n in range(20)]
-    close = item("p0", "Hotel pickup moved.")
+    loose = [
+        Later(event_id=f"e{n}", epoch=10 + n, op="evidence", text=f"The hotel room {n} has a view.")
+        for n in range(20)
+    ]
+    close = Later(event_id="close", epoch=9, op="evidence", text="The hotel pickup moved.")
+    target = item("p0", "The hotel pickup is at noon.")
 
-    found = proposed(evidence("The hotel pickup is at noon."), *loose, close, top_k=3)
+    found = [p.later.event_id for p in propose([close, *loose], [target], top_k=3)]
 
     assert len(found) == 3
-    assert found[0] == "p0"
+    assert found[0] == "close"
 
 
-def test_equal_scores_rank_by_id() -> None:
-    same = [item(name, "The hotel lobby.") for name in ("d", "b", "e", "a", "c")]
+def test_equal_scores_rank_newest_first() -> None:
+    same = [
+        Later(event_id=f"e{n}", epoch=n, op="evidence", text="The hotel lobby.")
+        for n in (5, 3, 7, 4)
+    ]
 
-    assert proposed(evidence("The hotel lobby."), *same, top_k=2) == ["a", "b"]
+    found = [p.later.event_id for p in propose(same, [item("x", "The hotel lobby.")], top_k=2)]
+
+    assert found == ["e7", "e5"]
 
 
 def test_only_items_older_than_the_observation_are_proposed() -> None:

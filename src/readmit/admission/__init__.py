@@ -1,5 +1,6 @@
 """The TRACE return pipeline: ``admit()`` reads top to bottom as the stages of spec §3."""
 
+from collections.abc import Sequence
 from typing import Literal
 
 from readmit.admission.capture import capture
@@ -9,13 +10,15 @@ from readmit.admission.decision import Decision, Issued, Withheld
 from readmit.admission.gates import DEFAULT_GATES, apply_gates, max_chars
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.explicit import resolve_explicit
-from readmit.admission.invalidation.implicit import Progress, Verifier, resolve_implicit
+from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.admission.invalidation.propagation import propagate
-from readmit.admission.invalidation.scanner import scan
+from readmit.admission.invalidation.screening import Judgment, Screener
+from readmit.admission.invalidation.standing import apply_standing
 from readmit.admission.readmission import readmit
 from readmit.admission.view import build_view, expose, sign_view
+from readmit.model import Item
 from readmit.policy import OnIncomplete, Policy
-from readmit.reasons import Exclusion
+from readmit.reasons import Exclusion, Reason
 from readmit.signing import Signer
 
 
@@ -43,16 +46,22 @@ def admit(
     """
     pool = list(capture(ctx))
     pool, explicit = resolve_explicit(pool, ctx)
-    implicit: list[Exclusion] = []
-    if verifier is not None and policy.implicit:
-        screening = scan(pool, ctx, policy.scan_top_k, embedder, policy.scan_embed_top_k)
-        pool, implicit = resolve_implicit(
-            pool, screening.pairs, verifier, policy, on_progress, screening.unscreened
-        )
-    pool, premise = propagate(pool, excluded=(*explicit, *implicit))
+    pool, standing = apply_standing(pool, ctx)
+    pool, premise = propagate(pool, excluded=(*explicit, *standing))
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
-    selection = cover(eligible, ctx.role_obligations, policy)
-    exclusions = (*explicit, *implicit, *premise, *gated, *selection.dropped)
+    screener = (
+        Screener(ctx, pool, verifier, policy, embedder, on_progress)
+        if verifier is not None and policy.implicit
+        else None
+    )
+    selection = cover(eligible, ctx.role_obligations, policy, screener.admits if screener else None)
+    implicit, dropped = _screened_out(screener, gated, selection.dropped, eligible)
+    exclusions = (*explicit, *standing, *premise, *gated, *implicit, *dropped)
+    judgment = (
+        screener.judgment(len(standing))
+        if screener is not None
+        else Judgment(verifier="", standing=len(standing))
+    )
     if policy.complete_view_gate and not selection.coverage.meets(policy):
         outcome: Literal["blocked", "reset"] = (
             "reset" if policy.on_incomplete is OnIncomplete.RESET else "blocked"
@@ -63,6 +72,7 @@ def admit(
             coverage=selection.coverage,
             exclusions=exclusions,
             withheld=ctx.experiences,
+            judgment=judgment,
         )
     signed = sign_view(build_view(ctx, selection, exclusions, policy), signer)
     verified = expose(signed, ctx, signer, policy)
@@ -78,7 +88,33 @@ def admit(
         exclusions=exclusions,
         readmitted=readmitted,
         withheld=withheld,
+        judgment=judgment,
     )
 
 
-__all__ = ["Decision", "Issued", "ReturnContext", "Withheld", "admit"]
+def _screened_out(
+    screener: Screener | None,
+    gated: Sequence[Exclusion],
+    dropped: Sequence[Exclusion],
+    eligible: Sequence[Item],
+) -> tuple[list[Exclusion], list[Exclusion]]:
+    """The screener's exclusions and the selector's ``not_selected`` ones, each item once.
+
+    An item the gates already excluded keeps that reason (its confirmed verdict is still
+    stored); an item left unselected whose premise the screener invalidated is
+    ``premise_invalidated`` rather than ``not_selected``.
+    """
+    if screener is None:
+        return [], list(dropped)
+    gated_ids = {e.item for e in gated}
+    implicit = [e for i, e in screener.excluded.items() if i not in gated_ids]
+    judged = {e.item for e in implicit}
+    stale = [e for e in implicit if e.reason is not Reason.UNSCREENED]
+    left = {e.item for e in dropped if e.item not in judged}
+    rest = [m for m in eligible if m.id in left]
+    kept, fallen = propagate(rest, excluded=stale)
+    still = {m.id for m in kept}
+    return implicit + fallen, [e for e in dropped if e.item in still]
+
+
+__all__ = ["Decision", "Issued", "Judgment", "ReturnContext", "Withheld", "admit"]

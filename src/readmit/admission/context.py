@@ -1,11 +1,44 @@
 """ReturnContext: the one immutable ``C = D_a ⊕ Δ`` every decision of a return is made on."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from readmit.events import Recorded
 from readmit.model import Checkpoint, Experience, Item, Obligation, Returner
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Standing:
+    """A confirmed implicit invalidation the store keeps: it binds every later return.
+
+    It applies to every agent until something restores the premise (the store
+    lapses it then, and the item is screened again from the restoring event on).
+    """
+
+    item: str
+    evidence: tuple[str, ...]
+    """The event (and item) ids behind the verdict."""
+    verifier: str
+    confidence: float
+    detail: str
+    decided_epoch: int
+    """The epoch of the return that confirmed it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class History:
+    """Events recorded before the departure, for items screened less far than D_a's epoch."""
+
+    events: tuple[Recorded, ...]
+    """The events in (after, departure epoch], in epoch order."""
+    items: tuple[Item, ...]
+    """The items those events withdrew or replaced (so observations can quote them)."""
+
+
+HistoryLoader = Callable[[int], History]
+"""Loads the events after an epoch and up to the departure epoch (the log is append-only,
+so what it returns for an epoch never changes)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,6 +63,14 @@ class ReturnContext:
     """Ids of evidence sources recorded with a receipt."""
     experiences: tuple[Experience, ...] = ()
     """The returning agent's private bank (quarantined until readmission)."""
+    standing: Mapping[str, Standing] = field(default_factory=dict)
+    """Confirmed implicit invalidations of items of C, by item (lapsed ones left out)."""
+    screened: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """By verifier name, the epoch through which each item of C was screened. An item
+    absent here was screened through its own epoch (it was never screened)."""
+    history: HistoryLoader | None = None
+    """Events before the departure, for items screened less far than it; ``None``: only Δ
+    is screened against (each item is taken as screened through the departure)."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -3,15 +3,21 @@
 The selector first reserves the open obligations of the returning role and
 their progress frontiers, then greedily adds the eligible item with the best
 gain ``g(m|S)`` while the item-count budget B_n and character budget B_c hold.
+Before it takes an item it asks ``screen`` (the implicit stage, judging in
+selection order); an item the screen rejects is passed over, and the screen
+records why.
 """
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from readmit.model import Item, Obligation
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.terms import content_tokens
+
+Screen = Callable[[Item], bool]
+"""Whether the selector may take an item (``False``: the screen has excluded it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,19 +72,24 @@ def gain(item: Item, covered: frozenset[str], weights: dict[str, int]) -> float:
     return sum(weights[d] for d in new) / max(1, len(item.text))
 
 
-def cover(eligible: Sequence[Item], obligations: Sequence[Obligation], policy: Policy) -> Selection:
+def cover(
+    eligible: Sequence[Item],
+    obligations: Sequence[Obligation],
+    policy: Policy,
+    screen: Screen | None = None,
+) -> Selection:
     """Select S within B_n and B_c: structure, then best gain, then (``fill``) the most recent.
 
     Mandatory obligations and frontiers come first, then the greedy best-gain
     items; with ``policy.fill`` the remaining budget takes the most recent
-    eligible items.
+    eligible items. Items ``screen`` rejects are neither selected nor in ``dropped``.
     """
-    budget = _Budget(policy.max_items, policy.max_chars)
+    budget = _Budget(policy.max_items, policy.max_chars, screen)
     if policy.selection == "relevance":
         selected = _by_relevance(eligible, obligations, budget)
     else:
         selected = _obligation_aware(eligible, obligations, budget, fill=policy.fill)
-    chosen = {item.id for item in selected}
+    chosen = {item.id for item in selected} | budget.rejected
     dropped = tuple(
         Exclusion(item=m.id, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
         for m in eligible
@@ -148,10 +159,10 @@ def _greedy(
     covered = supported(selected)
     added: list[Item] = []
     while (best := _best(useful, covered, weights, budget)) is not None:
-        budget.take(best)
-        added.append(best)
-        covered |= best.supports
         useful.remove(best)
+        if budget.take(best):
+            added.append(best)
+            covered |= best.supports
     return added
 
 
@@ -171,12 +182,19 @@ def _best(
 class _Budget:
     items_left: int
     chars_left: int
+    screen: Screen | None = None
+    rejected: set[str] = field(default_factory=set)
+    """Items the screen excluded."""
 
     def fits(self, item: Item) -> bool:
         return self.items_left >= 1 and self.chars_left >= len(item.text)
 
     def take(self, item: Item) -> bool:
-        if not self.fits(item):
+        """Take ``item`` if it fits and passes the screen (asked only about items that fit)."""
+        if not self.fits(item) or item.id in self.rejected:
+            return False
+        if self.screen is not None and not self.screen(item):
+            self.rejected.add(item.id)
             return False
         self.items_left -= 1
         self.chars_left -= len(item.text)

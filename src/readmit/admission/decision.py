@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from readmit.admission.coverage import Coverage
+from readmit.admission.invalidation.screening import Judgment
 from readmit.admission.view import VerifiedView
 from readmit.model import Experience, Item
 from readmit.reasons import Exclusion
@@ -24,6 +25,8 @@ class Issued:
     exclusions: tuple[Exclusion, ...]
     readmitted: tuple[Experience, ...]
     withheld: tuple[Experience, ...]
+    judgment: Judgment
+    """What the implicit stage judged, spent and confirmed."""
 
     @property
     def signed(self) -> dict[str, Any]:
@@ -42,6 +45,8 @@ class Withheld:
     exclusions: tuple[Exclusion, ...]
     withheld: tuple[Experience, ...]
     """Every private experience: none is readmitted without a verified view."""
+    judgment: Judgment
+    """What the implicit stage judged, spent and confirmed."""
 
 
 Decision = Issued | Withheld

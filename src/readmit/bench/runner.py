@@ -50,7 +50,11 @@ class Row:
 
 
 def context(episode: Episode, scenario: Scenario | None = None) -> ReturnContext:
-    """C for the episode's return: its history recorded into a fresh store."""
+    """C for the episode's return: its history recorded into a fresh store.
+
+    The store is closed afterwards, so C carries no history loader: as in the paper's
+    single return, every item of D_a counts as screened through the departure.
+    """
     scenario = scenario or load_scenario(episode.scenario)
     store = SQLiteStore(":memory:")
     try:
@@ -63,7 +67,7 @@ def context(episode: Episode, scenario: Scenario | None = None) -> ReturnContext
             task=episode.task,
             purpose=episode.purpose,
         )
-        return store.return_context(scenario.workspace, request)
+        return replace(store.return_context(scenario.workspace, request), history=None)
     finally:
         store.close()
 

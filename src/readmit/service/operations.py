@@ -184,7 +184,13 @@ class Service:
         )
         record = decision_json(decision, ctx)
         decision_id = self.store.record_decision(
-            caller.workspace, caller.agent.id, when, ctx.epoch, decision.outcome, record
+            caller.workspace,
+            caller.agent.id,
+            when,
+            ctx.epoch,
+            decision.outcome,
+            record,
+            judgment=decision.judgment,
         )
         shown = _for_agent(record)
         shown["decision"] = decision_id
@@ -244,6 +250,7 @@ def _for_agent(record: Mapping[str, Any]) -> dict[str, Any]:
         "selected": [i for i in record["selected"] if i not in hidden],
         "excluded": redact(record["excluded"], hidden),
         "readmitted": record["readmitted"],
+        "judgment": record.get("judgment"),
         "view": record["view"],
     }
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.screening import Judgment
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item
 
@@ -64,7 +65,7 @@ class WorkStateStore(Protocol):
         ...
 
     def depart(self, workspace: str, agent: str, at: datetime) -> Checkpoint:
-        """Checkpoint what ``agent`` can see now (D_a)."""
+        """Checkpoint what ``agent`` can see now and is still valid (D_a)."""
         ...
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
@@ -83,8 +84,13 @@ class WorkStateStore(Protocol):
         epoch: int,
         outcome: str,
         record: dict[str, Any],
+        judgment: Judgment | None = None,
     ) -> int:
-        """Append a decision (with all its exclusions) to the audit log; return its id."""
+        """Append a decision (with all its exclusions) to the audit log; return its id.
+
+        With ``judgment``, also keep, in the same transaction, the invalidations it
+        confirmed (they bind every later return) and how far it screened each item.
+        """
         ...
 
     def decisions(

@@ -75,6 +75,20 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             confidence DOUBLE PRECISION NOT NULL, reason TEXT NOT NULL, terms TEXT NOT NULL)""",
         ],
     ),
+    (
+        "m004_standing_verdicts",
+        [
+            """CREATE TABLE invalidations (
+            workspace TEXT NOT NULL, item TEXT NOT NULL, event TEXT NOT NULL,
+            event_epoch BIGINT NOT NULL, evidence TEXT NOT NULL, verifier TEXT NOT NULL,
+            confidence DOUBLE PRECISION NOT NULL, detail TEXT NOT NULL,
+            decided_epoch BIGINT NOT NULL, restore_text TEXT, restore_item TEXT,
+            PRIMARY KEY (workspace, item))""",
+            """CREATE TABLE screenings (
+            workspace TEXT NOT NULL, verifier TEXT NOT NULL, item TEXT NOT NULL,
+            through BIGINT NOT NULL, PRIMARY KEY (workspace, verifier, item))""",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

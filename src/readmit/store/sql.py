@@ -9,17 +9,29 @@ One store object owns one connection and may be shared between threads.
 
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from readmit.admission.context import ReturnContext
+from readmit.admission.context import History, ReturnContext
 from readmit.admission.invalidation.implicit import Verdict
+from readmit.admission.invalidation.screening import Judgment
 from readmit.canonical import canonical_json, digest
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
-from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
+from readmit.events import (
+    Assert,
+    Close,
+    Event,
+    Recorded,
+    RecordExperience,
+    ReturnRequest,
+    Revoke,
+    Supersede,
+)
 from readmit.model import Agent, Checkpoint, Experience, Item, Returner
+from readmit.store import verdicts
 from readmit.store.base import DecisionSummary
 from readmit.store.connection import Conflict, Connection, stamp
 from readmit.store.migrations import migrate
@@ -27,6 +39,10 @@ from readmit.store.writer import Clock, Writer
 from readmit.wire import item_from_json, obligation_from_json, parse_event
 
 _JUDGMENTS = "SELECT key, invalidates, confidence, reason, terms FROM judgments"
+_ITEMS_BY = {
+    "id": "SELECT body FROM items WHERE workspace = ? AND id",
+    "key": "SELECT body FROM items WHERE workspace = ? AND key",
+}
 _CACHE_LIMIT = 1_000_000
 """Decoded items (and parsed events) kept per store; past this a cache starts over."""
 
@@ -123,12 +139,22 @@ class SqlStore:
         return experience
 
     def depart(self, workspace: str, agent: str, at: datetime) -> Checkpoint:
+        """Checkpoint what ``agent`` can see now and is still valid (D_a).
+
+        Left out: items a standing verdict invalidated, items whose validity has
+        ended, and items whose premise (``depends_on``, transitively) is one of
+        those or is no longer active.
+        """
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
+            active = self._active(workspace)
+            standing, _ = verdicts.load(
+                db, workspace, (i.id for i in active), partial(self.events, workspace)
+            )
             visible = sorted(
                 (
                     i
-                    for i in self._active(workspace)
+                    for i in _valid(active, standing.keys(), at)
                     if i.scope.readable_by(who.principal, who.role)
                 ),
                 key=lambda i: i.id,
@@ -191,6 +217,9 @@ class SqlStore:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
             items = self._context_items(workspace, cp_id, cp_epoch)
+            standing, screened = verdicts.load(
+                db, workspace, (i.id for i in items), partial(self.events, workspace)
+            )
             departure = Checkpoint(
                 agent=request.agent,
                 epoch=cp_epoch,
@@ -241,7 +270,28 @@ class SqlStore:
             obligations=obligations,
             evidence=evidence,
             experiences=experiences,
+            standing=standing,
+            screened=screened,
+            history=partial(self._history, workspace, cp_epoch),
         )
+
+    def _history(self, workspace: str, upto: int, after: int) -> History:
+        """The events in (after, upto] and the items they withdrew or replaced."""
+        events = tuple(r for r in self.events(workspace, after) if r.epoch <= upto)
+        targets = {
+            r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)
+        }
+        keys = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
+        found: list[Item] = []
+        with self._lock:
+            for column, values in (("id", sorted(targets)), ("key", sorted(k for k in keys if k))):
+                for start in range(0, len(values), 500):
+                    chunk = values[start : start + 500]
+                    marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+                    query = _ITEMS_BY[column] + f" IN ({marks})"
+                    rows = self.conn.execute(query, (workspace, *chunk)).fetchall()
+                    found += [item_from_json(json.loads(r[0])) for r in rows]
+        return History(events=events, items=tuple(found))
 
     def _context_items(self, workspace: str, checkpoint: int, epoch: int) -> tuple[Item, ...]:
         """D_a's items and those asserted after ``epoch``, decoding each stored body only once.
@@ -302,13 +352,16 @@ class SqlStore:
         epoch: int,
         outcome: str,
         record: dict[str, Any],
+        judgment: Judgment | None = None,
     ) -> int:
-        with self._transaction() as db:
+        with self._transaction(lock=workspace) as db:
             (decision_id,) = db.execute(
                 "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body) "
                 "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                 (workspace, agent, stamp(at), epoch, outcome, canonical_json(record)),
             ).fetchone()
+            if judgment is not None and judgment.verifier:
+                verdicts.remember(db, workspace, epoch, judgment)
         return int(decision_id)
 
     def decisions(
@@ -395,3 +448,19 @@ class SqlStore:
     def close(self) -> None:
         with self._lock:
             self.conn.close()
+
+
+def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> list[Item]:
+    """The active items no standing verdict, ended validity or fallen premise rules out."""
+    by_id = {i.id: i for i in active}
+    fallen = {i.id for i in active if i.id in invalid or i.validity.ended(at)}
+    changed = True
+    while changed:  # premises to a fixpoint: a chain of premises falls as a whole
+        changed = False
+        for item in active:
+            if item.id not in fallen and any(
+                p in fallen or p not in by_id for p in item.depends_on
+            ):
+                fallen.add(item.id)
+                changed = True
+    return [i for i in active if i.id not in fallen]

@@ -7,7 +7,9 @@ older item; it does not admit the newer one, which still passes the gates.
 Fail closed: when the verifier raises `VerifierUnavailable`, answers with the
 wrong number of verdicts, or answers with a malformed verdict, every item it
 was asked about in that call is withheld as ``verifier_unavailable``; so is an
-item whose verdict abstains (the verifier says it cannot tell).
+item whose verdict abstains (the verifier says it cannot tell). The stage that
+drives the verifier, in budget and selection order, is
+`readmit.admission.invalidation.screening`.
 """
 
 from collections.abc import Callable, Sequence
@@ -16,7 +18,6 @@ from typing import Protocol
 
 from readmit.errors import InvalidInput, VerifierUnavailable
 from readmit.model import Item
-from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
 
 
@@ -84,46 +85,11 @@ class Verifier(Protocol):
 
 
 Progress = Callable[[int, int], None]
-"""Called with (pairs judged so far, pairs proposed) after every verifier call."""
+"""Called with (verifier calls made, calls allowed) after every verifier call."""
 
 
-def resolve_implicit(
-    pool: Sequence[Item],
-    pairs: Sequence[Pair],
-    verifier: Verifier,
-    policy: Policy,
-    on_progress: Progress | None = None,
-    unscreened: Sequence[Exclusion] = (),
-) -> tuple[list[Item], list[Exclusion]]:
-    """Judge ``pairs`` in bounded batches; exclude the items whose premise a later event changed.
-
-    ``unscreened`` are items the scanner could not screen (withheld unless a verdict
-    confirms their invalidation, which is the more specific reason).
-    """
-    confirmed: dict[str, Exclusion] = {}
-    unavailable: dict[str, Exclusion] = {}
-    batches = _batches(pairs, policy.batch_size)
-    done = 0
-    for batch in batches:
-        for pair, verdict in _judge(verifier, batch):
-            _record(pair, verdict, policy.threshold, verifier.name, confirmed, unavailable)
-        done += len(batch)
-        if on_progress is not None:
-            on_progress(done, len(pairs))
-    excluded = {**{e.item: e for e in unscreened}, **unavailable, **confirmed}
-    kept = [item for item in pool if item.id not in excluded]
-    return kept, list(excluded.values())
-
-
-def _batches(pairs: Sequence[Pair], size: int) -> list[list[Pair]]:
-    """One target item and at most ``size`` later observations per call."""
-    by_item: dict[str, list[Pair]] = {}
-    for pair in pairs:
-        by_item.setdefault(pair.earlier.id, []).append(pair)
-    return [group[i : i + size] for group in by_item.values() for i in range(0, len(group), size)]
-
-
-def _judge(verifier: Verifier, batch: list[Pair]) -> list[tuple[Pair, Verdict | None]]:
+def judge_batch(verifier: Verifier, batch: Sequence[Pair]) -> list[tuple[Pair, Verdict | None]]:
+    """Each pair with its verdict, or ``None`` where the verifier gave no trustworthy answer."""
     try:
         verdicts = list(verifier.judge(batch))
     except VerifierUnavailable:
@@ -134,37 +100,34 @@ def _judge(verifier: Verifier, batch: list[Pair]) -> list[tuple[Pair, Verdict | 
     return list(zip(batch, verdicts, strict=True))
 
 
-def _record(
-    pair: Pair,
-    verdict: Verdict | None,
-    threshold: float,
-    verifier: str,
-    confirmed: dict[str, Exclusion],
-    unavailable: dict[str, Exclusion],
-) -> None:
-    item = pair.earlier.id
-    if verdict is None or verdict.abstained:
-        event = pair.later.event_id
-        unavailable.setdefault(
-            item,
-            Exclusion(
-                item=item,
-                reason=Reason.VERIFIER_UNAVAILABLE,
-                stage=Stage.IMPLICIT,
-                evidence=(event,),
-                detail=f"verifier {verifier} could not tell whether {event} invalidates it: "
-                f"{verdict.reason}"
-                if verdict
-                else f"verifier {verifier} gave no answer about {event}",
-            ),
-        )
-    elif verdict.invalidates and verdict.confidence >= threshold and item not in confirmed:
-        terms = f" (linked by {', '.join(verdict.terms)})" if verdict.terms else ""
-        confirmed[item] = Exclusion(
-            item=item,
-            reason=Reason.IMPLICITLY_INVALIDATED,
-            stage=Stage.IMPLICIT,
-            evidence=(pair.later.event_id,),
-            confidence=verdict.confidence,
-            detail=f"{verifier}: {verdict.reason}{terms}",
-        )
+def confirms(verdict: Verdict | None, threshold: float) -> bool:
+    """Whether ``verdict`` confirms an invalidation at threshold τ."""
+    return verdict is not None and verdict.invalidates and verdict.confidence >= threshold
+
+
+def invalidated(pair: Pair, verdict: Verdict, verifier: str) -> Exclusion:
+    """The exclusion of a confirmed invalidation."""
+    terms = f" (linked by {', '.join(verdict.terms)})" if verdict.terms else ""
+    return Exclusion(
+        item=pair.earlier.id,
+        reason=Reason.IMPLICITLY_INVALIDATED,
+        stage=Stage.IMPLICIT,
+        evidence=(pair.later.event_id,),
+        confidence=verdict.confidence,
+        detail=f"{verifier}: {verdict.reason}{terms}",
+    )
+
+
+def unanswered(pair: Pair, verdict: Verdict | None, verifier: str) -> Exclusion:
+    """The exclusion of an item whose pair got no answer or an abstention (fail closed)."""
+    event = pair.later.event_id
+    return Exclusion(
+        item=pair.earlier.id,
+        reason=Reason.VERIFIER_UNAVAILABLE,
+        stage=Stage.IMPLICIT,
+        evidence=(event,),
+        detail=f"verifier {verifier} could not tell whether {event} invalidates it: "
+        f"{verdict.reason}"
+        if verdict
+        else f"verifier {verifier} gave no answer about {event}",
+    )

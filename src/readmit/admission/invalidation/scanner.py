@@ -1,70 +1,132 @@
-"""The scanner: high-recall proposals of (later event, earlier item) pairs (TRACE §3.2).
+"""The scanner: bounded proposals of (later event, earlier item) pairs (TRACE §3.2).
 
-A proposal is a hypothesis, not a decision. The scanner links a later event in
-Δ to an earlier candidate when the item depends on what the event withdrew,
-when they share a distinctive term, when the item is among the best BM25
-matches of the event's words (bounded, so topic words do not propose every
-pair), or, with an embedder, among its nearest neighbours. Obligations and
-frontiers are the mandatory structure of the view and are never challenged.
+A proposal is a hypothesis, not a decision. The scanner is target-centric: for
+one earlier item it looks up the later observations that may change a premise
+of it. An observation is proposed when it withdrew an item the target depends
+on, when it shares a distinctive term with the target (a name, number or
+identifier), when it is among the target's best BM25 matches (bounded, so
+topic words propose only the best few), or, with an embedder, among its
+nearest neighbours. At most ``limit`` observations are proposed per target,
+strongest links first: premise withdrawals, then shared terms (withdrawals
+before other news, higher BM25 first, newest first), then BM25, then
+embeddings. Work therefore grows with the targets a return judges, not with
+the store: the index over the observations is built once per return.
 
-Fail closed: when the embedder cannot answer, the scanner cannot vouch that it
-proposed every pair worth judging, so each candidate older than a later
-observation is withheld as ``verifier_unavailable`` (the lexical proposals are
-still judged, and a confirmed invalidation is reported as such).
+Obligations and frontiers are the mandatory structure of the view and are
+never challenged.
 """
 
-import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Later, Pair
-from readmit.errors import VerifierUnavailable
 from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item, Kind
-from readmit.reasons import Exclusion, Reason, Stage
 from readmit.terms import content_tokens, distinctive_terms
 
-_STRUCTURE = frozenset({Kind.OBLIGATION, Kind.FRONTIER})
+STRUCTURE = frozenset({Kind.OBLIGATION, Kind.FRONTIER})
+"""Kinds that are never challenged."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """How many observations the scanner proposes for one target."""
+
+    top_k: int = 8
+    """Best BM25 matches."""
+    embed_top_k: int = 4
+    """Nearest observations by embedding (with an embedder)."""
+    per_item: int = 16
+    """At most this many observations in all."""
+
+
+class Observations:
+    """The later observations one return can screen against, indexed once.
+
+    Raises:
+        VerifierUnavailable: from `proposals`, if the embedder fails.
+    """
+
+    def __init__(self, laters: Sequence[Later], embedder: Embedder | None = None) -> None:
+        self.laters = sorted(laters, key=lambda later: later.epoch)
+        self.embedder = embedder
+        self.texts = [_query(later) for later in self.laters]
+        self.epochs = np.array([later.epoch for later in self.laters], dtype=np.int64)
+        self.by_premise: dict[str, list[int]] = {}
+        self.by_term: dict[str, list[int]] = {}
+        for n, (later, text) in enumerate(zip(self.laters, self.texts, strict=True)):
+            if later.withdrawn_id is not None:
+                self.by_premise.setdefault(later.withdrawn_id, []).append(n)
+            for term in distinctive_terms(text):
+                self.by_term.setdefault(term, []).append(n)
+        self.bm25 = _Bm25([content_tokens(t) for t in self.texts])
+
+    def __len__(self) -> int:
+        return len(self.laters)
+
+    def first_after(self, after: int, target: Item) -> Later | None:
+        """The first observation after epoch ``after`` and after ``target``, if any."""
+        first = int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
+        return self.laters[first] if first < len(self.laters) else None
+
+    def proposals(self, target: Item, after: int, limits: Limits) -> list[Later]:
+        """The observations after epoch ``after`` worth judging against ``target``, best first."""
+        if target.kind in STRUCTURE or not self.laters:
+            return []
+        first = int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
+        if first >= len(self.laters):
+            return []
+        scores = self.bm25.scores(content_tokens(target.text))
+
+        def fits(n: int) -> bool:
+            return n >= first and _earlier(target, self.laters[n])
+
+        premise = sorted(
+            n for p in sorted(target.depends_on) for n in self.by_premise.get(p, ()) if fits(n)
+        )
+        termed = {
+            n for t in distinctive_terms(target.text) for n in self.by_term.get(t, ()) if fits(n)
+        }
+        by_terms = sorted(
+            termed,
+            key=lambda n: (self.laters[n].withdrawn_id is None, -scores[n], -self.epochs[n], n),
+        )
+        chosen = [*premise, *by_terms, *self.bm25.top(scores, first, limits.top_k, fits)]
+        if self.embedder is not None and limits.embed_top_k > 0:
+            chosen += self._nearest(target, first, limits.embed_top_k, fits)
+        return [self.laters[n] for n in dict.fromkeys(chosen)][: limits.per_item]
+
+    def _nearest(self, target: Item, first: int, k: int, fits: Callable[[int], bool]) -> list[int]:
+        if self.embedder is None:
+            return []
+        window = list(range(first, len(self.laters)))
+        order = ranked(
+            [target.text], [self.texts[n] for n in window], self.embedder, limits=[k + 2]
+        )[0]
+        return [window[i] for i in order if fits(window[i])][:k]
 
 
 def observations(ctx: ReturnContext) -> list[Later]:
     """The later observations of Δ that can change a premise, in epoch order."""
+    return observations_of(ctx.delta, ctx.items, ctx.by_id)
+
+
+def observations_of(
+    events: Iterable[Recorded], items: Iterable[Item], by_id: Mapping[str, Item]
+) -> list[Later]:
+    """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets."""
     by_key: dict[str, list[Item]] = {}
-    for item in ctx.items:
+    for item in items:
         if item.key is not None:
             by_key.setdefault(item.key, []).append(item)
-    found = (_observation(recorded, ctx, by_key) for recorded in ctx.delta)
+    found = (_observation(recorded, by_id, by_key) for recorded in events)
     return [later for later in found if later is not None]
-
-
-@dataclass(frozen=True, slots=True)
-class Screening:
-    """The scanner's proposals, and the candidates it could not screen."""
-
-    pairs: list[Pair]
-    unscreened: list[Exclusion]
-    """``verifier_unavailable`` for every candidate, when the embedder failed."""
-
-
-def scan(
-    pool: Sequence[Item],
-    ctx: ReturnContext,
-    top_k: int = 8,
-    embedder: Embedder | None = None,
-    embed_top_k: int = 4,
-) -> Screening:
-    """Propose the (later, earlier) pairs that may share a premise, in a deterministic order."""
-    candidates = [item for item in pool if item.kind not in _STRUCTURE]
-    laters = observations(ctx)
-    try:
-        return Screening(propose(laters, candidates, top_k, embedder, embed_top_k), [])
-    except VerifierUnavailable as exc:
-        return Screening(propose(laters, candidates, top_k), _unscreened(laters, candidates, exc))
 
 
 def propose(
@@ -73,63 +135,20 @@ def propose(
     top_k: int = 8,
     embedder: Embedder | None = None,
     embed_top_k: int = 4,
+    per_item: int = 16,
 ) -> list[Pair]:
-    """For each later observation, the earlier candidates worth a verifier's look.
-
-    An earlier item is proposed when it depends on what the observation withdrew,
-    shares a distinctive term with it (a name, number or identifier), ranks
-    among the ``top_k`` by BM25 over content words, or (with an embedder) among
-    the ``embed_top_k`` nearest by cosine similarity. Topic words alone therefore
-    propose only the best few matches, not every item that mentions "hotel".
+    """Every candidate's proposals against ``laters``, grouped by candidate.
 
     Raises:
         VerifierUnavailable: if the embedder fails.
     """
-    queries = [_query(later) for later in laters]
-    rankings = (
-        ranked(
-            queries,
-            [c.text for c in candidates],
-            embedder,
-            limits=_enough(laters, candidates, embed_top_k),
-        )
-        if embedder is not None and laters
-        else [[] for _ in laters]
-    )
-    index = _Bm25(candidates)
-    by_premise: dict[str, list[Item]] = {}
-    by_term: dict[str, list[Item]] = {}
-    for item in candidates:
-        for premise in item.depends_on:
-            by_premise.setdefault(premise, []).append(item)
-        for term in distinctive_terms(item.text):
-            by_term.setdefault(term, []).append(item)
-    pairs: list[Pair] = []
-    for later, text, ranking in zip(laters, queries, rankings, strict=True):
-        linked: dict[str, Item] = {}
-        nearest = (candidates[n] for n in ranking if _earlier(candidates[n], later))
-        chosen = [
-            *by_premise.get(later.withdrawn_id or "", ()),
-            *(i for term in sorted(distinctive_terms(text)) for i in by_term.get(term, ())),
-            *index.top(content_tokens(text), top_k),
-            *itertools.islice(nearest, embed_top_k),
-        ]
-        for item in chosen:
-            if _earlier(item, later):
-                linked.setdefault(item.id, item)
-        pairs.extend(Pair(later=later, earlier=item) for item in linked.values())
-    return pairs
-
-
-def _enough(laters: Sequence[Later], candidates: Sequence[Item], k: int) -> list[int]:
-    """How many nearest candidates to rank per observation so that ``k`` of them are earlier.
-
-    At most the candidates not older than the observation, and what it withdrew or
-    brought, fail `_earlier`.
-    """
-    epochs = np.sort(np.array([c.epoch for c in candidates], dtype=np.int64))
-    newer = len(epochs) - np.searchsorted(epochs, [later.epoch for later in laters])
-    return [k + int(n) + 2 for n in newer]
+    index = Observations(laters, embedder)
+    limits = Limits(top_k=top_k, embed_top_k=embed_top_k, per_item=per_item)
+    return [
+        Pair(later=later, earlier=item)
+        for item in candidates
+        for later in index.proposals(item, 0, limits)
+    ]
 
 
 def _earlier(item: Item, later: Later) -> bool:
@@ -141,61 +160,44 @@ def _query(later: Later) -> str:
     return " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
 
 
-def _unscreened(
-    laters: Sequence[Later], candidates: Sequence[Item], error: VerifierUnavailable
-) -> list[Exclusion]:
-    found = []
-    for item in candidates:
-        after = [later.event_id for later in laters if later.epoch > item.epoch]
-        if after:
-            found.append(
-                Exclusion(
-                    item=item.id,
-                    reason=Reason.VERIFIER_UNAVAILABLE,
-                    stage=Stage.IMPLICIT,
-                    evidence=(after[0],),
-                    detail=f"not screened against later events: {error}",
-                )
-            )
-    return found
-
-
 class _Bm25:
-    """Okapi BM25 over the content words of the candidates (k1 = 1.2, b = 0.75)."""
+    """Okapi BM25 over the content words of the observations (k1 = 1.2, b = 0.75)."""
 
-    def __init__(self, items: Sequence[Item]) -> None:
-        self.items = list(items)
-        words = [content_tokens(i.text) for i in self.items]
+    def __init__(self, words: Sequence[frozenset[str]]) -> None:
         postings: dict[str, list[int]] = {}
         for n, found in enumerate(words):
             for word in found:
                 postings.setdefault(word, []).append(n)
+        self.total = len(words)
         self.postings = {w: np.array(ns, dtype=np.intp) for w, ns in postings.items()}
         average = sum(len(w) for w in words) / max(1, len(words))
         self.weight = np.array(
             [2.2 / (1 + 1.2 * (0.25 + 0.75 * len(w) / average)) for w in words], dtype=np.float64
         )
-        """Each item's term weight (binary term frequency, length-normalized)."""
-        by_id = sorted(range(len(self.items)), key=lambda n: self.items[n].id)
-        self.id_rank = np.empty(len(by_id), dtype=np.intp)
-        """Each item's place in id order: equal scores rank by id."""
-        self.id_rank[by_id] = np.arange(len(by_id))
+        """Each observation's term weight (binary term frequency, length-normalized)."""
 
-    def top(self, query: frozenset[str], k: int) -> list[Item]:
-        total = len(self.items)
-        scores = np.zeros(total, dtype=np.float64)
+    def scores(self, query: frozenset[str]) -> npt.NDArray[np.float64]:
+        scores = np.zeros(self.total, dtype=np.float64)
         for word in query:
             posting = self.postings.get(word)
             if posting is not None:
-                idf = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
+                idf = math.log(1 + (self.total - len(posting) + 0.5) / (len(posting) + 0.5))
                 scores[posting] += idf * self.weight[posting]
-        found = np.flatnonzero(scores)
-        best = found[np.lexsort((self.id_rank[found], -scores[found]))[:k]]
-        return [self.items[n] for n in best]
+        return scores
+
+    def top(
+        self, scores: npt.NDArray[np.float64], first: int, k: int, fits: Callable[[int], bool]
+    ) -> list[int]:
+        """The ``k`` best-scoring observations from ``first`` on; ties go to the newest."""
+        if k <= 0:
+            return []
+        found = first + np.flatnonzero(scores[first:])
+        order = found[np.lexsort((-found, -scores[found]))]
+        return [int(n) for n in order if fits(int(n))][:k]
 
 
 def _observation(
-    recorded: Recorded, ctx: ReturnContext, by_key: dict[str, list[Item]]
+    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, list[Item]]
 ) -> Later | None:
     event, epoch = recorded.event, recorded.epoch
     match event:
@@ -212,7 +214,7 @@ def _observation(
                 replacement_text=event.item.text,
             )
         case Supersede():
-            old = ctx.by_id.get(event.target)
+            old = by_id.get(event.target)
             return Later(
                 event_id=event.id,
                 epoch=epoch,
@@ -224,7 +226,7 @@ def _observation(
                 replacement_text=event.item.text,
             )
         case Revoke() | Close():
-            old = ctx.by_id.get(event.target)
+            old = by_id.get(event.target)
             why = f" Reason: {event.why}" if isinstance(event, Revoke) else ""
             return Later(
                 event_id=event.id,

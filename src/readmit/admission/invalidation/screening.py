@@ -1,0 +1,255 @@
+"""Screening in selection order: judge only what this return could admit, within a budget.
+
+The selector asks `Screener.admits` about each item before it takes it, so
+verifier work grows with the view (its item budget, the obligations and the
+premises of what it holds), not with the store or the length of the absence.
+The choice of lazy screening over judging at write time: a write-time verdict
+would judge every item against every event whether or not any agent ever
+returns to it, and an LLM verifier would put its latency on every write;
+screening what a view needs costs a bounded number of calls per return, and
+the verdicts it confirms are stored (`readmit.admission.invalidation.standing`)
+so no return judges them again.
+
+For one item the screener first screens its premises (an item whose premise
+falls is ``premise_invalidated``), then proposes the later observations the
+item has not yet been screened against (`Observations`: after the epoch it
+was screened through, or its own epoch) and judges them a batch at a time,
+strongest link first, stopping at the first confirmed invalidation.
+
+Fail closed: a call the budget (``Policy.max_judgments`` calls,
+``Policy.max_judgment_tokens`` tokens) cannot pay for is not made, and an item
+left partly judged is withheld as ``unscreened``; one whose pairs got no answer
+or an abstention is ``verifier_unavailable``, as is one whose embedding
+proposals failed and no lexical proposal confirmed.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.embeddings import Embedder
+from readmit.admission.invalidation.implicit import (
+    Later,
+    Pair,
+    Progress,
+    Verifier,
+    confirms,
+    invalidated,
+    judge_batch,
+    unanswered,
+)
+from readmit.admission.invalidation.scanner import (
+    STRUCTURE,
+    Limits,
+    Observations,
+    observations,
+    observations_of,
+)
+from readmit.errors import VerifierUnavailable
+from readmit.model import Item
+from readmit.policy import Policy
+from readmit.reasons import Exclusion, Reason, Stage
+
+ANY_VERIFIER = "*"
+"""The key of `ReturnContext.screened` whose epochs bind every verifier (a lapsed verdict's
+item is screened only against what came after the event that restored its premise)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judgment:
+    """What the implicit stage did at one return, and what the store keeps of it."""
+
+    verifier: str
+    calls: int = 0
+    """Verifier calls made (cached verdicts included)."""
+    pairs: int = 0
+    """(later, earlier) pairs judged."""
+    tokens: int = 0
+    """LLM tokens the verifier reported for this return's calls."""
+    unscreened: int = 0
+    """Items withheld as ``unscreened`` because the budget was spent."""
+    max_calls: int = 0
+    max_tokens: int | None = None
+    standing: int = 0
+    """Stored verdicts that applied (no judgment needed)."""
+    confirmed: tuple[Exclusion, ...] = ()
+    """Invalidations confirmed at this return, for the store to keep."""
+    screened: Mapping[str, int] = field(default_factory=dict)
+    """Items judged valid, with the epoch they are now screened through."""
+
+
+class Screener:
+    """Screens items on demand for one return (see the module docstring)."""
+
+    def __init__(
+        self,
+        ctx: ReturnContext,
+        pool: Sequence[Item],
+        verifier: Verifier,
+        policy: Policy,
+        embedder: Embedder | None = None,
+        on_progress: Progress | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.pool = {item.id: item for item in pool}
+        self.verifier = verifier
+        self.policy = policy
+        self.embedder = embedder
+        self.on_progress = on_progress
+        self.limits = Limits(
+            top_k=policy.scan_top_k,
+            embed_top_k=policy.scan_embed_top_k,
+            per_item=policy.scan_per_item,
+        )
+        self.through = ctx.screened.get(verifier.name, {})
+        self.floor = ctx.screened.get(ANY_VERIFIER, {})
+        self.decided: dict[str, bool] = {}
+        self.excluded: dict[str, Exclusion] = {}
+        self.confirmed: list[Exclusion] = []
+        self.screened: dict[str, int] = {}
+        self.calls = self.pairs = self.unscreened = 0
+        self.tokens_before = _tokens(verifier)
+        self._index: Observations | None = None
+        self._index_from = ctx.departure.epoch
+        self._embed_failure: VerifierUnavailable | None = None
+
+    def admits(self, item: Item) -> bool:
+        """Whether ``item`` survived screening; if not, its exclusion is in `excluded`."""
+        if item.kind in STRUCTURE:
+            return True
+        if item.id not in self.decided:
+            self.decided[item.id] = True  # a premise cycle cannot recurse forever
+            self.decided[item.id] = self._premises_hold(item) and self._judge(item)
+        return self.decided[item.id]
+
+    def judgment(self, standing: int) -> Judgment:
+        """The report of everything this screener did."""
+        return Judgment(
+            verifier=self.verifier.name,
+            calls=self.calls,
+            pairs=self.pairs,
+            tokens=_tokens(self.verifier) - self.tokens_before,
+            unscreened=self.unscreened,
+            max_calls=self.policy.max_judgments,
+            max_tokens=self.policy.max_judgment_tokens,
+            standing=standing,
+            confirmed=tuple(self.confirmed),
+            screened=dict(self.screened),
+        )
+
+    def _premises_hold(self, item: Item) -> bool:
+        for premise in sorted(item.depends_on):
+            found = self.pool.get(premise)
+            if found is None or self.admits(found):
+                continue
+            fallen = self.excluded[premise]
+            stale = fallen.reason in (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
+            self.excluded[item.id] = Exclusion(
+                item=item.id,
+                reason=Reason.PREMISE_INVALIDATED if stale else fallen.reason,
+                stage=Stage.PROPAGATION if stale else Stage.IMPLICIT,
+                evidence=(premise,),
+                detail=f"depends on {premise}, which was invalidated"
+                if stale
+                else f"depends on {premise}, which could not be screened",
+            )
+            return False
+        return True
+
+    def _start(self, item: Item) -> int:
+        """The epoch ``item`` is screened through: judge only what came after it."""
+        default = item.epoch if self.ctx.history is not None else self.ctx.departure.epoch
+        through = self.through.get(item.id, default)
+        return max(item.epoch, through, self.floor.get(item.id, 0))
+
+    def _judge(self, item: Item) -> bool:
+        start = self._start(item)
+        laters = self._proposals(item, start)
+        unavailable: Exclusion | None = None
+        name = self.verifier.name
+        size = self.policy.batch_size
+        for offset in range(0, len(laters), size):
+            if not self._affordable():
+                left = len(laters) - offset
+                self.unscreened += 1
+                self.excluded[item.id] = Exclusion(
+                    item=item.id,
+                    reason=Reason.UNSCREENED,
+                    stage=Stage.IMPLICIT,
+                    evidence=tuple(later.event_id for later in laters[offset:]),
+                    detail=f"judgment budget spent: {left} of {len(laters)} later observations "
+                    "not judged",
+                )
+                return False
+            batch = [Pair(later=later, earlier=item) for later in laters[offset : offset + size]]
+            self.calls += 1
+            self.pairs += len(batch)
+            answers = judge_batch(self.verifier, batch)
+            if self.on_progress is not None:
+                self.on_progress(self.calls, self.policy.max_judgments)
+            found = [
+                (pair, verdict)
+                for pair, verdict in answers
+                if verdict is not None and confirms(verdict, self.policy.threshold)
+            ]
+            if found:  # the earliest event that invalidates it is the evidence
+                first, sure = min(found, key=lambda pv: pv[0].later.epoch)
+                exclusion = invalidated(first, sure, name)
+                self.excluded[item.id] = exclusion
+                self.confirmed.append(exclusion)
+                return False
+            for pair, verdict in answers:
+                if unavailable is None and (verdict is None or verdict.abstained):
+                    unavailable = unanswered(pair, verdict, name)
+        news = self._index.first_after(start, item) if self._index is not None else None
+        if unavailable is None and self._embed_failure is not None and news is not None:
+            unavailable = Exclusion(
+                item=item.id,
+                reason=Reason.VERIFIER_UNAVAILABLE,
+                stage=Stage.IMPLICIT,
+                evidence=(news.event_id,),
+                detail=f"not screened against later events: {self._embed_failure}",
+            )
+        if unavailable is not None:
+            self.excluded[item.id] = unavailable
+            return False
+        self.screened[item.id] = self.ctx.epoch
+        return True
+
+    def _affordable(self) -> bool:
+        if self.calls >= self.policy.max_judgments:
+            return False
+        limit = self.policy.max_judgment_tokens
+        return limit is None or _tokens(self.verifier) - self.tokens_before < limit
+
+    def _proposals(self, item: Item, start: int) -> list[Later]:
+        index = self._observations(start)
+        try:
+            return index.proposals(item, start, self.limits)
+        except VerifierUnavailable as exc:
+            # The embedder failed: fall back to lexical proposals for this return, and
+            # withhold what they do not confirm (fail closed).
+            self._embed_failure = exc
+            index.embedder = None
+            return index.proposals(item, start, self.limits)
+
+    def _observations(self, start: int) -> Observations:
+        """The index over Δ, widened back to ``start`` through the history when needed."""
+        if self._index is not None and start >= self._index_from:
+            return self._index
+        laters = observations(self.ctx)
+        if start < self.ctx.departure.epoch and self.ctx.history is not None:
+            # Widen geometrically, so a return rebuilds the index a few times at most.
+            span = self.ctx.departure.epoch - self._index_from
+            start = max(0, min(start, self._index_from - 2 * span - 1))
+            earlier = self.ctx.history(start)
+            by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
+            laters = observations_of(earlier.events, by_id.values(), by_id) + laters
+            self._index_from = start
+        embedder = None if self._embed_failure is not None else self.embedder
+        self._index = Observations(laters, embedder)
+        return self._index
+
+
+def _tokens(verifier: Verifier) -> int:
+    return int(getattr(verifier, "tokens_used", 0))

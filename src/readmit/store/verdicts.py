@@ -1,0 +1,171 @@
+"""Stored judgments: confirmed implicit invalidations and how far each item was screened.
+
+A confirmed invalidation is kept with its evidence and applies at every later
+return, to every agent, until something restores its premise:
+
+- when its evidence withdrew or replaced a statement X, it lapses once a later
+  item states X's text again (the withdrawn statement came back);
+- when its evidence only asserted a new item N, it lapses once N is withdrawn
+  (revoked, closed or superseded; a same-key replacement of N restates the
+  news rather than undoing it, so the verdict stands).
+
+An item whose verdict lapsed is screened again, against what came after the
+restoring event. Evidence from a raw source (an ``evidence`` event) is never
+withdrawn, so its verdicts stand. Screening watermarks are kept per verifier:
+a return need not judge an item again against events it was already screened
+against by the same verifier.
+"""
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from readmit.admission.context import Standing
+from readmit.admission.invalidation.screening import ANY_VERIFIER, Judgment
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.store.connection import Connection
+from readmit.wire import item_from_json, parse_event
+
+Events = Callable[[int], list[Recorded]]
+"""The events after an epoch, in epoch order."""
+
+
+def remember(db: Connection, workspace: str, epoch: int, judgment: Judgment) -> None:
+    """Keep what one return confirmed and screened (inside the caller's transaction)."""
+    for exclusion in judgment.confirmed:
+        event = exclusion.evidence[0]
+        row = db.execute(
+            "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
+        ).fetchone()
+        if row is None:
+            continue
+        later = parse_event(json.loads(row[1]), row[0])
+        restore_text, restore_item = _restoration(
+            db, workspace, Recorded(epoch=row[0], event=later)
+        )
+        db.execute(
+            "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
+            "confidence, detail, decided_epoch, restore_text, restore_item) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace, item) DO UPDATE SET "
+            "event = excluded.event, event_epoch = excluded.event_epoch, "
+            "evidence = excluded.evidence, verifier = excluded.verifier, "
+            "confidence = excluded.confidence, detail = excluded.detail, "
+            "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
+            "restore_item = excluded.restore_item",
+            (
+                workspace,
+                exclusion.item,
+                event,
+                row[0],
+                json.dumps(list(exclusion.evidence)),
+                judgment.verifier,
+                exclusion.confidence if exclusion.confidence is not None else 1.0,
+                exclusion.detail,
+                epoch,
+                restore_text,
+                restore_item,
+            ),
+        )
+    db.executemany(
+        "INSERT INTO screenings (workspace, verifier, item, through) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (workspace, verifier, item) DO UPDATE SET through = CASE "
+        "WHEN excluded.through > screenings.through THEN excluded.through "
+        "ELSE screenings.through END",
+        [
+            (workspace, judgment.verifier, item, through)
+            for item, through in judgment.screened.items()
+        ],
+    )
+
+
+def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str | None, str | None]:
+    """(text whose return restores the premise, item whose withdrawal does)."""
+    event = later.event
+    match event:
+        case Revoke() | Close() | Supersede():
+            return _text(db, workspace, event.target), None
+        case Assert() if event.item.key is not None:
+            row = db.execute(
+                "SELECT body FROM items WHERE workspace = ? AND key = ? AND epoch < ? "
+                "ORDER BY epoch DESC LIMIT 1",
+                (workspace, event.item.key, later.epoch),
+            ).fetchone()
+            if row is not None:
+                return item_from_json(json.loads(row[0])).text, None
+            return None, event.item.id
+        case Assert():
+            return None, event.item.id
+    return None, None
+
+
+def _text(db: Connection, workspace: str, item: str) -> str | None:
+    row = db.execute(
+        "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
+    ).fetchone()
+    return None if row is None else item_from_json(json.loads(row[0])).text
+
+
+def load(
+    db: Connection, workspace: str, items: Iterable[str], events: Events
+) -> tuple[dict[str, Standing], dict[str, dict[str, int]]]:
+    """The standing verdicts of ``items`` and their screening watermarks, by verifier.
+
+    A lapsed verdict is left out, and its item gets a floor under `ANY_VERIFIER`:
+    it is screened again only against what came after the restoring event.
+    """
+    wanted = set(items)
+    standing: dict[str, Standing] = {}
+    screened: dict[str, dict[str, int]] = {}
+    rows = [
+        r
+        for r in db.execute(
+            "SELECT item, event_epoch, evidence, verifier, confidence, detail, decided_epoch, "
+            "restore_text, restore_item FROM invalidations WHERE workspace = ?",
+            (workspace,),
+        ).fetchall()
+        if r[0] in wanted
+    ]
+    restored = _restored(rows, events)
+    for item, _, evidence, verifier, confidence, detail, decided, _, _ in rows:
+        if item in restored:
+            screened.setdefault(ANY_VERIFIER, {})[item] = restored[item]
+            continue
+        standing[item] = Standing(
+            item=item,
+            evidence=tuple(json.loads(evidence)),
+            verifier=verifier,
+            confidence=confidence,
+            detail=detail,
+            decided_epoch=decided,
+        )
+    for verifier, item, through in db.execute(
+        "SELECT verifier, item, through FROM screenings WHERE workspace = ?", (workspace,)
+    ).fetchall():
+        if item in wanted:
+            screened.setdefault(verifier, {})[item] = through
+    return standing, screened
+
+
+def _restored(rows: Sequence[Sequence[Any]], events: Events) -> dict[str, int]:
+    """The epoch of the event that restored each lapsed verdict's premise."""
+    pending = [r for r in rows if r[7] is not None or r[8] is not None]
+    if not pending:
+        return {}
+    log = events(min(int(r[1]) for r in pending))
+    found: dict[str, int] = {}
+    for item, after, _, _, _, _, _, text, withdrawn in pending:
+        for recorded in log:
+            if recorded.epoch > after and _restores(recorded, text, withdrawn):
+                found[str(item)] = recorded.epoch
+                break
+    return found
+
+
+def _restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bool:
+    event = recorded.event
+    match event:
+        case Assert() | Supersede() if text is not None and event.item.text == text:
+            return True
+        case Revoke() | Close() | Supersede() if withdrawn is not None:
+            return event.target == withdrawn
+    return False
