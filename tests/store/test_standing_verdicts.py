@@ -1,0 +1,212 @@
+"""Confirmed implicit invalidations bind later returns, for every agent, until restored."""
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from readmit.plugins import make_verifier
+from readmit.replay import replay
+from readmit.scenario import load_scenario
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore, open_store
+
+STALE = {"revoked", "stale_or_superseded", "expired", "implicitly_invalidated"}
+STALE |= {"premise_invalidated"}
+SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
+
+
+def at(n: int) -> str:
+    return f"2026-05-01T{8 + n // 60:02}:{n % 60:02}:00Z"
+
+
+def assert_item(n: int, id: str, text: str, **extra: Any) -> dict[str, Any]:
+    return {"at": at(n), "author": "A2", "op": "assert", "item": {"id": id, "text": text, **extra}}
+
+
+def scenario(events: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "format": "readmit.scenario/1",
+        "workspace": "trip",
+        "agents": [
+            {"id": "A1", "principal": "family", "role": "itinerary"},
+            {"id": "A2", "principal": "family", "role": "booking"},
+            {"id": "A3", "principal": "family", "role": "itinerary"},
+        ],
+        "policy": {"max_items": 8},
+        "events": events,
+    }
+
+
+def ret(n: int, agent: str = "A1") -> dict[str, Any]:
+    return {"at": at(n), "op": "return", "agent": agent, "task": "trip", "purpose": "itinerary"}
+
+
+def depart(n: int, agent: str = "A1") -> dict[str, Any]:
+    return {"at": at(n), "op": "depart", "agent": agent}
+
+
+HISTORY = [
+    assert_item(0, "h0", "Sunrise Hotel is booked."),
+    assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+    assert_item(2, "c", "Quiet rooms preferred."),
+    depart(3),
+    depart(4, "A3"),
+    {"at": at(5), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+]
+
+
+def run(store: WorkStateStore, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    verifier = make_verifier("builtin")
+    return replay(load_scenario(scenario(events)), store, verifier=verifier, signer=SIGNER)
+
+
+def reason(record: dict[str, Any], item: str) -> str | None:
+    return next((e["reason"] for e in record["excluded"] if e["item"] == item), None)
+
+
+def test_a_verdict_binds_the_next_return_with_nothing_new_and_is_not_judged_again(
+    store: WorkStateStore,
+) -> None:
+    first, second = run(store, [*HISTORY, ret(6), depart(7), ret(8)])
+
+    assert reason(first, "p0") == "implicitly_invalidated"
+    assert first["judgment"]["confirmed"] == 1
+    assert "p0" not in second["items"]
+    assert "p0" not in second["selected"]
+    assert second["judgment"]["calls"] == 0
+
+
+def test_a_verdict_binds_another_agent_without_a_judgment(store: WorkStateStore) -> None:
+    first, other = run(store, [*HISTORY, ret(6), ret(7, "A3")])
+
+    assert reason(first, "p0") == "implicitly_invalidated"
+    assert reason(other, "p0") == "implicitly_invalidated"
+    assert other["judgment"]["standing"] == 1
+    [p0] = [e for e in other["excluded"] if e["item"] == "p0"]
+    assert p0["evidence"] == ["e5"]
+    assert "confirmed at epoch" in p0["detail"]
+
+
+def test_a_checkpoint_does_not_capture_an_item_found_invalid(store: WorkStateStore) -> None:
+    run(store, [*HISTORY, ret(6)])
+
+    checkpoint = store.depart("trip", "A1", store.events("trip")[-1].event.at)
+
+    assert "p0" not in checkpoint.item_ids
+    assert "c" in checkpoint.item_ids
+
+
+def test_a_checkpoint_does_not_capture_an_item_whose_premise_fell(store: WorkStateStore) -> None:
+    run(
+        store,
+        [
+            assert_item(0, "h0", "Sunrise Hotel is booked."),
+            assert_item(1, "b", "Breakfast at seven.", depends_on=["h0"]),
+            {"at": at(2), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+        ],
+    )
+
+    checkpoint = store.depart("trip", "A1", store.events("trip")[-1].event.at)
+
+    assert "b" not in checkpoint.item_ids
+
+
+def test_restating_what_was_withdrawn_lapses_the_verdict(store: WorkStateStore) -> None:
+    decisions = run(
+        store,
+        [
+            *HISTORY,
+            ret(6),
+            assert_item(7, "h2", "Sunrise Hotel is booked."),
+            ret(8, "A3"),
+        ],
+    )
+
+    assert reason(decisions[0], "p0") == "implicitly_invalidated"
+    assert "p0" in decisions[1]["selected"]
+
+
+def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) -> None:
+    events = [
+        assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+        depart(1),
+        depart(2, "A3"),
+        {"at": at(3), "author": "A2", "op": "evidence", "source": {"id": "s1", "text": "x"}},
+        assert_item(4, "n1", "Sunrise Hotel is closed for maintenance."),
+        ret(5),
+        {"at": at(6), "author": "A2", "op": "revoke", "target": "n1", "why": "it reopened"},
+        ret(7, "A3"),
+    ]
+    first, second = replay(
+        load_scenario(scenario(events)),
+        store,
+        verifier=_Invalidating("n1"),
+        signer=SIGNER,
+    )
+
+    assert reason(first, "p0") == "implicitly_invalidated"
+    assert "p0" in second["selected"]
+
+
+class _Invalidating:
+    """A verifier that confirms every pair whose later event asserted ``item``."""
+
+    def __init__(self, item: str) -> None:
+        self.item = item
+        self.name = f"invalidating:{item}"
+
+    def judge(self, pairs: Any) -> Any:
+        from readmit.admission.invalidation.implicit import Verdict
+
+        return [
+            Verdict(invalidates=p.later.replacement_id == self.item, confidence=0.9, reason="r")
+            for p in pairs
+        ]
+
+
+WORDS = ["Sunrise Hotel", "the 9:00 train", "INC-42", "Riverside", "pickup", "budget"]
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    n_items = draw(st.integers(1, 6))
+    events: list[dict[str, Any]] = []
+    ids: list[str] = []
+    for i in range(n_items):
+        words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=2))
+        extra: dict[str, Any] = {}
+        if ids and draw(st.booleans()):
+            extra["depends_on"] = [draw(st.sampled_from(ids))]
+        if draw(st.booleans()):
+            extra["key"] = draw(st.sampled_from(["k1", "k2"]))
+        events.append(assert_item(len(events), f"i{i}", f"Note {i}: {', '.join(words)}.", **extra))
+        ids.append(f"i{i}")
+    events.append(depart(len(events)))
+    keyless = [e["item"]["id"] for e in events if e["op"] == "assert" and "key" not in e["item"]]
+    targets = draw(st.lists(st.sampled_from(keyless), unique=True, max_size=2)) if keyless else []
+    for target in targets:
+        events.append(
+            {"at": at(len(events)), "author": "A2", "op": "revoke", "target": target, "why": "x"}
+        )
+    for j in range(draw(st.integers(0, 2))):
+        words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=2))
+        events.append(assert_item(len(events), f"n{j}", f"News {j}: {', '.join(words)}."))
+    return events
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_departing_again_with_nothing_new_never_admits_what_was_excluded_as_stale(
+    events: list[dict[str, Any]],
+) -> None:
+    store = open_store("sqlite:///:memory:")
+    try:
+        n = len(events)
+        first, second = run(store, [*events, ret(n), depart(n + 1), ret(n + 2)])
+    finally:
+        store.close()
+
+    stale = {e["item"] for e in first["excluded"] if e["reason"] in STALE}
+    assert not stale & set(second["selected"])
+    assert not stale & set(second["items"])
