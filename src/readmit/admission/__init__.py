@@ -30,6 +30,7 @@ def admit(
     signer: Signer,
     on_progress: Progress | None = None,
     embedder: Embedder | None = None,
+    query: str | None = None,
 ) -> Decision:
     """Run the TRACE return pipeline on one immutable context.
 
@@ -40,6 +41,8 @@ def admit(
         signer: signs (and re-verifies) the Return View.
         on_progress: called after each verifier call with (judged, proposed).
         embedder: lets the scanner also propose each later event's nearest items.
+        query: what the agent returns to do, in words: the selector fills the view's
+            remaining budget with the items closest to it (and judges only those).
 
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
@@ -54,7 +57,8 @@ def admit(
         if verifier is not None and policy.implicit
         else None
     )
-    selection = cover(eligible, ctx.role_obligations, policy, screener.admits if screener else None)
+    screen = screener.admits if screener is not None else None
+    selection = cover(eligible, ctx.role_obligations, policy, screen, query)
     implicit, dropped = _screened_out(screener, gated, selection.dropped, eligible)
     exclusions = (*explicit, *standing, *premise, *gated, *implicit, *dropped)
     judgment = (

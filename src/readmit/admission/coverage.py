@@ -77,18 +77,21 @@ def cover(
     obligations: Sequence[Obligation],
     policy: Policy,
     screen: Screen | None = None,
+    query: str | None = None,
 ) -> Selection:
     """Select S within B_n and B_c: structure, then best gain, then (``fill``) the most recent.
 
     Mandatory obligations and frontiers come first, then the greedy best-gain
-    items; with ``policy.fill`` the remaining budget takes the most recent
-    eligible items. Items ``screen`` rejects are neither selected nor in ``dropped``.
+    items; with ``policy.fill`` the remaining budget takes the eligible items that
+    share the most content words with ``query`` (what the agent returns to do, when
+    given), newest first among equals. Items ``screen`` rejects are neither selected
+    nor in ``dropped``.
     """
     budget = _Budget(policy.max_items, policy.max_chars, screen)
     if policy.selection == "relevance":
         selected = _by_relevance(eligible, obligations, budget)
     else:
-        selected = _obligation_aware(eligible, obligations, budget, fill=policy.fill)
+        selected = _obligation_aware(eligible, obligations, budget, policy.fill, query)
     chosen = {item.id for item in selected} | budget.rejected
     dropped = tuple(
         Exclusion(item=m.id, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
@@ -101,7 +104,11 @@ def cover(
 
 
 def _obligation_aware(
-    eligible: Sequence[Item], obligations: Sequence[Obligation], budget: "_Budget", *, fill: bool
+    eligible: Sequence[Item],
+    obligations: Sequence[Obligation],
+    budget: "_Budget",
+    fill: bool,
+    query: str | None,
 ) -> list[Item]:
     eligible_ids = {item.id for item in eligible}
     selected = [
@@ -114,13 +121,22 @@ def _obligation_aware(
     if fill:
         chosen = {item.id for item in selected}
         rest = (m for m in eligible if m.id not in chosen)
-        selected += [m for m in _newest_first(rest, budget) if budget.take(m)]
+        selected += [m for m in _filling(rest, budget, query) if budget.take(m)]
     return selected
 
 
-def _newest_first(items: Iterable[Item], budget: "_Budget") -> Iterator[Item]:
-    """Items newest first, while the budget can take more (measured: a key sort beats a heap)."""
-    for item in sorted(items, key=lambda m: (-m.epoch, m.id)):
+def _filling(items: Iterable[Item], budget: "_Budget", query: str | None) -> Iterator[Item]:
+    """Items by overlap with ``query``, then newest first, while the budget can take more.
+
+    (Measured: a key sort beats a heap.)
+    """
+    words = content_tokens(query) if query else frozenset()
+
+    def order(m: Item) -> tuple[int, int, str]:
+        overlap = len(content_tokens(m.text) & words) if words else 0
+        return (-overlap, -m.epoch, m.id)
+
+    for item in sorted(items, key=order):
         if budget.items_left <= 0:
             return
         yield item

@@ -150,7 +150,7 @@ class Trace:
     def view(self, ctx: ReturnContext, query: str, policy: Policy) -> MethodView:
         chosen = policy if self.ablation is None else policy.ablate(self.ablation)
         counting = _Counting(self.verifier)
-        decision = admit(ctx, policy=chosen, verifier=counting, signer=_SIGNER)
+        decision = admit(ctx, policy=chosen, verifier=counting, signer=_SIGNER, query=query)
         cost = MethodView(
             items=(),
             memories=(),

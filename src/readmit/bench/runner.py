@@ -89,6 +89,8 @@ def score(
 ) -> Row:
     """Run one method on one episode and score it (a method that raises scores 0)."""
     policy = policy or load_scenario(episode.scenario).policy
+    if episode.retrieve is not None:  # every method selects what the agent will read
+        policy = replace(policy, max_items=episode.retrieve)
     query = " ".join(p.question for p in episode.probes) or episode.task
     start = time.perf_counter()
     error: Exception | None = None
@@ -98,8 +100,7 @@ def score(
         view, error = MethodView(items=(), memories=(), outcome="failed"), exc
     view = replace(view, seconds=time.perf_counter() - start)
     if episode.retrieve is not None:
-        budget = replace(policy, max_items=episode.retrieve)
-        view = replace(view, items=rank([ctx.by_id[i] for i in view.items], query, budget))
+        view = replace(view, items=rank([ctx.by_id[i] for i in view.items], query, policy))
     admitted = (*view.items, *view.memories)
     extra: dict[str, Any] = {}
     if "presence" in episode.judge and error is None:
