@@ -1,9 +1,14 @@
 """Lexical proposals: depends_on, distinctive terms, and BM25 bounded to the best few."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from builders import item, withdrawal
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.scanner import propose
+from readmit.admission.invalidation.scanner import Limits, Observations, propose
 from readmit.model import Item
+
+WORDS = ["Sunrise Hotel", "INC-42", "the pickup", "9:00", "budget", "Riverside", "plants"]
 
 
 def evidence(text: str, epoch: int = 9) -> Later:
@@ -62,3 +67,28 @@ def test_only_items_older_than_the_observation_are_proposed() -> None:
     newer = item("new", "Pickup at the hotel.", epoch=9)
 
     assert proposed(evidence("The hotel moved the pickup."), older, newer) == ["old"]
+
+
+@given(
+    texts=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+    news=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3), max_size=6),
+    after=st.integers(0, 12),
+)
+def test_touches_never_clears_an_item_that_has_proposals(
+    texts: list[str], news: list[list[str]], after: int
+) -> None:
+    target = item("t", " ".join(texts) + ".", epoch=2, depends_on=("p",))
+    laters = [
+        Later(
+            event_id=f"e{n}",
+            epoch=3 + n,
+            op="revoke" if n % 3 == 0 else "evidence",
+            text=" ".join(words) + ".",
+            withdrawn_id="p" if n % 3 == 0 else None,
+        )
+        for n, words in enumerate(news)
+    ]
+    index = Observations(laters)
+
+    if index.proposals(target, after, Limits()):
+        assert index.touches(target, after)

@@ -17,7 +17,7 @@ never challenged.
 """
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,58 +58,89 @@ class Observations:
         self.embedder = embedder
         self.texts = [_query(later) for later in self.laters]
         self.epochs = np.array([later.epoch for later in self.laters], dtype=np.int64)
-        self.by_premise: dict[str, list[int]] = {}
-        self.by_term: dict[str, list[int]] = {}
+        self.news = np.array([later.withdrawn_id is None for later in self.laters], dtype=bool)
+        """Whether an observation withdrew nothing (withdrawals rank first)."""
+        premises: dict[str, list[int]] = {}
+        subjects: dict[str, list[int]] = {}
+        terms: dict[str, list[int]] = {}
         for n, (later, text) in enumerate(zip(self.laters, self.texts, strict=True)):
             if later.withdrawn_id is not None:
-                self.by_premise.setdefault(later.withdrawn_id, []).append(n)
+                premises.setdefault(later.withdrawn_id, []).append(n)
+            for subject in {later.withdrawn_id, later.replacement_id} - {None}:
+                subjects.setdefault(str(subject), []).append(n)
             for term in distinctive_terms(text):
-                self.by_term.setdefault(term, []).append(n)
+                terms.setdefault(term, []).append(n)
+        self.by_premise = _arrays(premises)
+        self.by_subject = _arrays(subjects)
+        """What each observation withdrew or brought: never proposed against that item."""
+        self.by_term = _arrays(terms)
         self.bm25 = _Bm25([content_tokens(t) for t in self.texts])
 
     def __len__(self) -> int:
         return len(self.laters)
 
+    def _first(self, after: int, target: Item) -> int:
+        return int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
+
     def first_after(self, after: int, target: Item) -> Later | None:
         """The first observation after epoch ``after`` and after ``target``, if any."""
-        first = int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
+        first = self._first(after, target)
         return self.laters[first] if first < len(self.laters) else None
+
+    def touches(self, target: Item, after: int) -> bool:
+        """Whether anything after epoch ``after`` could be proposed against ``target``.
+
+        A cheap over-approximation of ``bool(proposals(...))``: it never says no when
+        there is a proposal, so what it clears needs no judgment.
+        """
+        first = self._first(after, target)
+        if target.kind in STRUCTURE or first >= len(self.laters):
+            return False
+        if self.embedder is not None:
+            return True
+        postings = (
+            *(self.by_premise.get(p) for p in target.depends_on),
+            *(self.by_term.get(t) for t in distinctive_terms(target.text)),
+            *(self.bm25.postings.get(w) for w in content_tokens(target.text)),
+        )
+        return any(p is not None and p[-1] >= first for p in postings)
 
     def proposals(self, target: Item, after: int, limits: Limits) -> list[Later]:
         """The observations after epoch ``after`` worth judging against ``target``, best first."""
-        if target.kind in STRUCTURE or not self.laters:
+        first = self._first(after, target)
+        if target.kind in STRUCTURE or first >= len(self.laters):
             return []
-        first = int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
-        if first >= len(self.laters):
-            return []
+        own = self.by_subject.get(target.id, _NONE)
         scores = self.bm25.scores(content_tokens(target.text))
 
-        def fits(n: int) -> bool:
-            return n >= first and _earlier(target, self.laters[n])
+        def window(found: Sequence[npt.NDArray[np.intp] | None]) -> npt.NDArray[np.intp]:
+            kept = [f for f in found if f is not None]
+            joined = np.unique(np.concatenate(kept)) if kept else _NONE
+            return joined[(joined >= first) & ~np.isin(joined, own)]
 
-        premise = sorted(
-            n for p in sorted(target.depends_on) for n in self.by_premise.get(p, ()) if fits(n)
-        )
-        termed = {
-            n for t in distinctive_terms(target.text) for n in self.by_term.get(t, ()) if fits(n)
-        }
-        by_terms = sorted(
-            termed,
-            key=lambda n: (self.laters[n].withdrawn_id is None, -scores[n], -self.epochs[n], n),
-        )
-        chosen = [*premise, *by_terms, *self.bm25.top(scores, first, limits.top_k, fits)]
+        premise = window([self.by_premise.get(p) for p in sorted(target.depends_on)])
+        termed = window([self.by_term.get(t) for t in distinctive_terms(target.text)])
+        termed = termed[np.lexsort((-termed, -scores[termed], self.news[termed]))]
+        matched = window([first + np.flatnonzero(scores[first:])])
+        matched = matched[np.lexsort((-matched, -scores[matched]))][: limits.top_k]
+        chosen = [*premise.tolist(), *termed[: limits.per_item].tolist(), *matched.tolist()]
         if self.embedder is not None and limits.embed_top_k > 0:
-            chosen += self._nearest(target, first, limits.embed_top_k, fits)
+            chosen += self._nearest(target, first, limits.embed_top_k, own)
         return [self.laters[n] for n in dict.fromkeys(chosen)][: limits.per_item]
 
-    def _nearest(self, target: Item, first: int, k: int, fits: Callable[[int], bool]) -> list[int]:
+    def _nearest(self, target: Item, first: int, k: int, own: npt.NDArray[np.intp]) -> list[int]:
         if self.embedder is None:
             return []
-        window = list(range(first, len(self.laters)))
-        order = ranked(
-            [target.text], [self.texts[n] for n in window], self.embedder, limits=[k + 2]
-        )[0]
-        return [window[i] for i in order if fits(window[i])][:k]
+        window = [n for n in range(first, len(self.laters)) if n not in set(own.tolist())]
+        order = ranked([target.text], [self.texts[n] for n in window], self.embedder, limits=[k])
+        return [window[i] for i in order[0]]
+
+
+_NONE: npt.NDArray[np.intp] = np.array([], dtype=np.intp)
+
+
+def _arrays(lists: dict[str, list[int]]) -> dict[str, npt.NDArray[np.intp]]:
+    return {key: np.array(found, dtype=np.intp) for key, found in lists.items()}
 
 
 def observations(ctx: ReturnContext) -> list[Later]:
@@ -151,11 +182,6 @@ def propose(
     ]
 
 
-def _earlier(item: Item, later: Later) -> bool:
-    """Whether ``item`` came before ``later`` and is not what it withdrew or brought."""
-    return item.epoch < later.epoch and item.id not in (later.withdrawn_id, later.replacement_id)
-
-
 def _query(later: Later) -> str:
     return " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
 
@@ -184,16 +210,6 @@ class _Bm25:
                 idf = math.log(1 + (self.total - len(posting) + 0.5) / (len(posting) + 0.5))
                 scores[posting] += idf * self.weight[posting]
         return scores
-
-    def top(
-        self, scores: npt.NDArray[np.float64], first: int, k: int, fits: Callable[[int], bool]
-    ) -> list[int]:
-        """The ``k`` best-scoring observations from ``first`` on; ties go to the newest."""
-        if k <= 0:
-            return []
-        found = first + np.flatnonzero(scores[first:])
-        order = found[np.lexsort((-found, -scores[found]))]
-        return [int(n) for n in order if fits(int(n))][:k]
 
 
 def _observation(

@@ -164,23 +164,16 @@ class Screener:
 
     def _judge(self, item: Item) -> bool:
         start = self._start(item)
+        if not self._affordable() and self._observations(start).touches(item, start):
+            # The budget is spent: do not even rank what it cannot judge.
+            return self._unscreened(item, ())
         laters = self._proposals(item, start)
         unavailable: Exclusion | None = None
         name = self.verifier.name
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
-                left = len(laters) - offset
-                self.unscreened += 1
-                self.excluded[item.id] = Exclusion(
-                    item=item.id,
-                    reason=Reason.UNSCREENED,
-                    stage=Stage.IMPLICIT,
-                    evidence=tuple(later.event_id for later in laters[offset:]),
-                    detail=f"judgment budget spent: {left} of {len(laters)} later observations "
-                    "not judged",
-                )
-                return False
+                return self._unscreened(item, laters[offset:])
             batch = [Pair(later=later, earlier=item) for later in laters[offset : offset + size]]
             self.calls += 1
             self.pairs += len(batch)
@@ -216,6 +209,18 @@ class Screener:
         self.screened[item.id] = self.ctx.epoch
         return True
 
+    def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
+        self.unscreened += 1
+        self.excluded[item.id] = Exclusion(
+            item=item.id,
+            reason=Reason.UNSCREENED,
+            stage=Stage.IMPLICIT,
+            evidence=tuple(later.event_id for later in left),
+            detail="the return's judgment budget was spent before later events "
+            "proposed against it could be judged",
+        )
+        return False
+
     def _affordable(self) -> bool:
         if self.calls >= self.policy.max_judgments:
             return False
@@ -234,18 +239,23 @@ class Screener:
             return index.proposals(item, start, self.limits)
 
     def _observations(self, start: int) -> Observations:
-        """The index over Δ, widened back to ``start`` through the history when needed."""
+        """The index over Δ, and back through the history as far as any candidate needs.
+
+        Built at most twice a return: over Δ, and once over the widest window the
+        pool's items need when the first of them reaches back before the departure.
+        """
         if self._index is not None and start >= self._index_from:
             return self._index
         laters = observations(self.ctx)
         if start < self.ctx.departure.epoch and self.ctx.history is not None:
-            # Widen geometrically, so a return rebuilds the index a few times at most.
-            span = self.ctx.departure.epoch - self._index_from
-            start = max(0, min(start, self._index_from - 2 * span - 1))
-            earlier = self.ctx.history(start)
+            widest = min(
+                (self._start(i) for i in self.pool.values() if i.kind not in STRUCTURE),
+                default=start,
+            )
+            self._index_from = min(start, widest)
+            earlier = self.ctx.history(self._index_from)
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
             laters = observations_of(earlier.events, by_id.values(), by_id) + laters
-            self._index_from = start
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = Observations(laters, embedder)
         return self._index

@@ -1,0 +1,142 @@
+"""Benchmark: the implicit stage's work per return, against the same return without it.
+
+A workspace of N items is written by one agent, which departs; teammates then
+record a delta of D events: revocations, same-key replacements and news, whose
+texts share names, ticket numbers and amounts with many items (the shape that
+made proposals grow with Δ × items). The agent returns. For each (N, D) it
+reports the verifier calls, the pairs judged, and the time of the return
+(building C and ``admit()``) with the built-in verifier, next to the same
+return with ``implicit: false`` measured in the same run (the baseline), and
+their ratio.
+
+The script uses only APIs that earlier releases also have, so the same command
+measures an older checkout (``PYTHONPATH=OLD/src python bench/judgment.py``).
+
+Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3]
+"""
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from readmit.admission import admit
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.bench.timing import best
+from readmit.events import Assert, Event, ItemDraft, ReturnRequest, Revoke
+from readmit.model import Agent
+from readmit.plugins import make_verifier
+from readmit.policy import Policy
+from readmit.signing import HmacSha256Signer
+from readmit.store.sqlite import SQLiteStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+AGENTS = [
+    Agent(id="A1", principal="org", role="ops"),
+    *(Agent(id=f"T{n}", principal="org", role="ops") for n in range(1, 5)),
+]
+NAMES = ["Atlas", "Borealis", "Cobalt", "Dune", "Ember", "Fjord", "Gale", "Harbor"]
+
+
+class Counting:
+    """Counts the calls and pairs that reach the verifier."""
+
+    def __init__(self, inner: Verifier) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.calls = 0
+        self.pairs = 0
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        self.calls += 1
+        self.pairs += len(pairs)
+        return self.inner.judge(pairs)
+
+
+def text(n: int) -> str:
+    name = NAMES[n % len(NAMES)]
+    return f"Project {name} ticket INC-{n % 50} owner is team {n % 7}, budget ${100 + n % 30}."
+
+
+def workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
+    at = iter(T0 + timedelta(seconds=i) for i in range(10 * (items + delta) + 10))
+    store = SQLiteStore(":memory:")
+    store.create_workspace("w", AGENTS)
+    before: list[Event] = [
+        Assert(
+            id=f"a{n}",
+            at=next(at),
+            author="A1",
+            item=ItemDraft(id=f"i{n}", text=text(n), key=f"k{n}" if n % 3 == 0 else None),
+        )
+        for n in range(items)
+    ]
+    store.append("w", before)
+    store.depart("w", "A1", next(at))
+    later: list[Event] = []
+    for n in range(delta):
+        author = f"T{1 + n % 4}"
+        target = (n * 7919) % items
+        if n % 3 == 0 and f"i{target}" not in {e.target for e in later if isinstance(e, Revoke)}:
+            later.append(
+                Revoke(id=f"r{n}", at=next(at), author=author, target=f"i{target}", why="done")
+            )
+        else:
+            later.append(
+                Assert(
+                    id=f"b{n}",
+                    at=next(at),
+                    author=author,
+                    item=ItemDraft(id=f"n{n}", text=f"News {n}: {text(n * 13)}"),
+                )
+            )
+    store.append("w", later)
+    request = ReturnRequest(
+        id="ret", at=next(at) + timedelta(minutes=5), agent="A1", task="t", purpose="p"
+    )
+    return store, request
+
+
+def measure(items: int, delta: int, repeat: int) -> dict[str, float]:
+    store, request = workspace(items, delta)
+    signer = HmacSha256Signer(b"bench-judgment-key-0123456789")
+    policy = Policy(max_items=32, max_chars=8192)
+    off = replace(policy, implicit=False)
+    verifier = Counting(make_verifier("builtin"))
+
+    def once(chosen: Policy) -> None:
+        ctx = store.return_context("w", request)
+        admit(ctx, policy=chosen, verifier=verifier, signer=signer)
+
+    once(policy)  # warm: items decoded once per store, as on a server
+    calls, pairs = verifier.calls, verifier.pairs
+    with_implicit = best(lambda: once(policy), repeat)
+    without = best(lambda: once(off), repeat)
+    store.close()
+    return {
+        "calls": calls,
+        "pairs": pairs,
+        "ms": with_implicit * 1000,
+        "baseline_ms": without * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000:500,1000:5000,5000:5000")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print("| items | delta | verifier calls | pairs | return ms | implicit off ms | ratio |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for size in args.sizes.split(","):
+        items, delta = (int(x) for x in size.split(":"))
+        r = measure(items, delta, args.repeat)
+        print(
+            f"| {items} | {delta} | {r['calls']:.0f} | {r['pairs']:.0f} | {r['ms']:.0f} "
+            f"| {r['baseline_ms']:.0f} | {r['ms'] / r['baseline_ms']:.2f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
