@@ -190,8 +190,8 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
             {"at": at(len(events)), "author": "A2", "op": "revoke", "target": target, "why": "x"}
         )
     for j in range(draw(st.integers(0, 2))):
-        words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=2))
-        events.append(assert_item(len(events), f"n{j}", f"News {j}: {', '.join(words)}."))
+        said = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=2))
+        events.append(assert_item(len(events), f"n{j}", f"News {j}: {', '.join(said)}."))
     return events
 
 
