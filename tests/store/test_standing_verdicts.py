@@ -176,7 +176,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     for i in range(n_items):
         words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=2))
         extra: dict[str, Any] = {}
-        if ids and draw(st.booleans()):
+        if draw(st.booleans()) and ids:
             extra["depends_on"] = [draw(st.sampled_from(ids))]
         if draw(st.booleans()):
             extra["key"] = draw(st.sampled_from(["k1", "k2"]))
