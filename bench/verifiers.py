@@ -151,18 +151,25 @@ def verifier_report(
 def split_report(
     spec: str, verifier: Verifier, scored: Sequence[LabeledPair], split: str, threshold: float
 ) -> None:
-    calls_before = int(getattr(verifier, "calls", 0))
-    tokens_before = int(getattr(verifier, "tokens_used", 0))
+    counters = ("calls", "tokens_used", "generated_tokens", "second_pairs")
+    before = {c: int(getattr(verifier, c, 0)) for c in counters}
     verdicts, seconds = judge_all(verifier, scored)
     scores = prf(scored, verdicts, threshold)
-    calls = int(getattr(verifier, "calls", len(scored))) - calls_before
-    tokens = int(getattr(verifier, "tokens_used", 0)) - tokens_before
+    used = {c: int(getattr(verifier, c, 0)) - before[c] for c in counters}
+    calls = used["calls"] if hasattr(verifier, "calls") else len(scored)
+    tokens = used["tokens_used"]
     print(
         f"{spec}: {split} n={len(scored)} threshold {threshold:.3f}: "
         f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f} "
         f"unavailable {scores['unavailable']:.3f}; {calls / len(scored):.2f} calls, "
         f"{tokens / len(scored):.1f} tokens, {1000 * seconds / len(scored):.1f} ms per pair"
     )
+    if hasattr(verifier, "generated_tokens"):
+        print(
+            f"    of which generated: {used['generated_tokens'] / len(scored):.2f} tokens per pair"
+        )
+    if hasattr(verifier, "second_pairs"):
+        print(f"    pairs sent to the second verifier: {used['second_pairs']}/{len(scored)}")
     if spec == "builtin":
         claimed = [
             (p, v) for p, v in zip(scored, verdicts, strict=True) if p.kind != "premise_change"

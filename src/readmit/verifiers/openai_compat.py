@@ -1,18 +1,24 @@
 """A verifier over any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server, hosted).
 
 Spec: ``openai-compat:MODEL@BASE_URL``; the key comes from ``READMIT_VERIFIER_API_KEY``
-(read by the CLI and service, passed in here). For each proposed pair it asks for a
-structured verdict, falling back when a server does not support a format:
+(read by the CLI and service, passed in here). The prompt states explicit rules and a
+few short worked examples (written for it, in domains of their own), and asks for one
+word, ``yes`` or ``no``. The verdict is read from the probability of that one token:
+the confidence in "invalidates" is P(yes) / (P(yes) + P(no)) from the server's
+log-probabilities, so a pair costs one prompt and one generated token. Only a verdict
+of invalidation (the pairs that may be excluded) gets a second, short request for a
+one-sentence reason, unless ``explain`` is off.
+
+A server that does not return log-probabilities falls back, format by format:
 
 1. ``response_format`` ``json_schema`` (strict);
 2. ``json_object`` with the schema (llama-cpp-python's server answers 500 to 1);
 3. a plain prompt, parsed strictly.
 
-The confidence is read from the log-probabilities of the verdict token when the
-server returns them (small models' self-reported confidence is nearly constant),
-else from the answer's own ``confidence``; with neither, 0.5, below any sensible
-threshold, so an unconfident verdict never removes an item. Any transport error,
-timeout, refusal or unparseable answer after bounded retries raises
+In those formats the confidence is read from the verdict token's log-probabilities
+when there are any, else from the answer's own ``confidence``; with neither, 0.5, below
+any sensible threshold, so an unconfident verdict never removes an item. Any transport
+error, timeout, refusal or unparseable answer after bounded retries raises
 `VerifierUnavailable`, and the pipeline withholds the challenged item.
 """
 
@@ -40,15 +46,112 @@ SCHEMA: dict[str, Any] = {
     "required": ["verdict", "reason"],
     "additionalProperties": False,
 }
-SYSTEM = (
-    "You check whether a later observation makes an earlier statement unsafe to act on now. "
-    "Say 'invalidates' only when acting on the earlier statement today would be wrong because "
-    "of the later observation (it changed a fact or a premise the statement relies on). Sharing "
-    "a topic is not invalidation. Reply as JSON: "
-    '{"verdict": "invalidates" | "compatible", "reason": "<one sentence>"}.'
+RULES = """\
+You check whether a LATER observation makes an EARLIER note unsafe to act on now.
+
+It invalidates the note ("yes") when:
+1. it cancels, withdraws or replaces the very thing the note names (the same booking, \
+person, place, code or account), or
+2. it changes a premise of the note: because of it, acting on the note now would be \
+wrong or pointless (what the note serves was called off, the person can no longer do \
+it, the thing it needs is gone).
+
+It does not invalidate the note ("no") when:
+3. it only shares a topic or a name and adds a detail that fits the note;
+4. it withdraws a different thing that only shares a word with the note's thing: a \
+name with another word or a suffix added or changed ("Maple Cleaners" is not "Maple \
+Bakery", "court 3B" is not "court 3") is another thing, and the note stays valid;
+5. it has nothing to do with the note;
+6. the note itself records a change ("moved from X to Y", "switched to Y"): the note \
+is current, and withdrawing the old X does not invalidate it.
+"""
+ONE_WORD_ASK = "Answer with one word: yes or no."
+JSON_ASK = (
+    'Reply as JSON: {"verdict": "invalidates" | "compatible", "reason": "<one sentence>"} '
+    '("invalidates" for yes, "compatible" for no).'
 )
-MODES = ("json_schema", "json_object", "plain")
+WHY = "In one short sentence: what in the later observation makes the earlier note unsafe?"
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A worked example: a pair, the right answer, and why (written for the prompt)."""
+
+    earlier: str
+    later: str
+    invalidates: bool
+    why: str
+    replaced: str | None = None
+    """What the later observation replaced, if it replaced something."""
+
+
+EXAMPLES = (
+    Example(
+        "Buy a cake for Mia's party on Saturday.",
+        "Mia's party was called off; she has the flu.",
+        True,
+        "rule 2: the party the cake is for was called off",
+    ),
+    Example(
+        "Water the tomato beds every evening.",
+        "The tomato beds get full sun in the afternoon.",
+        False,
+        "rule 3: a detail about the same beds",
+    ),
+    Example(
+        "Take the van to Harbor Garage for its service on Tuesday.",
+        "Cliffside Garage services our van now.",
+        True,
+        "rule 1: the garage the note names was replaced",
+        replaced="Harbor Garage services our van.",
+    ),
+    Example(
+        "Feed Pepper the grain-free food twice a day.",
+        "No longer valid: Pepper Junior's swim class is on Sundays.",
+        False,
+        "rule 4: Pepper Junior is someone else",
+    ),
+    Example(
+        "Reserve court 3 for Sunday's tennis match.",
+        "No longer valid: Court 3B is free on Sunday afternoons.",
+        False,
+        "rule 4: court 3B is another court",
+    ),
+    Example(
+        "Pick up the shirts from Maple Cleaners after work.",
+        "No longer valid: The Maple Bakery order for the party is ready.",
+        False,
+        "rule 4: Maple Bakery is another shop",
+    ),
+    Example(
+        "Mow the lawn on Saturday mornings.",
+        "We sold the house and moved into a flat with no garden.",
+        True,
+        "rule 2: there is no lawn to mow any more",
+    ),
+    Example(
+        "The choir moved from St. Anne's hall to the Elm Street school.",
+        "No longer valid: The choir rehearses in St. Anne's hall.",
+        False,
+        "rule 6: the note already records the move",
+    ),
+)
+"""Short worked examples in domains of their own (none is from a labeled set)."""
+MODES = ("token", "json_schema", "json_object", "plain")
 _VERDICT = re.compile(r"\b(invalidates|compatible)\b", re.IGNORECASE)
+_ANSWERS = {"yes": True, "no": False}
+
+
+def question(pair: Pair) -> str:
+    """The pair as the model sees it: the two texts in order, and what the later one replaced."""
+    replaced = pair.later.withdrawn_text if pair.later.replacement_text is not None else None
+    return _question(pair.earlier.text, pair.later.text, replaced)
+
+
+def _question(earlier: str, later: str, replaced: str | None) -> str:
+    if replaced is not None:
+        later = f'{later} (This replaces the earlier record: "{replaced}")'
+    return f"EARLIER: {earlier}\nLATER: {later}\nDoes LATER invalidate EARLIER?"
 
 
 @dataclass
@@ -61,12 +164,18 @@ class OpenAICompatVerifier:
     timeout: float = 60.0
     retries: int = 2
     max_tokens: int = 96
+    """The most tokens a reason or a structured answer may take."""
     schema: dict[str, Any] = field(default_factory=lambda: dict(SCHEMA))
     """The JSON schema of a verdict sent with the structured formats."""
-    mode: str = "json_schema"
-    """The first response format to try; moves down `MODES` when a server refuses one."""
+    mode: str = "token"
+    """The first format to try; moves down `MODES` when a server refuses one."""
+    explain: bool = False
+    """Ask for a one-sentence reason when a one-token verdict says "invalidates" (a second
+    request; on a 2-core CPU about 24 more generated tokens and 5 s, more than the verdict)."""
     calls: int = 0
     tokens_used: int = 0
+    generated_tokens: int = 0
+    """Of ``tokens_used``, those the model generated (the rest is prompt)."""
     keepalive: object | None = field(default=None, repr=False)
     """Whatever must live as long as the verifier (an in-process server)."""
     label: str | None = None
@@ -82,17 +191,40 @@ class OpenAICompatVerifier:
         return [self._judge(pair) for pair in pairs]
 
     def _judge(self, pair: Pair) -> Verdict:
-        prompt = (
-            f"Earlier statement (recorded first): {pair.earlier.text}\n"
-            f"Later observation (recorded after it): {pair.later.text}\n"
-            "Does the later observation invalidate acting on the earlier statement now?"
-        )
+        prompt = question(pair)
         while True:
             mode = self.mode
             try:
-                return parse_verdict(self._post(prompt, mode))
+                if mode == "token":
+                    return self._by_token(prompt)
+                return parse_verdict(self._post(self._request(prompt, mode)))
             except _Unsupported:
                 self.refused(mode)
+
+    def _by_token(self, prompt: str) -> Verdict:
+        messages = _messages(prompt, ONE_WORD_ASK)
+        p = token_confidence(self._post(self._request_token(messages)))
+        if p is None:
+            raise _Unsupported  # no log-probabilities: a structured format will do
+        if p <= 0.5:
+            return Verdict(invalidates=False, confidence=1 - p, reason=f"P(yes) = {p:.2f}")
+        reason = f"P(yes) = {p:.2f}"
+        if self.explain:
+            reason = self._reason(messages) or reason
+        return Verdict(invalidates=True, confidence=p, reason=reason)
+
+    def _reason(self, messages: list[dict[str, str]]) -> str:
+        follow_up = [
+            *messages,
+            {"role": "assistant", "content": "yes"},
+            {"role": "user", "content": WHY},
+        ]
+        request = {**self._request_token(follow_up), "max_tokens": self.max_tokens}
+        body = self._post(request)
+        try:
+            return str(body["choices"][0]["message"]["content"] or "").strip()[:500]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise VerifierUnavailable(f"{self.name}: malformed completion: {exc!r}") from exc
 
     def refused(self, mode: str) -> None:
         """The server refused ``mode``: move to the next format, unless another call already did.
@@ -111,6 +243,16 @@ class OpenAICompatVerifier:
                 raise VerifierUnavailable(f"{self.name}: no response format works") from None
             self.mode = MODES[following]
 
+    def _request_token(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": 10,
+            "messages": messages,
+        }
+
     def _request(self, prompt: str, mode: str) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
@@ -118,10 +260,7 @@ class OpenAICompatVerifier:
             "max_tokens": self.max_tokens,
             "logprobs": True,
             "top_logprobs": 5,
-            "messages": [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": prompt},
-            ],
+            "messages": _messages(prompt, JSON_ASK),
         }
         if mode == "json_schema":
             request["response_format"] = {
@@ -132,16 +271,18 @@ class OpenAICompatVerifier:
             request["response_format"] = {"type": "json_object", "schema": self.schema}
         return request
 
-    def _post(self, prompt: str, mode: str) -> dict[str, Any]:
+    def _post(self, request: dict[str, Any]) -> dict[str, Any]:
+        structured = "response_format" in request or request["max_tokens"] == 1
+
         def inspect(response: httpx.Response) -> None:
             with self._lock:
                 self.calls += 1
-            if response.status_code in (400, 422, 500, 501) and mode != "plain":
+            if response.status_code in (400, 422, 500, 501) and structured:
                 raise _Unsupported
 
         response = post_with_retries(
             f"{self.base_url}/chat/completions",
-            self._request(prompt, mode),
+            request,
             name=self.name,
             api_key=self.api_key,
             timeout=self.timeout,
@@ -149,9 +290,33 @@ class OpenAICompatVerifier:
             inspect=inspect,
         )
         body: dict[str, Any] = response.json()
+        usage = body.get("usage", {})
         with self._lock:
-            self.tokens_used += int(body.get("usage", {}).get("total_tokens", 0))
+            self.tokens_used += int(usage.get("total_tokens", 0))
+            self.generated_tokens += int(usage.get("completion_tokens", 0))
         return body
+
+
+def _messages(prompt: str, ask: str) -> list[dict[str, str]]:
+    # The rules and examples come first and never change, so a server that caches
+    # prompt prefixes (llama.cpp does) processes only the pair itself.
+    messages = [{"role": "system", "content": f"{RULES}\n{ask}"}]
+    for example in EXAMPLES:
+        messages += [
+            {
+                "role": "user",
+                "content": _question(example.earlier, example.later, example.replaced),
+            },
+            {"role": "assistant", "content": _answer(example, ask)},
+        ]
+    return [*messages, {"role": "user", "content": prompt}]
+
+
+def _answer(example: Example, ask: str) -> str:
+    if ask == ONE_WORD_ASK:
+        return "yes" if example.invalidates else "no"
+    verdict = "invalidates" if example.invalidates else "compatible"
+    return json.dumps({"verdict": verdict, "reason": example.why})
 
 
 def post_with_retries(
@@ -282,3 +447,31 @@ def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAIC
     return OpenAICompatVerifier(
         model=model, base_url=url, api_key=(settings or {}).get(API_KEY_ENV)
     )
+
+
+def token_confidence(body: Mapping[str, Any]) -> float | None:
+    """P(yes) / (P(yes) + P(no)) over the first answer token's alternatives (any case or space).
+
+    Returns:
+        None when the answer carries no log-probabilities.
+
+    Raises:
+        VerifierUnavailable: when neither answer is among the likely tokens (a refusal).
+    """
+    try:
+        first = body["choices"][0]["logprobs"]["content"][0]
+    except (KeyError, IndexError, TypeError):
+        return None
+    options = [*first.get("top_logprobs", []), first]
+    mass = {True: 0.0, False: 0.0}
+    seen: set[tuple[str, float]] = set()
+    for option in options:
+        token, logprob = str(option.get("token", "")), option.get("logprob")
+        answer = _ANSWERS.get(token.strip().lower())
+        if answer is None or logprob is None or (token, logprob) in seen:
+            continue
+        seen.add((token, logprob))
+        mass[answer] += math.exp(logprob)
+    if mass[True] + mass[False] == 0:
+        raise VerifierUnavailable(f"answered neither yes nor no: {first.get('token')!r}")
+    return mass[True] / (mass[True] + mass[False])
