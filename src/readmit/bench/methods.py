@@ -128,6 +128,7 @@ class _Counting:
         self.name = inner.name
         self.calls = 0
         self.pairs = 0
+        self.before = _spent(inner)
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
         self.calls += 1
@@ -136,7 +137,16 @@ class _Counting:
 
     @property
     def tokens(self) -> int:
-        return int(getattr(self.inner, "tokens_used", 0))
+        """Tokens the inner verifier spent since this wrapper was made (one return)."""
+        return _spent(self.inner) - self.before
+
+    @property
+    def tokens_used(self) -> int:
+        return _spent(self.inner)
+
+
+def _spent(verifier: Verifier) -> int:
+    return int(getattr(verifier, "tokens_used", 0))
 
 
 class Trace:

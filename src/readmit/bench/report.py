@@ -34,6 +34,7 @@ def _block(rows: Sequence[Row]) -> dict[str, Any]:
         "Overall": metrics.mean(accuracy) if len(accuracy) == len(rows) else None,
         "verifier_calls": metrics.mean([float(r.verifier_calls) for r in rows]),
         "tokens": metrics.mean([float(r.tokens) for r in rows]),
+        "answer_tokens": metrics.mean([float(r.answer_tokens) for r in rows]),
         "ms_per_return": 1000 * metrics.mean([r.seconds for r in rows]),
     }
     out["WSAR"] = metrics.wsar(out["IIR"])
@@ -59,6 +60,9 @@ def _block(rows: Sequence[Row]) -> dict[str, Any]:
     return out
 
 
+_AGGREGATED = ("VIA", "IIR", "WSAR", "Overall", "ms_per_return", "verifier_calls")
+
+
 def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
     """One entry per (suite, condition, team size, method), then Average and Pooled rows."""
     blocks: dict[tuple[str, str, int, str], list[Row]] = defaultdict(list)
@@ -82,7 +86,7 @@ def summarize(rows: Sequence[Row]) -> list[dict[str, Any]]:
                 "method": method,
                 "episodes": sum(e["episodes"] for e in entries),
             }
-            for name in ("VIA", "IIR", "WSAR", "Overall", "ms_per_return", "verifier_calls"):
+            for name in (*_AGGREGATED, "tokens", "answer_tokens"):
                 values = {e["condition"]: e[name] for e in entries}
                 aggregate[name] = (
                     None if None in values.values() else metrics.weighted(values, weights)
@@ -109,8 +113,8 @@ def markdown(summary: Sequence[dict[str, Any]], notes: Sequence[str] = ()) -> st
             f"## {suite} (team of {team})",
             "",
             "| condition | method | VIA | IIR | WSAR | Overall | RSR | ms/return | "
-            "verifier calls | episodes |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "verifier calls | LLM tokens (verifier + answer) | episodes |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for e in sorted(
             entries, key=lambda e: (e["condition"] in ("Average", "Pooled"), e["condition"])
@@ -118,10 +122,18 @@ def markdown(summary: Sequence[dict[str, Any]], notes: Sequence[str] = ()) -> st
             lines.append(
                 f"| {e['condition']} | {e['method']} | {_pct(e['VIA'])} | {_pct(e['IIR'])} | "
                 f"{_pct(e['WSAR'])} | {_pct(e['Overall'])} | {_pct(e.get('RSR'))} | "
-                f"{e['ms_per_return']:.2f} | {e['verifier_calls']:.1f} | {e['episodes']} |"
+                f"{e['ms_per_return']:.2f} | {e['verifier_calls']:.1f} | "
+                f"{_tokens(e)} | {e['episodes']} |"
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _tokens(entry: dict[str, Any]) -> str:
+    verifier, answer = entry["tokens"], entry["answer_tokens"]
+    if not verifier and not answer:
+        return "0"
+    return f"{verifier + answer:.0f} ({verifier:.0f} + {answer:.0f})"
 
 
 def plots(summary: Sequence[dict[str, Any]], out: Path) -> list[Path]:

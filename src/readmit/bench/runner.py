@@ -44,6 +44,9 @@ class Row:
     outcome: str
     verifier_calls: int = 0
     tokens: int = 0
+    """LLM tokens the method's decision spent (its verifier)."""
+    answer_tokens: int = 0
+    """LLM tokens the reader spent answering from the method's context."""
     seconds: float = 0.0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -110,15 +113,19 @@ def score(
             [i not in present for i in episode.judge["forgetting"]],
         )
     accuracy = None
+    start, spent = _spent(reader), 0
     if error is not None:
         accuracy = 0.0 if reader else None
     elif reader is not None and episode.probes and all(p.answer for p in episode.probes):
         answers = reader(episode, ctx, view)
+        spent = _spent(reader) - start
         accuracy = metrics.mean(
             [float(a == p.answer) for a, p in zip(answers, episode.probes, strict=True)]
         )
     elif reader is not None and judge is not None and episode.probes:
-        judged = judge(episode, reader(episode, ctx, view))
+        answers = reader(episode, ctx, view)
+        spent = _spent(reader) - start
+        judged = judge(episode, answers)
         extra.update(judged)
         probes = [judged[k] for k in ("SR", "PR", "IPA") if k in judged]
         accuracy = metrics.mean(probes) if probes else judged.get("answer_Overall")
@@ -135,9 +142,15 @@ def score(
         outcome=view.outcome,
         verifier_calls=view.verifier_calls,
         tokens=view.tokens,
+        answer_tokens=spent,
         seconds=view.seconds,
         error=None if error is None else f"{type(error).__name__}: {error}",
     )
+
+
+def _spent(reader: Reader | None) -> int:
+    """Tokens the reader's model has spent so far (0 for a reader without a model)."""
+    return int(getattr(getattr(reader, "__self__", None), "tokens", 0))
 
 
 def run(

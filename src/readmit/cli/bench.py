@@ -1,6 +1,7 @@
 """``readmit bench``: run the evaluation suites and write results, a table and plots."""
 
 import os
+import random
 import sys
 from functools import partial
 from pathlib import Path
@@ -83,6 +84,15 @@ def _episodes(
     help="OpenAI-compatible endpoint for answer-level metrics.",
 )
 @click.option("--verifier", "verifier_spec", default="builtin", show_default=True)
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="At most N episodes per suite, condition and team size, drawn with a fixed seed "
+    "(for runs with a slow model).",
+)
+@click.option("--sample-seed", default=0, show_default=True, help="Seed of --sample.")
 def bench(
     suites: tuple[str, ...],
     method_names: tuple[str, ...],
@@ -91,6 +101,8 @@ def bench(
     out: Path,
     llm: str | None,
     verifier_spec: str,
+    sample: int | None,
+    sample_seed: int,
 ) -> None:
     """Run return episodes through every method and report the paper's metrics."""
     from readmit.bench.llm import ChatModel, judge_episode
@@ -111,6 +123,8 @@ def bench(
     ]
     if skipped:
         click.echo(f"warning: {_skipped_note(skipped)}", err=True)
+    if sample is not None:
+        episodes = _sample(episodes, sample, sample_seed)
     with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
         rows = run(
             episodes,
@@ -129,12 +143,26 @@ def bench(
         "verifier": verifier_spec,
         "llm": llm,
         "skipped_rows": skipped,
+        "sample": sample,
+        "sample_seed": sample_seed,
     }
     paths = write(rows, out, meta, notes)
     for note in notes:
         click.echo(f"note: {note}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
     click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
+
+
+def _sample(episodes: list[Episode], n: int, seed: int) -> list[Episode]:
+    """At most ``n`` episodes of each (suite, condition, team size), in their original order."""
+    groups: dict[tuple[str, str, int], list[int]] = {}
+    for k, e in enumerate(episodes):
+        groups.setdefault((e.suite, e.condition, e.team_size), []).append(k)
+    keep: set[int] = set()
+    for key, members in sorted(groups.items()):
+        rng = random.Random(f"sample/{seed}/{key}")  # noqa: S311 (a reproducible draw)
+        keep.update(rng.sample(members, min(n, len(members))))
+    return [e for k, e in enumerate(episodes) if k in keep]
 
 
 def _skipped_note(skipped: list[str]) -> str:

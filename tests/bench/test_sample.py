@@ -1,0 +1,51 @@
+"""``readmit bench --sample N``: a seeded, reproducible subset of the episodes."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from readmit.cli import cli
+
+
+def run(tmp_path: Path, *args: str) -> dict[str, object]:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "bench",
+            "--suite",
+            "returns",
+            "--seeds",
+            "4",
+            "--method",
+            "TRACE",
+            "--out",
+            str(out),
+            *list(args),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    loaded: dict[str, object] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return loaded
+
+
+def episodes(results: dict[str, object]) -> list[str]:
+    rows = results["rows"]
+    assert isinstance(rows, list)
+    return [r["episode"] for r in rows]
+
+
+def test_sample_keeps_at_most_n_episodes_per_condition_and_is_reproducible(
+    tmp_path: Path,
+) -> None:
+    full = episodes(run(tmp_path))
+    first = episodes(run(tmp_path, "--sample", "2"))
+    again = episodes(run(tmp_path, "--sample", "2"))
+    other = episodes(run(tmp_path, "--sample", "2", "--sample-seed", "7"))
+
+    conditions = {e.split("/")[1] for e in full}
+    assert len(first) == 2 * len(conditions)
+    assert set(first) <= set(full)
+    assert first == again
+    assert other != first
