@@ -10,21 +10,8 @@ from readmit.cli import cli
 
 def run(tmp_path: Path, *args: str) -> dict[str, object]:
     out = tmp_path / "out"
-    result = CliRunner().invoke(
-        cli,
-        [
-            "bench",
-            "--suite",
-            "returns",
-            "--seeds",
-            "4",
-            "--method",
-            "TRACE",
-            "--out",
-            str(out),
-            *list(args),
-        ],
-    )
+    base = ["bench", "--suite", "returns", "--seeds", "4", "--method", "TRACE"]
+    result = CliRunner().invoke(cli, [*base, "--out", str(out), *args])
     assert result.exit_code == 0, result.output
     loaded: dict[str, object] = json.loads((out / "results.json").read_text(encoding="utf-8"))
     return loaded
