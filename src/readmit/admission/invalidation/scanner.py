@@ -16,6 +16,7 @@ Obligations and frontiers are the mandatory structure of the view and are
 never challenged.
 """
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,9 +54,19 @@ class Observations:
         VerifierUnavailable: from `proposals`, if the embedder fails.
     """
 
-    def __init__(self, laters: Sequence[Later], embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        laters: Sequence[Later],
+        embedder: Embedder | None = None,
+        candidates: Sequence[Item] = (),
+        embed_top_k: int = 4,
+    ) -> None:
         self.laters = sorted(laters, key=lambda later: later.epoch)
         self.embedder = embedder
+        self.candidates = [c for c in candidates if c.kind not in STRUCTURE]
+        """The items an embedder ranks for each observation (its nearest ``embed_top_k``)."""
+        self.embed_top_k = embed_top_k
+        self._near: dict[str, list[int]] | None = None
         self.texts = [_query(later) for later in self.laters]
         self.epochs = np.array([later.epoch for later in self.laters], dtype=np.int64)
         self.news = np.array([later.withdrawn_id is None for later in self.laters], dtype=bool)
@@ -96,7 +107,7 @@ class Observations:
         first = self._first(after, target)
         if target.kind in STRUCTURE or first >= len(self.laters):
             return False
-        if self.embedder is not None:
+        if self.embedder is not None and target.id in self._nearest():
             return True
         postings = (
             *(self.by_premise.get(p) for p in target.depends_on),
@@ -124,16 +135,43 @@ class Observations:
         matched = window([first + np.flatnonzero(scores[first:])])
         matched = matched[np.lexsort((-matched, -scores[matched]))][: limits.top_k]
         chosen = [*premise.tolist(), *termed[: limits.per_item].tolist(), *matched.tolist()]
-        if self.embedder is not None and limits.embed_top_k > 0:
-            chosen += self._nearest(target, first, limits.embed_top_k, own)
+        if self.embedder is not None:
+            chosen += [n for n in self._nearest().get(target.id, ()) if n >= first]
         return [self.laters[n] for n in dict.fromkeys(chosen)][: limits.per_item]
 
-    def _nearest(self, target: Item, first: int, k: int, own: npt.NDArray[np.intp]) -> list[int]:
-        if self.embedder is None:
-            return []
-        window = [n for n in range(first, len(self.laters)) if n not in set(own.tolist())]
-        order = ranked([target.text], [self.texts[n] for n in window], self.embedder, limits=[k])
-        return [window[i] for i in order[0]]
+    def _nearest(self) -> dict[str, list[int]]:
+        """For each candidate, the observations that have it among their nearest items.
+
+        Ranked once per index: each observation's ``embed_top_k`` nearest candidates
+        older than it (not what it withdrew or brought), so an observation proposes
+        only the few items closest to it, as lexical terms do.
+
+        Raises:
+            VerifierUnavailable: if the embedder fails.
+        """
+        if self._near is not None:
+            return self._near
+        near: dict[str, list[int]] = {}
+        if self.embedder is not None and self.candidates and self.laters:
+            epochs = np.sort(np.array([c.epoch for c in self.candidates], dtype=np.int64))
+            newer = len(epochs) - np.searchsorted(epochs, self.epochs)
+            rankings = ranked(
+                self.texts,
+                [c.text for c in self.candidates],
+                self.embedder,
+                limits=[self.embed_top_k + int(n) + 2 for n in newer],
+            )
+            for n, (later, ranking) in enumerate(zip(self.laters, rankings, strict=True)):
+                mine = (
+                    c
+                    for c in (self.candidates[i] for i in ranking)
+                    if c.epoch < later.epoch
+                    and c.id not in (later.withdrawn_id, later.replacement_id)
+                )
+                for c in itertools.islice(mine, self.embed_top_k):
+                    near.setdefault(c.id, []).append(n)
+        self._near = near
+        return near
 
 
 _NONE: npt.NDArray[np.intp] = np.array([], dtype=np.intp)
@@ -173,7 +211,7 @@ def propose(
     Raises:
         VerifierUnavailable: if the embedder fails.
     """
-    index = Observations(laters, embedder)
+    index = Observations(laters, embedder, candidates, embed_top_k)
     limits = Limits(top_k=top_k, embed_top_k=embed_top_k, per_item=per_item)
     return [
         Pair(later=later, earlier=item)

@@ -164,10 +164,13 @@ class Screener:
 
     def _judge(self, item: Item) -> bool:
         start = self._start(item)
-        if not self._affordable() and self._observations(start).touches(item, start):
+        if self._affordable():
+            laters = self._proposals(item, start)
+        elif self._touches(item, start):
             # The budget is spent: do not even rank what it cannot judge.
             return self._unscreened(item, ())
-        laters = self._proposals(item, start)
+        else:
+            laters = []
         unavailable: Exclusion | None = None
         name = self.verifier.name
         size = self.policy.batch_size
@@ -227,6 +230,15 @@ class Screener:
         limit = self.policy.max_judgment_tokens
         return limit is None or _tokens(self.verifier) - self.tokens_before < limit
 
+    def _touches(self, item: Item, start: int) -> bool:
+        index = self._observations(start)
+        try:
+            return index.touches(item, start)
+        except VerifierUnavailable as exc:
+            self._embed_failure = exc
+            index.embedder = None
+            return index.touches(item, start)
+
     def _proposals(self, item: Item, start: int) -> list[Later]:
         index = self._observations(start)
         try:
@@ -257,7 +269,9 @@ class Screener:
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
             laters = observations_of(earlier.events, by_id.values(), by_id) + laters
         embedder = None if self._embed_failure is not None else self.embedder
-        self._index = Observations(laters, embedder)
+        self._index = Observations(
+            laters, embedder, list(self.pool.values()), self.policy.scan_embed_top_k
+        )
         return self._index
 
 
