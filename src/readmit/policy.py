@@ -55,11 +55,12 @@ class Policy:
     """How many nearest items by embedding it proposes (when an embedder is configured)."""
     scan_per_item: int = 16
     """At most this many later observations are proposed against one item."""
-    max_judgments: int = 64
+    max_judgments: int | None = None
     """Verifier calls one return may make (each judges one item against at most
-    ``batch_size`` observations). Items the selector wants after the budget is spent are
-    withheld as ``unscreened``; cached verdicts count too, so a decision never depends on
-    what a cache happens to hold."""
+    ``batch_size`` observations); ``None``: four per item the view can hold
+    (``4 × max_items``). Items the selector wants after the budget is spent are withheld
+    as ``unscreened``; cached verdicts count too, so a decision never depends on what a
+    cache happens to hold."""
     max_judgment_tokens: int | None = None
     """LLM tokens one return may spend on judgments (``None``: no limit but the calls)."""
     view_ttl: timedelta = timedelta(hours=1)
@@ -70,11 +71,9 @@ class Policy:
             *_positive(max_items=self.max_items, max_chars=self.max_chars),
             *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
             *_positive(scan_top_k=self.scan_top_k, scan_embed_top_k=self.scan_embed_top_k),
-            *_positive(scan_per_item=self.scan_per_item, max_judgments=self.max_judgments),
-            *(
-                _positive(max_judgment_tokens=self.max_judgment_tokens)
-                if self.max_judgment_tokens is not None
-                else []
+            *_positive(scan_per_item=self.scan_per_item),
+            *_positive_or_none(
+                max_judgments=self.max_judgments, max_judgment_tokens=self.max_judgment_tokens
             ),
             *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
         ]
@@ -86,6 +85,11 @@ class Policy:
             problems.append("view_ttl must be positive")
         if problems:
             raise ConfigError("invalid policy: " + "; ".join(problems))
+
+    @property
+    def judgment_calls(self) -> int:
+        """The verifier calls one return may make (``max_judgments`` or its default)."""
+        return self.max_judgments if self.max_judgments is not None else 4 * self.max_items
 
     @classmethod
     def paper(cls) -> "Policy":
@@ -154,6 +158,10 @@ class Policy:
 
 def _positive(**values: int) -> list[str]:
     return [f"{n} must be a positive integer" for n, v in values.items() if not _is_int(v) or v < 1]
+
+
+def _positive_or_none(**values: int | None) -> list[str]:
+    return _positive(**{n: v for n, v in values.items() if v is not None})
 
 
 def _unit(**values: float) -> list[str]:

@@ -16,7 +16,7 @@ item has not yet been screened against (`Observations`: after the epoch it
 was screened through, or its own epoch) and judges them a batch at a time,
 strongest link first, stopping at the first confirmed invalidation.
 
-Fail closed: a call the budget (``Policy.max_judgments`` calls,
+Fail closed: a call the budget (``Policy.judgment_calls`` calls,
 ``Policy.max_judgment_tokens`` tokens) cannot pay for is not made, and an item
 left partly judged is withheld as ``unscreened``; one whose pairs got no answer
 or an abstention is ``verifier_unavailable``, as is one whose embedding
@@ -32,6 +32,7 @@ from readmit.admission.invalidation.implicit import (
     Later,
     Pair,
     Progress,
+    Verdict,
     Verifier,
     confirms,
     invalidated,
@@ -130,7 +131,7 @@ class Screener:
             pairs=self.pairs,
             tokens=_tokens(self.verifier) - self.tokens_before,
             unscreened=self.unscreened,
-            max_calls=self.policy.max_judgments,
+            max_calls=self.policy.judgment_calls,
             max_tokens=self.policy.max_judgment_tokens,
             standing=standing,
             confirmed=tuple(self.confirmed),
@@ -172,45 +173,55 @@ class Screener:
         else:
             laters = []
         unavailable: Exclusion | None = None
-        name = self.verifier.name
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
                 return self._unscreened(item, laters[offset:])
-            batch = [Pair(later=later, earlier=item) for later in laters[offset : offset + size]]
-            self.calls += 1
-            self.pairs += len(batch)
-            answers = judge_batch(self.verifier, batch)
-            if self.on_progress is not None:
-                self.on_progress(self.calls, self.policy.max_judgments)
-            found = [
-                (pair, verdict)
-                for pair, verdict in answers
-                if verdict is not None and confirms(verdict, self.policy.threshold)
-            ]
-            if found:  # the earliest event that invalidates it is the evidence
-                first, sure = min(found, key=lambda pv: pv[0].later.epoch)
-                exclusion = invalidated(first, sure, name)
-                self.excluded[item.id] = exclusion
-                self.confirmed.append(exclusion)
+            answers = self._call([Pair(later=x, earlier=item) for x in laters[offset:][:size]])
+            if self._confirmed(item, answers):
                 return False
-            for pair, verdict in answers:
-                if unavailable is None and (verdict is None or verdict.abstained):
-                    unavailable = unanswered(pair, verdict, name)
-        news = self._index.first_after(start, item) if self._index is not None else None
-        if unavailable is None and self._embed_failure is not None and news is not None:
-            unavailable = Exclusion(
-                item=item.id,
-                reason=Reason.VERIFIER_UNAVAILABLE,
-                stage=Stage.IMPLICIT,
-                evidence=(news.event_id,),
-                detail=f"not screened against later events: {self._embed_failure}",
+            unavailable = unavailable or next(
+                (unanswered(p, v, self.verifier.name) for p, v in answers if not _answered(v)),
+                None,
             )
+        unavailable = unavailable or self._unembedded(item, start)
         if unavailable is not None:
             self.excluded[item.id] = unavailable
             return False
         self.screened[item.id] = self.ctx.epoch
         return True
+
+    def _call(self, batch: list[Pair]) -> list[tuple[Pair, Verdict | None]]:
+        self.calls += 1
+        self.pairs += len(batch)
+        answers = judge_batch(self.verifier, batch)
+        if self.on_progress is not None:
+            self.on_progress(self.calls, self.policy.judgment_calls)
+        return answers
+
+    def _confirmed(self, item: Item, answers: list[tuple[Pair, Verdict | None]]) -> bool:
+        """Record the earliest event that invalidates ``item``, if any answer confirms one."""
+        found = [(p, v) for p, v in answers if v is not None and confirms(v, self.policy.threshold)]
+        if not found:
+            return False
+        pair, verdict = min(found, key=lambda pv: pv[0].later.epoch)
+        exclusion = invalidated(pair, verdict, self.verifier.name)
+        self.excluded[item.id] = exclusion
+        self.confirmed.append(exclusion)
+        return True
+
+    def _unembedded(self, item: Item, start: int) -> Exclusion | None:
+        """``verifier_unavailable`` when the embedder failed and later events could matter."""
+        news = self._index.first_after(start, item) if self._index is not None else None
+        if self._embed_failure is None or news is None:
+            return None
+        return Exclusion(
+            item=item.id,
+            reason=Reason.VERIFIER_UNAVAILABLE,
+            stage=Stage.IMPLICIT,
+            evidence=(news.event_id,),
+            detail=f"not screened against later events: {self._embed_failure}",
+        )
 
     def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
         self.unscreened += 1
@@ -225,7 +236,7 @@ class Screener:
         return False
 
     def _affordable(self) -> bool:
-        if self.calls >= self.policy.max_judgments:
+        if self.calls >= self.policy.judgment_calls:
             return False
         limit = self.policy.max_judgment_tokens
         return limit is None or _tokens(self.verifier) - self.tokens_before < limit
@@ -273,6 +284,10 @@ class Screener:
             laters, embedder, list(self.pool.values()), self.policy.scan_embed_top_k
         )
         return self._index
+
+
+def _answered(verdict: Verdict | None) -> bool:
+    return verdict is not None and not verdict.abstained
 
 
 def _tokens(verifier: Verifier) -> int:
