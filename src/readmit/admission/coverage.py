@@ -89,7 +89,7 @@ def cover(
     """
     budget = _Budget(policy.max_items, policy.max_chars, screen)
     if policy.selection == "relevance":
-        selected = _by_relevance(eligible, obligations, budget)
+        selected = _by_relevance(eligible, obligations, budget, query)
     else:
         selected = _obligation_aware(eligible, obligations, budget, policy.fill, query)
     chosen = {item.id for item in selected} | budget.rejected
@@ -143,16 +143,20 @@ def _filling(items: Iterable[Item], budget: "_Budget", query: str | None) -> Ite
 
 
 def _by_relevance(
-    eligible: Sequence[Item], obligations: Sequence[Obligation], budget: "_Budget"
+    eligible: Sequence[Item],
+    obligations: Sequence[Obligation],
+    budget: "_Budget",
+    query: str | None,
 ) -> list[Item]:
-    """The OAS ablation: rank by word overlap with the open work, then recency.
+    """The OAS ablation: rank by word overlap with the open work (and the query), then recency.
 
     No structure is reserved and dependencies earn nothing.
     """
-    query = frozenset().union(
-        *(content_tokens(f"{o.item.text} {o.frontier.text}") for o in obligations)
+    words = frozenset().union(
+        content_tokens(query or ""),
+        *(content_tokens(f"{o.item.text} {o.frontier.text}") for o in obligations),
     )
-    ranked = sorted(eligible, key=lambda m: (-len(content_tokens(m.text) & query), -m.epoch, m.id))
+    ranked = sorted(eligible, key=lambda m: (-len(content_tokens(m.text) & words), -m.epoch, m.id))
     return [m for m in ranked if budget.take(m)]
 
 
