@@ -206,3 +206,27 @@ def test_the_openapi_schema_is_published(client: httpx.Client) -> None:
         "/v1/state",
         "/v1/memories",
     } <= set(schema["paths"])
+
+
+def test_a_stale_plan_stays_out_after_departing_again_over_http(
+    client: httpx.Client, team: Team
+) -> None:
+    first, _ = play(client, team, travel_scenario())
+    assert {e["item"]: e["reason"] for e in first.json()["excluded"]}["p0"] == (
+        "implicitly_invalidated"
+    )
+    headers = team.auth("A1")
+
+    active = {i["id"] for i in events(client, team, "A1")}
+    departed = client.post("/v1/depart", json={"at": "2026-05-03T15:00:00Z"}, headers=headers)
+    assert "p0" in active
+    assert departed.json()["items"] == len(active) - 1  # all but p0 are captured
+    again = client.post(
+        "/v1/return",
+        json={"task": "trip", "purpose": "itinerary", "at": "2026-05-03T15:05:00Z"},
+        headers=headers,
+    ).json()
+
+    assert again["outcome"] == "issued"
+    assert "p0" not in again["items"]
+    assert again["judgment"]["calls"] == 0  # nothing new: nothing to judge
