@@ -8,7 +8,7 @@ import pytest
 from builders import KEY, T0, context, item, obligation, revoke
 from readmit.admission import admit
 from readmit.admission.decision import Issued
-from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.admission.invalidation.implicit import Later, Pair, Verdict
 from readmit.admission.invalidation.screening import Screener
 from readmit.events import Evidence, Recorded
 from readmit.model import Item
@@ -256,3 +256,35 @@ def test_a_verdict_cannot_abstain_and_invalidate() -> None:
 def test_verdict_confidence_must_be_a_probability() -> None:
     with pytest.raises(ValueError, match="outside"):
         Verdict(invalidates=True, confidence=1.5)
+
+
+def test_the_verifier_sees_the_premises_of_what_it_judges() -> None:
+    answer = item("a0", "Answer: No.", depends_on=("q0",))
+    question = item("q0", "Question: did Ralph use a radio at Iwo Jima in 1945?")
+    seen: list[tuple[str, ...]] = []
+
+    def judge(pair: Pair) -> Verdict:
+        seen.append(pair.premises)
+        return Verdict(invalidates=False, confidence=0.9)
+
+    ctx = context((question, answer), delta=(news(9, "Answer: Yes."),))
+    Screener(ctx, ctx.items, FunctionVerifier(judge), Policy()).admits(answer)
+
+    assert seen == [(question.text,)]
+
+
+def test_premises_are_part_of_a_cached_judgment() -> None:
+    from readmit.admission.invalidation.cache import pair_key
+
+    later = news(9, "Answer: Yes.")
+    bare = Pair(later=_later(later), earlier=P0)
+    framed = Pair(later=_later(later), earlier=P0, premises=("Question: which hotel?",))
+
+    assert pair_key("v", bare) != pair_key("v", framed)
+
+
+def _later(recorded: Recorded) -> Later:
+    from readmit.admission.invalidation.scanner import observations_of
+
+    [found] = observations_of([recorded], (), {})
+    return found

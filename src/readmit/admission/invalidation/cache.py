@@ -32,6 +32,7 @@ def pair_key(verifier: str, pair: Pair) -> str:
         {
             "verifier": verifier,
             "earlier": {"id": pair.earlier.id, "text": pair.earlier.text},
+            **({"premises": list(pair.premises)} if pair.premises else {}),
             "later": {
                 "event": later.event_id,
                 "op": later.op,

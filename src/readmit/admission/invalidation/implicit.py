@@ -44,6 +44,9 @@ class Pair:
 
     later: Later
     earlier: Item
+    premises: tuple[str, ...] = ()
+    """The texts of the items ``earlier`` depends on (its premises), in id order: what a
+    verifier needs to judge a premise change in context (a question, for an answer)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -177,7 +177,10 @@ class Screener:
         for offset in range(0, len(laters), size):
             if not self._affordable():
                 return self._unscreened(item, laters[offset:])
-            answers = self._call([Pair(later=x, earlier=item) for x in laters[offset:][:size]])
+            premises = self._premise_texts(item)
+            answers = self._call(
+                [Pair(later=x, earlier=item, premises=premises) for x in laters[offset:][:size]]
+            )
             if self._confirmed(item, answers):
                 return False
             unavailable = unavailable or next(
@@ -190,6 +193,10 @@ class Screener:
             return False
         self.screened[item.id] = self.ctx.epoch
         return True
+
+    def _premise_texts(self, item: Item) -> tuple[str, ...]:
+        found = (self.ctx.by_id.get(p) for p in sorted(item.depends_on))
+        return tuple(premise.text for premise in found if premise is not None)
 
     def _call(self, batch: list[Pair]) -> list[tuple[Pair, Verdict | None]]:
         self.calls += 1
