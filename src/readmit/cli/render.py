@@ -32,6 +32,8 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
     )
     cov = record["coverage"]
     yield f"  coverage: obligations {_pct(cov['obligations'])}, critical {_pct(cov['critical'])}"
+    if record.get("judgment"):
+        yield f"  judgment: {_judgment(record['judgment'])}"
     label = "kept (in selection order)" if outcome == "issued" else "selected, but not issued"
     kept = record["items"] if outcome == "issued" else record.get("selected", [])
     yield f"  {label}:"
@@ -51,6 +53,20 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
     )
     yield f"  private memories readmitted: {', '.join(record['readmitted']) or '(none)'}"
     yield f"  private memories withheld:   {', '.join(record['withheld']) or '(none)'}"
+
+
+def _judgment(j: dict[str, Any]) -> str:
+    """One line: what the implicit stage spent and found (record["judgment"])."""
+    if not j["verifier"]:
+        return f"implicit invalidation off; {j['standing']} standing verdict(s) applied"
+    budget = j["budget"]
+    tokens = f", {j['tokens']} tokens" if j["tokens"] else ""
+    limit = f" of {budget['tokens']}" if tokens and budget["tokens"] else ""
+    return (
+        f"{j['calls']} of {budget['calls']} verifier calls ({j['verifier']}){tokens}{limit}; "
+        f"{j['confirmed']} new and {j['standing']} standing invalidation(s); "
+        f"{j['unscreened']} item(s) left unscreened"
+    )
 
 
 def _detail(exclusion: dict[str, Any]) -> str:
