@@ -11,7 +11,7 @@ installed), the scanner is also measured with its nearest-neighbour proposals,
 next to the chance baseline (random vectors) in the same run.
 
 Usage: python bench/verifiers.py [--verifier SPEC ...] [--embeddings SPEC ...] [--no-gguf]
-                                 [--limit N]
+                                 [--limit N] [--explain]
 """
 
 import argparse
@@ -37,6 +37,7 @@ from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
 from readmit.verifiers.labeled import SPLITS, LabeledPair, pairs
+from readmit.verifiers.openai_compat import OpenAICompatVerifier
 
 THRESHOLD = 0.65
 
@@ -139,9 +140,20 @@ def verifier_report(
 ) -> None:
     threshold = THRESHOLD
     if calibrated:
+        # A one-token model verdict says "invalidates" from P(yes) >= decide_at: with 0 every
+        # verdict carries P(yes) as its confidence, and the best threshold is the cut-off.
+        models = [
+            m
+            for m in (verifier, getattr(verifier, "second", None))
+            if isinstance(m, OpenAICompatVerifier)
+        ]
+        for model in models:
+            model.decide_at = 0.0
         tune = [p for p in labeled if p.split == "tune"]
         tune_verdicts, _ = judge_all(verifier, tune)
         threshold = calibrate(tune, tune_verdicts)
+        for model in models:
+            model.decide_at = threshold
     for split in ("held_out", "fresh"):
         scored = [p for p in labeled if p.split == split]
         if scored:
@@ -164,6 +176,13 @@ def split_report(
         f"unavailable {scores['unavailable']:.3f}; {calls / len(scored):.2f} calls, "
         f"{tokens / len(scored):.1f} tokens, {1000 * seconds / len(scored):.1f} ms per pair"
     )
+    said = Counter(
+        p.kind
+        for p, v in zip(scored, verdicts, strict=True)
+        if v and v.invalidates and v.confidence >= threshold
+    )
+    total = Counter(p.kind for p in scored)
+    print("    said invalidates: " + ", ".join(f"{k} {said[k]}/{total[k]}" for k in sorted(total)))
     if hasattr(verifier, "generated_tokens"):
         print(
             f"    of which generated: {used['generated_tokens'] / len(scored):.2f} tokens per pair"
@@ -216,6 +235,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verifier", action="append", default=[])
     parser.add_argument("--no-gguf", action="store_true")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="LLM verifiers generate a reason for each verdict of invalidation (one more call)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="pairs per split (for a quick run)")
     parser.add_argument("--top-k", type=int, default=8)
     parser.add_argument(
@@ -250,6 +274,9 @@ def main() -> None:
         specs.append(local)
     for spec in specs:
         verifier = make_verifier(spec, os.environ)
+        for part in (verifier, getattr(verifier, "second", None)):
+            if isinstance(part, OpenAICompatVerifier):
+                part.explain = args.explain
         verifier_report(
             spec if spec == "builtin" else verifier.name,
             verifier,

@@ -23,7 +23,7 @@ def verifier_names() -> list[str]:
 
 
 def make_verifier(spec: str, settings: Mapping[str, str] | None = None) -> Verifier:
-    """Build the verifier a spec names, e.g. ``builtin`` or ``openai-compat:MODEL@URL``.
+    """Build the verifier a spec names: ``builtin``, ``openai-compat:MODEL@URL``, ``chain:A,B``.
 
     ``settings`` (the CLI passes the environment) reach factories that take a
     second argument, for secrets such as ``READMIT_VERIFIER_API_KEY``.

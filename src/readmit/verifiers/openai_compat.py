@@ -130,6 +130,12 @@ EXAMPLES = (
         "rule 2: there is no lawn to mow any more",
     ),
     Example(
+        "Sign Leo up for the under-12 football team.",
+        "Leo turned 13 last week.",
+        True,
+        "rule 2: Leo is too old for that team now",
+    ),
+    Example(
         "The choir moved from St. Anne's hall to the Elm Street school.",
         "No longer valid: The choir rehearses in St. Anne's hall.",
         False,
@@ -169,6 +175,10 @@ class OpenAICompatVerifier:
     """The JSON schema of a verdict sent with the structured formats."""
     mode: str = "token"
     """The first format to try; moves down `MODES` when a server refuses one."""
+    decide_at: float = 0.5
+    """P(yes) at or above which a one-token verdict is "invalidates", with confidence P(yes).
+    A small model's P(yes) runs low on premise changes; bench/verifiers.py sets this
+    from the tune split of the labeled pairs."""
     explain: bool = False
     """Ask for a one-sentence reason when a one-token verdict says "invalidates" (a second
     request; on a 2-core CPU about 24 more generated tokens and 5 s, more than the verdict)."""
@@ -206,7 +216,7 @@ class OpenAICompatVerifier:
         p = token_confidence(self._post(self._request_token(messages)))
         if p is None:
             raise _Unsupported  # no log-probabilities: a structured format will do
-        if p <= 0.5:
+        if p < self.decide_at:
             return Verdict(invalidates=False, confidence=1 - p, reason=f"P(yes) = {p:.2f}")
         reason = f"P(yes) = {p:.2f}"
         if self.explain:
