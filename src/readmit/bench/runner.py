@@ -159,15 +159,17 @@ def run(
     reader: Reader | None = offline_reader,
     on_episode: Callable[[Episode], None] | None = None,
     judge: Judge | None = None,
+    threshold: float | None = None,
 ) -> list[Row]:
-    """Every method on every episode."""
+    """Every method on every episode (with ``threshold``, every episode's τ is that)."""
     rows: list[Row] = []
     for episode in episodes:
         scenario = load_scenario(episode.scenario)  # validated and replayed once per episode
         ctx = context(episode, scenario)
-        rows.extend(
-            score(episode, method, ctx, reader, judge, scenario.policy) for method in methods
-        )
+        policy = scenario.policy
+        if threshold is not None:
+            policy = replace(policy, threshold=threshold)
+        rows.extend(score(episode, method, ctx, reader, judge, policy) for method in methods)
         if on_episode is not None:
             on_episode(episode)
     return rows

@@ -93,6 +93,12 @@ def _episodes(
     "(for runs with a slow model).",
 )
 @click.option("--sample-seed", default=0, show_default=True, help="Seed of --sample.")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="τ for every episode: the verifier's calibrated threshold (default: each suite's).",
+)
 def bench(
     suites: tuple[str, ...],
     method_names: tuple[str, ...],
@@ -103,6 +109,7 @@ def bench(
     verifier_spec: str,
     sample: int | None,
     sample_seed: int,
+    threshold: float | None,
 ) -> None:
     """Run return episodes through every method and report the paper's metrics."""
     from readmit.bench.llm import ChatModel, judge_episode
@@ -132,6 +139,7 @@ def bench(
             reader=model.reader if model else offline_reader,
             on_episode=lambda _: bar.update(1),
             judge=partial(judge_episode, model) if model else None,
+            threshold=threshold,
         )
     notes = _notes(episodes, model is not None) + ([_skipped_note(skipped)] if skipped else [])
     meta: dict[str, Any] = {
@@ -145,6 +153,7 @@ def bench(
         "skipped_rows": skipped,
         "sample": sample,
         "sample_seed": sample_seed,
+        "threshold": threshold,
     }
     paths = write(rows, out, meta, notes)
     for note in notes:

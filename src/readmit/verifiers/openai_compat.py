@@ -37,6 +37,9 @@ from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.errors import ConfigError, VerifierUnavailable
 
 API_KEY_ENV = "READMIT_VERIFIER_API_KEY"
+DECIDE_AT_ENV = "READMIT_VERIFIER_DECIDE_AT"
+"""P(yes) at or above which a one-token verdict says "invalidates" (calibrated per model;
+the policy's τ still applies to the verdict's confidence)."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -149,9 +152,12 @@ _ANSWERS = {"yes": True, "no": False}
 
 
 def question(pair: Pair) -> str:
-    """The pair as the model sees it: the two texts in order, and what the later one replaced."""
+    """The pair as the model sees it: both texts in order, and what the earlier relies on."""
     replaced = pair.later.withdrawn_text if pair.later.replacement_text is not None else None
-    return _question(pair.earlier.text, pair.later.text, replaced)
+    earlier = pair.earlier.text
+    if pair.premises:  # what the note relies on, so a premise change can be judged in context
+        earlier += " (It relies on: " + "; ".join(f'"{p}"' for p in pair.premises) + ")"
+    return _question(earlier, pair.later.text, replaced)
 
 
 def _question(earlier: str, later: str, replaced: str | None) -> str:
@@ -454,9 +460,23 @@ def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAIC
         ConfigError: if the argument is not ``MODEL@http(s)://...``.
     """
     model, url = endpoint(argument, "openai-compat:")
+    settings = settings or {}
     return OpenAICompatVerifier(
-        model=model, base_url=url, api_key=(settings or {}).get(API_KEY_ENV)
+        model=model,
+        base_url=url,
+        api_key=settings.get(API_KEY_ENV),
+        decide_at=_cut_off(settings.get(DECIDE_AT_ENV, "0.5")),
     )
+
+
+def _cut_off(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{DECIDE_AT_ENV} must be a number in [0, 1], not {text!r}")
+    return value
 
 
 def token_confidence(body: Mapping[str, Any]) -> float | None:
