@@ -36,3 +36,16 @@ def test_sample_keeps_at_most_n_episodes_per_condition_and_is_reproducible(
     assert set(first) <= set(full)
     assert first == again
     assert other != first
+
+
+def test_threshold_sets_tau_for_every_episode(tmp_path: Path) -> None:
+    results = run(tmp_path, "--sample", "1", "--threshold", "1.0")
+    rows = results["rows"]
+    assert isinstance(rows, list)
+
+    meta = results["meta"]
+    assert isinstance(meta, dict)
+    assert meta["threshold"] == 1.0
+    implicit = [r for r in rows if r["condition"] == "implicit"]
+    assert implicit
+    assert all(r["iir"] == 0.0 for r in implicit)  # τ = 1 confirms no implicit invalidation
