@@ -49,3 +49,19 @@ def test_threshold_sets_tau_for_every_episode(tmp_path: Path) -> None:
     implicit = [r for r in rows if r["condition"] == "implicit"]
     assert implicit
     assert all(r["iir"] == 0.0 for r in implicit)  # τ = 1 confirms no implicit invalidation
+
+
+def test_condition_keeps_only_the_named_conditions(tmp_path: Path) -> None:
+    kept = episodes(run(tmp_path, "--condition", "implicit", "--condition", "crowded"))
+
+    assert kept
+    assert {e.split("/")[1] for e in kept} == {"implicit", "crowded"}
+
+
+def test_an_unknown_condition_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["bench", "--suite", "returns", "--seeds", "1", "--condition", "nope"]
+    )
+
+    assert result.exit_code != 0
+    assert "unknown condition" in result.output

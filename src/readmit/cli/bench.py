@@ -94,6 +94,12 @@ def _episodes(
 )
 @click.option("--sample-seed", default=0, show_default=True, help="Seed of --sample.")
 @click.option(
+    "--condition",
+    "conditions",
+    multiple=True,
+    help="Run only episodes of these conditions (e.g. 50%, old_valid); default: all.",
+)
+@click.option(
     "--threshold",
     type=click.FloatRange(0, 1),
     default=None,
@@ -109,6 +115,7 @@ def bench(
     verifier_spec: str,
     sample: int | None,
     sample_seed: int,
+    conditions: tuple[str, ...],
     threshold: float | None,
 ) -> None:
     """Run return episodes through every method and report the paper's metrics."""
@@ -130,6 +137,12 @@ def bench(
     ]
     if skipped:
         click.echo(f"warning: {_skipped_note(skipped)}", err=True)
+    if conditions:
+        known = {e.condition for e in episodes}
+        unknown = sorted(set(conditions) - known)
+        if unknown:
+            raise ConfigError(f"unknown condition(s) {unknown} (known: {', '.join(sorted(known))})")
+        episodes = [e for e in episodes if e.condition in conditions]
     if sample is not None:
         episodes = _sample(episodes, sample, sample_seed)
     with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
@@ -153,6 +166,7 @@ def bench(
         "skipped_rows": skipped,
         "sample": sample,
         "sample_seed": sample_seed,
+        "conditions": list(conditions),
         "threshold": threshold,
     }
     paths = write(rows, out, meta, notes)
