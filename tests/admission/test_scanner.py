@@ -57,7 +57,9 @@ def test_equal_scores_rank_newest_first() -> None:
         for n in (5, 3, 7, 4)
     ]
 
-    found = [p.later.event_id for p in propose(same, [item("x", "The hotel lobby.")], top_k=2)]
+    found = [
+        p.later.event_id for p in propose(same, [item("x", "The hotel lobby, again.")], top_k=2)
+    ]
 
     assert found == ["e7", "e5"]
 
@@ -92,3 +94,13 @@ def test_touches_never_clears_an_item_that_has_proposals(
 
     if index.proposals(target, after, Limits()):
         assert index.touches(target, after)
+
+
+def test_news_that_only_restates_an_item_is_not_proposed_against_it() -> None:
+    answer = item("a1", "Answer to the current question: Yes")
+    same = Later(event_id="e9", epoch=9, op="assert", text=answer.text, replacement_id="a2")
+    other = Later(event_id="e10", epoch=10, op="assert", text="Answer to the current question: No")
+
+    found = [p.later.event_id for p in propose([same, other], [answer])]
+
+    assert found == ["e10"]

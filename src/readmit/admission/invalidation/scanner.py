@@ -13,7 +13,8 @@ embeddings. Work therefore grows with the targets a return judges, not with
 the store: the index over the observations is built once per return.
 
 Obligations and frontiers are the mandatory structure of the view and are
-never challenged.
+never challenged, and news that only restates an item (the same text,
+withdrawing nothing: a teammate repeating it) is never proposed against it.
 """
 
 import itertools
@@ -73,18 +74,23 @@ class Observations:
         """Whether an observation withdrew nothing (withdrawals rank first)."""
         premises: dict[str, list[int]] = {}
         subjects: dict[str, list[int]] = {}
+        restating: dict[str, list[int]] = {}
         terms: dict[str, list[int]] = {}
         for n, (later, text) in enumerate(zip(self.laters, self.texts, strict=True)):
             if later.withdrawn_id is not None:
                 premises.setdefault(later.withdrawn_id, []).append(n)
             for subject in {later.withdrawn_id, later.replacement_id} - {None}:
                 subjects.setdefault(str(subject), []).append(n)
+            if later.withdrawn_id is None:
+                restating.setdefault(later.text, []).append(n)
             for term in distinctive_terms(text):
                 terms.setdefault(term, []).append(n)
         self.by_premise = _arrays(premises)
         self.by_subject = _arrays(subjects)
         """What each observation withdrew or brought: never proposed against that item."""
         self.by_term = _arrays(terms)
+        self.restating = _arrays(restating)
+        """News by its text: news that only restates an item cannot invalidate it."""
         self.bm25 = _Bm25([content_tokens(t) for t in self.texts])
 
     def __len__(self) -> int:
@@ -121,7 +127,9 @@ class Observations:
         first = self._first(after, target)
         if target.kind in STRUCTURE or first >= len(self.laters):
             return []
-        own = self.by_subject.get(target.id, _NONE)
+        own = np.concatenate(
+            (self.by_subject.get(target.id, _NONE), self.restating.get(target.text, _NONE))
+        )
         scores = self.bm25.scores(content_tokens(target.text))
 
         def window(found: Sequence[npt.NDArray[np.intp] | None]) -> npt.NDArray[np.intp]:
@@ -136,7 +144,10 @@ class Observations:
         matched = matched[np.lexsort((-matched, -scores[matched]))][: limits.top_k]
         chosen = [*premise.tolist(), *termed[: limits.per_item].tolist(), *matched.tolist()]
         if self.embedder is not None:
-            chosen += [n for n in self._nearest().get(target.id, ()) if n >= first]
+            skip = set(own.tolist())
+            chosen += [
+                n for n in self._nearest().get(target.id, ()) if n >= first and n not in skip
+            ]
         return [self.laters[n] for n in dict.fromkeys(chosen)][: limits.per_item]
 
     def _nearest(self) -> dict[str, list[int]]:
