@@ -210,3 +210,15 @@ def test_departing_again_with_nothing_new_never_admits_what_was_excluded_as_stal
     stale = {e["item"] for e in first["excluded"] if e["reason"] in STALE}
     assert not stale & set(second["selected"])
     assert not stale & set(second["items"])
+
+
+def test_evidence_from_before_a_departure_is_not_shown(store: WorkStateStore) -> None:
+    history = [e for e in HISTORY if e.get("agent") != "A3"]  # A3 leaves after the revoke
+    first, other = run(store, [*history, depart(6, "A3"), ret(7), ret(8, "A3")])
+
+    assert reason(first, "p0") == "implicitly_invalidated"
+    [p0] = [e for e in other["excluded"] if e["item"] == "p0"]
+    assert p0["reason"] == "implicitly_invalidated"
+    assert p0["evidence"] == []
+    assert "before this return's departure" in p0["detail"]
+    assert "Sunrise" not in p0["detail"]

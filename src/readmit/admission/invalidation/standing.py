@@ -9,13 +9,15 @@ a verdict when something restores its premise (see `readmit.store.verdicts`).
 
 from collections.abc import Iterable
 
-from readmit.admission.context import ReturnContext
+from readmit.admission.context import ReturnContext, Standing
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
 
 
 def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclusion]]:
     """Split ``pool`` into items no standing verdict covers and the exclusions of the rest."""
+    known = {r.event.id for r in ctx.delta}
+    known |= {i.receipt.event_id for i in ctx.items if i.receipt is not None}
     kept: list[Item] = []
     excluded: list[Exclusion] = []
     for item in pool:
@@ -23,14 +25,27 @@ def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item]
         if verdict is None:
             kept.append(item)
             continue
-        excluded.append(
-            Exclusion(
-                item=item.id,
-                reason=Reason.IMPLICITLY_INVALIDATED,
-                stage=Stage.IMPLICIT,
-                evidence=verdict.evidence,
-                confidence=verdict.confidence,
-                detail=f"confirmed at epoch {verdict.decided_epoch} by {verdict.detail}",
-            )
-        )
+        excluded.append(_exclusion(verdict, known))
     return kept, excluded
+
+
+def _exclusion(verdict: Standing, known: set[str]) -> Exclusion:
+    """The exclusion a standing verdict makes in this return.
+
+    Its evidence is shown only when this return's C holds it (then the view's
+    redaction hides what the agent may not read); evidence from outside C is left
+    out, and so is the verifier's wording, which may quote it.
+    """
+    decided = f"confirmed at epoch {verdict.decided_epoch}"
+    visible = all(e in known for e in verdict.evidence)
+    return Exclusion(
+        item=verdict.item,
+        reason=Reason.IMPLICITLY_INVALIDATED,
+        stage=Stage.IMPLICIT,
+        evidence=verdict.evidence if visible else (),
+        confidence=verdict.confidence,
+        detail=f"{decided} by {verdict.detail}"
+        if visible
+        else f"{decided} by {verdict.verifier}: an event before this return's departure "
+        "invalidated it",
+    )
