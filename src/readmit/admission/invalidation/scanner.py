@@ -5,8 +5,9 @@ one earlier item it looks up the later observations that may change a premise
 of it. An observation is proposed when it withdrew an item the target depends
 on, when it shares a distinctive term with the target (a name, number or
 identifier), when it is among the target's best BM25 matches (bounded, so
-topic words propose only the best few), or, with an embedder, among its
-nearest neighbours. At most ``limit`` observations are proposed per target,
+topic words propose only the best few), or, with an embedder, when the target
+is among the observation's nearest older items (ranked once per return). At
+most ``Limits.per_item`` observations are proposed per target,
 strongest links first: premise withdrawals, then shared terms (withdrawals
 before other news, higher BM25 first, newest first), then BM25, then
 embeddings. Work therefore grows with the targets a return judges, not with
@@ -42,8 +43,6 @@ class Limits:
 
     top_k: int = 8
     """Best BM25 matches."""
-    embed_top_k: int = 4
-    """Nearest observations by embedding (with an embedder)."""
     per_item: int = 16
     """At most this many observations in all."""
 
@@ -223,7 +222,7 @@ def propose(
         VerifierUnavailable: if the embedder fails.
     """
     index = Observations(laters, embedder, candidates, embed_top_k)
-    limits = Limits(top_k=top_k, embed_top_k=embed_top_k, per_item=per_item)
+    limits = Limits(top_k=top_k, per_item=per_item)
     return [
         Pair(later=later, earlier=item)
         for item in candidates

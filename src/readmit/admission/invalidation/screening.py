@@ -97,11 +97,7 @@ class Screener:
         self.policy = policy
         self.embedder = embedder
         self.on_progress = on_progress
-        self.limits = Limits(
-            top_k=policy.scan_top_k,
-            embed_top_k=policy.scan_embed_top_k,
-            per_item=policy.scan_per_item,
-        )
+        self.limits = Limits(top_k=policy.scan_top_k, per_item=policy.scan_per_item)
         self.through = ctx.screened.get(verifier.name, {})
         self.floor = ctx.screened.get(ANY_VERIFIER, {})
         self.decided: dict[str, bool] = {}
