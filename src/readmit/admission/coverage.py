@@ -125,18 +125,21 @@ def _obligation_aware(
     return selected
 
 
+def relevance(words: frozenset[str]) -> Callable[[Item], tuple[int, int, str]]:
+    """Relevance ranking's sort key: most words shared with ``words``, newest, then id."""
+
+    def key(m: Item) -> tuple[int, int, str]:
+        return (-len(content_tokens(m.text) & words), -m.epoch, m.id)
+
+    return key
+
+
 def _filling(items: Iterable[Item], budget: "_Budget", query: str | None) -> Iterator[Item]:
     """Items by overlap with ``query``, then newest first, while the budget can take more.
 
     (Measured: a key sort beats a heap.)
     """
-    words = content_tokens(query) if query else frozenset()
-
-    def order(m: Item) -> tuple[int, int, str]:
-        overlap = len(content_tokens(m.text) & words) if words else 0
-        return (-overlap, -m.epoch, m.id)
-
-    for item in sorted(items, key=order):
+    for item in sorted(items, key=relevance(content_tokens(query or ""))):
         if budget.items_left <= 0:
             return
         yield item
@@ -156,7 +159,7 @@ def _by_relevance(
         content_tokens(query or ""),
         *(content_tokens(f"{o.item.text} {o.frontier.text}") for o in obligations),
     )
-    ranked = sorted(eligible, key=lambda m: (-len(content_tokens(m.text) & words), -m.epoch, m.id))
+    ranked = sorted(eligible, key=relevance(words))
     return [m for m in ranked if budget.take(m)]
 
 

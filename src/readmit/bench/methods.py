@@ -13,6 +13,7 @@ from typing import Protocol
 from readmit.admission import admit
 from readmit.admission.capture import capture
 from readmit.admission.context import ReturnContext
+from readmit.admission.coverage import relevance
 from readmit.admission.decision import Issued
 from readmit.admission.gates import temporal
 from readmit.admission.invalidation.explicit import resolve_explicit
@@ -53,8 +54,7 @@ class ReturnMethod(Protocol):
 
 def rank(items: Sequence[Item], query: str, policy: Policy) -> tuple[str, ...]:
     """Relevance retrieval: overlap with the query, then recency, within B_n and B_c."""
-    words = content_tokens(query)
-    ordered = sorted(items, key=lambda m: (-len(content_tokens(m.text) & words), -m.epoch, m.id))
+    ordered = sorted(items, key=relevance(content_tokens(query)))
     kept: list[str] = []
     chars = 0
     for item in ordered:

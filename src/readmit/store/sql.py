@@ -17,6 +17,7 @@ from typing import Any
 
 from readmit.admission.context import History, ReturnContext
 from readmit.admission.invalidation.implicit import Verdict
+from readmit.admission.invalidation.propagation import propagate
 from readmit.admission.invalidation.screening import Judgment
 from readmit.canonical import canonical_json, digest
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
@@ -31,6 +32,7 @@ from readmit.events import (
     Supersede,
 )
 from readmit.model import Agent, Checkpoint, Experience, Item, Returner
+from readmit.reasons import Exclusion, Reason, Stage
 from readmit.store import verdicts
 from readmit.store.base import DecisionSummary
 from readmit.store.connection import Conflict, Connection, stamp
@@ -281,10 +283,12 @@ class SqlStore:
         targets = {
             r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)
         }
-        keys = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
+        keys = {
+            r.event.item.key for r in events if isinstance(r.event, Assert) and r.event.item.key
+        }
         found: list[Item] = []
         with self._lock:
-            for column, values in (("id", sorted(targets)), ("key", sorted(k for k in keys if k))):
+            for column, values in (("id", sorted(targets)), ("key", sorted(keys))):
                 for start in range(0, len(values), 500):
                     chunk = values[start : start + 500]
                     marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
@@ -452,15 +456,11 @@ class SqlStore:
 
 def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> list[Item]:
     """The active items no standing verdict, ended validity or fallen premise rules out."""
-    by_id = {i.id: i for i in active}
+    present = {i.id for i in active}
     fallen = {i.id for i in active if i.id in invalid or i.validity.ended(at)}
-    changed = True
-    while changed:  # premises to a fixpoint: a chain of premises falls as a whole
-        changed = False
-        for item in active:
-            if item.id not in fallen and any(
-                p in fallen or p not in by_id for p in item.depends_on
-            ):
-                fallen.add(item.id)
-                changed = True
-    return [i for i in active if i.id not in fallen]
+    fallen |= {p for i in active for p in i.depends_on if p not in present}  # withdrawn
+    kept, _ = propagate(  # truth maintenance, as at a return (it reads only the ids)
+        [i for i in active if i.id not in fallen],
+        excluded=(Exclusion(item=f, reason=Reason.EXPIRED, stage=Stage.EXPLICIT) for f in fallen),
+    )
+    return kept

@@ -92,9 +92,6 @@ class Observations:
         """News by its text: news that only restates an item cannot invalidate it."""
         self.bm25 = _Bm25([content_tokens(t) for t in self.texts])
 
-    def __len__(self) -> int:
-        return len(self.laters)
-
     def _first(self, after: int, target: Item) -> int:
         return int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
 
