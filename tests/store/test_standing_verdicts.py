@@ -222,3 +222,16 @@ def test_evidence_from_before_a_departure_is_not_shown(store: WorkStateStore) ->
     assert p0["evidence"] == []
     assert "before this return's departure" in p0["detail"]
     assert "Sunrise" not in p0["detail"]
+
+
+def test_a_premise_restored_before_the_verdict_was_stored_lapses_it(
+    store: WorkStateStore,
+) -> None:
+    decisions = run(
+        store,
+        [*HISTORY, assert_item(6, "h2", "Sunrise Hotel is booked."), ret(7), ret(8, "A3")],
+    )
+
+    first, other = decisions
+    assert reason(first, "p0") == "implicitly_invalidated"  # judged against the revocation
+    assert "p0" in other["selected"]  # the restoring event came before the verdict was kept

@@ -83,7 +83,9 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             event_epoch BIGINT NOT NULL, evidence TEXT NOT NULL, verifier TEXT NOT NULL,
             confidence DOUBLE PRECISION NOT NULL, detail TEXT NOT NULL,
             decided_epoch BIGINT NOT NULL, restore_text TEXT, restore_item TEXT,
-            PRIMARY KEY (workspace, item))""",
+            lapsed_epoch BIGINT, PRIMARY KEY (workspace, item))""",
+            "CREATE INDEX invalidations_by_text ON invalidations (workspace, restore_text)",
+            "CREATE INDEX invalidations_by_item ON invalidations (workspace, restore_item)",
             """CREATE TABLE screenings (
             workspace TEXT NOT NULL, verifier TEXT NOT NULL, item TEXT NOT NULL,
             through BIGINT NOT NULL, PRIMARY KEY (workspace, verifier, item))""",

@@ -150,9 +150,7 @@ class SqlStore:
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
             active = self._active(workspace)
-            standing, _ = verdicts.load(
-                db, workspace, (i.id for i in active), partial(self.events, workspace)
-            )
+            standing, _ = verdicts.load(db, workspace, (i.id for i in active))
             visible = sorted(
                 (
                     i
@@ -219,9 +217,7 @@ class SqlStore:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
             items = self._context_items(workspace, cp_id, cp_epoch)
-            standing, screened = verdicts.load(
-                db, workspace, (i.id for i in items), partial(self.events, workspace)
-            )
+            standing, screened = verdicts.load(db, workspace, (i.id for i in items))
             departure = Checkpoint(
                 agent=request.agent,
                 epoch=cp_epoch,
@@ -365,7 +361,7 @@ class SqlStore:
                 (workspace, agent, stamp(at), epoch, outcome, canonical_json(record)),
             ).fetchone()
             if judgment is not None and judgment.verifier:
-                verdicts.remember(db, workspace, epoch, judgment)
+                verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
         return int(decision_id)
 
     def decisions(

@@ -9,6 +9,8 @@ return, to every agent, until something restores its premise:
   (revoked, closed or superseded; a same-key replacement of N restates the
   news rather than undoing it, so the verdict stands).
 
+The writer of each event lapses the verdicts it restores (`lapse`, one indexed
+update an event), so a return reads standing verdicts without scanning the log.
 An item whose verdict lapsed is screened again, against what came after the
 restoring event. Evidence from a raw source (an ``evidence`` event) is never
 withdrawn, so its verdicts stand. Screening watermarks are kept per verifier:
@@ -17,8 +19,7 @@ against by the same verifier.
 """
 
 import json
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from readmit.admission.context import Standing
 from readmit.admission.invalidation.screening import ANY_VERIFIER, Judgment
@@ -30,8 +31,14 @@ Events = Callable[[int], list[Recorded]]
 """The events after an epoch, in epoch order."""
 
 
-def remember(db: Connection, workspace: str, epoch: int, judgment: Judgment) -> None:
-    """Keep what one return confirmed and screened (inside the caller's transaction)."""
+def remember(
+    db: Connection, workspace: str, epoch: int, judgment: Judgment, events: Events
+) -> None:
+    """Keep what one return confirmed and screened (inside the caller's transaction).
+
+    A premise restored between the evidence and this return is found here, once;
+    one restored later is marked by the writer of the restoring event (`lapse`).
+    """
     for exclusion in judgment.confirmed:
         event = exclusion.evidence[0]
         row = db.execute(
@@ -43,15 +50,19 @@ def remember(db: Connection, workspace: str, epoch: int, judgment: Judgment) -> 
         restore_text, restore_item = _restoration(
             db, workspace, Recorded(epoch=row[0], event=later)
         )
+        # Under the workspace lock: nothing is written between this scan and the insert.
+        lapsed = next(
+            (r.epoch for r in events(row[0]) if _restores(r, restore_text, restore_item)), None
+        )
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
-            "confidence, detail, decided_epoch, restore_text, restore_item) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace, item) DO UPDATE SET "
-            "event = excluded.event, event_epoch = excluded.event_epoch, "
+            "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace, item) DO UPDATE "
+            "SET event = excluded.event, event_epoch = excluded.event_epoch, "
             "evidence = excluded.evidence, verifier = excluded.verifier, "
             "confidence = excluded.confidence, detail = excluded.detail, "
             "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
-            "restore_item = excluded.restore_item",
+            "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch",
             (
                 workspace,
                 exclusion.item,
@@ -64,6 +75,7 @@ def remember(db: Connection, workspace: str, epoch: int, judgment: Judgment) -> 
                 epoch,
                 restore_text,
                 restore_item,
+                lapsed,
             ),
         )
     db.executemany(
@@ -105,8 +117,25 @@ def _text(db: Connection, workspace: str, item: str) -> str | None:
     return None if row is None else item_from_json(json.loads(row[0])).text
 
 
+def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
+    """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written)."""
+    event = recorded.event
+    if isinstance(event, Assert | Supersede):
+        db.execute(
+            "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? "
+            "AND lapsed_epoch IS NULL AND restore_text = ?",
+            (recorded.epoch, workspace, event.item.text),
+        )
+    if isinstance(event, Revoke | Close | Supersede):
+        db.execute(
+            "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? "
+            "AND lapsed_epoch IS NULL AND restore_item = ?",
+            (recorded.epoch, workspace, event.target),
+        )
+
+
 def load(
-    db: Connection, workspace: str, items: Iterable[str], events: Events
+    db: Connection, workspace: str, items: Iterable[str]
 ) -> tuple[dict[str, Standing], dict[str, dict[str, int]]]:
     """The standing verdicts of ``items`` and their screening watermarks, by verifier.
 
@@ -119,16 +148,15 @@ def load(
     rows = [
         r
         for r in db.execute(
-            "SELECT item, event_epoch, evidence, verifier, confidence, detail, decided_epoch, "
-            "restore_text, restore_item FROM invalidations WHERE workspace = ?",
+            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, lapsed_epoch "
+            "FROM invalidations WHERE workspace = ?",
             (workspace,),
         ).fetchall()
         if r[0] in wanted
     ]
-    restored = _restored(rows, events)
-    for item, _, evidence, verifier, confidence, detail, decided, _, _ in rows:
-        if item in restored:
-            screened.setdefault(ANY_VERIFIER, {})[item] = restored[item]
+    for item, evidence, verifier, confidence, detail, decided, lapsed in rows:
+        if lapsed is not None:
+            screened.setdefault(ANY_VERIFIER, {})[item] = lapsed
             continue
         standing[item] = Standing(
             item=item,
@@ -144,21 +172,6 @@ def load(
         if item in wanted:
             screened.setdefault(verifier, {})[item] = through
     return standing, screened
-
-
-def _restored(rows: Sequence[Sequence[Any]], events: Events) -> dict[str, int]:
-    """The epoch of the event that restored each lapsed verdict's premise."""
-    pending = [r for r in rows if r[7] is not None or r[8] is not None]
-    if not pending:
-        return {}
-    log = events(min(int(r[1]) for r in pending))
-    found: dict[str, int] = {}
-    for item, after, _, _, _, _, _, text, withdrawn in pending:
-        for recorded in log:
-            if recorded.epoch > after and _restores(recorded, text, withdrawn):
-                found[str(item)] = recorded.epoch
-                break
-    return found
 
 
 def _restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bool:

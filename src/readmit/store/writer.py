@@ -26,6 +26,7 @@ from readmit.events import (
     text_digest,
 )
 from readmit.model import Agent, Item
+from readmit.store import verdicts
 from readmit.store.connection import Conflict, Connection, stamp
 from readmit.wire import (
     event_to_wire,
@@ -87,7 +88,9 @@ class Writer:
         except Conflict:
             raise InvalidEvent(event.id, "an event with this id already exists") from None
         self.last_at = event.at
-        return Recorded(epoch=self.epoch, event=event)
+        recorded = Recorded(epoch=self.epoch, event=event)
+        verdicts.lapse(self.db, self.ws, recorded)
+        return recorded
 
     def _project(self, event: Event, author: Agent) -> None:
         match event:
