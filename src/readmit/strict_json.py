@@ -1,0 +1,117 @@
+"""Strict JSON parsing for input that comes from outside (CLI files, HTTP bodies).
+
+`json.loads` accepts things a signed document must never contain: a repeated
+object key (the last one wins, so a reader and a verifier can see different
+documents), `NaN` and `Infinity`, numbers so long that `int()` refuses them
+with a bare `ValueError`, nesting deep enough to exhaust the stack, and text
+that is not UTF-8. `loads` refuses each of these with `InvalidInput` and a
+message that says which, so no caller ever sees a traceback for bad input.
+"""
+
+import json
+import math
+from typing import Any
+
+from readmit.errors import InvalidInput
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted (no readmit document nests past ~6)."""
+
+MAX_NUMBER_CHARS = 100
+"""Longest number literal accepted; well above any timestamp, budget or TTL."""
+
+
+def loads(data: str | bytes) -> Any:
+    """Parse one JSON document, refusing anything ambiguous or unbounded.
+
+    Args:
+        data: The document, as text or as UTF-8 bytes.
+
+    Returns:
+        The parsed value (dicts, lists, str, int, float, bool, None).
+
+    Raises:
+        InvalidInput: The input is not UTF-8, not JSON, repeats an object key,
+            nests deeper than `MAX_DEPTH`, has a number longer than
+            `MAX_NUMBER_CHARS` or a non-finite one, or a string with a lone
+            surrogate.
+    """
+    text = _decode(data)
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_constant=_no_constant,
+            parse_int=_bounded_int,
+            parse_float=_bounded_float,
+        )
+    except json.JSONDecodeError as e:
+        raise InvalidInput(f"not valid JSON: {e}") from None
+    except RecursionError:
+        raise InvalidInput(f"JSON nests deeper than {MAX_DEPTH} levels") from None
+    _check_tree(value)
+    return value
+
+
+def _decode(data: str | bytes) -> str:
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidInput(f"not valid UTF-8 at byte {e.start}") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise InvalidInput(f"JSON object repeats the key {key[:80]!r}")
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise InvalidInput(f"JSON may not contain {name}")
+
+
+def _bounded_int(literal: str) -> int:
+    _check_length(literal)
+    return int(literal)
+
+
+def _bounded_float(literal: str) -> float:
+    _check_length(literal)
+    value = float(literal)
+    if not math.isfinite(value):
+        raise InvalidInput(f"JSON number {literal!r} is out of range")
+    return value
+
+
+def _check_length(literal: str) -> None:
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise InvalidInput(f"JSON number is longer than {MAX_NUMBER_CHARS} characters")
+
+
+def _check_tree(value: Any, depth: int = 0) -> None:
+    """Refuse nesting past `MAX_DEPTH` and strings that cannot be written as UTF-8."""
+    if isinstance(value, str):
+        _check_text(value)
+        return
+    if not isinstance(value, dict | list):
+        return
+    if depth >= MAX_DEPTH:
+        raise InvalidInput(f"JSON nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for key in value:
+            _check_text(key)
+        value = list(value.values())
+    for child in value:
+        _check_tree(child, depth + 1)
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("JSON string contains a lone surrogate (\\ud800-\\udfff)") from None

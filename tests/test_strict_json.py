@@ -1,0 +1,63 @@
+"""strict_json.loads refuses ambiguous or unbounded JSON with InvalidInput, never a traceback."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from readmit import strict_json
+from readmit.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    data: str | bytes
+    message: str
+
+
+CASES = [
+    Case("duplicate key", '{"a": 1, "a": 2}', "repeats the key 'a'"),
+    Case("nested duplicate key", '{"x": [{"items": [], "items": [1]}]}', "repeats the key 'items'"),
+    Case("invalid utf-8", b'{"a": "\xff"}', "not valid UTF-8"),
+    Case("overlong utf-8", b'{"a": "\xc0\xaf"}', "not valid UTF-8"),
+    Case("deep arrays", "[" * 65 + "]" * 65, "deeper than 64"),
+    Case("deep objects", '{"a":' * 65 + "1" + "}" * 65, "deeper than 64"),
+    Case("very deep", "[" * 100_000 + "]" * 100_000, "deeper than 64"),
+    Case("4300-digit integer", "1" * 4301, "longer than 100"),
+    Case("long float", "0." + "1" * 200, "longer than 100"),
+    Case("float overflow", "1e400", "out of range"),
+    Case("NaN", '{"a": NaN}', "NaN"),
+    Case("Infinity", "[Infinity]", "Infinity"),
+    Case("-Infinity", "[-Infinity]", "-Infinity"),
+    Case("lone surrogate value", '["\\ud800"]', "lone surrogate"),
+    Case("lone surrogate key", '{"\\udfff": 1}', "lone surrogate"),
+    Case("not json", "{", "not valid JSON"),
+    Case("empty", b"", "not valid JSON"),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_hostile_json_is_refused_with_a_clear_message(case: Case) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        strict_json.loads(case.data)
+
+    assert case.message in str(raised.value)
+    assert raised.value.code == "invalid_input"
+
+
+def test_ordinary_json_parses_as_json_loads_does() -> None:
+    text = '{"a": [1, 2.5, "é", null, true], "b": {"c": -3}, "d": "\\ud83d\\ude00"}'
+
+    assert (
+        strict_json.loads(text)
+        == strict_json.loads(text.encode())
+        == {
+            "a": [1, 2.5, "é", None, True],
+            "b": {"c": -3},
+            "d": "\U0001f600",
+        }
+    )
+
+
+def test_nesting_at_the_limit_is_accepted() -> None:
+    assert strict_json.loads("[" * 64 + "]" * 64) is not None
