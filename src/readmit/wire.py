@@ -6,11 +6,21 @@ and every problem is raised as `InvalidEvent` naming the event, before anything
 is stored.
 """
 
+import re
+from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
 
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import (
@@ -31,8 +41,65 @@ from readmit.events import (
 from readmit.events import Resolve as ResolveEvent
 from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
 
-Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$")]
-Text = Annotated[str, Field(min_length=1, max_length=100_000)]
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _refuse(pattern: re.Pattern[str], allowed: str) -> Callable[[str], str]:
+    """A validator refusing characters no store, terminal or log line should receive."""
+
+    def check(value: str) -> str:
+        found = pattern.search(value)
+        if found is not None:
+            raise ValueError(f"may not contain U+{ord(found.group()):04X} ({allowed})")
+        return value
+
+    return check
+
+
+Name = Annotated[
+    str,
+    Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$"),
+    AfterValidator(_refuse(_NAME_CONTROL, "no control characters in a name or id")),
+]
+"""An id or name: no surrounding whitespace, no control characters (NUL breaks PostgreSQL)."""
+
+Text = Annotated[
+    str,
+    Field(min_length=1, max_length=100_000),
+    AfterValidator(
+        _refuse(_TEXT_CONTROL, "text allows tab and newline, no other control character")
+    ),
+]
+"""Free text: tab and newline allowed, no other control character."""
+
+
+def check_name(value: str, what: str) -> str:
+    """Validate ``value`` as a `Name` outside a pydantic model (CLI arguments, MCP tools).
+
+    Raises:
+        InvalidInput: naming ``what`` and the problem.
+    """
+    try:
+        return _NAME.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
+
+
+def check_text(value: str, what: str) -> str:
+    """Validate ``value`` as a `Text` outside a pydantic model.
+
+    Raises:
+        InvalidInput: naming ``what`` and the problem.
+    """
+    try:
+        return _TEXT.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
+
+
+_NAME: TypeAdapter[str] = TypeAdapter(Name)
+_TEXT: TypeAdapter[str] = TypeAdapter(Text)
 Wild = Literal["*"]
 
 

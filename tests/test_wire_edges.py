@@ -1,0 +1,114 @@
+"""Ids, names and texts with control characters are refused at the edge, before any store."""
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from readmit.errors import InvalidEvent, InvalidInput
+from readmit.events import Assert, Evidence
+from readmit.wire import check_name, check_text, parse_step
+
+AT = "2026-05-01T08:00:00Z"
+
+
+def _assert(**item: Any) -> dict[str, Any]:
+    body = {"id": "h1", "text": "The hotel is booked.", **item}
+    return {"op": "assert", "id": "e1", "at": AT, "author": "A1", "item": body}
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    event: dict[str, Any]
+    where: str
+    char: str
+
+
+CASES = [
+    Case("NUL in an item id", _assert(id="h\x001"), "item.id", "U+0000"),
+    Case("NUL alone as an item id", _assert(id="\x00"), "item.id", "U+0000"),
+    Case("NUL in an item text", _assert(text="booked\x00"), "item.text", "U+0000"),
+    Case("escape in an item text", _assert(text="\x1b[2Jbooked"), "item.text", "U+001B"),
+    Case("carriage return in a text", _assert(text="a\rb"), "item.text", "U+000D"),
+    Case("DEL in a key", _assert(key="hotel\x7f"), "item.key", "U+007F"),
+    Case("C1 control in a supports id", _assert(supports=["x\x85y"]), "item.supports.0", "U+0085"),
+    Case("tab in an item id", _assert(id="h\t1"), "item.id", "U+0009"),
+    Case("NUL in a reader role", _assert(readers={"roles": ["r\x00"]}), "item.readers", "U+0000"),
+    Case(
+        "NUL in an author",
+        {
+            "op": "assert",
+            "id": "e1",
+            "at": AT,
+            "author": "A\x001",
+            "item": {"id": "h", "text": "t"},
+        },
+        "author",
+        "U+0000",
+    ),
+    Case(
+        "NUL in an evidence source",
+        {
+            "op": "evidence",
+            "id": "e1",
+            "at": AT,
+            "author": "A1",
+            "source": {"id": "s", "text": "\x00"},
+        },
+        "source.text",
+        "U+0000",
+    ),
+    Case(
+        "NUL in a return purpose",
+        {"op": "return", "id": "e1", "at": AT, "agent": "A1", "task": "t", "purpose": "p\x00"},
+        "purpose",
+        "U+0000",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_control_characters_are_refused_naming_the_field(case: Case) -> None:
+    with pytest.raises(InvalidEvent) as raised:
+        parse_step(case.event, 0)
+
+    assert case.where in str(raised.value)
+    assert case.char in str(raised.value)
+
+
+def test_tab_and_newline_are_allowed_in_text() -> None:
+    step = parse_step(_assert(text="line one\n\tline two"), 0)
+
+    assert isinstance(step, Assert)
+    assert step.item.text == "line one\n\tline two"
+
+
+def test_ordinary_unicode_ids_and_texts_still_parse() -> None:
+    step = parse_step(
+        {
+            "op": "evidence",
+            "id": "é-1",
+            "at": AT,
+            "author": "Agent ✓",
+            "source": {"id": "s—1", "text": "Ça marche 🚆"},
+        },
+        0,
+    )
+
+    assert isinstance(step, Evidence)
+    assert (step.source_id, step.text) == ("s—1", "Ça marche 🚆")
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\x1b", "a\nb", " a", "", "x" * 201])
+def test_check_name_refuses_what_a_name_field_refuses(value: str) -> None:
+    with pytest.raises(InvalidInput, match=r"^workspace: "):
+        check_name(value, "workspace")
+
+
+@pytest.mark.parametrize("value", ["\x00", "a\rb", "\x07"])
+def test_check_text_refuses_control_characters_but_tab_and_newline(value: str) -> None:
+    with pytest.raises(InvalidInput, match=r"text: .*may not contain"):
+        check_text(value, "text")
+
+    assert check_text("a\tb\nc", "text") == "a\tb\nc"
