@@ -226,13 +226,16 @@ class SqlStore:
                 item_ids=tuple(i.id for i in items if i.epoch <= cp_epoch),
             )
             delta = self.events(workspace, after_epoch=cp_epoch)
-            obligations = tuple(
-                obligation_from_json(json.loads(r[0]))
+            obligations = tuple(  # one the returner may not read never binds nor shows
+                o
                 for r in db.execute(
                     "SELECT body FROM obligations WHERE workspace = ? AND resolved_epoch IS NULL "
                     "ORDER BY epoch, id",
                     (workspace,),
                 ).fetchall()
+                if (o := obligation_from_json(json.loads(r[0]))).item.scope.readable_by(
+                    who.principal, who.role
+                )
             )
             evidence = frozenset(
                 r[0]

@@ -117,7 +117,7 @@ class Writer:
             case OpenObligation():
                 self._open(event, author)
             case Resolve():
-                self._resolve(event)
+                self._resolve(event, author)
 
     def _claim(self, event_id: str, name: str, kind: str) -> None:
         try:
@@ -127,34 +127,55 @@ class Writer:
         except Conflict:
             raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace") from None
 
-    def kind_of(self, name: str) -> str | None:
-        """What ``name`` identifies here (item, evidence, obligation, frontier), if anything."""
-        row = self.db.execute(
-            "SELECT kind FROM names WHERE workspace = ? AND id = ?", (self.ws, name)
-        ).fetchone()
-        return None if row is None else str(row[0])
-
     def _add_item(self, event_id: str, draft: ItemDraft, author: Agent) -> None:
         for premise in sorted(draft.depends_on):
             if self.readable(premise, author) is None:
                 raise InvalidEvent(event_id, f"depends_on names unknown item {premise!r}")
         for source in sorted(draft.cites):
-            if self.kind_of(source) != "evidence":
+            if not self.evidence_readable(source, author):
                 raise InvalidEvent(event_id, f"cites missing evidence {source!r}")
         self._claim(event_id, draft.id, "item")
         item = draft.materialize(
             event_id=event_id, author=author.id, principal=author.principal, epoch=self.epoch
         )
         if item.key is not None and item.receipt is not None:  # hearsay replaces nothing
-            self.db.execute(
-                "UPDATE items SET status = 'replaced' "
-                "WHERE workspace = ? AND key = ? AND status = 'active'",
-                (self.ws, item.key),
-            )
+            self._replace(item.key, author)
         self.db.execute(
             "INSERT INTO items (workspace, id, epoch, key, body) VALUES (?, ?, ?, ?, ?)",
             (self.ws, item.id, item.epoch, item.key, json.dumps(item_to_json(item))),
         )
+
+    def _replace(self, key: str, author: Agent) -> None:
+        """Mark replaced the active items with ``key`` that ``author`` may read.
+
+        Keys are scoped to what the author may read: an item it may not read is
+        neither replaced nor hinted at, so it stays in its readers' state.
+        """
+        rows = self.db.execute(
+            "SELECT id, body FROM items WHERE workspace = ? AND key = ? AND status = 'active'",
+            (self.ws, key),
+        ).fetchall()
+        for item_id, body in rows:
+            if item_from_json(json.loads(body)).scope.readable_by(author.principal, author.role):
+                self.db.execute(
+                    "UPDATE items SET status = 'replaced' WHERE workspace = ? AND id = ?",
+                    (self.ws, item_id),
+                )
+
+    def evidence_readable(self, source: str, agent: Agent) -> bool:
+        """Whether ``source`` is evidence ``agent`` may cite: recorded by its own principal.
+
+        Evidence has no readers of its own, so it is read like an item with the
+        default readers (its author's principal); any other is reported as missing.
+        """
+        row = self.db.execute(
+            "SELECT a.principal FROM evidence v JOIN events e "
+            "ON e.workspace = v.workspace AND e.epoch = v.epoch "
+            "JOIN agents a ON a.workspace = e.workspace AND a.id = e.author "
+            "WHERE v.workspace = ? AND v.id = ?",
+            (self.ws, source),
+        ).fetchone()
+        return row is not None and row[0] == agent.principal
 
     def readable(self, item_id: str, agent: Agent) -> tuple[Item, str] | None:
         """The stored item and its status, if it exists and ``agent`` may read it.
@@ -199,8 +220,14 @@ class Writer:
 
     def _open(self, event: OpenObligation, author: Agent) -> None:
         draft = event.obligation
-        if draft.role not in {a.role for a in self.agents.values()}:
-            raise InvalidEvent(event.id, f"obligation role {draft.role!r} is no agent's role")
+        # Only for a role of the author's own principal: an obligation binds returns, and
+        # one planted on another principal's role (which could never read it) would block
+        # them. A role held only by another principal is refused like a role nobody holds.
+        own = {a.role for a in self.agents.values() if a.principal == author.principal}
+        if draft.role not in own:
+            raise InvalidEvent(
+                event.id, f"obligation role {draft.role!r} is no role of your principal's agents"
+            )
         self._claim(event.id, draft.id, "obligation")
         self._claim(event.id, draft.frontier_id, "frontier")
         obligation = draft.materialize(
@@ -211,11 +238,21 @@ class Writer:
             (self.ws, obligation.id, self.epoch, json.dumps(obligation_to_json(obligation))),
         )
 
-    def _resolve(self, event: Resolve) -> None:
-        changed = self.db.execute(
-            "UPDATE obligations SET resolved_epoch = ? "
-            "WHERE workspace = ? AND id = ? AND resolved_epoch IS NULL",
-            (self.epoch, self.ws, event.target),
-        ).rowcount
-        if changed != 1:
+    def _resolve(self, event: Resolve, author: Agent) -> None:
+        """Resolve an open obligation the author may read (any agent of its principal).
+
+        One answer for absent, already resolved and unreadable, so a resolve
+        cannot probe for another principal's obligations.
+        """
+        row = self.db.execute(
+            "SELECT body FROM obligations WHERE workspace = ? AND id = ? "
+            "AND resolved_epoch IS NULL",
+            (self.ws, event.target),
+        ).fetchone()
+        item = None if row is None else obligation_from_json(json.loads(row[0])).item
+        if item is None or not item.scope.readable_by(author.principal, author.role):
             raise InvalidEvent(event.id, f"no open obligation {event.target!r}")
+        self.db.execute(
+            "UPDATE obligations SET resolved_epoch = ? WHERE workspace = ? AND id = ?",
+            (self.epoch, self.ws, event.target),
+        )
