@@ -10,7 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from readmit.errors import ConfigError
-from readmit.signing import Ed25519Signer, Ed25519Verifier, HmacSha256Signer, Signer
+from readmit.signing import (
+    ED25519_KEY_BYTES,
+    MIN_KEY_BYTES,
+    Ed25519Signer,
+    Ed25519Verifier,
+    HmacSha256Signer,
+    Signer,
+    b64url_decode,
+)
 
 SIGNING_KEY_ENV = "READMIT_SIGNING_KEY"
 VERIFY_KEY_ENV = "READMIT_VERIFY_KEY"
@@ -28,11 +36,19 @@ class SignerChoice:
     ephemeral: bool
 
 
-def _b64(text: str, name: str) -> bytes:
-    try:
-        return base64.urlsafe_b64decode(text.encode("ascii"))
-    except (ValueError, UnicodeEncodeError) as exc:
-        raise ConfigError(f"{name}: the key after 'ed25519:' is not base64") from exc
+def _ed25519_key(text: str, name: str) -> bytes:
+    """The 32 key bytes after ``ed25519:``, or a `ConfigError` naming the variable."""
+    key = b64url_decode(text.removeprefix(ED25519))
+    if key is None:
+        raise ConfigError(
+            f"{name}: the key after 'ed25519:' is not URL-safe base64 "
+            "as 'readmit keys signing' prints it"
+        )
+    if len(key) != ED25519_KEY_BYTES:
+        raise ConfigError(
+            f"{name}: an Ed25519 key is {ED25519_KEY_BYTES} bytes, this one is {len(key)}"
+        )
+    return key
 
 
 def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerChoice:
@@ -47,10 +63,14 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
     """
     key = env.get(SIGNING_KEY_ENV)
     if key and key.startswith(ED25519):
-        seed = _b64(key.removeprefix(ED25519), SIGNING_KEY_ENV)
+        seed = _ed25519_key(key, SIGNING_KEY_ENV)
         return SignerChoice(Ed25519Signer(seed), ephemeral=False)
     if key:
-        return SignerChoice(HmacSha256Signer(key.encode("utf-8")), ephemeral=False)
+        # surrogateescape gives back the bytes of a non-UTF-8 environment value
+        secret = key.encode("utf-8", "surrogateescape")
+        if len(secret) < MIN_KEY_BYTES:
+            raise ConfigError(f"{SIGNING_KEY_ENV}: an HMAC key is at least {MIN_KEY_BYTES} bytes")
+        return SignerChoice(HmacSha256Signer(secret), ephemeral=False)
     if not allow_ephemeral:
         raise ConfigError(
             f"set {SIGNING_KEY_ENV} (or {VERIFY_KEY_ENV} for an Ed25519 public "
@@ -71,7 +91,7 @@ def verifier_from_env(env: Mapping[str, str]) -> Signer:
     if public:
         if not public.startswith(ED25519):
             raise ConfigError(f"{VERIFY_KEY_ENV} must be ed25519:<base64 public key>")
-        return Ed25519Verifier(_b64(public.removeprefix(ED25519), VERIFY_KEY_ENV))
+        return Ed25519Verifier(_ed25519_key(public, VERIFY_KEY_ENV))
     return signer_from_env(env, allow_ephemeral=False).signer
 
 

@@ -1,14 +1,41 @@
-"""Signers for Return Views: HMAC-SHA256 with a shared key, or Ed25519 for public verifiers."""
+"""Signers for Return Views: HMAC-SHA256 with a shared key, or Ed25519 for public verifiers.
+
+Signature strings are not malleable: each signer accepts exactly the string it
+would write (lower-case hex for HMAC, padded URL-safe base64 for Ed25519), so
+one signature has one spelling and a view that verifies cannot be re-spelled.
+"""
 
 import base64
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from readmit.errors import ConfigError
 
 MIN_KEY_BYTES = 16
+ED25519_KEY_BYTES = 32
+_HEX_SHA256 = re.compile(r"[0-9a-f]{64}")
+_B64URL = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
+
+
+def _is_hex_sha256(text: object) -> bool:
+    """Whether ``text`` is a SHA-256 digest as `hexdigest` writes it (64 lower-case hex digits)."""
+    return isinstance(text, str) and _HEX_SHA256.fullmatch(text) is not None
+
+
+def b64url_decode(text: object) -> bytes | None:
+    """Decode ``text`` only if it is exactly what `base64.urlsafe_b64encode` writes.
+
+    Lax decoders skip unknown characters, accept the other alphabet, missing or
+    extra padding and non-zero trailing bits, so several strings decode to the
+    same bytes; this returns None for all of them but the canonical one.
+    """
+    if not isinstance(text, str) or _B64URL.fullmatch(text) is None:
+        return None
+    raw = base64.urlsafe_b64decode(text)
+    return raw if base64.urlsafe_b64encode(raw).decode("ascii") == text else None
 
 
 class Signer(Protocol):
@@ -46,6 +73,8 @@ class HmacSha256Signer:
         return hmac.new(self.key, data, hashlib.sha256).hexdigest()
 
     def verify(self, data: bytes, signature: str) -> bool:
+        if not _is_hex_sha256(signature):
+            return False
         return hmac.compare_digest(self.sign(data), signature)
 
 
@@ -67,8 +96,8 @@ class Ed25519Signer:
     """The 32-byte private key."""
 
     def __post_init__(self) -> None:
-        if len(self.seed) != 32:
-            raise ConfigError("an Ed25519 private key is 32 bytes")
+        if len(self.seed) != ED25519_KEY_BYTES:
+            raise ConfigError(f"an Ed25519 private key is {ED25519_KEY_BYTES} bytes")
 
     @property
     def alg(self) -> str:
@@ -95,6 +124,10 @@ class Ed25519Verifier:
 
     public: bytes
 
+    def __post_init__(self) -> None:
+        if len(self.public) != ED25519_KEY_BYTES:
+            raise ConfigError(f"an Ed25519 public key is {ED25519_KEY_BYTES} bytes")
+
     @property
     def alg(self) -> str:
         return "ed25519"
@@ -106,9 +139,12 @@ class Ed25519Verifier:
         ed25519 = _ed25519()
         from cryptography.exceptions import InvalidSignature
 
+        raw = b64url_decode(signature)
+        if raw is None or len(raw) != 64:
+            return False
         try:
             key = ed25519.Ed25519PublicKey.from_public_bytes(self.public)
-            key.verify(base64.urlsafe_b64decode(signature.encode("ascii")), data)
+            key.verify(raw, data)
         except (InvalidSignature, ValueError):
             return False
         return True
