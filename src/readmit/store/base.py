@@ -28,6 +28,7 @@ class DecisionSummary:
     """One row of the audit log."""
 
     id: int
+    """The decision's number in its workspace (1, 2, ... per workspace)."""
     workspace: str
     agent: str
     at: datetime
@@ -88,6 +89,8 @@ class WorkStateStore(Protocol):
     ) -> int:
         """Append a decision (with all its exclusions) to the audit log; return its id.
 
+        Ids are numbered per workspace, so one says nothing of other workspaces.
+
         With ``judgment``, also keep, in the same transaction, the invalidations it
         confirmed (they bind every later return) and how far it screened each item.
         """
@@ -99,11 +102,13 @@ class WorkStateStore(Protocol):
         """The audit log, oldest first (optionally of one workspace, one agent)."""
         ...
 
-    def decision(self, decision_id: int) -> dict[str, Any]:
-        """One stored decision record.
+    def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:
+        """One stored decision record, by its id in ``workspace`` (ids are per workspace).
+
+        Without ``workspace`` the id must name a decision in only one workspace.
 
         Raises:
-            StoreError: if there is no such decision.
+            StoreError: if there is no such decision, or several without a workspace.
         """
         ...
 

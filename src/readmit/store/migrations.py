@@ -91,6 +91,17 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             through BIGINT NOT NULL, PRIMARY KEY (workspace, verifier, item))""",
         ],
     ),
+    (
+        # Decision ids are numbered per workspace, so one reveals nothing of another
+        # workspace's activity. A decision stored before keeps its global id as its number
+        # (unique in its workspace too), so every id already handed out still names it.
+        "m005_decision_numbers",
+        [
+            "ALTER TABLE decisions ADD COLUMN number BIGINT",
+            "UPDATE decisions SET number = id",
+            "CREATE UNIQUE INDEX decisions_by_number ON decisions (workspace, number)",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

@@ -358,10 +358,11 @@ class SqlStore:
         judgment: Judgment | None = None,
     ) -> int:
         with self._transaction(lock=workspace) as db:
-            (decision_id,) = db.execute(
-                "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body) "
-                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (workspace, agent, stamp(at), epoch, outcome, canonical_json(record)),
+            (decision_id,) = db.execute(  # numbered per workspace, under its lock
+                "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
+                "SELECT ?, ?, ?, ?, ?, ?, COALESCE(MAX(number), 0) + 1 FROM decisions "
+                "WHERE workspace = ? RETURNING number",
+                (workspace, agent, stamp(at), epoch, outcome, canonical_json(record), workspace),
             ).fetchone()
             if judgment is not None and judgment.verifier:
                 verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
@@ -370,7 +371,7 @@ class SqlStore:
     def decisions(
         self, workspace: str | None = None, agent: str | None = None
     ) -> list[DecisionSummary]:
-        query = "SELECT id, workspace, agent, at, epoch, outcome FROM decisions"
+        query = "SELECT number, workspace, agent, at, epoch, outcome FROM decisions"
         filters = [(c, v) for c, v in (("workspace", workspace), ("agent", agent)) if v is not None]
         if filters:
             query += " WHERE " + " AND ".join(f"{c} = ?" for c, _ in filters)
@@ -388,14 +389,27 @@ class SqlStore:
             for r in rows
         ]
 
-    def decision(self, decision_id: int) -> dict[str, Any]:
+    def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:
+        """One stored decision record, by its number in ``workspace``.
+
+        Without ``workspace`` the number must name a decision in only one workspace.
+
+        Raises:
+            StoreError: if there is no such decision, or several without a workspace.
+        """
+        query = "SELECT body FROM decisions WHERE number = ?"
+        params: list[object] = [decision_id]
+        if workspace is not None:
+            query, params = query + " AND workspace = ?", [decision_id, workspace]
         with self._lock:
-            row = self.conn.execute(
-                "SELECT body FROM decisions WHERE id = ?", (decision_id,)
-            ).fetchone()
-        if row is None:
+            rows = self.conn.execute(query + " LIMIT 2", params).fetchall()
+        if not rows:
             raise StoreError(f"no decision {decision_id} in the audit log (see `readmit audit`)")
-        value: dict[str, Any] = json.loads(row[0])
+        if len(rows) > 1:
+            raise StoreError(
+                f"decision {decision_id} is in several workspaces: name one (see `readmit audit`)"
+            )
+        value: dict[str, Any] = json.loads(rows[0][0])
         return value
 
     def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
