@@ -48,6 +48,7 @@ def judgment_json(judgment: Judgment) -> dict[str, Any]:
     return {
         "verifier": judgment.verifier or None,
         "calls": judgment.calls,
+        "scans": judgment.scans,
         "pairs": judgment.pairs,
         "tokens": judgment.tokens,
         "unscreened": judgment.unscreened,

@@ -8,6 +8,7 @@ from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import cover
 from readmit.admission.decision import Decision, Issued, Withheld
 from readmit.admission.gates import DEFAULT_GATES, apply_gates, max_chars
+from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.explicit import resolve_explicit
 from readmit.admission.invalidation.implicit import Progress, Verifier
@@ -31,6 +32,7 @@ def admit(
     on_progress: Progress | None = None,
     embedder: Embedder | None = None,
     query: str | None = None,
+    dependency_scan: DependencyScan | None = None,
 ) -> Decision:
     """Run the TRACE return pipeline on one immutable context.
 
@@ -43,6 +45,8 @@ def admit(
         embedder: lets the scanner also propose each later event's nearest items.
         query: what the agent returns to do, in words: the selector fills the view's
             remaining budget with the items closest to it (and judges only those).
+        dependency_scan: lets a model also name later events that may change a premise
+            of an item where the scanner proposed none (its calls count against the budget).
 
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
@@ -53,7 +57,7 @@ def admit(
     pool, premise = propagate(pool, excluded=(*explicit, *standing))
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
     screener = (
-        Screener(ctx, pool, verifier, policy, embedder, on_progress)
+        Screener(ctx, pool, verifier, policy, embedder, on_progress, dependency_scan)
         if verifier is not None and policy.implicit
         else None
     )

@@ -146,6 +146,38 @@ class Observations:
             ]
         return [self.laters[n] for n in dict.fromkeys(chosen)][: limits.per_item]
 
+    def unproposed(
+        self, target: Item, after: int, proposed: Sequence[Later], window: int
+    ) -> list[Later]:
+        """At most ``window`` observations after ``after`` that `proposals` left out.
+
+        For the dependency scan: distinct texts only (the newest of each), never what
+        ``target`` itself brought or withdrew or news that restates it; nearest to
+        ``target`` first with an embedder, else newest first.
+
+        Raises:
+            VerifierUnavailable: if the embedder fails.
+        """
+        first = self._first(after, target)
+        if target.kind in STRUCTURE or first >= len(self.laters) or window <= 0:
+            return []
+        skip = {later.event_id for later in proposed}
+        skip.update(
+            self.laters[n].event_id
+            for found in (self.by_subject.get(target.id), self.restating.get(target.text))
+            if found is not None
+            for n in found.tolist()
+        )
+        by_text: dict[str, Later] = {}
+        for n in range(len(self.laters) - 1, first - 1, -1):
+            if self.laters[n].event_id not in skip:
+                by_text.setdefault(self.texts[n], self.laters[n])
+        left = list(by_text.values())
+        if self.embedder is not None and len(left) > window:
+            order = ranked([target.text], [_query(x) for x in left], self.embedder, [window])[0]
+            left = [left[n] for n in order]
+        return left[:window]
+
     def _nearest(self) -> dict[str, list[int]]:
         """For each candidate, the observations that have it among their nearest items.
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import (
     Later,
@@ -62,7 +63,9 @@ class Judgment:
 
     verifier: str
     calls: int = 0
-    """Verifier calls made (cached verdicts included)."""
+    """Verifier and dependency-scan calls made (cached verdicts included)."""
+    scans: int = 0
+    """Of ``calls``, those of the dependency scan."""
     pairs: int = 0
     """(later, earlier) pairs judged."""
     tokens: int = 0
@@ -90,6 +93,7 @@ class Screener:
         policy: Policy,
         embedder: Embedder | None = None,
         on_progress: Progress | None = None,
+        dependency_scan: DependencyScan | None = None,
     ) -> None:
         self.ctx = ctx
         self.pool = {item.id: item for item in pool}
@@ -109,6 +113,10 @@ class Screener:
         self._index: Observations | None = None
         self._index_from = ctx.departure.epoch
         self._embed_failure: VerifierUnavailable | None = None
+        self._unavailable: Exclusion | None = None
+        self.scan = dependency_scan
+        self.scans = 0
+        self.tokens_before += _tokens(dependency_scan)
 
     def admits(self, item: Item) -> bool:
         """Whether ``item`` survived screening; if not, its exclusion is in `excluded`."""
@@ -125,7 +133,8 @@ class Screener:
             verifier=self.verifier.name,
             calls=self.calls,
             pairs=self.pairs,
-            tokens=_tokens(self.verifier) - self.tokens_before,
+            tokens=self._spent(),
+            scans=self.scans,
             unscreened=self.unscreened,
             max_calls=self.policy.judgment_calls,
             max_tokens=self.policy.max_judgment_tokens,
@@ -168,7 +177,24 @@ class Screener:
             return self._unscreened(item, ())
         else:
             laters = []
-        unavailable: Exclusion | None = None
+        outcome = self._verify(item, laters)
+        if outcome is None and self.scan is not None and self._index is not None:
+            outcome = self._scan(item, start, laters, self.scan, self._index)
+        if outcome is False:
+            return False
+        unavailable = self._unavailable or self._unembedded(item, start)
+        if unavailable is not None:
+            self.excluded[item.id] = unavailable
+            return False
+        self.screened[item.id] = self.ctx.epoch
+        return True
+
+    def _verify(self, item: Item, laters: Sequence[Later]) -> bool | None:
+        """Judge ``laters`` against ``item``: False when it is excluded, else None.
+
+        Remembers in `_unavailable` the first pair that got no answer (or an abstention).
+        """
+        self._unavailable = None
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
@@ -179,16 +205,50 @@ class Screener:
             )
             if self._confirmed(item, answers):
                 return False
-            unavailable = unavailable or next(
+            self._unavailable = self._unavailable or next(
                 (unanswered(p, v, self.verifier.name) for p, v in answers if not _answered(v)),
                 None,
             )
-        unavailable = unavailable or self._unembedded(item, start)
-        if unavailable is not None:
-            self.excluded[item.id] = unavailable
-            return False
-        self.screened[item.id] = self.ctx.epoch
-        return True
+        return None
+
+    def _scan(
+        self,
+        item: Item,
+        start: int,
+        proposed: Sequence[Later],
+        scan: DependencyScan,
+        index: Observations,
+    ) -> bool | None:
+        """Show the model what the scanner did not propose; judge what it names."""
+        unavailable = self._unavailable
+        try:
+            left = index.unproposed(item, start, proposed, scan.window)
+        except VerifierUnavailable as exc:
+            self._embed_failure = exc
+            index.embedder = None
+            left = index.unproposed(item, start, proposed, scan.window)
+        named: list[Later] = []
+        for offset in range(0, len(left), scan.batch):
+            if not self._affordable():
+                return self._unscreened(item, left[offset:])
+            shown = left[offset:][: scan.batch]
+            self.calls += 1
+            self.scans += 1
+            try:
+                flags = scan.scan(item.text, self._premise_texts(item), shown)
+            except VerifierUnavailable as exc:
+                unavailable = unavailable or Exclusion(
+                    item=item.id,
+                    reason=Reason.VERIFIER_UNAVAILABLE,
+                    stage=Stage.IMPLICIT,
+                    evidence=tuple(x.event_id for x in shown),
+                    detail=f"the dependency scan failed: {exc}",
+                )
+                continue
+            named += [x for x, flag in zip(shown, flags, strict=True) if flag]
+        outcome = self._verify(item, named)
+        self._unavailable = self._unavailable or unavailable
+        return outcome
 
     def _premise_texts(self, item: Item) -> tuple[str, ...]:
         found = (self.ctx.by_id.get(p) for p in sorted(item.depends_on))
@@ -242,7 +302,10 @@ class Screener:
         if self.calls >= self.policy.judgment_calls:
             return False
         limit = self.policy.max_judgment_tokens
-        return limit is None or _tokens(self.verifier) - self.tokens_before < limit
+        return limit is None or self._spent() < limit
+
+    def _spent(self) -> int:
+        return _tokens(self.verifier) + _tokens(self.scan) - self.tokens_before
 
     def _touches(self, item: Item, start: int) -> bool:
         index = self._observations(start)
@@ -293,5 +356,5 @@ def _answered(verdict: Verdict | None) -> bool:
     return verdict is not None and not verdict.abstained
 
 
-def _tokens(verifier: Verifier) -> int:
-    return int(getattr(verifier, "tokens_used", 0))
+def _tokens(model: object) -> int:
+    return int(getattr(model, "tokens_used", 0))

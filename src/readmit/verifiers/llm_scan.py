@@ -1,0 +1,140 @@
+"""A dependency scan over any OpenAI-compatible chat endpoint: ``openai-compat:MODEL@BASE_URL``.
+
+The model sees one earlier note and up to `batch` later observations, numbered, and
+answers with the numbers of those that could make the note unsafe to act on now (or
+``0``): a few generated tokens a call. The rules favour recall (a scan proposes; the
+verifier decides), and the two worked examples are in domains of their own.
+"""
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from readmit.admission.invalidation.implicit import Later
+from readmit.errors import VerifierUnavailable
+from readmit.verifiers.openai_compat import API_KEY_ENV, endpoint, post_with_retries
+
+RULES = """\
+You find which LATER observations could make an EARLIER note unsafe to act on now.
+Name an observation when it cancels, replaces or withdraws what the note names, or \
+changes something the note takes for granted: the event it serves was called off or \
+moved, the person or thing it needs is gone or changed, a closure, strike, illness, \
+move, rule or price change makes acting on it wrong or pointless.
+Do not name one that only mentions the same topic and leaves the note workable.
+Answer with the numbers of the observations to name, separated by commas, or 0 for none."""
+SHOTS = (
+    (
+        "Buy a cake for Mia's party on Saturday.",
+        ("The bakery on Elm Street opens at 9.", "Mia's party was called off; she has the flu."),
+        "2",
+    ),
+    (
+        "Mow the lawn on Saturday mornings.",
+        ("The mower's blade was sharpened.", "It will rain on Tuesday."),
+        "0",
+    ),
+)
+_NUMBER = re.compile(r"\d+")
+
+
+def prompt(target: str, premises: Sequence[str], laters: Sequence[str]) -> str:
+    """One scan question: the note (with what it relies on) and the numbered observations."""
+    if premises:
+        target += " (It relies on: " + "; ".join(f'"{p}"' for p in premises) + ")"
+    numbered = "\n".join(f"{n}. {text}" for n, text in enumerate(laters, start=1))
+    return f"EARLIER: {target}\nLATER:\n{numbered}\nWhich LATER observations should be named?"
+
+
+def read_numbers(answer: str, count: int) -> list[bool]:
+    """The named observations of ``count`` from the model's answer (``0`` or "none": none).
+
+    Raises:
+        VerifierUnavailable: if the answer names no number at all, or one out of range.
+    """
+    found = [int(n) for n in _NUMBER.findall(answer)]
+    if not found and answer.strip().lower().startswith("none"):
+        return [False] * count
+    if not found or any(n > count for n in found):
+        raise VerifierUnavailable(f"dependency scan: unusable answer {answer[:60]!r}")
+    named = set(found)
+    return [n in named for n in range(1, count + 1)]
+
+
+def _text(later: Later) -> str:
+    if later.replacement_text is not None and later.withdrawn_text is not None:
+        return f'{later.text} (This replaces: "{later.withdrawn_text}")'
+    return later.text
+
+
+@dataclass
+class OpenAICompatScan:
+    """`DependencyScan` over ``/chat/completions`` of one model."""
+
+    model: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    batch: int = 4
+    window: int = 8
+    timeout: float = 60.0
+    retries: int = 2
+    calls: int = 0
+    tokens_used: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"scan:openai-compat:{self.model}@{self.base_url}"
+
+    def scan(self, target: str, premises: Sequence[str], laters: Sequence[Later]) -> list[bool]:
+        texts = [_text(later) for later in laters[: self.batch]]
+        messages = [{"role": "system", "content": RULES}]
+        for note, shown, answer in SHOTS:
+            messages += [
+                {"role": "user", "content": prompt(note, (), shown)},
+                {"role": "assistant", "content": answer},
+            ]
+        messages.append({"role": "user", "content": prompt(target, premises, texts)})
+        request = {"model": self.model, "temperature": 0, "max_tokens": 12, "messages": messages}
+        body = self._post(request)
+        try:
+            answer = str(body["choices"][0]["message"]["content"] or "")
+        except (KeyError, IndexError, TypeError) as exc:
+            raise VerifierUnavailable(f"{self.name}: malformed completion: {exc!r}") from exc
+        return read_numbers(answer, len(texts))
+
+    def _post(self, request: dict[str, Any]) -> dict[str, Any]:
+        def count(_: object) -> None:
+            with self._lock:
+                self.calls += 1
+
+        response = post_with_retries(
+            f"{self.base_url}/chat/completions",
+            request,
+            name=self.name,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            inspect=count,
+        )
+        try:
+            body = response.json()
+        except ValueError as exc:
+            raise VerifierUnavailable(f"{self.name}: the answer is not JSON") from exc
+        if not isinstance(body, dict):
+            raise VerifierUnavailable(f"{self.name}: the answer is not a JSON object")
+        usage = body.get("usage") or {}
+        with self._lock:
+            self.tokens_used += int(usage.get("total_tokens", 0))
+        return body
+
+
+def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatScan:
+    """Build from ``MODEL@BASE_URL``.
+
+    Raises:
+        ConfigError: if the argument is not ``MODEL@http(s)://...``.
+    """
+    model, url = endpoint(argument, "scan openai-compat:")
+    return OpenAICompatScan(model=model, base_url=url, api_key=(settings or {}).get(API_KEY_ENV))
