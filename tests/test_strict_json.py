@@ -31,8 +31,8 @@ CASES = [
     Case("-Infinity", "[-Infinity]", "-Infinity"),
     Case("lone surrogate value", '["\\ud800"]', "lone surrogate"),
     Case("lone surrogate key", '{"\\udfff": 1}', "lone surrogate"),
-    Case("not json", "{", "not valid JSON"),
-    Case("empty", b"", "not valid JSON"),
+    Case("not json", "{", "not JSON"),
+    Case("empty", b"", "not JSON"),
 ]
 
 

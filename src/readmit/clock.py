@@ -12,12 +12,17 @@ def parse_time(text: str) -> datetime:
     """Parse an RFC 3339 timestamp; naive times are rejected.
 
     Raises:
-        ValueError: if ``text`` is not an RFC 3339 time with a UTC offset.
+        ValueError: if ``text`` is not an RFC 3339 time with a UTC offset, or its UTC
+            time is before year 1 or after year 9999.
     """
     value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if value.tzinfo is None:
         raise ValueError(f"time {text!r} has no UTC offset (write e.g. 2026-05-01T08:00:00Z)")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01T00:00+01:00 or 9999-12-31T23:59-01:00 has no UTC time
+        raise ValueError(f"time {text!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def format_time(value: datetime) -> str:

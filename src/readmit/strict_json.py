@@ -46,7 +46,7 @@ def loads(data: str | bytes) -> Any:
             parse_float=_bounded_float,
         )
     except json.JSONDecodeError as e:
-        raise InvalidInput(f"not valid JSON: {e}") from None
+        raise InvalidInput(f"not JSON: {e}") from None
     except RecursionError:
         raise InvalidInput(f"JSON nests deeper than {MAX_DEPTH} levels") from None
     _check_tree(value)

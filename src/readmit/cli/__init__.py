@@ -1,7 +1,7 @@
 """The ``readmit`` command line: demo, replay, verify, explain, audit, serve, mcp, keys."""
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -36,15 +36,57 @@ def exit_code(error: ReadmitError) -> int:
     return 1
 
 
+def fail(code: str, message: str, status: int) -> NoReturn:
+    """End the command with one ``error [code]: message`` line on stderr and ``status``."""
+    click.echo(f"error [{code}]: {_one_line(message)}", err=True)
+    sys.exit(status)
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line, with control characters from the input shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 class _Group(click.Group):
-    """Turns every `ReadmitError` into one ``error:`` line and its exit code, never a traceback."""
+    """Ends every failure in one ``error [code]: message`` line and its exit code, no traceback.
+
+    A `ReadmitError` gives its code; a usage error (bad option or argument) is
+    ``invalid_input`` with click's exit code 2; anything else is a bug, reported as
+    ``internal_error`` with exit 1 rather than a traceback over hostile input.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as error:
+            fail(InvalidInput.code, _usage(error), error.exit_code)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except ReadmitError as error:
-            click.echo(f"error [{error.code}]: {error}", err=True)
-            sys.exit(exit_code(error))
+            fail(error.code, str(error), exit_code(error))
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as error:
+            fail(InvalidInput.code, _usage(error), error.exit_code)
+        except (click.exceptions.Exit, click.Abort, click.ClickException, BrokenPipeError):
+            raise  # click reports these itself (help, version, Ctrl-C, a closed pipe)
+        except Exception as error:
+            fail("internal_error", f"{type(error).__name__}: {error}", 1)
+
+
+def _usage(error: click.UsageError) -> str:
+    command = error.ctx.command_path if error.ctx is not None else "readmit"
+    return f"{error.format_message()} (see '{command} --help')"
 
 
 @click.group(cls=_Group)

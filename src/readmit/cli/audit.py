@@ -2,9 +2,11 @@
 
 import click
 
+from readmit.cli.inputs import open_existing_store
 from readmit.cli.render import render_decision
 from readmit.config import DB_ENV
-from readmit.store import DEFAULT_URL, open_store
+from readmit.store import DEFAULT_URL
+from readmit.wire import check_name
 
 _DB = click.option("--db", default=DEFAULT_URL, envvar=DB_ENV, show_default=True, help="Store URL.")
 
@@ -14,7 +16,9 @@ _DB = click.option("--db", default=DEFAULT_URL, envvar=DB_ENV, show_default=True
 @click.option("--workspace", default=None, help="Only this workspace.")
 def audit(db: str, workspace: str | None) -> None:
     """List the stored return decisions."""
-    store = open_store(db)
+    if workspace is not None:
+        check_name(workspace, "--workspace")
+    store = open_existing_store(db)
     try:
         rows = store.decisions(workspace)
     finally:
@@ -30,11 +34,11 @@ def audit(db: str, workspace: str | None) -> None:
 
 
 @click.command()
-@click.argument("decision_id", type=int)
+@click.argument("decision_id", type=click.IntRange(1, 2**63 - 1))
 @_DB
 def explain(decision_id: int, db: str) -> None:
     """Explain why each item of stored decision DECISION_ID was kept or excluded."""
-    store = open_store(db)
+    store = open_existing_store(db)
     try:
         record = store.decision(decision_id)
     finally:

@@ -13,12 +13,13 @@ from click._termui_impl import ProgressBar
 
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Progress
+from readmit.cli.inputs import read_json
 from readmit.cli.render import render_decision
 from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
 from readmit.events import Assert, OpenObligation, Supersede
 from readmit.plugins import make_embedder, make_verifier
 from readmit.replay import replay
-from readmit.scenario import Scenario, read_scenario
+from readmit.scenario import Scenario, load_scenario
 from readmit.store import open_store
 
 
@@ -123,5 +124,5 @@ def replay_command(
     file: Path, as_json: bool, db: str | None, verifier_spec: str, embeddings: str | None
 ) -> None:
     """Replay a readmit.scenario/1 FILE and print one decision per return."""
-    scenario = read_scenario(file)
+    scenario = load_scenario(read_json(file))
     run(scenario, db or "sqlite://:memory:", verifier_spec, as_json=as_json, embeddings=embeddings)

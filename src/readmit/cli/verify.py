@@ -1,6 +1,5 @@
 """``readmit verify VIEW.json``: check a signed Return View."""
 
-import json
 import os
 from datetime import datetime
 from pathlib import Path
@@ -9,6 +8,7 @@ from typing import Any
 import click
 
 from readmit.admission.view import verify_view
+from readmit.cli.inputs import read_json
 from readmit.clock import now, parse_time
 from readmit.config import verifier_from_env
 from readmit.errors import InvalidInput
@@ -30,8 +30,8 @@ def verify(view_file: Path, at_text: str | None) -> None:
     at: datetime = now() if at_text is None else _time(at_text)
     verified = verify_view(view, verifier_from_env(os.environ), at)
     click.echo(
-        f"ok: view {view['cycle']} verified: {len(verified.item_ids)} items, "
-        f"expires {view['expires_at']}"
+        f"ok: view {view.get('cycle')} verified: {len(verified.item_ids)} items, "
+        f"expires {view.get('expires_at')}"
     )
 
 
@@ -43,10 +43,7 @@ def _time(text: str) -> datetime:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"cannot read a view from {path}: {exc}") from exc
+    data = read_json(path)
     if isinstance(data, dict) and isinstance(data.get("view"), dict):
         data = data["view"]
     if not isinstance(data, dict):

@@ -1,0 +1,52 @@
+"""What the user hands the CLI: JSON files and the URL of a store that must already exist.
+
+Both refuse bad input with a `ReadmitError`, so the command ends in one
+``error [code]: message`` line rather than a traceback or a new empty database.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from readmit import strict_json
+from readmit.errors import ConfigError, InvalidInput
+from readmit.store import SqlStore, open_store
+
+
+def read_json(path: Path) -> Any:
+    """Parse the JSON file at ``path`` strictly (see `readmit.strict_json`).
+
+    Raises:
+        InvalidInput: if the file cannot be read or is not strict JSON, naming the file.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return strict_json.loads(data)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}") from None
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file a ``sqlite://`` URL names (as `open_store` reads it); None for other URLs."""
+    if not url.startswith("sqlite://"):
+        return None
+    path = url.removeprefix("sqlite://").removeprefix("/")
+    return None if path in ("", ":memory:", "/:memory:") else Path(path)
+
+
+def open_existing_store(url: str) -> SqlStore:
+    """Open a store that must already exist, so a mistyped path is not a new empty database.
+
+    Raises:
+        ConfigError: if ``url`` names an SQLite file that does not exist.
+        StoreError: if the store cannot be opened.
+    """
+    path = sqlite_path(url)
+    if path is not None and not path.is_file():
+        raise ConfigError(
+            f"no database at {str(path)!r} (from --db or READMIT_DB {url!r}); "
+            "'readmit replay --db URL' or 'readmit workspace create' makes one"
+        )
+    return open_store(url)

@@ -1,0 +1,410 @@
+"""Every command ends in one ``error [code]: message`` line, never a traceback, on hostile input."""
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from builders import KEY
+from readmit.admission.view import sign_view
+from readmit.cli import cli
+from readmit.config import new_ed25519_keys
+from readmit.examples.travel import travel_scenario
+from readmit.signing import HmacSha256Signer
+
+AT = "2026-05-03T14:10:00Z"
+ED25519_PRIVATE, ED25519_PUBLIC = new_ed25519_keys()
+
+Content = str | bytes | Callable[[dict[str, Any]], str | bytes]
+"""A file's content, or a function of the decisions a replay issued (HMAC and Ed25519)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    args: list[str]
+    """Arguments; ``{tmp}`` stands for the test's directory."""
+    code: str
+    message: str
+    files: dict[str, Content] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _view(decisions: dict[str, Any], alg: str = "hmac") -> dict[str, Any]:
+    view: dict[str, Any] = decisions[alg]["decisions"][1]["view"]
+    return view
+
+
+def _dumped(change: Callable[[dict[str, Any]], Any], alg: str = "hmac") -> Content:
+    def make(decisions: dict[str, Any]) -> str:
+        view = json.loads(json.dumps(_view(decisions, alg)))
+        changed = change(view)
+        return json.dumps(view if changed is None else changed)
+
+    return make
+
+
+def _resigned(**fields: Any) -> Content:
+    """A view with ``fields`` changed and signed again with the right key."""
+
+    def make(decisions: dict[str, Any]) -> str:
+        view = {k: v for k, v in _view(decisions).items() if k != "signature"}
+        return json.dumps(sign_view({**view, **fields}, HmacSha256Signer(KEY)))
+
+    return make
+
+
+def _duplicate_items(decisions: dict[str, Any]) -> str:
+    """The signed view with an empty ``items`` first: a lax parser keeps the last one."""
+    text = json.dumps(_view(decisions))
+    return '{"items": [], ' + text[1:]
+
+
+def _set_signature(value: Any, alg: str = "hmac") -> Content:
+    def change(view: dict[str, Any]) -> None:
+        view["signature"]["value"] = value(view["signature"]["value"])
+
+    return _dumped(change, alg)
+
+
+def _upper_digest(view: dict[str, Any]) -> None:
+    view["items"][0]["digest"] = view["items"][0]["digest"].upper()
+
+
+GOOD: dict[str, Content] = {"v.json": lambda d: json.dumps(_view(d))}
+VERIFY = ["verify", "{tmp}/v.json", "--at", AT]
+ED = {"READMIT_VERIFY_KEY": ED25519_PUBLIC}
+SCENARIO = json.dumps(travel_scenario())
+
+CASES = [
+    Case("deep JSON", VERIFY, "invalid_input", "deeper than 64", {"v.json": "[" * 100_000}),
+    Case("invalid UTF-8", VERIFY, "invalid_input", "not valid UTF-8", {"v.json": b'{"a":"\xff"}'}),
+    Case("4301-digit integer", VERIFY, "invalid_input", "longer than", {"v.json": "9" * 4301}),
+    Case("NaN", VERIFY, "invalid_input", "NaN", {"v.json": '{"x": NaN}'}),
+    Case("lone surrogate", VERIFY, "invalid_input", "surrogate", {"v.json": '["\\udc80"]'}),
+    Case("empty file", VERIFY, "invalid_input", "not JSON", {"v.json": ""}),
+    Case("a list", VERIFY, "invalid_input", "holds no view", {"v.json": "[]"}),
+    Case("missing file", VERIFY, "invalid_input", "cannot read", {}),
+    Case("a directory", ["verify", "{tmp}"], "invalid_input", "is a directory", {}),
+    Case(
+        "duplicated items key",
+        VERIFY,
+        "invalid_input",
+        "repeats the key 'items'",
+        {"v.json": _duplicate_items},
+    ),
+    Case(
+        "duplicated key inside an item",
+        VERIFY,
+        "invalid_input",
+        "repeats the key 'text'",
+        {"v.json": lambda d: json.dumps(_view(d)).replace('"text": ', '"text": "x", "text": ', 1)},
+    ),
+    Case(
+        "--at year 1", [*VERIFY[:3], "0001-01-01T00:00:00Z"], "view_rejected", "not valid at", GOOD
+    ),
+    Case(
+        "--at year 9999",
+        [*VERIFY[:3], "9999-12-31T23:59:59Z"],
+        "view_rejected",
+        "not valid at",
+        GOOD,
+    ),
+    Case(
+        "--at before year 1 in UTC",
+        [*VERIFY[:3], "0001-01-01T00:00:00+23:59"],
+        "invalid_input",
+        "outside the years 1 to 9999",
+        GOOD,
+    ),
+    Case(
+        "--at after year 9999 in UTC",
+        [*VERIFY[:3], "9999-12-31T23:59:59-23:59"],
+        "invalid_input",
+        "outside the years 1 to 9999",
+        GOOD,
+    ),
+    Case("--at garbage", [*VERIFY[:3], "soon"], "invalid_input", "--at", GOOD),
+    Case(
+        "signed expiry past year 9999",
+        VERIFY,
+        "view_rejected",
+        "outside the years 1 to 9999",
+        {"v.json": _resigned(expires_at="9999-12-31T23:59:59-23:59")},
+    ),
+    Case(
+        "signed issue time before year 1",
+        VERIFY,
+        "view_rejected",
+        "outside the years 1 to 9999",
+        {"v.json": _resigned(issued_at="0001-01-01T00:00:00+23:59")},
+    ),
+    Case(
+        "verify key not base64",
+        VERIFY,
+        "config_error",
+        "READMIT_VERIFY_KEY",
+        {"v.json": _dumped(lambda v: None)},
+        {"READMIT_VERIFY_KEY": "ed25519:!!!"},
+    ),
+    Case(
+        "verify key too short",
+        VERIFY,
+        "config_error",
+        "READMIT_VERIFY_KEY",
+        {"v.json": _dumped(lambda v: None)},
+        {"READMIT_VERIFY_KEY": "ed25519:AAAA"},
+    ),
+    Case(
+        "verify key with junk",
+        VERIFY,
+        "config_error",
+        "READMIT_VERIFY_KEY",
+        {"v.json": _dumped(lambda v: None)},
+        {"READMIT_VERIFY_KEY": ED25519_PUBLIC + "!"},
+    ),
+    Case(
+        "ed25519 signature with junk",
+        VERIFY,
+        "view_rejected",
+        "signature does not match",
+        {"v.json": _set_signature(lambda s: s + "!", "ed25519")},
+        ED,
+    ),
+    Case(
+        "ed25519 signature with extra padding",
+        VERIFY,
+        "view_rejected",
+        "signature does not match",
+        {"v.json": _set_signature(lambda s: s + "==", "ed25519")},
+        ED,
+    ),
+    Case(
+        "ed25519 signature unpadded",
+        VERIFY,
+        "view_rejected",
+        "signature does not match",
+        {"v.json": _set_signature(lambda s: s.rstrip("="), "ed25519")},
+        ED,
+    ),
+    Case(
+        "ed25519 signature as a number",
+        VERIFY,
+        "view_rejected",
+        "signature does not match",
+        {"v.json": _set_signature(lambda s: 7, "ed25519")},
+        ED,
+    ),
+    Case(
+        "hmac signature upper case",
+        VERIFY,
+        "view_rejected",
+        "signature does not match",
+        {"v.json": _set_signature(str.upper)},
+    ),
+    Case(
+        "hmac signature non-ascii",
+        VERIFY,
+        "view_rejected",
+        "signature does not match",
+        {"v.json": _set_signature(lambda s: s[:-1] + "é")},
+    ),
+    Case(
+        "hmac signature as a list",
+        VERIFY,
+        "view_rejected",
+        "signature does not match",
+        {"v.json": _set_signature(lambda s: [s])},
+    ),
+    Case(
+        "item digest upper case",
+        VERIFY,
+        "view_rejected",
+        "view rejected",
+        {"v.json": _dumped(_upper_digest)},
+    ),
+    Case(
+        "replay deep JSON",
+        ["replay", "{tmp}/s.json"],
+        "invalid_input",
+        "deeper than 64",
+        {"s.json": '{"a":' * 5000},
+    ),
+    Case(
+        "replay invalid UTF-8",
+        ["replay", "{tmp}/s.json"],
+        "invalid_input",
+        "not valid UTF-8",
+        {"s.json": b"\xfe\xff"},
+    ),
+    Case(
+        "replay huge integer",
+        ["replay", "{tmp}/s.json"],
+        "invalid_input",
+        "longer than",
+        {"s.json": '{"format": ' + "1" * 5000 + "}"},
+    ),
+    Case(
+        "replay duplicate key",
+        ["replay", "{tmp}/s.json"],
+        "invalid_input",
+        "repeats the key 'events'",
+        {"s.json": '{"events": [], ' + SCENARIO[1:]},
+    ),
+    Case(
+        "replay NUL in an id",
+        ["replay", "{tmp}/s.json"],
+        "invalid_event",
+        "U+0000",
+        {"s.json": SCENARIO.replace('"id": "h1"', '"id": "h1\\u0000"', 1)},
+    ),
+    Case(
+        "audit of a missing database",
+        ["audit", "--db", "sqlite:///{tmp}/typo.db"],
+        "config_error",
+        "no database at",
+    ),
+    Case(
+        "explain of a missing database",
+        ["explain", "1", "--db", "sqlite:///{tmp}/typo.db"],
+        "config_error",
+        "no database at",
+    ),
+    Case(
+        "audit of a file that is not a database",
+        ["audit", "--db", "sqlite:///{tmp}/text.db"],
+        "store_error",
+        "not a database",
+        {"text.db": "hello"},
+    ),
+    Case(
+        "audit of an unknown store",
+        ["audit", "--db", "mysql://x"],
+        "config_error",
+        "unknown store",
+    ),
+    Case(
+        "audit with NUL in the workspace",
+        ["audit", "--workspace", "w\x00", "--db", "sqlite:///{tmp}/typo.db"],
+        "invalid_input",
+        "U+0000",
+    ),
+    Case(
+        "explain of an id past 64 bits",
+        ["explain", "99999999999999999999", "--db", "sqlite:///{tmp}/typo.db"],
+        "invalid_input",
+        "99999999999999999999",
+    ),
+    Case("explain of a word", ["explain", "two"], "invalid_input", "'two' is not a valid"),
+    Case("unknown command", ["frobnicate"], "invalid_input", "No such command"),
+    Case("unknown option", ["verify", "--bogus"], "invalid_input", "No such option"),
+    Case(
+        "short HMAC key",
+        VERIFY,
+        "config_error",
+        "READMIT_SIGNING_KEY",
+        {"v.json": "{}"},
+        {"READMIT_SIGNING_KEY": "short"},
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def decisions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The travel case's decisions, signed with the tests' HMAC key and with an Ed25519 key."""
+    path = tmp_path_factory.mktemp("replay") / "trip.json"
+    path.write_text(SCENARIO, encoding="utf-8")
+    out = {}
+    for alg, key in [("hmac", KEY.decode()), ("ed25519", ED25519_PRIVATE)]:
+        result = CliRunner(env={"READMIT_SIGNING_KEY": key}).invoke(
+            cli, ["replay", str(path), "--json"]
+        )
+        out[alg] = json.loads(result.stdout)
+    return out
+
+
+def _arrange(case: Case, tmp_path: Path, decisions: dict[str, Any]) -> list[str]:
+    for name, content in case.files.items():
+        data = content(decisions) if callable(content) else content
+        target = tmp_path / name
+        if isinstance(data, bytes):
+            target.write_bytes(data)
+        else:
+            target.write_text(data, encoding="utf-8")
+    return [a.replace("{tmp}", str(tmp_path)) for a in case.args]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_hostile_input_ends_in_one_error_line(
+    case: Case, tmp_path: Path, decisions: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = _arrange(case, tmp_path, decisions)
+    env = {"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_VERIFY_KEY": None, "READMIT_DB": None}
+    monkeypatch.chdir(tmp_path)
+
+    result = CliRunner(env={**env, **case.env}).invoke(cli, args)
+
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error [")]
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code != 0
+    assert errors == [result.stderr.splitlines()[-1]], result.stderr
+    assert errors[0].startswith(f"error [{case.code}]: "), errors
+    assert case.message in errors[0]
+    assert "Traceback" not in result.output
+
+
+def test_a_well_formed_view_still_verifies(
+    tmp_path: Path, decisions: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "v.json").write_text(json.dumps(_view(decisions, "ed25519")), encoding="utf-8")
+    monkeypatch.delenv("READMIT_SIGNING_KEY", raising=False)
+
+    result = CliRunner(env={"READMIT_VERIFY_KEY": ED25519_PUBLIC}).invoke(
+        cli, ["verify", str(tmp_path / "v.json"), "--at", AT]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("ok: view")
+
+
+def test_audit_does_not_create_a_database_for_a_mistyped_path(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["audit", "--db", f"sqlite:///{tmp_path}/typo.db"])
+
+    assert result.exit_code == 2
+    assert not (tmp_path / "typo.db").exists()
+
+
+def _without_readmit(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.startswith("READMIT_")}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("[" * 100_000, "deeper than 64"), (b"\xff", "not valid UTF-8"), ("7" * 4301, "longer than")],
+)
+def test_the_installed_entry_point_prints_one_error_line(
+    tmp_path: Path, content: str | bytes, message: str
+) -> None:
+    path = tmp_path / "v.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+    result = subprocess.run(
+        [sys.executable, "-m", "readmit", "verify", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**_without_readmit(os.environ), "READMIT_SIGNING_KEY": KEY.decode()},
+    )
+
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [result.stderr.splitlines()[0]]
+    assert result.stderr.startswith("error [invalid_input]: ")
+    assert message in result.stderr
