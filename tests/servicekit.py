@@ -5,7 +5,8 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -13,7 +14,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from builders import KEY
-from readmit.clock import now
+from readmit.clock import now, parse_time
 from readmit.examples.travel import travel_scenario
 from readmit.model import Agent
 from readmit.plugins import make_verifier
@@ -27,9 +28,23 @@ AGENTS = [Agent(**a) for a in travel_scenario()["agents"]]
 
 
 @dataclass
+class SetClock:
+    """The server's clock for a test: the real one until a test sets a time."""
+
+    at: datetime | None = None
+
+    def __call__(self) -> datetime:
+        return self.at or now()
+
+    def set(self, text: str) -> None:
+        self.at = parse_time(text)
+
+
+@dataclass
 class Team:
     service: Service
     keys: dict[str, str]
+    clock: SetClock = field(default_factory=SetClock)
 
     def auth(self, agent: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.keys[agent]}"}
@@ -41,8 +56,11 @@ def make_team(store: SqlStore, agents: list[Agent] = AGENTS) -> Team:
     for agent in agents:
         keys[agent.id] = new_key()
         store.add_agent_key("trip", agent.id, key_hash(keys[agent.id]), now())
-    service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
-    return Team(service=service, keys=keys)
+    clock = SetClock()
+    service = Service(
+        store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"), clock=clock
+    )
+    return Team(service=service, keys=keys, clock=clock)
 
 
 def free_port() -> int:
@@ -71,9 +89,13 @@ def serving(app: FastAPI) -> Iterator[str]:
 
 
 def play(client: httpx.Client, team: Team, scenario: dict[str, Any]) -> list[httpx.Response]:
-    """Drive a scenario through the HTTP API, each step with its agent's key; return the returns."""
+    """Drive a scenario through the HTTP API, each step with its agent's key; return the returns.
+
+    The server's clock follows the scenario: each step happens at its own ``at``.
+    """
     returns = []
     for index, event in enumerate(scenario["events"]):
+        team.clock.set(event["at"])
         op = event["op"]
         agent = event.get("author") or event["agent"]
         headers = team.auth(agent)

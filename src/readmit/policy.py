@@ -1,10 +1,11 @@
 """Policy: the method's knobs (γ, ρ, B_n, B_c, τ, on_incomplete) as one frozen value."""
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
+from readmit.canonical import digest
 from readmit.errors import ConfigError
 
 SelectionMode = Literal["obligations", "relevance"]
@@ -66,6 +67,18 @@ class Policy:
     view_ttl: timedelta = timedelta(hours=1)
     """How long an issued Return View stays valid."""
 
+    @property
+    def digest(self) -> str:
+        """The tagged digest of every setting: a signed view names the policy that made it."""
+        return digest(self.to_json())
+
+    def to_json(self) -> dict[str, Any]:
+        """Every setting as JSON, ``view_ttl`` as ``view_ttl_seconds`` (what overrides take)."""
+        values = asdict(self)
+        values["view_ttl_seconds"] = values.pop("view_ttl").total_seconds()
+        values["on_incomplete"] = str(self.on_incomplete)
+        return values
+
     def __post_init__(self) -> None:
         problems = [
             *_positive(max_items=self.max_items, max_chars=self.max_chars),
@@ -81,8 +94,8 @@ class Policy:
         problems += [f"{f} must be true or false" for f in flags if not _is_bool(getattr(self, f))]
         if self.selection not in ("obligations", "relevance"):
             problems.append("selection must be 'obligations' or 'relevance'")
-        if self.view_ttl <= timedelta(0):
-            problems.append("view_ttl must be positive")
+        if not timedelta(0) < self.view_ttl <= MAX_VIEW_TTL:
+            problems.append("view_ttl must be positive and at most a year")
         if problems:
             raise ConfigError("invalid policy: " + "; ".join(problems))
 
@@ -144,7 +157,7 @@ class Policy:
             raise ConfigError(f"unknown policy field(s): {', '.join(unknown)}")
         values = dict(overrides)
         if "view_ttl_seconds" in values:
-            values["view_ttl"] = timedelta(seconds=values.pop("view_ttl_seconds"))
+            values["view_ttl"] = _ttl(values.pop("view_ttl_seconds"))
         if "on_incomplete" in values:
             try:
                 values["on_incomplete"] = OnIncomplete(values["on_incomplete"])
@@ -154,6 +167,20 @@ class Policy:
             return replace(self, **values)
         except TypeError as exc:
             raise ConfigError(f"invalid policy override: {exc}") from exc
+
+
+MAX_VIEW_TTL = timedelta(days=366)
+"""The longest a view may ever stay valid, whatever a policy asks (servers cap it lower)."""
+
+
+def _ttl(seconds: object) -> timedelta:
+    """``view_ttl_seconds`` as a duration: a number of seconds in (0, one year]."""
+    most = MAX_VIEW_TTL.total_seconds()
+    # Compared, never converted first: NaN fails every comparison, and a huge integer
+    # would overflow a float or a timedelta.
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds <= most:
+        raise ConfigError(f"view_ttl_seconds must be a number of seconds in (0, {most:.0f}]")
+    return timedelta(seconds=seconds)
 
 
 def _positive(**values: int) -> list[str]:

@@ -1,8 +1,9 @@
 """Stage 5, the signed Return View: build, sign, verify (TRACE §3.5, appendix C.4).
 
 A view binds the selected items to one return cycle, principal, role, task and
-epoch. It lists the exclusions the agent may see, so it knows what went stale;
-items the agent may not read never appear in it, not even by id.
+epoch, and names (by digest, under the signature) the policy it was made under.
+It lists the exclusions the agent may see, so it knows what went stale; items
+the agent may not read never appear in it, not even by id.
 
 `VerifiedView` can only be made by `verify_view`, so nothing can readmit
 private memory from a view whose signature, digests and expiry were not checked.
@@ -18,7 +19,7 @@ from readmit.admission.coverage import Coverage, Selection, measure
 from readmit.admission.gates import apply_gates
 from readmit.canonical import canonical_json, digest
 from readmit.clock import format_time, parse_time
-from readmit.errors import ViewRejected
+from readmit.errors import InvalidInput, ViewRejected
 from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
@@ -103,8 +104,9 @@ def build_view(
         "purpose": who.purpose,
         "epoch": ctx.epoch,
         "departure_epoch": ctx.departure.epoch,
+        "policy": policy.digest,
         "issued_at": format_time(who.at),
-        "expires_at": format_time(who.at + policy.view_ttl),
+        "expires_at": format_time(_expiry(who.at, policy)),
         "items": [_item_entry(item) for item in selection.items],
         "coverage": {
             "obligations": selection.coverage.obligations,
@@ -115,6 +117,15 @@ def build_view(
             hidden_ids(ctx, exclusions),
         ),
     }
+
+
+def _expiry(at: datetime, policy: Policy) -> datetime:
+    try:
+        return at + policy.view_ttl
+    except OverflowError:
+        raise InvalidInput(
+            f"a view issued at {format_time(at)} would expire after the year 9999"
+        ) from None
 
 
 def _unsigned(view: Mapping[str, Any]) -> bytes:

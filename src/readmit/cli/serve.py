@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+from typing import Any
 
 import click
 
@@ -30,6 +31,30 @@ _VERIFIER = click.option(
 )
 
 
+_POLICY = click.option(
+    "--policy",
+    "policy_file",
+    default=None,
+    metavar="FILE",
+    help="The admission policy (JSON, or TOML if FILE ends in .toml): the operator's, "
+    "never the returning agent's. Default: the built-in policy.",
+)
+_SKEW = click.option(
+    "--clock-skew",
+    default=300.0,
+    show_default=True,
+    type=float,
+    help="Seconds a client's `at` may lie ahead of the server's clock (and a return's behind).",
+)
+_TTL = click.option(
+    "--max-view-ttl",
+    default=86400.0,
+    show_default=True,
+    type=float,
+    help="Longest validity, in seconds, the policy may give a Return View.",
+)
+
+
 def _require_service_extra() -> None:
     missing = [m for m in ("fastapi", "uvicorn", "mcp") if importlib.util.find_spec(m) is None]
     if missing:
@@ -42,7 +67,44 @@ def _require_service_extra() -> None:
 @EMBEDDINGS_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def serve(db: str, verifier_spec: str, embeddings: str | None, host: str, port: int) -> None:
+@_POLICY
+@_SKEW
+@_TTL
+@click.option(
+    "--max-body-bytes",
+    default=8 * 1024 * 1024,
+    show_default=True,
+    type=int,
+    help="Largest request body (refused before authentication).",
+)
+@click.option("--max-events", default=1000, show_default=True, type=int, help="Events per request.")
+@click.option(
+    "--max-text-chars",
+    default=16384,
+    show_default=True,
+    type=int,
+    help="Longest string in an event or memory.",
+)
+@click.option("--rate", default=50.0, show_default=True, type=float, help="Requests/s per agent.")
+@click.option(
+    "--burst", default=100, show_default=True, type=int, help="Requests per agent at once."
+)
+@click.option(
+    "--concurrent-returns",
+    default=2,
+    show_default=True,
+    type=int,
+    help="Returns one agent may run at the same time.",
+)
+def serve(
+    db: str,
+    verifier_spec: str,
+    embeddings: str | None,
+    host: str,
+    port: int,
+    policy_file: str | None,
+    **limits: Any,
+) -> None:
     """Run the HTTP service (OpenAPI at /docs and /openapi.json).
 
     Views are signed with READMIT_SIGNING_KEY, which must be set.
@@ -52,8 +114,15 @@ def serve(db: str, verifier_spec: str, embeddings: str | None, host: str, port: 
 
     from readmit.service.app import create_app
     from readmit.service.operations import Service
+    from readmit.service.settings import limits_from_flags, load_policy
 
-    service = Service.from_env(db, verifier_spec, embeddings=embeddings)
+    service = Service.from_env(
+        db,
+        verifier_spec,
+        embeddings=embeddings,
+        policy=load_policy(policy_file),
+        limits=limits_from_flags(**limits),
+    )
     try:
         uvicorn.run(create_app(service), host=host, port=port, log_level="info")
     finally:
@@ -64,13 +133,30 @@ def serve(db: str, verifier_spec: str, embeddings: str | None, host: str, port: 
 @_DB
 @_VERIFIER
 @EMBEDDINGS_OPTION
-def mcp_command(db: str, verifier_spec: str, embeddings: str | None) -> None:
+@_POLICY
+@_SKEW
+@_TTL
+def mcp_command(
+    db: str,
+    verifier_spec: str,
+    embeddings: str | None,
+    policy_file: str | None,
+    clock_skew: float,
+    max_view_ttl: float,
+) -> None:
     """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
     _require_service_extra()
     from readmit.service.mcp import create_mcp
     from readmit.service.operations import Service, require_key
+    from readmit.service.settings import limits_from_flags, load_policy
 
-    service = Service.from_env(db, verifier_spec, embeddings=embeddings)
+    service = Service.from_env(
+        db,
+        verifier_spec,
+        embeddings=embeddings,
+        policy=load_policy(policy_file),
+        limits=limits_from_flags(clock_skew=clock_skew, max_view_ttl=max_view_ttl),
+    )
     try:
         caller = service.authenticate(require_key(os.environ, AGENT_KEY_ENV))
         create_mcp(service, caller).run("stdio")

@@ -6,8 +6,12 @@ Every route but ``/v1/verify`` and ``/health`` needs ``Authorization: Bearer
 functions, so FastAPI runs ``admit()`` in its worker threads.
 """
 
+import threading
+from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
+import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -24,10 +28,15 @@ from readmit.errors import (
     Unauthenticated,
     ViewRejected,
 )
-from readmit.service.operations import MAX_EVENTS, Caller, Service
+from readmit.service.body import BodyLimit
+from readmit.service.limits import Abandoned, PayloadTooLarge, PolicyNotAccepted, RateLimited
+from readmit.service.operations import Caller, Service
 from readmit.wire import Name, Text
 
 STATUS: dict[type[ReadmitError], int] = {
+    PayloadTooLarge: 413,
+    RateLimited: 429,
+    Abandoned: 499,
     InvalidInput: 422,
     ViewRejected: 422,
     Unauthenticated: 401,
@@ -52,9 +61,9 @@ class EventsIn(_Body):
 
     events: list[dict[str, Any]] = Field(
         min_length=1,
-        max_length=MAX_EVENTS,
-        description="Events in the readmit.scenario/1 format; "
-        "`at` defaults to now, `author` must be you.",
+        description="Events in the readmit.scenario/1 format; `at` defaults to now and may "
+        "lie at most the server's clock skew ahead; `author` must be you. At most the "
+        "server's `--max-events` per request (413 `payload_too_large`).",
     )
 
 
@@ -69,8 +78,16 @@ class ReturnIn(_Body):
 
     task: Name
     purpose: Name
-    policy: dict[str, Any] | None = Field(default=None, description="Policy overrides.")
-    at: AwareDatetime | None = None
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="Not accepted (422 `policy_not_accepted`): the operator sets the "
+        "policy when starting the server.",
+    )
+    at: AwareDatetime | None = Field(
+        default=None,
+        description="Your clock, checked against the server's (422 `clock_skew` if further "
+        "apart than the skew); the return is decided at the server's time.",
+    )
 
 
 class VerifyIn(_Body):
@@ -103,14 +120,20 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (401, "No valid agent key (`unauthenticated`)."),
         (403, "Acting as another agent (`forbidden`)."),
         (404, "No such decision of yours (`not_found`)."),
-        (422, "Invalid request or event; nothing was stored."),
+        (413, "Body, batch or text over the server's limit (`payload_too_large`)."),
+        (422, "Invalid request or event (or `clock_skew`); nothing was stored."),
+        (429, "Over your rate or concurrent returns (`rate_limited`, see Retry-After)."),
+        (500, "An unexpected error (`internal`); nothing about it is in the body."),
         (503, "The store is unavailable (`store_error`)."),
     ]
 }
 
 
-def _error(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
-    return JSONResponse({"code": code, "message": message, "details": details}, status_code=status)
+def _error(
+    status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    body = {"code": code, "message": message, "details": details}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def create_app(service: Service) -> FastAPI:
@@ -121,19 +144,25 @@ def create_app(service: Service) -> FastAPI:
         description="Return-time admission of agent memory (TRACE).",
         responses=ERROR_RESPONSES,
     )
+    app.add_middleware(BodyLimit, max_bytes=service.limits.max_body_bytes)
     bearer = HTTPBearer(auto_error=False)
 
     def caller(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Caller:
-        return service.authenticate(credentials.credentials if credentials else None)
+        found = service.authenticate(credentials.credentials if credentials else None)
+        service.admit_request(found)
+        return found
 
     Me = Annotated[Caller, Depends(caller)]
 
     @app.exception_handler(ReadmitError)
     def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
         details = {"event_id": error.event_id} if isinstance(error, InvalidEvent) else None
-        return _error(status_of(error), error.code, str(error), details)
+        headers = (
+            {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
+        )
+        return _error(status_of(error), error.code, str(error), details, headers)
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -171,9 +200,18 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
         return service.depart(caller, body.at)
 
     @app.post("/v1/return")
-    def return_(body: ReturnIn, caller: me) -> dict[str, Any]:
+    async def return_(body: ReturnIn, request: Request, caller: me) -> dict[str, Any]:
         """Run the return pipeline: the signed Return View, or the withheld decision."""
-        return service.return_(caller, body.task, body.purpose, body.policy, body.at)
+        if "policy" in body.model_fields_set:
+            raise PolicyNotAccepted(
+                "a returning agent cannot choose its policy; the server's operator sets it"
+            )
+        with service.throttle.return_slot((caller.workspace, caller.agent.id)) as cancel:
+            return await _until_gone(
+                request,
+                cancel,
+                lambda: service.return_(caller, body.task, body.purpose, body.at, cancel),
+            )
 
     @app.post("/v1/verify")
     def verify(body: VerifyIn) -> dict[str, Any]:
@@ -194,3 +232,26 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
     def state(caller: me) -> dict[str, Any]:
         """The active items you may read now."""
         return {"items": service.state(caller)}
+
+
+async def _until_gone(
+    request: Request, cancel: threading.Event, work: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """Run ``work`` in a worker thread; set ``cancel`` if the client disconnects meanwhile."""
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        cancel.set()
+
+    outcome: list[dict[str, Any] | BaseException] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            outcome.append(await anyio.to_thread.run_sync(work))
+        except Exception as exc:  # re-raised below, not wrapped in the group's ExceptionGroup
+            outcome.append(exc)
+        group.cancel_scope.cancel()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]

@@ -1,14 +1,29 @@
 """The MCP server: readmit's operations as tools, for MCP-speaking agents.
 
 One server process acts as one agent, authenticated by the key in
-``READMIT_AGENT_KEY``; the tools are the HTTP API's operations.
+``READMIT_AGENT_KEY``; the tools are the HTTP API's operations. A refusal reaches
+the client as a tool error ``error [code]: message``, the same code the HTTP API
+answers with, and the server logs it without a traceback.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
+from readmit.errors import ReadmitError
 from readmit.service.operations import Caller, Service
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """Turn a `ReadmitError` into the tool error the client reads (code and message)."""
+    try:
+        yield
+    except ReadmitError as exc:
+        raise ToolError(f"error [{exc.code}]: {exc}") from None
 
 
 def create_mcp(service: Service, caller: Caller) -> MCPServer:
@@ -25,41 +40,49 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
     @server.tool()
     def record_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         """Record events you author (readmit.scenario/1 format, `at` defaults to now)."""
-        return {"recorded": service.record(caller, events)}
+        with refusals():
+            return {"recorded": service.record(caller, events)}
 
     @server.tool()
     def remember(id: str, text: str, source: str) -> dict[str, Any]:
         """Add a private memory to your bank, bound to the work-state item `source`."""
-        return service.remember(caller, id, text, source)
+        with refusals():
+            return service.remember(caller, id, text, source)
 
     @server.tool()
     def depart() -> dict[str, Any]:
         """Checkpoint what you can see now, before you go away."""
-        return service.depart(caller)
+        with refusals():
+            return service.depart(caller)
 
     @server.tool()
     def return_view(task: str, purpose: str) -> dict[str, Any]:
         """Come back: get your signed Return View, or why it was withheld."""
-        return service.return_(caller, task, purpose)
+        with refusals():
+            return service.return_(caller, task, purpose)
 
     @server.tool()
     def verify_view(view: dict[str, Any]) -> dict[str, Any]:
         """Check a Return View's signature, item digests and expiry."""
-        return service.verify(view)
+        with refusals():
+            return service.verify(view)
 
     @server.tool()
     def audit() -> dict[str, Any]:
         """List your return decisions."""
-        return {"decisions": service.decisions(caller)}
+        with refusals():
+            return {"decisions": service.decisions(caller)}
 
     @server.tool()
     def explain(decision_id: int) -> dict[str, Any]:
         """Why each item of one of your decisions was kept or excluded."""
-        return service.explain(caller, decision_id)
+        with refusals():
+            return service.explain(caller, decision_id)
 
     @server.tool()
     def state() -> dict[str, Any]:
         """The active shared items you may read now."""
-        return {"items": service.state(caller)}
+        with refusals():
+            return {"items": service.state(caller)}
 
     return server

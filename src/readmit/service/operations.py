@@ -6,6 +6,7 @@ own private bank, with exclusions of items it may not read removed entirely.
 """
 
 import os
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,12 +35,17 @@ from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.report import decision_json
 from readmit.service.keys import key_hash
+from readmit.service.limits import (
+    Abandoned,
+    Limits,
+    PayloadTooLarge,
+    Throttle,
+    check_strings,
+)
+from readmit.service.times import in_calendar, not_ahead, return_time
 from readmit.signing import Signer
 from readmit.store import SqlStore, open_store
 from readmit.wire import parse_step
-
-MAX_EVENTS = 1000
-"""Most events one request may record."""
 
 Clock = Callable[[], datetime]
 
@@ -60,10 +66,11 @@ class Service:
         store: SqlStore,
         *,
         signer: Signer,
-        verifier: Verifier,
+        verifier: Verifier | None,
         policy: Policy | None = None,
         clock: Clock = now,
         embedder: Embedder | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
         self.signer = signer
@@ -71,6 +78,13 @@ class Service:
         self.embedder = embedder
         self.policy = policy or Policy()
         self.clock = clock
+        self.limits = limits or Limits()
+        self.throttle = Throttle(self.limits)
+        if self.policy.view_ttl > self.limits.max_view_ttl:
+            raise ConfigError(
+                f"the policy's view TTL ({self.policy.view_ttl}) is over the server's "
+                f"cap ({self.limits.max_view_ttl})"
+            )
 
     @classmethod
     def from_env(
@@ -79,6 +93,8 @@ class Service:
         verifier: str,
         env: Mapping[str, str] = os.environ,
         embeddings: str | None = None,
+        policy: Policy | None = None,
+        limits: Limits | None = None,
     ) -> "Service":
         """Build the service from flags and ``READMIT_*`` settings.
 
@@ -93,6 +109,8 @@ class Service:
             signer=signer,
             verifier=with_cache(make_verifier(verifier, env), store),
             embedder=embedder,
+            policy=policy,
+            limits=limits,
         )
 
     def authenticate(self, key: str | None) -> Caller:
@@ -106,15 +124,30 @@ class Service:
             raise Unauthenticated("send your agent key as 'Authorization: Bearer <key>'")
         return Caller(workspace=found[0], agent=found[1])
 
+    def admit_request(self, caller: Caller) -> None:
+        """Count one request against the caller's rate.
+
+        Raises:
+            RateLimited: if the caller is over its rate.
+        """
+        self.throttle.admit_request((caller.workspace, caller.agent.id))
+
     def record(self, caller: Caller, raw_events: Sequence[object]) -> list[dict[str, Any]]:
         """Validate every event, then record them all atomically (or none)."""
-        if len(raw_events) > MAX_EVENTS:
-            raise InvalidEvent("request", f"at most {MAX_EVENTS} events per request")
+        if len(raw_events) > self.limits.max_events:
+            raise PayloadTooLarge(f"at most {self.limits.max_events} events per request")
+        check_strings(list(raw_events), self.limits.max_text_chars, "events")
         timed = [isinstance(raw, dict) and "at" in raw for raw in raw_events]
         if any(timed) and not all(timed):
             raise InvalidEvent("request", "give `at` on every event or on none")
         at = self.clock()
         events = [self._own_event(caller, raw, index, at) for index, raw in enumerate(raw_events)]
+        for event in events:
+            not_ahead(event.at, at, self.limits.clock_skew, f"event {event.id!r}")
+            validity = getattr(getattr(event, "item", None), "validity", None)
+            if validity is not None:
+                in_calendar(validity.valid_from, f"event {event.id!r}")
+                in_calendar(validity.valid_to, f"event {event.id!r}")
         # Without client times the server keeps time at commit, so concurrent agents
         # never see "time goes backwards" for events they did not date themselves.
         clock = None if any(timed) else self.clock
@@ -139,9 +172,10 @@ class Service:
         self, caller: Caller, memory_id: str, text: str, source: str, at: datetime | None = None
     ) -> dict[str, Any]:
         """Add a private experience to the caller's own bank."""
+        check_strings([memory_id, text, source], self.limits.max_text_chars, "memory")
         step = RecordExperience(
             id=f"memory {memory_id}",
-            at=at or self.clock(),
+            at=self._not_ahead(at, "memory"),
             agent=caller.agent.id,
             experience_id=memory_id,
             text=text,
@@ -151,7 +185,8 @@ class Service:
 
     def depart(self, caller: Caller, at: datetime | None = None) -> dict[str, Any]:
         """Checkpoint what the caller can see now."""
-        checkpoint = self.store.depart(caller.workspace, caller.agent.id, at or self.clock())
+        when = self._not_ahead(at, "departure")
+        checkpoint = self.store.depart(caller.workspace, caller.agent.id, when)
         return {
             "agent": caller.agent.id,
             "epoch": checkpoint.epoch,
@@ -160,16 +195,28 @@ class Service:
             "digest": checkpoint.digest,
         }
 
+    def _not_ahead(self, at: datetime | None, what: str) -> datetime:
+        server = self.clock()
+        return server if at is None else not_ahead(at, server, self.limits.clock_skew, what)
+
     def return_(
         self,
         caller: Caller,
         task: str,
         purpose: str,
-        policy: Mapping[str, Any] | None = None,
         at: datetime | None = None,
+        cancel: threading.Event | None = None,
     ) -> dict[str, Any]:
-        """Run the pipeline for the caller and answer with what it may see of the decision."""
-        when = at or self.clock()
+        """Run the pipeline for the caller and answer with what it may see of the decision.
+
+        The return happens at the server's time (``at`` is only checked against it), under
+        the server's policy. Setting ``cancel`` (the client went away) stops it before its
+        next verifier call and before anything is recorded.
+
+        Raises:
+            Abandoned: if ``cancel`` was set.
+        """
+        when = return_time(at, self.clock(), self.limits.clock_skew)
         request = ReturnRequest(
             id=f"return@{format_time(when)}",
             at=when,
@@ -177,13 +224,19 @@ class Service:
             task=task,
             purpose=purpose,
         )
-        chosen = self.policy.with_overrides(dict(policy or {}))
+        stop = _stopper(cancel)
         ctx = self.store.return_context(caller.workspace, request)
         decision = admit(
-            ctx, policy=chosen, verifier=self.verifier, signer=self.signer, embedder=self.embedder
+            ctx,
+            policy=self.policy,
+            verifier=self.verifier,
+            signer=self.signer,
+            embedder=self.embedder,
+            on_progress=stop,
         )
+        stop(0, 0)
         record = decision_json(decision, ctx)
-        decision_id = self.store.record_decision(
+        stored = self.store.record_decision(
             caller.workspace,
             caller.agent.id,
             when,
@@ -193,7 +246,7 @@ class Service:
             judgment=decision.judgment,
         )
         shown = _for_agent(record)
-        shown["decision"] = decision_id
+        shown["decision"] = self._own_ids(caller)[stored]
         if isinstance(decision, Issued):
             shown["readmitted"] = [_memory_json(e) for e in decision.readmitted]
         return shown
@@ -206,24 +259,33 @@ class Service:
             return {"valid": False, "problem": exc.problem}
         return {"valid": True, "items": list(verified.item_ids)}
 
+    def _own_ids(self, caller: Caller) -> dict[int, int]:
+        """The caller's decisions' store ids to the numbers it sees: 1, 2, 3… (its own count).
+
+        Store ids count every agent's decisions, so showing them would tell an agent how
+        often the others return.
+        """
+        rows = self.store.decisions(caller.workspace, caller.agent.id)
+        return {r.id: n for n, r in enumerate(rows, start=1)}
+
     def decisions(self, caller: Caller) -> list[dict[str, Any]]:
-        """The caller's own decisions, oldest first."""
+        """The caller's own decisions, oldest first, numbered from 1 for the caller."""
         rows = self.store.decisions(caller.workspace, caller.agent.id)
         return [
-            {"id": r.id, "at": format_time(r.at), "epoch": r.epoch, "outcome": r.outcome}
-            for r in rows
+            {"id": n, "at": format_time(r.at), "epoch": r.epoch, "outcome": r.outcome}
+            for n, r in enumerate(rows, start=1)
         ]
 
     def explain(self, caller: Caller, decision_id: int) -> dict[str, Any]:
-        """One of the caller's decisions, as the caller may see it.
+        """The caller's decision number ``decision_id``, as the caller may see it.
 
         Raises:
-            NotFound: if the caller has no decision with that id.
+            NotFound: if the caller has no decision with that number.
         """
-        mine = {r.id for r in self.store.decisions(caller.workspace, caller.agent.id)}
-        if decision_id not in mine:
+        rows = self.store.decisions(caller.workspace, caller.agent.id)
+        if not 1 <= decision_id <= len(rows):
             raise NotFound(f"you have no decision {decision_id}")
-        shown = _for_agent(self.store.decision(decision_id))
+        shown = _for_agent(self.store.decision(rows[decision_id - 1].id))
         shown["decision"] = decision_id
         return shown
 
@@ -237,6 +299,14 @@ class Service:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _stopper(cancel: threading.Event | None) -> Callable[[int, int], None]:
+    def stop(calls: int, allowed: int) -> None:
+        if cancel is not None and cancel.is_set():
+            raise Abandoned("the client went away; the return stopped and recorded nothing")
+
+    return stop
 
 
 def _for_agent(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,97 @@
+"""The outermost guard of the HTTP service: request body size, and no plain-text 500s.
+
+Runs before routing, so before authentication: a body larger than the limit is
+refused from its ``Content-Length`` without reading it, and a body without one
+(chunked) is cut off as soon as it passes the limit. An exception nobody
+anticipated becomes a JSON 500 with code ``internal`` (the traceback goes to the
+server's log, never to the client).
+"""
+
+import json
+import logging
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from readmit.service.limits import PayloadTooLarge
+
+log = logging.getLogger("readmit.service")
+
+
+async def _answer(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"code": code, "message": message, "details": None}).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _declared_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+class BodyLimit:
+    """ASGI middleware: refuse bodies over ``max_bytes`` (413) and turn crashes into JSON 500s."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _declared_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await _answer(send, 413, PayloadTooLarge.code, self._too_large)
+            return
+        guard = _Guard(receive, send, self.max_bytes, self._too_large)
+        try:
+            await self.app(scope, guard.receive, guard.send)
+        except Exception:
+            if guard.over:
+                pass
+            elif guard.started:
+                raise
+            else:
+                log.exception("unexpected error in %s %s", scope["method"], scope["path"])
+                await _answer(send, 500, "internal", "internal error (the server's log has it)")
+                return
+        if guard.over:
+            await _answer(send, 413, PayloadTooLarge.code, self._too_large)
+
+    @property
+    def _too_large(self) -> str:
+        return f"the request body is over the server's limit of {self.max_bytes} bytes"
+
+
+class _Guard:
+    """One request's receive (counting body bytes) and send (noting whether it started)."""
+
+    def __init__(self, receive: Receive, send: Send, max_bytes: int, message: str) -> None:
+        self._receive = receive
+        self._send = send
+        self.max_bytes = max_bytes
+        self.message = message
+        self.read = 0
+        self.over = False
+        self.started = False
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self.read += len(message.get("body", b""))
+            if self.read > self.max_bytes:
+                self.over = True
+                raise PayloadTooLarge(self.message)
+        return message
+
+    async def send(self, message: Message) -> None:
+        if self.over:
+            return  # the app's own answer to a cut-off body is replaced by the 413
+        self.started = self.started or message["type"] == "http.response.start"
+        await self._send(message)

@@ -1,0 +1,175 @@
+"""What one agent may ask of the service: sizes, rate, concurrent returns, clock skew, view TTL.
+
+The operator sets these when starting the server (``readmit serve --max-body-bytes …``);
+each refusal is a `ReadmitError` with its own stable code, so clients can tell
+"slow down" (429, ``Retry-After``) from "this will never be accepted" (413, 422).
+"""
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from readmit.errors import ConfigError, InvalidInput, ReadmitError
+
+
+class PayloadTooLarge(InvalidInput):
+    """The request body, an event batch or one text is over the server's limit."""
+
+    code = "payload_too_large"
+
+
+class ClockSkew(InvalidInput):
+    """A time (``at``) is further from the server's clock than the allowed skew."""
+
+    code = "clock_skew"
+
+
+class PolicyNotAccepted(InvalidInput):
+    """A returning agent tried to choose its own policy; the operator sets it."""
+
+    code = "policy_not_accepted"
+
+
+class RateLimited(ReadmitError):
+    """The agent sent more requests, or more concurrent returns, than it may."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Abandoned(ReadmitError):
+    """The client went away before its return was decided; nothing was recorded."""
+
+    code = "abandoned"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The server's limits per request and per agent, with safe defaults."""
+
+    max_body_bytes: int = 8 * 1024 * 1024
+    """Largest request body, enforced before authentication and while it is read."""
+    max_events: int = 1000
+    """Most events one request may record."""
+    max_text_chars: int = 16384
+    """Longest string (text, id, reason) one event or memory may carry."""
+    rate: float = 50.0
+    """Requests per second one agent may sustain (token bucket refill)."""
+    burst: int = 100
+    """Requests one agent may send at once before the rate applies (bucket size)."""
+    concurrent_returns: int = 2
+    """Returns one agent may have running at the same time."""
+    clock_skew: timedelta = timedelta(minutes=5)
+    """How far a client's ``at`` may lie ahead of the server's clock (and, for returns, behind)."""
+    max_view_ttl: timedelta = timedelta(days=1)
+    """Longest validity an issued view may have, whatever the policy file says."""
+
+    def __post_init__(self) -> None:
+        counts = {
+            "max_body_bytes": self.max_body_bytes,
+            "max_events": self.max_events,
+            "max_text_chars": self.max_text_chars,
+            "burst": self.burst,
+            "concurrent_returns": self.concurrent_returns,
+        }
+        problems = [f"{n} must be a positive integer" for n, v in counts.items() if v < 1]
+        if not (math.isfinite(self.rate) and self.rate > 0):
+            problems.append("rate must be a positive number of requests per second")
+        if self.clock_skew < timedelta(0):
+            problems.append("clock_skew must not be negative")
+        if self.max_view_ttl <= timedelta(0):
+            problems.append("max_view_ttl must be positive")
+        if problems:
+            raise ConfigError("invalid limits: " + "; ".join(problems))
+
+
+Monotonic = Callable[[], float]
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    at: float
+
+
+@dataclass
+class Throttle:
+    """Per-agent token buckets and concurrent-return slots (one per server process)."""
+
+    limits: Limits
+    monotonic: Monotonic = time.monotonic
+    _buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+    _returns: dict[tuple[str, str], list[threading.Event]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def admit_request(self, agent: tuple[str, str]) -> None:
+        """Take one token from ``agent``'s bucket.
+
+        Raises:
+            RateLimited: if the bucket is empty (with the seconds until a token is back).
+        """
+        rate, burst = self.limits.rate, self.limits.burst
+        with self._lock:
+            t = self.monotonic()
+            bucket = self._buckets.setdefault(agent, _Bucket(tokens=burst, at=t))
+            bucket.tokens = min(burst, bucket.tokens + (t - bucket.at) * rate)
+            bucket.at = t
+            if bucket.tokens < 1:
+                wait = math.ceil((1 - bucket.tokens) / rate)
+                raise RateLimited(f"more than {rate:g} requests per second; slow down", wait)
+            bucket.tokens -= 1
+
+    @contextmanager
+    def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:
+        """Hold one of ``agent``'s concurrent-return slots; yield the return's cancel flag.
+
+        Raises:
+            RateLimited: if all its slots are taken.
+        """
+        cancel = threading.Event()
+        with self._lock:
+            running = self._returns.setdefault(agent, [])
+            if len(running) >= self.limits.concurrent_returns:
+                raise RateLimited(
+                    f"at most {self.limits.concurrent_returns} returns at a time per agent", 1
+                )
+            running.append(cancel)
+        try:
+            yield cancel
+        finally:
+            with self._lock:
+                running.remove(cancel)
+
+    def running_returns(self, agent: tuple[str, str]) -> list[threading.Event]:
+        """The cancel flags of ``agent``'s returns in progress."""
+        with self._lock:
+            return list(self._returns.get(agent, []))
+
+
+def check_strings(value: object, limit: int, where: str) -> None:
+    """Refuse any string in ``value`` (JSON) longer than ``limit`` or holding a NUL.
+
+    Raises:
+        PayloadTooLarge: for a string over the limit.
+        InvalidInput: for a NUL character (no store keeps it the same way).
+    """
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            if len(current) > limit:
+                raise PayloadTooLarge(f"{where}: a string is longer than {limit} characters")
+            if "\x00" in current:
+                raise InvalidInput(f"{where}: a string holds a NUL character")
+        elif isinstance(current, dict):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)

@@ -1,0 +1,68 @@
+"""The operator's settings for a server: its policy file and its limits.
+
+The policy is the operator's, never a returning agent's: ``readmit serve
+--policy FILE`` reads a JSON or TOML object of policy settings (the names of
+`Policy.with_overrides`, e.g. ``gamma``, ``view_ttl_seconds``) once at startup.
+"""
+
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+
+from readmit.errors import ConfigError
+from readmit.policy import Policy
+from readmit.service.limits import Limits
+from readmit.strict_json import loads
+
+
+def load_policy(path: str | None) -> Policy:
+    """The policy in ``path`` (JSON, or TOML if it ends in ``.toml``), or the default one.
+
+    Raises:
+        ConfigError: if the file cannot be read or holds an invalid policy.
+    """
+    if path is None:
+        return Policy()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        values = tomllib.loads(text) if path.endswith(".toml") else loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"policy file {path}: {exc}") from None
+    if not isinstance(values, dict):
+        raise ConfigError(f"policy file {path}: expected an object of policy settings")
+    return Policy().with_overrides(values)
+
+
+_DEFAULT = Limits()
+
+
+def limits_from_flags(
+    *,
+    max_body_bytes: int = _DEFAULT.max_body_bytes,
+    max_events: int = _DEFAULT.max_events,
+    max_text_chars: int = _DEFAULT.max_text_chars,
+    rate: float = _DEFAULT.rate,
+    burst: int = _DEFAULT.burst,
+    concurrent_returns: int = _DEFAULT.concurrent_returns,
+    clock_skew: float = _DEFAULT.clock_skew.total_seconds(),
+    max_view_ttl: float = _DEFAULT.max_view_ttl.total_seconds(),
+) -> Limits:
+    """`Limits` from ``readmit serve``'s flags (durations in seconds).
+
+    Raises:
+        ConfigError: for a value out of range.
+    """
+    durations = {"clock_skew": clock_skew, "max_view_ttl": max_view_ttl}
+    for name, seconds in durations.items():
+        if not 0 <= seconds <= 366 * 86400:  # NaN fails too
+            raise ConfigError(f"--{name.replace('_', '-')} must be 0 to 31622400 seconds")
+    return Limits(
+        max_body_bytes=max_body_bytes,
+        max_events=max_events,
+        max_text_chars=max_text_chars,
+        rate=rate,
+        burst=burst,
+        concurrent_returns=concurrent_returns,
+        clock_skew=timedelta(seconds=clock_skew),
+        max_view_ttl=timedelta(seconds=max_view_ttl),
+    )

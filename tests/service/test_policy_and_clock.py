@@ -1,0 +1,242 @@
+"""The operator's policy and the server's clock: what a returning agent may no longer choose."""
+
+import json
+import math
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from readmit.errors import ConfigError
+from readmit.policy import Policy
+from readmit.service.app import create_app
+from readmit.service.limits import Limits
+from readmit.service.operations import Service
+from readmit.service.settings import limits_from_flags, load_policy
+from readmit.store import SqlStore
+from servicekit import Team
+
+T = "2026-05-01T08:00:00Z"
+HOTEL = {
+    "op": "assert",
+    "author": "A2",
+    "item": {
+        "id": "h0",
+        "text": "Sunrise Hotel is booked.",
+        "key": "hotel",
+        "readers": {"principals": "*"},
+        "valid_to": "2026-05-01T09:00:00Z",
+    },
+}
+
+
+def post(client: httpx.Client, team: Team, agent: str, path: str, body: Any) -> httpx.Response:
+    return client.post(path, json=body, headers=team.auth(agent))
+
+
+def departed(client: httpx.Client, team: Team) -> None:
+    team.clock.set(T)
+    assert post(client, team, "A2", "/v1/events", {"events": [HOTEL]}).status_code == 200
+    assert post(client, team, "A1", "/v1/depart", {}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"complete_view_gate": False, "implicit": False, "view_ttl_seconds": 315360000},
+        {"gamma": 0, "rho": 0},
+        {},
+        None,
+    ],
+)
+def test_a_returning_agent_cannot_choose_its_policy(
+    client: httpx.Client, team: Team, policy: Any
+) -> None:
+    departed(client, team)
+
+    response = post(
+        client, team, "A1", "/v1/return", {"task": "t", "purpose": "p", "policy": policy}
+    )
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "policy_not_accepted"
+    assert team.service.store.decisions("trip", "A1") == []
+
+
+def test_the_view_names_the_operators_policy_under_its_signature(
+    client: httpx.Client, team: Team
+) -> None:
+    team.service.policy = Policy(gamma=0.5, rho=0.5)
+    departed(client, team)
+
+    view = post(client, team, "A1", "/v1/return", {"task": "t", "purpose": "p"}).json()["view"]
+    forged = {**view, "policy": Policy().digest}
+
+    assert view["policy"] == Policy(gamma=0.5, rho=0.5).digest != Policy().digest
+    assert client.post("/v1/verify", json={"view": view, "at": T}).json()["valid"] is True
+    assert client.post("/v1/verify", json={"view": forged, "at": T}).json()["valid"] is False
+
+
+@pytest.mark.parametrize("ttl", [1e300, math.nan, math.inf, "3600", None, -1, 0, True, 10**400])
+def test_a_bad_view_ttl_is_a_config_error(ttl: object) -> None:
+    with pytest.raises(ConfigError, match="view_ttl_seconds"):
+        Policy().with_overrides({"view_ttl_seconds": ttl})
+
+
+def test_the_policy_file_sets_the_servers_policy(tmp_path: Path) -> None:
+    (tmp_path / "p.json").write_text(json.dumps({"gamma": 0.5, "view_ttl_seconds": 600}))
+    (tmp_path / "p.toml").write_text("gamma = 0.5\nview_ttl_seconds = 600\n")
+
+    expected = Policy().with_overrides({"gamma": 0.5, "view_ttl_seconds": 600})
+
+    assert load_policy(str(tmp_path / "p.json")) == expected
+    assert load_policy(str(tmp_path / "p.toml")) == expected
+    assert load_policy(None) == Policy()
+
+
+@pytest.mark.parametrize(
+    "content", ["[1]", "{nope", '{"gamma": 2}', '{"view_ttl_seconds": "3600"}', '{"x": 1}']
+)
+def test_a_bad_policy_file_is_a_config_error(tmp_path: Path, content: str) -> None:
+    (tmp_path / "p.json").write_text(content)
+
+    with pytest.raises(ConfigError):
+        load_policy(str(tmp_path / "p.json"))
+
+
+def test_a_policy_ttl_over_the_servers_cap_is_refused_at_startup(store: SqlStore) -> None:
+    from builders import KEY
+    from readmit.signing import HmacSha256Signer
+
+    long = Policy().with_overrides({"view_ttl_seconds": 2 * 86400})
+
+    with pytest.raises(ConfigError, match="cap"):
+        Service(store, signer=HmacSha256Signer(KEY), verifier=None, policy=long)
+
+
+@pytest.mark.parametrize("seconds", [math.nan, -1.0, 1e300])
+def test_bad_clock_and_ttl_flags_are_config_errors(seconds: float) -> None:
+    with pytest.raises(ConfigError):
+        limits_from_flags(clock_skew=seconds)
+    with pytest.raises(ConfigError):
+        limits_from_flags(max_view_ttl=seconds)
+
+
+def test_an_event_from_the_far_future_is_refused_and_does_not_poison_the_timeline(
+    client: httpx.Client, team: Team
+) -> None:
+    team.clock.set(T)
+    far = {**HOTEL, "at": "9999-12-31T23:59:59Z"}
+
+    refused = post(client, team, "A2", "/v1/events", {"events": [far]})
+    dated = post(client, team, "A2", "/v1/events", {"events": [{**HOTEL, "at": T}]})
+    note = {"op": "assert", "author": "A2", "item": {"id": "n1", "text": "Undated."}}
+    undated = post(client, team, "A2", "/v1/events", {"events": [note]})
+
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "clock_skew"
+    assert dated.status_code == 200
+    assert undated.status_code == 200
+    stored = [r.event.at.year for r in team.service.store.events("trip")]
+    assert stored == [2026, 2026]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/depart", {"at": "2026-05-01T08:06:00Z"}),
+        ("/v1/memories", {"id": "m", "text": "x", "source": "h0", "at": "2026-05-01T08:06:00Z"}),
+        ("/v1/return", {"task": "t", "purpose": "p", "at": "2026-05-01T08:06:00Z"}),
+        ("/v1/return", {"task": "t", "purpose": "p", "at": "2026-05-01T07:54:00Z"}),
+    ],
+)
+def test_times_beyond_the_skew_are_refused(
+    client: httpx.Client, team: Team, path: str, body: dict[str, Any]
+) -> None:
+    departed(client, team)
+    before = len(team.service.store.decisions("trip"))
+
+    response = post(client, team, "A1", path, body)
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "clock_skew"
+    assert len(team.service.store.decisions("trip")) == before
+
+
+def test_a_return_is_decided_at_the_servers_time_so_backdating_admits_nothing_expired(
+    client: httpx.Client, team: Team
+) -> None:
+    departed(client, team)
+    team.clock.set("2026-05-01T09:02:00Z")  # the hotel note expired two minutes ago
+
+    backdated = {"task": "t", "purpose": "p", "at": "2026-05-01T08:59:00Z"}
+    returned = post(client, team, "A1", "/v1/return", backdated).json()
+
+    assert returned["outcome"] == "issued"
+    assert "h0" not in returned["items"]
+    assert returned["view"]["issued_at"] == "2026-05-01T09:02:00Z"
+    assert {e["item"]: e["reason"] for e in returned["excluded"]}["h0"] == "expired"
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/events", {"events": [{**HOTEL, "at": "0001-01-01T00:00:00Z"}]}),
+        ("/v1/events", {"events": [{**HOTEL, "at": "9999-12-31T23:59:59.999999Z"}]}),
+        ("/v1/events", {"events": [{**HOTEL, "at": "0001-01-01T00:00:00+14:00"}]}),
+        ("/v1/depart", {"at": "0001-01-01T00:00:00Z"}),
+        ("/v1/depart", {"at": "9999-12-31T23:59:59-12:00"}),
+        ("/v1/return", {"task": "t", "purpose": "p", "at": "0001-01-01T00:00:00Z"}),
+        ("/v1/return", {"task": "t", "purpose": "p", "at": "9999-12-31T23:59:59Z"}),
+        ("/v1/verify", {"view": {"format": "readmit.view/1"}, "at": "9999-12-31T23:59:59Z"}),
+    ],
+)
+def test_dates_at_the_calendars_ends_are_never_a_500(
+    client: httpx.Client, team: Team, path: str, body: dict[str, Any]
+) -> None:
+    team.clock.set(T)
+
+    response = post(client, team, "A2", path, body)
+
+    assert response.status_code < 500, response.text
+    assert "code" in response.json() or response.status_code == 200
+
+
+def test_a_view_that_would_expire_after_the_year_9999_is_a_4xx(store: SqlStore) -> None:
+    from builders import KEY
+    from readmit.signing import HmacSha256Signer
+    from servicekit import make_team
+
+    team = make_team(store)
+    team.service = Service(
+        store,
+        signer=HmacSha256Signer(KEY),
+        verifier=None,
+        clock=team.clock,
+        limits=Limits(),
+    )
+    team.clock.set("9999-12-31T23:30:00Z")
+    with TestClient(create_app(team.service)) as test_client:
+        client = cast(httpx.Client, test_client)
+        assert post(client, team, "A1", "/v1/depart", {}).status_code == 200
+        response = post(client, team, "A1", "/v1/return", {"task": "t", "purpose": "p"})
+
+    assert response.status_code == 422
+    assert "9999" in response.json()["message"]
+
+
+@pytest.mark.parametrize("field", ["valid_from", "valid_to"])
+def test_a_validity_outside_the_calendar_in_utc_is_a_4xx(
+    client: httpx.Client, team: Team, field: str
+) -> None:
+    team.clock.set(T)
+    edge = {"valid_from": "0001-01-01T00:00:00+14:00", "valid_to": "9999-12-31T23:59:59-12:00"}
+    item = {"id": "h0", "text": "Sunrise Hotel is booked.", field: edge[field]}
+    event = {"op": "assert", "author": "A2", "item": item}
+
+    response = post(client, team, "A2", "/v1/events", {"events": [event]})
+
+    assert response.status_code == 422, response.text
+    assert team.service.store.events("trip") == []
