@@ -11,7 +11,7 @@ import click
 
 from readmit.bench.episode import Episode
 from readmit.clock import format_time, now
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, InvalidInput
 
 SUITES = ("drift", "returns", "stale-synth", "stale", "manbench", "memora")
 
@@ -125,10 +125,13 @@ def bench(
     from readmit.bench.runner import offline_reader, run
     from readmit.plugins import make_verifier
 
-    teams = tuple(int(t) for t in team_text.split(",") if t.strip())
+    teams = _teams(team_text)
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"--out {out}: {exc.strerror or exc}") from None
     skipped: list[str] = []
     episodes = [
         e
@@ -174,6 +177,14 @@ def bench(
         click.echo(f"note: {note}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
     click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
+
+
+def _teams(text: str) -> tuple[int, ...]:
+    """The team sizes of ``--team`` (positive integers, comma-separated)."""
+    parts = [t.strip() for t in text.split(",") if t.strip()]
+    if not parts or not all(p.isdecimal() and 0 < int(p) <= 10_000 for p in parts):
+        raise InvalidInput(f"--team {text!r}: write team sizes from 1 to 10000, e.g. 4,8,16")
+    return tuple(int(p) for p in parts)
 
 
 def _sample(episodes: list[Episode], n: int, seed: int) -> list[Episode]:
