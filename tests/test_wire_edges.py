@@ -112,3 +112,13 @@ def test_check_text_refuses_control_characters_but_tab_and_newline(value: str) -
         check_text(value, "text")
 
     assert check_text("a\tb\nc", "text") == "a\tb\nc"
+
+
+def test_a_huge_event_id_is_named_not_echoed() -> None:
+    event = {**_assert(), "id": "e" * 1_000_000, "op": "teleport"}
+
+    with pytest.raises(InvalidEvent) as raised:
+        parse_step(event, 0)
+
+    assert len(str(raised.value)) < 500
+    assert raised.value.event_id == event["id"]

@@ -41,7 +41,9 @@ class InvalidEvent(InvalidInput):
     code = "invalid_event"
 
     def __init__(self, event_id: str, problem: str) -> None:
-        super().__init__(f"event {event_id!r}: {problem}")
+        # an id is named, not echoed: a hostile one may be megabytes long
+        shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
+        super().__init__(f"event {shown!r}: {problem}")
         self.event_id = event_id
         self.problem = problem
 
