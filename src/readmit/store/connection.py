@@ -38,7 +38,7 @@ class Cursor(Protocol):
 
 
 class Connection(Protocol):
-    """One database connection; a store serializes its own use of it."""
+    """One database connection, used by one transaction at a time (see `readmit.store.pool`)."""
 
     dialect: str
     """``sqlite`` or ``postgres``: which schema migrations to apply."""
@@ -57,10 +57,22 @@ class Connection(Protocol):
         ...
 
     def transaction(self, lock: str | None = None) -> AbstractContextManager[None]:
-        """A transaction that commits on success and rolls back on any exception.
+        """A write transaction that commits on success and rolls back on any exception.
 
         ``lock`` names a workspace whose writers must be serialized (epochs are
         assigned as max + 1 inside the transaction). Reads inside see one snapshot.
+        """
+        ...
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A read-only transaction: one consistent snapshot, taking no write lock."""
+        ...
+
+    def check(self) -> None:
+        """Check the database's integrity cheaply.
+
+        Raises:
+            StoreError: if the database is damaged or unreachable.
         """
         ...
 

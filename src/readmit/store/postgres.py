@@ -1,12 +1,14 @@
 """The PostgreSQL connection adapter: the shared store for teams across machines.
 
 Writers to one workspace are serialized with a transaction-scoped advisory
-lock, so epochs stay strictly increasing and gap-free under concurrent writers;
-reads run in REPEATABLE READ so one return sees one snapshot.
+lock, so epochs stay strictly increasing and gap-free under concurrent writers
+(writers of other workspaces do not wait); reads run in REPEATABLE READ, READ
+ONLY snapshots, so one return sees one snapshot and takes no lock.
 """
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 try:
@@ -19,6 +21,7 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
 
 from readmit.errors import StoreError
 from readmit.store.connection import Conflict, Cursor
+from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
 
 
@@ -70,12 +73,24 @@ class PostgresConnection:
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL: {exc}") from exc
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        try:
+            with self.db.transaction():
+                self.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+
+    def check(self) -> None:
+        self.execute("SELECT 1").fetchone()  # the server answers; the schema is checked apart
+
     def close(self) -> None:
         self.db.close()
 
 
 class PostgresStore(SqlStore):
-    """A `WorkStateStore` in a PostgreSQL database."""
+    """A `WorkStateStore` in a PostgreSQL database (a connection per transaction in flight)."""
 
     def __init__(self, url: str) -> None:
-        super().__init__(PostgresConnection(url), url)
+        super().__init__(Pool(partial(PostgresConnection, url)), url)

@@ -4,7 +4,12 @@ Events go to the append-only ``events`` log; the ``items``, ``evidence``,
 ``obligations`` and ``names`` projections are kept in the same transaction (see
 `readmit.store.writer`). Writers to one workspace are serialized, so epochs
 are strictly increasing and gap-free; a batch is stored whole or not at all.
-One store object owns one connection and may be shared between threads.
+
+One store object may be shared between threads. Each transaction has a connection
+of its own (`readmit.store.pool`): reads run in read-only snapshots and never wait
+for a writer; writers are serialized per workspace (in this process by a lock per
+workspace, across processes by the database), so a write to one workspace never
+holds up reads, nor on PostgreSQL writes, of another.
 """
 
 import json
@@ -13,7 +18,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from readmit.admission.context import History, ReturnContext
 from readmit.admission.invalidation.implicit import Verdict
@@ -36,7 +41,8 @@ from readmit.reasons import Exclusion, Reason, Stage
 from readmit.store import verdicts
 from readmit.store.base import DecisionSummary
 from readmit.store.connection import Conflict, Connection, stamp
-from readmit.store.migrations import migrate
+from readmit.store.migrations import MIGRATIONS, migrate
+from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
 from readmit.wire import item_from_json, obligation_from_json, parse_event
 
@@ -45,26 +51,81 @@ _ITEMS_BY = {
     "id": "SELECT body FROM items WHERE workspace = ? AND id",
     "key": "SELECT body FROM items WHERE workspace = ? AND key",
 }
+K = TypeVar("K")
+V = TypeVar("V")
 _CACHE_LIMIT = 1_000_000
 """Decoded items (and parsed events) kept per store; past this a cache starts over."""
 
 
 class SqlStore:
-    """A `WorkStateStore` over one SQL connection (SQLite or PostgreSQL)."""
+    """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
-    def __init__(self, conn: Connection, url: str) -> None:
-        self.conn = conn
+    Raises:
+        StoreError: at open, if the database is damaged or cannot be migrated.
+    """
+
+    def __init__(self, pool: Pool, url: str) -> None:
+        self._pool = pool
+        self.conn = pool.first
+        """A connection for ad-hoc statements; the store's own work uses its pool."""
         self.url = url
-        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
         self._decoded: dict[tuple[str, str], Item] = {}
         self._parsed: dict[tuple[str, int], Recorded] = {}
-        with self._lock:
-            migrate(conn)
+        try:
+            self.conn.check()  # a damaged file is neither migrated nor written to
+            migrate(self.conn)
+            self.check()
+        except BaseException:
+            pool.close()
+            raise
+
+    def check(self) -> None:
+        """Check that the database is intact and its schema up to date (for ``/health``).
+
+        Raises:
+            StoreError: if it is damaged, unreachable or not fully migrated.
+        """
+        with self._read() as db:
+            db.check()
+            done = {r[0] for r in db.execute("SELECT name FROM _readmit_migrations")}
+        missing = [name for name, _ in MIGRATIONS if name not in done]
+        if missing:
+            raise StoreError(f"store schema is missing migrations {', '.join(missing)}")
 
     @contextmanager
-    def _transaction(self, lock: str | None = None) -> Iterator[Connection]:
-        with self._lock, self.conn.transaction(lock=lock):
-            yield self.conn
+    def _read(self) -> Iterator[Connection]:
+        """A read-only snapshot, or the transaction this thread is already in."""
+        current: Connection | None = getattr(self._local, "db", None)
+        if current is not None:
+            yield current
+            return
+        with self._pool.connection() as db, db.snapshot():
+            self._local.db = db
+            try:
+                yield db
+            finally:
+                self._local.db = None
+
+    @contextmanager
+    def _transaction(self, lock: str) -> Iterator[Connection]:
+        """A write transaction, serialized with every other writer of ``lock``."""
+        if getattr(self._local, "db", None) is not None:
+            raise StoreError("a write cannot start inside another transaction")
+        with self._writers(lock), self._pool.connection() as db, db.transaction(lock=lock):
+            self._local.db = db
+            try:
+                yield db
+            finally:
+                self._local.db = None
+
+    def _writers(self, name: str) -> threading.Lock:
+        """This process's lock for the writers of workspace ``name``."""
+        with self._locks_lock:
+            return self._locks.setdefault(name, threading.Lock())
 
     def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
         with self._transaction(lock=workspace) as db:
@@ -83,8 +144,8 @@ class SqlStore:
                     ) from None
 
     def agents(self, workspace: str) -> dict[str, Agent]:
-        with self._lock:
-            rows = self.conn.execute(
+        with self._read() as db:
+            rows = db.execute(
                 "SELECT id, principal, role FROM agents WHERE workspace = ?", (workspace,)
             ).fetchall()
         return {r[0]: Agent(id=r[0], principal=r[1], role=r[2]) for r in rows}
@@ -102,8 +163,8 @@ class SqlStore:
             writer = Writer(db, workspace, self.agents(workspace))
             return [writer.write(event, clock) for event in events]
 
-    def _epoch(self, workspace: str) -> int:
-        row = self.conn.execute(
+    def _epoch(self, db: Connection, workspace: str) -> int:
+        row = db.execute(
             "SELECT MAX(epoch) FROM events WHERE workspace = ?", (workspace,)
         ).fetchone()
         return int(row[0] or 0)
@@ -118,7 +179,7 @@ class SqlStore:
                 agent=step.agent,
                 text=step.text,
                 source_item_id=step.source,
-                epoch=self._epoch(workspace),
+                epoch=self._epoch(db, workspace),
             )
             try:
                 db.execute(
@@ -149,7 +210,7 @@ class SqlStore:
         """
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
-            active = self._active(workspace)
+            active = self._active(db, workspace)
             standing, _ = verdicts.load(db, workspace, (i.id for i in active))
             visible = sorted(
                 (
@@ -162,7 +223,7 @@ class SqlStore:
             receipts = [[i.id, i.receipt.digest if i.receipt else None] for i in visible]
             checkpoint = Checkpoint(
                 agent=agent,
-                epoch=self._epoch(workspace),
+                epoch=self._epoch(db, workspace),
                 at=at,
                 digest=digest(receipts),
                 item_ids=tuple(i.id for i in visible),
@@ -178,24 +239,24 @@ class SqlStore:
             )
         return checkpoint
 
-    def _active(self, workspace: str) -> list[Item]:
-        rows = self.conn.execute(
+    def _active(self, db: Connection, workspace: str) -> list[Item]:
+        rows = db.execute(
             "SELECT body FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
         ).fetchall()
         return [item_from_json(json.loads(r[0])) for r in rows]
 
     def visible_state(self, workspace: str, agent: str) -> list[Item]:
         """The active items ``agent`` may read now, by id."""
-        with self._transaction() as _:
+        with self._read() as db:
             who = self._agent(workspace, agent, f"state of {agent}")
-            items = self._active(workspace)
+            items = self._active(db, workspace)
         readable = (i for i in items if i.scope.readable_by(who.principal, who.role))
         return sorted(readable, key=lambda i: i.id)
 
     def experiences(self, workspace: str, agent: str) -> list[Experience]:
         """``agent``'s own private bank, oldest first."""
-        with self._lock:
-            rows = self.conn.execute(
+        with self._read() as db:
+            rows = db.execute(
                 "SELECT id, source_item, text, epoch FROM experiences WHERE workspace = ? "
                 "AND agent = ? ORDER BY epoch, id",
                 (workspace, agent),
@@ -206,7 +267,7 @@ class SqlStore:
         ]
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
-        with self._transaction() as db:
+        with self._read() as db:
             who = self._agent(workspace, request.agent, request.id)
             row = db.execute(
                 "SELECT id, epoch, at, digest FROM checkpoints WHERE workspace = ? AND agent = ? "
@@ -216,7 +277,7 @@ class SqlStore:
             if row is None:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
-            items = self._context_items(workspace, cp_id, cp_epoch)
+            items = self._context_items(db, workspace, cp_id, cp_epoch)
             standing, screened = verdicts.load(db, workspace, (i.id for i in items))
             departure = Checkpoint(
                 agent=request.agent,
@@ -251,7 +312,7 @@ class SqlStore:
                     (workspace, request.agent, stamp(request.at)),
                 ).fetchall()
             )
-            epoch = self._epoch(workspace)
+            epoch = self._epoch(db, workspace)
         returner = Returner(
             agent=who.id,
             principal=who.principal,
@@ -286,66 +347,84 @@ class SqlStore:
             r.event.item.key for r in events if isinstance(r.event, Assert) and r.event.item.key
         }
         found: list[Item] = []
-        with self._lock:
+        with self._read() as db:
             for column, values in (("id", sorted(targets)), ("key", sorted(keys))):
                 for start in range(0, len(values), 500):
                     chunk = values[start : start + 500]
                     marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
                     query = _ITEMS_BY[column] + f" IN ({marks})"
-                    rows = self.conn.execute(query, (workspace, *chunk)).fetchall()
+                    rows = db.execute(query, (workspace, *chunk)).fetchall()
                     found += [item_from_json(json.loads(r[0])) for r in rows]
         return History(events=events, items=tuple(found))
 
-    def _context_items(self, workspace: str, checkpoint: int, epoch: int) -> tuple[Item, ...]:
+    def _context_items(
+        self, db: Connection, workspace: str, checkpoint: int, epoch: int
+    ) -> tuple[Item, ...]:
         """D_a's items and those asserted after ``epoch``, decoding each stored body only once.
 
         Item bodies are immutable once committed (status lives in its own
         column), so a decoded item can be reused by every later return.
         """
-        ids = self.conn.execute(
-            "SELECT item FROM checkpoint_items WHERE checkpoint = ? "
-            "UNION ALL SELECT id FROM items WHERE workspace = ? AND epoch > ?",
-            (checkpoint, workspace, epoch),
-        ).fetchall()
-        cache = self._decoded
-        if any((workspace, i) not in cache for (i,) in ids):
-            if len(cache) + len(ids) > _CACHE_LIMIT:
-                cache.clear()
-            for item_id, body in self.conn.execute(
+        ids = [
+            i
+            for (i,) in db.execute(
+                "SELECT item FROM checkpoint_items WHERE checkpoint = ? "
+                "UNION ALL SELECT id FROM items WHERE workspace = ? AND epoch > ?",
+                (checkpoint, workspace, epoch),
+            ).fetchall()
+        ]
+        found = self._cached(self._decoded, workspace, ids)
+        if len(found) < len(ids):
+            for item_id, body in db.execute(
                 "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
                 "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
                 "UNION ALL SELECT id, body FROM items WHERE workspace = ? AND epoch > ?",
                 (workspace, checkpoint, workspace, epoch),
             ).fetchall():
-                if (workspace, item_id) not in cache:
-                    cache[workspace, item_id] = item_from_json(json.loads(body))
-        return tuple(cache[workspace, i] for (i,) in ids)
+                if item_id not in found:
+                    found[item_id] = item_from_json(json.loads(body))
+            self._keep(self._decoded, workspace, found)
+        return tuple(found[i] for i in ids)
 
     def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
         """The events after ``after_epoch``, each stored body parsed only once per store.
 
-        The log is append-only, so a parsed event can serve every later return.
+        The log is append-only, so a parsed event can serve every later return
+        (only committed events are read here: nothing appends and reads the log in
+        one transaction).
         """
-        cache = self._parsed
-        with self._lock:
+        with self._read() as db:
             epochs = [
                 r[0]
-                for r in self.conn.execute(
+                for r in db.execute(
                     "SELECT epoch FROM events WHERE workspace = ? AND epoch > ? ORDER BY epoch",
                     (workspace, after_epoch),
                 ).fetchall()
             ]
-            if any((workspace, e) not in cache for e in epochs):
-                if len(cache) + len(epochs) > _CACHE_LIMIT:
-                    cache.clear()
-                for epoch, body in self.conn.execute(
+            found = self._cached(self._parsed, workspace, epochs)
+            if len(found) < len(epochs):
+                for epoch, body in db.execute(
                     "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ?",
                     (workspace, after_epoch),
                 ).fetchall():
-                    if (workspace, epoch) not in cache:
-                        event = parse_event(json.loads(body), epoch)
-                        cache[workspace, epoch] = Recorded(epoch=epoch, event=event)
-        return [cache[workspace, e] for e in epochs]
+                    if epoch not in found:
+                        found[epoch] = Recorded(
+                            epoch=epoch, event=parse_event(json.loads(body), epoch)
+                        )
+                self._keep(self._parsed, workspace, found)
+        return [found[e] for e in epochs]
+
+    def _cached(self, cache: dict[tuple[str, K], V], workspace: str, keys: list[K]) -> dict[K, V]:
+        """What ``cache`` already holds of ``keys`` in ``workspace``."""
+        with self._cache_lock:
+            return {k: cache[workspace, k] for k in keys if (workspace, k) in cache}
+
+    def _keep(self, cache: dict[tuple[str, K], V], workspace: str, values: dict[K, V]) -> None:
+        """Add ``values`` to ``cache`` (starting it over past `_CACHE_LIMIT`)."""
+        with self._cache_lock:
+            if len(cache) + len(values) > _CACHE_LIMIT:
+                cache.clear()
+            cache.update(((workspace, k), v) for k, v in values.items())
 
     def record_decision(
         self,
@@ -375,8 +454,8 @@ class SqlStore:
         filters = [(c, v) for c, v in (("workspace", workspace), ("agent", agent)) if v is not None]
         if filters:
             query += " WHERE " + " AND ".join(f"{c} = ?" for c, _ in filters)
-        with self._lock:
-            rows = self.conn.execute(query + " ORDER BY id", [v for _, v in filters]).fetchall()
+        with self._read() as db:
+            rows = db.execute(query + " ORDER BY id", [v for _, v in filters]).fetchall()
         return [
             DecisionSummary(
                 id=r[0],
@@ -401,8 +480,8 @@ class SqlStore:
         params: list[object] = [decision_id]
         if workspace is not None:
             query, params = query + " AND workspace = ?", [decision_id, workspace]
-        with self._lock:
-            rows = self.conn.execute(query + " LIMIT 2", params).fetchall()
+        with self._read() as db:
+            rows = db.execute(query + " LIMIT 2", params).fetchall()
         if not rows:
             raise StoreError(f"no decision {decision_id} in the audit log (see `readmit audit`)")
         if len(rows) > 1:
@@ -424,8 +503,8 @@ class SqlStore:
 
     def agent_for_key(self, key_hash: str) -> tuple[str, Agent] | None:
         """The (workspace, agent) an API key hash belongs to, if any."""
-        with self._lock:
-            row = self.conn.execute(
+        with self._read() as db:
+            row = db.execute(
                 "SELECT k.workspace, a.id, a.principal, a.role FROM agent_keys k JOIN agents a "
                 "ON a.workspace = k.workspace AND a.id = k.agent WHERE k.key_hash = ?",
                 (key_hash,),
@@ -435,12 +514,12 @@ class SqlStore:
     def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
         """Cached verdicts (`readmit.admission.invalidation.cache.JudgmentCache`)."""
         found: dict[str, Verdict] = {}
-        with self._lock:
+        with self._read() as db:
             for start in range(0, len(keys), 500):
                 chunk = list(keys[start : start + 500])
                 marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
                 query = _JUDGMENTS + f" WHERE key IN ({marks})"
-                rows = self.conn.execute(query, chunk).fetchall()
+                rows = db.execute(query, chunk).fetchall()
                 for key, invalidates, confidence, reason, terms in rows:
                     found[key] = Verdict(
                         invalidates=bool(invalidates),
@@ -452,7 +531,7 @@ class SqlStore:
 
     def remember_judgments(self, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
         """Store verdicts; a key already judged keeps its first verdict."""
-        with self._transaction() as db:
+        with self._transaction(lock="_readmit_judgments") as db:
             db.executemany(
                 "INSERT INTO judgments (key, verifier, invalidates, confidence, reason, terms) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -463,8 +542,7 @@ class SqlStore:
             )
 
     def close(self) -> None:
-        with self._lock:
-            self.conn.close()
+        self._pool.close()
 
 
 def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> list[Item]:

@@ -1,17 +1,24 @@
 """The SQLite connection adapter: the embedded default store.
 
-Autocommit mode with explicit ``BEGIN IMMEDIATE`` transactions (which take
-the database's write lock, serializing writers across processes) and WAL
-journaling, so a writer killed mid-batch leaves nothing of that batch behind.
+Autocommit mode with explicit transactions and WAL journaling, so a writer
+killed mid-batch leaves nothing of that batch behind. Writes run in ``BEGIN
+IMMEDIATE`` (the file's one write lock, serializing writers across processes);
+reads run in ``BEGIN DEFERRED`` snapshots, which in WAL mode never wait for a
+writer. Every connection waits up to `BUSY_TIMEOUT_S` for the write lock.
 """
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 
 from readmit.errors import StoreError
 from readmit.store.connection import Conflict, Cursor
+from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
+
+BUSY_TIMEOUT_S = 30
+"""How long a writer waits for another writer's file lock before failing."""
 
 
 class SQLiteConnection:
@@ -22,7 +29,7 @@ class SQLiteConnection:
     def __init__(self, path: str) -> None:
         try:
             self.db = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=30
+                path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
             )
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA foreign_keys = ON")
@@ -48,21 +55,42 @@ class SQLiteConnection:
     @contextmanager
     def transaction(self, lock: str | None = None) -> Iterator[None]:
         # BEGIN IMMEDIATE takes the write lock for the whole file: one writer at a time.
-        self.execute("BEGIN IMMEDIATE")
+        with self._within("BEGIN IMMEDIATE"):
+            yield
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        # DEFERRED: the first read starts a WAL snapshot; no write lock is ever asked for.
+        with self._within("BEGIN DEFERRED"):
+            yield
+
+    @contextmanager
+    def _within(self, begin: str) -> Iterator[None]:
+        self.execute(begin)
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # an error may have rolled it back already
+                self.db.execute("ROLLBACK")
             raise
         self.execute("COMMIT")
+
+    def check(self) -> None:
+        try:
+            rows = [r[0] for r in self.db.execute("PRAGMA quick_check").fetchall()]
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite store is damaged: {exc}") from exc
+        if rows != ["ok"]:
+            raise StoreError(f"SQLite store is damaged: {'; '.join(map(str, rows[:3]))}")
 
     def close(self) -> None:
         self.db.close()
 
 
 class SQLiteStore(SqlStore):
-    """A `WorkStateStore` in one SQLite file (or ``:memory:``)."""
+    """A `WorkStateStore` in one SQLite file (or ``:memory:``, one connection taking turns)."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(SQLiteConnection(path), f"sqlite:///{path}")
+        pool = Pool(partial(SQLiteConnection, path), shared=path in ("", ":memory:"))
+        super().__init__(pool, f"sqlite:///{path}")
         self.path = path
