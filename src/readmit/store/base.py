@@ -9,7 +9,10 @@ Guarantees every implementation gives:
   time going backwards, missing evidence) raises `InvalidEvent` naming it;
 - every asserted item gets a receipt binding it to its event, author, epoch
   and text digest;
-- the audit log keeps every decision with all its exclusions.
+- the audit log keeps every decision with all its exclusions;
+- every write is checked against what its author may read, and an id the
+  author may not read is answered exactly like one that does not exist;
+- a damaged database does not open (`check` reports the same at any time).
 """
 
 from collections.abc import Callable, Sequence
@@ -128,6 +131,14 @@ class WorkStateStore(Protocol):
         """The (workspace, agent) an API key hash belongs to, if any."""
         ...
 
+    def check(self) -> None:
+        """Check the database is intact and fully migrated (what ``/health`` reports).
+
+        Raises:
+            StoreError: if it is damaged, unreachable or not fully migrated.
+        """
+        ...
+
     def close(self) -> None:
-        """Release the connection."""
+        """Release the connections."""
         ...

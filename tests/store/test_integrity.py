@@ -1,0 +1,67 @@
+"""A damaged store neither opens (so it cannot report healthy or take writes) nor checks out."""
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from builders import T0
+from conftest import store_url
+from readmit.errors import StoreError
+from readmit.events import Assert, ItemDraft
+from readmit.model import Agent
+from readmit.store import open_store
+
+PAGE = 4096
+"""SQLite's default page size."""
+
+
+def _filled(url: str) -> None:
+    store = open_store(url)
+    store.create_workspace("ws", [Agent(id="A1", principal="p", role="r")])
+    store.append(
+        "ws",
+        [
+            Assert(
+                id=f"e{n}",
+                at=T0 + timedelta(seconds=n),
+                author="A1",
+                item=ItemDraft(id=f"i{n}", text=f"Fact number {n}, stated at some length."),
+            )
+            for n in range(2000)
+        ],
+    )
+    store.close()  # the last connection to close folds the WAL into the file
+
+
+def test_a_sqlite_file_with_garbage_in_the_middle_does_not_open(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/readmit.db"
+    _filled(url)
+    path = tmp_path / "readmit.db"
+    size = path.stat().st_size
+    with path.open("r+b") as f:
+        f.seek(size // 2 // PAGE * PAGE)
+        f.write(bytes(range(256)) * (PAGE // 256))
+
+    with pytest.raises(StoreError, match="damaged"):
+        open_store(url)
+
+
+def test_an_intact_store_checks_out(backend: str, tmp_path: Path) -> None:
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+
+        store.check()
+
+        store.close()
+
+
+def test_a_store_missing_a_migration_fails_its_check(backend: str, tmp_path: Path) -> None:
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        store.conn.execute("DELETE FROM _readmit_migrations WHERE name = 'm003_judgments'")
+
+        with pytest.raises(StoreError, match="missing migrations m003_judgments"):
+            store.check()
+
+        store.close()
