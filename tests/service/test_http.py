@@ -218,7 +218,9 @@ def test_a_stale_plan_stays_out_after_departing_again_over_http(
     headers = team.auth("A1")
 
     active = {i["id"] for i in events(client, team, "A1")}
+    team.clock.set("2026-05-03T15:00:00Z")
     departed = client.post("/v1/depart", json={"at": "2026-05-03T15:00:00Z"}, headers=headers)
+    team.clock.set("2026-05-03T15:05:00Z")
     assert "p0" in active
     assert departed.json()["items"] == len(active) - 1  # all but p0 are captured
     again = client.post(
@@ -230,3 +232,24 @@ def test_a_stale_plan_stays_out_after_departing_again_over_http(
     assert again["outcome"] == "issued"
     assert "p0" not in again["items"]
     assert again["judgment"]["calls"] == 0  # nothing new: nothing to judge
+
+
+def test_decision_ids_count_only_the_callers_own_decisions(
+    client: httpx.Client, team: Team
+) -> None:
+    for agent in ("A2", "A3", "A1"):
+        assert client.post("/v1/depart", json={}, headers=team.auth(agent)).status_code == 200
+
+    ids = [
+        client.post(
+            "/v1/return", json={"task": "t", "purpose": "p"}, headers=team.auth(agent)
+        ).json()["decision"]
+        for agent in ("A2", "A3", "A1", "A1")
+    ]
+
+    assert ids == [1, 1, 1, 2]
+    assert [
+        d["id"] for d in client.get("/v1/decisions", headers=team.auth("A1")).json()["decisions"]
+    ] == [1, 2]
+    assert client.get("/v1/decisions/2", headers=team.auth("A1")).json()["decision"] == 2
+    assert client.get("/v1/decisions/2", headers=team.auth("A2")).status_code == 404

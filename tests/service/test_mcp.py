@@ -5,6 +5,7 @@ import sys
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -87,3 +88,30 @@ def test_the_mcp_server_refuses_to_start_without_a_key(store: SqlStore) -> None:
 
     assert result.returncode == 2
     assert "READMIT_AGENT_KEY" in result.stderr
+
+
+def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
+    store: SqlStore, capfd: pytest.CaptureFixture[str]
+) -> None:
+    team = make_team(store)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "readmit", "mcp", "--db", store.url],
+        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
+    )
+    theirs = {"op": "assert", "author": "A2", "item": HOTEL}
+
+    async def session() -> tuple[Any, Any]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            forged = await client.call_tool("record_events", {"events": [theirs]})
+            early = await client.call_tool("return_view", {"task": "t", "purpose": "p"})
+            return forged, early
+
+    forged, early = anyio.run(session)
+
+    assert forged.is_error
+    assert "error [forbidden]: event" in forged.content[0].text
+    assert early.is_error
+    assert "error [invalid_event]" in early.content[0].text
+    assert "has not departed" in early.content[0].text
+    assert "Traceback" not in capfd.readouterr().err

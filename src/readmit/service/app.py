@@ -144,7 +144,7 @@ def create_app(service: Service) -> FastAPI:
         description="Return-time admission of agent memory (TRACE).",
         responses=ERROR_RESPONSES,
     )
-    app.add_middleware(BodyLimit, max_bytes=service.limits.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=lambda: service.limits.max_body_bytes)
     bearer = HTTPBearer(auto_error=False)
 
     def caller(

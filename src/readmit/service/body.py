@@ -9,6 +9,7 @@ server's log, never to the client).
 
 import json
 import logging
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -35,11 +36,18 @@ def _declared_length(scope: Scope) -> int | None:
 
 
 class BodyLimit:
-    """ASGI middleware: refuse bodies over ``max_bytes`` (413) and turn crashes into JSON 500s."""
+    """ASGI middleware: refuse bodies over ``max_bytes()`` (413) and turn crashes into JSON 500s.
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    The limit is read per request, so it is always the service's current one.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: Callable[[], int]) -> None:
         self.app = app
-        self.max_bytes = max_bytes
+        self._max_bytes = max_bytes
+
+    @property
+    def max_bytes(self) -> int:
+        return self._max_bytes()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -1,0 +1,219 @@
+"""Limits at the service edge: body size before authentication, batch and text sizes, rate,
+concurrent returns, abandoned returns and crashes that stay JSON."""
+
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any, cast
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.examples.travel import travel_scenario
+from readmit.service.app import create_app
+from readmit.service.limits import Limits, Throttle
+from readmit.store import SqlStore
+from readmit.testing import FunctionVerifier
+from servicekit import Team, make_team, play, serving
+
+NOTE = {"op": "assert", "author": "A2", "item": {"id": "n0", "text": "A note."}}
+
+
+def limited(team: Team, **limits: Any) -> Team:
+    team.service.limits = Limits(**limits)
+    team.service.throttle = Throttle(team.service.limits, monotonic=lambda: 0.0)
+    return team
+
+
+def raw_request(url: str, head: str) -> bytes:
+    """Send ``head`` (request line and headers, no body) and read the answer until it closes."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(head.encode())
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_declared_body_over_the_limit_is_413_before_reading_or_authenticating(
+    team: Team,
+) -> None:
+    limited(team, max_body_bytes=1000)
+    head = (
+        "POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: 1000000000\r\nConnection: close\r\n\r\n"
+    )
+
+    with serving(create_app(team.service)) as url:
+        answer = raw_request(url, head)
+
+    assert answer.startswith(b"HTTP/1.1 413")
+    assert b'"payload_too_large"' in answer
+
+
+def test_a_chunked_body_is_cut_off_at_the_limit(client: httpx.Client, team: Team) -> None:
+    limited(team, max_body_bytes=1000)
+
+    def body() -> Iterator[bytes]:
+        yield b'{"view": {"items": ['
+        for _ in range(100):
+            yield b'{"id": "x", "text": "y"},'
+        yield b"{}]}}"
+
+    response = client.post(
+        "/v1/verify", content=body(), headers={"Content-Type": "application/json"}
+    )
+
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+
+
+def test_too_many_events_in_one_request_are_413_and_store_nothing(
+    client: httpx.Client, team: Team
+) -> None:
+    limited(team, max_events=3)
+    batch = [{**NOTE, "item": {"id": f"n{i}", "text": "A note."}} for i in range(4)]
+
+    response = client.post("/v1/events", json={"events": batch}, headers=team.auth("A2"))
+
+    assert response.status_code == 413
+    assert response.json()["code"] == "payload_too_large"
+    assert team.service.store.events("trip") == []
+
+
+@pytest.mark.parametrize(
+    ("item", "code"),
+    [
+        ({"id": "n0", "text": "x" * 101}, "payload_too_large"),
+        ({"id": "n" * 101, "text": "x"}, "payload_too_large"),
+        ({"id": "n\x00", "text": "x"}, "invalid_input"),
+    ],
+)
+def test_long_or_nul_strings_are_refused(
+    client: httpx.Client, team: Team, item: dict[str, str], code: str
+) -> None:
+    limited(team, max_text_chars=100)
+
+    response = client.post(
+        "/v1/events", json={"events": [{**NOTE, "item": item}]}, headers=team.auth("A2")
+    )
+
+    assert response.json()["code"] == code
+    assert team.service.store.events("trip") == []
+
+
+def test_an_agent_over_its_rate_gets_429_with_retry_after_and_others_do_not(
+    client: httpx.Client, team: Team
+) -> None:
+    limited(team, rate=1.0, burst=3)
+    for _ in range(3):
+        assert client.get("/v1/state", headers=team.auth("A1")).status_code == 200
+
+    refused = client.get("/v1/state", headers=team.auth("A1"))
+    other = client.get("/v1/state", headers=team.auth("A2"))
+
+    assert refused.status_code == 429
+    assert refused.json()["code"] == "rate_limited"
+    assert refused.headers["Retry-After"] == "1"
+    assert other.status_code == 200
+
+
+def test_the_bucket_refills_with_time(client: httpx.Client, team: Team) -> None:
+    limited(team, rate=1.0, burst=1)
+    t = [0.0]
+    team.service.throttle.monotonic = lambda: t[0]
+    assert client.get("/v1/state", headers=team.auth("A1")).status_code == 200
+    assert client.get("/v1/state", headers=team.auth("A1")).status_code == 429
+
+    t[0] = 1.0
+
+    assert client.get("/v1/state", headers=team.auth("A1")).status_code == 200
+
+
+def test_returns_over_the_concurrent_limit_are_429(client: httpx.Client, team: Team) -> None:
+    limited(team, concurrent_returns=1)
+    assert client.post("/v1/depart", json={}, headers=team.auth("A1")).status_code == 200
+
+    with team.service.throttle.return_slot(("trip", "A1")):
+        busy = client.post(
+            "/v1/return", json={"task": "t", "purpose": "p"}, headers=team.auth("A1")
+        )
+    free = client.post("/v1/return", json={"task": "t", "purpose": "p"}, headers=team.auth("A1"))
+
+    assert busy.status_code == 429
+    assert busy.json()["code"] == "rate_limited"
+    assert "Retry-After" in busy.headers
+    assert free.status_code == 200
+
+
+def test_an_unexpected_error_is_a_json_500_without_a_traceback(team: Team) -> None:
+    def crash(pair: Pair) -> Verdict:
+        raise RuntimeError("secret internals")
+
+    with TestClient(create_app(team.service)) as test_client:
+        client = cast(httpx.Client, test_client)
+        scenario = travel_scenario()
+        returns = [i for i, e in enumerate(scenario["events"]) if e["op"] == "return"]
+        play(client, team, {"events": scenario["events"][: returns[0]]})
+        team.service.verifier = FunctionVerifier(crash)
+        team.clock.set(scenario["events"][returns[0]]["at"])
+        event = scenario["events"][returns[0]]
+        response = client.post(
+            "/v1/return",
+            json={"task": event["task"], "purpose": event["purpose"]},
+            headers=team.auth(event["agent"]),
+        )
+
+    assert response.status_code == 500
+    assert response.json() == {
+        "code": "internal",
+        "message": "internal error (the server's log has it)",
+        "details": None,
+    }
+    assert "secret" not in response.text
+
+
+def test_an_abandoned_return_stops_and_records_nothing(store: SqlStore) -> None:
+    team = make_team(store)
+    scenario = travel_scenario()
+    first = next(i for i, e in enumerate(scenario["events"]) if e["op"] == "return")
+    started = threading.Event()
+    seen_cancel: list[bool] = []
+
+    def slow(pair: Pair) -> Verdict:
+        started.set()
+        running = team.service.throttle.running_returns(("trip", "A1"))
+        seen_cancel.append(all(flag.wait(60) for flag in running))
+        return Verdict(invalidates=False, confidence=1.0)
+
+    with serving(create_app(team.service)) as url:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            play(client, team, {"events": scenario["events"][:first]})
+        verifier = FunctionVerifier(slow)
+        team.service.verifier = verifier
+        event = scenario["events"][first]
+        team.clock.set(event["at"])
+        body = b'{"task": "%s", "purpose": "%s"}' % (
+            event["task"].encode(),
+            event["purpose"].encode(),
+        )
+        host, port = url.removeprefix("http://").split(":")
+        sock = socket.create_connection((host, int(port)), timeout=30)
+        sock.sendall(
+            b"POST /v1/return HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Authorization: Bearer " + team.keys["A1"].encode() + b"\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body) + body
+        )
+        assert started.wait(60)
+        sock.close()
+        with httpx.Client(base_url=url, timeout=60) as client:
+            decisions = client.get("/v1/decisions", headers=team.auth("A2"))  # a later request
+            assert decisions.status_code == 200
+        calls = len(verifier.calls)
+
+    assert seen_cancel[0] is True
+    assert calls == 1
+    assert store.decisions("trip", "A1") == []
