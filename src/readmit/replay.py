@@ -3,18 +3,16 @@
 from collections.abc import Callable
 from typing import Any
 
-from readmit.admission import admit
-from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.decide import decide
 from readmit.errors import InvalidEvent
 from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
-from readmit.report import decision_json
 from readmit.scenario import Scenario
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 
-OnReturn = Callable[[ReturnRequest, ReturnContext], None]
+OnReturn = Callable[[ReturnRequest], None]
 
 
 def apply_steps(scenario: Scenario, store: WorkStateStore, on_return: OnReturn | None) -> None:
@@ -39,10 +37,10 @@ def _act(scenario: Scenario, store: WorkStateStore, step: Step, on_return: OnRet
                 store.record_experience(scenario.workspace, step)
             case Depart():
                 store.depart(scenario.workspace, step.agent, step.at)
+            case ReturnRequest() if on_return is not None:
+                on_return(step)
             case ReturnRequest():
-                ctx = store.return_context(scenario.workspace, step)
-                if on_return is not None:
-                    on_return(step, ctx)
+                store.return_context(scenario.workspace, step)  # checks the return is valid
     except InvalidEvent as exc:
         raise InvalidEvent(step.id, exc.problem) from None
 
@@ -62,26 +60,18 @@ def replay(
     """
     decisions: list[dict[str, Any]] = []
 
-    def decide(request: ReturnRequest, ctx: ReturnContext) -> None:
-        decision = admit(
-            ctx,
+    def on_return(request: ReturnRequest) -> None:
+        decided = decide(
+            store,
+            scenario.workspace,
+            request,
             policy=scenario.policy_for(request),
             verifier=verifier,
             signer=signer,
             on_progress=on_progress,
             embedder=embedder,
         )
-        record = decision_json(decision, ctx)
-        record["id"] = store.record_decision(
-            ctx.workspace,
-            request.agent,
-            request.at,
-            ctx.epoch,
-            decision.outcome,
-            record,
-            judgment=decision.judgment,
-        )
-        decisions.append(record)
+        decisions.append(decided.record)
 
-    apply_steps(scenario, store, on_return=decide)
+    apply_steps(scenario, store, on_return)
     return decisions

@@ -1,0 +1,72 @@
+"""One return, end to end: build C, run the pipeline, keep the decision in the audit log.
+
+Every path that decides a return (a replayed scenario, an in-process team member of
+an integration) goes through `decide`, so each records the same thing the same way.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from readmit.admission import admit
+from readmit.admission.context import ReturnContext
+from readmit.admission.decision import Decision
+from readmit.admission.invalidation.dependency_scan import DependencyScan
+from readmit.admission.invalidation.embeddings import Embedder
+from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.events import ReturnRequest
+from readmit.policy import Policy
+from readmit.report import decision_json
+from readmit.signing import Signer
+from readmit.store.base import WorkStateStore
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A decision, the context it was made on, and its audit record (with its ``id``)."""
+
+    decision: Decision
+    context: ReturnContext
+    record: dict[str, Any]
+
+    @property
+    def id(self) -> int:
+        """The decision's number in its workspace's audit log."""
+        return int(self.record["id"])
+
+
+def decide(
+    store: WorkStateStore,
+    workspace: str,
+    request: ReturnRequest,
+    *,
+    policy: Policy,
+    verifier: Verifier | None,
+    signer: Signer,
+    on_progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    query: str | None = None,
+    dependency_scan: DependencyScan | None = None,
+) -> Decided:
+    """Decide ``request`` on ``store`` and append the decision to its audit log."""
+    ctx = store.return_context(workspace, request)
+    decision = admit(
+        ctx,
+        policy=policy,
+        verifier=verifier,
+        signer=signer,
+        on_progress=on_progress,
+        embedder=embedder,
+        query=query,
+        dependency_scan=dependency_scan,
+    )
+    record = decision_json(decision, ctx)
+    record["id"] = store.record_decision(
+        workspace,
+        request.agent,
+        request.at,
+        ctx.epoch,
+        decision.outcome,
+        record,
+        judgment=decision.judgment,
+    )
+    return Decided(decision, ctx, record)
