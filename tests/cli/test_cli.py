@@ -117,6 +117,24 @@ def test_audit_and_explain_read_the_stored_decisions(
     assert "no decision 99" in missing.output
 
 
+def test_explain_picks_a_decision_by_its_workspace_when_ids_repeat(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/two.db"
+    for workspace in ("trip-a", "trip-b"):
+        path = tmp_path / f"{workspace}.json"
+        path.write_text(json.dumps({**travel, "workspace": workspace}))
+        runner.invoke(cli, ["replay", str(path), "--db", db])
+
+    ambiguous = runner.invoke(cli, ["explain", "2", "--db", db])
+    chosen = runner.invoke(cli, ["explain", "2", "--db", db, "--workspace", "trip-b"])
+
+    assert ambiguous.exit_code != 0
+    assert "workspace" in ambiguous.output
+    assert chosen.exit_code == 0, chosen.output
+    assert "p0    implicitly_invalidated" in chosen.output
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

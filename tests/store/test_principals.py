@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 from builders import T0
+from readmit.admission.invalidation.explicit import resolve_explicit
 from readmit.errors import InvalidEvent, ReadmitError
 from readmit.events import (
     Assert,
@@ -110,6 +111,20 @@ def test_a_same_key_assert_replaces_an_item_its_author_may_read(ws: WorkStateSto
 
     assert _ids(ws, "A1") == []
     assert _ids(ws, "X1") == ["agency-hotel"]
+
+
+def test_a_same_key_item_of_another_principal_does_not_retire_it_at_return(
+    ws: WorkStateStore,
+) -> None:
+    ws.append("ws", [_assert("e1", "family-hotel", key="hotel")])
+    ws.depart("ws", "A1", T0)
+    ws.append("ws", [_assert("e2", "agency-hotel", author="X1", key="hotel")])
+
+    ctx = ws.return_context("ws", _return("A1"))
+    kept, excluded = resolve_explicit(list(ctx.items), ctx)
+
+    assert "family-hotel" in {i.id for i in kept}
+    assert all("agency-hotel" not in e.evidence for e in excluded)
 
 
 # Obligations (item 3)

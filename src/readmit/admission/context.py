@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from readmit.events import Recorded
-from readmit.model import Checkpoint, Experience, Item, Obligation, Returner
+from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +68,9 @@ class ReturnContext:
     screened: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     """By verifier name, the epoch through which each item of C was screened. An item
     absent here was screened through its own epoch (it was never screened)."""
+    agents: Mapping[str, Agent] = field(default_factory=dict)
+    """The workspace's agents by id: whose writes may touch which items (empty: not
+    checked, every author may read what it replaces)."""
     history: HistoryLoader | None = None
     """Events before the departure, for items screened less far than it; ``None``: only Δ
     is screened against (each item is taken as screened through the departure)."""

@@ -36,11 +36,19 @@ def audit(db: str, workspace: str | None) -> None:
 @click.command()
 @click.argument("decision_id", type=click.IntRange(1, 2**63 - 1))
 @_DB
-def explain(decision_id: int, db: str) -> None:
+@click.option(
+    "--workspace",
+    default=None,
+    help="The decision's workspace (ids are numbered per workspace; needed when several "
+    "workspaces have a decision with this number).",
+)
+def explain(decision_id: int, db: str, workspace: str | None) -> None:
     """Explain why each item of stored decision DECISION_ID was kept or excluded."""
+    if workspace is not None:
+        check_name(workspace, "--workspace")
     store = open_existing_store(db)
     try:
-        record = store.decision(decision_id)
+        record = store.decision(decision_id, workspace)
     finally:
         store.close()
     view = record.get("view") or {}

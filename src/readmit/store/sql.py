@@ -334,6 +334,7 @@ class SqlStore:
             experiences=experiences,
             standing=standing,
             screened=screened,
+            agents=self.agents(workspace),
             history=partial(self._history, workspace, cp_epoch),
         )
 

@@ -76,22 +76,32 @@ def _links(ctx: ReturnContext) -> dict[str, _Link]:
 def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
     """Items a later item with the same key replaced, with the newest replacement as evidence.
 
-    Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state.
+    Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state. And
+    only one whose author may read the earlier item: a key cannot reach across principals.
     """
-    newest: dict[str, Item] = {}
+    by_key: dict[str, list[Item]] = {}
     for item in ctx.items:
-        if item.key is None or item.receipt is None:
-            continue
-        if item.key not in newest or item.epoch > newest[item.key].epoch:
-            newest[item.key] = item
+        if item.key is not None and item.receipt is not None:
+            by_key.setdefault(item.key, []).append(item)
     found: dict[str, _Link] = {}
     for item in ctx.items:
-        latest = newest.get(item.key) if item.key is not None else None
-        if latest is not None and latest.receipt is not None and latest.epoch > item.epoch:
-            event = latest.receipt.event_id
+        later = by_key.get(item.key, []) if item.key is not None else []
+        latest = max(
+            (m for m in later if m.epoch > item.epoch and _may_replace(ctx, m, item)),
+            key=lambda m: m.epoch,
+            default=None,
+        )
+        if latest is not None and latest.receipt is not None:
             found[item.id] = (
                 Reason.STALE_OR_SUPERSEDED,
-                (event, latest.id),
+                (latest.receipt.event_id, latest.id),
                 f"replaced by {latest.id} (same key {item.key!r})",
             )
     return found
+
+
+def _may_replace(ctx: ReturnContext, later: Item, earlier: Item) -> bool:
+    author = ctx.agents.get(later.author)
+    if not ctx.agents:
+        return True
+    return author is not None and earlier.scope.readable_by(author.principal, author.role)

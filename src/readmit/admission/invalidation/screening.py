@@ -14,7 +14,9 @@ For one item the screener first screens its premises (an item whose premise
 falls is ``premise_invalidated``), then proposes the later observations the
 item has not yet been screened against (`Observations`: after the epoch it
 was screened through, or its own epoch) and judges them a batch at a time,
-strongest link first, stopping at the first confirmed invalidation.
+strongest link first, stopping at the first confirmed invalidation. With a
+`DependencyScan`, a model is then shown what the scanner left out, and the
+verifier judges what it names (see `readmit.admission.invalidation.dependency_scan`).
 
 Fail closed: a call the budget (``Policy.judgment_calls`` calls,
 ``Policy.max_judgment_tokens`` tokens) cannot pay for is not made, and an item
