@@ -7,7 +7,6 @@ history on a throwaway in-memory store without admission — every reference
 returns without a departure). Errors name the event.
 """
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from readmit import strict_json
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ReturnRequest, Step
 from readmit.model import Agent
@@ -61,11 +61,11 @@ def read_scenario(path: Path) -> Scenario:
         InvalidInput: if the file is unreadable, not JSON, or not a valid scenario.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strict_json.loads(path.read_bytes())
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path} is not JSON: {exc}") from exc
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}") from exc
     return load_scenario(data)
 
 

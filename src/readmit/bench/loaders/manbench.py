@@ -16,7 +16,6 @@ string, no integer ``idx``) is skipped and recorded in :class:`ManBench`'s
 file that is not a task file at all (not JSON, no ``data`` list) still does.
 """
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.errors import InvalidInput
@@ -103,8 +103,8 @@ def read_task(path: Path) -> tuple[list[_Example], list[SkippedRow]]:
         InvalidInput: if the file is not a ManBench task file (not JSON, no ``data`` list).
     """
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))["data"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        rows = strict_json.loads(path.read_bytes())["data"]
+    except (OSError, InvalidInput, KeyError, TypeError) as exc:
         raise InvalidInput(f"{path} is not a ManBench task file: {exc!r}") from exc
     if not isinstance(rows, list):
         raise InvalidInput(f"{path} is not a ManBench task file: data is not a list")

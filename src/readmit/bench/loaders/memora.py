@@ -8,10 +8,10 @@ forgetting are scored at admission (is the item that carried the memory in the
 method's context?); answer-level judging needs an LLM.
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
+from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.errors import InvalidInput
@@ -21,8 +21,8 @@ FRACTIONS = (0.25, 0.5, 0.75)
 
 def _load(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        return strict_json.loads(path.read_bytes())
+    except (OSError, InvalidInput) as exc:
         raise InvalidInput(f"cannot read Memora file {path}: {exc}") from exc
 
 

@@ -11,12 +11,12 @@ and answers the three probes. ``M_old``, ``M_new``, ``explanation`` and
 count as the stale and the current state, and never reach a method.
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.errors import InvalidInput
@@ -57,8 +57,8 @@ def read_records(path: Path) -> list[StaleRecord]:
         InvalidInput: naming the record and field at fault.
     """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        raw = strict_json.loads(path.read_bytes())
+    except (OSError, InvalidInput) as exc:
         raise InvalidInput(f"cannot read STALE records from {path}: {exc}") from exc
     if not isinstance(raw, list):
         raise InvalidInput(f"{path}: a STALE file is a JSON list of records")
