@@ -1,0 +1,35 @@
+"""readmit for LangGraph (``pip install 'readmit[langgraph]'``).
+
+A store that admits what a returning agent may read, and the hooks that depart and
+return the agent.
+
+Adopting it changes one construction line::
+
+    store = ReadmitStore(InMemoryStore(), member)   # was: store = InMemoryStore()
+
+and adds the departure/return hooks: `ReadmitMiddleware` for ``create_agent``, or
+`return_node`/`depart_node` as a `StateGraph`'s entry and exit.
+"""
+
+from readmit.integrations.langgraph.admitted import ViewWithheld, notice
+from readmit.integrations.langgraph.keys import item_key
+from readmit.integrations.langgraph.middleware import (
+    ReadmitMiddleware,
+    ReadmitState,
+    arrive,
+    depart_node,
+    return_node,
+)
+from readmit.integrations.langgraph.store import ReadmitStore
+
+__all__ = [
+    "ReadmitMiddleware",
+    "ReadmitState",
+    "ReadmitStore",
+    "ViewWithheld",
+    "arrive",
+    "depart_node",
+    "item_key",
+    "notice",
+    "return_node",
+]

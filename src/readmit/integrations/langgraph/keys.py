@@ -1,0 +1,64 @@
+"""Which readmit item a LangGraph (namespace, key) is: its identity and its readmit ``key``.
+
+Every version a LangGraph store holds for one (namespace, key) is a readmit item with
+the same readmit ``key``, so an overwrite is a same-key replacement of the version
+before it and a returning agent sees the old one excluded as ``stale_or_superseded``.
+The mapping is injective: keys longer than `LONG_KEY` are named by their SHA-256, in a
+shape no short key can take, so no key can be chosen to collide with another's.
+"""
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+PREFIX = "langgraph:"
+"""Readmit keys of LangGraph items start with this; other items are not LangGraph's."""
+
+LONG_KEY = 512
+"""Keys longer than this are named by their digest (a readmit key stays indexable)."""
+
+Identity = tuple[tuple[str, ...], str, bool]
+"""(namespace, key or its SHA-256 hex digest, whether it is the digest)."""
+
+
+def identity(namespace: tuple[str, ...], key: str) -> Identity:
+    """The identity of the item at ``namespace``/``key``."""
+    if len(key) <= LONG_KEY:
+        return (namespace, key, False)
+    return (namespace, hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest(), True)
+
+
+def item_key(ident: Identity) -> str:
+    """The readmit ``key`` every version of ``ident`` carries."""
+    namespace, name, hashed = ident
+    shown: str | dict[str, str] = {"sha256": name} if hashed else name
+    return PREFIX + json.dumps([list(namespace), shown], separators=(",", ":"))
+
+
+def parse(key: str | None) -> Identity | None:
+    """The identity a readmit key names, or None if it is not a LangGraph item's key."""
+    if key is None or not key.startswith(PREFIX):
+        return None
+    try:
+        namespace, shown = json.loads(key.removeprefix(PREFIX))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(namespace, list) or not all(isinstance(n, str) for n in namespace):
+        return None
+    if isinstance(shown, str):
+        return (tuple(namespace), shown, False)
+    if isinstance(shown, dict) and isinstance(shown.get("sha256"), str):
+        return (tuple(namespace), shown["sha256"], True)
+    return None
+
+
+def render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> str:
+    """The item text readmit judges: the path and the value, each as JSON.
+
+    ASCII-escaped, so control characters and lone surrogates never reach the store;
+    values JSON cannot encode are shown by their ``str``.
+    """
+    path = json.dumps("/".join((*namespace, key)))
+    body = json.dumps(value, sort_keys=True, default=str, separators=(", ", ": "))
+    return f"{path} = {body}"
