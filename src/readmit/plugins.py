@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import ConfigError
@@ -75,3 +76,19 @@ def make_embedder(spec: str, settings: Mapping[str, str] | None = None) -> Embed
     return OpenAICompatEmbedder(
         model=Path(argument).stem, base_url=server.base_url, keepalive=server, label=label
     )
+
+
+def make_dependency_scan(spec: str, settings: Mapping[str, str] | None = None) -> DependencyScan:
+    """Build the dependency scan a spec names: ``openai-compat:MODEL@URL``.
+
+    ``settings`` may hold ``READMIT_VERIFIER_API_KEY`` for the endpoint.
+
+    Raises:
+        ConfigError: for an unknown kind or a malformed argument.
+    """
+    kind, _, argument = spec.partition(":")
+    if kind != "openai-compat":
+        raise ConfigError(f"unknown dependency scan {spec!r} (known: openai-compat:MODEL@URL)")
+    from readmit.verifiers.llm_scan import factory
+
+    return factory(argument, settings)

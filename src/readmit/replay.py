@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from typing import Any
 
+from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.decide import decide
@@ -53,6 +54,7 @@ def replay(
     signer: Signer,
     on_progress: Progress | None = None,
     embedder: Embedder | None = None,
+    dependency_scan: DependencyScan | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``scenario`` on ``store``; return one decision record per ``return`` event.
 
@@ -70,6 +72,7 @@ def replay(
             signer=signer,
             on_progress=on_progress,
             embedder=embedder,
+            dependency_scan=dependency_scan,
         )
         decisions.append(decided.record)
 

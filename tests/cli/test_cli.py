@@ -117,6 +117,28 @@ def test_audit_and_explain_read_the_stored_decisions(
     assert "no decision 99" in missing.output
 
 
+def test_an_unreachable_dependency_scan_withholds_what_it_could_not_scan(
+    runner: CliRunner, scenario_file: Path
+) -> None:
+    spec = f"openai-compat:m@http://127.0.0.1:{free_port()}/v1"
+
+    result = runner.invoke(cli, ["replay", str(scenario_file), "--json", "--dependency-scan", spec])
+
+    assert result.exit_code == 0, result.output
+    decisions = json.loads(result.output[result.output.index("{") :])["decisions"]
+    details = [e.get("detail", "") for d in decisions for e in d["excluded"]]
+    assert any("dependency scan failed" in detail for detail in details)
+
+
+def test_an_unknown_dependency_scan_is_a_config_error(
+    runner: CliRunner, scenario_file: Path
+) -> None:
+    result = runner.invoke(cli, ["replay", str(scenario_file), "--dependency-scan", "magic:x"])
+
+    assert result.exit_code == 2
+    assert "error [config_error]: unknown dependency scan 'magic:x'" in result.output
+
+
 def test_explain_picks_a_decision_by_its_workspace_when_ids_repeat(
     runner: CliRunner, travel: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -17,7 +17,7 @@ from readmit.cli.inputs import read_json
 from readmit.cli.render import render_decision
 from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
 from readmit.events import Assert, OpenObligation, Supersede
-from readmit.plugins import make_embedder, make_verifier
+from readmit.plugins import make_dependency_scan, make_embedder, make_verifier
 from readmit.replay import replay
 from readmit.scenario import Scenario, load_scenario
 from readmit.store import open_store
@@ -62,10 +62,12 @@ def run(
     *,
     as_json: bool,
     embeddings: str | None = None,
+    dependency_scan: str | None = None,
 ) -> list[dict[str, Any]]:
     """Replay ``scenario`` and print its decisions (as JSON or as tables)."""
     verifier = make_verifier(verifier_spec, os.environ)
     embedder = make_embedder(embeddings, os.environ) if embeddings else None
+    scan = make_dependency_scan(dependency_scan, os.environ) if dependency_scan else None
     choice = signer_from_env(os.environ, allow_ephemeral=True)
     if choice.ephemeral and as_json:
         click.echo(
@@ -83,6 +85,7 @@ def run(
                 signer=choice.signer,
                 on_progress=on_progress,
                 embedder=embedder,
+                dependency_scan=scan,
             )
     finally:
         store.close()
@@ -120,9 +123,27 @@ EMBEDDINGS_OPTION = click.option(
     help="Implicit-invalidation verifier, e.g. 'builtin'.",
 )
 @EMBEDDINGS_OPTION
+@click.option(
+    "--dependency-scan",
+    default=None,
+    help="A model that names later events the scanner missed, for the verifier to judge: "
+    "openai-compat:MODEL@URL (default: none). Its calls count against the judgment budget.",
+)
 def replay_command(
-    file: Path, as_json: bool, db: str | None, verifier_spec: str, embeddings: str | None
+    file: Path,
+    as_json: bool,
+    db: str | None,
+    verifier_spec: str,
+    embeddings: str | None,
+    dependency_scan: str | None,
 ) -> None:
     """Replay a readmit.scenario/1 FILE and print one decision per return."""
     scenario = load_scenario(read_json(file))
-    run(scenario, db or "sqlite://:memory:", verifier_spec, as_json=as_json, embeddings=embeddings)
+    run(
+        scenario,
+        db or "sqlite://:memory:",
+        verifier_spec,
+        as_json=as_json,
+        embeddings=embeddings,
+        dependency_scan=dependency_scan,
+    )
