@@ -5,8 +5,12 @@ return repeatedly. For each store it reports events/s and returns/s with p50/p99
 latency, over real HTTP (``readmit serve`` in its own process) and in-process
 (`Service` called directly), as a ratio measured in the same run.
 
+With ``--flood``, one more agent sends maximal event batches (``--max-events`` of
+the server, default 1000) back to back for the whole HTTP run, and the report adds
+how many requests of any agent got a 5xx and how the flood's requests were answered.
+
 Usage: python bench/service.py [--agents 16] [--events 50] [--returns 5]
-                               [--postgres URL | --no-postgres]
+                               [--postgres URL | --no-postgres] [--flood]
 """
 
 import argparse
@@ -18,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,10 +43,17 @@ SIGNING_KEY = "bench-signing-key-0123456789"
 Call = Callable[[str, int], None]
 
 
-def setup(url: str, agents: int) -> dict[str, str]:
-    """A workspace with ``agents`` agents and a key for each."""
+FLOOD_BATCH = 1000
+"""Events per flood request: the server's default ``--max-events``."""
+STATUSES: Counter[int] = Counter()
+"""HTTP statuses answered to the measured agents."""
+
+
+def setup(url: str, agents: int, flood: bool = False) -> dict[str, str]:
+    """A workspace with ``agents`` agents (and the flooding one) and a key for each."""
     store = open_store(url)
     team = [Agent(id=f"a{n}", principal="org", role=f"r{n % 4}") for n in range(agents)]
+    team += [Agent(id="flood", principal="org", role="r0")] if flood else []
     store.create_workspace("load", team)
     keys = {}
     for agent in team:
@@ -141,16 +153,35 @@ def server(url: str) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def over_http(url: str, agents: int, events: int, returns: int) -> dict[str, dict[str, float]]:
-    keys = setup(url, agents)
+def flooding(base: str, key: str, stop: threading.Event, seen: Counter[int]) -> None:
+    """Send maximal batches as agent ``flood`` until ``stop``; count the statuses."""
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
+        n = 0
+        while not stop.is_set():
+            batch = [event("flood", n * FLOOD_BATCH + i) for i in range(FLOOD_BATCH)]
+            seen[client.post("/v1/events", json={"events": batch}).status_code] += 1
+            n += 1
+
+
+def over_http(
+    url: str, agents: int, events: int, returns: int, flood: bool = False
+) -> dict[str, dict[str, float]]:
+    keys = setup(url, agents, flood)
+    flood_key = keys.pop("flood", None)
     with server(url) as base:
         clients = {
             a: httpx.Client(base_url=base, timeout=120, headers={"Authorization": f"Bearer {k}"})
             for a, k in keys.items()
         }
+        stop, flood_seen = threading.Event(), Counter[int]()
+        flooder = threading.Thread(target=flooding, args=(base, flood_key, stop, flood_seen))
+        if flood_key is not None:
+            flooder.start()
 
         def ok(response: httpx.Response) -> None:
-            if response.status_code != 200:
+            STATUSES[response.status_code] += 1
+            if response.status_code >= 500:
                 raise RuntimeError(response.text)
 
         try:
@@ -167,6 +198,11 @@ def over_http(url: str, agents: int, events: int, returns: int) -> dict[str, dic
                 ),
             )
         finally:
+            stop.set()
+            if flood_key is not None:
+                flooder.join()
+                print(f"flood: {dict(flood_seen)}", flush=True)
+            print(f"measured agents' statuses: {dict(STATUSES)}", flush=True)
             for client in clients.values():
                 client.close()
 
@@ -246,6 +282,9 @@ def main() -> None:
     parser.add_argument("--returns", type=int, default=5, help="returns per agent")
     parser.add_argument("--postgres", default=None, help="server URL (default: a throwaway one)")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--flood", action="store_true", help="add one agent sending 1000-event batches"
+    )
     args = parser.parse_args()
     sizes = (args.agents, args.events, args.returns)
     print(
@@ -255,12 +294,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report(
             "sqlite",
-            over_http(f"sqlite:///{tmp}/http.db", *sizes),
+            over_http(f"sqlite:///{tmp}/http.db", *sizes, flood=args.flood),
             in_process(f"sqlite:///{tmp}/local.db", *sizes),
         )
     with postgres(args.postgres, not args.no_postgres) as fresh:
         if fresh is not None:
-            report("postgres", over_http(fresh(), *sizes), in_process(fresh(), *sizes))
+            report(
+                "postgres",
+                over_http(fresh(), *sizes, flood=args.flood),
+                in_process(fresh(), *sizes),
+            )
 
 
 if __name__ == "__main__":
