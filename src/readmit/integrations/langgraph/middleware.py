@@ -9,11 +9,11 @@ return and its reads stay unfiltered.
 """
 
 import asyncio
-from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain.agents.middleware.types import OmitFromInput
+from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.runtime import Runtime
 
 from readmit.decide import Decided
@@ -85,7 +85,7 @@ class ReadmitMiddleware(AgentMiddleware[ReadmitState, Any]):
 
 def return_node(
     member: Member, *, task: str = "*", purpose: str = "*", key: str = STATE_KEY
-) -> Callable[[Any], dict[str, Any]]:
+) -> Runnable[Any, dict[str, Any]]:
     """A `StateGraph` node that returns ``member``: add it as the graph's entry.
 
     It puts the return's notice (None on a first arrival) in the state under ``key``,
@@ -95,14 +95,14 @@ def return_node(
     def readmit_return(state: Any) -> dict[str, Any]:
         return _update(member, task, purpose, key)
 
-    return readmit_return
+    return RunnableLambda(readmit_return, name="readmit_return")
 
 
-def depart_node(member: Member) -> Callable[[Any], dict[str, Any]]:
+def depart_node(member: Member) -> Runnable[Any, dict[str, Any]]:
     """A `StateGraph` node that departs ``member``: add it before the graph's end."""
 
     def readmit_depart(state: Any) -> dict[str, Any]:
         member.depart()
         return {}
 
-    return readmit_depart
+    return RunnableLambda(readmit_depart, name="readmit_depart")

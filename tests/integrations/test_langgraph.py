@@ -1,0 +1,461 @@
+"""readmit.integrations.langgraph against the real installed LangGraph and LangChain, offline."""
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from langchain.agents import create_agent
+from langchain.tools import ToolRuntime, tool
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+from builders import KEY
+from conftest import fresh_postgres_schema
+from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.langgraph import (
+    ReadmitMiddleware,
+    ReadmitStore,
+    ViewWithheld,
+    arrive,
+    depart_node,
+    notice,
+    return_node,
+)
+from readmit.integrations.langgraph.keys import LONG_KEY, identity, item_key, parse
+from readmit.integrations.team import Member
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore, open_store
+
+T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
+TRIP = ("trip",)
+NOTES = ("notes", "a1")
+SUNRISE = {"text": "Sunrise Hotel is booked, refundable."}
+RIVERSIDE = {"text": "Sunrise cancelled the booking; Riverside Hotel is booked."}
+PICKUP = {"text": "Pickup at 8:00 from Sunrise Hotel."}
+
+
+@dataclass
+class Team:
+    """Two agents of one workspace on one readmit store, sharing one inner LangGraph store."""
+
+    readmit: SqlStore
+    inner: BaseStore
+    a1: Member
+    a2: Member
+
+    def store(self, member: Member, **options: Any) -> ReadmitStore:
+        return ReadmitStore(self.inner, member, **options)
+
+
+def ticking() -> Callable[[], datetime]:
+    """A clock one second later at every call: time moves, no test waits for it."""
+    at = [T0]
+
+    def tick() -> datetime:
+        at[0] += timedelta(seconds=1)
+        return at[0]
+
+    return tick
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def inner(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseStore]:
+    """Each inner store LangGraph ships, empty."""
+    if request.param == "memory":
+        yield InMemoryStore()
+    elif request.param == "sqlite":
+        conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+        store = SqliteStore(conn)
+        store.setup()
+        yield store
+        conn.close()
+    else:
+        from langgraph.store.postgres import PostgresStore
+
+        with fresh_postgres_schema() as url, PostgresStore.from_conn_string(url) as pg:
+            pg.setup()
+            yield pg
+
+
+def make_team(inner: BaseStore, tmp_path: Path) -> Team:
+    readmit = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    readmit.create_workspace(
+        "trip",
+        [
+            Agent(id="a1", principal="family", role="planner"),
+            Agent(id="a2", principal="family", role="booking"),
+        ],
+    )
+    clock, signer = ticking(), HmacSha256Signer(KEY)
+    members = (Member(readmit, "trip", a, signer, clock=clock) for a in ("a1", "a2"))
+    return Team(readmit, inner, *members)
+
+
+@pytest.fixture
+def team(inner: BaseStore, tmp_path: Path) -> Iterator[Team]:
+    made = make_team(inner, tmp_path)
+    yield made
+    made.readmit.close()
+
+
+def away_while_hotel_changes(team: Team) -> ReadmitStore:
+    """a1 notes the pickup from Sunrise and departs; a2 moves the booking to Riverside."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", SUNRISE)
+    s1.put(NOTES, "pickup", PICKUP)
+    team.a1.depart()
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    return s1
+
+
+def reasons(decided_notice: dict[str, Any]) -> dict[tuple[str, ...], str]:
+    return {(*e["namespace"], e["key"]): e["reason"] for e in decided_notice["excluded"]}
+
+
+def test_before_the_first_return_nothing_is_filtered(team: Team) -> None:
+    team.inner.put(TRIP, "legacy", {"text": "written before readmit"})
+    s1 = team.store(team.a1)
+
+    s1.put(TRIP, "hotel", SUNRISE)
+
+    assert s1.get(TRIP, "legacy") is not None
+    assert {i.key for i in s1.search(TRIP)} == {"legacy", "hotel"}
+
+
+def test_every_write_reaches_the_inner_store_and_becomes_an_event(team: Team) -> None:
+    s2 = team.store(team.a2)
+
+    s2.put(TRIP, "hotel", SUNRISE)
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    s2.delete(TRIP, "hotel")
+
+    assert team.inner.get(TRIP, "hotel") is None
+    ops = [r.event.op for r in team.readmit.events("trip")]
+    assert ops == ["assert", "assert", "revoke"]
+    assert team.a2.visible() == []
+
+
+def test_a_returning_agent_no_longer_reads_what_a_teammate_made_stale(team: Team) -> None:
+    s1 = away_while_hotel_changes(team)
+
+    decided = arrive(team.a1)
+
+    assert decided is not None
+    assert team.inner.get(NOTES, "pickup") is not None  # the application's data is kept
+    assert s1.get(NOTES, "pickup") is None
+    hotel = s1.get(TRIP, "hotel")
+    assert hotel is not None
+    assert hotel.value == RIVERSIDE
+    assert [i.key for i in s1.search(("notes",))] == []
+    assert reasons(notice(decided)) == {
+        ("trip", "hotel"): "stale_or_superseded",
+        ("notes", "a1", "pickup"): "implicitly_invalidated",
+    }
+
+
+def test_a_delete_while_away_is_a_revocation_with_its_reason(team: Team) -> None:
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "train", {"text": "The 9:00 train to Kyoto."})
+    team.a1.depart()
+    s2.delete(TRIP, "train")
+
+    decided = arrive(team.a1)
+
+    assert decided is not None
+    assert s1.get(TRIP, "train") is None
+    (excluded,) = notice(decided)["excluded"]
+    assert (excluded["reason"], excluded["key"]) == ("revoked", "train")
+    assert "deleted 'trip/train' from the LangGraph store" in excluded["detail"]
+
+
+def test_a_delete_of_a_path_readmit_never_recorded_records_nothing(team: Team) -> None:
+    team.inner.put(TRIP, "legacy", {"text": "written before readmit"})
+
+    team.store(team.a2).delete(TRIP, "legacy")
+
+    assert team.inner.get(TRIP, "legacy") is None
+    assert team.readmit.events("trip") == []
+
+
+def admitted_and_not(team: Team, n: int) -> list[str]:
+    """``n`` paths, every third through readmit and the rest straight into the inner store."""
+    s2 = team.store(team.a2)
+    recorded = []
+    for i in range(n):
+        key = f"k{i:02d}"
+        if i % 3 == 0:
+            s2.put(TRIP, key, {"text": f"fact {i}"})
+            recorded.append(key)
+        else:
+            team.inner.put(TRIP, key, {"text": f"fact {i}"})
+    return recorded
+
+
+@pytest.mark.parametrize(("limit", "offset"), [(3, 0), (3, 3), (4, 5), (10, 0), (0, 0), (5, 40)])
+def test_search_over_fetches_so_filtering_does_not_starve_a_page(
+    team: Team, limit: int, offset: int
+) -> None:
+    recorded = admitted_and_not(team, 30)
+    s1 = team.store(team.a1)
+    team.a1.depart()
+    arrive(team.a1)
+    expected = [i.key for i in team.inner.search(TRIP, limit=100) if i.key in recorded]
+
+    page = s1.search(TRIP, limit=limit, offset=offset)
+
+    assert [i.key for i in page] == expected[offset : offset + limit]
+
+
+def test_list_namespaces_shows_only_namespaces_with_something_admitted(team: Team) -> None:
+    s1 = team.store(team.a1)
+    for n in range(12):
+        team.inner.put(("hidden", f"n{n:02d}"), "k", {"text": "not recorded"})
+    s1.put(("shown", "deep", "er"), "k", {"text": "recorded"})
+    team.a1.depart()
+    arrive(team.a1)
+
+    assert s1.list_namespaces(limit=3) == [("shown", "deep", "er")]
+    assert s1.list_namespaces(max_depth=1) == [("shown",)]
+    assert s1.list_namespaces(prefix=("hidden",)) == []
+
+
+def test_own_writes_after_a_return_are_read_and_a_teammates_wait_for_the_next(
+    team: Team,
+) -> None:
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    team.a1.depart()
+    arrive(team.a1)
+
+    s1.put(TRIP, "mine", {"text": "a1 wrote this after returning"})
+    s2.put(TRIP, "theirs", {"text": "a2 wrote this while a1 was present"})
+
+    assert s1.get(TRIP, "mine") is not None
+    assert s1.get(TRIP, "theirs") is None
+    team.a1.depart()
+    arrive(team.a1)
+    assert s1.get(TRIP, "theirs") is not None
+
+
+def withhold_a1(team: Team) -> None:
+    """Open an obligation for a1's role that nothing can cover, so its return is withheld."""
+    team.store(team.a1).put(TRIP, "hotel", SUNRISE)
+    team.a1.depart()
+    draft = ObligationDraft(
+        id="o-pickup",
+        text="Re-plan the pickup.",
+        role="planner",
+        requires=frozenset({"d-pickup"}),
+        critical=frozenset({"d-pickup"}),
+        frontier_id="f-pickup",
+        frontier_text="No pickup confirmed yet.",
+    )
+    team.a2.record([OpenObligation(id="open-o", at=team.a2.clock(), author="a2", obligation=draft)])
+    decided = arrive(team.a1)
+    assert decided is not None
+    assert decided.decision.outcome == "blocked"
+
+
+def test_after_a_withheld_return_reads_raise_with_the_reasons(team: Team) -> None:
+    withhold_a1(team)
+    s1 = team.store(team.a1)
+
+    with pytest.raises(ViewWithheld) as raised:
+        s1.get(TRIP, "hotel")
+
+    assert raised.value.code == "view_withheld"
+    assert raised.value.outcome == "blocked"
+    assert raised.value.notice["coverage"] == {"obligations": 0.0, "critical": 0.0}
+    with pytest.raises(ViewWithheld):
+        s1.search(TRIP)
+
+
+def test_a_refused_batch_stores_nothing(team: Team) -> None:
+    withhold_a1(team)
+    s1 = team.store(team.a1)
+    before = len(team.readmit.events("trip"))
+
+    with pytest.raises(ViewWithheld):
+        s1.batch([PutOp(TRIP, "new", {"text": "x"}), GetOp(TRIP, "hotel")])
+    with pytest.raises(InvalidNamespaceError):
+        s1.batch([PutOp(TRIP, "ok", {"text": "x"}), PutOp(("bad.label",), "k", {"text": "x"})])
+
+    assert len(team.readmit.events("trip")) == before
+    assert team.inner.get(TRIP, "new") is None
+    assert team.inner.get(TRIP, "ok") is None
+
+
+def test_after_a_withheld_return_empty_mode_shows_only_the_agents_own_writes(team: Team) -> None:
+    withhold_a1(team)
+    s1 = team.store(team.a1, on_withheld="empty")
+
+    s1.put(TRIP, "fresh", {"text": "written after the withheld return"})
+
+    assert s1.get(TRIP, "hotel") is None
+    assert [i.key for i in s1.search(TRIP)] == ["fresh"]
+
+
+async def async_scenario(team: Team) -> tuple[Any, Any, list[Any]]:
+    """The hotel change of `away_while_hotel_changes`, through the async API."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    await s2.aput(TRIP, "hotel", SUNRISE)
+    await s1.aput(NOTES, "pickup", PICKUP)
+    team.a1.depart()
+    await s2.aput(TRIP, "hotel", RIVERSIDE)
+    arrive(team.a1)
+    return (
+        await s1.aget(NOTES, "pickup"),
+        await s1.aget(TRIP, "hotel"),
+        await s1.asearch(("notes",)),
+    )
+
+
+async def on_async_inner(kind: str, tmp_path: Path) -> tuple[Team, tuple[Any, Any, list[Any]]]:
+    if kind == "memory":
+        team = make_team(InMemoryStore(), tmp_path)
+        return team, await async_scenario(team)
+    async with AsyncSqliteStore.from_conn_string(str(tmp_path / "lg.db")) as inner:
+        await inner.setup()
+        team = make_team(inner, tmp_path)
+        return team, await async_scenario(team)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_async_reads_and_writes_go_through_the_same_admission(kind: str, tmp_path: Path) -> None:
+    team, (pickup, hotel, notes) = asyncio.run(on_async_inner(kind, tmp_path))
+
+    assert pickup is None
+    assert hotel is not None
+    assert hotel.value == RIVERSIDE
+    assert notes == []
+    assert [r.event.op for r in team.readmit.events("trip")] == ["assert"] * 3
+    team.readmit.close()
+
+
+class TripState(TypedDict, total=False):
+    readmit: dict[str, Any] | None
+    hotel: str | None
+    pickup: str | None
+
+
+def trip_graph(member: Member, store: BaseStore) -> Any:
+    """A plain StateGraph whose entry returns the agent and whose exit departs it."""
+
+    def plan(state: TripState, runtime: Runtime[None]) -> TripState:
+        assert runtime.store is not None
+        hotel, pickup = runtime.store.get(TRIP, "hotel"), runtime.store.get(NOTES, "pickup")
+        return {
+            "hotel": None if hotel is None else hotel.value["text"],
+            "pickup": None if pickup is None else pickup.value["text"],
+        }
+
+    graph = StateGraph(TripState)
+    graph.add_node("readmit_return", return_node(member))
+    graph.add_node("plan", plan)
+    graph.add_node("readmit_depart", depart_node(member))
+    graph.add_edge(START, "readmit_return")
+    graph.add_edge("readmit_return", "plan")
+    graph.add_edge("plan", "readmit_depart")
+    graph.add_edge("readmit_depart", END)
+    return graph.compile(store=store)
+
+
+def test_a_state_graph_returns_at_its_entry_and_departs_at_its_exit(team: Team) -> None:
+    s2 = team.store(team.a2)
+    graph = trip_graph(team.a1, team.store(team.a1))
+    s2.put(TRIP, "hotel", SUNRISE)
+    team.store(team.a1).put(NOTES, "pickup", PICKUP)
+
+    first = graph.invoke({})
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    second = graph.invoke({})
+
+    assert first["readmit"] is None  # never departed: nothing to readmit
+    assert (first["hotel"], first["pickup"]) == (SUNRISE["text"], PICKUP["text"])
+    assert (second["hotel"], second["pickup"]) == (RIVERSIDE["text"], None)
+    assert reasons(second["readmit"])[("notes", "a1", "pickup")] == "implicitly_invalidated"
+    assert len(team.readmit.decisions("trip", "a1")) == 1
+
+
+class ToolCallingFakeModel(GenericFakeChatModel):
+    """LangChain's fake chat model, accepting tools (it answers from its script regardless)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+@tool
+def recall(namespace: list[str], key: str, runtime: ToolRuntime) -> str:
+    """Recall what the team's memory holds at a path."""
+    assert runtime.store is not None
+    found = runtime.store.get(tuple(namespace), key)
+    return "nothing" if found is None else str(found.value["text"])
+
+
+def ask_for_pickup(team: Team) -> dict[str, Any]:
+    script: list[AIMessage] = [
+        AIMessage(
+            content="",
+            tool_calls=[
+                {
+                    "name": "recall",
+                    "args": {"namespace": list(NOTES), "key": "pickup"},
+                    "id": "call-1",
+                }
+            ],
+        ),
+        AIMessage(content="done"),
+    ]
+    agent = create_agent(
+        ToolCallingFakeModel(messages=iter(script)),
+        tools=[recall],
+        middleware=[ReadmitMiddleware(team.a1)],
+        store=team.store(team.a1),
+    )
+    return dict(agent.invoke({"messages": [{"role": "user", "content": "When is the pickup?"}]}))
+
+
+def test_a_langchain_agent_returns_before_its_run_and_departs_after(team: Team) -> None:
+    away_while_hotel_changes(team)
+
+    out = ask_for_pickup(team)
+
+    assert out["messages"][2].content == "nothing"
+    assert reasons(out["readmit"])[("notes", "a1", "pickup")] == "implicitly_invalidated"
+    assert out["readmit"]["outcome"] == "issued"
+    assert out["readmit"]["view"]["signature"]
+    assert len(team.readmit.decisions("trip", "a1")) == 1
+    first = ask_for_pickup(team)  # departed after the run, so this run returns again
+    assert first["readmit"]["decision"] == 2
+
+
+names = st.text(st.characters(blacklist_characters="."), min_size=1, max_size=8)
+
+
+@given(st.lists(names, min_size=1, max_size=3), st.text(max_size=LONG_KEY + 40))
+def test_an_item_key_names_exactly_one_path(namespace: list[str], key: str) -> None:
+    ident = identity(tuple(namespace), key)
+
+    assert parse(item_key(ident)) == ident
+    assert ident[2] is (len(key) > LONG_KEY)
+
+
+def test_a_short_key_cannot_take_a_long_keys_identity() -> None:
+    long_ident = identity(TRIP, "x" * (LONG_KEY + 1))
+
+    short_ident = identity(TRIP, long_ident[1])
+
+    assert item_key(short_ident) != item_key(long_ident)
