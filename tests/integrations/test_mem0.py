@@ -1,0 +1,296 @@
+"""readmit over real Mem0 banks, offline: in-memory Qdrant, a local embedder, ``infer=False``.
+
+Mem0 reads ``MEM0_TELEMETRY`` and ``MEM0_DIR`` when it is imported, so they are set
+before the import: no telemetry, no notices fetched, nothing written under ``~``.
+"""
+
+import asyncio
+import hashlib
+import os
+import runpy
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ["MEM0_TELEMETRY"] = "False"
+os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
+
+from mem0 import AsyncMemory, Memory  # type: ignore[import-untyped]
+from mem0.configs.base import MemoryConfig  # type: ignore[import-untyped]
+from mem0.embeddings.base import EmbeddingBase  # type: ignore[import-untyped]
+from qdrant_client import QdrantClient
+
+from builders import KEY
+from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.mem0 import (
+    AsyncReadmitMemory,
+    ReadmitMemory,
+    abackfill,
+    backfill,
+    item_id,
+)
+from readmit.integrations.team import Member, new_id
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore, open_store
+
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+
+DIMS = 256
+TRIP = {"user_id": "trip"}
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+class WordEmbedder(EmbeddingBase):  # type: ignore[misc]  # mem0 is untyped
+    """A deterministic bag-of-words embedder: each word hashed to one of DIMS axes."""
+
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        vector = [0.0] * DIMS
+        for word in text.lower().split():
+            vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % DIMS] += 1.0
+        return vector
+
+
+def config(path: Path, collection: str) -> Any:
+    return MemoryConfig(
+        vector_store={
+            "provider": "qdrant",
+            "config": {
+                "client": QdrantClient(location=":memory:"),
+                "collection_name": collection,
+                "embedding_model_dims": DIMS,
+            },
+        },
+        # Constructed, never called: the embedder is replaced and adds use infer=False.
+        embedder={"provider": "openai", "config": {"api_key": "offline"}},
+        llm={"provider": "openai", "config": {"api_key": "offline"}},
+        history_db_path=str(path / f"{collection}-history.db"),
+    )
+
+
+def bank(path: Path, collection: str = "team") -> Any:
+    memory = Memory(config(path, collection))
+    memory.embedding_model = WordEmbedder()
+    return memory
+
+
+def async_bank(path: Path, collection: str = "team") -> Any:
+    memory = AsyncMemory(config(path, collection))
+    memory.embedding_model = WordEmbedder()
+    return memory
+
+
+def topic(memory: Mapping[str, Any]) -> str | None:
+    topic = (memory.get("metadata") or {}).get("topic")
+    return str(topic) if topic is not None else None
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[tuple[Member, Member]]:
+    store: WorkStateStore = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    agents = [
+        Agent(id="a", principal="team", role="planner"),
+        Agent(id="b", principal="team", role="booker"),
+    ]
+    store.create_workspace("trip", agents)
+    signer = HmacSha256Signer(KEY)
+    yield Member(store, "trip", "a", signer), Member(store, "trip", "b", signer)
+    store.close()
+
+
+def texts(result: Mapping[str, Any]) -> list[str]:
+    return [m["memory"] for m in result["results"]]
+
+
+def reasons(result: Mapping[str, Any]) -> dict[str, str]:
+    return {r["memory"]: r["reason"] for r in result["readmit"]["removed"]}
+
+
+def add(memory: Any, text: str, subject: str) -> str:
+    result = memory.add(text, user_id="trip", infer=False, metadata={"topic": subject})
+    return str(result["results"][0]["id"])
+
+
+def test_a_copy_deleted_by_a_teammate_is_removed_from_the_returning_agents_search(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a = ReadmitMemory(bank(tmp_path, "a"), team[0], key=topic)
+    b = ReadmitMemory(bank(tmp_path, "b"), team[1], key=topic)
+    hilton = add(a, "The team hotel is the Hilton", "hotel")
+    add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+
+    a.delete(hilton)
+    result = b.search("team hotel", filters=TRIP)
+
+    assert texts(result) == []
+    assert reasons(result) == {"The team hotel is the Hilton": "revoked"}
+    assert result["readmit"]["outcome"] == "issued"
+    assert "deleted from Mem0 by a" in result["readmit"]["removed"][0]["detail"]
+
+
+def test_a_conflicting_add_while_away_replaces_the_stale_memory_in_a_shared_bank(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0], key=topic), ReadmitMemory(shared, team[1], key=topic)
+    add(b, "The flight leaves on Monday", "flight")
+    b.depart()
+
+    add(a, "The flight leaves on Tuesday", "flight")
+    plain = shared.search("flight leaves", filters=TRIP)
+    result = b.get_all(filters=TRIP)
+
+    assert sorted(texts(plain)) == ["The flight leaves on Monday", "The flight leaves on Tuesday"]
+    assert texts(result) == ["The flight leaves on Tuesday"]
+    assert reasons(result) == {"The flight leaves on Monday": "stale_or_superseded"}
+
+
+def test_an_update_while_away_is_admitted_as_the_memorys_new_version(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    memory_id = add(b, "Dinner is booked at eight", "dinner")
+    b.depart()
+
+    a.update(memory_id, text="Dinner is booked at nine")
+    result = b.search("dinner booked", filters=TRIP)
+
+    assert texts(result) == ["Dinner is booked at nine"]
+    assert result["readmit"]["removed"] == []
+    assert b.readmit.member.admitted() is not None
+    assert item_id(memory_id, 2) in {i.id for i in b.readmit.member.admitted() or []}
+
+
+def test_removals_do_not_starve_a_page(team: tuple[Member, Member], tmp_path: Path) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0], key=topic), ReadmitMemory(shared, team[1], key=topic)
+    add(b, "The flight leaves on Monday", "flight")
+    b.depart()
+
+    add(a, "Flight moved: it leaves Tuesday", "flight")
+    result = b.search("The flight leaves on Monday", top_k=1, filters=TRIP)
+
+    assert texts(result) == ["Flight moved: it leaves Tuesday"]
+    assert reasons(result) == {"The flight leaves on Monday": "stale_or_superseded"}
+
+
+def test_before_the_first_return_nothing_is_filtered(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a = ReadmitMemory(bank(tmp_path, "a"), team[0], key=topic)
+    b = ReadmitMemory(bank(tmp_path, "b"), team[1], key=topic)
+    hilton = add(a, "The team hotel is the Hilton", "hotel")
+    add(b, "The team hotel is the Hilton", "hotel")
+
+    a.delete(hilton)
+    result = b.search("team hotel", filters=TRIP)
+
+    assert texts(result) == ["The team hotel is the Hilton"]
+    assert result["readmit"] == {"decision": None, "outcome": None, "removed": []}
+
+
+def test_a_withheld_return_removes_every_memory_it_judged_and_keeps_later_ones(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1])
+    add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    team[0].record([unmet_obligation(team[0], role="booker")])
+
+    judged = b.search("team hotel", filters=TRIP)
+    add(b, "The team hotel needs a late check-in", "hotel")
+    later = b.search("team hotel", filters=TRIP)
+
+    assert judged["readmit"]["outcome"] == "blocked"
+    assert texts(judged) == []
+    assert list(reasons(judged)) == ["The team hotel is the Hilton"]
+    assert texts(later) == ["The team hotel needs a late check-in"]
+    assert b.get(judged["readmit"]["removed"][0]["id"]) is None
+
+
+def unmet_obligation(author: Member, role: str) -> OpenObligation:
+    """An obligation for ``role`` that requires a dependency no item supports."""
+    draft = ObligationDraft(
+        id=new_id("o"),
+        text="Confirm the budget before booking",
+        role=role,
+        requires=frozenset({"budget"}),
+        critical=frozenset({"budget"}),
+        frontier_id=new_id("f"),
+        frontier_text="Budget not yet confirmed",
+    )
+    return OpenObligation(id=new_id("e"), at=author.clock(), author=author.agent, obligation=draft)
+
+
+def test_backfill_replays_an_existing_banks_history_in_order(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    plain = bank(tmp_path)
+    kept = add(plain, "The museum opens at ten", "museum")
+    plain.update(kept, text="The museum opens at eleven")
+    gone = add(plain, "The ferry runs hourly", "ferry")
+    plain.delete(gone)
+    b = ReadmitMemory(plain, team[1], key=topic)
+    b.depart()
+
+    recorded = backfill(plain, team[0], [kept, gone], key=topic)
+    result = b.get_all(filters=TRIP)
+
+    assert [r.event.op for r in recorded] == ["assert", "supersede", "assert", "revoke"]
+    assert texts(result) == ["The museum opens at eleven"]
+    assert {i.id for i in team[1].admitted() or []} == {item_id(kept, 2)}
+
+
+def test_async_memory_filters_like_the_sync_one(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], list[Any]]:
+        shared = async_bank(tmp_path)
+        a = AsyncReadmitMemory(shared, team[0], key=topic)
+        b = AsyncReadmitMemory(shared, team[1], key=topic)
+        await b.add("The flight leaves on Monday", **FLIGHT)
+        b.depart()
+        await a.add("The flight leaves on Tuesday", **FLIGHT)
+        dinner = (await a.add("Dinner is booked at eight", user_id="trip", infer=False))["results"]
+        await a.update(dinner[0]["id"], text="Dinner is booked at nine")
+        history = await b.history(dinner[0]["id"])
+        searched = await b.search("flight leaves", filters=TRIP, threshold=0.5)
+        return searched, await b.get_all(filters=TRIP), history
+
+    searched, listed, history = asyncio.run(scenario())
+
+    assert texts(searched) == ["The flight leaves on Tuesday"]
+    assert reasons(searched) == {"The flight leaves on Monday": "stale_or_superseded"}
+    assert sorted(texts(listed)) == ["Dinner is booked at nine", "The flight leaves on Tuesday"]
+    assert [row["event"] for row in history] == ["ADD", "UPDATE"]
+
+
+FLIGHT: dict[str, Any] = {"user_id": "trip", "infer": False, "metadata": {"topic": "flight"}}
+
+
+def test_async_backfill_records_an_async_banks_history(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    async def scenario() -> list[str]:
+        plain = async_bank(tmp_path)
+        added = await plain.add("The museum opens at ten", **FLIGHT)
+        recorded = await abackfill(plain, team[0], [added["results"][0]["id"]], key=topic)
+        return [r.event.op for r in recorded]
+
+    assert asyncio.run(scenario()) == ["assert"]
+
+
+def test_the_example_runs_offline_and_explains_the_removal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runpy.run_path(str(EXAMPLES / "mem0_team.py"), run_name="__main__")
+
+    out = capsys.readouterr().out
+    assert "revoked" in out
+    assert "Hilton" in out
