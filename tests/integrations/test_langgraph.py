@@ -2,6 +2,8 @@
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -459,3 +461,19 @@ def test_a_short_key_cannot_take_a_long_keys_identity() -> None:
     short_ident = identity(TRIP, long_ident[1])
 
     assert item_key(short_ident) != item_key(long_ident)
+
+
+def test_the_example_shows_the_returning_agent_its_stale_memory_kept_out() -> None:
+    example = Path(__file__).parents[2] / "examples" / "langgraph_team.py"
+
+    ran = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=True
+    )
+
+    lines = ran.stdout.splitlines()
+    assert "  planner recall: (nothing)" in lines
+    assert "  planner recall: Sunrise cancelled the booking; Riverside Hotel is booked." in lines
+    assert any(line.startswith("    trip/train: revoked") for line in lines)
+    assert any(
+        line.startswith("    notes/planner/pickup: implicitly_invalidated") for line in lines
+    )
