@@ -55,6 +55,7 @@ TAMPERINGS: dict[str, Callable[[dict[str, Any]], object]] = {
     "exclusion hidden": lambda v: v["excluded"].append({"item": "x"}),
     "signature": lambda v: v["signature"].update(value="0" * 64),
     "signature removed": lambda v: v.pop("signature"),
+    "key added to the signature block": lambda v: v["signature"].update(note="trust me"),
     "format": lambda v: v.update(format="readmit.view/0"),
 }
 

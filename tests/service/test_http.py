@@ -1,5 +1,6 @@
 """The HTTP service end to end: the travel case, auth, errors, isolation, OpenAPI."""
 
+import json
 import re
 from typing import Any
 
@@ -191,6 +192,28 @@ def test_a_tampered_view_does_not_verify(client: httpx.Client, team: Team) -> No
 
     assert check.status_code == 200
     assert check.json()["valid"] is False
+
+
+def test_a_view_with_a_repeated_key_does_not_verify(client: httpx.Client, team: Team) -> None:
+    _, second = play(client, team, travel_scenario())
+    view = json.dumps(second.json()["view"])
+    doubled = '{"view": ' + view[:-1] + ', "items": []}, "at": "2026-05-03T14:30:00Z"}'
+
+    check = client.post("/v1/verify", content=doubled, headers={"Content-Type": "application/json"})
+
+    assert check.status_code == 422
+    assert check.json()["code"] == "invalid_input"
+    assert "repeats the key 'items'" in check.json()["message"]
+
+
+def test_health_reports_a_damaged_store(client: httpx.Client, team: Team) -> None:
+    assert client.get("/health").status_code == 200
+    team.service.store.conn.execute("DELETE FROM _readmit_migrations WHERE name = 'm003_judgments'")
+
+    health = client.get("/health")
+
+    assert health.status_code == 503
+    assert health.json()["code"] == "store_error"
 
 
 def test_the_openapi_schema_is_published(client: httpx.Client) -> None:

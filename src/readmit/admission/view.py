@@ -176,6 +176,8 @@ def _verify(
     if signed.get("format") != VIEW_FORMAT:
         raise ViewRejected(f"format is not {VIEW_FORMAT}")
     signature = signed["signature"]
+    if not isinstance(signature, Mapping) or set(signature) != {"alg", "value"}:
+        raise ViewRejected("the signature block must hold exactly alg and value")
     if signature["alg"] != signer.alg or not signer.verify(_unsigned(signed), signature["value"]):
         raise ViewRejected("signature does not match")
     for entry in signed["items"]:

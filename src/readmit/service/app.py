@@ -16,8 +16,9 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from readmit import strict_json
 from readmit.errors import (
     Forbidden,
     InvalidEvent,
@@ -176,7 +177,8 @@ def create_app(service: Service) -> FastAPI:
 def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - one route each
     @app.get("/health")
     def health() -> dict[str, str]:
-        """Liveness check."""
+        """Liveness and store integrity: 503 ``store_error`` if the store is damaged."""
+        service.store.check()
         return {"status": "ok"}
 
     @app.post("/v1/events")
@@ -213,9 +215,26 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
                 lambda: service.return_(caller, body.task, body.purpose, body.at, cancel),
             )
 
-    @app.post("/v1/verify")
-    def verify(body: VerifyIn) -> dict[str, Any]:
-        """Check a Return View's signature, item digests and expiry."""
+    @app.post(
+        "/v1/verify",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": VerifyIn.model_json_schema()}},
+            }
+        },
+    )
+    async def verify(request: Request) -> dict[str, Any]:
+        """Check a Return View's signature, item digests and expiry.
+
+        The body is parsed strictly: a repeated key (a view that reads one way to its
+        consumer and another to the verifier), NaN, deep nesting or a huge number is a
+        422 ``invalid_input``.
+        """
+        try:
+            body = VerifyIn.model_validate(strict_json.loads(await request.body()))
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors()) from None
         return service.verify(body.view, body.at)
 
     @app.get("/v1/decisions")

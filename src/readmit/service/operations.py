@@ -285,7 +285,7 @@ class Service:
         rows = self.store.decisions(caller.workspace, caller.agent.id)
         if not 1 <= decision_id <= len(rows):
             raise NotFound(f"you have no decision {decision_id}")
-        shown = _for_agent(self.store.decision(rows[decision_id - 1].id))
+        shown = _for_agent(self.store.decision(rows[decision_id - 1].id, caller.workspace))
         shown["decision"] = decision_id
         return shown
 
