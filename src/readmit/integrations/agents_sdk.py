@@ -1,0 +1,206 @@
+"""readmit over an OpenAI Agents SDK session: what the agent learned is shared state.
+
+`ReadmitSession` implements the SDK's ``Session`` protocol over any inner session
+(``SQLiteSession``, ...), so an application adopts readmit by changing the line that
+constructs its session::
+
+    session = ReadmitSession(SQLiteSession("booker", "chat.db"), member)
+    # was: session = SQLiteSession("booker", "chat.db")
+
+**What becomes a fact.** ``add_items`` stores the items in the inner session, then
+asserts one readmit item for each item that ``learned`` maps to a `Learned` (a
+text and an optional key). The default, `assistant_messages`, takes the text of
+every assistant message and gives it no key; pass your own function to record only
+what your application marks, or to key facts (a later fact with the same key, from
+any agent, replaces earlier ones). ``pop_item`` revokes the fact of the item it
+removes (and, for a keyed fact, every active fact with that key the agent may read);
+``clear_session`` forgets the conversation and records nothing.
+
+**Departure and return.** The application calls ``depart()`` when the agent leaves.
+The first ``get_items`` after that decides the return. From then on every
+``get_items`` puts one developer message in front of the history: the decision's
+outcome, what it admitted, what it excluded with the reasons, and the signed Return
+View as JSON (the text starts with `PREAMBLE`). History items whose fact the decision
+judged and did not admit are left out (text equal to no admitted item's). A withheld
+decision admits nothing: the message says so, and every judged fact's item is left
+out; user messages stay. ``limit`` applies to the inner history; the message is added
+in front of it. Before the first return nothing is changed.
+
+Store calls are synchronous and short (an in-process store) and run inline.
+"""
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents import SessionSettings, TResponseInputItem
+
+from readmit.admission.decision import Issued
+from readmit.decide import Decided
+from readmit.events import Assert, Event, ItemDraft, Revoke
+from readmit.integrations.team import Member, new_id
+
+PREAMBLE = "readmit return view"
+"""How the developer message in front of the history begins."""
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """A fact an agent learned from one session item."""
+
+    text: str
+    key: str | None = None
+    """Identity of the thing it describes: a later fact with this key replaces it."""
+
+
+LearnedFrom = Callable[[TResponseInputItem], Learned | None]
+"""Which session items are facts: an item's fact, or None."""
+
+
+def message_text(item: Mapping[str, Any]) -> str:
+    """The text of a message item (a string, or its text parts joined)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, Mapping))
+
+
+def assistant_messages(item: TResponseInputItem) -> Learned | None:
+    """The default: an assistant message's text is a fact, with no key."""
+    fields: Mapping[str, Any] = item
+    if fields.get("role") != "assistant":
+        return None
+    text = message_text(fields).strip()
+    return Learned(text) if text else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """One decision by fact text: what it admitted and why it kept out the rest."""
+
+    decided: Decided
+    admitted: frozenset[str]
+    removed: Mapping[str, str]
+    """Text -> why the decision kept the fact out."""
+
+    def keeps(self, fact: Learned | None) -> bool:
+        return fact is None or fact.text not in self.removed or fact.text in self.admitted
+
+
+def _judge(decided: Decided) -> _Judged:
+    decision = decided.decision
+    items = decision.items if isinstance(decision, Issued) else ()
+    admitted_ids = {i.id for i in items}
+    why = {e.item: _why(e.reason.value, e.detail) for e in decision.exclusions}
+    removed = {
+        i.text: why.get(i.id, f"withheld: no view was issued ({decision.outcome})")
+        for i in decided.context.items
+        if i.id not in admitted_ids
+    }
+    return _Judged(decided, frozenset(i.text for i in items), removed)
+
+
+def _why(reason: str, detail: str) -> str:
+    return detail if detail.startswith(reason) else f"{reason}: {detail}" if detail else reason
+
+
+def preamble(judged: _Judged) -> str:
+    """The developer message put in front of the history after a return."""
+    decided = judged.decided
+    decision = decided.decision
+    lines = [f"{PREAMBLE} (decision {decided.id}, {decision.outcome})."]
+    if isinstance(decision, Issued):
+        lines.append("Rely only on these shared facts from before your return:")
+        lines += [f"- {item.text}" for item in decision.items] or ["- (none)"]
+    else:
+        lines.append("No view was issued: rely on no shared fact from before your return.")
+    if judged.removed:
+        lines.append("Left out of your history, and why:")
+        lines += [f"- {text} ({reason})" for text, reason in judged.removed.items()]
+    if isinstance(decision, Issued):
+        lines.append("Signed view: " + json.dumps(decision.signed, sort_keys=True, default=str))
+    return "\n".join(lines)
+
+
+@dataclass
+class ReadmitSession:
+    """A ``Session`` whose facts are readmit events and whose history the view filters."""
+
+    inner: Any
+    """The wrapped session (anything implementing the SDK's ``Session`` protocol)."""
+    member: Member
+    learned: LearnedFrom = assistant_messages
+    returning: bool = False
+    """Whether the agent has departed and not yet returned."""
+    _judged: _Judged | None = field(default=None, repr=False)
+
+    session_id: str = field(init=False)
+    """The inner session's id (the SDK's ``Session`` protocol)."""
+    session_settings: SessionSettings | None = field(init=False)
+    """The inner session's settings (the SDK's ``Session`` protocol)."""
+
+    def __post_init__(self) -> None:
+        self.session_id = str(self.inner.session_id)
+        self.session_settings = getattr(self.inner, "session_settings", None)
+
+    def depart(self) -> None:
+        """The agent leaves: checkpoint it; its next ``get_items`` decides its return."""
+        self.member.depart()
+        self.returning = True
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        judged = self._after_return()
+        items: list[TResponseInputItem] = await self.inner.get_items(limit)
+        if judged is None:
+            return items
+        kept = [item for item in items if judged.keeps(self.learned(item))]
+        note: TResponseInputItem = {"role": "developer", "content": preamble(judged)}
+        return [note, *kept]
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        await self.inner.add_items(items)
+        at, author = self.member.clock(), self.member.agent
+        events: list[Event] = []
+        for fact in filter(None, map(self.learned, items)):
+            draft = ItemDraft(id=new_id("agents"), text=fact.text, key=fact.key)
+            events.append(Assert(id=new_id("agents"), at=at, author=author, item=draft))
+        if events:
+            self.member.record(events)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        item: TResponseInputItem | None = await self.inner.pop_item()
+        fact = self.learned(item) if item is not None else None
+        if fact is not None:
+            self._revoke(fact)
+        return item
+
+    async def clear_session(self) -> None:
+        await self.inner.clear_session()
+
+    def _after_return(self) -> _Judged | None:
+        if self.returning:
+            self.returning = False
+            self.member.return_()
+        latest = self.member.latest
+        if latest is None:
+            return None
+        if self._judged is None or self._judged.decided is not latest:
+            self._judged = _judge(latest)
+        return self._judged
+
+    def _revoke(self, fact: Learned) -> None:
+        """Revoke the agent's newest item with the fact's text, and its key's items."""
+        visible = self.member.visible()
+        own = [i for i in visible if i.author == self.member.agent and i.text == fact.text]
+        targets = {max(own, key=lambda i: i.epoch).id} if own else set()
+        targets |= {i.id for i in visible if fact.key is not None and i.key == fact.key}
+        at, author = self.member.clock(), self.member.agent
+        why = f"{author} withdrew it from its session"
+        events: list[Event] = [
+            Revoke(id=new_id("agents"), at=at, author=author, target=t, why=why)
+            for t in sorted(targets)
+        ]
+        if events:
+            self.member.record(events)

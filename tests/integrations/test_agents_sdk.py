@@ -1,0 +1,234 @@
+"""readmit over real OpenAI Agents SDK sessions (``SQLiteSession``), offline."""
+
+import asyncio
+import runpy
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from agents import Agent as SdkAgent
+from agents import RunConfig, Runner, Session, SQLiteSession, TResponseInputItem
+from agents.testing import ScriptedModel, assistant_message
+
+from builders import KEY
+from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.agents_sdk import (
+    PREAMBLE,
+    Learned,
+    ReadmitSession,
+    assistant_messages,
+    message_text,
+)
+from readmit.integrations.team import Member, new_id
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore, open_store
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+OFFLINE = RunConfig(tracing_disabled=True)
+T = TypeVar("T")
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[tuple[Member, Member]]:
+    store: WorkStateStore = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    agents = [
+        Agent(id="a", principal="team", role="planner"),
+        Agent(id="b", principal="team", role="booker"),
+    ]
+    store.create_workspace("trip", agents)
+    signer = HmacSha256Signer(KEY)
+    yield Member(store, "trip", "a", signer), Member(store, "trip", "b", signer)
+    store.close()
+
+
+def topical(item: TResponseInputItem) -> Learned | None:
+    """The application's choice: assistant messages ``topic: statement`` are keyed facts."""
+    fact = assistant_messages(item)
+    if fact is None:
+        return None
+    topic, sep, _ = fact.text.partition(":")
+    return Learned(fact.text, key=topic.strip() if sep else None)
+
+
+def said(text: str) -> TResponseInputItem:
+    return {"role": "assistant", "content": text}
+
+
+def asked(text: str) -> TResponseInputItem:
+    return {"role": "user", "content": text}
+
+
+def texts(items: list[TResponseInputItem]) -> list[str]:
+    return [message_text(item) for item in items]
+
+
+def sessions(team: tuple[Member, Member], tmp_path: Path) -> tuple[ReadmitSession, ReadmitSession]:
+    db = tmp_path / "sessions.db"
+    a = ReadmitSession(SQLiteSession("a", db), team[0], learned=topical)
+    b = ReadmitSession(SQLiteSession("b", db), team[1], learned=topical)
+    return a, b
+
+
+def test_a_fact_replaced_while_away_leaves_the_returning_agents_history_with_the_reason(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([asked("Where do we stay?"), said("hotel: the Hilton")])
+        b.depart()
+        await a.add_items([said("hotel: the Marriott, the Hilton was cancelled")])
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert texts(items)[1:] == ["Where do we stay?"]
+    assert items[0]["role"] == "developer"  # type: ignore[typeddict-item]
+    note = texts(items)[0]
+    assert note.startswith(PREAMBLE)
+    assert "- hotel: the Marriott, the Hilton was cancelled" in note
+    assert "hotel: the Hilton (stale_or_superseded" in note
+    assert '"signature"' in note
+
+
+def test_a_fact_withdrawn_by_a_teammate_is_left_out_as_revoked(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a, b = sessions(team, tmp_path)
+
+    async def scenario() -> tuple[TResponseInputItem | None, list[TResponseInputItem]]:
+        await a.add_items([said("hotel: the Hilton")])
+        await b.add_items([said("hotel: the Hilton")])
+        b.depart()
+        popped = await a.pop_item()
+        return popped, await b.get_items()
+
+    popped, items = run(scenario())
+
+    assert popped == said("hotel: the Hilton")
+    assert texts(items)[1:] == []
+    assert "hotel: the Hilton (revoked: a withdrew it from its session)" in texts(items)[0]
+
+
+def test_before_the_first_return_the_history_is_the_inner_sessions(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a, b = sessions(team, tmp_path)
+
+    async def scenario() -> tuple[list[TResponseInputItem], list[TResponseInputItem]]:
+        await b.add_items([asked("Where do we stay?"), said("hotel: the Hilton")])
+        await a.add_items([said("hotel: the Marriott")])
+        return await b.get_items(), await b.inner.get_items()
+
+    wrapped, inner = run(scenario())
+
+    assert wrapped == inner
+    assert texts(wrapped) == ["Where do we stay?", "hotel: the Hilton"]
+
+
+def test_a_withheld_return_says_so_and_leaves_out_every_judged_fact(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([asked("Where do we stay?"), said("hotel: the Hilton")])
+        b.depart()
+        team[0].record([unmet_obligation(team[0], role="booker")])
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert texts(items)[1:] == ["Where do we stay?"]
+    assert "(decision 1, blocked)" in texts(items)[0]
+    assert "No view was issued" in texts(items)[0]
+    assert "hotel: the Hilton (" in texts(items)[0]
+
+
+def unmet_obligation(author: Member, role: str) -> OpenObligation:
+    """An obligation for ``role`` that requires a dependency no item supports."""
+    draft = ObligationDraft(
+        id=new_id("o"),
+        text="Confirm the budget before booking",
+        role=role,
+        requires=frozenset({"budget"}),
+        critical=frozenset({"budget"}),
+        frontier_id=new_id("f"),
+        frontier_text="Budget not yet confirmed",
+    )
+    return OpenObligation(id=new_id("e"), at=author.clock(), author=author.agent, obligation=draft)
+
+
+def test_by_default_only_assistant_messages_become_facts(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0])
+    output: TResponseInputItem = {
+        "type": "message",
+        "role": "assistant",
+        "id": "msg_1",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "The museum opens at ten", "annotations": []}],
+    }
+
+    run(session.add_items([asked("When does the museum open?"), output]))
+
+    assert [(i.text, i.key) for i in team[0].visible()] == [("The museum opens at ten", None)]
+
+
+def test_clear_session_forgets_the_conversation_and_records_nothing(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a, _ = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await a.add_items([said("hotel: the Hilton")])
+        await a.clear_session()
+        return await a.get_items()
+
+    assert run(scenario()) == []
+    assert [i.text for i in team[0].visible()] == ["hotel: the Hilton"]
+
+
+def test_the_wrapper_is_a_session(team: tuple[Member, Member], tmp_path: Path) -> None:
+    session: Session = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0])
+
+    assert isinstance(session, Session)
+    assert session.session_id == "a"
+
+
+def test_a_runner_on_a_returning_agents_session_sends_the_view_first(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a, b = sessions(team, tmp_path)
+    model = ScriptedModel([[assistant_message("hotel: the Hilton")], [assistant_message("ok")]])
+    booker = SdkAgent(name="booker", model=model)
+
+    async def scenario() -> None:
+        await Runner.run(booker, "Where do we stay?", session=b, run_config=OFFLINE)
+        b.depart()
+        await a.add_items([said("hotel: the Marriott")])
+        await Runner.run(booker, "Book it.", session=b, run_config=OFFLINE)
+
+    run(scenario())
+
+    sent = model.last_call.input if model.last_call is not None else []
+    assert [item.get("role") for item in sent] == ["developer", "user", "user"]
+    assert "hotel: the Hilton (stale_or_superseded" in message_text(sent[0])
+    assert sorted(i.text for i in team[1].visible()) == ["hotel: the Marriott", "ok"]
+
+
+def test_the_example_runs_offline_and_explains_the_removal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runpy.run_path(str(EXAMPLES / "agents_sdk_team.py"), run_name="__main__")
+
+    out = capsys.readouterr().out
+    assert "revoked" in out
+    assert "Hilton" in out
