@@ -1,0 +1,118 @@
+"""Reads through a `Lens`, paged so that filtering never starves a page.
+
+A read is a small generator that yields the inner-store ops it needs, is sent their
+results, and returns its own result, so one piece of code serves ``batch`` and
+``abatch`` (each drives it with its own inner call) and every read of a batch can
+share each round trip to the inner store.
+"""
+
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, TypeVar, cast
+
+from langgraph.store.base import GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchOp
+
+from readmit.integrations.langgraph.admitted import Lens
+
+T = TypeVar("T")
+
+Reader = Generator[list[Op], list[Result], Result]
+"""One read: yields the inner ops it needs, is sent their results, returns its own."""
+
+Rounds = Generator[list[Op], list[Result], list[Result]]
+"""Every read of a batch, advanced together: one inner batch per round."""
+
+
+def reader(op: Op, lens: Lens) -> Reader:
+    """The read ``op`` (a get, search or namespace listing) through ``lens``."""
+    if isinstance(op, GetOp):
+        return _get(op, lens)
+    return paged(cast(SearchOp | ListNamespacesOp, op), lens)
+
+
+def _get(op: GetOp, lens: Lens) -> Reader:
+    (found,) = yield [op]
+    return admit(found, lens)
+
+
+def admit(found: Result, lens: Lens) -> Result:
+    """A got item if the lens shows it, else None."""
+    return found if isinstance(found, Item) and lens.shows(found) else None
+
+
+def paged(op: SearchOp | ListNamespacesOp, lens: Lens) -> Reader:
+    """Fetch pages from offset 0, each twice the last, until ``offset + limit`` pass.
+
+    The first page asks for exactly ``offset + limit``, so when nothing is filtered
+    the inner store does the same work as without readmit.
+    """
+    offset, want = max(op.offset, 0), max(op.offset, 0) + max(op.limit, 0)
+    kept: list[Any] = []
+    start, size = 0, want
+    while len(kept) < want:
+        (page,) = yield [op._replace(offset=start, limit=size)]
+        rows = cast(list[Any], page)
+        kept += _shown(rows, lens)
+        if len(rows) < size:
+            break
+        start, size = start + len(rows), size * 2
+    return kept[offset:want]
+
+
+def _shown(rows: list[Any], lens: Lens) -> list[Any]:
+    """The rows (items, or namespaces) the lens shows, in order."""
+    if not rows or not isinstance(rows[0], Item):
+        return [ns for ns in rows if ns in lens.prefixes]
+    return [r for r in rows if lens.shows(r)]
+
+
+def rounds(readers: list[Reader]) -> Rounds:
+    """Advance every reader together, one inner batch per round; return their results."""
+    results: list[Result] = [None] * len(readers)
+    pending = {i: ops for i, r in enumerate(readers) if (ops := _step(r, None, results, i))}
+    while pending:
+        answers = yield [op for ops in pending.values() for op in ops]
+        sent, pos = pending, 0
+        pending = {}
+        for i, ops in sent.items():
+            got, pos = answers[pos : pos + len(ops)], pos + len(ops)
+            if step := _step(readers[i], got, results, i):
+                pending[i] = step
+    return results
+
+
+def _step(read: Reader, sent: list[Result] | None, results: list[Result], i: int) -> list[Op]:
+    """Send ``sent`` to ``read``: the ops it asks for next, or [] once its result is in."""
+    try:
+        return next(read) if sent is None else read.send(sent)
+    except StopIteration as done:
+        results[i] = done.value
+        return []
+
+
+def run(gen: Generator[list[Op], list[Result], T], batch: Callable[[list[Op]], list[Result]]) -> T:
+    """Drive ``gen`` with a synchronous inner ``batch``."""
+    try:
+        ops = next(gen)
+        while True:
+            ops = gen.send(batch(ops))
+    except StopIteration as done:
+        return cast(T, done.value)
+
+
+async def arun(
+    gen: Generator[list[Op], list[Result], T],
+    abatch: Callable[[list[Op]], Awaitable[list[Result]]],
+) -> T:
+    """Drive ``gen`` with an asynchronous inner ``abatch``."""
+    try:
+        ops = next(gen)
+        while True:
+            ops = gen.send(await abatch(ops))
+    except StopIteration as done:
+        return cast(T, done.value)
+
+
+def merge(ops: list[Op], reads: list[Result]) -> list[Result]:
+    """Results in the order of ``ops``: each read's own, None for each write."""
+    answers = iter(reads)
+    return [None if isinstance(op, PutOp) else next(answers) for op in ops]
