@@ -122,3 +122,16 @@ def test_a_huge_event_id_is_named_not_echoed() -> None:
 
     assert len(str(raised.value)) < 500
     assert raised.value.event_id == event["id"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {**_assert(), "at": "0001-01-01T00:00:00+14:00"},
+        {**_assert(), "at": "9999-12-31T23:59:59-10:00"},
+        _assert(valid_to="9999-12-31T23:59:59-10:00"),
+    ],
+)
+def test_a_time_with_no_utc_date_is_refused_not_crashed(raw: dict[str, Any]) -> None:
+    with pytest.raises(InvalidEvent, match="outside the years 1 to 9999 in UTC"):
+        parse_step(raw, 0)

@@ -8,7 +8,7 @@ is stored.
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -103,6 +103,18 @@ _TEXT: TypeAdapter[str] = TypeAdapter(Text)
 Wild = Literal["*"]
 
 
+def _in_calendar(value: datetime) -> datetime:
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the time is outside the years 1 to 9999 in UTC") from None
+    return value
+
+
+Instant = Annotated[AwareDatetime, Field(strict=False), AfterValidator(_in_calendar)]
+"""A time with a UTC offset whose UTC form is a real date (not year 1 at +14:00)."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -124,8 +136,8 @@ class ItemIn(_Strict):
     readers: ReadersIn | Wild | None = None
     task: Name = "*"
     purposes: list[Name] | Wild = "*"
-    valid_from: Annotated[AwareDatetime, Field(strict=False)] | None = None
-    valid_to: Annotated[AwareDatetime, Field(strict=False)] | None = None
+    valid_from: Instant | None = None
+    valid_to: Instant | None = None
     unconfirmed: bool = False
 
 
@@ -156,7 +168,7 @@ class ExperienceIn(_Strict):
 
 class _Op(_Strict):
     id: Name | None = None
-    at: Annotated[AwareDatetime, Field(strict=False)]
+    at: Instant
 
 
 class EvidenceOp(_Op):
