@@ -31,7 +31,7 @@ Store calls are synchronous and short (an in-process store) and run inline.
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents import SessionSettings, TResponseInputItem
@@ -84,6 +84,8 @@ class _Judged:
     admitted: frozenset[str]
     removed: Mapping[str, str]
     """Text -> why the decision kept the fact out."""
+    note: str = ""
+    """The developer message (built once per decision)."""
 
     def keeps(self, fact: Learned | None) -> bool:
         return fact is None or fact.text not in self.removed or fact.text in self.admitted
@@ -99,7 +101,8 @@ def _judge(decided: Decided) -> _Judged:
         for i in decided.context.items
         if i.id not in admitted_ids
     }
-    return _Judged(decided, frozenset(i.text for i in items), removed)
+    judged = _Judged(decided, frozenset(i.text for i in items), removed)
+    return replace(judged, note=preamble(judged))
 
 
 def _why(reason: str, detail: str) -> str:
@@ -156,7 +159,7 @@ class ReadmitSession:
         if judged is None:
             return items
         kept = [item for item in items if judged.keeps(self.learned(item))]
-        note: TResponseInputItem = {"role": "developer", "content": preamble(judged)}
+        note: TResponseInputItem = {"role": "developer", "content": judged.note}
         return [note, *kept]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
