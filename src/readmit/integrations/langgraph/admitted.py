@@ -9,11 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph.store.base import Item as LangGraphItem
+
 from readmit.admission.decision import Issued
 from readmit.admission.view import redact
 from readmit.decide import Decided
 from readmit.errors import ReadmitError
-from readmit.integrations.langgraph.keys import Identity, parse
+from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
 
 
 def notice(decided: Decided) -> dict[str, Any]:
@@ -59,7 +61,7 @@ class ViewWithheld(ReadmitError):
         self.excluded: list[dict[str, Any]] = self.notice["excluded"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Lens:
     """The identities an agent's reads may show since one decision."""
 
@@ -68,18 +70,25 @@ class Lens:
     prefixes: set[tuple[str, ...]] = field(default_factory=set)
     """Every prefix of a visible identity's namespace: what ``list_namespaces`` may show."""
 
+    withheld: bool = False
+    """Whether the decision issued no view."""
+
     @classmethod
     def of(cls, decided: Decided) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld)."""
+        if not isinstance(decided.decision, Issued):
+            return cls(decided, withheld=True)
         lens = cls(decided)
-        if isinstance(decided.decision, Issued):
-            lens.add(i for item in decided.decision.items if (i := parse(item.key)) is not None)
+        lens.add(i for item in decided.decision.items if (i := parse(item.key)) is not None)
         return lens
 
-    @property
-    def withheld(self) -> bool:
-        """Whether the decision issued no view."""
-        return not isinstance(self.decided.decision, Issued)
+    def shows(self, item: LangGraphItem) -> bool:
+        """Whether ``item`` (read from the inner store) may be shown."""
+        key = item.key
+        ident = (
+            (item.namespace, key, False) if len(key) <= LONG_KEY else identity(item.namespace, key)
+        )
+        return ident in self.visible
 
     def add(self, idents: Iterable[Identity]) -> None:
         """Show ``idents`` too (what the agent wrote after the return)."""

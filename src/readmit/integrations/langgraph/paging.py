@@ -6,12 +6,14 @@ results, and returns its own result, so one piece of code serves ``batch`` and
 share each round trip to the inner store.
 """
 
+import math
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar, cast
 
 from langgraph.store.base import GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchOp
 
 from readmit.integrations.langgraph.admitted import Lens
+from readmit.integrations.langgraph.keys import LONG_KEY, identity
 
 T = TypeVar("T")
 
@@ -40,21 +42,27 @@ def admit(found: Result, lens: Lens) -> Result:
 
 
 def paged(op: SearchOp | ListNamespacesOp, lens: Lens) -> Reader:
-    """Fetch pages from offset 0, each twice the last, until ``offset + limit`` pass.
+    """Fetch pages from offset 0 until ``offset + limit`` rows pass the lens.
 
     The first page asks for exactly ``offset + limit``, so when nothing is filtered
-    the inner store does the same work as without readmit.
+    the inner store does the same work as without readmit. Each later page is at
+    least twice the last, and as large as the share shown so far says is needed.
     """
     offset, want = max(op.offset, 0), max(op.offset, 0) + max(op.limit, 0)
     kept: list[Any] = []
     start, size = 0, want
     while len(kept) < want:
-        (page,) = yield [op._replace(offset=start, limit=size)]
+        ask = (
+            op if (op.offset, op.limit) == (start, size) else op._replace(offset=start, limit=size)
+        )
+        (page,) = yield [ask]
         rows = cast(list[Any], page)
-        kept += _shown(rows, lens)
+        shown = _shown(rows, lens)
+        kept += shown
         if len(rows) < size:
             break
-        start, size = start + len(rows), size * 2
+        start += len(rows)
+        size = max(2 * size, math.ceil((want - len(kept)) * len(rows) / max(len(shown), 1) * 1.25))
     return kept[offset:want]
 
 
@@ -62,7 +70,13 @@ def _shown(rows: list[Any], lens: Lens) -> list[Any]:
     """The rows (items, or namespaces) the lens shows, in order."""
     if not rows or not isinstance(rows[0], Item):
         return [ns for ns in rows if ns in lens.prefixes]
-    return [r for r in rows if lens.shows(r)]
+    visible = lens.visible  # inlined `Lens.shows`: this runs for every row of every page
+    return [
+        r
+        for r in rows
+        if ((r.namespace, r.key, False) if len(r.key) <= LONG_KEY else identity(r.namespace, r.key))
+        in visible
+    ]
 
 
 def rounds(readers: list[Reader]) -> Rounds:

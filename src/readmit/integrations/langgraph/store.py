@@ -23,17 +23,17 @@ writes since (``on_withheld="empty"``).
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable, Generator, Iterable
-from typing import Literal, cast
+from collections.abc import Iterable
+from typing import Any, Literal, cast
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
     Item,
-    ListNamespacesOp,
     Op,
     PutOp,
     Result,
+    SearchItem,
     SearchOp,
     validate_op_namespace,
 )
@@ -41,13 +41,8 @@ from langgraph.store.base import (
 from readmit.events import Assert, Event, ItemDraft, Revoke
 from readmit.integrations.langgraph.admitted import Lens, ViewWithheld
 from readmit.integrations.langgraph.keys import Identity, identity, item_key, parse, render
+from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
 from readmit.integrations.team import Member, new_id
-
-Reader = Generator[list[Op], list[Result], Result]
-"""One read: yields the inner ops it needs, is sent their results, returns its own."""
-
-Rounds = Generator[list[Op], list[Result], list[Result]]
-"""Every read of a batch, advanced together: one inner batch per round."""
 
 
 class ReadmitStore(BaseStore):
@@ -79,22 +74,121 @@ class ReadmitStore(BaseStore):
         if lens is None:
             self._record(puts)
             return self.inner.batch(ops)
-        results = _run(_rounds(_readers(ops, lens)), self.inner.batch)
+        reads = [op for op in ops if not isinstance(op, PutOp)]
+        if all(isinstance(op, GetOp) for op in reads):  # one round, no paging: the common case
+            results = [admit(found, lens) for found in self.inner.batch(reads)] if reads else []
+        else:
+            results = run(rounds([reader(op, lens) for op in reads]), self.inner.batch)
         if puts:
             lens.add(self._record(puts))
             self.inner.batch(puts)
-        return _merge(ops, results)
+        return merge(ops, results) if puts else results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops, puts, lens = self._prepare(ops)
         if lens is None:
             await asyncio.to_thread(self._record, puts)
             return await self.inner.abatch(ops)
-        results = await _arun(_rounds(_readers(ops, lens)), self.inner.abatch)
+        reads = [op for op in ops if not isinstance(op, PutOp)]
+        results = await arun(rounds([reader(op, lens) for op in reads]), self.inner.abatch)
         if puts:
             lens.add(await asyncio.to_thread(self._record, puts))
             await self.inner.abatch(puts)
-        return _merge(ops, results)
+        return merge(ops, results) if puts else results
+
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        # the hottest read: as little as possible between the caller and the inner store
+        lens = self._lens
+        if lens is None or lens.decided is not self.member.latest or lens.withheld:
+            lens = self._read_lens()
+        found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
+        if lens is None or found is None:
+            return found
+        return found if lens.shows(found) else None
+
+    async def aget(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        lens = self._read_lens()
+        found = await self.inner.aget(namespace, key, refresh_ttl=refresh_ttl)
+        return found if lens is None or found is None or lens.shows(found) else None
+
+    def search(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        lens = self._read_lens()
+        if lens is None:
+            return self.inner.search(
+                namespace_prefix,
+                query=query,
+                filter=filter,
+                limit=limit,
+                offset=offset,
+                refresh_ttl=refresh_ttl,
+            )
+        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        return cast(list[SearchItem], run(paged(op, lens), self.inner.batch))
+
+    async def asearch(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        lens = self._read_lens()
+        if lens is None:
+            return await self.inner.asearch(
+                namespace_prefix,
+                query=query,
+                filter=filter,
+                limit=limit,
+                offset=offset,
+                refresh_ttl=refresh_ttl,
+            )
+        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        return cast(list[SearchItem], await arun(paged(op, lens), self.inner.abatch))
+
+    def _search_op(
+        self,
+        prefix: tuple[str, ...],
+        query: str | None,
+        filter: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        refresh_ttl: bool | None,
+    ) -> SearchOp:
+        """The op `BaseStore.search` would send (its TTL default: refresh unless configured)."""
+        if refresh_ttl is None:
+            refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
+        op = SearchOp(prefix, filter, limit, offset, query, refresh_ttl)
+        validate_op_namespace(op)
+        return op
+
+    def _read_lens(self) -> Lens | None:
+        """The lens reads go through now (None: unfiltered).
+
+        Raises:
+            ViewWithheld: after a withheld return, in ``raise`` mode.
+        """
+        lens = self._current_lens()
+        if lens is not None and lens.withheld and self.on_withheld == "raise":
+            raise ViewWithheld(lens.decided)
+        return lens
 
     def _prepare(self, batch: Iterable[Op]) -> tuple[list[Op], list[PutOp], Lens | None]:
         """Validate ``batch`` and find the lens its reads go through (None: unfiltered).
@@ -103,9 +197,9 @@ class ReadmitStore(BaseStore):
             ViewWithheld: if the batch reads after a withheld return, in ``raise`` mode.
         """
         ops = list(batch)
-        for op in ops:
-            validate_op_namespace(op)
         puts = [op for op in ops if isinstance(op, PutOp)]
+        for put in puts:  # before readmit records it; reads are the inner store's to check
+            validate_op_namespace(put)
         lens = self._current_lens()
         reads = len(puts) < len(ops)
         if lens is not None and lens.withheld and reads and self.on_withheld == "raise":
@@ -157,93 +251,3 @@ class ReadmitStore(BaseStore):
             if ident in idents:
                 found[ident] = item.id
         return found
-
-
-def _readers(ops: list[Op], lens: Lens) -> list[Reader]:
-    return [_reader(op, lens) for op in ops if not isinstance(op, PutOp)]
-
-
-def _reader(op: Op, lens: Lens) -> Reader:
-    if isinstance(op, GetOp):
-        return _get(op, lens)
-    if isinstance(op, SearchOp):
-        return _paged(op, lens)
-    return _paged(cast(ListNamespacesOp, op), lens)
-
-
-def _get(op: GetOp, lens: Lens) -> Reader:
-    (found,) = yield [op]
-    if isinstance(found, Item) and identity(found.namespace, found.key) in lens.visible:
-        return found
-    return None
-
-
-def _paged(op: SearchOp | ListNamespacesOp, lens: Lens) -> Reader:
-    """Fetch pages from offset 0, each twice the last, until ``offset + limit`` pass."""
-    offset, want = max(op.offset, 0), max(op.offset, 0) + max(op.limit, 0)
-    kept: list[object] = []
-    start, size = 0, want
-    while len(kept) < want:
-        (page,) = yield [op._replace(offset=start, limit=size)]
-        rows = cast(list[object], page)
-        kept.extend(row for row in rows if _shows(row, lens))
-        if len(rows) < size:
-            break
-        start, size = start + len(rows), size * 2
-    return cast(Result, kept[offset:want])
-
-
-def _shows(row: object, lens: Lens) -> bool:
-    if isinstance(row, Item):
-        return identity(row.namespace, row.key) in lens.visible
-    return cast(tuple[str, ...], row) in lens.prefixes
-
-
-def _rounds(readers: list[Reader]) -> Rounds:
-    """Advance every reader together, one inner batch per round; return their results."""
-    results: list[Result] = [None] * len(readers)
-    pending = {i: ops for i, r in enumerate(readers) if (ops := _step(r, None, results, i))}
-    while pending:
-        answers = yield [op for ops in pending.values() for op in ops]
-        sent, pos = pending, 0
-        pending = {}
-        for i, ops in sent.items():
-            got, pos = answers[pos : pos + len(ops)], pos + len(ops)
-            if step := _step(readers[i], got, results, i):
-                pending[i] = step
-    return results
-
-
-def _step(reader: Reader, sent: list[Result] | None, results: list[Result], i: int) -> list[Op]:
-    """Send ``sent`` to ``reader``: the ops it asks for next, or [] once its result is in."""
-    try:
-        return next(reader) if sent is None else reader.send(sent)
-    except StopIteration as done:
-        results[i] = done.value
-        return []
-
-
-def _run(rounds: Rounds, batch: Callable[[list[Op]], list[Result]]) -> list[Result]:
-    try:
-        ops = next(rounds)
-        while True:
-            ops = rounds.send(batch(ops))
-    except StopIteration as done:
-        return cast(list[Result], done.value)
-
-
-async def _arun(
-    rounds: Rounds, abatch: Callable[[list[Op]], Awaitable[list[Result]]]
-) -> list[Result]:
-    try:
-        ops = next(rounds)
-        while True:
-            ops = rounds.send(await abatch(ops))
-    except StopIteration as done:
-        return cast(list[Result], done.value)
-
-
-def _merge(ops: list[Op], reads: list[Result]) -> list[Result]:
-    """Results in the order of ``ops``: each read's own, None for each write."""
-    answers = iter(reads)
-    return [None if isinstance(op, PutOp) else next(answers) for op in ops]
