@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import pytest
 from hypothesis import given
@@ -19,13 +19,22 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    SearchOp,
+)
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from builders import KEY
 from conftest import fresh_postgres_schema
+from readmit.errors import InvalidEvent
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.langgraph import (
     ReadmitMiddleware,
@@ -477,3 +486,55 @@ def test_the_example_shows_the_returning_agent_its_stale_memory_kept_out() -> No
     assert any(
         line.startswith("    notes/planner/pickup: implicitly_invalidated") for line in lines
     )
+
+
+def test_reads_batched_together_answer_as_they_would_alone(team: Team) -> None:
+    admitted_and_not(team, 30)
+    s1 = team.store(team.a1)
+    team.a1.depart()
+    arrive(team.a1)
+    ops: list[Op] = [
+        SearchOp(TRIP, limit=3),
+        GetOp(TRIP, "k00"),
+        SearchOp(TRIP, limit=4, offset=2),
+        GetOp(TRIP, "k01"),
+        ListNamespacesOp(limit=5),
+    ]
+
+    together = s1.batch(ops)
+
+    alone = [s1.batch([op])[0] for op in ops]
+    assert together == alone
+    assert [
+        len(cast(list[Any], r)) if isinstance(r, list) else r is not None for r in together
+    ] == [
+        3,
+        True,
+        4,
+        False,
+        1,
+    ]
+
+
+def test_async_batches_filter_and_page_like_sync_ones(team: Team) -> None:
+    if not isinstance(team.inner, InMemoryStore):
+        pytest.skip("LangGraph's SqliteStore and PostgresStore have no async batch")
+    admitted_and_not(team, 30)
+    s1 = team.store(team.a1)
+    team.a1.depart()
+    arrive(team.a1)
+    ops: list[Op] = [SearchOp(TRIP, limit=4, offset=1), GetOp(TRIP, "k01"), GetOp(TRIP, "k03")]
+
+    got = asyncio.run(s1.abatch(ops))
+
+    assert got == s1.batch(ops)
+
+
+def test_a_write_readmit_refuses_reaches_neither_store(team: Team) -> None:
+    stranger = Member(team.readmit, "trip", "ghost", HmacSha256Signer(KEY), clock=ticking())
+
+    with pytest.raises(InvalidEvent):
+        team.store(stranger).put(TRIP, "hotel", SUNRISE)
+
+    assert team.inner.get(TRIP, "hotel") is None
+    assert team.readmit.events("trip") == []
