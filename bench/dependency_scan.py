@@ -11,10 +11,15 @@ adds for the verifier (what it named that is not a positive is extra verifier wo
 never an exclusion by itself).
 
 The model is any OpenAI-compatible endpoint, e.g. ``../shared/tools/bench-llm serve 8377``
-(measurements only). Usage:
+(measurements only). ``--shown 4,8,16,32`` needs no model: for each window size
+it counts the positives the scanner missed that the scan would be shown, ranked
+nearest first (with ``--embeddings``) and newest first.
+
+Usage:
 
     python bench/dependency_scan.py --scan MODEL@http://127.0.0.1:8377/v1 \\
         [--embeddings wordllama] [--window 8] [--batch 4] [--targets N]
+    python bench/dependency_scan.py --shown 4,8,16,32 [--embeddings wordllama]
 """
 
 import argparse
@@ -35,7 +40,8 @@ from readmit.verifiers.llm_scan import factory
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scan", required=True, help="MODEL@BASE_URL of the scanning model")
+    parser.add_argument("--scan", help="MODEL@BASE_URL of the scanning model")
+    parser.add_argument("--shown", help="window sizes: what the scan is shown (no model)")
     parser.add_argument("--embeddings", default=None, help="embedder SPEC for the scanner")
     parser.add_argument("--window", type=int, default=8)
     parser.add_argument("--batch", type=int, default=4)
@@ -43,12 +49,33 @@ def main() -> None:
     parser.add_argument("--targets", type=int, default=None, help="targets per domain (quick run)")
     args = parser.parse_args()
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    scan = factory(args.scan, os.environ)
-    scan.window, scan.batch = args.window, args.batch
     embedder = make_embedder(args.embeddings, os.environ) if args.embeddings else None
     windows: dict[str, list[LabeledPair]] = defaultdict(list)
     for p in pairs():
         windows[p.domain].append(p)
+    if args.shown:
+        _print_shown(windows, embedder, args)
+    elif args.scan:
+        _measure(windows, embedder, args)
+    else:
+        parser.error("give --scan MODEL@URL, or --shown SIZES")
+
+
+def _print_shown(
+    windows: dict[str, list[LabeledPair]], embedder: Embedder | None, args: argparse.Namespace
+) -> None:
+    for size in (int(n) for n in args.shown.split(",")):
+        for ranking in (embedder, None) if embedder else (None,):
+            shown, missed = _shown(windows, ranking, size, args.top_k)
+            order = ranking.name if ranking else "newest first"
+            print(f"window {size}, {order}: shown {shown} of {missed} missed positives")
+
+
+def _measure(
+    windows: dict[str, list[LabeledPair]], embedder: Embedder | None, args: argparse.Namespace
+) -> None:
+    scan = factory(args.scan, os.environ)
+    scan.window, scan.batch = args.window, args.batch
     found: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)
     targets = named = failed = 0
     seconds = 0.0
@@ -82,6 +109,28 @@ def main() -> None:
                     for group in (("kind", p.kind), ("split", p.split), ("all", "all")):
                         found[group].append((hit, scanned))
     _report(found, targets, scan.calls, scan.tokens_used, seconds, named, failed, args, embedder)
+
+
+def _shown(
+    windows: dict[str, list[LabeledPair]], embedder: Embedder | None, size: int, top_k: int
+) -> tuple[int, int]:
+    """(missed positives the scan is shown, positives the scanner missed) at one window size."""
+    shown = missed = 0
+    for window in windows.values():
+        index, targets = _window(window, embedder, None)
+        for target in targets:
+            proposed = index.proposals(target, 0, Limits(top_k=top_k))
+            texts = {x.text for x in proposed}
+            left = {x.text for x in index.unproposed(target, 0, proposed, size)}
+            for p in window:
+                if (
+                    p.invalidates
+                    and p.pair.earlier.id == target.id
+                    and p.pair.later.text not in texts
+                ):
+                    missed += 1
+                    shown += p.pair.later.text in left
+    return shown, missed
 
 
 def _window(
