@@ -29,9 +29,9 @@ os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-bench-mem0-"))
 
 from agents import SQLiteSession, TResponseInputItem
-from mem0 import Memory  # type: ignore[import-untyped]
-from mem0.configs.base import MemoryConfig  # type: ignore[import-untyped]
-from mem0.embeddings.base import EmbeddingBase  # type: ignore[import-untyped]
+from mem0 import Memory
+from mem0.configs.base import MemoryConfig
+from mem0.embeddings.base import EmbeddingBase
 from qdrant_client import QdrantClient
 
 from readmit.bench.timing import best

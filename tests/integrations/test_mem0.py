@@ -18,9 +18,9 @@ import pytest
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
 
-from mem0 import AsyncMemory, Memory  # type: ignore[import-untyped]
-from mem0.configs.base import MemoryConfig  # type: ignore[import-untyped]
-from mem0.embeddings.base import EmbeddingBase  # type: ignore[import-untyped]
+from mem0 import AsyncMemory, Memory
+from mem0.configs.base import MemoryConfig
+from mem0.embeddings.base import EmbeddingBase
 from qdrant_client import QdrantClient
 
 from builders import KEY

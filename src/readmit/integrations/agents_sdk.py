@@ -38,8 +38,8 @@ from agents import SessionSettings, TResponseInputItem
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
-from readmit.events import Assert, Event, ItemDraft, Revoke
-from readmit.integrations.team import Member, new_id
+from readmit.events import Assert, Event, ItemDraft
+from readmit.integrations.team import Member, new_id, removals
 
 PREAMBLE = "readmit return view"
 """How the developer message in front of the history begins."""
@@ -94,12 +94,12 @@ class _Judged:
 def _judge(decided: Decided) -> _Judged:
     decision = decided.decision
     items = decision.items if isinstance(decision, Issued) else ()
-    admitted_ids = {i.id for i in items}
-    why = {e.item: _why(e.reason.value, e.detail) for e in decision.exclusions}
+    by_id = decided.context.by_id
     removed = {
-        i.text: why.get(i.id, f"withheld: no view was issued ({decision.outcome})")
-        for i in decided.context.items
-        if i.id not in admitted_ids
+        by_id[r.item].text: _why(r.reason, r.detail)
+        if r.reason != "withheld"
+        else f"withheld: no view was issued ({decision.outcome})"
+        for r in removals(decided).values()
     }
     judged = _Judged(decided, frozenset(i.text for i in items), removed)
     return replace(judged, note=preamble(judged))
@@ -199,11 +199,4 @@ class ReadmitSession:
         own = [i for i in visible if i.author == self.member.agent and i.text == fact.text]
         targets = {max(own, key=lambda i: i.epoch).id} if own else set()
         targets |= {i.id for i in visible if fact.key is not None and i.key == fact.key}
-        at, author = self.member.clock(), self.member.agent
-        why = f"{author} withdrew it from its session"
-        events: list[Event] = [
-            Revoke(id=new_id("agents"), at=at, author=author, target=t, why=why)
-            for t in sorted(targets)
-        ]
-        if events:
-            self.member.record(events)
+        self.member.revoke(targets, f"{self.member.agent} withdrew it from its session")

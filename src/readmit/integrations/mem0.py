@@ -44,7 +44,7 @@ from typing import Any
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
-from readmit.integrations.team import Member, new_id
+from readmit.integrations.team import Member, Removal, new_id, removals
 
 MemoryKey = Callable[[Mapping[str, Any]], str | None]
 """A memory's readmit key, from the memory as Mem0's ``get`` returns it (None: no key)."""
@@ -78,15 +78,6 @@ def current_item(memory_id: str, history: Sequence[Mapping[str, Any]]) -> str | 
 
 
 @dataclass(frozen=True, slots=True)
-class Removal:
-    """Why a memory of the bank was kept out of a read."""
-
-    reason: str
-    item: str
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
 class ViewIndex:
     """One decision as lookups by memory: what it admitted and what it removed."""
 
@@ -114,15 +105,12 @@ def index(decided: Decided | None) -> ViewIndex:
     items = decision.items if isinstance(decision, Issued) else ()
     admitted = {found[0]: item.text for item in items if (found := memory_of(item.id)) is not None}
     keyed = frozenset((i.key, i.text) for i in items if i.key is not None)
-    why = {e.item: Removal(e.reason.value, e.item, e.detail) for e in decision.exclusions}
-    admitted_ids = {item.id for item in items}
     removed: dict[str, tuple[int, Removal]] = {}
-    for item in decided.context.items:
-        found = memory_of(item.id)
-        if found is None or item.id in admitted_ids:
+    for item, removal in removals(decided).items():
+        found = memory_of(item)
+        if found is None:
             continue
         memory_id, version = found
-        removal = why.get(item.id) or Removal("withheld", item.id, f"{decision.outcome}")
         if memory_id not in removed or removed[memory_id][0] < version:
             removed[memory_id] = (version, removal)
     return ViewIndex(decided, admitted, keyed, {m: r for m, (_, r) in removed.items()})
@@ -214,13 +202,7 @@ class Recorder:
         target = current_item(memory_id, before)
         visible = self.member.visible()
         targets = [i.id for i in visible if i.id == target or (key is not None and i.key == key)]
-        why = f"deleted from Mem0 by {self.member.agent}"
-        at, author = self.member.clock(), self.member.agent
-        events: list[Event] = [
-            Revoke(id=new_id("mem0"), at=at, author=author, target=t, why=why) for t in targets
-        ]
-        if events:
-            self.member.record(events)
+        self.member.revoke(targets, f"deleted from Mem0 by {self.member.agent}")
 
     def _assert(self, item: str, text: str, key: str | None) -> Assert:
         draft = ItemDraft(id=item, text=text, key=key)

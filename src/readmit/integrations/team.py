@@ -6,7 +6,7 @@ remembers its latest decision: what an integration filters reads through.
 """
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -14,12 +14,34 @@ from readmit.admission.decision import Issued
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.clock import now
 from readmit.decide import Decided, decide
-from readmit.events import Event, Recorded, ReturnRequest
+from readmit.events import Event, Recorded, ReturnRequest, Revoke
 from readmit.model import Checkpoint, Item
 from readmit.policy import Policy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 from readmit.verifiers.builtin import TermVerifier
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """Why an item of a return's C is not in the agent's view."""
+
+    item: str
+    reason: str
+    """A reason code, or ``withheld`` when no view was issued and nothing else excluded it."""
+    detail: str
+
+
+def removals(decided: Decided) -> dict[str, Removal]:
+    """Every item of ``decided``'s C that its view does not hold, by id, with why."""
+    decision = decided.decision
+    admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
+    why = {e.item: Removal(e.item, e.reason.value, e.detail) for e in decision.exclusions}
+    return {
+        item.id: why.get(item.id) or Removal(item.id, "withheld", decision.outcome)
+        for item in decided.context.items
+        if item.id not in admitted
+    }
 
 
 def new_id(prefix: str) -> str:
@@ -44,6 +66,15 @@ class Member:
     def record(self, events: Sequence[Event]) -> list[Recorded]:
         """Record ``events`` (authored by this agent) atomically, at the clock's time."""
         return self.store.append(self.workspace, events, clock=self.clock)
+
+    def revoke(self, targets: Iterable[str], why: str) -> list[Recorded]:
+        """Revoke each of ``targets`` (ids the agent may read) in one batch, saying ``why``."""
+        at = self.clock()
+        events: list[Event] = [
+            Revoke(id=new_id("revoke"), at=at, author=self.agent, target=target, why=why)
+            for target in sorted(set(targets))
+        ]
+        return self.record(events) if events else []
 
     def depart(self) -> Checkpoint:
         """Checkpoint what the agent can see now (D_a)."""
