@@ -88,14 +88,44 @@ def serving(app: FastAPI) -> Iterator[str]:
         thread.join(timeout=20)
 
 
+def as_sent(event: dict[str, Any], owners: dict[str, str]) -> dict[str, Any]:
+    """A scenario event as its agent sends it: a teammate's id by its full ``<owner>/<id>``.
+
+    Records in ``owners`` who named each new id (the service stores it as ``<owner>/<id>``).
+    """
+    agent = event.get("author") or event["agent"]
+    new = [event.get(k, {}).get("id") for k in ("item", "source", "experience")]
+    obligation = event.get("obligation", {})
+    new += [obligation.get("id"), obligation.get("frontier", {}).get("id")]
+    owners.update({i: agent for i in new if i is not None})
+
+    def full(ref: str) -> str:
+        return f"{owners[ref]}/{ref}" if ref in owners else ref
+
+    sent = dict(event)
+    if "target" in sent:
+        sent["target"] = full(sent["target"])
+    if "item" in sent:
+        item = sent["item"] = dict(sent["item"])
+        for k in ("depends_on", "cites"):
+            if k in item:
+                item[k] = [full(r) for r in item[k]]
+    if "experience" in sent:
+        sent["experience"] = {**sent["experience"], "source": full(sent["experience"]["source"])}
+    return sent
+
+
 def play(client: httpx.Client, team: Team, scenario: dict[str, Any]) -> list[httpx.Response]:
     """Drive a scenario through the HTTP API, each step with its agent's key; return the returns.
 
-    The server's clock follows the scenario: each step happens at its own ``at``.
+    The server's clock follows the scenario: each step happens at its own ``at``. Each id
+    is stored as ``<agent>/<id>`` (see `readmit.service.ids`).
     """
     returns = []
-    for index, event in enumerate(scenario["events"]):
-        team.clock.set(event["at"])
+    owners: dict[str, str] = {}
+    for index, raw in enumerate(scenario["events"]):
+        team.clock.set(raw["at"])
+        event = as_sent(raw, owners)
         op = event["op"]
         agent = event.get("author") or event["agent"]
         headers = team.auth(agent)

@@ -34,8 +34,17 @@ def test_the_travel_case_over_http(client: httpx.Client, team: Team) -> None:
     assert blocked["coverage"] == {"obligations": 0.5, "critical": 0.75}
     assert blocked["view"] is None
     assert issued["outcome"] == "issued"
-    assert set(issued["items"]) == {"o_h", "f_h", "o_t", "f_t", "h1", "t1", "p1", "c"}
-    assert [m["id"] for m in issued["readmitted"]] == ["x_quiet"]
+    assert set(issued["items"]) == {
+        "A1/o_h",
+        "A1/f_h",
+        "A4/o_t",
+        "A4/f_t",
+        "A2/h1",
+        "A4/t1",
+        "A4/p1",
+        "A1/c",
+    }
+    assert [m["id"] for m in issued["readmitted"]] == ["A1/x_quiet"]
     check = client.post("/v1/verify", json={"view": issued["view"], "at": "2026-05-03T14:30:00Z"})
     assert check.json() == {"valid": True, "items": issued["items"]}
 
@@ -51,7 +60,7 @@ def test_an_embedder_that_is_down_withholds_the_return_view(
     assert issued["outcome"] == "blocked"
     assert issued["view"] is None
     reasons = {e["item"]: e["reason"] for e in issued["excluded"]}
-    assert reasons["c"] == "verifier_unavailable"
+    assert reasons["A1/c"] == "verifier_unavailable"
 
 
 def test_an_agent_never_sees_what_it_may_not_read(client: httpx.Client, team: Team) -> None:
@@ -71,7 +80,7 @@ def test_private_memories_stay_private(client: httpx.Client, team: Team) -> None
     mine = client.get("/v1/memories", headers=team.auth("A1")).json()["memories"]
     theirs = client.get("/v1/memories", headers=team.auth("A2")).json()["memories"]
 
-    assert {m["id"] for m in mine} == {"x_quiet", "x_desk", "x_door"}
+    assert {m["id"] for m in mine} == {"A1/x_quiet", "A1/x_desk", "A1/x_door"}
     assert theirs == []
 
 
@@ -120,7 +129,7 @@ def test_a_bad_batch_is_422_and_stores_nothing(client: httpx.Client, team: Team)
 
     assert response.status_code == 422
     assert response.json()["code"] == "invalid_event"
-    assert response.json()["details"] == {"event_id": "bad"}
+    assert response.json()["details"] == {"event_id": "A2/bad"}
     assert events(client, team) == []
 
 
@@ -235,7 +244,7 @@ def test_a_stale_plan_stays_out_after_departing_again_over_http(
     client: httpx.Client, team: Team
 ) -> None:
     first, _ = play(client, team, travel_scenario())
-    assert {e["item"]: e["reason"] for e in first.json()["excluded"]}["p0"] == (
+    assert {e["item"]: e["reason"] for e in first.json()["excluded"]}["A1/p0"] == (
         "implicitly_invalidated"
     )
     headers = team.auth("A1")
@@ -244,7 +253,7 @@ def test_a_stale_plan_stays_out_after_departing_again_over_http(
     team.clock.set("2026-05-03T15:00:00Z")
     departed = client.post("/v1/depart", json={"at": "2026-05-03T15:00:00Z"}, headers=headers)
     team.clock.set("2026-05-03T15:05:00Z")
-    assert "p0" in active
+    assert "A1/p0" in active
     assert departed.json()["items"] == len(active) - 1  # all but p0 are captured
     again = client.post(
         "/v1/return",
@@ -253,7 +262,7 @@ def test_a_stale_plan_stays_out_after_departing_again_over_http(
     ).json()
 
     assert again["outcome"] == "issued"
-    assert "p0" not in again["items"]
+    assert "A1/p0" not in again["items"]
     assert again["judgment"]["calls"] == 0  # nothing new: nothing to judge
 
 

@@ -68,8 +68,8 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
     } <= tools
     assert returned["outcome"] == "issued"
     assert {e["item"]: e["reason"] for e in returned["excluded"]} == {
-        "h0": "revoked",
-        "p0": "implicitly_invalidated",
+        "A2/h0": "revoked",
+        "A2/p0": "implicitly_invalidated",
     }
     assert checked["valid"] is True
 

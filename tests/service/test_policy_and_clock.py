@@ -175,9 +175,9 @@ def test_a_return_is_decided_at_the_servers_time_so_backdating_admits_nothing_ex
     returned = post(client, team, "A1", "/v1/return", backdated).json()
 
     assert returned["outcome"] == "issued"
-    assert "h0" not in returned["items"]
+    assert "A2/h0" not in returned["items"]
     assert returned["view"]["issued_at"] == "2026-05-01T09:02:00Z"
-    assert {e["item"]: e["reason"] for e in returned["excluded"]}["h0"] == "expired"
+    assert {e["item"]: e["reason"] for e in returned["excluded"]}["A2/h0"] == "expired"
 
 
 @pytest.mark.parametrize(

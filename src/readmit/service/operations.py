@@ -25,6 +25,7 @@ from readmit.errors import (
     ConfigError,
     Forbidden,
     InvalidEvent,
+    InvalidInput,
     NotFound,
     Unauthenticated,
     ViewRejected,
@@ -34,6 +35,7 @@ from readmit.model import Agent, Experience, Item
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.report import decision_json
+from readmit.service.ids import namespaced, own, ref
 from readmit.service.keys import key_hash
 from readmit.service.limits import (
     Abandoned,
@@ -155,6 +157,7 @@ class Service:
         return [{"id": r.event.id, "epoch": r.epoch} for r in recorded]
 
     def _own_event(self, caller: Caller, raw: object, index: int, at: datetime) -> Event:
+        id_given = isinstance(raw, dict) and "id" in raw
         if isinstance(raw, dict):
             # Ids and times are the server's to give when the agent leaves them out: a
             # per-request index would collide with the events of earlier requests.
@@ -166,20 +169,28 @@ class Service:
             raise Forbidden(
                 f"event {step.id!r}: agent {caller.agent.id!r} may only record events it authors"
             )
-        return step
+        return namespaced(step, caller.agent.id, id_given=id_given)
 
     def remember(
         self, caller: Caller, memory_id: str, text: str, source: str, at: datetime | None = None
     ) -> dict[str, Any]:
-        """Add a private experience to the caller's own bank."""
+        """Add a private experience to the caller's own bank.
+
+        ``memory_id`` is stored as ``<agent>/<memory_id>`` and ``source`` is a reference,
+        as for events (see `readmit.service.ids`).
+        """
         check_strings([memory_id, text, source], self.limits.max_text_chars, "memory")
+        try:
+            stored = own(caller.agent.id, memory_id)
+        except InvalidInput as exc:
+            raise InvalidEvent(f"memory {memory_id}", str(exc)) from None
         step = RecordExperience(
-            id=f"memory {memory_id}",
+            id=f"memory {stored}",
             at=self._not_ahead(at, "memory"),
             agent=caller.agent.id,
-            experience_id=memory_id,
+            experience_id=stored,
             text=text,
-            source=source,
+            source=ref(caller.agent.id, source),
         )
         return _memory_json(self.store.record_experience(caller.workspace, step))
 
