@@ -115,3 +115,41 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
     assert "error [invalid_event]" in early.content[0].text
     assert "has not departed" in early.content[0].text
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "problem"),
+    [
+        ("remember", {"id": "m\x1b[2J", "text": "Quiet.", "source": "h0"}, "id: "),
+        ("remember", {"id": "m", "text": "Quiet.\x1b[2J", "source": "h0"}, "text: "),
+        ("remember", {"id": "m", "text": "Quiet.", "source": "h0\x07"}, "source: "),
+        ("remember", {"id": " m", "text": "Quiet.", "source": "h0"}, "id: "),
+        ("remember", {"id": "m", "text": "", "source": "h0"}, "text: "),
+        ("return_view", {"task": "t\x1b[2J", "purpose": "p"}, "task: "),
+        ("return_view", {"task": "t", "purpose": "p\x00"}, "purpose: "),
+        ("return_view", {"task": "t" * 201, "purpose": "p"}, "task: "),
+    ],
+)
+def test_tool_arguments_are_checked_like_the_http_apis(
+    store: SqlStore, tool: str, arguments: dict[str, Any], problem: str
+) -> None:
+    team = make_team(store)
+    a1 = team.service.authenticate(team.keys["A1"])
+    team.service.record(a1, [{"op": "assert", "author": "A1", "item": HOTEL}])
+    team.service.depart(a1)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "readmit", "mcp", "--db", store.url],
+        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
+    )
+
+    async def session() -> Any:
+        async with Client(params, read_timeout_seconds=60) as client:
+            return await client.call_tool(tool, arguments)
+
+    result = anyio.run(session)
+
+    assert result.is_error
+    assert f"error [invalid_input]: {problem}" in result.content[0].text
+    assert team.service.memories(a1) == []
+    assert team.service.decisions(a1) == []

@@ -3,7 +3,9 @@
 One server process acts as one agent, authenticated by the key in
 ``READMIT_AGENT_KEY``; the tools are the HTTP API's operations. A refusal reaches
 the client as a tool error ``error [code]: message``, the same code the HTTP API
-answers with, and the server logs it without a traceback.
+answers with, and the server logs it without a traceback. Tool arguments are
+checked like the HTTP API's bodies (`check_name`, `check_text`) before the
+service sees them.
 """
 
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from readmit.errors import ReadmitError
 from readmit.service.operations import Caller, Service
+from readmit.wire import check_name, check_text
 
 
 @contextmanager
@@ -39,14 +42,24 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
 
     @server.tool()
     def record_events(events: list[dict[str, Any]]) -> dict[str, Any]:
-        """Record events you author (readmit.scenario/1 format, `at` defaults to now)."""
+        """Record events you author (readmit.scenario/1 format, `at` defaults to now).
+
+        Ids you give are stored as `<you>/<id>`; name a teammate's item by its full id.
+        """
         with refusals():
             return {"recorded": service.record(caller, events)}
 
     @server.tool()
     def remember(id: str, text: str, source: str) -> dict[str, Any]:
-        """Add a private memory to your bank, bound to the work-state item `source`."""
+        """Add a private memory to your bank, bound to the work-state item `source`.
+
+        `id` is stored as `<you>/<id>`; `source` is your own item's id, a teammate's full
+        `<agent>/<id>`, or `/<id>` for a plain id from a replayed scenario.
+        """
         with refusals():
+            check_name(id, "id")
+            check_text(text, "text")
+            check_name(source, "source")
             return service.remember(caller, id, text, source)
 
     @server.tool()
@@ -59,6 +72,8 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
     def return_view(task: str, purpose: str) -> dict[str, Any]:
         """Come back: get your signed Return View, or why it was withheld."""
         with refusals():
+            check_name(task, "task")
+            check_name(purpose, "purpose")
             return service.return_(caller, task, purpose)
 
     @server.tool()
