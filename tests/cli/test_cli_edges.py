@@ -302,6 +302,28 @@ CASES = [
         "invalid_input",
         "99999999999999999999",
     ),
+    *[
+        Case(
+            f"workspace create with {what}",
+            ["workspace", "create", name, "--agent", agent, "--db", "sqlite:///{tmp}/w.db"],
+            "invalid_input",
+            message,
+        )
+        for what, name, agent, message in [
+            ("NUL in the name", "w\x00", "A1:family:itinerary", "U+0000"),
+            ("an escape in the name", "w\x1b[2J", "A1:family:itinerary", "U+001B"),
+            ("NUL in an agent id", "w", "A\x001:family:itinerary", "U+0000"),
+            ("a control character in a principal", "w", "A1:fam\x07ily:itinerary", "U+0007"),
+            ("NUL in a role", "w", "A1:family:itin\x00erary", "U+0000"),
+            ("a blank role", "w", "A1:family: ", "ROLE"),
+        ]
+    ],
+    Case(
+        "keys create on a missing database",
+        ["keys", "create", "trip", "A1", "--db", "sqlite:///{tmp}/typo.db"],
+        "config_error",
+        "no database at",
+    ),
     Case("bench team not a number", ["bench", "--team", "4,x"], "invalid_input", "--team"),
     Case("bench team of zero", ["bench", "--team", "0"], "invalid_input", "--team"),
     Case(
@@ -387,6 +409,23 @@ def test_audit_does_not_create_a_database_for_a_mistyped_path(tmp_path: Path) ->
     result = CliRunner().invoke(cli, ["audit", "--db", f"sqlite:///{tmp_path}/typo.db"])
 
     assert result.exit_code == 2
+    assert not (tmp_path / "typo.db").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["keys", "create", "trip", "A1"],
+        ["workspace", "create", "w\x00", "--agent", "A1:family:itinerary"],
+        ["workspace", "create", "w", "--agent", "A1:family:itinerary\x00"],
+    ],
+)
+def test_refused_workspace_and_key_commands_create_no_database(
+    tmp_path: Path, args: list[str]
+) -> None:
+    result = CliRunner().invoke(cli, [*args, "--db", f"sqlite:///{tmp_path}/typo.db"])
+
+    assert result.exit_code == 2, result.output
     assert not (tmp_path / "typo.db").exists()
 
 

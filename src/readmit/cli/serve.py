@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from readmit.cli.inputs import open_existing_store
 from readmit.cli.replay import EMBEDDINGS_OPTION
 from readmit.clock import now
 from readmit.config import DB_ENV
@@ -13,6 +14,7 @@ from readmit.errors import ConfigError, InvalidInput
 from readmit.model import Agent
 from readmit.service.keys import key_hash, new_key
 from readmit.store import DEFAULT_URL, open_store
+from readmit.wire import check_name
 
 AGENT_KEY_ENV = "READMIT_AGENT_KEY"
 _DB = click.option(
@@ -170,10 +172,19 @@ def workspace() -> None:
 
 
 def _agent(spec: str) -> Agent:
+    """An ``--agent ID:PRINCIPAL:ROLE``, each part a name (no control characters, not blank).
+
+    Raises:
+        InvalidInput: naming the part that is wrong.
+    """
     parts = spec.split(":")
     if len(parts) != 3:
         raise InvalidInput(f"--agent {spec!r}: write ID:PRINCIPAL:ROLE")
-    return Agent(id=parts[0], principal=parts[1], role=parts[2])
+    agent_id, principal, role = (
+        check_name(value, f"--agent {what}")
+        for value, what in zip(parts, ("ID", "PRINCIPAL", "ROLE"), strict=True)
+    )
+    return Agent(id=agent_id, principal=principal, role=role)
 
 
 @workspace.command("create")
@@ -189,9 +200,11 @@ def _agent(spec: str) -> Agent:
 @_DB
 def workspace_create(name: str, agents: tuple[str, ...], db: str) -> None:
     """Create workspace NAME with its agents (or add agents to it)."""
+    check_name(name, "NAME")
+    team = [_agent(a) for a in agents]
     store = open_store(db)
     try:
-        store.create_workspace(name, [_agent(a) for a in agents])
+        store.create_workspace(name, team)
     finally:
         store.close()
     click.echo(f"workspace {name}: {len(agents)} agent(s) added")
@@ -220,9 +233,14 @@ def keys_signing() -> None:
 @click.argument("agent")
 @_DB
 def keys_create(workspace_name: str, agent: str, db: str) -> None:
-    """Create an API key for AGENT of WORKSPACE and print it (it is shown only once)."""
+    """Create an API key for AGENT of WORKSPACE and print it (it is shown only once).
+
+    The store must exist already (made by ``readmit workspace create``).
+    """
+    check_name(workspace_name, "WORKSPACE")
+    check_name(agent, "AGENT")
     key = new_key()
-    store = open_store(db)
+    store = open_existing_store(db)
     try:
         store.add_agent_key(workspace_name, agent, key_hash(key), now())
     finally:
