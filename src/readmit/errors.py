@@ -5,14 +5,21 @@ Our exception hierarchy::
     ReadmitError
     ├── InvalidInput (also ValueError)   bad event, config, request or dataset; nothing was stored
     │   ├── InvalidEvent                 one event (named by id) is malformed or inconsistent
-    │   └── ConfigError                  a setting, verifier spec or store URL is wrong
+    │   ├── ConfigError                  a setting, verifier spec or store URL is wrong
+    │   ├── InvalidRequest               an HTTP body does not match the API schema
+    │   ├── PayloadTooLarge              a body, batch or string is over the server's limit
+    │   ├── ClockSkew                    an ``at`` is further from the server's clock than allowed
+    │   └── PolicyNotAccepted            a returning agent tried to choose its policy
     ├── StoreError                       the work-state store could not do what was asked
     │   └── MigrationError
     ├── VerifierUnavailable              the implicit-invalidation verifier gave no answer
     ├── ViewRejected                     a Return View failed its signature/digest/expiry check
     ├── Unauthenticated                  no valid agent key came with a request
     ├── Forbidden                        the caller tried to act as someone else
-    └── NotFound                         the caller has no such decision
+    ├── NotFound                         the caller has no such decision
+    ├── RateLimited                      an agent is over its request rate or concurrent returns
+    ├── Abandoned                        the client went away; its return stopped, nothing recorded
+    └── Internal                         a bug: the service answers a JSON 500 with no detail
 
 An item that is kept out of a Return View is *not* an exception: it is an
 `Exclusion` with a `Reason` (see `readmit.reasons`). Exceptions are for
@@ -98,3 +105,54 @@ class NotFound(ReadmitError):
     """The caller has no such decision (another agent's decisions are not even named)."""
 
     code = "not_found"
+
+
+class InvalidRequest(InvalidInput):
+    """An HTTP request body does not match the API schema (wrong fields or types)."""
+
+    code = "invalid_request"
+
+
+class PayloadTooLarge(InvalidInput):
+    """The request body, an event batch or one text is over the server's limit."""
+
+    code = "payload_too_large"
+
+
+class ClockSkew(InvalidInput):
+    """A time (``at``) is further from the server's clock than the allowed skew."""
+
+    code = "clock_skew"
+
+
+class PolicyNotAccepted(InvalidInput):
+    """A returning agent tried to choose its own policy; the operator sets it."""
+
+    code = "policy_not_accepted"
+
+
+class RateLimited(ReadmitError):
+    """The agent sent more requests, or more concurrent returns, than it may."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        """Seconds until a request may be accepted again (HTTP ``Retry-After``)."""
+
+
+class Abandoned(ReadmitError):
+    """The client went away before its return was decided; nothing was recorded."""
+
+    code = "abandoned"
+
+
+class Internal(ReadmitError):
+    """An unexpected failure (a bug): the service answers a JSON 500 with this code and no detail.
+
+    Never raised on purpose; it names the code the HTTP service gives anything that is
+    not a `ReadmitError`, while the traceback goes to the server's log.
+    """
+
+    code = "internal"

@@ -20,17 +20,23 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from readmit import strict_json
 from readmit.errors import (
+    Abandoned,
     Forbidden,
+    Internal,
     InvalidEvent,
     InvalidInput,
+    InvalidRequest,
     NotFound,
+    PayloadTooLarge,
+    PolicyNotAccepted,
+    RateLimited,
     ReadmitError,
     StoreError,
     Unauthenticated,
+    VerifierUnavailable,
     ViewRejected,
 )
 from readmit.service.body import BodyLimit
-from readmit.service.limits import Abandoned, PayloadTooLarge, PolicyNotAccepted, RateLimited
 from readmit.service.operations import Caller, Service
 from readmit.wire import Name, Text
 
@@ -44,8 +50,10 @@ STATUS: dict[type[ReadmitError], int] = {
     Forbidden: 403,
     NotFound: 404,
     StoreError: 503,
+    VerifierUnavailable: 503,
+    Internal: 500,
 }
-"""HTTP status by error class (the most specific base wins); anything else is 500."""
+"""HTTP status by error class (the most specific base wins); any other `ReadmitError` is 500."""
 
 
 def status_of(error: ReadmitError) -> int:
@@ -125,7 +133,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (422, "Invalid request or event (or `clock_skew`); nothing was stored."),
         (429, "Over your rate or concurrent returns (`rate_limited`, see Retry-After)."),
         (500, "An unexpected error (`internal`); nothing about it is in the body."),
-        (503, "The store is unavailable (`store_error`)."),
+        (503, "The store or the verifier is unavailable (`store_error`, `verifier_unavailable`)."),
     ]
 }
 
@@ -168,7 +176,8 @@ def create_app(service: Service) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         details = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in error.errors()]
-        return _error(422, "invalid_request", "the request does not match the API schema", details)
+        message = "the request does not match the API schema"
+        return _error(422, InvalidRequest.code, message, details)
 
     _routes(app, service, Me)
     return app

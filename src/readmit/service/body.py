@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from readmit.service.limits import PayloadTooLarge
+from readmit.errors import Internal, PayloadTooLarge
 
 log = logging.getLogger("readmit.service")
 
@@ -67,7 +67,7 @@ class BodyLimit:
                 raise
             else:
                 log.exception("unexpected error in %s %s", scope["method"], scope["path"])
-                await _answer(send, 500, "internal", "internal error (the server's log has it)")
+                await _answer(send, 500, Internal.code, "internal error (the server's log has it)")
                 return
         if guard.over:
             await _answer(send, 413, PayloadTooLarge.code, self._too_large)

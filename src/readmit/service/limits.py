@@ -1,8 +1,9 @@
 """What one agent may ask of the service: sizes, rate, concurrent returns, clock skew, view TTL.
 
 The operator sets these when starting the server (``readmit serve --max-body-bytes …``);
-each refusal is a `ReadmitError` with its own stable code, so clients can tell
-"slow down" (429, ``Retry-After``) from "this will never be accepted" (413, 422).
+each refusal is a `ReadmitError` (defined in `readmit.errors`) with its own stable
+code, so clients can tell "slow down" (429, ``Retry-After``) from "this will never be
+accepted" (413, 422).
 """
 
 import math
@@ -13,41 +14,27 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from readmit.errors import ConfigError, InvalidInput, ReadmitError
+from readmit.errors import (
+    Abandoned,
+    ClockSkew,
+    ConfigError,
+    InvalidInput,
+    PayloadTooLarge,
+    PolicyNotAccepted,
+    RateLimited,
+)
 
-
-class PayloadTooLarge(InvalidInput):
-    """The request body, an event batch or one text is over the server's limit."""
-
-    code = "payload_too_large"
-
-
-class ClockSkew(InvalidInput):
-    """A time (``at``) is further from the server's clock than the allowed skew."""
-
-    code = "clock_skew"
-
-
-class PolicyNotAccepted(InvalidInput):
-    """A returning agent tried to choose its own policy; the operator sets it."""
-
-    code = "policy_not_accepted"
-
-
-class RateLimited(ReadmitError):
-    """The agent sent more requests, or more concurrent returns, than it may."""
-
-    code = "rate_limited"
-
-    def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class Abandoned(ReadmitError):
-    """The client went away before its return was decided; nothing was recorded."""
-
-    code = "abandoned"
+# The refusals' classes live in `readmit.errors`; re-exported here for older imports.
+__all__ = [
+    "Abandoned",
+    "ClockSkew",
+    "Limits",
+    "PayloadTooLarge",
+    "PolicyNotAccepted",
+    "RateLimited",
+    "Throttle",
+    "check_strings",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

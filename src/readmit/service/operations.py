@@ -22,11 +22,13 @@ from readmit.admission.view import redact, verify_view
 from readmit.clock import format_time, now
 from readmit.config import signer_from_env
 from readmit.errors import (
+    Abandoned,
     ConfigError,
     Forbidden,
     InvalidEvent,
     InvalidInput,
     NotFound,
+    PayloadTooLarge,
     Unauthenticated,
     ViewRejected,
 )
@@ -37,13 +39,7 @@ from readmit.policy import Policy
 from readmit.report import decision_json
 from readmit.service.ids import namespaced, own, ref
 from readmit.service.keys import key_hash
-from readmit.service.limits import (
-    Abandoned,
-    Limits,
-    PayloadTooLarge,
-    Throttle,
-    check_strings,
-)
+from readmit.service.limits import Limits, Throttle, check_strings
 from readmit.service.times import in_calendar, not_ahead, return_time
 from readmit.signing import Signer
 from readmit.store import SqlStore, open_store

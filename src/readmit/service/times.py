@@ -19,8 +19,7 @@ calendar's ends (year 1, year 9999) are refused with a message, never overflow.
 from datetime import UTC, datetime, timedelta
 
 from readmit.clock import format_time
-from readmit.errors import InvalidInput
-from readmit.service.limits import ClockSkew
+from readmit.errors import ClockSkew, InvalidInput
 
 
 def in_calendar(at: datetime | None, what: str) -> None:
