@@ -72,7 +72,9 @@ class EventsIn(_Body):
         min_length=1,
         description="Events in the readmit.scenario/1 format; `at` defaults to now and may "
         "lie at most the server's clock skew ahead; `author` must be you. At most the "
-        "server's `--max-events` per request (413 `payload_too_large`).",
+        "server's `--max-events` per request (413 `payload_too_large`). Ids you give are "
+        "stored as `<you>/<id>`; a reference `x` is your own `<you>/x`, `A2/x` a "
+        "teammate's, `/x` a plain id from a replayed scenario.",
     )
 
 
@@ -109,9 +111,11 @@ class VerifyIn(_Body):
 class MemoryIn(_Body):
     """A private memory bound to a work-state item."""
 
-    id: Name
+    id: Name = Field(description="Stored as `<you>/<id>`.")
     text: Text
-    source: Name
+    source: Name = Field(
+        description="The item it is bound to: `x` (yours), `A2/x` (a teammate's) or `/x`."
+    )
     at: AwareDatetime | None = None
 
 
