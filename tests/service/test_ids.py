@@ -8,6 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from readmit.service.app import create_app
 from readmit.store import open_store
@@ -327,3 +330,41 @@ def test_a_new_memory_id_outside_your_own_names_is_refused(
     assert response.status_code == 422
     assert response.json()["code"] == "invalid_event"
     assert client.get("/v1/memories", headers=team.auth("A1")).json()["memories"] == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["A1", "A2", "X1"]),
+            st.sampled_from(["a", "b", "A1/a", "X1/b"]),
+            st.sampled_from([None, {"principals": ["agency"]}, {"principals": "*"}]),
+        ),
+        max_size=8,
+    )
+)
+def test_only_your_own_earlier_ids_are_ever_taken(
+    steps: list[tuple[str, str, dict[str, Any] | None]],
+) -> None:
+    store = open_store("sqlite://:memory:")
+    team = make_team(store)
+    taken: set[str] = set()
+    with TestClient(create_app(team.service)) as client:
+        for agent, name, readers in steps:
+            item: dict[str, Any] = {"id": name, "text": "A note."}
+            if readers is not None:
+                item["readers"] = readers
+            event = {"op": "assert", "author": agent, "item": item}
+
+            response = client.post("/v1/events", json={"events": [event]}, headers=team.auth(agent))
+
+            local = name.removeprefix(f"{agent}/")
+            if "/" in local:
+                assert response.status_code == 422, response.text  # another's namespace
+            elif f"{agent}/{local}" in taken:
+                assert response.status_code == 422, response.text
+                assert "already used" in response.text
+            else:
+                assert response.status_code == 200, response.text
+                taken.add(f"{agent}/{local}")
+    store.close()
