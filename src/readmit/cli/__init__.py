@@ -7,6 +7,7 @@ import click
 
 from readmit.errors import (
     Forbidden,
+    Internal,
     InvalidInput,
     NotFound,
     ReadmitError,
@@ -52,7 +53,8 @@ class _Group(click.Group):
 
     A `ReadmitError` gives its code; a usage error (bad option or argument) is
     ``invalid_input`` with click's exit code 2; anything else is a bug, reported as
-    ``internal_error`` with exit 1 rather than a traceback over hostile input.
+    ``internal`` (`readmit.errors.Internal`, as the service answers) with exit 1 rather
+    than a traceback over hostile input.
     """
 
     def make_context(
@@ -81,7 +83,7 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.Abort, click.ClickException, BrokenPipeError):
             raise  # click reports these itself (help, version, Ctrl-C, a closed pipe)
         except Exception as error:
-            fail("internal_error", f"{type(error).__name__}: {error}", 1)
+            fail(Internal.code, f"{type(error).__name__}: {error}", 1)
 
 
 def _usage(error: click.UsageError) -> str:
