@@ -1,4 +1,4 @@
-"""Reason codes: why an item was kept out of a Return View.
+"""Reason codes: why an item was kept out of a Return View, and why a memory stayed withheld.
 
 The string values are a public contract (scenario output, audit log, HTTP API):
 never rename or drop one; new codes may be added.
@@ -51,6 +51,21 @@ REASON_HELP: dict[Reason, str] = {
     Reason.UNSCREENED: "the selector wanted it, but the return's judgment budget was spent "
     "before it could be screened against later events (fail closed)",
     Reason.NOT_SELECTED: "eligible, but the selector did not need it or could not fit it",
+}
+
+
+class MemoryReason(StrEnum):
+    """Why a private memory was not readmitted at a return."""
+
+    VIEW_WITHHELD = "view_withheld"
+    SOURCE_NOT_ADMITTED = "source_not_admitted"
+
+
+MEMORY_REASON_HELP: dict[MemoryReason, str] = {
+    MemoryReason.VIEW_WITHHELD: "no view was issued at this return, so no private memory "
+    "is readmitted, whatever its source",
+    MemoryReason.SOURCE_NOT_ADMITTED: "the shared item it was learned from is not in the "
+    "issued view (excluded, or not selected), so it cannot serve as a premise",
 }
 
 

@@ -1,19 +1,25 @@
 """A decision as JSON: what ``replay --json`` prints and the audit log keeps."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.coverage import Coverage
 from readmit.admission.decision import Decision, Issued
 from readmit.admission.invalidation.screening import Judgment
 from readmit.admission.view import exclusion_json, hidden_ids
 from readmit.clock import format_time
+from readmit.model import Experience
+from readmit.reasons import Exclusion, MemoryReason
 
 
 def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
     """The spec §7 decision record, with every exclusion (including ones the agent may not see).
 
     ``hidden`` lists the ids the agent may not see; `readmit.admission.view.redact`
-    turns the record's exclusions into what the agent is shown.
+    turns the record's exclusions into what the agent is shown. ``missing`` names each
+    requirement label the selected set lacks (why coverage fell short), and
+    ``withheld_memories`` why each private memory was not readmitted.
     """
     if isinstance(decision, Issued):
         items, selected, readmitted = decision.items, decision.items, decision.readmitted
@@ -37,10 +43,83 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
         "excluded": [exclusion_json(e) for e in decision.exclusions],
         "hidden": sorted(hidden_ids(ctx, decision.exclusions)),
         "judgment": judgment_json(decision.judgment),
+        "missing": missing_json(decision.coverage, decision.exclusions, ctx),
+        "obligation_coverage": obligation_coverage_json(decision.coverage, ctx),
         "readmitted": [e.id for e in readmitted],
         "withheld": [e.id for e in decision.withheld],
+        "withheld_memories": withheld_json(decision, ctx),
         "view": view,
     }
+
+
+def missing_json(
+    coverage: Coverage, exclusions: Sequence[Exclusion], ctx: ReturnContext
+) -> list[dict[str, Any]]:
+    """Each requirement label S lacks: who needs it, and the excluded items that support it.
+
+    ``supported_by_excluded`` says what would unblock the return: one of those items
+    becoming admissible again (or a new item supporting the label).
+    """
+    out = []
+    for m in coverage.missing:
+        supporters = [
+            {"item": e.item, "reason": str(e.reason)}
+            for e in exclusions
+            if (item := ctx.by_id.get(e.item)) is not None and m.requirement in item.supports
+        ]
+        out.append(
+            {
+                "requirement": m.requirement,
+                "obligations": list(m.obligations),
+                "critical": m.critical,
+                "supported_by_excluded": supporters,
+            }
+        )
+    return out
+
+
+def obligation_coverage_json(coverage: Coverage, ctx: ReturnContext) -> list[dict[str, Any]]:
+    """Each obligation of the returning role: its requirements, what S lacks, whether it is met."""
+    frontiers = {o.id: o.frontier.id for o in ctx.role_obligations}
+    out = []
+    for o in coverage.per_obligation:
+        structure = [o.obligation] if not o.record else []
+        if not o.frontier:
+            structure.append(frontiers[o.obligation])
+        out.append(
+            {
+                "obligation": o.obligation,
+                "frontier": frontiers[o.obligation],
+                "requires": list(o.requires),
+                "critical": list(o.critical),
+                "missing": list(o.missing),
+                "structure_missing": structure,
+                "met": o.met,
+            }
+        )
+    return out
+
+
+def withheld_json(decision: Decision, ctx: ReturnContext) -> list[dict[str, Any]]:
+    """Why each private memory of the returning agent was not readmitted.
+
+    ``view_withheld`` when no view was issued; else ``source_not_admitted``. Either way
+    ``source_reason`` is the source item's own exclusion reason when it was excluded.
+    """
+    issued = isinstance(decision, Issued)
+    why = {e.item: str(e.reason) for e in decision.exclusions}
+    return [_withheld(e, issued, why) for e in decision.withheld]
+
+
+def _withheld(e: Experience, issued: bool, why: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": e.id,
+        "source": e.source_item_id,
+        "reason": str(MemoryReason.SOURCE_NOT_ADMITTED if issued else MemoryReason.VIEW_WITHHELD),
+    }
+    if e.source_item_id in why:
+        out["source_reason"] = why[e.source_item_id]
+    return out
 
 
 def judgment_json(judgment: Judgment) -> dict[str, Any]:

@@ -115,3 +115,27 @@ def test_relevance_selection_ranks_by_overlap_with_the_open_work() -> None:
     selection = cover([recent, on_topic, P1], [pickup], Policy(selection="relevance", max_items=2))
 
     assert [i.id for i in selection.items] == ["x", "y"]
+
+
+def test_coverage_names_each_missing_requirement_and_who_needs_it() -> None:
+    coverage = measure([*STRUCTURE, C, H1, T1], [O_H, O_T])
+
+    assert [(m.requirement, m.obligations, m.critical) for m in coverage.missing] == [
+        ("d_p", ("o_t",), True)
+    ]
+
+
+def test_coverage_per_obligation_says_what_each_lacks() -> None:
+    coverage = measure([O_H.item, C, H1, T1, O_T.item, O_T.frontier], [O_H, O_T])
+
+    by_id = {o.obligation: o for o in coverage.per_obligation}
+    assert (by_id["o_h"].met, by_id["o_h"].record, by_id["o_h"].frontier) == (False, True, False)
+    assert by_id["o_h"].missing == ()
+    assert (by_id["o_t"].met, by_id["o_t"].missing) == (False, ("d_p",))
+
+
+def test_full_coverage_misses_nothing() -> None:
+    coverage = measure([*STRUCTURE, C, H1, T1, P1], [O_H, O_T])
+
+    assert coverage.missing == ()
+    assert all(o.met for o in coverage.per_obligation)

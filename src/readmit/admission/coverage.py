@@ -21,13 +21,49 @@ Screen = Callable[[Item], bool]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Missing:
+    """A requirement label no item of S supports, and the obligations that need it."""
+
+    requirement: str
+    """The label (an entry of some obligation's ``requires``) that D(S) lacks."""
+    obligations: tuple[str, ...]
+    """Ids of the obligations whose R_o holds it, sorted."""
+    critical: bool
+    """Whether any of them lists it as critical (so it also lowers Crit(S))."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObligationCoverage:
+    """How far S covers one obligation: its structure and each of its requirements."""
+
+    obligation: str
+    requires: tuple[str, ...]
+    critical: tuple[str, ...]
+    missing: tuple[str, ...]
+    """The labels of R_o that D(S) lacks, sorted."""
+    record: bool
+    """Whether the obligation's own item is in S."""
+    frontier: bool
+    """Whether its progress frontier is in S."""
+
+    @property
+    def met(self) -> bool:
+        """Whether it counts towards Cov(S): structure present and all of R_o covered."""
+        return self.record and self.frontier and not self.missing
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Coverage:
-    """Cov(S) and Crit(S) of a selected set, as fractions in [0, 1]."""
+    """Cov(S) and Crit(S) of a selected set, as fractions in [0, 1], and what S lacks."""
 
     obligations: float
     """Cov(S): share of obligations whose structure is present and whole R_o is covered."""
     critical: float
     """Crit(S): share of distinct critical dependencies covered (empty set ⇒ 1)."""
+    missing: tuple[Missing, ...] = ()
+    """Each requirement label of O that no item of S supports, by label."""
+    per_obligation: tuple[ObligationCoverage, ...] = ()
+    """Each obligation of O, by id."""
 
     def meets(self, policy: Policy) -> bool:
         """Whether ``Cov ≥ γ`` and ``Crit ≥ ρ``."""
@@ -56,13 +92,31 @@ def measure(selected: Sequence[Item], obligations: Sequence[Obligation]) -> Cove
     """
     deps = supported(selected)
     ids = {item.id for item in selected}
-    covered = [
-        o.requires <= deps and o.item.id in ids and o.frontier.id in ids for o in obligations
-    ]
+    each = tuple(
+        ObligationCoverage(
+            obligation=o.id,
+            requires=tuple(sorted(o.requires)),
+            critical=tuple(sorted(o.critical)),
+            missing=tuple(sorted(o.requires - deps)),
+            record=o.item.id in ids,
+            frontier=o.frontier.id in ids,
+        )
+        for o in sorted(obligations, key=lambda o: o.id)
+    )
     critical = frozenset(d for o in obligations for d in o.critical)
+    lacking = sorted({d for o in obligations for d in o.requires - deps})
     return Coverage(
-        obligations=sum(covered) / len(covered) if covered else 1.0,
+        obligations=sum(o.met for o in each) / len(each) if each else 1.0,
         critical=len(deps & critical) / len(critical) if critical else 1.0,
+        missing=tuple(
+            Missing(
+                requirement=d,
+                obligations=tuple(sorted(o.id for o in obligations if d in o.requires)),
+                critical=d in critical,
+            )
+            for d in lacking
+        ),
+        per_obligation=each,
     )
 
 

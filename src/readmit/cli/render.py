@@ -5,7 +5,7 @@ from typing import Any
 
 import click
 
-from readmit.reasons import REASON_HELP, Reason
+from readmit.reasons import REASON_HELP, MemoryReason, Reason
 
 _OUTCOME_STYLE = {"issued": "green", "blocked": "yellow", "reset": "yellow"}
 
@@ -32,6 +32,7 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
     )
     cov = record["coverage"]
     yield f"  coverage: obligations {_pct(cov['obligations'])}, critical {_pct(cov['critical'])}"
+    yield from _missing(record)
     if record.get("judgment"):
         yield f"  judgment: {_judgment(record['judgment'])}"
     label = "kept (in selection order)" if outcome == "issued" else "selected, but not issued"
@@ -53,6 +54,55 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
     )
     yield f"  private memories readmitted: {', '.join(record['readmitted']) or '(none)'}"
     yield f"  private memories withheld:   {', '.join(record['withheld']) or '(none)'}"
+    why = record.get("withheld_memories") or []
+    if why:
+        yield from _table([(m["id"], f"from {m['source']}", _memory_detail(m)) for m in why])
+
+
+def _missing(record: dict[str, Any]) -> Iterator[str]:
+    """What the selected set lacks: each requirement, who needs it, what could supply it."""
+    missing = record.get("missing") or []
+    short = [o for o in record.get("obligation_coverage") or [] if o.get("structure_missing")]
+    if not missing and not short:
+        return
+    blocked = record["outcome"] != "issued"
+    yield "  missing" + (" (why no view was issued):" if blocked else ":")
+    rows = [
+        (
+            m["requirement"],
+            "critical" if m["critical"] else "required",
+            ", ".join(m["obligations"]),
+            "; ".join(f"{s['item']} is {s['reason']}" for s in m["supported_by_excluded"])
+            or "no item in the workspace supports it",
+        )
+        for m in missing
+    ]
+    rows += [
+        (
+            ", ".join(o["structure_missing"]),
+            "structure",
+            o["obligation"],
+            "the obligation's record and frontier must be in the view",
+        )
+        for o in short
+    ]
+    yield from _table(
+        [("requirement", "kind", "needed by", "excluded items that support it"), *rows]
+    )
+
+
+_MEMORY_SHORT = {
+    MemoryReason.VIEW_WITHHELD: "no view was issued",
+    MemoryReason.SOURCE_NOT_ADMITTED: "its source is not in the view",
+}
+
+
+def _memory_detail(memory: dict[str, Any]) -> str:
+    code = MemoryReason(memory["reason"])
+    text = f"{code}: {_MEMORY_SHORT[code]}"
+    if "source_reason" in memory:
+        text += f" ({memory['source']} is {memory['source_reason']})"
+    return text
 
 
 def _judgment(j: dict[str, Any]) -> str:

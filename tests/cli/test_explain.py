@@ -1,0 +1,113 @@
+"""A withheld decision names what is missing, and every withheld memory has a reason.
+
+Text (demo, replay, explain) and JSON agree; HTTP and MCP are tested in tests/service.
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from builders import KEY
+from readmit.cli import cli
+from readmit.reasons import MEMORY_REASON_HELP, MemoryReason
+
+ROOT = Path(__file__).parent.parent.parent
+MISSING_D_P = {
+    "requirement": "d_p",
+    "obligations": ["o_t"],
+    "critical": True,
+    "supported_by_excluded": [
+        {"item": "px", "reason": "missing_receipt"},
+        {"item": "p0", "reason": "implicitly_invalidated"},
+    ],
+}
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("READMIT_SIGNING_KEY", KEY.decode())
+    monkeypatch.delenv("READMIT_DB", raising=False)
+    return CliRunner()
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path, travel: dict[str, Any]) -> Path:
+    path = tmp_path / "trip.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+    return path
+
+
+def blocks(output: str) -> list[str]:
+    """The text of each decision (from its "return of" line to the next)."""
+    return ["return of" + b for b in output.split("return of")[1:]]
+
+
+def test_the_json_record_names_what_is_missing_and_why_memories_are_withheld(
+    runner: CliRunner, scenario_file: Path
+) -> None:
+    result = runner.invoke(cli, ["replay", str(scenario_file), "--json"])
+
+    blocked, issued = json.loads(result.stdout)["decisions"]
+    assert blocked["missing"] == [MISSING_D_P]
+    assert issued["missing"] == []
+    by_id = {o["obligation"]: o for o in blocked["obligation_coverage"]}
+    assert (by_id["o_h"]["met"], by_id["o_t"]["met"]) == (True, False)
+    assert by_id["o_t"]["missing"] == ["d_p"]
+    assert blocked["withheld_memories"] == [
+        {"id": "x_desk", "source": "h0", "reason": "view_withheld", "source_reason": "revoked"},
+        {
+            "id": "x_door",
+            "source": "p0",
+            "reason": "view_withheld",
+            "source_reason": "implicitly_invalidated",
+        },
+        {"id": "x_quiet", "source": "c", "reason": "view_withheld"},
+    ]
+    assert [(m["id"], m["reason"]) for m in issued["withheld_memories"]] == [
+        ("x_desk", "source_not_admitted"),
+        ("x_door", "source_not_admitted"),
+    ]
+
+
+def test_the_text_names_what_is_missing_and_why_memories_are_withheld(
+    runner: CliRunner,
+) -> None:
+    result = runner.invoke(cli, ["demo"])
+
+    blocked, issued = blocks(result.output)
+    assert "missing (why no view was issued):" in blocked
+    assert re.search(
+        r"d_p\s+critical\s+o_t\s+px is missing_receipt; p0 is implicitly_invalidated", blocked
+    )
+    assert re.search(r"x_quiet\s+from c\s+view_withheld: no view was issued", blocked)
+    assert re.search(r"x_desk\s+from h0\s+view_withheld: .* \(h0 is revoked\)", blocked)
+    assert not re.search(r"^\s+missing[ :]", issued, re.MULTILINE)
+    assert re.search(r"x_door\s+from p0\s+source_not_admitted", issued)
+
+
+def test_explain_shows_what_replay_showed(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+    replayed = runner.invoke(cli, ["replay", str(scenario_file), "--db", db])
+
+    explained = runner.invoke(cli, ["explain", "1", "--db", db])
+
+    assert explained.exit_code == 0, explained.output
+    first = blocks(replayed.output)[0]
+    wanted = [line for line in first.splitlines() if "d_p" in line or "from " in line]
+    assert len(wanted) == 4
+    for line in wanted:
+        assert line in explained.output
+
+
+def test_every_memory_reason_is_documented() -> None:
+    doc = (ROOT / "docs" / "reason-codes.md").read_text(encoding="utf-8")
+
+    for reason in MemoryReason:
+        assert f"`{reason.value}`" in doc
+        assert MEMORY_REASON_HELP[reason]
