@@ -285,3 +285,58 @@ def test_decision_ids_count_only_the_callers_own_decisions(
     ] == [1, 2]
     assert client.get("/v1/decisions/2", headers=team.auth("A1")).json()["decision"] == 2
     assert client.get("/v1/decisions/2", headers=team.auth("A2")).status_code == 404
+
+
+def test_a_blocked_return_names_what_is_missing_without_what_the_agent_may_not_read(
+    client: httpx.Client, team: Team
+) -> None:
+    scenario = travel_scenario()
+    agency_note = next(e for e in scenario["events"] if e.get("item", {}).get("id") == "n1")
+    agency_note["item"]["supports"] = ["d_p"]  # an unreadable item that would cover d_p
+
+    first, _ = play(client, team, scenario)
+
+    blocked = first.json()
+    assert blocked["missing"] == [
+        {
+            "requirement": "d_p",
+            "obligations": ["A4/o_t"],
+            "critical": True,
+            "supported_by_excluded": [
+                {"item": "A3/px", "reason": "missing_receipt"},
+                {"item": "A1/p0", "reason": "implicitly_invalidated"},
+            ],
+        }
+    ]
+    assert [(m["id"], m["reason"]) for m in blocked["withheld_memories"]] == [
+        ("A1/x_desk", "view_withheld"),
+        ("A1/x_door", "view_withheld"),
+        ("A1/x_quiet", "view_withheld"),
+    ]
+    explained = client.get(f"/v1/decisions/{blocked['decision']}", headers=team.auth("A1"))
+    assert explained.json()["missing"] == blocked["missing"]
+    assert explained.json()["withheld_memories"] == blocked["withheld_memories"]
+    assert "n1" not in first.text + explained.text
+
+
+def test_an_issued_return_says_why_each_memory_stays_withheld(
+    client: httpx.Client, team: Team
+) -> None:
+    _, second = play(client, team, travel_scenario())
+
+    issued = second.json()
+    assert issued["missing"] == []
+    assert issued["withheld_memories"] == [
+        {
+            "id": "A1/x_desk",
+            "source": "A2/h0",
+            "reason": "source_not_admitted",
+            "source_reason": "revoked",
+        },
+        {
+            "id": "A1/x_door",
+            "source": "A1/p0",
+            "reason": "source_not_admitted",
+            "source_reason": "implicitly_invalidated",
+        },
+    ]

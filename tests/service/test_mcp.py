@@ -153,3 +153,58 @@ def test_tool_arguments_are_checked_like_the_http_apis(
     assert f"error [invalid_input]: {problem}" in result.content[0].text
     assert team.service.memories(a1) == []
     assert team.service.decisions(a1) == []
+
+
+def test_a_blocked_return_through_mcp_names_what_is_missing_and_why_memories_wait(
+    store: SqlStore,
+) -> None:
+    team = make_team(store)
+    a1 = team.service.authenticate(team.keys["A1"])
+    a2 = team.service.authenticate(team.keys["A2"])
+    x1 = team.service.authenticate(team.keys["X1"])
+    team.service.record(a1, [{"op": "assert", "author": "A1", "item": PICKUP}])
+    team.service.remember(a1, "door", "The driver prefers the side entrance.", "p0")
+    team.service.depart(a1)
+    obligation = {
+        "id": "o_p",
+        "role": "itinerary",
+        "text": "Confirm the pickup.",
+        "requires": ["d_p"],
+        "critical": ["d_p"],
+        "frontier": {"id": "f_p", "text": "Pickup: to be confirmed."},
+    }
+    secret = {"id": "n9", "text": "Agency pickup 8:40.", "supports": ["d_p"]}
+    team.service.record(a2, [{"op": "obligation", "author": "A2", "obligation": obligation}])
+    unreadable = {**secret, "readers": {"principals": ["agency"]}}
+    team.service.record(x1, [{"op": "assert", "author": "X1", "item": unreadable}])
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "readmit", "mcp", "--db", store.url],
+        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
+    )
+
+    async def session() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            returned = structured(
+                await client.call_tool("return_view", {"task": "trip", "purpose": "itinerary"})
+            )
+            explained = structured(await client.call_tool("explain", {"decision_id": 1}))
+            return returned, explained
+
+    returned, explained = anyio.run(session)
+
+    assert returned["outcome"] == "blocked"
+    assert returned["missing"] == [
+        {
+            "requirement": "d_p",
+            "obligations": ["A2/o_p"],
+            "critical": True,
+            "supported_by_excluded": [],
+        }
+    ]
+    assert returned["withheld_memories"] == [
+        {"id": "A1/door", "source": "A1/p0", "reason": "view_withheld"}
+    ]
+    assert explained["missing"] == returned["missing"]
+    assert explained["withheld_memories"] == returned["withheld_memories"]
+    assert "n9" not in json.dumps([returned, explained])
