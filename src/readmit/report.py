@@ -10,7 +10,7 @@ from readmit.admission.invalidation.screening import Judgment
 from readmit.admission.view import exclusion_json, hidden_ids
 from readmit.clock import format_time
 from readmit.model import Experience
-from readmit.reasons import Exclusion, MemoryReason
+from readmit.reasons import Exclusion, MemoryReason, Reason
 
 
 def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
@@ -48,8 +48,24 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
         "readmitted": [e.id for e in readmitted],
         "withheld": [e.id for e in decision.withheld],
         "withheld_memories": withheld_json(decision, ctx),
+        "texts": texts_json(decision, ctx),
         "view": view,
     }
+
+
+def texts_json(decision: Decision, ctx: ReturnContext) -> dict[str, str]:
+    """The text of each item the record names (selected, or excluded for a reason other than
+    ``not_selected``) and of each of the agent's private memories, so ``explain`` can show
+    what a blocked decision was about. The operator's record only: agents are shown texts
+    through their view.
+    """
+    selected = decision.items if isinstance(decision, Issued) else decision.selected
+    named = [i.id for i in selected] + [
+        e.item for e in decision.exclusions if e.reason is not Reason.NOT_SELECTED
+    ]
+    texts = {i: item.text for i in named if (item := ctx.by_id.get(i)) is not None}
+    texts.update({e.id: e.text for e in ctx.experiences})
+    return texts
 
 
 def missing_json(

@@ -1,9 +1,12 @@
 """``readmit audit`` and ``readmit explain``: read the audit log of stored decisions."""
 
+from pathlib import Path
+
 import click
 
 from readmit.cli.inputs import open_existing_store
 from readmit.cli.render import render_decision
+from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV
 from readmit.store import DEFAULT_URL
 from readmit.wire import check_name
@@ -42,8 +45,19 @@ def audit(db: str, workspace: str | None) -> None:
     help="The decision's workspace (ids are numbered per workspace; needed when several "
     "workspaces have a decision with this number).",
 )
-def explain(decision_id: int, db: str, workspace: str | None) -> None:
-    """Explain why each item of stored decision DECISION_ID was kept or excluded."""
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the decision as one self-contained HTML page to this file.",
+)
+def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | None) -> None:
+    """Explain why each item of stored decision DECISION_ID was kept or excluded.
+
+    Prints what is missing when no view was issued, each exclusion with its reason code
+    (docs/reason-codes.md), and why each private memory was readmitted or withheld.
+    """
     if workspace is not None:
         check_name(workspace, "--workspace")
     store = open_existing_store(db)
@@ -55,3 +69,6 @@ def explain(decision_id: int, db: str, workspace: str | None) -> None:
     texts = {i["id"]: i["text"] for i in view.get("items", [])}
     for line in render_decision(record, texts):
         click.echo(line)
+    if html_file is not None:
+        write_html(html_file, record, texts)
+        click.echo(f"wrote {html_file}", err=True)

@@ -1,8 +1,10 @@
 """``readmit demo``: the travel case of spec §3, both returns, offline."""
 
+from pathlib import Path
+
 import click
 
-from readmit.cli.replay import run
+from readmit.cli.replay import HTML_OPTION, run
 from readmit.examples.travel import travel_scenario
 from readmit.scenario import load_scenario
 
@@ -22,8 +24,15 @@ Riverside, moved the train to 9:30 and left "update the pickup" open.
     show_default=True,
     help="Implicit-invalidation verifier.",
 )
-def demo(as_json: bool, verifier_spec: str) -> None:
+@HTML_OPTION
+def demo(as_json: bool, verifier_spec: str, html_dir: Path | None) -> None:
     """Replay the travel case (paper appendix C.6) on an in-memory store."""
     if not as_json:
         click.echo(_INTRO)
-    run(load_scenario(travel_scenario()), "sqlite://:memory:", verifier_spec, as_json=as_json)
+    run(
+        load_scenario(travel_scenario()),
+        "sqlite://:memory:",
+        verifier_spec,
+        as_json=as_json,
+        html_dir=html_dir,
+    )

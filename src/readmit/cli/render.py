@@ -22,7 +22,7 @@ def _table(rows: list[tuple[str, ...]]) -> Iterator[str]:
 
 def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None) -> Iterator[str]:
     """Lines describing one decision: outcome, coverage, kept items, exclusions, memories."""
-    texts = texts or {}
+    texts = {**record.get("texts", {}), **(texts or {})}
     outcome = record["outcome"]
     yield click.style(
         f"return of {record['agent']} at {record['at']} (epoch {record['epoch']}): "

@@ -15,7 +15,9 @@ from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Progress
 from readmit.cli.inputs import read_json
 from readmit.cli.render import render_decision
+from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
+from readmit.errors import InvalidInput
 from readmit.events import Assert, OpenObligation, Supersede
 from readmit.plugins import make_dependency_scan, make_embedder, make_verifier
 from readmit.replay import replay
@@ -63,13 +65,17 @@ def run(
     as_json: bool,
     embeddings: str | None = None,
     dependency_scan: str | None = None,
+    html_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Replay ``scenario`` and print its decisions (as JSON or as tables)."""
+    """Replay ``scenario`` and print its decisions (as JSON or as tables).
+
+    With ``html_dir``, also write one page per decision there (``decision-N.html``).
+    """
     verifier = make_verifier(verifier_spec, os.environ)
     embedder = make_embedder(embeddings, os.environ) if embeddings else None
     scan = make_dependency_scan(dependency_scan, os.environ) if dependency_scan else None
     choice = signer_from_env(os.environ, allow_ephemeral=True)
-    if choice.ephemeral and as_json:
+    if choice.ephemeral:
         click.echo(
             "note: READMIT_SIGNING_KEY is unset; views are signed with a throwaway key "
             "and cannot be verified later",
@@ -89,15 +95,37 @@ def run(
             )
     finally:
         store.close()
+    texts = item_texts(scenario)
     if as_json:
         click.echo(json.dumps({"decisions": decisions}, indent=2, ensure_ascii=False))
     else:
-        texts = item_texts(scenario)
         for record in decisions:
             for line in render_decision(record, texts):
                 click.echo(line)
             click.echo()
+    if html_dir is not None:
+        _write_pages(html_dir, decisions, texts)
     return decisions
+
+
+def _write_pages(html_dir: Path, decisions: list[dict[str, Any]], texts: dict[str, str]) -> None:
+    try:
+        html_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"--html: cannot create {html_dir}: {exc.strerror or exc}") from None
+    for n, record in enumerate(decisions, start=1):
+        write_html(html_dir / f"decision-{n}.html", record, texts)
+    click.echo(f"wrote {len(decisions)} page(s) to {html_dir}", err=True)
+
+
+HTML_OPTION = click.option(
+    "--html",
+    "html_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Also write each decision as a self-contained HTML page to this folder "
+    "(decision-1.html, ...).",
+)
 
 
 EMBEDDINGS_OPTION = click.option(
@@ -123,6 +151,7 @@ EMBEDDINGS_OPTION = click.option(
     help="Implicit-invalidation verifier, e.g. 'builtin'.",
 )
 @EMBEDDINGS_OPTION
+@HTML_OPTION
 @click.option(
     "--dependency-scan",
     default=None,
@@ -135,6 +164,7 @@ def replay_command(
     db: str | None,
     verifier_spec: str,
     embeddings: str | None,
+    html_dir: Path | None,
     dependency_scan: str | None,
 ) -> None:
     """Replay a readmit.scenario/1 FILE and print one decision per return."""
@@ -146,4 +176,5 @@ def replay_command(
         as_json=as_json,
         embeddings=embeddings,
         dependency_scan=dependency_scan,
+        html_dir=html_dir,
     )
