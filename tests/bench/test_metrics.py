@@ -109,3 +109,20 @@ def test_average_weights_conditions_equally_and_pooled_by_episodes() -> None:
     assert by_label["Average"]["VIA"] == 0.5
     assert by_label["Pooled"]["VIA"] == 0.25
     assert by_label["Average"]["Overall"] is None
+
+
+def test_the_report_says_what_each_column_means_and_where_it_is_defined() -> None:
+    from pathlib import Path
+
+    from readmit.bench.report import markdown
+
+    text = markdown([])
+    concepts = (Path(__file__).parent.parent.parent / "docs" / "concepts.md").read_text(
+        encoding="utf-8"
+    )
+
+    assert metrics.DEFINED_IN in text
+    assert "\n## Metrics\n" in concepts
+    for name in ("VIA", "IIR", "WSAR", "Overall", "RSR"):
+        assert f"- **{name}**: " in text
+        assert f"**{name}**" in concepts

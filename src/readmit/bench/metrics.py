@@ -8,6 +8,26 @@ within one episode, never a product of marginal rates. Reports multiply by 100.
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
 
+DEFINED_IN = "docs/concepts.md#metrics"
+"""Where the metrics are defined for a reader (with the paper's equations)."""
+
+DEFINITIONS: dict[str, str] = {
+    "VIA": "valid-information availability: share of episodes in which every piece of state "
+    "still valid at the return was admitted (higher is better)",
+    "IIR": "invalid-information rejection: share of episodes in which every piece of state "
+    "that went stale during the absence was kept out (higher is better)",
+    "WSAR": "wrong-state admission rate, 1 - IIR (lower is better)",
+    "Overall": "the suite's answer accuracy (on STALE the mean of SR, PR and IPA); n/c when "
+    "answering needs an LLM and none was given",
+    "RSR": "reality shift rate, on conditions whose departure state is still right: share of "
+    "questions answered right from the departure state but wrong after the return (lower "
+    "is better)",
+    "ms/return": "wall-clock time of one return decision",
+    "verifier calls": "implicit-invalidation verifier calls per return",
+    "LLM tokens": "tokens per return, split into the verifier's and the answering reader's",
+}
+"""One line per column of the benchmark tables, in plain words."""
+
 
 def via(valid: Iterable[str], admitted: Iterable[str]) -> float:
     """Eq. 6 for one episode: 1 if all state still valid at return is available, else 0.

@@ -105,6 +105,13 @@ def markdown(summary: Sequence[dict[str, Any]], notes: Sequence[str] = ()) -> st
     """A Markdown report: one table per suite and team size."""
     lines = ["# readmit benchmark", ""]
     lines += [f"> {n}" for n in notes] + ([""] if notes else [])
+    lines += [
+        f"Scores are percentages averaged over episodes; the metrics are defined in "
+        f"{metrics.DEFINED_IN} (after the TRACE paper's appendix D):",
+        "",
+        *(f"- **{name}**: {text}" for name, text in metrics.DEFINITIONS.items()),
+        "",
+    ]
     groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for entry in summary:
         groups[(entry["suite"], entry["team_size"])].append(entry)

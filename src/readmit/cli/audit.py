@@ -6,6 +6,7 @@ import click
 
 from readmit.cli.inputs import open_existing_store
 from readmit.cli.render import render_decision
+from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV
 from readmit.store import DEFAULT_URL
@@ -69,6 +70,7 @@ def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | 
     texts = {i["id"]: i["text"] for i in view.get("items", [])}
     for line in render_decision(record, texts):
         click.echo(line)
+    click.echo(GLOSSARY_HINT)
     if html_file is not None:
         write_html(html_file, record, texts)
         click.echo(f"wrote {html_file}", err=True)

@@ -1,4 +1,4 @@
-"""``readmit demo``: the travel case of spec §3, both returns, offline."""
+"""``readmit demo``: the travel case (docs/concepts.md, worked example), both returns, offline."""
 
 from pathlib import Path
 
@@ -26,7 +26,10 @@ Riverside, moved the train to 9:30 and left "update the pickup" open.
 )
 @HTML_OPTION
 def demo(as_json: bool, verifier_spec: str, html_dir: Path | None) -> None:
-    """Replay the travel case (paper appendix C.6) on an in-memory store."""
+    """Replay the travel case on an in-memory store and print both decisions.
+
+    docs/concepts.md walks through it item by item and defines every term.
+    """
     if not as_json:
         click.echo(_INTRO)
     run(

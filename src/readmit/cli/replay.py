@@ -103,6 +103,8 @@ def run(
             for line in render_decision(record, texts):
                 click.echo(line)
             click.echo()
+        if decisions:
+            click.echo(GLOSSARY_HINT)
     if html_dir is not None:
         _write_pages(html_dir, decisions, texts)
     return decisions
@@ -116,6 +118,12 @@ def _write_pages(html_dir: Path, decisions: list[dict[str, Any]], texts: dict[st
     for n, record in enumerate(decisions, start=1):
         write_html(html_dir / f"decision-{n}.html", record, texts)
     click.echo(f"wrote {len(decisions)} page(s) to {html_dir}", err=True)
+
+
+GLOSSARY_HINT = (
+    "terms (coverage, obligation, frontier, epoch, stage): docs/concepts.md; "
+    "every reason code: docs/reason-codes.md"
+)
 
 
 HTML_OPTION = click.option(
