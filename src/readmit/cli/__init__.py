@@ -103,9 +103,10 @@ def main() -> None:
 
 
 def _register() -> None:
-    from readmit.cli import audit, bench, demo, replay, serve, verifiers, verify
+    from readmit.cli import audit, bench, demo, init, replay, serve, verifiers, verify
 
     cli.add_command(demo.demo)
+    cli.add_command(init.init)
     cli.add_command(replay.replay_command)
     cli.add_command(verify.verify)
     cli.add_command(audit.explain)

@@ -19,14 +19,22 @@ from readmit.errors import InvalidInput
 @click.option(
     "--at", "at_text", default=None, help="Check expiry at this RFC 3339 time instead of now."
 )
-def verify(view_file: Path, at_text: str | None) -> None:
+@click.option(
+    "--decision",
+    "number",
+    type=click.IntRange(1),
+    default=None,
+    help="In `replay --json` output, verify the view of decision N (counting from 1).",
+)
+def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
     """Exit 0 only if VIEW_FILE's signature, item digests and expiry hold.
 
-    VIEW_FILE holds a view, or a decision with a "view" field, as `replay --json`
-    prints them. The key comes from READMIT_VERIFY_KEY (an Ed25519 public key) or
+    VIEW_FILE holds a view, a decision with a "view" field, or the whole output of
+    `replay --json` with --decision N. A blocked or reset decision has no view and is
+    refused as such. The key comes from READMIT_VERIFY_KEY (an Ed25519 public key) or
     READMIT_SIGNING_KEY.
     """
-    view = _load(view_file)
+    view = _load(view_file, number)
     at: datetime = now() if at_text is None else _time(at_text)
     verified = verify_view(view, verifier_from_env(os.environ), at)
     click.echo(
@@ -42,10 +50,29 @@ def _time(text: str) -> datetime:
         raise InvalidInput(f"--at: {exc}") from exc
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path, number: int | None) -> dict[str, Any]:
     data = read_json(path)
+    listed = isinstance(data, dict) and isinstance(data.get("decisions"), list)
+    if listed:
+        decisions = data["decisions"]
+        if number is None:
+            raise InvalidInput(
+                f"{path} holds {len(decisions)} decisions (replay output); "
+                "pick one with --decision N"
+            )
+        if number > len(decisions):
+            raise InvalidInput(f"{path} has no decision {number} (it holds {len(decisions)})")
+        data = decisions[number - 1]
+    elif number is not None:
+        raise InvalidInput(f'--decision: {path} is not replay output (no "decisions" list)')
+    what = f"decision {number}" if listed else str(path)
+    if isinstance(data, dict) and "outcome" in data and data.get("view") is None:
+        raise InvalidInput(
+            f"{what} was {data['outcome']}: no view was issued, so there is no view to "
+            'verify (its "missing" field says what it lacked)'
+        )
     if isinstance(data, dict) and isinstance(data.get("view"), dict):
         data = data["view"]
     if not isinstance(data, dict):
-        raise InvalidInput(f"{path} holds no view (expected a JSON object)")
+        raise InvalidInput(f"{what} holds no view (expected a JSON object)")
     return data

@@ -1,0 +1,199 @@
+"""``readmit init FILE``: a starter scenario to edit, and a guide that explains each event.
+
+JSON carries no comments, and a scenario file is strict (an unknown field is an
+error), so the explanation lives beside it: ``FILE`` holds the scenario and the
+Markdown file with the same stem (``start.json`` → ``start.md``) explains it
+event by event, by number. Both replay as they are.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from readmit.errors import InvalidInput
+
+
+def _at(day: int, hour: int, minute: int = 0) -> str:
+    return f"2026-06-{day:02d}T{hour:02d}:{minute:02d}:00Z"
+
+
+def starter() -> tuple[dict[str, Any], list[str]]:
+    """The starter scenario and one explanation per event, in order."""
+    events: list[tuple[dict[str, Any], str]] = [
+        (
+            {
+                "at": _at(1, 9),
+                "author": "ops",
+                "op": "assert",
+                "item": {
+                    "id": "build",
+                    "key": "release-build",
+                    "supports": ["d_build"],
+                    "text": "Release build 1.4.0 passed CI.",
+                },
+            },
+            "`ops` asserts a fact. `key` names the thing it describes (a later item with the "
+            "same key replaces it); `supports` lists the requirement labels it provides "
+            "(here `d_build`, which the obligation below needs).",
+        ),
+        (
+            {
+                "at": _at(1, 9, 5),
+                "author": "dev",
+                "op": "assert",
+                "item": {
+                    "id": "notes",
+                    "kind": "constraint",
+                    "supports": ["d_notes"],
+                    "text": "Release notes for 1.4.0 are approved.",
+                },
+            },
+            "`dev` asserts a constraint that supports `d_notes`.",
+        ),
+        (
+            {
+                "at": _at(1, 9, 10),
+                "author": "dev",
+                "op": "obligation",
+                "obligation": {
+                    "id": "ship",
+                    "role": "release",
+                    "text": "Ship version 1.4.",
+                    "requires": ["d_build", "d_notes"],
+                    "critical": ["d_build"],
+                    "frontier": {"id": "ship-next", "text": "Ship: tag and publish the build."},
+                },
+            },
+            "An obligation for the `release` role: whoever returns in that role must be "
+            "able to continue it. It `requires` both labels, `d_build` is `critical`, and "
+            "its `frontier` says what is left to do.",
+        ),
+        (
+            {
+                "at": _at(1, 9, 15),
+                "op": "experience",
+                "agent": "dev",
+                "experience": {
+                    "id": "tip",
+                    "source": "build",
+                    "text": "The 1.4.0 build needs the slow integration tests rerun.",
+                },
+            },
+            "A private memory of `dev`, bound to the item it was learned from (`source`). "
+            "It comes back at a return only if `build` is in the issued view.",
+        ),
+        (
+            {"at": _at(1, 10), "op": "depart", "agent": "dev"},
+            "`dev` departs: readmit checkpoints what it can see now.",
+        ),
+        (
+            {
+                "at": _at(2, 9),
+                "author": "ops",
+                "op": "assert",
+                "item": {
+                    "id": "build2",
+                    "key": "release-build",
+                    "supports": ["d_build"],
+                    "text": "Release build 1.4.1 (security fix) passed CI; 1.4.0 is withdrawn.",
+                },
+            },
+            "While `dev` is away, `ops` replaces the build: same `key`, so `build` becomes "
+            "`stale_or_superseded`.",
+        ),
+        (
+            {
+                "at": _at(2, 9, 30),
+                "author": "ops",
+                "op": "revoke",
+                "target": "notes",
+                "why": "The notes do not mention the security fix.",
+            },
+            "`ops` revokes the approved notes: nothing supports `d_notes` any more.",
+        ),
+        (
+            {"at": _at(2, 12), "op": "return", "agent": "dev", "task": "*", "purpose": "*"},
+            "`dev` returns. The view would lack `d_notes`, so coverage falls short and the "
+            "return is blocked; the decision's `missing` names `d_notes` and the obligation "
+            "that needs it.",
+        ),
+        (
+            {
+                "at": _at(2, 13),
+                "author": "dev",
+                "op": "assert",
+                "item": {
+                    "id": "notes2",
+                    "kind": "constraint",
+                    "supports": ["d_notes"],
+                    "text": "Release notes for 1.4.1, including the security fix, are approved.",
+                },
+            },
+            "New notes support `d_notes` again.",
+        ),
+        (
+            {"at": _at(2, 14), "op": "return", "agent": "dev", "task": "*", "purpose": "*"},
+            "`dev` returns again: the view is issued with `build2` and `notes2`; the private "
+            "memory `tip` stays withheld (`source_not_admitted`: its source `build` was "
+            "replaced).",
+        ),
+    ]
+    scenario = {
+        "format": "readmit.scenario/1",
+        "workspace": "starter",
+        "agents": [
+            {"id": "dev", "principal": "acme", "role": "release"},
+            {"id": "ops", "principal": "acme", "role": "operations"},
+        ],
+        "policy": {"gamma": 1.0, "rho": 1.0, "on_incomplete": "block"},
+        "events": [e for e, _ in events],
+    }
+    return scenario, [why for _, why in events]
+
+
+def guide(file: Path, explanations: list[str]) -> str:
+    """The Markdown guide to the starter written at ``file``."""
+    lines = [
+        f"# {file.name}: a starter readmit scenario",
+        "",
+        "JSON has no comments, so this file explains the scenario beside it. Replay it with",
+        "",
+        f"    readmit replay {file.name}",
+        "",
+        "(add `--json` for the decision records, `--html pages/` for one page per decision).",
+        "Edit the events to describe your own team: every field is described in the README's",
+        "`readmit.scenario/1` section, and every term in docs/concepts.md.",
+        "",
+        "`agents`: `dev` and `ops` work for the same principal, `acme`, in different roles.",
+        "`policy`: a view is issued only when every obligation is covered (`gamma`) and",
+        "every critical label is supported (`rho`); otherwise the return is blocked.",
+        "",
+        "The events, in order:",
+        "",
+    ]
+    lines += [f"{n}. {why}" for n, why in enumerate(explanations, start=1)]
+    return "\n".join(lines) + "\n"
+
+
+@click.command("init")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+def init(file: Path) -> None:
+    """Write a starter scenario to FILE and a guide to it beside it (FILE's stem + .md).
+
+    The scenario replays as written (`readmit replay FILE`): one blocked return and
+    one issued. Neither file is ever overwritten.
+    """
+    scenario, explanations = starter()
+    notes = file.with_suffix(".md") if file.suffix != ".md" else file.with_suffix(".guide.md")
+    for path in (file, notes):
+        if path.exists():
+            raise InvalidInput(f"{path} already exists; pick another name")
+    try:
+        file.write_text(json.dumps(scenario, indent=2) + "\n", encoding="utf-8")
+        notes.write_text(guide(file, explanations), encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {file} (the scenario) and {notes} (what each event does)")
+    click.echo(f"next: readmit replay {file}")

@@ -1,0 +1,106 @@
+"""``readmit init`` writes a starter scenario that replays; ``verify --decision N`` picks one."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from builders import KEY
+from readmit.cli import cli
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("READMIT_SIGNING_KEY", KEY.decode())
+    monkeypatch.delenv("READMIT_DB", raising=False)
+    return CliRunner()
+
+
+@pytest.fixture
+def decisions(runner: CliRunner, tmp_path: Path) -> Path:
+    scenario = tmp_path / "start.json"
+    assert runner.invoke(cli, ["init", str(scenario)]).exit_code == 0
+    out = tmp_path / "decisions.json"
+    out.write_text(runner.invoke(cli, ["replay", str(scenario), "--json"]).stdout, "utf-8")
+    return out
+
+
+def test_init_writes_a_starter_and_its_guide_that_replay_cleanly(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "start.json"
+
+    made = runner.invoke(cli, ["init", str(scenario)])
+    replayed = runner.invoke(cli, ["replay", str(scenario), "--json"])
+
+    assert made.exit_code == 0, made.output
+    assert replayed.exit_code == 0, replayed.output
+    outcomes = [d["outcome"] for d in json.loads(replayed.stdout)["decisions"]]
+    assert outcomes == ["blocked", "issued"]
+    guide = (tmp_path / "start.md").read_text(encoding="utf-8")
+    events = json.loads(scenario.read_text(encoding="utf-8"))["events"]
+    for n in range(1, len(events) + 1):
+        assert f"\n{n}. " in guide  # every event is explained, by its number
+    assert "readmit replay start.json" in guide
+
+
+def test_init_never_overwrites_a_file(runner: CliRunner, tmp_path: Path) -> None:
+    scenario = tmp_path / "start.json"
+    scenario.write_text("mine", encoding="utf-8")
+
+    result = runner.invoke(cli, ["init", str(scenario)])
+
+    assert result.exit_code == 2
+    assert "error [invalid_input]:" in result.output
+    assert "already exists" in result.output
+    assert scenario.read_text(encoding="utf-8") == "mine"
+
+
+def test_verify_picks_one_decision_out_of_replay_output(
+    runner: CliRunner, decisions: Path
+) -> None:
+    issued = json.loads(decisions.read_text(encoding="utf-8"))["decisions"][1]
+
+    result = runner.invoke(
+        cli, ["verify", str(decisions), "--decision", "2", "--at", issued["view"]["issued_at"]]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("ok: view")
+
+
+def test_verify_says_a_blocked_decision_has_no_view(runner: CliRunner, decisions: Path) -> None:
+    result = runner.invoke(cli, ["verify", str(decisions), "--decision", "1"])
+
+    assert result.exit_code == 2
+    assert result.output.startswith("error [invalid_input]: decision 1 ")
+    assert "blocked" in result.output and "no view" in result.output
+
+
+def test_verify_on_replay_output_asks_which_decision(runner: CliRunner, decisions: Path) -> None:
+    result = runner.invoke(cli, ["verify", str(decisions)])
+
+    assert result.exit_code == 2
+    assert "2 decisions" in result.output and "--decision N" in result.output
+
+
+def test_verify_names_a_decision_that_is_not_there(runner: CliRunner, decisions: Path) -> None:
+    result = runner.invoke(cli, ["verify", str(decisions), "--decision", "3"])
+
+    assert result.exit_code == 2
+    assert "no decision 3" in result.output
+
+
+def test_verify_says_a_single_blocked_decision_has_no_view(
+    runner: CliRunner, decisions: Path, tmp_path: Path
+) -> None:
+    one = tmp_path / "one.json"
+    one.write_text(
+        json.dumps(json.loads(decisions.read_text(encoding="utf-8"))["decisions"][0]), "utf-8"
+    )
+
+    result = runner.invoke(cli, ["verify", str(one)])
+
+    assert result.exit_code == 2
+    assert "blocked" in result.output and "no view" in result.output
