@@ -54,10 +54,11 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
 
 
 def texts_json(decision: Decision, ctx: ReturnContext) -> dict[str, str]:
-    """The text of each item the record names (selected, or excluded for a reason other than
-    ``not_selected``) and of each of the agent's private memories, so ``explain`` can show
-    what a blocked decision was about. The operator's record only: agents are shown texts
-    through their view.
+    """The text of each item and private memory the record names, by id.
+
+    Items selected or excluded for a reason other than ``not_selected``, and every
+    private memory of the agent, so ``explain`` can show what a blocked decision was
+    about. The operator's record only: agents are shown texts through their view.
     """
     selected = decision.items if isinstance(decision, Issued) else decision.selected
     named = [i.id for i in selected] + [

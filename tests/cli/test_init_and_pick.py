@@ -57,9 +57,7 @@ def test_init_never_overwrites_a_file(runner: CliRunner, tmp_path: Path) -> None
     assert scenario.read_text(encoding="utf-8") == "mine"
 
 
-def test_verify_picks_one_decision_out_of_replay_output(
-    runner: CliRunner, decisions: Path
-) -> None:
+def test_verify_picks_one_decision_out_of_replay_output(runner: CliRunner, decisions: Path) -> None:
     issued = json.loads(decisions.read_text(encoding="utf-8"))["decisions"][1]
 
     result = runner.invoke(
@@ -75,14 +73,16 @@ def test_verify_says_a_blocked_decision_has_no_view(runner: CliRunner, decisions
 
     assert result.exit_code == 2
     assert result.output.startswith("error [invalid_input]: decision 1 ")
-    assert "blocked" in result.output and "no view" in result.output
+    assert "blocked" in result.output
+    assert "no view" in result.output
 
 
 def test_verify_on_replay_output_asks_which_decision(runner: CliRunner, decisions: Path) -> None:
     result = runner.invoke(cli, ["verify", str(decisions)])
 
     assert result.exit_code == 2
-    assert "2 decisions" in result.output and "--decision N" in result.output
+    assert "2 decisions" in result.output
+    assert "--decision N" in result.output
 
 
 def test_verify_names_a_decision_that_is_not_there(runner: CliRunner, decisions: Path) -> None:
@@ -103,4 +103,5 @@ def test_verify_says_a_single_blocked_decision_has_no_view(
     result = runner.invoke(cli, ["verify", str(one)])
 
     assert result.exit_code == 2
-    assert "blocked" in result.output and "no view" in result.output
+    assert "blocked" in result.output
+    assert "no view" in result.output
