@@ -4,7 +4,7 @@ verifier calls and tokens per return with and without the judgment cache.
 
 LLM verifiers get their threshold calibrated on the tune split (maximum F1) and are
 scored with it on the held-out split and on the fresh templates (written after
-tuning; see readmit.verifiers.labeled). The built-in verifier keeps τ = 0.65.
+tuning; see bench/data/labeled_pairs.json). The built-in verifier keeps τ = 0.65.
 
 With an embedder (``--embeddings SPEC``; WordLlama and the SmolLM2 file when they are
 installed), the scanner is also measured with its nearest-neighbour proposals,
@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from readmit.admission.invalidation.cache import CachedVerifier
@@ -36,10 +37,13 @@ from readmit.replay import replay
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
-from readmit.verifiers.labeled import SPLITS, LabeledPair, pairs
 from readmit.verifiers.openai_compat import OpenAICompatVerifier
+from readmit.verifiers.pairs import SPLITS, LabeledPair, load_pairs
 
 THRESHOLD = 0.65
+
+LABELED = Path(__file__).parent / "data" / "labeled_pairs.json"
+"""The team's labeled pairs (evaluation material, not shipped)."""
 
 
 def scanner_report(
@@ -53,7 +57,7 @@ def scanner_report(
         windows[p.domain].append(p)
     proposed_total = all_total = 0
     hit: dict[str, list[bool]] = defaultdict(list)
-    by_split: dict[str, list[bool]] = defaultdict(list)
+    by_split: dict[str | None, list[bool]] = defaultdict(list)
     for window in windows.values():
         laters = list({p.pair.later.event_id: p.pair.later for p in window}.values())
         earlier = list({p.pair.earlier.id: p.pair.earlier for p in window}.values())
@@ -252,14 +256,15 @@ def main() -> None:
         help="nearest items per observation (repeatable; default 1, 2 and 4)",
     )
     args = parser.parse_args()
-    labeled = pairs()
+    every = list(load_pairs(LABELED))
+    labeled = every
     if args.limit:
         labeled = [
-            p for split in SPLITS for p in [q for q in labeled if q.split == split][: args.limit]
+            p for split in SPLITS for p in [q for q in every if q.split == split][: args.limit]
         ]
     counts = ", ".join(f"{sum(p.split == s for p in labeled)} {s}" for s in SPLITS)
     print(f"labeled pairs: {len(labeled)} ({counts})")
-    scanner_report(pairs(), args.top_k)
+    scanner_report(every, args.top_k)
     specs = ["builtin", *args.verifier]
     local = None if args.no_gguf else smollm2()
     packaged = ["wordllama"] if importlib.util.find_spec("wordllama") else []
@@ -269,7 +274,7 @@ def main() -> None:
     ]
     for embedder in [RandomVectors(), *embedders] if embedders else []:
         for k in args.embed_top_k or [1, 2, 4]:
-            scanner_report(pairs(), args.top_k, embedder, k)
+            scanner_report(every, args.top_k, embedder, k)
     if local:
         specs.append(local)
     for spec in specs:

@@ -15,7 +15,7 @@ from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.plugins import make_verifier
 from readmit.verifiers.builtin import TermVerifier
 from readmit.verifiers.chain import ChainVerifier
-from readmit.verifiers.probes import sourced_item
+from readmit.verifiers.pairs import sourced_item
 
 HOTEL = "The Sunrise Hotel booking is confirmed."
 WITHDRAWN = Pair(
@@ -159,5 +159,5 @@ def test_a_chain_spec_needs_two_parts(spec: str) -> None:
 
 
 def test_a_chain_spec_with_an_unknown_part_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="unknown verifier 'nonesuch'"):
+    with pytest.raises(ConfigError, match="unknown verifier 'nonesuch:x'"):
         make_verifier("chain:builtin,nonesuch:x")

@@ -8,11 +8,14 @@ need language understanding are reported as not computed.
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import httpx
+
 from readmit.admission.context import ReturnContext
 from readmit.bench import metrics
 from readmit.bench.episode import Episode
 from readmit.bench.methods import MethodView
-from readmit.verifiers.openai_compat import endpoint, post_with_retries
+from readmit.errors import VerifierUnavailable
+from readmit.verifiers.client import Counted, OpenAICompatClient, endpoint
 
 SYSTEM = (
     "You are an assistant returning to a shared workspace. Answer from the context "
@@ -21,7 +24,7 @@ SYSTEM = (
 
 
 @dataclass
-class ChatModel:
+class ChatModel(Counted):
     """A chat-completions endpoint (vLLM, Ollama, llama.cpp server, hosted APIs)."""
 
     model: str
@@ -29,7 +32,24 @@ class ChatModel:
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 120.0
     retries: int = 2
-    tokens: int = 0
+    http: httpx.Client | None = field(default=None, repr=False)
+    """The connection pool to use (shared, or with an injected transport)."""
+    client: OpenAICompatClient = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.client = OpenAICompatClient(
+            self.base_url,
+            f"--llm {self.model}@{self.base_url}",
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            http=self.http,
+        )
+
+    @property
+    def tokens(self) -> int:
+        """``tokens_used`` under its former name (kept for existing callers)."""
+        return self.tokens_used
 
     @classmethod
     def parse(cls, spec: str, env: Mapping[str, str]) -> "ChatModel":
@@ -48,8 +68,8 @@ class ChatModel:
             VerifierUnavailable: when no answer comes after bounded retries (the runner
                 scores the episode as failed).
         """
-        response = post_with_retries(
-            f"{self.base_url}/chat/completions",
+        body = self.client.post(
+            "/chat/completions",
             {
                 "model": self.model,
                 "temperature": 0,
@@ -59,15 +79,11 @@ class ChatModel:
                     {"role": "user", "content": prompt},
                 ],
             },
-            name=f"--llm {self.model}@{self.base_url}",
-            api_key=self.api_key,
-            timeout=self.timeout,
-            retries=self.retries,
-            inspect=lambda response: None,
         )
-        body = response.json()
-        self.tokens += int(body.get("usage", {}).get("total_tokens", 0))
-        return str(body["choices"][0]["message"]["content"]).strip()
+        try:
+            return str(body["choices"][0]["message"]["content"]).strip()
+        except (KeyError, IndexError, TypeError) as exc:
+            raise VerifierUnavailable(f"{self.client.name}: malformed completion: {exc!r}") from exc
 
     def reader(self, episode: Episode, ctx: ReturnContext, view: MethodView) -> list[str | None]:
         """Answer each probe from the method's context; multiple choice when options exist."""

@@ -9,6 +9,7 @@ from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
+from readmit.verifiers.pairs import LabeledPair
 from readmit.verifiers.probes import PROBES
 
 
@@ -52,16 +53,16 @@ def _check_verifier(verifier: Verifier) -> int:
         try:
             [verdict] = verifier.judge([probe.pair])
         except VerifierUnavailable as exc:
-            click.echo(f"  {probe.kind:<20} unavailable: {exc}")
+            click.echo(f"  {_kind(probe):<20} unavailable: {exc}")
             continue
         answered += 1
         if verdict.abstained:
-            click.echo(f"  {probe.kind:<20} abstained: {verdict.reason[:60]}")
+            click.echo(f"  {_kind(probe):<20} abstained: {verdict.reason[:60]}")
             continue
         right += verdict.invalidates == probe.invalidates
         mark = "ok " if verdict.invalidates == probe.invalidates else "MISS"
         click.echo(
-            f"  {mark} {probe.kind:<20} invalidates={verdict.invalidates!s:<5} "
+            f"  {mark} {_kind(probe):<20} invalidates={verdict.invalidates!s:<5} "
             f"confidence={verdict.confidence:.2f}  {verdict.reason[:60]}"
         )
     elapsed = time.perf_counter() - start
@@ -88,9 +89,13 @@ def _check_embedder(embedder: Embedder) -> bool:
         nearest = items[order[0]]
         right += nearest.id == probe.pair.earlier.id
         mark = "ok " if nearest.id == probe.pair.earlier.id else "MISS"
-        click.echo(f"  {mark} {probe.kind:<20} nearest: {nearest.text[:60]}")
+        click.echo(f"  {mark} {_kind(probe):<20} nearest: {nearest.text[:60]}")
     click.echo(
         f"{embedder.name}: {right}/{len(broken)} nearest right among {len(items)} items, "
         f"{1000 * elapsed:.1f} ms"
     )
     return True
+
+
+def _kind(probe: LabeledPair) -> str:
+    return probe.kind.replace("_", " ")

@@ -3,28 +3,30 @@
 ``openai-compat`` posts to ``/embeddings`` of any OpenAI-compatible server
 (vLLM, Ollama, llama.cpp, hosted APIs; key from ``READMIT_EMBEDDINGS_API_KEY``).
 ``gguf`` serves a GGUF file you already have in-process with llama.cpp's server
-in embedding mode (``pip install 'readmit[gguf]'``); `readmit.plugins.make_embedder`
-builds either from its spec. Vectors are kept per text,
-so an item is embedded once per process, not once per return. Any transport
-error, timeout or malformed answer raises `VerifierUnavailable`, and the
-scanner withholds what it could not screen.
+in embedding mode (``pip install 'readmit[gguf]'``). Both are entry points of the
+group ``readmit.embedders``, which `readmit.plugins.make_embedder` searches. Vectors
+are kept per text, so an item is embedded once per process, not once per return.
+Any transport error, timeout or malformed answer raises `VerifierUnavailable`, and
+the scanner withholds what it could not screen.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from readmit.admission.invalidation.embeddings import VectorCache
 from readmit.errors import VerifierUnavailable
-from readmit.verifiers.openai_compat import post_with_retries
+from readmit.verifiers.client import Counted, OpenAICompatClient, endpoint
+from readmit.verifiers.gguf import serve
 
 API_KEY_ENV = "READMIT_EMBEDDINGS_API_KEY"
 
 
 @dataclass
-class OpenAICompatEmbedder:
+class OpenAICompatEmbedder(Counted):
     """`Embedder` over ``/embeddings`` of one model."""
 
     model: str
@@ -34,12 +36,23 @@ class OpenAICompatEmbedder:
     retries: int = 2
     batch: int = 64
     """Texts per request."""
-    calls: int = 0
-    tokens_used: int = 0
     keepalive: object | None = field(default=None, repr=False)
     label: str | None = None
     """The identity to report, when the URL is not one (a loopback port)."""
     cache: VectorCache = field(default_factory=VectorCache, repr=False)
+    http: httpx.Client | None = field(default=None, repr=False)
+    """The connection pool to use (shared, or with an injected transport)."""
+    client: OpenAICompatClient = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.client = OpenAICompatClient(
+            self.base_url,
+            self.name,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            http=self.http,
+        )
 
     @property
     def name(self) -> str:
@@ -55,37 +68,45 @@ class OpenAICompatEmbedder:
         return found
 
     def _post(self, texts: list[str]) -> list[list[float]]:
-        response = post_with_retries(
-            f"{self.base_url}/embeddings",
-            {"model": self.model, "input": texts},
-            name=self.name,
-            api_key=self.api_key,
-            timeout=self.timeout,
-            retries=self.retries,
-            inspect=self._count,
-        )
-        vectors, tokens = parse_embeddings(response, len(texts))
-        self.tokens_used += tokens
-        return vectors
-
-    def _count(self, response: httpx.Response) -> None:
-        self.calls += 1
+        body = self.client.post("/embeddings", {"model": self.model, "input": texts})
+        return parse_embeddings(body, len(texts))
 
 
-def parse_embeddings(response: httpx.Response, count: int) -> tuple[list[list[float]], int]:
-    """The vectors of an ``/embeddings`` answer, in input order, and the tokens it used.
+def parse_embeddings(body: Mapping[str, Any], count: int) -> list[list[float]]:
+    """The vectors of an ``/embeddings`` answer, in input order.
 
     Raises:
         VerifierUnavailable: if the answer is malformed or holds the wrong number of vectors.
     """
     try:
-        body: dict[str, Any] = response.json()
         rows = sorted(body["data"], key=lambda row: int(row["index"]))
         vectors = [[float(x) for x in row["embedding"]] for row in rows]
-        usage = body.get("usage") or {}
-        tokens = int(usage.get("total_tokens") or usage.get("prompt_tokens") or 0)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise VerifierUnavailable(f"malformed embeddings: {exc!r}") from exc
     if len(vectors) != count or any(not v for v in vectors):
         raise VerifierUnavailable(f"{len(vectors)} vectors for {count} texts")
-    return vectors, tokens
+    return vectors
+
+
+def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatEmbedder:
+    """Build from ``MODEL@BASE_URL`` (entry point ``openai-compat``).
+
+    Raises:
+        ConfigError: if the argument is not ``MODEL@http(s)://...``.
+    """
+    model, url = endpoint(argument, "openai-compat:")
+    return OpenAICompatEmbedder(
+        model=model, base_url=url, api_key=(settings or {}).get(API_KEY_ENV)
+    )
+
+
+def gguf_factory(argument: str) -> OpenAICompatEmbedder:
+    """Serve the GGUF file ``PATH`` in embedding mode (entry point ``gguf``).
+
+    Raises:
+        ConfigError: if no path is given, the file is missing or xllamacpp is not installed.
+    """
+    server, label = serve(argument, embedding=True)
+    return OpenAICompatEmbedder(
+        model=Path(argument).stem, base_url=server.base_url, keepalive=server, label=label
+    )

@@ -7,14 +7,15 @@ verifier decides), and the two worked examples are in domains of their own.
 """
 
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+import httpx
 
 from readmit.admission.invalidation.implicit import Later
 from readmit.errors import VerifierUnavailable
-from readmit.verifiers.openai_compat import API_KEY_ENV, endpoint, post_with_retries
+from readmit.verifiers.client import Counted, OpenAICompatClient, endpoint
+from readmit.verifiers.openai_compat import API_KEY_ENV
 
 RULES = """\
 You find which LATER observations could make an EARLIER note unsafe to act on now.
@@ -69,7 +70,7 @@ def _text(later: Later) -> str:
 
 
 @dataclass
-class OpenAICompatScan:
+class OpenAICompatScan(Counted):
     """`DependencyScan` over ``/chat/completions`` of one model."""
 
     model: str
@@ -79,9 +80,19 @@ class OpenAICompatScan:
     window: int = 8
     timeout: float = 60.0
     retries: int = 2
-    calls: int = 0
-    tokens_used: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    http: httpx.Client | None = field(default=None, repr=False)
+    """The connection pool to use (shared, or with an injected transport)."""
+    client: OpenAICompatClient = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.client = OpenAICompatClient(
+            self.base_url,
+            self.name,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            http=self.http,
+        )
 
     @property
     def name(self) -> str:
@@ -97,37 +108,12 @@ class OpenAICompatScan:
             ]
         messages.append({"role": "user", "content": prompt(target, premises, texts)})
         request = {"model": self.model, "temperature": 0, "max_tokens": 12, "messages": messages}
-        body = self._post(request)
+        body = self.client.post("/chat/completions", request)
         try:
             answer = str(body["choices"][0]["message"]["content"] or "")
         except (KeyError, IndexError, TypeError) as exc:
             raise VerifierUnavailable(f"{self.name}: malformed completion: {exc!r}") from exc
         return read_numbers(answer, len(texts))
-
-    def _post(self, request: dict[str, Any]) -> dict[str, Any]:
-        def count(_: object) -> None:
-            with self._lock:
-                self.calls += 1
-
-        response = post_with_retries(
-            f"{self.base_url}/chat/completions",
-            request,
-            name=self.name,
-            api_key=self.api_key,
-            timeout=self.timeout,
-            retries=self.retries,
-            inspect=count,
-        )
-        try:
-            body = response.json()
-        except ValueError as exc:
-            raise VerifierUnavailable(f"{self.name}: the answer is not JSON") from exc
-        if not isinstance(body, dict):
-            raise VerifierUnavailable(f"{self.name}: the answer is not a JSON object")
-        usage = body.get("usage") or {}
-        with self._lock:
-            self.tokens_used += int(usage.get("total_tokens", 0))
-        return body
 
 
 def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatScan:
