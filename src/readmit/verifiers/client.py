@@ -74,6 +74,8 @@ class OpenAICompatClient:
     http: httpx.Client | None = field(default=None, repr=False)
     """The connection pool; created on first use unless given (to share or inject one)."""
     usage: Usage = field(default_factory=Usage)
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    """Waits out a backoff (a test passes its own clock)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -138,7 +140,7 @@ class OpenAICompatClient:
 
     def _wait(self, attempt: int) -> None:
         if self.backoff:
-            time.sleep(self.backoff * 2**attempt)
+            self.sleep(self.backoff * 2**attempt)
 
 
 class Counted:

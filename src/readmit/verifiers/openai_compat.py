@@ -41,6 +41,7 @@ __all__ = [
     "DECIDE_AT_ENV",
     "MODES",
     "SCHEMA",
+    "TIMEOUT_ENV",
     "OpenAICompatVerifier",
     "endpoint",
     "factory",
@@ -53,6 +54,8 @@ API_KEY_ENV = "READMIT_VERIFIER_API_KEY"
 DECIDE_AT_ENV = "READMIT_VERIFIER_DECIDE_AT"
 """P(yes) at or above which a one-token verdict says "invalidates" (calibrated per model;
 the policy's τ still applies to the verdict's confidence)."""
+TIMEOUT_ENV = "READMIT_VERIFIER_TIMEOUT"
+"""Seconds one request may take (default 60; a small local model on a busy CPU needs more)."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -223,15 +226,17 @@ def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAIC
         model=model,
         base_url=url,
         api_key=settings.get(API_KEY_ENV),
-        decide_at=_cut_off(settings.get(DECIDE_AT_ENV, "0.5")),
+        decide_at=_number(settings, DECIDE_AT_ENV, "0.5", 0.0, 1.0),
+        timeout=_number(settings, TIMEOUT_ENV, "60", 0.001, 86400.0),
     )
 
 
-def _cut_off(text: str) -> float:
+def _number(settings: Mapping[str, str], name: str, default: str, low: float, high: float) -> float:
+    text = settings.get(name, default)
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{DECIDE_AT_ENV} must be a number in [0, 1], not {text!r}")
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be a number in [{low:g}, {high:g}], not {text!r}")
     return value
