@@ -1,5 +1,7 @@
 """The shared OpenAI-compatible client: retries, backoff, timeouts, counters, answers."""
 
+import gc
+
 import httpx
 import pytest
 
@@ -137,3 +139,27 @@ def test_usage_is_read_leniently(usage: object, counted: tuple[int, int]) -> Non
 def test_nonsense_limits_are_a_config_error(bad: dict[str, float]) -> None:
     with pytest.raises(ConfigError):
         OpenAICompatClient("http://127.0.0.1:9/v1", "m", **bad)  # type: ignore[arg-type]
+
+
+def test_a_pool_of_its_own_is_closed_when_the_client_goes() -> None:
+    # Kept-alive sockets of a dropped client would otherwise close only when collected,
+    # with a ResourceWarning each.
+    made = OpenAICompatClient("http://127.0.0.1:9/v1", "m")
+    pool = made._pool()
+
+    del made
+    gc.collect()
+
+    assert pool.is_closed
+
+
+def test_a_pool_that_was_given_stays_open() -> None:
+    given = httpx.Client()
+    made = OpenAICompatClient("http://127.0.0.1:9/v1", "m", http=given)
+    made._pool()
+
+    del made
+    gc.collect()
+
+    assert not given.is_closed
+    given.close()

@@ -10,6 +10,7 @@ names: `Usage` (``calls``, ``tokens_used``, ``generated_tokens``).
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,6 +137,9 @@ class OpenAICompatClient:
         with self._lock:
             if self.http is None:
                 self.http = httpx.Client()
+                # A pool of our own closes its kept-alive connections when this client goes
+                # (a pool that was given belongs to whoever gave it).
+                weakref.finalize(self, self.http.close)
             return self.http
 
     def _wait(self, attempt: int) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from readmit.errors import ConfigError
-from readmit.verifiers.openai_compat import OpenAICompatVerifier
+from readmit.verifiers.openai_compat import OpenAICompatVerifier, timeout_setting
 
 
 class GgufServer:
@@ -89,8 +89,17 @@ def serve(argument: str, *, embedding: bool = False) -> tuple[GgufServer, str]:
 
 
 def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatVerifier:
-    """Serve ``PATH`` and return a verifier over it (the server lives as long as the verifier)."""
+    """Serve ``PATH`` and return a verifier over it (the server lives as long as the verifier).
+
+    Raises:
+        ConfigError: if the file or xllamacpp is missing, or the timeout setting is bad.
+    """
+    timeout = timeout_setting(settings or {})
     server, label = serve(argument)
     return OpenAICompatVerifier(
-        model=Path(argument).stem, base_url=server.base_url, keepalive=server, label=label
+        model=Path(argument).stem,
+        base_url=server.base_url,
+        keepalive=server,
+        label=label,
+        timeout=timeout,
     )

@@ -227,8 +227,17 @@ def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAIC
         base_url=url,
         api_key=settings.get(API_KEY_ENV),
         decide_at=_number(settings, DECIDE_AT_ENV, "0.5", 0.0, 1.0),
-        timeout=_number(settings, TIMEOUT_ENV, "60", 0.001, 86400.0),
+        timeout=timeout_setting(settings),
     )
+
+
+def timeout_setting(settings: Mapping[str, str]) -> float:
+    """The request timeout ``settings`` give (`TIMEOUT_ENV`), 60 s if none.
+
+    Raises:
+        ConfigError: if it is not a number of seconds in (0, 86400].
+    """
+    return _number(settings, TIMEOUT_ENV, "60", 0.001, 86400.0)
 
 
 def _number(settings: Mapping[str, str], name: str, default: str, low: float, high: float) -> float:
