@@ -21,7 +21,7 @@ from readmit.admission.invalidation.scanner import propose
 from readmit.bench.timing import best
 from readmit.model import Item
 from readmit.verifiers import wordllama_embedder
-from readmit.verifiers.probes import sourced_item
+from readmit.verifiers.pairs import sourced_item
 from readmit.verifiers.wordllama_embedder import WordLlamaEmbedder
 
 VOCABULARY = """
