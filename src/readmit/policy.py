@@ -1,14 +1,25 @@
-"""Policy: the method's knobs (γ, ρ, B_n, B_c, τ, on_incomplete) as one frozen value."""
+"""Policy: the method's knobs (γ, ρ, B_n, B_c, τ, on_incomplete) as one frozen value.
 
-from dataclasses import asdict, dataclass, replace
+Each setting's type says what it may hold (strict: no bools for numbers, no strings
+for numbers, no NaN); pydantic checks a policy when it is made and when overrides
+(a scenario's ``policy``, the server's ``--policy`` file) are applied, so the field
+list is written once, here.
+"""
+
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import timedelta
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, create_model
 
 from readmit.canonical import digest
 from readmit.errors import ConfigError
 
 SelectionMode = Literal["obligations", "relevance"]
+
+MAX_VIEW_TTL = timedelta(days=366)
+"""The longest a view may ever stay valid, whatever a policy asks (servers cap it lower)."""
 
 
 class OnIncomplete(StrEnum):
@@ -20,51 +31,77 @@ class OnIncomplete(StrEnum):
     """Return with no inherited memory."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Says:
+    """What a setting must be, as its error message says it."""
+
+    text: str
+
+
+_Count = Annotated[int, Field(ge=1), _Says("must be a positive integer")]
+_Limit = Annotated[Annotated[int, Field(ge=1)] | None, _Says("must be a positive integer or null")]
+_Share = Annotated[float, Field(ge=0, le=1), _Says("must be a number in [0, 1]")]
+_Flag = Annotated[bool, _Says("must be true or false")]
+_Selection = Annotated[SelectionMode, _Says("must be 'obligations' or 'relevance'")]
+_OnIncomplete = Annotated[OnIncomplete, Strict(False), _Says("must be 'block' or 'reset'")]
+"""Not strict: a string (``"block"``) names the member."""
+_TTL = Annotated[
+    timedelta,
+    Field(gt=timedelta(0), le=MAX_VIEW_TTL),
+    _Says("must be positive and at most a year"),
+]
+_TTL_SECONDS = Annotated[
+    float,
+    Field(gt=0, le=MAX_VIEW_TTL.total_seconds(), allow_inf_nan=False),
+    _Says(f"must be a number of seconds in (0, {MAX_VIEW_TTL.total_seconds():.0f}]"),
+]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Policy:
     """Admission settings for one return."""
 
-    max_items: int = 32
+    max_items: _Count = 32
     """B_n: item-count budget of the Return View."""
-    max_chars: int = 8192
+    max_chars: _Count = 8192
     """B_c: character budget of the Return View."""
-    max_item_chars: int = 2048
+    max_item_chars: _Count = 2048
     """Per-item size budget (gate); longer items are ``over_item_budget``."""
-    gamma: float = 1.0
+    gamma: _Share = 1.0
     """γ: required obligation coverage Cov(S)."""
-    rho: float = 1.0
+    rho: _Share = 1.0
     """ρ: required critical-dependency coverage Crit(S)."""
-    threshold: float = 0.65
+    threshold: _Share = 0.65
     """τ: minimum verifier confidence to accept an implicit invalidation."""
-    on_incomplete: OnIncomplete = OnIncomplete.BLOCK
-    fill: bool = True
+    on_incomplete: _OnIncomplete = OnIncomplete.BLOCK
+    fill: _Flag = True
     """After covering obligations, fill the remaining budgets with the newest eligible items."""
-    implicit: bool = True
+    implicit: _Flag = True
     """Ablation switch: run implicit invalidation (scanner + verifier)."""
-    selection: SelectionMode = "obligations"
+    selection: _Selection = "obligations"
     """Ablation switch: ``obligations`` (TRACE §3.4) or ``relevance`` (rank by overlap with the
     open work, then recency, no reserved structure)."""
-    complete_view_gate: bool = True
+    complete_view_gate: _Flag = True
     """Ablation switch: withhold views whose coverage falls short of γ and ρ."""
-    source_bound_readmission: bool = True
+    source_bound_readmission: _Flag = True
     """Ablation switch: readmit only private memories whose source is in the view."""
-    batch_size: int = 4
+    batch_size: _Count = 4
     """Later observations per verifier call for one target item (bounded batches)."""
-    scan_top_k: int = 8
+    scan_top_k: _Count = 8
     """How many best BM25 matches the scanner proposes per later observation."""
-    scan_embed_top_k: int = 4
+    scan_embed_top_k: _Count = 4
     """How many nearest items by embedding it proposes (when an embedder is configured)."""
-    scan_per_item: int = 16
+    scan_per_item: _Count = 16
     """At most this many later observations are proposed against one item."""
-    max_judgments: int | None = None
+    max_judgments: _Limit = None
     """Verifier calls one return may make (each judges one item against at most
     ``batch_size`` observations); ``None``: four per item the view can hold
     (``4 × max_items``). Items the selector wants after the budget is spent are withheld
     as ``unscreened``; cached verdicts count too, so a decision never depends on what a
     cache happens to hold."""
-    max_judgment_tokens: int | None = None
+    max_judgment_tokens: _Limit = None
     """LLM tokens one return may spend on judgments (``None``: no limit but the calls)."""
-    view_ttl: timedelta = timedelta(hours=1)
+    view_ttl: _TTL = timedelta(hours=1)
     """How long an issued Return View stays valid."""
 
     @property
@@ -80,24 +117,10 @@ class Policy:
         return values
 
     def __post_init__(self) -> None:
-        problems = [
-            *_positive(max_items=self.max_items, max_chars=self.max_chars),
-            *_positive(max_item_chars=self.max_item_chars, batch_size=self.batch_size),
-            *_positive(scan_top_k=self.scan_top_k, scan_embed_top_k=self.scan_embed_top_k),
-            *_positive(scan_per_item=self.scan_per_item),
-            *_positive_or_none(
-                max_judgments=self.max_judgments, max_judgment_tokens=self.max_judgment_tokens
-            ),
-            *_unit(gamma=self.gamma, rho=self.rho, threshold=self.threshold),
-        ]
-        flags = ("fill", "implicit", "complete_view_gate", "source_bound_readmission")
-        problems += [f"{f} must be true or false" for f in flags if not _is_bool(getattr(self, f))]
-        if self.selection not in ("obligations", "relevance"):
-            problems.append("selection must be 'obligations' or 'relevance'")
-        if not timedelta(0) < self.view_ttl <= MAX_VIEW_TTL:
-            problems.append("view_ttl must be positive and at most a year")
-        if problems:
-            raise ConfigError("invalid policy: " + "; ".join(problems))
+        # Checked and normalized (an int γ becomes a float), so equal policies digest alike.
+        values = _checked(_FIELDS, {f.name: getattr(self, f.name) for f in fields(self)})
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def judgment_calls(self) -> int:
@@ -130,78 +153,70 @@ class Policy:
         return replace(self, **switches[name])  # type: ignore[arg-type]
 
     def with_overrides(self, overrides: dict[str, Any]) -> "Policy":
-        """Return a copy with scenario-style overrides applied (unknown names are errors)."""
-        known = {
-            "max_items",
-            "max_chars",
-            "max_item_chars",
-            "gamma",
-            "rho",
-            "threshold",
-            "on_incomplete",
-            "fill",
-            "implicit",
-            "selection",
-            "complete_view_gate",
-            "source_bound_readmission",
-            "batch_size",
-            "scan_top_k",
-            "scan_embed_top_k",
-            "scan_per_item",
-            "max_judgments",
-            "max_judgment_tokens",
-            "view_ttl_seconds",
-        }
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ConfigError(f"unknown policy field(s): {', '.join(unknown)}")
-        values = dict(overrides)
+        """Return a copy with scenario-style overrides applied.
+
+        The names are the fields', but ``view_ttl_seconds`` (a number) for ``view_ttl``.
+
+        Raises:
+            ConfigError: naming every unknown name, or every setting of the wrong type
+                or out of range.
+        """
+        values = _checked(_OVERRIDES, overrides)
         if "view_ttl_seconds" in values:
-            values["view_ttl"] = _ttl(values.pop("view_ttl_seconds"))
-        if "on_incomplete" in values:
-            try:
-                values["on_incomplete"] = OnIncomplete(values["on_incomplete"])
-            except ValueError:
-                raise ConfigError("on_incomplete must be 'block' or 'reset'") from None
-        try:
-            return replace(self, **values)
-        except TypeError as exc:
-            raise ConfigError(f"invalid policy override: {exc}") from exc
+            values["view_ttl"] = timedelta(seconds=values.pop("view_ttl_seconds"))
+        return replace(self, **values)
 
 
-MAX_VIEW_TTL = timedelta(days=366)
-"""The longest a view may ever stay valid, whatever a policy asks (servers cap it lower)."""
+def _model(name: str, hints: dict[str, Any]) -> type[BaseModel]:
+    definitions: dict[str, Any] = {field: (hint, None) for field, hint in hints.items()}
+    config = ConfigDict(strict=True, extra="forbid")
+    model: type[BaseModel] = create_model(name, __config__=config, **definitions)
+    return model
 
 
-def _ttl(seconds: object) -> timedelta:
-    """``view_ttl_seconds`` as a duration: a number of seconds in (0, one year]."""
-    most = MAX_VIEW_TTL.total_seconds()
-    # Compared, never converted first: NaN fails every comparison, and a huge integer
-    # would overflow a float or a timedelta.
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds <= most:
-        raise ConfigError(f"view_ttl_seconds must be a number of seconds in (0, {most:.0f}]")
-    return timedelta(seconds=seconds)
+def _says(hint: Any) -> str:
+    return next(m.text for m in hint.__metadata__ if isinstance(m, _Says))
 
 
-def _positive(**values: int) -> list[str]:
-    return [f"{n} must be a positive integer" for n, v in values.items() if not _is_int(v) or v < 1]
+_HINTS = get_type_hints(Policy, include_extras=True)
+_FIELDS = _model("PolicyFields", {f.name: _HINTS[f.name] for f in fields(Policy)})
+_OVERRIDES = _model(
+    "PolicyOverrides",
+    {
+        ("view_ttl_seconds" if f.name == "view_ttl" else f.name): (
+            _TTL_SECONDS if f.name == "view_ttl" else _HINTS[f.name]
+        )
+        for f in fields(Policy)
+    },
+)
+_SAYS = {name: _says(hint) for name, hint in _HINTS.items()} | {
+    "view_ttl_seconds": _says(_TTL_SECONDS)
+}
 
 
-def _positive_or_none(**values: int | None) -> list[str]:
-    return _positive(**{n: v for n, v in values.items() if v is not None})
+def _checked(model: type[BaseModel], values: object) -> dict[str, Any]:
+    """The given settings, validated by ``model`` (only those given).
+
+    Raises:
+        ConfigError: for unknown names (all named) or bad values (each with what it must be).
+    """
+    if not isinstance(values, dict):
+        raise ConfigError("invalid policy: expected an object of policy settings")
+    try:
+        checked = model.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc)) from None
+    return {name: getattr(checked, name) for name in checked.model_fields_set}
 
 
-def _unit(**values: float) -> list[str]:
-    return [f"{n} must be a number in [0, 1]" for n, v in values.items() if not _in_unit(v)]
-
-
-def _is_bool(value: object) -> bool:
-    return isinstance(value, bool)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _in_unit(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+def _problems(error: ValidationError) -> str:
+    unknown, bad = [], []
+    for problem in error.errors():
+        name = str(problem["loc"][0]) if problem["loc"] else "policy"
+        if problem["type"] == "extra_forbidden":
+            unknown.append(name)
+        elif name not in bad:
+            bad.append(name)
+    if unknown:
+        return f"unknown policy field(s): {', '.join(sorted(unknown))}"
+    return "invalid policy: " + "; ".join(f"{name} {_SAYS[name]}" for name in bad)
