@@ -1,9 +1,11 @@
 """One return, end to end: build C, run the pipeline, keep the decision in the audit log.
 
-Every path that decides a return (a replayed scenario, an in-process team member of
-an integration) goes through `decide`, so each records the same thing the same way.
+Every path that decides a return (a replayed scenario, the service's agents over HTTP
+and MCP, an in-process team member of an integration) goes through `decide`, so each
+records the same thing the same way.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,8 +48,13 @@ def decide(
     embedder: Embedder | None = None,
     query: str | None = None,
     dependency_scan: DependencyScan | None = None,
+    before_record: Callable[[], None] | None = None,
 ) -> Decided:
-    """Decide ``request`` on ``store`` and append the decision to its audit log."""
+    """Decide ``request`` on ``store`` and append the decision to its audit log.
+
+    ``before_record`` runs between the decision and the audit record: raising there
+    (a client that went away) leaves nothing recorded.
+    """
     ctx = store.return_context(workspace, request)
     decision = admit(
         ctx,
@@ -59,6 +66,8 @@ def decide(
         query=query,
         dependency_scan=dependency_scan,
     )
+    if before_record is not None:
+        before_record()
     record = decision_json(decision, ctx)
     record["id"] = store.record_decision(
         workspace,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from readmit.admission import admit
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.embeddings import Embedder
@@ -21,6 +20,7 @@ from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.view import redact, verify_view
 from readmit.clock import format_time, now
 from readmit.config import signer_from_env
+from readmit.decide import decide
 from readmit.errors import (
     Abandoned,
     ConfigError,
@@ -36,7 +36,6 @@ from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
 from readmit.model import Agent, Experience, Item
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
-from readmit.report import decision_json
 from readmit.service.ids import namespaced, own, ref
 from readmit.service.keys import key_hash
 from readmit.service.limits import Limits, Throttle, check_strings
@@ -232,30 +231,21 @@ class Service:
             purpose=purpose,
         )
         stop = _stopper(cancel)
-        ctx = self.store.return_context(caller.workspace, request)
-        decision = admit(
-            ctx,
+        decided = decide(
+            self.store,
+            caller.workspace,
+            request,
             policy=self.policy,
             verifier=self.verifier,
             signer=self.signer,
             embedder=self.embedder,
             on_progress=stop,
+            before_record=lambda: stop(0, 0),
         )
-        stop(0, 0)
-        record = decision_json(decision, ctx)
-        stored = self.store.record_decision(
-            caller.workspace,
-            caller.agent.id,
-            when,
-            ctx.epoch,
-            decision.outcome,
-            record,
-            judgment=decision.judgment,
-        )
-        shown = _for_agent(record)
-        shown["decision"] = self._own_ids(caller)[stored]
-        if isinstance(decision, Issued):
-            shown["readmitted"] = [_memory_json(e) for e in decision.readmitted]
+        shown = _for_agent(decided.record)
+        shown["decision"] = self._own_ids(caller)[decided.id]
+        if isinstance(decided.decision, Issued):
+            shown["readmitted"] = [_memory_json(e) for e in decided.decision.readmitted]
         return shown
 
     def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> dict[str, Any]:
