@@ -1,5 +1,6 @@
 """Scenario files: every valid file replays, bad ones are rejected by event before anything runs."""
 
+import ast
 import copy
 import json
 from collections.abc import Callable
@@ -9,10 +10,21 @@ from typing import Any
 
 import pytest
 
+import readmit.scenario
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.scenario import load_scenario, read_scenario
+from readmit.replay import check_references, replay
+from readmit.scenario import Scenario, load_scenario, read_scenario
+from readmit.signing import HmacSha256Signer
+from readmit.store.sqlite import SQLiteStore
 
 Mutation = Callable[[dict[str, Any]], None]
+
+
+def validated(data: object) -> Scenario:
+    """Load ``data`` and check its references, as `replay` does before it writes."""
+    scenario = load_scenario(data)
+    check_references(scenario)
+    return scenario
 
 
 def event(index: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -117,7 +129,7 @@ def test_bad_scenarios_name_the_event_and_the_problem(case: Case, travel: dict[s
     case.mutate(travel)
 
     with pytest.raises(InvalidEvent) as raised:
-        load_scenario(travel)
+        validated(travel)
 
     assert raised.value.event_id == case.names
     assert case.problem in raised.value.problem
@@ -203,3 +215,78 @@ def test_the_spec_example_is_a_valid_scenario(tmp_path: Path) -> None:
     scenario = read_scenario(path)
 
     assert [s.op for s in scenario.steps] == ["assert", "depart", "revoke", "return"]
+
+
+REFERENCE_CASES = {"unknown author", "unknown agent departs", "unknown target", "missing evidence"}
+REFERENCE_CASES |= {"dangling premise", "duplicate item id", "experience with unknown source"}
+REFERENCE_CASES |= {"return before any departure", "revoke twice"}
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id) for c in CASES if c.id in REFERENCE_CASES]
+)
+def test_references_are_the_stores_to_judge_and_replay_judges_them_before_writing(
+    case: Case, travel: dict[str, Any]
+) -> None:
+    case.mutate(travel)
+    scenario = load_scenario(travel)  # parsing alone needs no store
+    store = SQLiteStore(":memory:")
+
+    with pytest.raises(InvalidEvent) as raised:
+        replay(scenario, store, verifier=None, signer=HmacSha256Signer(b"k" * 32))
+
+    assert raised.value.event_id == case.names
+    assert case.problem in raised.value.problem
+    assert store.agents(travel["workspace"]) == {}  # not even the workspace was written
+    store.close()
+
+
+def test_scenario_parsing_imports_no_store_and_no_replay() -> None:
+    tree = ast.parse(Path(readmit.scenario.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+
+    assert not {m for m in imported if m and m.startswith(("readmit.store", "readmit.replay"))}
+
+
+def _evidence(s: dict[str, Any]) -> dict[str, Any]:
+    return s["events"][16]["source"]  # type: ignore[no-any-return]
+
+
+NAMESPACED = [
+    ("an event id", lambda s: s["events"][2].update(id="A1/e2"), "A1/e2", "A1/e2"),
+    ("an item id", _item(2, id="A2/h9"), "e2", "A2/h9"),
+    ("an evidence id", lambda s: _evidence(s).update(id="A3/src"), "e16", "A3/src"),
+    ("an obligation id", lambda s: s["events"][4]["obligation"].update(id="X1/o"), "e4", "X1/o"),
+    (
+        "a frontier id",
+        lambda s: s["events"][4]["obligation"]["frontier"].update(id="A1/f"),
+        "e4",
+        "A1/f",
+    ),
+    ("a memory id", lambda s: s["events"][5]["experience"].update(id="A1/m"), "e5", "A1/m"),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "names", "given"), [pytest.param(m, n, g, id=i) for i, m, n, g in NAMESPACED]
+)
+def test_an_id_in_an_agents_namespace_is_refused_naming_the_event(
+    mutate: Mutation, names: str, given: str, travel: dict[str, Any]
+) -> None:
+    mutate(travel)
+
+    with pytest.raises(InvalidEvent) as raised:
+        load_scenario(travel)
+
+    assert raised.value.code == "invalid_event"
+    assert raised.value.event_id == names
+    assert f"id {given!r} is in agent {given.split('/')[0]!r}'s namespace" in raised.value.problem
+
+
+def test_a_slash_outside_any_agents_namespace_is_still_an_id(travel: dict[str, Any]) -> None:
+    travel["events"][2]["item"]["id"] = "Z9/h9"
+
+    scenario = load_scenario(travel)
+
+    assert scenario.steps[2].item.id == "Z9/h9"  # type: ignore[union-attr]

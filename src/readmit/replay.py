@@ -12,8 +12,26 @@ from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
 from readmit.scenario import Scenario
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
+from readmit.store.sqlite import SQLiteStore
 
 OnReturn = Callable[[ReturnRequest], None]
+
+
+def check_references(scenario: Scenario) -> None:
+    """Check every reference of ``scenario`` by recording it on a throwaway in-memory store.
+
+    Authors, agents, targets, premises, cited evidence, experience sources and returns
+    without a departure are judged by the store itself, so a scenario is refused for
+    exactly what a store would refuse, with the same message, naming the event.
+
+    Raises:
+        InvalidEvent: naming the first event a store refuses.
+    """
+    store = SQLiteStore(":memory:")
+    try:
+        apply_steps(scenario, store, on_return=None)
+    finally:
+        store.close()
 
 
 def apply_steps(scenario: Scenario, store: WorkStateStore, on_return: OnReturn | None) -> None:
@@ -58,8 +76,10 @@ def replay(
 ) -> list[dict[str, Any]]:
     """Run ``scenario`` on ``store``; return one decision record per ``return`` event.
 
-    Every decision is also appended to the store's audit log.
+    Every reference is checked first (`check_references`), so a scenario the store would
+    refuse halfway writes nothing. Every decision is also appended to the store's audit log.
     """
+    check_references(scenario)
     decisions: list[dict[str, Any]] = []
 
     def on_return(request: ReturnRequest) -> None:

@@ -1,10 +1,11 @@
 """Scenario files (``readmit.scenario/1``, spec §7): a workspace history as data.
 
-`load_scenario` validates a whole file before anything runs: the shape of
-every event, time order, unique ids, policy overrides, and — by replaying the
-history on a throwaway in-memory store without admission — every reference
-(authors, agents, targets, premises, cited evidence, experience sources,
-returns without a departure). Errors name the event.
+`load_scenario` validates a whole file without a store: the shape of every
+event, time order, unique event ids, policy overrides, and ids that would fall in
+an agent's namespace. References (authors, agents, targets, premises, cited
+evidence, experience sources, returns without a departure) are the store's to
+judge: `readmit.replay.check_references` replays the history on a throwaway store,
+and `readmit.replay.replay` runs it before it writes anything. Errors name the event.
 """
 
 from collections.abc import Sequence
@@ -16,7 +17,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.events import ReturnRequest, Step
+from readmit.events import (
+    Assert,
+    Evidence,
+    OpenObligation,
+    RecordExperience,
+    ReturnRequest,
+    Step,
+    Supersede,
+)
 from readmit.model import Agent
 from readmit.policy import Policy
 from readmit.wire import Name, parse_step
@@ -70,7 +79,7 @@ def read_scenario(path: Path) -> Scenario:
 
 
 def load_scenario(data: object) -> Scenario:
-    """Validate scenario data (already parsed from JSON) as a whole.
+    """Validate scenario data (already parsed from JSON) as a whole, references aside.
 
     Raises:
         InvalidInput: naming the field or event at fault (`InvalidEvent` for events).
@@ -88,15 +97,14 @@ def load_scenario(data: object) -> Scenario:
     policy = Policy().with_overrides(raw.policy)
     steps = tuple(parse_step(event, index) for index, event in enumerate(raw.events))
     _check_order(steps)
+    _check_namespaces(steps, agents)
     for step in steps:
         if isinstance(step, ReturnRequest):
             try:
                 policy.with_overrides(dict(step.policy))
             except InvalidInput as exc:
                 raise InvalidEvent(step.id, str(exc)) from None
-    scenario = Scenario(workspace=raw.workspace, agents=agents, policy=policy, steps=steps)
-    _check_references(scenario)
-    return scenario
+    return Scenario(workspace=raw.workspace, agents=agents, policy=policy, steps=steps)
 
 
 def _check_order(steps: Sequence[Step]) -> None:
@@ -109,13 +117,30 @@ def _check_order(steps: Sequence[Step]) -> None:
             raise InvalidEvent(step.id, f"time goes backwards ({step.at} is before {before.at})")
 
 
-def _check_references(scenario: Scenario) -> None:
-    # Imported here: the store layer builds on this module's callers, not the reverse.
-    from readmit.replay import apply_steps
-    from readmit.store.sqlite import SQLiteStore
+def new_ids(step: Step) -> tuple[str, ...]:
+    """The ids ``step`` gives to new things: the event's, and its item's, source's, etc."""
+    match step:
+        case Assert() | Supersede():
+            return (step.id, step.item.id)
+        case Evidence():
+            return (step.id, step.source_id)
+        case OpenObligation():
+            return (step.id, step.obligation.id, step.obligation.frontier_id)
+        case RecordExperience():
+            return (step.id, step.experience_id)
+        case _:
+            return (step.id,)
 
-    store = SQLiteStore(":memory:")
-    try:
-        apply_steps(scenario, store, on_return=None)
-    finally:
-        store.close()
+
+def _check_namespaces(steps: Sequence[Step], agents: Sequence[Agent]) -> None:
+    """Refuse ids shaped ``<agent>/<x>``: the service stores an agent's own ids so."""
+    prefixes = [f"{a.id}/" for a in agents]
+    for step in steps:
+        for given in new_ids(step):
+            owner = next((p for p in prefixes if given.startswith(p)), None)
+            if owner is not None:
+                raise InvalidEvent(
+                    step.id,
+                    f"id {given!r} is in agent {owner[:-1]!r}'s namespace: the service stores "
+                    f"the ids that agent gives as {owner}ID, so a scenario may not use that form",
+                )

@@ -1,6 +1,7 @@
 """The offline suites reproduce the expected shape; loaders read the shipped samples."""
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
 
@@ -12,7 +13,9 @@ from readmit.bench.loaders import manbench, memora, stale
 from readmit.bench.methods import methods
 from readmit.bench.runner import Row, context, run
 from readmit.errors import InvalidInput
+from readmit.model import Agent
 from readmit.plugins import make_verifier
+from readmit.store.sqlite import SQLiteStore
 
 DATA = Path(__file__).parents[1] / "data"  # unmodified samples, with their licences
 ALL = methods(None, make_verifier("builtin"))
@@ -67,6 +70,23 @@ def test_every_method_sees_the_same_checkpoint() -> None:
 
     assert first.departure.item_ids == second.departure.item_ids
     assert [r.event.id for r in first.delta] == [r.event.id for r in second.delta]
+
+
+def test_each_episode_is_replayed_once_for_every_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    episodes = [returns.implicit(0, 4), returns.implicit(1, 4)]
+    created: list[str] = []
+    create = SQLiteStore.create_workspace
+
+    def counted(store: SQLiteStore, workspace: str, agents: Sequence[Agent]) -> None:
+        created.append(workspace)
+        create(store, workspace, agents)
+
+    monkeypatch.setattr(SQLiteStore, "create_workspace", counted)  # the real one, counted
+
+    rows = run(episodes, ALL)
+
+    assert len(rows) == len(episodes) * len(ALL)
+    assert len(created) == len(episodes)
 
 
 def test_the_stale_shaped_generator_round_trips_through_the_loader(tmp_path: Path) -> None:

@@ -55,8 +55,13 @@ class Row:
 def context(episode: Episode, scenario: Scenario | None = None) -> ReturnContext:
     """C for the episode's return: its history recorded into a fresh store.
 
-    The store is closed afterwards, so C carries no history loader: as in the paper's
-    single return, every item of D_a counts as screened through the departure.
+    This is the episode's one replay, and it checks the history's references as it goes
+    (`load_scenario` only parses). The store is closed afterwards, so C carries no history
+    loader: as in the paper's single return, every item of D_a counts as screened through
+    the departure.
+
+    Raises:
+        InvalidEvent: naming the first event of the history a store refuses.
     """
     scenario = scenario or load_scenario(episode.scenario)
     store = SQLiteStore(":memory:")
@@ -164,7 +169,7 @@ def run(
     """Every method on every episode (with ``threshold``, every episode's τ is that)."""
     rows: list[Row] = []
     for episode in episodes:
-        scenario = load_scenario(episode.scenario)  # validated and replayed once per episode
+        scenario = load_scenario(episode.scenario)  # parsed; context() replays it, once
         ctx = context(episode, scenario)
         policy = scenario.policy
         if threshold is not None:
