@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from readmit.bench.backends import BACKENDS
 from readmit.bench.episode import Episode
 from readmit.clock import format_time, now
 from readmit.errors import ConfigError, InvalidInput
@@ -105,6 +106,14 @@ def _episodes(
     default=None,
     help="τ for every episode: the verifier's calibrated threshold (default: each suite's).",
 )
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(BACKENDS),
+    help="Run TRACE through these memory backends side by side (the portability study) "
+    "instead of the methods through readmit's own store; repeatable.",
+)
 def bench(
     suites: tuple[str, ...],
     method_names: tuple[str, ...],
@@ -117,6 +126,7 @@ def bench(
     sample_seed: int,
     conditions: tuple[str, ...],
     threshold: float | None,
+    backends: tuple[str, ...],
 ) -> None:
     """Run return episodes through every method and report the paper's metrics."""
     from readmit.bench.llm import ChatModel, judge_episode
@@ -148,6 +158,9 @@ def bench(
         episodes = [e for e in episodes if e.condition in conditions]
     if sample is not None:
         episodes = _sample(episodes, sample, sample_seed)
+    if backends:
+        _portability(episodes, backends, verifier_spec, out, suites, seeds, teams, sample)
+        return
     with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
         rows = run(
             episodes,
@@ -175,6 +188,45 @@ def bench(
     paths = write(rows, out, meta, notes)
     for note in notes:
         click.echo(f"note: {note}", err=True)
+    click.echo(paths["markdown"].read_text(encoding="utf-8"))
+    click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
+
+
+def _portability(
+    episodes: list[Episode],
+    backends: tuple[str, ...],
+    verifier_spec: str,
+    out: Path,
+    suites: tuple[str, ...],
+    seeds: int,
+    teams: tuple[int, ...],
+    sample: int | None,
+) -> None:
+    """TRACE through each backend on the same episodes: results.json and results.md."""
+    from readmit.bench.backends import report, study
+    from readmit.plugins import make_verifier
+
+    verifier = make_verifier(verifier_spec, os.environ)
+    chosen = tuple(dict.fromkeys(backends))
+    with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
+        played = study.run(episodes, chosen, verifier, on_episode=lambda _: bar.update(1))
+    meta: dict[str, Any] = {
+        "at": format_time(now()),
+        "backends": list(chosen),
+        "suites": list(suites),
+        "seeds": seeds,
+        "teams": list(teams),
+        "sample": sample,
+        "verifier": verifier_spec,
+    }
+    paths = report.write(played, out, meta)
+    failed = [p for p in played if p.error is not None]
+    if failed:
+        click.echo(
+            f"warning: {len(failed)} runs failed (scored 0), first: {failed[0].backend} "
+            f"{failed[0].episode}: {failed[0].error}",
+            err=True,
+        )
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
     click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
 
