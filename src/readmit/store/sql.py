@@ -160,8 +160,7 @@ class SqlStore:
         self, workspace: str, events: Sequence[Event], *, clock: Clock | None = None
     ) -> list[Recorded]:
         with self._transaction(lock=workspace) as db:
-            writer = Writer(db, workspace, self.agents(workspace))
-            return [writer.write(event, clock) for event in events]
+            return Writer(db, workspace, self.agents(workspace)).append(events, clock)
 
     def _epoch(self, db: Connection, workspace: str) -> int:
         row = db.execute(

@@ -10,7 +10,8 @@ return, to every agent, until something restores its premise:
   news rather than undoing it, so the verdict stands).
 
 The writer of each event lapses the verdicts it restores (`lapse`, one indexed
-update an event), so a return reads standing verdicts without scanning the log.
+update an event, none while the workspace has no standing verdict), so a return
+reads standing verdicts without scanning the log.
 An item whose verdict lapsed is screened again, against what came after the
 restoring event. Evidence from a raw source (an ``evidence`` event) is never
 withdrawn, so its verdicts stand. Screening watermarks are kept per verifier:
@@ -115,6 +116,15 @@ def _text(db: Connection, workspace: str, item: str) -> str | None:
         "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
     ).fetchone()
     return None if row is None else item_from_json(json.loads(row[0])).text
+
+
+def any_standing(db: Connection, workspace: str) -> bool:
+    """Whether ``workspace`` has a verdict that has not lapsed (else no event can lapse one)."""
+    row = db.execute(
+        "SELECT 1 FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL LIMIT 1",
+        (workspace,),
+    ).fetchone()
+    return row is not None
 
 
 def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:

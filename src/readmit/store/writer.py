@@ -3,14 +3,21 @@
 The ``events`` table is the append-only log. ``items``, ``evidence``,
 ``obligations`` and ``names`` are projections kept in the same transaction, so
 they can never disagree with the log.
+
+A batch is checked event by event, in order, exactly as if each were appended
+alone, but against the stored state plus what the batch itself wrote so far
+(`Writer.append`): the rows the batch refers to are read with a few set-based
+queries up front, and its rows are written together at the end (``executemany``).
+Nothing is written if any event is refused (the caller's transaction rolls back).
 """
 
+import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from readmit.canonical import canonical_json, digest
+from readmit.canonical import DIGEST_PREFIX, canonical_json
 from readmit.errors import InvalidEvent
 from readmit.events import (
     Assert,
@@ -37,23 +44,94 @@ from readmit.wire import (
 )
 
 Clock = Callable[[], datetime]
+_CHUNK = 500
+"""Values per ``IN (...)`` list (well under every driver's parameter limit)."""
+
+
+@dataclass(slots=True)
+class _Row:
+    """One item as this batch sees it: stored or written by the batch, and its status."""
+
+    body: str
+    status: str
+    new: bool
+    decoded: Item | None = None
+
+    def item(self) -> Item:
+        if self.decoded is None:
+            self.decoded = item_from_json(json.loads(self.body))
+        return self.decoded
+
+
+@dataclass(slots=True)
+class _References:
+    """What a batch names: ids it claims, items it targets or builds on, keys, evidence."""
+
+    names: set[str] = field(default_factory=set)
+    targets: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+    cites: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, events: Sequence[Event]) -> "_References":
+        refs = cls()
+        for event in events:
+            match event:
+                case Evidence():
+                    refs.names.add(event.source_id)
+                case Assert() | Supersede():
+                    refs.names.add(event.item.id)
+                    refs.targets |= event.item.depends_on
+                    refs.cites |= event.item.cites
+                    if event.item.key is not None:
+                        refs.keys.add(event.item.key)
+                case OpenObligation():
+                    refs.names |= {event.obligation.id, event.obligation.frontier_id}
+            if isinstance(event, Supersede | Revoke | Close):
+                refs.targets.add(event.target)
+        return refs
 
 
 class Writer:
-    """Applies one batch of events to one workspace inside an open transaction."""
+    """Applies batches of events to one workspace inside an open transaction."""
 
     def __init__(self, db: Connection, workspace: str, agents: dict[str, Agent]) -> None:
         self.db = db
         self.ws = workspace
         self.agents = agents
+        # Times never go backwards, so the last epoch holds the latest time (an index lookup).
         row = db.execute(
-            "SELECT MAX(epoch), MAX(at) FROM events WHERE workspace = ?", (workspace,)
+            "SELECT epoch, at FROM events WHERE workspace = ? ORDER BY epoch DESC LIMIT 1",
+            (workspace,),
         ).fetchone()
-        self.epoch: int = row[0] or 0
-        self.last_at: datetime | None = datetime.fromisoformat(row[1]) if row[1] else None
+        self.epoch: int = row[0] if row else 0
+        self.last_at: datetime | None = datetime.fromisoformat(row[1]) if row else None
+        self._items: dict[str, _Row | None] = {}
+        self._by_key: dict[str, list[str]] = {}
+        self._names: dict[str, bool] = {}
+        self._event_ids: dict[str, bool] = {}
+        self._evidence: dict[str, str | None] = {}
+        self._verdicts: bool | None = None
+        self._rows: dict[str, list[tuple[object, ...]]] = {
+            "names": [],
+            "evidence": [],
+            "events": [],
+            "status": [],
+        }
 
-    def write(self, event: Event, clock: Clock | None = None) -> Recorded:
-        """Check ``event`` against the stored state, project it and log it.
+    def append(self, events: Sequence[Event], clock: Clock | None = None) -> list[Recorded]:
+        """Check, project and log ``events`` in order; write their rows together.
+
+        Raises:
+            InvalidEvent: for the first event the store refuses (nothing is written).
+        """
+        self._prefetch(events)
+        recorded = [self._write(event, clock) for event in events]
+        self._flush()
+        return recorded
+
+    def _write(self, event: Event, clock: Clock | None) -> Recorded:
+        """Check ``event`` against the state so far, project it and queue its log row.
 
         With ``clock``, the event is recorded at commit time instead of its own
         ``at`` (never earlier than the last event), so concurrent writers that
@@ -69,41 +147,119 @@ class Writer:
             raise InvalidEvent(event.id, "time goes backwards (events must be in time order)")
         self.epoch += 1
         self._project(event, author)
-        body = event_to_wire(event)
-        try:
-            self.db.execute(
-                "INSERT INTO events (workspace, epoch, id, at, author, op, body, digest) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.ws,
-                    self.epoch,
-                    event.id,
-                    stamp(event.at),
-                    event.author,
-                    event.op,
-                    canonical_json(body),
-                    digest(body),
-                ),
-            )
-        except Conflict:
-            raise InvalidEvent(event.id, "an event with this id already exists") from None
+        if self._known(self._event_ids, event.id, "SELECT 1 FROM events"):
+            raise InvalidEvent(event.id, "an event with this id already exists")
+        self._event_ids[event.id] = True
+        text = canonical_json(event_to_wire(event))
+        event_digest = DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        head = (self.ws, self.epoch, event.id, stamp(event.at), event.author, event.op)
+        self._rows["events"].append((*head, text, event_digest))
         self.last_at = event.at
         recorded = Recorded(epoch=self.epoch, event=event)
-        verdicts.lapse(self.db, self.ws, recorded)
+        if self._verdicts is None:
+            self._verdicts = verdicts.any_standing(self.db, self.ws)
+        if self._verdicts:  # with no standing verdict there is nothing to lapse
+            verdicts.lapse(self.db, self.ws, recorded)
         return recorded
+
+    def _prefetch(self, events: Sequence[Event]) -> None:
+        """Read what the batch refers to (ids, names, keys, evidence) in a few queries."""
+        refs = _References.of(events)
+        ids = {e.id for e in events}
+        names, targets, keys, cites = refs.names, refs.targets, refs.keys, refs.cites
+        found = {r[0] for r in self._select("SELECT id FROM events", "id", ids)}
+        self._event_ids.update((i, i in found) for i in ids)
+        found = {r[0] for r in self._select("SELECT id FROM names", "id", names)}
+        self._names.update((n, n in found) for n in names)
+        self._items.update((t, None) for t in targets)
+        for item_id, body, status in self._select(
+            "SELECT id, body, status FROM items", "id", targets
+        ):
+            self._items[item_id] = _Row(body=body, status=status, new=False)
+        self._by_key.update((k, []) for k in keys)
+        for item_id, body, key in self._select(
+            "SELECT id, body, key FROM items", "key", keys, "AND status = 'active'"
+        ):
+            self._by_key[key].append(item_id)
+            if self._items.get(item_id) is None:
+                self._items[item_id] = _Row(body=body, status="active", new=False)
+        self._evidence.update((c, None) for c in cites)
+        for source, principal in self._select(
+            "SELECT v.id, a.principal FROM evidence v JOIN events e "
+            "ON e.workspace = v.workspace AND e.epoch = v.epoch "
+            "JOIN agents a ON a.workspace = e.workspace AND a.id = e.author",
+            "v.id",
+            cites,
+            where="v.workspace",
+        ):
+            self._evidence[source] = principal
+
+    def _select(
+        self,
+        query: str,
+        column: str,
+        values: Iterable[str],
+        extra: str = "",
+        where: str = "workspace",
+    ) -> Iterator[tuple[str, ...]]:
+        """Rows of ``query`` in this workspace whose ``column`` is one of ``values``."""
+        ordered = sorted(values)
+        for start in range(0, len(ordered), _CHUNK):
+            chunk = ordered[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+            yield from self.db.execute(
+                f"{query} WHERE {where} = ? AND {column} IN ({marks}) {extra}", (self.ws, *chunk)
+            ).fetchall()
+
+    def _known(self, seen: dict[str, bool], value: str, query: str) -> bool:
+        """Whether ``value`` is taken: by the batch, by the store (read once if not read yet)."""
+        if value not in seen:
+            seen[value] = (
+                self.db.execute(f"{query} WHERE workspace = ? AND id = ?", (self.ws, value))
+            ).fetchone() is not None
+        return seen[value]
+
+    def _flush(self) -> None:
+        """Write the batch's queued rows (items with their final status)."""
+        self.db.executemany(
+            "INSERT INTO names (workspace, id, kind) VALUES (?, ?, ?)", self._rows["names"]
+        )
+        self.db.executemany(
+            "INSERT INTO items (workspace, id, epoch, key, status, body) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (self.ws, item_id, row.item().epoch, row.item().key, row.status, row.body)
+                for item_id, row in self._items.items()
+                if row is not None and row.new
+            ],
+        )
+        self.db.executemany(
+            "UPDATE items SET status = ? WHERE workspace = ? AND id = ?", self._rows["status"]
+        )
+        self.db.executemany(
+            "INSERT INTO evidence (workspace, id, epoch, digest) VALUES (?, ?, ?, ?)",
+            self._rows["evidence"],
+        )
+        try:
+            self.db.executemany(
+                "INSERT INTO events (workspace, epoch, id, at, author, op, body, digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                self._rows["events"],
+            )
+        except Conflict:  # checked above under the workspace's lock: a bug, not bad input
+            raise InvalidEvent("batch", "an event with this id already exists") from None
 
     def _project(self, event: Event, author: Agent) -> None:
         match event:
             case Evidence():
                 self._claim(event.id, event.source_id, "evidence")
-                self.db.execute(
-                    "INSERT INTO evidence (workspace, id, epoch, digest) VALUES (?, ?, ?, ?)",
+                self._evidence[event.source_id] = author.principal
+                self._rows["evidence"].append(
                     (
                         self.ws,
                         event.source_id,
                         self.epoch,
                         text_digest(event.source_id, event.text),
-                    ),
+                    )
                 )
             case Assert():
                 self._add_item(event.id, event.item, author)
@@ -120,12 +276,10 @@ class Writer:
                 self._resolve(event, author)
 
     def _claim(self, event_id: str, name: str, kind: str) -> None:
-        try:
-            self.db.execute(
-                "INSERT INTO names (workspace, id, kind) VALUES (?, ?, ?)", (self.ws, name, kind)
-            )
-        except Conflict:
-            raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace") from None
+        if self._known(self._names, name, "SELECT 1 FROM names"):
+            raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace")
+        self._names[name] = True
+        self._rows["names"].append((self.ws, name, kind))
 
     def _add_item(self, event_id: str, draft: ItemDraft, author: Agent) -> None:
         for premise in sorted(draft.depends_on):
@@ -138,12 +292,25 @@ class Writer:
         item = draft.materialize(
             event_id=event_id, author=author.id, principal=author.principal, epoch=self.epoch
         )
-        if item.key is not None and item.receipt is not None:  # hearsay replaces nothing
-            self._replace(item.key, author)
-        self.db.execute(
-            "INSERT INTO items (workspace, id, epoch, key, body) VALUES (?, ?, ?, ?, ?)",
-            (self.ws, item.id, item.epoch, item.key, json.dumps(item_to_json(item))),
-        )
+        if item.key is not None:
+            if item.receipt is not None:  # hearsay replaces nothing
+                self._replace(item.key, author)
+            self._with_key(item.key).append(item.id)
+        body = json.dumps(item_to_json(item))
+        self._items[item.id] = _Row(body=body, status="active", new=True, decoded=item)
+
+    def _with_key(self, key: str) -> list[str]:
+        """The ids of items with ``key`` that were active when the batch began or since."""
+        if key not in self._by_key:
+            self._by_key[key] = []
+            for item_id, body in self.db.execute(
+                "SELECT id, body FROM items WHERE workspace = ? AND key = ? AND status = 'active'",
+                (self.ws, key),
+            ).fetchall():
+                self._by_key[key].append(item_id)
+                if self._items.get(item_id) is None:
+                    self._items[item_id] = _Row(body=body, status="active", new=False)
+        return self._by_key[key]
 
     def _replace(self, key: str, author: Agent) -> None:
         """Mark replaced the active items with ``key`` that ``author`` may read.
@@ -151,16 +318,17 @@ class Writer:
         Keys are scoped to what the author may read: an item it may not read is
         neither replaced nor hinted at, so it stays in its readers' state.
         """
-        rows = self.db.execute(
-            "SELECT id, body FROM items WHERE workspace = ? AND key = ? AND status = 'active'",
-            (self.ws, key),
-        ).fetchall()
-        for item_id, body in rows:
-            if item_from_json(json.loads(body)).scope.readable_by(author.principal, author.role):
-                self.db.execute(
-                    "UPDATE items SET status = 'replaced' WHERE workspace = ? AND id = ?",
-                    (self.ws, item_id),
-                )
+        for item_id in self._with_key(key):
+            row = self._items[item_id]
+            if row is None or row.status != "active":
+                continue
+            if row.item().scope.readable_by(author.principal, author.role):
+                self._set_status(item_id, row, "replaced")
+
+    def _set_status(self, item_id: str, row: _Row, status: str) -> None:
+        row.status = status
+        if not row.new:
+            self._rows["status"].append((status, self.ws, item_id))
 
     def evidence_readable(self, source: str, agent: Agent) -> bool:
         """Whether ``source`` is evidence ``agent`` may cite: recorded by its own principal.
@@ -168,14 +336,28 @@ class Writer:
         Evidence has no readers of its own, so it is read like an item with the
         default readers (its author's principal); any other is reported as missing.
         """
-        row = self.db.execute(
-            "SELECT a.principal FROM evidence v JOIN events e "
-            "ON e.workspace = v.workspace AND e.epoch = v.epoch "
-            "JOIN agents a ON a.workspace = e.workspace AND a.id = e.author "
-            "WHERE v.workspace = ? AND v.id = ?",
-            (self.ws, source),
-        ).fetchone()
-        return row is not None and row[0] == agent.principal
+        if source not in self._evidence:
+            row = self.db.execute(
+                "SELECT a.principal FROM evidence v JOIN events e "
+                "ON e.workspace = v.workspace AND e.epoch = v.epoch "
+                "JOIN agents a ON a.workspace = e.workspace AND a.id = e.author "
+                "WHERE v.workspace = ? AND v.id = ?",
+                (self.ws, source),
+            ).fetchone()
+            self._evidence[source] = None if row is None else row[0]
+        return self._evidence[source] == agent.principal
+
+    def _row(self, item_id: str) -> _Row | None:
+        """The item as the batch sees it (read from the store once if not read yet)."""
+        if item_id not in self._items:
+            row = self.db.execute(
+                "SELECT body, status FROM items WHERE workspace = ? AND id = ?",
+                (self.ws, item_id),
+            ).fetchone()
+            self._items[item_id] = (
+                None if row is None else _Row(body=row[0], status=row[1], new=False)
+            )
+        return self._items[item_id]
 
     def readable(self, item_id: str, agent: Agent) -> tuple[Item, str] | None:
         """The stored item and its status, if it exists and ``agent`` may read it.
@@ -183,13 +365,14 @@ class Writer:
         An item the agent may not read is reported exactly like one that does not
         exist, so writes cannot be used to probe for hidden ids.
         """
-        row = self.db.execute(
-            "SELECT body, status FROM items WHERE workspace = ? AND id = ?", (self.ws, item_id)
-        ).fetchone()
-        if row is None:
+        row = self._readable_row(item_id, agent)
+        return None if row is None else (row.item(), row.status)
+
+    def _readable_row(self, item_id: str, agent: Agent) -> _Row | None:
+        row = self._row(item_id)
+        if row is None or not row.item().scope.readable_by(agent.principal, agent.role):
             return None
-        item = item_from_json(json.loads(row[0]))
-        return (item, row[1]) if item.scope.readable_by(agent.principal, agent.role) else None
+        return row
 
     def source_readable(self, source: str, agent: Agent) -> bool:
         """Whether ``agent`` may bind a private memory to ``source``.
@@ -209,14 +392,12 @@ class Writer:
         )
 
     def _withdraw(self, event_id: str, target: str, status: str, author: Agent) -> None:
-        found = self.readable(target, author)
-        if found is None:
+        row = self._readable_row(target, author)
+        if row is None:
             raise InvalidEvent(event_id, f"unknown target item {target!r}")
-        if found[1] != "active":
-            raise InvalidEvent(event_id, f"target {target!r} is no longer active ({found[1]})")
-        self.db.execute(
-            "UPDATE items SET status = ? WHERE workspace = ? AND id = ?", (status, self.ws, target)
-        )
+        if row.status != "active":
+            raise InvalidEvent(event_id, f"target {target!r} is no longer active ({row.status})")
+        self._set_status(target, row, status)
 
     def _open(self, event: OpenObligation, author: Agent) -> None:
         draft = event.obligation
@@ -233,7 +414,7 @@ class Writer:
         obligation = draft.materialize(
             event_id=event.id, author=author.id, principal=author.principal, epoch=self.epoch
         )
-        self.db.execute(
+        self.db.execute(  # written at once (rare): a later resolve in the batch reads it
             "INSERT INTO obligations (workspace, id, epoch, body) VALUES (?, ?, ?, ?)",
             (self.ws, obligation.id, self.epoch, json.dumps(obligation_to_json(obligation))),
         )
