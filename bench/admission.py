@@ -1,27 +1,54 @@
-"""Benchmark: admission (explicit stages) and ingestion, as ratios to baselines from the same run.
+"""Benchmark: the whole return and ingestion, as ratios to baselines measured in the same run.
 
-For workspaces of 1k, 10k and 100k items with a delta of a tenth of that, it reports
+For each cell of a growth grid (items before the departure x a delta of that many
+events after it) on SQLite and, given a server, on PostgreSQL, it reports
 
-(a) the time to build the return context and run ``admit()`` with the explicit
-    stages only (no verifier), against a plain indexed read of the same rows
-    (the same SELECTs, rows fetched, nothing decoded). "cold" is the first
-    return on a freshly opened store (every item body decoded); "warm" is a
-    later return on the same store, which reuses decoded items;
-(b) the event ingestion rate of ``store.append`` (validation, projections,
-    receipts, log) against a raw batched INSERT of the same event rows.
+(a) the time of a return against a plain indexed read of the same rows (the same
+    SELECTs admission's context makes, rows fetched, nothing decoded):
+    - ``explicit``: the context plus ``admit()`` with the explicit stages only
+      (no verifier);
+    - ``whole``: what an agent waits on in ``readmit serve``: the context,
+      ``admit()`` with the implicit stage run by the built-in verifier under the
+      policy's judgment bounds (``Policy.max_judgments``, by default four calls per
+      item the view can hold), and recording the decision with its judgment
+      (standing verdicts and screening watermarks).
+    "cold" is the first return on a freshly opened store (no decoded item or parsed
+    event in memory, no standing verdict); "warm" a later return on the same store;
+(b) the ingestion rate of ``store.append`` in 1000-event batches (checks,
+    projections, receipts, log) against a raw batched INSERT of the same event rows
+    into a plain table of the same database (departure not included);
+(c) p50 of the warm whole return at 10k items (``--samples`` returns), and the
+    peak Python memory of a cold whole return per 100k items (tracemalloc, on a
+    store opened only for that, so the timings are not slowed by tracing).
 
-Usage: python bench/admission.py [--sizes 1000,10000,100000] [--repeat 3]
+Usage:
+    python bench/admission.py                         # default grid, SQLite
+    python bench/admission.py --postgres URL          # and PostgreSQL (fresh schema per cell)
+    python bench/admission.py --grid full --repeat 3  # 1k/10k/100k x 1%/10%/50%
+    python bench/admission.py --grid 100000:0.1       # one cell
+
+Progress goes to stderr; the table (or ``--json``) to stdout.
 """
 
 import argparse
 import json
 import sqlite3
+import statistics
+import sys
 import tempfile
 import time
+import tracemalloc
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from readmit.admission import admit
+from readmit.admission.invalidation.cache import with_cache
+from readmit.admission.invalidation.implicit import Verifier
 from readmit.bench.timing import best
 from readmit.canonical import canonical_json, digest
 from readmit.events import (
@@ -35,19 +62,39 @@ from readmit.events import (
     Supersede,
 )
 from readmit.model import Agent
+from readmit.plugins import make_verifier
 from readmit.policy import Policy
+from readmit.report import decision_json
 from readmit.signing import HmacSha256Signer
-from readmit.store.sqlite import SQLiteStore
+from readmit.store import SqlStore, open_store
 from readmit.wire import event_to_wire
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 AGENTS = [Agent(id="A1", principal="org", role="ops"), Agent(id="A2", principal="org", role="dev")]
 BATCH = 1000
+SIGNER = HmacSha256Signer(b"bench-key-0123456789")
+DEFAULT_GRID = "1000:0.01,1000:0.1,1000:0.5,10000:0.01,10000:0.1,10000:0.5,100000:0.1"
+FULL_GRID = ",".join(f"{n}:{d}" for n in (1000, 10000, 100000) for d in (0.01, 0.1, 0.5))
+TEXTS = [
+    "Service {s} runs version {i} in region eu-{r}.",
+    "Ticket T-{i} for {s} is owned by the platform team.",
+    "Deploys of {s} go through the Atlas pipeline, build {i}.",
+    "The {s} database is backed up nightly to bucket b{r}.",
+]
 
 
-def history(n: int) -> tuple[list[Event], list[Event]]:
-    """``n`` items before departure, then a delta of ``n // 10`` events of every kind."""
-    at = iter(T0 + timedelta(seconds=i) for i in range(10 * n))
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def history(n: int, fraction: float) -> tuple[list[Event], list[Event]]:
+    """``n`` items before departure, then ``round(n * fraction)`` events of every kind.
+
+    The delta revokes and supersedes earlier items, replaces keyed ones and asserts new
+    facts; its texts share names with earlier ones, so the built-in verifier has
+    (later, earlier) pairs to judge.
+    """
+    at = iter(T0 + timedelta(seconds=i) for i in range(10 * n + 10))
     before: list[Event] = [
         OpenObligation(
             id="ob",
@@ -67,53 +114,50 @@ def history(n: int) -> tuple[list[Event], list[Event]]:
     for i in range(n):
         draft = ItemDraft(
             id=f"i{i}",
-            text=f"Service s{i % 97} runs version {i}.",
+            text=TEXTS[i % 4].format(s=f"svc{i % 97}", i=i, r=i % 5),
             key=f"k{i}" if i % 3 == 0 else None,
-            supports=frozenset({f"d{i % 2}"}) if i < 4 else frozenset(),
+            supports=frozenset({f"d{i % 2}"}) if n // 2 <= i < n // 2 + 4 else frozenset(),
         )
         before.append(Assert(id=f"a{i}", at=next(at), author="A2", item=draft))
     delta: list[Event] = []
-    for j in range(n // 10):
+    for j in range(round(n * fraction)):
         target = (j * 7919) % n
+        svc = f"svc{target % 97}"
         match j % 4:
             case 0:
                 delta.append(
-                    Revoke(
-                        id=f"r{j}",
-                        at=next(at),
-                        author="A2",
-                        target=f"i{target}",
-                        why="decommissioned",
-                    )
+                    Revoke(id=f"r{j}", at=next(at), author="A2", target=f"i{target}", why="gone")
                 )
             case 1:
+                text = f"Service {svc} moved to region us-{j % 5}, version {j}."
                 delta.append(
                     Supersede(
                         id=f"s{j}",
                         at=next(at),
                         author="A2",
                         target=f"i{target}",
-                        item=ItemDraft(id=f"s{j}", text=f"Service moved {j}."),
+                        item=ItemDraft(id=f"s{j}", text=text),
                     )
                 )
             case 2:
+                key = f"k{(j * 3) % n}"
+                text = f"Service {svc} now runs version {j} in region ap-{j % 5}."
                 delta.append(
                     Assert(
                         id=f"k{j}",
                         at=next(at),
                         author="A2",
-                        item=ItemDraft(
-                            id=f"n{j}", text=f"Service rekeyed {j}.", key=f"k{(j * 3) % n}"
-                        ),
+                        item=ItemDraft(id=f"n{j}", text=text, key=key),
                     )
                 )
             case _:
+                text = f"Ticket T-{j} for {svc} was reassigned to the Borealis team."
                 delta.append(
                     Assert(
                         id=f"x{j}",
                         at=next(at),
                         author="A2",
-                        item=ItemDraft(id=f"x{j}", text=f"New fact {j}."),
+                        item=ItemDraft(id=f"x{j}", text=text),
                     )
                 )
     return before, _unique_targets(delta)
@@ -125,50 +169,102 @@ def _unique_targets(delta: list[Event]) -> list[Event]:
     kept: list[Event] = []
     for event in delta:
         target = getattr(event, "target", None)
-        if target is not None and target in seen:
-            continue
         if target is not None:
+            if target in seen:
+                continue
             seen.add(target)
         kept.append(event)
     return kept
 
 
-def ingest(store: SQLiteStore, events: list[Event]) -> None:
+@dataclass
+class Backend:
+    """Where one cell's store lives: a SQLite file or a fresh PostgreSQL schema."""
+
+    name: str
+    tmp: Path
+    postgres: str | None = None
+
+    @contextmanager
+    def url(self) -> Iterator[str]:
+        """A URL for an empty store, removed afterwards."""
+        if self.postgres is None:
+            yield f"sqlite:///{self.tmp}/{uuid.uuid4().hex}.db"
+            return
+        import psycopg
+
+        schema = f"bench_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.postgres, autocommit=True) as admin:
+            admin.execute(f"CREATE SCHEMA {schema}")
+        try:
+            yield f"{self.postgres}?options=-c%20search_path%3D{schema}"
+        finally:
+            with psycopg.connect(self.postgres, autocommit=True) as admin:
+                admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def raw_rows(events: list[Event], start: int) -> list[tuple[object, ...]]:
+    rows: list[tuple[object, ...]] = []
+    for epoch, event in enumerate(events, start=start):
+        body = event_to_wire(event)
+        head = ("ws", epoch, event.id, event.at.isoformat(), event.author, event.op)
+        rows.append((*head, canonical_json(body), digest(body)))
+    return rows
+
+
+_RAW_TABLE = (
+    "CREATE TABLE raw_events (workspace TEXT, epoch BIGINT, id TEXT, at TEXT, "
+    "author TEXT, op TEXT, body TEXT, digest TEXT, PRIMARY KEY (workspace, epoch))"
+)
+
+
+def raw_insert(backend: Backend, url: str, events: list[Event]) -> float:
+    """The baseline: the same event rows, one batched INSERT per 1000, no checks or projections.
+
+    Into a plain table of an empty database of the same backend (SQLite: a WAL file of
+    its own; PostgreSQL: a table in the cell's fresh schema). Returns the seconds taken.
+    """
+    if backend.postgres is None:
+        db = sqlite3.connect(backend.tmp / f"raw-{uuid.uuid4().hex}.db", isolation_level=None)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute(_RAW_TABLE)
+        start = time.perf_counter()
+        for i in range(0, len(events), BATCH):
+            rows = raw_rows(events[i : i + BATCH], i + 1)
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO raw_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            db.execute("COMMIT")
+        elapsed = time.perf_counter() - start
+        db.close()
+        return elapsed
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as pg:
+        pg.execute("DROP TABLE IF EXISTS raw_events")
+        pg.execute(_RAW_TABLE)
+        start = time.perf_counter()
+        for i in range(0, len(events), BATCH):
+            rows = raw_rows(events[i : i + BATCH], i + 1)
+            with pg.transaction(), pg.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO raw_events VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows
+                )
+        elapsed = time.perf_counter() - start
+        pg.execute("DROP TABLE raw_events")
+    return elapsed
+
+
+def ingest(store: SqlStore, events: list[Event], label: str) -> float:
+    """Append ``events`` in 1000-event batches; the seconds taken."""
+    start = time.perf_counter()
     for i in range(0, len(events), BATCH):
         store.append("ws", events[i : i + BATCH])
+        if i and i % (20 * BATCH) == 0:
+            progress(f"{label}: appended {i}/{len(events)}")
+    return time.perf_counter() - start
 
 
-def raw_insert(path: Path, events: list[Event]) -> None:
-    """The baseline: the same event rows, one batched INSERT per 1000, no checks or projections."""
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute(
-        "CREATE TABLE events (workspace TEXT, epoch INTEGER, id TEXT, at TEXT, "
-        "author TEXT, op TEXT, body TEXT, digest TEXT, PRIMARY KEY (workspace, epoch))"
-    )
-    for i in range(0, len(events), BATCH):
-        rows = []
-        for epoch, event in enumerate(events[i : i + BATCH], start=i + 1):
-            body = event_to_wire(event)
-            rows.append(
-                (
-                    "ws",
-                    epoch,
-                    event.id,
-                    event.at.isoformat(),
-                    event.author,
-                    event.op,
-                    canonical_json(body),
-                    digest(body),
-                )
-            )
-        db.execute("BEGIN")
-        db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        db.execute("COMMIT")
-    db.close()
-
-
-def plain_read(store: SQLiteStore, checkpoint: int, epoch: int) -> int:
+def plain_read(store: SqlStore, checkpoint: int, epoch: int) -> int:
     """The baseline: the same rows admission reads, fetched by their indexes, not decoded."""
     db = store.conn
     rows = db.execute(
@@ -185,76 +281,184 @@ def plain_read(store: SQLiteStore, checkpoint: int, epoch: int) -> int:
     return len(rows) + len(events) + len(obligations)
 
 
-def run_size(n: int, repeat: int, tmp: Path) -> dict[str, float]:
-    before, delta = history(n)
-    events = before + delta
-    signer = HmacSha256Signer(b"bench-key-0123456789")
-    raw_s = best(lambda: raw_insert(tmp / f"raw-{n}-{time.monotonic_ns()}.db", events), repeat)
-    ingest_times = []
-    path = ""
-    for r in range(repeat):
-        path = str(tmp / f"store-{n}-{r}.db")
-        writer = SQLiteStore(path)
-        writer.create_workspace("ws", AGENTS)
-        start = time.perf_counter()
-        ingest(writer, before)
-        writer.depart("ws", "A1", before[-1].at)
-        ingest(writer, delta)
-        ingest_times.append(time.perf_counter() - start)
-        writer.close()
-    ingest_s = min(ingest_times)
-    store = SQLiteStore(path)
-    checkpoint, cp_epoch = store.conn.execute("SELECT id, epoch FROM checkpoints").fetchone()
-    request = ReturnRequest(
-        id="r", at=delta[-1].at + timedelta(minutes=1), agent="A1", task="t", purpose="p"
-    )
-    policy = Policy(gamma=0.0, rho=0.0)
+class Returns:
+    """Returns of agent A1 on one store, each a little later than the last."""
 
-    def admission() -> None:
-        ctx = store.return_context("ws", request)
-        admit(ctx, policy=policy, verifier=None, signer=signer)
+    def __init__(self, store: SqlStore, at: datetime, verifier: Verifier | None) -> None:
+        self.store = store
+        self.at = at
+        self.n = 0
+        self.verifier = None if verifier is None else with_cache(verifier, store)
+        self.policy = Policy() if verifier is not None else Policy(implicit=False)
+        self.last: dict[str, Any] = {}
 
-    read_s = best(lambda: plain_read(store, checkpoint, cp_epoch), repeat)
-    cold_s = best(admission, 1)
-    warm_s = best(admission, repeat)
-    rows = plain_read(store, checkpoint, cp_epoch)
-    store.close()
+    def explicit(self) -> None:
+        """The context and ``admit()`` with the explicit stages only."""
+        ctx = self.store.return_context("ws", self._request())
+        admit(ctx, policy=Policy(implicit=False), verifier=None, signer=SIGNER)
+
+    def whole(self) -> None:
+        """The context, ``admit()`` with the implicit stage, and the decision recorded."""
+        ctx = self.store.return_context("ws", self._request())
+        decision = admit(ctx, policy=self.policy, verifier=self.verifier, signer=SIGNER)
+        self.store.record_decision(
+            "ws",
+            "A1",
+            ctx.returner.at,
+            ctx.epoch,
+            decision.outcome,
+            decision_json(decision, ctx),
+            judgment=decision.judgment,
+        )
+        j = decision.judgment
+        self.last = {
+            "outcome": decision.outcome,
+            "calls": j.calls,
+            "pairs": j.pairs,
+            "standing": j.standing,
+            "unscreened": j.unscreened,
+        }
+
+    def _request(self) -> ReturnRequest:
+        self.n += 1
+        return ReturnRequest(
+            id=f"r{self.n}",
+            at=self.at + timedelta(seconds=self.n),
+            agent="A1",
+            task="keep the service up",
+            purpose="operations",
+        )
+
+
+def timed(fn: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace) -> dict[str, Any]:
+    label = f"{backend.name} {n} items, delta {fraction:.0%}"
+    before, delta = history(n, fraction)
+    verifier = make_verifier("builtin")
+    with backend.url() as url:
+        progress(f"{label}: raw INSERT of {len(before) + len(delta)} events")
+        raw_s = raw_insert(backend, url, before + delta)
+        store = open_store(url)
+        store.create_workspace("ws", AGENTS)
+        progress(f"{label}: appending {len(before)} + {len(delta)} events")
+        append_s = ingest(store, before, label)
+        store.depart("ws", "A1", before[-1].at)
+        append_s += ingest(store, delta, label)
+        store.close()
+        at = (delta[-1] if delta else before[-1]).at + timedelta(minutes=1)
+
+        store = open_store(url)  # cold: nothing decoded, parsed or judged in this process
+        checkpoint, cp_epoch = store.conn.execute("SELECT id, epoch FROM checkpoints").fetchone()
+        rows = plain_read(store, checkpoint, cp_epoch)
+        read_s = best(lambda: plain_read(store, checkpoint, cp_epoch), args.repeat)
+        progress(f"{label}: returns (plain read {read_s * 1e3:.1f} ms, {rows} rows)")
+        explicit = Returns(store, at, None)
+        explicit_cold = timed(explicit.explicit)
+        explicit_warm = best(explicit.explicit, args.repeat)
+        store.close()
+
+        store = open_store(url)
+        whole = Returns(store, at + timedelta(hours=1), verifier)
+        whole_cold = timed(whole.whole)
+        cold_judgment = dict(whole.last)
+        samples = args.samples if n == 10_000 else args.repeat
+        warm = [timed(whole.whole) for _ in range(samples)]
+        store.close()
+
+        memory = None
+        if args.memory and n == max(size for size, _ in args.cells):
+            store = open_store(url)
+            traced = Returns(store, at + timedelta(hours=2), verifier)
+            tracemalloc.start()
+            traced.whole()
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            store.close()
+            memory = peak / n * 100_000 / 2**20
     return {
+        "backend": backend.name,
         "items": n,
+        "delta_fraction": fraction,
         "delta": len(delta),
         "rows_read": rows,
         "plain_read_s": read_s,
-        "cold_s": cold_s,
-        "cold_ratio": cold_s / read_s,
-        "warm_s": warm_s,
-        "warm_ratio": warm_s / read_s,
-        "raw_insert_ev_s": len(events) / raw_s,
-        "append_ev_s": len(events) / ingest_s,
-        "ingest_ratio": ingest_s / raw_s,
+        "explicit_cold_s": explicit_cold,
+        "explicit_cold_ratio": explicit_cold / read_s,
+        "explicit_warm_s": explicit_warm,
+        "explicit_warm_ratio": explicit_warm / read_s,
+        "whole_cold_s": whole_cold,
+        "whole_cold_ratio": whole_cold / read_s,
+        "whole_warm_s": min(warm),
+        "whole_warm_ratio": min(warm) / read_s,
+        "whole_warm_p50_s": statistics.median(warm),
+        "cold_judgment": cold_judgment,
+        "warm_judgment": whole.last,
+        "raw_insert_ev_s": (len(before) + len(delta)) / raw_s,
+        "append_ev_s": (len(before) + len(delta)) / append_s,
+        "append_share_of_raw": raw_s / append_s,
+        "cold_peak_mib_per_100k_items": memory,
     }
+
+
+HEADER = (
+    "backend  items  delta | read ms | explicit cold  warm | whole cold     warm   p50 ms "
+    "| judged calls/pairs/unscreened | append ev/s  raw ev/s  share"
+)
+
+
+def row(r: dict[str, Any]) -> str:
+    j = r["cold_judgment"]
+    return (
+        f"{r['backend']:8} {r['items']:>6} {r['delta']:>6} | {r['plain_read_s'] * 1e3:7.1f} | "
+        f"x{r['explicit_cold_ratio']:5.1f}  x{r['explicit_warm_ratio']:5.1f} | "
+        f"x{r['whole_cold_ratio']:5.1f} ({r['whole_cold_s'] * 1e3:6.0f} ms) "
+        f"x{r['whole_warm_ratio']:5.1f} {r['whole_warm_p50_s'] * 1e3:7.1f} | "
+        f"{j['calls']:>4}/{j['pairs']:>4}/{j['unscreened']:>3} {j['outcome']:8} | "
+        f"{r['append_ev_s']:9.0f} {r['raw_insert_ev_s']:9.0f} {r['append_share_of_raw']:5.0%}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000,100000")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--grid",
+        default=DEFAULT_GRID,
+        help="items:delta_fraction cells, comma-separated, or 'full' (1k-100k x 1%%-50%%)",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="warm returns and reads (best of)")
+    parser.add_argument("--samples", type=int, default=15, help="warm returns for p50 at 10k")
+    parser.add_argument("--postgres", metavar="URL", help="also run on this PostgreSQL server")
+    parser.add_argument("--only-postgres", action="store_true", help="skip SQLite")
+    parser.add_argument("--no-memory", dest="memory", action="store_false")
     parser.add_argument("--json", action="store_true", help="Print the results as JSON.")
     args = parser.parse_args()
+    grid = FULL_GRID if args.grid == "full" else args.grid
+    args.cells = [(int(c.split(":")[0]), float(c.split(":")[1])) for c in grid.split(",")]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in (int(s) for s in args.sizes.split(",")):
-            results.append(run_size(n, args.repeat, Path(tmp)))
-            r = results[-1]
-            if not args.json:
-                print(
-                    f"{r['items']:>7} items, delta {r['delta']:>6}: plain read "
-                    f"{r['plain_read_s'] * 1e3:7.1f} ms; admission cold "
-                    f"{r['cold_s'] * 1e3:7.1f} ms (x{r['cold_ratio']:.1f}), warm "
-                    f"{r['warm_s'] * 1e3:7.1f} ms (x{r['warm_ratio']:.1f}); ingest "
-                    f"{r['append_ev_s']:6.0f} ev/s vs raw INSERT {r['raw_insert_ev_s']:6.0f} ev/s "
-                    f"(time x{r['ingest_ratio']:.2f})",
-                    flush=True,
-                )
+        backends = [] if args.only_postgres else [Backend("sqlite", Path(tmp))]
+        if args.postgres:
+            backends.append(Backend("postgres", Path(tmp), args.postgres))
+        if not args.json:
+            print(HEADER, flush=True)
+        for backend in backends:
+            for n, fraction in args.cells:
+                results.append(run_cell(backend, n, fraction, args))
+                if not args.json:
+                    print(row(results[-1]), flush=True)
+        if not args.json:
+            for r in results:
+                if r["cold_peak_mib_per_100k_items"] is not None:
+                    print(
+                        f"{r['backend']}: cold whole return, peak Python memory "
+                        f"{r['cold_peak_mib_per_100k_items']:.0f} MiB per 100k items "
+                        f"(at {r['items']} items)"
+                    )
     if args.json:
         print(json.dumps(results, indent=2))
 
