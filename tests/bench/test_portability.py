@@ -115,7 +115,7 @@ def test_bench_backend_writes_the_backends_side_by_side(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     document = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert document["meta"]["backends"] == list(BACKENDS)
-    assert document["agreement"] == {b: 1.0 for b in BACKENDS}
+    assert document["agreement"] == dict.fromkeys(BACKENDS, 1.0)
     assert [c["backend"] for c in document["costs"]] == list(BACKENDS)
     assert all(c["failed"] == 0 for c in document["costs"])
     table = (out / "results.md").read_text(encoding="utf-8")
