@@ -76,7 +76,7 @@ def serving(app: FastAPI) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # generous: a busy CI machine starts slowly
     while not server.started:
         if time.monotonic() > deadline:
             raise RuntimeError("uvicorn did not start")
@@ -85,7 +85,7 @@ def serving(app: FastAPI) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=20)
+        thread.join(timeout=120)
 
 
 def as_sent(event: dict[str, Any], owners: dict[str, str]) -> dict[str, Any]:
