@@ -5,12 +5,16 @@ return repeatedly. For each store it reports events/s and returns/s with p50/p99
 latency, over real HTTP (``readmit serve`` in its own process) and in-process
 (`Service` called directly), as a ratio measured in the same run.
 
-With ``--flood``, one more agent sends maximal event batches (``--max-events`` of
-the server, default 1000) back to back for the whole HTTP run, and the report adds
-how many requests of any agent got a 5xx and how the flood's requests were answered.
+With ``--flood N``, one more agent sends N-event batches back to back for the whole
+HTTP run (5000: more than the server's default ``--max-events`` of 1000, so each is
+refused before anything is stored; 1000: the largest batch it takes), and the report
+adds how many requests of any agent got a 5xx and how the flood's requests were
+answered. ``--flood-workspace`` puts the flooding agent in a workspace of its own
+(it then competes only for the machine and, on SQLite, for the file's write lock).
 
 Usage: python bench/service.py [--agents 16] [--events 50] [--returns 5]
-                               [--postgres URL | --no-postgres] [--flood]
+                               [--postgres URL | --no-postgres] [--flood N]
+                               [--flood-workspace]
 """
 
 import argparse
@@ -25,6 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,22 +48,36 @@ SIGNING_KEY = "bench-signing-key-0123456789"
 Call = Callable[[str, int], None]
 
 
-FLOOD_BATCH = 1000
-"""Events per flood request: the server's default ``--max-events``."""
 STATUSES: Counter[int] = Counter()
 """HTTP statuses answered to the measured agents."""
 
 
-def setup(url: str, agents: int, flood: bool = False) -> dict[str, str]:
+@dataclass(frozen=True, slots=True)
+class Flood:
+    """One more agent sending ``batch``-event requests back to back."""
+
+    batch: int
+    elsewhere: bool
+    """Whether it works in a workspace of its own."""
+
+
+def setup(url: str, agents: int, flood: Flood | None = None) -> dict[str, str]:
     """A workspace with ``agents`` agents (and the flooding one) and a key for each."""
     store = open_store(url)
     team = [Agent(id=f"a{n}", principal="org", role=f"r{n % 4}") for n in range(agents)]
-    team += [Agent(id="flood", principal="org", role="r0")] if flood else []
+    flooder = Agent(id="flood", principal="org", role="r0")
+    if flood is not None and flood.elsewhere:
+        store.create_workspace("elsewhere", [flooder])
+    elif flood is not None:
+        team.append(flooder)
     store.create_workspace("load", team)
     keys = {}
     for agent in team:
         keys[agent.id] = new_key()
         store.add_agent_key("load", agent.id, key_hash(keys[agent.id]), now())
+    if flood is not None and flood.elsewhere:
+        keys["flood"] = new_key()
+        store.add_agent_key("elsewhere", "flood", key_hash(keys["flood"]), now())
     store.close()
     return keys
 
@@ -153,19 +172,19 @@ def server(url: str) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def flooding(base: str, key: str, stop: threading.Event, seen: Counter[int]) -> None:
-    """Send maximal batches as agent ``flood`` until ``stop``; count the statuses."""
+def flooding(base: str, key: str, batch: int, stop: threading.Event, seen: Counter[int]) -> None:
+    """Send ``batch``-event requests as agent ``flood`` until ``stop``; count the statuses."""
     headers = {"Authorization": f"Bearer {key}"}
     with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
         n = 0
         while not stop.is_set():
-            batch = [event("flood", n * FLOOD_BATCH + i) for i in range(FLOOD_BATCH)]
-            seen[client.post("/v1/events", json={"events": batch}).status_code] += 1
+            events = [event("flood", n * batch + i) for i in range(batch)]
+            seen[client.post("/v1/events", json={"events": events}).status_code] += 1
             n += 1
 
 
 def over_http(
-    url: str, agents: int, events: int, returns: int, flood: bool = False
+    url: str, agents: int, events: int, returns: int, flood: Flood | None = None
 ) -> dict[str, dict[str, float]]:
     keys = setup(url, agents, flood)
     flood_key = keys.pop("flood", None)
@@ -175,7 +194,8 @@ def over_http(
             for a, k in keys.items()
         }
         stop, flood_seen = threading.Event(), Counter[int]()
-        flooder = threading.Thread(target=flooding, args=(base, flood_key, stop, flood_seen))
+        size = flood.batch if flood is not None else 0
+        flooder = threading.Thread(target=flooding, args=(base, flood_key, size, stop, flood_seen))
         if flood_key is not None:
             flooder.start()
 
@@ -283,9 +303,13 @@ def main() -> None:
     parser.add_argument("--postgres", default=None, help="server URL (default: a throwaway one)")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument(
-        "--flood", action="store_true", help="add one agent sending 1000-event batches"
+        "--flood", type=int, default=0, metavar="N", help="add one agent sending N-event batches"
+    )
+    parser.add_argument(
+        "--flood-workspace", action="store_true", help="the flooding agent works elsewhere"
     )
     args = parser.parse_args()
+    flood = Flood(args.flood, args.flood_workspace) if args.flood else None
     sizes = (args.agents, args.events, args.returns)
     print(
         f"{args.agents} agents x {args.events} events (one per request), "
@@ -294,14 +318,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report(
             "sqlite",
-            over_http(f"sqlite:///{tmp}/http.db", *sizes, flood=args.flood),
+            over_http(f"sqlite:///{tmp}/http.db", *sizes, flood=flood),
             in_process(f"sqlite:///{tmp}/local.db", *sizes),
         )
     with postgres(args.postgres, not args.no_postgres) as fresh:
         if fresh is not None:
             report(
                 "postgres",
-                over_http(fresh(), *sizes, flood=args.flood),
+                over_http(fresh(), *sizes, flood=flood),
                 in_process(fresh(), *sizes),
             )
 

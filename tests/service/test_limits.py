@@ -133,6 +133,22 @@ def test_the_bucket_refills_with_time(client: httpx.Client, team: Team) -> None:
     assert client.get("/v1/state", headers=team.auth("A1")).status_code == 200
 
 
+def test_an_agent_over_its_event_rate_waits_and_stores_nothing_meanwhile(
+    client: httpx.Client, team: Team
+) -> None:
+    limited(team, event_rate=10.0, max_events=4)
+    batch = [{**NOTE, "item": {"id": f"n{n}", "text": f"Note {n}."}} for n in range(4)]
+    assert client.post("/v1/events", json={"events": batch}, headers=team.auth("A2")).is_success
+
+    refused = client.post("/v1/events", json={"events": [NOTE]}, headers=team.auth("A2"))
+
+    assert refused.status_code == 429
+    assert refused.json()["code"] == "rate_limited"
+    assert "events per second" in refused.json()["message"]
+    assert refused.headers["Retry-After"] == "1"
+    assert len(team.service.store.events("trip")) == 4
+
+
 def test_returns_over_the_concurrent_limit_are_429(client: httpx.Client, team: Team) -> None:
     limited(team, concurrent_returns=1)
     assert client.post("/v1/depart", json={}, headers=team.auth("A1")).status_code == 200

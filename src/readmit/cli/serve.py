@@ -92,6 +92,13 @@ def _require_service_extra() -> None:
     "--burst", default=100, show_default=True, type=int, help="Requests per agent at once."
 )
 @click.option(
+    "--event-rate",
+    default=200.0,
+    show_default=True,
+    type=float,
+    help="Events/s one agent may record, sustained (one --max-events batch at once).",
+)
+@click.option(
     "--concurrent-returns",
     default=2,
     show_default=True,

@@ -51,6 +51,11 @@ class Limits:
     """Requests per second one agent may sustain (token bucket refill)."""
     burst: int = 100
     """Requests one agent may send at once before the rate applies (bucket size)."""
+    event_rate: float = 200.0
+    """Events per second one agent may record, sustained. Its bucket holds one maximal
+    batch (``max_events``), so a batch is never refused for its size alone; an agent that
+    sends maximal batches back to back waits between them, and cannot hold the store's
+    write lock (on SQLite, the whole file's) for everyone else."""
     concurrent_returns: int = 2
     """Returns one agent may have running at the same time."""
     clock_skew: timedelta = timedelta(minutes=5)
@@ -69,6 +74,8 @@ class Limits:
         problems = [f"{n} must be a positive integer" for n, v in counts.items() if v < 1]
         if not (math.isfinite(self.rate) and self.rate > 0):
             problems.append("rate must be a positive number of requests per second")
+        if not (math.isfinite(self.event_rate) and self.event_rate > 0):
+            problems.append("event_rate must be a positive number of events per second")
         if self.clock_skew < timedelta(0):
             problems.append("clock_skew must not be negative")
         if self.max_view_ttl <= timedelta(0):
@@ -93,25 +100,47 @@ class Throttle:
     limits: Limits
     monotonic: Monotonic = time.monotonic
     _buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+    _events: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
     _returns: dict[tuple[str, str], list[threading.Event]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def admit_request(self, agent: tuple[str, str]) -> None:
-        """Take one token from ``agent``'s bucket.
+        """Take one token from ``agent``'s request bucket.
 
         Raises:
             RateLimited: if the bucket is empty (with the seconds until a token is back).
         """
-        rate, burst = self.limits.rate, self.limits.burst
+        rate = self.limits.rate
+        self._take(self._buckets, agent, 1, rate, self.limits.burst, f"{rate:g} requests")
+
+    def admit_events(self, agent: tuple[str, str], count: int) -> None:
+        """Take ``count`` tokens from ``agent``'s event bucket (nothing when it has too few).
+
+        Raises:
+            RateLimited: if it has too few (with the seconds until it has enough).
+        """
+        rate = self.limits.event_rate
+        size = self.limits.max_events
+        self._take(self._events, agent, count, rate, size, f"{rate:g} events")
+
+    def _take(
+        self,
+        buckets: dict[tuple[str, str], _Bucket],
+        agent: tuple[str, str],
+        cost: int,
+        rate: float,
+        size: int,
+        what: str,
+    ) -> None:
         with self._lock:
             t = self.monotonic()
-            bucket = self._buckets.setdefault(agent, _Bucket(tokens=burst, at=t))
-            bucket.tokens = min(burst, bucket.tokens + (t - bucket.at) * rate)
+            bucket = buckets.setdefault(agent, _Bucket(tokens=size, at=t))
+            bucket.tokens = min(size, bucket.tokens + (t - bucket.at) * rate)
             bucket.at = t
-            if bucket.tokens < 1:
-                wait = math.ceil((1 - bucket.tokens) / rate)
-                raise RateLimited(f"more than {rate:g} requests per second; slow down", wait)
-            bucket.tokens -= 1
+            if bucket.tokens < cost:
+                wait = math.ceil((cost - bucket.tokens) / rate)
+                raise RateLimited(f"more than {what} per second; slow down", wait)
+            bucket.tokens -= cost
 
     @contextmanager
     def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:

@@ -134,6 +134,7 @@ class Service:
         if len(raw_events) > self.limits.max_events:
             raise PayloadTooLarge(f"at most {self.limits.max_events} events per request")
         check_strings(list(raw_events), self.limits.max_text_chars, "events")
+        self.throttle.admit_events((caller.workspace, caller.agent.id), len(raw_events))
         timed = [isinstance(raw, dict) and "at" in raw for raw in raw_events]
         if any(timed) and not all(timed):
             raise InvalidEvent("request", "give `at` on every event or on none")
