@@ -58,6 +58,22 @@ class PostgresConnection:
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL: {exc}") from exc
 
+    def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+        """Load ``rows`` into ``table`` with ``COPY ... FROM STDIN``, in the caller's transaction.
+
+        The bulk path of `readmit.store.writer`: one stream for a batch's rows, a few
+        times faster than one INSERT a row even pipelined.
+        """
+        statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN"  # names are ours
+        try:
+            with self.db.cursor() as cursor, cursor.copy(statement) as load:
+                for row in rows:
+                    load.write_row(row)
+        except pg_errors.UniqueViolation as exc:
+            raise Conflict(str(exc)) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {exc}") from exc
+
     @contextmanager
     def transaction(self, lock: str | None = None) -> Iterator[None]:
         try:

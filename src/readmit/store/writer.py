@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Protocol, runtime_checkable
 
 from readmit.canonical import DIGEST_PREFIX, canonical_json
 from readmit.errors import InvalidEvent
@@ -46,6 +47,20 @@ from readmit.wire import (
 Clock = Callable[[], datetime]
 _CHUNK = 500
 """Values per ``IN (...)`` list (well under every driver's parameter limit)."""
+_NAMES = ("workspace", "id", "kind")
+_ITEMS = ("workspace", "id", "epoch", "key", "status", "body")
+_EVIDENCE = ("workspace", "id", "epoch", "digest")
+_EVENTS = ("workspace", "epoch", "id", "at", "author", "op", "body", "digest")
+Row = tuple[object, ...]
+
+
+@runtime_checkable
+class Bulk(Protocol):
+    """A connection that loads many rows in one operation (both adapters do)."""
+
+    def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+        """Insert ``rows`` into ``table`` (raises `Conflict` on a unique violation)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -112,7 +127,7 @@ class Writer:
         self._event_ids: dict[str, bool] = {}
         self._evidence: dict[str, str | None] = {}
         self._verdicts: bool | None = None
-        self._rows: dict[str, list[tuple[object, ...]]] = {
+        self._rows: dict[str, list[Row]] = {
             "names": [],
             "evidence": [],
             "events": [],
@@ -202,8 +217,19 @@ class Writer:
         extra: str = "",
         where: str = "workspace",
     ) -> Iterator[tuple[str, ...]]:
-        """Rows of ``query`` in this workspace whose ``column`` is one of ``values``."""
+        """Rows of ``query`` in this workspace whose ``column`` is one of ``values``.
+
+        PostgreSQL gets the values as one array parameter (``= ANY``), SQLite as
+        ``IN`` lists of `_CHUNK` placeholders.
+        """
         ordered = sorted(values)
+        if not ordered:
+            return
+        if self.db.dialect == "postgres":
+            yield from self.db.execute(
+                f"{query} WHERE {where} = ? AND {column} = ANY(?) {extra}", (self.ws, ordered)
+            ).fetchall()
+            return
         for start in range(0, len(ordered), _CHUNK):
             chunk = ordered[start : start + _CHUNK]
             marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
@@ -221,11 +247,10 @@ class Writer:
 
     def _flush(self) -> None:
         """Write the batch's queued rows (items with their final status)."""
-        self.db.executemany(
-            "INSERT INTO names (workspace, id, kind) VALUES (?, ?, ?)", self._rows["names"]
-        )
-        self.db.executemany(
-            "INSERT INTO items (workspace, id, epoch, key, status, body) VALUES (?, ?, ?, ?, ?, ?)",
+        self._insert("names", _NAMES, self._rows["names"])
+        self._insert(
+            "items",
+            _ITEMS,
             [
                 (self.ws, item_id, row.item().epoch, row.item().key, row.status, row.body)
                 for item_id, row in self._items.items()
@@ -235,18 +260,22 @@ class Writer:
         self.db.executemany(
             "UPDATE items SET status = ? WHERE workspace = ? AND id = ?", self._rows["status"]
         )
-        self.db.executemany(
-            "INSERT INTO evidence (workspace, id, epoch, digest) VALUES (?, ?, ?, ?)",
-            self._rows["evidence"],
-        )
+        self._insert("evidence", _EVIDENCE, self._rows["evidence"])
         try:
-            self.db.executemany(
-                "INSERT INTO events (workspace, epoch, id, at, author, op, body, digest) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                self._rows["events"],
-            )
+            self._insert("events", _EVENTS, self._rows["events"])
         except Conflict:  # checked above under the workspace's lock: a bug, not bad input
             raise InvalidEvent("batch", "an event with this id already exists") from None
+
+    def _insert(self, table: str, columns: tuple[str, ...], rows: list[Row]) -> None:
+        """Insert ``rows`` into ``table``, in bulk where the connection can (PostgreSQL: COPY)."""
+        if not rows:
+            return
+        if isinstance(self.db, Bulk):
+            self.db.copy(table, columns, rows)
+            return
+        marks = ", ".join("?" * len(columns))
+        names = ", ".join(columns)
+        self.db.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)  # noqa: S608
 
     def _project(self, event: Event, author: Agent) -> None:
         match event:
