@@ -1,7 +1,10 @@
 """The MCP server as an MCP client sees it: a real `readmit mcp` process over stdio."""
 
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -208,3 +211,44 @@ def test_a_blocked_return_through_mcp_names_what_is_missing_and_why_memories_wai
     assert explained["missing"] == returned["missing"]
     assert explained["withheld_memories"] == returned["withheld_memories"]
     assert "n9" not in json.dumps([returned, explained])
+
+
+def test_the_readme_client_entry_starts_a_server_after_the_readme_key_flow(
+    tmp_path: Path,
+) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("For MCP clients") :]
+    entry = json.loads(section[section.index("```json") + 7 : section.index("```\n\nThe client")])
+    server = entry["mcpServers"]["readmit-A1"]
+    db = f"sqlite:///{tmp_path}/team.db"
+    env = {**os.environ, "READMIT_DB": db, "READMIT_SIGNING_KEY": KEY.decode()}
+    readmit = [sys.executable, "-m", "readmit"]
+    for args in (
+        ["workspace", "create", "trip", "--agent", "A1:family:itinerary"],
+        ["keys", "create", "trip", "A1"],
+    ):
+        done = subprocess.run([*readmit, *args], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    key = done.stdout.split()[0]
+    assert key.startswith("rmk_")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "readmit", *server["args"]],
+        env={
+            **server["env"],
+            "READMIT_AGENT_KEY": key,
+            "READMIT_DB": db,
+            "READMIT_SIGNING_KEY": KEY.decode(),
+        },
+    )
+
+    async def session() -> tuple[set[str], dict[str, Any]]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            return tools, structured(await client.call_tool("state", {}))
+
+    tools, state = anyio.run(session)
+
+    assert set(server["env"]) == {"READMIT_AGENT_KEY", "READMIT_DB", "READMIT_SIGNING_KEY"}
+    assert "return_view" in tools
+    assert state == {"items": []}
