@@ -223,13 +223,15 @@ def test_the_readme_client_entry_starts_a_server_after_the_readme_key_flow(
     db = f"sqlite:///{tmp_path}/team.db"
     env = {**os.environ, "READMIT_DB": db, "READMIT_SIGNING_KEY": KEY.decode()}
     readmit = [sys.executable, "-m", "readmit"]
-    for args in (
-        ["workspace", "create", "trip", "--agent", "A1:family:itinerary"],
-        ["keys", "create", "trip", "A1"],
-    ):
+
+    def run(*args: str) -> str:
         done = subprocess.run([*readmit, *args], env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-    key = done.stdout.split()[0]
+        return done.stdout
+
+    run("workspace", "create", "trip", "--agent", "A1:family:itinerary")
+    printed = run("keys", "create", "trip", "A1")
+    key = printed.split()[0]
     assert key.startswith("rmk_")
     params = StdioServerParameters(
         command=sys.executable,
