@@ -1,11 +1,21 @@
-"""Hypothesis strategies for return contexts: items, revocations, obligations, budgets."""
+"""Hypothesis strategies for return contexts: built directly (items, revocations,
+obligations), or recorded by a real store from histories of every op; and budgets."""
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from hypothesis import strategies as st
 
 from builders import context, item, obligation, revoke
 from readmit.admission.context import ReturnContext
-from readmit.model import Item, Scope
+from readmit.clock import format_time
+from readmit.errors import InvalidEvent
+from readmit.events import Depart, RecordExperience, ReturnRequest
+from readmit.model import Agent, Item, Scope
 from readmit.policy import Policy
+from readmit.store.sqlite import SQLiteStore
+from readmit.wire import parse_step
 
 DEPS = ["d1", "d2", "d3", "d4"]
 WORDS = ["Sunrise Hotel", "the train", "9:00", "pickup", "Riverside", "INC-42", "quiet", "budget"]
@@ -65,3 +75,145 @@ policies = st.builds(
     st.integers(20, 400),
     st.sampled_from([0.0, 0.5, 1.0]),
 )
+
+
+# Whole histories: every op, recorded by a real store, which refuses what it would refuse
+# anyone (a drawn op it refuses is left out, as a rejected request stores nothing).
+
+TEAM = [
+    Agent(id="A1", principal="family", role="itinerary"),
+    Agent(id="A2", principal="family", role="booking"),
+    Agent(id="X1", principal="agency", role="booking"),
+]
+OPS = ["assert"] * 4 + ["supersede", "revoke", "close", "evidence", "obligation", "resolve"]
+AUTHORS = ["A2", "A2", "A1", "X1"]
+START = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
+
+
+PRINCIPALS = {a.id: a.principal for a in TEAM}
+
+
+@dataclass
+class _Drawn:
+    """What a history has named so far, for later ops to refer to (items by their readers'
+    principal, so most references are ones the author may make)."""
+
+    items: dict[str, list[str]] = field(default_factory=lambda: {"family": [], "agency": []})
+    sources: list[str] = field(default_factory=list)
+    obligations: list[str] = field(default_factory=list)
+    count: int = 0
+
+    def new(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+
+def _text(draw: st.DrawFn, lead: str) -> str:
+    return lead + ": " + ", ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
+
+
+def _item(draw: st.DrawFn, seen: _Drawn, author: str) -> dict[str, Any]:
+    readable = seen.items[PRINCIPALS[author]]
+    body: dict[str, Any] = {"id": seen.new("i"), "text": _text(draw, "Note")}
+    body["supports"] = draw(st.lists(st.sampled_from(DEPS), max_size=2, unique=True))
+    if key := draw(st.sampled_from([None, None, "k1", "k2"])):
+        body["key"] = key
+    if draw(st.booleans()) and readable:
+        body["depends_on"] = [draw(st.sampled_from(readable))]
+    if draw(st.booleans()) and seen.sources:
+        body["cites"] = [draw(st.sampled_from(seen.sources))]
+    if draw(st.integers(0, 4)) == 0:
+        body["readers"] = {"principals": [draw(st.sampled_from(["family", "agency"]))]}
+    return body
+
+
+def _event(draw: st.DrawFn, seen: _Drawn, op: str, author: str) -> dict[str, Any] | None:
+    """One event of ``op`` by ``author`` (``None`` when there is nothing to refer to)."""
+    event: dict[str, Any] = {"op": op, "author": author}
+    if op == "assert":
+        event["item"] = _item(draw, seen, author)
+    elif op == "evidence":
+        event["source"] = {"id": seen.new("s"), "text": _text(draw, "Receipt")}
+    elif op == "obligation":
+        requires = draw(st.lists(st.sampled_from(DEPS), min_size=1, max_size=2, unique=True))
+        name = seen.new("o")
+        event["obligation"] = {
+            "id": name,
+            "text": _text(draw, "Plan"),
+            "role": draw(st.sampled_from(["itinerary", "booking"])),
+            "requires": requires,
+            "critical": requires[: draw(st.integers(0, len(requires)))],
+            "frontier": {"id": f"f{name}", "text": _text(draw, "Next")},
+        }
+    elif op == "resolve" and seen.obligations:
+        event["target"] = draw(st.sampled_from(seen.obligations))
+    elif op in ("supersede", "revoke", "close") and seen.items[PRINCIPALS[author]]:
+        event["target"] = draw(st.sampled_from(seen.items[PRINCIPALS[author]]))
+        if op == "supersede":
+            event["item"] = _item(draw, seen, author)
+        if op == "revoke":
+            event["why"] = _text(draw, "No longer valid")
+    else:
+        return None
+    return event
+
+
+def _record(store: SQLiteStore, seen: _Drawn, raw: dict[str, Any], index: int) -> None:
+    """Record ``raw`` if the store accepts it, and remember the ids it named."""
+    step = parse_step(raw, index)
+    try:
+        if isinstance(step, RecordExperience):
+            store.record_experience("ws", step)
+        elif isinstance(step, Depart):
+            store.depart("ws", step.agent, step.at)
+        elif not isinstance(step, ReturnRequest):
+            store.append("ws", [step])
+    except InvalidEvent:
+        return
+    if "item" in raw:
+        readers = raw["item"].get("readers", {}).get("principals", [PRINCIPALS[raw["author"]]])
+        for principal in readers:
+            seen.items[principal].append(raw["item"]["id"])
+    if "source" in raw:
+        seen.sources.append(raw["source"]["id"])
+    if "obligation" in raw:
+        seen.obligations.append(raw["obligation"]["id"])
+
+
+@st.composite
+def stored_contexts(draw: st.DrawFn) -> ReturnContext:
+    """C for A1's return after a drawn history of every op, recorded by a real SQLite store.
+
+    Before A1 departs: shared events of every kind and A1's private memories; while it is
+    away (Δ): more of every kind, by any agent, possibly a departure and return of another.
+    """
+    store = SQLiteStore(":memory:")
+    try:
+        store.create_workspace("ws", TEAM)
+        seen, at = _Drawn(), START
+        plan = [*draw(st.lists(st.sampled_from(OPS), min_size=3, max_size=10)), "memories"]
+        plan += ["depart"]
+        plan += [*draw(st.lists(st.sampled_from([*OPS, "away"]), max_size=8)), "return"]
+        for index, op in enumerate(plan):
+            at += timedelta(minutes=10)
+            raws: list[dict[str, Any]] = []
+            if op == "memories":
+                known = seen.items["family"]
+                for _ in range(draw(st.integers(0, 2)) if known else 0):
+                    memory = {"id": seen.new("m"), "text": _text(draw, "Recall")}
+                    memory["source"] = draw(st.sampled_from(known))
+                    raws.append({"op": "experience", "agent": "A1", "experience": memory})
+            elif op == "depart":
+                raws.append({"op": "depart", "agent": "A1"})
+            elif op == "away":
+                raws.append({"op": "depart", "agent": draw(st.sampled_from(["A2", "X1"]))})
+            elif op != "return":
+                author = draw(st.sampled_from(AUTHORS))
+                event = _event(draw, seen, op, author)
+                raws += [event] if event is not None else []
+            for n, raw in enumerate(raws):
+                _record(store, seen, {"id": f"e{index}.{n}", "at": format_time(at), **raw}, index)
+        request = ReturnRequest(id="back", at=at, agent="A1", task="trip", purpose="itinerary")
+        return replace(store.return_context("ws", request), history=None)
+    finally:
+        store.close()

@@ -1,8 +1,9 @@
-"""Cross-stage invariants of admit(), over generated workspaces."""
+"""Cross-stage invariants of admit(), over generated workspaces: contexts built directly,
+and contexts a real store recorded from histories of every op."""
 
 from dataclasses import replace
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import KEY, revoke
@@ -18,9 +19,10 @@ from readmit.report import decision_json
 from readmit.signing import HmacSha256Signer
 from readmit.testing import UnavailableVerifier
 from readmit.verifiers.builtin import TermVerifier
-from strategies import contexts, policies
+from strategies import contexts, policies, stored_contexts
 
 SIGNER = HmacSha256Signer(KEY)
+workspaces = st.one_of(contexts(), stored_contexts())
 
 
 def run(ctx: ReturnContext, policy: Policy) -> Decision:
@@ -36,7 +38,7 @@ def eligible(decision: Decision) -> set[str]:
     return set(kept(decision)) | dropped
 
 
-@given(contexts(), policies)
+@given(workspaces, policies)
 def test_every_candidate_is_kept_or_excluded_exactly_once(
     ctx: ReturnContext, policy: Policy
 ) -> None:
@@ -46,7 +48,7 @@ def test_every_candidate_is_kept_or_excluded_exactly_once(
     assert sorted(decided) == sorted(i.id for i in capture(ctx))
 
 
-@given(contexts(), policies)
+@given(workspaces, policies)
 def test_budgets_are_never_exceeded(ctx: ReturnContext, policy: Policy) -> None:
     decision = run(ctx, policy)
 
@@ -55,7 +57,7 @@ def test_budgets_are_never_exceeded(ctx: ReturnContext, policy: Policy) -> None:
     assert sum(len(i.text) for i in chosen) <= policy.max_chars
 
 
-@given(contexts(), policies, st.data())
+@given(workspaces, policies, st.data())
 def test_an_invalidating_event_never_adds_eligible_items(
     ctx: ReturnContext, policy: Policy, data: st.DataObject
 ) -> None:
@@ -72,14 +74,14 @@ def test_an_invalidating_event_never_adds_eligible_items(
         assert set(kept(after)) <= eligible(before)
 
 
-@given(contexts(), policies)
+@given(workspaces, policies)
 def test_admit_is_deterministic_for_one_context(ctx: ReturnContext, policy: Policy) -> None:
     first, second = run(ctx, policy), run(ctx, policy)
 
     assert canonical_json(decision_json(first, ctx)) == canonical_json(decision_json(second, ctx))
 
 
-@given(contexts(), policies)
+@given(workspaces, policies)
 def test_with_the_verifier_down_no_challenged_item_is_admitted(
     ctx: ReturnContext, policy: Policy
 ) -> None:
@@ -92,7 +94,7 @@ def test_with_the_verifier_down_no_challenged_item_is_admitted(
     assert not challenged & set(kept(decision))
 
 
-@given(contexts(), policies)
+@given(workspaces, policies)
 def test_an_issued_view_reserializes_to_the_same_digest(ctx: ReturnContext, policy: Policy) -> None:
     decision = run(ctx, policy)
 
@@ -107,3 +109,49 @@ def test_digests_do_not_depend_on_key_order(value: dict[str, int]) -> None:
     reordered = dict(reversed(list(value.items())))
 
     assert digest(value) == digest(reordered)
+
+
+@given(stored_contexts(), policies)
+def test_an_item_withdrawn_while_away_is_never_kept(ctx: ReturnContext, policy: Policy) -> None:
+    withdrawn = {
+        r.event.target for r in ctx.delta if r.event.op in ("revoke", "supersede", "close")
+    }
+
+    decision = run(ctx, policy)
+
+    assert not withdrawn & set(kept(decision))
+
+
+@given(stored_contexts(), policies)
+def test_only_memories_whose_source_is_in_the_view_are_readmitted(
+    ctx: ReturnContext, policy: Policy
+) -> None:
+    decision = run(ctx, policy)
+
+    if isinstance(decision, Issued):
+        shown = set(kept(decision))
+        assert all(e.source_item_id in shown for e in decision.readmitted)
+
+
+def test_stored_histories_reach_every_op_memories_obligations_and_departures() -> None:
+    ops: set[str] = set()
+    reached: set[str] = set()
+
+    @settings(max_examples=150, database=None, derandomize=True)
+    @given(stored_contexts())
+    def draw(ctx: ReturnContext) -> None:
+        ops.update(r.event.op for r in ctx.delta)
+        reached.update(
+            name
+            for name, there in [
+                ("memories", ctx.experiences),
+                ("obligations", ctx.role_obligations),
+                ("checkpoint", ctx.departure.item_ids),
+            ]
+            if there
+        )
+
+    draw()
+
+    assert ops == {"assert", "supersede", "revoke", "close", "evidence", "obligation", "resolve"}
+    assert reached == {"memories", "obligations", "checkpoint"}
