@@ -1,6 +1,19 @@
+"""Terms of short statements: content tokens, distinctive terms, names and recorded changes."""
+
 import pytest
 
-from readmit.terms import distinctive_terms, named_only_as_former
+from readmit.terms import (
+    carries,
+    content_tokens,
+    distinctive_terms,
+    following,
+    former_spans,
+    is_calendar,
+    name_phrases,
+    named_only_as_former,
+    standalone,
+    term_kind,
+)
 
 
 @pytest.mark.parametrize(
@@ -51,3 +64,92 @@ def test_an_arrow_ends_a_name() -> None:
 
     assert {"Room Atlas", "Room Borealis", "Room Cedar"} <= terms
     assert "Room Atlas Room Borealis" not in terms
+
+
+def test_content_tokens_are_lower_cased_words_and_every_number() -> None:
+    tokens = content_tokens("The train to Riverside leaves at 9:00, costs $12 and is ok.")
+
+    assert tokens == {"train", "riverside", "leaves", "costs", "9:00", "$12"}
+
+
+@pytest.mark.parametrize("text", ["", "a an the of", "is ok, to be", "!!! ... ???"])
+def test_stopwords_short_words_and_punctuation_are_no_content(text: str) -> None:
+    assert content_tokens(text) == frozenset()
+
+
+def test_names_numbers_amounts_days_and_identifiers_are_distinctive() -> None:
+    terms = distinctive_terms("Sunrise Hotel is booked for $268 on Friday, ticket INC-42, api_v2.")
+
+    assert terms == {"Sunrise Hotel", "Sunrise", "$268", "Friday", "INC-42", "api_v2"}
+
+
+@pytest.mark.parametrize("text", ["Hotel is booked.", "the train leaves soon", "Booked."])
+def test_topic_words_and_lone_sentence_starts_are_not_distinctive(text: str) -> None:
+    assert distinctive_terms(text) == frozenset()
+
+
+def test_context_vouches_for_a_sentence_initial_word() -> None:
+    assert "Atlas" not in distinctive_terms("Atlas is free.")
+    assert "Atlas" in distinctive_terms("Atlas is free.", context="We meet in Atlas.")
+    assert "Atlas" not in distinctive_terms("Send Atlas the agenda.")
+    assert "Atlas" in distinctive_terms("Send Atlas the agenda.", context="Room is Atlas today")
+
+
+@pytest.mark.parametrize(
+    ("token", "calendar"),
+    [("Monday", True), ("mondays", True), ("December", True), ("Mon", False), ("Mayor", False)],
+)
+def test_weekdays_and_months_are_calendar_words(token: str, calendar: bool) -> None:
+    assert is_calendar(token) is calendar
+
+
+def test_a_word_is_standalone_only_outside_a_longer_name() -> None:
+    assert not standalone("Sunrise", "Sunrise Bridge is closed.")
+    assert standalone("Sunrise", "We met at Sunrise today.")
+    assert name_phrases("Room Atlas is near Harbour Station.") == {
+        ("Room", "Atlas"),
+        ("Harbour", "Station"),
+    }
+
+
+def test_following_gives_the_next_words_of_the_first_whole_mention() -> None:
+    assert following("Pickup at 9:00 sharp from Riverside", "9:00") == ("sharp", "from")
+    assert following("Pickup at 19:00 sharp", "9:00") == ()
+    assert following("Meet Atlas", "Atlas") == ()
+
+
+@pytest.mark.parametrize(
+    ("term", "kind"),
+    [
+        ("INC-42", "literal"),
+        ("$268", "literal"),
+        ("Friday", "literal"),
+        ("9:00", "literal"),
+        ("Sunrise Hotel", "name"),
+        ("Atlas", "name"),
+    ],
+)
+def test_terms_are_literals_or_names(term: str, kind: str) -> None:
+    assert term_kind(term) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "found"),
+    [
+        ("Booked Sunrise Hotel.", "Sunrise", True),
+        ("booked sunrise hotel", "Sunrise", False),
+        ("Sunrises are early.", "Sunrise", False),
+        ("It costs $268.", "$268", True),
+        ("It costs $2680.", "$268", False),
+        ("Ticket INC-42 is open", "INC-42", True),
+    ],
+)
+def test_carries_matches_whole_words_case_sensitively(text: str, term: str, found: bool) -> None:
+    assert carries(text, term) is found
+
+
+def test_former_spans_point_at_the_old_value() -> None:
+    text = "The standup moved from Room Atlas to Room Borealis."
+
+    assert [text[a:b] for a, b in former_spans(text)] == ["Room Atlas"]
+    assert former_spans("Room Atlas is free.") == ()
