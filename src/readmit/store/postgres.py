@@ -42,7 +42,10 @@ class PostgresConnection:
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         try:
-            cursor: Any = self.db.execute(_pg(sql), list(params))
+            # A statement with an array parameter (a batch's lookups) is planned for its
+            # values each time: a generic plan made while the table was small would scan it.
+            prepare = False if any(isinstance(p, list) for p in params) else None
+            cursor: Any = self.db.execute(_pg(sql), list(params), prepare=prepare)
         except pg_errors.UniqueViolation as exc:
             raise Conflict(str(exc)) from exc
         except psycopg.Error as exc:
