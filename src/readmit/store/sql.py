@@ -53,6 +53,8 @@ _ITEMS_BY = {
 }
 K = TypeVar("K")
 V = TypeVar("V")
+_LAST = 2**62
+"""An epoch no log reaches (the open end of `SqlStore.events`)."""
 _CACHE_LIMIT = 1_000_000
 """Decoded items (and parsed events) kept per store; past this a cache starts over."""
 
@@ -339,7 +341,7 @@ class SqlStore:
 
     def _history(self, workspace: str, upto: int, after: int) -> History:
         """The events in (after, upto] and the items they withdrew or replaced."""
-        events = tuple(r for r in self.events(workspace, after) if r.epoch <= upto)
+        events = tuple(self.events(workspace, after, upto))
         targets = {
             r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)
         }
@@ -386,26 +388,31 @@ class SqlStore:
             self._keep(self._decoded, workspace, found)
         return tuple(found[i] for i in ids)
 
-    def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
-        """The events after ``after_epoch``, each stored body parsed only once per store.
+    def events(
+        self, workspace: str, after_epoch: int = 0, upto: int | None = None
+    ) -> list[Recorded]:
+        """The events after ``after_epoch`` (up to ``upto``), each body parsed once per store.
 
         The log is append-only, so a parsed event can serve every later return
         (only committed events are read here: nothing appends and reads the log in
         one transaction).
         """
+        params = (workspace, after_epoch, _LAST if upto is None else upto)
         with self._read() as db:
             epochs = [
                 r[0]
                 for r in db.execute(
-                    "SELECT epoch FROM events WHERE workspace = ? AND epoch > ? ORDER BY epoch",
-                    (workspace, after_epoch),
+                    "SELECT epoch FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ? "
+                    "ORDER BY epoch",
+                    params,
                 ).fetchall()
             ]
             found = self._cached(self._parsed, workspace, epochs)
             if len(found) < len(epochs):
                 for epoch, body in db.execute(
-                    "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ?",
-                    (workspace, after_epoch),
+                    "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? "
+                    "AND epoch <= ?",
+                    params,
                 ).fetchall():
                     if epoch not in found:
                         found[epoch] = Recorded(
