@@ -112,11 +112,14 @@ def history(n: int, fraction: float) -> tuple[list[Event], list[Event]]:
         )
     ]
     for i in range(n):
+        supporter = n // 2 <= i < n // 2 + 4  # what the open obligation needs
         draft = ItemDraft(
             id=f"i{i}",
-            text=TEXTS[i % 4].format(s=f"svc{i % 97}", i=i, r=i % 5),
+            text=f"Pager rotation {i} is covered by Quill."
+            if supporter
+            else TEXTS[i % 4].format(s=f"svc{i % 97}", i=i, r=i % 5),
             key=f"k{i}" if i % 3 == 0 else None,
-            supports=frozenset({f"d{i % 2}"}) if n // 2 <= i < n // 2 + 4 else frozenset(),
+            supports=frozenset({f"d{i % 2}"}) if supporter else frozenset(),
         )
         before.append(Assert(id=f"a{i}", at=next(at), author="A2", item=draft))
     delta: list[Event] = []
@@ -350,6 +353,17 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
         store.depart("ws", "A1", before[-1].at)
         append_s += ingest(store, delta, label)
         store.close()
+        ingestion = {
+            "backend": backend.name,
+            "items": n,
+            "delta_fraction": fraction,
+            "delta": len(delta),
+            "raw_insert_ev_s": (len(before) + len(delta)) / raw_s,
+            "append_ev_s": (len(before) + len(delta)) / append_s,
+            "append_share_of_raw": raw_s / append_s,
+        }
+        if args.ingest_only:
+            return ingestion
         at = (delta[-1] if delta else before[-1]).at + timedelta(minutes=1)
 
         store = open_store(url)  # cold: nothing decoded, parsed or judged in this process
@@ -381,10 +395,7 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
             store.close()
             memory = peak / n * 100_000 / 2**20
     return {
-        "backend": backend.name,
-        "items": n,
-        "delta_fraction": fraction,
-        "delta": len(delta),
+        **ingestion,
         "rows_read": rows,
         "plain_read_s": read_s,
         "explicit_cold_s": explicit_cold,
@@ -398,9 +409,6 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
         "whole_warm_p50_s": statistics.median(warm),
         "cold_judgment": cold_judgment,
         "warm_judgment": whole.last,
-        "raw_insert_ev_s": (len(before) + len(delta)) / raw_s,
-        "append_ev_s": (len(before) + len(delta)) / append_s,
-        "append_share_of_raw": raw_s / append_s,
         "cold_peak_mib_per_100k_items": memory,
     }
 
@@ -412,6 +420,12 @@ HEADER = (
 
 
 def row(r: dict[str, Any]) -> str:
+    if "rows_read" not in r:
+        return (
+            f"{r['backend']:8} {r['items']:>6} {r['delta']:>6} | append "
+            f"{r['append_ev_s']:9.0f} ev/s, raw INSERT {r['raw_insert_ev_s']:9.0f} ev/s: "
+            f"{r['append_share_of_raw']:.0%}"
+        )
     j = r["cold_judgment"]
     return (
         f"{r['backend']:8} {r['items']:>6} {r['delta']:>6} | {r['plain_read_s'] * 1e3:7.1f} | "
@@ -435,6 +449,7 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="URL", help="also run on this PostgreSQL server")
     parser.add_argument("--only-postgres", action="store_true", help="skip SQLite")
     parser.add_argument("--no-memory", dest="memory", action="store_false")
+    parser.add_argument("--ingest-only", action="store_true", help="append vs raw INSERT only")
     parser.add_argument("--json", action="store_true", help="Print the results as JSON.")
     args = parser.parse_args()
     grid = FULL_GRID if args.grid == "full" else args.grid
@@ -444,7 +459,7 @@ def main() -> None:
         backends = [] if args.only_postgres else [Backend("sqlite", Path(tmp))]
         if args.postgres:
             backends.append(Backend("postgres", Path(tmp), args.postgres))
-        if not args.json:
+        if not args.json and not args.ingest_only:
             print(HEADER, flush=True)
         for backend in backends:
             for n, fraction in args.cells:
