@@ -18,29 +18,12 @@ from readmit.service.app import create_app
 from readmit.store import SqlStore
 from servicekit import Team, make_team, serving
 
-LOOPBACK = frozenset(
-    {
-        "test_the_travel_case_over_http",
-        "test_requests_without_a_valid_key_are_401",
-        "test_invalid_json_is_422",
-        "test_a_chunked_body_is_cut_off_at_the_limit",
-    }
-)
-"""Tests (by name) in files this conftest does not own that run over loopback too, as if
-marked ``loopback``; the marker on the test itself is the way for new ones."""
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "loopback: also run the `client` fixture over real loopback HTTP (uvicorn)"
-    )
-
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "client" not in metafunc.fixturenames:
         return
     marked = metafunc.definition.get_closest_marker("loopback") is not None
-    if marked or metafunc.function.__name__ in LOOPBACK:
+    if marked:
         metafunc.parametrize("client", ["in-process", "loopback"], indirect=True)
 
 

@@ -26,6 +26,7 @@ def events(client: httpx.Client, team: Team, agent: str = "A2") -> list[dict[str
     return items
 
 
+@pytest.mark.loopback
 def test_the_travel_case_over_http(client: httpx.Client, team: Team) -> None:
     first, second = play(client, team, travel_scenario())
 
@@ -98,6 +99,7 @@ def test_decisions_of_other_agents_are_not_found(client: httpx.Client, team: Tea
 @pytest.mark.parametrize(
     "headers", [{}, {"Authorization": "Bearer rmk_wrong"}, {"Authorization": "Basic QTE6eA=="}]
 )
+@pytest.mark.loopback
 def test_requests_without_a_valid_key_are_401(
     client: httpx.Client, headers: dict[str, str]
 ) -> None:
@@ -162,6 +164,7 @@ def test_malformed_bodies_are_422_with_a_code(
     assert events(client, team) == []
 
 
+@pytest.mark.loopback
 def test_invalid_json_is_422(client: httpx.Client, team: Team) -> None:
     response = client.post(
         "/v1/events",

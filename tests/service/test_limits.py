@@ -54,6 +54,7 @@ def test_a_declared_body_over_the_limit_is_413_before_reading_or_authenticating(
     assert b'"payload_too_large"' in answer
 
 
+@pytest.mark.loopback
 def test_a_chunked_body_is_cut_off_at_the_limit(client: httpx.Client, team: Team) -> None:
     limited(team, max_body_bytes=1000)
 
