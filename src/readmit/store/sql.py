@@ -241,10 +241,26 @@ class SqlStore:
         return checkpoint
 
     def _active(self, db: Connection, workspace: str) -> list[Item]:
-        rows = db.execute(
-            "SELECT body FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
-        ).fetchall()
-        return [item_from_json(json.loads(r[0])) for r in rows]
+        """The active items, decoding only the bodies no earlier read decoded.
+
+        Status is read fresh every time: only the immutable bodies are reused.
+        """
+        ids = [
+            r[0]
+            for r in db.execute(
+                "SELECT id FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
+            ).fetchall()
+        ]
+        found = self._cached(self._decoded, workspace, ids)
+        if len(found) < len(ids):
+            for item_id, body in db.execute(
+                "SELECT id, body FROM items WHERE workspace = ? AND status = 'active'",
+                (workspace,),
+            ).fetchall():
+                if item_id not in found:
+                    found[item_id] = item_from_json(json.loads(body))
+            self._keep(self._decoded, workspace, found)
+        return [found[i] for i in ids]
 
     def visible_state(self, workspace: str, agent: str) -> list[Item]:
         """The active items ``agent`` may read now, by id."""

@@ -1,0 +1,50 @@
+"""Two store objects over one database stand for two ``readmit serve`` processes: each keeps
+decoded items and parsed events in memory, and neither may ever serve from them state the
+other has since changed (an item's status, the log, the checkpoints)."""
+
+from datetime import timedelta
+from pathlib import Path
+
+from builders import T0
+from conftest import store_url
+from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
+from readmit.model import Agent
+from readmit.store import open_store
+
+AGENTS = [Agent(id="A1", principal="p", role="ops"), Agent(id="A2", principal="p", role="dev")]
+
+
+def fact(n: int, item: str, key: str | None = None) -> Assert:
+    draft = ItemDraft(id=item, text=f"Fact {item} number {n}.", key=key)
+    return Assert(id=f"e{n}", at=T0 + timedelta(minutes=n), author="A2", item=draft)
+
+
+def test_what_one_process_writes_the_other_sees_despite_its_caches(
+    backend: str, tmp_path: Path
+) -> None:
+    with store_url(backend, tmp_path) as url:
+        first, second = open_store(url), open_store(url)
+        try:
+            first.create_workspace("ws", AGENTS)
+            first.append("ws", [fact(1, "a", key="k"), fact(2, "b"), fact(3, "c")])
+            first.depart("ws", "A1", T0 + timedelta(minutes=4))
+            request = ReturnRequest(
+                id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p"
+            )
+            warmed = first.return_context("ws", request)  # decodes and parses into `first`
+            assert {i.id for i in first.visible_state("ws", "A1")} == {"a", "b", "c"}
+
+            revoke = Revoke(
+                id="e5", at=T0 + timedelta(minutes=5), author="A2", target="b", why="gone"
+            )
+            second.append("ws", [revoke, fact(6, "a2", key="k")])
+
+            assert {i.id for i in first.visible_state("ws", "A1")} == {"c", "a2"}
+            again = first.return_context("ws", request)
+            assert [r.event.id for r in again.delta] == ["e5", "e6"]
+            assert again.epoch == warmed.epoch + 2
+            checkpoint = first.depart("ws", "A1", T0 + timedelta(minutes=7))
+            assert checkpoint.item_ids == ("a2", "c")
+        finally:
+            first.close()
+            second.close()
