@@ -16,6 +16,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     TypeAdapter,
@@ -103,6 +104,18 @@ _TEXT: TypeAdapter[str] = TypeAdapter(Text)
 Wild = Literal["*"]
 
 
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def _rfc3339(value: object) -> object:
+    """Only an RFC 3339 time with its offset (a number is not read as a Unix time)."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or _RFC3339.fullmatch(value) is None:
+        raise ValueError("must be an RFC 3339 time with an offset, e.g. 2026-05-01T08:00:00Z")
+    return value
+
+
 def _in_calendar(value: datetime) -> datetime:
     try:
         value.astimezone(UTC)
@@ -111,8 +124,13 @@ def _in_calendar(value: datetime) -> datetime:
     return value
 
 
-Instant = Annotated[AwareDatetime, Field(strict=False), AfterValidator(_in_calendar)]
-"""A time with a UTC offset whose UTC form is a real date (not year 1 at +14:00)."""
+Instant = Annotated[
+    AwareDatetime,
+    Field(strict=False),
+    BeforeValidator(_rfc3339),
+    AfterValidator(_in_calendar),
+]
+"""An RFC 3339 time with a UTC offset whose UTC form is a real date (not year 1 at +14:00)."""
 
 
 class _Strict(BaseModel):
@@ -248,10 +266,28 @@ OPS: dict[str, type[_Op]] = {
 }
 
 
+_FIELD = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def _where(loc: tuple[int | str, ...], unknown: bool) -> str:
+    """A field path as a person writes it: ``item.readers.roles.0``.
+
+    Without pydantic's union-member tags (``ReadersIn``, ``list[...]``); an ``unknown``
+    field's name, the last part, is kept as given.
+    """
+    last = len(loc) - 1
+    kept = [
+        str(x)
+        for n, x in enumerate(loc)
+        if isinstance(x, int) or (unknown and n == last) or _FIELD.fullmatch(x)
+    ]
+    return ".".join(kept) or "event"
+
+
 def _problems(error: ValidationError) -> str:
     parts = []
     for e in error.errors():
-        where = ".".join(str(x) for x in e["loc"]) or "event"
+        where = _where(e["loc"], e["type"] == "extra_forbidden")
         message = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
         parts.append(f"{where}: {message}")
     return "; ".join(parts)
