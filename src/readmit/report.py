@@ -1,13 +1,13 @@
 """A decision as JSON: what ``replay --json`` prints and the audit log keeps."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage
 from readmit.admission.decision import Decision, Issued
 from readmit.admission.invalidation.screening import Judgment
-from readmit.admission.view import exclusion_json, hidden_ids
+from readmit.admission.view import exclusion_json, hidden_ids, redact
 from readmit.clock import format_time
 from readmit.model import Experience
 from readmit.reasons import Exclusion, MemoryReason, Reason
@@ -151,4 +151,44 @@ def judgment_json(judgment: Judgment) -> dict[str, Any]:
         "standing": judgment.standing,
         "confirmed": len(judgment.confirmed),
         "budget": {"calls": judgment.max_calls, "tokens": judgment.max_tokens},
+    }
+
+
+def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the returning agent may see of its decision record.
+
+    Its obligations are only those it may read (the store leaves the others out of
+    the context), so requirement labels and obligation ids are its to see; items and
+    events it may not read are removed everywhere, even as the reason a source of its
+    own memory was excluded.
+    """
+    hidden = frozenset(record["hidden"])
+    return {
+        "outcome": record["outcome"],
+        "at": record["at"],
+        "epoch": record["epoch"],
+        "coverage": record["coverage"],
+        "missing": [
+            {
+                **m,
+                "supported_by_excluded": [
+                    s for s in m["supported_by_excluded"] if s["item"] not in hidden
+                ],
+            }
+            for m in record.get("missing", [])
+        ],
+        "obligation_coverage": [
+            {**o, "structure_missing": [i for i in o["structure_missing"] if i not in hidden]}
+            for o in record.get("obligation_coverage", [])
+        ],
+        "items": record["items"],
+        "selected": [i for i in record["selected"] if i not in hidden],
+        "excluded": redact(record["excluded"], hidden),
+        "readmitted": record["readmitted"],
+        "withheld_memories": [
+            {k: v for k, v in m.items() if k != "source_reason" or m["source"] not in hidden}
+            for m in record.get("withheld_memories", [])
+        ],
+        "judgment": record.get("judgment"),
+        "view": record["view"],
     }

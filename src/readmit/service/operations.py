@@ -17,7 +17,7 @@ from readmit.admission.decision import Issued
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
-from readmit.admission.view import redact, verify_view
+from readmit.admission.view import verify_view
 from readmit.clock import format_time, now
 from readmit.config import signer_from_env
 from readmit.decide import decide
@@ -36,6 +36,7 @@ from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
 from readmit.model import Agent, Experience, Item
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
+from readmit.report import agent_copy
 from readmit.service.ids import namespaced, own, ref
 from readmit.service.keys import key_hash
 from readmit.service.limits import Limits, Throttle, check_strings
@@ -243,7 +244,7 @@ class Service:
             on_progress=stop,
             before_record=lambda: stop(0, 0),
         )
-        shown = _for_agent(decided.record)
+        shown = agent_copy(decided.record)
         shown["decision"] = self._own_ids(caller)[decided.id]
         if isinstance(decided.decision, Issued):
             shown["readmitted"] = [_memory_json(e) for e in decided.decision.readmitted]
@@ -283,7 +284,7 @@ class Service:
         rows = self.store.decisions(caller.workspace, caller.agent.id)
         if not 1 <= decision_id <= len(rows):
             raise NotFound(f"you have no decision {decision_id}")
-        shown = _for_agent(self.store.decision(rows[decision_id - 1].id, caller.workspace))
+        shown = agent_copy(self.store.decision(rows[decision_id - 1].id, caller.workspace))
         shown["decision"] = decision_id
         return shown
 
@@ -305,46 +306,6 @@ def _stopper(cancel: threading.Event | None) -> Callable[[int, int], None]:
             raise Abandoned("the client went away; the return stopped and recorded nothing")
 
     return stop
-
-
-def _for_agent(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What the returning agent may see of its decision record.
-
-    Its obligations are only those it may read (the store leaves the others out of
-    the context), so requirement labels and obligation ids are its to see; items and
-    events it may not read are removed everywhere, even as the reason a source of its
-    own memory was excluded.
-    """
-    hidden = frozenset(record["hidden"])
-    return {
-        "outcome": record["outcome"],
-        "at": record["at"],
-        "epoch": record["epoch"],
-        "coverage": record["coverage"],
-        "missing": [
-            {
-                **m,
-                "supported_by_excluded": [
-                    s for s in m["supported_by_excluded"] if s["item"] not in hidden
-                ],
-            }
-            for m in record.get("missing", [])
-        ],
-        "obligation_coverage": [
-            {**o, "structure_missing": [i for i in o["structure_missing"] if i not in hidden]}
-            for o in record.get("obligation_coverage", [])
-        ],
-        "items": record["items"],
-        "selected": [i for i in record["selected"] if i not in hidden],
-        "excluded": redact(record["excluded"], hidden),
-        "readmitted": record["readmitted"],
-        "withheld_memories": [
-            {k: v for k, v in m.items() if k != "source_reason" or m["source"] not in hidden}
-            for m in record.get("withheld_memories", [])
-        ],
-        "judgment": record.get("judgment"),
-        "view": record["view"],
-    }
 
 
 def _item_json(item: Item) -> dict[str, Any]:

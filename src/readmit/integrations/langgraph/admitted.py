@@ -12,32 +12,26 @@ from typing import Any
 from langgraph.store.base import Item as LangGraphItem
 
 from readmit.admission.decision import Issued
-from readmit.admission.view import redact
 from readmit.decide import Decided
 from readmit.errors import ReadmitError
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
+from readmit.report import agent_copy
 
 
 def notice(decided: Decided) -> dict[str, Any]:
-    """What the agent is shown of a decision: outcome, signed view, reasons for what went stale.
+    """What the agent is shown of a decision: what HTTP and MCP show it (`agent_copy`).
 
-    Only exclusions the agent may see (`readmit.admission.view.redact`); each one
-    that is a LangGraph item names its ``namespace`` and ``key`` when the key is short.
+    Outcome, coverage, what is missing, the signed view, the reasons for what went stale
+    (only those it may see); each exclusion that is a LangGraph item also names its
+    ``namespace`` and ``key`` when the key is short.
     """
-    record = decided.record
-    excluded = redact(record["excluded"], frozenset(record["hidden"]))
-    for entry in excluded:
+    shown = {"decision": decided.id, **agent_copy(decided.record)}
+    for entry in shown["excluded"]:
         item = decided.context.by_id.get(entry["item"])
         ident = parse(item.key if item is not None else None)
         if ident is not None and not ident[2]:
             entry["namespace"], entry["key"] = list(ident[0]), ident[1]
-    return {
-        "decision": decided.id,
-        "outcome": record["outcome"],
-        "coverage": record["coverage"],
-        "view": record["view"],
-        "excluded": excluded,
-    }
+    return shown
 
 
 class ViewWithheld(ReadmitError):
