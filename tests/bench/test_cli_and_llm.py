@@ -84,7 +84,7 @@ def test_the_llm_reader_speaks_chat_completions(chat_server: str) -> None:
     assert request["temperature"] == 0
     assert "Context:" in request["messages"][-1]["content"]
     assert row.accuracy == float(episode.probes[0].options[-1] == episode.probes[0].answer)
-    assert model.tokens == 11
+    assert model.tokens_used == 11
     assert context(episode).returner.agent == "A0"
 
 

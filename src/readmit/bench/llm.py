@@ -46,11 +46,6 @@ class ChatModel(Counted):
             http=self.http,
         )
 
-    @property
-    def tokens(self) -> int:
-        """``tokens_used`` under its former name (kept for existing callers)."""
-        return self.tokens_used
-
     @classmethod
     def parse(cls, spec: str, env: Mapping[str, str]) -> "ChatModel":
         """``MODEL@URL``, e.g. ``qwen2.5:7b@http://127.0.0.1:11434/v1``.
