@@ -19,10 +19,12 @@ from hypothesis import strategies as st
 
 from builders import T0
 from conftest import BACKENDS, store_url
+from readmit.canonical import canonical_json, digest
 from readmit.errors import InvalidEvent
 from readmit.events import Assert, Close, Event, Evidence, ItemDraft, Revoke, Supersede
 from readmit.model import Agent
 from readmit.store import WorkStateStore, open_store
+from readmit.wire import event_to_wire
 
 AGENTS = [
     Agent(id="A1", principal="p", role="ops"),
@@ -134,6 +136,8 @@ def test_a_batch_stores_what_its_events_store_one_at_a_time(
         if accepted:
             batched.append("ws", accepted)
         assert _state(batched) == expected
+    logged = [(body, sha) for *_, body, sha in expected["events"]]
+    assert logged == [(canonical_json(w), digest(w)) for w in map(event_to_wire, accepted)]
     if refused is None:
         return
     n, message = refused
