@@ -56,6 +56,14 @@ class Connection(Protocol):
         """Run one statement for every row."""
         ...
 
+    def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+        """Insert ``rows`` into ``table`` in one operation (PostgreSQL: COPY).
+
+        Raises:
+            Conflict: on a unique-constraint violation.
+        """
+        ...
+
     def transaction(self, lock: str | None = None) -> AbstractContextManager[None]:
         """A write transaction that commits on success and rolls back on any exception.
 

@@ -16,7 +16,6 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol, runtime_checkable
 
 from readmit.canonical import DIGEST_PREFIX, canonical_json
 from readmit.errors import InvalidEvent
@@ -52,15 +51,6 @@ _ITEMS = ("workspace", "id", "epoch", "key", "status", "body")
 _EVIDENCE = ("workspace", "id", "epoch", "digest")
 _EVENTS = ("workspace", "epoch", "id", "at", "author", "op", "body", "digest")
 Row = tuple[object, ...]
-
-
-@runtime_checkable
-class Bulk(Protocol):
-    """A connection that loads many rows in one operation (both adapters do)."""
-
-    def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-        """Insert ``rows`` into ``table`` (raises `Conflict` on a unique violation)."""
-        ...
 
 
 @dataclass(slots=True)
@@ -267,15 +257,9 @@ class Writer:
             raise InvalidEvent("batch", "an event with this id already exists") from None
 
     def _insert(self, table: str, columns: tuple[str, ...], rows: list[Row]) -> None:
-        """Insert ``rows`` into ``table``, in bulk where the connection can (PostgreSQL: COPY)."""
-        if not rows:
-            return
-        if isinstance(self.db, Bulk):
+        """Insert ``rows`` into ``table`` in one operation (PostgreSQL: COPY)."""
+        if rows:
             self.db.copy(table, columns, rows)
-            return
-        marks = ", ".join("?" * len(columns))
-        names = ", ".join(columns)
-        self.db.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)  # noqa: S608
 
     def _project(self, event: Event, author: Agent) -> None:
         match event:
