@@ -6,16 +6,14 @@ need language understanding are reported as not computed.
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-
-import httpx
+from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
 from readmit.bench import metrics
 from readmit.bench.episode import Episode
 from readmit.bench.methods import MethodView
 from readmit.errors import VerifierUnavailable
-from readmit.verifiers.client import Counted, OpenAICompatClient, endpoint
+from readmit.verifiers.client import Endpoint, endpoint
 
 SYSTEM = (
     "You are an assistant returning to a shared workspace. Answer from the context "
@@ -24,27 +22,14 @@ SYSTEM = (
 
 
 @dataclass
-class ChatModel(Counted):
+class ChatModel(Endpoint):
     """A chat-completions endpoint (vLLM, Ollama, llama.cpp server, hosted APIs)."""
 
-    model: str
-    base_url: str
-    api_key: str | None = field(default=None, repr=False)
     timeout: float = 120.0
-    retries: int = 2
-    http: httpx.Client | None = field(default=None, repr=False)
-    """The connection pool to use (shared, or with an injected transport)."""
-    client: OpenAICompatClient = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self.client = OpenAICompatClient(
-            self.base_url,
-            f"--llm {self.model}@{self.base_url}",
-            api_key=self.api_key,
-            timeout=self.timeout,
-            retries=self.retries,
-            http=self.http,
-        )
+    @property
+    def name(self) -> str:
+        return f"--llm {self.model}@{self.base_url}"
 
     @classmethod
     def parse(cls, spec: str, env: Mapping[str, str]) -> "ChatModel":

@@ -147,10 +147,38 @@ class OpenAICompatClient:
             self.sleep(self.backoff * 2**attempt)
 
 
-class Counted:
-    """A part that asks through a `client`: its counters under the one set of names."""
+@dataclass
+class Endpoint:
+    """One model behind an OpenAI-compatible API, asked through its own `client`.
 
-    client: OpenAICompatClient
+    The verifier, the embedder, the dependency scan and the bench's reader are each
+    one; their counters have one set of names.
+    """
+
+    model: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 60.0
+    retries: int = 2
+    http: httpx.Client | None = field(default=None, repr=False)
+    """The connection pool to use (shared, or with an injected transport); one of its own
+    if not given."""
+    client: OpenAICompatClient = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.client = OpenAICompatClient(
+            self.base_url,
+            self.name,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            retries=self.retries,
+            http=self.http,
+        )
+
+    @property
+    def name(self) -> str:
+        """Who answers, in error messages and reports."""
+        return f"openai-compat:{self.model}@{self.base_url}"
 
     @property
     def usage(self) -> Usage:

@@ -15,44 +15,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from readmit.admission.invalidation.embeddings import VectorCache
 from readmit.errors import VerifierUnavailable
-from readmit.verifiers.client import Counted, OpenAICompatClient, endpoint
+from readmit.verifiers.client import Endpoint, endpoint
 from readmit.verifiers.gguf import serve
 
 API_KEY_ENV = "READMIT_EMBEDDINGS_API_KEY"
 
 
 @dataclass
-class OpenAICompatEmbedder(Counted):
+class OpenAICompatEmbedder(Endpoint):
     """`Embedder` over ``/embeddings`` of one model."""
 
-    model: str
-    base_url: str
-    api_key: str | None = field(default=None, repr=False)
-    timeout: float = 60.0
-    retries: int = 2
     batch: int = 64
     """Texts per request."""
     keepalive: object | None = field(default=None, repr=False)
     label: str | None = None
     """The identity to report, when the URL is not one (a loopback port)."""
     cache: VectorCache = field(default_factory=VectorCache, repr=False)
-    http: httpx.Client | None = field(default=None, repr=False)
-    """The connection pool to use (shared, or with an injected transport)."""
-    client: OpenAICompatClient = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.client = OpenAICompatClient(
-            self.base_url,
-            self.name,
-            api_key=self.api_key,
-            timeout=self.timeout,
-            retries=self.retries,
-            http=self.http,
-        )
 
     @property
     def name(self) -> str:

@@ -8,13 +8,11 @@ verifier decides), and the two worked examples are in domains of their own.
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-
-import httpx
+from dataclasses import dataclass
 
 from readmit.admission.invalidation.implicit import Later
 from readmit.errors import VerifierUnavailable
-from readmit.verifiers.client import Counted, OpenAICompatClient, endpoint
+from readmit.verifiers.client import Endpoint, endpoint
 from readmit.verifiers.openai_compat import API_KEY_ENV
 
 RULES = """\
@@ -70,29 +68,11 @@ def _text(later: Later) -> str:
 
 
 @dataclass
-class OpenAICompatScan(Counted):
+class OpenAICompatScan(Endpoint):
     """`DependencyScan` over ``/chat/completions`` of one model."""
 
-    model: str
-    base_url: str
-    api_key: str | None = field(default=None, repr=False)
     batch: int = 4
     window: int = 8
-    timeout: float = 60.0
-    retries: int = 2
-    http: httpx.Client | None = field(default=None, repr=False)
-    """The connection pool to use (shared, or with an injected transport)."""
-    client: OpenAICompatClient = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.client = OpenAICompatClient(
-            self.base_url,
-            self.name,
-            api_key=self.api_key,
-            timeout=self.timeout,
-            retries=self.retries,
-            http=self.http,
-        )
 
     @property
     def name(self) -> str:

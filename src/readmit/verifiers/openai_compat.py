@@ -33,7 +33,7 @@ import httpx
 from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.verifiers.answers import parse_verdict, token_confidence
-from readmit.verifiers.client import Counted, OpenAICompatClient, endpoint
+from readmit.verifiers.client import Endpoint, endpoint
 from readmit.verifiers.prompt import JSON_ASK, ONE_WORD_ASK, WHY, messages, question
 
 __all__ = [
@@ -73,14 +73,9 @@ class _Unsupported(Exception):
 
 
 @dataclass
-class OpenAICompatVerifier(Counted):
+class OpenAICompatVerifier(Endpoint):
     """`Verifier` over ``/chat/completions`` of one model."""
 
-    model: str
-    base_url: str
-    api_key: str | None = field(default=None, repr=False)
-    timeout: float = 60.0
-    retries: int = 2
     max_tokens: int = 96
     """The most tokens a reason or a structured answer may take."""
     schema: dict[str, Any] = field(default_factory=lambda: dict(SCHEMA))
@@ -98,22 +93,8 @@ class OpenAICompatVerifier(Counted):
     """Whatever must live as long as the verifier (an in-process server)."""
     label: str | None = None
     """The identity to report and cache under, when the URL is not one (a loopback port)."""
-    http: httpx.Client | None = field(default=None, repr=False)
-    """The connection pool to use (shared, or with an injected transport); one of its own
-    if not given."""
-    client: OpenAICompatClient = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """Guards ``mode``: the service judges from several worker threads."""
-
-    def __post_init__(self) -> None:
-        self.client = OpenAICompatClient(
-            self.base_url,
-            self.name,
-            api_key=self.api_key,
-            timeout=self.timeout,
-            retries=self.retries,
-            http=self.http,
-        )
 
     @property
     def name(self) -> str:
