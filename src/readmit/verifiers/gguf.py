@@ -82,10 +82,20 @@ def serve(argument: str, *, embedding: bool = False) -> tuple[GgufServer, str]:
     Raises:
         ConfigError: if no path is given, the file is missing or xllamacpp is not installed.
     """
+    path = Path(argument).expanduser()
+    label = identity(argument)
+    return GgufServer(path, embedding=embedding), label
+
+
+def identity(argument: str) -> str:
+    """The stable identity of a ``gguf:PATH`` spec: the resolved file, never the port.
+
+    Raises:
+        ConfigError: if no path is given.
+    """
     if not argument:
         raise ConfigError("gguf:PATH: give the path of a .gguf model file")
-    path = Path(argument).expanduser()
-    return GgufServer(path, embedding=embedding), f"gguf:{path.resolve()}"
+    return f"gguf:{Path(argument).expanduser().resolve()}"
 
 
 def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatVerifier:
