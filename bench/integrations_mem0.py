@@ -17,7 +17,6 @@ Prints one JSON line per row with the ratio wrapper / inner (the issue's goal: a
 
 import argparse
 import asyncio
-import hashlib
 import json
 import os
 import tempfile
@@ -29,11 +28,8 @@ os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-bench-mem0-"))
 
 from agents import SQLiteSession, TResponseInputItem
-from mem0 import Memory
-from mem0.configs.base import MemoryConfig
-from mem0.embeddings.base import EmbeddingBase
-from qdrant_client import QdrantClient
 
+from readmit.bench.backends import mem0_bank
 from readmit.bench.timing import best
 from readmit.integrations.agents_sdk import ReadmitSession
 from readmit.integrations.mem0 import ReadmitMemory
@@ -43,38 +39,12 @@ from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
 
-DIMS = 256
 WORDS = ["hotel", "flight", "dinner", "museum", "ferry", "budget", "train", "room", "taxi"]
 FILTERS = {"user_id": "bench"}
 
 
-class WordEmbedder(EmbeddingBase):  # type: ignore[misc]  # mem0 is untyped
-    """Deterministic bag-of-words embedding: each word hashed to one of DIMS axes."""
-
-    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
-        vector = [0.0] * DIMS
-        for word in text.lower().split():
-            vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % DIMS] += 1.0
-        return vector
-
-
 def memory(directory: Path) -> Any:
-    config = MemoryConfig(
-        vector_store={
-            "provider": "qdrant",
-            "config": {
-                "client": QdrantClient(location=":memory:"),
-                "collection_name": "bench",
-                "embedding_model_dims": DIMS,
-            },
-        },
-        embedder={"provider": "openai", "config": {"api_key": "unused"}},
-        llm={"provider": "openai", "config": {"api_key": "unused"}},
-        history_db_path=str(directory / "history.db"),
-    )
-    inner = Memory(config)
-    inner.embedding_model = WordEmbedder()
-    return inner
+    return mem0_bank.bank(directory, "bench")
 
 
 def team(directory: Path) -> tuple[Member, Member]:

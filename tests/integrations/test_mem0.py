@@ -5,7 +5,6 @@ before the import: no telemetry, no notices fetched, nothing written under ``~``
 """
 
 import asyncio
-import hashlib
 import os
 import runpy
 import tempfile
@@ -18,12 +17,8 @@ import pytest
 os.environ["MEM0_TELEMETRY"] = "False"
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
 
-from mem0 import AsyncMemory, Memory
-from mem0.configs.base import MemoryConfig
-from mem0.embeddings.base import EmbeddingBase
-from qdrant_client import QdrantClient
-
 from builders import KEY
+from readmit.bench.backends import mem0_bank
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.mem0 import (
     AsyncReadmitMemory,
@@ -39,48 +34,16 @@ from readmit.store import WorkStateStore, open_store
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
 
-DIMS = 256
 TRIP = {"user_id": "trip"}
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
-class WordEmbedder(EmbeddingBase):  # type: ignore[misc]  # mem0 is untyped
-    """A deterministic bag-of-words embedder: each word hashed to one of DIMS axes."""
-
-    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
-        vector = [0.0] * DIMS
-        for word in text.lower().split():
-            vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % DIMS] += 1.0
-        return vector
-
-
-def config(path: Path, collection: str) -> Any:
-    return MemoryConfig(
-        vector_store={
-            "provider": "qdrant",
-            "config": {
-                "client": QdrantClient(location=":memory:"),
-                "collection_name": collection,
-                "embedding_model_dims": DIMS,
-            },
-        },
-        # Constructed, never called: the embedder is replaced and adds use infer=False.
-        embedder={"provider": "openai", "config": {"api_key": "offline"}},
-        llm={"provider": "openai", "config": {"api_key": "offline"}},
-        history_db_path=str(path / f"{collection}-history.db"),
-    )
-
-
 def bank(path: Path, collection: str = "team") -> Any:
-    memory = Memory(config(path, collection))
-    memory.embedding_model = WordEmbedder()
-    return memory
+    return mem0_bank.bank(path, collection)
 
 
 def async_bank(path: Path, collection: str = "team") -> Any:
-    memory = AsyncMemory(config(path, collection))
-    memory.embedding_model = WordEmbedder()
-    return memory
+    return mem0_bank.bank(path, collection, asynchronous=True)
 
 
 def topic(memory: Mapping[str, Any]) -> str | None:

@@ -50,13 +50,18 @@ class WordEmbedder:
         return embed(text)
 
 
-def bank(folder: Path) -> Any:
-    """A fresh offline ``mem0.Memory`` whose history database is in ``folder``."""
+def bank(folder: Path, collection: str | None = None, *, asynchronous: bool = False) -> Any:
+    """A fresh offline ``mem0.Memory`` (``AsyncMemory``) with its history database in ``folder``.
+
+    Mem0 builds its configured embedder and LLM, but neither is ever called: the embedder
+    is replaced by `WordEmbedder` and adds use ``infer=False``. Also what the
+    integration's tests and bench/integrations_mem0.py run on.
+    """
     mem0 = _mem0()
     from mem0.configs.base import MemoryConfig
     from qdrant_client import QdrantClient
 
-    collection = f"bench-{uuid.uuid4().hex[:12]}"
+    collection = collection or f"bench-{uuid.uuid4().hex[:12]}"
     config = MemoryConfig(
         vector_store={
             "provider": "qdrant",
@@ -73,7 +78,7 @@ def bank(folder: Path) -> Any:
     logging.getLogger("mem0").setLevel(logging.ERROR)  # notices about optional extras
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # local Qdrant ignores payload indexes
-        memory = mem0.Memory(config)
+        memory = (mem0.AsyncMemory if asynchronous else mem0.Memory)(config)
     memory.embedding_model = WordEmbedder()
     return memory
 
