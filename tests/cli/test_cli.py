@@ -9,23 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from builders import KEY
 from readmit.cli import cli
 from servicekit import free_port
-
-
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("READMIT_SIGNING_KEY", KEY.decode())
-    monkeypatch.delenv("READMIT_DB", raising=False)
-    return CliRunner()
-
-
-@pytest.fixture
-def scenario_file(tmp_path: Path, travel: dict[str, Any]) -> Path:
-    path = tmp_path / "trip.json"
-    path.write_text(json.dumps(travel), encoding="utf-8")
-    return path
 
 
 def test_demo_prints_both_returns_offline(runner: CliRunner) -> None:

@@ -6,12 +6,9 @@ Text (demo, replay, explain) and JSON agree; HTTP and MCP are tested in tests/se
 import json
 import re
 from pathlib import Path
-from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
-from builders import KEY
 from readmit.cli import cli
 from readmit.reasons import MEMORY_REASON_HELP, MemoryReason
 
@@ -25,20 +22,6 @@ MISSING_D_P = {
         {"item": "p0", "reason": "implicitly_invalidated"},
     ],
 }
-
-
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("READMIT_SIGNING_KEY", KEY.decode())
-    monkeypatch.delenv("READMIT_DB", raising=False)
-    return CliRunner()
-
-
-@pytest.fixture
-def scenario_file(tmp_path: Path, travel: dict[str, Any]) -> Path:
-    path = tmp_path / "trip.json"
-    path.write_text(json.dumps(travel), encoding="utf-8")
-    return path
 
 
 def blocks(output: str) -> list[str]:

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from builders import KEY
 from readmit.cli import cli
 from readmit.cli.report_html import decision_html
 
@@ -71,13 +70,6 @@ def read(html: str) -> Page:
     page.feed(html)
     page.close()
     return page
-
-
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("READMIT_SIGNING_KEY", KEY.decode())
-    monkeypatch.delenv("READMIT_DB", raising=False)
-    return CliRunner()
 
 
 @pytest.fixture

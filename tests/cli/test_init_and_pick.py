@@ -6,15 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from builders import KEY
 from readmit.cli import cli
-
-
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("READMIT_SIGNING_KEY", KEY.decode())
-    monkeypatch.delenv("READMIT_DB", raising=False)
-    return CliRunner()
 
 
 @pytest.fixture
