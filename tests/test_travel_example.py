@@ -19,7 +19,8 @@ from readmit.store import WorkStateStore
 def decisions(
     travel: dict[str, Any], store: WorkStateStore, signer: HmacSha256Signer
 ) -> list[dict[str, Any]]:
-    return replay(load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer)
+    decided = replay(load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer)
+    return [d.record for d in decided]
 
 
 def reasons(record: dict[str, Any]) -> dict[str, str]:
@@ -101,8 +102,11 @@ def test_a_reset_policy_returns_with_no_inherited_memory(
 ) -> None:
     travel["policy"]["on_incomplete"] = "reset"
 
-    first, second = replay(
-        load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer
+    first, second = (
+        d.record
+        for d in replay(
+            load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer
+        )
     )
 
     assert (first["outcome"], first["items"], first["readmitted"], first["view"]) == (
@@ -119,8 +123,11 @@ def test_a_lower_gamma_issues_the_partial_view_as_such(
 ) -> None:
     travel["events"][15]["policy"] = {"gamma": 0.5, "rho": 0.75}
 
-    first, _ = replay(
-        load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer
+    first, _ = (
+        d.record
+        for d in replay(
+            load_scenario(travel), store, verifier=make_verifier("builtin"), signer=signer
+        )
     )
 
     assert first["outcome"] == "issued"
@@ -148,7 +155,8 @@ def test_each_ablation_removes_exactly_its_mechanism(
     scenario = load_scenario(travel_scenario())
     scenario = replace(scenario, policy=scenario.policy.ablate(ablation))
 
-    first, second = replay(scenario, store, verifier=make_verifier("builtin"), signer=signer)
+    decided = replay(scenario, store, verifier=make_verifier("builtin"), signer=signer)
+    first, second = (d.record for d in decided)
 
     assert first["outcome"] == first_outcome
     assert reasons(first).get("p0") == p0_reason

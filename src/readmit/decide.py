@@ -11,7 +11,7 @@ from typing import Any
 
 from readmit.admission import admit
 from readmit.admission.context import ReturnContext
-from readmit.admission.decision import Decision
+from readmit.admission.decision import Decision, Issued
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
@@ -34,6 +34,11 @@ class Decided:
     def id(self) -> int:
         """The decision's number in its workspace's audit log."""
         return int(self.record["id"])
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        """The signed Return View as JSON-ready data, or ``None`` when none was issued."""
+        return self.decision.signed if isinstance(self.decision, Issued) else None
 
 
 def decide(

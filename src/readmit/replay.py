@@ -1,12 +1,11 @@
 """Replay a scenario on a store: record its history and run the pipeline at every return."""
 
 from collections.abc import Callable
-from typing import Any
 
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
-from readmit.decide import decide
+from readmit.decide import Decided, decide
 from readmit.errors import InvalidEvent
 from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
 from readmit.scenario import Scenario
@@ -73,14 +72,18 @@ def replay(
     on_progress: Progress | None = None,
     embedder: Embedder | None = None,
     dependency_scan: DependencyScan | None = None,
-) -> list[dict[str, Any]]:
-    """Run ``scenario`` on ``store``; return one decision record per ``return`` event.
+) -> list[Decided]:
+    """Run ``scenario`` on ``store``; return one `Decided` per ``return`` event, in order.
+
+    Each holds the typed decision (`Issued` or `Withheld`, with its exclusions), its
+    ``id`` in the audit log, its signed ``view`` (``None`` when withheld), the context it
+    was made on and its JSON ``record`` (what ``readmit replay --json`` prints).
 
     Every reference is checked first (`check_references`), so a scenario the store would
     refuse halfway writes nothing. Every decision is also appended to the store's audit log.
     """
     check_references(scenario)
-    decisions: list[dict[str, Any]] = []
+    decisions: list[Decided] = []
 
     def on_return(request: ReturnRequest) -> None:
         decided = decide(
@@ -94,7 +97,7 @@ def replay(
             embedder=embedder,
             dependency_scan=dependency_scan,
         )
-        decisions.append(decided.record)
+        decisions.append(decided)
 
     apply_steps(scenario, store, on_return)
     return decisions

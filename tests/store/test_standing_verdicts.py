@@ -58,7 +58,8 @@ HISTORY = [
 
 def run(store: WorkStateStore, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     verifier = make_verifier("builtin")
-    return replay(load_scenario(scenario(events)), store, verifier=verifier, signer=SIGNER)
+    decided = replay(load_scenario(scenario(events)), store, verifier=verifier, signer=SIGNER)
+    return [d.record for d in decided]
 
 
 def reason(record: dict[str, Any], item: str) -> str | None:
@@ -138,11 +139,11 @@ def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) 
         {"at": at(6), "author": "A2", "op": "revoke", "target": "n1", "why": "it reopened"},
         ret(7, "A3"),
     ]
-    first, second = replay(
-        load_scenario(scenario(events)),
-        store,
-        verifier=_Invalidating("n1"),
-        signer=SIGNER,
+    first, second = (
+        d.record
+        for d in replay(
+            load_scenario(scenario(events)), store, verifier=_Invalidating("n1"), signer=SIGNER
+        )
     )
 
     assert reason(first, "p0") == "implicitly_invalidated"

@@ -84,7 +84,7 @@ def run(
     store = open_store(db)
     try:
         with progress_bar() as on_progress:
-            decisions = replay(
+            decided = replay(
                 scenario,
                 store,
                 verifier=with_cache(verifier, store),
@@ -95,6 +95,7 @@ def run(
             )
     finally:
         store.close()
+    decisions = [d.record for d in decided]  # JSON at the edge
     texts = item_texts(scenario)
     if as_json:
         click.echo(json.dumps({"decisions": decisions}, indent=2, ensure_ascii=False))
