@@ -1,0 +1,195 @@
+"""The store's codec: events, items and obligations as the store writes and reads them.
+
+Trusted data only: what this module writes, and nothing else, is what it reads
+back, so reading does not validate (events are the exception: a stored event is
+read through `readmit.wire.edge`, the one parser of the event format). Times are
+written one way everywhere, RFC 3339 in UTC with a ``Z`` (`readmit.clock.format_time`);
+bodies written before that (``+00:00`` or another offset) read back as the same instants.
+"""
+
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from readmit.clock import format_time
+from readmit.events import (
+    Assert,
+    Close,
+    Event,
+    Evidence,
+    ItemDraft,
+    OpenObligation,
+    Resolve,
+    Revoke,
+    Supersede,
+)
+from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
+from readmit.wire.edge import parse_event
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else format_time(value)
+
+
+def _names(values: frozenset[str]) -> list[str] | str:
+    return "*" if ANY in values else sorted(values)
+
+
+def draft_to_wire(d: ItemDraft) -> dict[str, Any]:
+    """An item draft in the scenario format."""
+    out: dict[str, Any] = {
+        "id": d.id,
+        "text": d.text,
+        "kind": str(d.kind),
+        "supports": sorted(d.supports),
+        "depends_on": sorted(d.depends_on),
+        "cites": sorted(d.cites),
+        "task": d.task,
+        "purposes": _names(d.purposes),
+        "unconfirmed": d.unconfirmed,
+    }
+    if d.key is not None:
+        out["key"] = d.key
+    if d.principals is not None or ANY not in d.roles:
+        out["readers"] = {"roles": _names(d.roles)}
+        if d.principals is not None:
+            out["readers"]["principals"] = _names(d.principals)
+    for name in ("valid_from", "valid_to"):
+        value = getattr(d.validity, name)
+        if value is not None:
+            out[name] = _time(value)
+    return out
+
+
+def event_to_wire(event: Event) -> dict[str, Any]:
+    """An event in the scenario format (what the store keeps and the API accepts)."""
+    head = {"id": event.id, "at": format_time(event.at), "op": event.op, "author": event.author}
+    match event:
+        case Evidence():
+            return {**head, "source": {"id": event.source_id, "text": event.text}}
+        case Assert():
+            return {**head, "item": draft_to_wire(event.item)}
+        case Supersede():
+            return {**head, "target": event.target, "item": draft_to_wire(event.item)}
+        case Revoke():
+            return {**head, "target": event.target, "why": event.why}
+        case Close() | Resolve():
+            return {**head, "target": event.target}
+        case OpenObligation():
+            o = event.obligation
+            return {
+                **head,
+                "obligation": {
+                    "id": o.id,
+                    "text": o.text,
+                    "role": o.role,
+                    "requires": sorted(o.requires),
+                    "critical": sorted(o.critical),
+                    "frontier": {"id": o.frontier_id, "text": o.frontier_text},
+                },
+            }
+
+
+def event_from_json(body: object, epoch: int) -> Event:
+    """Inverse of `event_to_wire`, for an event the store logged at ``epoch``."""
+    return parse_event(body, epoch)
+
+
+def item_to_json(item: Item) -> dict[str, Any]:
+    """A materialized item as stored (with epoch, scope and receipt)."""
+    r = item.receipt
+    return {
+        "id": item.id,
+        "text": item.text,
+        "kind": str(item.kind),
+        "epoch": item.epoch,
+        "author": item.author,
+        "key": item.key,
+        "for_role": item.for_role,
+        "principals": sorted(item.scope.principals),
+        "roles": sorted(item.scope.roles),
+        "task": item.scope.task,
+        "purposes": sorted(item.scope.purposes),
+        "valid_from": _time(item.validity.valid_from),
+        "valid_to": _time(item.validity.valid_to),
+        "receipt": None if r is None else [r.event_id, r.author, r.epoch, r.digest],
+        "depends_on": sorted(item.depends_on),
+        "supports": sorted(item.supports),
+        "cites": sorted(item.cites),
+    }
+
+
+_OPEN = Validity()
+
+
+@lru_cache(maxsize=4096)
+def _scope(
+    principals: tuple[str, ...], roles: tuple[str, ...], task: str, purposes: tuple[str, ...]
+) -> Scope:
+    # Scopes repeat across thousands of items; immutable, so one shared value each.
+    return Scope(
+        principals=frozenset(principals),
+        roles=frozenset(roles),
+        task=task,
+        purposes=frozenset(purposes),
+    )
+
+
+def _validity(vf: str | None, vt: str | None) -> Validity:
+    if vf is None and vt is None:
+        return _OPEN
+    return Validity(
+        valid_from=None if vf is None else datetime.fromisoformat(vf),
+        valid_to=None if vt is None else datetime.fromisoformat(vt),
+    )
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _ids(values: list[str]) -> frozenset[str]:
+    return frozenset(values) if values else _NONE
+
+
+def item_from_json(d: dict[str, Any]) -> Item:
+    """Inverse of `item_to_json` (trusted, store-written data)."""
+    r = d["receipt"]
+    return Item(
+        id=d["id"],
+        text=d["text"],
+        kind=Kind(d["kind"]),
+        epoch=d["epoch"],
+        author=d["author"],
+        key=d["key"],
+        for_role=d["for_role"],
+        scope=_scope(tuple(d["principals"]), tuple(d["roles"]), d["task"], tuple(d["purposes"])),
+        validity=_validity(d["valid_from"], d["valid_to"]),
+        receipt=None if r is None else Receipt(event_id=r[0], author=r[1], epoch=r[2], digest=r[3]),
+        depends_on=_ids(d["depends_on"]),
+        supports=_ids(d["supports"]),
+        cites=_ids(d["cites"]),
+    )
+
+
+def obligation_to_json(o: Obligation) -> dict[str, Any]:
+    """A materialized obligation as stored."""
+    return {
+        "id": o.id,
+        "role": o.role,
+        "requires": sorted(o.requires),
+        "critical": sorted(o.critical),
+        "item": item_to_json(o.item),
+        "frontier": item_to_json(o.frontier),
+    }
+
+
+def obligation_from_json(d: dict[str, Any]) -> Obligation:
+    """Inverse of `obligation_to_json`."""
+    return Obligation(
+        id=d["id"],
+        role=d["role"],
+        requires=frozenset(d["requires"]),
+        critical=frozenset(d["critical"]),
+        item=item_from_json(d["item"]),
+        frontier=item_from_json(d["frontier"]),
+    )

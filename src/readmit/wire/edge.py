@@ -1,0 +1,234 @@
+"""The edge: untrusted events in, validated with pydantic, turned into domain values.
+
+Events have one wire format, the scenario format of spec §7: scenario files,
+``POST /v1/events`` and the store's log all use it. Every problem of an event is
+collected and raised at once as `InvalidEventAt`, naming the event, its position
+in its batch and each field at fault, before anything is stored.
+"""
+
+import re
+from typing import assert_never
+
+from pydantic import ValidationError
+
+from readmit.errors import InvalidEvent, InvalidInput
+from readmit.events import (
+    Assert,
+    Close,
+    Depart,
+    Event,
+    Evidence,
+    ItemDraft,
+    ObligationDraft,
+    OpenObligation,
+    RecordExperience,
+    ReturnRequest,
+    Revoke,
+    Step,
+    Supersede,
+)
+from readmit.events import Resolve as ResolveEvent
+from readmit.model import ANY, Kind, Validity
+from readmit.wire.fields import Wild
+from readmit.wire.inbound import (
+    OP,
+    OPS,
+    AssertOp,
+    CloseOp,
+    DepartOp,
+    EvidenceOp,
+    ExperienceOp,
+    ItemIn,
+    ObligationIn,
+    ObligationOp,
+    Op,
+    ResolveOp,
+    ReturnOp,
+    RevokeOp,
+    SupersedeOp,
+)
+
+
+class InvalidEventAt(InvalidEvent):
+    """An `InvalidEvent` at a known position of its batch, with the fields at fault.
+
+    ``index`` counts from 0 in the ``events`` array that was sent (a request body or a
+    scenario file); the message names it as ``events[index]``, so an event the sender
+    gave no id (or one the server rewrote) can still be found.
+    """
+
+    def __init__(
+        self,
+        event_id: str,
+        problem: str,
+        *,
+        index: int,
+        fields: tuple[str, ...] = (),
+        named: bool = True,
+    ) -> None:
+        super().__init__(event_id, problem)
+        self.index = index
+        self.fields = fields
+        """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""
+        where = f"events[{index}]"
+        shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
+        self.args = (f"event {shown!r} ({where}): {problem}" if named else f"{where}: {problem}",)
+
+
+def at_position(error: InvalidEvent, index: int, *, named: bool = True) -> InvalidEventAt:
+    """``error`` with the position of its event in the batch that was sent."""
+    fields = error.fields if isinstance(error, InvalidEventAt) else ()
+    return InvalidEventAt(error.event_id, error.problem, index=index, fields=fields, named=named)
+
+
+_FIELD = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def _where(loc: tuple[int | str, ...], unknown: bool) -> str:
+    """A field path as a person writes it: ``item.readers.roles.0``.
+
+    The first part of ``loc`` is the union's tag (the op); pydantic's union-member tags
+    (``ReadersIn``, ``list[...]``) are left out; an ``unknown`` field's name, the last
+    part, is kept as given.
+    """
+    last = len(loc) - 1
+    kept = [
+        str(x)
+        for n, x in enumerate(loc)
+        if n > 0 and (isinstance(x, int) or (unknown and n == last) or _FIELD.fullmatch(x))
+    ]
+    return ".".join(kept) or "event"
+
+
+def _problems(error: ValidationError) -> list[tuple[str, str]]:
+    """Each problem as (field path, message)."""
+    out = []
+    for e in error.errors():
+        unknown = e["type"] == "extra_forbidden"
+        out.append((_where(e["loc"], unknown), "unknown field" if unknown else e["msg"]))
+    return out
+
+
+def parse_step(raw: object, index: int) -> Step:
+    """Validate one scenario/API event and turn it into a domain value.
+
+    Raises:
+        InvalidEventAt: naming the event (its ``id``, else ``e<index>``), its position
+            ``index`` and every problem.
+    """
+    named = isinstance(raw, dict) and isinstance(raw.get("id"), str)
+    event_id = raw["id"] if named and isinstance(raw, dict) else f"e{index}"
+
+    def refuse(problem: str, fields: tuple[str, ...] = ()) -> InvalidEventAt:
+        return InvalidEventAt(event_id, problem, index=index, fields=fields, named=named)
+
+    if not isinstance(raw, dict):
+        raise refuse("an event must be a JSON object")
+    op = raw.get("op")
+    if not isinstance(op, str) or op not in OPS:
+        raise refuse(f"unknown op {op!r} (known: {', '.join(OPS)})", ("op",))
+    try:
+        parsed = OP.validate_python(raw)
+    except ValidationError as exc:
+        problems = _problems(exc)
+        text = "; ".join(f"{where}: {message}" for where, message in problems)
+        raise refuse(text, tuple(dict.fromkeys(where for where, _ in problems))) from None
+    try:
+        return _to_step(parsed, event_id)
+    except InvalidInput as exc:
+        raise refuse(str(exc)) from None
+
+
+def parse_event(raw: object, index: int) -> Event:
+    """Like `parse_step`, for a shared-state event only.
+
+    Raises:
+        InvalidEventAt: if ``raw`` is invalid or is an agent action (experience, depart,
+            return).
+    """
+    step = parse_step(raw, index)
+    if isinstance(step, RecordExperience | Depart | ReturnRequest):
+        problem = f"op {step.op!r} is an agent action, not a shared-state event"
+        raise InvalidEventAt(step.id, problem, index=index, fields=("op",))
+    return step
+
+
+def _set(values: list[str] | Wild) -> frozenset[str]:
+    return frozenset({ANY}) if values == "*" else frozenset(values)
+
+
+def _draft(item: ItemIn) -> ItemDraft:
+    readers = item.readers
+    principals: frozenset[str] | None = None
+    roles = frozenset({ANY})
+    if readers == "*":
+        principals = frozenset({ANY})
+    elif readers is not None:
+        roles = _set(readers.roles)
+        if readers.principals is not None:
+            principals = _set(readers.principals)
+    return ItemDraft(
+        id=item.id,
+        text=item.text,
+        kind=Kind(item.kind),
+        key=item.key,
+        supports=frozenset(item.supports),
+        depends_on=frozenset(item.depends_on),
+        cites=frozenset(item.cites),
+        principals=principals,
+        roles=roles,
+        task=item.task,
+        purposes=_set(item.purposes),
+        unconfirmed=item.unconfirmed,
+        validity=Validity(valid_from=item.valid_from, valid_to=item.valid_to),
+    )
+
+
+def _obligation(o: ObligationIn) -> ObligationDraft:
+    return ObligationDraft(
+        id=o.id,
+        text=o.text,
+        role=o.role,
+        requires=frozenset(o.requires),
+        critical=frozenset(o.critical),
+        frontier_id=o.frontier.id,
+        frontier_text=o.frontier.text,
+    )
+
+
+def _to_step(op: Op, event_id: str) -> Step:  # noqa: C901 - one arm per op
+    at = op.at
+    match op:
+        case EvidenceOp():
+            return Evidence(
+                id=event_id, at=at, author=op.author, source_id=op.source.id, text=op.source.text
+            )
+        case AssertOp():
+            return Assert(id=event_id, at=at, author=op.author, item=_draft(op.item))
+        case SupersedeOp():
+            return Supersede(
+                id=event_id, at=at, author=op.author, target=op.target, item=_draft(op.item)
+            )
+        case RevokeOp():
+            return Revoke(id=event_id, at=at, author=op.author, target=op.target, why=op.why)
+        case CloseOp():
+            return Close(id=event_id, at=at, author=op.author, target=op.target)
+        case ObligationOp():
+            obligation = _obligation(op.obligation)
+            return OpenObligation(id=event_id, at=at, author=op.author, obligation=obligation)
+        case ResolveOp():
+            return ResolveEvent(id=event_id, at=at, author=op.author, target=op.target)
+        case ExperienceOp():
+            e = op.experience
+            return RecordExperience(
+                id=event_id, at=at, agent=op.agent, experience_id=e.id, text=e.text, source=e.source
+            )
+        case DepartOp():
+            return Depart(id=event_id, at=at, agent=op.agent)
+        case ReturnOp():
+            policy = tuple((op.policy or {}).items())
+            return ReturnRequest(
+                id=event_id, at=at, agent=op.agent, task=op.task, purpose=op.purpose, policy=policy
+            )
+        case _:
+            assert_never(op)

@@ -1,0 +1,115 @@
+"""The field types every edge shares: names, free text and times, each checked one way.
+
+A `Name` is an id or a name as a store, a terminal and a log line can take it; a
+`Text` is free text; an `Instant` is an RFC 3339 time with its offset. Event
+models (`readmit.wire.edge`) and the service's request bodies use these, and
+`check_name` / `check_text` apply them to values that arrive outside a model (CLI
+arguments, MCP tool arguments).
+"""
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BeforeValidator,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+
+from readmit.errors import InvalidInput
+
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _refuse(pattern: re.Pattern[str], allowed: str) -> Callable[[str], str]:
+    """A validator refusing characters no store, terminal or log line should receive."""
+
+    def check(value: str) -> str:
+        found = pattern.search(value)
+        if found is not None:
+            raise ValueError(f"may not contain U+{ord(found.group()):04X} ({allowed})")
+        return value
+
+    return check
+
+
+Name = Annotated[
+    str,
+    Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$"),
+    AfterValidator(_refuse(_NAME_CONTROL, "no control characters in a name or id")),
+]
+"""An id or name: no surrounding whitespace, no control characters (NUL breaks PostgreSQL)."""
+
+Text = Annotated[
+    str,
+    Field(min_length=1, max_length=100_000),
+    AfterValidator(
+        _refuse(_TEXT_CONTROL, "text allows tab and newline, no other control character")
+    ),
+]
+"""Free text: tab and newline allowed, no other control character."""
+
+Wild = Literal["*"]
+"""The wildcard: any principal, role or purpose."""
+
+_NAME: TypeAdapter[str] = TypeAdapter(Name)
+_TEXT: TypeAdapter[str] = TypeAdapter(Text)
+
+
+def check_name(value: str, what: str) -> str:
+    """Validate ``value`` as a `Name` outside a pydantic model (CLI arguments, MCP tools).
+
+    Raises:
+        InvalidInput: naming ``what`` and the problem.
+    """
+    try:
+        return _NAME.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
+
+
+def check_text(value: str, what: str) -> str:
+    """Validate ``value`` as a `Text` outside a pydantic model.
+
+    Raises:
+        InvalidInput: naming ``what`` and the problem.
+    """
+    try:
+        return _TEXT.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
+
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def _rfc3339(value: object) -> object:
+    """Only an RFC 3339 time with its offset (a number is not read as a Unix time)."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or _RFC3339.fullmatch(value) is None:
+        raise ValueError("must be an RFC 3339 time with an offset, e.g. 2026-05-01T08:00:00Z")
+    return value
+
+
+def _in_calendar(value: datetime) -> datetime:
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the time is outside the years 1 to 9999 in UTC") from None
+    return value
+
+
+Instant = Annotated[
+    AwareDatetime,
+    Field(strict=False),
+    BeforeValidator(_rfc3339),
+    AfterValidator(_in_calendar),
+]
+"""An RFC 3339 time with a UTC offset whose UTC form is a real date (not year 1 at +14:00)."""

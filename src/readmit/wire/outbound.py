@@ -1,0 +1,271 @@
+"""Outbound shapes: what readmit sends out, one JSON shape per thing, each a TypedDict.
+
+The HTTP API, the MCP server and ``replay --json`` render these; FastAPI publishes
+them as response schemas in ``/openapi.json``. Each is closed (``extra="forbid"``):
+a field a producer adds without adding it here fails validation instead of
+leaking out unannounced. Optional keys are ``NotRequired`` (absent, never
+``null``), because a signed view must come out exactly as it was signed. Times
+are RFC 3339 in UTC with a ``Z`` (`readmit.clock.format_time`).
+
+Producers: `item_out` and `memory_out` here; the decision record and the agent's
+copy in `readmit.report`; a view's entries in `readmit.admission.view`.
+"""
+
+from typing import Literal, NotRequired
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
+
+from readmit.model import Experience, Item, Kind
+from readmit.reasons import MemoryReason, Reason, Stage
+
+_CLOSED = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+Outcome = Literal["issued", "blocked", "reset"]
+"""A decision's outcome: a view was issued, or withheld (blocked, or reset per policy)."""
+
+
+@with_config(_CLOSED)
+class ItemOut(TypedDict):
+    """An active work-state item, as ``GET /v1/state`` shows it."""
+
+    id: str
+    text: str
+    kind: Kind
+    epoch: int
+    """The epoch that recorded it."""
+    author: str
+    key: str | None
+    """Identity of the thing described: a later item with the same key replaces this one."""
+    supports: list[str]
+    """The requirement labels it supports (matched against obligations' ``requires``)."""
+
+
+def item_out(item: Item) -> ItemOut:
+    """``item`` as `ItemOut`."""
+    return {
+        "id": item.id,
+        "text": item.text,
+        "kind": item.kind,
+        "epoch": item.epoch,
+        "author": item.author,
+        "key": item.key,
+        "supports": sorted(item.supports),
+    }
+
+
+@with_config(_CLOSED)
+class MemoryOut(TypedDict):
+    """A private memory of the agent's own bank."""
+
+    id: str
+    text: str
+    source: str
+    """The work-state item it is bound to: readmitted only when that item is in the view."""
+    epoch: int
+
+
+def memory_out(e: Experience) -> MemoryOut:
+    """``e`` as `MemoryOut`."""
+    return {"id": e.id, "text": e.text, "source": e.source_item_id, "epoch": e.epoch}
+
+
+@with_config(_CLOSED)
+class ExclusionOut(TypedDict):
+    """Why one candidate item is not in the view."""
+
+    item: str
+    reason: Reason
+    stage: Stage
+    evidence: list[str]
+    """The event and item ids behind the reason."""
+    detail: NotRequired[str]
+    confidence: NotRequired[int | float]
+    """The verifier's confidence, for an implicit invalidation."""
+
+
+@with_config(_CLOSED)
+class CoverageOut(TypedDict):
+    """Cov and Crit: the share of obligations met and of critical requirements covered."""
+
+    obligations: float
+    critical: float
+
+
+@with_config(_CLOSED)
+class SupporterOut(TypedDict):
+    """An excluded item that supports a missing requirement, and why it was excluded."""
+
+    item: str
+    reason: Reason
+
+
+@with_config(_CLOSED)
+class MissingOut(TypedDict):
+    """A requirement label the selected set lacks: who needs it, what could supply it."""
+
+    requirement: str
+    obligations: list[str]
+    critical: bool
+    supported_by_excluded: list[SupporterOut]
+
+
+@with_config(_CLOSED)
+class ObligationCoverageOut(TypedDict):
+    """One obligation of the returning role: its requirements, what is lacking, whether met."""
+
+    obligation: str
+    frontier: str
+    requires: list[str]
+    critical: list[str]
+    missing: list[str]
+    structure_missing: list[str]
+    """The obligation's own item or frontier, when the selected set lacks it."""
+    met: bool
+
+
+@with_config(_CLOSED)
+class WithheldMemoryOut(TypedDict):
+    """Why one private memory was not readmitted."""
+
+    id: str
+    source: str
+    reason: MemoryReason
+    source_reason: NotRequired[Reason]
+    """The source item's own exclusion reason, when it was excluded."""
+
+
+@with_config(_CLOSED)
+class BudgetOut(TypedDict):
+    """The implicit stage's budget at this return (``null``: unlimited)."""
+
+    calls: int | None
+    tokens: int | None
+
+
+@with_config(_CLOSED)
+class JudgmentOut(TypedDict):
+    """What the implicit-invalidation stage spent and found (no item ids)."""
+
+    verifier: str | None
+    calls: int
+    scans: int
+    pairs: int
+    tokens: int
+    unscreened: int
+    standing: int
+    confirmed: int
+    budget: BudgetOut
+
+
+@with_config(_CLOSED)
+class ReceiptOut(TypedDict):
+    """The event that recorded a view item, its author, epoch and text digest."""
+
+    event: str
+    author: str
+    epoch: int
+    digest: str
+
+
+@with_config(_CLOSED)
+class ViewItemOut(TypedDict):
+    """One item of a Return View, with the digest of its entry."""
+
+    id: str
+    kind: Kind
+    text: str
+    epoch: int
+    supports: list[str]
+    receipt: ReceiptOut | None
+    digest: str
+
+
+@with_config(_CLOSED)
+class SignatureOut(TypedDict):
+    """A view's signature over everything else in it (canonical JSON)."""
+
+    alg: str
+    value: str
+
+
+@with_config(_CLOSED)
+class SignedViewOut(TypedDict):
+    """A signed Return View (format ``readmit.view/1``): check it with ``POST /v1/verify``."""
+
+    format: Literal["readmit.view/1"]
+    cycle: str
+    workspace: str
+    agent: str
+    principal: str
+    role: str
+    task: str
+    purpose: str
+    epoch: int
+    departure_epoch: int
+    policy: str
+    """The digest of the policy the view was made under."""
+    issued_at: str
+    expires_at: str
+    items: list[ViewItemOut]
+    coverage: CoverageOut
+    excluded: list[ExclusionOut]
+    signature: SignatureOut
+
+
+@with_config(_CLOSED)
+class AgentDecisionOut(TypedDict):
+    """What the returning agent may see of one of its decisions.
+
+    ``POST /v1/return`` answers with it and ``GET /v1/decisions/{id}`` shows it again,
+    in the same shape. Items and events the agent may not read appear nowhere in it.
+    """
+
+    outcome: Outcome
+    at: str
+    epoch: int
+    coverage: CoverageOut
+    missing: list[MissingOut]
+    obligation_coverage: list[ObligationCoverageOut]
+    items: list[str]
+    """The ids in the view, in selection order (empty when withheld)."""
+    selected: list[str]
+    excluded: list[ExclusionOut]
+    readmitted: list[MemoryOut]
+    """The private memories readmitted with the view."""
+    withheld_memories: list[WithheldMemoryOut]
+    judgment: JudgmentOut | None
+    view: SignedViewOut | None
+    decision: int
+    """Its number among the agent's own decisions (1, 2, 3…)."""
+
+
+@with_config(_CLOSED)
+class DecisionRecordOut(TypedDict):
+    """The operator's record of one decision (spec §7): what the audit log keeps.
+
+    ``replay --json`` prints these. Unlike `AgentDecisionOut` it keeps every exclusion,
+    the ids the agent may not see (``hidden``) and the texts the record names.
+    """
+
+    workspace: str
+    cycle: str
+    agent: str
+    at: str
+    epoch: int
+    departure_epoch: int
+    outcome: Outcome
+    coverage: CoverageOut
+    items: list[str]
+    selected: list[str]
+    excluded: list[ExclusionOut]
+    hidden: list[str]
+    judgment: JudgmentOut
+    missing: list[MissingOut]
+    obligation_coverage: list[ObligationCoverageOut]
+    readmitted: list[str]
+    """The ids of the private memories readmitted."""
+    withheld: list[str]
+    withheld_memories: list[WithheldMemoryOut]
+    texts: dict[str, str]
+    view: SignedViewOut | None
