@@ -11,7 +11,7 @@ and adds the departure/return hooks: `ReadmitMiddleware` for ``create_agent``, o
 `return_node`/`depart_node` as a `StateGraph`'s entry and exit.
 """
 
-from readmit.integrations.langgraph.admitted import ViewWithheld, notice
+from readmit.integrations.langgraph.admitted import ViewExpired, ViewWithheld, notice
 from readmit.integrations.langgraph.keys import item_key
 from readmit.integrations.langgraph.middleware import (
     ReadmitMiddleware,
@@ -26,6 +26,7 @@ __all__ = [
     "ReadmitMiddleware",
     "ReadmitState",
     "ReadmitStore",
+    "ViewExpired",
     "ViewWithheld",
     "arrive",
     "depart_node",

@@ -2,16 +2,19 @@
 
 A `Lens` is built from the agent's latest decision: the identities of the LangGraph
 items its issued view admits, plus what the agent itself writes after that return
-(fresh state, not remembered state). A withheld decision admits nothing inherited.
+(fresh state, not remembered state). A withheld decision admits nothing inherited, and
+neither does an issued one once its view has expired.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.store.base import Item as LangGraphItem
 
 from readmit.admission.decision import Issued
+from readmit.clock import format_time, parse_time
 from readmit.decide import Decided
 from readmit.errors import ReadmitError
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
@@ -43,16 +46,39 @@ class ViewWithheld(ReadmitError):
 
     code = "view_withheld"
 
-    def __init__(self, decided: Decided) -> None:
+    def __init__(self, decided: Decided, message: str | None = None) -> None:
         self.notice = notice(decided)
         coverage = self.notice["coverage"]
         super().__init__(
-            f"the return view was not issued ({self.notice['outcome']}: obligation coverage "
+            message
+            or f"the return view was not issued ({self.notice['outcome']}: obligation coverage "
             f"{coverage['obligations']}, critical {coverage['critical']}); "
             "reads are refused until the next return"
         )
         self.outcome: str = self.notice["outcome"]
         self.excluded: list[dict[str, Any]] = self.notice["excluded"]
+
+
+class ViewExpired(ViewWithheld):
+    """The agent's latest view was issued but has expired: reads are refused like a withheld one's.
+
+    A view is served until its ``expires_at`` (``Policy.view_ttl`` after the return); after
+    that the store treats it as withheld until the agent's next return.
+    """
+
+    code = "view_expired"
+
+    def __init__(self, decided: Decided, expired_at: datetime) -> None:
+        super().__init__(
+            decided,
+            f"the return view expired at {format_time(expired_at)}; "
+            "reads are refused until the next return",
+        )
+        self.expired_at = expired_at
+
+
+FOREVER = datetime.max.replace(tzinfo=UTC)
+"""The expiry of a lens with no issued view to expire."""
 
 
 @dataclass(slots=True)
@@ -64,17 +90,39 @@ class Lens:
     prefixes: set[tuple[str, ...]] = field(default_factory=set)
     """Every prefix of a visible identity's namespace: what ``list_namespaces`` may show."""
 
+    own: set[Identity] = field(default_factory=set)
+    """What the agent wrote since the return (shown whatever the view says)."""
+
     withheld: bool = False
-    """Whether the decision issued no view."""
+    """Whether no view is served: none was issued, or the issued one expired."""
+
+    expires: datetime = FOREVER
+    """When the issued view stops being served."""
+
+    expired: bool = False
+    """Whether this lens replaced an issued view that expired."""
 
     @classmethod
     def of(cls, decided: Decided) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld)."""
-        if not isinstance(decided.decision, Issued):
+        decision = decided.decision
+        if not isinstance(decision, Issued):
             return cls(decided, withheld=True)
-        lens = cls(decided)
-        lens.add(i for item in decided.decision.items if (i := parse(item.key)) is not None)
+        lens = cls(decided, expires=parse_time(decision.signed["expires_at"]))
+        lens.show(i for item in decision.items if (i := parse(item.key)) is not None)
         return lens
+
+    def lapsed(self) -> "Lens":
+        """This lens once its view has expired: only the agent's own writes since."""
+        lens = Lens(self.decided, withheld=True, expires=self.expires, expired=True)
+        lens.add(self.own)
+        return lens
+
+    def refusal(self) -> ViewWithheld:
+        """What a read raises through this (withheld) lens in ``raise`` mode."""
+        if self.expired:
+            return ViewExpired(self.decided, self.expires)
+        return ViewWithheld(self.decided)
 
     def shows(self, item: LangGraphItem) -> bool:
         """Whether ``item`` (read from the inner store) may be shown."""
@@ -85,7 +133,13 @@ class Lens:
         return ident in self.visible
 
     def add(self, idents: Iterable[Identity]) -> None:
-        """Show ``idents`` too (what the agent wrote after the return)."""
+        """Show ``idents`` too: what the agent wrote after the return."""
+        idents = list(idents)
+        self.own.update(idents)
+        self.show(idents)
+
+    def show(self, idents: Iterable[Identity]) -> None:
+        """Show ``idents``."""
         for ident in idents:
             self.visible.add(ident)
             namespace = ident[0]

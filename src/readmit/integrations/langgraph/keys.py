@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from readmit.integrations.annotations import ANNOTATIONS
+
 PREFIX = "langgraph:"
 """Readmit keys of LangGraph items start with this; other items are not LangGraph's."""
 
@@ -56,9 +58,12 @@ def parse(key: str | None) -> Identity | None:
 def render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> str:
     """The item text readmit judges: the path and the value, each as JSON.
 
-    ASCII-escaped, so control characters and lone surrogates never reach the store;
-    values JSON cannot encode are shown by their ``str``.
+    The value's readmit annotations (its ``"_readmit"`` key) are not part of the
+    statement and are left out. ASCII-escaped, so control characters and lone
+    surrogates never reach the store; values JSON cannot encode are shown by their ``str``.
     """
+    if ANNOTATIONS in value:
+        value = {k: v for k, v in value.items() if k != ANNOTATIONS}
     path = json.dumps("/".join((*namespace, key)))
     body = json.dumps(value, sort_keys=True, default=str, separators=(", ", ": "))
     return f"{path} = {body}"

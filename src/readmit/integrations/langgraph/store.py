@@ -5,11 +5,15 @@ is built per agent, ``ReadmitStore(inner, member)``: LangGraph calls a store's
 ``batch`` with no run config, so who is reading has to be fixed where the store is
 made, not guessed from a context variable at call time.
 
-Writes: the inner store gets every write (the application keeps its data), and each
-becomes a readmit event by the agent first, so a write readmit refuses reaches
-neither store. A new (namespace, key) asserts an item; an overwrite asserts the
-next version under the same readmit key, a same-key replacement of the one before;
-a delete revokes the current version.
+Writes (`readmit.integrations.langgraph.writes`): the inner store gets every write (the
+application keeps its data), and each becomes a readmit event by the agent first, so
+a write readmit refuses, or whose annotations are bad, reaches neither store. A new
+(namespace, key) asserts an item; an overwrite asserts the next version under the same
+readmit key, a same-key replacement of the one before; a delete revokes the current
+version. A value's ``"_readmit"`` key carries the item's annotations (``supports``,
+``depends_on``, scope, validity, ``cites``: `readmit.integrations.annotations`). If the
+inner store then fails the write, readmit records what makes it match what the inner
+store holds, and the inner store's error is raised.
 
 Reads (``get``, ``search``, ``list_namespaces``) show only what the agent's latest
 issued view admits, plus what the agent itself wrote since that return. ``search``
@@ -19,7 +23,12 @@ never starves a page. Before the agent's first return in this process nothing is
 filtered: an agent that has not been away has nothing to readmit. After a withheld
 decision reads raise `ViewWithheld` (``on_withheld="raise"``, the default, so an agent
 cannot mistake "wait for evidence" for "no memory") or show only the agent's own
-writes since (``on_withheld="empty"``).
+writes since (``on_withheld="empty"``). An issued view is served until its
+``expires_at`` (``Policy.view_ttl`` after the return, by the member's clock); after
+that it is treated exactly like a withheld one until the next return: reads raise
+`ViewExpired` (a `ViewWithheld`, code ``view_expired``) or show only the agent's own
+writes since the return. The view is not re-decided behind the agent's back: the
+next return (the middleware's next run, or `arrive`) issues a fresh one.
 """
 
 import asyncio
@@ -38,11 +47,11 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from readmit.events import Assert, Event, ItemDraft, Revoke
-from readmit.integrations.langgraph.admitted import Lens, ViewWithheld
-from readmit.integrations.langgraph.keys import Identity, identity, item_key, parse, render
+from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
-from readmit.integrations.team import Member, new_id
+from readmit.integrations.langgraph.writes import Write, reconcile, record, written
+from readmit.integrations.langgraph.writes import reads as reads_of
+from readmit.integrations.team import Member
 
 
 class ReadmitStore(BaseStore):
@@ -51,8 +60,9 @@ class ReadmitStore(BaseStore):
     Args:
         inner: The store that keeps the application's data.
         member: The agent reading and writing through this store.
-        on_withheld: After a withheld return, ``"raise"`` `ViewWithheld` on every read
-            or show only the agent's writes since (``"empty"``).
+        on_withheld: After a withheld return, or once the issued view expired, ``"raise"``
+            `ViewWithheld` (`ViewExpired`) on every read, or show only the agent's writes
+            since the return (``"empty"``).
     """
 
     def __init__(
@@ -72,36 +82,76 @@ class ReadmitStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops, puts, lens = self._prepare(ops)
         if lens is None:
-            self._record(puts)
-            return self.inner.batch(ops)
+            if not puts:
+                return self.inner.batch(ops)
+            return self._land(record(self.member, puts), ops)
         reads = [op for op in ops if not isinstance(op, PutOp)]
         if all(isinstance(op, GetOp) for op in reads):  # one round, no paging: the common case
             results = [admit(found, lens) for found in self.inner.batch(reads)] if reads else []
         else:
             results = run(rounds([reader(op, lens) for op in reads]), self.inner.batch)
         if puts:
-            lens.add(self._record(puts))
-            self.inner.batch(puts)
+            writes = record(self.member, puts)
+            self._land(writes, list(puts))
+            lens.add(written(writes))
         return merge(ops, results) if puts else results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops, puts, lens = self._prepare(ops)
         if lens is None:
-            await asyncio.to_thread(self._record, puts)
-            return await self.inner.abatch(ops)
+            if not puts:
+                return await self.inner.abatch(ops)
+            writes = await asyncio.to_thread(record, self.member, puts)
+            return await self._aland(writes, ops)
         reads = [op for op in ops if not isinstance(op, PutOp)]
         results = await arun(rounds([reader(op, lens) for op in reads]), self.inner.abatch)
         if puts:
-            lens.add(await asyncio.to_thread(self._record, puts))
-            await self.inner.abatch(puts)
+            writes = await asyncio.to_thread(record, self.member, puts)
+            await self._aland(writes, list(puts))
+            lens.add(written(writes))
         return merge(ops, results) if puts else results
+
+    def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
+        """Send ``ops`` (the recorded ``writes``, maybe with reads) to the inner store.
+
+        If it raises, readmit is made to match what the inner store then holds.
+        """
+        try:
+            return self.inner.batch(ops)
+        except Exception as exc:
+            found: list[Result] | None
+            try:
+                found = self.inner.batch(reads_of(writes))
+            except Exception:
+                found = None
+            reconcile(self.member, writes, found, exc)
+            raise
+
+    async def _aland(self, writes: list[Write], ops: list[Op]) -> list[Result]:
+        """`_land` with the inner store's ``abatch``."""
+        try:
+            return await self.inner.abatch(ops)
+        except Exception as exc:
+            found: list[Result] | None
+            try:
+                found = await self.inner.abatch(reads_of(writes))
+            except Exception:
+                found = None
+            await asyncio.to_thread(reconcile, self.member, writes, found, exc)
+            raise
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         # the hottest read: as little as possible between the caller and the inner store
         lens = self._lens
-        if lens is None or lens.decided is not self.member.latest or lens.withheld:
+        member = self.member
+        if (
+            lens is None
+            or lens.decided is not member.latest
+            or lens.withheld
+            or member.clock() >= lens.expires
+        ):
             lens = self._read_lens()
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
         if lens is None or found is None:
@@ -183,18 +233,20 @@ class ReadmitStore(BaseStore):
         """The lens reads go through now (None: unfiltered).
 
         Raises:
-            ViewWithheld: after a withheld return, in ``raise`` mode.
+            ViewWithheld: after a withheld return or once the view expired, in ``raise``
+                mode (`ViewExpired` then).
         """
         lens = self._current_lens()
         if lens is not None and lens.withheld and self.on_withheld == "raise":
-            raise ViewWithheld(lens.decided)
+            raise lens.refusal()
         return lens
 
     def _prepare(self, batch: Iterable[Op]) -> tuple[list[Op], list[PutOp], Lens | None]:
         """Validate ``batch`` and find the lens its reads go through (None: unfiltered).
 
         Raises:
-            ViewWithheld: if the batch reads after a withheld return, in ``raise`` mode.
+            ViewWithheld: if the batch reads after a withheld return or once the view
+                expired, in ``raise`` mode.
         """
         ops = list(batch)
         puts = [op for op in ops if isinstance(op, PutOp)]
@@ -203,51 +255,17 @@ class ReadmitStore(BaseStore):
         lens = self._current_lens()
         reads = len(puts) < len(ops)
         if lens is not None and lens.withheld and reads and self.on_withheld == "raise":
-            raise ViewWithheld(lens.decided)
+            raise lens.refusal()
         return ops, puts, lens
 
     def _current_lens(self) -> Lens | None:
+        """The lens of the agent's latest decision; a lapsed one once its view expired."""
         latest = self.member.latest
         if latest is None:
             return None
-        if self._lens is None or self._lens.decided is not latest:
-            self._lens = Lens.of(latest)
-        return self._lens
-
-    def _record(self, puts: list[PutOp]) -> list[Identity]:
-        """Record ``puts`` as the agent's events; return the identities written, not deleted.
-
-        The last write to a path in one batch wins, as in the inner stores.
-        """
-        last: dict[Identity, PutOp] = {identity(op.namespace, op.key): op for op in puts}
-        deleted = {i for i, op in last.items() if op.value is None}
-        current = self._current_items(deleted) if deleted else {}
-        events: list[Event] = []
-        for ident, op in last.items():
-            event = self._event(ident, op, current.get(ident))
-            if event is not None:
-                events.append(event)
-        if events:
-            self.member.record(events)
-        return [i for i in last if i not in deleted]
-
-    def _event(self, ident: Identity, op: PutOp, current: str | None) -> Event | None:
-        at, author = self.member.clock(), self.member.agent
-        if op.value is not None:
-            draft = ItemDraft(
-                id=new_id("lg"), text=render(op.namespace, op.key, op.value), key=item_key(ident)
-            )
-            return Assert(id=new_id("put"), at=at, author=author, item=draft)
-        if current is None:  # never recorded, or not the agent's to read: nothing to revoke
-            return None
-        why = f"deleted {'/'.join((*op.namespace, op.key))!r} from the LangGraph store"
-        return Revoke(id=new_id("delete"), at=at, author=author, target=current, why=why)
-
-    def _current_items(self, idents: set[Identity]) -> dict[Identity, str]:
-        """The id of the active version of each of ``idents`` the agent may read."""
-        found: dict[Identity, str] = {}
-        for item in self.member.visible():
-            ident = parse(item.key)
-            if ident in idents:
-                found[ident] = item.id
-        return found
+        lens = self._lens
+        if lens is None or lens.decided is not latest:
+            lens = self._lens = Lens.of(latest)
+        if not lens.withheld and self.member.clock() >= lens.expires:
+            lens = self._lens = lens.lapsed()
+        return lens

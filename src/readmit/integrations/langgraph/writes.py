@@ -1,0 +1,224 @@
+"""Writes through a `ReadmitStore`: LangGraph puts as the agent's readmit events.
+
+A put of a value asserts the next version of its path (readmit key `item_key`, text
+`render`), annotated with what the value carries under ``"_readmit"``
+(`readmit.integrations.annotations`; a ``{"path": [*namespace, key]}`` premise names
+the current version of that path, one written earlier in the same batch included). A
+delete revokes the current version the agent may read.
+
+The order, so that readmit and the inner store never silently disagree:
+
+1. **Validate.** Each put's annotations are parsed and their premises resolved, and
+   every event is built. A bad annotation raises `InvalidInput`: nothing is written.
+2. **Record.** readmit records the batch's events atomically. A refusal raises:
+   nothing is written to either store.
+3. **Write the inner store.** If it raises, the paths are read back and readmit
+   records what makes it match what the inner store now holds: a put that did not
+   land has its item revoked, and a value still at its path (the one it was to
+   replace, or the one a failed delete left) is asserted again from that value; then
+   the inner store's error is raised. If the paths cannot be read back either, every
+   item the batch asserted is revoked (fail closed: nothing the inner store may not
+   hold can be admitted).
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from langgraph.store.base import GetOp, Item, PutOp, Result
+
+from readmit.errors import InvalidInput
+from readmit.events import Assert, Event, Revoke
+from readmit.integrations.annotations import (
+    ANNOTATIONS,
+    Annotations,
+    Ref,
+    RefKind,
+    draft,
+    parse,
+    resolve,
+)
+from readmit.integrations.langgraph.keys import Identity, identity, item_key, render
+from readmit.integrations.langgraph.keys import parse as parse_key
+from readmit.integrations.team import Member, new_id
+from readmit.model import Item as ReadmitItem
+
+REFS: frozenset[RefKind] = frozenset({"key", "path"})
+"""The premise references a LangGraph value's annotations may use."""
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One path's last write in a batch, and what readmit recorded for it."""
+
+    ident: Identity
+    op: PutOp
+    item: str | None
+    """The id of the item a put asserted (None for a delete)."""
+    event: Event | None
+    """The event recorded for it (None: a delete of a path readmit never recorded)."""
+
+
+def where(op: PutOp) -> str:
+    """A write as an error names it."""
+    verb = "put" if op.value is not None else "delete"
+    return f"{verb} {'/'.join((*op.namespace, op.key))!r}"
+
+
+def annotations(op: PutOp) -> Annotations | None:
+    """The annotations a put's value carries (None: none).
+
+    Raises:
+        InvalidInput: if they are malformed.
+    """
+    if op.value is None or ANNOTATIONS not in op.value:
+        return None
+    return parse(op.value[ANNOTATIONS], where=where(op), refs=REFS)
+
+
+def _key_of(ref: Ref) -> str:
+    if isinstance(ref.value, tuple):  # a path: the namespace, then the key
+        return item_key(identity(ref.value[:-1], ref.value[-1]))
+    return ref.value
+
+
+def _matches(ref: Ref, item: ReadmitItem) -> bool:
+    return item.key == _key_of(ref)
+
+
+def plan(member: Member, puts: list[PutOp]) -> list[Write]:
+    """Validate ``puts`` and build their events (nothing is recorded yet).
+
+    The last write to a path in one batch wins, as in the inner stores.
+
+    Raises:
+        InvalidInput: for a malformed annotation or a premise that names nothing.
+    """
+    last: dict[Identity, PutOp] = {identity(op.namespace, op.key): op for op in puts}
+    ids = {i: new_id("lg") for i, op in last.items() if op.value is not None}
+    annotated = {i: annotations(op) for i, op in last.items()}
+    local = {item_key(i): item for i, item in ids.items()}
+    premises = resolve(
+        ((where(last[i]), a) for i, a in annotated.items()),
+        member,
+        _matches,
+        local=lambda ref: local.get(_key_of(ref)),
+    )
+    deleted = {i for i, op in last.items() if op.value is None}
+    current = current_items(member, deleted) if deleted else {}
+    at, author = member.clock(), member.agent
+    writes = []
+    for ident, op in last.items():
+        event: Event | None = None
+        if op.value is not None:
+            text = render(op.namespace, op.key, op.value)
+            item = draft(annotated[ident], ids[ident], text, item_key(ident), premises)
+            event = Assert(id=new_id("put"), at=at, author=author, item=item)
+        elif ident in current:
+            why = f"deleted {'/'.join((*op.namespace, op.key))!r} from the LangGraph store"
+            event = Revoke(
+                id=new_id("delete"), at=at, author=author, target=current[ident], why=why
+            )
+        writes.append(Write(ident, op, ids.get(ident), event))
+    return writes
+
+
+def record(member: Member, puts: list[PutOp]) -> list[Write]:
+    """Validate ``puts``, then record their events atomically (step 1 and 2).
+
+    Raises:
+        InvalidInput: if a put's annotations are bad, or readmit refuses an event.
+    """
+    writes = plan(member, puts)
+    events = [w.event for w in writes if w.event is not None]
+    if events:
+        member.record(events)
+    return writes
+
+
+def written(writes: list[Write]) -> list[Identity]:
+    """The paths the batch wrote a value to (what the agent then reads as its own)."""
+    return [w.ident for w in writes if w.op.value is not None]
+
+
+def reads(writes: list[Write]) -> list[GetOp]:
+    """The inner-store reads that say where each write stands."""
+    return [GetOp(w.op.namespace, w.op.key, refresh_ttl=False) for w in writes]
+
+
+def reconcile(
+    member: Member, writes: list[Write], found: list[Result] | None, error: BaseException
+) -> None:
+    """Make readmit match what the inner store holds after its write raised ``error``.
+
+    ``found`` is what `reads` returned, or None when the inner store could not be read.
+
+    Raises:
+        Exception: what recording the correction raised, with a note naming the paths.
+    """
+    why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
+    at, author = member.clock(), member.agent
+    events: list[Event] = []
+    for n, w in enumerate(writes):
+        got = found[n] if found is not None else None
+        if found is not None and landed(w, got):
+            continue
+        if w.item is not None:
+            events.append(Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why))
+        if isinstance(got, Item) and w.event is not None and was_recorded(member, w):
+            events.append(restore(member, w, got))
+    if not events:
+        return
+    try:
+        member.record(events)
+    except Exception as exc:
+        paths = ", ".join(where(w.op) for w in writes)
+        exc.add_note(f"readmit could not record that the LangGraph store failed: {paths}")
+        raise exc from error
+
+
+def landed(w: Write, got: Result) -> bool:
+    """Whether the inner store holds what ``w`` wrote (its value, or nothing for a delete)."""
+    if w.op.value is None:
+        return got is None
+    return isinstance(got, Item) and got.value == w.op.value
+
+
+def was_recorded(member: Member, w: Write) -> bool:
+    """Whether readmit held a version of ``w``'s path before ``w`` (it must be restored).
+
+    Only on the failure path: it reads the workspace's log.
+    """
+    if w.item is None:
+        return True  # a delete revoked the version it found
+    key = item_key(w.ident)
+    return any(
+        isinstance(r.event, Assert) and r.event.item.key == key and r.event.item.id != w.item
+        for r in member.store.events(member.workspace)
+    )
+
+
+def restore(member: Member, w: Write, got: Item) -> Assert:
+    """Assert again the value the inner store still holds at ``w``'s path.
+
+    With its own annotations if they still resolve, else without.
+    """
+    op = PutOp(got.namespace, got.key, got.value)
+    item = new_id("lg")
+    text = render(got.namespace, got.key, got.value)
+    try:
+        annotated = annotations(op)
+        premises = resolve([(where(op), annotated)], member, _matches)
+        restored = draft(annotated, item, text, item_key(w.ident), premises)
+    except InvalidInput:
+        restored = draft(None, item, text, item_key(w.ident), {})
+    return Assert(id=new_id("restore"), at=member.clock(), author=member.agent, item=restored)
+
+
+def current_items(member: Member, idents: set[Identity]) -> Mapping[Identity, str]:
+    """The id of the active version of each of ``idents`` the agent may read."""
+    found: dict[Identity, str] = {}
+    for item in member.visible():
+        ident = parse_key(item.key)
+        if ident in idents:
+            found[ident] = item.id
+    return found

@@ -1,0 +1,339 @@
+"""`ReadmitStore` writes (annotations, failure order) and view expiry, on real LangGraph stores."""
+
+import asyncio
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.store.base import Op, PutOp, Result
+from langgraph.store.memory import InMemoryStore
+
+from builders import KEY
+from readmit.errors import InvalidEvent, InvalidInput
+from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.langgraph import (
+    ReadmitStore,
+    ViewExpired,
+    ViewWithheld,
+    arrive,
+    item_key,
+    notice,
+)
+from readmit.integrations.langgraph.keys import identity
+from readmit.integrations.team import Member
+from readmit.model import Agent, Kind
+from readmit.policy import Policy
+from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore, open_store
+
+T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
+TRIP = ("trip",)
+HOTEL = {"text": "Riverside Hotel is booked."}
+
+
+@dataclass
+class Ticking:
+    """A clock one second later at every call, that a test can also move forward."""
+
+    at: datetime = T0
+
+    def __call__(self) -> datetime:
+        self.at += timedelta(seconds=1)
+        return self.at
+
+
+class FailingStore(InMemoryStore):
+    """A real ``InMemoryStore`` whose writes raise while ``failing`` (reads too if ``down``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing = False
+        self.down = False
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.down or (self.failing and any(isinstance(op, PutOp) for op in listed)):
+            raise OSError("disk full")
+        return super().batch(listed)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return self.batch(ops)
+
+
+@dataclass
+class Team:
+    readmit: SqlStore
+    inner: FailingStore
+    a1: Member
+    a2: Member
+    clock: Ticking = field(default_factory=Ticking)
+
+    def store(self, member: Member, **options: Any) -> ReadmitStore:
+        return ReadmitStore(self.inner, member, **options)
+
+    def ops(self) -> list[str]:
+        return [r.event.op for r in self.readmit.events("trip")]
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[Team]:
+    readmit = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    readmit.create_workspace(
+        "trip",
+        [
+            Agent(id="a1", principal="family", role="planner"),
+            Agent(id="a2", principal="family", role="booking"),
+        ],
+    )
+    clock, signer = Ticking(), HmacSha256Signer(KEY)
+    policy = Policy(view_ttl=timedelta(hours=1))
+    a1, a2 = (Member(readmit, "trip", a, signer, clock=clock, policy=policy) for a in ("a1", "a2"))
+    yield Team(readmit, FailingStore(), a1, a2, clock)
+    readmit.close()
+
+
+def open_obligation(team: Team, requires: str) -> None:
+    """An obligation of a1's role that an item supporting ``requires`` covers."""
+    draft = ObligationDraft(
+        id="o-hotel",
+        text="Keep the hotel booking current.",
+        role="planner",
+        requires=frozenset({requires}),
+        critical=frozenset({requires}),
+        frontier_id="f-hotel",
+        frontier_text="Hotel booking to confirm.",
+    )
+    team.a2.record([OpenObligation(id="open", at=team.clock(), author="a2", obligation=draft)])
+
+
+def test_annotations_in_the_value_are_recorded_and_cover_an_obligation(team: Team) -> None:
+    s2 = team.store(team.a2)
+    team.a1.depart()
+    open_obligation(team, "d-hotel")
+    value = {**HOTEL, "_readmit": {"supports": ["d-hotel"], "kind": "constraint"}}
+
+    s2.put(TRIP, "hotel", value)
+    decided = arrive(team.a1)
+
+    (item,) = [i for i in team.a2.visible() if i.key == item_key(identity(TRIP, "hotel"))]
+    assert (item.supports, item.kind) == (frozenset({"d-hotel"}), Kind.CONSTRAINT)
+    assert item.text == '"trip/hotel" = {"text": "Riverside Hotel is booked."}'
+    inner = team.inner.get(TRIP, "hotel")
+    assert inner is not None
+    assert inner.value == value  # the application's value is stored as written
+    assert decided is not None
+    assert decided.decision.outcome == "issued"
+    assert team.store(team.a1).get(TRIP, "hotel") is not None
+
+
+def test_without_the_annotation_the_same_return_is_withheld(team: Team) -> None:
+    team.a1.depart()
+    open_obligation(team, "d-hotel")
+
+    team.store(team.a2).put(TRIP, "hotel", HOTEL)
+    decided = arrive(team.a1)
+
+    assert decided is not None
+    assert decided.decision.outcome == "blocked"
+
+
+def test_a_premise_named_by_path_invalidates_its_dependent_when_deleted(team: Team) -> None:
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    s1.put(("notes",), "pickup", pickup)
+    team.a1.depart()
+
+    s2.delete(TRIP, "hotel")
+    decided = arrive(team.a1)
+
+    assert decided is not None
+    reasons = {(e["key"], e["reason"]) for e in notice(decided)["excluded"]}
+    assert reasons == {("hotel", "revoked"), ("pickup", "premise_invalidated")}
+    assert s1.get(("notes",), "pickup") is None
+
+
+def test_a_premise_written_earlier_in_the_same_batch_resolves_to_it(team: Team) -> None:
+    s1 = team.store(team.a1)
+    needs = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+
+    s1.batch([PutOp(TRIP, "hotel", HOTEL), PutOp(("notes",), "pickup", needs)])
+
+    by_key = {i.key: i for i in team.a1.visible()}
+    hotel = by_key[item_key(identity(TRIP, "hotel"))]
+    assert by_key[item_key(identity(("notes",), "pickup"))].depends_on == {hotel.id}
+
+
+def test_scope_and_validity_annotations_reach_the_item(team: Team) -> None:
+    annotations = {
+        "readers": {"roles": ["booking"]},
+        "task": "trip",
+        "purposes": ["booking"],
+        "valid_to": "2026-05-02T00:00:00Z",
+        "cites": [],
+        "unconfirmed": True,
+    }
+
+    team.store(team.a2).put(TRIP, "hotel", {**HOTEL, "_readmit": annotations})
+
+    (item,) = team.a2.visible()
+    assert item.scope.roles == {"booking"}
+    assert (item.scope.task, item.scope.purposes) == ("trip", frozenset({"booking"}))
+    assert item.validity.valid_to == datetime(2026, 5, 2, tzinfo=UTC)
+    assert item.receipt is None  # unconfirmed
+    assert team.a1.visible() == []  # a planner may not read it
+
+
+BAD = [
+    pytest.param({"supports": "d-hotel"}, "supports: Input should be a valid list", id="type"),
+    pytest.param({"colour": "red"}, "colour: unknown field", id="unknown"),
+    pytest.param(
+        {"depends_on": [{"memory": "m1"}]}, "a 'memory' reference is not", id="foreign ref"
+    ),
+    pytest.param(
+        {"depends_on": [{"path": ["trip", "nowhere"]}]}, "names no active item", id="dangling"
+    ),
+    pytest.param(
+        {"valid_from": "2026-06-01T00:00:00Z", "valid_to": "2026-05-01T00:00:00Z"},
+        "valid_from must be before valid_to",
+        id="interval",
+    ),
+    pytest.param("constraint", "must be a JSON object", id="not an object"),
+]
+
+
+@pytest.mark.parametrize(("annotations", "message"), BAD)
+def test_bad_annotations_are_refused_and_nothing_is_written(
+    team: Team, annotations: object, message: str
+) -> None:
+    s2 = team.store(team.a2)
+
+    with pytest.raises(InvalidInput, match=message) as raised:
+        s2.batch(
+            [
+                PutOp(TRIP, "train", {"text": "The 9:30 train."}),
+                PutOp(TRIP, "hotel", {**HOTEL, "_readmit": annotations}),
+            ]
+        )
+
+    assert "put 'trip/hotel'" in str(raised.value)
+    assert team.inner.get(TRIP, "train") is None
+    assert team.inner.get(TRIP, "hotel") is None
+    assert team.ops() == []
+
+
+def test_a_premise_readmit_does_not_know_reaches_neither_store(team: Team) -> None:
+    with pytest.raises(InvalidEvent, match="depends_on names unknown item 'h0'"):
+        team.store(team.a2).put(TRIP, "hotel", {**HOTEL, "_readmit": {"depends_on": ["h0"]}})
+
+    assert team.inner.get(TRIP, "hotel") is None
+    assert team.ops() == []
+
+
+def test_a_put_the_inner_store_fails_is_revoked(team: Team) -> None:
+    s2 = team.store(team.a2)
+    team.inner.failing = True
+
+    with pytest.raises(OSError, match="disk full"):
+        s2.put(TRIP, "hotel", HOTEL)
+
+    assert team.ops() == ["assert", "revoke"]
+    assert team.a2.visible() == []
+    (why,) = [r.event.why for r in team.readmit.events("trip") if r.event.op == "revoke"]
+    assert why == "the LangGraph store failed the write (OSError: disk full)"
+
+
+def test_a_failed_overwrite_leaves_the_old_value_admitted(team: Team) -> None:
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL)
+    team.a1.depart()
+    team.inner.failing = True
+
+    with pytest.raises(OSError, match="disk full"):
+        s2.put(TRIP, "hotel", {"text": "Sunrise Hotel is booked."})
+    team.inner.failing = False
+    arrive(team.a1)
+
+    assert team.ops() == ["assert", "assert", "revoke", "assert"]
+    (item,) = team.a2.visible()
+    assert "Riverside" in item.text
+    got = s1.get(TRIP, "hotel")
+    assert got is not None
+    assert got.value == HOTEL
+
+
+def test_a_failed_delete_leaves_the_value_admitted(team: Team) -> None:
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", {**HOTEL, "_readmit": {"supports": ["d-hotel"]}})
+    team.a1.depart()
+    team.inner.failing = True
+
+    with pytest.raises(OSError, match="disk full"):
+        s2.delete(TRIP, "hotel")
+    team.inner.failing = False
+    arrive(team.a1)
+
+    assert team.ops() == ["assert", "revoke", "assert"]
+    (item,) = team.a2.visible()
+    assert item.supports == {"d-hotel"}  # restored from the value, annotations included
+    assert s1.get(TRIP, "hotel") is not None
+
+
+def test_when_the_inner_store_cannot_be_read_back_the_batch_is_revoked(team: Team) -> None:
+    s2 = team.store(team.a2)
+    team.inner.down = True
+
+    with pytest.raises(OSError, match="disk full"):
+        s2.batch([PutOp(TRIP, "hotel", HOTEL), PutOp(TRIP, "train", {"text": "9:30."})])
+
+    assert team.ops() == ["assert", "assert", "revoke", "revoke"]
+    assert team.a2.visible() == []
+
+
+def test_async_writes_reconcile_like_sync_ones(team: Team) -> None:
+    s2 = team.store(team.a2)
+    team.inner.failing = True
+
+    with pytest.raises(OSError, match="disk full"):
+        asyncio.run(s2.aput(TRIP, "hotel", HOTEL))
+
+    assert team.ops() == ["assert", "revoke"]
+    assert team.a2.visible() == []
+
+
+def test_a_view_is_not_served_after_it_expires(team: Team) -> None:
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL)
+    team.a1.depart()
+    arrive(team.a1)
+    assert s1.get(TRIP, "hotel") is not None
+
+    team.clock.at += timedelta(hours=1)
+
+    with pytest.raises(ViewExpired) as raised:
+        s1.get(TRIP, "hotel")
+    assert isinstance(raised.value, ViewWithheld)
+    assert raised.value.code == "view_expired"
+    assert "expired at 2026-05-01T09:00" in str(raised.value)
+    with pytest.raises(ViewExpired):
+        s1.search(TRIP)
+    team.a1.depart()
+    arrive(team.a1)
+    assert s1.get(TRIP, "hotel") is not None
+
+
+def test_after_expiry_empty_mode_shows_only_the_agents_own_writes(team: Team) -> None:
+    s1 = team.store(team.a1, on_withheld="empty")
+    team.store(team.a2).put(TRIP, "hotel", HOTEL)
+    team.a1.depart()
+    arrive(team.a1)
+    s1.put(TRIP, "mine", {"text": "a1 wrote this after returning"})
+
+    team.clock.at += timedelta(hours=2)
+
+    assert s1.get(TRIP, "hotel") is None
+    assert [i.key for i in s1.search(TRIP)] == ["mine"]
+    assert asyncio.run(s1.aget(TRIP, "hotel")) is None
