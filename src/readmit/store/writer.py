@@ -13,8 +13,8 @@ Nothing is written if any event is refused (the caller's transaction rolls back)
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from readmit.canonical import DIGEST_PREFIX, canonical_json
@@ -35,66 +35,14 @@ from readmit.events import (
 from readmit.model import Agent, Item
 from readmit.store import verdicts
 from readmit.store.connection import Conflict, Connection, stamp
-from readmit.wire import (
-    event_to_wire,
-    item_from_json,
-    item_to_json,
-    obligation_from_json,
-    obligation_to_json,
-)
+from readmit.store.rows import ItemRow, References, Row, insert, select_in
+from readmit.wire.codec import event_to_wire, item_to_json, obligation_from_json, obligation_to_json
 
 Clock = Callable[[], datetime]
-_CHUNK = 500
-"""Values per ``IN (...)`` list (well under every driver's parameter limit)."""
 _NAMES = ("workspace", "id", "kind")
 _ITEMS = ("workspace", "id", "epoch", "key", "status", "body")
 _EVIDENCE = ("workspace", "id", "epoch", "digest")
 _EVENTS = ("workspace", "epoch", "id", "at", "author", "op", "body", "digest")
-Row = tuple[object, ...]
-
-
-@dataclass(slots=True)
-class _Row:
-    """One item as this batch sees it: stored or written by the batch, and its status."""
-
-    body: str
-    status: str
-    new: bool
-    decoded: Item | None = None
-
-    def item(self) -> Item:
-        if self.decoded is None:
-            self.decoded = item_from_json(json.loads(self.body))
-        return self.decoded
-
-
-@dataclass(slots=True)
-class _References:
-    """What a batch names: ids it claims, items it targets or builds on, keys, evidence."""
-
-    names: set[str] = field(default_factory=set)
-    targets: set[str] = field(default_factory=set)
-    keys: set[str] = field(default_factory=set)
-    cites: set[str] = field(default_factory=set)
-
-    @classmethod
-    def of(cls, events: Sequence[Event]) -> "_References":
-        refs = cls()
-        for event in events:
-            match event:
-                case Evidence():
-                    refs.names.add(event.source_id)
-                case Assert() | Supersede():
-                    refs.names.add(event.item.id)
-                    refs.targets |= event.item.depends_on
-                    refs.cites |= event.item.cites
-                    if event.item.key is not None:
-                        refs.keys.add(event.item.key)
-                case OpenObligation():
-                    refs.names |= {event.obligation.id, event.obligation.frontier_id}
-            if isinstance(event, Supersede | Revoke | Close):
-                refs.targets.add(event.target)
-        return refs
 
 
 class Writer:
@@ -111,7 +59,7 @@ class Writer:
         ).fetchone()
         self.epoch: int = row[0] if row else 0
         self.last_at: datetime | None = datetime.fromisoformat(row[1]) if row else None
-        self._items: dict[str, _Row | None] = {}
+        self._items: dict[str, ItemRow | None] = {}
         self._by_key: dict[str, list[str]] = {}
         self._names: dict[str, bool] = {}
         self._event_ids: dict[str, bool] = {}
@@ -169,27 +117,34 @@ class Writer:
 
     def _prefetch(self, events: Sequence[Event]) -> None:
         """Read what the batch refers to (ids, names, keys, evidence) in a few queries."""
-        refs = _References.of(events)
+        refs = References.of(events)
         ids = {e.id for e in events}
         names, targets, keys, cites = refs.names, refs.targets, refs.keys, refs.cites
-        found = {r[0] for r in self._select("SELECT id FROM events", "id", ids)}
+        found = {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM events", "id", ids)}
         self._event_ids.update((i, i in found) for i in ids)
-        found = {r[0] for r in self._select("SELECT id FROM names", "id", names)}
+        found = {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM names", "id", names)}
         self._names.update((n, n in found) for n in names)
         self._items.update((t, None) for t in targets)
-        for item_id, body, status in self._select(
-            "SELECT id, body, status FROM items", "id", targets
+        for item_id, body, status in select_in(
+            self.db, self.ws, "SELECT id, body, status FROM items", "id", targets
         ):
-            self._items[item_id] = _Row(body=body, status=status, new=False)
+            self._items[item_id] = ItemRow(body=body, status=status, new=False)
         self._by_key.update((k, []) for k in keys)
-        for item_id, body, key in self._select(
-            "SELECT id, body, key FROM items", "key", keys, "AND status = 'active'"
+        for item_id, body, key in select_in(
+            self.db,
+            self.ws,
+            "SELECT id, body, key FROM items",
+            "key",
+            keys,
+            "AND status = 'active'",
         ):
             self._by_key[key].append(item_id)
             if self._items.get(item_id) is None:
-                self._items[item_id] = _Row(body=body, status="active", new=False)
+                self._items[item_id] = ItemRow(body=body, status="active", new=False)
         self._evidence.update((c, None) for c in cites)
-        for source, principal in self._select(
+        for source, principal in select_in(
+            self.db,
+            self.ws,
             "SELECT v.id, a.principal FROM evidence v JOIN events e "
             "ON e.workspace = v.workspace AND e.epoch = v.epoch "
             "JOIN agents a ON a.workspace = e.workspace AND a.id = e.author",
@@ -198,34 +153,6 @@ class Writer:
             where="v.workspace",
         ):
             self._evidence[source] = principal
-
-    def _select(
-        self,
-        query: str,
-        column: str,
-        values: Iterable[str],
-        extra: str = "",
-        where: str = "workspace",
-    ) -> Iterator[tuple[str, ...]]:
-        """Rows of ``query`` in this workspace whose ``column`` is one of ``values``.
-
-        PostgreSQL gets the values as one array parameter (``= ANY``), SQLite as
-        ``IN`` lists of `_CHUNK` placeholders.
-        """
-        ordered = sorted(values)
-        if not ordered:
-            return
-        if self.db.dialect == "postgres":
-            yield from self.db.execute(
-                f"{query} WHERE {where} = ? AND {column} = ANY(?) {extra}", (self.ws, ordered)
-            ).fetchall()
-            return
-        for start in range(0, len(ordered), _CHUNK):
-            chunk = ordered[start : start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
-            yield from self.db.execute(
-                f"{query} WHERE {where} = ? AND {column} IN ({marks}) {extra}", (self.ws, *chunk)
-            ).fetchall()
 
     def _known(self, seen: dict[str, bool], value: str, query: str) -> bool:
         """Whether ``value`` is taken: by the batch, by the store (read once if not read yet)."""
@@ -237,8 +164,9 @@ class Writer:
 
     def _flush(self) -> None:
         """Write the batch's queued rows (items with their final status)."""
-        self._insert("names", _NAMES, self._rows["names"])
-        self._insert(
+        insert(self.db, "names", _NAMES, self._rows["names"])
+        insert(
+            self.db,
             "items",
             _ITEMS,
             [
@@ -250,16 +178,11 @@ class Writer:
         self.db.executemany(
             "UPDATE items SET status = ? WHERE workspace = ? AND id = ?", self._rows["status"]
         )
-        self._insert("evidence", _EVIDENCE, self._rows["evidence"])
+        insert(self.db, "evidence", _EVIDENCE, self._rows["evidence"])
         try:
-            self._insert("events", _EVENTS, self._rows["events"])
+            insert(self.db, "events", _EVENTS, self._rows["events"])
         except Conflict:  # checked above under the workspace's lock: a bug, not bad input
             raise InvalidEvent("batch", "an event with this id already exists") from None
-
-    def _insert(self, table: str, columns: tuple[str, ...], rows: list[Row]) -> None:
-        """Insert ``rows`` into ``table`` in one operation (PostgreSQL: COPY)."""
-        if rows:
-            self.db.copy(table, columns, rows)
 
     def _project(self, event: Event, author: Agent) -> None:
         match event:
@@ -310,7 +233,7 @@ class Writer:
                 self._replace(item.key, author)
             self._with_key(item.key).append(item.id)
         body = json.dumps(item_to_json(item))
-        self._items[item.id] = _Row(body=body, status="active", new=True, decoded=item)
+        self._items[item.id] = ItemRow(body=body, status="active", new=True, decoded=item)
 
     def _with_key(self, key: str) -> list[str]:
         """The ids of items with ``key`` that were active when the batch began or since."""
@@ -322,7 +245,7 @@ class Writer:
             ).fetchall():
                 self._by_key[key].append(item_id)
                 if self._items.get(item_id) is None:
-                    self._items[item_id] = _Row(body=body, status="active", new=False)
+                    self._items[item_id] = ItemRow(body=body, status="active", new=False)
         return self._by_key[key]
 
     def _replace(self, key: str, author: Agent) -> None:
@@ -338,7 +261,7 @@ class Writer:
             if row.item().scope.readable_by(author.principal, author.role):
                 self._set_status(item_id, row, "replaced")
 
-    def _set_status(self, item_id: str, row: _Row, status: str) -> None:
+    def _set_status(self, item_id: str, row: ItemRow, status: str) -> None:
         row.status = status
         if not row.new:
             self._rows["status"].append((status, self.ws, item_id))
@@ -360,7 +283,7 @@ class Writer:
             self._evidence[source] = None if row is None else row[0]
         return self._evidence[source] == agent.principal
 
-    def _row(self, item_id: str) -> _Row | None:
+    def _row(self, item_id: str) -> ItemRow | None:
         """The item as the batch sees it (read from the store once if not read yet)."""
         if item_id not in self._items:
             row = self.db.execute(
@@ -368,7 +291,7 @@ class Writer:
                 (self.ws, item_id),
             ).fetchone()
             self._items[item_id] = (
-                None if row is None else _Row(body=row[0], status=row[1], new=False)
+                None if row is None else ItemRow(body=row[0], status=row[1], new=False)
             )
         return self._items[item_id]
 
@@ -381,7 +304,7 @@ class Writer:
         row = self._readable_row(item_id, agent)
         return None if row is None else (row.item(), row.status)
 
-    def _readable_row(self, item_id: str, agent: Agent) -> _Row | None:
+    def _readable_row(self, item_id: str, agent: Agent) -> ItemRow | None:
         row = self._row(item_id)
         if row is None or not row.item().scope.readable_by(agent.principal, agent.role):
             return None

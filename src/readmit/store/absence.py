@@ -1,0 +1,115 @@
+"""Both ends of an absence: the checkpoint an agent leaves, and what its return reads.
+
+A departure checkpoints D_a, what the agent can read and is still valid; a return
+reads that checkpoint back with the open obligations, the evidence ids and the
+agent's private bank as of the return.
+"""
+
+import json
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from readmit.admission.invalidation.propagation import propagate
+from readmit.canonical import digest
+from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
+from readmit.reasons import Exclusion, Reason, Stage
+from readmit.store.connection import Connection, stamp
+from readmit.wire.codec import obligation_from_json
+
+
+def checkpoint(
+    agent: Agent, active: Sequence[Item], invalid: Collection[str], epoch: int, at: datetime
+) -> Checkpoint:
+    """D_a: the active items ``agent`` may read that are still valid at ``at``.
+
+    Left out: items a standing verdict invalidated (``invalid``), items whose
+    validity has ended, and items whose premise (``depends_on``, transitively) is
+    one of those or is no longer active.
+    """
+    visible = sorted(
+        (
+            i
+            for i in _valid(active, invalid, at)
+            if i.scope.readable_by(agent.principal, agent.role)
+        ),
+        key=lambda i: i.id,
+    )
+    receipts = [[i.id, i.receipt.digest if i.receipt else None] for i in visible]
+    return Checkpoint(
+        agent=agent.id,
+        epoch=epoch,
+        at=at,
+        digest=digest(receipts),
+        item_ids=tuple(i.id for i in visible),
+    )
+
+
+def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> list[Item]:
+    """The active items no standing verdict, ended validity or fallen premise rules out."""
+    present = {i.id for i in active}
+    fallen = {i.id for i in active if i.id in invalid or i.validity.ended(at)}
+    fallen |= {p for i in active for p in i.depends_on if p not in present}  # withdrawn
+    kept, _ = propagate(  # truth maintenance, as at a return (it reads only the ids)
+        [i for i in active if i.id not in fallen],
+        excluded=(Exclusion(item=f, reason=Reason.EXPIRED, stage=Stage.EXPLICIT) for f in fallen),
+    )
+    return kept
+
+
+def insert_checkpoint(db: Connection, workspace: str, checkpoint: Checkpoint) -> None:
+    """Store ``checkpoint`` and its items (inside the caller's transaction)."""
+    (checkpoint_id,) = db.execute(
+        "INSERT INTO checkpoints (workspace, agent, epoch, at, digest) "
+        "VALUES (?, ?, ?, ?, ?) RETURNING id",
+        (workspace, checkpoint.agent, checkpoint.epoch, stamp(checkpoint.at), checkpoint.digest),
+    ).fetchone()
+    db.executemany(
+        "INSERT INTO checkpoint_items (checkpoint, item) VALUES (?, ?)",
+        ((checkpoint_id, i) for i in checkpoint.item_ids),
+    )
+
+
+def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> Any:
+    """The row (id, epoch, at, digest) of ``agent``'s latest checkpoint at or before ``at``."""
+    return db.execute(
+        "SELECT id, epoch, at, digest FROM checkpoints WHERE workspace = ? AND agent = ? "
+        "AND at <= ? ORDER BY at DESC, id DESC LIMIT 1",
+        (workspace, agent, stamp(at)),
+    ).fetchone()
+
+
+def open_obligations(db: Connection, workspace: str, reader: Agent) -> tuple[Obligation, ...]:
+    """The open obligations ``reader`` may read (one it may not never binds nor shows)."""
+    rows = db.execute(
+        "SELECT body FROM obligations WHERE workspace = ? AND resolved_epoch IS NULL "
+        "ORDER BY epoch, id",
+        (workspace,),
+    ).fetchall()
+    return tuple(
+        o
+        for r in rows
+        if (o := obligation_from_json(json.loads(r[0]))).item.scope.readable_by(
+            reader.principal, reader.role
+        )
+    )
+
+
+def evidence_ids(db: Connection, workspace: str) -> frozenset[str]:
+    """The ids of every evidence source recorded in ``workspace``."""
+    rows = db.execute("SELECT id FROM evidence WHERE workspace = ?", (workspace,)).fetchall()
+    return frozenset(r[0] for r in rows)
+
+
+def bank(
+    db: Connection, workspace: str, agent: str, at: datetime | None = None
+) -> list[Experience]:
+    """``agent``'s private bank, oldest first (only what was recorded by ``at``, if given)."""
+    query = "SELECT id, source_item, text, epoch FROM experiences WHERE workspace = ? AND agent = ?"
+    params: tuple[object, ...] = (workspace, agent)
+    if at is not None:
+        query, params = query + " AND at <= ?", (*params, stamp(at))
+    rows = db.execute(query + " ORDER BY epoch, id", params).fetchall()
+    return [
+        Experience(id=r[0], agent=agent, source_item_id=r[1], text=r[2], epoch=r[3]) for r in rows
+    ]

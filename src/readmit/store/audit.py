@@ -1,0 +1,94 @@
+"""The audit log of decisions, and agent keys: the rows behind ``readmit audit`` and auth.
+
+Decisions are numbered per workspace (1, 2, 3…) under the workspace's write lock;
+their bodies are the decision records of `readmit.report`, kept as canonical JSON.
+An agent key is stored only as its hash.
+"""
+
+import json
+from datetime import datetime
+from typing import Any
+
+from readmit.canonical import canonical_json
+from readmit.errors import StoreError
+from readmit.model import Agent
+from readmit.store.base import DecisionSummary
+from readmit.store.connection import Connection, stamp
+
+
+def insert_decision(
+    db: Connection,
+    workspace: str,
+    agent: str,
+    at: datetime,
+    epoch: int,
+    outcome: str,
+    record: dict[str, Any],
+) -> int:
+    """Log one decision (inside the caller's transaction); its number in the workspace."""
+    (number,) = db.execute(  # numbered per workspace, under its lock
+        "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
+        "SELECT ?, ?, ?, ?, ?, ?, COALESCE(MAX(number), 0) + 1 FROM decisions "
+        "WHERE workspace = ? RETURNING number",
+        (workspace, agent, stamp(at), epoch, outcome, canonical_json(record), workspace),
+    ).fetchone()
+    return int(number)
+
+
+def summaries(db: Connection, workspace: str | None, agent: str | None) -> list[DecisionSummary]:
+    """The logged decisions, oldest first, of one workspace or agent if named."""
+    query = "SELECT number, workspace, agent, at, epoch, outcome FROM decisions"
+    filters = [(c, v) for c, v in (("workspace", workspace), ("agent", agent)) if v is not None]
+    if filters:
+        query += " WHERE " + " AND ".join(f"{c} = ?" for c, _ in filters)
+    rows = db.execute(query + " ORDER BY id", [v for _, v in filters]).fetchall()
+    return [
+        DecisionSummary(
+            id=r[0],
+            workspace=r[1],
+            agent=r[2],
+            at=datetime.fromisoformat(r[3]),
+            epoch=r[4],
+            outcome=r[5],
+        )
+        for r in rows
+    ]
+
+
+def record(db: Connection, number: int, workspace: str | None) -> dict[str, Any]:
+    """One logged decision record, by its number in ``workspace``.
+
+    Raises:
+        StoreError: if there is no such decision, or several without a workspace.
+    """
+    query = "SELECT body FROM decisions WHERE number = ?"
+    params: list[object] = [number]
+    if workspace is not None:
+        query, params = query + " AND workspace = ?", [number, workspace]
+    rows = db.execute(query + " LIMIT 2", params).fetchall()
+    if not rows:
+        raise StoreError(f"no decision {number} in the audit log (see `readmit audit`)")
+    if len(rows) > 1:
+        raise StoreError(
+            f"decision {number} is in several workspaces: name one (see `readmit audit`)"
+        )
+    value: dict[str, Any] = json.loads(rows[0][0])
+    return value
+
+
+def insert_key(db: Connection, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
+    """Store the hash of a new API key for ``agent``."""
+    db.execute(
+        "INSERT INTO agent_keys (key_hash, workspace, agent, created_at) VALUES (?, ?, ?, ?)",
+        (key_hash, workspace, agent, stamp(at)),
+    )
+
+
+def agent_for_key(db: Connection, key_hash: str) -> tuple[str, Agent] | None:
+    """The (workspace, agent) an API key hash belongs to, if any."""
+    row = db.execute(
+        "SELECT k.workspace, a.id, a.principal, a.role FROM agent_keys k JOIN agents a "
+        "ON a.workspace = k.workspace AND a.id = k.agent WHERE k.key_hash = ?",
+        (key_hash,),
+    ).fetchone()
+    return None if row is None else (row[0], Agent(id=row[1], principal=row[2], role=row[3]))

@@ -1,0 +1,132 @@
+"""Stored bodies decoded once per store: items and logged events never change once committed.
+
+An item's body is immutable after its transaction commits (its status lives in a
+column of its own, read fresh every time), and the event log is append-only, so
+a decoded item or a parsed event can serve every later read. `BodyCache` keeps
+them per store and workspace; only committed rows are read here (nothing appends
+and reads the log in one transaction).
+"""
+
+import json
+import threading
+from typing import Generic, TypeVar
+
+from readmit.events import Recorded
+from readmit.model import Item
+from readmit.store.connection import Connection
+from readmit.wire.codec import event_from_json, item_from_json
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+LAST_EPOCH = 2**62
+"""An epoch no log reaches (the open end of a range of events)."""
+_CACHE_LIMIT = 1_000_000
+"""Values kept per cache; past this a cache starts over."""
+_ITEMS_BY = {
+    "id": "SELECT body FROM items WHERE workspace = ? AND id",
+    "key": "SELECT body FROM items WHERE workspace = ? AND key",
+}
+
+
+class BodyCache(Generic[K, V]):
+    """Decoded values by (workspace, key), shared by the threads of one store."""
+
+    def __init__(self, limit: int = _CACHE_LIMIT) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[tuple[str, K], V] = {}
+        self.limit = limit
+
+    def get(self, workspace: str, keys: list[K]) -> dict[K, V]:
+        """What the cache already holds of ``keys`` in ``workspace``."""
+        with self._lock:
+            return {k: self._values[workspace, k] for k in keys if (workspace, k) in self._values}
+
+    def keep(self, workspace: str, values: dict[K, V]) -> None:
+        """Add ``values`` (starting over when the cache would pass its limit)."""
+        with self._lock:
+            if len(self._values) + len(values) > self.limit:
+                self._values.clear()
+            self._values.update(((workspace, k), v) for k, v in values.items())
+
+
+def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) -> list[Item]:
+    """The active items, decoding only the bodies no earlier read decoded."""
+    ids = [
+        r[0]
+        for r in db.execute(
+            "SELECT id FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
+        ).fetchall()
+    ]
+    found = cache.get(workspace, ids)
+    if len(found) < len(ids):
+        for item_id, body in db.execute(
+            "SELECT id, body FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
+        ).fetchall():
+            if item_id not in found:
+                found[item_id] = item_from_json(json.loads(body))
+        cache.keep(workspace, found)
+    return [found[i] for i in ids]
+
+
+def context_items(
+    db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int, epoch: int
+) -> tuple[Item, ...]:
+    """D_a's items (those of ``checkpoint``) and those asserted after ``epoch``."""
+    ids = [
+        i
+        for (i,) in db.execute(
+            "SELECT item FROM checkpoint_items WHERE checkpoint = ? "
+            "UNION ALL SELECT id FROM items WHERE workspace = ? AND epoch > ?",
+            (checkpoint, workspace, epoch),
+        ).fetchall()
+    ]
+    found = cache.get(workspace, ids)
+    if len(found) < len(ids):
+        for item_id, body in db.execute(
+            "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
+            "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
+            "UNION ALL SELECT id, body FROM items WHERE workspace = ? AND epoch > ?",
+            (workspace, checkpoint, workspace, epoch),
+        ).fetchall():
+            if item_id not in found:
+                found[item_id] = item_from_json(json.loads(body))
+        cache.keep(workspace, found)
+    return tuple(found[i] for i in ids)
+
+
+def logged_events(
+    db: Connection, cache: BodyCache[int, Recorded], workspace: str, after: int, upto: int
+) -> list[Recorded]:
+    """The events in (``after``, ``upto``], in epoch order, each body parsed once per store."""
+    params = (workspace, after, upto)
+    epochs = [
+        r[0]
+        for r in db.execute(
+            "SELECT epoch FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ? "
+            "ORDER BY epoch",
+            params,
+        ).fetchall()
+    ]
+    found = cache.get(workspace, epochs)
+    if len(found) < len(epochs):
+        for epoch, body in db.execute(
+            "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ?",
+            params,
+        ).fetchall():
+            if epoch not in found:
+                found[epoch] = Recorded(epoch=epoch, event=event_from_json(json.loads(body), epoch))
+        cache.keep(workspace, found)
+    return [found[e] for e in epochs]
+
+
+def items_by(db: Connection, workspace: str, column: str, values: list[str]) -> list[Item]:
+    """The items (any status) whose ``column`` (``id`` or ``key``) is one of ``values``."""
+    found: list[Item] = []
+    for start in range(0, len(values), 500):
+        chunk = values[start : start + 500]
+        marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+        query = _ITEMS_BY[column] + f" IN ({marks})"
+        rows = db.execute(query, (workspace, *chunk)).fetchall()
+        found += [item_from_json(json.loads(r[0])) for r in rows]
+    return found

@@ -1,0 +1,45 @@
+"""The verifier's verdict cache: one verdict per judged pair key, shared by every workspace.
+
+Backs `readmit.admission.invalidation.cache.JudgmentCache`: a pair judged once
+(same texts, same verifier) is never sent to the verifier again. The first
+verdict for a key is kept.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+
+from readmit.admission.invalidation.implicit import Verdict
+from readmit.store.connection import Connection
+
+_JUDGMENTS = "SELECT key, invalidates, confidence, reason, terms FROM judgments"
+LOCK = "_readmit_judgments"
+"""The write lock of the verdict cache (it belongs to no workspace)."""
+
+
+def load(db: Connection, keys: Sequence[str]) -> dict[str, Verdict]:
+    """The cached verdicts of ``keys`` (those judged before)."""
+    found: dict[str, Verdict] = {}
+    for start in range(0, len(keys), 500):
+        chunk = list(keys[start : start + 500])
+        marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+        rows = db.execute(_JUDGMENTS + f" WHERE key IN ({marks})", chunk).fetchall()
+        for key, invalidates, confidence, reason, terms in rows:
+            found[key] = Verdict(
+                invalidates=bool(invalidates),
+                confidence=confidence,
+                reason=reason,
+                terms=tuple(json.loads(terms)),
+            )
+    return found
+
+
+def insert(db: Connection, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
+    """Store ``verdicts``; a key already judged keeps its first verdict."""
+    db.executemany(
+        "INSERT INTO judgments (key, verifier, invalidates, confidence, reason, terms) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [
+            (k, verifier, int(v.invalidates), v.confidence, v.reason, json.dumps(v.terms))
+            for k, v in verdicts.items()
+        ],
+    )

@@ -1,0 +1,98 @@
+"""The rows a batch reads and writes, for `readmit.store.writer`.
+
+Item rows as the batch sees them, what a batch names, and the set-based reads
+and bulk inserts the writer does with them.
+"""
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from readmit.events import Assert, Close, Event, Evidence, OpenObligation, Revoke, Supersede
+from readmit.model import Item
+from readmit.store.connection import Connection
+from readmit.wire.codec import item_from_json
+
+CHUNK = 500
+"""Values per ``IN (...)`` list (well under every driver's parameter limit)."""
+Row = tuple[object, ...]
+
+
+@dataclass(slots=True)
+class ItemRow:
+    """One item as this batch sees it: stored or written by the batch, and its status."""
+
+    body: str
+    status: str
+    new: bool
+    decoded: Item | None = None
+
+    def item(self) -> Item:
+        if self.decoded is None:
+            self.decoded = item_from_json(json.loads(self.body))
+        return self.decoded
+
+
+@dataclass(slots=True)
+class References:
+    """What a batch names: ids it claims, items it targets or builds on, keys, evidence."""
+
+    names: set[str] = field(default_factory=set)
+    targets: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+    cites: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, events: Sequence[Event]) -> "References":
+        refs = cls()
+        for event in events:
+            match event:
+                case Evidence():
+                    refs.names.add(event.source_id)
+                case Assert() | Supersede():
+                    refs.names.add(event.item.id)
+                    refs.targets |= event.item.depends_on
+                    refs.cites |= event.item.cites
+                    if event.item.key is not None:
+                        refs.keys.add(event.item.key)
+                case OpenObligation():
+                    refs.names |= {event.obligation.id, event.obligation.frontier_id}
+            if isinstance(event, Supersede | Revoke | Close):
+                refs.targets.add(event.target)
+        return refs
+
+
+def select_in(
+    db: Connection,
+    workspace: str,
+    query: str,
+    column: str,
+    values: Iterable[str],
+    extra: str = "",
+    where: str = "workspace",
+) -> Iterator[tuple[str, ...]]:
+    """Rows of ``query`` in ``workspace`` whose ``column`` is one of ``values``.
+
+    PostgreSQL gets the values as one array parameter (``= ANY``), SQLite as
+    ``IN`` lists of `CHUNK` placeholders.
+    """
+    ordered = sorted(values)
+    if not ordered:
+        return
+    if db.dialect == "postgres":
+        yield from db.execute(
+            f"{query} WHERE {where} = ? AND {column} = ANY(?) {extra}", (workspace, ordered)
+        ).fetchall()
+        return
+    for start in range(0, len(ordered), CHUNK):
+        chunk = ordered[start : start + CHUNK]
+        marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+        yield from db.execute(
+            f"{query} WHERE {where} = ? AND {column} IN ({marks}) {extra}", (workspace, *chunk)
+        ).fetchall()
+
+
+def insert(db: Connection, table: str, columns: tuple[str, ...], rows: Sequence[Row]) -> None:
+    """Insert ``rows`` into ``table`` in one operation (PostgreSQL: COPY)."""
+    if rows:
+        db.copy(table, columns, rows)
