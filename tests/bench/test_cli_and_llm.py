@@ -110,3 +110,85 @@ def test_an_llm_judge_scores_stale_probes(chat_server: str, tmp_path: Path) -> N
     assert all(r.accuracy is not None for r in rows)
     [block] = [s for s in summarize(rows) if s["condition"] != "Average"][:1]
     assert {"SR", "PR", "IPA", "LS", "answer_IIR"} <= block.keys()
+
+
+@pytest.fixture(scope="module")
+def bench_summary(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """A real run: `returns` has answer scores and ties at 0 and 100; `stale` has neither."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out = tmp_path_factory.mktemp("bench")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "bench",
+            "--seeds",
+            "2",
+            "--suite",
+            "returns",
+            "--suite",
+            "stale-synth",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary: list[dict[str, Any]] = json.loads((out / "results.json").read_text(encoding="utf-8"))[
+        "summary"
+    ]
+    return summary
+
+
+def _points(ax: Any) -> list[tuple[float, float]]:
+    return [tuple(p) for c in ax.collections for p in c.get_offsets()]
+
+
+def test_the_admission_plane_keeps_every_marker_and_label_inside_its_panel(
+    bench_summary: list[dict[str, Any]],
+) -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from readmit.bench.report import admission_figure
+
+    fig = admission_figure(bench_summary)
+    renderer = fig.canvas.get_renderer()
+    methods = {e["method"] for e in bench_summary}
+
+    assert [ax.get_title() for ax in fig.axes] == ["returns (team of 4)", "stale (team of 4)"]
+    for ax in fig.axes:
+        assert all(0 <= x <= 100 and 0 <= y <= 100 for x, y in _points(ax))
+        labels = [t for t in ax.texts if t.get_gid() == "tie-label"]
+        named = [m for t in labels for m in t.get_text().replace("\n", " ").split(", ")]
+        assert sorted(named) == sorted(methods)  # every method once, ties in one label
+        boxes = [Text.get_window_extent(t, renderer) for t in labels]
+        assert all(ax.bbox.x0 <= b.x0 and b.x1 <= ax.bbox.x1 for b in boxes)
+        assert all(ax.bbox.y0 <= b.y0 and b.y1 <= ax.bbox.y1 for b in boxes)
+        assert not any(a.overlaps(b) for n, a in enumerate(boxes) for b in boxes[n + 1 :])
+        assert "good" in [t.get_text() for t in ax.texts]  # the good corner is labeled
+        [corner] = ax.patches
+        assert corner.get_xy() == (90.0, 90.0)
+    plt.close(fig)
+
+
+def test_the_cost_plot_legend_names_only_methods_with_a_marker(
+    bench_summary: list[dict[str, Any]],
+) -> None:
+    import matplotlib.pyplot as plt
+
+    from readmit.bench.report import cost_figure
+
+    fig = cost_figure(bench_summary)
+    assert fig is not None
+    [legend] = fig.legends
+    entries = [t.get_text() for t in legend.get_texts()]
+    drawn = {c.get_label() for ax in fig.axes for c in ax.collections if len(c.get_offsets())}
+
+    assert [ax.get_title() for ax in fig.axes] == ["returns (team of 4)"]  # stale has no answers
+    assert all(entries)
+    assert set(entries) == drawn
+    assert len(entries) == len(set(entries))
+    for ax in fig.axes:
+        assert all(0 <= y <= 100 for _, y in _points(ax))
+    plt.close(fig)
