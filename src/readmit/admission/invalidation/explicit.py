@@ -13,7 +13,7 @@ Rules, in order of precedence for one item:
 An item's own validity interval is checked by the temporal gate.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from readmit.admission.context import ReturnContext
 from readmit.events import Close, Revoke, Supersede
@@ -83,14 +83,11 @@ def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
     for item in ctx.items:
         if item.key is not None and item.receipt is not None:
             by_key.setdefault(item.key, []).append(item)
+    for group in by_key.values():
+        group.sort(key=lambda m: m.epoch, reverse=True)
     found: dict[str, _Link] = {}
     for item in ctx.items:
-        later = by_key.get(item.key, []) if item.key is not None else []
-        latest = max(
-            (m for m in later if m.epoch > item.epoch and _may_replace(ctx, m, item)),
-            key=lambda m: m.epoch,
-            default=None,
-        )
+        latest = _latest_replacement(ctx, item, by_key.get(item.key or "", ()))
         if latest is not None and latest.receipt is not None:
             found[item.id] = (
                 Reason.STALE_OR_SUPERSEDED,
@@ -98,6 +95,20 @@ def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
                 f"replaced by {latest.id} (same key {item.key!r})",
             )
     return found
+
+
+def _latest_replacement(
+    ctx: ReturnContext, item: Item, newest_first: Sequence[Item]
+) -> Item | None:
+    """The newest item of ``item``'s key group recorded after it that may replace it."""
+    if item.key is None:
+        return None
+    for later in newest_first:
+        if later.epoch <= item.epoch:
+            return None
+        if _may_replace(ctx, later, item):
+            return later
+    return None
 
 
 def _may_replace(ctx: ReturnContext, later: Item, earlier: Item) -> bool:

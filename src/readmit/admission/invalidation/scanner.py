@@ -18,10 +18,11 @@ never challenged, and news that only restates an item (the same text,
 withdrawing nothing: a teammate repeating it) is never proposed against it.
 """
 
+import bisect
 import itertools
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,7 @@ import numpy.typing as npt
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Later, Pair
+from readmit.admission.invalidation.term_index import Bm25, Postings, distinctive_hashes
 from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item, Kind
 from readmit.terms import content_tokens, distinctive_terms
@@ -74,23 +76,20 @@ class Observations:
         premises: dict[str, list[int]] = {}
         subjects: dict[str, list[int]] = {}
         restating: dict[str, list[int]] = {}
-        terms: dict[str, list[int]] = {}
-        for n, (later, text) in enumerate(zip(self.laters, self.texts, strict=True)):
+        for n, later in enumerate(self.laters):
             if later.withdrawn_id is not None:
                 premises.setdefault(later.withdrawn_id, []).append(n)
             for subject in {later.withdrawn_id, later.replacement_id} - {None}:
                 subjects.setdefault(str(subject), []).append(n)
             if later.withdrawn_id is None:
                 restating.setdefault(later.text, []).append(n)
-            for term in distinctive_terms(text):
-                terms.setdefault(term, []).append(n)
-        self.by_premise = _arrays(premises)
-        self.by_subject = _arrays(subjects)
+        self.by_premise = _Postings(premises)
+        self.by_subject = _Postings(subjects)
         """What each observation withdrew or brought: never proposed against that item."""
-        self.by_term = _arrays(terms)
-        self.restating = _arrays(restating)
+        self.by_term = Postings(self.texts, distinctive_hashes)
+        self.restating = _Postings(restating)
         """News by its text: news that only restates an item cannot invalidate it."""
-        self.bm25 = _Bm25([content_tokens(t) for t in self.texts])
+        self.bm25 = Bm25(self.texts)
 
     def _first(self, after: int, target: Item) -> int:
         return int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
@@ -130,8 +129,12 @@ class Observations:
 
         def window(found: Sequence[npt.NDArray[np.intp] | None]) -> npt.NDArray[np.intp]:
             kept = [f for f in found if f is not None]
-            joined = np.unique(np.concatenate(kept)) if kept else _NONE
-            return joined[(joined >= first) & ~np.isin(joined, own)]
+            if not kept:
+                return _NONE
+            # One posting is already sorted and distinct; several need joining.
+            joined = kept[0] if len(kept) == 1 else np.unique(np.concatenate(kept))
+            joined = joined[joined >= first]
+            return joined[~np.isin(joined, own)] if own.size and joined.size else joined
 
         premise = window([self.by_premise.get(p) for p in sorted(target.depends_on)])
         termed = window([self.by_term.get(t) for t in distinctive_terms(target.text)])
@@ -216,8 +219,31 @@ class Observations:
 _NONE: npt.NDArray[np.intp] = np.array([], dtype=np.intp)
 
 
-def _arrays(lists: dict[str, list[int]]) -> dict[str, npt.NDArray[np.intp]]:
-    return {key: np.array(found, dtype=np.intp) for key, found in lists.items()}
+class _Postings:
+    """Observation numbers by key, as arrays made on first lookup.
+
+    A return looks up the keys of the few targets it judges, so making an array for
+    every key of Δ up front (thousands of small arrays) would cost more than the lookups.
+    """
+
+    def __init__(self, lists: dict[str, list[int]]) -> None:
+        self._lists = lists
+        self._arrays: dict[str, npt.NDArray[np.intp]] = {}
+
+    @overload
+    def get(self, key: str) -> npt.NDArray[np.intp] | None: ...
+    @overload
+    def get(self, key: str, default: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]: ...
+    def get(
+        self, key: str, default: npt.NDArray[np.intp] | None = None
+    ) -> npt.NDArray[np.intp] | None:
+        found = self._arrays.get(key)
+        if found is None:
+            listed = self._lists.get(key)
+            if listed is None:
+                return default
+            found = self._arrays[key] = np.array(listed, dtype=np.intp)
+        return found
 
 
 def observations(ctx: ReturnContext) -> list[Later]:
@@ -233,6 +259,8 @@ def observations_of(
     for item in items:
         if item.key is not None:
             by_key.setdefault(item.key, []).append(item)
+    for group in by_key.values():
+        group.sort(key=lambda i: i.epoch)
     found = (_observation(recorded, by_id, by_key) for recorded in events)
     return [later for later in found if later is not None]
 
@@ -261,32 +289,6 @@ def propose(
 
 def _query(later: Later) -> str:
     return " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
-
-
-class _Bm25:
-    """Okapi BM25 over the content words of the observations (k1 = 1.2, b = 0.75)."""
-
-    def __init__(self, words: Sequence[frozenset[str]]) -> None:
-        postings: dict[str, list[int]] = {}
-        for n, found in enumerate(words):
-            for word in found:
-                postings.setdefault(word, []).append(n)
-        self.total = len(words)
-        self.postings = {w: np.array(ns, dtype=np.intp) for w, ns in postings.items()}
-        average = sum(len(w) for w in words) / max(1, len(words))
-        self.weight = np.array(
-            [2.2 / (1 + 1.2 * (0.25 + 0.75 * len(w) / average)) for w in words], dtype=np.float64
-        )
-        """Each observation's term weight (binary term frequency, length-normalized)."""
-
-    def scores(self, query: frozenset[str]) -> npt.NDArray[np.float64]:
-        scores = np.zeros(self.total, dtype=np.float64)
-        for word in query:
-            posting = self.postings.get(word)
-            if posting is not None:
-                idf = math.log(1 + (self.total - len(posting) + 0.5) / (len(posting) + 0.5))
-                scores[posting] += idf * self.weight[posting]
-        return scores
 
 
 def _observation(
@@ -336,4 +338,6 @@ def _observation(
 
 
 def _predecessor(same_key: list[Item], epoch: int) -> Item | None:
-    return max((i for i in same_key if i.epoch < epoch), key=lambda i: i.epoch, default=None)
+    """The newest of ``same_key`` (sorted by epoch) recorded before ``epoch``."""
+    before = bisect.bisect_left(same_key, epoch, key=lambda i: i.epoch)
+    return same_key[before - 1] if before else None

@@ -1,0 +1,82 @@
+"""Term postings over the observations of one return, built with array operations.
+
+Indexing a return's observations term by term in Python costs a dictionary
+update per (observation, term), every return. Here each text's terms become an
+array of term hashes once per process (cached by text, as the terms themselves
+are), and a return's index is one concatenation and one stable sort of those
+arrays: looking a term up is a binary search.
+
+Terms are identified by their string hash. Two different terms with the same
+64-bit hash would only make the scanner propose an observation it need not
+(a hypothesis the verifier then judges), never hide one.
+"""
+
+import math
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from readmit.terms import content_tokens, distinctive_terms
+
+Ids = npt.NDArray[np.intp]
+
+
+def _hashes(terms: frozenset[str]) -> npt.NDArray[np.int64]:
+    return np.fromiter((hash(t) for t in terms), dtype=np.int64, count=len(terms))
+
+
+@lru_cache(maxsize=1 << 17)
+def content_hashes(text: str) -> npt.NDArray[np.int64]:
+    """The hashes of `content_tokens` of ``text``."""
+    return _hashes(content_tokens(text))
+
+
+@lru_cache(maxsize=1 << 17)
+def distinctive_hashes(text: str) -> npt.NDArray[np.int64]:
+    """The hashes of `distinctive_terms` of ``text``."""
+    return _hashes(distinctive_terms(text))
+
+
+class Postings:
+    """For each term, the numbers of the texts that hold it, ascending."""
+
+    def __init__(
+        self, texts: Sequence[str], hashes: Callable[[str], npt.NDArray[np.int64]]
+    ) -> None:
+        arrays = [hashes(t) for t in texts]
+        self.sizes = np.fromiter(map(len, arrays), dtype=np.intp, count=len(arrays))
+        """How many terms each text holds."""
+        flat = np.concatenate(arrays) if arrays else np.array([], dtype=np.int64)
+        order = np.argsort(flat, kind="stable")  # stable: texts stay ascending per term
+        self._keys = flat[order]
+        self._texts: Ids = np.repeat(np.arange(len(arrays), dtype=np.intp), self.sizes)[order]
+
+    def get(self, term: str) -> Ids | None:
+        """The texts that hold ``term``, or ``None``."""
+        key = hash(term)
+        low = int(self._keys.searchsorted(key, side="left"))
+        high = int(self._keys.searchsorted(key, side="right"))
+        return self._texts[low:high] if high > low else None
+
+
+class Bm25:
+    """Okapi BM25 over the content words of texts (k1 = 1.2, b = 0.75, binary term frequency)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.postings = Postings(texts, content_hashes)
+        self.total = len(texts)
+        sizes = self.postings.sizes.astype(np.float64)
+        average = float(sizes.mean()) if len(sizes) else 0.0
+        self.weight = 2.2 / (1 + 1.2 * (0.25 + 0.75 * sizes / max(average, 1e-12)))
+        """Each text's term weight, length-normalized."""
+
+    def scores(self, query: frozenset[str]) -> npt.NDArray[np.float64]:
+        scores = np.zeros(self.total, dtype=np.float64)
+        for word in query:
+            posting = self.postings.get(word)
+            if posting is not None:
+                idf = math.log(1 + (self.total - len(posting) + 0.5) / (len(posting) + 0.5))
+                scores[posting] += idf * self.weight[posting]
+        return scores
