@@ -1,0 +1,157 @@
+"""Distinctive terms: the names, numbers and identifiers that let a statement refer to one thing."""
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from readmit.terms.words import STOPWORDS, TOKEN, is_calendar
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CHUNK = re.compile(r"[,:](?=\s)|[;()\[\]\"“”]|[→⇒]|[-=]>")
+"""Punctuation and arrows that end a name ("Regime: Frankfurt", "Atlas → Beacon" are two)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    words: tuple[str, ...]
+    initial: bool
+    """Whether the run starts a sentence (where every word is capitalized)."""
+
+
+def is_identifier(token: str) -> bool:
+    """Digits, underscores, inner capitals, or a hyphenated part with no vowel ("api-gw")."""
+    return (
+        any(c.isdigit() for c in token)
+        or "_" in token
+        or any(c.isupper() for c in token[1:])
+        or ("-" in token and any(_unpronounceable(part) for part in token.split("-")))
+    )
+
+
+def _unpronounceable(part: str) -> bool:
+    """An abbreviation such as "gw" or "db": two or more letters and no vowel."""
+    return len(part) >= 2 and not any(c in "aeiouy" for c in part.lower())
+
+
+def _scan(text: str) -> tuple[list[_Name], set[str]]:
+    names: list[_Name] = []
+    literals: set[str] = set()
+    for sentence in _SENTENCE.split(text):
+        first = True
+        for chunk in _CHUNK.split(sentence):
+            for name in _runs(TOKEN.findall(chunk), literals, initial=first):
+                names.append(name)
+            first = first and not TOKEN.search(chunk)
+    return names, literals
+
+
+def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_Name]:
+    """Runs of capitalized words in one chunk; collects literals on the way."""
+    run: list[str] = []
+    run_start = 0
+    for position, token in enumerate(tokens):
+        if token[0].isdigit() or token[0] in "$€£" or is_identifier(token) or is_calendar(token):
+            literals.add(token)
+        if token[0].isupper() and token.lower() not in STOPWORDS - {"i"} and not is_calendar(token):
+            if not run:
+                run_start = position
+            run.append(token)
+            continue
+        if run:
+            yield from _names(run, initial=initial and run_start == 0)
+        run = []
+    if run:
+        yield from _names(run, initial=initial and run_start == 0)
+
+
+def _names(run: list[str], *, initial: bool) -> Iterator[_Name]:
+    # "Room Atlas is free" keeps "Room Atlas" whole: its first word may be a plain
+    # capitalized sentence start, but so may a name's ("Sunrise Hotel is booked").
+    yield _Name(tuple(run), initial=initial)
+
+
+def _mid_sentence_words(names: Iterable[_Name]) -> set[str]:
+    return {w for n in names for i, w in enumerate(n.words) if not n.initial or i > 0}
+
+
+@lru_cache(maxsize=1 << 17)
+def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
+    """Names (whole and by their leading words), numbers and identifiers in ``text``.
+
+    A multi-word name also yields each word but its last ("Sunrise Hotel" →
+    "Sunrise"), since the last word is usually a generic head ("Hotel").
+    ``context`` is other text whose mid-sentence capitals vouch for a lone
+    sentence-initial capitalized word, and whose names vouch for the rest of a
+    sentence-initial run ("Send Atlas the agenda" names "Atlas" when the context
+    does).
+    """
+    names, literals = _scan(text)
+    elsewhere = _scan(context)[0]
+    vouched = _mid_sentence_words(names) | _mid_sentence_words(elsewhere)
+    terms = set(literals)
+    for words in _phrases(names, elsewhere):
+        if len(words) == 1 and words[0] not in vouched and _initial_only(words, names):
+            continue
+        terms.add(" ".join(words))
+        terms.update(words[:-1])
+    return frozenset(terms)
+
+
+def _phrases(names: list[_Name], elsewhere: list[_Name]) -> set[tuple[str, ...]]:
+    """The names' word runs, plus the tail of a sentence-initial run named ``elsewhere``.
+
+    A sentence's first word is capitalized whatever it is, so "Room Atlas is free"
+    and "Send Atlas the agenda" may name "Atlas" alone; the other text decides.
+    """
+    phrases = {name.words for name in names}
+    other = {name.words for name in elsewhere}
+    return phrases | {n.words[1:] for n in names if n.initial and n.words[1:] in other}
+
+
+def _initial_only(words: tuple[str, ...], names: list[_Name]) -> bool:
+    return all(name.initial for name in names if name.words == words)
+
+
+@lru_cache(maxsize=1 << 16)
+def name_phrases(text: str, context: str = "") -> frozenset[tuple[str, ...]]:
+    """The runs of capitalized words in ``text`` ("Sunrise Hotel" → ("Sunrise", "Hotel")).
+
+    With ``context``, also the tail of a sentence-initial run that the context names.
+    """
+    return frozenset(_phrases(_scan(text)[0], _scan(context)[0]))
+
+
+def standalone(word: str, text: str, context: str = "") -> bool:
+    """Whether ``text`` names ``word`` on its own, not only inside a longer name.
+
+    "Sunrise Bridge" does not name "Sunrise": a "Sunrise crossing" elsewhere may be
+    another thing, so only the whole name links the two.
+    """
+    return (word,) in name_phrases(text, context)
+
+
+def following(text: str, term: str, count: int = 2) -> tuple[str, ...]:
+    """The (lower-cased) words right after the first whole-word ``term`` in ``text``."""
+    found = whole_word(term).search(text)
+    if found is None:
+        return ()
+    return tuple(t.lower() for t in TOKEN.findall(text[found.end() :])[:count])
+
+
+def term_kind(term: str) -> str:
+    """``literal`` for numbers, times, amounts and identifiers; ``name`` otherwise."""
+    first = term.split(" ", 1)[0]
+    literal = first[0].isdigit() or first[0] in "$€£" or is_identifier(first) or is_calendar(first)
+    return "literal" if literal else "name"
+
+
+def carries(text: str, term: str) -> bool:
+    """Whether ``text`` contains ``term`` as whole words (case-sensitive)."""
+    return whole_word(term).search(text) is not None
+
+
+@lru_cache(maxsize=1 << 14)
+def whole_word(term: str) -> re.Pattern[str]:
+    """A pattern matching ``term`` as whole words (case-sensitive)."""
+    return re.compile(r"(?<![\w$€£])" + re.escape(term) + r"(?![\w])")
