@@ -155,7 +155,7 @@ def test_explain_picks_a_decision_by_its_workspace_when_ids_repeat(
                     "events": [{"op": "teleport", "at": "2026-01-01T00:00:00Z"}],
                 }
             ),
-            "event 'e0': unknown op 'teleport'",
+            "events[0]: unknown op 'teleport'",  # its position in the file
         ),
     ],
 )
