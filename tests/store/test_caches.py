@@ -2,6 +2,9 @@
 decoded items and parsed events in memory, and neither may ever serve from them state the
 other has since changed (an item's status, the log, the checkpoints)."""
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -10,6 +13,7 @@ from conftest import store_url
 from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
 from readmit.model import Agent
 from readmit.store import open_store
+from readmit.store.bodies import BodyCache
 
 AGENTS = [Agent(id="A1", principal="p", role="ops"), Agent(id="A2", principal="p", role="dev")]
 
@@ -48,3 +52,28 @@ def test_what_one_process_writes_the_other_sees_despite_its_caches(
         finally:
             first.close()
             second.close()
+
+
+def test_returns_that_start_together_on_a_cold_cache_decode_each_body_once() -> None:
+    """Single flight: the threads that miss wait for the one decoding, then read its values."""
+    cache: BodyCache[str, str] = BodyCache()
+    keys = [f"i{n}" for n in range(50)]
+    decoded: list[str] = []
+    start = threading.Barrier(8)
+
+    def rows() -> list[tuple[str, str]]:
+        time.sleep(0.05)  # the other threads arrive while these rows are being read
+        return [(k, f"body of {k}") for k in keys]
+
+    def decode(key: str, body: str) -> str:
+        decoded.append(key)
+        return body.upper()
+
+    def fetch() -> dict[str, str]:
+        start.wait()
+        return cache.fetch("ws", keys, rows, decode)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = [f.result() for f in [pool.submit(fetch) for _ in range(8)]]
+    assert sorted(decoded) == sorted(keys)
+    assert all(r == {k: f"BODY OF {k.upper()}" for k in keys} for r in results)

@@ -9,6 +9,7 @@ and reads the log in one transaction).
 
 import json
 import threading
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from readmit.events import Recorded
@@ -35,6 +36,7 @@ class BodyCache(Generic[K, V]):
     def __init__(self, limit: int = _CACHE_LIMIT) -> None:
         self._lock = threading.Lock()
         self._values: dict[tuple[str, K], V] = {}
+        self._filling: dict[str, threading.Lock] = {}
         self.limit = limit
 
     def get(self, workspace: str, keys: list[K]) -> dict[K, V]:
@@ -49,6 +51,32 @@ class BodyCache(Generic[K, V]):
                 self._values.clear()
             self._values.update(((workspace, k), v) for k, v in values.items())
 
+    def fetch(
+        self,
+        workspace: str,
+        keys: list[K],
+        rows: Callable[[], Iterable[tuple[K, str]]],
+        decode: Callable[[K, str], V],
+    ) -> dict[K, V]:
+        """``keys``' values, decoding the bodies ``rows()`` reads that the cache lacks.
+
+        One thread fills a workspace at a time: returns that start together on a cold
+        store wait for the first one's decoding instead of each decoding the same rows.
+        """
+        found = self.get(workspace, keys)
+        if len(found) == len(keys):
+            return found
+        with self._lock:
+            filling = self._filling.setdefault(workspace, threading.Lock())
+        with filling:
+            found = self.get(workspace, keys)
+            if len(found) < len(keys):
+                for key, body in rows():
+                    if key not in found:
+                        found[key] = decode(key, body)
+                self.keep(workspace, found)
+        return found
+
 
 def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) -> list[Item]:
     """The active items, decoding only the bodies no earlier read decoded."""
@@ -58,14 +86,14 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
             "SELECT id FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
         ).fetchall()
     ]
-    found = cache.get(workspace, ids)
-    if len(found) < len(ids):
-        for item_id, body in db.execute(
+    found = cache.fetch(
+        workspace,
+        ids,
+        lambda: db.execute(
             "SELECT id, body FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
-        ).fetchall():
-            if item_id not in found:
-                found[item_id] = item_from_json(json.loads(body))
-        cache.keep(workspace, found)
+        ).fetchall(),
+        _item,
+    )
     return [found[i] for i in ids]
 
 
@@ -81,17 +109,17 @@ def context_items(
             (checkpoint, workspace, epoch),
         ).fetchall()
     ]
-    found = cache.get(workspace, ids)
-    if len(found) < len(ids):
-        for item_id, body in db.execute(
+    found = cache.fetch(
+        workspace,
+        ids,
+        lambda: db.execute(
             "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
             "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
             "UNION ALL SELECT id, body FROM items WHERE workspace = ? AND epoch > ?",
             (workspace, checkpoint, workspace, epoch),
-        ).fetchall():
-            if item_id not in found:
-                found[item_id] = item_from_json(json.loads(body))
-        cache.keep(workspace, found)
+        ).fetchall(),
+        _item,
+    )
     return tuple(found[i] for i in ids)
 
 
@@ -108,16 +136,24 @@ def logged_events(
             params,
         ).fetchall()
     ]
-    found = cache.get(workspace, epochs)
-    if len(found) < len(epochs):
-        for epoch, body in db.execute(
+    found = cache.fetch(
+        workspace,
+        epochs,
+        lambda: db.execute(
             "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ?",
             params,
-        ).fetchall():
-            if epoch not in found:
-                found[epoch] = Recorded(epoch=epoch, event=event_from_json(json.loads(body), epoch))
-        cache.keep(workspace, found)
+        ).fetchall(),
+        _event,
+    )
     return [found[e] for e in epochs]
+
+
+def _item(item_id: str, body: str) -> Item:
+    return item_from_json(json.loads(body))
+
+
+def _event(epoch: int, body: str) -> Recorded:
+    return Recorded(epoch=epoch, event=event_from_json(json.loads(body), epoch))
 
 
 def items_by(db: Connection, workspace: str, column: str, values: list[str]) -> list[Item]:
