@@ -77,9 +77,8 @@ def mem0_rows(
     ]
     reader.depart()
     if revoke_every:
-        for memory_id in ids[::revoke_every]:
-            history = inner.history(memory_id)
-            writer.readmit.deleted(memory_id, history, None)  # revoked in readmit, kept in Mem0
+        for memory_id in ids[::revoke_every]:  # revoked in readmit, kept in Mem0
+            writer.readmit.deleted(memory_id, writer.readmit.delete_targets(memory_id, None))
     reader.search("hotel", filters=FILTERS)  # the return, not timed
     label = "all admitted" if not revoke_every else f"every {revoke_every}th revoked"
     calls: list[tuple[str, Callable[[], object], Callable[[], object]]] = [

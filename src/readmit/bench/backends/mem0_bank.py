@@ -50,11 +50,19 @@ class WordEmbedder:
         return embed(text)
 
 
-def bank(folder: Path, collection: str | None = None, *, asynchronous: bool = False) -> Any:
+def bank(
+    folder: Path,
+    collection: str | None = None,
+    *,
+    asynchronous: bool = False,
+    memory_class: type | None = None,
+) -> Any:
     """A fresh offline ``mem0.Memory`` (``AsyncMemory``) with its history database in ``folder``.
 
     Mem0 builds its configured embedder and LLM, but neither is ever called: the embedder
-    is replaced by `WordEmbedder` and adds use ``infer=False``. Also what the
+    is replaced by `WordEmbedder` and adds use ``infer=False`` (a caller that adds with
+    ``infer=True`` sets ``memory.llm`` to a local LLM first). ``memory_class``: a
+    subclass of ``Memory`` (``AsyncMemory``) to build instead. Also what the
     integration's tests and bench/integrations_mem0.py run on.
     """
     mem0 = _mem0()
@@ -78,7 +86,8 @@ def bank(folder: Path, collection: str | None = None, *, asynchronous: bool = Fa
     logging.getLogger("mem0").setLevel(logging.ERROR)  # notices about optional extras
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # local Qdrant ignores payload indexes
-        memory = (mem0.AsyncMemory if asynchronous else mem0.Memory)(config)
+        made = memory_class or (mem0.AsyncMemory if asynchronous else mem0.Memory)
+        memory = made(config)
     memory.embedding_model = WordEmbedder()
     return memory
 

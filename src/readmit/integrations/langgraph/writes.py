@@ -70,9 +70,8 @@ def annotations(op: PutOp) -> Annotations | None:
     Raises:
         InvalidInput: if they are malformed.
     """
-    if op.value is None or ANNOTATIONS not in op.value:
-        return None
-    return parse(op.value[ANNOTATIONS], where=where(op), refs=REFS)
+    raw = None if op.value is None else op.value.get(ANNOTATIONS)
+    return None if raw is None else parse(raw, where=where(op), refs=REFS)
 
 
 def _key_of(ref: Ref) -> str:

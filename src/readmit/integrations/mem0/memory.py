@@ -1,0 +1,334 @@
+"""`ReadmitMemory` (over ``mem0.Memory``) and `AsyncReadmitMemory` (over ``mem0.AsyncMemory``).
+
+**The write order.** Mem0 gives memories their ids, so Mem0 writes before readmit records:
+
+1. *Validate.* The write's annotations (``metadata["_readmit"]``) are parsed and their
+   premises resolved; for a delete, what it will revoke is read from readmit. A bad
+   annotation raises `InvalidInput` and Mem0 is not called.
+2. *Mem0 writes.*
+3. *readmit records what Mem0 reported.* If readmit refuses (a premise id or a cited
+   evidence id it does not know, ...), the wrapper undoes the Mem0 write where Mem0
+   can (the memories ``add`` created are deleted, an ``update``'s old text and metadata
+   are written back) and raises readmit's error. A Mem0 delete cannot be undone: if
+   readmit then fails to record it, the error says so (its items stay active).
+
+An ``add(..., infer=False)`` of several messages is sent to Mem0 one message at a
+time (what Mem0 does with them anyway), so when Mem0 fails part-way the memories it
+created first are recorded before its error is raised. ``delete_all`` and ``reset``
+revoke the items of every memory they removed, even when they raise part-way.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from readmit.integrations.mem0.recorder import MemoryKey, Recorder, Stated
+from readmit.integrations.team import Member
+
+_SCOPE = ("user_id", "agent_id", "run_id")
+
+
+def _parts(messages: Any, kwargs: Mapping[str, Any]) -> list[Any]:
+    """``messages`` as the adds to send: one per message for a raw (``infer=False``) list."""
+    raw = kwargs.get("infer", True) is False and kwargs.get("memory_type") is None
+    if raw and isinstance(messages, list) and len(messages) > 1:
+        return [[m] for m in messages]
+    return [messages]
+
+
+def _merged(
+    current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The metadata a memory has after an update (Mem0 merges the update's keys in)."""
+    return {**((current or {}).get("metadata") or {}), **(metadata or {})}
+
+
+def _restored(current: Mapping[str, Any], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The update that writes back a memory's text and the metadata keys an update changed."""
+    before = current.get("metadata") or {}
+    restore = {k: before.get(k) for k in metadata or {}}
+    return {"text": current.get("memory"), "metadata": restore or None}
+
+
+def _in_scope(memory: Mapping[str, Any] | None, scope: Mapping[str, str | None]) -> bool:
+    return memory is not None and all(
+        v is None or memory.get(k) == str(v).strip() for k, v in scope.items()
+    )
+
+
+def _call(name: str, scope: Mapping[str, str | None]) -> str:
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in scope.items() if v is not None)})"
+
+
+def _undo_notes(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(memory id, what undoing it takes) for each row an add reported."""
+    return [(str(r.get("id")), str(r.get("event"))) for r in rows]
+
+
+class ReadmitMemory:
+    """A ``mem0.Memory`` whose writes are readmit events and whose reads the view filters.
+
+    Methods other than those below go to the inner memory unrecorded.
+    """
+
+    def __init__(self, inner: Any, member: Member, *, key: MemoryKey | None = None) -> None:
+        self.inner = inner
+        self.readmit = Recorder(member, key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def depart(self) -> None:
+        """The agent leaves: checkpoint it; its next read decides its return."""
+        self.readmit.depart()
+
+    def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
+        stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")
+        rows: list[dict[str, Any]] = []
+        result: dict[str, Any] = {}
+        error: Exception | None = None
+        for part in _parts(messages, kwargs):
+            try:
+                result = self.inner.add(part, **kwargs)
+            except Exception as exc:
+                error = exc
+                break
+            rows += result.get("results", [])
+        changed = [str(r["id"]) for r in rows if r.get("event") in ("UPDATE", "DELETE")]
+        histories = {m: self.inner.history(m) for m in changed}
+        keyed = [str(r["id"]) for r in rows if r.get("event") != "DELETE"]
+        memories = {m: self.inner.get(m) for m in keyed} if self.readmit.key else {}
+        try:
+            self.readmit.added(rows, stated, memories, histories)
+        except Exception as refused:
+            self._undo_add(rows, histories, refused)
+            raise
+        if error is not None:
+            raise error
+        return {**result, "results": rows}
+
+    def _undo_add(
+        self, rows: list[dict[str, Any]], histories: Mapping[str, Any], refused: Exception
+    ) -> None:
+        for memory_id, event in _undo_notes(rows):
+            try:
+                if event == "ADD":
+                    self.inner.delete(memory_id)
+                elif event == "UPDATE":
+                    self.inner.update(memory_id, text=histories[memory_id][-1].get("old_memory"))
+                else:
+                    refused.add_note(f"Mem0 deleted memory {memory_id}; it cannot be restored")
+            except Exception as undo:
+                refused.add_note(f"memory {memory_id} could not be taken back: {undo!r}")
+
+    def update(self, memory_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
+        current: dict[str, Any] | None = self.inner.get(memory_id)
+        where = f"update of memory {memory_id!r}"
+        stated = self.readmit.stated(_merged(current, metadata), where)
+        before = self.inner.history(memory_id)
+        result: dict[str, Any] = self.inner.update(memory_id, *args, **kwargs)
+        after = self.inner.history(memory_id)
+        memory = self.inner.get(memory_id) if self.readmit.key else None
+        try:
+            self.readmit.updated(memory_id, before, after, memory, stated)
+        except Exception as refused:
+            if current is not None:
+                try:
+                    self.inner.update(memory_id, **_restored(current, metadata))
+                except Exception as undo:
+                    refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
+            raise
+        return result
+
+    def delete(self, memory_id: str) -> dict[str, Any]:
+        key = self.readmit.key_of(self.inner.get(memory_id)) if self.readmit.key else None
+        targets = self.readmit.delete_targets(memory_id, key)
+        result: dict[str, Any] = self.inner.delete(memory_id)
+        self.readmit.deleted(memory_id, targets)
+        return result
+
+    def delete_all(
+        self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> dict[str, Any]:
+        """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
+        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        items = self.readmit.memories()
+        present = [m for m in items if _in_scope(self.inner.get(m), scope)]
+        try:
+            result: dict[str, Any] = self.inner.delete_all(**scope)
+        finally:
+            gone = [m for m in present if self._gone(m)]
+            self.readmit.removed(items, gone, _call("delete_all", scope))
+        return result
+
+    def reset(self) -> None:
+        """Mem0's ``reset``; the item of every memory of this bank is revoked."""
+        items = self.readmit.memories()
+        present = [m for m in items if self.inner.get(m) is not None]
+        try:
+            self.inner.reset()
+        finally:
+            gone = [m for m in present if self._gone(m)]
+            self.readmit.removed(items, gone, "reset()")
+
+    def _gone(self, memory_id: str) -> bool:
+        """Whether Mem0 no longer holds ``memory_id`` (yes, if it cannot say: fail closed)."""
+        try:
+            return self.inner.get(memory_id) is None
+        except Exception:
+            return True
+
+    def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
+        self.readmit.before_read()
+        fetch = self.readmit.fetch_size(top_k)
+        return self.readmit.filtered(self.inner.search(query, top_k=fetch, **kwargs), top_k)
+
+    def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
+        self.readmit.before_read()
+        fetch = self.readmit.fetch_size(top_k)
+        return self.readmit.filtered(self.inner.get_all(top_k=fetch, **kwargs), top_k)
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        """The memory, or None when the view removed it (``search``/``get_all`` say why)."""
+        view = self.readmit.before_read()
+        memory: dict[str, Any] | None = self.inner.get(memory_id)
+        keep = memory is None or view.keeps(memory, self.readmit.key_of(memory))
+        return memory if keep else None
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self.inner.history(memory_id)
+        return rows
+
+
+class AsyncReadmitMemory:
+    """`ReadmitMemory` for a ``mem0.AsyncMemory``: the same behaviour, awaited."""
+
+    def __init__(self, inner: Any, member: Member, *, key: MemoryKey | None = None) -> None:
+        self.inner = inner
+        self.readmit = Recorder(member, key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def depart(self) -> None:
+        """The agent leaves: checkpoint it; its next read decides its return."""
+        self.readmit.depart()
+
+    async def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
+        stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")
+        rows: list[dict[str, Any]] = []
+        result: dict[str, Any] = {}
+        error: Exception | None = None
+        for part in _parts(messages, kwargs):
+            try:
+                result = await self.inner.add(part, **kwargs)
+            except Exception as exc:
+                error = exc
+                break
+            rows += result.get("results", [])
+        changed = [str(r["id"]) for r in rows if r.get("event") in ("UPDATE", "DELETE")]
+        histories = {m: await self.inner.history(m) for m in changed}
+        keyed = [str(r["id"]) for r in rows if r.get("event") != "DELETE"]
+        memories = {m: await self.inner.get(m) for m in keyed} if self.readmit.key else {}
+        try:
+            self.readmit.added(rows, stated, memories, histories)
+        except Exception as refused:
+            await self._undo_add(rows, histories, refused)
+            raise
+        if error is not None:
+            raise error
+        return {**result, "results": rows}
+
+    async def _undo_add(
+        self, rows: list[dict[str, Any]], histories: Mapping[str, Any], refused: Exception
+    ) -> None:
+        for memory_id, event in _undo_notes(rows):
+            try:
+                if event == "ADD":
+                    await self.inner.delete(memory_id)
+                elif event == "UPDATE":
+                    old = histories[memory_id][-1].get("old_memory")
+                    await self.inner.update(memory_id, text=old)
+                else:
+                    refused.add_note(f"Mem0 deleted memory {memory_id}; it cannot be restored")
+            except Exception as undo:
+                refused.add_note(f"memory {memory_id} could not be taken back: {undo!r}")
+
+    async def update(self, memory_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
+        current: dict[str, Any] | None = await self.inner.get(memory_id)
+        where = f"update of memory {memory_id!r}"
+        stated: Stated = self.readmit.stated(_merged(current, metadata), where)
+        before = await self.inner.history(memory_id)
+        result: dict[str, Any] = await self.inner.update(memory_id, *args, **kwargs)
+        after = await self.inner.history(memory_id)
+        memory = await self.inner.get(memory_id) if self.readmit.key else None
+        try:
+            self.readmit.updated(memory_id, before, after, memory, stated)
+        except Exception as refused:
+            if current is not None:
+                try:
+                    await self.inner.update(memory_id, **_restored(current, metadata))
+                except Exception as undo:
+                    refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
+            raise
+        return result
+
+    async def delete(self, memory_id: str) -> dict[str, Any]:
+        key = self.readmit.key_of(await self.inner.get(memory_id)) if self.readmit.key else None
+        targets = self.readmit.delete_targets(memory_id, key)
+        result: dict[str, Any] = await self.inner.delete(memory_id)
+        self.readmit.deleted(memory_id, targets)
+        return result
+
+    async def delete_all(
+        self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> dict[str, Any]:
+        """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
+        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        items = self.readmit.memories()
+        present = [m for m in items if _in_scope(await self.inner.get(m), scope)]
+        try:
+            result: dict[str, Any] = await self.inner.delete_all(**scope)
+        finally:
+            gone = [m for m in present if await self._gone(m)]
+            self.readmit.removed(items, gone, _call("delete_all", scope))
+        return result
+
+    async def reset(self) -> None:
+        """Mem0's ``reset``; the item of every memory of this bank is revoked."""
+        items = self.readmit.memories()
+        present = [m for m in items if await self.inner.get(m) is not None]
+        try:
+            await self.inner.reset()
+        finally:
+            gone = [m for m in present if await self._gone(m)]
+            self.readmit.removed(items, gone, "reset()")
+
+    async def _gone(self, memory_id: str) -> bool:
+        try:
+            return await self.inner.get(memory_id) is None
+        except Exception:
+            return True
+
+    async def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
+        self.readmit.before_read()
+        fetch = self.readmit.fetch_size(top_k)
+        result = await self.inner.search(query, top_k=fetch, **kwargs)
+        return self.readmit.filtered(result, top_k)
+
+    async def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
+        self.readmit.before_read()
+        fetch = self.readmit.fetch_size(top_k)
+        return self.readmit.filtered(await self.inner.get_all(top_k=fetch, **kwargs), top_k)
+
+    async def get(self, memory_id: str) -> dict[str, Any] | None:
+        """The memory, or None when the view removed it (``search``/``get_all`` say why)."""
+        view = self.readmit.before_read()
+        memory: dict[str, Any] | None = await self.inner.get(memory_id)
+        keep = memory is None or view.keeps(memory, self.readmit.key_of(memory))
+        return memory if keep else None
+
+    async def history(self, memory_id: str) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = await self.inner.history(memory_id)
+        return rows

@@ -1,0 +1,256 @@
+"""The readmit side of the Mem0 wrappers: Mem0 writes as events, Mem0 reads through the view.
+
+`Recorder` holds no Mem0 object: the sync and async wrappers make the Mem0 calls and
+hand it what Mem0 returned, so one piece of code serves both.
+"""
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from readmit.admission.decision import Issued
+from readmit.decide import Decided
+from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
+from readmit.integrations.annotations import (
+    ANNOTATIONS,
+    Annotations,
+    Ref,
+    RefKind,
+    by_key,
+    draft,
+    parse,
+    resolve,
+)
+from readmit.integrations.mem0.ids import by_memory, item_id, memory_of, of_memory, writes_text
+from readmit.integrations.team import Member, Removal, new_id, removals
+from readmit.model import Item
+
+MemoryKey = Callable[[Mapping[str, Any]], str | None]
+"""A memory's readmit key, from the memory as Mem0's ``get`` returns it (None: no key)."""
+
+REFS: frozenset[RefKind] = frozenset({"key", "memory"})
+"""The premise references a memory's annotations may use."""
+
+
+@dataclass(frozen=True, slots=True)
+class ViewIndex:
+    """One decision as lookups by memory: what it admitted and what it removed."""
+
+    decided: Decided | None
+    admitted: Mapping[str, str] = field(default_factory=dict)
+    """Memory id -> the admitted text of its newest admitted version."""
+    admitted_keyed: frozenset[tuple[str, str]] = frozenset()
+    """(key, text) of every admitted keyed item."""
+    removed: Mapping[str, Removal] = field(default_factory=dict)
+    """Memory id -> why its newest judged, unadmitted version was kept out."""
+
+    def keeps(self, memory: Mapping[str, Any], key: str | None) -> bool:
+        """Whether a memory Mem0 returned may be shown to the agent."""
+        memory_id, text = str(memory.get("id")), memory.get("memory")
+        if memory_id not in self.removed or self.admitted.get(memory_id) == text:
+            return True
+        return key is not None and (key, text) in self.admitted_keyed
+
+
+def index(decided: Decided | None) -> ViewIndex:
+    """Index ``decided`` by memory (a decision of None filters nothing)."""
+    if decided is None:
+        return ViewIndex(None)
+    decision = decided.decision
+    items = decision.items if isinstance(decision, Issued) else ()
+    admitted = {found[0]: item.text for item in items if (found := memory_of(item.id)) is not None}
+    keyed = frozenset((i.key, i.text) for i in items if i.key is not None)
+    removed: dict[str, tuple[int, Removal]] = {}
+    for item, removal in removals(decided).items():
+        found = memory_of(item)
+        if found is None:
+            continue
+        memory_id, version = found
+        if memory_id not in removed or removed[memory_id][0] < version:
+            removed[memory_id] = (version, removal)
+    return ViewIndex(decided, admitted, keyed, {m: r for m, (_, r) in removed.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Stated:
+    """What the application states about a write beyond its text: validated, resolved."""
+
+    annotations: Annotations | None = None
+    premises: Mapping[Ref, str] = field(default_factory=dict)
+
+    def draft(self, item: str, text: str, key: str | None) -> ItemDraft:
+        return draft(self.annotations, item, text, key, self.premises)
+
+
+def _matches(ref: Ref, item: Item) -> bool:
+    if ref.kind == "memory":
+        named = memory_of(item.id)
+        return named is not None and named[0] == ref.value
+    return by_key(ref, item)
+
+
+def _removal_json(removal: Removal) -> dict[str, str]:
+    """A removal as the JSON-ready dict a result's ``readmit.removed`` entry carries."""
+    return {"reason": removal.reason, "item": removal.item, "detail": removal.detail}
+
+
+@dataclass
+class Recorder:
+    """Turns Mem0 writes into ``member``'s events and filters Mem0 reads by its view."""
+
+    member: Member
+    key: MemoryKey | None = None
+    returning: bool = False
+    """Whether the agent has departed and not yet returned."""
+    _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
+
+    def key_of(self, memory: Mapping[str, Any] | None) -> str | None:
+        return self.key(memory) if self.key is not None and memory is not None else None
+
+    def depart(self) -> None:
+        self.member.depart()
+        self.returning = True
+
+    def before_read(self) -> ViewIndex:
+        """Decide the return on the first read after a departure; the index to filter by."""
+        if self.returning:
+            self.returning = False
+            self.member.return_()
+        if self._index.decided is not self.member.latest:
+            self._index = index(self.member.latest)
+        return self._index
+
+    def fetch_size(self, top_k: int) -> int:
+        return top_k + len(self._index.removed)
+
+    def filtered(self, result: dict[str, Any], top_k: int) -> dict[str, Any]:
+        """Mem0's read result with what the view does not admit taken out, and why."""
+        view = self._index
+        kept: list[dict[str, Any]] = []
+        removed: list[dict[str, Any]] = []
+        for memory in result.get("results", []):
+            if view.keeps(memory, self.key_of(memory)):
+                kept.append(memory)
+            else:
+                why = view.removed[str(memory["id"])]
+                removed.append(
+                    {"id": memory["id"], "memory": memory.get("memory")} | _removal_json(why)
+                )
+        decision = None if view.decided is None else view.decided.id
+        outcome = None if view.decided is None else view.decided.decision.outcome
+        readmit = {"decision": decision, "outcome": outcome, "removed": removed}
+        return {**result, "results": kept[:top_k], "readmit": readmit}
+
+    def stated(self, metadata: Mapping[str, Any] | None, where: str) -> Stated:
+        """The annotations under ``metadata["_readmit"]``, validated and resolved.
+
+        Raises:
+            InvalidInput: if they are malformed or a premise names nothing.
+        """
+        raw = None if metadata is None else metadata.get(ANNOTATIONS)
+        if raw is None:
+            return Stated()
+        annotations = parse(raw, where=where, refs=REFS)
+        return Stated(annotations, resolve([(where, annotations)], self.member, _matches))
+
+    def added(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        stated: Stated,
+        memories: Mapping[str, Any],
+        histories: Mapping[str, Sequence[Mapping[str, Any]]],
+    ) -> None:
+        """Record what an ``add`` reported: ADD asserts, UPDATE supersedes, DELETE revokes.
+
+        ``memories`` and ``histories`` (by memory id) are the memories it added (for their
+        keys) and the histories of those it updated or deleted.
+        """
+        events: list[Event] = []
+        visible: list[Item] | None = None
+        for row in rows:
+            memory_id, op = str(row.get("id")), row.get("event")
+            if op == "ADD":
+                key = self.key_of(memories.get(memory_id))
+                item = stated.draft(item_id(memory_id, 1), str(row["memory"]), key)
+                events.append(self._event(None, item))
+            elif op in ("UPDATE", "DELETE"):
+                visible = self.member.visible() if visible is None else visible
+                current = of_memory(visible, memory_id)
+                history = histories.get(memory_id, ())
+                if op == "DELETE":
+                    events += self._revokes([i.id for i in current], "deleted by Mem0's add")
+                elif history and writes_text(history[-1]):
+                    new = str(history[-1]["new_memory"])
+                    key = (
+                        self.key_of(memories[memory_id])
+                        if memory_id in memories
+                        else current_key(current)
+                    )
+                    item = stated.draft(item_id(memory_id, len(history)), new, key)
+                    events.append(self._event(current[-1].id if current else None, item))
+        if events:
+            self.member.record(events)
+
+    def updated(
+        self,
+        memory_id: str,
+        before: Sequence[Mapping[str, Any]],
+        after: Sequence[Mapping[str, Any]],
+        memory: Mapping[str, Any] | None,
+        stated: Stated,
+    ) -> None:
+        """Supersede the memory's current item if the update changed its text."""
+        if len(after) <= len(before) or not writes_text(after[-1]):
+            return
+        text = str(after[-1]["new_memory"])
+        item = stated.draft(item_id(memory_id, len(after)), text, self.key_of(memory))
+        current = of_memory(self.member.visible(), memory_id)
+        self.member.record([self._event(current[-1].id if current else None, item)])
+
+    def delete_targets(self, memory_id: str, key: str | None) -> list[str]:
+        """What deleting the memory revokes: its current items and, with a key, the key's."""
+        return [
+            i.id
+            for i in self.member.visible()
+            if ((found := memory_of(i.id)) is not None and found[0] == memory_id)
+            or (key is not None and i.key == key)
+        ]
+
+    def deleted(self, memory_id: str, targets: list[str]) -> list[Recorded]:
+        """Revoke ``targets``, what deleting ``memory_id`` withdraws (`delete_targets`).
+
+        Raises:
+            Exception: what recording raised, with a note that Mem0 has deleted it.
+        """
+        try:
+            return self.member.revoke(targets, f"deleted from Mem0 by {self.member.agent}")
+        except Exception as exc:
+            exc.add_note(
+                f"memory {memory_id} is deleted from Mem0; readmit did not record it, "
+                f"so its items {targets} stay active until revoked"
+            )
+            raise
+
+    def memories(self) -> dict[str, list[str]]:
+        """Memory id -> its active items the agent may read (what a bulk delete may remove)."""
+        return by_memory(self.member.visible())
+
+    def removed(self, items: Mapping[str, list[str]], gone: Iterable[str], call: str) -> None:
+        """Revoke the items of the memories ``call`` removed from Mem0."""
+        targets = [item for memory_id in gone for item in items[memory_id]]
+        self.member.revoke(targets, f"{call} removed it from Mem0 ({self.member.agent})")
+
+    def _event(self, target: str | None, item: ItemDraft) -> Event:
+        at, author = self.member.clock(), self.member.agent
+        if target is None:
+            return Assert(id=new_id("mem0"), at=at, author=author, item=item)
+        return Supersede(id=new_id("mem0"), at=at, author=author, target=target, item=item)
+
+    def _revokes(self, targets: list[str], why: str) -> list[Event]:
+        at, author = self.member.clock(), self.member.agent
+        return [Revoke(id=new_id("mem0"), at=at, author=author, target=t, why=why) for t in targets]
+
+
+def current_key(items: Sequence[Item]) -> str | None:
+    """The key of the newest of ``items`` (a memory's versions keep its key)."""
+    return items[-1].key if items else None

@@ -1,0 +1,395 @@
+"""Mem0 writes through readmit: ``infer=True`` adds, ``delete_all``/``reset``, annotations and
+the write order, on real offline Mem0 banks (in-memory Qdrant, a local embedder and LLM).
+
+The LLM is a deterministic `FactsLLM`, a subclass of Mem0's own ``LLMBase`` registered
+with Mem0's ``LlmFactory``: every sentence of the user's new messages is one fact.
+"""
+
+import asyncio
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from copy import deepcopy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ["MEM0_TELEMETRY"] = "False"
+os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
+
+import mem0
+from mem0.llms.base import LLMBase
+from mem0.memory.utils import parse_messages
+from mem0.utils.factory import LlmFactory
+
+from builders import KEY
+from readmit.bench.backends import mem0_bank
+from readmit.errors import InvalidEvent, InvalidInput
+from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory, item_id
+from readmit.integrations.team import Member
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore, open_store
+
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+
+TRIP = {"user_id": "trip"}
+
+
+class FactsLLM(LLMBase):  # type: ignore[misc]  # mem0 ships no types
+    """Mem0's LLM interface, offline: each sentence of the new user messages is a fact.
+
+    With ``decisions`` set, answers them instead (what an ``EventfulMemory`` carries out).
+    """
+
+    decisions: list[dict[str, Any]] | None = None
+
+    def generate_response(
+        self,
+        messages: list[dict[str, str]],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str = "auto",
+        **kwargs: Any,
+    ) -> str:
+        if self.decisions is not None:
+            return json.dumps({"memory": self.decisions})
+        prompt = messages[-1]["content"]
+        new = prompt.split("## New Messages\n", 1)[1].split("\n\n## ", 1)[0]
+        said = " ".join(line[6:] for line in new.splitlines() if line.startswith("user: "))
+        facts = [s.strip().rstrip(".") + "." for s in said.split(". ") if s.strip()]
+        return json.dumps({"memory": [{"text": fact} for fact in facts]})
+
+
+LlmFactory.register_provider("readmit-facts", f"{FactsLLM.__module__}.FactsLLM")
+
+
+def facts_llm() -> FactsLLM:
+    llm = LlmFactory.create("readmit-facts", {"model": "facts"})
+    assert isinstance(llm, FactsLLM)
+    return llm
+
+
+class EventfulMemory(mem0.Memory):  # type: ignore[misc]  # mem0 ships no types
+    """Mem0 whose ``infer=True`` add carries out its LLM's ADD, UPDATE and DELETE decisions.
+
+    What Mem0's add did before 2.0 (2.2's extraction only adds), done with Mem0's own
+    ``_create_memory``, ``_update_memory`` and ``_delete_memory``, reported in its shape.
+    """
+
+    def _add_to_vector_store(
+        self, messages: Any, metadata: Any, filters: Any, infer: bool, prompt: Any = None
+    ) -> list[dict[str, Any]]:
+        if not infer:
+            return list(super()._add_to_vector_store(messages, metadata, filters, infer, prompt))
+        asked = [{"role": "user", "content": parse_messages(messages)}]
+        out = []
+        for d in json.loads(self.llm.generate_response(messages=asked))["memory"]:
+            if d["event"] == "ADD":
+                vectors = {d["text"]: self.embedding_model.embed(d["text"], "add")}
+                made = self._create_memory(d["text"], vectors, deepcopy(metadata))
+                out.append({"id": made, "memory": d["text"], "event": "ADD"})
+            elif d["event"] == "UPDATE":
+                self._update_memory(d["id"], d["text"], {}, None)
+                out.append({"id": d["id"], "memory": d["text"], "event": "UPDATE"})
+            else:
+                self._delete_memory(d["id"])
+                out.append({"id": d["id"], "memory": d.get("text", ""), "event": "DELETE"})
+        return out
+
+
+class FailingMemory(mem0.Memory):  # type: ignore[misc]  # mem0 ships no types
+    """A real Mem0 ``Memory`` whose writes raise for a text with ``FAIL`` in it, and whose
+    ``delete_all`` fails after deleting one memory when ``fail_bulk`` is set."""
+
+    fail_bulk = False
+
+    def _create_memory(self, data: str, *args: Any, **kwargs: Any) -> str:
+        if "FAIL" in data:
+            raise OSError("the vector store is full")
+        return str(super()._create_memory(data, *args, **kwargs))
+
+    def _delete_memory(self, memory_id: str, existing_memory: Any = None) -> str:
+        result = str(super()._delete_memory(memory_id, existing_memory))
+        if self.fail_bulk:
+            raise OSError("the vector store went away")
+        return result
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[tuple[Member, Member]]:
+    store: WorkStateStore = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    agents = [
+        Agent(id="a", principal="team", role="planner"),
+        Agent(id="b", principal="team", role="booker"),
+    ]
+    store.create_workspace("trip", agents)
+    signer = HmacSha256Signer(KEY)
+    yield Member(store, "trip", "a", signer), Member(store, "trip", "b", signer)
+    store.close()
+
+
+def bank(tmp_path: Path, collection: str = "team", cls: type | None = None) -> Any:
+    memory = mem0_bank.bank(tmp_path, collection, memory_class=cls)
+    memory.llm = facts_llm()
+    return memory
+
+
+def ops(member: Member) -> list[str]:
+    return [r.event.op for r in member.store.events("trip")]
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return sorted(m["memory"] for m in result["results"])
+
+
+def add(memory: Any, text: str, **metadata: Any) -> str:
+    result = memory.add(text, user_id="trip", infer=False, metadata=metadata or None)
+    return str(result["results"][0]["id"])
+
+
+def test_an_inferring_add_records_exactly_the_facts_mem0_added(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    b.depart()
+
+    added = a.add(
+        "We moved the team to the Riverside Hotel. The pickup is at 8:30.",
+        user_id="trip",
+        metadata={"_readmit": {"supports": ["d-hotel"]}},
+    )
+
+    rows = added["results"]
+    assert sorted(r["memory"] for r in rows) == [
+        "The pickup is at 8:30.",
+        "We moved the team to the Riverside Hotel.",
+    ]
+    items = {i.id: i for i in team[0].visible()}
+    assert {items[item_id(r["id"], 1)].text for r in rows} == {r["memory"] for r in rows}
+    assert all(items[item_id(r["id"], 1)].supports == {"d-hotel"} for r in rows)
+    assert ops(team[0]) == ["assert", "assert"]
+    assert texts(b.get_all(filters=TRIP)) == sorted(r["memory"] for r in rows)
+
+
+def test_an_inferring_add_that_mem0_deduplicates_records_nothing(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a = ReadmitMemory(bank(tmp_path), team[0])
+    a.add("The pickup is at 8:30.", user_id="trip")
+
+    again = a.add("The pickup is at 8:30.", user_id="trip")
+
+    assert again["results"] == []
+    assert ops(team[0]) == ["assert"]
+
+
+def test_update_and_delete_events_of_an_add_supersede_and_revoke(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path, cls=EventfulMemory)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    pickup = add(a, "The pickup is at 8:00.")
+    ferry = add(a, "The ferry runs hourly.")
+    b.depart()
+    shared.llm.decisions = [
+        {"event": "UPDATE", "id": pickup, "text": "The pickup is at 8:30."},
+        {"event": "DELETE", "id": ferry},
+        {"event": "ADD", "text": "Dinner is at nine."},
+    ]
+
+    added = a.add("Pickup moved, no ferry, dinner at nine.", user_id="trip")
+    result = b.get_all(filters=TRIP)
+
+    assert [r["event"] for r in added["results"]] == ["UPDATE", "DELETE", "ADD"]
+    assert ops(team[0]) == ["assert", "assert", "supersede", "revoke", "assert"]
+    assert texts(result) == ["Dinner is at nine.", "The pickup is at 8:30."]
+    assert item_id(pickup, 2) in {i.id for i in team[1].admitted() or []}
+
+
+def test_delete_all_revokes_every_memory_it_removed_and_names_the_call(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    add(a, "The pickup is at 8:00.")
+    add(a, "The ferry runs hourly.")
+    kept = a.add("Call the office.", user_id="office", infer=False)["results"][0]["id"]
+    b.depart()
+
+    a.delete_all(user_id="trip")
+    decided = b.search("pickup", filters={"user_id": "office"})
+
+    whys = {r.event.why for r in team[0].store.events("trip") if r.event.op == "revoke"}
+    assert whys == {"delete_all(user_id='trip') removed it from Mem0 (a)"}
+    assert ops(team[0]).count("revoke") == 2
+    assert [i.id for i in team[1].visible()] == [item_id(kept, 1)]
+    assert decided["readmit"]["outcome"] == "issued"
+
+
+def test_reset_revokes_the_banks_memories_and_no_other_banks(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    mine = ReadmitMemory(bank(tmp_path, "mine"), team[0])
+    theirs = ReadmitMemory(bank(tmp_path, "theirs"), team[1])
+    add(mine, "The pickup is at 8:00.")
+    other = add(theirs, "The ferry runs hourly.")
+
+    mine.reset()
+
+    (why,) = {r.event.why for r in team[0].store.events("trip") if r.event.op == "revoke"}
+    assert why == "reset() removed it from Mem0 (a)"
+    assert [i.id for i in team[0].visible()] == [item_id(other, 1)]
+
+
+def test_a_delete_all_that_fails_part_way_revokes_what_it_removed(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path, cls=FailingMemory)
+    a = ReadmitMemory(shared, team[0])
+    add(a, "The pickup is at 8:00.")
+    add(a, "The ferry runs hourly.")
+    shared.fail_bulk = True
+
+    with pytest.raises(OSError, match="went away"):
+        a.delete_all(user_id="trip")
+
+    assert ops(team[0]) == ["assert", "assert", "revoke"]
+    assert len(team[0].visible()) == 1
+    assert len(shared.get_all(filters=TRIP)["results"]) == 1
+
+
+def test_async_delete_all_and_reset_are_recorded(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """AsyncMemory's reset closes a Qdrant client it was given and cannot make a new one:
+    it raises, and since the bank can no longer say what it holds, its memories are revoked."""
+
+    async def scenario() -> None:
+        shared = mem0_bank.bank(tmp_path, "team", asynchronous=True)
+        a = AsyncReadmitMemory(shared, team[0])
+        await a.add("The pickup is at 8:00.", user_id="trip", infer=False)
+        await a.add("Call the office.", user_id="office", infer=False)
+        await a.delete_all(user_id="trip")
+        assert ops(team[0]) == ["assert", "assert", "revoke"]
+        with pytest.raises(RuntimeError, match="QdrantLocal instance is closed"):
+            await a.reset()
+
+    asyncio.run(scenario())
+
+    assert ops(team[0]) == ["assert", "assert", "revoke", "revoke"]
+    assert team[0].visible() == []
+
+
+def test_annotations_in_metadata_cover_an_obligation(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    b.depart()
+    draft = ObligationDraft(
+        id="o",
+        text="Keep the booking current.",
+        role="booker",
+        requires=frozenset({"d-hotel"}),
+        critical=frozenset({"d-hotel"}),
+        frontier_id="f",
+        frontier_text="Booking to confirm.",
+    )
+    team[0].record([OpenObligation(id="open", at=team[0].clock(), author="a", obligation=draft)])
+
+    add(a, "Riverside Hotel is booked.", _readmit={"supports": ["d-hotel"], "kind": "constraint"})
+    result = b.get_all(filters=TRIP)
+
+    assert result["readmit"]["outcome"] == "issued"
+    assert texts(result) == ["Riverside Hotel is booked."]
+
+
+def test_a_premise_named_by_memory_invalidates_its_dependent(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    hotel = add(a, "Sunrise Hotel is booked.")
+    add(b, "Pickup at 8:00 from the hotel.", _readmit={"depends_on": [{"memory": hotel}]})
+    b.depart()
+
+    a.delete(hotel)
+    result = b.get_all(filters=TRIP)
+
+    assert texts(result) == []
+    reasons = {r["memory"]: r["reason"] for r in result["readmit"]["removed"]}
+    assert reasons == {"Pickup at 8:00 from the hotel.": "premise_invalidated"}
+
+
+@pytest.mark.parametrize(
+    ("annotations", "message"),
+    [
+        ({"supports": "d"}, "supports: Input should be a valid list"),
+        ({"depends_on": [{"path": ["trip"]}]}, "a 'path' reference is not"),
+        ({"depends_on": [{"memory": "no-such-memory"}]}, "names no active item"),
+    ],
+)
+def test_bad_annotations_are_refused_before_mem0_writes(
+    team: tuple[Member, Member], tmp_path: Path, annotations: dict[str, Any], message: str
+) -> None:
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+
+    with pytest.raises(InvalidInput, match=message):
+        add(a, "Riverside Hotel is booked.", _readmit=annotations)
+
+    assert shared.get_all(filters=TRIP)["results"] == []
+    assert ops(team[0]) == []
+
+
+def test_an_add_readmit_refuses_is_taken_back_out_of_mem0(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+
+    with pytest.raises(InvalidEvent, match="cites missing evidence 'ev-none'"):
+        add(a, "Riverside Hotel is booked.", _readmit={"cites": ["ev-none"]})
+
+    assert shared.get_all(filters=TRIP)["results"] == []
+    assert ops(team[0]) == []
+
+
+def test_an_update_readmit_refuses_is_written_back(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+    hotel = add(a, "Sunrise Hotel is booked.", topic="hotel")
+
+    with pytest.raises(InvalidEvent, match="cites missing evidence"):
+        a.update(hotel, text="Riverside Hotel.", metadata={"_readmit": {"cites": ["x"]}})
+    a.update(hotel, text="Sunrise Hotel is booked for two nights.")
+
+    got = shared.get(hotel)
+    assert got["memory"] == "Sunrise Hotel is booked for two nights."
+    assert got["metadata"] == {"topic": "hotel", "_readmit": None}  # Mem0 cannot drop a key
+    assert ops(team[0]) == ["assert", "supersede"]
+    assert [i.text for i in team[0].visible()] == ["Sunrise Hotel is booked for two nights."]
+
+
+def test_when_mem0_fails_part_way_through_an_add_what_it_made_is_recorded(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path, cls=FailingMemory)
+    a = ReadmitMemory(shared, team[0])
+    messages = [
+        {"role": "user", "content": "The pickup is at 8:00."},
+        {"role": "user", "content": "FAIL here."},
+        {"role": "user", "content": "Never reached."},
+    ]
+
+    with pytest.raises(OSError, match="is full"):
+        a.add(messages, user_id="trip", infer=False)
+
+    assert texts(shared.get_all(filters=TRIP)) == ["The pickup is at 8:00."]
+    assert [i.text for i in team[0].visible()] == ["The pickup is at 8:00."]
