@@ -1,5 +1,6 @@
 """The ``readmit`` command line: demo, replay, verify, explain, audit, serve, mcp, keys."""
 
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -98,7 +99,14 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    A model server started in this process (``gguf:PATH``) logs to a file, not over the
+    command's own output (`readmit.verifiers.gguf.log_to`).
+    """
+    from readmit.verifiers import gguf
+
+    gguf.log_to(gguf.default_log_path(os.environ))
     cli()
 
 

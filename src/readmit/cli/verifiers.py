@@ -9,6 +9,7 @@ from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
+from readmit.verifiers import gguf
 from readmit.verifiers.pairs import LabeledPair
 from readmit.verifiers.probes import PROBES
 
@@ -33,13 +34,21 @@ def list_verifiers() -> None:
     default=None,
     help="Also probe this embedder: is each invalidated item the nearest to what broke it?",
 )
-def check(spec: str, embedder_spec: str | None) -> None:
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Show a gguf model server's own log here (by default it goes to a file, "
+    "whose path is printed).",
+)
+def check(spec: str, embedder_spec: str | None, verbose: bool) -> None:
     """Probe verifier SPEC with known pairs: accuracy, latency and tokens.
 
     SPEC is e.g. builtin, openai-compat:MODEL@URL (key in READMIT_VERIFIER_API_KEY) or
     gguf:PATH. An unavailable verifier is reported per pair, not hidden, and the command
     then exits with status 1.
     """
+    if verbose:
+        gguf.log_to(None)
     answered = _check_verifier(make_verifier(spec, os.environ))
     embedded = _check_embedder(make_embedder(embedder_spec, os.environ)) if embedder_spec else True
     if answered < len(PROBES) or not embedded:

@@ -4,17 +4,91 @@ The model is served in-process on loopback by xllamacpp (a prebuilt wheel that
 embeds llama.cpp's OpenAI-compatible server), and judged through
 `OpenAICompatVerifier`, so both share one tested request path. Optional extra:
 ``pip install 'readmit[gguf]'``.
+
+llama.cpp's server logs every load and request on the process's stderr (file
+descriptor 2), from native threads. `log_to` sends that to a file instead; the
+``readmit`` command does so for every command (`default_log_path`) unless
+``readmit verifiers check --verbose`` asks to see it.
 """
 
 import os
+import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from readmit.errors import ConfigError
-from readmit.verifiers.openai_compat import OpenAICompatVerifier, timeout_setting
+
+if TYPE_CHECKING:
+    from readmit.verifiers.openai_compat import OpenAICompatVerifier
+
+
+def default_log_path(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CACHE_HOME/readmit/llama-server.log``, or under ``~/.cache`` without it."""
+    cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "readmit" / "llama-server.log"
+
+
+class _NativeLog:
+    """Where native code's stderr goes: one setting per process, like the descriptor."""
+
+    def __init__(self) -> None:
+        self.target: Path | None = None
+        self.path: Path | None = None
+        """The file descriptor 2 was sent to, once a server started."""
+
+    def engage(self) -> None:
+        """Before a server starts: send file descriptor 2 to the target file, once.
+
+        Python's own ``sys.stderr`` (errors, notes, progress) stays where it was; the
+        path is said there once. A target that cannot be opened falls back to a new
+        file in the temporary directory.
+        """
+        if self.target is None or self.path is not None:
+            return
+        fd, self.path = _open_log(self.target)
+        os.write(fd, f"--- readmit, process {os.getpid()} ---\n".encode())
+        sys.stderr.flush()
+        kept = os.dup(2)
+        os.dup2(fd, 2)
+        os.close(fd)
+        if _writes_to_fd2(sys.stderr):
+            encoding, errors = sys.stderr.encoding, sys.stderr.errors
+            sys.stderr = open(kept, "w", buffering=1, encoding=encoding, errors=errors)  # noqa: SIM115
+        else:
+            os.close(kept)
+        sys.stderr.write(f"note: the model server's log is in {self.path}\n")
+
+
+def _open_log(target: Path) -> tuple[int, Path]:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), target
+    except OSError:
+        fd, name = tempfile.mkstemp(prefix="readmit-llama-server-", suffix=".log")
+        return fd, Path(name)
+
+
+def _writes_to_fd2(stream: Any) -> bool:
+    try:
+        return bool(stream.fileno() == 2)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+_NATIVE_LOG = _NativeLog()
+
+
+def log_to(path: Path | None) -> None:
+    """Send the log of the servers started from now on to ``path`` (``None``: stderr).
+
+    The redirection is of the process's file descriptor 2, where llama.cpp writes, so it
+    holds for the rest of the process; ``sys.stderr`` is kept on the original stderr.
+    """
+    _NATIVE_LOG.target = path
 
 
 class GgufServer:
@@ -48,6 +122,7 @@ class GgufServer:
         if embedding:
             params.embedding = True
             params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
+        _NATIVE_LOG.engage()
         self._server: Any = xllamacpp.Server(params)
         self.base_url = f"{self._server.listening_address}/v1"
         self._wait_ready(f"{self._server.listening_address}/health", path)
@@ -98,12 +173,14 @@ def identity(argument: str) -> str:
     return f"gguf:{Path(argument).expanduser().resolve()}"
 
 
-def factory(argument: str, settings: Mapping[str, str] | None = None) -> OpenAICompatVerifier:
+def factory(argument: str, settings: Mapping[str, str] | None = None) -> "OpenAICompatVerifier":
     """Serve ``PATH`` and return a verifier over it (the server lives as long as the verifier).
 
     Raises:
         ConfigError: if the file or xllamacpp is missing, or the timeout setting is bad.
     """
+    from readmit.verifiers.openai_compat import OpenAICompatVerifier, timeout_setting
+
     timeout = timeout_setting(settings or {})
     server, label = serve(argument)
     return OpenAICompatVerifier(
