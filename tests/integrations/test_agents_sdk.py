@@ -3,6 +3,7 @@
 import asyncio
 import runpy
 from collections.abc import Coroutine, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,6 +13,7 @@ from agents import RunConfig, Runner, Session, SQLiteSession, TResponseInputItem
 from agents.testing import ScriptedModel, assistant_message
 
 from builders import KEY
+from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.agents_sdk import (
     PREAMBLE,
@@ -232,3 +234,78 @@ def test_the_example_runs_offline_and_explains_the_removal(
     out = capsys.readouterr().out
     assert "revoked" in out
     assert "Hilton" in out
+
+
+ANNOTATED: dict[str, dict[str, Any]] = {
+    "hotel: the Hilton": {"supports": ["budget"]},
+    "pickup: 8:00 from the Hilton": {"depends_on": [{"key": "hotel"}]},
+}
+
+
+def annotated(item: TResponseInputItem) -> Learned | None:
+    """`topical`, with the annotations the application states for some facts."""
+    fact = topical(item)
+    return None if fact is None else replace(fact, annotations=ANNOTATED.get(fact.text))
+
+
+def test_annotations_from_learned_are_recorded_and_a_premise_by_key_propagates(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0], learned=annotated)
+    b = ReadmitSession(SQLiteSession("b", tmp_path / "s.db"), team[1], learned=annotated)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await a.add_items([said("hotel: the Hilton")])
+        await b.add_items([said("pickup: 8:00 from the Hilton")])
+        b.depart()
+        await a.pop_item()
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert "pickup: 8:00 from the Hilton (premise_invalidated" in texts(items)[0]
+    assert texts(items)[1:] == []
+
+
+def test_a_supports_annotation_covers_an_obligation(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0], learned=annotated)
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        b.depart()
+        team[0].record([unmet_obligation(team[0], role="booker")])
+        await a.add_items([said("hotel: the Hilton")])
+        return await b.get_items()
+
+    assert "(decision 1, issued)" in texts(run(scenario()))[0]
+
+
+@pytest.mark.parametrize(
+    ("annotations", "error", "message"),
+    [
+        ({"supports": "budget"}, InvalidInput, "supports: Input should be a valid list"),
+        ({"depends_on": [{"memory": "m1"}]}, InvalidInput, "a 'memory' reference is not"),
+        ({"cites": ["no-such-evidence"]}, InvalidEvent, "cites missing evidence"),
+    ],
+)
+def test_facts_readmit_refuses_leave_the_session_as_it_was(
+    team: tuple[Member, Member],
+    tmp_path: Path,
+    annotations: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    def bad(item: TResponseInputItem) -> Learned | None:
+        fact = topical(item)
+        return None if fact is None else replace(fact, annotations=annotations)
+
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0], learned=bad)
+    run(session.add_items([asked("Where do we stay?")]))
+
+    with pytest.raises(error, match=message):
+        run(session.add_items([asked("And the pickup?"), said("hotel: the Hilton")]))
+
+    assert texts(run(session.get_items())) == ["Where do we stay?"]
+    assert team[0].visible() == []

@@ -7,12 +7,17 @@ constructs its session::
     session = ReadmitSession(SQLiteSession("booker", "chat.db"), member)
     # was: session = SQLiteSession("booker", "chat.db")
 
-**What becomes a fact.** ``add_items`` stores the items in the inner session, then
-asserts one readmit item for each item that ``learned`` maps to a `Learned` (a
-text and an optional key). The default, `assistant_messages`, takes the text of
-every assistant message and gives it no key; pass your own function to record only
-what your application marks, or to key facts (a later fact with the same key, from
-any agent, replaces earlier ones). ``pop_item`` revokes the fact of the item it
+**What becomes a fact.** ``add_items`` asserts one readmit item for each item that
+``learned`` maps to a `Learned` (a text, an optional key, optional readmit
+annotations). The default, `assistant_messages`, takes the text of every assistant
+message and gives it no key; pass your own function to record only what your
+application marks, to key facts (a later fact with the same key, from any agent,
+replaces earlier ones), or to annotate them (`Learned.annotations`: what the fact
+supports, its premises, scope, validity; SDK items have no field of their own for
+it). The facts are validated first (a bad annotation raises `InvalidInput` and the
+session is not written), then the items are stored in the inner session, then the
+facts are recorded; if readmit refuses them, the items are popped back out of the
+session and readmit's error is raised. ``pop_item`` revokes the fact of the item it
 removes (and, for a keyed fact, every active fact with that key the agent may read);
 ``clear_session`` forgets the conversation and records nothing.
 
@@ -38,8 +43,12 @@ from agents import SessionSettings, TResponseInputItem
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
-from readmit.events import Assert, Event, ItemDraft
+from readmit.events import Assert, Event
+from readmit.integrations.annotations import RefKind, draft, parse, resolve
 from readmit.integrations.team import Member, new_id, removals
+
+REFS: frozenset[RefKind] = frozenset({"key"})
+"""The premise references a fact's annotations may use (besides item ids)."""
 
 PREAMBLE = "readmit return view"
 """How the developer message in front of the history begins."""
@@ -52,6 +61,9 @@ class Learned:
     text: str
     key: str | None = None
     """Identity of the thing it describes: a later fact with this key replaces it."""
+    annotations: Mapping[str, Any] | None = None
+    """Readmit annotations (`readmit.integrations.annotations`: ``supports``, ``depends_on``
+    by item id or ``{"key": K}``, scope, validity, ``cites``, ``kind``, ``unconfirmed``)."""
 
 
 LearnedFrom = Callable[[TResponseInputItem], Learned | None]
@@ -163,14 +175,48 @@ class ReadmitSession:
         return [note, *kept]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
+        events = self._facts(items)
         await self.inner.add_items(items)
-        at, author = self.member.clock(), self.member.agent
-        events: list[Event] = []
-        for fact in filter(None, map(self.learned, items)):
-            draft = ItemDraft(id=new_id("agents"), text=fact.text, key=fact.key)
-            events.append(Assert(id=new_id("agents"), at=at, author=author, item=draft))
-        if events:
+        if not events:
+            return
+        try:
             self.member.record(events)
+        except Exception as refused:
+            for _ in items:  # readmit refused: take the items back out of the session
+                try:
+                    await self.inner.pop_item()
+                except Exception as undo:
+                    refused.add_note(f"the session kept items readmit refused: {undo!r}")
+                    break
+            raise
+
+    def _facts(self, items: list[TResponseInputItem]) -> list[Event]:
+        """The events asserting the facts of ``items``, validated (nothing is written).
+
+        Raises:
+            InvalidInput: for a fact whose annotations are bad or name no premise.
+        """
+        facts = [fact for fact in map(self.learned, items) if fact is not None]
+        annotated = [
+            (
+                f"fact {fact.text[:60]!r}",
+                None
+                if fact.annotations is None
+                else parse(fact.annotations, where=f"fact {fact.text[:60]!r}", refs=REFS),
+            )
+            for fact in facts
+        ]
+        premises = resolve(annotated, self.member)
+        at, author = self.member.clock(), self.member.agent
+        return [
+            Assert(
+                id=new_id("agents"),
+                at=at,
+                author=author,
+                item=draft(a, new_id("agents"), fact.text, fact.key, premises),
+            )
+            for fact, (_, a) in zip(facts, annotated, strict=True)
+        ]
 
     async def pop_item(self) -> TResponseInputItem | None:
         item: TResponseInputItem | None = await self.inner.pop_item()
