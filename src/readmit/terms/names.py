@@ -10,6 +10,8 @@ from readmit.terms.words import STOPWORDS, TOKEN, is_calendar
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CHUNK = re.compile(r"[,:](?=\s)|[;()\[\]\"“”]|[→⇒]|[-=]>")
 """Punctuation and arrows that end a name ("Regime: Frankfurt", "Atlas → Beacon" are two)."""
+_NAME_STOPWORDS = STOPWORDS - {"i"}
+"""Capitalized stopwords do not start or continue a name ("I" may: "Building I")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +23,12 @@ class _Name:
 
 def is_identifier(token: str) -> bool:
     """Digits, underscores, inner capitals, or a hyphenated part with no vowel ("api-gw")."""
+    if token.isalpha():  # the common case: only inner capitals can make it one
+        return any(map(str.isupper, token[1:]))
     return (
-        any(c.isdigit() for c in token)
+        any(map(str.isdigit, token))
         or "_" in token
-        or any(c.isupper() for c in token[1:])
+        or any(map(str.isupper, token[1:]))
         or ("-" in token and any(_unpronounceable(part) for part in token.split("-")))
     )
 
@@ -53,7 +57,7 @@ def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_
     for position, token in enumerate(tokens):
         if token[0].isdigit() or token[0] in "$€£" or is_identifier(token) or is_calendar(token):
             literals.add(token)
-        if token[0].isupper() and token.lower() not in STOPWORDS - {"i"} and not is_calendar(token):
+        if token[0].isupper() and token.lower() not in _NAME_STOPWORDS and not is_calendar(token):
             if not run:
                 run_start = position
             run.append(token)
