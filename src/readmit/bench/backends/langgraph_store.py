@@ -1,17 +1,21 @@
 """The LangGraph store backend: `ReadmitStore` per agent over one shared ``InMemoryStore``.
 
 An item lives at ``("episode",)`` / its scenario key (its id when it has none), so a
-same-key item overwrites the one before it, as LangGraph keeps one value per path.
+same-key item overwrites the one before it, as LangGraph keeps one value per path. Its
+value is ``{"text": ..., "_readmit": annotations}``: a premise still at its path is
+named by path, one a later write overwrote by the item id the integration gave it.
 """
 
 from collections.abc import Iterable
+from typing import Any
 
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
 from readmit.bench.backends.base import Paths, Tally
-from readmit.bench.backends.team import Annotating
+from readmit.bench.backends.team import Tracking, annotations
 from readmit.events import Assert, ItemDraft, Revoke, Supersede
+from readmit.integrations.annotations import ANNOTATIONS
 from readmit.integrations.langgraph import ReadmitStore
 
 NAMESPACE = ("episode",)
@@ -37,7 +41,7 @@ class LangGraphBackend:
 
     name = "langgraph"
 
-    def __init__(self, members: dict[str, Annotating]) -> None:
+    def __init__(self, members: dict[str, Tracking]) -> None:
         self.tally = Tally()
         self.inner = CountingStore(self.tally)
         self.members = members
@@ -65,8 +69,16 @@ class LangGraphBackend:
         del self.paths.holds[slot]
 
     def _write(self, author: str, path: str, draft: ItemDraft) -> None:
-        self.members[author].pending = draft
-        self.stores[author].put(NAMESPACE, path, {"text": draft.text})
+        member = self.members[author]
+        premises: list[str | dict[str, Any]] = [
+            {"path": [*NAMESPACE, slot]}
+            if (slot := self.paths.current(p)) is not None
+            else member.ids.of.get(p, p)
+            for p in sorted(draft.depends_on)
+        ]
+        member.pending = draft.id
+        value = {"text": draft.text, ANNOTATIONS: annotations(draft, premises)}
+        self.stores[author].put(NAMESPACE, path, value)
         self.paths.write(draft.id, path)
 
     def read(self, agent: str) -> list[str]:

@@ -3,7 +3,9 @@
 Offline as in the integration's tests: an in-memory Qdrant collection, a local
 bag-of-words embedder (Mem0 builds its configured embedder and LLM, but neither is
 ever called) and ``add(..., infer=False)``, so each item is stored as written. An
-item's scenario key travels as the memory's ``metadata["key"]``, the wrapper's key.
+item's scenario key travels as the memory's ``metadata["key"]``, the wrapper's key, and
+its other annotations as ``metadata["_readmit"]``: a premise whose memory still holds
+it is named ``{"memory": id}``, one a later update replaced by its item id.
 """
 
 import hashlib
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from readmit.bench.backends.base import Paths, Tally
-from readmit.bench.backends.team import Annotating
-from readmit.events import Assert, Revoke, Supersede
+from readmit.bench.backends.team import Tracking, annotations
+from readmit.events import Assert, ItemDraft, Revoke, Supersede
+from readmit.integrations.annotations import ANNOTATIONS
 
 DIMS = 256
 BANK = {"user_id": "team"}
@@ -124,7 +127,7 @@ class Mem0Backend:
 
     name = "mem0"
 
-    def __init__(self, members: dict[str, Annotating]) -> None:
+    def __init__(self, members: dict[str, Tracking]) -> None:
         from readmit.integrations.mem0 import ReadmitMemory
 
         self.tally = Tally()
@@ -137,8 +140,10 @@ class Mem0Backend:
 
     def put(self, event: Assert) -> None:
         draft = event.item
-        self.members[event.author].pending = draft
-        metadata = {"key": draft.key} if draft.key is not None else None
+        self.members[event.author].pending = draft.id
+        metadata: dict[str, Any] = {ANNOTATIONS: self._annotations(event.author, draft)}
+        if draft.key is not None:
+            metadata["key"] = draft.key
         result = self.banks[event.author].add(draft.text, **BANK, infer=False, metadata=metadata)
         self.paths.write(draft.id, str(result["results"][0]["id"]))
 
@@ -147,9 +152,20 @@ class Mem0Backend:
         if memory_id is None:
             self.tally.gaps.append(f"supersede of {event.target}: its memory holds a later text")
             return
-        self.members[event.author].pending = event.item
-        self.banks[event.author].update(memory_id, text=event.item.text)
+        self.members[event.author].pending = event.item.id
+        metadata = {ANNOTATIONS: self._annotations(event.author, event.item)}
+        self.banks[event.author].update(memory_id, text=event.item.text, metadata=metadata)
         self.paths.write(event.item.id, memory_id)
+
+    def _annotations(self, author: str, draft: ItemDraft) -> dict[str, Any]:
+        ids = self.members[author].ids
+        premises: list[str | dict[str, Any]] = [
+            {"memory": memory_id}
+            if (memory_id := self.paths.current(p)) is not None
+            else ids.of.get(p, p)
+            for p in sorted(draft.depends_on)
+        ]
+        return annotations(draft, premises)
 
     def delete(self, event: Revoke) -> None:
         memory_id = self.paths.current(event.target)

@@ -22,7 +22,7 @@ from readmit.admission.invalidation.implicit import Verifier
 from readmit.bench import metrics
 from readmit.bench.backends import BACKENDS
 from readmit.bench.backends.base import Backend, ReadmitBackend
-from readmit.bench.backends.team import Annotating, Clock, team
+from readmit.bench.backends.team import Clock, Tracking, team
 from readmit.bench.episode import Episode
 from readmit.bench.methods import rank
 from readmit.clock import parse_time
@@ -52,7 +52,7 @@ class Played:
     error: str | None = None
 
 
-def make(name: str, members: dict[str, Annotating]) -> Backend:
+def make(name: str, members: dict[str, Tracking]) -> Backend:
     """The backend called ``name`` over ``members``' store.
 
     Raises:
@@ -75,7 +75,7 @@ def make(name: str, members: dict[str, Annotating]) -> Backend:
     raise ConfigError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
 
 
-def _write(step: Step, members: dict[str, Annotating], backend: Backend) -> None:
+def _write(step: Step, members: dict[str, Tracking], backend: Backend) -> None:
     """Write one history step through the backend or the author's member."""
     match step:
         case Assert():
