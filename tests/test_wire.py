@@ -20,7 +20,7 @@ from readmit.events import (
     Supersede,
 )
 from readmit.model import ANY, Kind
-from readmit.wire import event_to_wire, parse_event, parse_step
+from readmit.wire import InvalidEventAt, event_to_wire, parse_event, parse_step
 
 AT = "2026-05-01T08:00:00Z"
 WHEN = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
@@ -246,3 +246,20 @@ def test_a_problem_names_the_field_as_written_without_pydantic_tags() -> None:
     assert problem.startswith("item.readers.roles.0: ")
     assert "ReadersIn" not in problem
     assert "[" not in problem.replace("['*']", "")
+
+
+def test_a_refused_event_names_its_position_and_the_fields_at_fault() -> None:
+    raw = event("assert", author="", item={**ITEM, "kind": "rumour"})
+
+    error = refused(raw, 4)
+
+    assert isinstance(error, InvalidEventAt)
+    assert (error.index, error.fields) == (4, ("author", "item.kind"))
+    assert str(error).startswith("event 'e1' (events[4]): author: ")
+
+
+def test_an_event_without_an_id_is_named_by_its_position_alone() -> None:
+    raw = event("close", target="")
+    del raw["id"]
+
+    assert str(refused(raw, 7)).startswith("events[7]: target: ")

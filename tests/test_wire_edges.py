@@ -7,7 +7,9 @@ import pytest
 
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import Assert, Evidence
-from readmit.wire import check_name, check_text, parse_step
+from readmit.examples.travel import travel_scenario
+from readmit.scenario import load_scenario
+from readmit.wire import InvalidEventAt, check_name, check_text, parse_step
 
 AT = "2026-05-01T08:00:00Z"
 
@@ -135,3 +137,14 @@ def test_a_huge_event_id_is_named_not_echoed() -> None:
 def test_a_time_with_no_utc_date_is_refused_not_crashed(raw: dict[str, Any]) -> None:
     with pytest.raises(InvalidEvent, match="outside the years 1 to 9999 in UTC"):
         parse_step(raw, 0)
+
+
+def test_a_scenarios_bad_event_is_named_by_its_position() -> None:
+    scenario = travel_scenario()
+    scenario["events"][3] = {**scenario["events"][3], "colour": "red"}
+
+    with pytest.raises(InvalidEventAt) as raised:
+        load_scenario(scenario)
+
+    assert raised.value.index == 3
+    assert str(raised.value) == "events[3]: colour: unknown field"

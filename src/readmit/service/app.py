@@ -16,7 +16,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from readmit import strict_json
 from readmit.errors import (
@@ -37,8 +37,25 @@ from readmit.errors import (
     ViewRejected,
 )
 from readmit.service.body import BodyLimit
+from readmit.service.docs import add_reference
 from readmit.service.operations import Caller, Service
-from readmit.wire import Name, Text
+from readmit.service.schemas import (
+    ERROR_RESPONSES,
+    DecisionsOut,
+    DepartIn,
+    DepartureOut,
+    EventsIn,
+    HealthOut,
+    MemoriesOut,
+    MemoryIn,
+    RecordedOut,
+    ReturnIn,
+    StateOut,
+    VerifyIn,
+    VerifyOut,
+)
+from readmit.wire import InvalidEventAt
+from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 STATUS: dict[type[ReadmitError], int] = {
     PayloadTooLarge: 413,
@@ -61,92 +78,21 @@ def status_of(error: ReadmitError) -> int:
     return next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 500)
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class EventsIn(_Body):
-    """Events to record."""
-
-    events: list[dict[str, Any]] = Field(
-        min_length=1,
-        description="Events in the readmit.scenario/1 format; `at` defaults to now and may "
-        "lie at most the server's clock skew ahead; `author` must be you. At most the "
-        "server's `--max-events` per request (413 `payload_too_large`). Ids you give are "
-        "stored as `<you>/<id>`; a reference `x` is your own `<you>/x`, `A2/x` a "
-        "teammate's, `/x` a plain id from a replayed scenario.",
-    )
-
-
-class DepartIn(_Body):
-    """A departure (now, unless `at` is given)."""
-
-    at: AwareDatetime | None = None
-
-
-class ReturnIn(_Body):
-    """A return to a task, for a purpose."""
-
-    task: Name
-    purpose: Name
-    policy: dict[str, Any] | None = Field(
-        default=None,
-        description="Not accepted (422 `policy_not_accepted`): the operator sets the "
-        "policy when starting the server.",
-    )
-    at: AwareDatetime | None = Field(
-        default=None,
-        description="Your clock, checked against the server's (422 `clock_skew` if further "
-        "apart than the skew); the return is decided at the server's time.",
-    )
-
-
-class VerifyIn(_Body):
-    """A Return View to check."""
-
-    view: dict[str, Any]
-    at: AwareDatetime | None = None
-
-
-class MemoryIn(_Body):
-    """A private memory bound to a work-state item."""
-
-    id: Name = Field(description="Stored as `<you>/<id>`.")
-    text: Text
-    source: Name = Field(
-        description="The item it is bound to: `x` (yours), `A2/x` (a teammate's) or `/x`."
-    )
-    at: AwareDatetime | None = None
-
-
-class ErrorOut(BaseModel):
-    """Every error: a stable code, a message for people, and structured details."""
-
-    code: str
-    message: str
-    details: Any = None
-
-
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorOut, "description": meaning}
-    for status, meaning in [
-        (401, "No valid agent key (`unauthenticated`)."),
-        (403, "Acting as another agent (`forbidden`)."),
-        (404, "No such decision of yours (`not_found`)."),
-        (413, "Body, batch or text over the server's limit (`payload_too_large`)."),
-        (422, "Invalid request or event (or `clock_skew`); nothing was stored."),
-        (429, "Over your rate or concurrent returns (`rate_limited`, see Retry-After)."),
-        (500, "An unexpected error (`internal`); nothing about it is in the body."),
-        (503, "The store or the verifier is unavailable (`store_error`, `verifier_unavailable`)."),
-    ]
-}
-
-
 def _error(
     status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     body = {"code": code, "message": message, "details": details}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _details(error: ReadmitError) -> dict[str, Any] | None:
+    """An event's id, and where the sender can find it: its position in the batch, its fields."""
+    if not isinstance(error, InvalidEvent):
+        return None
+    details: dict[str, Any] = {"event_id": error.event_id}
+    if isinstance(error, InvalidEventAt):
+        details.update(index=error.index, fields=list(error.fields))
+    return details
 
 
 def create_app(service: Service) -> FastAPI:
@@ -156,7 +102,10 @@ def create_app(service: Service) -> FastAPI:
         version="0.1.0",
         description="Return-time admission of agent memory (TRACE).",
         responses=ERROR_RESPONSES,
+        docs_url=None,  # FastAPI's pages load their scripts from a CDN: see readmit.service.docs
+        redoc_url=None,
     )
+    add_reference(app)
     app.add_middleware(BodyLimit, max_bytes=lambda: service.limits.max_body_bytes)
     bearer = HTTPBearer(auto_error=False)
 
@@ -171,7 +120,7 @@ def create_app(service: Service) -> FastAPI:
 
     @app.exception_handler(ReadmitError)
     def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
-        details = {"event_id": error.event_id} if isinstance(error, InvalidEvent) else None
+        details = _details(error)
         headers = (
             {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
         )
@@ -188,34 +137,34 @@ def create_app(service: Service) -> FastAPI:
 
 
 def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - one route each
-    @app.get("/health")
-    def health() -> dict[str, str]:
+    @app.get("/health", response_model=HealthOut)
+    def health() -> HealthOut:
         """Liveness and store integrity: 503 ``store_error`` if the store is damaged."""
         service.store.check()
         return {"status": "ok"}
 
-    @app.post("/v1/events")
-    def record(body: EventsIn, caller: me) -> dict[str, Any]:
+    @app.post("/v1/events", response_model=RecordedOut)
+    def record(body: EventsIn, caller: me) -> RecordedOut:
         """Record events you author, atomically: all are stored or none."""
         return {"recorded": service.record(caller, body.events)}
 
-    @app.post("/v1/memories")
-    def remember(body: MemoryIn, caller: me) -> dict[str, Any]:
+    @app.post("/v1/memories", response_model=MemoryOut)
+    def remember(body: MemoryIn, caller: me) -> MemoryOut:
         """Add a private experience to your own bank, bound to a work-state item."""
         return service.remember(caller, body.id, body.text, body.source, body.at)
 
-    @app.get("/v1/memories")
-    def memories(caller: me) -> dict[str, Any]:
+    @app.get("/v1/memories", response_model=MemoriesOut)
+    def memories(caller: me) -> MemoriesOut:
         """Your own private bank (never another agent's)."""
         return {"memories": service.memories(caller)}
 
-    @app.post("/v1/depart")
-    def depart(body: DepartIn, caller: me) -> dict[str, Any]:
+    @app.post("/v1/depart", response_model=DepartureOut)
+    def depart(body: DepartIn, caller: me) -> DepartureOut:
         """Checkpoint what you can see now; your private bank is quarantined."""
         return service.depart(caller, body.at)
 
-    @app.post("/v1/return")
-    async def return_(body: ReturnIn, request: Request, caller: me) -> dict[str, Any]:
+    @app.post("/v1/return", response_model=AgentDecisionOut)
+    async def return_(body: ReturnIn, request: Request, caller: me) -> AgentDecisionOut:
         """Run the return pipeline: the signed Return View, or the withheld decision."""
         if "policy" in body.model_fields_set:
             raise PolicyNotAccepted(
@@ -230,6 +179,7 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
 
     @app.post(
         "/v1/verify",
+        response_model=VerifyOut,
         openapi_extra={
             "requestBody": {
                 "required": True,
@@ -237,7 +187,7 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
             }
         },
     )
-    async def verify(request: Request) -> dict[str, Any]:
+    async def verify(request: Request) -> VerifyOut:
         """Check a Return View's signature, item digests and expiry.
 
         The body is parsed strictly: a repeated key (a view that reads one way to its
@@ -250,25 +200,28 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
             raise RequestValidationError(exc.errors()) from None
         return service.verify(body.view, body.at)
 
-    @app.get("/v1/decisions")
-    def decisions(caller: me) -> dict[str, Any]:
+    @app.get("/v1/decisions", response_model=DecisionsOut)
+    def decisions(caller: me) -> DecisionsOut:
         """Your return decisions (the audit log, as far as it is yours)."""
         return {"decisions": service.decisions(caller)}
 
-    @app.get("/v1/decisions/{decision_id}")
-    def explain(decision_id: int, caller: me) -> dict[str, Any]:
-        """Why each item of one of your decisions was kept or excluded."""
+    @app.get("/v1/decisions/{decision_id}", response_model=AgentDecisionOut)
+    def explain(decision_id: int, caller: me) -> AgentDecisionOut:
+        """Why each item of one of your decisions was kept or excluded.
+
+        The same shape as the answer of the return that made it.
+        """
         return service.explain(caller, decision_id)
 
-    @app.get("/v1/state")
-    def state(caller: me) -> dict[str, Any]:
+    @app.get("/v1/state", response_model=StateOut)
+    def state(caller: me) -> StateOut:
         """The active items you may read now."""
         return {"items": service.state(caller)}
 
 
 async def _until_gone(
-    request: Request, cancel: threading.Event, work: Callable[[], dict[str, Any]]
-) -> dict[str, Any]:
+    request: Request, cancel: threading.Event, work: Callable[[], AgentDecisionOut]
+) -> AgentDecisionOut:
     """Run ``work`` in a worker thread; set ``cancel`` if the client disconnects meanwhile."""
 
     async def watch() -> None:
@@ -276,7 +229,7 @@ async def _until_gone(
             pass
         cancel.set()
 
-    outcome: list[dict[str, Any] | BaseException] = []
+    outcome: list[AgentDecisionOut | BaseException] = []
     async with anyio.create_task_group() as group:
         group.start_soon(watch)
         try:

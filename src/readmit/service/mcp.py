@@ -5,7 +5,8 @@ One server process acts as one agent, authenticated by the key in
 the client as a tool error ``error [code]: message``, the same code the HTTP API
 answers with, and the server logs it without a traceback. Tool arguments are
 checked like the HTTP API's bodies (`check_name`, `check_text`) before the
-service sees them.
+service sees them. Each tool's result has the HTTP API's shape for the same operation
+(`readmit.service.schemas`), published as the tool's output schema.
 """
 
 from collections.abc import Iterator
@@ -17,7 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from readmit.errors import ReadmitError
 from readmit.service.operations import Caller, Service
+from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
 from readmit.wire import check_name, check_text
+from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 
 @contextmanager
@@ -41,7 +44,7 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
     )
 
     @server.tool()
-    def record_events(events: list[dict[str, Any]]) -> dict[str, Any]:
+    def record_events(events: list[dict[str, Any]]) -> RecordedOut:
         """Record events you author (readmit.scenario/1 format, `at` defaults to now).
 
         Ids you give are stored as `<you>/<id>`; name a teammate's item by its full id.
@@ -50,7 +53,7 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
             return {"recorded": service.record(caller, events)}
 
     @server.tool()
-    def remember(id: str, text: str, source: str) -> dict[str, Any]:
+    def remember(id: str, text: str, source: str) -> MemoryOut:
         """Add a private memory to your bank, bound to the work-state item `source`.
 
         `id` is stored as `<you>/<id>`; `source` is your own item's id, a teammate's full
@@ -63,13 +66,13 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
             return service.remember(caller, id, text, source)
 
     @server.tool()
-    def depart() -> dict[str, Any]:
+    def depart() -> DepartureOut:
         """Checkpoint what you can see now, before you go away."""
         with refusals():
             return service.depart(caller)
 
     @server.tool()
-    def return_view(task: str, purpose: str) -> dict[str, Any]:
+    def return_view(task: str, purpose: str) -> AgentDecisionOut:
         """Come back: get your signed Return View, or why it was withheld."""
         with refusals():
             check_name(task, "task")
@@ -77,25 +80,25 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
             return service.return_(caller, task, purpose)
 
     @server.tool()
-    def verify_view(view: dict[str, Any]) -> dict[str, Any]:
+    def verify_view(view: dict[str, Any]) -> VerifyOut:
         """Check a Return View's signature, item digests and expiry."""
         with refusals():
             return service.verify(view)
 
     @server.tool()
-    def audit() -> dict[str, Any]:
+    def audit() -> DecisionsOut:
         """List your return decisions."""
         with refusals():
             return {"decisions": service.decisions(caller)}
 
     @server.tool()
-    def explain(decision_id: int) -> dict[str, Any]:
+    def explain(decision_id: int) -> AgentDecisionOut:
         """Why each item of one of your decisions was kept or excluded."""
         with refusals():
             return service.explain(caller, decision_id)
 
     @server.tool()
-    def state() -> dict[str, Any]:
+    def state() -> StateOut:
         """The active shared items you may read now."""
         with refusals():
             return {"items": service.state(caller)}

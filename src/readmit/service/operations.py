@@ -7,11 +7,12 @@ own private bank, with exclusions of items it may not read removed entirely.
 
 import os
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
+
+from pydantic import TypeAdapter
 
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.cache import with_cache
@@ -24,7 +25,6 @@ from readmit.decide import decide
 from readmit.errors import (
     Abandoned,
     ConfigError,
-    Forbidden,
     InvalidEvent,
     InvalidInput,
     NotFound,
@@ -32,20 +32,30 @@ from readmit.errors import (
     Unauthenticated,
     ViewRejected,
 )
-from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
-from readmit.model import Agent, Experience, Item
+from readmit.events import RecordExperience, ReturnRequest
+from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.report import agent_copy
-from readmit.service.ids import namespaced, own, ref
+from readmit.service.batch import check_sizes, own_batch
+from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
 from readmit.service.limits import Limits, Throttle, check_strings
-from readmit.service.times import in_calendar, not_ahead, return_time
+from readmit.service.schemas import DecisionSummaryOut, DepartureOut, RecordedEventOut, VerifyOut
+from readmit.service.times import not_ahead, return_time
 from readmit.signing import Signer
 from readmit.store import SqlStore, open_store
-from readmit.wire import parse_step
+from readmit.wire.outbound import (
+    AgentDecisionOut,
+    ItemOut,
+    MemoryOut,
+    Outcome,
+    item_out,
+    memory_out,
+)
 
 Clock = Callable[[], datetime]
+_AGENT_DECISION: TypeAdapter[AgentDecisionOut] = TypeAdapter(AgentDecisionOut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,47 +140,28 @@ class Service:
         """
         self.throttle.admit_request((caller.workspace, caller.agent.id))
 
-    def record(self, caller: Caller, raw_events: Sequence[object]) -> list[dict[str, Any]]:
-        """Validate every event, then record them all atomically (or none)."""
+    def record(self, caller: Caller, raw_events: Sequence[object]) -> list[RecordedEventOut]:
+        """Validate every event, then record them all atomically (or none).
+
+        A refused event is named by its position in the batch (see `readmit.service.batch`).
+        """
         if len(raw_events) > self.limits.max_events:
             raise PayloadTooLarge(f"at most {self.limits.max_events} events per request")
-        check_strings(list(raw_events), self.limits.max_text_chars, "events")
+        check_sizes(raw_events, self.limits.max_text_chars)
         self.throttle.admit_events((caller.workspace, caller.agent.id), len(raw_events))
-        timed = [isinstance(raw, dict) and "at" in raw for raw in raw_events]
-        if any(timed) and not all(timed):
-            raise InvalidEvent("request", "give `at` on every event or on none")
-        at = self.clock()
-        events = [self._own_event(caller, raw, index, at) for index, raw in enumerate(raw_events)]
-        for event in events:
-            not_ahead(event.at, at, self.limits.clock_skew, f"event {event.id!r}")
-            validity = getattr(getattr(event, "item", None), "validity", None)
-            if validity is not None:
-                in_calendar(validity.valid_from, f"event {event.id!r}")
-                in_calendar(validity.valid_to, f"event {event.id!r}")
+        batch = own_batch(caller.agent.id, raw_events, self.clock(), self.limits)
         # Without client times the server keeps time at commit, so concurrent agents
         # never see "time goes backwards" for events they did not date themselves.
-        clock = None if any(timed) else self.clock
-        recorded = self.store.append(caller.workspace, events, clock=clock)
+        clock = None if batch.timed else self.clock
+        try:
+            recorded = self.store.append(caller.workspace, batch.events, clock=clock)
+        except InvalidEvent as exc:
+            raise batch.locate(exc) from None
         return [{"id": r.event.id, "epoch": r.epoch} for r in recorded]
-
-    def _own_event(self, caller: Caller, raw: object, index: int, at: datetime) -> Event:
-        id_given = isinstance(raw, dict) and "id" in raw
-        if isinstance(raw, dict):
-            # Ids and times are the server's to give when the agent leaves them out: a
-            # per-request index would collide with the events of earlier requests.
-            raw = {"id": f"ev-{uuid.uuid4().hex[:16]}", "at": format_time(at), **raw}
-        step: Step = parse_step(raw, index)
-        if isinstance(step, RecordExperience | Depart | ReturnRequest):
-            raise InvalidEvent(step.id, f"op {step.op!r} has its own endpoint")
-        if step.author != caller.agent.id:
-            raise Forbidden(
-                f"event {step.id!r}: agent {caller.agent.id!r} may only record events it authors"
-            )
-        return namespaced(step, caller.agent.id, id_given=id_given)
 
     def remember(
         self, caller: Caller, memory_id: str, text: str, source: str, at: datetime | None = None
-    ) -> dict[str, Any]:
+    ) -> MemoryOut:
         """Add a private experience to the caller's own bank.
 
         ``memory_id`` is stored as ``<agent>/<memory_id>`` and ``source`` is a reference,
@@ -189,9 +180,9 @@ class Service:
             text=text,
             source=ref(caller.agent.id, source),
         )
-        return _memory_json(self.store.record_experience(caller.workspace, step))
+        return memory_out(self.store.record_experience(caller.workspace, step))
 
-    def depart(self, caller: Caller, at: datetime | None = None) -> dict[str, Any]:
+    def depart(self, caller: Caller, at: datetime | None = None) -> DepartureOut:
         """Checkpoint what the caller can see now."""
         when = self._not_ahead(at, "departure")
         checkpoint = self.store.depart(caller.workspace, caller.agent.id, when)
@@ -214,7 +205,7 @@ class Service:
         purpose: str,
         at: datetime | None = None,
         cancel: threading.Event | None = None,
-    ) -> dict[str, Any]:
+    ) -> AgentDecisionOut:
         """Run the pipeline for the caller and answer with what it may see of the decision.
 
         The return happens at the server's time (``at`` is only checked against it), under
@@ -244,13 +235,11 @@ class Service:
             on_progress=stop,
             before_record=lambda: stop(0, 0),
         )
-        shown = agent_copy(decided.record)
-        shown["decision"] = self._own_ids(caller)[decided.id]
-        if isinstance(decided.decision, Issued):
-            shown["readmitted"] = [_memory_json(e) for e in decided.decision.readmitted]
-        return shown
+        readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()
+        number = self._own_ids(caller)[decided.id]
+        return _shown(decided.record, number, [memory_out(e) for e in readmitted])
 
-    def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> dict[str, Any]:
+    def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> VerifyOut:
         """Check a view's signature, digests and expiry (never raises for a bad view)."""
         try:
             verified = verify_view(view, self.signer, at or self.clock())
@@ -267,15 +256,20 @@ class Service:
         rows = self.store.decisions(caller.workspace, caller.agent.id)
         return {r.id: n for n, r in enumerate(rows, start=1)}
 
-    def decisions(self, caller: Caller) -> list[dict[str, Any]]:
+    def decisions(self, caller: Caller) -> list[DecisionSummaryOut]:
         """The caller's own decisions, oldest first, numbered from 1 for the caller."""
         rows = self.store.decisions(caller.workspace, caller.agent.id)
         return [
-            {"id": n, "at": format_time(r.at), "epoch": r.epoch, "outcome": r.outcome}
+            {
+                "id": n,
+                "at": format_time(r.at),
+                "epoch": r.epoch,
+                "outcome": cast(Outcome, r.outcome),  # the store keeps what decide wrote
+            }
             for n, r in enumerate(rows, start=1)
         ]
 
-    def explain(self, caller: Caller, decision_id: int) -> dict[str, Any]:
+    def explain(self, caller: Caller, decision_id: int) -> AgentDecisionOut:
         """The caller's decision number ``decision_id``, as the caller may see it.
 
         Raises:
@@ -284,17 +278,20 @@ class Service:
         rows = self.store.decisions(caller.workspace, caller.agent.id)
         if not 1 <= decision_id <= len(rows):
             raise NotFound(f"you have no decision {decision_id}")
-        shown = agent_copy(self.store.decision(rows[decision_id - 1].id, caller.workspace))
-        shown["decision"] = decision_id
-        return shown
+        record = self.store.decision(rows[decision_id - 1].id, caller.workspace)
+        # The record keeps the ids of what was readmitted; the agent sees the memories,
+        # as the return itself showed them (memories are never changed nor removed).
+        bank = {m["id"]: m for m in self.memories(caller)}
+        readmitted = [bank[i] for i in record["readmitted"] if i in bank]
+        return _shown(record, decision_id, readmitted)
 
-    def state(self, caller: Caller) -> list[dict[str, Any]]:
+    def state(self, caller: Caller) -> list[ItemOut]:
         """The active items the caller may read now."""
-        return [_item_json(i) for i in self.store.visible_state(caller.workspace, caller.agent.id)]
+        return [item_out(i) for i in self.store.visible_state(caller.workspace, caller.agent.id)]
 
-    def memories(self, caller: Caller) -> list[dict[str, Any]]:
+    def memories(self, caller: Caller) -> list[MemoryOut]:
         """The caller's own private bank."""
-        return [_memory_json(e) for e in self.store.experiences(caller.workspace, caller.agent.id)]
+        return [memory_out(e) for e in self.store.experiences(caller.workspace, caller.agent.id)]
 
     def close(self) -> None:
         self.store.close()
@@ -308,20 +305,13 @@ def _stopper(cancel: threading.Event | None) -> Callable[[int, int], None]:
     return stop
 
 
-def _item_json(item: Item) -> dict[str, Any]:
-    return {
-        "id": item.id,
-        "text": item.text,
-        "kind": str(item.kind),
-        "epoch": item.epoch,
-        "author": item.author,
-        "key": item.key,
-        "supports": sorted(item.supports),
-    }
+def _shown(record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]) -> AgentDecisionOut:
+    """The agent's copy of a decision record: its number and readmitted memories added.
 
-
-def _memory_json(e: Experience) -> dict[str, Any]:
-    return {"id": e.id, "text": e.text, "source": e.source_item_id, "epoch": e.epoch}
+    Checked against `AgentDecisionOut`, so what an agent is sent always has that shape.
+    """
+    copy = {**agent_copy(record), "decision": number, "readmitted": readmitted}
+    return _AGENT_DECISION.validate_python(copy)
 
 
 def require_key(env: Mapping[str, str], name: str) -> str:

@@ -248,6 +248,8 @@ class DecisionRecordOut(TypedDict):
     the ids the agent may not see (``hidden``) and the texts the record names.
     """
 
+    id: NotRequired[int]
+    """Its number in the audit log: in what ``replay`` returns, not in the logged body."""
     workspace: str
     cycle: str
     agent: str

@@ -1,0 +1,118 @@
+"""A batch of events as one agent sends it, checked before the store sees it.
+
+Every refusal names the event by its position in the batch, ``events[i]``
+(`readmit.wire.InvalidEventAt`, ``details.index`` over HTTP), and by its id when
+the agent gave one: an id the server assigned, or the stored form ``<agent>/<id>``,
+is one the agent never wrote. The store's own refusals are located the same way
+(`Batch.locate`).
+"""
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from readmit.clock import format_time
+from readmit.errors import Forbidden, InvalidEvent
+from readmit.events import Depart, Event, RecordExperience, ReturnRequest
+from readmit.service.ids import namespaced
+from readmit.service.limits import Limits, check_strings
+from readmit.service.times import in_calendar, not_ahead
+from readmit.wire import InvalidEventAt, at_position, parse_step
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """An agent's events, in its own namespace, in the order sent."""
+
+    events: tuple[Event, ...]
+    named: tuple[bool, ...]
+    """Whether the agent gave each event its id."""
+    timed: bool
+    """Whether the agent dated the events (else the server keeps time at commit)."""
+
+    def locate(self, error: InvalidEvent) -> InvalidEvent:
+        """``error`` with the position of the event it names, when that is one of the batch's."""
+        for index, event in enumerate(self.events):
+            if event.id == error.event_id:
+                return at_position(error, index, named=self.named[index])
+        return error
+
+
+def check_sizes(raw_events: Sequence[object], max_chars: int) -> None:
+    """Refuse a string over ``max_chars`` (or holding a NUL), naming its event's position.
+
+    Raises:
+        PayloadTooLarge: for a string over the limit.
+        InvalidInput: for a NUL character.
+    """
+    for index, raw in enumerate(raw_events):
+        check_strings(raw, max_chars, f"events[{index}]")
+
+
+def own_batch(agent: str, raw_events: Sequence[object], at: datetime, limits: Limits) -> Batch:
+    """Validate every event ``agent`` sent at server time ``at``; ids and times filled in.
+
+    Raises:
+        InvalidEvent: for the first event refused (an `InvalidEventAt` when it is one
+            event's fault), or when only some events give ``at``.
+        Forbidden: for an event authored by another agent.
+        ClockSkew: for an event dated further ahead than the allowed skew.
+    """
+    timed = [isinstance(raw, dict) and "at" in raw for raw in raw_events]
+    if any(timed) and not all(timed):
+        raise InvalidEvent("request", "give `at` on every event or on none")
+    named = tuple(isinstance(raw, dict) and "id" in raw for raw in raw_events)
+    events = tuple(
+        _own_event(agent, raw, index, at, named[index]) for index, raw in enumerate(raw_events)
+    )
+    batch = Batch(events=events, named=named, timed=any(timed))
+    _check_unique(batch)
+    _check_times(batch, at, limits)
+    return batch
+
+
+def _where(event: Event, index: int, named: bool) -> str:
+    return f"event {event.id!r} (events[{index}])" if named else f"events[{index}]"
+
+
+def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -> Event:
+    if isinstance(raw, dict):
+        raw = {"at": format_time(at), **raw}
+    step = parse_step(raw, index)
+    if isinstance(step, RecordExperience | Depart | ReturnRequest):
+        problem = f"op {step.op!r} has its own endpoint"
+        raise InvalidEventAt(step.id, problem, index=index, fields=("op",), named=named)
+    if step.author != agent:
+        raise Forbidden(
+            f"{_where(step, index, named)}: agent {agent!r} may only record events it authors"
+        )
+    if not named:
+        # Ids are the server's to give when the agent leaves them out: a per-request
+        # index would collide with the events of earlier requests.
+        step = replace(step, id=f"ev-{uuid.uuid4().hex[:16]}")
+    try:
+        return namespaced(step, agent, id_given=named)
+    except InvalidEvent as exc:
+        raise at_position(exc, index, named=named) from None
+
+
+def _check_unique(batch: Batch) -> None:
+    first: dict[str, int] = {}
+    for index, event in enumerate(batch.events):
+        if event.id in first:
+            problem = f"the batch already has an event with this id (events[{first[event.id]}])"
+            raise InvalidEventAt(
+                event.id, problem, index=index, fields=("id",), named=batch.named[index]
+            )
+        first[event.id] = index
+
+
+def _check_times(batch: Batch, at: datetime, limits: Limits) -> None:
+    for index, event in enumerate(batch.events):
+        what = _where(event, index, batch.named[index])
+        not_ahead(event.at, at, limits.clock_skew, what)
+        validity = getattr(getattr(event, "item", None), "validity", None)
+        if validity is not None:
+            in_calendar(validity.valid_from, what)
+            in_calendar(validity.valid_to, what)

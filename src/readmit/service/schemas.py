@@ -1,0 +1,180 @@
+"""The HTTP API's bodies: what each route takes and what it answers, as typed shapes.
+
+Requests are pydantic models (unknown fields refused); answers are closed
+TypedDicts built from the outbound shapes of `readmit.wire.outbound`, so
+``/openapi.json`` types every response and a field added without a schema fails
+instead of leaking out.
+"""
+
+from typing import Any, Literal, NotRequired
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, with_config
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
+
+from readmit.wire.fields import Name, Text
+from readmit.wire.outbound import ItemOut, MemoryOut, Outcome
+
+_CLOSED = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EventsIn(_Body):
+    """Events to record."""
+
+    events: list[dict[str, Any]] = Field(
+        min_length=1,
+        description="Events in the readmit.scenario/1 format; `at` defaults to now and may "
+        "lie at most the server's clock skew ahead; `author` must be you. At most the "
+        "server's `--max-events` per request (413 `payload_too_large`). Ids you give are "
+        "stored as `<you>/<id>`; a reference `x` is your own `<you>/x`, `A2/x` a "
+        "teammate's, `/x` a plain id from a replayed scenario. A refused event is named "
+        "by its position, `events[i]` (`details.index`), and the fields at fault.",
+    )
+
+
+class DepartIn(_Body):
+    """A departure (now, unless `at` is given)."""
+
+    at: AwareDatetime | None = None
+
+
+class ReturnIn(_Body):
+    """A return to a task, for a purpose."""
+
+    task: Name
+    purpose: Name
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="Not accepted (422 `policy_not_accepted`): the operator sets the "
+        "policy when starting the server.",
+    )
+    at: AwareDatetime | None = Field(
+        default=None,
+        description="Your clock, checked against the server's (422 `clock_skew` if further "
+        "apart than the skew); the return is decided at the server's time.",
+    )
+
+
+class VerifyIn(_Body):
+    """A Return View to check."""
+
+    view: dict[str, Any]
+    at: AwareDatetime | None = None
+
+
+class MemoryIn(_Body):
+    """A private memory bound to a work-state item."""
+
+    id: Name = Field(description="Stored as `<you>/<id>`.")
+    text: Text
+    source: Name = Field(
+        description="The item it is bound to: `x` (yours), `A2/x` (a teammate's) or `/x`."
+    )
+    at: AwareDatetime | None = None
+
+
+class ErrorOut(BaseModel):
+    """Every error: a stable code, a message for people, and structured details."""
+
+    code: str
+    message: str
+    details: Any = Field(
+        default=None,
+        description="For `invalid_event`: `event_id`, and when the event's place in the "
+        "batch is known `index` (from 0, in `events`) and `fields` (the paths at fault); "
+        "for `invalid_request`: a list of `{loc, msg}`; otherwise null.",
+    )
+
+
+@with_config(_CLOSED)
+class HealthOut(TypedDict):
+    """The service is up and its store intact."""
+
+    status: Literal["ok"]
+
+
+@with_config(_CLOSED)
+class RecordedEventOut(TypedDict):
+    """One recorded event: its stored id and the epoch it made."""
+
+    id: str
+    epoch: int
+
+
+@with_config(_CLOSED)
+class RecordedOut(TypedDict):
+    """The events recorded, in the order sent."""
+
+    recorded: list[RecordedEventOut]
+
+
+@with_config(_CLOSED)
+class MemoriesOut(TypedDict):
+    """Your private bank, oldest first."""
+
+    memories: list[MemoryOut]
+
+
+@with_config(_CLOSED)
+class DepartureOut(TypedDict):
+    """The checkpoint a departure made."""
+
+    agent: str
+    epoch: int
+    at: str
+    items: int
+    """How many items the checkpoint holds."""
+    digest: str
+    """The digest of the checkpointed items' receipts."""
+
+
+@with_config(_CLOSED)
+class VerifyOut(TypedDict):
+    """Whether a view holds: its item ids if so, the first failed check if not."""
+
+    valid: bool
+    items: NotRequired[list[str]]
+    problem: NotRequired[str]
+
+
+@with_config(_CLOSED)
+class DecisionSummaryOut(TypedDict):
+    """One of your decisions, by its number among yours."""
+
+    id: int
+    at: str
+    epoch: int
+    outcome: Outcome
+
+
+@with_config(_CLOSED)
+class DecisionsOut(TypedDict):
+    """Your decisions, oldest first."""
+
+    decisions: list[DecisionSummaryOut]
+
+
+@with_config(_CLOSED)
+class StateOut(TypedDict):
+    """The active items you may read, by id."""
+
+    items: list[ItemOut]
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": meaning}
+    for status, meaning in [
+        (401, "No valid agent key (`unauthenticated`)."),
+        (403, "Acting as another agent (`forbidden`)."),
+        (404, "No such decision of yours (`not_found`)."),
+        (413, "Body, batch or text over the server's limit (`payload_too_large`)."),
+        (422, "Invalid request or event (or `clock_skew`); nothing was stored."),
+        (429, "Over your rate or concurrent returns (`rate_limited`, see Retry-After)."),
+        (500, "An unexpected error (`internal`); nothing about it is in the body."),
+        (503, "The store or the verifier is unavailable (`store_error`, `verifier_unavailable`)."),
+    ]
+}
+"""The error answers every route may give, each an `ErrorOut`."""

@@ -1,0 +1,110 @@
+"""A refused event in a batch is named by its position, ``events[i]``, and by the field at fault.
+
+Ids the sender never wrote (the server's ``ev-…``, or the stored ``<agent>/<id>``) are
+no way to find an event; its position in the batch it sent always is.
+"""
+
+from typing import Any
+
+import httpx
+
+from readmit.service.limits import Limits
+from servicekit import Team
+
+AT = "2026-05-01T08:00:00Z"
+
+
+def note(item_id: str, text: str = "A fact.", **more: Any) -> dict[str, Any]:
+    return {"op": "assert", "author": "A2", "item": {"id": item_id, "text": text}, **more}
+
+
+def send(client: httpx.Client, team: Team, *events: dict[str, Any]) -> httpx.Response:
+    return client.post("/v1/events", json={"events": list(events)}, headers=team.auth("A2"))
+
+
+def test_an_invalid_event_is_named_by_its_position_and_field(
+    client: httpx.Client, team: Team
+) -> None:
+    response = send(client, team, note("a"), note("b"), note("c", text=""))
+
+    error = response.json()
+    assert response.status_code == 422
+    assert error["code"] == "invalid_event"
+    assert error["details"]["index"] == 2
+    assert error["details"]["fields"] == ["item.text"]
+    assert error["message"].startswith("events[2]: item.text: ")
+    assert "ev-" not in error["message"]  # no id the sender never saw
+
+
+def test_an_event_with_its_own_id_is_named_by_id_and_position(
+    client: httpx.Client, team: Team
+) -> None:
+    response = send(client, team, note("a"), {**note("b"), "id": "mine", "colour": "red"})
+
+    error = response.json()
+    assert error["details"] == {"event_id": "mine", "index": 1, "fields": ["colour"]}
+    assert error["message"] == "event 'mine' (events[1]): colour: unknown field"
+
+
+def test_every_field_at_fault_is_listed(client: httpx.Client, team: Team) -> None:
+    bad = {"op": "assert", "author": "", "item": {"id": "x", "text": "t", "kind": "rumour"}}
+
+    details = send(client, team, bad).json()["details"]
+
+    assert (details["index"], details["fields"]) == (0, ["author", "item.kind"])
+
+
+def test_an_event_the_store_refuses_is_located_in_the_batch(
+    client: httpx.Client, team: Team
+) -> None:
+    revoke = {"op": "revoke", "author": "A2", "target": "nothing", "why": "gone"}
+
+    response = send(client, team, note("a"), note("b"), revoke)
+
+    error = response.json()
+    assert error["details"]["index"] == 2
+    assert error["message"] == "events[2]: unknown target item 'A2/nothing'"
+
+
+def test_a_repeated_id_is_named_at_its_second_place(client: httpx.Client, team: Team) -> None:
+    response = send(client, team, {**note("a"), "id": "e"}, note("b"), {**note("c"), "id": "e"})
+
+    error = response.json()
+    assert error["details"] == {"event_id": "A2/e", "index": 2, "fields": ["id"]}
+    assert "(events[0])" in error["message"]
+
+
+def test_an_agent_action_in_a_batch_is_named_by_position(client: httpx.Client, team: Team) -> None:
+    response = send(client, team, note("a"), {"op": "depart", "agent": "A2"})
+
+    assert response.json()["details"]["index"] == 1
+    assert response.json()["message"] == "events[1]: op 'depart' has its own endpoint"
+
+
+def test_an_event_authored_by_another_agent_is_named_by_position(
+    client: httpx.Client, team: Team
+) -> None:
+    response = send(client, team, note("a"), {**note("b"), "author": "A1"})
+
+    assert response.status_code == 403
+    assert response.json()["message"].startswith("events[1]: agent 'A2' may only record")
+
+
+def test_an_event_dated_too_far_ahead_is_named_by_position(
+    client: httpx.Client, team: Team
+) -> None:
+    team.clock.set(AT)
+
+    response = send(client, team, note("a", at=AT), note("b", at="2026-05-02T08:00:00Z"))
+
+    assert response.json()["code"] == "clock_skew"
+    assert response.json()["message"].startswith("events[1]: at 2026-05-02T08:00:00Z")
+
+
+def test_a_string_over_the_limit_is_named_by_position(client: httpx.Client, team: Team) -> None:
+    team.service.limits = Limits(max_text_chars=10)
+
+    response = send(client, team, note("a"), note("b", text="x" * 11))
+
+    assert response.status_code == 413
+    assert response.json()["message"].startswith("events[1]: ")
