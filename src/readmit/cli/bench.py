@@ -17,6 +17,14 @@ from readmit.errors import ConfigError, InvalidInput
 SUITES = ("drift", "returns", "stale-synth", "stale", "manbench", "memora")
 
 
+def _require_bench_extra() -> None:
+    try:
+        import httpx  # noqa: F401 - the LLM reader's client
+        import matplotlib  # noqa: F401 - the plots
+    except ImportError as exc:
+        raise ConfigError(f"readmit bench needs {exc.name}: pip install 'readmit[bench]'") from None
+
+
 def _episodes(
     suite: str, seeds: int, teams: tuple[int, ...], out: Path, skipped: list[str]
 ) -> list[Episode]:
@@ -129,6 +137,7 @@ def bench(
     backends: tuple[str, ...],
 ) -> None:
     """Run return episodes through every method and report the paper's metrics."""
+    _require_bench_extra()
     from readmit.bench.llm import ChatModel, judge_episode
     from readmit.bench.methods import methods
     from readmit.bench.report import write
