@@ -79,30 +79,32 @@ def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
     Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state. And
     only one whose author may read the earlier item: a key cannot reach across principals.
     """
-    by_key: dict[str, list[Item]] = {}
+    groups: dict[str, list[Item]] = {}
     for item in ctx.items:
-        if item.key is not None and item.receipt is not None:
-            by_key.setdefault(item.key, []).append(item)
-    for group in by_key.values():
-        group.sort(key=lambda m: m.epoch, reverse=True)
+        if item.key is not None:
+            groups.setdefault(item.key, []).append(item)
     found: dict[str, _Link] = {}
-    for item in ctx.items:
-        latest = _latest_replacement(ctx, item, by_key.get(item.key or "", ()))
-        if latest is not None and latest.receipt is not None:
-            found[item.id] = (
-                Reason.STALE_OR_SUPERSEDED,
-                (latest.receipt.event_id, latest.id),
-                f"replaced by {latest.id} (same key {item.key!r})",
-            )
+    for key, group in groups.items():
+        if len(group) < 2:
+            continue
+        sourced = sorted(
+            (m for m in group if m.receipt is not None), key=lambda m: m.epoch, reverse=True
+        )
+        for item in group:
+            latest = _latest_replacement(ctx, item, sourced)
+            if latest is not None and latest.receipt is not None:
+                found[item.id] = (
+                    Reason.STALE_OR_SUPERSEDED,
+                    (latest.receipt.event_id, latest.id),
+                    f"replaced by {latest.id} (same key {key!r})",
+                )
     return found
 
 
 def _latest_replacement(
     ctx: ReturnContext, item: Item, newest_first: Sequence[Item]
 ) -> Item | None:
-    """The newest item of ``item``'s key group recorded after it that may replace it."""
-    if item.key is None:
-        return None
+    """The newest of ``newest_first`` (``item``'s key group) after it that may replace it."""
     for later in newest_first:
         if later.epoch <= item.epoch:
             return None

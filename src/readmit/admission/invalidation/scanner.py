@@ -255,9 +255,11 @@ def observations_of(
     events: Iterable[Recorded], items: Iterable[Item], by_id: Mapping[str, Item]
 ) -> list[Later]:
     """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets."""
+    events = list(events)
+    asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
     by_key: dict[str, list[Item]] = {}
     for item in items:
-        if item.key is not None:
+        if item.key is not None and item.key in asserted:
             by_key.setdefault(item.key, []).append(item)
     for group in by_key.values():
         group.sort(key=lambda i: i.epoch)
