@@ -19,7 +19,10 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
     ``hidden`` lists the ids the agent may not see; `readmit.admission.view.redact`
     turns the record's exclusions into what the agent is shown. ``missing`` names each
     requirement label the selected set lacks (why coverage fell short), and
-    ``withheld_memories`` why each private memory was not readmitted.
+    ``withheld_memories`` why each private memory was not readmitted. Items left out
+    only because the selector did not need or fit them are listed by id in
+    ``not_selected`` (one shared reason, no evidence): in a large workspace nearly every
+    candidate is one, and a full entry each made the record grow with the store.
     """
     if isinstance(decision, Issued):
         items, selected, readmitted = decision.items, decision.items, decision.readmitted
@@ -40,7 +43,10 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
         },
         "items": [i.id for i in items],
         "selected": [i.id for i in selected],
-        "excluded": [exclusion_json(e) for e in decision.exclusions],
+        "excluded": [
+            exclusion_json(e) for e in decision.exclusions if e.reason is not Reason.NOT_SELECTED
+        ],
+        "not_selected": [e.item for e in decision.exclusions if e.reason is Reason.NOT_SELECTED],
         "hidden": sorted(hidden_ids(ctx, decision.exclusions)),
         "judgment": judgment_json(decision.judgment),
         "missing": missing_json(decision.coverage, decision.exclusions, ctx),

@@ -6,6 +6,7 @@ Text (demo, replay, explain) and JSON agree; HTTP and MCP are tested in tests/se
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -94,3 +95,34 @@ def test_every_memory_reason_is_documented() -> None:
     for reason in MemoryReason:
         assert f"`{reason.value}`" in doc
         assert MEMORY_REASON_HELP[reason]
+
+
+def test_items_left_out_by_the_budget_are_listed_by_id_and_counted_in_the_text(
+    runner: CliRunner, tmp_path: Path, travel: dict[str, Any]
+) -> None:
+    """``not_selected`` items are ids in the record, not one full exclusion entry each."""
+    travel["policy"] = {**travel.get("policy", {}), "max_items": 5, "max_chars": 100_000}
+    spare = [
+        {
+            "at": travel["events"][0]["at"],
+            "author": travel["events"][0]["author"],
+            "op": "assert",
+            "item": {"id": f"spare{n}", "text": f"Spare note number {n}."},
+        }
+        for n in range(12)
+    ]
+    travel["events"] = spare + travel["events"]
+    path = tmp_path / "spare.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+
+    records = json.loads(runner.invoke(cli, ["replay", str(path), "--json"]).stdout)["decisions"]
+    left = {i for r in records for i in r["not_selected"]}
+    assert {f"spare{n}" for n in range(12)} <= left
+    assert all(e["reason"] != "not_selected" for r in records for e in r["excluded"])
+
+    text = runner.invoke(cli, ["replay", str(path)]).output
+    shown = re.findall(
+        r"not selected \(valid, but the view's budget did not need or fit them\): (.*)", text
+    )
+    assert shown
+    assert any(re.search(r", … and \d+ more$", line) for line in shown)

@@ -8,6 +8,8 @@ import click
 from readmit.reasons import REASON_HELP, MemoryReason, Reason
 
 _OUTCOME_STYLE = {"issued": "green", "blocked": "yellow", "reset": "yellow"}
+_LISTED = 8
+"""``not_selected`` ids named in full; the rest are counted."""
 
 
 def _pct(value: float) -> str:
@@ -52,6 +54,12 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
         if rows
         else iter(["    (none)"])
     )
+    left = record.get("not_selected") or []
+    if left:
+        shown = ", ".join(left[:_LISTED]) + (
+            f", … and {len(left) - _LISTED} more" if len(left) > _LISTED else ""
+        )
+        yield f"  not selected (valid, but the view's budget did not need or fit them): {shown}"
     yield f"  private memories readmitted: {', '.join(record['readmitted']) or '(none)'}"
     yield f"  private memories withheld:   {', '.join(record['withheld']) or '(none)'}"
     why = record.get("withheld_memories") or []

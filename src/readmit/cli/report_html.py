@@ -283,7 +283,16 @@ def _excluded(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
         if rows
         else "<p>(none)</p>"
     )
-    return ["<h2>Excluded items</h2>", table]
+    left = record.get("not_selected") or []
+    unused = (
+        [
+            f"<p>Not selected ({len(left)}): valid, but the view's budget did not need or fit "
+            "them: " + ", ".join(f"<code>{_e(i)}</code>" for i in left) + ".</p>"
+        ]
+        if left
+        else []
+    )
+    return ["<h2>Excluded items</h2>", table, *unused]
 
 
 def _memories(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:

@@ -261,6 +261,10 @@ class DecisionRecordOut(TypedDict):
     items: list[str]
     selected: list[str]
     excluded: list[ExclusionOut]
+    """Every exclusion but ``not_selected`` ones."""
+    not_selected: NotRequired[list[str]]
+    """The items left out only because the selector did not need or fit them (absent in
+    records logged before it was split out of ``excluded``)."""
     hidden: list[str]
     judgment: JudgmentOut
     missing: list[MissingOut]
