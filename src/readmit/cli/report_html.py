@@ -88,6 +88,9 @@ th{background:#eef1f6}code{background:#eef1f6;padding:0 .25rem;border-radius:.2r
 dt{font-weight:600}dd{margin:0}
 """
 
+_LISTED = 50
+"""``not_selected`` ids a page names; the rest are counted."""
+
 
 def decision_html(record: Mapping[str, Any], texts: Mapping[str, str] | None = None) -> str:
     """The page for one decision record (as ``replay --json`` prints it or the store keeps it)."""
@@ -287,7 +290,10 @@ def _excluded(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
     unused = (
         [
             f"<p>Not selected ({len(left)}): valid, but the view's budget did not need or fit "
-            "them: " + ", ".join(f"<code>{_e(i)}</code>" for i in left) + ".</p>"
+            "them: "
+            + ", ".join(f"<code>{_e(i)}</code>" for i in left[:_LISTED])
+            + (f", … and {len(left) - _LISTED} more" if len(left) > _LISTED else "")
+            + ".</p>"
         ]
         if left
         else []
