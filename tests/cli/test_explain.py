@@ -73,6 +73,26 @@ def test_the_text_names_what_is_missing_and_why_memories_are_withheld(
     assert re.search(r"x_door\s+from p0\s+source_not_admitted", issued)
 
 
+def test_the_text_says_what_would_unblock_a_blocked_return(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["demo"])
+
+    blocked, issued = blocks(result.output)
+    lines = blocked[blocked.index("to unblock") :].splitlines()
+    assert (
+        lines[1]
+        .strip()
+        .startswith(
+            'd_p: px "Someone said the pickup might move to 8:15." is missing_receipt; '
+            "record the evidence it cites"
+        )
+    )
+    assert lines[2].strip().startswith('d_p: p0 "Recommended pickup at 8:00 from Sunrise Hotel."')
+    assert (
+        lines[3].strip() == "d_p: or a new item, recorded with a receipt, whose supports lists d_p"
+    )
+    assert "to unblock" not in issued
+
+
 def test_explain_shows_what_replay_showed(
     runner: CliRunner, scenario_file: Path, tmp_path: Path
 ) -> None:
@@ -84,7 +104,7 @@ def test_explain_shows_what_replay_showed(
     assert explained.exit_code == 0, explained.output
     first = blocks(replayed.output)[0]
     wanted = [line for line in first.splitlines() if "d_p" in line or "from " in line]
-    assert len(wanted) == 4
+    assert len(wanted) == 7  # the missing label, how to unblock it (3), the memories (3)
     for line in wanted:
         assert line in explained.output
 

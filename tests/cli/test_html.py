@@ -110,6 +110,8 @@ def test_the_issued_page_lists_the_view_and_readmitted_memories(pages: list[Path
     assert "What is missing" not in page.sections
     kept = page.section("Items in the view")
     assert "p1 Confirmed pickup at 8:30 from Riverside Hotel for the 9:30 train." in kept
+    assert "supports d_p (needed by o_t)" in kept  # why each item is there
+    assert "f_t Pickup: a new location and time must be confirmed. the progress marker" in kept
     memories = page.section("Private memories")
     assert "x_quiet" in memories
     assert "readmitted" in memories

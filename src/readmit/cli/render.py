@@ -5,6 +5,7 @@ from typing import Any
 
 import click
 
+from readmit.cli.report_html import UNBLOCK
 from readmit.reasons import REASON_HELP, MemoryReason, Reason
 
 _OUTCOME_STYLE = {"issued": "green", "blocked": "yellow", "reset": "yellow"}
@@ -35,6 +36,8 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
     cov = record["coverage"]
     yield f"  coverage: obligations {_pct(cov['obligations'])}, critical {_pct(cov['critical'])}"
     yield from _missing(record)
+    if outcome != "issued":
+        yield from _unblock(record, texts)
     if record.get("judgment"):
         yield f"  judgment: {_judgment(record['judgment'])}"
     label = "kept (in selection order)" if outcome == "issued" else "selected, but not issued"
@@ -97,6 +100,22 @@ def _missing(record: dict[str, Any]) -> Iterator[str]:
     yield from _table(
         [("requirement", "kind", "needed by", "excluded items that support it"), *rows]
     )
+
+
+def _unblock(record: dict[str, Any], texts: dict[str, str]) -> Iterator[str]:
+    """For each missing label: what would let an excluded item, or a new one, supply it."""
+    missing = record.get("missing") or []
+    if not missing:
+        return
+    yield "  to unblock, one admissible item must support each missing label:"
+    for m in missing:
+        label = m["requirement"]
+        for s in m["supported_by_excluded"]:
+            text = texts.get(s["item"], "")
+            quoted = f' "{text}"' if text else ""
+            fix = UNBLOCK.get(Reason(s["reason"]), "")
+            yield f"    {label}: {s['item']}{quoted} is {s['reason']}" + (f"; {fix}" if fix else "")
+        yield f"    {label}: or a new item, recorded with a receipt, whose supports lists {label}"
 
 
 _MEMORY_SHORT = {

@@ -261,9 +261,38 @@ def _kept(record: Mapping[str, Any], texts: Mapping[str, str], outcome: str) -> 
         else "These items are still valid and were selected, but together they fall short, "
         "so no view holds them."
     )
-    rows = [(f"<code>{_e(i)}</code>", _e(texts.get(i, ""))) for i in ids]
-    table = _table(("item", "text"), rows) if rows else "<p>(none)</p>"
+    why = _why_kept(record)
+    rows = [(f"<code>{_e(i)}</code>", _e(texts.get(i, "")), _e(why.get(i, _PASSED))) for i in ids]
+    table = _table(("item", "text", "why it was selected"), rows) if rows else "<p>(none)</p>"
     return [f"<h2>{heading}</h2>", f"<p>{note}</p>", table]
+
+
+_PASSED = "still valid, and passed every check"
+
+
+def _why_kept(record: Mapping[str, Any]) -> dict[str, str]:
+    """Why each selected item is there: an obligation, its frontier, or the labels it supports.
+
+    Which labels an item supports is known from the issued view; a blocked decision's
+    items other than obligations and frontiers get the general reason.
+    """
+    why: dict[str, str] = {}
+    needed_by: dict[str, list[str]] = {}
+    for o in record.get("obligation_coverage") or []:
+        why[o["obligation"]] = "an open obligation of the agent's role: always selected first"
+        why[o["frontier"]] = (
+            f"the progress marker (frontier) of {o['obligation']}: selected with it"
+        )
+        for label in o["requires"]:
+            needed_by.setdefault(label, []).append(o["obligation"])
+    for item in (record.get("view") or {}).get("items", []):
+        labels = [
+            f"{label} (needed by {', '.join(needed_by[label])})" if label in needed_by else label
+            for label in item.get("supports") or []
+        ]
+        if item["id"] not in why:
+            why[item["id"]] = f"{_PASSED}; supports {', '.join(labels)}" if labels else _PASSED
+    return why
 
 
 def _excluded(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
