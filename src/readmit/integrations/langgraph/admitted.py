@@ -6,15 +6,16 @@ items its issued view admits, plus what the agent itself writes after that retur
 neither does an issued one once its view has expired.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from time import time
 from typing import Any
 
 from langgraph.store.base import Item as LangGraphItem
 
 from readmit.admission.decision import Issued
-from readmit.clock import format_time, parse_time
+from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided
 from readmit.errors import ReadmitError
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
@@ -99,6 +100,9 @@ class Lens:
     expires: datetime = FOREVER
     """When the issued view stops being served."""
 
+    deadline: float = FOREVER.timestamp()
+    """``expires`` as a POSIX timestamp (what the hot read path compares)."""
+
     expired: bool = False
     """Whether this lens replaced an issued view that expired."""
 
@@ -108,15 +112,22 @@ class Lens:
         decision = decided.decision
         if not isinstance(decision, Issued):
             return cls(decided, withheld=True)
-        lens = cls(decided, expires=parse_time(decision.signed["expires_at"]))
+        expires = parse_time(decision.signed["expires_at"])
+        lens = cls(decided, expires=expires, deadline=expires.timestamp())
         lens.show(i for item in decision.items if (i := parse(item.key)) is not None)
         return lens
 
     def lapsed(self) -> "Lens":
         """This lens once its view has expired: only the agent's own writes since."""
-        lens = Lens(self.decided, withheld=True, expires=self.expires, expired=True)
+        lens = Lens(
+            self.decided, withheld=True, expires=self.expires, deadline=self.deadline, expired=True
+        )
         lens.add(self.own)
         return lens
+
+    def lapsed_at(self, clock: Callable[[], datetime]) -> bool:
+        """Whether the view has expired by ``clock`` (the wall clock read cheaply if it is it)."""
+        return (time() if clock is now else clock().timestamp()) >= self.deadline
 
     def refusal(self) -> ViewWithheld:
         """What a read raises through this (withheld) lens in ``raise`` mode."""

@@ -150,7 +150,7 @@ class ReadmitStore(BaseStore):
             lens is None
             or lens.decided is not member.latest
             or lens.withheld
-            or member.clock() >= lens.expires
+            or lens.lapsed_at(member.clock)
         ):
             lens = self._read_lens()
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
@@ -266,6 +266,6 @@ class ReadmitStore(BaseStore):
         lens = self._lens
         if lens is None or lens.decided is not latest:
             lens = self._lens = Lens.of(latest)
-        if not lens.withheld and self.member.clock() >= lens.expires:
+        if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
         return lens
