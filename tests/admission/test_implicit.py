@@ -148,6 +148,21 @@ def test_batches_hold_one_target_and_at_most_batch_size_observations() -> None:
     assert seen[-1] == len(verifier.calls) == screener.judgment(0).calls
 
 
+def test_observations_that_say_the_same_thing_get_one_judgment_citing_the_earliest() -> None:
+    """Four teammates repeating one claim cost one pair, not four (the verifier reads words)."""
+    same = "Sunrise Hotel is full this week."
+    delta = (*(news(n, same) for n in (14, 11, 13, 12)), news(15, "Sunrise Hotel has a pool."))
+
+    kept, excluded, _ = screen([P0], verdict(True, 0.9), delta=delta)
+    assert kept == []
+    assert [e.evidence for e in excluded] == [("n11",)]
+
+    counted = verdict(False, 0.9)
+    screen([P0], counted, delta=delta)
+    judged = [p.later.text for call in counted.calls for p in call]
+    assert sorted(judged) == sorted([same, "Sunrise Hotel has a pool."])
+
+
 def test_judging_an_item_stops_at_the_first_confirmed_invalidation() -> None:
     delta = tuple(news(n, f"Sunrise Hotel update {n}.") for n in range(10, 22))
 

@@ -197,6 +197,7 @@ class Screener:
         Remembers in `_unavailable` the first pair that got no answer (or an abstention).
         """
         self._unavailable = None
+        laters = _distinct(laters)
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
@@ -352,6 +353,29 @@ class Screener:
             laters, embedder, list(self.pool.values()), self.policy.scan_embed_top_k
         )
         return self._index
+
+
+def _distinct(laters: Sequence[Later]) -> list[Later]:
+    """``laters`` with one observation per text a verifier reads, the earliest of each.
+
+    A verifier sees an observation's words (its op, text, and what it withdrew or
+    brought), not its id or epoch, so observations that say the same thing (four
+    teammates asserting the same answer) get one verdict: judging each again would
+    spend a call, and an LLM's tokens, for nothing. The earliest is kept, as the
+    evidence a confirmed invalidation cites, in the place of the first.
+    """
+    kept: dict[tuple[str | None, ...], Later] = {}
+    for later in laters:
+        seen = (
+            later.op,
+            later.text,
+            later.withdrawn_id,
+            later.withdrawn_text,
+            later.replacement_text,
+        )
+        if seen not in kept or later.epoch < kept[seen].epoch:
+            kept[seen] = later
+    return list(kept.values())
 
 
 def _answered(verdict: Verdict | None) -> bool:
