@@ -150,7 +150,7 @@ def test_the_admission_plane_keeps_every_marker_and_label_inside_its_panel(
     import matplotlib.pyplot as plt
     from matplotlib.text import Text
 
-    from readmit.bench.report import admission_figure
+    from readmit.bench.plots import admission_figure
 
     fig = admission_figure(bench_summary)
     renderer = fig.canvas.get_renderer()
@@ -177,7 +177,7 @@ def test_the_cost_plot_legend_names_only_methods_with_a_marker(
 ) -> None:
     import matplotlib.pyplot as plt
 
-    from readmit.bench.report import cost_figure
+    from readmit.bench.plots import cost_figure
 
     fig = cost_figure(bench_summary)
     assert fig is not None
