@@ -12,6 +12,7 @@ from readmit.admission.decision import Decision, Issued, Withheld
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, Verifier
 from readmit.admission.view import VerifiedView, verify_view
+from readmit.decide import Decided
 from readmit.errors import (
     ConfigError,
     InvalidEvent,
@@ -65,6 +66,7 @@ __all__ = [
     "Close",
     "ConfigError",
     "Coverage",
+    "Decided",
     "Decision",
     "Depart",
     "Embedder",
