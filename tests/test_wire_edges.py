@@ -5,11 +5,11 @@ from typing import Any
 
 import pytest
 
-from readmit.errors import InvalidEvent, InvalidInput
+from readmit.errors import InvalidEvent, InvalidEventAt, InvalidInput
 from readmit.events import Assert, Evidence
 from readmit.examples.travel import travel_scenario
 from readmit.scenario import load_scenario
-from readmit.wire import InvalidEventAt, check_name, check_text, parse_step
+from readmit.wire import check_name, check_text, parse_step
 
 AT = "2026-05-01T08:00:00Z"
 
@@ -148,3 +148,14 @@ def test_a_scenarios_bad_event_is_named_by_its_position() -> None:
 
     assert raised.value.index == 3
     assert str(raised.value) == "events[3]: colour: unknown field"
+
+
+def test_an_event_refused_at_a_position_is_in_the_error_tree_with_the_invalid_event_code() -> None:
+    import readmit.wire
+    import readmit.wire.edge
+
+    error = InvalidEventAt("e1", "bad", index=2, fields=("op",))
+
+    assert isinstance(error, InvalidEvent)
+    assert error.code == InvalidEvent.code == "invalid_event"
+    assert readmit.wire.InvalidEventAt is readmit.wire.edge.InvalidEventAt is InvalidEventAt

@@ -5,6 +5,7 @@ Our exception hierarchy::
     ReadmitError
     ├── InvalidInput (also ValueError)   bad event, config, request or dataset; nothing was stored
     │   ├── InvalidEvent                 one event (named by id) is malformed or inconsistent
+    │   │   └── InvalidEventAt           … at events[i] of the batch sent, with the fields at fault
     │   ├── ConfigError                  a setting, verifier spec or store URL is wrong
     │   ├── InvalidRequest               an HTTP body does not match the API schema
     │   ├── PayloadTooLarge              a body, batch or string is over the server's limit
@@ -53,6 +54,32 @@ class InvalidEvent(InvalidInput):
         super().__init__(f"event {shown!r}: {problem}")
         self.event_id = event_id
         self.problem = problem
+
+
+class InvalidEventAt(InvalidEvent):
+    """An `InvalidEvent` at a known position of its batch, with the fields at fault.
+
+    ``index`` counts from 0 in the ``events`` array that was sent (a request body or a
+    scenario file); the message names it as ``events[index]``, so an event the sender
+    gave no id (or one the server rewrote) can still be found.
+    """
+
+    def __init__(
+        self,
+        event_id: str,
+        problem: str,
+        *,
+        index: int,
+        fields: tuple[str, ...] = (),
+        named: bool = True,
+    ) -> None:
+        super().__init__(event_id, problem)
+        self.index = index
+        self.fields = fields
+        """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""
+        where = f"events[{index}]"
+        shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
+        self.args = (f"event {shown!r} ({where}): {problem}" if named else f"{where}: {problem}",)
 
 
 class ConfigError(InvalidInput):

@@ -21,14 +21,12 @@ def table() -> dict[str, list[str]]:
     return {c[0].strip("`"): c[1:] for c in cells}
 
 
-ERRORS = sorted(
-    (
-        c
-        for c in vars(readmit.errors).values()
-        if isinstance(c, type) and issubclass(c, ReadmitError)
-    ),
-    key=lambda c: c.code,
-)
+CLASSES = [
+    c for c in vars(readmit.errors).values() if isinstance(c, type) and issubclass(c, ReadmitError)
+]
+ERRORS = sorted((c for c in CLASSES if "code" in vars(c)), key=lambda c: c.code)
+"""The classes that name a code; a subclass that keeps its parent's code shares its row."""
+REFINED = [c for c in CLASSES if "code" not in vars(c)]
 
 
 @pytest.mark.parametrize("error", ERRORS, ids=lambda c: c.code)
@@ -40,6 +38,17 @@ def test_each_error_class_has_a_true_row(error: type[ReadmitError]) -> None:
     assert row[1] == str(exit_code(instance))
     assert row[2] == str(status_of(instance))
     assert row[3]
+
+
+@pytest.mark.parametrize("error", REFINED, ids=lambda c: c.__name__)
+def test_an_error_that_keeps_its_parents_code_is_answered_as_its_parent(
+    error: type[ReadmitError],
+) -> None:
+    parent = next(c for c in error.__mro__[1:] if issubclass(c, ReadmitError) and "code" in vars(c))
+    instance, of_parent = error.__new__(error), parent.__new__(parent)
+
+    assert exit_code(instance) == exit_code(of_parent)
+    assert status_of(instance) == status_of(of_parent)
 
 
 def test_the_service_spells_its_codes_through_the_classes() -> None:

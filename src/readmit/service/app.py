@@ -24,6 +24,7 @@ from readmit.errors import (
     Forbidden,
     Internal,
     InvalidEvent,
+    InvalidEventAt,
     InvalidInput,
     InvalidRequest,
     NotFound,
@@ -54,7 +55,6 @@ from readmit.service.schemas import (
     VerifyIn,
     VerifyOut,
 )
-from readmit.wire import InvalidEventAt
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 STATUS: dict[type[ReadmitError], int] = {

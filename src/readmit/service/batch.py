@@ -1,7 +1,7 @@
 """A batch of events as one agent sends it, checked before the store sees it.
 
 Every refusal names the event by its position in the batch, ``events[i]``
-(`readmit.wire.InvalidEventAt`, ``details.index`` over HTTP), and by its id when
+(`readmit.errors.InvalidEventAt`, ``details.index`` over HTTP), and by its id when
 the agent gave one: an id the server assigned, or the stored form ``<agent>/<id>``,
 is one the agent never wrote. The store's own refusals are located the same way
 (`Batch.locate`).
@@ -13,12 +13,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from readmit.clock import format_time
-from readmit.errors import Forbidden, InvalidEvent
+from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt
 from readmit.events import Depart, Event, RecordExperience, ReturnRequest
 from readmit.service.ids import namespaced
 from readmit.service.limits import Limits, check_strings
 from readmit.service.times import in_calendar, not_ahead
-from readmit.wire import InvalidEventAt, at_position, parse_step
+from readmit.wire import at_position, parse_step
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 - `readmit.wire.fields`: the field types all edges share (`Name`, `Text`, `Instant`).
 - `readmit.wire.inbound` and `readmit.wire.edge`: untrusted events in (the scenario
   format), validated and turned into domain values, every problem named by field
-  and by position in its batch (`InvalidEventAt`).
+  and by position in its batch (`readmit.errors.InvalidEventAt`, re-exported here).
 - `readmit.wire.codec`: the store's trusted codec for events, items and obligations.
 - `readmit.wire.outbound`: what goes out (items, memories, exclusions, decision
   records, the agent's copy of a decision, signed views) as closed TypedDicts.
@@ -11,6 +11,7 @@
 Times are written one way: RFC 3339 in UTC with a ``Z``.
 """
 
+from readmit.errors import InvalidEventAt
 from readmit.wire.codec import (
     draft_to_wire,
     event_from_json,
@@ -20,7 +21,7 @@ from readmit.wire.codec import (
     obligation_from_json,
     obligation_to_json,
 )
-from readmit.wire.edge import InvalidEventAt, at_position, parse_event, parse_step
+from readmit.wire.edge import at_position, parse_event, parse_step
 from readmit.wire.fields import Instant, Name, Text, Wild, check_name, check_text
 from readmit.wire.inbound import OPS, Op
 

@@ -12,6 +12,9 @@ from typing import assert_never
 from pydantic import ValidationError
 
 from readmit.errors import InvalidEvent, InvalidInput
+
+# It lived here before it joined the error tree: imports from this module keep working.
+from readmit.errors import InvalidEventAt as InvalidEventAt
 from readmit.events import (
     Assert,
     Close,
@@ -47,32 +50,6 @@ from readmit.wire.inbound import (
     RevokeOp,
     SupersedeOp,
 )
-
-
-class InvalidEventAt(InvalidEvent):
-    """An `InvalidEvent` at a known position of its batch, with the fields at fault.
-
-    ``index`` counts from 0 in the ``events`` array that was sent (a request body or a
-    scenario file); the message names it as ``events[index]``, so an event the sender
-    gave no id (or one the server rewrote) can still be found.
-    """
-
-    def __init__(
-        self,
-        event_id: str,
-        problem: str,
-        *,
-        index: int,
-        fields: tuple[str, ...] = (),
-        named: bool = True,
-    ) -> None:
-        super().__init__(event_id, problem)
-        self.index = index
-        self.fields = fields
-        """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""
-        where = f"events[{index}]"
-        shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
-        self.args = (f"event {shown!r} ({where}): {problem}" if named else f"{where}: {problem}",)
 
 
 def at_position(error: InvalidEvent, index: int, *, named: bool = True) -> InvalidEventAt:
