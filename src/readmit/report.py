@@ -160,41 +160,72 @@ def judgment_json(judgment: Judgment) -> dict[str, Any]:
     }
 
 
+def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record logged by an older readmit, in today's shape wherever that is exact.
+
+    The audit log is never rewritten, so each record keeps the shape of the readmit
+    that logged it; readers upgrade it on the way out. ``not_selected`` entries inside
+    ``excluded`` (logged before they were split out) become the ``not_selected`` id
+    list, and a ``judgment`` without ``scans`` (logged before the dependency scan
+    existed, so it made none) gets ``scans: 0``. What an older readmit never recorded
+    (``judgment``, ``missing``, ``obligation_coverage``, ``withheld_memories``,
+    ``texts``) stays absent rather than invented, and a view stays exactly as signed.
+    """
+    out = dict(record)
+    if "not_selected" not in out:
+        excluded = out["excluded"]
+        left = [e["item"] for e in excluded if e["reason"] == Reason.NOT_SELECTED]
+        out["excluded"] = [e for e in excluded if e["reason"] != Reason.NOT_SELECTED]
+        out["not_selected"] = left
+    judgment = out.get("judgment")
+    if judgment is not None and "scans" not in judgment:
+        out["judgment"] = {**judgment, "scans": 0}
+    return out
+
+
 def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
     """What the returning agent may see of its decision record.
 
     Its obligations are only those it may read (the store leaves the others out of
     the context), so requirement labels and obligation ids are its to see; items and
     events it may not read are removed everywhere, even as the reason a source of its
-    own memory was excluded.
+    own memory was excluded. A record from an older readmit is upgraded first
+    (`upgrade_record`); what it never recorded is left out (``judgment`` is ``None``).
     """
+    record = upgrade_record(record)
     hidden = frozenset(record["hidden"])
+    named = {k: [see(e, hidden) for e in record[k]] for k, see in _SEEN.items() if k in record}
     return {
         "outcome": record["outcome"],
         "at": record["at"],
         "epoch": record["epoch"],
         "coverage": record["coverage"],
-        "missing": [
-            {
-                **m,
-                "supported_by_excluded": [
-                    s for s in m["supported_by_excluded"] if s["item"] not in hidden
-                ],
-            }
-            for m in record.get("missing", [])
-        ],
-        "obligation_coverage": [
-            {**o, "structure_missing": [i for i in o["structure_missing"] if i not in hidden]}
-            for o in record.get("obligation_coverage", [])
-        ],
+        **named,
         "items": record["items"],
         "selected": [i for i in record["selected"] if i not in hidden],
         "excluded": redact(record["excluded"], hidden),
         "readmitted": record["readmitted"],
-        "withheld_memories": [
-            {k: v for k, v in m.items() if k != "source_reason" or m["source"] not in hidden}
-            for m in record.get("withheld_memories", [])
-        ],
         "judgment": record.get("judgment"),
         "view": record["view"],
     }
+
+
+def _missing_seen(m: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    supporters = [s for s in m["supported_by_excluded"] if s["item"] not in hidden]
+    return {**m, "supported_by_excluded": supporters}
+
+
+def _obligation_seen(o: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    return {**o, "structure_missing": [i for i in o["structure_missing"] if i not in hidden]}
+
+
+def _memory_seen(m: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in m.items() if k != "source_reason" or m["source"] not in hidden}
+
+
+_SEEN = {
+    "missing": _missing_seen,
+    "obligation_coverage": _obligation_seen,
+    "withheld_memories": _memory_seen,
+}
+"""What an agent may see of each entry of the record's lists that name other items."""

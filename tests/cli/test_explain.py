@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from readmit.cli import cli
 from readmit.reasons import MEMORY_REASON_HELP, MemoryReason
+from readmit.store import open_store
 
 ROOT = Path(__file__).parent.parent.parent
 MISSING_D_P = {
@@ -107,6 +108,45 @@ def test_explain_shows_what_replay_showed(
     assert len(wanted) == 7  # the missing label, how to unblock it (3), the memories (3)
     for line in wanted:
         assert line in explained.output
+
+
+def test_explain_reads_a_decision_logged_before_not_selected_was_split_out(
+    runner: CliRunner, tmp_path: Path, travel: dict[str, Any]
+) -> None:
+    """An older readmit logged a full ``not_selected`` exclusion per item, and no judgment."""
+    first = travel["events"][0]
+    travel["events"] = [
+        {**first, "item": {"id": f"spare{n}", "text": f"Spare note number {n}."}}
+        for n in range(40)  # more than the view's 32 items
+    ] + travel["events"]
+    path = tmp_path / "spare.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+    assert runner.invoke(cli, ["replay", str(path), "--db", db]).exit_code == 0
+    store = open_store(db)
+    [summary, *_] = store.decisions()
+    record = store.decision(summary.id)
+    left = record.pop("not_selected")
+    record["excluded"] += [
+        {"item": i, "reason": "not_selected", "stage": "selection", "evidence": []} for i in left
+    ]
+    for key in ("judgment", "missing", "obligation_coverage", "withheld_memories", "texts"):
+        del record[key]
+    number = store.record_decision(
+        summary.workspace, summary.agent, summary.at, summary.epoch, summary.outcome, record
+    )
+    store.close()
+
+    explained = runner.invoke(
+        cli, ["explain", str(number), "--db", db, "--html", str(tmp_path / "old.html")]
+    )
+
+    assert explained.exit_code == 0, explained.output
+    assert left
+    assert "not_selected" not in explained.output
+    assert f"not selected (valid, but the view's budget did not need or fit them): {left[0]}" in (
+        explained.output
+    )
 
 
 def test_every_memory_reason_is_documented() -> None:

@@ -9,6 +9,7 @@ from readmit.cli.render import render_decision
 from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV
+from readmit.report import upgrade_record
 from readmit.store import DEFAULT_URL
 from readmit.wire import check_name
 
@@ -63,7 +64,7 @@ def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | 
         check_name(workspace, "--workspace")
     store = open_existing_store(db)
     try:
-        record = store.decision(decision_id, workspace)
+        record = upgrade_record(store.decision(decision_id, workspace))
     finally:
         store.close()
     view = record.get("view") or {}

@@ -203,8 +203,9 @@ class SignedViewOut(TypedDict):
     purpose: str
     epoch: int
     departure_epoch: int
-    policy: str
-    """The digest of the policy the view was made under."""
+    policy: NotRequired[str]
+    """The digest of the policy the view was made under (absent in views signed before
+    views named it; a view is shown exactly as signed)."""
     issued_at: str
     expires_at: str
     items: list[ViewItemOut]
@@ -225,16 +226,19 @@ class AgentDecisionOut(TypedDict):
     at: str
     epoch: int
     coverage: CoverageOut
-    missing: list[MissingOut]
-    obligation_coverage: list[ObligationCoverageOut]
+    missing: NotRequired[list[MissingOut]]
+    """Each requirement label the selected set lacks (absent for a decision logged before
+    readmit named them, as are ``obligation_coverage`` and ``withheld_memories``)."""
+    obligation_coverage: NotRequired[list[ObligationCoverageOut]]
     items: list[str]
     """The ids in the view, in selection order (empty when withheld)."""
     selected: list[str]
     excluded: list[ExclusionOut]
     readmitted: list[MemoryOut]
     """The private memories readmitted with the view."""
-    withheld_memories: list[WithheldMemoryOut]
+    withheld_memories: NotRequired[list[WithheldMemoryOut]]
     judgment: JudgmentOut | None
+    """``null`` only for a decision logged before readmit recorded the implicit stage's work."""
     view: SignedViewOut | None
     decision: int
     """Its number among the agent's own decisions (1, 2, 3…)."""
@@ -245,7 +249,9 @@ class DecisionRecordOut(TypedDict):
     """The operator's record of one decision (spec §7): what the audit log keeps.
 
     ``replay --json`` prints these. Unlike `AgentDecisionOut` it keeps every exclusion,
-    the ids the agent may not see (``hidden``) and the texts the record names.
+    the ids the agent may not see (``hidden``) and the texts the record names. This is
+    what today's readmit logs; a record logged by an older one lacks some keys
+    (`readmit.report.upgrade_record` says which, and restores what it exactly can).
     """
 
     id: NotRequired[int]
