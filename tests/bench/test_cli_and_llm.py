@@ -85,6 +85,7 @@ def test_the_llm_reader_speaks_chat_completions(chat_server: str) -> None:
     assert "Context:" in request["messages"][-1]["content"]
     assert row.accuracy == float(episode.probes[0].options[-1] == episode.probes[0].answer)
     assert model.tokens_used == 11
+    assert row.answer_tokens == 11  # what the reader spent on this row is reported with it
     assert context(episode).returner.agent == "A0"
 
 

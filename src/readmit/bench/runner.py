@@ -155,7 +155,7 @@ def score(
 
 def _spent(reader: Reader | None) -> int:
     """Tokens the reader's model has spent so far (0 for a reader without a model)."""
-    return int(getattr(getattr(reader, "__self__", None), "tokens", 0))
+    return int(getattr(getattr(reader, "__self__", None), "tokens_used", 0))
 
 
 def run(
