@@ -7,6 +7,7 @@ import jsonschema_rs
 import pytest
 
 from readmit.examples.travel import travel_scenario
+from readmit.service.limits import Limits
 from servicekit import Team, play
 
 ROUTES = {
@@ -126,3 +127,21 @@ def test_readmitted_memories_are_shown_whole_both_times(client: httpx.Client, te
         "epoch": 5,
     }
     assert issued.json()["readmitted"] == explained["readmitted"] == [quiet]
+
+
+def test_health_documents_only_the_answers_it_can_give(client: httpx.Client, team: Team) -> None:
+    """No key, parameters nor body: never 401, 403, 404, 422 or 429; a body over the
+    limit is refused before routing, so 413 it can be."""
+    api = client.get("/openapi.json").json()
+    team.service.limits = Limits(max_body_bytes=16)
+
+    too_large = client.request("GET", "/health", content=b"x" * 17)
+
+    health = api["paths"]["/health"]["get"]["responses"]
+    assert set(health) == {"200", "413", "500", "503"}
+    assert too_large.status_code == 413
+    check(api, health["413"]["content"]["application/json"]["schema"], too_large.json())
+    for path, item in api["paths"].items():
+        for op in item.values():
+            if path != "/health":
+                assert {"401", "404", "429", "500", "503"} <= set(op["responses"]), path

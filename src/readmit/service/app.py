@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import anyio
 import anyio.to_thread
-from fastapi import Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -42,6 +42,7 @@ from readmit.service.docs import add_reference
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import (
     ERROR_RESPONSES,
+    HEALTH_RESPONSES,
     DecisionsOut,
     DepartIn,
     DepartureOut,
@@ -101,7 +102,6 @@ def create_app(service: Service) -> FastAPI:
         title="readmit",
         version="0.1.0",
         description="Return-time admission of agent memory (TRACE).",
-        responses=ERROR_RESPONSES,
         docs_url=None,  # FastAPI's pages load their scripts from a CDN: see readmit.service.docs
         redoc_url=None,
     )
@@ -137,33 +137,36 @@ def create_app(service: Service) -> FastAPI:
 
 
 def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - one route each
-    @app.get("/health", response_model=HealthOut)
+    # The app-wide error answers are the /v1 routes' own: /health documents what it can answer.
+    v1 = APIRouter(responses=ERROR_RESPONSES)
+
+    @app.get("/health", response_model=HealthOut, responses=HEALTH_RESPONSES)
     def health() -> HealthOut:
         """Liveness and store integrity: 503 ``store_error`` if the store is damaged."""
         service.store.check()
         return {"status": "ok"}
 
-    @app.post("/v1/events", response_model=RecordedOut)
+    @v1.post("/v1/events", response_model=RecordedOut)
     def record(body: EventsIn, caller: me) -> RecordedOut:
         """Record events you author, atomically: all are stored or none."""
         return {"recorded": service.record(caller, body.events)}
 
-    @app.post("/v1/memories", response_model=MemoryOut)
+    @v1.post("/v1/memories", response_model=MemoryOut)
     def remember(body: MemoryIn, caller: me) -> MemoryOut:
         """Add a private experience to your own bank, bound to a work-state item."""
         return service.remember(caller, body.id, body.text, body.source, body.at)
 
-    @app.get("/v1/memories", response_model=MemoriesOut)
+    @v1.get("/v1/memories", response_model=MemoriesOut)
     def memories(caller: me) -> MemoriesOut:
         """Your own private bank (never another agent's)."""
         return {"memories": service.memories(caller)}
 
-    @app.post("/v1/depart", response_model=DepartureOut)
+    @v1.post("/v1/depart", response_model=DepartureOut)
     def depart(body: DepartIn, caller: me) -> DepartureOut:
         """Checkpoint what you can see now; your private bank is quarantined."""
         return service.depart(caller, body.at)
 
-    @app.post("/v1/return", response_model=AgentDecisionOut)
+    @v1.post("/v1/return", response_model=AgentDecisionOut)
     async def return_(body: ReturnIn, request: Request, caller: me) -> AgentDecisionOut:
         """Run the return pipeline: the signed Return View, or the withheld decision."""
         if "policy" in body.model_fields_set:
@@ -177,7 +180,7 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
                 lambda: service.return_(caller, body.task, body.purpose, body.at, cancel),
             )
 
-    @app.post(
+    @v1.post(
         "/v1/verify",
         response_model=VerifyOut,
         openapi_extra={
@@ -200,12 +203,12 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
             raise RequestValidationError(exc.errors()) from None
         return service.verify(body.view, body.at)
 
-    @app.get("/v1/decisions", response_model=DecisionsOut)
+    @v1.get("/v1/decisions", response_model=DecisionsOut)
     def decisions(caller: me) -> DecisionsOut:
         """Your return decisions (the audit log, as far as it is yours)."""
         return {"decisions": service.decisions(caller)}
 
-    @app.get("/v1/decisions/{decision_id}", response_model=AgentDecisionOut)
+    @v1.get("/v1/decisions/{decision_id}", response_model=AgentDecisionOut)
     def explain(decision_id: int, caller: me) -> AgentDecisionOut:
         """Why each item of one of your decisions was kept or excluded.
 
@@ -213,10 +216,12 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
         """
         return service.explain(caller, decision_id)
 
-    @app.get("/v1/state", response_model=StateOut)
+    @v1.get("/v1/state", response_model=StateOut)
     def state(caller: me) -> StateOut:
         """The active items you may read now."""
         return {"items": service.state(caller)}
+
+    app.include_router(v1)
 
 
 async def _until_gone(

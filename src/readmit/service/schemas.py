@@ -177,4 +177,15 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (503, "The store or the verifier is unavailable (`store_error`, `verifier_unavailable`)."),
     ]
 }
-"""The error answers every route may give, each an `ErrorOut`."""
+"""The error answers every ``/v1`` route may give, each an `ErrorOut`."""
+
+HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    413: ERROR_RESPONSES[413],
+    500: ERROR_RESPONSES[500],
+    503: {
+        "model": ErrorOut,
+        "description": "The store is damaged, unreachable or not fully migrated (`store_error`).",
+    },
+}
+"""The error answers ``/health`` can give: it takes no key, parameters nor body (a body
+over the limit is still refused before routing)."""
