@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import anyio
 import anyio.to_thread
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -137,36 +137,34 @@ def create_app(service: Service) -> FastAPI:
 
 
 def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - one route each
-    # The app-wide error answers are the /v1 routes' own: /health documents what it can answer.
-    v1 = APIRouter(responses=ERROR_RESPONSES)
-
+    # Each route documents the errors it can answer: /health needs no key, parameters nor body.
     @app.get("/health", response_model=HealthOut, responses=HEALTH_RESPONSES)
     def health() -> HealthOut:
         """Liveness and store integrity: 503 ``store_error`` if the store is damaged."""
         service.store.check()
         return {"status": "ok"}
 
-    @v1.post("/v1/events", response_model=RecordedOut)
+    @app.post("/v1/events", response_model=RecordedOut, responses=ERROR_RESPONSES)
     def record(body: EventsIn, caller: me) -> RecordedOut:
         """Record events you author, atomically: all are stored or none."""
         return {"recorded": service.record(caller, body.events)}
 
-    @v1.post("/v1/memories", response_model=MemoryOut)
+    @app.post("/v1/memories", response_model=MemoryOut, responses=ERROR_RESPONSES)
     def remember(body: MemoryIn, caller: me) -> MemoryOut:
         """Add a private experience to your own bank, bound to a work-state item."""
         return service.remember(caller, body.id, body.text, body.source, body.at)
 
-    @v1.get("/v1/memories", response_model=MemoriesOut)
+    @app.get("/v1/memories", response_model=MemoriesOut, responses=ERROR_RESPONSES)
     def memories(caller: me) -> MemoriesOut:
         """Your own private bank (never another agent's)."""
         return {"memories": service.memories(caller)}
 
-    @v1.post("/v1/depart", response_model=DepartureOut)
+    @app.post("/v1/depart", response_model=DepartureOut, responses=ERROR_RESPONSES)
     def depart(body: DepartIn, caller: me) -> DepartureOut:
         """Checkpoint what you can see now; your private bank is quarantined."""
         return service.depart(caller, body.at)
 
-    @v1.post("/v1/return", response_model=AgentDecisionOut)
+    @app.post("/v1/return", response_model=AgentDecisionOut, responses=ERROR_RESPONSES)
     async def return_(body: ReturnIn, request: Request, caller: me) -> AgentDecisionOut:
         """Run the return pipeline: the signed Return View, or the withheld decision."""
         if "policy" in body.model_fields_set:
@@ -180,9 +178,10 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
                 lambda: service.return_(caller, body.task, body.purpose, body.at, cancel),
             )
 
-    @v1.post(
+    @app.post(
         "/v1/verify",
         response_model=VerifyOut,
+        responses=ERROR_RESPONSES,
         openapi_extra={
             "requestBody": {
                 "required": True,
@@ -203,12 +202,14 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
             raise RequestValidationError(exc.errors()) from None
         return service.verify(body.view, body.at)
 
-    @v1.get("/v1/decisions", response_model=DecisionsOut)
+    @app.get("/v1/decisions", response_model=DecisionsOut, responses=ERROR_RESPONSES)
     def decisions(caller: me) -> DecisionsOut:
         """Your return decisions (the audit log, as far as it is yours)."""
         return {"decisions": service.decisions(caller)}
 
-    @v1.get("/v1/decisions/{decision_id}", response_model=AgentDecisionOut)
+    @app.get(
+        "/v1/decisions/{decision_id}", response_model=AgentDecisionOut, responses=ERROR_RESPONSES
+    )
     def explain(decision_id: int, caller: me) -> AgentDecisionOut:
         """Why each item of one of your decisions was kept or excluded.
 
@@ -216,12 +217,10 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
         """
         return service.explain(caller, decision_id)
 
-    @v1.get("/v1/state", response_model=StateOut)
+    @app.get("/v1/state", response_model=StateOut, responses=ERROR_RESPONSES)
     def state(caller: me) -> StateOut:
         """The active items you may read now."""
         return {"items": service.state(caller)}
-
-    app.include_router(v1)
 
 
 async def _until_gone(
