@@ -214,6 +214,7 @@ def installs(
         }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", PATHS, ids=lambda e: e or "library")
 def test_an_install_path_gives_its_modules_with_only_its_declared_dependencies(
     extra: str, installs: dict[str, Future[subprocess.CompletedProcess[str]]]

@@ -14,6 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts a model server in a child process
+
 SERVER_LINE = re.compile(r"^\d+\.\d+\.\d+\.\d+ [IWEDT] |load_model|llama_|ggml_|srv  ", re.M)
 """What a line of llama.cpp's server log looks like (``0.00.008.781 I srv  init: ...``)."""
 
