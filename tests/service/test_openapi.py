@@ -141,7 +141,9 @@ def test_health_documents_only_the_answers_it_can_give(client: httpx.Client, tea
     assert set(health) == {"200", "413", "500", "503"}
     assert too_large.status_code == 413
     check(api, health["413"]["content"]["application/json"]["schema"], too_large.json())
+    verify = api["paths"]["/v1/verify"]["post"]["responses"]
+    assert set(verify) == {"200", "413", "422", "500"}  # no key, no store
     for path, item in api["paths"].items():
         for op in item.values():
-            if path != "/health":
+            if path not in ("/health", "/v1/verify"):
                 assert {"401", "404", "429", "500", "503"} <= set(op["responses"]), path

@@ -43,6 +43,7 @@ from readmit.service.operations import Caller, Service
 from readmit.service.schemas import (
     ERROR_RESPONSES,
     HEALTH_RESPONSES,
+    VERIFY_RESPONSES,
     DecisionsOut,
     DepartIn,
     DepartureOut,
@@ -181,7 +182,7 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
     @app.post(
         "/v1/verify",
         response_model=VerifyOut,
-        responses=ERROR_RESPONSES,
+        responses=VERIFY_RESPONSES,
         openapi_extra={
             "requestBody": {
                 "required": True,

@@ -189,3 +189,9 @@ HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 """The error answers ``/health`` can give: it takes no key, parameters nor body (a body
 over the limit is still refused before routing)."""
+
+VERIFY_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: ERROR_RESPONSES[status] for status in (413, 422, 500)
+}
+"""The error answers ``/v1/verify`` can give: it takes no key and reads no store, so only a
+body over the limit, a body that is not a view request, or an unexpected error."""
