@@ -3,7 +3,8 @@
 import asyncio
 import runpy
 from collections.abc import Coroutine, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -309,3 +310,78 @@ def test_facts_readmit_refuses_leave_the_session_as_it_was(
 
     assert texts(run(session.get_items())) == ["Where do we stay?"]
     assert team[0].visible() == []
+
+
+T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
+
+
+@dataclass
+class Ticking:
+    """A clock one second later at every call, that a test moves forward: no test sleeps."""
+
+    at: datetime = T0
+
+    def __call__(self) -> datetime:
+        self.at += timedelta(seconds=1)
+        return self.at
+
+
+def timed_sessions(
+    team: tuple[Member, Member], tmp_path: Path
+) -> tuple[ReadmitSession, ReadmitSession, Ticking]:
+    """`sessions` whose members share one `Ticking` clock (views last an hour)."""
+    clock = Ticking()
+    a, b = (Member(m.store, m.workspace, m.agent, m.signer, clock=clock) for m in team)
+    db = tmp_path / "sessions.db"
+    sa = ReadmitSession(SQLiteSession("a", db), a, learned=topical)
+    return sa, ReadmitSession(SQLiteSession("b", db), b, learned=topical), clock
+
+
+def test_an_expired_view_is_decided_afresh_on_the_next_read(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a, b, clock = timed_sessions(team, tmp_path)
+
+    async def scenario() -> list[list[TResponseInputItem]]:
+        await b.add_items([asked("Where do we stay?"), said("hotel: the Hilton")])
+        b.depart()
+        await a.add_items([said("dinner: at eight")])
+        served = await b.get_items()
+        await a.add_items([said("hotel: the Marriott, the Hilton was cancelled")])
+        before = await b.get_items()  # a teammate's write while present waits for a return
+        clock.at += timedelta(hours=1)
+        renewed = await b.get_items()
+        return [served, before, renewed, await b.get_items()]
+
+    served, before, renewed, again = run(scenario())
+
+    assert texts(served)[0] == texts(before)[0]
+    assert "(decision 1, issued)" in texts(served)[0]
+    assert texts(before)[1:] == ["Where do we stay?", "hotel: the Hilton"]
+    note = texts(renewed)[0]
+    assert "(decision 2, issued)" in note
+    assert "The view of decision 1 expired at 2026-05-01T09:00:" in note
+    assert "this return was decided afresh" in note
+    assert "- dinner: at eight" in note
+    assert "hotel: the Hilton (stale_or_superseded" in note
+    assert texts(renewed)[1:] == ["Where do we stay?"]
+    assert again == renewed  # one fresh return, not one per read
+    assert [(d.agent, d.outcome) for d in team[1].store.decisions("trip")] == [("b", "issued")] * 2
+
+
+def test_a_withheld_return_does_not_expire(team: tuple[Member, Member], tmp_path: Path) -> None:
+    a, b, clock = timed_sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([asked("Where do we stay?"), said("hotel: the Hilton")])
+        b.depart()
+        a.member.record([unmet_obligation(a.member, role="booker")])
+        await b.get_items()
+        clock.at += timedelta(hours=2)
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert "(decision 1, blocked)" in texts(items)[0]
+    assert "expired" not in texts(items)[0]
+    assert texts(items)[1:] == ["Where do we stay?"]

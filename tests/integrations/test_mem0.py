@@ -9,6 +9,8 @@ import os
 import runpy
 import tempfile
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +21,21 @@ os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
 
 from builders import KEY
 from readmit.bench.backends import mem0_bank
+from readmit.clock import now
 from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations import team as shared
 from readmit.integrations.mem0 import (
     AsyncReadmitMemory,
     ReadmitMemory,
+    ViewExpired,
+    ViewWithheld,
     abackfill,
     backfill,
     item_id,
 )
 from readmit.integrations.team import Member, new_id
 from readmit.model import Agent
+from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 
@@ -154,7 +161,12 @@ def test_before_the_first_return_nothing_is_filtered(
     result = b.search("team hotel", filters=TRIP)
 
     assert texts(result) == ["The team hotel is the Hilton"]
-    assert result["readmit"] == {"decision": None, "outcome": None, "removed": []}
+    assert result["readmit"] == {
+        "decision": None,
+        "outcome": None,
+        "expired_at": None,
+        "removed": [],
+    }
 
 
 def test_a_withheld_return_removes_every_memory_it_judged_and_keeps_later_ones(
@@ -257,3 +269,149 @@ def test_the_example_runs_offline_and_explains_the_removal(
     out = capsys.readouterr().out
     assert "revoked" in out
     assert "Hilton" in out
+
+
+T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
+
+
+@dataclass
+class Ticking:
+    """A clock one second later at every call, that a test moves forward: no test sleeps."""
+
+    at: datetime = T0
+
+    def __call__(self) -> datetime:
+        self.at += timedelta(seconds=1)
+        return self.at
+
+
+@pytest.fixture
+def timed(team: tuple[Member, Member]) -> tuple[Member, Member, Ticking]:
+    """The team's two agents on one `Ticking` clock (views last ``Policy.view_ttl``, 1 h)."""
+    clock = Ticking()
+    a, b = (Member(m.store, m.workspace, m.agent, m.signer, clock=clock) for m in team)
+    return a, b, clock
+
+
+def test_an_expired_view_removes_every_memory_it_judged_until_the_next_return(
+    timed: tuple[Member, Member, Ticking], tmp_path: Path
+) -> None:
+    a_member, b_member, clock = timed
+    shared_bank = bank(tmp_path)
+    a, b = ReadmitMemory(shared_bank, a_member), ReadmitMemory(shared_bank, b_member)
+    hotel = add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    add(a, "The team dinner is at eight", "dinner")
+    served = b.get_all(filters=TRIP)
+
+    clock.at += timedelta(hours=1)
+    expired, got = b.get_all(filters=TRIP), b.get(hotel)
+    add(b, "The team hotel needs a late check-in", "hotel")
+    later = b.search("team hotel", filters=TRIP)
+    b.depart()
+    renewed = b.get_all(filters=TRIP)
+
+    assert sorted(texts(served)) == ["The team dinner is at eight", "The team hotel is the Hilton"]
+    assert served["readmit"]["expired_at"] is None
+    assert texts(expired) == []
+    assert reasons(expired) == {
+        "The team hotel is the Hilton": "view_expired",
+        "The team dinner is at eight": "view_expired",
+    }
+    assert expired["readmit"]["outcome"] == "issued"
+    assert expired["readmit"]["expired_at"].startswith("2026-05-01T09:00:")
+    assert expired["readmit"]["removed"][0]["detail"].startswith("the return view expired at")
+    assert got is None
+    assert texts(later) == ["The team hotel needs a late check-in"]  # never judged: kept
+    assert (renewed["readmit"]["decision"], renewed["readmit"]["expired_at"]) == (2, None)
+    assert len(texts(renewed)) == 3
+
+
+def test_in_raise_mode_reads_raise_view_expired_until_the_next_return(
+    timed: tuple[Member, Member, Ticking], tmp_path: Path
+) -> None:
+    _, member, clock = timed
+    b = ReadmitMemory(bank(tmp_path), member, on_withheld="raise")
+    hotel = add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    assert texts(b.search("team hotel", filters=TRIP)) == ["The team hotel is the Hilton"]
+
+    clock.at += timedelta(hours=1)
+
+    with pytest.raises(ViewExpired) as raised:
+        b.search("team hotel", filters=TRIP)
+    assert isinstance(raised.value, ViewWithheld)
+    assert raised.value.code == "view_expired"
+    assert "expired at 2026-05-01T09:00:" in str(raised.value)
+    assert raised.value.notice["decision"] == 1
+    with pytest.raises(ViewExpired):
+        b.get_all(filters=TRIP)
+    with pytest.raises(ViewExpired):
+        b.get(hotel)
+    add(b, "The team hotel needs a late check-in", "hotel")  # writes go through
+    b.depart()
+    assert len(texts(b.get_all(filters=TRIP))) == 2
+
+
+def test_in_raise_mode_a_withheld_return_raises_view_withheld(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    b = ReadmitMemory(bank(tmp_path), team[1], on_withheld="raise")
+    add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    team[0].record([unmet_obligation(team[0], role="booker")])
+
+    with pytest.raises(ViewWithheld) as raised:
+        b.search("team hotel", filters=TRIP)
+
+    assert type(raised.value) is ViewWithheld
+    assert (raised.value.code, raised.value.outcome) == ("view_withheld", "blocked")
+
+
+def test_the_wall_clock_expiry_check_reads_time_not_a_datetime(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """A member on the wall clock (the default) whose views last a microsecond."""
+    member = team[1]
+    member.policy = Policy(view_ttl=timedelta(microseconds=1))
+    b = ReadmitMemory(bank(tmp_path), member)
+    add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+
+    result = b.search("team hotel", filters=TRIP)  # the return takes longer than its view lasts
+
+    assert member.clock is now
+    assert reasons(result) == {"The team hotel is the Hilton": "view_expired"}
+
+
+def test_async_memory_treats_an_expired_view_like_the_sync_one(
+    timed: tuple[Member, Member, Ticking], tmp_path: Path
+) -> None:
+    _, member, clock = timed
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any] | None, list[str]]:
+        b = AsyncReadmitMemory(async_bank(tmp_path), member)
+        strict = AsyncReadmitMemory(b.inner, member, on_withheld="raise")
+        added = await b.add("The flight leaves on Monday", **FLIGHT)
+        b.depart()
+        await b.get_all(filters=TRIP)
+        clock.at += timedelta(hours=1)
+        flight = added["results"][0]["id"]
+        refused = []
+        for read in (strict.search("flight", filters=TRIP), strict.get(flight)):
+            try:
+                await read
+            except ViewExpired as exc:
+                refused.append(exc.code)
+        return await b.search("flight", filters=TRIP), await b.get(flight), refused
+
+    searched, got, refused = asyncio.run(scenario())
+
+    assert reasons(searched) == {"The flight leaves on Monday": "view_expired"}
+    assert got is None
+    assert refused == ["view_expired", "view_expired"]
+
+
+def test_the_errors_are_the_ones_every_integration_raises() -> None:
+    assert (ViewExpired, ViewWithheld) == (shared.ViewExpired, shared.ViewWithheld)
+    assert issubclass(ViewExpired, ViewWithheld)

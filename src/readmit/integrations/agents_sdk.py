@@ -31,6 +31,20 @@ decision admits nothing: the message says so, and every judged fact's item is le
 out; user messages stay. ``limit`` applies to the inner history; the message is added
 in front of it. Before the first return nothing is changed.
 
+**Expiry.** An issued view is served until its ``expires_at`` (``Policy.view_ttl``
+after the return, by the member's clock; the check is `readmit.integrations.team`'s,
+the one the LangGraph store and the Mem0 wrapper make). The expired view is never
+served: the first ``get_items`` at or after ``expires_at`` decides a fresh return, as
+the first one after a departure does, against the agent's latest departure, and
+builds the message from that decision (which may itself be withheld); the message
+names the decision whose view expired. The session re-decides rather than
+withholding because ``get_items`` is where a session's return happens: the SDK calls
+it when a run starts, and there is no other hook (like LangGraph's middleware, which
+returns the agent at every run) to renew the view; withholding would leave the agent
+without its shared facts until the application departs it again. Each fresh return
+is a decision in the audit log like any other. A withheld decision does not expire:
+it stands until the next departure and read.
+
 Store calls are synchronous and short (an in-process store) and run inline.
 """
 
@@ -42,10 +56,11 @@ from typing import Any
 from agents import SessionSettings, TResponseInputItem
 
 from readmit.admission.decision import Issued
+from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, Event
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
-from readmit.integrations.team import Member, new_id, removals
+from readmit.integrations.team import FOREVER, Member, expiry, lapsed, new_id, removals
 
 REFS: frozenset[RefKind] = frozenset({"key"})
 """The premise references a fact's annotations may use (besides item ids)."""
@@ -96,6 +111,10 @@ class _Judged:
     admitted: frozenset[str]
     removed: Mapping[str, str]
     """Text -> why the decision kept the fact out."""
+    deadline: float = FOREVER.timestamp()
+    """When the issued view expires, as a POSIX timestamp (never, if none was issued)."""
+    renews: Decided | None = None
+    """The decision whose view expired, if this one was decided because it did."""
     note: str = ""
     """The developer message (built once per decision)."""
 
@@ -103,7 +122,7 @@ class _Judged:
         return fact is None or fact.text not in self.removed or fact.text in self.admitted
 
 
-def _judge(decided: Decided) -> _Judged:
+def _judge(decided: Decided, renews: Decided | None = None) -> _Judged:
     decision = decided.decision
     items = decision.items if isinstance(decision, Issued) else ()
     by_id = decided.context.by_id
@@ -113,7 +132,8 @@ def _judge(decided: Decided) -> _Judged:
         else f"withheld: no view was issued ({decision.outcome})"
         for r in removals(decided).values()
     }
-    judged = _Judged(decided, frozenset(i.text for i in items), removed)
+    deadline = expiry(decided).timestamp()
+    judged = _Judged(decided, frozenset(i.text for i in items), removed, deadline, renews)
     return replace(judged, note=preamble(judged))
 
 
@@ -126,6 +146,12 @@ def preamble(judged: _Judged) -> str:
     decided = judged.decided
     decision = decided.decision
     lines = [f"{PREAMBLE} (decision {decided.id}, {decision.outcome})."]
+    if judged.renews is not None:
+        expired = format_time(expiry(judged.renews))
+        lines.append(
+            f"The view of decision {judged.renews.id} expired at {expired}: "
+            "this return was decided afresh."
+        )
     if isinstance(decision, Issued):
         lines.append("Rely only on these shared facts from before your return:")
         lines += [f"- {item.text}" for item in decision.items] or ["- (none)"]
@@ -229,15 +255,20 @@ class ReadmitSession:
         await self.inner.clear_session()
 
     def _after_return(self) -> _Judged | None:
+        """The judged decision to filter by; a fresh return once the issued view expired."""
+        member = self.member
         if self.returning:
             self.returning = False
-            self.member.return_()
-        latest = self.member.latest
+            member.return_()
+        latest = member.latest
         if latest is None:
             return None
-        if self._judged is None or self._judged.decided is not latest:
-            self._judged = _judge(latest)
-        return self._judged
+        judged = self._judged
+        if judged is None or judged.decided is not latest:
+            judged = self._judged = _judge(latest)
+        if lapsed(judged.deadline, member.clock):  # never serve an expired view: decide again
+            judged = self._judged = _judge(member.return_(), renews=judged.decided)
+        return judged
 
     def _revoke(self, fact: Learned) -> None:
         """Revoke the agent's newest item with the fact's text, and its key's items."""

@@ -3,20 +3,29 @@
 A `Member` records the agent's writes as events, departs, returns (deciding with
 `readmit.decide.decide`, so the decision is in the audit log like any other), and
 remembers its latest decision: what an integration filters reads through.
+
+What every integration does with that decision's view is here too, so they agree:
+an issued view is served until its ``expires_at`` (`expiry`, checked with `lapsed`),
+and a read refused because no view is served raises `ViewWithheld` (`ViewExpired`
+once an issued view has expired).
 """
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from time import time
+from typing import Any
 
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.implicit import Verifier
-from readmit.clock import now
+from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided, decide
+from readmit.errors import ReadmitError
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
 from readmit.model import Checkpoint, Item
 from readmit.policy import Policy
+from readmit.report import agent_copy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 from readmit.verifiers.builtin import TermVerifier
@@ -32,16 +41,105 @@ class Removal:
     detail: str
 
 
-def removals(decided: Decided) -> dict[str, Removal]:
-    """Every item of ``decided``'s C that its view does not hold, by id, with why."""
+def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Removal]:
+    """Every item of ``decided``'s C that its view does not hold, by id, with why.
+
+    With ``expired`` (when its issued view expired), the view holds nothing: what it
+    admitted is removed too, as ``view_expired``.
+    """
     decision = decided.decision
     admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
     why = {e.item: Removal(e.item, e.reason.value, e.detail) for e in decision.exclusions}
+    if expired is not None:
+        detail = f"the return view expired at {format_time(expired)}"
+        why |= {item: Removal(item, "view_expired", detail) for item in admitted}
+        admitted = set()
     return {
         item.id: why.get(item.id) or Removal(item.id, "withheld", decision.outcome)
         for item in decided.context.items
         if item.id not in admitted
     }
+
+
+FOREVER = datetime.max.replace(tzinfo=UTC)
+"""The expiry of a decision with no issued view to expire."""
+
+
+def expiry(decided: Decided) -> datetime:
+    """When ``decided``'s view stops being served: its ``expires_at`` (`FOREVER` if withheld).
+
+    ``Policy.view_ttl`` after the return, by the clock of the member that returned.
+    """
+    decision = decided.decision
+    return parse_time(decision.signed["expires_at"]) if isinstance(decision, Issued) else FOREVER
+
+
+def lapsed(deadline: float, clock: Callable[[], datetime]) -> bool:
+    """Whether ``deadline`` (an `expiry` as a POSIX timestamp) has passed by ``clock``.
+
+    Read paths keep the timestamp, not the datetime: with the wall clock (`now`, a
+    `Member`'s default) this is one ``time()`` call and a float comparison.
+    """
+    return (time() if clock is now else clock().timestamp()) >= deadline
+
+
+def agent_notice(decided: Decided) -> dict[str, Any]:
+    """What the agent is shown of a decision: what HTTP and MCP show it (`agent_copy`).
+
+    Outcome, coverage, what is missing, the signed view, the reasons for what went
+    stale (only those it may see), under the decision's number (``decision``).
+    """
+    return {"decision": decided.id, **agent_copy(decided.record)}
+
+
+class ViewWithheld(ReadmitError):
+    """The agent's latest return was withheld (blocked or reset): its reads are refused.
+
+    Raised by an integration's reads (where it is set to raise) until the agent's next
+    return. ``notice`` carries the coverage and the exclusion reasons (`agent_notice`,
+    or what the integration adds to it).
+    """
+
+    code = "view_withheld"
+
+    def __init__(
+        self,
+        decided: Decided,
+        message: str | None = None,
+        *,
+        notice: dict[str, Any] | None = None,
+    ) -> None:
+        self.notice = agent_notice(decided) if notice is None else notice
+        coverage = self.notice["coverage"]
+        super().__init__(
+            message
+            or f"the return view was not issued ({self.notice['outcome']}: obligation coverage "
+            f"{coverage['obligations']}, critical {coverage['critical']}); "
+            "reads are refused until the next return"
+        )
+        self.outcome: str = self.notice["outcome"]
+        self.excluded: list[dict[str, Any]] = self.notice["excluded"]
+
+
+class ViewExpired(ViewWithheld):
+    """The agent's latest view was issued but has expired: reads are refused like a withheld one's.
+
+    A view is served until its ``expires_at`` (`expiry`); after that an integration
+    treats it as withheld until the agent's next return.
+    """
+
+    code = "view_expired"
+
+    def __init__(
+        self, decided: Decided, expired_at: datetime, *, notice: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(
+            decided,
+            f"the return view expired at {format_time(expired_at)}; "
+            "reads are refused until the next return",
+            notice=notice,
+        )
+        self.expired_at = expired_at
 
 
 def new_id(prefix: str) -> str:

@@ -38,12 +38,24 @@ that decides its return. From then on a memory is removed from results when the
 latest decision judged it (its item was a candidate) and did not admit its text,
 neither under its memory id nor, for a keyed memory, under its key. Each result
 dict gets a ``"readmit"`` entry: ``{"decision": id, "outcome": "issued" | "blocked" |
-"reset" | None, "removed": [{"id", "memory", "reason", "item", "detail"}]}``.
+"reset" | None, "expired_at": time | None, "removed": [{"id", "memory", "reason",
+"item", "detail"}]}``.
 Memories the decision never saw (written after the return, or never recorded) are
 kept. A withheld decision admits nothing, so every memory it judged is removed,
 with its exclusion reason or ``"withheld"``; before the first return nothing is
 filtered. ``search`` and ``get_all`` ask Mem0 for ``top_k`` plus the number of
 memories the decision excluded, so removals never starve a page.
+
+**Expiry.** An issued view is served until its ``expires_at`` (``Policy.view_ttl``
+after the return, by the member's clock); after that it is treated exactly like a
+withheld one until the agent's next return (``depart()``, then a read): it admits
+nothing, so every memory the decision judged is removed, those it had admitted with
+reason ``"view_expired"``, and ``"readmit"`` says when (``"expired_at"``, None while
+the view is served). The view is not re-decided behind the agent's back.
+``on_withheld="raise"`` makes every read (``search``, ``get_all``, ``get``) raise
+`ViewWithheld` instead while no view is served (`ViewExpired`, code
+``view_expired``, once it expired): the same errors, from the same expiry check
+(`readmit.integrations.team`), as the LangGraph store's.
 
 `backfill` / `abackfill` adopt an existing bank. Store calls are synchronous and short
 (an in-process store); the async wrapper makes them inline.
@@ -52,14 +64,18 @@ memories the decision excluded, so removals never starve a page.
 from readmit.integrations.mem0.backfill import abackfill, backfill, backfill_events
 from readmit.integrations.mem0.ids import current_item, item_id, memory_of
 from readmit.integrations.mem0.memory import AsyncReadmitMemory, ReadmitMemory
-from readmit.integrations.mem0.recorder import MemoryKey, Recorder, ViewIndex, index
+from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, ViewIndex, index
+from readmit.integrations.team import ViewExpired, ViewWithheld
 
 __all__ = [
     "AsyncReadmitMemory",
     "MemoryKey",
+    "OnWithheld",
     "ReadmitMemory",
     "Recorder",
+    "ViewExpired",
     "ViewIndex",
+    "ViewWithheld",
     "abackfill",
     "backfill",
     "backfill_events",

@@ -21,7 +21,7 @@ revoke the items of every memory they removed, even when they raise part-way.
 from collections.abc import Mapping
 from typing import Any
 
-from readmit.integrations.mem0.recorder import MemoryKey, Recorder, Stated
+from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
 from readmit.integrations.team import Member
 
 _SCOPE = ("user_id", "agent_id", "run_id")
@@ -68,11 +68,27 @@ class ReadmitMemory:
     """A ``mem0.Memory`` whose writes are readmit events and whose reads the view filters.
 
     Methods other than those below go to the inner memory unrecorded.
+
+    Args:
+        inner: The Mem0 memory that keeps the application's data.
+        member: The agent reading and writing through it.
+        key: A memory's readmit key (None: memories have none).
+        on_withheld: While no view is served (after a withheld return, or once the
+            issued view expired), ``"remove"`` from reads every memory the decision
+            judged, or ``"raise"`` `ViewWithheld` (`ViewExpired`) on every read; until
+            the agent's next return either way.
     """
 
-    def __init__(self, inner: Any, member: Member, *, key: MemoryKey | None = None) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        member: Member,
+        *,
+        key: MemoryKey | None = None,
+        on_withheld: OnWithheld = "remove",
+    ) -> None:
         self.inner = inner
-        self.readmit = Recorder(member, key)
+        self.readmit = Recorder(member, key, on_withheld)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -203,9 +219,16 @@ class ReadmitMemory:
 class AsyncReadmitMemory:
     """`ReadmitMemory` for a ``mem0.AsyncMemory``: the same behaviour, awaited."""
 
-    def __init__(self, inner: Any, member: Member, *, key: MemoryKey | None = None) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        member: Member,
+        *,
+        key: MemoryKey | None = None,
+        on_withheld: OnWithheld = "remove",
+    ) -> None:
         self.inner = inner
-        self.readmit = Recorder(member, key)
+        self.readmit = Recorder(member, key, on_withheld)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

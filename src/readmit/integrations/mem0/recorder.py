@@ -6,9 +6,11 @@ hand it what Mem0 returned, so one piece of code serves both.
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from readmit.admission.decision import Issued
+from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.annotations import (
@@ -22,7 +24,17 @@ from readmit.integrations.annotations import (
     resolve,
 )
 from readmit.integrations.mem0.ids import by_memory, item_id, memory_of, of_memory, writes_text
-from readmit.integrations.team import Member, Removal, new_id, removals
+from readmit.integrations.team import (
+    FOREVER,
+    Member,
+    Removal,
+    ViewExpired,
+    ViewWithheld,
+    expiry,
+    lapsed,
+    new_id,
+    removals,
+)
 from readmit.model import Item
 
 MemoryKey = Callable[[Mapping[str, Any]], str | None]
@@ -30,6 +42,10 @@ MemoryKey = Callable[[Mapping[str, Any]], str | None]
 
 REFS: frozenset[RefKind] = frozenset({"key", "memory"})
 """The premise references a memory's annotations may use."""
+
+OnWithheld = Literal["remove", "raise"]
+"""What reads do while no view is served (a withheld return, or an expired view):
+``"remove"`` every memory the decision judged, or ``"raise"`` `ViewWithheld`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +59,18 @@ class ViewIndex:
     """(key, text) of every admitted keyed item."""
     removed: Mapping[str, Removal] = field(default_factory=dict)
     """Memory id -> why its newest judged, unadmitted version was kept out."""
+    expires: datetime = FOREVER
+    """When the decision's issued view stops being served (`FOREVER`: none was issued)."""
+    deadline: float = FOREVER.timestamp()
+    """``expires`` as a POSIX timestamp (what each read compares)."""
+    expired: bool = False
+    """Whether the issued view has expired: it then admits nothing, like a withheld one."""
+
+    @property
+    def withheld(self) -> bool:
+        """Whether no view is served: none was issued, or the issued one expired."""
+        decided = self.decided
+        return decided is not None and (self.expired or not isinstance(decided.decision, Issued))
 
     def keeps(self, memory: Mapping[str, Any], key: str | None) -> bool:
         """Whether a memory Mem0 returned may be shown to the agent."""
@@ -52,23 +80,29 @@ class ViewIndex:
         return key is not None and (key, text) in self.admitted_keyed
 
 
-def index(decided: Decided | None) -> ViewIndex:
-    """Index ``decided`` by memory (a decision of None filters nothing)."""
+def index(decided: Decided | None, *, expired: bool = False) -> ViewIndex:
+    """Index ``decided`` by memory (a decision of None filters nothing).
+
+    With ``expired`` (its issued view has expired) it admits nothing: every memory the
+    decision judged is removed, those the view admitted as ``view_expired``.
+    """
     if decided is None:
         return ViewIndex(None)
     decision = decided.decision
-    items = decision.items if isinstance(decision, Issued) else ()
+    expires = expiry(decided)
+    items = decision.items if isinstance(decision, Issued) and not expired else ()
     admitted = {found[0]: item.text for item in items if (found := memory_of(item.id)) is not None}
     keyed = frozenset((i.key, i.text) for i in items if i.key is not None)
     removed: dict[str, tuple[int, Removal]] = {}
-    for item, removal in removals(decided).items():
+    for item, removal in removals(decided, expires if expired else None).items():
         found = memory_of(item)
         if found is None:
             continue
         memory_id, version = found
         if memory_id not in removed or removed[memory_id][0] < version:
             removed[memory_id] = (version, removal)
-    return ViewIndex(decided, admitted, keyed, {m: r for m, (_, r) in removed.items()})
+    shown = {m: r for m, (_, r) in removed.items()}
+    return ViewIndex(decided, admitted, keyed, shown, expires, expires.timestamp(), expired)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +134,7 @@ class Recorder:
 
     member: Member
     key: MemoryKey | None = None
+    on_withheld: OnWithheld = "remove"
     returning: bool = False
     """Whether the agent has departed and not yet returned."""
     _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
@@ -112,13 +147,28 @@ class Recorder:
         self.returning = True
 
     def before_read(self) -> ViewIndex:
-        """Decide the return on the first read after a departure; the index to filter by."""
+        """Decide the return on the first read after a departure; the index to filter by.
+
+        Once the issued view has expired (by the member's clock) the index admits
+        nothing until the next return.
+
+        Raises:
+            ViewWithheld: in ``raise`` mode, after a withheld return or once the view
+                expired (`ViewExpired` then).
+        """
+        member = self.member
         if self.returning:
             self.returning = False
-            self.member.return_()
-        if self._index.decided is not self.member.latest:
-            self._index = index(self.member.latest)
-        return self._index
+            member.return_()
+        view = self._index
+        if view.decided is not member.latest:
+            view = self._index = index(member.latest)
+        if not view.expired and lapsed(view.deadline, member.clock):
+            view = self._index = index(view.decided, expired=True)
+        decided = view.decided
+        if decided is not None and view.withheld and self.on_withheld == "raise":
+            raise ViewExpired(decided, view.expires) if view.expired else ViewWithheld(decided)
+        return view
 
     def fetch_size(self, top_k: int) -> int:
         return top_k + len(self._index.removed)
@@ -138,7 +188,13 @@ class Recorder:
                 )
         decision = None if view.decided is None else view.decided.id
         outcome = None if view.decided is None else view.decided.decision.outcome
-        readmit = {"decision": decision, "outcome": outcome, "removed": removed}
+        expired_at = format_time(view.expires) if view.expired else None
+        readmit = {
+            "decision": decision,
+            "outcome": outcome,
+            "expired_at": expired_at,
+            "removed": removed,
+        }
         return {**result, "results": kept[:top_k], "readmit": readmit}
 
     def stated(self, metadata: Mapping[str, Any] | None, where: str) -> Stated:
