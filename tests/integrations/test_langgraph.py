@@ -538,3 +538,13 @@ def test_a_write_readmit_refuses_reaches_neither_store(team: Team) -> None:
 
     assert team.inner.get(TRIP, "hotel") is None
     assert team.readmit.events("trip") == []
+
+
+def test_every_integration_raises_the_same_withheld_and_expired_errors() -> None:
+    """An application catching one integration's refusal catches the others' too."""
+    from readmit.integrations import mem0, team
+    from readmit.integrations.langgraph import ViewExpired, ViewWithheld
+
+    assert ViewExpired is team.ViewExpired is mem0.ViewExpired
+    assert ViewWithheld is team.ViewWithheld is mem0.ViewWithheld
+    assert issubclass(ViewExpired, ViewWithheld)

@@ -8,18 +8,24 @@ neither does an issued one once its view has expired.
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from time import time
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import Item as LangGraphItem
 
 from readmit.admission.decision import Issued
-from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided
-from readmit.errors import ReadmitError
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
-from readmit.report import agent_copy
+from readmit.integrations.team import (
+    FOREVER,
+    ViewExpired,
+    ViewWithheld,
+    agent_notice,
+    expiry,
+    lapsed,
+)
+
+__all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
 
 
 def notice(decided: Decided) -> dict[str, Any]:
@@ -29,57 +35,13 @@ def notice(decided: Decided) -> dict[str, Any]:
     (only those it may see); each exclusion that is a LangGraph item also names its
     ``namespace`` and ``key`` when the key is short.
     """
-    shown = {"decision": decided.id, **agent_copy(decided.record)}
+    shown = agent_notice(decided)
     for entry in shown["excluded"]:
         item = decided.context.by_id.get(entry["item"])
         ident = parse(item.key if item is not None else None)
         if ident is not None and not ident[2]:
             entry["namespace"], entry["key"] = list(ident[0]), ident[1]
     return shown
-
-
-class ViewWithheld(ReadmitError):
-    """The agent's latest return was withheld (blocked or reset): its reads are refused.
-
-    Raised by `ReadmitStore` reads when it was built with ``on_withheld="raise"``, until
-    the agent's next return. ``notice`` carries the coverage and the exclusion reasons.
-    """
-
-    code = "view_withheld"
-
-    def __init__(self, decided: Decided, message: str | None = None) -> None:
-        self.notice = notice(decided)
-        coverage = self.notice["coverage"]
-        super().__init__(
-            message
-            or f"the return view was not issued ({self.notice['outcome']}: obligation coverage "
-            f"{coverage['obligations']}, critical {coverage['critical']}); "
-            "reads are refused until the next return"
-        )
-        self.outcome: str = self.notice["outcome"]
-        self.excluded: list[dict[str, Any]] = self.notice["excluded"]
-
-
-class ViewExpired(ViewWithheld):
-    """The agent's latest view was issued but has expired: reads are refused like a withheld one's.
-
-    A view is served until its ``expires_at`` (``Policy.view_ttl`` after the return); after
-    that the store treats it as withheld until the agent's next return.
-    """
-
-    code = "view_expired"
-
-    def __init__(self, decided: Decided, expired_at: datetime) -> None:
-        super().__init__(
-            decided,
-            f"the return view expired at {format_time(expired_at)}; "
-            "reads are refused until the next return",
-        )
-        self.expired_at = expired_at
-
-
-FOREVER = datetime.max.replace(tzinfo=UTC)
-"""The expiry of a lens with no issued view to expire."""
 
 
 @dataclass(slots=True)
@@ -112,7 +74,7 @@ class Lens:
         decision = decided.decision
         if not isinstance(decision, Issued):
             return cls(decided, withheld=True)
-        expires = parse_time(decision.signed["expires_at"])
+        expires = expiry(decided)
         lens = cls(decided, expires=expires, deadline=expires.timestamp())
         lens.show(i for item in decision.items if (i := parse(item.key)) is not None)
         return lens
@@ -127,13 +89,14 @@ class Lens:
 
     def lapsed_at(self, clock: Callable[[], datetime]) -> bool:
         """Whether the view has expired by ``clock`` (the wall clock read cheaply if it is it)."""
-        return (time() if clock is now else clock().timestamp()) >= self.deadline
+        return lapsed(self.deadline, clock)
 
     def refusal(self) -> ViewWithheld:
         """What a read raises through this (withheld) lens in ``raise`` mode."""
+        shown = notice(self.decided)
         if self.expired:
-            return ViewExpired(self.decided, self.expires)
-        return ViewWithheld(self.decided)
+            return ViewExpired(self.decided, self.expires, notice=shown)
+        return ViewWithheld(self.decided, notice=shown)
 
     def shows(self, item: LangGraphItem) -> bool:
         """Whether ``item`` (read from the inner store) may be shown."""
