@@ -19,7 +19,7 @@ def test_demo_prints_both_returns_offline(runner: CliRunner) -> None:
     assert result.exit_code == 0, result.output
     assert "BLOCKED" in result.output
     assert "ISSUED" in result.output
-    assert "obligations 0.50, critical 0.75" in result.output
+    assert "obligations 0.50 (needs 1.00), critical 0.75 (needs 1.00)" in result.output
     assert "implicitly_invalidated" in result.output
     assert "private memories readmitted: x_quiet" in result.output
     assert "judgment: 3 of 32 verifier calls (builtin); 1 new and 0 standing" in result.output
@@ -99,7 +99,7 @@ def test_audit_and_explain_read_the_stored_decisions(
     assert "Sunrise" in explain.output
     assert "n1" in explain.output
     assert missing.exit_code == 4
-    assert "no decision 99" in missing.output
+    assert "error [not_found]: no decision 99" in missing.output
 
 
 def test_an_unreachable_dependency_scan_withholds_what_it_could_not_scan(

@@ -333,7 +333,22 @@ CASES = [
         "--out",
         {"f": "a file"},
     ),
-    Case("explain of a word", ["explain", "two"], "invalid_input", "'two' is not a valid"),
+    Case("explain of a word", ["explain", "two"], "invalid_input", "must be a whole number"),
+    Case("explain of zero", ["explain", "0"], "invalid_input", "must be a whole number from 1"),
+    Case(
+        "explain with neither --db nor READMIT_DB",
+        ["explain", "1"],
+        "config_error",
+        "the default store 'sqlite:///readmit.db' (neither --db nor READMIT_DB was set); "
+        "'readmit replay' without --db decides on a throwaway in-memory store",
+    ),
+    Case(
+        "explain with READMIT_DB",
+        ["explain", "1"],
+        "config_error",
+        "(from READMIT_DB 'sqlite:///typo.db')",
+        env={"READMIT_DB": "sqlite:///typo.db"},
+    ),
     Case("unknown command", ["frobnicate"], "invalid_input", "No such command"),
     Case("unknown option", ["verify", "--bogus"], "invalid_input", "No such option"),
     Case(

@@ -11,6 +11,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from readmit.cli import cli
+from readmit.cli.render import render_decision
 from readmit.reasons import MEMORY_REASON_HELP, MemoryReason
 from readmit.store import open_store
 
@@ -74,24 +75,80 @@ def test_the_text_names_what_is_missing_and_why_memories_are_withheld(
     assert re.search(r"x_door\s+from p0\s+source_not_admitted", issued)
 
 
-def test_the_text_says_what_would_unblock_a_blocked_return(runner: CliRunner) -> None:
+def test_the_text_says_what_would_let_the_next_return_issue_a_view(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["demo"])
 
     blocked, issued = blocks(result.output)
-    lines = blocked[blocked.index("to unblock") :].splitlines()
-    assert (
-        lines[1]
-        .strip()
-        .startswith(
-            'd_p: px "Someone said the pickup might move to 8:15." is missing_receipt; '
-            "record the evidence it cites"
-        )
+    start = blocked.index("what would let the next return issue a view (then return again)")
+    lines = blocked[start:].splitlines()
+    assert lines[1].strip() == (
+        'd_p: px "Someone said the pickup might move to 8:15." is missing_receipt; '
+        "it was asserted with `unconfirmed: true` (hearsay, so no receipt): once it is "
+        "confirmed, assert it again without `unconfirmed: true`"
     )
     assert lines[2].strip().startswith('d_p: p0 "Recommended pickup at 8:00 from Sunrise Hotel."')
+    assert lines[3].strip() == "d_p: or a new item with a receipt whose supports lists d_p"
     assert (
-        lines[3].strip() == "d_p: or a new item, recorded with a receipt, whose supports lists d_p"
+        "any item asserted without `unconfirmed: true` whose `cites` were all recorded"
+        in (lines[4])
     )
-    assert "to unblock" not in issued
+    assert "what would let the next return" not in issued
+
+
+def test_an_item_whose_cited_evidence_is_missing_is_told_to_record_it(
+    runner: CliRunner,
+) -> None:
+    """With a receipt, a missing_receipt exclusion names its recording event as evidence."""
+    record = json.loads(runner.invoke(cli, ["demo", "--json"]).stdout)["decisions"][0]
+    [px] = [e for e in record["excluded"] if e["item"] == "px"]
+    px["evidence"] = ["e13"]  # a receipted item whose cited source was never recorded
+
+    text = "\n".join(render_decision(record))
+
+    assert 'px "Someone said the pickup might move to 8:15." is missing_receipt; it cites ' in text
+    assert "evidence that was never recorded: record the evidence it cites" in text
+    assert "assert it again without" not in text
+
+
+def test_replay_into_a_store_that_has_the_workspace_says_to_use_another(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+    assert runner.invoke(cli, ["replay", str(scenario_file), "--db", db]).exit_code == 0
+
+    again = runner.invoke(cli, ["replay", str(scenario_file), "--db", db])
+
+    assert again.exit_code == 2
+    [line] = [x for x in again.stderr.splitlines() if x.startswith("error [")]
+    assert line.startswith("error [invalid_input]: agent 'A1' already exists in 'family-trip'")
+    assert "replay into a new --db file, or give the scenario another workspace name" in line
+
+
+def test_replay_with_a_db_names_each_decision_and_the_command_that_explains_it(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+
+    replayed = runner.invoke(cli, ["replay", str(scenario_file), "--db", db])
+
+    commands = re.findall(r"stored as decision (\d+): (readmit explain .*)", replayed.stdout)
+    assert [n for n, _ in commands] == ["1", "2"]
+    for n, command in commands:
+        assert command == f"readmit explain {n} --db {db}"
+        explained = runner.invoke(cli, command.split()[1:])
+        assert explained.exit_code == 0, explained.output
+    assert "stored as decision" not in runner.invoke(cli, ["replay", str(scenario_file)]).output
+
+
+def test_replay_json_with_a_db_names_the_commands_on_stderr(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+
+    replayed = runner.invoke(cli, ["replay", str(scenario_file), "--db", db, "--json"])
+
+    assert json.loads(replayed.stdout)["decisions"]
+    assert f"stored as decision 2: readmit explain 2 --db {db}" in replayed.stderr
 
 
 def test_explain_shows_what_replay_showed(

@@ -87,7 +87,11 @@ def test_the_blocked_page_says_what_is_missing_and_how_to_unblock_it(pages: list
     missing = page.section("What is missing")
     assert "d_p critical o_t" in missing
     assert "px Someone said the pickup might move to 8:15. — excluded as missing_receipt" in missing
-    assert "record the evidence it cites" in missing
+    assert "it was asserted with unconfirmed: true (hearsay, so no receipt): once it is " in missing
+    assert "confirmed, assert it again without unconfirmed: true" in missing
+    assert "What would let the next return issue a view: for each label above" in missing
+    assert "then return again" in missing
+    assert "whose cites were all recorded gets one automatically" in missing  # receipt
     assert "p0 Recommended pickup at 8:00 from Sunrise Hotel. — excluded as" in missing
     per_obligation = page.section("Coverage per obligation")
     assert "o_t f_t d_c covered (critical), d_p missing (critical)" in per_obligation
@@ -101,6 +105,68 @@ def test_the_blocked_page_says_what_is_missing_and_how_to_unblock_it(pages: list
     key = page.section("What the words on this page mean")
     for word in ("missing_receipt", "implicit stage", "view_withheld", "frontier", "epoch"):
         assert word in key
+
+
+def test_the_page_says_it_is_the_operators_copy_and_keeps_the_texts(pages: list[Path]) -> None:
+    for path in pages:
+        page = read(path.read_text(encoding="utf-8"))
+
+        assert (
+            "Operator's copy: it includes items the returning agent may not read: n1 "
+            "(and the events that recorded them: e14)"
+        ) in page.text
+        assert "n1 Agency note: the Riverside commission is 12%." in page.section("Excluded items")
+
+
+def test_the_blocked_page_says_what_each_selected_item_supports(pages: list[Path]) -> None:
+    page = read(pages[0].read_text(encoding="utf-8"))
+
+    kept = page.section("Selected, but not issued")
+    assert "t1 The train now departs at 9:30. still valid, and passed every check; supports " in (
+        kept
+    )
+    assert "supports d_t (needed by o_t)" in kept
+    assert "supports d_h (needed by o_h)" in kept
+
+
+def test_the_page_shows_what_coverage_a_view_needs(pages: list[Path]) -> None:
+    page = read(pages[0].read_text(encoding="utf-8"))
+
+    assert "Coverage: obligations 0.50 (needs 1.00), critical 0.75 (needs 1.00)" in page.text
+
+
+def test_the_page_defines_its_words_and_its_column_headings(pages: list[Path]) -> None:
+    page = read(pages[0].read_text(encoding="utf-8"))
+
+    assert "admissible" not in page.text
+    assert "record and frontier present" not in page.text
+    assert "the verifier's reason)" not in page.text  # a heading for every exclusion
+    assert "obligation and frontier selected" in page.section("Coverage per obligation")
+    assert "its own record and its frontier (its progress marker) are both selected" in (
+        page.section("Coverage per obligation")
+    )
+    assert "item reason stage evidence details" in page.section("Excluded items")
+    key = page.section("What the words on this page mean")
+    for word in ("selected set", "receipt", "operator's copy"):
+        assert word in key
+
+
+def test_the_page_lists_the_events_it_cites(pages: list[Path]) -> None:
+    page = read(pages[0].read_text(encoding="utf-8"))
+
+    events = page.section("Events this page cites")
+    assert "e9 revoke A2 2026-05-02T10:00:00Z revokes h0: Sunrise cancelled the reservation" in (
+        events
+    )
+    assert "e11 supersede A4" in events
+    assert "e14 assert X1" in events
+
+
+def test_a_page_says_it_was_made_by_readmit(pages: list[Path]) -> None:
+    page = read(pages[0].read_text(encoding="utf-8"))
+
+    assert "Made by readmit." in page.text
+    assert "readmit explain" not in page.text
 
 
 def test_the_issued_page_lists_the_view_and_readmitted_memories(pages: list[Path]) -> None:
@@ -155,7 +221,10 @@ def test_explain_writes_the_page_of_a_stored_decision(
     assert result.exit_code == 0, result.output
     page = read((tmp_path / "1.html").read_text(encoding="utf-8"))
     assert "d_p critical o_t" in page.section("What is missing")
-    assert "c Family requirements" in page.section("Selected, but not issued")
+    kept = page.section("Selected, but not issued")
+    assert "c Family requirements" in kept
+    assert "supports d_c (needed by o_h, o_t)" in kept
+    assert "e9 revoke A2" in page.section("Events this page cites")
 
 
 def test_an_unwritable_html_path_is_one_error_line(runner: CliRunner, tmp_path: Path) -> None:

@@ -1,19 +1,49 @@
 """``readmit audit`` and ``readmit explain``: read the audit log of stored decisions."""
 
 from pathlib import Path
+from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from readmit.cli.history import for_page, history
 from readmit.cli.inputs import open_existing_store
 from readmit.cli.render import render_decision
 from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV
+from readmit.errors import NotFound, StoreError
 from readmit.report import upgrade_record
-from readmit.store import DEFAULT_URL
+from readmit.store import DEFAULT_URL, SqlStore
 from readmit.wire import check_name
 
 _DB = click.option("--db", default=DEFAULT_URL, envvar=DB_ENV, show_default=True, help="Store URL.")
+
+
+def _db_given() -> str | None:
+    """Where this command's --db came from: the option, the variable, or None (default)."""
+    source = click.get_current_context().get_parameter_source("db")
+    if source is ParameterSource.COMMANDLINE:
+        return "--db"
+    return DB_ENV if source is ParameterSource.ENVIRONMENT else None
+
+
+class DecisionId(click.types.IntParamType):
+    """A decision's number: a whole number from 1, said plainly when it is not one."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if not text.isascii() or not text.isdigit() or not 1 <= int(text) < 2**63:
+            self.fail(
+                f"decision id must be a whole number from 1, not {value!r}",
+                param,
+                ctx,
+            )
+        return int(text)
 
 
 @click.command()
@@ -23,7 +53,7 @@ def audit(db: str, workspace: str | None) -> None:
     """List the stored return decisions."""
     if workspace is not None:
         check_name(workspace, "--workspace")
-    store = open_existing_store(db)
+    store = open_existing_store(db, _db_given())
     try:
         rows = store.decisions(workspace)
     finally:
@@ -39,7 +69,7 @@ def audit(db: str, workspace: str | None) -> None:
 
 
 @click.command()
-@click.argument("decision_id", type=click.IntRange(1, 2**63 - 1))
+@click.argument("decision_id", type=DecisionId())
 @_DB
 @click.option(
     "--workspace",
@@ -62,9 +92,10 @@ def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | 
     """
     if workspace is not None:
         check_name(workspace, "--workspace")
-    store = open_existing_store(db)
+    store = open_existing_store(db, _db_given())
     try:
-        record = upgrade_record(store.decision(decision_id, workspace))
+        record = upgrade_record(_stored(store, decision_id, workspace))
+        record = for_page(record, history(r.event for r in store.events(record["workspace"])))
     finally:
         store.close()
     view = record.get("view") or {}
@@ -75,3 +106,19 @@ def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | 
     if html_file is not None:
         write_html(html_file, record, texts)
         click.echo(f"wrote {html_file}", err=True)
+
+
+def _stored(store: SqlStore, decision_id: int, workspace: str | None) -> dict[str, Any]:
+    """Decision ``decision_id`` of the store's audit log.
+
+    Raises:
+        NotFound: if no workspace (or not ``workspace``) has a decision with that number.
+        StoreError: if several workspaces have one and ``workspace`` was not named.
+    """
+    try:
+        return store.decision(decision_id, workspace)
+    except StoreError:
+        if any(r.id == decision_id for r in store.decisions(workspace)):
+            raise
+    where = f" in workspace {workspace!r}" if workspace is not None else ""
+    raise NotFound(f"no decision {decision_id}{where} in the audit log (see 'readmit audit')")

@@ -36,8 +36,11 @@ def sqlite_path(url: str) -> Path | None:
     return None if path in ("", ":memory:", "/:memory:") else Path(path)
 
 
-def open_existing_store(url: str) -> SqlStore:
+def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> SqlStore:
     """Open a store that must already exist, so a mistyped path is not a new empty database.
+
+    ``given`` names where ``url`` came from (an option, a variable); ``None`` means
+    neither was set and ``url`` is the default.
 
     Raises:
         ConfigError: if ``url`` names an SQLite file that does not exist.
@@ -45,8 +48,15 @@ def open_existing_store(url: str) -> SqlStore:
     """
     path = sqlite_path(url)
     if path is not None and not path.is_file():
+        if given is None:
+            raise ConfigError(
+                f"no database at {str(path)!r}, the default store {url!r} (neither --db nor "
+                "READMIT_DB was set); 'readmit replay' without --db decides on a throwaway "
+                "in-memory store: run 'readmit replay FILE --db sqlite:///trip.db' (it prints "
+                "each decision's number) and pass the same --db here"
+            )
         raise ConfigError(
-            f"no database at {str(path)!r} (from --db or READMIT_DB {url!r}); "
+            f"no database at {str(path)!r} (from {given} {url!r}); "
             "'readmit replay --db URL' or 'readmit workspace create' makes one"
         )
     return open_store(url)

@@ -5,7 +5,7 @@ from typing import Any
 
 import click
 
-from readmit.cli.report_html import UNBLOCK
+from readmit.cli.words import NEXT_RETURN, RECEIPT, hidden_split, supporter_fixes, thresholds
 from readmit.reasons import REASON_HELP, MemoryReason, Reason
 
 _OUTCOME_STYLE = {"issued": "green", "blocked": "yellow", "reset": "yellow"}
@@ -33,8 +33,8 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
         bold=True,
         fg=_OUTCOME_STYLE.get(outcome),
     )
-    cov = record["coverage"]
-    yield f"  coverage: obligations {_pct(cov['obligations'])}, critical {_pct(cov['critical'])}"
+    yield from _operator(record)
+    yield _coverage(record)
     yield from _missing(record)
     if outcome != "issued":
         yield from _unblock(record, texts)
@@ -63,11 +63,44 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
             f", … and {len(left) - _LISTED} more" if len(left) > _LISTED else ""
         )
         yield f"  not selected (valid, but the view's budget did not need or fit them): {shown}"
+    yield from _events(record)
     yield f"  private memories readmitted: {', '.join(record['readmitted']) or '(none)'}"
     yield f"  private memories withheld:   {', '.join(record['withheld']) or '(none)'}"
     why = record.get("withheld_memories") or []
     if why:
         yield from _table([(m["id"], f"from {m['source']}", _memory_detail(m)) for m in why])
+
+
+def _operator(record: dict[str, Any]) -> Iterator[str]:
+    """One line when the record holds what the agent may not read (its own copy does not)."""
+    items, events = hidden_split(record)
+    if items or events:
+        also = f" (recorded by {', '.join(events)})" if events else ""
+        yield (
+            f"  operator's copy: it includes items {record['agent']} may not read: "
+            f"{', '.join(items) or '-'}{also}"
+        )
+
+
+def _coverage(record: dict[str, Any]) -> str:
+    cov = record["coverage"]
+    needs = thresholds(record)
+    if needs is None:
+        return (
+            f"  coverage: obligations {_pct(cov['obligations'])}, critical {_pct(cov['critical'])}"
+        )
+    return (
+        f"  coverage: obligations {_pct(cov['obligations'])} (needs {needs[0]}), "
+        f"critical {_pct(cov['critical'])} (needs {needs[1]})"
+    )
+
+
+def _events(record: dict[str, Any]) -> Iterator[str]:
+    """The events the exclusions cite as evidence: what e9 was, without the store."""
+    events = record.get("events") or []
+    if events:
+        yield "  events cited as evidence:"
+        yield from _table([(e["id"], e["op"], e["author"], e["at"], e["text"]) for e in events])
 
 
 def _missing(record: dict[str, Any]) -> Iterator[str]:
@@ -107,15 +140,20 @@ def _unblock(record: dict[str, Any], texts: dict[str, str]) -> Iterator[str]:
     missing = record.get("missing") or []
     if not missing:
         return
-    yield "  to unblock, one admissible item must support each missing label:"
+    fixes = supporter_fixes(record)
+    yield (
+        f"  {NEXT_RETURN[0].lower()}{NEXT_RETURN[1:]} (then return again): for each missing "
+        "label, one item that passes every check must support it:"
+    )
     for m in missing:
         label = m["requirement"]
         for s in m["supported_by_excluded"]:
             text = texts.get(s["item"], "")
             quoted = f' "{text}"' if text else ""
-            fix = UNBLOCK.get(Reason(s["reason"]), "")
+            fix = fixes.get(s["item"], "")
             yield f"    {label}: {s['item']}{quoted} is {s['reason']}" + (f"; {fix}" if fix else "")
-        yield f"    {label}: or a new item, recorded with a receipt, whose supports lists {label}"
+        yield f"    {label}: or a new item with a receipt whose supports lists {label}"
+    yield f"  (a receipt proves where an item came from: {RECEIPT})"
 
 
 _MEMORY_SHORT = {

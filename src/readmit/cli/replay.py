@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,16 +14,18 @@ from click._termui_impl import ProgressBar
 
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Progress
-from readmit.cli.inputs import read_json
+from readmit.cli.history import for_page, history
+from readmit.cli.inputs import read_json, sqlite_path
 from readmit.cli.render import render_decision
 from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
-from readmit.errors import InvalidInput
-from readmit.events import Assert, OpenObligation, Supersede
+from readmit.decide import Decided
+from readmit.errors import InvalidEvent, InvalidInput
+from readmit.events import Assert, OpenObligation, ReturnRequest, Supersede
 from readmit.plugins import make_dependency_scan, make_embedder, make_verifier
 from readmit.replay import replay
 from readmit.scenario import Scenario, load_scenario
-from readmit.store import open_store
+from readmit.store import SqlStore, open_store
 
 
 @contextmanager
@@ -66,10 +69,14 @@ def run(
     embeddings: str | None = None,
     dependency_scan: str | None = None,
     html_dir: Path | None = None,
+    db_flag: bool = False,
 ) -> list[dict[str, Any]]:
     """Replay ``scenario`` and print its decisions (as JSON or as tables).
 
     With ``html_dir``, also write one page per decision there (``decision-N.html``).
+    On a store that outlives the command, each decision's number and the ``readmit
+    explain`` command that shows it are printed too (with ``--db URL`` when ``db_flag``
+    says the URL came from ``--db``, not from ``READMIT_DB``).
     """
     verifier = make_verifier(verifier_spec, os.environ)
     embedder = make_embedder(embeddings, os.environ) if embeddings else None
@@ -83,32 +90,77 @@ def run(
         )
     store = open_store(db)
     try:
+        existed = bool(store.agents(scenario.workspace))
         with progress_bar() as on_progress:
-            decided = replay(
-                scenario,
-                store,
-                verifier=with_cache(verifier, store),
-                signer=choice.signer,
-                on_progress=on_progress,
-                embedder=embedder,
-                dependency_scan=scan,
-            )
+            try:
+                decided = replay(
+                    scenario,
+                    store,
+                    verifier=with_cache(verifier, store),
+                    signer=choice.signer,
+                    on_progress=on_progress,
+                    embedder=embedder,
+                    dependency_scan=scan,
+                )
+            except InvalidInput as exc:
+                raise _in_existing(exc, scenario.workspace) if existed else exc from None
+        explain = _explain_commands(store, db, db_flag, scenario.workspace, decided)
     finally:
         store.close()
     decisions = [d.record for d in decided]  # JSON at the edge
+    pages = _pages(scenario, decisions)
     texts = item_texts(scenario)
     if as_json:
         click.echo(json.dumps({"decisions": decisions}, indent=2, ensure_ascii=False))
+        for line in explain:
+            click.echo(line, err=True)
     else:
-        for record in decisions:
-            for line in render_decision(record, texts):
-                click.echo(line)
+        for n, record in enumerate(pages):
+            for text in render_decision(record, texts):
+                click.echo(text)
+            if explain:
+                click.echo(f"  {explain[n]}")
             click.echo()
         if decisions:
             click.echo(GLOSSARY_HINT)
     if html_dir is not None:
-        _write_pages(html_dir, decisions, texts)
+        _write_pages(html_dir, pages, texts)
     return decisions
+
+
+def _pages(scenario: Scenario, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each record as the text and the page show it (`readmit.cli.history.for_page`).
+
+    One record per return, in order, so each gets the policy its return ran under.
+    """
+    past = history(scenario.steps)
+    returns = [s for s in scenario.steps if isinstance(s, ReturnRequest)]
+    return [
+        for_page(r, past, scenario.policy_for(q)) for r, q in zip(records, returns, strict=True)
+    ]
+
+
+def _in_existing(exc: InvalidInput, workspace: str) -> InvalidInput:
+    """``exc`` with the likely cause: the scenario was replayed into this store before."""
+    hint = (
+        f"the store already has workspace {workspace!r} (replayed before?): replay into a "
+        "new --db file, or give the scenario another workspace name"
+    )
+    if isinstance(exc, InvalidEvent):
+        return InvalidEvent(exc.event_id, f"{exc.problem}; {hint}")
+    return InvalidInput(f"{exc}; {hint}")
+
+
+def _explain_commands(
+    store: SqlStore, db: str, db_flag: bool, workspace: str, decided: list[Decided]
+) -> list[str]:
+    """For each decision, its number and the command that explains it ([] in memory)."""
+    if db.startswith("sqlite") and sqlite_path(db) is None:
+        return []  # an in-memory store is gone when the command ends
+    options = f" --db {shlex.quote(db)}" if db_flag else ""
+    if {r.workspace for r in store.decisions()} != {workspace}:
+        options += f" --workspace {shlex.quote(workspace)}"
+    return [f"stored as decision {d.id}: readmit explain {d.id}{options}" for d in decided]
 
 
 def _write_pages(html_dir: Path, decisions: list[dict[str, Any]], texts: dict[str, str]) -> None:
@@ -178,6 +230,7 @@ def replay_command(
 ) -> None:
     """Replay a readmit.scenario/1 FILE and print one decision per return."""
     scenario = load_scenario(read_json(file))
+    source = click.get_current_context().get_parameter_source("db")
     run(
         scenario,
         db or "sqlite://:memory:",
@@ -186,4 +239,5 @@ def replay_command(
         embeddings=embeddings,
         dependency_scan=dependency_scan,
         html_dir=html_dir,
+        db_flag=source is click.core.ParameterSource.COMMANDLINE,
     )

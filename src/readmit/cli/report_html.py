@@ -1,9 +1,11 @@
 """One decision as a self-contained HTML page, readable without the paper.
 
 ``readmit explain ID --html FILE`` and ``readmit replay FILE --html DIR`` write it:
-the view's items, each exclusion with its reason, stage, evidence and the verifier's
-reason, coverage per obligation with what is missing, the private memories readmitted
-and withheld, and a plain-language key to every code on the page. Inline CSS, no
+the view's items, each exclusion with its reason, stage, evidence and details (the
+verifier's reason for an implicit one), coverage per obligation with what is missing,
+the events the page cites, the private memories readmitted and withheld, and a
+plain-language key to every code on the page. It is the operator's copy, and says so:
+it shows what the returning agent may not read. Inline CSS, no
 script, nothing loaded from elsewhere; every piece of text from the record is escaped.
 """
 
@@ -12,65 +14,19 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from readmit.cli.words import (
+    NEXT_RETURN,
+    OUTCOME_HELP,
+    RECEIPT,
+    STAGE_HELP,
+    TERMS,
+    hidden_split,
+    selected_supports,
+    supporter_fixes,
+    thresholds,
+)
 from readmit.errors import InvalidInput
 from readmit.reasons import MEMORY_REASON_HELP, REASON_HELP, MemoryReason, Reason, Stage
-
-STAGE_HELP: dict[Stage, str] = {
-    Stage.EXPLICIT: "the team said so: a revoke, close or supersede event, or a newer item "
-    "with the same key",
-    Stage.IMPLICIT: "a verifier read what changed while the agent was away and judged that a "
-    "later event breaks the item's premise",
-    Stage.PROPAGATION: "something the item depends on was excluded, so it falls too",
-    Stage.GATES: "per-item checks: who may read it (A), whether it is valid now (T), "
-    "whether it fits this task and role (U), whether a receipt proves where it came from (P), "
-    "and its size",
-    Stage.SELECTION: "the item was fine, but the view has a budget and did not need it",
-}
-"""What each pipeline stage checks, in words."""
-
-UNBLOCK: dict[Reason, str] = {
-    Reason.MISSING_RECEIPT: "record the evidence it cites, or record it again with a receipt "
-    "(not as unconfirmed hearsay)",
-    Reason.IMPLICITLY_INVALIDATED: "it stays out while its premise is broken: record a new "
-    "item that states the current fact",
-    Reason.PREMISE_INVALIDATED: "fix or replace the item it depends on",
-    Reason.REVOKED: "record a new item that states the current fact",
-    Reason.STALE_OR_SUPERSEDED: "its replacement must support the label instead",
-    Reason.EXPIRED: "record a new item that is valid now",
-    Reason.NOT_YET_VALID: "wait until it becomes valid, or record one valid now",
-    Reason.UNAUTHORIZED: "an item this agent may read must support the label",
-    Reason.NOT_APPLICABLE: "an item for this task, purpose and role must support the label",
-    Reason.OVER_ITEM_BUDGET: "shorten it, or raise the policy's max_item_chars",
-    Reason.VERIFIER_UNAVAILABLE: "return again when the verifier answers",
-    Reason.UNSCREENED: "return again, or raise the judgment budget (max_judgments)",
-    Reason.NOT_SELECTED: "raise the view's budgets (max_items, max_chars)",
-}
-"""For an excluded item that supports a missing label: what would let it, or a
-replacement, cover the label."""
-
-OUTCOME_HELP = {
-    "issued": "A signed view was issued: the agent may act on exactly the items below.",
-    "blocked": "No view was issued: the items that are still valid do not cover what the "
-    "agent's open obligations require, so it must not act on its old memory until they do.",
-    "reset": "No view was issued and the agent starts over from the current shared state: "
-    "the items that are still valid do not cover what its open obligations require.",
-}
-
-TERMS = {
-    "coverage (obligations)": "the share of the agent's open obligations whose record, "
-    "progress frontier and every required label are in the selected set (Cov)",
-    "coverage (critical)": "the share of critical requirement labels the selected set "
-    "supports (Crit); a view is issued only when both reach the policy's thresholds",
-    "obligation": "work the returning agent's role must continue, with the requirement "
-    "labels it needs",
-    "frontier": "the obligation's progress marker: what is still unresolved",
-    "requirement label": "a name such as d_p for something an obligation needs; an item "
-    "covers it when its supports list holds the label",
-    "epoch": "the revision number of the shared state; every recorded event advances it",
-    "evidence": "the ids of the events and items behind an exclusion",
-    "private memory": "something one agent learned privately, bound to the shared item it "
-    "came from; it comes back only if that item is in the issued view",
-}
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;
@@ -80,6 +36,7 @@ border-bottom:1px solid #d5d9e0;padding-bottom:.2rem}
 .outcome{display:inline-block;padding:.15rem .6rem;border-radius:.3rem;font-weight:700;
 color:#fff}.issued{background:#1f7a3a}.blocked,.reset{background:#b3261e}
 .summary{background:#f4f6fa;border-left:4px solid #6b7a99;padding:.6rem 1rem}
+.operator{background:#fff6e0;border-left:4px solid #b7791f;padding:.6rem 1rem;margin:.8rem 0}
 table{border-collapse:collapse;width:100%;margin:.5rem 0;font-size:.93rem}
 th,td{border:1px solid #d5d9e0;padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef1f6}code{background:#eef1f6;padding:0 .25rem;border-radius:.2rem}
@@ -104,11 +61,13 @@ def decision_html(record: Mapping[str, Any], texts: Mapping[str, str] | None = N
         f'<p><span class="outcome {_e(outcome)}">{_e(outcome.upper())}</span> '
         f'<span class="muted">workspace {_e(record["workspace"])}, epoch {_e(record["epoch"])} '
         f"(the agent left at epoch {_e(record['departure_epoch'])})</span></p>",
+        _operator(record),
         f'<div class="summary"><p>{_e(OUTCOME_HELP.get(outcome, ""))}</p>{_summary(record)}</div>',
         *_missing(record, texts),
         *_obligations(record),
         *_kept(record, texts, outcome),
         *_excluded(record, texts),
+        *_events(record),
         *_memories(record, texts),
         *_judgment(record),
         *_key(record),
@@ -117,7 +76,7 @@ def decision_html(record: Mapping[str, Any], texts: Mapping[str, str] | None = N
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n"
         + "\n".join(body)
-        + '\n<p class="muted">Made by readmit explain. The terms and a worked example are in '
+        + '\n<p class="muted">Made by readmit. The terms and a worked example are in '
         "docs/concepts.md of the readmit project.</p>\n</body></html>\n"
     )
 
@@ -140,12 +99,47 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
+def _words(text: str) -> str:
+    """``text`` escaped, with each `backticked` span shown as code."""
+    parts = _e(text).split("`")
+    return "".join(f"<code>{p}</code>" if n % 2 else p for n, p in enumerate(parts))
+
+
+def _codes(ids: Iterable[str]) -> str:
+    return ", ".join(f"<code>{_e(i)}</code>" for i in ids)
+
+
+def _operator(record: Mapping[str, Any]) -> str:
+    """The banner: this page is the operator's copy, and what on it the agent may not read."""
+    items, events = hidden_split(record)
+    if not items and not events:
+        line = "it shows the whole decision record; the returning agent may read every item on it."
+    else:
+        line = "it includes items the returning agent may not read: " + (_codes(items) or "-")
+        if events:
+            line += f" (and the events that recorded them: {_codes(events)})"
+        line += (
+            ". Their texts are shown here for you; the agent's own copy of this decision (over "
+            "HTTP or MCP) leaves them out."
+        )
+    return f'<div class="operator"><p><strong>Operator\'s copy:</strong> {line}</p></div>'
+
+
 def _summary(record: Mapping[str, Any]) -> str:
     cov = record["coverage"]
-    line = (
-        f"<p>Coverage: obligations {cov['obligations']:.2f}, critical {cov['critical']:.2f} "
-        "(1.00 means fully covered)."
-    )
+    needs = thresholds(record)
+    if needs is None:
+        line = (
+            f"<p>Coverage: obligations {cov['obligations']:.2f}, critical "
+            f"{cov['critical']:.2f} (1.00 means fully covered; a view needs both to reach "
+            "the policy's thresholds γ and ρ)."
+        )
+    else:
+        line = (
+            f"<p>Coverage: obligations {cov['obligations']:.2f} (needs {needs[0]}), critical "
+            f"{cov['critical']:.2f} (needs {needs[1]}); 1.00 means fully covered, and a "
+            "view is issued only when both reach what they need."
+        )
     missing = record.get("missing") or []
     if missing:
         labels = ", ".join(f"<code>{_e(m['requirement'])}</code>" for m in missing)
@@ -177,17 +171,14 @@ def _missing(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
     missing = record.get("missing") or []
     if not missing:
         return []
+    fixes = supporter_fixes(record)
     rows = []
     for m in missing:
         supporters = m["supported_by_excluded"]
         could = (
             "<br>".join(
                 f"{_item(s['item'], texts)} — excluded as <code>{_e(s['reason'])}</code>"
-                + (
-                    f"; to fix: {_e(UNBLOCK[Reason(s['reason'])])}"
-                    if s["reason"] in UNBLOCK
-                    else ""
-                )
+                + (f"; to fix: {_words(fix)}" if (fix := fixes.get(s["item"])) else "")
                 for s in supporters
             )
             or "no item in the workspace supports it: record one"
@@ -201,10 +192,10 @@ def _missing(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
             )
         )
     unblock = (
-        "<p>What would unblock this return: for each label above, one admissible item "
-        "whose <code>supports</code> list holds it — a new item recorded with a receipt "
-        "(for example, one that cites recorded evidence), or an excluded item fixed as "
-        "the table says.</p>"
+        f"<p>{NEXT_RETURN}: for each label above, one item that passes every check (no "
+        "stage excludes it) and whose <code>supports</code> list holds the label — a new "
+        "item with a receipt, or an excluded item fixed as the table says; then return "
+        f"again. A receipt proves where an item came from: {_words(RECEIPT)}.</p>"
     )
     return [
         "<h2>What is missing</h2>",
@@ -230,9 +221,9 @@ def _obligations(record: Mapping[str, Any]) -> list[str]:
             for d in o["requires"]
         )
         structure = (
-            "not in the set: " + ", ".join(f"<code>{_e(i)}</code>" for i in o["structure_missing"])
+            "no: not selected: " + _codes(o["structure_missing"])
             if o["structure_missing"]
-            else "record and frontier present"
+            else "yes, both"
         )
         rows.append(
             (
@@ -246,8 +237,19 @@ def _obligations(record: Mapping[str, Any]) -> list[str]:
     return [
         "<h2>Coverage per obligation</h2>",
         "<p>Each obligation the returning role must continue, the labels it requires, and "
-        "whether the selected set covers them.</p>",
-        _table(("obligation", "frontier", "requirements", "structure", "covered"), rows),
+        "whether the selected set covers them. An obligation is covered when its own record "
+        "and its frontier (its progress marker) are both selected and an item of the set "
+        "supports every label it requires.</p>",
+        _table(
+            (
+                "obligation",
+                "frontier",
+                "requirements",
+                "obligation and frontier selected",
+                "covered",
+            ),
+            rows,
+        ),
     ]
 
 
@@ -273,8 +275,9 @@ _PASSED = "still valid, and passed every check"
 def _why_kept(record: Mapping[str, Any]) -> dict[str, str]:
     """Why each selected item is there: an obligation, its frontier, or the labels it supports.
 
-    Which labels an item supports is known from the issued view; a blocked decision's
-    items other than obligations and frontiers get the general reason.
+    Which labels an item supports comes from the workspace's history
+    (`readmit.cli.history.for_page`) or the issued view; without either an item gets the
+    general reason.
     """
     why: dict[str, str] = {}
     needed_by: dict[str, list[str]] = {}
@@ -285,13 +288,13 @@ def _why_kept(record: Mapping[str, Any]) -> dict[str, str]:
         )
         for label in o["requires"]:
             needed_by.setdefault(label, []).append(o["obligation"])
-    for item in (record.get("view") or {}).get("items", []):
+    for item, supports in selected_supports(record).items():
         labels = [
             f"{label} (needed by {', '.join(needed_by[label])})" if label in needed_by else label
-            for label in item.get("supports") or []
+            for label in supports
         ]
-        if item["id"] not in why:
-            why[item["id"]] = f"{_PASSED}; supports {', '.join(labels)}" if labels else _PASSED
+        if item not in why:
+            why[item] = f"{_PASSED}; supports {', '.join(labels)}" if labels else _PASSED
     return why
 
 
@@ -311,7 +314,7 @@ def _excluded(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
             )
         )
     table = (
-        _table(("item", "reason", "stage", "evidence", "details (the verifier's reason)"), rows)
+        _table(("item", "reason", "stage", "evidence", "details"), rows)
         if rows
         else "<p>(none)</p>"
     )
@@ -327,7 +330,34 @@ def _excluded(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
         if left
         else []
     )
-    return ["<h2>Excluded items</h2>", table, *unused]
+    note = (
+        "<p>Evidence names the events (listed below) and items behind each exclusion; "
+        "details say what happened, with the verifier's reason and confidence for an "
+        "implicit one.</p>"
+    )
+    return ["<h2>Excluded items</h2>", note, table, *unused]
+
+
+def _events(record: Mapping[str, Any]) -> list[str]:
+    """The events the exclusions cite, so an id such as e9 says what it was."""
+    events = record.get("events") or []
+    if not events:
+        return []
+    rows = [
+        (
+            f"<code>{_e(ev['id'])}</code>",
+            f"<code>{_e(ev['op'])}</code>",
+            f"<code>{_e(ev['author'])}</code>",
+            _e(ev["at"]),
+            _e(ev["text"]),
+        )
+        for ev in events
+    ]
+    return [
+        "<h2>Events this page cites</h2>",
+        "<p>The events the evidence above names: each recorded one change to the shared state.</p>",
+        _table(("event", "op", "by", "at", "what it recorded"), rows),
+    ]
 
 
 def _memories(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
@@ -380,6 +410,6 @@ def _key(record: Mapping[str, Any]) -> list[str]:
     entries += [
         (f"<code>{_e(m)}</code>", _e(MEMORY_REASON_HELP[m])) for m in MemoryReason if m in memory
     ]
-    entries += [(_e(t), _e(h)) for t, h in TERMS.items()]
+    entries += [(_e(t), _words(h)) for t, h in TERMS.items()]
     items = "".join(f"<dt>{t}</dt><dd>{h}</dd>" for t, h in entries)
     return ["<h2>What the words on this page mean</h2>", f"<dl>{items}</dl>"]
