@@ -127,6 +127,57 @@ def test_an_unknown_field_is_refused_for_every_op(op: str) -> None:
     assert refused(event(op, colour="red")).problem == "colour: unknown field"
 
 
+def _misspelled(op: str, path: tuple[str, ...], wrong: str) -> dict[str, Any]:
+    """``event(op)`` with the object at ``path`` given an extra field ``wrong``."""
+    raw = event(op)
+    target = raw
+    for part in path:
+        target[part] = dict(target[part])
+        target = target[part]
+    target[wrong] = ["x"]
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("op", "path", "wrong", "meant"),
+    [
+        ("assert", ("item",), "support", "supports"),
+        ("assert", ("item",), "depends", "depends_on"),
+        ("supersede", ("item",), "cite", "cites"),
+        ("assert", (), "autor", "author"),
+        ("revoke", (), "targt", "target"),
+        ("obligation", ("obligation",), "require", "requires"),
+        ("obligation", ("obligation", "frontier"), "txt", "text"),
+        ("experience", ("experience",), "sourc", "source"),
+        ("return", (), "purpos", "purpose"),
+    ],
+)
+def test_a_misspelled_field_is_named_with_the_field_it_is_close_to(
+    op: str, path: tuple[str, ...], wrong: str, meant: str
+) -> None:
+    where = ".".join((*path, wrong))
+
+    error = refused(_misspelled(op, path, wrong))
+
+    assert error.problem == f"{where}: unknown field (did you mean {meant!r}?)"
+    assert isinstance(error, InvalidEventAt)
+    assert error.fields == (where,)
+
+
+def test_a_suggestion_is_one_of_the_fields_where_the_misspelling_is() -> None:
+    """``target`` is a field of revoke, not of assert: an assert is not told to use it."""
+    assert refused(event("assert", targe="h0")).problem == "targe: unknown field"
+    readers = {**ITEM, "readers": {"role": ["booking"]}}
+    problem = refused(event("assert", item=readers)).problem
+    assert "item.readers.role: unknown field (did you mean 'roles'?)" in problem
+
+
+def test_a_misspelled_op_is_named_with_the_op_it_is_close_to() -> None:
+    problem = refused({**event("close"), "op": "revok"}).problem
+
+    assert problem.startswith("unknown op 'revok' (did you mean 'revoke'? known: evidence, ")
+
+
 @pytest.mark.parametrize(
     ("op", "field"),
     [

@@ -28,7 +28,7 @@ from readmit.events import (
 )
 from readmit.model import Agent
 from readmit.policy import Policy
-from readmit.wire import Name, parse_step
+from readmit.wire import Name, parse_step, unknown_field
 
 FORMAT = "readmit.scenario/1"
 
@@ -87,9 +87,12 @@ def load_scenario(data: object) -> Scenario:
     try:
         raw = _ScenarioIn.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = exc.errors()
+        # A misspelled field also leaves the field it meant missing: name the misspelling.
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         where = ".".join(str(x) for x in first["loc"]) or "scenario"
-        message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
+        unknown = first["type"] == "extra_forbidden"
+        message = unknown_field(_ScenarioIn, first["loc"]) if unknown else first["msg"]
         raise InvalidInput(f"scenario {where}: {message}") from None
     agents = tuple(Agent(id=a.id, principal=a.principal, role=a.role) for a in raw.agents)
     if len({a.id for a in agents}) != len(agents):

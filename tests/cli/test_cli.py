@@ -157,6 +157,24 @@ def test_explain_picks_a_decision_by_its_workspace_when_ids_repeat(
             ),
             "events[0]: unknown op 'teleport'",  # its position in the file
         ),
+        (
+            json.dumps(
+                {
+                    "format": "readmit.scenario/1",
+                    "workspace": "w",
+                    "agents": [],
+                    "events": [
+                        {
+                            "op": "assert",
+                            "at": "2026-01-01T00:00:00Z",
+                            "author": "A1",
+                            "item": {"id": "x", "text": "A fact.", "support": ["d_x"]},
+                        }
+                    ],
+                }
+            ),
+            "events[0]: item.support: unknown field (did you mean 'supports'?)",
+        ),
     ],
 )
 def test_replay_rejects_bad_files_without_a_traceback(

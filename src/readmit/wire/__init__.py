@@ -3,7 +3,8 @@
 - `readmit.wire.fields`: the field types all edges share (`Name`, `Text`, `Instant`).
 - `readmit.wire.inbound` and `readmit.wire.edge`: untrusted events in (the scenario
   format), validated and turned into domain values, every problem named by field
-  and by position in its batch (`readmit.errors.InvalidEventAt`, re-exported here).
+  and by position in its batch (`readmit.errors.InvalidEventAt`, re-exported here); a
+  misspelled field is named with the closest known one (`unknown_field`).
 - `readmit.wire.codec`: the store's trusted codec for events, items and obligations.
 - `readmit.wire.outbound`: what goes out (items, memories, exclusions, decision
   records, the agent's copy of a decision, signed views) as closed TypedDicts.
@@ -21,7 +22,7 @@ from readmit.wire.codec import (
     obligation_from_json,
     obligation_to_json,
 )
-from readmit.wire.edge import at_position, parse_event, parse_step
+from readmit.wire.edge import at_position, parse_event, parse_step, unknown_field
 from readmit.wire.fields import Instant, Name, Text, Wild, check_name, check_text
 from readmit.wire.inbound import OPS, Op
 
@@ -45,4 +46,5 @@ __all__ = [
     "obligation_to_json",
     "parse_event",
     "parse_step",
+    "unknown_field",
 ]

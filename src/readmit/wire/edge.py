@@ -3,13 +3,17 @@
 Events have one wire format, the scenario format of spec §7: scenario files,
 ``POST /v1/events`` and the store's log all use it. Every problem of an event is
 collected and raised at once as `InvalidEventAt`, naming the event, its position
-in its batch and each field at fault, before anything is stored.
+in its batch and each field at fault, before anything is stored. A field or op that is
+close to a known one is named with it (`unknown_field`): a scenario file, an HTTP answer
+and an MCP tool error all say "did you mean 'supports'?".
 """
 
 import re
-from typing import assert_never
+from collections.abc import Iterable, Sequence
+from difflib import get_close_matches
+from typing import assert_never, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from readmit.errors import InvalidEvent, InvalidInput
 
@@ -35,6 +39,7 @@ from readmit.model import ANY, Kind, Validity
 from readmit.wire.fields import Wild
 from readmit.wire.inbound import (
     OP,
+    OP_MODELS,
     OPS,
     AssertOp,
     CloseOp,
@@ -77,12 +82,53 @@ def _where(loc: tuple[int | str, ...], unknown: bool) -> str:
     return ".".join(kept) or "event"
 
 
-def _problems(error: ValidationError) -> list[tuple[str, str]]:
-    """Each problem as (field path, message)."""
+def did_you_mean(name: object, known: Iterable[str]) -> str | None:
+    """``did you mean 'x'?`` for the known name closest to a misspelled ``name``, if any."""
+    close = get_close_matches(name, list(known), n=1) if isinstance(name, str) else []
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def _models(hint: object) -> list[type[BaseModel]]:
+    """The models a field's type can hold (through ``Annotated``, unions and lists)."""
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return [hint]
+    return [model for arg in get_args(hint) for model in _models(arg)]
+
+
+def _fields_at(root: type[BaseModel], path: Sequence[int | str]) -> set[str]:
+    """The field names of the model that ``path`` (a validation error's ``loc``) leads to.
+
+    A part names a field, a union member's model (``ReadersIn``) or a list position; any
+    other part (pydantic's tag of a non-model union member) leaves the models as they are.
+    """
+    models = [root]
+    for part in path:
+        if isinstance(part, int):
+            continue
+        named = [m for m in models if m.__name__ == part]
+        hints = [m.model_fields[part].annotation for m in models if part in m.model_fields]
+        models = named or [m for hint in hints for m in _models(hint)] or models
+    return {name for m in models for name in m.model_fields}
+
+
+def unknown_field(root: type[BaseModel], loc: Sequence[int | str]) -> str:
+    """The message for the unknown field at ``loc`` of ``root``, with the closest known name.
+
+    ``loc`` is pydantic's location of an ``extra_forbidden`` error: the path to the
+    field, then its name.
+    """
+    hint = did_you_mean(loc[-1], _fields_at(root, loc[:-1]))
+    return "unknown field" if hint is None else f"unknown field ({hint})"
+
+
+def _problems(error: ValidationError, op: str) -> list[tuple[str, str]]:
+    """Each problem of an event with ``op`` as (field path, message)."""
     out = []
     for e in error.errors():
         unknown = e["type"] == "extra_forbidden"
-        out.append((_where(e["loc"], unknown), "unknown field" if unknown else e["msg"]))
+        # loc starts with the union's tag, the op, which the op's model does not hold.
+        message = unknown_field(OP_MODELS[op], e["loc"][1:]) if unknown else e["msg"]
+        out.append((_where(e["loc"], unknown), message))
     return out
 
 
@@ -103,11 +149,13 @@ def parse_step(raw: object, index: int) -> Step:
         raise refuse("an event must be a JSON object")
     op = raw.get("op")
     if not isinstance(op, str) or op not in OPS:
-        raise refuse(f"unknown op {op!r} (known: {', '.join(OPS)})", ("op",))
+        hint = did_you_mean(op, OPS)
+        known = f"{hint} known: " if hint else "known: "
+        raise refuse(f"unknown op {op!r} ({known}{', '.join(OPS)})", ("op",))
     try:
         parsed = OP.validate_python(raw)
     except ValidationError as exc:
-        problems = _problems(exc)
+        problems = _problems(exc, op)
         text = "; ".join(f"{where}: {message}" for where, message in problems)
         raise refuse(text, tuple(dict.fromkeys(where for where, _ in problems))) from None
     try:

@@ -6,7 +6,7 @@ unknown fields. `readmit.wire.edge` validates against them and turns the result
 into domain values.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -194,3 +194,8 @@ OPS: tuple[str, ...] = (
     "return",
 )
 """The known ops, in the order the spec lists them."""
+
+OP_MODELS: dict[str, type[BaseModel]] = {
+    get_args(model.model_fields["op"].annotation)[0]: model for model in get_args(get_args(Op)[0])
+}
+"""The model of each op, by its ``op`` value: what fields an event with that op may have."""
