@@ -8,7 +8,9 @@ from pydantic import TypeAdapter, ValidationError
 from builders import KEY
 from readmit.examples.travel import travel_scenario
 from readmit.plugins import make_verifier
+from readmit.policy import Policy
 from readmit.replay import replay
+from readmit.report import thresholds_json
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store.sqlite import SQLiteStore
@@ -37,6 +39,36 @@ def test_every_decision_record_has_the_published_shape(records: list[dict[str, A
     checked = [RECORD.validate_python(r) for r in records]
 
     assert [r["outcome"] for r in checked] == ["blocked", "issued"]
+
+
+def test_a_record_names_the_thresholds_of_the_policy_it_was_decided_under(
+    records: list[dict[str, Any]],
+) -> None:
+    policy = load_scenario(travel_scenario()).policy
+
+    assert [r["thresholds"] for r in records] == [thresholds_json(policy)] * 2
+    assert records[0]["thresholds"] == {
+        "obligations": policy.gamma,
+        "critical": policy.rho,
+        "confidence": policy.threshold,
+        "max_items": policy.max_items,
+        "max_chars": policy.max_chars,
+        "max_item_chars": policy.max_item_chars,
+    }
+
+
+def test_a_record_logged_before_it_named_thresholds_still_has_the_published_shape(
+    records: list[dict[str, Any]],
+) -> None:
+    old = {k: v for k, v in records[0].items() if k != "thresholds"}
+
+    assert "thresholds" not in RECORD.validate_python(old)
+
+
+def test_with_the_complete_view_gate_off_a_view_needed_no_coverage() -> None:
+    off = thresholds_json(Policy(gamma=0.9, rho=0.8, complete_view_gate=False))
+
+    assert (off["obligations"], off["critical"]) == (0.0, 0.0)
 
 
 def test_a_signed_view_comes_out_exactly_as_it_was_signed(records: list[dict[str, Any]]) -> None:

@@ -59,6 +59,8 @@ def decide(
 
     ``before_record`` runs between the decision and the audit record: raising there
     (a client that went away) leaves nothing recorded.
+    The record names the policy's thresholds (`readmit.report.thresholds_json`), so
+    ``explain`` shows what coverage a view needed under the policy this return ran under.
     """
     ctx = store.return_context(workspace, request)
     decision = admit(
@@ -73,7 +75,7 @@ def decide(
     )
     if before_record is not None:
         before_record()
-    record = decision_json(decision, ctx)
+    record = decision_json(decision, ctx, policy)
     record["id"] = store.record_decision(
         workspace,
         request.agent,

@@ -10,10 +10,13 @@ from readmit.admission.invalidation.screening import Judgment
 from readmit.admission.view import exclusion_json, hidden_ids, redact
 from readmit.clock import format_time
 from readmit.model import Experience
+from readmit.policy import Policy
 from readmit.reasons import Exclusion, MemoryReason, Reason
 
 
-def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
+def decision_json(
+    decision: Decision, ctx: ReturnContext, policy: Policy | None = None
+) -> dict[str, Any]:
     """The spec §7 decision record, with every exclusion (including ones the agent may not see).
 
     ``hidden`` lists the ids the agent may not see; `readmit.admission.view.redact`
@@ -23,12 +26,15 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
     only because the selector did not need or fit them are listed by id in
     ``not_selected`` (one shared reason, no evidence): in a large workspace nearly every
     candidate is one, and a full entry each made the record grow with the store.
+    ``thresholds`` are the ``policy``'s cut-offs (`thresholds_json`); `readmit.decide`
+    always passes the policy, so every logged record says what it was decided under.
     """
     if isinstance(decision, Issued):
         items, selected, readmitted = decision.items, decision.items, decision.readmitted
         view: dict[str, Any] | None = decision.signed
     else:
         items, selected, readmitted, view = (), decision.selected, (), None
+    thresholds = {} if policy is None else {"thresholds": thresholds_json(policy)}
     return {
         "workspace": ctx.workspace,
         "cycle": ctx.cycle,
@@ -41,6 +47,7 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
             "obligations": decision.coverage.obligations,
             "critical": decision.coverage.critical,
         },
+        **thresholds,
         "items": [i.id for i in items],
         "selected": [i.id for i in selected],
         "excluded": [
@@ -56,6 +63,27 @@ def decision_json(decision: Decision, ctx: ReturnContext) -> dict[str, Any]:
         "withheld_memories": withheld_json(decision, ctx),
         "texts": texts_json(decision, ctx),
         "view": view,
+    }
+
+
+def thresholds_json(policy: Policy) -> dict[str, Any]:
+    """The numeric cut-offs of ``policy`` a reader needs to see why a decision came out so.
+
+    ``obligations`` and ``critical``: the coverage Cov and Crit an issued view needed (γ
+    and ρ; 0 with the complete-view gate off, when any coverage issued one).
+    ``confidence``: the verifier confidence an implicit invalidation needed (τ).
+    ``max_items``, ``max_chars`` (B_n, B_c): the view's budgets, which left the
+    ``not_selected`` items out; ``max_item_chars``: the size over which an item is
+    ``over_item_budget``. The judgment budget is in ``judgment.budget``.
+    """
+    gate = policy.complete_view_gate
+    return {
+        "obligations": policy.gamma if gate else 0.0,
+        "critical": policy.rho if gate else 0.0,
+        "confidence": policy.threshold,
+        "max_items": policy.max_items,
+        "max_chars": policy.max_chars,
+        "max_item_chars": policy.max_item_chars,
     }
 
 
@@ -169,7 +197,9 @@ def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
     list, and a ``judgment`` without ``scans`` (logged before the dependency scan
     existed, so it made none) gets ``scans: 0``. What an older readmit never recorded
     (``judgment``, ``missing``, ``obligation_coverage``, ``withheld_memories``,
-    ``texts``) stays absent rather than invented, and a view stays exactly as signed.
+    ``texts``, ``thresholds``) stays absent rather than invented: the policy a record
+    was decided under may not have been the default, so no threshold is guessed. A view
+    stays exactly as signed.
     """
     out = dict(record)
     if "not_selected" not in out:
@@ -189,17 +219,20 @@ def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
     Its obligations are only those it may read (the store leaves the others out of
     the context), so requirement labels and obligation ids are its to see; items and
     events it may not read are removed everywhere, even as the reason a source of its
-    own memory was excluded. A record from an older readmit is upgraded first
+    own memory was excluded. The policy's ``thresholds`` name no item, so the agent sees
+    what its coverage had to reach. A record from an older readmit is upgraded first
     (`upgrade_record`); what it never recorded is left out (``judgment`` is ``None``).
     """
     record = upgrade_record(record)
     hidden = frozenset(record["hidden"])
     named = {k: [see(e, hidden) for e in record[k]] for k, see in _SEEN.items() if k in record}
+    thresholds = {"thresholds": record["thresholds"]} if "thresholds" in record else {}
     return {
         "outcome": record["outcome"],
         "at": record["at"],
         "epoch": record["epoch"],
         "coverage": record["coverage"],
+        **thresholds,
         **named,
         "items": record["items"],
         "selected": [i for i in record["selected"] if i not in hidden],

@@ -187,7 +187,14 @@ def test_explain_reads_a_decision_logged_before_not_selected_was_split_out(
     record["excluded"] += [
         {"item": i, "reason": "not_selected", "stage": "selection", "evidence": []} for i in left
     ]
-    for key in ("judgment", "missing", "obligation_coverage", "withheld_memories", "texts"):
+    for key in (
+        "judgment",
+        "missing",
+        "obligation_coverage",
+        "withheld_memories",
+        "texts",
+        "thresholds",
+    ):
         del record[key]
     number = store.record_decision(
         summary.workspace, summary.agent, summary.at, summary.epoch, summary.outcome, record
@@ -204,6 +211,17 @@ def test_explain_reads_a_decision_logged_before_not_selected_was_split_out(
     assert f"not selected (valid, but the view's budget did not need or fit them): {left[0]}" in (
         explained.output
     )
+    # The policy it was decided under is not known: no threshold is guessed.
+    assert "(needs" not in explained.output
+    assert "critical 0.75 (this record, logged by an older readmit, does not say what " in (
+        explained.output
+    )
+    assert "the policy's default is 1.00 for obligations and 1.00 for critical" in (
+        explained.output
+    )
+    page = (tmp_path / "old.html").read_text(encoding="utf-8")
+    assert "(needs" not in page
+    assert "does not say what coverage its policy needed" in page
 
 
 def test_every_memory_reason_is_documented() -> None:
@@ -239,7 +257,49 @@ def test_items_left_out_by_the_budget_are_listed_by_id_and_counted_in_the_text(
 
     text = runner.invoke(cli, ["replay", str(path)]).output
     shown = re.findall(
-        r"not selected \(valid, but the view's budget did not need or fit them\): (.*)", text
+        r"not selected \(valid, but the view's budget of 5 items and 100000 characters did "
+        r"not need or fit them\): (.*)",
+        text,
     )
     assert shown
     assert any(re.search(r", … and \d+ more$", line) for line in shown)
+
+
+def test_explain_shows_the_thresholds_of_the_policy_each_decision_was_made_under(
+    runner: CliRunner, tmp_path: Path, travel: dict[str, Any]
+) -> None:
+    """Not the default policy's: the scenario's, and a return's own overrides."""
+    travel["policy"] = {**travel.get("policy", {}), "gamma": 0.9, "rho": 0.8, "threshold": 0.7}
+    second = [i for i, e in enumerate(travel["events"]) if e["op"] == "return"][1]
+    travel["events"][second]["policy"] = {"gamma": 0.25}
+    path = tmp_path / "strict.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+    assert runner.invoke(cli, ["replay", str(path), "--db", db]).exit_code == 0
+
+    first = runner.invoke(cli, ["explain", "1", "--db", db, "--html", str(tmp_path / "1.html")])
+    then = runner.invoke(cli, ["explain", "2", "--db", db])
+
+    assert first.exit_code == 0, first.output
+    assert "coverage: obligations 0.50 (needs 0.90), critical 0.75 (needs 0.80)" in first.output
+    assert "[confidence 0.90, threshold τ 0.70]" in first.output  # why p0 counted as stale
+    page = (tmp_path / "1.html").read_text(encoding="utf-8")
+    assert "Coverage: obligations 0.50 (needs 0.90), critical 0.75 (needs 0.80)" in page
+    assert "confidence 0.90, threshold τ 0.70" in page
+    assert "coverage: obligations 1.00 (needs 0.25), critical 1.00 (needs 0.80)" in then.output
+
+
+def test_an_item_over_the_size_budget_names_the_limit(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    travel["policy"] = {**travel.get("policy", {}), "max_item_chars": 40}
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+
+    result = runner.invoke(cli, ["replay", str(path), "--html", str(tmp_path / "pages")])
+
+    assert result.exit_code == 0, result.output
+    assert "over_item_budget" in result.output
+    assert "[the limit is 40 characters (max_item_chars)]" in result.output
+    page = (tmp_path / "pages" / "decision-1.html").read_text(encoding="utf-8")
+    assert "(the limit is 40 characters (max_item_chars))" in page

@@ -98,7 +98,7 @@ def test_the_blocked_page_says_what_is_missing_and_how_to_unblock_it(pages: list
     excluded = page.section("Excluded items")
     assert "h0 Sunrise Hotel is booked, refundable, $268 in total. revoked" in excluded
     assert "builtin: refers to h0, which e9 revoked (linked by Sunrise Hotel)" in excluded
-    assert "(confidence 0.90)" in excluded
+    assert "(confidence 0.90, threshold τ 0.65)" in excluded  # the policy's τ
     memories = page.section("Private memories")
     assert "x_quiet The family cares most about quiet" in memories
     assert "withheld view_withheld: no view was issued at this return" in memories

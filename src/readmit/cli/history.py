@@ -24,7 +24,6 @@ from readmit.events import (
     Revoke,
     Supersede,
 )
-from readmit.policy import Policy
 
 _SNIPPET = 80
 """Characters of an event's text a page shows (the rest is cut with an ellipsis)."""
@@ -58,24 +57,20 @@ def history(steps: Iterable[object]) -> History:
     return History(supports=supports, events=events)
 
 
-def for_page(
-    record: Mapping[str, Any], past: History, policy: Policy | None = None
-) -> dict[str, Any]:
+def for_page(record: Mapping[str, Any], past: History) -> dict[str, Any]:
     """``record`` with what a reader needs that it does not name itself.
 
     ``supports``: the labels of each selected item; ``events``: each event its exclusions
-    cite as evidence (id, op, author, time, the start of its text), in the order recorded;
-    ``thresholds``: the coverage a view needed, given the ``policy`` the return ran under.
+    cite as evidence (id, op, author, time, the start of its text), in the order recorded.
+    The thresholds a view needed are the record's own (``thresholds``): the history does
+    not say which policy a return ran under.
     """
     cited = {x for e in record["excluded"] for x in e["evidence"]}
-    page = {
+    return {
         **record,
         "supports": {i: past.supports[i] for i in record["selected"] if past.supports.get(i)},
         "events": [summary for i, summary in past.events.items() if i in cited],
     }
-    if policy is not None:
-        page["thresholds"] = {"obligations": policy.gamma, "critical": policy.rho}
-    return page
 
 
 def _event_text(event: Event) -> str:

@@ -22,6 +22,8 @@ from readmit.cli.words import (
     RECEIPT,
     STAGE_HELP,
     TERMS,
+    budget,
+    exclusion_notes,
     selected_supports,
     supporter_fixes,
 )
@@ -168,8 +170,9 @@ def excluded(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
     rows = []
     for e in record["excluded"]:
         why = esc(e.get("detail", ""))
-        if "confidence" in e:
-            why += f" <span class='muted'>(confidence {float(e['confidence']):.2f})</span>"
+        notes = exclusion_notes(e, record)
+        if notes:
+            why = f"{why} <span class='muted'>({esc(', '.join(notes))})</span>".strip()
         rows.append(
             (
                 item_cell(e["item"], texts),
@@ -183,10 +186,11 @@ def excluded(record: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
         table(("item", "reason", "stage", "evidence", "details"), rows) if rows else "<p>(none)</p>"
     )
     left = record.get("not_selected") or []
+    size = f" of {budget(record)}" if budget(record) else ""
     unused = (
         [
-            f"<p>Not selected ({len(left)}): valid, but the view's budget did not need or fit "
-            "them: "
+            f"<p>Not selected ({len(left)}): valid, but the view's budget{size} did not need "
+            "or fit them: "
             + ", ".join(f"<code>{esc(i)}</code>" for i in left[:_LISTED])
             + (f", … and {len(left) - _LISTED} more" if len(left) > _LISTED else "")
             + ".</p>"

@@ -5,7 +5,16 @@ from typing import Any
 
 import click
 
-from readmit.cli.words import NEXT_RETURN, RECEIPT, hidden_split, supporter_fixes, thresholds
+from readmit.cli.words import (
+    NEXT_RETURN,
+    RECEIPT,
+    UNRECORDED,
+    budget,
+    exclusion_notes,
+    hidden_split,
+    supporter_fixes,
+    thresholds,
+)
 from readmit.reasons import REASON_HELP, MemoryReason, Reason
 
 _OUTCOME_STYLE = {"issued": "green", "blocked": "yellow", "reset": "yellow"}
@@ -49,7 +58,7 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
         yield "    (none)"
     yield "  excluded:"
     rows = [
-        (e["item"], e["reason"], e["stage"], ",".join(e["evidence"]) or "-", _detail(e))
+        (e["item"], e["reason"], e["stage"], ",".join(e["evidence"]) or "-", _detail(e, record))
         for e in record["excluded"]
     ]
     yield from (
@@ -62,7 +71,9 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
         shown = ", ".join(left[:_LISTED]) + (
             f", … and {len(left) - _LISTED} more" if len(left) > _LISTED else ""
         )
-        yield f"  not selected (valid, but the view's budget did not need or fit them): {shown}"
+        size = f" of {budget(record)}" if budget(record) else ""
+        because = f"valid, but the view's budget{size} did not need or fit them"
+        yield f"  not selected ({because}): {shown}"
     yield from _events(record)
     yield f"  private memories readmitted: {', '.join(record['readmitted']) or '(none)'}"
     yield f"  private memories withheld:   {', '.join(record['withheld']) or '(none)'}"
@@ -87,7 +98,8 @@ def _coverage(record: dict[str, Any]) -> str:
     needs = thresholds(record)
     if needs is None:
         return (
-            f"  coverage: obligations {_pct(cov['obligations'])}, critical {_pct(cov['critical'])}"
+            f"  coverage: obligations {_pct(cov['obligations'])}, critical "
+            f"{_pct(cov['critical'])} ({UNRECORDED})"
         )
     return (
         f"  coverage: obligations {_pct(cov['obligations'])} (needs {needs[0]}), "
@@ -184,8 +196,7 @@ def _judgment(j: dict[str, Any]) -> str:
     )
 
 
-def _detail(exclusion: dict[str, Any]) -> str:
+def _detail(exclusion: dict[str, Any], record: dict[str, Any]) -> str:
     detail = exclusion.get("detail") or REASON_HELP[Reason(exclusion["reason"])]
-    if "confidence" in exclusion:
-        detail += f" [confidence {exclusion['confidence']:.2f}]"
-    return detail
+    notes = exclusion_notes(exclusion, record)
+    return detail + (f" [{', '.join(notes)}]" if notes else "")

@@ -21,7 +21,7 @@ from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
 from readmit.decide import Decided
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.events import Assert, OpenObligation, ReturnRequest, Supersede
+from readmit.events import Assert, OpenObligation, Supersede
 from readmit.plugins import make_dependency_scan, make_embedder, make_verifier
 from readmit.replay import replay
 from readmit.scenario import Scenario, load_scenario
@@ -129,15 +129,9 @@ def run(
 
 
 def _pages(scenario: Scenario, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each record as the text and the page show it (`readmit.cli.history.for_page`).
-
-    One record per return, in order, so each gets the policy its return ran under.
-    """
+    """Each record as the text and the page show it (`readmit.cli.history.for_page`)."""
     past = history(scenario.steps)
-    returns = [s for s in scenario.steps if isinstance(s, ReturnRequest)]
-    return [
-        for_page(r, past, scenario.policy_for(q)) for r, q in zip(records, returns, strict=True)
-    ]
+    return [for_page(r, past) for r in records]
 
 
 def _in_existing(exc: InvalidInput, workspace: str) -> InvalidInput:

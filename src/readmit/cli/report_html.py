@@ -19,7 +19,7 @@ from typing import Any
 
 from readmit.cli import page_sections as sections
 from readmit.cli.html_blocks import codes, esc
-from readmit.cli.words import OUTCOME_HELP, hidden_split, thresholds
+from readmit.cli.words import OUTCOME_HELP, UNRECORDED, hidden_split, thresholds
 from readmit.errors import InvalidInput
 
 _CSS = """
@@ -109,7 +109,7 @@ def _summary(record: Mapping[str, Any]) -> str:
         line = (
             f"<p>Coverage: obligations {cov['obligations']:.2f}, critical "
             f"{cov['critical']:.2f} (1.00 means fully covered; a view needs both to reach "
-            "the policy's thresholds γ and ρ)."
+            f"the policy's thresholds γ and ρ: {esc(UNRECORDED)})."
         )
     else:
         line = (

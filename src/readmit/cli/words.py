@@ -9,6 +9,7 @@ page shows them as code.
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from readmit.policy import Policy
 from readmit.reasons import Reason, Stage
 
 STAGE_HELP: dict[Stage, str] = {
@@ -105,6 +106,8 @@ TERMS = {
     "receipt": "proof of where an item came from (the event that recorded it, its author, "
     f"a digest of its text); {RECEIPT}",
     "epoch": "the revision number of the shared state; every recorded event advances it",
+    "threshold τ": "the verifier confidence from which its judgment that a later event "
+    "breaks an item's premise counts (an implicit invalidation)",
     "evidence": "the ids of the events and items behind an exclusion",
     "private memory": "something one agent learned privately, bound to the shared item it "
     "came from; it comes back only if that item is in the issued view",
@@ -129,8 +132,44 @@ def selected_supports(record: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def thresholds(record: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The coverage a view needed, (obligations, critical) as text, if the record says."""
+    """The coverage a view needed, (obligations, critical) as text, if the record says.
+
+    Every record `readmit.decide` logs says (``thresholds``, the policy the return ran
+    under); one logged by an older readmit does not, and then it is `UNRECORDED`.
+    """
     t = record.get("thresholds")
     if not t:
         return None
     return f"{t['obligations']:.2f}", f"{t['critical']:.2f}"
+
+
+_DEFAULT = Policy()
+UNRECORDED = (
+    "this record, logged by an older readmit, does not say what coverage its policy "
+    f"needed; the policy's default is {_DEFAULT.gamma:.2f} for obligations and "
+    f"{_DEFAULT.rho:.2f} for critical"
+)
+"""Said instead of the thresholds for a record that does not name them."""
+
+
+def exclusion_notes(exclusion: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
+    """The numbers behind ``exclusion``: the verifier's confidence, and the policy's cut-off.
+
+    τ for a verifier's judgment (an exclusion with a confidence), ``max_item_chars`` for
+    an item over the size budget; a cut-off only when ``record`` names its thresholds.
+    """
+    notes = (
+        [f"confidence {float(exclusion['confidence']):.2f}"] if "confidence" in exclusion else []
+    )
+    t = record.get("thresholds")
+    if t and "confidence" in exclusion:
+        notes.append(f"threshold τ {t['confidence']:.2f}")
+    elif t and exclusion["reason"] == Reason.OVER_ITEM_BUDGET:
+        notes.append(f"the limit is {t['max_item_chars']} characters (max_item_chars)")
+    return notes
+
+
+def budget(record: Mapping[str, Any]) -> str:
+    """The view's budget as words (``32 items and 8192 characters``), '' if not recorded."""
+    t = record.get("thresholds")
+    return f"{t['max_items']} items and {t['max_chars']} characters" if t else ""

@@ -93,6 +93,25 @@ class CoverageOut(TypedDict):
 
 
 @with_config(_CLOSED)
+class ThresholdsOut(TypedDict):
+    """The policy's cut-offs a decision was made under: what its numbers had to reach."""
+
+    obligations: float
+    """γ: the obligation coverage (Cov) an issued view needed; 0 with the complete-view
+    gate off, when a view was issued whatever the coverage."""
+    critical: float
+    """ρ: the critical coverage (Crit) an issued view needed; 0 with the gate off."""
+    confidence: float
+    """τ: the verifier confidence at or above which an implicit invalidation counted."""
+    max_items: int
+    """B_n: the most items the view could hold."""
+    max_chars: int
+    """B_c: the most characters the view could hold."""
+    max_item_chars: int
+    """An item longer than this was ``over_item_budget``."""
+
+
+@with_config(_CLOSED)
 class SupporterOut(TypedDict):
     """An excluded item that supports a missing requirement, and why it was excluded."""
 
@@ -226,6 +245,9 @@ class AgentDecisionOut(TypedDict):
     at: str
     epoch: int
     coverage: CoverageOut
+    thresholds: NotRequired[ThresholdsOut]
+    """What coverage had to reach, under the policy the return ran under (absent for a
+    decision logged before readmit recorded it)."""
     missing: NotRequired[list[MissingOut]]
     """Each requirement label the selected set lacks (absent for a decision logged before
     readmit named them, as are ``obligation_coverage`` and ``withheld_memories``)."""
@@ -264,6 +286,9 @@ class DecisionRecordOut(TypedDict):
     departure_epoch: int
     outcome: Outcome
     coverage: CoverageOut
+    thresholds: NotRequired[ThresholdsOut]
+    """The policy's cut-offs it was decided under (absent in records logged before
+    decisions named them: the pages then say the record does not say)."""
     items: list[str]
     selected: list[str]
     excluded: list[ExclusionOut]
