@@ -2,8 +2,10 @@
 
 Every route but ``/v1/verify`` and ``/health`` needs ``Authorization: Bearer
 <agent key>`` and acts as that agent. Errors are ``{"code", "message",
-"details"}``; bad input is a 4xx and stores nothing. Routes are plain (sync)
-functions, so FastAPI runs ``admit()`` in its worker threads.
+"details"}``; bad input is a 4xx and stores nothing. Two guards run before
+routing: `BodyLimit` (body size, then JSON 500s) and `AgentGate` (the key, the
+request rate and the byte budget, before the body is read). Routes are plain
+(sync) functions, so FastAPI runs ``admit()`` in its worker threads.
 """
 
 import threading
@@ -14,32 +16,23 @@ import anyio
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
 from readmit import strict_json
 from readmit.errors import (
-    Abandoned,
-    Forbidden,
-    Internal,
     InvalidEvent,
     InvalidEventAt,
-    InvalidInput,
     InvalidRequest,
-    NotFound,
-    PayloadTooLarge,
     PolicyNotAccepted,
-    RateLimited,
     ReadmitError,
-    StoreError,
-    Unauthenticated,
-    VerifierUnavailable,
-    ViewRejected,
 )
+from readmit.service.answers import STATUS, retry_after, status_of
 from readmit.service.body import BodyLimit
 from readmit.service.docs import add_reference
-from readmit.service.operations import Caller, Service
+from readmit.service.gate import AgentGate, caller_of
+from readmit.service.operations import Caller, Service, decision_json
 from readmit.service.schemas import (
     ERROR_RESPONSES,
     HEALTH_RESPONSES,
@@ -59,25 +52,7 @@ from readmit.service.schemas import (
 )
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
-STATUS: dict[type[ReadmitError], int] = {
-    PayloadTooLarge: 413,
-    RateLimited: 429,
-    Abandoned: 499,
-    InvalidInput: 422,
-    ViewRejected: 422,
-    Unauthenticated: 401,
-    Forbidden: 403,
-    NotFound: 404,
-    StoreError: 503,
-    VerifierUnavailable: 503,
-    Internal: 500,
-}
-"""HTTP status by error class (the most specific base wins); any other `ReadmitError` is 500."""
-
-
-def status_of(error: ReadmitError) -> int:
-    """The HTTP status for ``error``."""
-    return next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 500)
+__all__ = ["STATUS", "create_app", "status_of"]  # STATUS and status_of: for older imports
 
 
 def _error(
@@ -107,25 +82,25 @@ def create_app(service: Service) -> FastAPI:
         redoc_url=None,
     )
     add_reference(app)
+    # The last added runs first: the size check before the key, the key before the body.
+    app.add_middleware(AgentGate, service=service)
     app.add_middleware(BodyLimit, max_bytes=lambda: service.limits.max_body_bytes)
     bearer = HTTPBearer(auto_error=False)
 
-    def caller(
+    async def caller(
+        request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Caller:
-        found = service.authenticate(credentials.credentials if credentials else None)
-        service.admit_request(found)
-        return found
+        # `credentials` declares the bearer scheme in the OpenAPI; the gate (which runs
+        # before the body is read) has already authenticated it and counted the request.
+        return caller_of(request)
 
     Me = Annotated[Caller, Depends(caller)]
 
     @app.exception_handler(ReadmitError)
     def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
         details = _details(error)
-        headers = (
-            {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
-        )
-        return _error(status_of(error), error.code, str(error), details, headers)
+        return _error(status_of(error), error.code, str(error), details, retry_after(error))
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -166,18 +141,21 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
         return service.depart(caller, body.at)
 
     @app.post("/v1/return", response_model=AgentDecisionOut, responses=ERROR_RESPONSES)
-    async def return_(body: ReturnIn, request: Request, caller: me) -> AgentDecisionOut:
+    async def return_(body: ReturnIn, request: Request, caller: me) -> Response:
         """Run the return pipeline: the signed Return View, or the withheld decision."""
         if "policy" in body.model_fields_set:
             raise PolicyNotAccepted(
                 "a returning agent cannot choose its policy; the server's operator sets it"
             )
+
+        def work() -> bytes:
+            # `Service.return_` has checked the answer's shape already: serialised here, in
+            # the worker thread, FastAPI does not check it again on the event loop.
+            return decision_json(service.return_(caller, body.task, body.purpose, body.at, cancel))
+
         with service.throttle.return_slot((caller.workspace, caller.agent.id)) as cancel:
-            return await _until_gone(
-                request,
-                cancel,
-                lambda: service.return_(caller, body.task, body.purpose, body.at, cancel),
-            )
+            answer = await _until_gone(request, cancel, work)
+        return Response(answer, media_type="application/json")
 
     @app.post(
         "/v1/verify",
@@ -211,12 +189,13 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
     @app.get(
         "/v1/decisions/{decision_id}", response_model=AgentDecisionOut, responses=ERROR_RESPONSES
     )
-    def explain(decision_id: int, caller: me) -> AgentDecisionOut:
+    def explain(decision_id: int, caller: me) -> Response:
         """Why each item of one of your decisions was kept or excluded.
 
         The same shape as the answer of the return that made it.
         """
-        return service.explain(caller, decision_id)
+        shown = service.explain(caller, decision_id)  # shape checked, as for a return
+        return Response(decision_json(shown), media_type="application/json")
 
     @app.get("/v1/state", response_model=StateOut, responses=ERROR_RESPONSES)
     def state(caller: me) -> StateOut:
@@ -225,8 +204,8 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
 
 
 async def _until_gone(
-    request: Request, cancel: threading.Event, work: Callable[[], AgentDecisionOut]
-) -> AgentDecisionOut:
+    request: Request, cancel: threading.Event, work: Callable[[], bytes]
+) -> bytes:
     """Run ``work`` in a worker thread; set ``cancel`` if the client disconnects meanwhile."""
 
     async def watch() -> None:
@@ -234,7 +213,7 @@ async def _until_gone(
             pass
         cancel.set()
 
-    outcome: list[AgentDecisionOut | BaseException] = []
+    outcome: list[bytes | BaseException] = []
     async with anyio.create_task_group() as group:
         group.start_soon(watch)
         try:

@@ -7,25 +7,19 @@ anticipated becomes a JSON 500 with code ``internal`` (the traceback goes to the
 server's log, never to the client).
 """
 
-import json
 import logging
 from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from readmit.errors import Internal, PayloadTooLarge
+from readmit.service.answers import answer
 
 log = logging.getLogger("readmit.service")
 
 
-async def _answer(send: Send, status: int, code: str, message: str) -> None:
-    body = json.dumps({"code": code, "message": message, "details": None}).encode("utf-8")
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _declared_length(scope: Scope) -> int | None:
+def declared_length(scope: Scope) -> int | None:
+    """The request's ``Content-Length``, or ``None`` when it has none (chunked) or a bad one."""
     for name, value in scope.get("headers", []):
         if name == b"content-length":
             try:
@@ -53,9 +47,9 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = _declared_length(scope)
+        declared = declared_length(scope)
         if declared is not None and declared > self.max_bytes:
-            await _answer(send, 413, PayloadTooLarge.code, self._too_large)
+            await answer(send, PayloadTooLarge(self._too_large))
             return
         guard = _Guard(receive, send, self.max_bytes, self._too_large)
         try:
@@ -67,10 +61,10 @@ class BodyLimit:
                 raise
             else:
                 log.exception("unexpected error in %s %s", scope["method"], scope["path"])
-                await _answer(send, 500, Internal.code, "internal error (the server's log has it)")
+                await answer(send, Internal("internal error (the server's log has it)"))
                 return
         if guard.over:
-            await _answer(send, 413, PayloadTooLarge.code, self._too_large)
+            await answer(send, PayloadTooLarge(self._too_large))
 
     @property
     def _too_large(self) -> str:

@@ -56,6 +56,13 @@ class Limits:
     batch (``max_events``), so a batch is never refused for its size alone; an agent that
     sends maximal batches back to back waits between them, and cannot hold the store's
     write lock (on SQLite, the whole file's) for everyone else."""
+    byte_rate: float = 256 * 1024
+    """Request-body bytes per second one agent may send, sustained, charged from the
+    declared ``Content-Length`` before the body is read (`readmit.service.gate`). Its bucket
+    holds one maximal body (``max_body_bytes``), so a body is never refused for its size
+    alone. The default is over 1.3 KiB an event at the default ``event_rate``, so batches
+    of ordinary events never meet it; an agent sending large bodies back to back (bodies
+    the server must parse before it can count their events) waits between them."""
     concurrent_returns: int = 2
     """Returns one agent may have running at the same time."""
     clock_skew: timedelta = timedelta(minutes=5)
@@ -76,6 +83,8 @@ class Limits:
             problems.append("rate must be a positive number of requests per second")
         if not (math.isfinite(self.event_rate) and self.event_rate > 0):
             problems.append("event_rate must be a positive number of events per second")
+        if not (math.isfinite(self.byte_rate) and self.byte_rate > 0):
+            problems.append("byte_rate must be a positive number of bytes per second")
         if self.clock_skew < timedelta(0):
             problems.append("clock_skew must not be negative")
         if self.max_view_ttl <= timedelta(0):
@@ -101,6 +110,7 @@ class Throttle:
     monotonic: Monotonic = time.monotonic
     _buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
     _events: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+    _bytes: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
     _returns: dict[tuple[str, str], list[threading.Event]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -122,6 +132,16 @@ class Throttle:
         rate = self.limits.event_rate
         size = self.limits.max_events
         self._take(self._events, agent, count, rate, size, f"{rate:g} events")
+
+    def admit_bytes(self, agent: tuple[str, str], count: int) -> None:
+        """Take ``count`` tokens from ``agent``'s body-byte bucket (nothing when it has too few).
+
+        Raises:
+            RateLimited: if it has too few (with the seconds until it has enough).
+        """
+        rate = self.limits.byte_rate
+        size = self.limits.max_body_bytes
+        self._take(self._bytes, agent, count, rate, size, f"{rate:g} bytes of request body")
 
     def _take(
         self,

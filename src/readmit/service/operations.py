@@ -140,6 +140,14 @@ class Service:
         """
         self.throttle.admit_request((caller.workspace, caller.agent.id))
 
+    def admit_bytes(self, caller: Caller, count: int) -> None:
+        """Charge ``count`` request-body bytes to the caller's byte budget.
+
+        Raises:
+            RateLimited: if the caller has sent more than its byte rate allows.
+        """
+        self.throttle.admit_bytes((caller.workspace, caller.agent.id), count)
+
     def record(self, caller: Caller, raw_events: Sequence[object]) -> list[RecordedEventOut]:
         """Validate every event, then record them all atomically (or none).
 
@@ -312,6 +320,11 @@ def _shown(record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]) 
     """
     copy = {**agent_copy(record), "decision": number, "readmitted": readmitted}
     return _AGENT_DECISION.validate_python(copy)
+
+
+def decision_json(decision: AgentDecisionOut) -> bytes:
+    """``decision`` (as `Service.return_` or `Service.explain` answer it) as JSON."""
+    return _AGENT_DECISION.dump_json(decision)
 
 
 def require_key(env: Mapping[str, str], name: str) -> str:

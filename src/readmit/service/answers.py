@@ -1,0 +1,68 @@
+"""Error answers of the HTTP service: the status of each error, and the JSON body.
+
+Routes answer through FastAPI's exception handlers (`readmit.service.app`); the ASGI
+guards that run before routing (`readmit.service.body`, `readmit.service.gate`) answer
+here directly, with the same status, body and ``Retry-After``.
+"""
+
+import json
+
+from starlette.types import Send
+
+from readmit.errors import (
+    Abandoned,
+    Forbidden,
+    Internal,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ReadmitError,
+    StoreError,
+    Unauthenticated,
+    VerifierUnavailable,
+    ViewRejected,
+)
+
+STATUS: dict[type[ReadmitError], int] = {
+    PayloadTooLarge: 413,
+    RateLimited: 429,
+    Abandoned: 499,
+    InvalidInput: 422,
+    ViewRejected: 422,
+    Unauthenticated: 401,
+    Forbidden: 403,
+    NotFound: 404,
+    StoreError: 503,
+    VerifierUnavailable: 503,
+    Internal: 500,
+}
+"""HTTP status by error class (the most specific base wins); any other `ReadmitError` is 500."""
+
+
+def status_of(error: ReadmitError) -> int:
+    """The HTTP status for ``error``."""
+    return next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 500)
+
+
+def retry_after(error: ReadmitError) -> dict[str, str] | None:
+    """The ``Retry-After`` header of a `RateLimited` refusal (no header for any other)."""
+    return {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
+
+
+async def answer(send: Send, error: ReadmitError, *, close: bool = False) -> None:
+    """Send ``error`` as a whole JSON answer on a raw ASGI ``send``.
+
+    Args:
+        send: the request's ASGI send.
+        error: the refusal; its status, code, message and ``Retry-After``.
+        close: ask for the connection to be closed after the answer (the client is still
+            sending a body nobody will read, with no length that bounds it).
+    """
+    body = json.dumps({"code": error.code, "message": str(error), "details": None}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.lower().encode(), v.encode()) for k, v in (retry_after(error) or {}).items()]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status_of(error), "headers": headers})
+    await send({"type": "http.response.body", "body": body})
