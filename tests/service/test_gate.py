@@ -217,6 +217,7 @@ def test_a_chunked_body_is_charged_as_it_arrives(client: httpx.Client, team: Tea
 
     assert refused.status_code == 429
     assert refused.json()["code"] == "rate_limited"
+    assert refused.headers["connection"] == "close"  # the rest of the stream is not waited for
     assert team.service.store.events("trip") == before
 
 

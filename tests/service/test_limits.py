@@ -70,6 +70,7 @@ def test_a_chunked_body_is_cut_off_at_the_limit(client: httpx.Client, team: Team
 
     assert response.status_code == 413
     assert response.json()["code"] == "payload_too_large"
+    assert response.headers["connection"] == "close"  # the rest of the stream is not waited for
 
 
 def test_too_many_events_in_one_request_are_413_and_store_nothing(

@@ -64,7 +64,8 @@ class BodyLimit:
                 await answer(send, Internal("internal error (the server's log has it)"))
                 return
         if guard.over:
-            await answer(send, PayloadTooLarge(self._too_large))
+            # Only a chunked body gets here: nothing bounds what its sender still sends.
+            await answer(send, PayloadTooLarge(self._too_large), close=True)
 
     @property
     def _too_large(self) -> str:
