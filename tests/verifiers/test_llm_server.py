@@ -16,6 +16,8 @@ import gc
 import glob
 import importlib.util
 import re
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,11 +32,12 @@ from readmit.admission.decision import Issued, Withheld
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.scanner import propose
 from readmit.cli import cli
-from readmit.errors import VerifierUnavailable
+from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from readmit.signing import HmacSha256Signer
+from readmit.verifiers import gguf
 from readmit.verifiers.builtin import TermVerifier
 from readmit.verifiers.chain import ChainVerifier
 from readmit.verifiers.embedders import OpenAICompatEmbedder
@@ -239,11 +242,41 @@ def test_a_chat_server_is_no_embedder(server: GgufServer) -> None:
 def test_gguf_specs_name_the_file_not_the_port() -> None:
     path = model_path()
     verifier = make_verifier(f"gguf:{path}")
+    assert isinstance(verifier, OpenAICompatVerifier)
+    server = verifier.keepalive
+    assert isinstance(server, GgufServer)
     try:
         assert verifier.name == f"gguf:{path.resolve()}"
         assert "127.0.0.1" not in verifier.name
     finally:
-        verifier.keepalive.close()  # type: ignore[attr-defined]
+        server.close()
+    assert not server.running
     # The embedder's factory names it the same way (one server start and stop a test:
     # two in a row once hung in llama.cpp's shutdown).
     assert identity(str(path)) == f"gguf:{path.resolve()}"
+
+
+def test_a_file_that_is_no_model_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.gguf"
+    bad.write_text("not a model")
+
+    with pytest.raises(ConfigError, match=r"gguf:.*notes\.gguf: "):
+        GgufServer(bad, threads=1)
+
+
+def test_a_server_that_ignores_being_told_to_stop_is_killed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # llama.cpp's own shutdown once hung a test run; stopping must never wait forever.
+    stubborn = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time\n"
+         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+         "time.sleep(600)"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    monkeypatch.setattr(gguf, "STOP_TIMEOUT", 0.5)
+
+    gguf._stop(stubborn)
+
+    assert stubborn.returncode is not None

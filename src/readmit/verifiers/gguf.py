@@ -1,29 +1,39 @@
 """A local verifier for a GGUF model file the user already has: ``gguf:PATH``.
 
-The model is served in-process on loopback by xllamacpp (a prebuilt wheel that
-embeds llama.cpp's OpenAI-compatible server), and judged through
-`OpenAICompatVerifier`, so both share one tested request path. Optional extra:
+The model is served on loopback by xllamacpp (a prebuilt wheel that embeds
+llama.cpp's OpenAI-compatible server) in a child process of its own
+(`readmit.verifiers.gguf_host`), and judged through `OpenAICompatVerifier`, so both
+share one tested request path. A child process can always be stopped: llama.cpp's
+in-process shutdown joins threads that do not always stop. Optional extra:
 ``pip install 'readmit[gguf]'``.
 
-llama.cpp's server logs every load and request on the process's stderr (file
-descriptor 2), from native threads. `log_to` sends that to a file instead; the
-``readmit`` command does so for every command (`default_log_path`) unless
-``readmit verifiers check --verbose`` asks to see it.
+llama.cpp's server logs every load and request on its standard error. `log_to` sends
+that to a file instead; the ``readmit`` command does so for every command
+(`default_log_path`) unless ``readmit verifiers check --verbose`` asks to see it.
 """
 
+import importlib.util
 import os
+import selectors
+import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from readmit.errors import ConfigError
 
 if TYPE_CHECKING:
     from readmit.verifiers.openai_compat import OpenAICompatVerifier
+
+START_TIMEOUT = 600.0
+"""Seconds a server has to load its file and answer (generous: a busy 2-core machine)."""
+
+STOP_TIMEOUT = 10.0
+"""Seconds a server has to leave once told to, before it is killed."""
 
 
 def default_log_path(environ: Mapping[str, str]) -> Path:
@@ -32,35 +42,28 @@ def default_log_path(environ: Mapping[str, str]) -> Path:
     return Path(cache) / "readmit" / "llama-server.log"
 
 
-class _NativeLog:
-    """Where native code's stderr goes: one setting per process, like the descriptor."""
+class _ServerLog:
+    """Where the servers' logs go: one setting per process."""
 
     def __init__(self) -> None:
         self.target: Path | None = None
         self.path: Path | None = None
-        """The file descriptor 2 was sent to, once a server started."""
+        """The file the logs go to, once a server started."""
 
-    def engage(self) -> None:
-        """Before a server starts: send file descriptor 2 to the target file, once.
+    def descriptor(self) -> int | None:
+        """A descriptor of the log file for a server's standard error (``None``: ours).
 
-        Python's own ``sys.stderr`` (errors, notes, progress) stays where it was; the
-        path is said there once. A target that cannot be opened falls back to a new
-        file in the temporary directory.
+        The path is said on ``sys.stderr`` once. A target that cannot be opened falls
+        back to a new file in the temporary directory.
         """
-        if self.target is None or self.path is not None:
-            return
-        fd, self.path = _open_log(self.target)
+        if self.target is None:
+            return None
+        fd, path = _open_log(self.path or self.target)
+        if self.path is None:
+            self.path = path
+            sys.stderr.write(f"note: the model server's log is in {path}\n")
         os.write(fd, f"--- readmit, process {os.getpid()} ---\n".encode())
-        sys.stderr.flush()
-        kept = os.dup(2)
-        os.dup2(fd, 2)
-        os.close(fd)
-        if _writes_to_fd2(sys.stderr):
-            encoding, errors = sys.stderr.encoding, sys.stderr.errors
-            sys.stderr = open(kept, "w", buffering=1, encoding=encoding, errors=errors)  # noqa: SIM115
-        else:
-            os.close(kept)
-        sys.stderr.write(f"note: the model server's log is in {self.path}\n")
+        return fd
 
 
 def _open_log(target: Path) -> tuple[int, Path]:
@@ -72,27 +75,17 @@ def _open_log(target: Path) -> tuple[int, Path]:
         return fd, Path(name)
 
 
-def _writes_to_fd2(stream: Any) -> bool:
-    try:
-        return bool(stream.fileno() == 2)
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-_NATIVE_LOG = _NativeLog()
+_LOG = _ServerLog()
 
 
 def log_to(path: Path | None) -> None:
-    """Send the log of the servers started from now on to ``path`` (``None``: stderr).
-
-    The redirection is of the process's file descriptor 2, where llama.cpp writes, so it
-    holds for the rest of the process; ``sys.stderr`` is kept on the original stderr.
-    """
-    _NATIVE_LOG.target = path
+    """Send the log of the servers started from now on to ``path`` (``None``: stderr)."""
+    _LOG.target = path
+    _LOG.path = None
 
 
 class GgufServer:
-    """llama.cpp's server for one GGUF file, in this process, on a free loopback port."""
+    """llama.cpp's server for one GGUF file, in a child process, on a free loopback port."""
 
     def __init__(
         self,
@@ -105,48 +98,84 @@ class GgufServer:
         """Start serving ``path``; with ``embedding``, ``/v1/embeddings`` (mean pooling) only.
 
         Raises:
-            ConfigError: if xllamacpp is missing or the file does not exist.
+            ConfigError: if xllamacpp is missing, the file does not exist or the server
+                does not start.
         """
-        try:
-            import xllamacpp
-        except ImportError as exc:
-            raise ConfigError("gguf verifiers need xllamacpp: pip install 'readmit[gguf]'") from exc
+        if importlib.util.find_spec("xllamacpp") is None:
+            raise ConfigError("gguf verifiers need xllamacpp: pip install 'readmit[gguf]'")
         if not path.is_file():
             raise ConfigError(f"gguf:{path}: no such model file")
-        params: Any = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        params.n_ctx = context
-        params.cpuparams.n_threads = threads or max(1, (os.cpu_count() or 2))
-        params.cpuparams_batch.n_threads = params.cpuparams.n_threads
-        params.hostnames = ["127.0.0.1"]
-        if embedding:
-            params.embedding = True
-            params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
-        _NATIVE_LOG.engage()
-        self._server: Any = xllamacpp.Server(params)
-        self.base_url = f"{self._server.listening_address}/v1"
-        self._wait_ready(f"{self._server.listening_address}/health", path)
+        threads = threads or max(1, os.cpu_count() or 2)
+        log = _LOG.descriptor()
+        try:
+            process = subprocess.Popen(  # noqa: S603 - our own file, by this interpreter
+                [
+                    sys.executable,
+                    "-P",  # by its path, without importing readmit (or its folder on sys.path)
+                    str(Path(__file__).with_name("gguf_host.py")),
+                    str(path),
+                    str(context),
+                    str(threads),
+                    "1" if embedding else "0",
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+            )
+        finally:
+            if log is not None:
+                os.close(log)
+        self._process = process
+        self._stop = weakref.finalize(self, _stop, process)
+        answer = _first_line(process, time.monotonic() + START_TIMEOUT)
+        if not answer.startswith("READY "):
+            running = process.poll() is None
+            self.close()
+            said = answer.removeprefix("ERROR ") or (
+                f"the server did not start in {START_TIMEOUT:.0f} s"
+                if running
+                else f"the server exited with status {process.returncode}"
+            )
+            where = f"; its log is in {_LOG.path}" if _LOG.path else ""
+            raise ConfigError(f"gguf:{path}: {said}{where}")
+        self.base_url = f"{answer.removeprefix('READY ')}/v1"
 
-    def _wait_ready(self, health: str, path: Path, timeout: float = 120.0) -> None:
-        # Stopping a server whose loop has not started yet can hang in llama.cpp's
-        # shutdown; a server is also of no use before it answers. Wait until it does.
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(health, timeout=5) as response:  # noqa: S310
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise ConfigError(
-                    f"gguf:{path}: the server did not become ready in {timeout:.0f} s"
-                )
-            time.sleep(0.05)
+    @property
+    def running(self) -> bool:
+        """Whether the server's process is still there."""
+        return self._process.poll() is None
 
     def close(self) -> None:
-        """Stop the server."""
-        self._server = None
+        """Stop the server (at once, if it does not leave when told)."""
+        self._stop()
+
+
+def _first_line(process: "subprocess.Popen[bytes]", deadline: float) -> str:
+    """The first line the server writes by ``deadline``, or what came before it ended."""
+    stream: IO[bytes] | None = process.stdout
+    if stream is None:
+        return ""
+    got = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while b"\n" not in got and selector.select(max(0.0, deadline - time.monotonic())):
+            chunk = os.read(stream.fileno(), 4096)
+            if not chunk:
+                break
+            got += chunk
+    return got.split(b"\n", 1)[0].decode(errors="replace").strip()
+
+
+def _stop(process: "subprocess.Popen[bytes]") -> None:
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        process.wait(STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 def serve(argument: str, *, embedding: bool = False) -> tuple[GgufServer, str]:
