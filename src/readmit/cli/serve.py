@@ -99,6 +99,14 @@ def _require_service_extra() -> None:
     help="Events/s one agent may record, sustained (one --max-events batch at once).",
 )
 @click.option(
+    "--byte-rate",
+    default=262144.0,
+    show_default=True,
+    type=float,
+    help="Request-body bytes/s one agent may send, sustained (one --max-body-bytes body at "
+    "once); charged from Content-Length before the body is read.",
+)
+@click.option(
     "--concurrent-returns",
     default=2,
     show_default=True,

@@ -1,0 +1,35 @@
+"""`readmit serve`'s flags: every limit of the service has one, and a bad value is a
+config error before anything starts."""
+
+import inspect
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from readmit.cli import cli
+from readmit.service.settings import limits_from_flags
+
+
+def test_every_limit_has_a_serve_flag() -> None:
+    serve = cli.commands["serve"]
+    flags = {opt for param in serve.params for opt in getattr(param, "opts", [])}
+    limits = inspect.signature(limits_from_flags).parameters
+
+    assert {f"--{name.replace('_', '-')}" for name in limits} <= flags
+
+
+@pytest.mark.parametrize("value", ["-5", "0", "nan"])
+def test_a_byte_rate_that_is_no_positive_number_is_refused_before_anything_starts(
+    value: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "readmit.db"
+    result = CliRunner().invoke(
+        cli,
+        ["serve", "--db", f"sqlite:///{db}", "--byte-rate", value],
+        env={"READMIT_SIGNING_KEY": "a-test-signing-key-0123"},
+    )
+
+    assert result.exit_code == 2, result.output
+    assert "byte_rate must be a positive number of bytes per second" in result.output
+    assert not db.exists()
