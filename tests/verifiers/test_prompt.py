@@ -6,6 +6,7 @@ from builders import item
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.errors import ConfigError
 from readmit.verifiers.openai_compat import DECIDE_AT_ENV, TIMEOUT_ENV, factory, question
+from readmit.verifiers.prompt import ONE_WORD_ASK, messages
 
 LATER = Later(event_id="e9", epoch=9, op="assert", text="Answer to the current question: Yes")
 
@@ -18,6 +19,25 @@ def test_the_question_shows_what_the_earlier_note_relies_on() -> None:
 
     assert 'relies on: "Current question: Is Mars blue?"' in asked
     assert "relies on" not in question(Pair(later=LATER, earlier=answer))
+
+
+def test_the_worked_examples_are_chat_turns_answered_yes_and_no_before_the_question() -> None:
+    chat = messages("EARLIER: a\nLATER: b\nDoes LATER invalidate EARLIER?", ONE_WORD_ASK)
+
+    turns = chat[1:-1]
+
+    assert chat[0]["role"] == "system"
+    assert ONE_WORD_ASK in chat[0]["content"]
+    assert [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2)
+    assert {t["content"] for t in turns[1::2]} == {"yes", "no"}
+    assert chat[-1]["content"].startswith("EARLIER: a")
+
+
+def test_the_fixed_prefix_does_not_grow_unnoticed() -> None:
+    """Every call carries it (726 tokens with the 1.5B model); see results-verifiers, stop 19."""
+    fixed = messages("", ONE_WORD_ASK)
+
+    assert sum(len(m["content"]) for m in fixed) < 2_500
 
 
 def test_the_cut_off_comes_from_the_settings() -> None:
