@@ -8,7 +8,7 @@ import pytest
 import readmit.errors
 from readmit.cli import exit_code
 from readmit.errors import ReadmitError
-from readmit.service.app import status_of
+from readmit.service.answers import status_of
 
 DOC = Path(__file__).parents[2] / "docs" / "reason-codes.md"
 

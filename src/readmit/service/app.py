@@ -28,7 +28,7 @@ from readmit.errors import (
     PolicyNotAccepted,
     ReadmitError,
 )
-from readmit.service.answers import STATUS, retry_after, status_of
+from readmit.service.answers import retry_after, status_of
 from readmit.service.body import BodyLimit
 from readmit.service.docs import add_reference
 from readmit.service.gate import AgentGate, caller_of
@@ -52,7 +52,7 @@ from readmit.service.schemas import (
 )
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
-__all__ = ["STATUS", "create_app", "status_of"]  # STATUS and status_of: for older imports
+__all__ = ["create_app"]
 
 
 def _error(
