@@ -104,3 +104,20 @@ def test_news_that_only_restates_an_item_is_not_proposed_against_it() -> None:
     found = [p.later.event_id for p in propose([same, other], [answer])]
 
     assert found == ["e10"]
+
+
+def test_an_item_built_on_another_is_never_proposed_against_it() -> None:
+    question = item("q1", "Current question: is the Riverside pickup at 9:00?", epoch=2)
+    answer = Later(
+        event_id="e9",
+        epoch=9,
+        op="assert",
+        text="Answer to the current question: the Riverside pickup is at 9:00.",
+        replacement_id="a1",
+        depends_on=frozenset({"q1"}),
+    )
+    doubt = Later(event_id="e10", epoch=10, op="evidence", text="The Riverside pickup moved.")
+    index = Observations([answer, doubt])
+
+    assert [p.later.event_id for p in propose([answer, doubt], [question])] == ["e10"]
+    assert index.unproposed(question, 0, [doubt], window=4) == []

@@ -39,6 +39,9 @@ class Later(NamedTuple):
     replacement_id: str | None = None
     """The item that replaced it, if any."""
     replacement_text: str | None = None
+    depends_on: frozenset[str] = frozenset()
+    """What the event's item declares it depends on: items it builds on, so it is never
+    evidence against them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,8 +14,10 @@ embeddings. Work therefore grows with the targets a return judges, not with
 the store: the index over the observations is built once per return.
 
 Obligations and frontiers are the mandatory structure of the view and are
-never challenged, and news that only restates an item (the same text,
-withdrawing nothing: a teammate repeating it) is never proposed against it.
+never challenged. Two kinds of observation are never proposed against an item,
+because they take it as true: news that only restates it (the same text,
+withdrawing nothing: a teammate repeating it), and an item that declares it
+depends on it (an answer built on a question cannot make the question unsafe).
 """
 
 import bisect
@@ -76,7 +78,10 @@ class Observations:
         premises: dict[str, list[int]] = {}
         subjects: dict[str, list[int]] = {}
         restating: dict[str, list[int]] = {}
+        dependents: dict[str, list[int]] = {}
         for n, later in enumerate(self.laters):
+            for premise in later.depends_on:
+                dependents.setdefault(premise, []).append(n)
             if later.withdrawn_id is not None:
                 premises.setdefault(later.withdrawn_id, []).append(n)
             for subject in {later.withdrawn_id, later.replacement_id} - {None}:
@@ -89,6 +94,8 @@ class Observations:
         self.by_term = Postings(self.texts, distinctive_hashes)
         self.restating = _Postings(restating)
         """News by its text: news that only restates an item cannot invalidate it."""
+        self.dependents = _Postings(dependents)
+        """Observations by what they depend on: an item built on another cannot invalidate it."""
         self.bm25 = Bm25(self.texts)
 
     def _first(self, after: int, target: Item) -> int:
@@ -122,9 +129,7 @@ class Observations:
         first = self._first(after, target)
         if target.kind in STRUCTURE or first >= len(self.laters):
             return []
-        own = np.concatenate(
-            (self.by_subject.get(target.id, _NONE), self.restating.get(target.text, _NONE))
-        )
+        own = np.concatenate([found for found in self._affirming(target) if found is not None])
         scores = self.bm25.scores(content_tokens(target.text))
 
         def window(found: Sequence[npt.NDArray[np.intp] | None]) -> npt.NDArray[np.intp]:
@@ -155,7 +160,8 @@ class Observations:
         """At most ``window`` observations after ``after`` that `proposals` left out.
 
         For the dependency scan: distinct texts only (the newest of each), never what
-        ``target`` itself brought or withdrew or news that restates it; nearest to
+        ``target`` itself brought or withdrew, news that restates it or items built on
+        it; nearest to
         ``target`` first with an embedder, else newest first.
 
         Raises:
@@ -167,7 +173,7 @@ class Observations:
         skip = {later.event_id for later in proposed}
         skip.update(
             self.laters[n].event_id
-            for found in (self.by_subject.get(target.id), self.restating.get(target.text))
+            for found in self._affirming(target)
             if found is not None
             for n in found.tolist()
         )
@@ -180,6 +186,17 @@ class Observations:
             order = ranked([target.text], [_query(x) for x in left], self.embedder, [window])[0]
             left = [left[n] for n in order]
         return left[:window]
+
+    def _affirming(self, target: Item) -> tuple[npt.NDArray[np.intp] | None, ...]:
+        """Observations never proposed against ``target``, which take it as true.
+
+        What brought or withdrew it, news restating it, and items that depend on it.
+        """
+        return (
+            self.by_subject.get(target.id, _NONE),
+            self.restating.get(target.text),
+            self.dependents.get(target.id),
+        )
 
     def _nearest(self) -> dict[str, list[int]]:
         """For each candidate, the observations that have it among their nearest items.
@@ -209,6 +226,7 @@ class Observations:
                     for c in (self.candidates[i] for i in ranking)
                     if c.epoch < later.epoch
                     and c.id not in (later.withdrawn_id, later.replacement_id)
+                    and c.id not in later.depends_on
                 )
                 for c in itertools.islice(mine, self.embed_top_k):
                     near.setdefault(c.id, []).append(n)
@@ -309,6 +327,7 @@ def _observation(
                 withdrawn_text=old.text if old else None,
                 replacement_id=event.item.id,
                 replacement_text=event.item.text,
+                depends_on=event.item.depends_on,
             )
         case Supersede():
             old = by_id.get(event.target)
@@ -321,6 +340,7 @@ def _observation(
                 withdrawn_text=old.text if old else None,
                 replacement_id=event.item.id,
                 replacement_text=event.item.text,
+                depends_on=event.item.depends_on,
             )
         case Revoke() | Close():
             old = by_id.get(event.target)
