@@ -134,3 +134,52 @@ def test_receipt_epoch_must_match_item_epoch() -> None:
     _, excluded = apply_gates([moved], CTX)
 
     assert [e.reason for e in excluded] == [Reason.MISSING_RECEIPT]
+
+
+SCOPES = [
+    Scope(principals=frozenset({"family"})),
+    Scope(principals=frozenset({"agency"})),
+    Scope(roles=frozenset({"booking"})),
+    Scope(principals=frozenset({"family"}), task="payroll"),
+    Scope(principals=frozenset({"family"}), purposes=frozenset({"billing"})),
+]
+VALIDITIES = [
+    Validity(),
+    Validity(valid_from=NOW + timedelta(hours=1)),
+    Validity(valid_to=NOW),
+    Validity(valid_from=NOW - timedelta(days=1), valid_to=NOW + timedelta(days=1)),
+]
+
+
+@st.composite
+def gated_items(draw: st.DrawFn) -> Item:
+    n = draw(st.integers(0, 9))
+    base = item(f"m{n}", "x" * draw(st.integers(1, 12)), epoch=draw(st.integers(1, CTX.epoch + 1)))
+    return replace(
+        base,
+        # Drawn from a few shared values, as a store's items share theirs.
+        scope=draw(st.sampled_from(SCOPES)),
+        validity=draw(st.sampled_from(VALIDITIES)),
+        receipt=draw(st.sampled_from([base.receipt, None, RECEIPT])),
+        cites=draw(st.sampled_from([frozenset(), frozenset({"src"}), frozenset({"nowhere"})])),
+        for_role=draw(st.sampled_from([None, "itinerary", "booking"])),
+    )
+
+
+@given(st.lists(gated_items(), max_size=12), st.sampled_from([None, 4, 8]))
+def test_the_combined_check_decides_as_the_gates_one_by_one(
+    items: list[Item], limit: int | None
+) -> None:
+    gates = DEFAULT_GATES if limit is None else (*DEFAULT_GATES, max_chars(limit))
+
+    def one_by_one(m: Item) -> Reason | None:
+        return next((r for g in gates if (r := g(m, CTX)) is not None), None)
+
+    kept, excluded = apply_gates(items, CTX, gates)
+    # A sequence the combined check does not know runs gate by gate: the same answer.
+    kept_list, excluded_list = apply_gates(items, CTX, [*gates, lambda m, c: None])
+
+    expected = [(m.id, one_by_one(m)) for m in items]
+    assert [m.id for m in kept] == [i for i, r in expected if r is None]
+    assert [(e.item, e.reason) for e in excluded] == [(i, r) for i, r in expected if r]
+    assert (kept_list, excluded_list) == (kept, excluded)

@@ -118,11 +118,16 @@ def _screened_out(
     implicit = [e for i, e in screener.excluded.items() if i not in gated_ids]
     judged = {e.item for e in implicit}
     stale = [e for e in implicit if e.reason is not Reason.UNSCREENED]
-    left = {e.item for e in dropped if e.item not in judged}
-    rest = [m for m in eligible if m.id in left]
-    kept, fallen = propagate(rest, excluded=stale)
-    still = {m.id for m in kept}
-    return implicit + fallen, [e for e in dropped if e.item in still]
+    if judged:
+        dropped = [e for e in dropped if e.item not in judged]
+    if not stale:
+        return implicit, list(dropped)
+    # Only an item with premises can fall, so only those need propagating.
+    left = {e.item for e in dropped}
+    rest = [m for m in eligible if m.depends_on and m.id in left]
+    _, fallen = propagate(rest, excluded=stale)
+    gone = {e.item for e in fallen}
+    return implicit + fallen, [e for e in dropped if e.item not in gone]
 
 
 __all__ = ["Decision", "Issued", "Judgment", "ReturnContext", "Withheld", "admit"]
