@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 from builders import KEY, NOW, context, item, obligation
 from readmit.admission import admit
 from readmit.admission.decision import Issued
-from readmit.admission.view import VerifiedView, verify_view
+from readmit.admission.view import VerifiedView, exclusion_json, hidden_ids, redact, verify_view
 from readmit.errors import ViewRejected
+from readmit.model import Scope
 from readmit.policy import Policy
+from readmit.reasons import Exclusion, Reason, Stage
 from readmit.signing import HmacSha256Signer
 
 OBL = obligation("o", requires=("d_c",), critical=("d_c",))
@@ -97,3 +99,63 @@ def test_a_verified_view_cannot_be_made_by_hand() -> None:
 def test_a_malformed_view_is_rejected_not_crashed() -> None:
     with pytest.raises(ViewRejected):
         verify_view({"format": "readmit.view/1"}, SIGNER, NOW)
+
+
+EXCLUSION_IDS = ("a", "b", "ev-a", "e1")
+
+
+@st.composite
+def exclusions(draw: st.DrawFn) -> Exclusion:
+    return Exclusion(
+        item=draw(st.sampled_from(EXCLUSION_IDS)),
+        reason=draw(st.sampled_from(list(Reason))),
+        stage=Stage.GATES,
+        evidence=tuple(draw(st.lists(st.sampled_from(EXCLUSION_IDS), max_size=3))),
+        detail=draw(st.sampled_from(["", "names ev-a"])),
+        confidence=draw(st.sampled_from([None, 0.9])),
+    )
+
+
+def _redact_reference(
+    excluded: list[dict[str, Any]], hidden: frozenset[str]
+) -> list[dict[str, Any]]:
+    """What the agent may see, spelled out one exclusion at a time."""
+    visible = []
+    for e in excluded:
+        if e["item"] in hidden or e["reason"] == Reason.NOT_SELECTED:
+            continue
+        shown = {**e, "evidence": [x for x in e["evidence"] if x not in hidden]}
+        if hidden & set(e["evidence"]):
+            shown.pop("detail", None)
+        visible.append(shown)
+    return visible
+
+
+@given(st.lists(exclusions(), max_size=8), st.frozensets(st.sampled_from(EXCLUSION_IDS)))
+def test_the_agent_sees_no_hidden_id_and_no_not_selected_item(
+    excluded: list[Exclusion], hidden: frozenset[str]
+) -> None:
+    wire = [exclusion_json(e) for e in excluded]
+    before = copy.deepcopy(wire)
+
+    shown = redact(wire, hidden)
+
+    assert shown == _redact_reference(wire, hidden)
+    assert wire == before  # the operator's record is left as it was
+    assert all(e["item"] not in hidden and hidden.isdisjoint(e["evidence"]) for e in shown)
+
+
+def test_a_view_lists_the_decided_exclusions_an_agent_may_see() -> None:
+    secret = item("s", "Private note.", scope=Scope(principals=frozenset({"agency"})))
+    stale = item("t", "Old hotel.", cites=("nowhere",))
+    ctx = context((C, secret, stale), obligations=(OBL,))
+    decision = admit(ctx, policy=Policy(), verifier=None, signer=SIGNER)
+    assert isinstance(decision, Issued)
+
+    hidden = hidden_ids(ctx, decision.exclusions)
+
+    assert hidden == {"s", "ev-s"}
+    assert decision.signed["excluded"] == _redact_reference(
+        [exclusion_json(e) for e in decision.exclusions], hidden
+    )
+    assert [e["item"] for e in decision.signed["excluded"]] == ["t"]

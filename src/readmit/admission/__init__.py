@@ -64,7 +64,8 @@ def admit(
     screen = screener.admits if screener is not None else None
     selection = cover(eligible, ctx.role_obligations, policy, screen, query)
     implicit, dropped = _screened_out(screener, gated, selection.dropped, eligible)
-    exclusions = (*explicit, *standing, *premise, *gated, *implicit, *dropped)
+    decided = (*explicit, *standing, *premise, *gated, *implicit)
+    exclusions = (*decided, *dropped)
     judgment = (
         screener.judgment(len(standing))
         if screener is not None
@@ -82,7 +83,8 @@ def admit(
             withheld=ctx.experiences,
             judgment=judgment,
         )
-    signed = sign_view(build_view(ctx, selection, exclusions, policy), signer)
+    # The view never lists not_selected items, so it is built from the decided ones only.
+    signed = sign_view(build_view(ctx, selection, decided, policy), signer)
     verified = expose(signed, ctx, signer, policy)
     readmitted, withheld = (
         readmit(verified, ctx.experiences)

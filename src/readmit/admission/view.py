@@ -77,15 +77,19 @@ def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> lis
     ``not_selected`` items are left out: they are valid, just not needed, and
     the audit log keeps them. The view tells the agent what went stale.
     """
-    visible = []
-    for e in excluded:
-        if e["item"] in hidden or e["reason"] == Reason.NOT_SELECTED:
-            continue
-        shown = {**e, "evidence": [x for x in e["evidence"] if x not in hidden]}
-        if hidden & set(e["evidence"]):
-            shown.pop("detail", None)  # the detail may name what was hidden
-        visible.append(shown)
-    return visible
+    return [
+        _seen({**e, "evidence": list(e["evidence"])}, hidden)
+        for e in excluded
+        if e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED
+    ]
+
+
+def _seen(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names."""
+    if not hidden.isdisjoint(shown["evidence"]):
+        shown["evidence"] = [x for x in shown["evidence"] if x not in hidden]
+        shown.pop("detail", None)  # the detail may name what was hidden
+    return shown
 
 
 def build_view(
@@ -112,11 +116,17 @@ def build_view(
             "obligations": selection.coverage.obligations,
             "critical": selection.coverage.critical,
         },
-        "excluded": redact(
-            [exclusion_json(e) for e in exclusions if e.reason is not Reason.NOT_SELECTED],
-            hidden_ids(ctx, exclusions),
-        ),
+        "excluded": _visible(exclusions, hidden_ids(ctx, exclusions)),
     }
+
+
+def _visible(exclusions: Sequence[Exclusion], hidden: frozenset[str]) -> list[dict[str, Any]]:
+    """`redact` of the exclusions' wire form, each built once."""
+    return [
+        _seen(exclusion_json(e), hidden)
+        for e in exclusions
+        if e.item not in hidden and e.reason is not Reason.NOT_SELECTED
+    ]
 
 
 def _expiry(at: datetime, policy: Policy) -> datetime:
