@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 from builders import KEY, NOW, context, item, obligation
 from readmit.admission import admit
 from readmit.admission.decision import Issued
-from readmit.admission.view import VerifiedView, exclusion_json, hidden_ids, redact, verify_view
+from readmit.admission.view import (
+    VerifiedView,
+    exclusion_json,
+    hidden_ids,
+    redact,
+    sign_view,
+    verify_view,
+)
 from readmit.errors import ViewRejected
 from readmit.model import Scope
 from readmit.policy import Policy
@@ -159,3 +166,32 @@ def test_a_view_lists_the_decided_exclusions_an_agent_may_see() -> None:
         [exclusion_json(e) for e in decision.exclusions], hidden
     )
     assert [e["item"] for e in decision.signed["excluded"]] == ["t"]
+
+
+class _OtherKeyVerifies:
+    """Signs with one key and verifies with another: a misconfigured signer."""
+
+    alg = SIGNER.alg
+
+    def sign(self, data: bytes) -> str:
+        return SIGNER.sign(data)
+
+    def verify(self, data: bytes, signature: str) -> bool:
+        return HmacSha256Signer(b"another-key-0123456789abcdef").verify(data, signature)
+
+
+def test_a_view_its_own_signer_cannot_verify_is_never_issued() -> None:
+    with pytest.raises(ViewRejected, match="signature"):
+        admit(
+            context((C,), obligations=(OBL,)),
+            policy=Policy(),
+            verifier=None,
+            signer=_OtherKeyVerifies(),
+        )
+
+
+def test_an_issued_view_verifies_as_a_view_from_outside_does() -> None:
+    signed = issued()
+
+    assert sign_view({k: v for k, v in signed.items() if k != "signature"}, SIGNER) == signed
+    assert verify_view(signed, SIGNER, NOW).view == signed

@@ -77,18 +77,21 @@ def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> lis
     ``not_selected`` items are left out: they are valid, just not needed, and
     the audit log keeps them. The view tells the agent what went stale.
     """
-    return [
-        _seen({**e, "evidence": list(e["evidence"])}, hidden)
-        for e in excluded
-        if e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED
-    ]
+    visible = []
+    for e in excluded:
+        if e["item"] in hidden or e["reason"] == Reason.NOT_SELECTED:
+            continue
+        if hidden.isdisjoint(e["evidence"]):
+            visible.append({**e, "evidence": list(e["evidence"])})
+        else:
+            visible.append(_without(dict(e), hidden))
+    return visible
 
 
-def _seen(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+def _without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
     """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names."""
-    if not hidden.isdisjoint(shown["evidence"]):
-        shown["evidence"] = [x for x in shown["evidence"] if x not in hidden]
-        shown.pop("detail", None)  # the detail may name what was hidden
+    shown["evidence"] = [x for x in shown["evidence"] if x not in hidden]
+    shown.pop("detail", None)  # the detail may name what was hidden
     return shown
 
 
@@ -123,7 +126,7 @@ def build_view(
 def _visible(exclusions: Sequence[Exclusion], hidden: frozenset[str]) -> list[dict[str, Any]]:
     """`redact` of the exclusions' wire form, each built once."""
     return [
-        _seen(exclusion_json(e), hidden)
+        exclusion_json(e) if hidden.isdisjoint(e.evidence) else _without(exclusion_json(e), hidden)
         for e in exclusions
         if e.item not in hidden and e.reason is not Reason.NOT_SELECTED
     ]
@@ -144,7 +147,11 @@ def _unsigned(view: Mapping[str, Any]) -> bytes:
 
 def sign_view(view: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
     """Return ``view`` with its signature block."""
-    return {**view, "signature": {"alg": signer.alg, "value": signer.sign(_unsigned(view))}}
+    return _signed(view, signer, _unsigned(view))
+
+
+def _signed(view: Mapping[str, Any], signer: Signer, payload: bytes) -> dict[str, Any]:
+    return {**view, "signature": {"alg": signer.alg, "value": signer.sign(payload)}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,21 +181,37 @@ def verify_view(
     Raises:
         ViewRejected: naming the first check that failed.
     """
+    return _checked(signed, signer, at, expect or {}, None)
+
+
+def _checked(
+    signed: Mapping[str, Any],
+    signer: Signer,
+    at: datetime,
+    expect: Mapping[str, Any],
+    payload: bytes | None,
+) -> VerifiedView:
+    """`verify_view`; ``payload``, when given, is the unsigned view as it was just signed."""
     try:
-        return _verify(signed, signer, at, expect or {})
+        return _verify(signed, signer, at, expect, payload)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ViewRejected(f"malformed view ({exc!r})") from exc
 
 
 def _verify(
-    signed: Mapping[str, Any], signer: Signer, at: datetime, expect: Mapping[str, Any]
+    signed: Mapping[str, Any],
+    signer: Signer,
+    at: datetime,
+    expect: Mapping[str, Any],
+    payload: bytes | None,
 ) -> VerifiedView:
     if signed.get("format") != VIEW_FORMAT:
         raise ViewRejected(f"format is not {VIEW_FORMAT}")
     signature = signed["signature"]
     if not isinstance(signature, Mapping) or set(signature) != {"alg", "value"}:
         raise ViewRejected("the signature block must hold exactly alg and value")
-    if signature["alg"] != signer.alg or not signer.verify(_unsigned(signed), signature["value"]):
+    payload = _unsigned(signed) if payload is None else payload
+    if signature["alg"] != signer.alg or not signer.verify(payload, signature["value"]):
         raise ViewRejected("signature does not match")
     for entry in signed["items"]:
         body = {k: v for k, v in entry.items() if k != "digest"}
@@ -202,6 +225,21 @@ def _verify(
     return VerifiedView(signed, tuple(e["id"] for e in signed["items"]), _VERIFIED)
 
 
+def issue(
+    view: Mapping[str, Any], ctx: ReturnContext, signer: Signer, policy: Policy
+) -> VerifiedView:
+    """Sign ``view`` and `expose` it, serializing it once.
+
+    The signature is checked over the very bytes that were signed: serializing the
+    view again would give the same bytes (a large view's exclusions cost most of it).
+
+    Raises:
+        ViewRejected: if any check of `expose` fails.
+    """
+    payload = _unsigned(view)
+    return _expose(_signed(view, signer, payload), ctx, signer, policy, payload)
+
+
 def expose(
     signed: Mapping[str, Any], ctx: ReturnContext, signer: Signer, policy: Policy
 ) -> VerifiedView:
@@ -213,6 +251,16 @@ def expose(
     Raises:
         ViewRejected: if any check fails.
     """
+    return _expose(signed, ctx, signer, policy, None)
+
+
+def _expose(
+    signed: Mapping[str, Any],
+    ctx: ReturnContext,
+    signer: Signer,
+    policy: Policy,
+    payload: bytes | None,
+) -> VerifiedView:
     who = ctx.returner
     binding = dict(
         zip(
@@ -230,7 +278,7 @@ def expose(
             strict=True,
         )
     )
-    verified = verify_view(signed, signer, who.at, binding)
+    verified = _checked(signed, signer, who.at, binding, payload)
     items = [ctx.by_id.get(i) for i in verified.item_ids]
     present = [item for item in items if item is not None]
     if len(present) != len(items) or any(
