@@ -5,6 +5,7 @@ first failing gate decides the reason, so gate order is the order of precedence
 of reason codes in ``readmit explain``.
 """
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -74,92 +75,92 @@ def apply_gates(
     items: Iterable[Item], ctx: ReturnContext, gates: Sequence[Gate] = DEFAULT_GATES
 ) -> tuple[list[Item], list[Exclusion]]:
     """Split ``items`` into those every gate passes and the exclusions of the rest."""
-    check = _combined(ctx, gates)
+    fused = _DefaultGates.of(ctx, gates)
+    if fused is None:
+        return _one_by_one(items, ctx, gates)
+    kept, failing = fused.split(items)
+    return kept, _one_by_one(failing, ctx, gates)[1]
+
+
+def _one_by_one(
+    items: Iterable[Item], ctx: ReturnContext, gates: Sequence[Gate]
+) -> tuple[list[Item], list[Exclusion]]:
     kept: list[Item] = []
     excluded: list[Exclusion] = []
     for item in items:
-        reason = check(item)
-        if reason is None:
-            kept.append(item)
-        else:
-            evidence = (item.receipt.event_id,) if item.receipt else ()
-            excluded.append(
-                Exclusion(item=item.id, reason=reason, stage=Stage.GATES, evidence=evidence)
-            )
-    return kept, excluded
-
-
-def _combined(ctx: ReturnContext, gates: Sequence[Gate]) -> Callable[[Item], Reason | None]:
-    """One check for the whole sequence: the first failing gate's reason, or ``None``."""
-    gates = tuple(gates)
-    extra = gates[len(DEFAULT_GATES) :]
-    if gates[: len(DEFAULT_GATES)] == DEFAULT_GATES and all(
-        isinstance(g, _MaxChars) for g in extra
-    ):
-        limits = [g.limit for g in extra if isinstance(g, _MaxChars)]
-        return _DefaultGates(ctx, min(limits) if limits else None)
-
-    def check(item: Item) -> Reason | None:
         for gate in gates:
             reason = gate(item, ctx)
             if reason is not None:
-                return reason
-        return None
-
-    return check
+                evidence = (item.receipt.event_id,) if item.receipt else ()
+                excluded.append(
+                    Exclusion(item=item.id, reason=reason, stage=Stage.GATES, evidence=evidence)
+                )
+                break
+        else:
+            kept.append(item)
+    return kept, excluded
 
 
 class _DefaultGates:
-    """A ∧ T ∧ U ∧ P (and a size budget) as one check, deciding each scope and interval once.
+    """Whether A ∧ T ∧ U ∧ P (and the size budget) all pass, in one pass over the items.
 
-    Gives the reason the gates give one by one, in the same precedence. Items of one
-    store share their `Scope` and `Validity` values, so A, the task and purpose part of U,
-    and the interval part of T are decided once per distinct value (keyed by identity,
-    which is cheaper than hashing the value) rather than once per item.
+    Only the items it fails run the gates one by one, for the first failing gate's
+    reason. Items of one store share their `Scope` and `Validity` values, so A, the
+    task and purpose part of U, and the interval part of T are decided once per
+    distinct value (keyed by identity, cheaper than hashing the value), not per item.
     """
 
-    def __init__(self, ctx: ReturnContext, limit: int | None) -> None:
+    def __init__(self, ctx: ReturnContext, limit: int) -> None:
         self.ctx = ctx
-        self.epoch = ctx.epoch
-        self.role = ctx.returner.role
         self.limit = limit
-        self.scopes: dict[int, tuple[Scope, Reason | None, Reason | None]] = {}
-        self.validities: dict[int, tuple[Validity, Reason | None]] = {}
+        self.scopes: dict[int, tuple[Scope, bool]] = {}
+        self.validities: dict[int, tuple[Validity, bool]] = {}
 
-    def __call__(self, item: Item) -> Reason | None:
-        scope = self.scopes.get(id(item.scope)) or self._scope(item.scope)
-        if scope[1] is not None:
-            return scope[1]
-        if item.epoch > self.epoch:
-            return Reason.NOT_YET_VALID
-        validity = self.validities.get(id(item.validity)) or self._validity(item.validity)
-        if validity[1] is not None:
-            return validity[1]
-        if scope[2] is not None or (item.for_role is not None and item.for_role != self.role):
-            return Reason.NOT_APPLICABLE
-        if (reason := provenance(item, self.ctx)) is not None:
-            return reason
-        if self.limit is not None and len(item.text) > self.limit:
-            return Reason.OVER_ITEM_BUDGET
-        return None
+    @classmethod
+    def of(cls, ctx: ReturnContext, gates: Sequence[Gate]) -> "_DefaultGates | None":
+        """The fused check of ``gates`` if they are the default ones (and size budgets)."""
+        gates = tuple(gates)
+        extra = gates[len(DEFAULT_GATES) :]
+        if gates[: len(DEFAULT_GATES)] != DEFAULT_GATES:
+            return None
+        limits = [g.limit for g in extra if isinstance(g, _MaxChars)]
+        if len(limits) != len(extra):
+            return None
+        return cls(ctx, min(limits, default=sys.maxsize))
 
-    def _scope(self, scope: Scope) -> tuple[Scope, Reason | None, Reason | None]:
+    def split(self, items: Iterable[Item]) -> tuple[list[Item], list[Item]]:
+        """The items every gate passes, and the others, each in their order."""
+        scopes, validities, limit = self.scopes, self.validities, self.limit
+        epoch, role, evidence = self.ctx.epoch, self.ctx.returner.role, self.ctx.evidence
+        kept: list[Item] = []
+        failing: list[Item] = []
+        for item in items:
+            scope = scopes.get(id(item.scope)) or self._scope(item.scope)
+            validity = validities.get(id(item.validity)) or self._validity(item.validity)
+            receipt = item.receipt
+            passes = (
+                scope[1]
+                and validity[1]
+                and item.epoch <= epoch
+                and (item.for_role is None or item.for_role == role)
+                and receipt is not None
+                and receipt.epoch == item.epoch
+                and receipt.author == item.author
+                and receipt.digest == text_digest(item.id, item.text)
+                and item.cites <= evidence
+                and len(item.text) <= limit
+            )
+            (kept if passes else failing).append(item)
+        return kept, failing
+
+    def _scope(self, scope: Scope) -> tuple[Scope, bool]:
         who = self.ctx.returner
-        readable = scope.readable_by(who.principal, who.role)
-        applies = scope.applies_to(who.task, who.purpose)
-        decided = (
-            scope,
-            None if readable else Reason.UNAUTHORIZED,
-            None if applies else Reason.NOT_APPLICABLE,
+        passes = scope.readable_by(who.principal, who.role) and scope.applies_to(
+            who.task, who.purpose
         )
-        self.scopes[id(scope)] = decided  # the value is kept, so its id is not reused
-        return decided
+        self.scopes[id(scope)] = (scope, passes)  # the value is kept, so its id is not reused
+        return self.scopes[id(scope)]
 
-    def _validity(self, validity: Validity) -> tuple[Validity, Reason | None]:
-        at = self.ctx.returner.at
-        if not validity.started(at):
-            decided: tuple[Validity, Reason | None] = (validity, Reason.NOT_YET_VALID)
-        else:
-            decided = (validity, Reason.EXPIRED if validity.ended(at) else None)
-        self.validities[id(validity)] = decided
-        return decided
+    def _validity(self, validity: Validity) -> tuple[Validity, bool]:
+        self.validities[id(validity)] = (validity, validity.covers(self.ctx.returner.at))
+        return self.validities[id(validity)]
