@@ -56,6 +56,19 @@ class ItemDraft:
         _require_text(f"item {self.id!r}", self.text)
         if self.kind is Kind.OBLIGATION:
             raise InvalidInput(f"item {self.id!r}: open obligations with the obligation op")
+        # What `Item` and `Scope` would refuse, refused here, so the store can write a
+        # draft's row without building the item (readmit.store.encoding). A draft that
+        # depends on itself is left to the store, which refuses it as naming an unknown
+        # premise or a taken id.
+        if not self.id.strip():
+            raise InvalidInput("item id must not be empty")
+        for name, values in (
+            ("readers.principals", self.principals),
+            ("readers.roles", self.roles),
+            ("purposes", self.purposes),
+        ):
+            if values is not None and not values:
+                raise InvalidInput(f"{name} must not be empty")
 
     def materialize(self, *, event_id: str, author: str, principal: str, epoch: int) -> Item:
         """Bind the draft to the event that recorded it."""

@@ -26,6 +26,10 @@ class ItemRow:
     status: str
     new: bool
     decoded: Item | None = None
+    epoch: int = 0
+    """The epoch of a row the batch writes (``new``)."""
+    key: str | None = None
+    """The key of a row the batch writes."""
 
     def item(self) -> Item:
         if self.decoded is None:

@@ -11,13 +11,11 @@ queries up front, and its rows are written together at the end (``executemany``)
 Nothing is written if any event is refused (the caller's transaction rolls back).
 """
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from readmit.canonical import DIGEST_PREFIX, canonical_json
 from readmit.errors import InvalidEvent
 from readmit.events import (
     Assert,
@@ -34,9 +32,10 @@ from readmit.events import (
 )
 from readmit.model import Agent, Item
 from readmit.store import verdicts
-from readmit.store.connection import Conflict, Connection, stamp
+from readmit.store.connection import Conflict, Connection
+from readmit.store.encoding import digest_of, encode, item_body, receipt_digest
 from readmit.store.rows import ItemRow, References, Row, insert, select_in
-from readmit.wire.codec import event_to_wire, item_to_json, obligation_from_json, obligation_to_json
+from readmit.wire.codec import obligation_from_json, obligation_to_json
 
 Clock = Callable[[], datetime]
 _NAMES = ("workspace", "id", "kind")
@@ -99,14 +98,13 @@ class Writer:
         if self.last_at is not None and event.at < self.last_at:
             raise InvalidEvent(event.id, "time goes backwards (events must be in time order)")
         self.epoch += 1
-        self._project(event, author)
+        text, stamped, item = encode(event)
+        self._project(event, author, item)
         if self._known(self._event_ids, event.id, "SELECT 1 FROM events"):
             raise InvalidEvent(event.id, "an event with this id already exists")
         self._event_ids[event.id] = True
-        text = canonical_json(event_to_wire(event))
-        event_digest = DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
-        head = (self.ws, self.epoch, event.id, stamp(event.at), event.author, event.op)
-        self._rows["events"].append((*head, text, event_digest))
+        head = (self.ws, self.epoch, event.id, stamped, event.author, event.op)
+        self._rows["events"].append((*head, text, digest_of(text)))
         self.last_at = event.at
         recorded = Recorded(epoch=self.epoch, event=event)
         if self._verdicts is None:
@@ -170,7 +168,7 @@ class Writer:
             "items",
             _ITEMS,
             [
-                (self.ws, item_id, row.item().epoch, row.item().key, row.status, row.body)
+                (self.ws, item_id, row.epoch, row.key, row.status, row.body)
                 for item_id, row in self._items.items()
                 if row is not None and row.new
             ],
@@ -184,7 +182,8 @@ class Writer:
         except Conflict:  # checked above under the workspace's lock: a bug, not bad input
             raise InvalidEvent("batch", "an event with this id already exists") from None
 
-    def _project(self, event: Event, author: Agent) -> None:
+    def _project(self, event: Event, author: Agent, item: tuple[str, str] | None) -> None:
+        """Check and project ``event``; ``item``: its item's id and text as JSON strings."""
         match event:
             case Evidence():
                 self._claim(event.id, event.source_id, "evidence")
@@ -198,10 +197,10 @@ class Writer:
                     )
                 )
             case Assert():
-                self._add_item(event.id, event.item, author)
+                self._add_item(event.id, event.item, author, item)
             case Supersede():
                 self._withdraw(event.id, event.target, "superseded", author)
-                self._add_item(event.id, event.item, author)
+                self._add_item(event.id, event.item, author, item)
             case Revoke():
                 self._withdraw(event.id, event.target, "revoked", author)
             case Close():
@@ -217,7 +216,9 @@ class Writer:
         self._names[name] = True
         self._rows["names"].append((self.ws, name, kind))
 
-    def _add_item(self, event_id: str, draft: ItemDraft, author: Agent) -> None:
+    def _add_item(
+        self, event_id: str, draft: ItemDraft, author: Agent, encoded: tuple[str, str] | None
+    ) -> None:
         for premise in sorted(draft.depends_on):
             if self.readable(premise, author) is None:
                 raise InvalidEvent(event_id, f"depends_on names unknown item {premise!r}")
@@ -225,15 +226,25 @@ class Writer:
             if not self.evidence_readable(source, author):
                 raise InvalidEvent(event_id, f"cites missing evidence {source!r}")
         self._claim(event_id, draft.id, "item")
-        item = draft.materialize(
-            event_id=event_id, author=author.id, principal=author.principal, epoch=self.epoch
+        if draft.key is not None:
+            if not draft.unconfirmed:  # hearsay (no receipt) replaces nothing
+                self._replace(draft.key, author)
+            self._with_key(draft.key).append(draft.id)
+        # The row is built from the draft, not from a materialized `Item`: most are never
+        # read again in the batch, and one that is is decoded from this body, as stored.
+        body = item_body(
+            draft,
+            event_id=event_id,
+            author=author.id,
+            principal=author.principal,
+            epoch=self.epoch,
+            receipt=text_digest(draft.id, draft.text)
+            if encoded is None
+            else receipt_digest(encoded),
         )
-        if item.key is not None:
-            if item.receipt is not None:  # hearsay replaces nothing
-                self._replace(item.key, author)
-            self._with_key(item.key).append(item.id)
-        body = json.dumps(item_to_json(item))
-        self._items[item.id] = ItemRow(body=body, status="active", new=True, decoded=item)
+        self._items[draft.id] = ItemRow(
+            body=body, status="active", new=True, epoch=self.epoch, key=draft.key
+        )
 
     def _with_key(self, key: str) -> list[str]:
         """The ids of items with ``key`` that were active when the batch began or since."""

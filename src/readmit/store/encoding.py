@@ -1,0 +1,145 @@
+"""The texts an appended event stores, each string encoded once.
+
+An event that asserts an item is stored three ways: its canonical JSON in the log
+(`readmit.canonical.canonical_json` of `readmit.wire.event_to_wire`), the receipt
+digest of the item's id and text, and the item's row body (``json.dumps`` of
+`readmit.wire.codec.item_to_json`). Building each from a dict through the generic
+encoder encodes the same strings up to three times and sorts the same keys every
+time; here every string is encoded once by the json module's own C string encoders
+and the documents are joined in their fixed key order. The results are byte for byte
+what the generic path produces (``tests/store/test_encoding.py`` pins that), so stored
+rows and digests do not change. Events that assert no item take the generic path.
+"""
+
+import hashlib
+from datetime import UTC, datetime
+from functools import lru_cache
+from json.encoder import encode_basestring, encode_basestring_ascii
+from typing import NamedTuple
+
+from readmit.canonical import DIGEST_PREFIX, canonical_json
+from readmit.events import Assert, Event, ItemDraft, Supersede
+from readmit.model import ANY
+from readmit.wire.codec import event_to_wire
+
+
+class EventText(NamedTuple):
+    """An event's log row texts, and its item's id and text as canonical JSON strings."""
+
+    text: str
+    """The canonical JSON of the event's wire form."""
+    stamp: str
+    """Its time as the ``at`` column stores it (`readmit.store.connection.stamp`)."""
+    item: tuple[str, str] | None
+    """The item's id and text, JSON-encoded, for an assert or a supersede."""
+
+
+def times(at: datetime) -> tuple[str, str]:
+    """``at`` as the wire writes it (`readmit.clock.format_time`) and as the log stores it.
+
+    One ``isoformat`` for both: the wire form drops a zero microsecond, the stored
+    form keeps all six digits and the ``+00:00`` offset.
+    """
+    iso = at.astimezone(UTC).isoformat()
+    if len(iso) == 25:  # no microseconds: YYYY-MM-DDTHH:MM:SS+00:00
+        return iso[:19] + "Z", iso[:19] + ".000000+00:00"
+    return iso[:-6] + "Z", iso
+
+
+def encode(event: Event) -> EventText:
+    """The texts ``event``'s log row stores."""
+    wire_at, stamp = times(event.at)
+    match event:
+        case Assert() | Supersede():
+            draft = event.item
+            item = (encode_basestring(draft.id), encode_basestring(draft.text))
+            tail = ',"op":"assert"}'
+            if isinstance(event, Supersede):
+                tail = ',"op":"supersede","target":' + encode_basestring(event.target) + "}"
+            head = (
+                '{"at":"' + wire_at + '","author":' + encode_basestring(event.author)
+                + ',"id":' + encode_basestring(event.id) + ',"item":'
+            )  # fmt: skip
+            return EventText(head + _draft(draft, item) + tail, stamp, item)
+        case _:
+            return EventText(canonical_json(event_to_wire(event)), stamp, None)
+
+
+@lru_cache(maxsize=4096)
+def _list(values: frozenset[str]) -> str:
+    # Sets repeat across items (readers, purposes, most often none at all): each encoded once.
+    return "[" + ",".join(map(encode_basestring, sorted(values))) + "]"
+
+
+def _names(values: frozenset[str]) -> str:
+    return '"*"' if ANY in values else _list(values)
+
+
+def _time(value: datetime | None) -> str:
+    return "null" if value is None else '"' + times(value)[0] + '"'
+
+
+def _draft(d: ItemDraft, item: tuple[str, str]) -> str:
+    """`readmit.wire.codec.draft_to_wire` as canonical JSON (keys in sorted order)."""
+    key = "" if d.key is None else ',"key":' + encode_basestring(d.key)
+    readers = ""
+    if d.principals is not None or ANY not in d.roles:
+        principals = "" if d.principals is None else '"principals":' + _names(d.principals) + ","
+        readers = ',"readers":{' + principals + '"roles":' + _names(d.roles) + "}"
+    valid = ""
+    if d.validity.valid_from is not None:
+        valid = ',"valid_from":' + _time(d.validity.valid_from)
+    if d.validity.valid_to is not None:
+        valid += ',"valid_to":' + _time(d.validity.valid_to)
+    return (
+        f'{{"cites":{_list(d.cites)},"depends_on":{_list(d.depends_on)},"id":{item[0]}{key}'
+        f',"kind":{encode_basestring(str(d.kind))},"purposes":{_names(d.purposes)}{readers}'
+        f',"supports":{_list(d.supports)},"task":{encode_basestring(d.task)},"text":{item[1]}'
+        f',"unconfirmed":{"true" if d.unconfirmed else "false"}{valid}}}'
+    )
+
+
+def digest_of(text: str) -> str:
+    """The tagged SHA-256 digest of canonical JSON text (`readmit.canonical.digest`)."""
+    return DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def receipt_digest(item: tuple[str, str]) -> str:
+    """`readmit.events.text_digest` of an item whose id and text are already encoded."""
+    return digest_of('{"id":' + item[0] + ',"text":' + item[1] + "}")
+
+
+@lru_cache(maxsize=4096)
+def _ascii_list(values: frozenset[str]) -> str:
+    return "[" + ", ".join(map(encode_basestring_ascii, sorted(values))) + "]"
+
+
+def item_body(
+    d: ItemDraft, *, event_id: str, author: str, principal: str, epoch: int, receipt: str
+) -> str:
+    """The row body of the item ``d`` materializes to: ``json.dumps(item_to_json(item))``.
+
+    Args:
+        d: the draft.
+        event_id: the event that records it.
+        author: the event's author.
+        principal: the author's principal (the readers when the draft names none).
+        epoch: the event's epoch.
+        receipt: the receipt digest (ignored for an unconfirmed draft, which has none).
+    """
+    principals = d.principals if d.principals is not None else frozenset({principal})
+    who = encode_basestring_ascii(author)
+    bound = "null"
+    if not d.unconfirmed:  # a digest is plain ASCII: quoted as is
+        bound = f'[{encode_basestring_ascii(event_id)}, {who}, {epoch}, "{receipt}"]'
+    key = "null" if d.key is None else encode_basestring_ascii(d.key)
+    return (
+        f'{{"id": {encode_basestring_ascii(d.id)}, "text": {encode_basestring_ascii(d.text)}'
+        f', "kind": {encode_basestring_ascii(str(d.kind))}, "epoch": {epoch}, "author": {who}'
+        f', "key": {key}, "for_role": null, "principals": {_ascii_list(principals)}'
+        f', "roles": {_ascii_list(d.roles)}, "task": {encode_basestring_ascii(d.task)}'
+        f', "purposes": {_ascii_list(d.purposes)}, "valid_from": {_time(d.validity.valid_from)}'
+        f', "valid_to": {_time(d.validity.valid_to)}, "receipt": {bound}'
+        f', "depends_on": {_ascii_list(d.depends_on)}, "supports": {_ascii_list(d.supports)}'
+        f', "cites": {_ascii_list(d.cites)}}}'
+    )

@@ -1,0 +1,120 @@
+"""The store's one-pass encoding writes exactly what the generic encoders write.
+
+`readmit.store.encoding` builds an appended event's log text, its item's receipt digest
+and its item row body by joining pre-encoded strings; every byte must match
+`canonical_json(event_to_wire(event))`, `text_digest` and `json.dumps(item_to_json(item))`,
+so stored rows and digests are the same as before and readable by the same readers.
+"""
+
+import json
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from readmit.canonical import canonical_json
+from readmit.errors import InvalidInput
+from readmit.events import Assert, Close, Event, Evidence, ItemDraft, Revoke, Supersede, text_digest
+from readmit.model import ANY, Kind, Validity
+from readmit.store.connection import stamp
+from readmit.store.encoding import encode, item_body, receipt_digest
+from readmit.wire import event_to_wire
+from readmit.wire.codec import item_from_json, item_to_json
+
+_text = st.text(st.characters(codec="utf-8"), min_size=1, max_size=20).filter(
+    lambda s: s.strip() != ""
+)
+_names = st.frozensets(_text, max_size=3)
+_readers = st.one_of(
+    st.just(frozenset({ANY})), _names.filter(bool), _names.map(lambda s: s | {ANY})
+)
+_offsets = st.sampled_from(
+    [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8))]
+)
+_times = st.builds(
+    lambda at, tz: at.replace(tzinfo=UTC).astimezone(tz),
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),  # noqa: DTZ001
+    _offsets,
+)
+
+
+@st.composite
+def _validity(draw: st.DrawFn) -> Validity:
+    start = draw(st.none() | _times)
+    end = draw(st.none() | _times)
+    if start is not None and end is not None and not start < end:
+        return Validity(valid_from=start)
+    return Validity(valid_from=start, valid_to=end)
+
+
+@st.composite
+def drafts(draw: st.DrawFn) -> ItemDraft:
+    item_id = draw(_text)
+    return ItemDraft(
+        id=item_id,
+        text=draw(_text),
+        kind=draw(st.sampled_from([k for k in Kind if k is not Kind.OBLIGATION])),
+        key=draw(st.none() | _text),
+        supports=draw(_names),
+        depends_on=draw(_names.map(lambda s: s - {item_id})),
+        cites=draw(_names),
+        principals=draw(st.none() | _readers),
+        roles=draw(_readers),
+        task=draw(st.just(ANY) | _text),
+        purposes=draw(_readers),
+        validity=draw(_validity()),
+        unconfirmed=draw(st.booleans()),
+    )
+
+
+events = st.one_of(
+    st.builds(Assert, id=_text, at=_times, author=_text, item=drafts()),
+    st.builds(Supersede, id=_text, at=_times, author=_text, target=_text, item=drafts()),
+    st.builds(Revoke, id=_text, at=_times, author=_text, target=_text, why=_text),
+    st.builds(Close, id=_text, at=_times, author=_text, target=_text),
+    st.builds(Evidence, id=_text, at=_times, author=_text, source_id=_text, text=_text),
+)
+
+
+@given(events)
+def test_an_events_log_text_is_its_canonical_wire_json(event: Event) -> None:
+    text, stamped, _ = encode(event)
+
+    assert text == canonical_json(event_to_wire(event))
+    assert stamped == stamp(event.at)
+
+
+@given(drafts(), _text, _text, _text, st.integers(min_value=1, max_value=2**62))
+def test_an_items_body_and_receipt_are_what_the_materialized_item_gives(
+    draft: ItemDraft, event_id: str, author: str, principal: str, epoch: int
+) -> None:
+    event = Assert(id=event_id, at=datetime(2026, 1, 1, tzinfo=UTC), author=author, item=draft)
+    item = draft.materialize(event_id=event_id, author=author, principal=principal, epoch=epoch)
+    encoded = encode(event).item
+    assert encoded is not None
+
+    receipt = receipt_digest(encoded)
+    body = item_body(
+        draft, event_id=event_id, author=author, principal=principal, epoch=epoch, receipt=receipt
+    )
+
+    assert receipt == text_digest(draft.id, draft.text)
+    assert body == json.dumps(item_to_json(item))
+    assert item_from_json(json.loads(body)) == item
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"id": " "}, "item id must not be empty"),
+        ({"principals": frozenset()}, "readers.principals must not be empty"),
+        ({"roles": frozenset()}, "readers.roles must not be empty"),
+        ({"purposes": frozenset()}, "purposes must not be empty"),
+    ],
+)
+def test_a_draft_that_could_not_materialize_is_refused_when_made(
+    fields: dict[str, object], message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        ItemDraft(**{"id": "i", "text": "t", **fields})  # type: ignore[arg-type]
