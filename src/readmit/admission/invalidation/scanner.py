@@ -65,29 +65,34 @@ class Observations:
         candidates: Sequence[Item] = (),
         embed_top_k: int = 4,
     ) -> None:
-        self.laters = sorted(laters, key=lambda later: later.epoch)
+        self.laters = sorted(laters, key=_epoch)
         self.embedder = embedder
         self.candidates = [c for c in candidates if c.kind not in STRUCTURE]
         """The items an embedder ranks for each observation (its nearest ``embed_top_k``)."""
         self.embed_top_k = embed_top_k
         self._near: dict[str, list[int]] | None = None
         self.texts = [_query(later) for later in self.laters]
-        self.epochs = np.array([later.epoch for later in self.laters], dtype=np.int64)
-        self.news = np.array([later.withdrawn_id is None for later in self.laters], dtype=bool)
+        count = len(self.laters)
+        self.epochs = np.fromiter(map(_epoch, self.laters), dtype=np.int64, count=count)
+        self.news = np.fromiter(
+            (later.withdrawn_id is None for later in self.laters), dtype=bool, count=count
+        )
         """Whether an observation withdrew nothing (withdrawals rank first)."""
         premises: dict[str, list[int]] = {}
         subjects: dict[str, list[int]] = {}
         restating: dict[str, list[int]] = {}
         dependents: dict[str, list[int]] = {}
-        for n, later in enumerate(self.laters):
-            for premise in later.depends_on:
+        # One pass, fields unpacked: Δ can hold thousands of observations a return.
+        for n, (_, _, _, text, withdrawn, _, replacement, _, depends_on) in enumerate(self.laters):
+            for premise in depends_on:
                 dependents.setdefault(premise, []).append(n)
-            if later.withdrawn_id is not None:
-                premises.setdefault(later.withdrawn_id, []).append(n)
-            for subject in {later.withdrawn_id, later.replacement_id} - {None}:
-                subjects.setdefault(str(subject), []).append(n)
-            if later.withdrawn_id is None:
-                restating.setdefault(later.text, []).append(n)
+            if withdrawn is None:
+                restating.setdefault(text, []).append(n)
+            else:
+                premises.setdefault(withdrawn, []).append(n)
+                subjects.setdefault(withdrawn, []).append(n)
+            if replacement is not None and replacement != withdrawn:
+                subjects.setdefault(replacement, []).append(n)
         self.by_premise = _Postings(premises)
         self.by_subject = _Postings(subjects)
         """What each observation withdrew or brought: never proposed against that item."""
@@ -275,12 +280,14 @@ def observations_of(
     """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets."""
     events = list(events)
     asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
-    by_key: dict[str, list[Item]] = {}
+    grouped: dict[str, list[Item]] = {}
     for item in items:
         if item.key is not None and item.key in asserted:
-            by_key.setdefault(item.key, []).append(item)
-    for group in by_key.values():
+            grouped.setdefault(item.key, []).append(item)
+    by_key: dict[str, _SameKey] = {}
+    for key, group in grouped.items():
         group.sort(key=lambda i: i.epoch)
+        by_key[key] = ([i.epoch for i in group], group)
     found = (_observation(recorded, by_id, by_key) for recorded in events)
     return [later for later in found if later is not None]
 
@@ -307,41 +314,46 @@ def propose(
     ]
 
 
+def _epoch(later: Later) -> int:
+    return later.epoch
+
+
 def _query(later: Later) -> str:
-    return " ".join(t for t in (later.text, later.withdrawn_text, later.replacement_text) if t)
+    text, withdrawn, replacement = later.text, later.withdrawn_text, later.replacement_text
+    if withdrawn is None and replacement is None:
+        return text
+    return " ".join([t for t in (text, withdrawn, replacement) if t])
+
+
+_SameKey = tuple[list[int], list[Item]]
+"""Items sharing a key, oldest first, and their epochs."""
 
 
 def _observation(
-    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, list[Item]]
+    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey]
 ) -> Later | None:
     event, epoch = recorded.event, recorded.epoch
+    # Positional fields (see `Later`): Δ can hold thousands of events a return.
     match event:
         case Assert():
-            old = _predecessor(by_key.get(event.item.key or "", []), epoch)
+            item = event.item
+            old = _predecessor(by_key.get(item.key or ""), epoch)
+            if old is None:
+                return Later(
+                    event.id, epoch, event.op, item.text, None, None, item.id, item.text,
+                    item.depends_on,
+                )  # fmt: skip
             return Later(
-                event_id=event.id,
-                epoch=epoch,
-                op=event.op,
-                text=event.item.text,
-                withdrawn_id=old.id if old else None,
-                withdrawn_text=old.text if old else None,
-                replacement_id=event.item.id,
-                replacement_text=event.item.text,
-                depends_on=event.item.depends_on,
-            )
+                event.id, epoch, event.op, item.text, old.id, old.text, item.id, item.text,
+                item.depends_on,
+            )  # fmt: skip
         case Supersede():
+            item = event.item
             old = by_id.get(event.target)
             return Later(
-                event_id=event.id,
-                epoch=epoch,
-                op=event.op,
-                text=event.item.text,
-                withdrawn_id=event.target,
-                withdrawn_text=old.text if old else None,
-                replacement_id=event.item.id,
-                replacement_text=event.item.text,
-                depends_on=event.item.depends_on,
-            )
+                event.id, epoch, event.op, item.text, event.target,
+                old.text if old else None, item.id, item.text, item.depends_on,
+            )  # fmt: skip
         case Revoke() | Close():
             old = by_id.get(event.target)
             why = f" Reason: {event.why}" if isinstance(event, Revoke) else ""
@@ -354,12 +366,15 @@ def _observation(
                 withdrawn_text=old.text if old else None,
             )
         case Evidence():
-            return Later(event_id=event.id, epoch=epoch, op=event.op, text=event.text)
+            return Later(event.id, epoch, event.op, event.text)
         case _:
             return None
 
 
-def _predecessor(same_key: list[Item], epoch: int) -> Item | None:
-    """The newest of ``same_key`` (sorted by epoch) recorded before ``epoch``."""
-    before = bisect.bisect_left(same_key, epoch, key=lambda i: i.epoch)
-    return same_key[before - 1] if before else None
+def _predecessor(same_key: _SameKey | None, epoch: int) -> Item | None:
+    """The newest of ``same_key`` recorded before ``epoch``."""
+    if same_key is None:
+        return None
+    epochs, items = same_key
+    before = bisect.bisect_left(epochs, epoch)
+    return items[before - 1] if before else None
