@@ -134,29 +134,16 @@ class Observations:
         first = self._first(after, target)
         if target.kind in STRUCTURE or first >= len(self.laters):
             return []
-        own = np.concatenate([found for found in self._affirming(target) if found is not None])
-        scores = self.bm25.scores(content_tokens(target.text))
-
-        def window(found: Sequence[npt.NDArray[np.intp] | None]) -> npt.NDArray[np.intp]:
-            kept = [f for f in found if f is not None]
-            if not kept:
-                return _NONE
-            # One posting is already sorted and distinct; several need joining.
-            joined = kept[0] if len(kept) == 1 else np.unique(np.concatenate(kept))
-            joined = joined[joined >= first]
-            return joined[~np.isin(joined, own)] if own.size and joined.size else joined
-
-        premise = window([self.by_premise.get(p) for p in sorted(target.depends_on)])
-        termed = window([self.by_term.get(t) for t in distinctive_terms(target.text)])
+        own = {n for found in self._affirming(target) if found is not None for n in found.tolist()}
+        scores = self.bm25.scores(target.text)
+        premise = _window([self.by_premise.get(p) for p in sorted(target.depends_on)], first, own)
+        termed = _window([self.by_term.get(t) for t in distinctive_terms(target.text)], first, own)
         termed = termed[np.lexsort((-termed, -scores[termed], self.news[termed]))]
-        matched = window([first + np.flatnonzero(scores[first:])])
+        matched = _window([first + np.flatnonzero(scores[first:])], first, own)
         matched = matched[np.lexsort((-matched, -scores[matched]))][: limits.top_k]
         chosen = [*premise.tolist(), *termed[: limits.per_item].tolist(), *matched.tolist()]
         if self.embedder is not None:
-            skip = set(own.tolist())
-            chosen += [
-                n for n in self._nearest().get(target.id, ()) if n >= first and n not in skip
-            ]
+            chosen += [n for n in self._nearest().get(target.id, ()) if n >= first and n not in own]
         return [self.laters[n] for n in dict.fromkeys(chosen)][: limits.per_item]
 
     def unproposed(
@@ -240,6 +227,24 @@ class Observations:
 
 
 _NONE: npt.NDArray[np.intp] = np.array([], dtype=np.intp)
+
+
+def _window(
+    found: Sequence[npt.NDArray[np.intp] | None], first: int, own: set[int]
+) -> npt.NDArray[np.intp]:
+    """The observations of ``found`` from ``first`` on, ascending, less ``own``."""
+    kept = [f for f in found if f is not None]
+    if not kept:
+        return _NONE
+    # One posting is already sorted and distinct; several need joining.
+    joined = kept[0] if len(kept) == 1 else np.unique(np.concatenate(kept))
+    joined = joined[joined >= first]
+    if not own or not joined.size:
+        return joined
+    # A Python set test: np.isin costs tens of microseconds even on a few elements.
+    keep = np.fromiter((n not in own for n in joined.tolist()), dtype=bool, count=joined.size)
+    kept_ids: npt.NDArray[np.intp] = joined[keep]
+    return kept_ids
 
 
 class _Postings:

@@ -50,15 +50,17 @@ class Postings:
         """How many terms each text holds."""
         flat = np.concatenate(arrays) if arrays else np.array([], dtype=np.int64)
         order = np.argsort(flat, kind="stable")  # stable: texts stay ascending per term
-        self._keys = flat[order]
-        self._texts: Ids = np.repeat(np.arange(len(arrays), dtype=np.intp), self.sizes)[order]
+        self.keys = flat[order]
+        """Every (text, term) pair's term hash, ascending."""
+        self.texts: Ids = np.repeat(np.arange(len(arrays), dtype=np.intp), self.sizes)[order]
+        """The text of each entry of ``keys``."""
 
     def get(self, term: str) -> Ids | None:
         """The texts that hold ``term``, or ``None``."""
         key = hash(term)
-        low = int(self._keys.searchsorted(key, side="left"))
-        high = int(self._keys.searchsorted(key, side="right"))
-        return self._texts[low:high] if high > low else None
+        low = int(self.keys.searchsorted(key, side="left"))
+        high = int(self.keys.searchsorted(key, side="right"))
+        return self.texts[low:high] if high > low else None
 
 
 class Bm25:
@@ -72,11 +74,20 @@ class Bm25:
         self.weight = 2.2 / (1 + 1.2 * (0.25 + 0.75 * sizes / max(average, 1e-12)))
         """Each text's term weight, length-normalized."""
 
-    def scores(self, query: frozenset[str]) -> npt.NDArray[np.float64]:
+    def scores(self, text: str) -> npt.NDArray[np.float64]:
+        """Each text's score for the content words of ``text`` (the query)."""
         scores = np.zeros(self.total, dtype=np.float64)
-        for word in query:
-            posting = self.postings.get(word)
-            if posting is not None:
-                idf = math.log(1 + (self.total - len(posting) + 0.5) / (len(posting) + 0.5))
+        keys = content_hashes(text)
+        if not len(keys) or not self.total:
+            return scores
+        # Every word's postings found at once; added word by word in the query's order.
+        postings = self.postings
+        lows = postings.keys.searchsorted(keys, side="left").tolist()
+        highs = postings.keys.searchsorted(keys, side="right").tolist()
+        for low, high in zip(lows, highs, strict=True):
+            if high > low:
+                posting = postings.texts[low:high]
+                found = high - low
+                idf = math.log(1 + (self.total - found + 0.5) / (found + 0.5))
                 scores[posting] += idf * self.weight[posting]
         return scores
