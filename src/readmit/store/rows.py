@@ -89,9 +89,10 @@ def select_in(
         # autovacuum analyzes it looks tiny to the planner, and both ``= ANY(?)`` and a plain
         # join with the array then read the whole workspace (with ``= ANY``: 25-70 ms a
         # lookup at 100k events; joined: up to seconds, rescanning the array a row).
+        # The SQL pieces are the writer's own; the values go as parameters.
+        lateral = f"({query} WHERE {where} = ? AND {column} = batch.value {extra} OFFSET 0)"
         yield from db.execute(
-            f"SELECT found.* FROM unnest(?::text[]) AS batch(value), LATERAL "
-            f"({query} WHERE {where} = ? AND {column} = batch.value {extra} OFFSET 0) AS found",
+            f"SELECT found.* FROM unnest(?::text[]) AS batch(value), LATERAL {lateral} AS found",  # noqa: S608
             (ordered, workspace),
         ).fetchall()
         return
