@@ -193,36 +193,26 @@ def _checked(
 ) -> VerifiedView:
     """`verify_view`; ``payload``, when given, is the unsigned view as it was just signed."""
     try:
-        return _verify(signed, signer, at, expect, payload)
+        if signed.get("format") != VIEW_FORMAT:
+            raise ViewRejected(f"format is not {VIEW_FORMAT}")
+        signature = signed["signature"]
+        if not isinstance(signature, Mapping) or set(signature) != {"alg", "value"}:
+            raise ViewRejected("the signature block must hold exactly alg and value")
+        payload = _unsigned(signed) if payload is None else payload
+        if signature["alg"] != signer.alg or not signer.verify(payload, signature["value"]):
+            raise ViewRejected("signature does not match")
+        for entry in signed["items"]:
+            body = {k: v for k, v in entry.items() if k != "digest"}
+            if digest(body) != entry["digest"]:
+                raise ViewRejected(f"digest of item {entry['id']!r} does not match its content")
+        if not parse_time(signed["issued_at"]) <= at < parse_time(signed["expires_at"]):
+            raise ViewRejected(f"not valid at {format_time(at)} (expires {signed['expires_at']})")
+        for name, value in expect.items():
+            if signed[name] != value:
+                raise ViewRejected(f"{name} is {signed[name]!r}, expected {value!r}")
+        return VerifiedView(signed, tuple(e["id"] for e in signed["items"]), _VERIFIED)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ViewRejected(f"malformed view ({exc!r})") from exc
-
-
-def _verify(
-    signed: Mapping[str, Any],
-    signer: Signer,
-    at: datetime,
-    expect: Mapping[str, Any],
-    payload: bytes | None,
-) -> VerifiedView:
-    if signed.get("format") != VIEW_FORMAT:
-        raise ViewRejected(f"format is not {VIEW_FORMAT}")
-    signature = signed["signature"]
-    if not isinstance(signature, Mapping) or set(signature) != {"alg", "value"}:
-        raise ViewRejected("the signature block must hold exactly alg and value")
-    payload = _unsigned(signed) if payload is None else payload
-    if signature["alg"] != signer.alg or not signer.verify(payload, signature["value"]):
-        raise ViewRejected("signature does not match")
-    for entry in signed["items"]:
-        body = {k: v for k, v in entry.items() if k != "digest"}
-        if digest(body) != entry["digest"]:
-            raise ViewRejected(f"digest of item {entry['id']!r} does not match its content")
-    if not parse_time(signed["issued_at"]) <= at < parse_time(signed["expires_at"]):
-        raise ViewRejected(f"not valid at {format_time(at)} (expires {signed['expires_at']})")
-    for name, value in expect.items():
-        if signed[name] != value:
-            raise ViewRejected(f"{name} is {signed[name]!r}, expected {value!r}")
-    return VerifiedView(signed, tuple(e["id"] for e in signed["items"]), _VERIFIED)
 
 
 def issue(
