@@ -11,13 +11,13 @@ what the generic path produces (``tests/store/test_encoding.py`` pins that), so 
 rows and digests do not change. Events that assert no item take the generic path.
 """
 
-import hashlib
 from datetime import UTC, datetime
 from functools import lru_cache
-from json.encoder import encode_basestring, encode_basestring_ascii
+from json.encoder import encode_basestring_ascii
 from typing import NamedTuple
 
-from readmit.canonical import DIGEST_PREFIX, canonical_json
+from readmit.canonical import canonical_json, digest_text, json_strings
+from readmit.canonical import json_string as encode_basestring
 from readmit.events import Assert, Event, ItemDraft, Supersede
 from readmit.model import ANY
 from readmit.wire.codec import event_to_wire
@@ -65,10 +65,7 @@ def encode(event: Event) -> EventText:
             return EventText(canonical_json(event_to_wire(event)), stamp, None)
 
 
-@lru_cache(maxsize=4096)
-def _list(values: frozenset[str]) -> str:
-    # Sets repeat across items (readers, purposes, most often none at all): each encoded once.
-    return "[" + ",".join(map(encode_basestring, sorted(values))) + "]"
+_list = json_strings
 
 
 def _names(values: frozenset[str]) -> str:
@@ -99,14 +96,9 @@ def _draft(d: ItemDraft, item: tuple[str, str]) -> str:
     )
 
 
-def digest_of(text: str) -> str:
-    """The tagged SHA-256 digest of canonical JSON text (`readmit.canonical.digest`)."""
-    return DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def receipt_digest(item: tuple[str, str]) -> str:
     """`readmit.events.text_digest` of an item whose id and text are already encoded."""
-    return digest_of('{"id":' + item[0] + ',"text":' + item[1] + "}")
+    return digest_text('{"id":' + item[0] + ',"text":' + item[1] + "}")
 
 
 @lru_cache(maxsize=4096)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from readmit.canonical import digest_text
 from readmit.errors import InvalidEvent
 from readmit.events import (
     Assert,
@@ -33,7 +34,7 @@ from readmit.events import (
 from readmit.model import Agent, Item
 from readmit.store import verdicts
 from readmit.store.connection import Conflict, Connection
-from readmit.store.encoding import digest_of, encode, item_body, receipt_digest
+from readmit.store.encoding import encode, item_body, receipt_digest
 from readmit.store.rows import ItemRow, References, Row, insert, select_in
 from readmit.wire.codec import obligation_from_json, obligation_to_json
 
@@ -104,7 +105,7 @@ class Writer:
             raise InvalidEvent(event.id, "an event with this id already exists")
         self._event_ids[event.id] = True
         head = (self.ws, self.epoch, event.id, stamped, event.author, event.op)
-        self._rows["events"].append((*head, text, digest_of(text)))
+        self._rows["events"].append((*head, text, digest_text(text)))
         self.last_at = event.at
         recorded = Recorded(epoch=self.epoch, event=event)
         if self._verdicts is None:
