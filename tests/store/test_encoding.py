@@ -96,7 +96,13 @@ def test_an_items_body_and_receipt_are_what_the_materialized_item_gives(
 
     receipt = receipt_digest(encoded)
     body = item_body(
-        draft, event_id=event_id, author=author, principal=principal, epoch=epoch, receipt=receipt
+        draft,
+        encoded,
+        event_id=event_id,
+        author=author,
+        principal=principal,
+        epoch=epoch,
+        receipt=receipt,
     )
 
     assert receipt == text_digest(draft.id, draft.text)

@@ -106,32 +106,61 @@ def _ascii_list(values: frozenset[str]) -> str:
     return "[" + ", ".join(map(encode_basestring_ascii, sorted(values))) + "]"
 
 
+@lru_cache(maxsize=4096)
+def _ascii(value: str) -> str:
+    # Values that repeat across items (kinds, tasks, authors), each escaped once.
+    return encode_basestring_ascii(value)
+
+
+@lru_cache(maxsize=1024)
+def _readers(principal: str) -> str:
+    # The default readers: the author's principal alone.
+    return _ascii_list(frozenset({principal}))
+
+
+def _as_ascii(encoded: str, value: str) -> str:
+    """``value`` as ``json.dumps`` writes it, given its canonical (non-ASCII kept) encoding.
+
+    The two escape ASCII alike, so an encoding that is plain ASCII serves both.
+    """
+    return encoded if encoded.isascii() else encode_basestring_ascii(value)
+
+
 def item_body(
-    d: ItemDraft, *, event_id: str, author: str, principal: str, epoch: int, receipt: str
+    d: ItemDraft,
+    item: tuple[str, str],
+    *,
+    event_id: str,
+    author: str,
+    principal: str,
+    epoch: int,
+    receipt: str,
 ) -> str:
     """The row body of the item ``d`` materializes to: ``json.dumps(item_to_json(item))``.
 
     Args:
         d: the draft.
+        item: its id and text as canonical JSON strings (`encode`).
         event_id: the event that records it.
         author: the event's author.
         principal: the author's principal (the readers when the draft names none).
         epoch: the event's epoch.
         receipt: the receipt digest (ignored for an unconfirmed draft, which has none).
     """
-    principals = d.principals if d.principals is not None else frozenset({principal})
-    who = encode_basestring_ascii(author)
+    principals = _readers(principal) if d.principals is None else _ascii_list(d.principals)
+    who = _ascii(author)
     bound = "null"
     if not d.unconfirmed:  # a digest is plain ASCII: quoted as is
         bound = f'[{encode_basestring_ascii(event_id)}, {who}, {epoch}, "{receipt}"]'
     key = "null" if d.key is None else encode_basestring_ascii(d.key)
+    validity = d.validity
     return (
-        f'{{"id": {encode_basestring_ascii(d.id)}, "text": {encode_basestring_ascii(d.text)}'
-        f', "kind": {encode_basestring_ascii(str(d.kind))}, "epoch": {epoch}, "author": {who}'
-        f', "key": {key}, "for_role": null, "principals": {_ascii_list(principals)}'
-        f', "roles": {_ascii_list(d.roles)}, "task": {encode_basestring_ascii(d.task)}'
-        f', "purposes": {_ascii_list(d.purposes)}, "valid_from": {_time(d.validity.valid_from)}'
-        f', "valid_to": {_time(d.validity.valid_to)}, "receipt": {bound}'
+        f'{{"id": {_as_ascii(item[0], d.id)}, "text": {_as_ascii(item[1], d.text)}'
+        f', "kind": {_ascii(d.kind)}, "epoch": {epoch}, "author": {who}'
+        f', "key": {key}, "for_role": null, "principals": {principals}'
+        f', "roles": {_ascii_list(d.roles)}, "task": {_ascii(d.task)}'
+        f', "purposes": {_ascii_list(d.purposes)}, "valid_from": {_time(validity.valid_from)}'
+        f', "valid_to": {_time(validity.valid_to)}, "receipt": {bound}'
         f', "depends_on": {_ascii_list(d.depends_on)}, "supports": {_ascii_list(d.supports)}'
         f', "cites": {_ascii_list(d.cites)}}}'
     )

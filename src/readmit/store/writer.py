@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from readmit.canonical import digest_text
+from readmit.canonical import digest_text, json_string
 from readmit.errors import InvalidEvent
 from readmit.events import (
     Assert,
@@ -65,12 +65,8 @@ class Writer:
         self._event_ids: dict[str, bool] = {}
         self._evidence: dict[str, str | None] = {}
         self._verdicts: bool | None = None
-        self._rows: dict[str, list[Row]] = {
-            "names": [],
-            "evidence": [],
-            "events": [],
-            "status": [],
-        }
+        self._rows: dict[str, list[Row]] = {"names": [], "evidence": [], "status": []}
+        self._events: list[Row] = []
 
     def append(self, events: Sequence[Event], clock: Clock | None = None) -> list[Recorded]:
         """Check, project and log ``events`` in order; write their rows together.
@@ -101,11 +97,24 @@ class Writer:
         self.epoch += 1
         text, stamped, item = encode(event)
         self._project(event, author, item)
-        if self._known(self._event_ids, event.id, "SELECT 1 FROM events"):
+        taken = self._event_ids.get(event.id)  # prefetched for the batch's own ids
+        if taken is None:
+            taken = self._known(self._event_ids, event.id, "SELECT 1 FROM events")
+        if taken:
             raise InvalidEvent(event.id, "an event with this id already exists")
         self._event_ids[event.id] = True
-        head = (self.ws, self.epoch, event.id, stamped, event.author, event.op)
-        self._rows["events"].append((*head, text, digest_text(text)))
+        self._events.append(
+            (
+                self.ws,
+                self.epoch,
+                event.id,
+                stamped,
+                event.author,
+                event.op,
+                text,
+                digest_text(text),
+            )
+        )
         self.last_at = event.at
         recorded = Recorded(epoch=self.epoch, event=event)
         if self._verdicts is None:
@@ -179,13 +188,15 @@ class Writer:
         )
         insert(self.db, "evidence", _EVIDENCE, self._rows["evidence"])
         try:
-            insert(self.db, "events", _EVENTS, self._rows["events"])
+            insert(self.db, "events", _EVENTS, self._events)
         except Conflict:  # checked above under the workspace's lock: a bug, not bad input
             raise InvalidEvent("batch", "an event with this id already exists") from None
 
     def _project(self, event: Event, author: Agent, item: tuple[str, str] | None) -> None:
         """Check and project ``event``; ``item``: its item's id and text as JSON strings."""
-        match event:
+        match event:  # the commonest first
+            case Assert():
+                self._add_item(event.id, event.item, author, item)
             case Evidence():
                 self._claim(event.id, event.source_id, "evidence")
                 self._evidence[event.source_id] = author.principal
@@ -197,8 +208,6 @@ class Writer:
                         text_digest(event.source_id, event.text),
                     )
                 )
-            case Assert():
-                self._add_item(event.id, event.item, author, item)
             case Supersede():
                 self._withdraw(event.id, event.target, "superseded", author)
                 self._add_item(event.id, event.item, author, item)
@@ -212,7 +221,8 @@ class Writer:
                 self._resolve(event, author)
 
     def _claim(self, event_id: str, name: str, kind: str) -> None:
-        if self._known(self._names, name, "SELECT 1 FROM names"):
+        taken = self._names.get(name)  # prefetched for the batch's own names
+        if taken or (taken is None and self._known(self._names, name, "SELECT 1 FROM names")):
             raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace")
         self._names[name] = True
         self._rows["names"].append((self.ws, name, kind))
@@ -220,32 +230,33 @@ class Writer:
     def _add_item(
         self, event_id: str, draft: ItemDraft, author: Agent, encoded: tuple[str, str] | None
     ) -> None:
-        for premise in sorted(draft.depends_on):
-            if self.readable(premise, author) is None:
-                raise InvalidEvent(event_id, f"depends_on names unknown item {premise!r}")
-        for source in sorted(draft.cites):
-            if not self.evidence_readable(source, author):
-                raise InvalidEvent(event_id, f"cites missing evidence {source!r}")
+        if draft.depends_on:
+            for premise in sorted(draft.depends_on):
+                if self.readable(premise, author) is None:
+                    raise InvalidEvent(event_id, f"depends_on names unknown item {premise!r}")
+        if draft.cites:
+            for source in sorted(draft.cites):
+                if not self.evidence_readable(source, author):
+                    raise InvalidEvent(event_id, f"cites missing evidence {source!r}")
         self._claim(event_id, draft.id, "item")
         if draft.key is not None:
             if not draft.unconfirmed:  # hearsay (no receipt) replaces nothing
                 self._replace(draft.key, author)
             self._with_key(draft.key).append(draft.id)
+        if encoded is None:
+            encoded = (json_string(draft.id), json_string(draft.text))
         # The row is built from the draft, not from a materialized `Item`: most are never
         # read again in the batch, and one that is is decoded from this body, as stored.
         body = item_body(
             draft,
+            encoded,
             event_id=event_id,
             author=author.id,
             principal=author.principal,
             epoch=self.epoch,
-            receipt=text_digest(draft.id, draft.text)
-            if encoded is None
-            else receipt_digest(encoded),
+            receipt=receipt_digest(encoded),
         )
-        self._items[draft.id] = ItemRow(
-            body=body, status="active", new=True, epoch=self.epoch, key=draft.key
-        )
+        self._items[draft.id] = ItemRow(body, "active", True, None, self.epoch, draft.key)
 
     def _with_key(self, key: str) -> list[str]:
         """The ids of items with ``key`` that were active when the batch began or since."""
