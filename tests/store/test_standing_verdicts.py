@@ -32,6 +32,7 @@ def scenario(events: list[dict[str, Any]]) -> dict[str, Any]:
             {"id": "A1", "principal": "family", "role": "itinerary"},
             {"id": "A2", "principal": "family", "role": "booking"},
             {"id": "A3", "principal": "family", "role": "itinerary"},
+            {"id": "B1", "principal": "neighbours", "role": "itinerary"},
         ],
         "policy": {"max_items": 8},
         "events": events,
@@ -126,6 +127,36 @@ def test_restating_what_was_withdrawn_lapses_the_verdict(store: WorkStateStore) 
 
     assert reason(decisions[0], "p0") == "implicitly_invalidated"
     assert "p0" in decisions[1]["selected"]
+
+
+def test_a_restatement_only_another_principal_can_read_restores_nothing(
+    store: WorkStateStore,
+) -> None:
+    private = {**assert_item(7, "h2", "Sunrise Hotel is booked."), "author": "B1"}
+    decisions = run(store, [*HISTORY, ret(6), private, ret(8, "A3")])
+
+    assert reason(decisions[0], "p0") == "implicitly_invalidated"
+    assert reason(decisions[1], "p0") == "implicitly_invalidated"  # the verdict stands
+    assert decisions[1]["judgment"]["standing"] == 1
+
+
+def test_a_restatement_every_reader_can_read_lapses_the_verdict_whoever_wrote_it(
+    store: WorkStateStore,
+) -> None:
+    public = assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*")
+    decisions = run(store, [*HISTORY, ret(6), {**public, "author": "B1"}, ret(8, "A3")])
+
+    assert "p0" in decisions[1]["selected"]
+
+
+def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
+    store: WorkStateStore,
+) -> None:
+    private = {**assert_item(6, "h2", "Sunrise Hotel is booked."), "author": "B1"}
+    first, other = run(store, [*HISTORY, private, ret(7), ret(8, "A3")])
+
+    assert reason(first, "p0") == "implicitly_invalidated"
+    assert reason(other, "p0") == "implicitly_invalidated"
 
 
 def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) -> None:

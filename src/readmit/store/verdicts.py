@@ -4,7 +4,10 @@ A confirmed invalidation is kept with its evidence and applies at every later
 return, to every agent, until something restores its premise:
 
 - when its evidence withdrew or replaced a statement X, it lapses once a later
-  item states X's text again (the withdrawn statement came back);
+  item states X's text again (the withdrawn statement came back) where every
+  reader of the invalidated item can read it: a restatement only some of them
+  can see (another principal's private note) restores nothing for the others,
+  and a writer must not be able to lift a verdict on state it cannot read;
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
   (revoked, closed or superseded; a same-key replacement of N restates the
   news rather than undoing it, so the verdict stands).
@@ -24,7 +27,8 @@ from collections.abc import Callable, Iterable
 
 from readmit.admission.context import Standing
 from readmit.admission.invalidation.screening import ANY_VERIFIER, Judgment
-from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
+from readmit.model import ANY, Scope
 from readmit.store.connection import Connection
 from readmit.wire import item_from_json, parse_event
 
@@ -52,8 +56,15 @@ def remember(
             db, workspace, Recorded(epoch=row[0], event=later)
         )
         # Under the workspace lock: nothing is written between this scan and the insert.
+        scope = _scope(db, workspace, exclusion.item)
         lapsed = next(
-            (r.epoch for r in events(row[0]) if _restores(r, restore_text, restore_item)), None
+            (
+                r.epoch
+                for r in events(row[0])
+                if _restores(r, restore_text, restore_item)
+                and (restore_text is None or _seen_by_all(db, workspace, r, scope))
+            ),
+            None,
         )
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
@@ -118,6 +129,46 @@ def _text(db: Connection, workspace: str, item: str) -> str | None:
     return None if row is None else item_from_json(json.loads(row[0])).text
 
 
+def _scope(db: Connection, workspace: str, item: str) -> Scope | None:
+    row = db.execute(
+        "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
+    ).fetchone()
+    return None if row is None else item_from_json(json.loads(row[0])).scope
+
+
+def _seen_by_all(db: Connection, workspace: str, restoring: Recorded, scope: Scope | None) -> bool:
+    """Whether every reader of an item of ``scope`` may read the item ``restoring`` states.
+
+    Readers are compared as sets of principals and roles (``*`` reads for everyone); an
+    item whose scope is unknown is restored by nothing (fail closed).
+    """
+    event = restoring.event
+    if scope is None or not isinstance(event, Assert | Supersede):
+        return False
+    return _covers(_readers(db, workspace, event.author, event.item), scope)
+
+
+def _readers(
+    db: Connection, workspace: str, author: str, draft: ItemDraft
+) -> tuple[frozenset[str], frozenset[str]]:
+    principals = draft.principals
+    if principals is None:  # the author's principal reads it
+        row = db.execute(
+            "SELECT principal FROM agents WHERE workspace = ? AND id = ?", (workspace, author)
+        ).fetchone()
+        principals = frozenset() if row is None else frozenset({row[0]})
+    return principals, draft.roles
+
+
+def _covers(readers: tuple[frozenset[str], frozenset[str]], scope: Scope) -> bool:
+    principals, roles = readers
+    return _wider(principals, scope.principals) and _wider(roles, scope.roles)
+
+
+def _wider(outer: frozenset[str], inner: frozenset[str]) -> bool:
+    return ANY in outer or (ANY not in inner and inner <= outer)
+
+
 def any_standing(db: Connection, workspace: str) -> bool:
     """Whether ``workspace`` has a verdict that has not lapsed (else no event can lapse one)."""
     row = db.execute(
@@ -131,11 +182,22 @@ def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
     """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written)."""
     event = recorded.event
     if isinstance(event, Assert | Supersede):
-        db.execute(
-            "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? "
-            "AND lapsed_epoch IS NULL AND restore_text = ?",
-            (recorded.epoch, workspace, event.item.text),
-        )
+        restored = db.execute(
+            "SELECT v.item, i.body FROM invalidations v JOIN items i "
+            "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
+            "AND v.lapsed_epoch IS NULL AND v.restore_text = ?",
+            (workspace, event.item.text),
+        ).fetchall()
+        if restored:
+            readers = _readers(db, workspace, event.author, event.item)
+            db.executemany(
+                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
+                [
+                    (recorded.epoch, workspace, item)
+                    for item, body in restored
+                    if _covers(readers, item_from_json(json.loads(body)).scope)
+                ],
+            )
     if isinstance(event, Revoke | Close | Supersede):
         db.execute(
             "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? "
