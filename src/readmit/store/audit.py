@@ -2,18 +2,53 @@
 
 Decisions are numbered per workspace (1, 2, 3…) under the workspace's write lock;
 their bodies are the decision records of `readmit.report`, kept as canonical JSON.
-An agent key is stored only as its hash.
+An issued view lists the same exclusions the record does, less what the agent may not
+see (`readmit.admission.view.redact` of the record's): where they are exactly that, the
+body leaves them out of the view and says so (`VIEW_EXCLUDED_REDACTED`), and `record`
+puts them back, so a large return's exclusions are serialised and written once, not
+twice. An agent key is stored only as its hash.
 """
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeGuard
 
+from readmit.admission.view import redact
 from readmit.canonical import canonical_json
 from readmit.errors import StoreError
 from readmit.model import Agent
 from readmit.store.base import DecisionSummary
 from readmit.store.connection import Connection, stamp
+
+VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
+"""A stored body's flag: its view's ``excluded`` is `redact` of its own, left out."""
+
+
+def body(record: dict[str, Any]) -> str:
+    """The stored text of ``record``: its canonical JSON, without what `restored` rebuilds."""
+    view = record.get("view")
+    if _rebuildable(view, record):
+        slim = {k: v for k, v in view.items() if k != "excluded"}
+        return canonical_json({**record, "view": slim, VIEW_EXCLUDED_REDACTED: True})
+    return canonical_json(record)
+
+
+def _rebuildable(view: Any, record: dict[str, Any]) -> TypeGuard[dict[str, Any]]:
+    """Whether ``view``'s exclusions are exactly what `restored` makes of ``record``'s."""
+    return (
+        isinstance(view, dict)
+        and "excluded" in view
+        and {"excluded", "hidden"} <= record.keys()
+        and view["excluded"] == redact(record["excluded"], frozenset(record["hidden"]))
+    )
+
+
+def restored(value: dict[str, Any]) -> dict[str, Any]:
+    """A record as `body` was given it, from the stored body's parsed JSON."""
+    if value.pop(VIEW_EXCLUDED_REDACTED, False):
+        view = {**value["view"], "excluded": redact(value["excluded"], frozenset(value["hidden"]))}
+        value["view"] = {k: view[k] for k in sorted(view)}  # in stored (canonical) order
+    return value
 
 
 def insert_decision(
@@ -30,7 +65,7 @@ def insert_decision(
         "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
         "SELECT ?, ?, ?, ?, ?, ?, COALESCE(MAX(number), 0) + 1 FROM decisions "
         "WHERE workspace = ? RETURNING number",
-        (workspace, agent, stamp(at), epoch, outcome, canonical_json(record), workspace),
+        (workspace, agent, stamp(at), epoch, outcome, body(record), workspace),
     ).fetchone()
     return int(number)
 
@@ -72,8 +107,7 @@ def record(db: Connection, number: int, workspace: str | None) -> dict[str, Any]
         raise StoreError(
             f"decision {number} is in several workspaces: name one (see `readmit audit`)"
         )
-    value: dict[str, Any] = json.loads(rows[0][0])
-    return value
+    return restored(json.loads(rows[0][0]))
 
 
 def insert_key(db: Connection, workspace: str, agent: str, key_hash: str, at: datetime) -> None:

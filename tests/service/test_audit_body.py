@@ -1,0 +1,67 @@
+"""The audit log keeps an issued view's exclusions once (they are the record's, redacted)
+and gives back exactly the record it was given: explain shows what the return showed."""
+
+import json
+from typing import Any
+
+import httpx
+
+from readmit.examples.travel import travel_scenario
+from readmit.store import audit
+from servicekit import Team, play
+
+
+def logged(team: Team, agent: str) -> list[dict[str, Any]]:
+    store = team.service.store
+    return [store.decision(r.id, "trip") for r in store.decisions("trip", agent)]
+
+
+def test_explain_shows_byte_for_byte_what_the_return_answered(
+    client: httpx.Client, team: Team
+) -> None:
+    first, second = play(client, team, travel_scenario())
+
+    for answered in (first, second):
+        number = answered.json()["decision"]
+        explained = client.get(f"/v1/decisions/{number}", headers=team.auth("A1"))
+        assert explained.content == answered.content
+    view = second.json()["view"]
+    assert client.post("/v1/verify", json={"view": view}).json()["valid"] is True
+
+
+def test_an_issued_views_exclusions_are_stored_once_and_read_back_whole(
+    client: httpx.Client, team: Team
+) -> None:
+    play(client, team, travel_scenario())
+    issued = next(r for r in logged(team, "A1") if r["view"] is not None)
+    assert issued["hidden"]  # the agency's note: the view's list is the record's, redacted
+
+    stored = audit.body(issued)
+
+    assert json.loads(stored)[audit.VIEW_EXCLUDED_REDACTED] is True
+    assert "excluded" not in json.loads(stored)["view"]
+    assert audit.restored(json.loads(stored)) == issued
+    assert list(audit.restored(json.loads(stored))["view"]) == sorted(issued["view"])
+
+
+def test_a_view_whose_exclusions_are_not_the_records_is_stored_as_it_is(
+    client: httpx.Client, team: Team
+) -> None:
+    play(client, team, travel_scenario())
+    issued = next(r for r in logged(team, "A1") if r["view"] is not None)
+    odd = {**issued, "view": {**issued["view"], "excluded": issued["view"]["excluded"][1:]}}
+
+    stored = json.loads(audit.body(odd))
+
+    assert audit.VIEW_EXCLUDED_REDACTED not in stored
+    assert audit.restored(stored) == odd
+
+
+def test_a_withheld_decision_is_stored_as_it_is(client: httpx.Client, team: Team) -> None:
+    play(client, team, travel_scenario())
+    blocked = next(r for r in logged(team, "A1") if r["view"] is None)
+
+    stored = json.loads(audit.body(blocked))
+
+    assert audit.VIEW_EXCLUDED_REDACTED not in stored
+    assert audit.restored(stored) == blocked
