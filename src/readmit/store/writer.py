@@ -48,7 +48,10 @@ _EVENTS = ("workspace", "epoch", "id", "at", "author", "op", "body", "digest")
 class Writer:
     """Applies batches of events to one workspace inside an open transaction."""
 
-    def __init__(self, db: Connection, workspace: str, agents: dict[str, Agent]) -> None:
+    def __init__(
+        self, db: Connection, workspace: str, agents: dict[str, Agent], optimistic: bool = False
+    ) -> None:
+        self.optimistic = optimistic  # new ids and names left to the unique indexes (`sql`)
         self.db = db
         self.ws = workspace
         self.agents = agents
@@ -103,18 +106,8 @@ class Writer:
         if taken:
             raise InvalidEvent(event.id, "an event with this id already exists")
         self._event_ids[event.id] = True
-        self._events.append(
-            (
-                self.ws,
-                self.epoch,
-                event.id,
-                stamped,
-                event.author,
-                event.op,
-                text,
-                digest_text(text),
-            )
-        )
+        head = (self.ws, self.epoch, event.id, stamped, event.author, event.op)
+        self._events.append((*head, text, digest_text(text)))
         self.last_at = event.at
         recorded = Recorded(epoch=self.epoch, event=event)
         if self._verdicts is None:
@@ -128,10 +121,14 @@ class Writer:
         refs = References.of(events)
         ids = {e.id for e in events}
         names, targets, keys, cites = refs.names, refs.targets, refs.keys, refs.cites
-        found = {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM events", "id", ids)}
-        self._event_ids.update((i, i in found) for i in ids)
-        found = {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM names", "id", names)}
-        self._names.update((n, n in found) for n in names)
+        taken: tuple[set[str], set[str]] = (set(), set())
+        if not self.optimistic:
+            taken = (
+                {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM events", "id", ids)},
+                {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM names", "id", names)},
+            )
+        self._event_ids.update((i, i in taken[0]) for i in ids)
+        self._names.update((n, n in taken[1]) for n in names)
         self._items.update((t, None) for t in targets)
         for item_id, body, status in select_in(
             self.db, self.ws, "SELECT id, body, status FROM items", "id", targets
