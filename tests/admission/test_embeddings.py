@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from builders import KEY, T0, context, item, revoke
 from readmit.admission import admit
 from readmit.admission.invalidation.embeddings import VectorCache, ranked
-from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.implicit import Later, Verdict
 from readmit.admission.invalidation.scanner import propose
 from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.events import Evidence, Recorded
@@ -15,7 +15,7 @@ from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from readmit.signing import HmacSha256Signer
-from readmit.testing import FunctionEmbedder, UnavailableEmbedder
+from readmit.testing import FunctionEmbedder, FunctionVerifier, UnavailableEmbedder
 from readmit.verifiers.builtin import TermVerifier
 from strategies import items
 
@@ -107,7 +107,7 @@ def test_an_embedder_that_is_down_withholds_every_item_it_could_not_screen() -> 
     decision = admit(
         ctx,
         policy=Policy(),
-        verifier=TermVerifier(),
+        verifier=FunctionVerifier(lambda pair: Verdict(invalidates=False, confidence=0.9)),
         signer=HmacSha256Signer(KEY),
         embedder=UnavailableEmbedder(),
     )
@@ -117,6 +117,24 @@ def test_an_embedder_that_is_down_withholds_every_item_it_could_not_screen() -> 
     assert reasons["p0"].evidence == ("ev2",)
     assert "not screened" in reasons["p0"].detail
     assert reasons.get("n0") is None or reasons["n0"].reason is not Reason.VERIFIER_UNAVAILABLE
+
+
+def test_an_embedder_that_is_down_hides_nothing_from_a_verifier_that_cannot_judge_news() -> None:
+    # The built-in verifier would answer "does not invalidate" to whatever news the
+    # embedder proposed, so the embedder is not asked and its outage withholds nothing.
+    older = item("p0", "Pickup at 8:00 from the hotel lobby.", epoch=1)
+    ctx = context((older,), delta=(evidence(2, "Our flight moved to Friday."),))
+
+    decision = admit(
+        ctx,
+        policy=Policy(),
+        verifier=TermVerifier(),
+        signer=HmacSha256Signer(KEY),
+        embedder=UnavailableEmbedder(),
+    )
+
+    assert all(e.reason is not Reason.VERIFIER_UNAVAILABLE for e in decision.exclusions)
+    assert decision.judgment.calls == 0
 
 
 def test_a_confirmed_invalidation_outranks_unscreened() -> None:

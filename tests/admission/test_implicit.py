@@ -1,6 +1,6 @@
 """The implicit stage: judging in selection order, fail closed, within a budget."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -8,7 +8,8 @@ import pytest
 from builders import KEY, T0, context, item, obligation, revoke
 from readmit.admission import admit
 from readmit.admission.decision import Issued
-from readmit.admission.invalidation.implicit import Later, Pair, Verdict
+from readmit.admission.invalidation.cache import CachedVerifier
+from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judges_news
 from readmit.admission.invalidation.screening import Screener
 from readmit.events import Evidence, Recorded
 from readmit.model import Item
@@ -16,6 +17,7 @@ from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import HmacSha256Signer
 from readmit.testing import FunctionVerifier, ShortVerifier, UnavailableVerifier
+from readmit.verifiers.builtin import TermVerifier
 
 H0 = item("h0", "Sunrise Hotel is booked.")
 P0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.")
@@ -303,3 +305,50 @@ def _later(recorded: Recorded) -> Later:
 
     [found] = observations_of([recorded], (), {})
     return found
+
+
+@dataclass
+class _Withdrawals:
+    """A verifier that judges withdrawals only (as the built-in one does) and says so."""
+
+    name: str = "withdrawals"
+    judges_news: bool = False
+    calls: list[list[Pair]] = field(default_factory=list)
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        self.calls.append(list(pairs))
+        return [
+            Verdict(invalidates=p.later.withdrawn_text is not None, confidence=0.9) for p in pairs
+        ]
+
+
+def test_a_verifier_that_cannot_judge_news_is_never_shown_any() -> None:
+    delta = (*DELTA, news(10, "Sunrise Hotel has a new pickup desk."))
+    shy = _Withdrawals()
+    told = FunctionVerifier(  # the same verdicts, from a verifier that judges news
+        lambda p: Verdict(invalidates=p.later.withdrawn_text is not None, confidence=0.9),
+        name=shy.name,
+    )
+
+    kept, excluded, screener = screen([P0, C], shy, delta=delta)
+    kept_told, excluded_told, _ = screen([P0, C], told, delta=delta)
+
+    shown = [p.later.event_id for batch in shy.calls for p in batch]
+    assert set(shown) == {"rv-h0"}  # never the evidence event
+    assert any(p.later.event_id == "n10" for batch in told.calls for p in batch)
+    assert (kept, excluded) == (kept_told, excluded_told)
+    assert screener.judgment(0).pairs < sum(len(batch) for batch in told.calls)
+
+
+def test_the_built_in_verifier_says_it_cannot_judge_news() -> None:
+    assert not judges_news(TermVerifier())
+    assert judges_news(verdict(False, 0.9))  # a verifier that does not say: it can
+    assert not judges_news(CachedVerifier(TermVerifier(), _NoCache()))  # wrappers forward
+
+
+class _NoCache:
+    def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
+        return {}
+
+    def remember_judgments(self, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
+        pass

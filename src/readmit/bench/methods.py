@@ -17,7 +17,7 @@ from readmit.admission.coverage import relevance
 from readmit.admission.decision import Issued
 from readmit.admission.gates import temporal
 from readmit.admission.invalidation.explicit import resolve_explicit
-from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier, judges_news
 from readmit.admission.invalidation.propagation import propagate
 from readmit.errors import ConfigError
 from readmit.model import Item
@@ -143,6 +143,10 @@ class _Counting:
     @property
     def tokens_used(self) -> int:
         return _spent(self.inner)
+
+    @property
+    def judges_news(self) -> bool:
+        return judges_news(self.inner)
 
 
 def _spent(verifier: Verifier) -> int:

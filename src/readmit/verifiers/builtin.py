@@ -17,7 +17,9 @@ it, so withdrawing that old value does not link.
 
 What it does not cover: premise changes that need world knowledge ("a new
 evening shift" making "asleep by 10:30" stale), or new facts that withdraw
-nothing. It answers "does not invalidate" for those; use an LLM verifier.
+nothing. It answers "does not invalidate" for those, and says so
+(``judges_news = False``), so the screener does not propose them to it; use an
+LLM verifier.
 Shared topic words ("hotel", "train") never link two statements.
 """
 
@@ -126,6 +128,8 @@ class TermVerifier:
     name = "builtin"
     cache_judgments = False
     """Recomputing a verdict is cheaper than storing it."""
+    judges_news = False
+    """Only a withdrawal can link (`readmit.admission.invalidation.implicit.judges_news`)."""
     linked_confidence = 0.9
     unlinked_confidence = 0.8
 

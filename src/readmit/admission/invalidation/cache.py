@@ -9,7 +9,7 @@ verdicts survive across returns and processes.
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier, judges_news
 from readmit.canonical import digest
 
 
@@ -67,6 +67,10 @@ class CachedVerifier:
     @property
     def tokens_used(self) -> int:
         return int(getattr(self.inner, "tokens_used", 0))
+
+    @property
+    def judges_news(self) -> bool:
+        return judges_news(self.inner)
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
         keys = [pair_key(self.name, p) for p in pairs]

@@ -93,6 +93,18 @@ class Verifier(Protocol):
         ...
 
 
+def judges_news(verifier: object) -> bool:
+    """Whether ``verifier`` can confirm an invalidation from news.
+
+    News is a later event that withdrew no state (a new fact, evidence). A verifier
+    says it cannot with ``judges_news = False`` (the built-in verifier: only a
+    withdrawal links for it); the screener then never proposes news to it, since every
+    such pair would come back "does not invalidate" at the cost of ranking and a call.
+    Absent, it can. A wrapper forwards its inner verifier's answer.
+    """
+    return bool(getattr(verifier, "judges_news", True))
+
+
 Progress = Callable[[int, int], None]
 """Called with (verifier calls made, calls allowed) after every verifier call."""
 

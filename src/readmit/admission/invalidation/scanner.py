@@ -274,15 +274,25 @@ class _Postings:
         return found
 
 
-def observations(ctx: ReturnContext) -> list[Later]:
-    """The later observations of Δ that can change a premise, in epoch order."""
-    return observations_of(ctx.delta, ctx.items, ctx.by_id)
+def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
+    """The later observations of Δ that can change a premise, in epoch order.
+
+    With ``news`` false, only those that withdrew state (whose withdrawn text is known):
+    what a verifier that cannot judge news (`judges_news`) may be shown.
+    """
+    return observations_of(ctx.delta, ctx.items, ctx.by_id, news)
 
 
 def observations_of(
-    events: Iterable[Recorded], items: Iterable[Item], by_id: Mapping[str, Item]
+    events: Iterable[Recorded],
+    items: Iterable[Item],
+    by_id: Mapping[str, Item],
+    news: bool = True,
 ) -> list[Later]:
-    """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets."""
+    """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets.
+
+    With ``news`` false, only the withdrawals whose withdrawn text is known.
+    """
     events = list(events)
     asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
     grouped: dict[str, list[Item]] = {}
@@ -293,7 +303,9 @@ def observations_of(
     for key, group in grouped.items():
         group.sort(key=lambda i: i.epoch)
         by_key[key] = ([i.epoch for i in group], group)
-    found = (_observation(recorded, by_id, by_key) for recorded in events)
+    found = (_observation(recorded, by_id, by_key, news) for recorded in events)
+    if not news:
+        return [later for later in found if later is not None and later.withdrawn_text is not None]
     return [later for later in found if later is not None]
 
 
@@ -335,7 +347,7 @@ _SameKey = tuple[list[int], list[Item]]
 
 
 def _observation(
-    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey]
+    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey], news: bool
 ) -> Later | None:
     event, epoch = recorded.event, recorded.epoch
     # Positional fields (see `Later`): Δ can hold thousands of events a return.
@@ -344,6 +356,8 @@ def _observation(
             item = event.item
             old = _predecessor(by_key.get(item.key or ""), epoch)
             if old is None:
+                if not news:
+                    return None
                 return Later(
                     event.id, epoch, event.op, item.text, None, None, item.id, item.text,
                     item.depends_on,
@@ -371,7 +385,7 @@ def _observation(
                 withdrawn_text=old.text if old else None,
             )
         case Evidence():
-            return Later(event.id, epoch, event.op, event.text)
+            return Later(event.id, epoch, event.op, event.text) if news else None
         case _:
             return None
 

@@ -40,6 +40,7 @@ from readmit.admission.invalidation.implicit import (
     confirms,
     invalidated,
     judge_batch,
+    judges_news,
     unanswered,
 )
 from readmit.admission.invalidation.scanner import (
@@ -100,6 +101,7 @@ class Screener:
         self.ctx = ctx
         self.pool = {item.id: item for item in pool}
         self.verifier = verifier
+        self.news = judges_news(verifier)
         self.policy = policy
         self.embedder = embedder
         self.on_progress = on_progress
@@ -338,7 +340,7 @@ class Screener:
         """
         if self._index is not None and start >= self._index_from:
             return self._index
-        laters = observations(self.ctx)
+        laters = observations(self.ctx, self.news)
         if start < self.ctx.departure.epoch and self.ctx.history is not None:
             widest = min(
                 (self._start(i) for i in self.pool.values() if i.kind not in STRUCTURE),
@@ -347,7 +349,7 @@ class Screener:
             self._index_from = min(start, widest)
             earlier = self.ctx.history(self._index_from)
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
-            laters = observations_of(earlier.events, by_id.values(), by_id) + laters
+            laters = observations_of(earlier.events, by_id.values(), by_id, self.news) + laters
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = Observations(
             laters, embedder, list(self.pool.values()), self.policy.scan_embed_top_k
