@@ -303,6 +303,13 @@ def observations_of(
     for key, group in grouped.items():
         group.sort(key=lambda i: i.epoch)
         by_key[key] = ([i.epoch for i in group], group)
+    if not news:  # only what can withdraw: a same-key assert, a supersession, a revocation
+        events = [
+            r
+            for r in events
+            if isinstance(r.event, Supersede | Revoke | Close)
+            or (isinstance(r.event, Assert) and r.event.item.key in by_key)
+        ]
     found = (_observation(recorded, by_id, by_key, news) for recorded in events)
     if not news:
         return [later for later in found if later is not None and later.withdrawn_text is not None]
