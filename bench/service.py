@@ -12,9 +12,12 @@ adds how many requests of any agent got a 5xx and how the flood's requests were
 answered. ``--flood-workspace`` puts the flooding agent in a workspace of its own
 (it then competes only for the machine and, on SQLite, for the file's write lock).
 
+``--workers N`` starts ``readmit serve --workers N``; the in-process figures stay one
+process (they are the same operations without HTTP, for the ratio).
+
 Usage: python bench/service.py [--agents 16] [--events 50] [--returns 5]
                                [--postgres URL | --no-postgres] [--flood N]
-                               [--flood-workspace]
+                               [--flood-workspace] [--workers N] [--http-only]
 """
 
 import argparse
@@ -153,17 +156,30 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of process ``pid`` and of its children still running (the workers)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return cpu_seconds(pid) + sum(cpu_seconds(int(c)) for c in children)
+
+
 @contextmanager
-def server(url: str) -> Iterator[tuple[str, int]]:
-    """``readmit serve`` in its own process on a free loopback port; (base URL, pid)."""
+def server(url: str, workers: int = 1) -> Iterator[tuple[str, int]]:
+    """``readmit serve`` (``--workers`` of them) on a free loopback port; (base URL, pid).
+
+    With several workers ``pid`` is their parent's, and the CPU reported is the workers'.
+    """
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "READMIT_SIGNING_KEY": SIGNING_KEY}
+    extra = ["--workers", str(workers)] if workers > 1 else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "readmit", "serve", "--db", url, "--port", str(port)],
+        [sys.executable, "-m", "readmit", "serve", "--db", url, "--port", str(port), *extra],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -202,11 +218,11 @@ def flooding(base: str, key: str, batch: int, stop: threading.Event, seen: Count
 
 
 def over_http(
-    url: str, agents: int, events: int, returns: int, flood: Flood | None = None
+    url: str, agents: int, events: int, returns: int, flood: Flood | None = None, workers: int = 1
 ) -> dict[str, dict[str, float]]:
     keys = setup(url, agents, flood)
     flood_key = keys.pop("flood", None)
-    with server(url) as (base, pid):
+    with server(url, workers) as (base, pid):
         clients = {
             a: httpx.Client(base_url=base, timeout=120, headers={"Authorization": f"Bearer {k}"})
             for a, k in keys.items()
@@ -222,7 +238,7 @@ def over_http(
             if response.status_code >= 500:
                 raise RuntimeError(response.text)
 
-        cpu, start = cpu_seconds(pid), time.perf_counter()
+        cpu, start = tree_cpu_seconds(pid), time.perf_counter()
         try:
             return workload(
                 list(keys),
@@ -242,7 +258,7 @@ def over_http(
                 flooder.join()
                 print(f"flood: {dict(flood_seen)}", flush=True)
             print(f"measured agents' statuses: {dict(STATUSES)}", flush=True)
-            used, wall = cpu_seconds(pid) - cpu, time.perf_counter() - start
+            used, wall = tree_cpu_seconds(pid) - cpu, time.perf_counter() - start
             print(f"server process CPU: {used:.1f} s in {wall:.1f} s", flush=True)
             for client in clients.values():
                 client.close()
@@ -303,10 +319,18 @@ def postgres(url: str | None, enabled: bool) -> Iterator[Callable[[], str] | Non
 
 
 def report(
-    store: str, http: dict[str, dict[str, float]], local: dict[str, dict[str, float]]
+    store: str, http: dict[str, dict[str, float]], local: dict[str, dict[str, float]] | None
 ) -> None:
     for op in ("events", "returns"):
-        h, p = http[op], local[op]
+        h = http[op]
+        if local is None:
+            print(
+                f"{store:<9} {op:<8} HTTP {h['per_s']:8.1f}/s p50 {h['p50_ms']:7.1f} ms "
+                f"p99 {h['p99_ms']:7.1f} ms",
+                flush=True,
+            )
+            continue
+        p = local[op]
         print(
             f"{store:<9} {op:<8} HTTP {h['per_s']:8.1f}/s p50 {h['p50_ms']:7.1f} ms "
             f"p99 {h['p99_ms']:7.1f} ms | in-process {p['per_s']:8.1f}/s p50 "
@@ -329,6 +353,12 @@ def main() -> None:
     parser.add_argument(
         "--flood-workspace", action="store_true", help="the flooding agent works elsewhere"
     )
+    parser.add_argument(
+        "--http-only", action="store_true", help="skip the in-process run (and the ratio)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="readmit serve --workers (1: not passed)"
+    )
     args = parser.parse_args()
     flood = Flood(args.flood, args.flood_workspace) if args.flood else None
     sizes = (args.agents, args.events, args.returns)
@@ -339,15 +369,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report(
             "sqlite",
-            over_http(f"sqlite:///{tmp}/http.db", *sizes, flood=flood),
-            in_process(f"sqlite:///{tmp}/local.db", *sizes),
+            over_http(f"sqlite:///{tmp}/http.db", *sizes, flood=flood, workers=args.workers),
+            None if args.http_only else in_process(f"sqlite:///{tmp}/local.db", *sizes),
         )
     with postgres(args.postgres, not args.no_postgres) as fresh:
         if fresh is not None:
             report(
                 "postgres",
-                over_http(fresh(), *sizes, flood=flood),
-                in_process(fresh(), *sizes),
+                over_http(fresh(), *sizes, flood=flood, workers=args.workers),
+                None if args.http_only else in_process(fresh(), *sizes),
             )
 
 

@@ -113,6 +113,14 @@ def _require_service_extra() -> None:
     type=int,
     help="Returns one agent may run at the same time.",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Processes that decide returns (each on its own core); the server process answers "
+    "everything else and keeps the per-agent limits. 1: returns run in its threads.",
+)
 def serve(
     db: str,
     verifier_spec: str,
@@ -120,6 +128,7 @@ def serve(
     host: str,
     port: int,
     policy_file: str | None,
+    workers: int,
     **limits: Any,
 ) -> None:
     """Run the HTTP service (OpenAPI at /docs and /openapi.json).
@@ -140,9 +149,18 @@ def serve(
         policy=load_policy(policy_file),
         limits=limits_from_flags(**limits),
     )
+    pool = None
     try:
-        uvicorn.run(create_app(service), host=host, port=port, log_level="info")
+        if workers > 1:
+            from readmit.service.workers import ReturnPool, ServerConfig
+
+            config = ServerConfig(db, verifier_spec, embeddings, policy_file, limits)
+            pool = ReturnPool(config, workers)
+            pool.wait_ready()
+        uvicorn.run(create_app(service, pool=pool), host=host, port=port, log_level="info")
     finally:
+        if pool is not None:
+            pool.close()
         service.close()
 
 

@@ -5,12 +5,14 @@ Every route but ``/v1/verify`` and ``/health`` needs ``Authorization: Bearer
 "details"}``; bad input is a 4xx and stores nothing. Two guards run before
 routing: `BodyLimit` (body size, then JSON 500s) and `AgentGate` (the key, the
 request rate and the byte budget, before the body is read). Routes are plain
-(sync) functions, so FastAPI runs ``admit()`` in its worker threads.
+(sync) functions, so FastAPI runs ``admit()`` in its worker threads; with
+``readmit serve --workers N`` returns run in worker processes (`readmit.service.workers`).
 """
 
 import threading
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import anyio.to_thread
@@ -52,6 +54,9 @@ from readmit.service.schemas import (
 )
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
+if TYPE_CHECKING:
+    from readmit.service.workers import ReturnPool
+
 __all__ = ["create_app"]
 
 
@@ -60,6 +65,21 @@ def _error(
 ) -> JSONResponse:
     body = {"code": code, "message": message, "details": details}
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _closing(pool: "ReturnPool") -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """A lifespan that closes ``pool`` when the server shuts down.
+
+    uvicorn ends its process with the signal that stopped it once the lifespan is over,
+    so code after ``uvicorn.run`` may never run.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        pool.close()
+
+    return lifespan
 
 
 def _details(error: ReadmitError) -> dict[str, Any] | None:
@@ -72,9 +92,14 @@ def _details(error: ReadmitError) -> dict[str, Any] | None:
     return details
 
 
-def create_app(service: Service) -> FastAPI:
-    """The FastAPI application over ``service``."""
+def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI:
+    """The FastAPI application over ``service``; with ``pool``, returns are decided there.
+
+    ``pool`` (`readmit.service.workers`) holds processes with their own services over the
+    same store: everything else, the limits included, stays with ``service``.
+    """
     app = FastAPI(
+        lifespan=None if pool is None else _closing(pool),
         title="readmit",
         version="0.1.0",
         description="Return-time admission of agent memory (TRACE).",
@@ -108,11 +133,13 @@ def create_app(service: Service) -> FastAPI:
         message = "the request does not match the API schema"
         return _error(422, InvalidRequest.code, message, details)
 
-    _routes(app, service, Me)
+    _routes(app, service, Me, pool)
     return app
 
 
-def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - one route each
+def _routes(  # noqa: C901 - one route each
+    app: FastAPI, service: Service, me: Any, pool: "ReturnPool | None"
+) -> None:
     # Each route documents the errors it can answer: /health needs no key, parameters nor body.
     @app.get("/health", response_model=HealthOut, responses=HEALTH_RESPONSES)
     def health() -> HealthOut:
@@ -153,8 +180,13 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
             # the worker thread, FastAPI does not check it again on the event loop.
             return decision_json(service.return_(caller, body.task, body.purpose, body.at, cancel))
 
+        async def decide() -> bytes:
+            if pool is not None:
+                return await pool.return_(caller, body.task, body.purpose, body.at, cancel)
+            return await anyio.to_thread.run_sync(work)
+
         with service.throttle.return_slot((caller.workspace, caller.agent.id)) as cancel:
-            answer = await _until_gone(request, cancel, work)
+            answer = await _until_gone(request, cancel, decide)
         return Response(answer, media_type="application/json")
 
     @app.post(
@@ -204,9 +236,9 @@ def _routes(app: FastAPI, service: Service, me: Any) -> None:  # noqa: C901 - on
 
 
 async def _until_gone(
-    request: Request, cancel: threading.Event, work: Callable[[], bytes]
+    request: Request, cancel: threading.Event, work: Callable[[], Awaitable[bytes]]
 ) -> bytes:
-    """Run ``work`` in a worker thread; set ``cancel`` if the client disconnects meanwhile."""
+    """Await ``work``; set ``cancel`` if the client disconnects meanwhile."""
 
     async def watch() -> None:
         while (await request.receive())["type"] != "http.disconnect":
@@ -217,7 +249,7 @@ async def _until_gone(
     async with anyio.create_task_group() as group:
         group.start_soon(watch)
         try:
-            outcome.append(await anyio.to_thread.run_sync(work))
+            outcome.append(await work())
         except Exception as exc:  # re-raised below, not wrapped in the group's ExceptionGroup
             outcome.append(exc)
         group.cancel_scope.cancel()

@@ -6,11 +6,10 @@ own private bank, with exclusions of items it may not read removed entirely.
 """
 
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from pydantic import TypeAdapter
 
@@ -56,6 +55,12 @@ from readmit.wire.outbound import (
 
 Clock = Callable[[], datetime]
 _AGENT_DECISION: TypeAdapter[AgentDecisionOut] = TypeAdapter(AgentDecisionOut)
+
+
+class Cancel(Protocol):
+    """A return's cancel flag: a `threading.Event`, or a return worker's shared one."""
+
+    def is_set(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +217,7 @@ class Service:
         task: str,
         purpose: str,
         at: datetime | None = None,
-        cancel: threading.Event | None = None,
+        cancel: Cancel | None = None,
     ) -> AgentDecisionOut:
         """Run the pipeline for the caller and answer with what it may see of the decision.
 
@@ -305,7 +310,7 @@ class Service:
         self.store.close()
 
 
-def _stopper(cancel: threading.Event | None) -> Callable[[int, int], None]:
+def _stopper(cancel: Cancel | None) -> Callable[[int, int], None]:
     def stop(calls: int, allowed: int) -> None:
         if cancel is not None and cancel.is_set():
             raise Abandoned("the client went away; the return stopped and recorded nothing")

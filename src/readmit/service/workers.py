@@ -1,0 +1,195 @@
+"""``readmit serve --workers N``: returns decided in N processes, everything else in one.
+
+A return is CPU work in Python, and one process runs Python on one core at a time:
+with more agents returning at once than one process can serve, every return waits
+for all the others. With ``--workers N`` the server process still answers every
+request (authentication, the per-agent limits, events, reads), but hands each return
+to a pool of N processes, each with its own `Service` over the same store, and awaits
+the answer. The pool takes returns first come, first served, so a return waits only
+for those ahead of it, on whichever process is free first; the limits stay in the one
+server process and mean what they mean without workers. The store already serialises
+writers across processes (SQLite's file lock, PostgreSQL's advisory locks).
+
+A return whose client goes away is stopped as without workers: the server sets the
+return's flag in memory the pool shares, which the return checks before each verifier
+call and before recording.
+"""
+
+import asyncio
+import json
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from readmit.errors import ConfigError, RateLimited, ReadmitError
+from readmit.model import Agent
+from readmit.service.operations import Caller, Service, decision_json
+from readmit.service.settings import limits_from_flags, load_policy
+
+SLOTS = 4096
+"""Returns the pool can hold at once, running or queued (each has a cancel flag)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """What ``readmit serve`` was started with, as every worker needs it."""
+
+    db: str
+    verifier: str
+    embeddings: str | None
+    policy_file: str | None
+    limits: Mapping[str, Any]
+    """``readmit serve``'s limit flags (`readmit.service.settings.limits_from_flags`)."""
+
+    def service(self, env: Mapping[str, str] = os.environ) -> Service:
+        """A `Service` built from these flags and ``READMIT_*`` settings."""
+        return Service.from_env(
+            self.db,
+            self.verifier,
+            env,
+            embeddings=self.embeddings,
+            policy=load_policy(self.policy_file),
+            limits=limits_from_flags(**self.limits),
+        )
+
+
+class ReturnPool:
+    """N processes deciding returns for the server process, first come, first served."""
+
+    def __init__(self, config: ServerConfig, workers: int) -> None:
+        """Start ``workers`` processes (they build their services as they start).
+
+        Raises:
+            ConfigError: for fewer than two workers (one is the server's own threads).
+        """
+        if workers < 2:
+            raise ConfigError("a return pool needs 2 or more workers")
+        self._workers = workers
+        context = multiprocessing.get_context("spawn")
+        self._flags = context.RawArray("b", SLOTS)
+        self._free = list(range(SLOTS))
+        self._lock = threading.Lock()
+        self._executor = ProcessPoolExecutor(
+            workers,
+            mp_context=context,
+            initializer=_start,
+            initargs=(json.dumps(asdict(config)), self._flags),
+        )
+
+    async def return_(
+        self, caller: Caller, task: str, purpose: str, at: datetime | None, cancel: threading.Event
+    ) -> bytes:
+        """`Service.return_` in a worker, as JSON (`decision_json`); ``cancel`` stops it.
+
+        Raises:
+            ReadmitError: what the return raised in the worker (`Abandoned` once cancelled).
+        """
+        slot = self._take()
+        agent = (caller.agent.id, caller.agent.principal, caller.agent.role)
+        future = self._executor.submit(_return, caller.workspace, agent, task, purpose, at, slot)
+        future.add_done_callback(lambda _: self._give(slot))  # never reused while it runs
+        waiter = asyncio.wrap_future(future)
+        while True:
+            if cancel.is_set():
+                self._flags[slot] = 1
+            if (await asyncio.wait({waiter}, timeout=0.05))[0]:
+                break
+        answer, error = waiter.result()
+        if error is not None:
+            raise _rebuilt(*error)
+        return answer
+
+    def wait_ready(self) -> None:
+        """Wait until the workers have built their services.
+
+        Raises:
+            ConfigError: if a worker cannot build its service (the pool is then closed).
+        """
+        probes = [self._executor.submit(_ready) for _ in range(self._workers)]
+        try:
+            for probe in probes:
+                probe.result()
+        except Exception as exc:
+            self.close()
+            raise ConfigError(f"a return worker could not start: {exc}") from exc
+
+    def _take(self) -> int:
+        with self._lock:
+            if not self._free:
+                raise RateLimited("too many returns are waiting for the return workers", 1)
+            slot = self._free.pop()
+        self._flags[slot] = 0
+        return slot
+
+    def _give(self, slot: int) -> None:
+        with self._lock:
+            self._free.append(slot)
+
+    def close(self) -> None:
+        """Stop the workers (after the returns they are deciding)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+_SERVICE: list[Service] = []
+_FLAGS: list[Any] = []
+
+
+def _start(config: str, flags: Any) -> None:
+    """Build this worker's service (runs once in each worker process)."""
+    _SERVICE.append(ServerConfig(**json.loads(config)).service())
+    _FLAGS.append(flags)
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker when the server process is gone (killed before it could close the pool)."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Flag:
+    """A return's cancel flag in the memory the pool shares (``is_set`` as `threading.Event`)."""
+
+    slot: int
+
+    def is_set(self) -> bool:
+        return bool(_FLAGS[0][self.slot])
+
+
+_Error = tuple[type[ReadmitError], str, dict[str, Any]]
+
+
+def _return(
+    workspace: str,
+    agent: tuple[str, str, str],
+    task: str,
+    purpose: str,
+    at: datetime | None,
+    slot: int,
+) -> tuple[bytes, _Error | None]:
+    """Decide one return in this worker: its JSON, or the `ReadmitError` it raised."""
+    caller = Caller(workspace, Agent(id=agent[0], principal=agent[1], role=agent[2]))
+    try:
+        decided = _SERVICE[0].return_(caller, task, purpose, at, _Flag(slot))
+    except ReadmitError as exc:  # its class, message and attributes: some take more arguments
+        return b"", (type(exc), str(exc), dict(vars(exc)))
+    return decision_json(decided), None
+
+
+def _rebuilt(kind: type[ReadmitError], message: str, attributes: dict[str, Any]) -> ReadmitError:
+    error = kind.__new__(kind)
+    Exception.__init__(error, message)
+    vars(error).update(attributes)
+    return error
+
+
+def _ready() -> None:
+    """Nothing: a worker runs it once its service is built."""

@@ -1,0 +1,120 @@
+"""``readmit serve --workers N``: several processes over one store, one set of per-agent limits."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from builders import KEY
+from readmit.cli import cli
+from readmit.clock import now
+from readmit.model import Agent
+from readmit.service.keys import key_hash, new_key
+from readmit.store import open_store
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def workers(db: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``readmit serve --workers 2`` on a free loopback port, until the block ends."""
+    port = free_port()
+    command = [sys.executable, "-m", "readmit", "serve", "--db", db, "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, "--workers", "2"],
+        env={**os.environ, "READMIT_SIGNING_KEY": KEY.decode()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield url, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def children(pid: int) -> set[int]:
+    return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_returns_run_in_the_workers_and_the_workers_stop_with_the_server(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'readmit.db'}"
+    store = open_store(db)
+    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
+    key = new_key()
+    store.add_agent_key("trip", "A1", key_hash(key), now())
+    store.close()
+    note = {"op": "assert", "author": "A1", "item": {"id": "n0", "text": "A note."}}
+
+    with workers(db) as (url, server):
+        spawned = children(server.pid)
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as c:
+            assert c.post("/v1/events", json={"events": [note]}).status_code == 200
+            assert c.post("/v1/depart", json={}).status_code == 200
+            returned = c.post("/v1/return", json={"task": "t", "purpose": "p"})
+            explained = c.get(f"/v1/decisions/{returned.json()['decision']}")
+            verified = c.post("/v1/verify", json={"view": returned.json()["view"]})
+
+    assert returned.status_code == 200
+    assert explained.content == returned.content
+    assert verified.json()["valid"] is True
+    assert len(spawned) >= 2  # the two workers (and multiprocessing's resource tracker)
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in spawned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in spawned)
+
+
+def test_a_bad_limit_fails_before_any_worker_starts(tmp_path: Path) -> None:
+    db = tmp_path / "readmit.db"
+    result = CliRunner().invoke(
+        cli,
+        ["serve", "--db", f"sqlite:///{db}", "--workers", "2", "--rate", "0"],
+        env={"READMIT_SIGNING_KEY": KEY.decode()},
+    )
+
+    assert result.exit_code == 2, result.output
+    assert "rate must be a positive number" in result.output
+    assert not db.exists()
+
+
+def test_zero_workers_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["serve", "--db", f"sqlite:///{tmp_path / 'r.db'}", "--workers", "0"],
+        env={"READMIT_SIGNING_KEY": KEY.decode()},
+    )
+
+    assert result.exit_code == 2
+    assert "--workers" in result.output

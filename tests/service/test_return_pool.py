@@ -1,0 +1,98 @@
+"""``readmit serve --workers N``: returns decided in worker processes answer, log and refuse
+exactly as the server's own would, and a cancelled one records nothing."""
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from builders import KEY
+from readmit.clock import now
+from readmit.errors import Abandoned, ClockSkew
+from readmit.model import Agent
+from readmit.plugins import make_verifier
+from readmit.service.keys import key_hash, new_key
+from readmit.service.operations import Caller, Service, decision_json
+from readmit.service.workers import ReturnPool, ServerConfig
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
+
+pytestmark = pytest.mark.slow  # starts two worker processes
+
+
+def note(n: int) -> dict[str, object]:
+    return {
+        "op": "assert",
+        "author": "A1",
+        "item": {"id": f"n{n}", "text": f"Note {n}.", "key": "k"},
+    }
+
+
+@pytest.fixture(scope="module")
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Service, ReturnPool, Caller]]:
+    """The server's own service, a pool of two workers over the same store, and an agent."""
+    url = f"sqlite:///{Path(tmp_path_factory.mktemp('pool')) / 'readmit.db'}"
+    store = open_store(url)
+    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
+    key = new_key()
+    store.add_agent_key("trip", "A1", key_hash(key), now())
+    front = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+    caller = front.authenticate(key)
+    front.record(caller, [note(0)])
+    front.depart(caller)
+    front.record(caller, [note(1)])
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("READMIT_SIGNING_KEY", KEY.decode())
+        pool = ReturnPool(ServerConfig(url, "builtin", None, None, {}), 2)
+        pool.wait_ready()
+    yield front, pool, caller
+    pool.close()
+    front.close()
+
+
+def in_pool(pool: ReturnPool, caller: Caller, cancel: threading.Event, **kw: object) -> bytes:
+    return asyncio.run(pool.return_(caller, "t", "p", kw.get("at"), cancel))  # type: ignore[arg-type]
+
+
+def test_a_return_decided_in_a_worker_is_logged_and_shown_again_byte_for_byte(
+    served: tuple[Service, ReturnPool, Caller],
+) -> None:
+    front, pool, caller = served
+
+    answer = in_pool(pool, caller, threading.Event())
+
+    shown = json.loads(answer)
+    assert shown["outcome"] == "issued"
+    assert decision_json(front.explain(caller, shown["decision"])) == answer
+    assert front.verify(shown["view"])["valid"] is True
+
+
+def test_a_workers_refusal_is_the_servers_own(served: tuple[Service, ReturnPool, Caller]) -> None:
+    front, pool, caller = served
+    ahead = now() + timedelta(hours=1)
+
+    with pytest.raises(ClockSkew) as remote:
+        in_pool(pool, caller, threading.Event(), at=ahead)
+    with pytest.raises(ClockSkew) as local:
+        front.return_(caller, "t", "p", ahead)
+
+    assert remote.value.code == local.value.code == "clock_skew"
+    assert str(remote.value).split(" (")[0] == str(local.value).split(" (")[0]
+
+
+def test_a_cancelled_return_records_nothing(served: tuple[Service, ReturnPool, Caller]) -> None:
+    front, pool, caller = served
+    before = len(front.decisions(caller))
+    cancel = threading.Event()
+    cancel.set()  # the client went away
+
+    with pytest.raises(Abandoned):
+        in_pool(pool, caller, cancel)
+
+    assert len(front.decisions(caller)) == before
