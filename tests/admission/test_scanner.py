@@ -1,5 +1,7 @@
 """Lexical proposals: depends_on, distinctive terms, and BM25 bounded to the best few."""
 
+import dataclasses
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -121,3 +123,20 @@ def test_an_item_built_on_another_is_never_proposed_against_it() -> None:
 
     assert [p.later.event_id for p in propose([answer, doubt], [question])] == ["e10"]
     assert index.unproposed(question, 0, [doubt], window=4) == []
+
+
+def test_the_scanner_builds_observations_in_the_order_later_declares_its_fields() -> None:
+    # `scanner._observation` and `Observations.__init__` pass and unpack `Later`
+    # positionally (Δ can hold thousands of events a return): a reordered field
+    # would silently swap texts.
+    assert [f.name for f in dataclasses.fields(Later)] == [
+        "event_id",
+        "epoch",
+        "op",
+        "text",
+        "withdrawn_id",
+        "withdrawn_text",
+        "replacement_id",
+        "replacement_text",
+        "depends_on",
+    ]
