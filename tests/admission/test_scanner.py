@@ -1,7 +1,5 @@
 """Lexical proposals: depends_on, distinctive terms, and BM25 bounded to the best few."""
 
-import dataclasses
-
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -129,7 +127,7 @@ def test_the_scanner_builds_observations_in_the_order_later_declares_its_fields(
     # `scanner._observation` and `Observations.__init__` pass and unpack `Later`
     # positionally (Δ can hold thousands of events a return): a reordered field
     # would silently swap texts.
-    assert [f.name for f in dataclasses.fields(Later)] == [
+    assert list(Later._fields) == [
         "event_id",
         "epoch",
         "op",
