@@ -91,6 +91,7 @@ class ReturnPool:
             ReadmitError: what the return raised in the worker (`Abandoned` once cancelled).
         """
         slot = self._take()
+        self._flags[slot] = int(cancel.is_set())
         agent = (caller.agent.id, caller.agent.principal, caller.agent.role)
         future = self._executor.submit(_return, caller.workspace, agent, task, purpose, at, slot)
         future.add_done_callback(lambda _: self._give(slot))  # never reused while it runs
@@ -123,9 +124,7 @@ class ReturnPool:
         with self._lock:
             if not self._free:
                 raise RateLimited("too many returns are waiting for the return workers", 1)
-            slot = self._free.pop()
-        self._flags[slot] = 0
-        return slot
+            return self._free.pop()
 
     def _give(self, slot: int) -> None:
         with self._lock:
