@@ -1,9 +1,12 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from builders import item, obligation
 from readmit.admission.coverage import cover, gain, measure
 from readmit.policy import Policy
 from readmit.reasons import Reason
+from strategies import items
 
 O_H = obligation("o_h", requires=("d_h", "d_c"), critical=("d_h", "d_c"))
 O_T = obligation("o_t", requires=("d_t", "d_p", "d_c"), critical=("d_t", "d_p", "d_c"))
@@ -139,3 +142,19 @@ def test_full_coverage_misses_nothing() -> None:
 
     assert coverage.missing == ()
     assert all(o.met for o in coverage.per_obligation)
+
+
+@given(st.data())
+def test_with_no_query_the_fill_takes_the_newest_then_the_smallest_id(data: st.DataObject) -> None:
+    # The fill ranks by words shared with the query, then newest, then id: with no query
+    # (every overlap 0) that order is built without per-item keys, and must not change.
+    pool = list(data.draw(items(n_max=12)))
+    shuffled = data.draw(st.permutations(pool))
+    policy = Policy(max_items=data.draw(st.integers(1, 12)), max_chars=100_000)
+
+    unshared = cover(shuffled, (), policy, query="xylophone").items  # words no item has
+    none = cover(shuffled, (), policy, query=None).items
+
+    assert none == unshared
+    expected = sorted(pool, key=lambda m: (-m.epoch, m.id))[: policy.max_items]
+    assert [m.id for m in none] == [m.id for m in expected]

