@@ -1,7 +1,7 @@
 """The implicit stage: judging in selection order, fail closed, within a budget."""
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -352,3 +352,15 @@ class _NoCache:
 
     def remember_judgments(self, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
         pass
+
+
+def test_items_screened_through_the_latest_epoch_need_no_index_and_no_call() -> None:
+    ctx = replace(context((H0, P0, C), delta=DELTA), screened={"function": {"p0": 9, "c": 9}})
+    verifier = verdict(True, 0.9)  # would exclude anything it was shown
+    screener = Screener(ctx, ctx.items, verifier, Policy())
+
+    assert screener.admits(P0)
+    assert screener.admits(C)
+    assert verifier.calls == []
+    assert screener._index is None  # nothing can follow epoch 9: Δ was not indexed
+    assert screener.judgment(0).screened == {"p0": 9, "c": 9}

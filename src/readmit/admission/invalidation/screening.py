@@ -174,7 +174,11 @@ class Screener:
 
     def _judge(self, item: Item) -> bool:
         start = self._start(item)
-        if self._affordable():
+        if start >= self.ctx.epoch:
+            # Screened through everything C holds (a return with nothing new since the
+            # last): no observation can follow, so the index of Δ is not even built.
+            laters: list[Later] = []
+        elif self._affordable():
             laters = self._proposals(item, start)
         elif self._touches(item, start):
             # The budget is spent: do not even rank what it cannot judge.
