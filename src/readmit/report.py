@@ -35,6 +35,8 @@ def decision_json(
     else:
         items, selected, readmitted, view = (), decision.selected, (), None
     thresholds = {} if policy is None else {"thresholds": thresholds_json(policy)}
+    # Nearly every candidate of a large workspace is not_selected: walk them once.
+    decided = [e for e in decision.exclusions if e.reason is not Reason.NOT_SELECTED]
     return {
         "workspace": ctx.workspace,
         "cycle": ctx.cycle,
@@ -50,18 +52,16 @@ def decision_json(
         **thresholds,
         "items": [i.id for i in items],
         "selected": [i.id for i in selected],
-        "excluded": [
-            exclusion_json(e) for e in decision.exclusions if e.reason is not Reason.NOT_SELECTED
-        ],
+        "excluded": [exclusion_json(e) for e in decided],
         "not_selected": [e.item for e in decision.exclusions if e.reason is Reason.NOT_SELECTED],
-        "hidden": sorted(hidden_ids(ctx, decision.exclusions)),
+        "hidden": sorted(hidden_ids(ctx, decided)),  # unreadable items are never not_selected
         "judgment": judgment_json(decision.judgment),
         "missing": missing_json(decision.coverage, decision.exclusions, ctx),
         "obligation_coverage": obligation_coverage_json(decision.coverage, ctx),
         "readmitted": [e.id for e in readmitted],
         "withheld": [e.id for e in decision.withheld],
         "withheld_memories": withheld_json(decision, ctx),
-        "texts": texts_json(decision, ctx),
+        "texts": texts_json(decision, ctx, decided),
         "view": view,
     }
 
@@ -87,17 +87,17 @@ def thresholds_json(policy: Policy) -> dict[str, Any]:
     }
 
 
-def texts_json(decision: Decision, ctx: ReturnContext) -> dict[str, str]:
+def texts_json(
+    decision: Decision, ctx: ReturnContext, decided: Sequence[Exclusion]
+) -> dict[str, str]:
     """The text of each item and private memory the record names, by id.
 
-    Items selected or excluded for a reason other than ``not_selected``, and every
-    private memory of the agent, so ``explain`` can show what a blocked decision was
+    Items selected or excluded for a reason other than ``not_selected`` (``decided``), and
+    every private memory of the agent, so ``explain`` can show what a blocked decision was
     about. The operator's record only: agents are shown texts through their view.
     """
     selected = decision.items if isinstance(decision, Issued) else decision.selected
-    named = [i.id for i in selected] + [
-        e.item for e in decision.exclusions if e.reason is not Reason.NOT_SELECTED
-    ]
+    named = [i.id for i in selected] + [e.item for e in decided]
     texts = {i: item.text for i in named if (item := ctx.by_id.get(i)) is not None}
     texts.update({e.id: e.text for e in ctx.experiences})
     return texts
@@ -157,8 +157,11 @@ def withheld_json(decision: Decision, ctx: ReturnContext) -> list[dict[str, Any]
     ``view_withheld`` when no view was issued; else ``source_not_admitted``. Either way
     ``source_reason`` is the source item's own exclusion reason when it was excluded.
     """
+    if not decision.withheld:
+        return []
     issued = isinstance(decision, Issued)
-    why = {e.item: str(e.reason) for e in decision.exclusions}
+    sources = {e.source_item_id for e in decision.withheld}
+    why = {e.item: str(e.reason) for e in decision.exclusions if e.item in sources}
     return [_withheld(e, issued, why) for e in decision.withheld]
 
 
