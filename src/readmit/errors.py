@@ -20,6 +20,7 @@ Our exception hierarchy::
     ├── NotFound                         the caller has no such decision
     ├── RateLimited                      an agent is over its request rate or concurrent returns
     ├── Abandoned                        the client went away; its return stopped, nothing recorded
+    ├── WorkerLost                       a return worker died before answering; nothing recorded
     └── Internal                         a bug: the service answers a JSON 500 with no detail
 
 An item that is kept out of a Return View is *not* an exception: it is an
@@ -173,6 +174,16 @@ class Abandoned(ReadmitError):
     """The client went away before its return was decided; nothing was recorded."""
 
     code = "abandoned"
+
+
+class WorkerLost(ReadmitError):
+    """A return worker (``readmit serve --workers``) stopped before it answered.
+
+    Its transaction died with it, so nothing was recorded; the server starts new workers
+    and the return may be sent again.
+    """
+
+    code = "worker_lost"
 
 
 class Internal(ReadmitError):

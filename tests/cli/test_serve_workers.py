@@ -1,6 +1,7 @@
 """``readmit serve --workers N``: several processes over one store, one set of per-agent limits."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -118,3 +119,46 @@ def test_zero_workers_is_refused(tmp_path: Path) -> None:
 
     assert result.exit_code == 2
     assert "--workers" in result.output
+
+
+def return_workers(pid: int) -> set[int]:
+    """The pool's processes among ``pid``'s children (not multiprocessing's resource tracker)."""
+    found = set()
+    for child in children(pid):
+        cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+            found.add(child)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_a_worker_that_dies_costs_one_answer_not_the_pool(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'readmit.db'}"
+    store = open_store(db)
+    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
+    key = new_key()
+    store.add_agent_key("trip", "A1", key_hash(key), now())
+    store.close()
+    note = {"op": "assert", "author": "A1", "item": {"id": "n0", "text": "A note."}}
+
+    with (
+        workers(db) as (url, server),
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c,
+    ):
+        assert c.post("/v1/events", json={"events": [note]}).status_code == 200
+        assert c.post("/v1/depart", json={}).status_code == 200
+        assert c.post("/v1/return", json={"task": "t", "purpose": "p"}).status_code == 200
+        os.kill(min(return_workers(server.pid)), signal.SIGKILL)
+        answers = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until the pool answers again
+            answers.append(c.post("/v1/return", json={"task": "t", "purpose": "p"}))
+            if answers[-1].status_code == 200:
+                break
+            time.sleep(0.2)
+
+    lost = [a for a in answers if a.status_code != 200]
+    assert answers[-1].status_code == 200
+    assert all(a.status_code == 503 and a.json()["code"] == "worker_lost" for a in lost)
+    assert len(lost) <= 1  # the pool is started again as soon as one return finds it broken

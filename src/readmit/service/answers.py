@@ -22,6 +22,7 @@ from readmit.errors import (
     Unauthenticated,
     VerifierUnavailable,
     ViewRejected,
+    WorkerLost,
 )
 
 STATUS: dict[type[ReadmitError], int] = {
@@ -35,6 +36,7 @@ STATUS: dict[type[ReadmitError], int] = {
     NotFound: 404,
     StoreError: 503,
     VerifierUnavailable: 503,
+    WorkerLost: 503,
     Internal: 500,
 }
 """HTTP status by error class (the most specific base wins); any other `ReadmitError` is 500."""

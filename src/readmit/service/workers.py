@@ -22,12 +22,13 @@ import os
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from readmit.errors import ConfigError, RateLimited, ReadmitError
+from readmit.errors import ConfigError, RateLimited, ReadmitError, WorkerLost
 from readmit.model import Agent
 from readmit.service.operations import Caller, Service, decision_json
 from readmit.service.settings import limits_from_flags, load_policy
@@ -71,15 +72,19 @@ class ReturnPool:
         if workers < 2:
             raise ConfigError("a return pool needs 2 or more workers")
         self._workers = workers
-        context = multiprocessing.get_context("spawn")
-        self._flags = context.RawArray("b", SLOTS)
+        self._config = json.dumps(asdict(config))
+        self._context = multiprocessing.get_context("spawn")
+        self._flags = self._context.RawArray("b", SLOTS)
         self._free = list(range(SLOTS))
         self._lock = threading.Lock()
-        self._executor = ProcessPoolExecutor(
-            workers,
-            mp_context=context,
+        self._executor = self._started()
+
+    def _started(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            self._workers,
+            mp_context=self._context,
             initializer=_start,
-            initargs=(json.dumps(asdict(config)), self._flags),
+            initargs=(self._config, self._flags),
         )
 
     async def return_(
@@ -89,11 +94,19 @@ class ReturnPool:
 
         Raises:
             ReadmitError: what the return raised in the worker (`Abandoned` once cancelled).
+            WorkerLost: if a worker died before answering (the pool is then started again).
         """
         slot = self._take()
         self._flags[slot] = int(cancel.is_set())
         agent = (caller.agent.id, caller.agent.principal, caller.agent.role)
-        future = self._executor.submit(_return, caller.workspace, agent, task, purpose, at, slot)
+        executor = self._executor
+        try:
+            future: Future[tuple[bytes, _Error | None]] = executor.submit(
+                _return, caller.workspace, agent, task, purpose, at, slot
+            )
+        except BrokenProcessPool:
+            self._give(slot)
+            raise self._lost(executor) from None
         future.add_done_callback(lambda _: self._give(slot))  # never reused while it runs
         waiter = asyncio.wrap_future(future)
         while True:
@@ -101,10 +114,21 @@ class ReturnPool:
                 self._flags[slot] = 1
             if (await asyncio.wait({waiter}, timeout=0.05))[0]:
                 break
-        answer, error = waiter.result()
+        try:
+            answer, error = waiter.result()
+        except BrokenProcessPool:
+            raise self._lost(executor) from None
         if error is not None:
             raise _rebuilt(*error)
         return answer
+
+    def _lost(self, broken: ProcessPoolExecutor) -> WorkerLost:
+        """Start a new pool in place of ``broken`` (once, however many returns saw it break)."""
+        with self._lock:
+            if self._executor is broken:
+                self._executor = self._started()
+        broken.shutdown(wait=False, cancel_futures=True)
+        return WorkerLost("a return worker stopped before it answered; nothing was recorded")
 
     def wait_ready(self) -> None:
         """Wait until the workers have built their services.
