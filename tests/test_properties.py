@@ -11,7 +11,8 @@ from readmit.admission import admit
 from readmit.admission.capture import capture
 from readmit.admission.context import ReturnContext
 from readmit.admission.decision import Decision, Issued
-from readmit.admission.invalidation.scanner import Limits, Observations, observations
+from readmit.admission.invalidation.observations import observations
+from readmit.admission.invalidation.scanner import Limits, Observations
 from readmit.canonical import canonical_json, digest
 from readmit.policy import Policy
 from readmit.reasons import Reason

@@ -301,7 +301,7 @@ def test_premises_are_part_of_a_cached_judgment() -> None:
 
 
 def _later(recorded: Recorded) -> Later:
-    from readmit.admission.invalidation.scanner import observations_of
+    from readmit.admission.invalidation.observations import observations_of
 
     [found] = observations_of([recorded], (), {})
     return found

@@ -20,20 +20,17 @@ withdrawing nothing: a teammate repeating it), and an item that declares it
 depends on it (an answer built on a question cannot make the question unsafe).
 """
 
-import bisect
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
 import numpy.typing as npt
 
-from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.admission.invalidation.term_index import Bm25, Postings, distinctive_hashes
-from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item, Kind
 from readmit.terms import content_tokens, distinctive_terms
 
@@ -274,48 +271,6 @@ class _Postings:
         return found
 
 
-def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
-    """The later observations of Δ that can change a premise, in epoch order.
-
-    With ``news`` false, only those that withdrew state (whose withdrawn text is known):
-    what a verifier that cannot judge news (`judges_news`) may be shown.
-    """
-    return observations_of(ctx.delta, ctx.items, ctx.by_id, news)
-
-
-def observations_of(
-    events: Iterable[Recorded],
-    items: Iterable[Item],
-    by_id: Mapping[str, Item],
-    news: bool = True,
-) -> list[Later]:
-    """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets.
-
-    With ``news`` false, only the withdrawals whose withdrawn text is known.
-    """
-    events = list(events)
-    asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
-    grouped: dict[str, list[Item]] = {}
-    for item in items:
-        if item.key is not None and item.key in asserted:
-            grouped.setdefault(item.key, []).append(item)
-    by_key: dict[str, _SameKey] = {}
-    for key, group in grouped.items():
-        group.sort(key=lambda i: i.epoch)
-        by_key[key] = ([i.epoch for i in group], group)
-    if not news:  # only what can withdraw: a same-key assert, a supersession, a revocation
-        events = [
-            r
-            for r in events
-            if isinstance(r.event, Supersede | Revoke | Close)
-            or (isinstance(r.event, Assert) and r.event.item.key in by_key)
-        ]
-    found = (_observation(recorded, by_id, by_key, news) for recorded in events)
-    if not news:
-        return [later for later in found if later is not None and later.withdrawn_text is not None]
-    return [later for later in found if later is not None]
-
-
 def propose(
     laters: Sequence[Later],
     candidates: Sequence[Item],
@@ -347,60 +302,3 @@ def _query(later: Later) -> str:
     if withdrawn is None and replacement is None:
         return text
     return " ".join([t for t in (text, withdrawn, replacement) if t])
-
-
-_SameKey = tuple[list[int], list[Item]]
-"""Items sharing a key, oldest first, and their epochs."""
-
-
-def _observation(
-    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey], news: bool
-) -> Later | None:
-    event, epoch = recorded.event, recorded.epoch
-    # Positional fields (see `Later`): Δ can hold thousands of events a return.
-    match event:
-        case Assert():
-            item = event.item
-            old = _predecessor(by_key.get(item.key or ""), epoch)
-            if old is None:
-                if not news:
-                    return None
-                return Later(
-                    event.id, epoch, event.op, item.text, None, None, item.id, item.text,
-                    item.depends_on,
-                )  # fmt: skip
-            return Later(
-                event.id, epoch, event.op, item.text, old.id, old.text, item.id, item.text,
-                item.depends_on,
-            )  # fmt: skip
-        case Supersede():
-            item = event.item
-            old = by_id.get(event.target)
-            return Later(
-                event.id, epoch, event.op, item.text, event.target,
-                old.text if old else None, item.id, item.text, item.depends_on,
-            )  # fmt: skip
-        case Revoke() | Close():
-            old = by_id.get(event.target)
-            why = f" Reason: {event.why}" if isinstance(event, Revoke) else ""
-            return Later(
-                event_id=event.id,
-                epoch=epoch,
-                op=event.op,
-                text=f"No longer valid: {old.text if old else event.target}.{why}",
-                withdrawn_id=event.target,
-                withdrawn_text=old.text if old else None,
-            )
-        case Evidence():
-            return Later(event.id, epoch, event.op, event.text) if news else None
-        case _:
-            return None
-
-
-def _predecessor(same_key: _SameKey | None, epoch: int) -> Item | None:
-    """The newest of ``same_key`` recorded before ``epoch``."""
-    if same_key is None:
-        return None
-    epochs, items = same_key
-    before = bisect.bisect_left(epochs, epoch)
-    return items[before - 1] if before else None

@@ -43,13 +43,8 @@ from readmit.admission.invalidation.implicit import (
     judges_news,
     unanswered,
 )
-from readmit.admission.invalidation.scanner import (
-    STRUCTURE,
-    Limits,
-    Observations,
-    observations,
-    observations_of,
-)
+from readmit.admission.invalidation.observations import observations, observations_of
+from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.errors import VerifierUnavailable
 from readmit.model import Item
 from readmit.policy import Policy

@@ -1,0 +1,115 @@
+"""Δ as observations: each later event as the verifier reads it (`Later`).
+
+An assert that replaced an item of the same key, a supersession, a revocation and
+a closing withdrew state, and carry the withdrawn item's text; a new fact or a
+piece of evidence is news. A verifier that cannot judge news is shown none
+(`readmit.admission.invalidation.implicit.judges_news`), so for it no news is
+even built.
+"""
+
+import bisect
+from collections.abc import Iterable, Mapping
+
+from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.implicit import Later
+from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
+from readmit.model import Item
+
+
+def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
+    """The later observations of Δ that can change a premise, in epoch order.
+
+    With ``news`` false, only those that withdrew state (whose withdrawn text is known):
+    what a verifier that cannot judge news (`judges_news`) may be shown.
+    """
+    return observations_of(ctx.delta, ctx.items, ctx.by_id, news)
+
+
+def observations_of(
+    events: Iterable[Recorded],
+    items: Iterable[Item],
+    by_id: Mapping[str, Item],
+    news: bool = True,
+) -> list[Later]:
+    """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets.
+
+    With ``news`` false, only the withdrawals whose withdrawn text is known.
+    """
+    events = list(events)
+    asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
+    grouped: dict[str, list[Item]] = {}
+    for item in items:
+        if item.key is not None and item.key in asserted:
+            grouped.setdefault(item.key, []).append(item)
+    by_key: dict[str, _SameKey] = {}
+    for key, group in grouped.items():
+        group.sort(key=lambda i: i.epoch)
+        by_key[key] = ([i.epoch for i in group], group)
+    if not news:  # only what can withdraw: a same-key assert, a supersession, a revocation
+        events = [
+            r
+            for r in events
+            if isinstance(r.event, Supersede | Revoke | Close)
+            or (isinstance(r.event, Assert) and r.event.item.key in by_key)
+        ]
+    found = (_observation(recorded, by_id, by_key, news) for recorded in events)
+    if not news:
+        return [later for later in found if later is not None and later.withdrawn_text is not None]
+    return [later for later in found if later is not None]
+
+
+_SameKey = tuple[list[int], list[Item]]
+"""Items sharing a key, oldest first, and their epochs."""
+
+
+def _observation(
+    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey], news: bool
+) -> Later | None:
+    event, epoch = recorded.event, recorded.epoch
+    # Positional fields (see `Later`): Δ can hold thousands of events a return.
+    match event:
+        case Assert():
+            item = event.item
+            old = _predecessor(by_key.get(item.key or ""), epoch)
+            if old is None:
+                if not news:
+                    return None
+                return Later(
+                    event.id, epoch, event.op, item.text, None, None, item.id, item.text,
+                    item.depends_on,
+                )  # fmt: skip
+            return Later(
+                event.id, epoch, event.op, item.text, old.id, old.text, item.id, item.text,
+                item.depends_on,
+            )  # fmt: skip
+        case Supersede():
+            item = event.item
+            old = by_id.get(event.target)
+            return Later(
+                event.id, epoch, event.op, item.text, event.target,
+                old.text if old else None, item.id, item.text, item.depends_on,
+            )  # fmt: skip
+        case Revoke() | Close():
+            old = by_id.get(event.target)
+            why = f" Reason: {event.why}" if isinstance(event, Revoke) else ""
+            return Later(
+                event_id=event.id,
+                epoch=epoch,
+                op=event.op,
+                text=f"No longer valid: {old.text if old else event.target}.{why}",
+                withdrawn_id=event.target,
+                withdrawn_text=old.text if old else None,
+            )
+        case Evidence():
+            return Later(event.id, epoch, event.op, event.text) if news else None
+        case _:
+            return None
+
+
+def _predecessor(same_key: _SameKey | None, epoch: int) -> Item | None:
+    """The newest of ``same_key`` recorded before ``epoch``."""
+    if same_key is None:
+        return None
+    epochs, items = same_key
+    before = bisect.bisect_left(epochs, epoch)
+    return items[before - 1] if before else None
