@@ -58,14 +58,17 @@ def insert_decision(
     at: datetime,
     epoch: int,
     outcome: str,
-    record: dict[str, Any],
+    text: str,
 ) -> int:
-    """Log one decision (inside the caller's transaction); its number in the workspace."""
+    """Log one decision (inside the caller's transaction); its number in the workspace.
+
+    ``text`` is the record as `body` stores it, made before the workspace's lock is taken.
+    """
     (number,) = db.execute(  # numbered per workspace, under its lock
         "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
         "SELECT ?, ?, ?, ?, ?, ?, COALESCE(MAX(number), 0) + 1 FROM decisions "
         "WHERE workspace = ? RETURNING number",
-        (workspace, agent, stamp(at), epoch, outcome, body(record), workspace),
+        (workspace, agent, stamp(at), epoch, outcome, text, workspace),
     ).fetchone()
     return int(number)
 

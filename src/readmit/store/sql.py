@@ -307,8 +307,9 @@ class SqlStore:
         record: dict[str, Any],
         judgment: Judgment | None = None,
     ) -> int:
+        text = audit.body(record)  # serialised before the lock: other returns wait on it
         with self._transaction(lock=workspace) as db:
-            number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, record)
+            number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, text)
             if judgment is not None and judgment.verifier:
                 verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
         return number
