@@ -52,7 +52,7 @@ def observations_of(
             if isinstance(r.event, Supersede | Revoke | Close)
             or (isinstance(r.event, Assert) and r.event.item.key in by_key)
         ]
-    found = (_observation(recorded, by_id, by_key, news) for recorded in events)
+    found = (_observation(recorded, by_id, by_key) for recorded in events)
     if not news:
         return [later for later in found if later is not None and later.withdrawn_text is not None]
     return [later for later in found if later is not None]
@@ -63,7 +63,7 @@ _SameKey = tuple[list[int], list[Item]]
 
 
 def _observation(
-    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey], news: bool
+    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey]
 ) -> Later | None:
     event, epoch = recorded.event, recorded.epoch
     # Positional fields (see `Later`): Δ can hold thousands of events a return.
@@ -72,8 +72,6 @@ def _observation(
             item = event.item
             old = _predecessor(by_key.get(item.key or ""), epoch)
             if old is None:
-                if not news:
-                    return None
                 return Later(
                     event.id, epoch, event.op, item.text, None, None, item.id, item.text,
                     item.depends_on,
@@ -101,7 +99,7 @@ def _observation(
                 withdrawn_text=old.text if old else None,
             )
         case Evidence():
-            return Later(event.id, epoch, event.op, event.text) if news else None
+            return Later(event.id, epoch, event.op, event.text)
         case _:
             return None
 
