@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from readmit.admission.context import Standing
 from readmit.admission.invalidation.screening import ANY_VERIFIER, Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
-from readmit.model import ANY, Scope
+from readmit.model import ANY, Item, Scope
 from readmit.store.connection import Connection
 from readmit.wire import item_from_json, parse_event
 
@@ -122,18 +122,21 @@ def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str |
     return None, None
 
 
-def _text(db: Connection, workspace: str, item: str) -> str | None:
+def _item(db: Connection, workspace: str, item: str) -> Item | None:
     row = db.execute(
         "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
     ).fetchone()
-    return None if row is None else item_from_json(json.loads(row[0])).text
+    return None if row is None else item_from_json(json.loads(row[0]))
+
+
+def _text(db: Connection, workspace: str, item: str) -> str | None:
+    found = _item(db, workspace, item)
+    return None if found is None else found.text
 
 
 def _scope(db: Connection, workspace: str, item: str) -> Scope | None:
-    row = db.execute(
-        "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
-    ).fetchone()
-    return None if row is None else item_from_json(json.loads(row[0])).scope
+    found = _item(db, workspace, item)
+    return None if found is None else found.scope
 
 
 def _seen_by_all(db: Connection, workspace: str, restoring: Recorded, scope: Scope | None) -> bool:
