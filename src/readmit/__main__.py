@@ -1,3 +1,4 @@
 from readmit.cli import main
 
-main()
+if __name__ == "__main__":  # not when a spawned process imports it (serve --workers)
+    main()
