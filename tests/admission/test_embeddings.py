@@ -5,9 +5,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import KEY, T0, context, item, revoke
-from readmit.admission import admit
+from readmit.admission import ReturnContext, admit
+from readmit.admission.decision import Decision
 from readmit.admission.invalidation.embeddings import VectorCache, ranked
-from readmit.admission.invalidation.implicit import Later, Verdict
+from readmit.admission.invalidation.implicit import Later, Verdict, Verifier
 from readmit.admission.invalidation.scanner import propose
 from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.events import Evidence, Recorded
@@ -99,17 +100,25 @@ def evidence(epoch: int, text: str) -> Recorded:
     )
 
 
-def test_an_embedder_that_is_down_withholds_every_item_it_could_not_screen() -> None:
-    older = item("p0", "Pickup at 8:00 from the hotel lobby.", epoch=1)
-    newer = item("n0", "The hotel lobby opens at 6:00.", epoch=3)
-    ctx = context((older, newer), delta=(evidence(2, "Our flight moved to Friday."),))
-
-    decision = admit(
+def with_embedder_down(ctx: ReturnContext, verifier: Verifier) -> Decision:
+    return admit(
         ctx,
         policy=Policy(),
-        verifier=FunctionVerifier(lambda pair: Verdict(invalidates=False, confidence=0.9)),
+        verifier=verifier,
         signer=HmacSha256Signer(KEY),
         embedder=UnavailableEmbedder(),
+    )
+
+
+MOVED = evidence(2, "Our flight moved to Friday.")
+
+
+def test_an_embedder_that_is_down_withholds_every_item_it_could_not_screen() -> None:
+    newer = item("n0", "The hotel lobby opens at 6:00.", epoch=3)
+    ctx = context((PICKUP, newer), delta=(MOVED,))
+
+    decision = with_embedder_down(
+        ctx, FunctionVerifier(lambda pair: Verdict(invalidates=False, confidence=0.9))
     )
 
     reasons = {e.item: e for e in decision.exclusions}
@@ -122,16 +131,7 @@ def test_an_embedder_that_is_down_withholds_every_item_it_could_not_screen() -> 
 def test_an_embedder_that_is_down_hides_nothing_from_a_verifier_that_cannot_judge_news() -> None:
     # The built-in verifier would answer "does not invalidate" to whatever news the
     # embedder proposed, so the embedder is not asked and its outage withholds nothing.
-    older = item("p0", "Pickup at 8:00 from the hotel lobby.", epoch=1)
-    ctx = context((older,), delta=(evidence(2, "Our flight moved to Friday."),))
-
-    decision = admit(
-        ctx,
-        policy=Policy(),
-        verifier=TermVerifier(),
-        signer=HmacSha256Signer(KEY),
-        embedder=UnavailableEmbedder(),
-    )
+    decision = with_embedder_down(context((PICKUP,), delta=(MOVED,)), TermVerifier())
 
     assert all(e.reason is not Reason.VERIFIER_UNAVAILABLE for e in decision.exclusions)
     assert decision.judgment.calls == 0
@@ -142,13 +142,7 @@ def test_a_confirmed_invalidation_outranks_unscreened() -> None:
     p0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.", epoch=1)
     ctx = context((h0, p0), delta=(revoke("h0", 2),))
 
-    decision = admit(
-        ctx,
-        policy=Policy(),
-        verifier=TermVerifier(),
-        signer=HmacSha256Signer(KEY),
-        embedder=UnavailableEmbedder(),
-    )
+    decision = with_embedder_down(ctx, TermVerifier())
 
     reasons = {e.item: e.reason for e in decision.exclusions}
     assert reasons["p0"] is Reason.IMPLICITLY_INVALIDATED

@@ -55,6 +55,20 @@ def workers(db: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         proc.wait(timeout=30)
 
 
+NOTE = {"op": "assert", "author": "A1", "item": {"id": "n0", "text": "A note."}}
+
+
+def workspace(tmp_path: Path) -> tuple[str, str]:
+    """A SQLite store with workspace ``trip`` and agent A1: its URL and A1's key."""
+    db = f"sqlite:///{tmp_path / 'readmit.db'}"
+    store = open_store(db)
+    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
+    key = new_key()
+    store.add_agent_key("trip", "A1", key_hash(key), now())
+    store.close()
+    return db, key
+
+
 def children(pid: int) -> set[int]:
     return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
 
@@ -70,18 +84,12 @@ def alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 def test_returns_run_in_the_workers_and_the_workers_stop_with_the_server(tmp_path: Path) -> None:
-    db = f"sqlite:///{tmp_path / 'readmit.db'}"
-    store = open_store(db)
-    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
-    key = new_key()
-    store.add_agent_key("trip", "A1", key_hash(key), now())
-    store.close()
-    note = {"op": "assert", "author": "A1", "item": {"id": "n0", "text": "A note."}}
+    db, key = workspace(tmp_path)
 
     with workers(db) as (url, server):
         spawned = children(server.pid)
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as c:
-            assert c.post("/v1/events", json={"events": [note]}).status_code == 200
+            assert c.post("/v1/events", json={"events": [NOTE]}).status_code == 200
             assert c.post("/v1/depart", json={}).status_code == 200
             returned = c.post("/v1/return", json={"task": "t", "purpose": "p"})
             explained = c.get(f"/v1/decisions/{returned.json()['decision']}")
@@ -134,19 +142,13 @@ def return_workers(pid: int) -> set[int]:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 def test_a_worker_that_dies_costs_one_answer_not_the_pool(tmp_path: Path) -> None:
-    db = f"sqlite:///{tmp_path / 'readmit.db'}"
-    store = open_store(db)
-    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
-    key = new_key()
-    store.add_agent_key("trip", "A1", key_hash(key), now())
-    store.close()
-    note = {"op": "assert", "author": "A1", "item": {"id": "n0", "text": "A note."}}
+    db, key = workspace(tmp_path)
 
     with (
         workers(db) as (url, server),
         httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as c,
     ):
-        assert c.post("/v1/events", json={"events": [note]}).status_code == 200
+        assert c.post("/v1/events", json={"events": [NOTE]}).status_code == 200
         assert c.post("/v1/depart", json={}).status_code == 200
         assert c.post("/v1/return", json={"task": "t", "purpose": "p"}).status_code == 200
         os.kill(min(return_workers(server.pid)), signal.SIGKILL)

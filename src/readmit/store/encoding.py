@@ -16,8 +16,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 from typing import NamedTuple
 
-from readmit.canonical import canonical_json, digest_text, json_strings
-from readmit.canonical import json_string as encode_basestring
+from readmit.canonical import canonical_json, digest_text, json_string, json_strings
 from readmit.events import Assert, Event, ItemDraft, Supersede
 from readmit.model import ANY
 from readmit.wire.codec import event_to_wire
@@ -52,24 +51,21 @@ def encode(event: Event) -> EventText:
     match event:
         case Assert() | Supersede():
             draft = event.item
-            item = (encode_basestring(draft.id), encode_basestring(draft.text))
+            item = (json_string(draft.id), json_string(draft.text))
             tail = ',"op":"assert"}'
             if isinstance(event, Supersede):
-                tail = ',"op":"supersede","target":' + encode_basestring(event.target) + "}"
+                tail = ',"op":"supersede","target":' + json_string(event.target) + "}"
             head = (
-                '{"at":"' + wire_at + '","author":' + encode_basestring(event.author)
-                + ',"id":' + encode_basestring(event.id) + ',"item":'
+                '{"at":"' + wire_at + '","author":' + json_string(event.author)
+                + ',"id":' + json_string(event.id) + ',"item":'
             )  # fmt: skip
             return EventText(head + _draft(draft, item) + tail, stamp, item)
         case _:
             return EventText(canonical_json(event_to_wire(event)), stamp, None)
 
 
-_list = json_strings
-
-
 def _names(values: frozenset[str]) -> str:
-    return '"*"' if ANY in values else _list(values)
+    return '"*"' if ANY in values else json_strings(values)
 
 
 def _time(value: datetime | None) -> str:
@@ -78,7 +74,7 @@ def _time(value: datetime | None) -> str:
 
 def _draft(d: ItemDraft, item: tuple[str, str]) -> str:
     """`readmit.wire.codec.draft_to_wire` as canonical JSON (keys in sorted order)."""
-    key = "" if d.key is None else ',"key":' + encode_basestring(d.key)
+    key = "" if d.key is None else ',"key":' + json_string(d.key)
     readers = ""
     if d.principals is not None or ANY not in d.roles:
         principals = "" if d.principals is None else '"principals":' + _names(d.principals) + ","
@@ -89,9 +85,9 @@ def _draft(d: ItemDraft, item: tuple[str, str]) -> str:
     if d.validity.valid_to is not None:
         valid += ',"valid_to":' + _time(d.validity.valid_to)
     return (
-        f'{{"cites":{_list(d.cites)},"depends_on":{_list(d.depends_on)},"id":{item[0]}{key}'
-        f',"kind":{encode_basestring(str(d.kind))},"purposes":{_names(d.purposes)}{readers}'
-        f',"supports":{_list(d.supports)},"task":{encode_basestring(d.task)},"text":{item[1]}'
+        f'{{"cites":{json_strings(d.cites)},"depends_on":{json_strings(d.depends_on)},"id":{item[0]}{key}'
+        f',"kind":{json_string(str(d.kind))},"purposes":{_names(d.purposes)}{readers}'
+        f',"supports":{json_strings(d.supports)},"task":{json_string(d.task)},"text":{item[1]}'
         f',"unconfirmed":{"true" if d.unconfirmed else "false"}{valid}}}'
     )
 

@@ -56,7 +56,7 @@ def remember(
             db, workspace, Recorded(epoch=row[0], event=later)
         )
         # Under the workspace lock: nothing is written between this scan and the insert.
-        scope = _scope(db, workspace, exclusion.item)
+        scope = None if restore_text is None else _scope(db, workspace, exclusion.item)
         lapsed = next(
             (
                 r.epoch
