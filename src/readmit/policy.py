@@ -9,6 +9,7 @@ list is written once, here.
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import timedelta
 from enum import StrEnum
+from functools import lru_cache
 from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, create_model
@@ -107,7 +108,7 @@ class Policy:
     @property
     def digest(self) -> str:
         """The tagged digest of every setting: a signed view names the policy that made it."""
-        return digest(self.to_json())
+        return _digest(self)
 
     def to_json(self) -> dict[str, Any]:
         """Every setting as JSON, ``view_ttl`` as ``view_ttl_seconds`` (what overrides take)."""
@@ -220,3 +221,9 @@ def _problems(error: ValidationError) -> str:
     if unknown:
         return f"unknown policy field(s): {', '.join(sorted(unknown))}"
     return "invalid policy: " + "; ".join(f"{name} {_SAYS[name]}" for name in bad)
+
+
+@lru_cache(maxsize=256)
+def _digest(policy: Policy) -> str:
+    """`Policy.digest`, once per distinct policy (every return signs one)."""
+    return digest(policy.to_json())

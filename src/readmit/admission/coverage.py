@@ -174,17 +174,19 @@ def _obligation_aware(
     fill: bool,
     query: str | None,
 ) -> list[Item]:
-    eligible_ids = {item.id for item in eligible}
-    selected = [
-        item
-        for o in sorted(obligations, key=lambda o: o.id)
-        for item in (o.item, o.frontier)
-        if item.id in eligible_ids and budget.take(item)
-    ]
-    selected += _greedy(eligible, selected, obligations, budget)
+    selected: list[Item] = []
+    if obligations:
+        eligible_ids = {item.id for item in eligible}
+        selected = [
+            item
+            for o in sorted(obligations, key=lambda o: o.id)
+            for item in (o.item, o.frontier)
+            if item.id in eligible_ids and budget.take(item)
+        ]
+        selected += _greedy(eligible, selected, obligations, budget)
     if fill:
         chosen = {item.id for item in selected}
-        rest = (m for m in eligible if m.id not in chosen)
+        rest = [m for m in eligible if m.id not in chosen] if chosen else eligible
         selected += [m for m in _filling(rest, budget, query) if budget.take(m)]
     return selected
 

@@ -27,6 +27,8 @@ def resolve_explicit(
     """Split ``pool`` into items no lifecycle link touches and the exclusions of the rest."""
     links = _links(ctx)
     replaced = _same_key_replacements(ctx)
+    if not links and not replaced:
+        return list(pool), []
     kept: list[Item] = []
     excluded: list[Exclusion] = []
     for item in pool:

@@ -35,27 +35,36 @@ def observations_of(
 
     With ``news`` false, only the withdrawals whose withdrawn text is known.
     """
-    events = list(events)
-    asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
-    grouped: dict[str, list[Item]] = {}
-    for item in items:
-        if item.key is not None and item.key in asserted:
-            grouped.setdefault(item.key, []).append(item)
-    by_key: dict[str, _SameKey] = {}
-    for key, group in grouped.items():
-        group.sort(key=lambda i: i.epoch)
-        by_key[key] = ([i.epoch for i in group], group)
-    if not news:  # only what can withdraw: a same-key assert, a supersession, a revocation
+    if news:
+        events = list(events)
+    else:  # only what can withdraw: a supersession, a revocation, a closing, a keyed assert
         events = [
             r
             for r in events
-            if isinstance(r.event, Supersede | Revoke | Close)
-            or (isinstance(r.event, Assert) and r.event.item.key in by_key)
+            if isinstance(r.event, _WITHDRAWING)
+            or (isinstance(r.event, Assert) and r.event.item.key is not None)
+        ]
+    asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
+    by_key: dict[str, _SameKey] = {}
+    if asserted:
+        grouped: dict[str, list[Item]] = {}
+        for item in items:
+            if item.key is not None and item.key in asserted:
+                grouped.setdefault(item.key, []).append(item)
+        for key, group in grouped.items():
+            group.sort(key=lambda i: i.epoch)
+            by_key[key] = ([i.epoch for i in group], group)
+    if not news:  # an assert withdraws only where it replaced an item of its key
+        events = [
+            r for r in events if not isinstance(r.event, Assert) or r.event.item.key in by_key
         ]
     found = (_observation(recorded, by_id, by_key) for recorded in events)
     if not news:
         return [later for later in found if later is not None and later.withdrawn_text is not None]
     return [later for later in found if later is not None]
+
+
+_WITHDRAWING = (Supersede, Revoke, Close)
 
 
 _SameKey = tuple[list[int], list[Item]]

@@ -14,11 +14,13 @@ def propagate(
     pool: Sequence[Item], excluded: Iterable[Exclusion]
 ) -> tuple[list[Item], list[Exclusion]]:
     """Exclude every item of ``pool`` that depends, directly or transitively, on an excluded one."""
+    invalid = [e.item for e in excluded]
+    if not invalid:
+        return list(pool), []
     dependents: dict[str, list[Item]] = {}
     for item in pool:
         for premise in item.depends_on:
             dependents.setdefault(premise, []).append(item)
-    invalid = [e.item for e in excluded]
     fallen: dict[str, Exclusion] = {}
     while invalid:
         premise = invalid.pop()

@@ -64,7 +64,9 @@ class Observations:
     ) -> None:
         self.laters = sorted(laters, key=_epoch)
         self.embedder = embedder
-        self.candidates = [c for c in candidates if c.kind not in STRUCTURE]
+        self.candidates = (
+            [c for c in candidates if c.kind not in STRUCTURE] if embedder is not None else []
+        )
         """The items an embedder ranks for each observation (its nearest ``embed_top_k``)."""
         self.embed_top_k = embed_top_k
         self._near: dict[str, list[int]] | None = None

@@ -94,7 +94,8 @@ class Screener:
         dependency_scan: DependencyScan | None = None,
     ) -> None:
         self.ctx = ctx
-        self.pool = {item.id: item for item in pool}
+        self.pool = pool
+        self._pooled: dict[str, Item] | None = None
         self.verifier = verifier
         self.news = judges_news(verifier)
         self.policy = policy
@@ -143,8 +144,12 @@ class Screener:
         )
 
     def _premises_hold(self, item: Item) -> bool:
+        if not item.depends_on:
+            return True
+        if self._pooled is None:
+            self._pooled = {m.id: m for m in self.pool}
         for premise in sorted(item.depends_on):
-            found = self.pool.get(premise)
+            found = self._pooled.get(premise)
             if found is None or self.admits(found):
                 continue
             fallen = self.excluded[premise]
@@ -342,7 +347,7 @@ class Screener:
         laters = observations(self.ctx, self.news)
         if start < self.ctx.departure.epoch and self.ctx.history is not None:
             widest = min(
-                (self._start(i) for i in self.pool.values() if i.kind not in STRUCTURE),
+                (self._start(i) for i in self.pool if i.kind not in STRUCTURE),
                 default=start,
             )
             self._index_from = min(start, widest)
@@ -350,9 +355,7 @@ class Screener:
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
             laters = observations_of(earlier.events, by_id.values(), by_id, self.news) + laters
         embedder = None if self._embed_failure is not None else self.embedder
-        self._index = Observations(
-            laters, embedder, list(self.pool.values()), self.policy.scan_embed_top_k
-        )
+        self._index = Observations(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index
 
 

@@ -16,17 +16,21 @@ from readmit.reasons import Exclusion, Reason, Stage
 
 def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclusion]]:
     """Split ``pool`` into items no standing verdict covers and the exclusions of the rest."""
-    known = {r.event.id for r in ctx.delta}
-    known |= {i.receipt.event_id for i in ctx.items if i.receipt is not None}
+    if not ctx.standing:
+        return list(pool), []
     kept: list[Item] = []
-    excluded: list[Exclusion] = []
+    verdicts: list[Standing] = []
     for item in pool:
         verdict = ctx.standing.get(item.id)
         if verdict is None:
             kept.append(item)
-            continue
-        excluded.append(_exclusion(verdict, known))
-    return kept, excluded
+        else:
+            verdicts.append(verdict)
+    if not verdicts:
+        return kept, []
+    known = {r.event.id for r in ctx.delta}
+    known |= {i.receipt.event_id for i in ctx.items if i.receipt is not None}
+    return kept, [_exclusion(verdict, known) for verdict in verdicts]
 
 
 def _exclusion(verdict: Standing, known: set[str]) -> Exclusion:
