@@ -50,6 +50,7 @@ def resolve_explicit(
 
 
 _Link = tuple[Reason, tuple[str, ...], str]
+_TARGETING = frozenset({"revoke", "supersede", "close"})
 
 
 def _links(ctx: ReturnContext) -> dict[str, _Link]:
@@ -57,6 +58,8 @@ def _links(ctx: ReturnContext) -> dict[str, _Link]:
     found: dict[str, _Link] = {}
     for recorded in ctx.delta:
         event = recorded.event
+        if event.op not in _TARGETING:  # by tag first: most of Δ asserts
+            continue
         match event:
             case Revoke():
                 link: _Link = (Reason.REVOKED, (event.id,), f"revoked: {event.why}")

@@ -41,8 +41,8 @@ def observations_of(
         events = [
             r
             for r in events
-            if isinstance(r.event, _WITHDRAWING)
-            or (isinstance(r.event, Assert) and r.event.item.key is not None)
+            if (op := r.event.op) in _WITHDRAWING
+            or (op == "assert" and isinstance(r.event, Assert) and r.event.item.key is not None)
         ]
     asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
     by_key: dict[str, _SameKey] = {}
@@ -64,7 +64,8 @@ def observations_of(
     return [later for later in found if later is not None]
 
 
-_WITHDRAWING = (Supersede, Revoke, Close)
+_WITHDRAWING = frozenset({"supersede", "revoke", "close"})
+"""The ops that withdraw their target (compared by tag: one string test an event of Δ)."""
 
 
 _SameKey = tuple[list[int], list[Item]]

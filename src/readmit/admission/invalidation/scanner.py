@@ -20,6 +20,7 @@ withdrawing nothing: a teammate repeating it), and an item that declares it
 depends on it (an answer built on a question cannot make the question unsafe).
 """
 
+import bisect
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,6 +74,8 @@ class Observations:
         self.texts = [_query(later) for later in self.laters]
         count = len(self.laters)
         self.epochs = np.fromiter(map(_epoch, self.laters), dtype=np.int64, count=count)
+        self._epochs = self.epochs.tolist()
+        """The same, for one lookup at a time (`bisect` on a list is cheaper than NumPy)."""
         self.news = np.fromiter(
             (later.withdrawn_id is None for later in self.laters), dtype=bool, count=count
         )
@@ -103,7 +106,7 @@ class Observations:
         self.bm25 = Bm25(self.texts)
 
     def _first(self, after: int, target: Item) -> int:
-        return int(np.searchsorted(self.epochs, max(after, target.epoch), side="right"))
+        return bisect.bisect_right(self._epochs, max(after, target.epoch))
 
     def first_after(self, after: int, target: Item) -> Later | None:
         """The first observation after epoch ``after`` and after ``target``, if any."""

@@ -174,6 +174,12 @@ class Screener:
 
     def _judge(self, item: Item) -> bool:
         start = self._start(item)
+        index = self._index
+        if index is not None and not index.laters and start >= self._index_from:
+            # Nothing in the window can be proposed (a verifier shown no news, a Δ
+            # that withdrew nothing): screened, as judging nothing would find.
+            self.screened[item.id] = self.ctx.epoch
+            return True
         if start >= self.ctx.epoch:
             # Screened through everything C holds (a return with nothing new since the
             # last): no observation can follow, so the index of Δ is not even built.
