@@ -69,11 +69,26 @@ def test_returns_that_start_together_on_a_cold_cache_decode_each_body_once() -> 
         decoded.append(key)
         return body.upper()
 
-    def fetch() -> dict[str, str]:
+    def fetch() -> list[str]:
         start.wait()
         return cache.fetch("ws", keys, rows, decode)
 
     with ThreadPoolExecutor(8) as pool:
         results = [f.result() for f in [pool.submit(fetch) for _ in range(8)]]
     assert sorted(decoded) == sorted(keys)
-    assert all(r == {k: f"BODY OF {k.upper()}" for k in keys} for r in results)
+    assert all(r == [f"BODY OF {k.upper()}" for k in keys] for r in results)
+
+
+def test_a_cache_past_its_limit_starts_over_and_still_answers() -> None:
+    cache: BodyCache[str, str] = BodyCache(limit=3)
+    cache.keep("a", {"x": "1", "y": "2"})
+    cache.keep("a", {"x": "1"})  # already held: not counted twice
+    cache.keep("b", {"z": "3"})
+    assert cache.get("a", ["x", "y"]) == {"x": "1", "y": "2"}
+    cache.keep("b", {"w": "4"})  # a fourth value: start over
+    assert cache.get("a", ["x", "y"]) == {}
+    assert cache.get("b", ["w", "z"]) == {"w": "4"}
+    assert cache.fetch("a", ["y", "x"], lambda: [("x", "b1"), ("y", "b2")], lambda k, b: b) == [
+        "b2",
+        "b1",
+    ]

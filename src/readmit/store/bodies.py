@@ -31,25 +31,31 @@ _ITEMS_BY = {
 
 
 class BodyCache(Generic[K, V]):
-    """Decoded values by (workspace, key), shared by the threads of one store."""
+    """Decoded values by workspace and key, shared by the threads of one store."""
 
     def __init__(self, limit: int = _CACHE_LIMIT) -> None:
         self._lock = threading.Lock()
-        self._values: dict[tuple[str, K], V] = {}
+        self._values: dict[str, dict[K, V]] = {}
+        self._size = 0
         self._filling: dict[str, threading.Lock] = {}
         self.limit = limit
 
     def get(self, workspace: str, keys: list[K]) -> dict[K, V]:
         """What the cache already holds of ``keys`` in ``workspace``."""
         with self._lock:
-            return {k: self._values[workspace, k] for k in keys if (workspace, k) in self._values}
+            held = self._values.get(workspace, {})
+            return {k: held[k] for k in keys if k in held}
 
     def keep(self, workspace: str, values: dict[K, V]) -> None:
         """Add ``values`` (starting over when the cache would pass its limit)."""
         with self._lock:
-            if len(self._values) + len(values) > self.limit:
+            if self._size + len(values) > self.limit:
                 self._values.clear()
-            self._values.update(((workspace, k), v) for k, v in values.items())
+                self._size = 0
+            held = self._values.setdefault(workspace, {})
+            before = len(held)
+            held.update(values)
+            self._size += len(held) - before
 
     def fetch(
         self,
@@ -57,17 +63,18 @@ class BodyCache(Generic[K, V]):
         keys: list[K],
         rows: Callable[[], Iterable[tuple[K, str]]],
         decode: Callable[[K, str], V],
-    ) -> dict[K, V]:
-        """``keys``' values, decoding the bodies ``rows()`` reads that the cache lacks.
+    ) -> list[V]:
+        """``keys``' values in order, decoding the bodies ``rows()`` reads that the cache lacks.
 
         One thread fills a workspace at a time: returns that start together on a cold
         store wait for the first one's decoding instead of each decoding the same rows.
         """
-        found = self.get(workspace, keys)
-        if len(found) == len(keys):
-            return found
         with self._lock:
-            filling = self._filling.setdefault(workspace, threading.Lock())
+            held = self._values.get(workspace, {})
+            try:
+                return [held[k] for k in keys]  # warm: every value already decoded
+            except KeyError:
+                filling = self._filling.setdefault(workspace, threading.Lock())
         with filling:
             found = self.get(workspace, keys)
             if len(found) < len(keys):
@@ -75,7 +82,7 @@ class BodyCache(Generic[K, V]):
                     if key not in found:
                         found[key] = decode(key, body)
                 self.keep(workspace, found)
-        return found
+        return [found[k] for k in keys]
 
 
 def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) -> list[Item]:
@@ -86,7 +93,7 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
             "SELECT id FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
         ).fetchall()
     ]
-    found = cache.fetch(
+    return cache.fetch(
         workspace,
         ids,
         lambda: db.execute(
@@ -94,7 +101,6 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
         ).fetchall(),
         _item,
     )
-    return [found[i] for i in ids]
 
 
 def context_items(
@@ -120,7 +126,7 @@ def context_items(
         ).fetchall(),
         _item,
     )
-    return tuple(found[i] for i in ids)
+    return tuple(found)
 
 
 def logged_events(
@@ -136,7 +142,7 @@ def logged_events(
             params,
         ).fetchall()
     ]
-    found = cache.fetch(
+    return cache.fetch(
         workspace,
         epochs,
         lambda: db.execute(
@@ -145,7 +151,6 @@ def logged_events(
         ).fetchall(),
         _event,
     )
-    return [found[e] for e in epochs]
 
 
 def _item(item_id: str, body: str) -> Item:

@@ -29,23 +29,19 @@ def resolve_explicit(
     replaced = _same_key_replacements(ctx)
     if not links and not replaced:
         return list(pool), []
+    touched = links.keys() | replaced.keys()
     kept: list[Item] = []
-    excluded: list[Exclusion] = []
+    hit: list[Item] = []
     for item in pool:
-        found = links.get(item.id) or replaced.get(item.id)
-        if found is None:
-            kept.append(item)
-        else:
-            reason, evidence, detail = found
-            excluded.append(
-                Exclusion(
-                    item=item.id,
-                    reason=reason,
-                    stage=Stage.EXPLICIT,
-                    evidence=evidence,
-                    detail=detail,
-                )
+        (hit if item.id in touched else kept).append(item)
+    excluded = []
+    for item in hit:
+        reason, evidence, detail = links.get(item.id) or replaced[item.id]
+        excluded.append(
+            Exclusion(
+                item=item.id, reason=reason, stage=Stage.EXPLICIT, evidence=evidence, detail=detail
             )
+        )
     return kept, excluded
 
 
@@ -84,14 +80,13 @@ def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
     Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state. And
     only one whose author may read the earlier item: a key cannot reach across principals.
     """
-    groups: dict[str, list[Item]] = {}
+    first: dict[str, Item] = {}
+    groups: dict[str, list[Item]] = {}  # only keys held by two items or more
     for item in ctx.items:
-        if item.key is not None:
-            groups.setdefault(item.key, []).append(item)
+        if item.key is not None and first.setdefault(item.key, item) is not item:
+            groups.setdefault(item.key, [first[item.key]]).append(item)
     found: dict[str, _Link] = {}
     for key, group in groups.items():
-        if len(group) < 2:
-            continue
         sourced = sorted(
             (m for m in group if m.receipt is not None), key=lambda m: m.epoch, reverse=True
         )
