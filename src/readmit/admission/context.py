@@ -36,9 +36,10 @@ class History:
     """The items those events withdrew or replaced (so observations can quote them)."""
 
 
-HistoryLoader = Callable[[int], History]
+HistoryLoader = Callable[[int, bool], History]
 """Loads the events after an epoch and up to the departure epoch (the log is append-only,
-so what it returns for an epoch never changes)."""
+so what it returns for an epoch never changes); with the flag false, only those that can
+withdraw an item (all a verifier that judges no news is shown)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

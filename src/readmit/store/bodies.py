@@ -130,27 +130,39 @@ def context_items(
 
 
 def logged_events(
-    db: Connection, cache: BodyCache[int, Recorded], workspace: str, after: int, upto: int
+    db: Connection,
+    cache: BodyCache[int, Recorded],
+    workspace: str,
+    after: int,
+    upto: int,
+    withdrawing: bool = False,
 ) -> list[Recorded]:
-    """The events in (``after``, ``upto``], in epoch order, each body parsed once per store."""
-    params = (workspace, after, upto)
-    epochs = [
-        r[0]
-        for r in db.execute(
-            "SELECT epoch FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ? "
-            "ORDER BY epoch",
-            params,
-        ).fetchall()
-    ]
-    return cache.fetch(
-        workspace,
-        epochs,
-        lambda: db.execute(
-            "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ?",
-            params,
-        ).fetchall(),
-        _event,
-    )
+    """The events in (``after``, ``upto``], in epoch order, each body parsed once per store.
+
+    With ``withdrawing``, only those that can withdraw an item: a supersession, a
+    revocation, a closing, and an assert of a keyed item (which may replace another);
+    the others are neither read nor parsed.
+    """
+    epochs_sql, bodies_sql = _LOG[withdrawing]
+    params = (workspace, after, upto) * (2 if withdrawing else 1)
+    epochs = [r[0] for r in db.execute(epochs_sql, params).fetchall()]
+    return cache.fetch(workspace, epochs, lambda: db.execute(bodies_sql, params).fetchall(), _event)
+
+
+_RANGE = "FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ?"
+_CAN_WITHDRAW = (
+    " AND (op IN ('supersede', 'revoke', 'close') OR epoch IN (SELECT epoch FROM items"
+    " WHERE workspace = ? AND epoch > ? AND epoch <= ? AND key IS NOT NULL))"
+)
+"""An item's epoch is its assert's: a keyed item's assert may replace another."""
+_LOG = {
+    False: ("SELECT epoch " + _RANGE + " ORDER BY epoch", "SELECT epoch, body " + _RANGE),
+    True: (
+        "SELECT epoch " + _RANGE + _CAN_WITHDRAW + " ORDER BY epoch",
+        "SELECT epoch, body " + _RANGE + _CAN_WITHDRAW,
+    ),
+}
+"""`logged_events`' statements (epochs in order, then bodies), by ``withdrawing``."""
 
 
 def _item(item_id: str, body: str) -> Item:

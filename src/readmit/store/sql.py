@@ -275,9 +275,13 @@ class SqlStore:
             history=partial(self._history, workspace, cp_epoch),
         )
 
-    def _history(self, workspace: str, upto: int, after: int) -> History:
-        """The events in (after, upto] and the items they withdrew or replaced."""
-        events = tuple(self.events(workspace, after, upto))
+    def _history(self, workspace: str, upto: int, after: int, news: bool = True) -> History:
+        """The events in (after, upto] and the items they withdrew or replaced.
+
+        Without ``news``, only the events that can withdraw an item are read.
+        """
+        with self._read() as db:
+            events = tuple(logged_events(db, self._parsed, workspace, after, upto, not news))
         targets = {
             r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)
         }

@@ -357,7 +357,7 @@ class Screener:
                 default=start,
             )
             self._index_from = min(start, widest)
-            earlier = self.ctx.history(self._index_from)
+            earlier = self.ctx.history(self._index_from, self.news)
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
             laters = observations_of(earlier.events, by_id.values(), by_id, self.news) + laters
         embedder = None if self._embed_failure is not None else self.embedder

@@ -1,0 +1,63 @@
+"""What a return reads of the log before its departure: everything, or only what can withdraw.
+
+A verifier that judges no news (the built-in one) is shown only withdrawals, so the store
+reads and parses only the events that can withdraw an item: the filter in SQL must keep
+every one of them, on both stores.
+"""
+
+from datetime import datetime, timedelta
+
+from builders import T0
+from readmit.events import (
+    Assert,
+    Close,
+    Evidence,
+    ItemDraft,
+    ReturnRequest,
+    Revoke,
+    Supersede,
+)
+from readmit.model import Agent
+from readmit.store import WorkStateStore
+
+AGENTS = [Agent(id="A1", principal="p", role="ops"), Agent(id="A2", principal="p", role="dev")]
+
+
+def _t(n: int) -> datetime:
+    return T0 + timedelta(minutes=n)
+
+
+def _draft(item: str, key: str | None = None) -> ItemDraft:
+    return ItemDraft(id=item, text=f"Fact {item}.", key=key)
+
+
+def test_a_history_without_news_holds_exactly_the_events_that_can_withdraw(
+    store: WorkStateStore,
+) -> None:
+    store.create_workspace("ws", AGENTS)
+    store.append(
+        "ws",
+        [
+            Assert(id="e1", at=_t(1), author="A2", item=_draft("a", key="k")),
+            Assert(id="e2", at=_t(2), author="A2", item=_draft("b")),
+            Evidence(id="e3", at=_t(3), author="A2", source_id="s", text="A receipt."),
+            Assert(id="e4", at=_t(4), author="A2", item=_draft("a2", key="k")),
+            Revoke(id="e5", at=_t(5), author="A2", target="b", why="gone"),
+            Assert(id="e6", at=_t(6), author="A2", item=_draft("c")),
+            Supersede(id="e7", at=_t(7), author="A2", target="c", item=_draft("c2")),
+            Assert(id="e8", at=_t(8), author="A2", item=_draft("d")),
+            Close(id="e9", at=_t(9), author="A2", target="d"),
+        ],
+    )
+    store.depart("ws", "A1", T0 + timedelta(minutes=10))
+    request = ReturnRequest(id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p")
+    ctx = store.return_context("ws", request)
+    assert ctx.history is not None
+
+    everything = ctx.history(0, True)
+    withdrawing = ctx.history(0, False)
+
+    assert [r.event.id for r in everything.events] == [f"e{n}" for n in range(1, 10)]
+    assert [r.event.id for r in withdrawing.events] == ["e1", "e4", "e5", "e7", "e9"]
+    assert withdrawing.items == everything.items
+    assert ctx.history(4, False).events == withdrawing.events[2:]
