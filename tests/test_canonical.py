@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from readmit.admission.view import entry_digest
 from readmit.canonical import canonical_json, digest, digest_text, json_string, json_strings
+from readmit.events import text_digest
 
 _text = st.text(st.characters(codec="utf-8"), max_size=20)
 _json: Any = st.recursive(
@@ -67,3 +68,8 @@ def test_an_entry_value_of_another_type_is_digested_as_canonical_json_digests_it
 ) -> None:
     entry[field] = value
     assert entry_digest(entry) == digest(entry)
+
+
+@given(_text, _text)
+def test_a_receipts_text_digest_is_the_digest_of_its_id_and_text(item_id: str, text: str) -> None:
+    assert text_digest(item_id, text) == digest({"id": item_id, "text": text})

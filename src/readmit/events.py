@@ -11,7 +11,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Literal
 
-from readmit.canonical import digest
+from readmit.canonical import digest_text, json_string
 from readmit.errors import InvalidInput
 from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
 
@@ -23,13 +23,13 @@ def text_digest(item_id: str, text: str) -> str:
     Memoized: a pure function of two strings, recomputed by the provenance gate
     at every return for every candidate.
     """
-    return digest({"id": item_id, "text": text})
+    return digest_text(f'{{"id":{json_string(item_id)},"text":{json_string(text)}}}')
 
 
-def _require_text(what: str, text: str) -> None:
+def _require_text(text: str, what: str, name: str) -> None:
     """A statement must say something: a blank one could match nothing, or everything."""
-    if not text.strip():
-        raise InvalidInput(f"{what}: the text is blank")
+    if not text or text.isspace():
+        raise InvalidInput(f"{what} {name!r}: the text is blank")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,15 +53,17 @@ class ItemDraft:
     """Hearsay with no receipt: it fails the provenance gate."""
 
     def __post_init__(self) -> None:
-        _require_text(f"item {self.id!r}", self.text)
+        _require_text(self.text, "item", self.id)
         if self.kind is Kind.OBLIGATION:
             raise InvalidInput(f"item {self.id!r}: open obligations with the obligation op")
         # What `Item` and `Scope` would refuse, refused here, so the store can write a
         # draft's row without building the item (readmit.store.encoding). A draft that
         # depends on itself is left to the store, which refuses it as naming an unknown
         # premise or a taken id.
-        if not self.id.strip():
+        if not self.id or self.id.isspace():
             raise InvalidInput("item id must not be empty")
+        if self.roles and self.purposes and (self.principals is None or self.principals):
+            return
         for name, values in (
             ("readers.principals", self.principals),
             ("readers.roles", self.roles),
@@ -115,8 +117,8 @@ class ObligationDraft:
     frontier_text: str
 
     def __post_init__(self) -> None:
-        _require_text(f"obligation {self.id!r}", self.text)
-        _require_text(f"frontier {self.frontier_id!r}", self.frontier_text)
+        _require_text(self.text, "obligation", self.id)
+        _require_text(self.frontier_text, "frontier", self.frontier_id)
         if not self.critical <= self.requires:
             raise InvalidInput(f"obligation {self.id!r}: critical must be a subset of requires")
 
@@ -160,7 +162,7 @@ class Evidence:
     text: str
 
     def __post_init__(self) -> None:
-        _require_text(f"evidence {self.id!r}", self.text)
+        _require_text(self.text, "evidence", self.id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,7 +250,7 @@ class RecordExperience:
     source: str
 
     def __post_init__(self) -> None:
-        _require_text(f"experience {self.experience_id!r}", self.text)
+        _require_text(self.text, "experience", self.experience_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

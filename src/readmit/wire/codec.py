@@ -120,6 +120,8 @@ def item_to_json(item: Item) -> dict[str, Any]:
 
 
 _OPEN = Validity()
+_KINDS = {str(kind): kind for kind in Kind}
+"""A stored kind by its name (a dict lookup; calling the enum costs more per item)."""
 
 
 @lru_cache(maxsize=4096)
@@ -157,7 +159,7 @@ def item_from_json(d: dict[str, Any]) -> Item:
     return Item(
         id=d["id"],
         text=d["text"],
-        kind=Kind(d["kind"]),
+        kind=_KINDS[d["kind"]],
         epoch=d["epoch"],
         author=d["author"],
         key=d["key"],
