@@ -136,6 +136,19 @@ def test_receipt_epoch_must_match_item_epoch() -> None:
     assert [e.reason for e in excluded] == [Reason.MISSING_RECEIPT]
 
 
+def test_a_remembered_receipt_check_binds_the_very_item_it_was_made_for() -> None:
+    """Gate P's part that depends on the item alone is remembered per item: a second
+    return gets the same answer, and another item with the same id and receipt but
+    another text is checked on its own."""
+    rewritten = replace(HOTEL, text="Riverside Hotel is cancelled.")
+
+    for _ in range(2):
+        kept, excluded = apply_gates([HOTEL, rewritten], CTX)
+
+        assert kept == [HOTEL]
+        assert [(e.item, e.reason) for e in excluded] == [("h1", Reason.MISSING_RECEIPT)]
+
+
 SCOPES = [
     Scope(principals=frozenset({"family"})),
     Scope(principals=frozenset({"agency"})),
