@@ -142,6 +142,16 @@ def test_equal_settings_make_equal_policies_with_one_digest() -> None:
     assert whole.digest == written.digest == Policy(gamma=1.0, rho=0.0, threshold=1.0).digest
 
 
+@pytest.mark.parametrize("name", ["gamma", "rho", "threshold"])
+def test_a_negative_zero_share_is_zero_and_digests_as_zero(name: str) -> None:
+    """-0.0 == 0.0, so the two policies are one, whichever of them is digested first."""
+    negative = Policy().with_overrides({name: -0.0})
+    zero = Policy().with_overrides({name: 0.0})
+
+    assert negative.digest == zero.digest
+    assert math.copysign(1.0, negative.to_json()[name]) == 1.0
+
+
 def test_on_incomplete_given_as_text_is_the_member() -> None:
     policy = Policy(on_incomplete="reset")  # type: ignore[arg-type]
 

@@ -78,6 +78,15 @@ def test_every_op_parses_to_its_domain_value(op: str) -> None:
     assert (step.id, step.at, step.op) == ("e1", WHEN, op)
 
 
+def test_an_events_op_is_its_class_and_cannot_be_given() -> None:
+    """The tag of the union is fixed by the class: code that tells events apart by ``op``
+    (the store's log queries, explicit invalidation) can never be misled."""
+    with pytest.raises(TypeError):
+        Revoke(id="e1", at=WHEN, author="A1", target="h1", why="gone", op="assert")  # type: ignore[call-arg]
+
+    assert Revoke(id="e1", at=WHEN, author="A1", target="h1", why="gone").op == "revoke"
+
+
 def test_an_item_is_parsed_with_its_defaults() -> None:
     step = parse_step(event("assert"), 0)
 

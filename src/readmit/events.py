@@ -154,7 +154,7 @@ class ObligationDraft:
 class Evidence:
     """A raw source (message, document, tool output) that items can cite."""
 
-    op: Literal["evidence"] = "evidence"
+    op: Literal["evidence"] = field(default="evidence", init=False)
     id: str
     at: datetime
     author: str
@@ -169,7 +169,7 @@ class Evidence:
 class Assert:
     """A new item; an active item with the same key is replaced by it."""
 
-    op: Literal["assert"] = "assert"
+    op: Literal["assert"] = field(default="assert", init=False)
     id: str
     at: datetime
     author: str
@@ -180,7 +180,7 @@ class Assert:
 class Supersede:
     """A new item that explicitly replaces ``target``."""
 
-    op: Literal["supersede"] = "supersede"
+    op: Literal["supersede"] = field(default="supersede", init=False)
     id: str
     at: datetime
     author: str
@@ -192,7 +192,7 @@ class Supersede:
 class Revoke:
     """``target`` is withdrawn."""
 
-    op: Literal["revoke"] = "revoke"
+    op: Literal["revoke"] = field(default="revoke", init=False)
     id: str
     at: datetime
     author: str
@@ -204,7 +204,7 @@ class Revoke:
 class Close:
     """``target``'s validity ends at ``at``."""
 
-    op: Literal["close"] = "close"
+    op: Literal["close"] = field(default="close", init=False)
     id: str
     at: datetime
     author: str
@@ -215,7 +215,7 @@ class Close:
 class OpenObligation:
     """Opens an obligation (and its frontier) for a role."""
 
-    op: Literal["obligation"] = "obligation"
+    op: Literal["obligation"] = field(default="obligation", init=False)
     id: str
     at: datetime
     author: str
@@ -226,7 +226,7 @@ class OpenObligation:
 class Resolve:
     """Closes an obligation."""
 
-    op: Literal["resolve"] = "resolve"
+    op: Literal["resolve"] = field(default="resolve", init=False)
     id: str
     at: datetime
     author: str
@@ -241,7 +241,7 @@ Event = Evidence | Assert | Supersede | Revoke | Close | OpenObligation | Resolv
 class RecordExperience:
     """A private memory of ``agent``, bound to the work-state item ``source``."""
 
-    op: Literal["experience"] = "experience"
+    op: Literal["experience"] = field(default="experience", init=False)
     id: str
     at: datetime
     agent: str
@@ -257,7 +257,7 @@ class RecordExperience:
 class Depart:
     """Checkpoint the agent's view; its private bank is quarantined."""
 
-    op: Literal["depart"] = "depart"
+    op: Literal["depart"] = field(default="depart", init=False)
     id: str
     at: datetime
     agent: str
@@ -267,7 +267,7 @@ class Depart:
 class ReturnRequest:
     """The agent returns to ``task`` for ``purpose``: run the pipeline once."""
 
-    op: Literal["return"] = "return"
+    op: Literal["return"] = field(default="return", init=False)
     id: str
     at: datetime
     agent: str

@@ -121,6 +121,8 @@ class Policy:
         # Checked and normalized (an int γ becomes a float), so equal policies digest alike.
         values = _checked(_FIELDS, {f.name: getattr(self, f.name) for f in fields(self)})
         for name, value in values.items():
+            if isinstance(value, float):
+                value += 0.0  # -0.0 == 0.0, so the two must digest alike too
             object.__setattr__(self, name, value)
 
     @property

@@ -149,6 +149,17 @@ def test_a_remembered_receipt_check_binds_the_very_item_it_was_made_for() -> Non
         assert [(e.item, e.reason) for e in excluded] == [("h1", Reason.MISSING_RECEIPT)]
 
 
+def test_a_receipt_is_checked_only_after_the_gates_before_it() -> None:
+    """The gates' order decides: an item for another role is ``not_applicable`` even when
+    its text could not even be digested (a lone surrogate)."""
+    odd = replace(HOTEL, id="odd", text="bad \ud800", for_role="booking", receipt=RECEIPT)
+
+    kept, excluded = apply_gates([HOTEL, odd], CTX)
+
+    assert kept == [HOTEL]
+    assert [(e.item, e.reason) for e in excluded] == [("odd", Reason.NOT_APPLICABLE)]
+
+
 SCOPES = [
     Scope(principals=frozenset({"family"})),
     Scope(principals=frozenset({"agency"})),

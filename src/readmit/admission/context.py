@@ -1,8 +1,9 @@
 """ReturnContext: the one immutable ``C = D_a ⊕ Δ`` every decision of a return is made on."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Protocol
 
 from readmit.events import Recorded
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
@@ -36,10 +37,19 @@ class History:
     """The items those events withdrew or replaced (so observations can quote them)."""
 
 
-HistoryLoader = Callable[[int, bool], History]
-"""Loads the events after an epoch and up to the departure epoch (the log is append-only,
-so what it returns for an epoch never changes); with the flag false, only those that can
-withdraw an item (all a verifier that judges no news is shown)."""
+class HistoryLoader(Protocol):
+    """Loads the events after an epoch and up to the departure epoch.
+
+    The log is append-only, so what it returns for an epoch never changes.
+    """
+
+    def __call__(self, after: int, news: bool = True) -> History:
+        """The events in (``after``, departure] and the items they withdrew or replaced.
+
+        With ``news`` false, only the events that can withdraw an item are needed (all
+        a verifier that judges no news is shown); a loader may return more.
+        """
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

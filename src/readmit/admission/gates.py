@@ -148,13 +148,16 @@ class _DefaultGates:
             if item.validity is not validity:
                 validity = item.validity
                 validity_passes = (self.validities.get(id(validity)) or self._validity(validity))[1]
-            known = sound.get(id(item))
             passes = (
                 scope_passes
                 and validity_passes
-                and (known[1] if known is not None and known[0] is item else _sound(item))
                 and item.epoch <= epoch
                 and (item.for_role is None or item.for_role == role)
+                and (
+                    known[1]
+                    if (known := sound.get(id(item))) is not None and known[0] is item
+                    else _sound(item)
+                )
                 and item.cites <= evidence
                 and len(item.text) <= limit
             )
@@ -178,7 +181,7 @@ _SOUND: dict[int, tuple[Item, bool]] = {}
 """Whether each item's receipt binds its text, by item identity (the item is kept, so
 its id is not reused while remembered). An item is immutable; the digest of its text
 cost the fused gates a third of their time at every return."""
-_SOUND_LIMIT = 1 << 18
+_SOUND_LIMIT = 1 << 17
 
 
 def _sound(item: Item) -> bool:

@@ -159,7 +159,7 @@ def item_from_json(d: dict[str, Any]) -> Item:
     return Item(
         id=d["id"],
         text=d["text"],
-        kind=_KINDS[d["kind"]],
+        kind=_KINDS.get(d["kind"]) or Kind(d["kind"]),
         epoch=d["epoch"],
         author=d["author"],
         key=d["key"],
