@@ -61,3 +61,34 @@ def test_a_history_without_news_holds_exactly_the_events_that_can_withdraw(
     assert [r.event.id for r in withdrawing.events] == ["e1", "e4", "e5", "e7", "e9"]
     assert withdrawing.items == everything.items
     assert ctx.history(4, False).events == withdrawing.events[2:]
+
+
+def test_a_contexts_items_come_in_one_order_on_every_backend(store: WorkStateStore) -> None:
+    """D_a's items by id, then the later ones by epoch: the order of a decision's
+    exclusions, which must not depend on the backend or its query plan (PostgreSQL moves
+    a row it updates, here the status of the revoked and the replaced items)."""
+    store.create_workspace("other", AGENTS)  # enough rows for a plan that reads the heap
+    store.append(
+        "other",
+        [Assert(id=f"o{n}", at=_t(n), author="A2", item=_draft(f"o{n}")) for n in range(3000)],
+    )
+    store.create_workspace("ws", AGENTS)
+    first = [Assert(id=f"e{n}", at=_t(n), author="A2", item=_draft(i)) for n, i in enumerate("bca")]
+    store.append("ws", first)
+    store.depart("ws", "A1", _t(4))
+    store.append(
+        "ws",
+        [
+            Assert(id="e5", at=_t(5), author="A2", item=_draft("z", key="k")),
+            Assert(id="e6", at=_t(6), author="A2", item=_draft("y")),
+            Assert(id="e7", at=_t(7), author="A2", item=_draft("x")),
+            Revoke(id="e8", at=_t(8), author="A2", target="b", why="gone"),
+            Revoke(id="e9", at=_t(9), author="A2", target="y", why="gone"),
+            Assert(id="e10", at=_t(10), author="A2", item=_draft("w", key="k")),
+        ],
+    )
+    request = ReturnRequest(id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p")
+
+    ctx = store.return_context("ws", request)
+
+    assert [i.id for i in ctx.items] == ["a", "b", "c", "z", "y", "x", "w"]

@@ -106,13 +106,25 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
 def context_items(
     db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int, epoch: int
 ) -> tuple[Item, ...]:
-    """D_a's items (those of ``checkpoint``) and those asserted after ``epoch``."""
-    ids = [
+    """D_a's items (those of ``checkpoint``, by id), then those asserted after ``epoch``.
+
+    The later ones in epoch order (an item's epoch is its assert's, one item an epoch).
+    The order is the context's, and so the order of a decision's exclusions: it must not
+    depend on the backend or its query plan (PostgreSQL returns rows in no set order).
+    Ids sort in Python, by code point: SQLite's order for its primary key, whatever a
+    PostgreSQL collation would say.
+    """
+    ids = sorted(
         i
         for (i,) in db.execute(
-            "SELECT item FROM checkpoint_items WHERE checkpoint = ? "
-            "UNION ALL SELECT id FROM items WHERE workspace = ? AND epoch > ?",
-            (checkpoint, workspace, epoch),
+            "SELECT item FROM checkpoint_items WHERE checkpoint = ?", (checkpoint,)
+        ).fetchall()
+    )
+    ids += [
+        i
+        for (i,) in db.execute(
+            "SELECT id FROM items WHERE workspace = ? AND epoch > ? ORDER BY epoch",
+            (workspace, epoch),
         ).fetchall()
     ]
     found = cache.fetch(
