@@ -8,27 +8,30 @@ are recorded through their own store methods.
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Literal
 
 from readmit.canonical import digest_text, json_string
 from readmit.errors import InvalidInput
-from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
+from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity, blank
 
 
-@lru_cache(maxsize=1 << 18)
 def text_digest(item_id: str, text: str) -> str:
     """The digest a receipt binds: the item's id and text as canonical JSON.
 
-    Memoized: a pure function of two strings, recomputed by the provenance gate
-    at every return for every candidate.
+    Joined from canonical pieces (the bytes of ``digest({"id": ..., "text": ...})``);
+    the provenance gate remembers its answer per item (`readmit.admission.gates`).
     """
     return digest_text(f'{{"id":{json_string(item_id)},"text":{json_string(text)}}}')
 
 
+WITHDRAWING_OPS = frozenset({"supersede", "revoke", "close"})
+"""The ops of events that withdraw a target item (`Supersede`, `Revoke`, `Close`): code
+that tells events apart by tag tests this set (an event's ``op`` is fixed by its class)."""
+
+
 def _require_text(text: str, what: str, name: str) -> None:
     """A statement must say something: a blank one could match nothing, or everything."""
-    if not text or text.isspace():
+    if blank(text):
         raise InvalidInput(f"{what} {name!r}: the text is blank")
 
 
@@ -60,7 +63,7 @@ class ItemDraft:
         # draft's row without building the item (readmit.store.encoding). A draft that
         # depends on itself is left to the store, which refuses it as naming an unknown
         # premise or a taken id.
-        if not self.id or self.id.isspace():
+        if blank(self.id):
             raise InvalidInput("item id must not be empty")
         if self.roles and self.purposes and (self.principals is None or self.principals):
             return

@@ -29,9 +29,9 @@ def _require(condition: bool, message: str) -> None:
         raise InvalidInput(message)
 
 
-def _said(text: str) -> bool:
-    """Whether ``text`` holds more than whitespace: ``bool(text.strip())``, without the copy."""
-    return bool(text) and not text.isspace()
+def blank(text: str) -> bool:
+    """Whether ``text`` holds nothing but whitespace: ``not text.strip()``, without the copy."""
+    return not text or text.isspace()
 
 
 def _aware(value: datetime | None, name: str) -> None:
@@ -135,14 +135,14 @@ class Item:
 
     def __post_init__(self) -> None:
         if (
-            _said(self.id)
-            and _said(self.text)
+            not blank(self.id)
+            and not blank(self.text)
             and self.epoch >= 1
             and self.id not in self.depends_on
         ):
             return  # the common case: the store decodes every item of a return's context
-        _require(_said(self.id), "item id must not be empty")
-        _require(_said(self.text), f"item {self.id!r}: text must not be empty")
+        _require(not blank(self.id), "item id must not be empty")
+        _require(not blank(self.text), f"item {self.id!r}: text must not be empty")
         _require(self.epoch >= 1, f"item {self.id!r}: epoch must be >= 1")
         _require(self.id not in self.depends_on, f"item {self.id!r} cannot depend on itself")
 

@@ -47,10 +47,7 @@ def provenance(item: Item, ctx: ReturnContext) -> Reason | None:
 
     A receipt proves where a statement came from, not that it is true.
     """
-    receipt = item.receipt
-    if receipt is None or receipt.epoch != item.epoch or receipt.author != item.author:
-        return Reason.MISSING_RECEIPT
-    if receipt.digest != text_digest(item.id, item.text):
+    if not _sound(item):
         return Reason.MISSING_RECEIPT
     return None if item.cites <= ctx.evidence else Reason.MISSING_RECEIPT
 
@@ -139,8 +136,6 @@ class _DefaultGates:
         scope: Scope | None = None
         validity: Validity | None = None
         scope_passes = validity_passes = False
-        if len(sound) > _SOUND_LIMIT:
-            sound.clear()
         for item in items:
             if item.scope is not scope:
                 scope = item.scope
@@ -156,7 +151,7 @@ class _DefaultGates:
                 and (
                     known[1]
                     if (known := sound.get(id(item))) is not None and known[0] is item
-                    else _sound(item)
+                    else _remember(item)
                 )
                 and item.cites <= evidence
                 and len(item.text) <= limit
@@ -186,6 +181,12 @@ _SOUND_LIMIT = 1 << 17
 
 def _sound(item: Item) -> bool:
     """Gate P's part that depends on the item alone: a receipt of its epoch, author and text."""
+    known = _SOUND.get(id(item))
+    return known[1] if known is not None and known[0] is item else _remember(item)
+
+
+def _remember(item: Item) -> bool:
+    """`_sound`, computed and remembered."""
     receipt = item.receipt
     sound = (
         receipt is not None
@@ -193,5 +194,7 @@ def _sound(item: Item) -> bool:
         and receipt.author == item.author
         and receipt.digest == text_digest(item.id, item.text)
     )
+    if len(_SOUND) >= _SOUND_LIMIT:
+        _SOUND.clear()  # start over: what it held is recomputed on demand
     _SOUND[id(item)] = (item, sound)
     return sound

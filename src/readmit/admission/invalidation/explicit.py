@@ -16,7 +16,7 @@ An item's own validity interval is checked by the temporal gate.
 from collections.abc import Iterable, Sequence
 
 from readmit.admission.context import ReturnContext
-from readmit.events import Close, Revoke, Supersede
+from readmit.events import WITHDRAWING_OPS, Close, Revoke, Supersede
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
 
@@ -46,7 +46,6 @@ def resolve_explicit(
 
 
 _Link = tuple[Reason, tuple[str, ...], str]
-_TARGETING = frozenset({"revoke", "supersede", "close"})
 
 
 def _links(ctx: ReturnContext) -> dict[str, _Link]:
@@ -54,7 +53,7 @@ def _links(ctx: ReturnContext) -> dict[str, _Link]:
     found: dict[str, _Link] = {}
     for recorded in ctx.delta:
         event = recorded.event
-        if event.op not in _TARGETING:  # by tag first: most of Δ asserts
+        if event.op not in WITHDRAWING_OPS:  # by tag first: most of Δ asserts
             continue
         match event:
             case Revoke():

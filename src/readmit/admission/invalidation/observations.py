@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later
-from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
+from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item
 
 
@@ -41,7 +41,7 @@ def observations_of(
         events = [
             r
             for r in events
-            if (op := r.event.op) in _WITHDRAWING
+            if (op := r.event.op) in WITHDRAWING_OPS
             or (op == "assert" and isinstance(r.event, Assert) and r.event.item.key is not None)
         ]
     asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
@@ -62,10 +62,6 @@ def observations_of(
     if not news:
         return [later for later in found if later is not None and later.withdrawn_text is not None]
     return [later for later in found if later is not None]
-
-
-_WITHDRAWING = frozenset({"supersede", "revoke", "close"})
-"""The ops that withdraw their target (compared by tag: one string test an event of Δ)."""
 
 
 _SameKey = tuple[list[int], list[Item]]

@@ -28,33 +28,13 @@ def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item]
             verdicts.append(verdict)
     if not verdicts:
         return kept, []
-    known = _Known(ctx)
+    known = {r.event.id for r in ctx.delta}  # most verdicts cite a later event, in Δ
+    if any(e not in known for verdict in verdicts for e in verdict.evidence):
+        known |= {i.receipt.event_id for i in ctx.items if i.receipt is not None}
     return kept, [_exclusion(verdict, known) for verdict in verdicts]
 
 
-class _Known:
-    """Whether an event id is in C: of Δ, or the receipt of one of its items.
-
-    The receipts are collected only for evidence outside Δ (most verdicts cite a
-    later event, which Δ holds), once per return.
-    """
-
-    def __init__(self, ctx: ReturnContext) -> None:
-        self.ctx = ctx
-        self._delta: set[str] | None = None
-        self._receipts: set[str] | None = None
-
-    def __contains__(self, event: object) -> bool:
-        if self._delta is None:
-            self._delta = {r.event.id for r in self.ctx.delta}
-        if event in self._delta:
-            return True
-        if self._receipts is None:
-            self._receipts = {i.receipt.event_id for i in self.ctx.items if i.receipt is not None}
-        return event in self._receipts
-
-
-def _exclusion(verdict: Standing, known: "_Known") -> Exclusion:
+def _exclusion(verdict: Standing, known: set[str]) -> Exclusion:
     """The exclusion a standing verdict makes in this return.
 
     Its evidence is shown only when this return's C holds it (then the view's
