@@ -3,6 +3,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import item, obligation
+from readmit.admission import coverage
 from readmit.admission.coverage import cover, gain, measure
 from readmit.policy import Policy
 from readmit.reasons import Reason
@@ -158,3 +159,18 @@ def test_with_no_query_the_fill_takes_the_newest_then_the_smallest_id(data: st.D
     assert none == unshared
     expected = sorted(pool, key=lambda m: (-m.epoch, m.id))[: policy.max_items]
     assert [m.id for m in none] == [m.id for m in expected]
+
+
+def test_not_selected_records_stay_right_when_their_table_starts_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table of ``not_selected`` records is bounded: when it fills it starts over, and
+    every item still gets its own record."""
+    monkeypatch.setattr(coverage._NotSelected, "LIMIT", 2)
+    items = [item(f"m{n}", f"fact {n}", epoch=n + 1) for n in range(5)]
+
+    for _ in range(2):
+        selection = cover(items, [], Policy(max_items=1))
+
+        assert [e.item for e in selection.dropped] == ["m0", "m1", "m2", "m3"]
+        assert {e.reason for e in selection.dropped} == {Reason.NOT_SELECTED}

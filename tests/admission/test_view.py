@@ -195,3 +195,21 @@ def test_an_issued_view_verifies_as_a_view_from_outside_does() -> None:
 
     assert sign_view({k: v for k, v in signed.items() if k != "signature"}, SIGNER) == signed
     assert verify_view(signed, SIGNER, NOW).view == signed
+
+
+def test_a_remembered_entry_digest_binds_the_very_item_it_was_made_for() -> None:
+    """An entry's digest is remembered per item: issuing it again gives the same entry, and
+    another item with the same id but another text gets a digest of its own text."""
+    rewritten = item("c", "Noisy hotel by the tracks.", supports=("d_c",))
+    entries = []
+    for chosen in (C, C, rewritten):
+        decision = admit(
+            context((chosen,), obligations=(OBL,)), policy=Policy(), verifier=None, signer=SIGNER
+        )
+        assert isinstance(decision, Issued)
+        verify_view(decision.signed, SIGNER, NOW)
+        entries.append(decision.signed["items"][2])
+
+    assert entries[0] == entries[1]
+    assert entries[2]["text"] == rewritten.text
+    assert entries[2]["digest"] != entries[0]["digest"]

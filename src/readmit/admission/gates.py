@@ -129,10 +129,11 @@ class _DefaultGates:
 
     def split(self, items: Iterable[Item]) -> tuple[list[Item], list[Item]]:
         """The items every gate passes, and the others, each in their order."""
-        limit, sound = self.limit, _SOUND
+        limit, known_sound = self.limit, _SOUND.get
         epoch, role, evidence = self.ctx.epoch, self.ctx.returner.role, self.ctx.evidence
         kept: list[Item] = []
         failing: list[Item] = []
+        keep, fail = kept.append, failing.append
         scope: Scope | None = None
         validity: Validity | None = None
         scope_passes = validity_passes = False
@@ -143,20 +144,18 @@ class _DefaultGates:
             if item.validity is not validity:
                 validity = item.validity
                 validity_passes = (self.validities.get(id(validity)) or self._validity(validity))[1]
-            passes = (
+            if (
                 scope_passes
                 and validity_passes
                 and item.epoch <= epoch
                 and (item.for_role is None or item.for_role == role)
-                and (
-                    known[1]
-                    if (known := sound.get(id(item))) is not None and known[0] is item
-                    else _remember(item)
-                )
+                and (known_sound(id(item)) is item or _remember(item))
                 and item.cites <= evidence
                 and len(item.text) <= limit
-            )
-            (kept if passes else failing).append(item)
+            ):
+                keep(item)
+            else:
+                fail(item)
         return kept, failing
 
     def _scope(self, scope: Scope) -> tuple[Scope, bool]:
@@ -172,21 +171,24 @@ class _DefaultGates:
         return self.validities[id(validity)]
 
 
-_SOUND: dict[int, tuple[Item, bool]] = {}
-"""Whether each item's receipt binds its text, by item identity (the item is kept, so
-its id is not reused while remembered). An item is immutable; the digest of its text
-cost the fused gates a third of their time at every return."""
+_SOUND: dict[int, Item] = {}
+"""The items whose receipt binds their text, by identity (an item is kept, so its id is
+not reused while remembered). An item is immutable; the digest of its text cost the
+fused gates a third of their time at every return."""
+_UNSOUND: dict[int, Item] = {}
+"""The items whose receipt does not, likewise."""
 _SOUND_LIMIT = 1 << 17
 
 
 def _sound(item: Item) -> bool:
     """Gate P's part that depends on the item alone: a receipt of its epoch, author and text."""
-    known = _SOUND.get(id(item))
-    return known[1] if known is not None and known[0] is item else _remember(item)
+    return _SOUND.get(id(item)) is item or _remember(item)
 
 
 def _remember(item: Item) -> bool:
-    """`_sound`, computed and remembered."""
+    """`_sound` of an item not known to be sound, computed and remembered."""
+    if _UNSOUND.get(id(item)) is item:
+        return False
     receipt = item.receipt
     sound = (
         receipt is not None
@@ -194,7 +196,8 @@ def _remember(item: Item) -> bool:
         and receipt.author == item.author
         and receipt.digest == text_digest(item.id, item.text)
     )
-    if len(_SOUND) >= _SOUND_LIMIT:
-        _SOUND.clear()  # start over: what it held is recomputed on demand
-    _SOUND[id(item)] = (item, sound)
+    known = _SOUND if sound else _UNSOUND
+    if len(known) >= _SOUND_LIMIT:
+        known.clear()  # start over: what it held is recomputed on demand
+    known[id(item)] = item
     return sound

@@ -45,6 +45,7 @@ def exclusion_json(e: Exclusion) -> dict[str, Any]:
 
 
 def _item_entry(item: Item) -> dict[str, Any]:
+    """The view entry of ``item``, with its digest (remembered per item, as `_DIGESTS` says)."""
     entry: dict[str, Any] = {
         "id": item.id,
         "kind": str(item.kind),
@@ -60,8 +61,23 @@ def _item_entry(item: Item) -> dict[str, Any]:
             "digest": item.receipt.digest,
         },
     }
+    known = _DIGESTS.get(id(item))
+    if known is not None and known[0] is item:
+        entry["digest"] = known[1]
+        return entry
     entry["digest"] = entry_digest(entry)
+    if len(_DIGESTS) >= _DIGESTS_LIMIT:
+        _DIGESTS.clear()  # start over: what it held is recomputed on demand
+    _DIGESTS[id(item)] = (item, entry["digest"])
     return entry
+
+
+_DIGESTS: dict[int, tuple[Item, str]] = {}
+"""Each item's view-entry digest, by identity (the item is kept, so its id is not reused
+while remembered). An entry is a function of the immutable item alone, and the same
+items are issued again at every return that selects them; `expose` still digests every
+entry of the signed view afresh."""
+_DIGESTS_LIMIT = 1 << 14
 
 
 def entry_digest(body: Mapping[str, Any]) -> str:

@@ -98,12 +98,14 @@ class Observations:
         self.by_premise = _Postings(premises)
         self.by_subject = _Postings(subjects)
         """What each observation withdrew or brought: never proposed against that item."""
-        self.by_term = Postings(self.texts, distinctive_hashes)
+        # With nothing to index (a verifier shown no news, a Δ that withdrew nothing), the
+        # empty indexes are shared: building them cost more than a return's other screening.
+        self.by_term = Postings(self.texts, distinctive_hashes) if count else _NO_TERMS
         self.restating = _Postings(restating)
         """News by its text: news that only restates an item cannot invalidate it."""
         self.dependents = _Postings(dependents)
         """Observations by what they depend on: an item built on another cannot invalidate it."""
-        self.bm25 = Bm25(self.texts)
+        self.bm25 = Bm25(self.texts) if count else _NO_BM25
 
     def _first(self, after: int, target: Item) -> int:
         return bisect.bisect_right(self._epochs, max(after, target.epoch))
@@ -307,3 +309,7 @@ def _query(later: Later) -> str:
     if withdrawn is None and replacement is None:
         return text
     return " ".join([t for t in (text, withdrawn, replacement) if t])
+
+
+_NO_TERMS = Postings([], distinctive_hashes)
+_NO_BM25 = Bm25([])
