@@ -36,7 +36,13 @@ def decision_json(
         items, selected, readmitted, view = (), decision.selected, (), None
     thresholds = {} if policy is None else {"thresholds": thresholds_json(policy)}
     # Nearly every candidate of a large workspace is not_selected: walk them once.
-    decided = [e for e in decision.exclusions if e.reason is not Reason.NOT_SELECTED]
+    decided: list[Exclusion] = []
+    not_selected: list[str] = []
+    for e in decision.exclusions:
+        if e.reason is Reason.NOT_SELECTED:
+            not_selected.append(e.item)
+        else:
+            decided.append(e)
     return {
         "workspace": ctx.workspace,
         "cycle": ctx.cycle,
@@ -53,7 +59,7 @@ def decision_json(
         "items": [i.id for i in items],
         "selected": [i.id for i in selected],
         "excluded": [exclusion_json(e) for e in decided],
-        "not_selected": [e.item for e in decision.exclusions if e.reason is Reason.NOT_SELECTED],
+        "not_selected": not_selected,
         "hidden": sorted(hidden_ids(ctx, decided)),  # unreadable items are never not_selected
         "judgment": judgment_json(decision.judgment),
         "missing": missing_json(decision.coverage, decision.exclusions, ctx),

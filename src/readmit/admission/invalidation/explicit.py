@@ -32,8 +32,12 @@ def resolve_explicit(
     touched = links.keys() | replaced.keys()
     kept: list[Item] = []
     hit: list[Item] = []
+    keep, take = kept.append, hit.append
     for item in pool:
-        (hit if item.id in touched else kept).append(item)
+        if item.id in touched:
+            take(item)
+        else:
+            keep(item)
     excluded = []
     for item in hit:
         reason, evidence, detail = links.get(item.id) or replaced[item.id]

@@ -34,5 +34,7 @@ def propagate(
                     detail=f"depends on {premise}, which was invalidated",
                 )
                 invalid.append(item.id)
+    if not fallen:  # nothing depended on what was excluded
+        return list(pool), []
     kept = [item for item in pool if item.id not in fallen]
     return kept, list(fallen.values())

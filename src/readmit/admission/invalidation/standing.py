@@ -20,10 +20,11 @@ def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item]
         return list(pool), []
     kept: list[Item] = []
     verdicts: list[Standing] = []
+    keep, standing = kept.append, ctx.standing.get
     for item in pool:
-        verdict = ctx.standing.get(item.id)
+        verdict = standing(item.id)
         if verdict is None:
-            kept.append(item)
+            keep(item)
         else:
             verdicts.append(verdict)
     if not verdicts:
