@@ -7,7 +7,8 @@ events after it) on SQLite and, given a server, on PostgreSQL, it reports
     SELECTs admission's context makes, rows fetched, nothing decoded):
     - ``explicit``: the context plus ``admit()`` with the explicit stages only
       (no verifier);
-    - ``whole``: what an agent waits on in ``readmit serve``: the context,
+    - ``whole``: what an agent waits on in ``readmit serve`` (`readmit.decide.decide`,
+      the cyclic collector paused as it does there: `readmit.collector`): the context,
       ``admit()`` with the implicit stage run by the built-in verifier under the
       policy's judgment bounds (``Policy.max_judgments``, by default four calls per
       item the view can hold), and recording the decision with its judgment
@@ -52,6 +53,8 @@ from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.bench.timing import best
 from readmit.canonical import digest_text
+from readmit.collector import paused
+from readmit.decide import decide
 from readmit.events import (
     Assert,
     Event,
@@ -65,7 +68,6 @@ from readmit.events import (
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
-from readmit.report import decision_json
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
 from readmit.store.encoding import encode
@@ -303,23 +305,19 @@ class Returns:
         self.last: dict[str, Any] = {}
 
     def explicit(self) -> None:
-        """The context and ``admit()`` with the explicit stages only."""
-        ctx = self.store.return_context("ws", self._request())
-        admit(ctx, policy=Policy(implicit=False), verifier=None, signer=SIGNER)
+        """The context and ``admit()`` with the explicit stages only (collector paused, as
+        `decide` runs a return)."""
+        with paused():
+            ctx = self.store.return_context("ws", self._request())
+            admit(ctx, policy=Policy(implicit=False), verifier=None, signer=SIGNER)
 
     def whole(self) -> None:
-        """The context, ``admit()`` with the implicit stage, and the decision recorded."""
-        ctx = self.store.return_context("ws", self._request())
-        decision = admit(ctx, policy=self.policy, verifier=self.verifier, signer=SIGNER)
-        self.store.record_decision(
-            "ws",
-            "A1",
-            ctx.returner.at,
-            ctx.epoch,
-            decision.outcome,
-            decision_json(decision, ctx),
-            judgment=decision.judgment,
-        )
+        """A return as ``readmit serve`` decides it (`decide`): the context, ``admit()`` with
+        the implicit stage, and the decision recorded."""
+        decision = decide(
+            self.store, "ws", self._request(), policy=self.policy, verifier=self.verifier,
+            signer=SIGNER,
+        ).decision  # fmt: skip
         j = decision.judgment
         self.last = {
             "outcome": decision.outcome,

@@ -15,6 +15,7 @@ from readmit.admission.decision import Decision, Issued
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.collector import paused
 from readmit.events import ReturnRequest
 from readmit.policy import Policy
 from readmit.report import decision_json
@@ -62,27 +63,28 @@ def decide(
     The record names the policy's thresholds (`readmit.report.thresholds_json`), so
     ``explain`` shows what coverage a view needed under the policy this return ran under.
     """
-    ctx = store.return_context(workspace, request)
-    decision = admit(
-        ctx,
-        policy=policy,
-        verifier=verifier,
-        signer=signer,
-        on_progress=on_progress,
-        embedder=embedder,
-        query=query,
-        dependency_scan=dependency_scan,
-    )
-    if before_record is not None:
-        before_record()
-    record = decision_json(decision, ctx, policy)
-    record["id"] = store.record_decision(
-        workspace,
-        request.agent,
-        request.at,
-        ctx.epoch,
-        decision.outcome,
-        record,
-        judgment=decision.judgment,
-    )
+    with paused():  # none of the return's many objects forms a cycle (`readmit.collector`)
+        ctx = store.return_context(workspace, request)
+        decision = admit(
+            ctx,
+            policy=policy,
+            verifier=verifier,
+            signer=signer,
+            on_progress=on_progress,
+            embedder=embedder,
+            query=query,
+            dependency_scan=dependency_scan,
+        )
+        if before_record is not None:
+            before_record()
+        record = decision_json(decision, ctx, policy)
+        record["id"] = store.record_decision(
+            workspace,
+            request.agent,
+            request.at,
+            ctx.epoch,
+            decision.outcome,
+            record,
+            judgment=decision.judgment,
+        )
     return Decided(decision, ctx, record)

@@ -27,6 +27,7 @@ from typing import Any
 from readmit.admission.context import History, ReturnContext
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.screening import Judgment
+from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
     Assert,
@@ -156,7 +157,7 @@ class SqlStore:
     def append(
         self, workspace: str, events: Sequence[Event], *, clock: Clock | None = None
     ) -> list[Recorded]:
-        with self._transaction(lock=workspace) as db:
+        with paused(), self._transaction(lock=workspace) as db:
             agents = self.agents(workspace)
             # Most batches claim only new ids: the unique indexes check those as the rows go
             # in, with no lookup first. A batch refused that way (or any other) is rolled back

@@ -1,0 +1,81 @@
+import gc
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from readmit import collector
+from readmit.collector import paused
+
+
+@pytest.fixture(autouse=True)
+def collector_on() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
+def test_the_collector_is_off_inside_and_back_on_after() -> None:
+    with paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_it_comes_back_on_after_an_error_too() -> None:
+    with pytest.raises(ValueError, match="the return failed"), paused():
+        raise ValueError("the return failed")
+    assert gc.isenabled()
+
+
+def test_a_collector_that_was_off_stays_off() -> None:
+    gc.disable()
+    with paused():
+        pass
+    assert not gc.isenabled()
+
+
+def test_it_comes_back_only_when_the_last_of_overlapping_pauses_ends() -> None:
+    """Two threads' pauses overlap: the first to end must not turn it back on."""
+    inside, release = threading.Barrier(2), threading.Event()
+    seen: list[bool] = []
+
+    def long_return() -> None:
+        with paused():
+            inside.wait()
+            release.wait(timeout=30)
+
+    worker = threading.Thread(target=long_return)
+    worker.start()
+    with paused():
+        inside.wait()
+    seen.append(gc.isenabled())  # the other pause still runs
+    release.set()
+    worker.join(timeout=30)
+
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_pauses_that_never_stop_overlapping_still_let_it_run_now_and_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(collector, "LONGEST", 0.0)
+    generations: list[int] = []
+
+    def seen(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            generations.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with paused():
+            with paused():
+                pass
+            assert generations == [0]
+            assert not gc.isenabled()
+    finally:
+        gc.callbacks.remove(seen)
+    assert gc.isenabled()
