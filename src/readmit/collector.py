@@ -48,9 +48,10 @@ def paused() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0:
-                if _resume:
-                    gc.enable()
-            elif _resume and time.monotonic() - _since > LONGEST:
-                gc.collect(0)  # pauses overlap without end: a short turn for the collector
+            turn = _depth > 0 and _resume and time.monotonic() - _since > LONGEST
+            if turn:
                 _since = time.monotonic()
+            elif _depth == 0 and _resume:
+                gc.enable()
+        if turn:  # pauses overlap without end: a short turn for the collector, unlocked
+            gc.collect(0)
