@@ -2,6 +2,7 @@
 exactly as the server's own would, and a cancelled one records nothing."""
 
 import asyncio
+import gc
 import json
 import threading
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from readmit.clock import now
 from readmit.errors import Abandoned, ClockSkew
 from readmit.model import Agent
 from readmit.plugins import make_verifier
+from readmit.service.collector import YOUNG
 from readmit.service.keys import key_hash, new_key
 from readmit.service.operations import Caller, Service, decision_json
 from readmit.service.workers import ReturnPool, ServerConfig
@@ -96,3 +98,13 @@ def test_a_cancelled_return_records_nothing(served: tuple[Service, ReturnPool, C
         in_pool(pool, caller, cancel)
 
     assert len(front.decisions(caller)) == before
+
+
+def test_each_worker_tunes_its_collector_as_the_server_does(
+    served: tuple[Service, ReturnPool, Caller],
+) -> None:
+    _, pool, _ = served
+
+    thresholds = [pool._executor.submit(gc.get_threshold).result() for _ in range(4)]
+
+    assert all(t[0] == YOUNG for t in thresholds)

@@ -139,6 +139,7 @@ def serve(
     import uvicorn
 
     from readmit.service.app import create_app
+    from readmit.service.collector import tune_collector
     from readmit.service.operations import Service
     from readmit.service.settings import limits_from_flags, load_policy
 
@@ -157,7 +158,9 @@ def serve(
             config = ServerConfig(db, verifier_spec, embeddings, policy_file, limits)
             pool = ReturnPool(config, workers)
             pool.wait_ready()
-        uvicorn.run(create_app(service, pool=pool), host=host, port=port, log_level="info")
+        app = create_app(service, pool=pool)
+        tune_collector()  # after everything the server keeps is built
+        uvicorn.run(app, host=host, port=port, log_level="info")
     finally:
         if pool is not None:
             pool.close()

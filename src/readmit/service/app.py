@@ -176,8 +176,8 @@ def _routes(  # noqa: C901 - one route each
             )
 
         def work() -> bytes:
-            # `Service.return_` has checked the answer's shape already: serialised here, in
-            # the worker thread, FastAPI does not check it again on the event loop.
+            # `Service.return_` answers in the shape's key order (`decision_json`): serialised
+            # here, in the worker thread, FastAPI does not check it again on the event loop.
             return decision_json(service.return_(caller, body.task, body.purpose, body.at, cancel))
 
         async def decide() -> bytes:

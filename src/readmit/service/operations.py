@@ -250,7 +250,7 @@ class Service:
         )
         readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()
         number = self._own_ids(caller)[decided.id]
-        return _shown(decided.record, number, [memory_out(e) for e in readmitted])
+        return _answer(decided.record, number, [memory_out(e) for e in readmitted])
 
     def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> VerifyOut:
         """Check a view's signature, digests and expiry (never raises for a bad view)."""
@@ -318,18 +318,47 @@ def _stopper(cancel: Cancel | None) -> Callable[[int, int], None]:
     return stop
 
 
-def _shown(record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]) -> AgentDecisionOut:
-    """The agent's copy of a decision record: its number and readmitted memories added.
+def _copy(record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]) -> dict[str, Any]:
+    """The agent's copy of a decision record: its number and readmitted memories added."""
+    return {**agent_copy(record), "decision": number, "readmitted": readmitted}
 
-    Checked against `AgentDecisionOut`, so what an agent is sent always has that shape.
+
+def _shown(record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]) -> AgentDecisionOut:
+    """The agent's copy of a logged decision record, checked against `AgentDecisionOut`.
+
+    A logged record may come from an older readmit, its keys in the log's (sorted) order
+    and upgraded (`readmit.report.upgrade_record`): validating it puts every key in the
+    shape's order, so an explained decision reads byte for byte as its return did.
     """
-    copy = {**agent_copy(record), "decision": number, "readmitted": readmitted}
-    return _AGENT_DECISION.validate_python(copy)
+    return _AGENT_DECISION.validate_python(_copy(record, number, readmitted))
+
+
+def _answer(
+    record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]
+) -> AgentDecisionOut:
+    """The agent's copy of the record `decide` has just made, in `AgentDecisionOut`'s key order.
+
+    Not validated again: `readmit.report` and the view build it in that shape, key for key
+    in the shape's order at every level, and `decision_json` writes only the shape's keys.
+    Validating it copied every exclusion twice over (the answer's and its view's) for a
+    return of a busy workspace. ``tests/service/test_answer_shape.py`` checks that such an
+    answer validates and serialises byte for byte as its validated copy does.
+    """
+    copy = _copy(record, number, readmitted)
+    return cast(AgentDecisionOut, {k: copy[k] for k in _ANSWER_KEYS if k in copy})
+
+
+_ANSWER_KEYS = tuple(AgentDecisionOut.__annotations__)
+"""`AgentDecisionOut`'s keys in its order, which its JSON follows (`decision_json`)."""
 
 
 def decision_json(decision: AgentDecisionOut) -> bytes:
-    """``decision`` (as `Service.return_` or `Service.explain` answer it) as JSON."""
-    return _AGENT_DECISION.dump_json(decision)
+    """``decision`` (as `Service.return_` or `Service.explain` answer it) as JSON.
+
+    Without warnings: a fresh answer (`_answer`) holds reasons, stages and kinds as the
+    strings their enums stand for, which serialise as the enums do.
+    """
+    return _AGENT_DECISION.dump_json(decision, warnings=False)
 
 
 def require_key(env: Mapping[str, str], name: str) -> str:
