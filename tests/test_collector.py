@@ -79,3 +79,28 @@ def test_pauses_that_never_stop_overlapping_still_let_it_run_now_and_then(
     finally:
         gc.callbacks.remove(seen)
     assert gc.isenabled()
+
+
+def test_a_pause_that_leaves_many_objects_alive_freezes_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a cold return decodes into the caches outlives it: no collection walks it again."""
+    monkeypatch.setattr(collector, "FREEZE_AFTER", 1_000)
+    gc.collect()
+    gc.unfreeze()
+    try:
+        with paused():
+            cached = [[n] for n in range(2_000)]
+        assert gc.get_freeze_count() >= len(cached)
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+
+
+def test_a_pause_that_leaves_little_alive_freezes_nothing() -> None:
+    gc.collect()
+    gc.unfreeze()
+    with paused():
+        _ = [[n] for n in range(2_000)]  # freed before the pause ends
+        del _
+    assert gc.get_freeze_count() == 0

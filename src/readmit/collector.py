@@ -16,6 +16,12 @@ is process-wide: cyclic garbage other threads make meanwhile is collected once n
 pause is running, as it would be at the collector's next turn. A process that keeps
 pauses running back to back never lets the collector run; `paused` then lets it run
 one collection of the young generation every `LONGEST` seconds of overlap.
+
+A pause that leaves many objects alive (a cold return decodes a workspace's items into
+the store's caches) ends with `gc.freeze`: they live as long as the caches, hold no
+cycle, and no later collection need walk them again (at 100k items, warm returns' p50
+fell by another tenth to a third). Reference counting still frees them when a cache
+lets them go. A server process also sets its collector up once (`tune_for_server`).
 """
 
 import gc
@@ -26,6 +32,11 @@ from contextlib import contextmanager
 
 LONGEST = 10.0
 """Seconds of unbroken pauses after which a collection of the young generation runs."""
+FREEZE_AFTER = 100_000
+"""Objects left alive by a pause (``gc.get_count()[0]``) from which they are frozen."""
+YOUNG = 50_000
+"""A server's first threshold: containers allocated (less those freed) before the
+youngest generation is collected (CPython's default is 700)."""
 
 _lock = threading.Lock()
 _depth = 0
@@ -52,6 +63,26 @@ def paused() -> Iterator[None]:
             if turn:
                 _since = time.monotonic()
             elif _depth == 0 and _resume:
+                if gc.get_count()[0] >= FREEZE_AFTER:
+                    gc.freeze()  # long-lived (the caches a cold return filled): never walk them
                 gc.enable()
         if turn:  # pauses overlap without end: a short turn for the collector, unlocked
             gc.collect(0)
+
+
+def tune_for_server() -> None:
+    """Collect once, keep what is loaded out of later collections, raise the first threshold.
+
+    Call it in a server process once its service is built: what exists then (modules,
+    schemas, the store) lives as long as the process, so `gc.freeze` spares every later
+    full collection from walking it again. Outside `paused` work (HTTP parsing and
+    answers, the audit log's reads), a request's containers then die young instead of
+    reaching the oldest generation: under ``bench/service.py`` (16 agents returning) the
+    collector took about a fifth of the server's CPU, some 9 ms a return, and under 1 ms
+    with `YOUNG`. Only reference cycles wait for a collection; a larger threshold delays
+    freeing at most `YOUNG` containers. The older generations keep their thresholds.
+    """
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG, older, oldest)

@@ -1,5 +1,5 @@
 """The server process's garbage collector: a return's objects die young instead of reaching
-the oldest generation, whose collections walk the whole heap (`readmit.service.collector`)."""
+the oldest generation, whose collections walk the whole heap (`readmit.collector`)."""
 
 import gc
 from collections.abc import Iterator
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from builders import KEY
 from readmit.cli import cli
-from readmit.service.collector import YOUNG, tune_collector
+from readmit.collector import YOUNG, tune_for_server
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def collector() -> Iterator[None]:
 def test_tuning_raises_the_young_threshold_and_keeps_the_older_ones() -> None:
     _, older, oldest = gc.get_threshold()
 
-    tune_collector()
+    tune_for_server()
 
     assert gc.get_threshold() == (YOUNG, older, oldest)
     assert gc.get_freeze_count() > 0  # what was loaded is left out of later collections

@@ -13,10 +13,10 @@ import pytest
 
 from builders import KEY
 from readmit.clock import now
+from readmit.collector import YOUNG
 from readmit.errors import Abandoned, ClockSkew
 from readmit.model import Agent
 from readmit.plugins import make_verifier
-from readmit.service.collector import YOUNG
 from readmit.service.keys import key_hash, new_key
 from readmit.service.operations import Caller, Service, decision_json
 from readmit.service.workers import ReturnPool, ServerConfig

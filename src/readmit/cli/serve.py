@@ -138,8 +138,8 @@ def serve(
     _require_service_extra()
     import uvicorn
 
+    from readmit.collector import tune_for_server
     from readmit.service.app import create_app
-    from readmit.service.collector import tune_collector
     from readmit.service.operations import Service
     from readmit.service.settings import limits_from_flags, load_policy
 
@@ -159,7 +159,7 @@ def serve(
             pool = ReturnPool(config, workers)
             pool.wait_ready()
         app = create_app(service, pool=pool)
-        tune_collector()  # after everything the server keeps is built
+        tune_for_server()  # after everything the server keeps is built
         uvicorn.run(app, host=host, port=port, log_level="info")
     finally:
         if pool is not None:

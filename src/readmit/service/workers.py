@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from readmit.collector import tune_for_server
 from readmit.errors import ConfigError, RateLimited, ReadmitError, WorkerLost
 from readmit.model import Agent
-from readmit.service.collector import tune_collector
 from readmit.service.operations import Caller, Service, decision_json
 from readmit.service.settings import limits_from_flags, load_policy
 
@@ -168,7 +168,7 @@ def _start(config: str, flags: Any) -> None:
     """Build this worker's service (runs once in each worker process)."""
     _SERVICE.append(ServerConfig(**json.loads(config)).service())
     _FLAGS.append(flags)
-    tune_collector()  # each worker decides returns, as the server process does without them
+    tune_for_server()  # each worker decides returns, as the server process does without them
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
 
 
