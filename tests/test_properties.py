@@ -156,3 +156,21 @@ def test_stored_histories_reach_every_op_memories_obligations_and_departures() -
 
     assert ops == {"assert", "supersede", "revoke", "close", "evidence", "obligation", "resolve"}
     assert reached == {"memories", "obligations", "checkpoint"}
+
+
+@given(workspaces, policies)
+def test_nothing_the_agent_may_not_read_is_named_in_its_view(
+    ctx: ReturnContext, policy: Policy
+) -> None:
+    """Neither an unreadable item's id nor its event's, whatever stage excluded it."""
+    decision = run(ctx, policy)
+    who = ctx.returner
+    unreadable = [i for i in ctx.items if not i.scope.readable_by(who.principal, who.role)]
+    secret = {i.id for i in unreadable} | {i.receipt.event_id for i in unreadable if i.receipt}
+    if not isinstance(decision, Issued):
+        return
+
+    view = decision.signed
+    named = {e["id"] for e in view["items"]} | {e["item"] for e in view["excluded"]}
+    named |= {x for e in view["excluded"] for x in e["evidence"]}
+    assert named.isdisjoint(secret)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import KEY, NOW, context, item, obligation
+from builders import KEY, NOW, context, item, obligation, revoke, supersede
 from readmit.admission import admit
 from readmit.admission.decision import Issued
 from readmit.admission.view import (
@@ -166,6 +166,33 @@ def test_a_view_lists_the_decided_exclusions_an_agent_may_see() -> None:
         [exclusion_json(e) for e in decision.exclusions], hidden
     )
     assert [e["item"] for e in decision.signed["excluded"]] == ["t"]
+
+
+def test_an_item_the_agent_may_not_read_stays_hidden_whatever_excluded_it() -> None:
+    """Not only the authorization gate: an unreadable item revoked, superseded or fallen
+    with its premise is excluded before any gate, and its id, its receipt's event and
+    what its exclusion cites must still appear nowhere the agent looks."""
+    agency = Scope(principals=frozenset({"agency"}))
+    revoked = item("s1", "Agency rate.", scope=agency)
+    replaced = item("s2", "Agency desk.", scope=agency)
+    newer = item("s3", "Agency desk, new floor.", epoch=3, scope=agency)
+    built = item("t", "Family plan on the agency rate.", depends_on=("s1",))
+    ctx = context(
+        (C, revoked, replaced, built, newer),
+        obligations=(OBL,),
+        delta=(revoke("s1", 2), supersede("s2", newer)),
+    )
+    decision = admit(ctx, policy=Policy(), verifier=None, signer=SIGNER)
+    assert isinstance(decision, Issued)
+
+    shown = decision.signed["excluded"]
+    named = {e["item"] for e in shown} | {x for e in shown for x in e["evidence"]}
+    words = " ".join(e.get("detail", "") for e in shown)
+
+    assert [e["item"] for e in shown] == ["t"]  # the readable item that fell with s1
+    assert named.isdisjoint({"s1", "s2", "s3", "ev-s1", "ev-s2", "ev-s3", "rv-s1", "ss-s2"})
+    assert "s1" not in words
+    assert {"s1", "s2", "s3", "ev-s1", "ev-s2"} <= hidden_ids(ctx, decision.exclusions)
 
 
 class _OtherKeyVerifies:

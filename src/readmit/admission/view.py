@@ -136,9 +136,20 @@ def _entry_json(body: Mapping[str, Any]) -> str | None:
 
 
 def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
-    """Ids the returning agent may not see: unreadable items and the events that recorded them."""
-    items = {e.item for e in exclusions if e.reason is Reason.UNAUTHORIZED}
-    events = {r.event_id for i in items if (r := ctx.by_id[i].receipt) is not None}
+    """Ids the returning agent may not see: excluded items it may not read, their events.
+
+    Whatever excluded an item: one revoked, replaced or fallen with its premise leaves
+    before the authorization gate would have named it ``unauthorized``, and is no more
+    the agent's to know of. An item the context does not hold is hidden (fail closed).
+    """
+    who = ctx.returner
+    items = {
+        e.item
+        for e in exclusions
+        if (item := ctx.by_id.get(e.item)) is None
+        or not item.scope.readable_by(who.principal, who.role)
+    }
+    events = {r.event_id for i in items if (m := ctx.by_id.get(i)) is not None and (r := m.receipt)}
     return frozenset(items | events)
 
 
