@@ -20,7 +20,7 @@ from readmit.admission.gates import apply_gates
 from readmit.canonical import canonical_json, digest, digest_text, json_string
 from readmit.clock import format_time, parse_time
 from readmit.errors import InvalidInput, ViewRejected
-from readmit.model import Item
+from readmit.model import Item, Scope
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import Signer
@@ -143,12 +143,20 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
     the agent's to know of. An item the context does not hold is hidden (fail closed).
     """
     who = ctx.returner
-    items = {
-        e.item
-        for e in exclusions
-        if (item := ctx.by_id.get(e.item)) is None
-        or not item.scope.readable_by(who.principal, who.role)
-    }
+    readable: dict[int, tuple[Scope, bool]] = {}  # items of one store share their scopes
+
+    def hidden(item: Item | None) -> bool:
+        if item is None:
+            return True
+        known = readable.get(id(item.scope))
+        if known is None:
+            known = readable[id(item.scope)] = (
+                item.scope,  # kept, so its id is not reused while this runs
+                item.scope.readable_by(who.principal, who.role),
+            )
+        return not known[1]
+
+    items = {e.item for e in exclusions if hidden(ctx.by_id.get(e.item))}
     events = {r.event_id for i in items if (m := ctx.by_id.get(i)) is not None and (r := m.receipt)}
     return frozenset(items | events)
 
