@@ -157,17 +157,27 @@ class SqlStore:
     def append(
         self, workspace: str, events: Sequence[Event], *, clock: Clock | None = None
     ) -> list[Recorded]:
-        with paused(), self._transaction(lock=workspace) as db:
-            agents = self.agents(workspace)
-            # Most batches claim only new ids: the unique indexes check those as the rows go
-            # in, with no lookup first. A batch refused that way (or any other) is rolled back
-            # and checked again event by event, so the refusal names the event it always did.
-            db.execute("SAVEPOINT batch")
-            try:
-                return Writer(db, workspace, agents, optimistic=True).append(events, clock)
-            except (InvalidEvent, Conflict):
-                db.execute("ROLLBACK TO SAVEPOINT batch")
-            return Writer(db, workspace, agents).append(events, clock)
+        with paused():
+            with self._transaction(lock=workspace) as db:
+                recorded = self._append(db, workspace, events, clock)
+            # Committed, and the log is append-only: the next return need not parse them back
+            # (each equals its parsed body; a property test checks every op).
+            self._parsed.keep(workspace, {r.epoch: r for r in recorded})
+        return recorded
+
+    def _append(
+        self, db: Connection, workspace: str, events: Sequence[Event], clock: Clock | None
+    ) -> list[Recorded]:
+        agents = self.agents(workspace)
+        # Most batches claim only new ids: the unique indexes check those as the rows go
+        # in, with no lookup first. A batch refused that way (or any other) is rolled back
+        # and checked again event by event, so the refusal names the event it always did.
+        db.execute("SAVEPOINT batch")
+        try:
+            return Writer(db, workspace, agents, optimistic=True).append(events, clock)
+        except (InvalidEvent, Conflict):
+            db.execute("ROLLBACK TO SAVEPOINT batch")
+        return Writer(db, workspace, agents).append(events, clock)
 
     def _epoch(self, db: Connection, workspace: str) -> int:
         row = db.execute(
