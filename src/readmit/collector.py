@@ -21,8 +21,10 @@ A pause that leaves many objects alive (a cold return decodes a workspace's item
 the store's caches) ends with `gc.freeze`: they live as long as the caches, hold no
 cycle, and no later collection need walk them again (at 100k items, in a scratch
 script, warm returns' p50 went from 737 / 913 to 632 / 656 ms). Reference counting
-still frees them when a cache lets them go. A server process also sets its collector up
-once (`tune_for_server`).
+still frees them when a cache lets them go. Whatever else is alive at that moment is
+frozen with them: a reference cycle among it is never collected (``gc.unfreeze()``
+puts everything back). A server process also sets its collector up once
+(`tune_for_server`).
 """
 
 import gc
