@@ -169,13 +169,18 @@ def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> lis
     """
     visible = []
     for e in excluded:
-        if e["item"] in hidden or e["reason"] == Reason.NOT_SELECTED:
+        if not seen_by_agent(e, hidden):
             continue
         if hidden.isdisjoint(e["evidence"]):
             visible.append({**e, "evidence": list(e["evidence"])})
         else:
             visible.append(_without(dict(e), hidden))
     return visible
+
+
+def seen_by_agent(e: Mapping[str, Any], hidden: frozenset[str]) -> bool:
+    """Whether `redact` shows exclusion ``e``: one the agent may see, not ``not_selected``."""
+    return e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED
 
 
 def _without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:

@@ -14,11 +14,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeGuard
 
-from readmit.admission.view import redact
+from readmit.admission.view import redact, seen_by_agent
 from readmit.canonical import canonical_json
 from readmit.errors import StoreError
 from readmit.model import Agent
-from readmit.reasons import Reason
 from readmit.store.base import DecisionSummary
 from readmit.store.connection import Connection, stamp
 
@@ -55,7 +54,7 @@ def redacts(shown: Any, excluded: Sequence[Mapping[str, Any]], hidden: frozenset
     """
     if not isinstance(shown, list):
         return False  # redact answers a list, which equals no other sequence
-    kept = (e for e in excluded if e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED)
+    kept = (e for e in excluded if seen_by_agent(e, hidden))
     count = 0
     for entry in kept:
         if count == len(shown):
