@@ -14,6 +14,7 @@ An item's own validity interval is checked by the temporal gate.
 """
 
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 from readmit.admission.context import ReturnContext
 from readmit.events import WITHDRAWING_OPS, Close, Revoke, Supersede
@@ -25,10 +26,11 @@ def resolve_explicit(
     pool: Iterable[Item], ctx: ReturnContext
 ) -> tuple[list[Item], list[Exclusion]]:
     """Split ``pool`` into items no lifecycle link touches and the exclusions of the rest."""
+    pool = list(pool)
     links = _links(ctx)
-    replaced = _same_key_replacements(ctx)
+    replaced = _same_key_replacements(ctx, {item.id for item in pool})
     if not links and not replaced:
-        return list(pool), []
+        return pool, []
     touched = links.keys() | replaced.keys()
     kept: list[Item] = []
     hit: list[Item] = []
@@ -77,11 +79,13 @@ def _links(ctx: ReturnContext) -> dict[str, _Link]:
     return found
 
 
-def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
-    """Items a later item with the same key replaced, with the newest replacement as evidence.
+def _same_key_replacements(ctx: ReturnContext, wanted: AbstractSet[str]) -> dict[str, _Link]:
+    """Items of ``wanted`` a later item with the same key replaced, newest replacement as evidence.
 
     Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state. And
     only one whose author may read the earlier item: a key cannot reach across principals.
+    The store's items include everything ever replaced; only those this return could admit
+    (``wanted``, the pool's ids) are looked into.
     """
     first: dict[str, Item] = {}
     groups: dict[str, list[Item]] = {}  # only keys held by two items or more
@@ -90,10 +94,13 @@ def _same_key_replacements(ctx: ReturnContext) -> dict[str, _Link]:
             groups.setdefault(item.key, [first[item.key]]).append(item)
     found: dict[str, _Link] = {}
     for key, group in groups.items():
+        asked = [item for item in group if item.id in wanted]
+        if not asked:
+            continue
         sourced = sorted(
             (m for m in group if m.receipt is not None), key=lambda m: m.epoch, reverse=True
         )
-        for item in group:
+        for item in asked:
             latest = _latest_replacement(ctx, item, sourced)
             if latest is not None and latest.receipt is not None:
                 found[item.id] = (
