@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from pydantic import TypeAdapter
 
@@ -42,6 +42,7 @@ from readmit.service.keys import key_hash
 from readmit.service.limits import Limits, Throttle, check_strings
 from readmit.service.schemas import DecisionSummaryOut, DepartureOut, RecordedEventOut, VerifyOut
 from readmit.service.times import not_ahead, return_time
+from readmit.service.turns import Cancel, Turns
 from readmit.signing import Signer
 from readmit.store import SqlStore, open_store
 from readmit.wire.outbound import (
@@ -55,12 +56,6 @@ from readmit.wire.outbound import (
 
 Clock = Callable[[], datetime]
 _AGENT_DECISION: TypeAdapter[AgentDecisionOut] = TypeAdapter(AgentDecisionOut)
-
-
-class Cancel(Protocol):
-    """A return's cancel flag: a `threading.Event`, or a return worker's shared one."""
-
-    def is_set(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +88,7 @@ class Service:
         self.clock = clock
         self.limits = limits or Limits()
         self.throttle = Throttle(self.limits)
+        self.turns = Turns()
         if self.policy.view_ttl > self.limits.max_view_ttl:
             raise ConfigError(
                 f"the policy's view TTL ({self.policy.view_ttl}) is over the server's "
@@ -222,32 +218,34 @@ class Service:
         """Run the pipeline for the caller and answer with what it may see of the decision.
 
         The return happens at the server's time (``at`` is only checked against it), under
-        the server's policy. Setting ``cancel`` (the client went away) stops it before its
+        the server's policy, once it is its workspace's turn (`readmit.service.turns`).
+        Setting ``cancel`` (the client went away) stops it before its
         next verifier call and before anything is recorded.
 
         Raises:
             Abandoned: if ``cancel`` was set.
         """
-        when = return_time(at, self.clock(), self.limits.clock_skew)
-        request = ReturnRequest(
-            id=f"return@{format_time(when)}",
-            at=when,
-            agent=caller.agent.id,
-            task=task,
-            purpose=purpose,
-        )
-        stop = _stopper(cancel)
-        decided = decide(
-            self.store,
-            caller.workspace,
-            request,
-            policy=self.policy,
-            verifier=self.verifier,
-            signer=self.signer,
-            embedder=self.embedder,
-            on_progress=stop,
-            before_record=lambda: stop(0, 0),
-        )
+        with self.turns.take(caller.workspace, cancel):
+            when = return_time(at, self.clock(), self.limits.clock_skew)
+            request = ReturnRequest(
+                id=f"return@{format_time(when)}",
+                at=when,
+                agent=caller.agent.id,
+                task=task,
+                purpose=purpose,
+            )
+            stop = _stopper(cancel)
+            decided = decide(
+                self.store,
+                caller.workspace,
+                request,
+                policy=self.policy,
+                verifier=self.verifier,
+                signer=self.signer,
+                embedder=self.embedder,
+                on_progress=stop,
+                before_record=lambda: stop(0, 0),
+            )
         readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()
         number = self._own_ids(caller)[decided.id]
         return _answer(decided.record, number, [memory_out(e) for e in readmitted])

@@ -1,0 +1,61 @@
+"""Returns of one workspace take turns in a server process.
+
+A return is Python from end to end (one interpreter lock), so two returns of a process
+never ran in parallel: they interleaved, each slower for it, and each judged what the
+other was judging, because a return's screenings reach the store only when its
+decision is recorded. When a team came back together, every first return screened
+the same items against the same events. Taking turns, the next return in a workspace
+reads what the last one screened and judged instead (the store's screenings and
+cached verdicts). Returns of other workspaces do not wait, and with
+``readmit serve --workers N`` each worker process takes its own turns.
+
+A return waiting for its turn still holds its agent's return slot, and stops waiting
+(nothing done, nothing recorded) once its client goes away.
+"""
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+from readmit.errors import Abandoned
+
+POLL_S = 1.0
+"""How often a waiting return looks at its cancel flag. Waking waiters more often cost the
+running return: at 50 ms, 16 returns of one workspace took 0.6 s of CPU instead of 0.37."""
+
+
+class Cancel(Protocol):
+    """A return's cancel flag: a `threading.Event`, or a return worker's shared one."""
+
+    def is_set(self) -> bool: ...
+
+
+class Turns:
+    """One lock per workspace, for the returns of this process."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def take(self, workspace: str, cancel: Cancel | None = None) -> Iterator[None]:
+        """Wait for ``workspace``'s turn, and hold it.
+
+        Raises:
+            Abandoned: if ``cancel`` is set while waiting.
+        """
+        with self._guard:
+            lock = self._locks.setdefault(workspace, threading.Lock())
+        while not lock.acquire(timeout=POLL_S):
+            _check(cancel)
+        try:
+            _check(cancel)
+            yield
+        finally:
+            lock.release()
+
+
+def _check(cancel: Cancel | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Abandoned("the client went away before its return's turn; nothing recorded")

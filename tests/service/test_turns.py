@@ -1,0 +1,128 @@
+"""Returns of one workspace take turns in a process (`readmit.service.turns`)."""
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from builders import KEY
+from readmit.errors import Abandoned
+from readmit.model import Agent
+from readmit.plugins import make_verifier
+from readmit.service import turns
+from readmit.service.operations import Caller, Service
+from readmit.service.turns import Turns
+from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore
+
+
+def test_the_next_return_of_a_workspace_starts_when_the_last_ends() -> None:
+    order: list[str] = []
+    gate = Turns()
+
+    def second() -> None:
+        with gate.take("w"):
+            order.append("second in")
+
+    with gate.take("w"):
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        time.sleep(0.05)  # let it reach the lock (if it did not, the order holds anyway)
+        order.append("first out")
+    waiter.join(30)
+
+    assert order == ["first out", "second in"]
+
+
+def test_another_workspace_does_not_wait() -> None:
+    gate = Turns()
+    entered = threading.Event()
+
+    def elsewhere() -> None:
+        with gate.take("other"):
+            entered.set()
+
+    with gate.take("w"):
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        assert entered.wait(30)
+    thread.join(30)
+
+
+def test_a_return_whose_client_went_away_stops_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(turns, "POLL_S", 0.01)
+    gate, gone = Turns(), threading.Event()
+    raised: list[BaseException] = []
+
+    def waiting() -> None:
+        try:
+            with gate.take("w", gone):
+                pass
+        except Abandoned as exc:
+            raised.append(exc)
+
+    with gate.take("w"):
+        thread = threading.Thread(target=waiting)
+        thread.start()
+        gone.set()
+        thread.join(30)  # it gives up while the turn is still held
+
+    assert not thread.is_alive()
+    assert len(raised) == 1
+
+
+def test_a_return_cancelled_before_its_turn_does_nothing() -> None:
+    gone = threading.Event()
+    gone.set()
+    with pytest.raises(Abandoned), Turns().take("w", gone):
+        raise AssertionError("a cancelled return must not run")
+
+
+def _keyed(agent: str, n: int) -> dict[str, Any]:
+    return {
+        "op": "assert",
+        "author": agent,
+        "item": {
+            "id": f"{agent}-{n}",
+            "text": f"Service {agent} runs build {n}.",
+            "key": f"{agent}-k{n % 3}",
+            "readers": {"principals": "*"},
+        },
+    }
+
+
+def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
+    """The first return screens what changed; the others read its screenings.
+
+    Returning at once used to make every return judge the same pairs: none could see
+    what another had screened until that one's decision was recorded.
+    """
+    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(4)]
+    store.create_workspace("w", team)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+    callers = [Caller(workspace="w", agent=agent) for agent in team]
+    for n in range(6):
+        for caller in callers:
+            service.record(caller, [_keyed(caller.agent.id, n)])
+    for caller in callers:
+        service.depart(caller)
+    for n in range(6, 9):  # each replaces an item every agent's checkpoint holds
+        for caller in callers:
+            service.record(caller, [_keyed(caller.agent.id, n)])
+    calls: list[int] = []
+    start = threading.Barrier(len(callers))
+
+    def return_(caller: Caller) -> None:
+        start.wait(30)
+        calls.append(service.return_(caller, "ops", "p")["judgment"]["calls"])
+
+    threads = [threading.Thread(target=return_, args=(c,)) for c in callers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+
+    assert len(calls) == len(callers)
+    assert sorted(calls)[:-1] == [0] * (len(callers) - 1)
+    assert max(calls) > 0
