@@ -115,7 +115,9 @@ def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
 
     def return_(caller: Caller) -> None:
         start.wait(30)
-        calls.append(service.return_(caller, "ops", "p")["judgment"]["calls"])
+        judgment = service.return_(caller, "ops", "p")["judgment"]
+        assert judgment is not None
+        calls.append(judgment["calls"])
 
     threads = [threading.Thread(target=return_, args=(c,)) for c in callers]
     for thread in threads:
