@@ -55,6 +55,21 @@ def test_an_id_in_one_workspace_needs_none_named(two: WorkStateStore) -> None:
     assert two.decision(1) == {"n": 7}
 
 
+def test_an_agent_counts_only_its_own_decisions(store: WorkStateStore) -> None:
+    team = [Agent(id=a, principal="p", role="r") for a in ("A1", "A2")]
+    store.create_workspace("ws", team)
+    store.create_workspace("other", team)
+    order = ["A1", "A2", "A2", "A1", "A2", "A1"]
+    ids = [store.record_decision("ws", a, T0, 0, "issued", {}) for a in order]
+    store.record_decision("other", "A1", T0, 0, "issued", {})
+
+    for agent in ("A1", "A2"):
+        own = [d.id for d in store.decisions("ws", agent)]
+        assert [store.own_number("ws", agent, i) for i in own] == [1, 2, 3]
+    assert store.own_number("ws", "A1", ids[-1]) == 3
+    assert store.own_number("other", "A1", 1) == 1
+
+
 def _connect(backend: str, url: str) -> Connection:
     if backend == "sqlite":
         return SQLiteConnection(url.removeprefix("sqlite:///"))

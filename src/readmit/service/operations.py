@@ -247,7 +247,9 @@ class Service:
                 before_record=lambda: stop(0, 0),
             )
         readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()
-        number = self._own_ids(caller)[decided.id]
+        # Store ids count every agent's decisions: showing them would tell an agent how
+        # often the others return. It sees its own count: 1, 2, 3…
+        number = self.store.own_number(caller.workspace, caller.agent.id, decided.id)
         return _answer(decided.record, number, [memory_out(e) for e in readmitted])
 
     def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> VerifyOut:
@@ -257,15 +259,6 @@ class Service:
         except ViewRejected as exc:
             return {"valid": False, "problem": exc.problem}
         return {"valid": True, "items": list(verified.item_ids)}
-
-    def _own_ids(self, caller: Caller) -> dict[int, int]:
-        """The caller's decisions' store ids to the numbers it sees: 1, 2, 3… (its own count).
-
-        Store ids count every agent's decisions, so showing them would tell an agent how
-        often the others return.
-        """
-        rows = self.store.decisions(caller.workspace, caller.agent.id)
-        return {r.id: n for n, r in enumerate(rows, start=1)}
 
     def decisions(self, caller: Caller) -> list[DecisionSummaryOut]:
         """The caller's own decisions, oldest first, numbered from 1 for the caller."""

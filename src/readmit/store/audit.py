@@ -113,6 +113,15 @@ def insert_decision(
     return int(number)
 
 
+def own_number(db: Connection, workspace: str, agent: str, number: int) -> int:
+    """How many of ``agent``'s decisions in ``workspace`` are numbered ``number`` or less."""
+    (count,) = db.execute(
+        "SELECT COUNT(*) FROM decisions WHERE workspace = ? AND agent = ? AND number <= ?",
+        (workspace, agent, number),
+    ).fetchone()
+    return int(count)
+
+
 def summaries(db: Connection, workspace: str | None, agent: str | None) -> list[DecisionSummary]:
     """The logged decisions, oldest first, of one workspace or agent if named."""
     query = "SELECT number, workspace, agent, at, epoch, outcome FROM decisions"

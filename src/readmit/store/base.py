@@ -105,6 +105,10 @@ class WorkStateStore(Protocol):
         """The audit log, oldest first (optionally of one workspace, one agent)."""
         ...
 
+    def own_number(self, workspace: str, agent: str, decision_id: int) -> int:
+        """How many of ``agent``'s decisions in ``workspace`` are ``decision_id`` or older."""
+        ...
+
     def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:
         """One stored decision record, by its id in ``workspace`` (ids are per workspace).
 

@@ -102,6 +102,12 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "CREATE UNIQUE INDEX decisions_by_number ON decisions (workspace, number)",
         ],
     ),
+    (
+        # An agent's own decisions, counted at every return (the number it is shown) and
+        # listed by explain: without it, both read every decision of the workspace.
+        "m006_decisions_by_agent",
+        ["CREATE INDEX decisions_by_agent ON decisions (workspace, agent, number)"],
+    ),
 ]
 
 _BOOKKEEPING = (

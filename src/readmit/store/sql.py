@@ -335,6 +335,10 @@ class SqlStore:
         with self._read() as db:
             return audit.summaries(db, workspace, agent)
 
+    def own_number(self, workspace: str, agent: str, decision_id: int) -> int:
+        with self._read() as db:
+            return audit.own_number(db, workspace, agent, decision_id)
+
     def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:
         """One stored decision record, by its number in ``workspace``.
 
