@@ -10,6 +10,8 @@ and ``depart()`` when an agent leaves.
 # ruff: noqa: T201  (an example prints what happened)
 
 import asyncio
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -37,6 +39,7 @@ def topical(item: TResponseInputItem) -> Learned | None:
 async def main() -> None:
     """Run the two-agent story and print what each step did."""
     directory = Path(tempfile.mkdtemp(prefix="readmit-agents-example-"))
+    atexit.register(shutil.rmtree, directory, True)
     store = open_store(f"sqlite:///{directory}/readmit.db")
     team = [TeamAgent(id="planner", principal="team", role="plan")]
     store.create_workspace("trip", [*team, TeamAgent(id="booker", principal="team", role="book")])

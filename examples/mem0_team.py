@@ -9,15 +9,19 @@ The application code is plain Mem0 except for the construction line (marked) and
 
 # ruff: noqa: T201  (an example prints what happened)
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 os.environ["MEM0_TELEMETRY"] = "False"  # before mem0 is imported: it reads this then
-os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-example-"))
+if "MEM0_DIR" not in os.environ:  # and its own files: in a folder removed at exit
+    os.environ["MEM0_DIR"] = tempfile.mkdtemp(prefix="mem0-example-")
+    atexit.register(shutil.rmtree, os.environ["MEM0_DIR"], True)
 
 from mem0 import Memory
 from mem0.configs.base import MemoryConfig
@@ -70,6 +74,7 @@ def topic(memory: Mapping[str, Any]) -> str | None:
 def main() -> None:
     """Run the two-agent story and print what each step did."""
     directory = Path(tempfile.mkdtemp(prefix="readmit-mem0-example-"))
+    atexit.register(shutil.rmtree, directory, True)
     store = open_store(f"sqlite:///{directory}/readmit.db")
     store.create_workspace(
         "trip",

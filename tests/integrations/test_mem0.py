@@ -5,9 +5,7 @@ before the import: no telemetry, no notices fetched, nothing written under ``~``
 """
 
 import asyncio
-import os
 import runpy
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -15,9 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-os.environ["MEM0_TELEMETRY"] = "False"
-os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
 
 from builders import KEY
 from readmit.bench.backends import mem0_bank

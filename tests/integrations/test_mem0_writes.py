@@ -7,19 +7,13 @@ with Mem0's ``LlmFactory``: every sentence of the user's new messages is one fac
 
 import asyncio
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-os.environ["MEM0_TELEMETRY"] = "False"
-os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
-
 import mem0
+import pytest
 from mem0.llms.base import LLMBase
 from mem0.memory.utils import parse_messages
 from mem0.utils.factory import LlmFactory

@@ -8,9 +8,11 @@ its other annotations as ``metadata["_readmit"]``: a premise whose memory still 
 it is named ``{"memory": id}``, one a later update replaced by its item id.
 """
 
+import atexit
 import hashlib
 import logging
 import os
+import shutil
 import tempfile
 import uuid
 import warnings
@@ -29,10 +31,22 @@ _READS = frozenset({"get", "get_all", "search", "history"})
 _WRITES = frozenset({"add", "update", "delete"})
 
 
+def quiet_home() -> None:
+    """Telemetry off and mem0's files in a temporary folder removed at exit.
+
+    Call it before ``mem0`` is imported: it reads both settings then. A ``MEM0_DIR``
+    already set is kept.
+    """
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    if "MEM0_DIR" not in os.environ:
+        home = tempfile.mkdtemp(prefix="readmit-mem0-")
+        atexit.register(shutil.rmtree, home, True)
+        os.environ["MEM0_DIR"] = home
+
+
 def _mem0() -> Any:
     """The ``mem0`` module, imported with telemetry off and its files in a temporary folder."""
-    os.environ.setdefault("MEM0_TELEMETRY", "False")
-    os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="readmit-mem0-"))
+    quiet_home()
     import mem0
 
     return mem0
