@@ -35,6 +35,27 @@ def test_the_next_return_of_a_workspace_starts_when_the_last_ends() -> None:
     assert order == ["first out", "second in"]
 
 
+def test_returns_get_their_turn_in_the_order_they_asked() -> None:
+    gate = Turns()
+    order: list[str] = []
+
+    def return_(name: str) -> None:
+        with gate.take("w"):
+            order.append(name)
+
+    with gate.take("w"):
+        threads = []
+        for name in ("first", "second", "third"):
+            threads.append(threading.Thread(target=return_, args=(name,)))
+            threads[-1].start()
+            while len(gate._lines["w"].waiting) < len(threads):  # queued: the next may ask
+                time.sleep(0.001)
+    for thread in threads:
+        thread.join(30)
+
+    assert order == ["first", "second", "third"]
+
+
 def test_another_workspace_does_not_wait() -> None:
     gate = Turns()
     entered = threading.Event()
@@ -70,6 +91,33 @@ def test_a_return_whose_client_went_away_stops_waiting(monkeypatch: pytest.Monke
 
     assert not thread.is_alive()
     assert len(raised) == 1
+
+
+def test_a_return_that_stopped_waiting_leaves_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(turns, "POLL_S", 0.01)
+    gate, gone = Turns(), threading.Event()
+    served: list[str] = []
+
+    def return_(name: str, cancel: threading.Event | None) -> None:
+        try:
+            with gate.take("w", cancel):
+                served.append(name)
+        except Abandoned:
+            pass
+
+    with gate.take("w"):
+        quitter = threading.Thread(target=return_, args=("quitter", gone))
+        quitter.start()
+        while not gate._lines["w"].waiting:
+            time.sleep(0.001)
+        patient = threading.Thread(target=return_, args=("patient", None))
+        patient.start()
+        gone.set()
+        quitter.join(30)
+    patient.join(30)
+
+    assert served == ["patient"]
+    assert not gate._lines["w"].busy  # the line is free again
 
 
 def test_a_return_cancelled_before_its_turn_does_nothing() -> None:

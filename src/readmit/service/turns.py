@@ -14,6 +14,7 @@ A return waiting for its turn still holds its agent's return slot, and stops wai
 """
 
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
@@ -32,10 +33,14 @@ class Cancel(Protocol):
 
 
 class Turns:
-    """One lock per workspace, for the returns of this process."""
+    """A first-come, first-served line per workspace, for the returns of this process.
+
+    First come, first served: with a plain lock, a return could lose its turn to every
+    newcomer; 16 agents returning five times each saw one wait 7.3 s.
+    """
 
     def __init__(self) -> None:
-        self._locks: dict[str, threading.Lock] = {}
+        self._lines: dict[str, _Line] = {}
         self._guard = threading.Lock()
 
     @contextmanager
@@ -46,14 +51,51 @@ class Turns:
             Abandoned: if ``cancel`` is set while waiting.
         """
         with self._guard:
-            lock = self._locks.setdefault(workspace, threading.Lock())
-        while not lock.acquire(timeout=POLL_S):
-            _check(cancel)
+            line = self._lines.setdefault(workspace, _Line())
+            mine = line.join()
+        if mine is not None:
+            self._wait(line, mine, cancel)
         try:
             _check(cancel)
             yield
         finally:
-            lock.release()
+            with self._guard:
+                line.next()
+
+    def _wait(self, line: "_Line", mine: threading.Event, cancel: Cancel | None) -> None:
+        while not mine.wait(POLL_S):
+            if cancel is None or not cancel.is_set():
+                continue
+            with self._guard:
+                if mine.is_set():  # the turn came meanwhile: hand it on
+                    line.next()
+                else:
+                    line.waiting.remove(mine)
+            _check(cancel)
+
+
+class _Line:
+    """Who holds a workspace's turn, and who waits for it, in order (under `Turns._guard`)."""
+
+    def __init__(self) -> None:
+        self.busy = False
+        self.waiting: deque[threading.Event] = deque()
+
+    def join(self) -> threading.Event | None:
+        """Take the turn if it is free (``None``), else the flag set when it is ours."""
+        if not self.busy:
+            self.busy = True
+            return None
+        mine = threading.Event()
+        self.waiting.append(mine)
+        return mine
+
+    def next(self) -> None:
+        """Hand the turn to the first in line, or free it."""
+        if self.waiting:
+            self.waiting.popleft().set()
+        else:
+            self.busy = False
 
 
 def _check(cancel: Cancel | None) -> None:
