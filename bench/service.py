@@ -23,6 +23,7 @@ Usage: python bench/service.py [--agents 16] [--events 50] [--returns 5]
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -49,11 +50,16 @@ from readmit.store import open_store
 
 ROOT = Path(__file__).parent.parent
 SIGNING_KEY = "bench-signing-key-0123456789"
-Call = Callable[[str, int], None]
+Call = Callable[[str, int], object]
 
 
 STATUSES: Counter[int] = Counter()
 """HTTP statuses answered to the measured agents."""
+
+JUDGED: Counter[str] = Counter()
+"""Verifier calls the measured returns made, over HTTP and in process."""
+
+_CALLS = re.compile(rb'"judgment":\{"verifier":(?:null|"[^"]*"),"calls":(\d+)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,10 +239,15 @@ def over_http(
         if flood_key is not None:
             flooder.start()
 
-        def ok(response: httpx.Response) -> None:
+        def ok(response: httpx.Response) -> httpx.Response:
             STATUSES[response.status_code] += 1
             if response.status_code >= 500:
                 raise RuntimeError(response.text)
+            return response
+
+        def judged(where: str, response: httpx.Response) -> None:
+            found = _CALLS.search(response.content)
+            JUDGED[where] += int(found.group(1)) if found else 0
 
         cpu, start = tree_cpu_seconds(pid), time.perf_counter()
         try:
@@ -248,8 +259,8 @@ def over_http(
                     clients[a].post("/v1/events", json={"events": [event(a, i)]})
                 ),
                 depart=lambda a, i: ok(clients[a].post("/v1/depart", json={})),
-                return_=lambda a, i: ok(
-                    clients[a].post("/v1/return", json={"task": "ops", "purpose": "p"})
+                return_=lambda a, i: judged(
+                    "HTTP", ok(clients[a].post("/v1/return", json={"task": "ops", "purpose": "p"}))
                 ),
             )
         finally:
@@ -258,6 +269,7 @@ def over_http(
                 flooder.join()
                 print(f"flood: {dict(flood_seen)}", flush=True)
             print(f"measured agents' statuses: {dict(STATUSES)}", flush=True)
+            print(f"verifier calls of the measured returns: {JUDGED['HTTP']}", flush=True)
             used, wall = tree_cpu_seconds(pid) - cpu, time.perf_counter() - start
             print(f"server process CPU: {used:.1f} s in {wall:.1f} s", flush=True)
             for client in clients.values():
@@ -280,11 +292,13 @@ def in_process(url: str, agents: int, events: int, returns: int) -> dict[str, di
         service.depart(callers[agent])
 
     def return_(agent: str, i: int) -> None:
-        service.return_(callers[agent], "ops", "p")
+        judgment = service.return_(callers[agent], "ops", "p")["judgment"]
+        JUDGED["in-process"] += judgment["calls"] if judgment else 0
 
     try:
         return workload(list(keys), events, returns, record, depart, return_)
     finally:
+        print(f"verifier calls of the in-process returns: {JUDGED['in-process']}", flush=True)
         service.close()
 
 
