@@ -55,9 +55,10 @@ def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_
     run: list[str] = []
     run_start = 0
     for position, token in enumerate(tokens):
-        if token[0].isdigit() or token[0] in "$€£" or is_identifier(token) or is_calendar(token):
+        literal, capital = _classes(token)
+        if literal:
             literals.add(token)
-        if token[0].isupper() and token.lower() not in _NAME_STOPWORDS and not is_calendar(token):
+        if capital:
             if not run:
                 run_start = position
             run.append(token)
@@ -67,6 +68,17 @@ def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_
         run = []
     if run:
         yield from _names(run, initial=initial and run_start == 0)
+
+
+@lru_cache(maxsize=1 << 16)
+def _classes(token: str) -> tuple[bool, bool]:
+    """Whether ``token`` is a literal, and whether it may be a word of a name.
+
+    Remembered per token: most words recur from one text to the next.
+    """
+    literal = token[0].isdigit() or token[0] in "$€£" or is_identifier(token) or is_calendar(token)
+    capital = token[0].isupper() and token.lower() not in _NAME_STOPWORDS and not is_calendar(token)
+    return literal, capital
 
 
 def _names(run: list[str], *, initial: bool) -> Iterator[_Name]:
