@@ -1,7 +1,7 @@
 """Distinctive terms: the names, numbers and identifiers that let a statement refer to one thing."""
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,7 +38,13 @@ def _unpronounceable(part: str) -> bool:
     return len(part) >= 2 and not any(c in "aeiouy" for c in part.lower())
 
 
-def _scan(text: str) -> tuple[list[_Name], set[str]]:
+@lru_cache(maxsize=1 << 16)
+def _scan(text: str) -> tuple[tuple[_Name, ...], frozenset[str]]:
+    """The runs of capitalized words of ``text``, and its literals.
+
+    Remembered per text: a verifier scans the same two texts for every pair they are
+    in, each as the other's context.
+    """
     names: list[_Name] = []
     literals: set[str] = set()
     for sentence in _SENTENCE.split(text):
@@ -47,7 +53,7 @@ def _scan(text: str) -> tuple[list[_Name], set[str]]:
             for name in _runs(TOKEN.findall(chunk), literals, initial=first):
                 names.append(name)
             first = first and not TOKEN.search(chunk)
-    return names, literals
+    return tuple(names), frozenset(literals)
 
 
 def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_Name]:
@@ -114,7 +120,7 @@ def distinctive_terms(text: str, *, context: str = "") -> frozenset[str]:
     return frozenset(terms)
 
 
-def _phrases(names: list[_Name], elsewhere: list[_Name]) -> set[tuple[str, ...]]:
+def _phrases(names: Sequence[_Name], elsewhere: Sequence[_Name]) -> set[tuple[str, ...]]:
     """The names' word runs, plus the tail of a sentence-initial run named ``elsewhere``.
 
     A sentence's first word is capitalized whatever it is, so "Room Atlas is free"
@@ -125,7 +131,7 @@ def _phrases(names: list[_Name], elsewhere: list[_Name]) -> set[tuple[str, ...]]
     return phrases | {n.words[1:] for n in names if n.initial and n.words[1:] in other}
 
 
-def _initial_only(words: tuple[str, ...], names: list[_Name]) -> bool:
+def _initial_only(words: tuple[str, ...], names: Sequence[_Name]) -> bool:
     return all(name.initial for name in names if name.words == words)
 
 
