@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from readmit.admission.view import entry_digest
+from readmit.admission.entries import entry_digest
 from readmit.canonical import canonical_json, digest, digest_text, json_string, json_strings
 from readmit.events import text_digest
 

@@ -1,5 +1,6 @@
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import KEY, NOW, context, item, obligation, revoke, supersede
+from builders import KEY, NOW, context, item, obligation, returner, revoke, supersede
 from readmit.admission import admit
 from readmit.admission.decision import Issued
 from readmit.admission.view import (
@@ -222,6 +223,35 @@ def test_an_issued_view_verifies_as_a_view_from_outside_does() -> None:
 
     assert sign_view({k: v for k, v in signed.items() if k != "signature"}, SIGNER) == signed
     assert verify_view(signed, SIGNER, NOW).view == signed
+
+
+_words = st.text(min_size=1, max_size=12).filter(lambda t: not t.isspace())
+
+
+@given(
+    st.lists(
+        st.tuples(_words, st.lists(_words, max_size=3), st.integers(1, 9), st.booleans()),
+        max_size=5,
+    ),
+    _words,
+)
+def test_an_issued_view_is_signed_over_its_canonical_json(
+    made: list[tuple[str, list[str], int, bool]], task: str
+) -> None:
+    """`issue` joins the items' remembered JSON into the signed bytes instead of serializing
+    the whole view: the bytes are those `sign_view` makes of it, for any texts, labels,
+    epochs and excluded items (an item without a receipt is excluded and listed)."""
+    items = tuple(
+        item(f"i{n}", text, supports=tuple(labels), epoch=epoch, receipt=receipt)
+        for n, (text, labels, epoch, receipt) in enumerate(made)
+    )
+    ctx = context((C, *items), obligations=(OBL,), who=replace(returner(), task=task))
+    decision = admit(ctx, policy=Policy(), verifier=None, signer=SIGNER)
+    assert isinstance(decision, Issued)
+    signed = decision.signed
+
+    assert sign_view({k: v for k, v in signed.items() if k != "signature"}, SIGNER) == signed
+    assert verify_view(signed, SIGNER, NOW).item_ids == decision.view.item_ids
 
 
 def test_a_remembered_entry_digest_binds_the_very_item_it_was_made_for() -> None:

@@ -16,7 +16,7 @@ from readmit.admission.invalidation.propagation import propagate
 from readmit.admission.invalidation.screening import Judgment, Screener
 from readmit.admission.invalidation.standing import apply_standing
 from readmit.admission.readmission import readmit
-from readmit.admission.view import build_view, issue
+from readmit.admission.view import issue
 from readmit.model import Item
 from readmit.policy import OnIncomplete, Policy
 from readmit.reasons import Exclusion, Reason
@@ -84,7 +84,7 @@ def admit(
             judgment=judgment,
         )
     # The view never lists not_selected items, so it is built from the decided ones only.
-    verified = issue(build_view(ctx, selection, decided, policy), ctx, signer, policy)
+    verified = issue(ctx, selection, decided, policy, signer)
     readmitted, withheld = (
         readmit(verified, ctx.experiences)
         if policy.source_bound_readmission

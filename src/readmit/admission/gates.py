@@ -129,7 +129,7 @@ class _DefaultGates:
 
     def split(self, items: Iterable[Item]) -> tuple[list[Item], list[Item]]:
         """The items every gate passes, and the others, each in their order."""
-        limit, known_sound = self.limit, _SOUND.get
+        limit, sound = self.limit, _SOUND
         epoch, role, evidence = self.ctx.epoch, self.ctx.returner.role, self.ctx.evidence
         kept: list[Item] = []
         failing: list[Item] = []
@@ -149,8 +149,8 @@ class _DefaultGates:
                 and validity_passes
                 and item.epoch <= epoch
                 and (item.for_role is None or item.for_role == role)
-                and (known_sound(id(item)) is item or _remember(item))
-                and item.cites <= evidence
+                and (id(item) in sound or _remember(item))
+                and (not item.cites or item.cites <= evidence)
                 and len(item.text) <= limit
             ):
                 keep(item)
@@ -172,9 +172,10 @@ class _DefaultGates:
 
 
 _SOUND: dict[int, Item] = {}
-"""The items whose receipt binds their text, by identity (an item is kept, so its id is
-not reused while remembered). An item is immutable; the digest of its text cost the
-fused gates a third of their time at every return."""
+"""The items whose receipt binds their text, by identity: an item is kept, so while it is
+remembered no other object has its id, and a membership test of its id suffices. An item
+is immutable; the digest of its text cost the fused gates a third of their time at every
+return."""
 _UNSOUND: dict[int, Item] = {}
 """The items whose receipt does not, likewise."""
 _SOUND_LIMIT = 1 << 17
@@ -182,12 +183,12 @@ _SOUND_LIMIT = 1 << 17
 
 def _sound(item: Item) -> bool:
     """Gate P's part that depends on the item alone: a receipt of its epoch, author and text."""
-    return _SOUND.get(id(item)) is item or _remember(item)
+    return id(item) in _SOUND or _remember(item)
 
 
 def _remember(item: Item) -> bool:
     """`_sound` of an item not known to be sound, computed and remembered."""
-    if _UNSOUND.get(id(item)) is item:
+    if id(item) in _UNSOUND:
         return False
     receipt = item.receipt
     sound = (

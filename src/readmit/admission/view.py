@@ -16,8 +16,9 @@ from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage, Selection, measure
+from readmit.admission.entries import entry_digest, item_entry
 from readmit.admission.gates import apply_gates
-from readmit.canonical import canonical_json, digest, digest_text, json_string
+from readmit.canonical import canonical_json
 from readmit.clock import format_time, parse_time
 from readmit.errors import InvalidInput, ViewRejected
 from readmit.model import Item, Scope
@@ -42,97 +43,6 @@ def exclusion_json(e: Exclusion) -> dict[str, Any]:
     if e.confidence is not None:
         out["confidence"] = e.confidence
     return out
-
-
-def _item_entry(item: Item) -> dict[str, Any]:
-    """The view entry of ``item``, with its digest (remembered per item, as `_DIGESTS` says)."""
-    entry: dict[str, Any] = {
-        "id": item.id,
-        "kind": str(item.kind),
-        "text": item.text,
-        "epoch": item.epoch,
-        "supports": sorted(item.supports),
-        "receipt": None
-        if item.receipt is None
-        else {
-            "event": item.receipt.event_id,
-            "author": item.receipt.author,
-            "epoch": item.receipt.epoch,
-            "digest": item.receipt.digest,
-        },
-    }
-    known = _DIGESTS.get(id(item))
-    if known is not None and known[0] is item:
-        entry["digest"] = known[1]
-        return entry
-    entry["digest"] = entry_digest(entry)
-    if len(_DIGESTS) >= _DIGESTS_LIMIT:
-        _DIGESTS.clear()  # start over: what it held is recomputed on demand
-    _DIGESTS[id(item)] = (item, entry["digest"])
-    return entry
-
-
-_DIGESTS: dict[int, tuple[Item, str]] = {}
-"""Each item's view-entry digest, by identity (the item is kept, so its id is not reused
-while remembered). An entry is a function of the immutable item alone, and the same
-items are issued again at every return that selects them; `expose` still digests every
-entry of the signed view afresh."""
-_DIGESTS_LIMIT = 1 << 14
-
-
-def entry_digest(body: Mapping[str, Any]) -> str:
-    """``digest(body)`` of a view item's entry (without its digest), the same bytes.
-
-    An entry of the shape `_item_entry` builds is joined from canonical pieces (a view
-    digests each entry twice, to build and to check it, and ``json.dumps`` of a small
-    dict cost more than the rest of the view); any other shape, or a value of another
-    type, is serialized by `canonical_json`.
-    """
-    joined = _entry_json(body)
-    return digest(body) if joined is None else digest_text(joined)
-
-
-_ENTRY_KEYS = frozenset({"id", "kind", "text", "epoch", "supports", "receipt"})
-_RECEIPT_KEYS = frozenset({"event", "author", "epoch", "digest"})
-
-
-def _entry_json(body: Mapping[str, Any]) -> str | None:
-    """Canonical JSON of an entry of `_item_entry`'s shape and types, else ``None``."""
-    if type(body) is not dict or body.keys() != _ENTRY_KEYS:
-        return None
-    ident, kind, text, epoch = body["id"], body["kind"], body["text"], body["epoch"]
-    supports, receipt = body["supports"], body["receipt"]
-    if not (
-        type(ident) is str
-        and type(kind) is str
-        and type(text) is str
-        and type(epoch) is int
-        and type(supports) is list
-        and all(type(s) is str for s in supports)
-    ):
-        return None
-    if receipt is None:
-        bound = "null"
-    elif (
-        type(receipt) is dict
-        and receipt.keys() == _RECEIPT_KEYS
-        and type(receipt["epoch"]) is int
-        and type(receipt["event"]) is str
-        and type(receipt["author"]) is str
-        and type(receipt["digest"]) is str
-    ):
-        bound = (
-            f'{{"author":{json_string(receipt["author"])},'
-            f'"digest":{json_string(receipt["digest"])},'
-            f'"epoch":{receipt["epoch"]},"event":{json_string(receipt["event"])}}}'
-        )
-    else:
-        return None
-    return (
-        f'{{"epoch":{epoch},"id":{json_string(ident)},"kind":{json_string(kind)},'
-        f'"receipt":{bound},"supports":[{",".join(map(json_string, supports))}],'
-        f'"text":{json_string(text)}}}'
-    )
 
 
 def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
@@ -190,12 +100,13 @@ def _without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
     return shown
 
 
-def build_view(
+def _draft(
     ctx: ReturnContext, selection: Selection, exclusions: Sequence[Exclusion], policy: Policy
-) -> dict[str, Any]:
-    """Serialize the selected set as an unsigned Return View."""
+) -> tuple[dict[str, Any], list[str]]:
+    """The unsigned Return View of the selected set, and each item entry's canonical JSON."""
     who = ctx.returner
-    return {
+    entries = [item_entry(item) for item in selection.items]
+    view = {
         "format": VIEW_FORMAT,
         "cycle": ctx.cycle,
         "workspace": ctx.workspace,
@@ -209,13 +120,14 @@ def build_view(
         "policy": policy.digest,
         "issued_at": format_time(who.at),
         "expires_at": format_time(_expiry(who.at, policy)),
-        "items": [_item_entry(item) for item in selection.items],
+        "items": [entry for entry, _ in entries],
         "coverage": {
             "obligations": selection.coverage.obligations,
             "critical": selection.coverage.critical,
         },
         "excluded": _visible(exclusions, hidden_ids(ctx, exclusions)),
     }
+    return view, [text for _, text in entries]
 
 
 def _visible(exclusions: Sequence[Exclusion], hidden: frozenset[str]) -> list[dict[str, Any]]:
@@ -240,6 +152,20 @@ def _unsigned(view: Mapping[str, Any]) -> bytes:
     return canonical_json({k: v for k, v in view.items() if k != "signature"}).encode("utf-8")
 
 
+def _joined(view: Mapping[str, Any], items: Sequence[str]) -> bytes:
+    """`_unsigned` of an unsigned ``view`` whose entries' canonical JSON is ``items``, in order.
+
+    The rest of the view is serialized around them: the entries hold the items' texts,
+    most of a view's bytes, and `item_entry` remembers each one's JSON.
+    """
+    rest = (
+        canonical_json({k: v for k, v in view.items() if k < "items"})[1:-1],
+        f'"items":[{",".join(items)}]',
+        canonical_json({k: v for k, v in view.items() if k > "items"})[1:-1],
+    )
+    return ("{" + ",".join(part for part in rest if part) + "}").encode("utf-8")
+
+
 def sign_view(view: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
     """Return ``view`` with its signature block."""
     return _signed(view, signer, _unsigned(view))
@@ -251,7 +177,10 @@ def _signed(view: Mapping[str, Any], signer: Signer, payload: bytes) -> dict[str
 
 @dataclass(frozen=True, slots=True)
 class VerifiedView:
-    """A Return View whose signature, digests, binding and expiry were checked."""
+    """A Return View whose signature, digests, binding and expiry were checked.
+
+    The digests of a view `issue` signs are made from the entries the signed bytes hold.
+    """
 
     view: Mapping[str, Any]
     item_ids: tuple[str, ...]
@@ -286,20 +215,22 @@ def _checked(
     expect: Mapping[str, Any],
     payload: bytes | None,
 ) -> VerifiedView:
-    """`verify_view`; ``payload``, when given, is the unsigned view as it was just signed."""
+    """`verify_view`; ``payload``, when given, is the unsigned view as `issue` just signed it.
+
+    The items' digests of such a view were made from the entries its payload holds, so they
+    are not made again; a view from anywhere else has every entry digested afresh.
+    """
     try:
         if signed.get("format") != VIEW_FORMAT:
             raise ViewRejected(f"format is not {VIEW_FORMAT}")
         signature = signed["signature"]
         if not isinstance(signature, Mapping) or set(signature) != {"alg", "value"}:
             raise ViewRejected("the signature block must hold exactly alg and value")
-        payload = _unsigned(signed) if payload is None else payload
-        if signature["alg"] != signer.alg or not signer.verify(payload, signature["value"]):
+        signed_bytes = _unsigned(signed) if payload is None else payload
+        if signature["alg"] != signer.alg or not signer.verify(signed_bytes, signature["value"]):
             raise ViewRejected("signature does not match")
-        for entry in signed["items"]:
-            body = {k: v for k, v in entry.items() if k != "digest"}
-            if entry_digest(body) != entry["digest"]:
-                raise ViewRejected(f"digest of item {entry['id']!r} does not match its content")
+        if payload is None:
+            _check_digests(signed["items"])
         if not parse_time(signed["issued_at"]) <= at < parse_time(signed["expires_at"]):
             raise ViewRejected(f"not valid at {format_time(at)} (expires {signed['expires_at']})")
         for name, value in expect.items():
@@ -310,18 +241,32 @@ def _checked(
         raise ViewRejected(f"malformed view ({exc!r})") from exc
 
 
-def issue(
-    view: Mapping[str, Any], ctx: ReturnContext, signer: Signer, policy: Policy
-) -> VerifiedView:
-    """Sign ``view`` and `expose` it, serializing it once.
+def _check_digests(entries: Sequence[Mapping[str, Any]]) -> None:
+    for entry in entries:
+        body = {k: v for k, v in entry.items() if k != "digest"}
+        if entry_digest(body) != entry["digest"]:
+            raise ViewRejected(f"digest of item {entry['id']!r} does not match its content")
 
-    The signature is checked over the very bytes that were signed: serializing the
-    view again would give the same bytes (a large view's exclusions cost most of it).
+
+def issue(
+    ctx: ReturnContext,
+    selection: Selection,
+    exclusions: Sequence[Exclusion],
+    policy: Policy,
+    signer: Signer,
+) -> VerifiedView:
+    """Build the Return View of ``selection``, sign it and `expose` it, serializing it once.
+
+    ``exclusions`` are the decided ones (the view never lists ``not_selected`` items).
+    The signature is checked over the very bytes that were signed, and the items'
+    digests were made from the items' entries as those bytes hold them: serializing the
+    view again, or digesting its entries again, would give the same bytes and digests.
 
     Raises:
-        ViewRejected: if any check of `expose` fails.
+        ViewRejected: if the signature or any other check of `expose` fails.
     """
-    payload = _unsigned(view)
+    view, items = _draft(ctx, selection, exclusions, policy)
+    payload = _joined(view, items)
     return _expose(_signed(view, signer, payload), ctx, signer, policy, payload)
 
 
