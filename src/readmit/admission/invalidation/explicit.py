@@ -14,7 +14,6 @@ An item's own validity interval is checked by the temporal gate.
 """
 
 from collections.abc import Iterable, Sequence
-from collections.abc import Set as AbstractSet
 
 from readmit.admission.context import ReturnContext
 from readmit.events import WITHDRAWING_OPS, Close, Revoke, Supersede
@@ -28,7 +27,7 @@ def resolve_explicit(
     """Split ``pool`` into items no lifecycle link touches and the exclusions of the rest."""
     pool = list(pool)
     links = _links(ctx)
-    replaced = _same_key_replacements(ctx, {item.id for item in pool})
+    replaced = _same_key_replacements(ctx, pool)
     if not links and not replaced:
         return pool, []
     touched = links.keys() | replaced.keys()
@@ -79,13 +78,13 @@ def _links(ctx: ReturnContext) -> dict[str, _Link]:
     return found
 
 
-def _same_key_replacements(ctx: ReturnContext, wanted: AbstractSet[str]) -> dict[str, _Link]:
-    """Items of ``wanted`` a later item with the same key replaced, newest replacement as evidence.
+def _same_key_replacements(ctx: ReturnContext, pool: Sequence[Item]) -> dict[str, _Link]:
+    """Items of ``pool`` a later item with the same key replaced, newest replacement as evidence.
 
     Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state. And
     only one whose author may read the earlier item: a key cannot reach across principals.
     The store's items include everything ever replaced; only those this return could admit
-    (``wanted``, the pool's ids) are looked into.
+    (the pool's) are looked into.
     """
     first: dict[str, Item] = {}
     groups: dict[str, list[Item]] = {}  # only keys held by two items or more
@@ -93,6 +92,7 @@ def _same_key_replacements(ctx: ReturnContext, wanted: AbstractSet[str]) -> dict
         if item.key is not None and first.setdefault(item.key, item) is not item:
             groups.setdefault(item.key, [first[item.key]]).append(item)
     found: dict[str, _Link] = {}
+    wanted = {item.id for item in pool} if groups else set()
     for key, group in groups.items():
         asked = [item for item in group if item.id in wanted]
         if not asked:
