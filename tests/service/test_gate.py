@@ -8,6 +8,7 @@ never sending it (an answer can only come from the headers).
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ class Clock:
 
 def limited(team: Team, **limits: Any) -> Clock:
     clock = Clock()
+    limits.setdefault("refusal_pause", 0.0)  # answered at once, unless a test says otherwise
     team.service.limits = Limits(**limits)
     team.service.throttle = Throttle(team.service.limits, monotonic=clock)
     return clock
@@ -121,6 +123,24 @@ def test_a_flood_of_unparseable_batches_is_refused_from_the_headers_once_its_bud
     left = 10_000 % len(flood)
     assert int(refused[0].headers["retry-after"]) == -(-(len(flood) - left) // 100)
     assert team.service.store.events("trip") == []
+
+
+def test_a_body_over_the_budget_is_answered_after_its_pause_and_still_unread(team: Team) -> None:
+    """A sender of refused bodies waits (`Limits.refusal_pause`), instead of keeping the
+    server draining them; the pause is the Retry-After, at most the limit."""
+    limited(team, max_body_bytes=10_000, byte_rate=100.0, refusal_pause=0.3)
+    key = f"Bearer {team.keys['A2']}"
+    assert post(team, "/v1/events", b" " * 10_000, key).status == 422  # the budget is spent
+
+    start = time.monotonic()
+    refused = post(team, "/v1/events", notes(20), key)
+    waited = time.monotonic() - start
+
+    assert refused.status == 429
+    assert refused.reads == 0
+    assert int(refused.headers["retry-after"]) > 10
+    assert waited >= 0.3
+    assert waited < 30  # the pause, not the Retry-After (a loaded machine meets this)
 
 
 def test_the_byte_budget_is_the_agents_own_and_refills_with_time(team: Team) -> None:
@@ -219,6 +239,14 @@ def test_a_chunked_body_is_charged_as_it_arrives(client: httpx.Client, team: Tea
     assert refused.json()["code"] == "rate_limited"
     assert refused.headers["connection"] == "close"  # the rest of the stream is not waited for
     assert team.service.store.events("trip") == before
+
+
+@pytest.mark.parametrize("bad", [-1.0, 61.0, float("nan"), float("inf")])
+def test_the_refusal_pause_is_a_setting_of_0_to_60_seconds(bad: float) -> None:
+    assert limits_from_flags(refusal_pause=0.0).refusal_pause == 0.0
+    assert Limits().refusal_pause == 1.0
+    with pytest.raises(ConfigError, match="refusal_pause must be 0 to 60 seconds"):
+        Limits(refusal_pause=bad)
 
 
 def test_the_byte_rate_is_a_setting_and_must_be_positive() -> None:

@@ -107,6 +107,15 @@ def _require_service_extra() -> None:
     "once); charged from Content-Length before the body is read.",
 )
 @click.option(
+    "--refusal-pause",
+    default=1.0,
+    show_default=True,
+    type=float,
+    help="Longest a request refused by --byte-rate waits before its 429 (its Retry-After, at "
+    "most this): a client resending refused bodies at once cannot keep the server draining "
+    "them. 0: at once.",
+)
+@click.option(
     "--concurrent-returns",
     default=2,
     show_default=True,

@@ -74,6 +74,10 @@ class AgentGate:
         try:
             # The key lookup reads the store: off the event loop, like every route's work.
             caller = await anyio.to_thread.run_sync(self._admit, _bearer(scope), declared or 0)
+        except _OverBudget as over:  # its body is on its way: `Limits.refusal_pause`
+            await anyio.sleep(min(over.error.retry_after, self.service.limits.refusal_pause))
+            await answer(send, over.error)
+            return
         except ReadmitError as error:
             await answer(send, error)
             return
@@ -94,8 +98,19 @@ class AgentGate:
         caller = self.service.authenticate(key)
         self.service.admit_request(caller)
         if length:
-            self.service.admit_bytes(caller, length)
+            try:
+                self.service.admit_bytes(caller, length)
+            except RateLimited as error:
+                raise _OverBudget(error) from error
         return caller
+
+
+class _OverBudget(Exception):
+    """A declared body over the agent's byte budget: answered after a pause."""
+
+    def __init__(self, error: RateLimited) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class _Meter:
