@@ -192,7 +192,9 @@ def _obligation_aware(
 ) -> list[Item]:
     selected: list[Item] = []
     if obligations:
-        eligible_ids = {item.id for item in eligible}
+        # Only the obligations' items are looked up: no set of every eligible id.
+        needed = {item.id for o in obligations for item in (o.item, o.frontier)}
+        eligible_ids = {m.id for m in eligible if m.id in needed}
         selected = [
             item
             for o in sorted(obligations, key=lambda o: o.id)
