@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import filterfalse
 from operator import attrgetter
 
+from readmit.admission.memo import keep
 from readmit.model import Item, Obligation
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
@@ -170,12 +171,8 @@ class _NotSelected(dict[str, Exclusion]):
     LIMIT = 1 << 17
 
     def __missing__(self, item: str) -> Exclusion:
-        if len(self) >= self.LIMIT:
-            self.clear()  # start over: what it held is made again on demand
-        record = self[item] = Exclusion(
-            item=item, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION
-        )
-        return record
+        record = Exclusion(item=item, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
+        return keep(self, item, record, self.LIMIT)
 
 
 _NOT_SELECTED = _NotSelected()

@@ -8,6 +8,7 @@ digest; `entry_digest` makes the digest of any entry afresh, as a verifier does.
 from collections.abc import Mapping
 from typing import Any
 
+from readmit.admission.memo import keep
 from readmit.canonical import canonical_json, digest, digest_text, json_string
 from readmit.model import Item
 
@@ -34,10 +35,8 @@ def item_entry(item: Item) -> tuple[dict[str, Any], str]:
         body = _entry_json(entry) or canonical_json(entry)
         made = digest_text(body)
         # "digest" sorts before every other key of an entry.
-        known = (item, made, f'{{"digest":{json_string(made)},{body[1:]}')
-        if len(_ENTRIES) >= _ENTRIES_LIMIT:
-            _ENTRIES.clear()  # start over: what it held is recomputed on demand
-        _ENTRIES[id(item)] = known
+        entry_json = f'{{"digest":{json_string(made)},{body[1:]}'
+        known = keep(_ENTRIES, id(item), (item, made, entry_json), _ENTRIES_LIMIT)
     entry["digest"] = known[1]
     return entry, known[2]
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.memo import keep
 from readmit.events import text_digest
 from readmit.model import Item, Scope, Validity
 from readmit.reasons import Exclusion, Reason, Stage
@@ -197,8 +198,5 @@ def _remember(item: Item) -> bool:
         and receipt.author == item.author
         and receipt.digest == text_digest(item.id, item.text)
     )
-    known = _SOUND if sound else _UNSOUND
-    if len(known) >= _SOUND_LIMIT:
-        known.clear()  # start over: what it held is recomputed on demand
-    known[id(item)] = item
+    keep(_SOUND if sound else _UNSOUND, id(item), item, _SOUND_LIMIT)
     return sound
