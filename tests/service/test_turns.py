@@ -2,6 +2,7 @@
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -48,12 +49,19 @@ def test_returns_get_their_turn_in_the_order_they_asked() -> None:
         for name in ("first", "second", "third"):
             threads.append(threading.Thread(target=return_, args=(name,)))
             threads[-1].start()
-            while len(gate._lines["w"].waiting) < len(threads):  # queued: the next may ask
-                time.sleep(0.001)
+            _until(lambda: len(gate._lines["w"].waiting) == len(threads))  # queued: next asks
     for thread in threads:
         thread.join(30)
 
     assert order == ["first", "second", "third"]
+
+
+def _until(done: Callable[[], bool]) -> None:
+    """Wait for ``done`` (a thread reaching the line), failing after a minute, not hanging."""
+    deadline = time.monotonic() + 60
+    while not done():
+        assert time.monotonic() < deadline, "the thread never reached the line"
+        time.sleep(0.001)
 
 
 def test_another_workspace_does_not_wait() -> None:
@@ -108,8 +116,7 @@ def test_a_return_that_stopped_waiting_leaves_the_line(monkeypatch: pytest.Monke
     with gate.take("w"):
         quitter = threading.Thread(target=return_, args=("quitter", gone))
         quitter.start()
-        while not gate._lines["w"].waiting:
-            time.sleep(0.001)
+        _until(lambda: bool(gate._lines["w"].waiting))
         patient = threading.Thread(target=return_, args=("patient", None))
         patient.start()
         gone.set()
