@@ -486,7 +486,7 @@ def main() -> None:
                     print(row(results[-1]), flush=True)
         if not args.json:
             for r in results:
-                if r["cold_peak_mib_per_100k_items"] is not None:
+                if r.get("cold_peak_mib_per_100k_items") is not None:  # not with --ingest-only
                     print(
                         f"{r['backend']}: cold whole return, peak Python memory "
                         f"{r['cold_peak_mib_per_100k_items']:.0f} MiB per 100k items "

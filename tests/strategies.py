@@ -2,7 +2,7 @@
 obligations), or recorded by a real store from histories of every op; and budgets."""
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import strategies as st
@@ -11,8 +11,22 @@ from builders import context, item, obligation, revoke
 from readmit.admission.context import ReturnContext
 from readmit.clock import format_time
 from readmit.errors import InvalidEvent
-from readmit.events import Depart, RecordExperience, ReturnRequest
-from readmit.model import Agent, Item, Scope
+from readmit.events import (
+    Assert,
+    Close,
+    Depart,
+    Event,
+    Evidence,
+    ItemDraft,
+    ObligationDraft,
+    OpenObligation,
+    RecordExperience,
+    Resolve,
+    ReturnRequest,
+    Revoke,
+    Supersede,
+)
+from readmit.model import ANY, Agent, Item, Kind, Scope, Validity
 from readmit.policy import Policy
 from readmit.store.sqlite import SQLiteStore
 from readmit.wire import parse_step
@@ -217,3 +231,89 @@ def stored_contexts(draw: st.DrawFn) -> ReturnContext:
         return replace(store.return_context("ws", request), history=None)
     finally:
         store.close()
+
+
+# Events: with ``texts`` any author could state them (any text, some the edge refuses);
+# with ``names``, only what the edge accepts.
+texts = st.text(st.characters(codec="utf-8"), min_size=1, max_size=20).filter(
+    lambda s: s.strip() != ""
+)
+names = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zs", "Zl", "Zp")),
+    min_size=1,
+    max_size=20,
+)
+_offsets = st.sampled_from(
+    [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8))]
+)
+times = st.builds(
+    lambda at, tz: at.replace(tzinfo=UTC).astimezone(tz),
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),  # noqa: DTZ001
+    _offsets,
+)
+
+
+def _ids(text: st.SearchStrategy[str]) -> st.SearchStrategy[frozenset[str]]:
+    return st.frozensets(text, max_size=3)
+
+
+def _readers(text: st.SearchStrategy[str]) -> st.SearchStrategy[frozenset[str]]:
+    ids = _ids(text)
+    return st.one_of(st.just(frozenset({ANY})), ids.filter(bool), ids.map(lambda s: s | {ANY}))
+
+
+@st.composite
+def validities(draw: st.DrawFn) -> Validity:
+    start = draw(st.none() | times)
+    end = draw(st.none() | times)
+    if start is not None and end is not None and not start < end:
+        return Validity(valid_from=start)
+    return Validity(valid_from=start, valid_to=end)
+
+
+@st.composite
+def obligation_drafts(draw: st.DrawFn, text: st.SearchStrategy[str] = texts) -> ObligationDraft:
+    requires = draw(_ids(text).filter(bool))
+    return ObligationDraft(
+        id=draw(text),
+        text=draw(text),
+        role=draw(text),
+        requires=requires,
+        critical=draw(st.sets(st.sampled_from(sorted(requires))).map(frozenset)),
+        frontier_id=draw(text),
+        frontier_text=draw(text),
+    )
+
+
+@st.composite
+def drafts(draw: st.DrawFn, text: st.SearchStrategy[str] = texts) -> ItemDraft:
+    item_id = draw(text)
+    return ItemDraft(
+        id=item_id,
+        text=draw(text),
+        kind=draw(st.sampled_from([k for k in Kind if k is not Kind.OBLIGATION])),
+        key=draw(st.none() | text),
+        supports=draw(_ids(text)),
+        depends_on=draw(_ids(text).map(lambda s: s - {item_id})),
+        cites=draw(_ids(text)),
+        principals=draw(st.none() | _readers(text)),
+        roles=draw(_readers(text)),
+        task=draw(st.just(ANY) | text),
+        purposes=draw(_readers(text)),
+        validity=draw(validities()),
+        unconfirmed=draw(st.booleans()),
+    )
+
+
+def events(text: st.SearchStrategy[str] = texts) -> st.SearchStrategy[Event]:
+    """Every shared-state op."""
+    t = text
+    return st.one_of(
+        st.builds(Assert, id=t, at=times, author=t, item=drafts(t)),
+        st.builds(Supersede, id=t, at=times, author=t, target=t, item=drafts(t)),
+        st.builds(Revoke, id=t, at=times, author=t, target=t, why=t),
+        st.builds(Close, id=t, at=times, author=t, target=t),
+        st.builds(Evidence, id=t, at=times, author=t, source_id=t, text=t),
+        st.builds(Resolve, id=t, at=times, author=t, target=t),
+        st.builds(OpenObligation, id=t, at=times, author=t, obligation=obligation_drafts(t)),
+    )

@@ -7,7 +7,7 @@ so stored rows and digests are the same as before and readable by the same reade
 """
 
 import json
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
@@ -15,69 +15,15 @@ from hypothesis import strategies as st
 
 from readmit.canonical import canonical_json
 from readmit.errors import InvalidInput
-from readmit.events import Assert, Close, Event, Evidence, ItemDraft, Revoke, Supersede, text_digest
-from readmit.model import ANY, Kind, Validity
+from readmit.events import Assert, Event, ItemDraft, text_digest
 from readmit.store.connection import stamp
 from readmit.store.encoding import encode, item_body, receipt_digest
 from readmit.wire import event_to_wire
 from readmit.wire.codec import item_from_json, item_to_json
-
-_text = st.text(st.characters(codec="utf-8"), min_size=1, max_size=20).filter(
-    lambda s: s.strip() != ""
-)
-_names = st.frozensets(_text, max_size=3)
-_readers = st.one_of(
-    st.just(frozenset({ANY})), _names.filter(bool), _names.map(lambda s: s | {ANY})
-)
-_offsets = st.sampled_from(
-    [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8))]
-)
-_times = st.builds(
-    lambda at, tz: at.replace(tzinfo=UTC).astimezone(tz),
-    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),  # noqa: DTZ001
-    _offsets,
-)
+from strategies import drafts, events, texts
 
 
-@st.composite
-def _validity(draw: st.DrawFn) -> Validity:
-    start = draw(st.none() | _times)
-    end = draw(st.none() | _times)
-    if start is not None and end is not None and not start < end:
-        return Validity(valid_from=start)
-    return Validity(valid_from=start, valid_to=end)
-
-
-@st.composite
-def drafts(draw: st.DrawFn) -> ItemDraft:
-    item_id = draw(_text)
-    return ItemDraft(
-        id=item_id,
-        text=draw(_text),
-        kind=draw(st.sampled_from([k for k in Kind if k is not Kind.OBLIGATION])),
-        key=draw(st.none() | _text),
-        supports=draw(_names),
-        depends_on=draw(_names.map(lambda s: s - {item_id})),
-        cites=draw(_names),
-        principals=draw(st.none() | _readers),
-        roles=draw(_readers),
-        task=draw(st.just(ANY) | _text),
-        purposes=draw(_readers),
-        validity=draw(_validity()),
-        unconfirmed=draw(st.booleans()),
-    )
-
-
-events = st.one_of(
-    st.builds(Assert, id=_text, at=_times, author=_text, item=drafts()),
-    st.builds(Supersede, id=_text, at=_times, author=_text, target=_text, item=drafts()),
-    st.builds(Revoke, id=_text, at=_times, author=_text, target=_text, why=_text),
-    st.builds(Close, id=_text, at=_times, author=_text, target=_text),
-    st.builds(Evidence, id=_text, at=_times, author=_text, source_id=_text, text=_text),
-)
-
-
-@given(events)
+@given(events())
 def test_an_events_log_text_is_its_canonical_wire_json(event: Event) -> None:
     text, stamped, _ = encode(event)
 
@@ -85,7 +31,7 @@ def test_an_events_log_text_is_its_canonical_wire_json(event: Event) -> None:
     assert stamped == stamp(event.at)
 
 
-@given(drafts(), _text, _text, _text, st.integers(min_value=1, max_value=2**62))
+@given(drafts(), texts, texts, texts, st.integers(min_value=1, max_value=2**62))
 def test_an_items_body_and_receipt_are_what_the_materialized_item_gives(
     draft: ItemDraft, event_id: str, author: str, principal: str, epoch: int
 ) -> None:

@@ -7,7 +7,6 @@ them per store and workspace; only committed rows are read here (nothing appends
 and reads the log in one transaction).
 """
 
-import json
 import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
@@ -16,6 +15,7 @@ from readmit.events import Recorded
 from readmit.model import Item
 from readmit.store.connection import Connection
 from readmit.wire.codec import event_from_json, item_from_json
+from readmit.wire.logged import loads
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -25,8 +25,8 @@ LAST_EPOCH = 2**62
 _CACHE_LIMIT = 1_000_000
 """Values kept per cache; past this a cache starts over."""
 _ITEMS_BY = {
-    "id": "SELECT body FROM items WHERE workspace = ? AND id",
-    "key": "SELECT body FROM items WHERE workspace = ? AND key",
+    "id": "SELECT id, body FROM items WHERE workspace = ? AND id",
+    "key": "SELECT id, body FROM items WHERE workspace = ? AND key",
 }
 
 
@@ -178,20 +178,28 @@ _LOG = {
 
 
 def _item(item_id: str, body: str) -> Item:
-    return item_from_json(json.loads(body))
+    return item_from_json(loads(body))
 
 
 def _event(epoch: int, body: str) -> Recorded:
-    return Recorded(epoch=epoch, event=event_from_json(json.loads(body), epoch))
+    return Recorded(epoch=epoch, event=event_from_json(loads(body), epoch))
 
 
-def items_by(db: Connection, workspace: str, column: str, values: list[str]) -> list[Item]:
-    """The items (any status) whose ``column`` (``id`` or ``key``) is one of ``values``."""
-    found: list[Item] = []
+def items_by(
+    db: Connection, cache: BodyCache[str, Item], workspace: str, column: str, values: list[str]
+) -> list[Item]:
+    """The items (any status) whose ``column`` (``id`` or ``key``) is one of ``values``.
+
+    Bodies the cache already decoded are not decoded again.
+    """
+    rows: list[tuple[str, str]] = []
     for start in range(0, len(values), 500):
         chunk = values[start : start + 500]
         marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
-        query = _ITEMS_BY[column] + f" IN ({marks})"
-        rows = db.execute(query, (workspace, *chunk)).fetchall()
-        found += [item_from_json(json.loads(r[0])) for r in rows]
-    return found
+        rows += db.execute(_ITEMS_BY[column] + f" IN ({marks})", (workspace, *chunk)).fetchall()
+    held = cache.get(workspace, [item_id for item_id, _ in rows])
+    if len(held) < len(rows):
+        fresh = {item_id: _item(item_id, body) for item_id, body in rows if item_id not in held}
+        cache.keep(workspace, fresh)
+        held |= fresh
+    return [held[item_id] for item_id, _ in rows]

@@ -300,8 +300,8 @@ class SqlStore:
             r.event.item.key for r in events if isinstance(r.event, Assert) and r.event.item.key
         }
         with self._read() as db:
-            found = items_by(db, workspace, "id", sorted(targets))
-            found += items_by(db, workspace, "key", sorted(keys))
+            found = items_by(db, self._decoded, workspace, "id", sorted(targets))
+            found += items_by(db, self._decoded, workspace, "key", sorted(keys))
         return History(events=events, items=tuple(found))
 
     def events(

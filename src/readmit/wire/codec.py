@@ -1,8 +1,8 @@
 """The store's codec: events, items and obligations as the store writes and reads them.
 
 Trusted data only: what this module writes, and nothing else, is what it reads
-back, so reading does not validate (events are the exception: a stored event is
-read through `readmit.wire.edge`, the one parser of the event format). Times are
+back, so reading does not validate (a stored event of a shape `event_to_wire` does not write
+is read through `readmit.wire.edge`, the one parser of the event format). Times are
 written one way everywhere, RFC 3339 in UTC with a ``Z`` (`readmit.clock.format_time`);
 bodies written before that (``+00:00`` or another offset) read back as the same instants.
 """
@@ -25,6 +25,7 @@ from readmit.events import (
 )
 from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
 from readmit.wire.edge import parse_event
+from readmit.wire.logged import logged_event
 
 
 def _time(value: datetime | None) -> str | None:
@@ -91,8 +92,13 @@ def event_to_wire(event: Event) -> dict[str, Any]:
 
 
 def event_from_json(body: object, epoch: int) -> Event:
-    """Inverse of `event_to_wire`, for an event the store logged at ``epoch``."""
-    return parse_event(body, epoch)
+    """Inverse of `event_to_wire`, for an event the store logged at ``epoch``.
+
+    Read directly when ``body`` has the shape `event_to_wire` writes
+    (`readmit.wire.logged`), else by the edge parser.
+    """
+    event = logged_event(body) if type(body) is dict else None
+    return parse_event(body, epoch) if event is None else event
 
 
 def item_to_json(item: Item) -> dict[str, Any]:
