@@ -104,3 +104,26 @@ def test_a_pause_that_leaves_little_alive_freezes_nothing() -> None:
         _ = [[n] for n in range(2_000)]  # freed before the pause ends
         del _
     assert gc.get_freeze_count() == 0
+
+
+def test_what_a_pause_leaves_alive_is_not_walked_before_it_can_die() -> None:
+    """A return's objects outlive its pause only until the caller drops them."""
+    gc.collect()
+    first = gc.get_threshold()[0]
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with paused():
+            decision = [[n] for n in range(first + 5_000)]  # alive when the pause ends
+        after = [[n] for n in range(first)]  # would have set off a collection of them all
+        assert collections == []
+        del decision, after
+        gc.collect(0)
+        assert gc.get_threshold()[0] == first  # put back by the next collection
+    finally:
+        gc.callbacks.remove(seen)

@@ -54,6 +54,38 @@ def test_what_one_process_writes_the_other_sees_despite_its_caches(
             second.close()
 
 
+def test_a_departure_another_process_records_replaces_the_checkpoint_one_remembers(
+    backend: str, tmp_path: Path
+) -> None:
+    """A checkpoint's items are remembered per checkpoint, never per agent."""
+    with store_url(backend, tmp_path) as url:
+        first, second = open_store(url), open_store(url)
+        try:
+            first.create_workspace("ws", AGENTS)
+            first.append("ws", [fact(1, "a"), fact(2, "b")])
+            first.depart("ws", "A1", T0 + timedelta(minutes=3))
+            request = ReturnRequest(
+                id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p"
+            )
+            before = first.return_context("ws", request)
+            assert before.departure.item_ids == ("a", "b")
+            assert first.return_context("ws", request).items == before.items
+
+            revoke = Revoke(
+                id="e4", at=T0 + timedelta(minutes=4), author="A2", target="a", why="gone"
+            )
+            second.append("ws", [revoke, fact(5, "c")])
+            second.depart("ws", "A1", T0 + timedelta(minutes=6))
+            second.append("ws", [fact(7, "d")])
+
+            after = first.return_context("ws", request)
+            assert after.departure.item_ids == ("b", "c")
+            assert [i.id for i in after.items] == ["b", "c", "d"]
+        finally:
+            first.close()
+            second.close()
+
+
 def test_returns_that_start_together_on_a_cold_cache_decode_each_body_once() -> None:
     """Single flight: the threads that miss wait for the one decoding, then read its values."""
     cache: BodyCache[str, str] = BodyCache()

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
+from readmit.admission.memo import keep
 from readmit.events import Recorded
 from readmit.model import Item
 from readmit.store.connection import Connection
@@ -103,10 +104,60 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
     )
 
 
+class Departures:
+    """Each checkpoint's items, decoded, in D_a's order: a checkpoint never changes.
+
+    Its rows are written once, with the departure, and its items' bodies never change
+    after commit, so every return to the same departure can reuse them (a warm return
+    to a 100k-item checkpoint no longer reads, sorts and looks up 100k ids). Past
+    ``limit`` checkpoints the memo starts over.
+    """
+
+    def __init__(self, limit: int = 64) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[int, tuple[Item, ...]] = {}
+        self.limit = limit
+
+    def items(
+        self, db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int
+    ) -> tuple[Item, ...]:
+        """``checkpoint``'s items, by id."""
+        with self._lock:
+            found = self._items.get(checkpoint)
+        if found is not None:
+            return found
+        ids = sorted(
+            i
+            for (i,) in db.execute(
+                "SELECT item FROM checkpoint_items WHERE checkpoint = ?", (checkpoint,)
+            ).fetchall()
+        )
+        found = tuple(
+            cache.fetch(
+                workspace,
+                ids,
+                lambda: db.execute(
+                    "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
+                    "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ?",
+                    (workspace, checkpoint),
+                ).fetchall(),
+                _item,
+            )
+        )
+        with self._lock:
+            keep(self._items, checkpoint, found, self.limit)
+        return found
+
+
 def context_items(
-    db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int, epoch: int
-) -> tuple[Item, ...]:
-    """D_a's items (those of ``checkpoint``, by id), then those asserted after ``epoch``.
+    db: Connection,
+    cache: BodyCache[str, Item],
+    departures: Departures,
+    workspace: str,
+    checkpoint: int,
+    epoch: int,
+) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
+    """D_a's items (those of ``checkpoint``, by id), and those asserted after ``epoch``.
 
     The later ones in epoch order (an item's epoch is its assert's, one item an epoch).
     The order is the context's, and so the order of a decision's exclusions: it must not
@@ -114,13 +165,8 @@ def context_items(
     Ids sort in Python, by code point: SQLite's order for its primary key, whatever a
     PostgreSQL collation would say.
     """
-    ids = sorted(
-        i
-        for (i,) in db.execute(
-            "SELECT item FROM checkpoint_items WHERE checkpoint = ?", (checkpoint,)
-        ).fetchall()
-    )
-    ids += [
+    kept = departures.items(db, cache, workspace, checkpoint)
+    later = [
         i
         for (i,) in db.execute(
             "SELECT id FROM items WHERE workspace = ? AND epoch > ? ORDER BY epoch",
@@ -129,16 +175,13 @@ def context_items(
     ]
     found = cache.fetch(
         workspace,
-        ids,
+        later,
         lambda: db.execute(
-            "SELECT i.id, i.body FROM checkpoint_items c JOIN items i "
-            "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ? "
-            "UNION ALL SELECT id, body FROM items WHERE workspace = ? AND epoch > ?",
-            (workspace, checkpoint, workspace, epoch),
+            "SELECT id, body FROM items WHERE workspace = ? AND epoch > ?", (workspace, epoch)
         ).fetchall(),
         _item,
     )
-    return tuple(found)
+    return kept, tuple(found)
 
 
 def logged_events(

@@ -45,6 +45,7 @@ from readmit.store.base import DecisionSummary
 from readmit.store.bodies import (
     LAST_EPOCH,
     BodyCache,
+    Departures,
     active_items,
     context_items,
     items_by,
@@ -73,6 +74,7 @@ class SqlStore:
         self._locks_lock = threading.Lock()
         self._decoded: BodyCache[str, Item] = BodyCache()
         self._parsed: BodyCache[int, Recorded] = BodyCache()
+        self._departures = Departures()
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
             migrate(self.conn)
@@ -247,14 +249,17 @@ class SqlStore:
             if row is None:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
-            items = context_items(db, self._decoded, workspace, cp_id, cp_epoch)
+            kept, later = context_items(
+                db, self._decoded, self._departures, workspace, cp_id, cp_epoch
+            )
+            items = kept + later
             standing, screened = verdicts.load(db, workspace, (i.id for i in items))
             departure = Checkpoint(
                 agent=request.agent,
                 epoch=cp_epoch,
                 at=datetime.fromisoformat(row[2]),
                 digest=row[3],
-                item_ids=tuple(i.id for i in items if i.epoch <= cp_epoch),
+                item_ids=tuple(i.id for i in kept),
             )
             delta = self.events(workspace, after_epoch=cp_epoch)
             obligations = absence.open_obligations(db, workspace, who)
