@@ -174,3 +174,12 @@ def test_not_selected_records_stay_right_when_their_table_starts_over(
 
         assert [e.item for e in selection.dropped] == ["m0", "m1", "m2", "m3"]
         assert {e.reason for e in selection.dropped} == {Reason.NOT_SELECTED}
+
+
+@given(st.data())
+def test_newest_first_is_the_relevance_order_when_no_word_is_shared(data: st.DataObject) -> None:
+    """Ties of epoch (one event, several items) fall back to id order, whatever the input."""
+    pool = data.draw(st.permutations(data.draw(items(n_max=30))))
+
+    expected = sorted(pool, key=coverage.relevance(frozenset()))
+    assert list(coverage._newest_first(pool)) == expected
