@@ -13,7 +13,10 @@ Rules, in order of precedence for one item:
 An item's own validity interval is checked by the temporal gate.
 """
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import compress
+from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext
 from readmit.events import WITHDRAWING_OPS, Close, Revoke, Supersede
@@ -31,14 +34,10 @@ def resolve_explicit(
     if not links and not replaced:
         return pool, []
     touched = links.keys() | replaced.keys()
-    kept: list[Item] = []
-    hit: list[Item] = []
-    keep, take = kept.append, hit.append
-    for item in pool:
-        if item.id in touched:
-            take(item)
-        else:
-            keep(item)
+    # One pass in C over the ids: most of a large pool is untouched.
+    marks = list(map(touched.__contains__, map(_ID, pool)))
+    kept = list(compress(pool, map(not_, marks)))
+    hit = compress(pool, marks)
     excluded = []
     for item in hit:
         reason, evidence, detail = links.get(item.id) or replaced[item.id]
@@ -86,11 +85,7 @@ def _same_key_replacements(ctx: ReturnContext, pool: Sequence[Item]) -> dict[str
     The store's items include everything ever replaced; only those this return could admit
     (the pool's) are looked into.
     """
-    first: dict[str, Item] = {}
-    groups: dict[str, list[Item]] = {}  # only keys held by two items or more
-    for item in ctx.items:
-        if item.key is not None and first.setdefault(item.key, item) is not item:
-            groups.setdefault(item.key, [first[item.key]]).append(item)
+    groups = _shared_keys(ctx.items)
     found: dict[str, _Link] = {}
     wanted = _ids_unless_all(pool, ctx.items) if groups else None
     for key, group in groups.items():
@@ -109,6 +104,24 @@ def _same_key_replacements(ctx: ReturnContext, pool: Sequence[Item]) -> dict[str
                     f"replaced by {latest.id} (same key {key!r})",
                 )
     return found
+
+
+def _shared_keys(items: Sequence[Item]) -> dict[str, list[Item]]:
+    """The items of each key that two or more of ``items`` hold, in ``items``' order.
+
+    Counted in C over every item's key; only the few items of a shared key are visited.
+    """
+    keys = list(map(_KEY, items))
+    counts = Counter(keys)
+    shared = {key for key, n in counts.items() if n > 1 and key is not None}
+    groups: dict[str, list[Item]] = {}
+    if shared:
+        for item in compress(items, map(shared.__contains__, keys)):
+            groups.setdefault(item.key, []).append(item)  # type: ignore[arg-type]
+    return groups
+
+
+_ID, _KEY = attrgetter("id"), attrgetter("key")
 
 
 def _ids_unless_all(pool: Sequence[Item], items: tuple[Item, ...]) -> set[str] | None:
