@@ -2,11 +2,14 @@
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Protocol
 
 from readmit.events import Recorded
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
+
+_ID = attrgetter("id")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +91,7 @@ class ReturnContext:
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        by_id = {item.id: item for item in self.items}
+        by_id = dict(zip(map(_ID, self.items), self.items, strict=True))  # in C
         for obligation in self.obligations:
             by_id.setdefault(obligation.item.id, obligation.item)
             by_id.setdefault(obligation.frontier.id, obligation.frontier)

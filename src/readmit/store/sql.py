@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from readmit.admission.context import History, ReturnContext
@@ -55,6 +56,8 @@ from readmit.store.connection import Conflict, Connection, stamp
 from readmit.store.migrations import MIGRATIONS, migrate
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
+
+_ID = attrgetter("id")
 
 
 class SqlStore:
@@ -253,13 +256,13 @@ class SqlStore:
                 db, self._decoded, self._departures, workspace, cp_id, cp_epoch
             )
             items = kept + later
-            standing, screened = verdicts.load(db, workspace, (i.id for i in items))
+            standing, screened = verdicts.load(db, workspace, map(_ID, items))
             departure = Checkpoint(
                 agent=request.agent,
                 epoch=cp_epoch,
                 at=datetime.fromisoformat(row[2]),
                 digest=row[3],
-                item_ids=tuple(i.id for i in kept),
+                item_ids=tuple(map(_ID, kept)),
             )
             delta = self.events(workspace, after_epoch=cp_epoch)
             obligations = absence.open_obligations(db, workspace, who)
