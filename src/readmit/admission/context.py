@@ -6,10 +6,27 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Protocol
 
+from readmit.admission.memo import keep
 from readmit.events import Recorded
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 
 _ID = attrgetter("id")
+_BY_ID: dict[int, tuple[tuple[Item, ...], dict[str, Item]]] = {}
+"""The id index of recent contexts' item tuples, by the tuple's identity (each kept with
+it, so its id is not reused while remembered)."""
+
+
+def _by_id(items: tuple[Item, ...]) -> dict[str, Item]:
+    """``items`` by id, made once per tuple.
+
+    A store hands returns at one epoch the same tuple (`readmit.store.bodies.Departures`),
+    and a 100k-item index costs 30 times its copy.
+    """
+    known = _BY_ID.get(id(items))
+    if known is not None and known[0] is items:
+        return known[1]
+    made = dict(zip(map(_ID, items), items, strict=True))  # in C
+    return keep(_BY_ID, id(items), (items, made), 4)[1]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,7 +108,7 @@ class ReturnContext:
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        by_id = dict(zip(map(_ID, self.items), self.items, strict=True))  # in C
+        by_id = dict(_by_id(self.items))
         for obligation in self.obligations:
             by_id.setdefault(obligation.item.id, obligation.item)
             by_id.setdefault(obligation.frontier.id, obligation.frontier)

@@ -105,18 +105,24 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
 
 
 class Departures:
-    """Each checkpoint's items, decoded, in D_a's order: a checkpoint never changes.
+    """Each checkpoint's items, decoded, in D_a's order, and C's items at each epoch.
 
-    Its rows are written once, with the departure, and its items' bodies never change
-    after commit, so every return to the same departure can reuse them (a warm return
-    to a 100k-item checkpoint no longer reads, sorts and looks up 100k ids). Past
-    ``limit`` checkpoints the memo starts over.
+    A checkpoint's rows are written once, with the departure, and an item's body never
+    changes after commit, so every return to the same departure can reuse them: a warm
+    return to a 100k-item checkpoint no longer reads, sorts and looks up 100k ids. The
+    items asserted up to an epoch are fixed once that epoch is committed (writers of a
+    workspace commit in epoch order), so a return at the same epoch as an earlier one
+    gets the very same tuple of C's items, and what is derived from it alone
+    (`readmit.admission.context.ReturnContext.by_id`, the key groups of explicit
+    invalidation) is derived once. Past its limit each memo starts over.
     """
 
-    def __init__(self, limit: int = 64) -> None:
+    def __init__(self, limit: int = 64, contexts: int = 16) -> None:
         self._lock = threading.Lock()
         self._items: dict[int, tuple[Item, ...]] = {}
+        self._contexts: dict[tuple[int, int], tuple[tuple[Item, ...], tuple[Item, ...]]] = {}
         self.limit = limit
+        self.contexts = contexts
 
     def items(
         self, db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int
@@ -148,40 +154,57 @@ class Departures:
             keep(self._items, checkpoint, found, self.limit)
         return found
 
+    def context(
+        self,
+        db: Connection,
+        cache: BodyCache[str, Item],
+        workspace: str,
+        checkpoint: tuple[int, int],
+        epoch: int,
+    ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
+        """D_a's items (``checkpoint``'s: its id and epoch), and all of C's at ``epoch``.
 
-def context_items(
-    db: Connection,
-    cache: BodyCache[str, Item],
-    departures: Departures,
-    workspace: str,
-    checkpoint: int,
-    epoch: int,
-) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
-    """D_a's items (those of ``checkpoint``, by id), and those asserted after ``epoch``.
-
-    The later ones in epoch order (an item's epoch is its assert's, one item an epoch).
-    The order is the context's, and so the order of a decision's exclusions: it must not
-    depend on the backend or its query plan (PostgreSQL returns rows in no set order).
-    Ids sort in Python, by code point: SQLite's order for its primary key, whatever a
-    PostgreSQL collation would say.
-    """
-    kept = departures.items(db, cache, workspace, checkpoint)
-    later = [
-        i
-        for (i,) in db.execute(
-            "SELECT id FROM items WHERE workspace = ? AND epoch > ? ORDER BY epoch",
-            (workspace, epoch),
-        ).fetchall()
-    ]
-    found = cache.fetch(
-        workspace,
-        later,
-        lambda: db.execute(
-            "SELECT id, body FROM items WHERE workspace = ? AND epoch > ?", (workspace, epoch)
-        ).fetchall(),
-        _item,
-    )
-    return kept, tuple(found)
+        C's items are D_a's, then those asserted after the departure up to ``epoch``, in
+        epoch order (an item's epoch is its assert's, one item an epoch). The order is
+        the context's, and so the order of a decision's exclusions: it must not depend
+        on the backend or its query plan (PostgreSQL returns rows in no set order). Ids
+        sort in Python, by code point: SQLite's order for its primary key, whatever a
+        PostgreSQL collation would say.
+        """
+        cp_id, cp_epoch = checkpoint
+        with self._lock:
+            found = self._contexts.get((cp_id, epoch))
+        if found is not None:
+            return found
+        kept = self.items(db, cache, workspace, cp_id)
+        span = (workspace, cp_epoch, epoch)
+        later = [
+            i
+            for (i,) in db.execute(
+                "SELECT id FROM items WHERE workspace = ? AND epoch > ? AND epoch <= ? "
+                "ORDER BY epoch",
+                span,
+            ).fetchall()
+        ]
+        found = (
+            kept,
+            kept
+            + tuple(
+                cache.fetch(
+                    workspace,
+                    later,
+                    lambda: db.execute(
+                        "SELECT id, body FROM items WHERE workspace = ? AND epoch > ? "
+                        "AND epoch <= ?",
+                        span,
+                    ).fetchall(),
+                    _item,
+                )
+            ),
+        )
+        with self._lock:
+            keep(self._contexts, (cp_id, epoch), found, self.contexts)
+        return found
 
 
 def logged_events(

@@ -48,7 +48,6 @@ from readmit.store.bodies import (
     BodyCache,
     Departures,
     active_items,
-    context_items,
     items_by,
     logged_events,
 )
@@ -252,10 +251,10 @@ class SqlStore:
             if row is None:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
-            kept, later = context_items(
-                db, self._decoded, self._departures, workspace, cp_id, cp_epoch
+            epoch = self._epoch(db, workspace)
+            kept, items = self._departures.context(
+                db, self._decoded, workspace, (cp_id, cp_epoch), epoch
             )
-            items = kept + later
             standing, screened = verdicts.load(db, workspace, map(_ID, items))
             departure = Checkpoint(
                 agent=request.agent,
@@ -268,7 +267,6 @@ class SqlStore:
             obligations = absence.open_obligations(db, workspace, who)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
-            epoch = self._epoch(db, workspace)
         returner = Returner(
             agent=who.id,
             principal=who.principal,

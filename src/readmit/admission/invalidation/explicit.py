@@ -19,6 +19,7 @@ from itertools import compress
 from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.memo import keep
 from readmit.events import WITHDRAWING_OPS, Close, Revoke, Supersede
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
@@ -106,11 +107,15 @@ def _same_key_replacements(ctx: ReturnContext, pool: Sequence[Item]) -> dict[str
     return found
 
 
-def _shared_keys(items: Sequence[Item]) -> dict[str, list[Item]]:
+def _shared_keys(items: tuple[Item, ...]) -> dict[str, list[Item]]:
     """The items of each key that two or more of ``items`` hold, in ``items``' order.
 
     Counted in C over every item's key; only the few items of a shared key are visited.
+    Made once per tuple (returns at one epoch get the same one from the store).
     """
+    known = _GROUPS.get(id(items))
+    if known is not None and known[0] is items:
+        return known[1]
     keys = list(map(_KEY, items))
     counts = Counter(keys)
     shared = {key for key, n in counts.items() if n > 1 and key is not None}
@@ -118,7 +123,11 @@ def _shared_keys(items: Sequence[Item]) -> dict[str, list[Item]]:
     if shared:
         for item in compress(items, map(shared.__contains__, keys)):
             groups.setdefault(item.key, []).append(item)  # type: ignore[arg-type]
-    return groups
+    return keep(_GROUPS, id(items), (items, groups), 4)[1]
+
+
+_GROUPS: dict[int, tuple[tuple[Item, ...], dict[str, list[Item]]]] = {}
+"""`_shared_keys` of recent item tuples, by identity (each kept with its tuple)."""
 
 
 _ID, _KEY = attrgetter("id"), attrgetter("key")
