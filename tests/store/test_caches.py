@@ -124,3 +124,26 @@ def test_a_cache_past_its_limit_starts_over_and_still_answers() -> None:
         "b2",
         "b1",
     ]
+
+
+def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(
+    tmp_path: Path,
+) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    try:
+        store.create_workspace("ws", AGENTS)
+        store.append("ws", [fact(1, "a"), fact(2, "b")])
+        store.depart("ws", "A1", T0 + timedelta(minutes=3))
+        store._departures.limit = 3  # C's two items and D_a's two: past it, start over
+        request = ReturnRequest(
+            id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p"
+        )
+        first = store.return_context("ws", request)
+        store.append("ws", [fact(4, "c")])
+        later = store.return_context("ws", request)
+
+        assert [i.id for i in first.items] == ["a", "b"]
+        assert [i.id for i in later.items] == ["a", "b", "c"]
+        assert store.return_context("ws", request).items is later.items
+    finally:
+        store.close()

@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-from readmit.admission.memo import keep
 from readmit.events import Recorded
 from readmit.model import Item
 from readmit.store.connection import Connection
@@ -114,15 +113,24 @@ class Departures:
     workspace commit in epoch order), so a return at the same epoch as an earlier one
     gets the very same tuple of C's items, and what is derived from it alone
     (`readmit.admission.context.ReturnContext.by_id`, the key groups of explicit
-    invalidation) is derived once. Past its limit each memo starts over.
+    invalidation) is derived once. Both memos start over when the tuples they hold would
+    name more than ``limit`` items in all, the decoded-item cache's own bound.
     """
 
-    def __init__(self, limit: int = 64, contexts: int = 16) -> None:
+    def __init__(self, limit: int = _CACHE_LIMIT) -> None:
         self._lock = threading.Lock()
         self._items: dict[int, tuple[Item, ...]] = {}
         self._contexts: dict[tuple[int, int], tuple[tuple[Item, ...], tuple[Item, ...]]] = {}
+        self._size = 0
         self.limit = limit
-        self.contexts = contexts
+
+    def _held(self, size: int) -> None:
+        """Make room for tuples of ``size`` items (the caller holds the lock)."""
+        if self._size + size > self.limit:
+            self._items.clear()
+            self._contexts.clear()
+            self._size = 0
+        self._size += size
 
     def items(
         self, db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int
@@ -151,7 +159,9 @@ class Departures:
             )
         )
         with self._lock:
-            keep(self._items, checkpoint, found, self.limit)
+            if checkpoint not in self._items:
+                self._held(len(found))
+                self._items[checkpoint] = found
         return found
 
     def context(
@@ -203,7 +213,9 @@ class Departures:
             ),
         )
         with self._lock:
-            keep(self._contexts, (cp_id, epoch), found, self.contexts)
+            if (cp_id, epoch) not in self._contexts:
+                self._held(len(found[1]))
+                self._contexts[cp_id, epoch] = found
         return found
 
 
