@@ -194,6 +194,25 @@ def test_an_item_the_agent_may_not_read_stays_hidden_whatever_excluded_it() -> N
     assert named.isdisjoint({"s1", "s2", "s3", "ev-s1", "ev-s2", "ev-s3", "rv-s1", "ss-s2"})
     assert "s1" not in words
     assert {"s1", "s2", "s3", "ev-s1", "ev-s2"} <= hidden_ids(ctx, decision.exclusions)
+    unsigned = {k: v for k, v in decision.signed.items() if k != "signature"}
+    assert sign_view(unsigned, SIGNER) == decision.signed  # redacted entries signed as shown
+
+
+def test_a_view_listing_remembered_exclusions_is_signed_over_its_canonical_json() -> None:
+    """The second return gets the same exclusion objects, and their remembered JSON."""
+    gone = item("g", "Old pickup point.")
+    ctx = context((C, gone), obligations=(OBL,), delta=(revoke("g", 2),))
+    first = admit(ctx, policy=Policy(), verifier=None, signer=SIGNER)
+    again = admit(ctx, policy=Policy(), verifier=None, signer=SIGNER)
+    assert isinstance(first, Issued)
+    assert isinstance(again, Issued)
+
+    assert again.exclusions == first.exclusions
+    assert all(a is b for a, b in zip(again.exclusions, first.exclusions, strict=True))
+    for decision in (first, again):
+        unsigned = {k: v for k, v in decision.signed.items() if k != "signature"}
+        assert sign_view(unsigned, SIGNER) == decision.signed
+        assert [e["item"] for e in decision.signed["excluded"]] == ["g"]
 
 
 class _OtherKeyVerifies:

@@ -18,7 +18,8 @@ from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage, Selection, measure
 from readmit.admission.entries import entry_digest, item_entry
 from readmit.admission.gates import apply_gates
-from readmit.canonical import canonical_json
+from readmit.admission.memo import keep
+from readmit.canonical import canonical_json, json_string
 from readmit.clock import format_time, parse_time
 from readmit.errors import InvalidInput, ViewRejected
 from readmit.model import Item, Scope
@@ -102,8 +103,11 @@ def _without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
 
 def _draft(
     ctx: ReturnContext, selection: Selection, exclusions: Sequence[Exclusion], policy: Policy
-) -> tuple[dict[str, Any], list[str]]:
-    """The unsigned Return View of the selected set, and each item entry's canonical JSON."""
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The unsigned Return View of the selected set, and its lists' elements as canonical JSON.
+
+    The lists are the item entries (``items``) and the exclusions shown (``excluded``).
+    """
     who = ctx.returner
     entries = [item_entry(item) for item in selection.items]
     view = {
@@ -125,18 +129,40 @@ def _draft(
             "obligations": selection.coverage.obligations,
             "critical": selection.coverage.critical,
         },
-        "excluded": _visible(exclusions, hidden_ids(ctx, exclusions)),
     }
-    return view, [text for _, text in entries]
+    view["excluded"], excluded = _visible(exclusions, hidden_ids(ctx, exclusions))
+    return view, {"items": [text for _, text in entries], "excluded": excluded}
 
 
-def _visible(exclusions: Sequence[Exclusion], hidden: frozenset[str]) -> list[dict[str, Any]]:
-    """`redact` of the exclusions' wire form, each built once."""
-    return [
-        exclusion_json(e) if hidden.isdisjoint(e.evidence) else _without(exclusion_json(e), hidden)
-        for e in exclusions
-        if e.item not in hidden and e.reason is not Reason.NOT_SELECTED
-    ]
+def _visible(
+    exclusions: Sequence[Exclusion], hidden: frozenset[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """`redact` of the exclusions' wire form, each built once, and each one's canonical JSON.
+
+    An exclusion the agent sees whole has its JSON remembered (`_EXCLUDED`): explicit
+    invalidation hands every return the same exclusion of an item for the same link.
+    """
+    shown: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for e in exclusions:
+        if e.item in hidden or e.reason is Reason.NOT_SELECTED:
+            continue
+        entry = exclusion_json(e)
+        if hidden.isdisjoint(e.evidence):
+            known = _EXCLUDED.get(id(e))
+            if known is None or known[0] is not e:
+                known = keep(_EXCLUDED, id(e), (e, canonical_json(entry)), _EXCLUDED_LIMIT)
+            texts.append(known[1])
+        else:
+            entry = _without(entry, hidden)
+            texts.append(canonical_json(entry))
+        shown.append(entry)
+    return shown, texts
+
+
+_EXCLUDED: dict[int, tuple[Exclusion, str]] = {}
+"""Each exclusion's canonical JSON, by identity (the exclusion is kept with it)."""
+_EXCLUDED_LIMIT = 1 << 17
 
 
 def _expiry(at: datetime, policy: Policy) -> datetime:
@@ -152,18 +178,22 @@ def _unsigned(view: Mapping[str, Any]) -> bytes:
     return canonical_json({k: v for k, v in view.items() if k != "signature"}).encode("utf-8")
 
 
-def _joined(view: Mapping[str, Any], items: Sequence[str]) -> bytes:
-    """`_unsigned` of an unsigned ``view`` whose entries' canonical JSON is ``items``, in order.
+def _joined(view: Mapping[str, Any], lists: Mapping[str, Sequence[str]]) -> bytes:
+    """`_unsigned` of an unsigned ``view``, given some of its lists as their elements' JSON.
 
-    The rest of the view is serialized around them: the entries hold the items' texts,
-    most of a view's bytes, and `item_entry` remembers each one's JSON.
+    ``lists`` maps a key of ``view`` to the canonical JSON of each element of its list, in
+    order; the rest of the view is serialized around them. The item entries hold the
+    items' texts, most of a view's bytes, and `item_entry` remembers each one's JSON; a
+    busy workspace's view lists thousands of exclusions, whose JSON `_visible` remembers.
     """
-    rest = (
-        canonical_json({k: v for k, v in view.items() if k < "items"})[1:-1],
-        f'"items":[{",".join(items)}]',
-        canonical_json({k: v for k, v in view.items() if k > "items"})[1:-1],
-    )
-    return ("{" + ",".join(part for part in rest if part) + "}").encode("utf-8")
+    parts = [
+        json_string(key)
+        + ":"
+        + ("[" + ",".join(lists[key]) + "]" if key in lists else canonical_json(view[key]))
+        for key in sorted(view)
+        if key != "signature"
+    ]
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
 
 
 def sign_view(view: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
@@ -265,8 +295,8 @@ def issue(
     Raises:
         ViewRejected: if the signature or any other check of `expose` fails.
     """
-    view, items = _draft(ctx, selection, exclusions, policy)
-    payload = _joined(view, items)
+    view, lists = _draft(ctx, selection, exclusions, policy)
+    payload = _joined(view, lists)
     return _expose(_signed(view, signer, payload), ctx, signer, policy, payload)
 
 

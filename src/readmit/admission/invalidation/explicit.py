@@ -39,18 +39,32 @@ def resolve_explicit(
     marks = list(map(touched.__contains__, map(_ID, pool)))
     kept = list(compress(pool, map(not_, marks)))
     hit = compress(pool, marks)
-    excluded = []
-    for item in hit:
-        reason, evidence, detail = links.get(item.id) or replaced[item.id]
-        excluded.append(
-            Exclusion(
-                item=item.id, reason=reason, stage=Stage.EXPLICIT, evidence=evidence, detail=detail
-            )
-        )
+    excluded = [_EXCLUSIONS[item.id, links.get(item.id) or replaced[item.id]] for item in hit]
     return kept, excluded
 
 
 _Link = tuple[Reason, tuple[str, ...], str]
+
+
+class _Exclusions(dict[tuple[str, _Link], Exclusion]):
+    """The exclusion of an item for a link, made on first use.
+
+    A link stays in Δ from one return to the next, and an exclusion is an immutable
+    value: each return after the first gets the same one, and the view's JSON of it is
+    remembered with it (`readmit.admission.view`).
+    """
+
+    LIMIT = 1 << 17
+
+    def __missing__(self, key: tuple[str, _Link]) -> Exclusion:
+        item, (reason, evidence, detail) = key
+        made = Exclusion(
+            item=item, reason=reason, stage=Stage.EXPLICIT, evidence=evidence, detail=detail
+        )
+        return keep(self, key, made, self.LIMIT)
+
+
+_EXCLUSIONS = _Exclusions()
 
 
 def _links(ctx: ReturnContext) -> dict[str, _Link]:
