@@ -23,8 +23,11 @@ cycle, and no later collection need walk them again (at 100k items, in a scratch
 script, warm returns' p50 went from 737 / 913 to 632 / 656 ms). Reference counting
 still frees them when a cache lets them go. Whatever else is alive at that moment is
 frozen with them: a reference cycle among it is never collected (``gc.unfreeze()``
-puts everything back). A server process also sets its collector up once
-(`tune_for_server`).
+puts everything back). A pause that leaves fewer alive, but more than the first
+threshold (a warm return's context, decision and record, which its caller is about to
+drop), raises that threshold above them until the next collection (`_defer_young`), so
+no collection walks them at the pause's end. A server process also sets its collector
+up once (`tune_for_server`).
 """
 
 import gc
