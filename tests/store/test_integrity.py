@@ -65,3 +65,25 @@ def test_a_store_missing_a_migration_fails_its_check(backend: str, tmp_path: Pat
             store.check()
 
         store.close()
+
+
+def test_decision_bodies_are_compressed_with_lz4_where_postgresql_has_it(
+    backend: str, tmp_path: Path
+) -> None:
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        try:
+            if backend == "sqlite":
+                pytest.skip("SQLite stores bodies uncompressed")
+            has_lz4 = store.conn.execute(
+                "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+                "AND 'lz4' = ANY(enumvals)"
+            ).fetchone()
+            method = store.conn.execute(
+                "SELECT attcompression FROM pg_attribute "
+                "WHERE attrelid = 'decisions'::regclass AND attname = 'body'"
+            ).fetchone()
+            assert method is not None
+            assert method[0] == ("l" if has_lz4 else "")
+        finally:
+            store.close()
