@@ -134,7 +134,7 @@ def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(
         store.create_workspace("ws", AGENTS)
         store.append("ws", [fact(1, "a"), fact(2, "b")])
         store.depart("ws", "A1", T0 + timedelta(minutes=3))
-        store._departures.limit = 3  # C's two items and D_a's two: past it, start over
+        store._departures.limit = 4  # D_a's two items and C's two; C's three start over
         request = ReturnRequest(
             id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p"
         )
@@ -145,5 +145,6 @@ def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(
         assert [i.id for i in first.items] == ["a", "b"]
         assert [i.id for i in later.items] == ["a", "b", "c"]
         assert store.return_context("ws", request).items is later.items
+        assert store._departures._size <= 4
     finally:
         store.close()

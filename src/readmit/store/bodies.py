@@ -104,16 +104,16 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
 
 
 class Departures:
-    """Each checkpoint's items, decoded, in D_a's order, and C's items at each epoch.
+    """Each checkpoint's items, decoded, in D_a's order, and C's items and Δ at each epoch.
 
     A checkpoint's rows are written once, with the departure, and an item's body never
     changes after commit, so every return to the same departure can reuse them: a warm
     return to a 100k-item checkpoint no longer reads, sorts and looks up 100k ids. The
     items asserted up to an epoch are fixed once that epoch is committed (writers of a
     workspace commit in epoch order), so a return at the same epoch as an earlier one
-    gets the very same tuple of C's items, and what is derived from it alone
-    (`readmit.admission.context.ReturnContext.by_id`, the key groups of explicit
-    invalidation) is derived once. Both memos start over when the tuples they hold would
+    gets the very same tuples of C's items and of Δ, and what is derived from them alone
+    (`readmit.admission.context.ReturnContext.by_id`, explicit invalidation's split of
+    C's items) is derived once. Both memos start over when the tuples they hold would
     name more than ``limit`` items in all, the decoded-item cache's own bound.
     """
 
@@ -121,6 +121,7 @@ class Departures:
         self._lock = threading.Lock()
         self._items: dict[int, tuple[Item, ...]] = {}
         self._contexts: dict[tuple[int, int], tuple[tuple[Item, ...], tuple[Item, ...]]] = {}
+        self._deltas: dict[tuple[str, int, int], tuple[Recorded, ...]] = {}
         self._size = 0
         self.limit = limit
 
@@ -129,6 +130,7 @@ class Departures:
         if self._size + size > self.limit:
             self._items.clear()
             self._contexts.clear()
+            self._deltas.clear()
             self._size = 0
         self._size += size
 
@@ -216,6 +218,26 @@ class Departures:
             if (cp_id, epoch) not in self._contexts:
                 self._held(len(found[1]))
                 self._contexts[cp_id, epoch] = found
+        return found
+
+    def delta(
+        self, db: Connection, cache: BodyCache[int, Recorded], workspace: str, span: range
+    ) -> tuple[Recorded, ...]:
+        """Δ: the events of epochs ``span`` (after the departure, up to a committed epoch).
+
+        Fixed once its last epoch is committed, like C's items: returns at one epoch get
+        the same tuple.
+        """
+        key = (workspace, span.start, span.stop)
+        with self._lock:
+            found = self._deltas.get(key)
+        if found is not None:
+            return found
+        found = tuple(logged_events(db, cache, workspace, span.start - 1, span.stop - 1))
+        with self._lock:
+            if key not in self._deltas:
+                self._held(len(found))
+                self._deltas[key] = found
         return found
 
 

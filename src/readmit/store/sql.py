@@ -263,7 +263,9 @@ class SqlStore:
                 digest=row[3],
                 item_ids=tuple(map(_ID, kept)),
             )
-            delta = self.events(workspace, after_epoch=cp_epoch)
+            delta = self._departures.delta(
+                db, self._parsed, workspace, range(cp_epoch + 1, epoch + 1)
+            )
             obligations = absence.open_obligations(db, workspace, who)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
@@ -282,7 +284,7 @@ class SqlStore:
             departure=departure,
             epoch=epoch,
             items=items,
-            delta=tuple(delta),
+            delta=delta,
             obligations=obligations,
             evidence=evidence,
             experiences=experiences,

@@ -13,15 +13,17 @@ Rules, in order of precedence for one item:
 An item's own validity interval is checked by the temporal gate.
 """
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from itertools import compress
 from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.memo import keep
-from readmit.events import WITHDRAWING_OPS, Close, Revoke, Supersede
-from readmit.model import Item
+from readmit.events import WITHDRAWING_OPS, Close, Recorded, Revoke, Supersede
+from readmit.model import Agent, Item
 from readmit.reasons import Exclusion, Reason, Stage
 
 
@@ -30,8 +32,23 @@ def resolve_explicit(
 ) -> tuple[list[Item], list[Exclusion]]:
     """Split ``pool`` into items no lifecycle link touches and the exclusions of the rest."""
     pool = list(pool)
-    links = _links(ctx)
-    replaced = _same_key_replacements(ctx, pool)
+    if _ids_unless_all(pool, ctx.items) is not None:
+        return _resolved(pool, _links(ctx), _same_key_replacements(ctx, pool))
+    # The pool is C's items, then the obligations' (what `capture` makes): C's part is
+    # split as at the last return with the same items, Δ, agents and closings in force.
+    n = len(ctx.items)
+    links, replaced, kept, excluded = _of_items(ctx)
+    tail_kept, tail_excluded = _resolved(pool[n:], links, replaced)
+    return [*kept, *tail_kept], [*excluded, *tail_excluded]
+
+
+_Split = tuple[dict[str, "_Link"], dict[str, "_Link"], list[Item], list[Exclusion]]
+
+
+def _resolved(
+    pool: list[Item], links: dict[str, "_Link"], replaced: dict[str, "_Link"]
+) -> tuple[list[Item], list[Exclusion]]:
+    """``pool`` split by ``links`` and same-key ``replaced`` items."""
     if not links and not replaced:
         return pool, []
     touched = links.keys() | replaced.keys()
@@ -41,6 +58,45 @@ def resolve_explicit(
     hit = compress(pool, marks)
     excluded = [_EXCLUSIONS[item.id, links.get(item.id) or replaced[item.id]] for item in hit]
     return kept, excluded
+
+
+def _of_items(ctx: ReturnContext) -> _Split:
+    """`_resolved` of C's items, with its links, made once per inputs.
+
+    The split is a function of C's items, Δ, the agents (who may replace what) and which
+    of Δ's closings are in force at the return's time. A store hands every return at one
+    epoch the same tuples of items and of Δ (`readmit.store.bodies.Departures`).
+    """
+    closings = _closings(ctx.delta)
+    in_force = bisect_right(closings, ctx.returner.at)
+    key = (id(ctx.items), id(ctx.delta), frozenset(ctx.agents.items()), in_force)
+    known = _SPLITS.get(key)
+    if known is not None and known[0] is ctx.items and known[1] is ctx.delta:
+        return known[2]
+    items = list(ctx.items)
+    links = _links(ctx)
+    replaced = _same_key_replacements(ctx, items)
+    made: _Split = (links, replaced, *_resolved(items, links, replaced))
+    return keep(_SPLITS, key, (ctx.items, ctx.delta, made), 4)[2]
+
+
+_SPLITS: dict[
+    tuple[int, int, frozenset[tuple[str, Agent]], int],
+    tuple[tuple[Item, ...], tuple[Recorded, ...], _Split],
+] = {}
+"""`_of_items` of recent contexts, by the identity of their items and Δ (kept with it)."""
+
+
+def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
+    """The times of Δ's closings, in order (the log's times never go backwards)."""
+    known = _CLOSINGS.get(id(delta))
+    if known is not None and known[0] is delta:
+        return known[1]
+    times = sorted(r.event.at for r in delta if isinstance(r.event, Close))
+    return keep(_CLOSINGS, id(delta), (delta, times), 4)[1]
+
+
+_CLOSINGS: dict[int, tuple[tuple[Recorded, ...], list[datetime]]] = {}
 
 
 _Link = tuple[Reason, tuple[str, ...], str]
