@@ -1,6 +1,8 @@
 """A decision as JSON: what ``replay --json`` prints and the audit log keeps."""
 
 from collections.abc import Mapping, Sequence
+from itertools import compress, repeat
+from operator import attrgetter, is_, not_
 from typing import Any
 
 from readmit.admission.context import ReturnContext
@@ -12,6 +14,8 @@ from readmit.clock import format_time
 from readmit.model import Experience
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, MemoryReason, Reason
+
+_REASON, _ITEM = attrgetter("reason"), attrgetter("item")
 
 
 def decision_json(
@@ -35,14 +39,10 @@ def decision_json(
     else:
         items, selected, readmitted, view = (), decision.selected, (), None
     thresholds = {} if policy is None else {"thresholds": thresholds_json(policy)}
-    # Nearly every candidate of a large workspace is not_selected: walk them once.
-    decided: list[Exclusion] = []
-    not_selected: list[str] = []
-    for e in decision.exclusions:
-        if e.reason is Reason.NOT_SELECTED:
-            not_selected.append(e.item)
-        else:
-            decided.append(e)
+    # Nearly every candidate of a large workspace is not_selected: split them in C.
+    marks = list(map(is_, map(_REASON, decision.exclusions), repeat(Reason.NOT_SELECTED)))
+    decided = list(compress(decision.exclusions, map(not_, marks)))
+    not_selected = list(compress(map(_ITEM, decision.exclusions), marks))
     return {
         "workspace": ctx.workspace,
         "cycle": ctx.cycle,

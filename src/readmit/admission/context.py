@@ -16,8 +16,8 @@ _BY_ID: dict[int, tuple[tuple[Item, ...], dict[str, Item]]] = {}
 it, so its id is not reused while remembered)."""
 
 
-def _by_id(items: tuple[Item, ...]) -> dict[str, Item]:
-    """``items`` by id, made once per tuple.
+def items_by_id(items: tuple[Item, ...]) -> Mapping[str, Item]:
+    """``items`` by id, made once per tuple (not to be changed: copy it to add to it).
 
     A store hands returns at one epoch the same tuple (`readmit.store.bodies.Departures`),
     and a 100k-item index costs 30 times its copy.
@@ -108,7 +108,7 @@ class ReturnContext:
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        by_id = dict(_by_id(self.items))
+        by_id = dict(items_by_id(self.items))
         for obligation in self.obligations:
             by_id.setdefault(obligation.item.id, obligation.item)
             by_id.setdefault(obligation.frontier.id, obligation.frontier)

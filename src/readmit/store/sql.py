@@ -25,7 +25,7 @@ from functools import partial
 from operator import attrgetter
 from typing import Any
 
-from readmit.admission.context import History, ReturnContext
+from readmit.admission.context import History, ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.screening import Judgment
 from readmit.collector import paused
@@ -226,7 +226,7 @@ class SqlStore:
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
             active = active_items(db, self._decoded, workspace)
-            standing, _ = verdicts.load(db, workspace, (i.id for i in active))
+            standing, _ = verdicts.load(db, workspace, set(map(_ID, active)))
             made = absence.checkpoint(who, active, standing.keys(), self._epoch(db, workspace), at)
             absence.insert_checkpoint(db, workspace, made)
         return made
@@ -255,7 +255,7 @@ class SqlStore:
             kept, items = self._departures.context(
                 db, self._decoded, workspace, (cp_id, cp_epoch), epoch
             )
-            standing, screened = verdicts.load(db, workspace, map(_ID, items))
+            standing, screened = verdicts.load(db, workspace, items_by_id(items))
             departure = Checkpoint(
                 agent=request.agent,
                 epoch=cp_epoch,

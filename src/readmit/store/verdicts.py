@@ -23,7 +23,7 @@ against by the same verifier.
 """
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container
 
 from readmit.admission.context import Standing
 from readmit.admission.invalidation.screening import ANY_VERIFIER, Judgment
@@ -210,14 +210,14 @@ def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
 
 
 def load(
-    db: Connection, workspace: str, items: Iterable[str]
+    db: Connection, workspace: str, wanted: Container[str]
 ) -> tuple[dict[str, Standing], dict[str, dict[str, int]]]:
-    """The standing verdicts of ``items`` and their screening watermarks, by verifier.
+    """The standing verdicts of the items ``wanted`` holds, and their screening watermarks.
 
-    A lapsed verdict is left out, and its item gets a floor under `ANY_VERIFIER`:
-    it is screened again only against what came after the restoring event.
+    Watermarks are by verifier. A lapsed verdict is left out, and its item gets a floor
+    under `ANY_VERIFIER`: it is screened again only against what came after the
+    restoring event.
     """
-    wanted = set(items)
     standing: dict[str, Standing] = {}
     screened: dict[str, dict[str, int]] = {}
     rows = [
