@@ -8,25 +8,24 @@ a verdict when something restores its premise (see `readmit.store.verdicts`).
 """
 
 from collections.abc import Iterable
+from itertools import compress
+from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext, Standing
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
+
+_ID = attrgetter("id")
 
 
 def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclusion]]:
     """Split ``pool`` into items no standing verdict covers and the exclusions of the rest."""
     if not ctx.standing:
         return list(pool), []
-    kept: list[Item] = []
-    verdicts: list[Standing] = []
-    keep, standing = kept.append, ctx.standing.get
-    for item in pool:
-        verdict = standing(item.id)
-        if verdict is None:
-            keep(item)
-        else:
-            verdicts.append(verdict)
+    pool = list(pool)
+    marks = list(map(ctx.standing.__contains__, map(_ID, pool)))  # in C: most have none
+    kept = list(compress(pool, map(not_, marks)))
+    verdicts = [ctx.standing[item.id] for item in compress(pool, marks)]
     if not verdicts:
         return kept, []
     known = {r.event.id for r in ctx.delta}  # most verdicts cite a later event, in Δ
