@@ -113,8 +113,8 @@ class Departures:
     workspace commit in epoch order), so a return at the same epoch as an earlier one
     gets the very same tuples of C's items and of Δ, and what is derived from them alone
     (`readmit.admission.context.ReturnContext.by_id`, explicit invalidation's split of
-    C's items) is derived once. Both memos start over when the tuples they hold would
-    name more than ``limit`` items in all, the decoded-item cache's own bound.
+    C's items) is derived once. The memos start over when the tuples they hold would name
+    more than ``limit`` items and events in all, the decoded-item cache's own bound.
     """
 
     def __init__(self, limit: int = _CACHE_LIMIT) -> None:
