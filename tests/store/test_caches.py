@@ -4,7 +4,9 @@ other has since changed (an item's status, the log, the checkpoints)."""
 
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
 from readmit.model import Agent
 from readmit.store import open_store
 from readmit.store.bodies import BodyCache
+from readmit.store.sql import SqlStore
 
 AGENTS = [Agent(id="A1", principal="p", role="ops"), Agent(id="A2", principal="p", role="dev")]
 
@@ -23,67 +26,61 @@ def fact(n: int, item: str, key: str | None = None) -> Assert:
     return Assert(id=f"e{n}", at=T0 + timedelta(minutes=n), author="A2", item=draft)
 
 
-def test_what_one_process_writes_the_other_sees_despite_its_caches(
-    backend: str, tmp_path: Path
-) -> None:
+REQUEST = ReturnRequest(id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p")
+
+
+@contextmanager
+def two_processes(backend: str, tmp_path: Path) -> Iterator[tuple[SqlStore, SqlStore]]:
+    """Two stores over one database, each with caches of its own, and workspace ``ws``."""
     with store_url(backend, tmp_path) as url:
         first, second = open_store(url), open_store(url)
         try:
             first.create_workspace("ws", AGENTS)
-            first.append("ws", [fact(1, "a", key="k"), fact(2, "b"), fact(3, "c")])
-            first.depart("ws", "A1", T0 + timedelta(minutes=4))
-            request = ReturnRequest(
-                id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p"
-            )
-            warmed = first.return_context("ws", request)  # decodes and parses into `first`
-            assert {i.id for i in first.visible_state("ws", "A1")} == {"a", "b", "c"}
-
-            revoke = Revoke(
-                id="e5", at=T0 + timedelta(minutes=5), author="A2", target="b", why="gone"
-            )
-            second.append("ws", [revoke, fact(6, "a2", key="k")])
-
-            assert {i.id for i in first.visible_state("ws", "A1")} == {"c", "a2"}
-            again = first.return_context("ws", request)
-            assert [r.event.id for r in again.delta] == ["e5", "e6"]
-            assert again.epoch == warmed.epoch + 2
-            checkpoint = first.depart("ws", "A1", T0 + timedelta(minutes=7))
-            assert checkpoint.item_ids == ("a2", "c")
+            yield first, second
         finally:
             first.close()
             second.close()
+
+
+def test_what_one_process_writes_the_other_sees_despite_its_caches(
+    backend: str, tmp_path: Path
+) -> None:
+    with two_processes(backend, tmp_path) as (first, second):
+        first.append("ws", [fact(1, "a", key="k"), fact(2, "b"), fact(3, "c")])
+        first.depart("ws", "A1", T0 + timedelta(minutes=4))
+        warmed = first.return_context("ws", REQUEST)  # decodes and parses into `first`
+        assert {i.id for i in first.visible_state("ws", "A1")} == {"a", "b", "c"}
+
+        revoke = Revoke(id="e5", at=T0 + timedelta(minutes=5), author="A2", target="b", why="gone")
+        second.append("ws", [revoke, fact(6, "a2", key="k")])
+
+        assert {i.id for i in first.visible_state("ws", "A1")} == {"c", "a2"}
+        again = first.return_context("ws", REQUEST)
+        assert [r.event.id for r in again.delta] == ["e5", "e6"]
+        assert again.epoch == warmed.epoch + 2
+        checkpoint = first.depart("ws", "A1", T0 + timedelta(minutes=7))
+        assert checkpoint.item_ids == ("a2", "c")
 
 
 def test_a_departure_another_process_records_replaces_the_checkpoint_one_remembers(
     backend: str, tmp_path: Path
 ) -> None:
     """A checkpoint's items are remembered per checkpoint, never per agent."""
-    with store_url(backend, tmp_path) as url:
-        first, second = open_store(url), open_store(url)
-        try:
-            first.create_workspace("ws", AGENTS)
-            first.append("ws", [fact(1, "a"), fact(2, "b")])
-            first.depart("ws", "A1", T0 + timedelta(minutes=3))
-            request = ReturnRequest(
-                id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p"
-            )
-            before = first.return_context("ws", request)
-            assert before.departure.item_ids == ("a", "b")
-            assert first.return_context("ws", request).items is before.items  # same epoch
+    with two_processes(backend, tmp_path) as (first, second):
+        first.append("ws", [fact(1, "a"), fact(2, "b")])
+        first.depart("ws", "A1", T0 + timedelta(minutes=3))
+        before = first.return_context("ws", REQUEST)
+        assert before.departure.item_ids == ("a", "b")
+        assert first.return_context("ws", REQUEST).items is before.items  # same epoch
 
-            revoke = Revoke(
-                id="e4", at=T0 + timedelta(minutes=4), author="A2", target="a", why="gone"
-            )
-            second.append("ws", [revoke, fact(5, "c")])
-            second.depart("ws", "A1", T0 + timedelta(minutes=6))
-            second.append("ws", [fact(7, "d")])
+        revoke = Revoke(id="e4", at=T0 + timedelta(minutes=4), author="A2", target="a", why="gone")
+        second.append("ws", [revoke, fact(5, "c")])
+        second.depart("ws", "A1", T0 + timedelta(minutes=6))
+        second.append("ws", [fact(7, "d")])
 
-            after = first.return_context("ws", request)
-            assert after.departure.item_ids == ("b", "c")
-            assert [i.id for i in after.items] == ["b", "c", "d"]
-        finally:
-            first.close()
-            second.close()
+        after = first.return_context("ws", REQUEST)
+        assert after.departure.item_ids == ("b", "c")
+        assert [i.id for i in after.items] == ["b", "c", "d"]
 
 
 def test_returns_that_start_together_on_a_cold_cache_decode_each_body_once() -> None:
@@ -129,22 +126,15 @@ def test_a_cache_past_its_limit_starts_over_and_still_answers() -> None:
 def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(
     tmp_path: Path,
 ) -> None:
-    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
-    try:
-        store.create_workspace("ws", AGENTS)
+    with two_processes("sqlite", tmp_path) as (store, _):
         store.append("ws", [fact(1, "a"), fact(2, "b")])
         store.depart("ws", "A1", T0 + timedelta(minutes=3))
         store._departures.limit = 4  # D_a's two items and C's two; C's three start over
-        request = ReturnRequest(
-            id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p"
-        )
-        first = store.return_context("ws", request)
+        first = store.return_context("ws", REQUEST)
         store.append("ws", [fact(4, "c")])
-        later = store.return_context("ws", request)
+        later = store.return_context("ws", REQUEST)
 
         assert [i.id for i in first.items] == ["a", "b"]
         assert [i.id for i in later.items] == ["a", "b", "c"]
-        assert store.return_context("ws", request).items is later.items
+        assert store.return_context("ws", REQUEST).items is later.items
         assert store._departures._size <= 4
-    finally:
-        store.close()
