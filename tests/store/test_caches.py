@@ -138,3 +138,24 @@ def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(
         assert [i.id for i in later.items] == ["a", "b", "c"]
         assert store.return_context("ws", REQUEST).items is later.items
         assert store._departures._size <= 4
+
+
+def test_returns_at_later_epochs_read_only_what_came_since_and_see_all_of_it(
+    backend: str, tmp_path: Path
+) -> None:
+    """One process extends what it remembered; the other reads the same from scratch."""
+    with two_processes(backend, tmp_path) as (first, second):
+        first.append("ws", [fact(1, "a", key="k"), fact(2, "b")])
+        first.depart("ws", "A1", T0 + timedelta(minutes=3))
+        for n in range(4, 10, 2):
+            first.return_context("ws", REQUEST)
+            at = T0 + timedelta(minutes=n)
+            revoke = Revoke(id=f"r{n}", at=at, author="A2", target="b", why="gone")
+            second.append("ws", [revoke] if n == 6 else [fact(n, f"x{n}", key="k")])
+            second.append("ws", [fact(n + 1, f"y{n}")])
+
+        extended, fresh = (s.return_context("ws", REQUEST) for s in (first, second))
+        assert [i.id for i in extended.items] == [i.id for i in fresh.items]
+        assert [i.id for i in extended.items] == ["a", "b", "x4", "y4", "y6", "x8", "y8"]
+        assert [r.epoch for r in extended.delta] == [r.epoch for r in fresh.delta]
+        assert [r.event.id for r in extended.delta] == ["e4", "e5", "r6", "e7", "e8", "e9"]

@@ -176,20 +176,25 @@ class Departures:
     ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
         """D_a's items (``checkpoint``'s: its id and epoch), and all of C's at ``epoch``.
 
-        C's items are D_a's, then those asserted after the departure up to ``epoch``, in
-        epoch order (an item's epoch is its assert's, one item an epoch). The order is
-        the context's, and so the order of a decision's exclusions: it must not depend
-        on the backend or its query plan (PostgreSQL returns rows in no set order). Ids
-        sort in Python, by code point: SQLite's order for its primary key, whatever a
-        PostgreSQL collation would say.
+        C's items are D_a's, then those asserted after the departure up to ``epoch`` (only
+        those since the latest epoch remembered are read), in epoch order (an item's epoch
+        is its assert's, one item an epoch). The order is the context's, and so the order
+        of a decision's exclusions: it must not depend on the backend or its query plan
+        (PostgreSQL returns rows in no set order). Ids sort in Python, by code point:
+        SQLite's order for its primary key, whatever a PostgreSQL collation would say.
         """
         cp_id, cp_epoch = checkpoint
         with self._lock:
             found = self._contexts.get((cp_id, epoch))
+            # Else the latest epoch of this checkpoint remembered below ``epoch``: only the
+            # items asserted since are read, and appended to its tuple.
+            since = max((e for c, e in self._contexts if c == cp_id and e < epoch), default=None)
+            base = None if since is None else self._contexts[cp_id, since]
         if found is not None:
             return found
-        kept = self.items(db, cache, workspace, cp_id)
-        span = (workspace, cp_epoch, epoch)
+        if base is None:
+            base = (self.items(db, cache, workspace, cp_id),) * 2
+        span = (workspace, cp_epoch if since is None else since, epoch)
         later = [
             i
             for (i,) in db.execute(
@@ -199,8 +204,8 @@ class Departures:
             ).fetchall()
         ]
         found = (
-            kept,
-            kept
+            base[0],
+            base[1]
             + tuple(
                 cache.fetch(
                     workspace,
@@ -216,6 +221,9 @@ class Departures:
         )
         with self._lock:
             if (cp_id, epoch) not in self._contexts:
+                if since is not None and (cp_id, since) in self._contexts:
+                    del self._contexts[cp_id, since]  # returns move on to later epochs
+                    self._size -= len(base[1])
                 self._held(len(found[1]))
                 self._contexts[cp_id, epoch] = found
         return found
@@ -226,16 +234,25 @@ class Departures:
         """Δ: the events of epochs ``span`` (after the departure, up to a committed epoch).
 
         Fixed once its last epoch is committed, like C's items: returns at one epoch get
-        the same tuple.
+        the same tuple, and a return at a later epoch reads only the events since.
         """
         key = (workspace, span.start, span.stop)
         with self._lock:
             found = self._deltas.get(key)
+            # Else the longest remembered Δ from the same departure: only what follows it
+            # is read, and appended to it.
+            stop = max(
+                (k[2] for k in self._deltas if k[:2] == key[:2] and k[2] < span.stop),
+                default=span.start,
+            )
+            base = self._deltas.get((workspace, span.start, stop), ())
         if found is not None:
             return found
-        found = tuple(logged_events(db, cache, workspace, span.start - 1, span.stop - 1))
+        found = base + tuple(logged_events(db, cache, workspace, stop - 1, span.stop - 1))
         with self._lock:
             if key not in self._deltas:
+                if self._deltas.pop((workspace, span.start, stop), None) is not None:
+                    self._size -= len(base)  # returns move on to later epochs
                 self._held(len(found))
                 self._deltas[key] = found
         return found
