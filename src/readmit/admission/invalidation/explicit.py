@@ -181,23 +181,13 @@ def _shared_keys(items: tuple[Item, ...]) -> dict[str, list[Item]]:
     """The items of each key that two or more of ``items`` hold, in ``items``' order.
 
     Counted in C over every item's key; only the few items of a shared key are visited.
-    Made once per tuple (returns at one epoch get the same one from the store).
     """
-    known = _GROUPS.get(id(items))
-    if known is not None and known[0] is items:
-        return known[1]
     keys = list(map(_KEY, items))
-    counts = Counter(keys)
-    shared = {key for key, n in counts.items() if n > 1 and key is not None}
+    shared = {key for key, n in Counter(keys).items() if n > 1 and key is not None}
     groups: dict[str, list[Item]] = {}
-    if shared:
-        for item in compress(items, map(shared.__contains__, keys)):
-            groups.setdefault(item.key, []).append(item)  # type: ignore[arg-type]
-    return keep(_GROUPS, id(items), (items, groups), 4)[1]
-
-
-_GROUPS: dict[int, tuple[tuple[Item, ...], dict[str, list[Item]]]] = {}
-"""`_shared_keys` of recent item tuples, by identity (each kept with its tuple)."""
+    for item in compress(items, map(shared.__contains__, keys)):
+        groups.setdefault(item.key, []).append(item)  # type: ignore[arg-type]
+    return groups
 
 
 _ID, _KEY = attrgetter("id"), attrgetter("key")
