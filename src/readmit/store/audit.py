@@ -11,8 +11,9 @@ twice. An agent key is stored only as its hash.
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from itertools import filterfalse
 from typing import Any, TypeGuard
 
 from pydantic_core import PydanticSerializationError, to_json
@@ -21,15 +22,30 @@ from readmit.admission.view import redact, seen_by_agent
 from readmit.canonical import canonical_json
 from readmit.errors import StoreError
 from readmit.model import Agent
+from readmit.reasons import Reason
 from readmit.store.base import DecisionSummary
 from readmit.store.connection import Connection, stamp
 
 VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
 """A stored body's flag: its view's ``excluded`` is `redact` of its own, left out."""
+REST_OF_CHECKPOINT = "rest_of_checkpoint"
+"""A stored body's ``not_selected`` when it is `rest_of` the candidates of a return to a
+checkpoint: ``{"rest_of_checkpoint": <checkpoint id>}``, not the ids."""
+
+Candidates = Callable[[str, int, int], list[str]]
+"""The ids of C's items (workspace, checkpoint id, epoch), in the context's order."""
 
 
-def body(record: dict[str, Any]) -> str:
-    """The stored text of ``record``: its JSON, without what `restored` rebuilds."""
+def body(record: dict[str, Any], rest_of_checkpoint: int | None = None) -> str:
+    """The stored text of ``record``: its JSON, without what `restored` rebuilds.
+
+    With ``rest_of_checkpoint``, the caller has found ``not_selected`` to be `rest_of` the
+    candidates of a return to that checkpoint, and the body names the checkpoint instead:
+    in a large workspace nearly every candidate is not selected, and their ids made the
+    log grow with the store (2.3 MB a return at 100k items) rather than with what changed.
+    """
+    if rest_of_checkpoint is not None:
+        record = {**record, "not_selected": {REST_OF_CHECKPOINT: rest_of_checkpoint}}
     view = record.get("view")
     if _rebuildable(view, record):
         slim = {k: v for k, v in view.items() if k != "excluded"}
@@ -70,6 +86,10 @@ def redacts(shown: Any, excluded: Sequence[Mapping[str, Any]], hidden: frozenset
     """
     if not isinstance(shown, list):
         return False  # redact answers a list, which equals no other sequence
+    if not hidden:  # the common case: redact copies every entry it shows, as it is
+        seen = [e for e in excluded if e["reason"] != Reason.NOT_SELECTED]
+        if all(type(e) is dict and type(e["evidence"]) is list for e in seen):
+            return shown == seen
     kept = (e for e in excluded if seen_by_agent(e, hidden))
     count = 0
     for entry in kept:
@@ -83,8 +103,19 @@ def redacts(shown: Any, excluded: Sequence[Mapping[str, Any]], hidden: frozenset
     return count == len(shown)
 
 
-def restored(value: dict[str, Any]) -> dict[str, Any]:
+def rest_of(record: Mapping[str, Any], candidates: Iterable[str]) -> list[str]:
+    """The ``candidates`` that neither ``record``'s ``selected`` nor its ``excluded`` names."""
+    named = set(record["selected"])
+    named.update(e["item"] for e in record["excluded"])
+    return list(filterfalse(named.__contains__, candidates))
+
+
+def restored(value: dict[str, Any], candidates: Candidates) -> dict[str, Any]:
     """A record as `body` was given it, from the stored body's parsed JSON."""
+    rest = value.get("not_selected")
+    if isinstance(rest, dict):
+        ids = candidates(value["workspace"], rest[REST_OF_CHECKPOINT], value["epoch"])
+        value["not_selected"] = rest_of(value, ids)
     if value.pop(VIEW_EXCLUDED_REDACTED, False):
         view = {**value["view"], "excluded": redact(value["excluded"], frozenset(value["hidden"]))}
         value["view"] = {k: view[k] for k in sorted(view)}  # canonical order, as it is signed
@@ -142,8 +173,12 @@ def summaries(db: Connection, workspace: str | None, agent: str | None) -> list[
     ]
 
 
-def record(db: Connection, number: int, workspace: str | None) -> dict[str, Any]:
+def record(
+    db: Connection, number: int, workspace: str | None, candidates: Candidates
+) -> dict[str, Any]:
     """One logged decision record, by its number in ``workspace``.
+
+    ``candidates`` lists the ids a ``not_selected`` kept as the rest of a checkpoint's.
 
     Raises:
         StoreError: if there is no such decision, or several without a workspace.
@@ -159,7 +194,7 @@ def record(db: Connection, number: int, workspace: str | None) -> dict[str, Any]
         raise StoreError(
             f"decision {number} is in several workspaces: name one (see `readmit audit`)"
         )
-    return restored(json.loads(rows[0][0]))
+    return restored(json.loads(rows[0][0]), candidates)
 
 
 def insert_key(db: Connection, workspace: str, agent: str, key_hash: str, at: datetime) -> None:

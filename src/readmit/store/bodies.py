@@ -9,7 +9,7 @@ and reads the log in one transaction).
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from readmit.events import Recorded
 from readmit.model import Item
@@ -24,6 +24,10 @@ LAST_EPOCH = 2**62
 """An epoch no log reaches (the open end of a range of events)."""
 _CACHE_LIMIT = 1_000_000
 """Values kept per cache; past this a cache starts over."""
+_CHECKPOINT_IDS = "SELECT item FROM checkpoint_items WHERE checkpoint = ?"
+"""A checkpoint's item ids: D_a, in code point order once sorted in Python."""
+_LATER_IDS = "SELECT id FROM items WHERE workspace = ? AND epoch > ? AND epoch <= ? ORDER BY epoch"
+"""The ids of the items asserted in an epoch range, in epoch order (one item an epoch)."""
 _ITEMS_BY = {
     "id": "SELECT id, body FROM items WHERE workspace = ? AND id",
     "key": "SELECT id, body FROM items WHERE workspace = ? AND key",
@@ -103,6 +107,13 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
     )
 
 
+class _Items(NamedTuple):
+    """C's items at an epoch, and their ids in the same order."""
+
+    items: tuple[Item, ...]
+    ids: tuple[str, ...]
+
+
 class Departures:
     """Each checkpoint's items, decoded, in D_a's order, and C's items and Δ at each epoch.
 
@@ -119,8 +130,8 @@ class Departures:
 
     def __init__(self, limit: int = _CACHE_LIMIT) -> None:
         self._lock = threading.Lock()
-        self._items: dict[int, tuple[Item, ...]] = {}
-        self._contexts: dict[tuple[int, int], tuple[tuple[Item, ...], tuple[Item, ...]]] = {}
+        self._items: dict[int, tuple[tuple[Item, ...], tuple[str, ...]]] = {}
+        self._contexts: dict[tuple[int, int], tuple[tuple[Item, ...], _Items]] = {}
         self._deltas: dict[tuple[str, int, int], tuple[Recorded, ...]] = {}
         self._size = 0
         self.limit = limit
@@ -136,19 +147,14 @@ class Departures:
 
     def items(
         self, db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int
-    ) -> tuple[Item, ...]:
-        """``checkpoint``'s items, by id."""
+    ) -> tuple[tuple[Item, ...], tuple[str, ...]]:
+        """``checkpoint``'s items, by id, and their ids."""
         with self._lock:
             found = self._items.get(checkpoint)
         if found is not None:
             return found
-        ids = sorted(
-            i
-            for (i,) in db.execute(
-                "SELECT item FROM checkpoint_items WHERE checkpoint = ?", (checkpoint,)
-            ).fetchall()
-        )
-        found = tuple(
+        ids = sorted(i for (i,) in db.execute(_CHECKPOINT_IDS, (checkpoint,)).fetchall())
+        items = tuple(
             cache.fetch(
                 workspace,
                 ids,
@@ -160,9 +166,10 @@ class Departures:
                 _item,
             )
         )
+        found = (items, tuple(ids))
         with self._lock:
             if checkpoint not in self._items:
-                self._held(len(found))
+                self._held(len(items))
                 self._items[checkpoint] = found
         return found
 
@@ -191,21 +198,14 @@ class Departures:
             since = max((e for c, e in self._contexts if c == cp_id and e < epoch), default=None)
             base = None if since is None else self._contexts[cp_id, since]
         if found is not None:
-            return found
+            return found[0], found[1].items
         if base is None:
-            base = (self.items(db, cache, workspace, cp_id),) * 2
+            items, ids = self.items(db, cache, workspace, cp_id)
+            base = (items, _Items(items, ids))
         span = (workspace, cp_epoch if since is None else since, epoch)
-        later = [
-            i
-            for (i,) in db.execute(
-                "SELECT id FROM items WHERE workspace = ? AND epoch > ? AND epoch <= ? "
-                "ORDER BY epoch",
-                span,
-            ).fetchall()
-        ]
-        found = (
-            base[0],
-            base[1]
+        later = [i for (i,) in db.execute(_LATER_IDS, span).fetchall()]
+        extended = _Items(
+            base[1].items
             + tuple(
                 cache.fetch(
                     workspace,
@@ -218,15 +218,35 @@ class Departures:
                     _item,
                 )
             ),
+            base[1].ids + tuple(later),
         )
         with self._lock:
             if (cp_id, epoch) not in self._contexts:
                 if since is not None and (cp_id, since) in self._contexts:
                     del self._contexts[cp_id, since]  # returns move on to later epochs
-                    self._size -= len(base[1])
-                self._held(len(found[1]))
-                self._contexts[cp_id, epoch] = found
-        return found
+                    self._size -= len(base[1].items)
+                self._held(len(extended.items))
+                self._contexts[cp_id, epoch] = (base[0], extended)
+        return base[0], extended.items
+
+    def candidate_ids(
+        self, db: Connection, workspace: str, checkpoint: int, epoch: int
+    ) -> list[str]:
+        """The ids of C's items at ``epoch`` for a return to ``checkpoint``, in `context`'s order.
+
+        From the remembered tuple when there is one, else read: ids only, nothing decoded.
+        """
+        with self._lock:
+            found = self._contexts.get((checkpoint, epoch))
+        if found is not None:
+            return list(found[1].ids)
+        row = db.execute(
+            "SELECT epoch FROM checkpoints WHERE id = ? AND workspace = ?", (checkpoint, workspace)
+        ).fetchone()
+        if row is None:
+            return []
+        ids = sorted(i for (i,) in db.execute(_CHECKPOINT_IDS, (checkpoint,)).fetchall())
+        return ids + [i for (i,) in db.execute(_LATER_IDS, (workspace, row[0], epoch)).fetchall()]
 
     def delta(
         self, db: Connection, cache: BodyCache[int, Recorded], workspace: str, span: range

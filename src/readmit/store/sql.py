@@ -330,12 +330,31 @@ class SqlStore:
         record: dict[str, Any],
         judgment: Judgment | None = None,
     ) -> int:
-        text = audit.body(record)  # serialised before the lock: other returns wait on it
+        # Serialised before the lock: other returns wait on it.
+        text = audit.body(record, self._rest_of_checkpoint(workspace, agent, at, record))
         with self._transaction(lock=workspace) as db:
             number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, text)
             if judgment is not None and judgment.verifier:
                 verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
         return number
+
+    def _rest_of_checkpoint(
+        self, workspace: str, agent: str, at: datetime, record: dict[str, Any]
+    ) -> int | None:
+        """The checkpoint ``record``'s ``not_selected`` is the rest of (`audit.rest_of`), if any.
+
+        ``record`` is a return's to ``agent``'s latest checkpoint at ``at``; its candidates
+        are C's items at its epoch, whose rows never change once committed.
+        """
+        epoch, rest = record.get("epoch"), record.get("not_selected")
+        if record.get("workspace") != workspace or not isinstance(epoch, int) or not rest:
+            return None
+        with self._read() as db:
+            row = absence.last_departure(db, workspace, agent, at)
+            if row is None or row[1] != record.get("departure_epoch"):
+                return None
+            ids = self._departures.candidate_ids(db, workspace, row[0], epoch)
+        return int(row[0]) if audit.rest_of(record, ids) == rest else None
 
     def decisions(
         self, workspace: str | None = None, agent: str | None = None
@@ -356,7 +375,9 @@ class SqlStore:
             StoreError: if there is no such decision, or several without a workspace.
         """
         with self._read() as db:
-            return audit.record(db, decision_id, workspace)
+            return audit.record(
+                db, decision_id, workspace, partial(self._departures.candidate_ids, db)
+            )
 
     def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
         """Store the hash of a new API key for ``agent``."""
