@@ -28,6 +28,7 @@ from readmit.events import (
 )
 from readmit.model import ANY, Agent, Item, Kind, Scope, Validity
 from readmit.policy import Policy
+from readmit.store.sql import SqlStore
 from readmit.store.sqlite import SQLiteStore
 from readmit.wire import parse_step
 
@@ -108,7 +109,7 @@ PRINCIPALS = {a.id: a.principal for a in TEAM}
 
 
 @dataclass
-class _Drawn:
+class Drawn:
     """What a history has named so far, for later ops to refer to (items by their readers'
     principal, so most references are ones the author may make)."""
 
@@ -126,7 +127,7 @@ def _text(draw: st.DrawFn, lead: str) -> str:
     return lead + ": " + ", ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
 
 
-def _item(draw: st.DrawFn, seen: _Drawn, author: str) -> dict[str, Any]:
+def _item(draw: st.DrawFn, seen: Drawn, author: str) -> dict[str, Any]:
     readable = seen.items[PRINCIPALS[author]]
     body: dict[str, Any] = {"id": seen.new("i"), "text": _text(draw, "Note")}
     body["supports"] = draw(st.lists(st.sampled_from(DEPS), max_size=2, unique=True))
@@ -141,7 +142,7 @@ def _item(draw: st.DrawFn, seen: _Drawn, author: str) -> dict[str, Any]:
     return body
 
 
-def _event(draw: st.DrawFn, seen: _Drawn, op: str, author: str) -> dict[str, Any] | None:
+def _event(draw: st.DrawFn, seen: Drawn, op: str, author: str) -> dict[str, Any] | None:
     """One event of ``op`` by ``author`` (``None`` when there is nothing to refer to)."""
     event: dict[str, Any] = {"op": op, "author": author}
     if op == "assert":
@@ -172,7 +173,16 @@ def _event(draw: st.DrawFn, seen: _Drawn, op: str, author: str) -> dict[str, Any
     return event
 
 
-def _record(store: SQLiteStore, seen: _Drawn, raw: dict[str, Any], index: int) -> None:
+def record_op(
+    draw: st.DrawFn, store: SqlStore, seen: Drawn, op: str, index: int, at: datetime
+) -> None:
+    """Draw an event of ``op`` (one of `OPS`) by a drawn author; record it if the store takes it."""
+    event = _event(draw, seen, op, draw(st.sampled_from(AUTHORS)))
+    if event is not None:
+        _record(store, seen, {"id": f"e{index}.0", "at": format_time(at), **event}, index)
+
+
+def _record(store: SqlStore, seen: Drawn, raw: dict[str, Any], index: int) -> None:
     """Record ``raw`` if the store accepts it, and remember the ids it named."""
     step = parse_step(raw, index)
     try:
@@ -204,7 +214,7 @@ def stored_contexts(draw: st.DrawFn) -> ReturnContext:
     store = SQLiteStore(":memory:")
     try:
         store.create_workspace("ws", TEAM)
-        seen, at = _Drawn(), START
+        seen, at = Drawn(), START
         plan = [*draw(st.lists(st.sampled_from(OPS), min_size=3, max_size=10)), "memories"]
         plan += ["depart"]
         plan += [*draw(st.lists(st.sampled_from([*OPS, "away"]), max_size=8)), "return"]
@@ -222,9 +232,7 @@ def stored_contexts(draw: st.DrawFn) -> ReturnContext:
             elif op == "away":
                 raws.append({"op": "depart", "agent": draw(st.sampled_from(["A2", "X1"]))})
             elif op != "return":
-                author = draw(st.sampled_from(AUTHORS))
-                event = _event(draw, seen, op, author)
-                raws += [event] if event is not None else []
+                record_op(draw, store, seen, op, index, at)
             for n, raw in enumerate(raws):
                 _record(store, seen, {"id": f"e{index}.{n}", "at": format_time(at), **raw}, index)
         request = ReturnRequest(id="back", at=at, agent="A1", task="trip", purpose="itinerary")

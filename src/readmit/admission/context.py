@@ -6,7 +6,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Protocol
 
-from readmit.admission.memo import keep
+from readmit.admission.memo import extends, keep
 from readmit.events import Recorded
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 
@@ -25,7 +25,14 @@ def items_by_id(items: tuple[Item, ...]) -> Mapping[str, Item]:
     known = _BY_ID.get(id(items))
     if known is not None and known[0] is items:
         return known[1]
-    made = dict(zip(map(_ID, items), items, strict=True))  # in C
+    # A return at a later epoch gets the tuple of an earlier one extended: the index of
+    # the part remembered is copied, and only what follows it is added.
+    start, made = 0, {}
+    for held, index in list(_BY_ID.values()):
+        if len(held) > start and extends(items, held):
+            start, made = len(held), index
+    made = dict(made)
+    made.update(zip(map(_ID, items[start:]), items[start:], strict=True))  # in C
     return keep(_BY_ID, id(items), (items, made), 4)[1]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later
+from readmit.admission.memo import extends, keep
 from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item
 
@@ -21,8 +22,27 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
 
     With ``news`` false, only those that withdrew state (whose withdrawn text is known):
     what a verifier that cannot judge news (`judges_news`) may be shown.
+
+    Made once per tuples of C's items and Δ (not to be changed). A return at a later
+    epoch gets both extended (`readmit.store.bodies.Departures`), and an event's
+    observation depends only on the items before it and the item it withdrew, which
+    no later item changes (an id names one item, forever): only the events that
+    follow the part remembered are read.
     """
-    return observations_of(ctx.delta, ctx.items, ctx.by_id, news)
+    key = (id(ctx.items), id(ctx.delta), news)
+    known = _MADE.get(key)
+    if known is not None and known[0] is ctx.items and known[1] is ctx.delta:
+        return known[2]
+    start, made = 0, []
+    for items, delta, laters in [v for k, v in list(_MADE.items()) if k[2] == news]:
+        if len(delta) > start and extends(ctx.delta, delta) and extends(ctx.items, items):
+            start, made = len(delta), laters
+    made = made + observations_of(ctx.delta[start:], ctx.items, ctx.by_id, news)
+    return keep(_MADE, key, (ctx.items, ctx.delta, made), 4)[2]
+
+
+_MADE: dict[tuple[int, int, bool], tuple[tuple[Item, ...], tuple[Recorded, ...], list[Later]]] = {}
+"""`observations` of recent contexts, by the identity of their tuples (kept with them)."""
 
 
 def observations_of(
