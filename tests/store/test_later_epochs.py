@@ -4,7 +4,7 @@ later epoch must decide exactly as a process that reads everything afresh."""
 
 import tempfile
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,18 +35,18 @@ def decided(ctx: ReturnContext) -> dict[str, Any]:
 def test_returns_at_later_epochs_decide_as_a_fresh_process_would(data: st.DataObject) -> None:
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{folder}/s.db"
-        store = open_store(url)
+        store, draw = open_store(url), cast(st.DrawFn, data.draw)
         try:
             store.create_workspace("ws", TEAM)
             seen, at, index = Drawn(), START, 0
             for op in data.draw(st.lists(st.sampled_from(OPS), min_size=3, max_size=10)):
                 at, index = at + timedelta(minutes=10), index + 1
-                record_op(data.draw, store, seen, op, index, at)
+                record_op(draw, store, seen, op, index, at)
             store.depart("ws", "A1", at)
             for step in range(data.draw(st.integers(2, 4))):
                 for op in data.draw(st.lists(st.sampled_from(OPS), max_size=4)):
                     at, index = at + timedelta(minutes=10), index + 1
-                    record_op(data.draw, store, seen, op, index, at)
+                    record_op(draw, store, seen, op, index, at)
                 request = ReturnRequest(
                     id=f"r{step}", at=at, agent="A1", task="trip", purpose="itinerary"
                 )
