@@ -68,6 +68,12 @@ def test_not_selected_is_stored_as_the_rest_of_the_checkpoint_and_read_back_whol
             assert stored_body(first, decided.id)["not_selected"] == {audit.REST_OF_CHECKPOINT: 1}
             assert first.decision(decided.id, "ws") == record
             assert second.decision(decided.id, "ws") == record  # read, not remembered
+
+            # A process that did not make the return finds its checkpoint in the store.
+            at = decided.context.returner.at
+            again = second.record_decision("ws", "A1", at, record["epoch"], "issued", record)
+            assert stored_body(second, again)["not_selected"] == {audit.REST_OF_CHECKPOINT: 1}
+            assert first.decision(again, "ws") == record
         finally:
             first.close()
             second.close()

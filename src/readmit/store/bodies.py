@@ -229,6 +229,12 @@ class Departures:
                 self._contexts[cp_id, epoch] = (base[0], extended)
         return base[0], extended.items
 
+    def remembered_ids(self, checkpoint: int, epoch: int) -> tuple[str, ...] | None:
+        """`candidate_ids` if this store remembers C at ``epoch`` for ``checkpoint``."""
+        with self._lock:
+            found = self._contexts.get((checkpoint, epoch))
+        return None if found is None else found[1].ids
+
     def candidate_ids(
         self, db: Connection, workspace: str, checkpoint: int, epoch: int
     ) -> list[str]:
@@ -236,10 +242,9 @@ class Departures:
 
         From the remembered tuple when there is one, else read: ids only, nothing decoded.
         """
-        with self._lock:
-            found = self._contexts.get((checkpoint, epoch))
+        found = self.remembered_ids(checkpoint, epoch)
         if found is not None:
-            return list(found[1].ids)
+            return list(found)
         row = db.execute(
             "SELECT epoch FROM checkpoints WHERE id = ? AND workspace = ?", (checkpoint, workspace)
         ).fetchone()

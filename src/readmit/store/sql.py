@@ -28,6 +28,7 @@ from typing import Any
 from readmit.admission.context import History, ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.screening import Judgment
+from readmit.admission.memo import keep
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
@@ -77,6 +78,8 @@ class SqlStore:
         self._decoded: BodyCache[str, Item] = BodyCache()
         self._parsed: BodyCache[int, Recorded] = BodyCache()
         self._departures = Departures()
+        self._returns: dict[tuple[str, str, datetime, int], int] = {}
+        """The checkpoint of each recent return context, by workspace, agent, time and epoch."""
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
             migrate(self.conn)
@@ -252,6 +255,7 @@ class SqlStore:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
             epoch = self._epoch(db, workspace)
+            keep(self._returns, (workspace, request.agent, request.at, epoch), cp_id, 4096)
             kept, items = self._departures.context(
                 db, self._decoded, workspace, (cp_id, cp_epoch), epoch
             )
@@ -349,12 +353,19 @@ class SqlStore:
         epoch, rest = record.get("epoch"), record.get("not_selected")
         if record.get("workspace") != workspace or not isinstance(epoch, int) or not rest:
             return None
-        with self._read() as db:
-            row = absence.last_departure(db, workspace, agent, at)
-            if row is None or row[1] != record.get("departure_epoch"):
-                return None
-            ids = self._departures.candidate_ids(db, workspace, row[0], epoch)
-        return int(row[0]) if audit.rest_of(record, ids) == rest else None
+        # The context this process made for the return names its checkpoint and C's ids.
+        checkpoint = self._returns.get((workspace, agent, at, epoch))
+        ids: Sequence[str] | None = None
+        if checkpoint is not None:
+            ids = self._departures.remembered_ids(checkpoint, epoch)
+        if checkpoint is None or ids is None:
+            with self._read() as db:
+                row = absence.last_departure(db, workspace, agent, at)
+                if row is None or row[1] != record.get("departure_epoch"):
+                    return None
+                checkpoint = int(row[0])
+                ids = self._departures.candidate_ids(db, workspace, checkpoint, epoch)
+        return checkpoint if audit.rest_of(record, ids) == rest else None
 
     def decisions(
         self, workspace: str | None = None, agent: str | None = None
