@@ -207,3 +207,65 @@ def test_the_combined_check_decides_as_the_gates_one_by_one(
     assert [m.id for m in kept] == [i for i, r in expected if r is None]
     assert [(e.item, e.reason) for e in excluded] == [(i, r) for i, r in expected if r]
     assert (kept_list, excluded_list) == (kept, excluded)
+
+
+WHO = CTX.returner
+LATER = {
+    "nothing": replace(CTX),
+    **{
+        f"{hours}h later": replace(CTX, returner=replace(WHO, at=WHO.at + timedelta(hours=hours)))
+        for hours in (1, 24, 48)
+    },
+    "principal": replace(CTX, returner=replace(WHO, principal="agency")),
+    "role": replace(CTX, returner=replace(WHO, role="booking")),
+    "task": replace(CTX, returner=replace(WHO, task="payroll")),
+    "purpose": replace(CTX, returner=replace(WHO, purpose="billing")),
+    "epoch": replace(CTX, epoch=CTX.epoch + 1),
+    "no evidence": replace(CTX, evidence=frozenset()),
+    "more evidence": replace(CTX, evidence=frozenset({"src", "nowhere"})),
+}
+"""Returns after `CTX` that differ from it in one thing the gates read, or in none."""
+
+
+FLIPPING = [
+    item(f"f{n}", **{field: value})  # type: ignore[arg-type]
+    for n, (field, value) in enumerate(
+        [
+            ("cites", ("src",)),
+            ("for_role", "booking"),
+            ("scope", Scope(roles=frozenset({"booking"}))),
+            ("scope", Scope(principals=frozenset({"agency"}))),
+            ("scope", Scope(principals=frozenset({"family"}), task="payroll")),
+            ("scope", Scope(principals=frozenset({"family"}), purposes=frozenset({"billing"}))),
+            ("epoch", CTX.epoch + 1),
+            ("validity", Validity(valid_to=NOW + timedelta(hours=2))),
+            ("validity", Validity(valid_from=NOW + timedelta(hours=1))),
+            (
+                "validity",
+                Validity(valid_from=NOW + timedelta(hours=1), valid_to=NOW + timedelta(hours=2)),
+            ),
+        ]
+    )
+]
+"""Items one change of the return can flip (each of them passes or fails at `CTX`)."""
+
+
+@pytest.mark.parametrize("change", LATER)
+@given(st.lists(st.sampled_from(FLIPPING), min_size=1, unique=True), st.lists(gated_items()))
+def test_a_later_return_over_the_same_pool_is_split_as_if_for_the_first_time(
+    change: str, flipping: list[Item], drawn: list[Item]
+) -> None:
+    """The fused check remembers a pool's split; a return that reads anything differently
+    (time against a validity, principal, role, task, purpose, epoch, evidence) gets its own."""
+    later = LATER[change]
+    items = [*flipping, *drawn]
+    apply_gates(items, CTX)
+
+    kept, excluded = apply_gates(items, later)
+
+    def one_by_one(m: Item) -> Reason | None:
+        return next((r for g in DEFAULT_GATES if (r := g(m, later)) is not None), None)
+
+    expected = [(m.id, one_by_one(m)) for m in items]
+    assert [m.id for m in kept] == [i for i, r in expected if r is None]
+    assert [(e.item, e.reason) for e in excluded] == [(i, r) for i, r in expected if r]

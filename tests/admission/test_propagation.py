@@ -36,3 +36,17 @@ def test_cycles_terminate() -> None:
 
     assert kept == []
     assert len(fallen) == 2
+
+
+def test_the_same_pool_falls_again_from_what_is_excluded_this_time() -> None:
+    """A closure is remembered per pool and exclusions: other exclusions, another closure."""
+    b = item("b", depends_on=("a",))
+    c = item("c", depends_on=("z",))
+    propagate([b, c], [GONE])
+
+    kept, fallen = propagate(
+        [b, c], [Exclusion(item="z", reason=Reason.REVOKED, stage=Stage.EXPLICIT)]
+    )
+
+    assert kept == [b]
+    assert [(e.item, e.evidence) for e in fallen] == [("c", ("z",))]

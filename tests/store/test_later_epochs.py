@@ -3,6 +3,7 @@ groups, Δ's observations, read from tuples the store extends); every return it 
 later epoch must decide exactly as a process that reads everything afresh."""
 
 import tempfile
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, cast
 
@@ -13,12 +14,14 @@ from builders import KEY
 from readmit.admission import admit
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.observations import observations
+from readmit.decide import decide
 from readmit.events import ReturnRequest
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.report import decision_json
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
+from readmit.store.sql import SqlStore
 from strategies import OPS, START, TEAM, Drawn, record_op
 
 POLICY = Policy(max_items=3, complete_view_gate=False)
@@ -30,9 +33,23 @@ def decided(ctx: ReturnContext) -> dict[str, Any]:
     return decision_json(decision, ctx, POLICY)
 
 
+def same_as_afresh(store: SqlStore, url: str, request: ReturnRequest) -> None:
+    """A return on ``store`` decides as one on a store just opened over the same database."""
+    extended = store.return_context("ws", request)
+    fresh_store = open_store(url)
+    try:
+        fresh = fresh_store.return_context("ws", request)
+        assert observations(extended) == observations(fresh)
+        assert decided(extended) == decided(fresh)
+    finally:
+        fresh_store.close()
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_returns_at_later_epochs_decide_as_a_fresh_process_would(data: st.DataObject) -> None:
+    """Also a second return at the same epoch, after the first one's verdicts and
+    screenings were recorded: what each stage remembers of the first must not serve it."""
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{folder}/s.db"
         store, draw = open_store(url), cast(st.DrawFn, data.draw)
@@ -50,13 +67,9 @@ def test_returns_at_later_epochs_decide_as_a_fresh_process_would(data: st.DataOb
                 request = ReturnRequest(
                     id=f"r{step}", at=at, agent="A1", task="trip", purpose="itinerary"
                 )
-                extended = store.return_context("ws", request)
-                fresh_store = open_store(url)
-                try:
-                    fresh = fresh_store.return_context("ws", request)
-                    assert observations(extended) == observations(fresh)
-                    assert decided(extended) == decided(fresh)
-                finally:
-                    fresh_store.close()
+                same_as_afresh(store, url, request)
+                verifier, signer = make_verifier("builtin"), HmacSha256Signer(KEY)
+                decide(store, "ws", request, policy=POLICY, verifier=verifier, signer=signer)
+                same_as_afresh(store, url, replace(request, id=f"again{step}"))
         finally:
             store.close()

@@ -6,8 +6,9 @@ the hot path. Past its limit a memo starts over: dropping everything is cheaper 
 tracking what was used last, and whatever it held is made again on the next miss.
 """
 
+from collections.abc import Sequence
 from operator import is_
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -29,3 +30,32 @@ def extends(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> bool:
     """
     n = len(shorter)
     return 0 < n <= len(longer) and longer[n - 1] is shorter[-1] and all(map(is_, shorter, longer))
+
+
+class Passes(Generic[V]):
+    """The last few results of a stage's pass over a pool, found again for the same pool.
+
+    A return at the same epoch as an earlier one hands each stage the same items in the
+    same order (new lists of the same objects), with the same other inputs: the stage's
+    result is then the same, and finding it costs one comparison of the items by
+    identity (in C) instead of a pass that builds new lists and records. ``inputs`` must
+    compare equal only when the result would be the same; objects compared by identity
+    go in as their ``id``, with the objects themselves in ``held`` so the ids stay theirs.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._passes: list[tuple[tuple[Any, ...], object, object, V]] = []
+
+    def get(self, pool: Sequence[Any], inputs: object) -> V | None:
+        """The result remembered for ``pool`` (its items, by identity) and ``inputs``."""
+        pool = tuple(pool)
+        for items, known, _, value in self._passes:
+            if known == inputs and len(items) == len(pool) and all(map(is_, items, pool)):
+                return value
+        return None
+
+    def put(self, pool: Sequence[Any], inputs: object, held: object, value: V) -> V:
+        """Remember ``value`` for ``pool`` and ``inputs`` (``held``: what ``inputs`` ids)."""
+        self._passes = [*self._passes[1 - self._size :], (tuple(pool), inputs, held, value)]
+        return value

@@ -14,6 +14,7 @@ from readmit.admission.invalidation.propagation import propagate
 from readmit.canonical import digest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
+from readmit.store.bodies import BodyCache
 from readmit.store.connection import Connection, stamp
 from readmit.wire.codec import obligation_from_json
 
@@ -79,20 +80,26 @@ def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> 
     ).fetchone()
 
 
-def open_obligations(db: Connection, workspace: str, reader: Agent) -> tuple[Obligation, ...]:
-    """The open obligations ``reader`` may read (one it may not never binds nor shows)."""
+def open_obligations(
+    db: Connection, workspace: str, reader: Agent, decoded: BodyCache[str, Obligation]
+) -> tuple[Obligation, ...]:
+    """The open obligations ``reader`` may read (one it may not never binds nor shows).
+
+    An obligation's body never changes once written (resolving it sets a column), so each
+    is decoded once per store: every return gets the same objects, as it does C's items.
+    """
     rows = db.execute(
-        "SELECT body FROM obligations WHERE workspace = ? AND resolved_epoch IS NULL "
+        "SELECT id, body FROM obligations WHERE workspace = ? AND resolved_epoch IS NULL "
         "ORDER BY epoch, id",
         (workspace,),
     ).fetchall()
-    return tuple(
-        o
-        for r in rows
-        if (o := obligation_from_json(json.loads(r[0]))).item.scope.readable_by(
-            reader.principal, reader.role
-        )
-    )
+    held = decoded.get(workspace, [r[0] for r in rows])
+    fresh = {i: obligation_from_json(json.loads(body)) for i, body in rows if i not in held}
+    if fresh:
+        decoded.keep(workspace, fresh)
+        held |= fresh
+    readable = (held[i] for i, _ in rows)
+    return tuple(o for o in readable if o.item.scope.readable_by(reader.principal, reader.role))
 
 
 def evidence_ids(db: Connection, workspace: str) -> frozenset[str]:

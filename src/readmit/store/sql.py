@@ -41,7 +41,7 @@ from readmit.events import (
     Revoke,
     Supersede,
 )
-from readmit.model import Agent, Checkpoint, Experience, Item, Returner
+from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, verdicts
 from readmit.store.base import DecisionSummary
 from readmit.store.bodies import (
@@ -77,6 +77,7 @@ class SqlStore:
         self._locks_lock = threading.Lock()
         self._decoded: BodyCache[str, Item] = BodyCache()
         self._parsed: BodyCache[int, Recorded] = BodyCache()
+        self._obligations: BodyCache[str, Obligation] = BodyCache()
         self._departures = Departures()
         self._returns: dict[tuple[str, str, datetime, int], int] = {}
         """The checkpoint of each recent return context, by workspace, agent, time and epoch."""
@@ -270,7 +271,7 @@ class SqlStore:
             delta = self._departures.delta(
                 db, self._parsed, workspace, range(cp_epoch + 1, epoch + 1)
             )
-            obligations = absence.open_obligations(db, workspace, who)
+            obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
         returner = Returner(

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from itertools import compress
 from operator import attrgetter
 
+from readmit.admission.memo import Passes
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
 
@@ -21,6 +22,18 @@ def propagate(
     invalid = [e.item for e in excluded]
     if not invalid:
         return list(pool), []
+    inputs = tuple(invalid)
+    known = _PASSES.get(pool, inputs)
+    if known is None:
+        known = _PASSES.put(pool, inputs, None, _propagated(pool, invalid))
+    return list(known[0]), list(known[1])
+
+
+_PASSES: Passes[tuple[list[Item], list[Exclusion]]] = Passes()
+"""Recent closures, by pool and the ids excluded before."""
+
+
+def _propagated(pool: Sequence[Item], invalid: list[str]) -> tuple[list[Item], list[Exclusion]]:
     dependents: dict[str, list[Item]] = {}
     for item in compress(pool, map(_DEPENDS_ON, pool)):  # in C: most depend on nothing
         for premise in item.depends_on:

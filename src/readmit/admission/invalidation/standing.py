@@ -12,6 +12,7 @@ from itertools import compress
 from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext, Standing
+from readmit.admission.memo import Passes
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
 
@@ -23,6 +24,19 @@ def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item]
     if not ctx.standing:
         return list(pool), []
     pool = list(pool)
+    inputs = (dict(ctx.standing), id(ctx.delta), id(ctx.items))
+    known = _PASSES.get(pool, inputs)
+    if known is None:
+        known = _PASSES.put(pool, inputs, (ctx.delta, ctx.items), _split(pool, ctx))
+    return list(known[0]), list(known[1])
+
+
+_PASSES: Passes[tuple[list[Item], list[Exclusion]]] = Passes()
+"""Recent splits, by pool, verdicts, and Δ and C (by identity: a verdict's evidence is
+shown when they hold it)."""
+
+
+def _split(pool: list[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclusion]]:
     marks = list(map(ctx.standing.__contains__, map(_ID, pool)))  # in C: most have none
     kept = list(compress(pool, map(not_, marks)))
     verdicts = [ctx.standing[item.id] for item in compress(pool, marks)]
