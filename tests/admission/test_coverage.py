@@ -183,3 +183,15 @@ def test_newest_first_is_the_relevance_order_when_no_word_is_shared(data: st.Dat
 
     expected = sorted(pool, key=coverage.relevance(frozenset()))
     assert list(coverage._newest_first(pool)) == expected
+
+
+def test_the_same_pool_under_another_budget_is_selected_and_dropped_afresh() -> None:
+    """A pool's order and its dropped records are remembered; a return that chooses
+    differently from the same pool drops what it did not choose."""
+    old, new, newer = (item(n, epoch=e) for n, e in (("old", 1), ("new", 2), ("newer", 3)))
+    cover([old, new, newer], [], Policy(max_items=1))
+
+    selection = cover([old, new, newer], [], Policy(max_items=2))
+
+    assert [i.id for i in selection.items] == ["newer", "new"]
+    assert [e.item for e in selection.dropped] == ["old"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import filterfalse
 from operator import attrgetter
 
-from readmit.admission.memo import keep
+from readmit.admission.memo import Passes, keep
 from readmit.model import Item, Obligation
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
@@ -149,11 +149,12 @@ def cover(
         selected = _by_relevance(eligible, obligations, budget, query)
     else:
         selected = _obligation_aware(eligible, obligations, budget, policy.fill, query)
-    chosen = {item.id for item in selected} | budget.rejected
-    # Most candidates are dropped: one C-level pass over their ids, no Python frame each.
-    dropped = tuple(
-        map(_NOT_SELECTED.__getitem__, filterfalse(chosen.__contains__, map(_ID, eligible)))
-    )
+    chosen = frozenset({item.id for item in selected} | budget.rejected)
+    dropped = _DROPPED.get(eligible, chosen)
+    if dropped is None:
+        # Most candidates are dropped: one C-level pass over their ids, no Python frame each.
+        made = map(_NOT_SELECTED.__getitem__, filterfalse(chosen.__contains__, map(_ID, eligible)))
+        dropped = _DROPPED.put(eligible, chosen, None, tuple(made))
     return Selection(
         items=tuple(selected), dropped=dropped, coverage=measure(selected, obligations)
     )
@@ -239,7 +240,9 @@ def _newest_first(items: Sequence[Item]) -> Iterator[Item]:
     1.3 against 10 ms). Items share an epoch only when one event made them (an
     obligation and its frontier), so equal epochs are put in id order as they are read.
     """
-    ordered = sorted(items, key=_EPOCH, reverse=True)
+    ordered = _BY_EPOCH.get(items, None)
+    if ordered is None:
+        ordered = _BY_EPOCH.put(items, None, None, sorted(items, key=_EPOCH, reverse=True))
     start, end = 0, len(ordered)
     while start < end:
         stop, epoch = start + 1, ordered[start].epoch
@@ -253,6 +256,10 @@ def _newest_first(items: Sequence[Item]) -> Iterator[Item]:
 
 
 _ID, _EPOCH = attrgetter("id"), attrgetter("epoch")
+_BY_EPOCH: Passes[list[Item]] = Passes()
+"""Recent pools sorted newest first: a return at the same epoch fills from the same pool."""
+_DROPPED: Passes[tuple[Exclusion, ...]] = Passes()
+"""Recent pools' ``not_selected`` records, by what was chosen (or rejected) from them."""
 
 
 def _by_relevance(
