@@ -49,7 +49,6 @@ class Passes(Generic[V]):
 
     def get(self, pool: Sequence[Any], inputs: object) -> V | None:
         """The result remembered for ``pool`` (its items, by identity) and ``inputs``."""
-        pool = tuple(pool)
         for items, known, _, value in self._passes:
             if known == inputs and len(items) == len(pool) and all(map(is_, items, pool)):
                 return value
@@ -57,5 +56,6 @@ class Passes(Generic[V]):
 
     def put(self, pool: Sequence[Any], inputs: object, held: object, value: V) -> V:
         """Remember ``value`` for ``pool`` and ``inputs`` (``held``: what ``inputs`` ids)."""
-        self._passes = [*self._passes[1 - self._size :], (tuple(pool), inputs, held, value)]
+        older = self._passes[max(0, len(self._passes) + 1 - self._size) :]
+        self._passes = [*older, (tuple(pool), inputs, held, value)]
         return value
