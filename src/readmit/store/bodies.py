@@ -9,9 +9,12 @@ and reads the log in one transaction).
 
 import threading
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Generic, NamedTuple, TypeVar
 
-from readmit.events import Recorded
+from readmit.admission.context import History
+from readmit.admission.memo import keep
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.connection import Connection
 from readmit.wire.codec import event_from_json, item_from_json
@@ -114,6 +117,10 @@ class _Items(NamedTuple):
     ids: tuple[str, ...]
 
 
+_Return = tuple[str, str, datetime, int]
+"""A return: its workspace, agent, time and epoch."""
+
+
 class Departures:
     """Each checkpoint's items, decoded, in D_a's order, and C's items and Δ at each epoch.
 
@@ -133,6 +140,7 @@ class Departures:
         self._items: dict[int, tuple[tuple[Item, ...], tuple[str, ...]]] = {}
         self._contexts: dict[tuple[int, int], tuple[tuple[Item, ...], _Items]] = {}
         self._deltas: dict[tuple[str, int, int], tuple[Recorded, ...]] = {}
+        self._returns: dict[_Return, int] = {}
         self._size = 0
         self.limit = limit
 
@@ -229,6 +237,21 @@ class Departures:
                 self._contexts[cp_id, epoch] = (base[0], extended)
         return base[0], extended.items
 
+    def returned(self, request: _Return, checkpoint: int) -> None:
+        """Remember the checkpoint of the return ``request`` (workspace, agent, time, epoch).
+
+        Its decision record's ``not_selected`` names C's candidates at that epoch.
+        """
+        with self._lock:
+            keep(self._returns, request, checkpoint, 4096)
+
+    def return_candidates(self, request: _Return) -> tuple[int, tuple[str, ...]] | None:
+        """The checkpoint and C's ids of the return ``request``, if remembered."""
+        with self._lock:
+            checkpoint = self._returns.get(request)
+        found = None if checkpoint is None else self.remembered_ids(checkpoint, request[3])
+        return None if checkpoint is None or found is None else (checkpoint, found)
+
     def remembered_ids(self, checkpoint: int, epoch: int) -> tuple[str, ...] | None:
         """`candidate_ids` if this store remembers C at ``epoch`` for ``checkpoint``."""
         with self._lock:
@@ -281,6 +304,26 @@ class Departures:
                 self._held(len(found))
                 self._deltas[key] = found
         return found
+
+
+def history(
+    db: Connection,
+    parsed: BodyCache[int, Recorded],
+    decoded: BodyCache[str, Item],
+    workspace: str,
+    span: tuple[int, int],
+    news: bool = True,
+) -> History:
+    """The events in ``span`` (after, upto] and the items they withdrew or replaced.
+
+    Without ``news``, only the events that can withdraw an item are read.
+    """
+    events = tuple(logged_events(db, parsed, workspace, *span, not news))
+    targets = {r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)}
+    keys = {r.event.item.key for r in events if isinstance(r.event, Assert) and r.event.item.key}
+    found = items_by(db, decoded, workspace, "id", sorted(targets))
+    found += items_by(db, decoded, workspace, "key", sorted(keys))
+    return History(events=events, items=tuple(found))
 
 
 def logged_events(

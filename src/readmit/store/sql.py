@@ -28,18 +28,13 @@ from typing import Any
 from readmit.admission.context import History, ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.screening import Judgment
-from readmit.admission.memo import keep
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
-    Assert,
-    Close,
     Event,
     Recorded,
     RecordExperience,
     ReturnRequest,
-    Revoke,
-    Supersede,
 )
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, verdicts
@@ -49,7 +44,7 @@ from readmit.store.bodies import (
     BodyCache,
     Departures,
     active_items,
-    items_by,
+    history,
     logged_events,
 )
 from readmit.store.connection import Conflict, Connection, stamp
@@ -79,8 +74,6 @@ class SqlStore:
         self._parsed: BodyCache[int, Recorded] = BodyCache()
         self._obligations: BodyCache[str, Obligation] = BodyCache()
         self._departures = Departures()
-        self._returns: dict[tuple[str, str, datetime, int], int] = {}
-        """The checkpoint of each recent return context, by workspace, agent, time and epoch."""
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
             migrate(self.conn)
@@ -256,7 +249,7 @@ class SqlStore:
                 raise InvalidEvent(request.id, f"agent {request.agent!r} has not departed")
             cp_id, cp_epoch = row[0], row[1]
             epoch = self._epoch(db, workspace)
-            keep(self._returns, (workspace, request.agent, request.at, epoch), cp_id, 4096)
+            self._departures.returned((workspace, request.agent, request.at, epoch), cp_id)
             kept, items = self._departures.context(
                 db, self._decoded, workspace, (cp_id, cp_epoch), epoch
             )
@@ -300,22 +293,9 @@ class SqlStore:
         )
 
     def _history(self, workspace: str, upto: int, after: int, news: bool = True) -> History:
-        """The events in (after, upto] and the items they withdrew or replaced.
-
-        Without ``news``, only the events that can withdraw an item are read.
-        """
+        """The events in (after, upto] and the items they withdrew or replaced (`history`)."""
         with self._read() as db:
-            events = tuple(logged_events(db, self._parsed, workspace, after, upto, not news))
-        targets = {
-            r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)
-        }
-        keys = {
-            r.event.item.key for r in events if isinstance(r.event, Assert) and r.event.item.key
-        }
-        with self._read() as db:
-            found = items_by(db, self._decoded, workspace, "id", sorted(targets))
-            found += items_by(db, self._decoded, workspace, "key", sorted(keys))
-        return History(events=events, items=tuple(found))
+            return history(db, self._parsed, self._decoded, workspace, (after, upto), news)
 
     def events(
         self, workspace: str, after_epoch: int = 0, upto: int | None = None
@@ -355,17 +335,15 @@ class SqlStore:
         if record.get("workspace") != workspace or not isinstance(epoch, int) or not rest:
             return None
         # The context this process made for the return names its checkpoint and C's ids.
-        checkpoint = self._returns.get((workspace, agent, at, epoch))
-        ids: Sequence[str] | None = None
-        if checkpoint is not None:
-            ids = self._departures.remembered_ids(checkpoint, epoch)
-        if checkpoint is None or ids is None:
+        known: tuple[int, Sequence[str]] | None
+        known = self._departures.return_candidates((workspace, agent, at, epoch))
+        if known is None:
             with self._read() as db:
                 row = absence.last_departure(db, workspace, agent, at)
                 if row is None or row[1] != record.get("departure_epoch"):
                     return None
-                checkpoint = int(row[0])
-                ids = self._departures.candidate_ids(db, workspace, checkpoint, epoch)
+                known = int(row[0]), self._departures.candidate_ids(db, workspace, row[0], epoch)
+        checkpoint, ids = known
         return checkpoint if audit.rest_of(record, ids) == rest else None
 
     def decisions(
