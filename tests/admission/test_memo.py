@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from builders import item
-from readmit.admission.memo import Passes, keep
+from readmit.admission.memo import Grown, Passes, keep
 
 
 def test_a_memo_keeps_values_up_to_its_limit_then_starts_over() -> None:
@@ -28,3 +28,27 @@ def test_a_pass_is_found_again_only_for_the_very_same_items_and_inputs() -> None
     passes.put([a], ("x",), None, "one")
     passes.put([b], ("x",), None, "other")
     assert passes.get([a, b], ("x",)) is None  # the oldest of more than two is dropped
+
+
+def test_the_latest_pass_for_a_pool_is_found_first() -> None:
+    a = item("a")
+    passes: Passes[str] = Passes()
+    passes.put([a], (), None, "stale")
+    passes.put([a], (), None, "fresh")
+
+    assert passes.get([a], ()) == "fresh"
+
+
+def test_a_value_grows_from_the_longest_remembered_tuples_the_new_ones_extend() -> None:
+    a, b, c = item("a"), item("b"), item("c")
+    short, longer, other = (a,), (a, b), (b, c)
+    grown: Grown[str] = Grown()
+    grown.put((short,), "of a")
+    grown.put((longer,), "of a, b")
+    grown.put((other,), "of b, c")
+
+    assert grown.found((a, b)) is None  # equal, not the same tuple
+    assert grown.found(longer) == "of a, b"
+    assert grown.base((a, b, c)) == ((2,), "of a, b")
+    assert grown.base((replace(a), b, c)) is None  # an equal item is not the same one
+    assert grown.base((b,)) is None  # starts (b, c) but does not extend it

@@ -6,14 +6,13 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Protocol
 
-from readmit.admission.memo import extends, keep
+from readmit.admission.memo import Grown
 from readmit.events import Recorded
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 
 _ID = attrgetter("id")
-_BY_ID: dict[int, tuple[tuple[Item, ...], dict[str, Item]]] = {}
-"""The id index of recent contexts' item tuples, by the tuple's identity (each kept with
-it, so its id is not reused while remembered)."""
+_BY_ID: Grown[dict[str, Item]] = Grown()
+"""The id index of recent contexts' item tuples."""
 
 
 def items_by_id(items: tuple[Item, ...]) -> Mapping[str, Item]:
@@ -22,18 +21,14 @@ def items_by_id(items: tuple[Item, ...]) -> Mapping[str, Item]:
     A store hands returns at one epoch the same tuple (`readmit.store.bodies.Departures`),
     and a 100k-item index costs 30 times its copy.
     """
-    known = _BY_ID.get(id(items))
-    if known is not None and known[0] is items:
-        return known[1]
-    # A return at a later epoch gets the tuple of an earlier one extended: the index of
-    # the part remembered is copied, and only what follows it is added.
-    start, made = 0, {}
-    for held, index in list(_BY_ID.values()):
-        if len(held) > start and extends(items, held):
-            start, made = len(held), index
-    made = dict(made)
+    known = _BY_ID.found(items)
+    if known is not None:
+        return known
+    # At a later epoch, the index of the part remembered is copied and what follows added.
+    base = _BY_ID.base(items)
+    start, made = (0, {}) if base is None else (base[0][0], dict(base[1]))
     made.update(zip(map(_ID, items[start:]), items[start:], strict=True))  # in C
-    return keep(_BY_ID, id(items), (items, made), 4)[1]
+    return _BY_ID.put((items,), made)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

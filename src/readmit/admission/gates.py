@@ -8,10 +8,9 @@ of reason codes in ``readmit explain``.
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from operator import is_
 
 from readmit.admission.context import ReturnContext
-from readmit.admission.memo import keep
+from readmit.admission.memo import Passes, keep
 from readmit.events import text_digest
 from readmit.model import Item, Scope, Validity
 from readmit.reasons import Exclusion, Reason, Stage
@@ -78,51 +77,27 @@ def apply_gates(
     if fused is None:
         return _one_by_one(items, ctx, gates)
     items = list(items)
-    key = fused.key()
-    known = _SPLITS.get(key)
-    if known is not None and known.holds(items, ctx):
-        return list(known.kept), list(known.excluded)
+    inputs = (*fused.key(), ctx.evidence)
+    at = ctx.returner.at
+    known = _SPLITS.get(items, inputs)
+    if known is not None and all(v.started(at) is s and v.ended(at) is e for v, s, e in known[0]):
+        return list(known[1]), list(known[2])
     kept, failing = fused.split(items)
     excluded = _one_by_one(failing, ctx, gates)[1]
     if len(fused.validities) <= _MAX_VALIDITIES:
-        at = ctx.returner.at
         states = tuple((v, v.started(at), v.ended(at)) for v, _ in fused.validities.values())
-        split = _Split(items, ctx.evidence, states, tuple(kept), tuple(excluded))
-        keep(_SPLITS, key, split, 4)
+        _SPLITS.put(items, inputs, None, (states, tuple(kept), tuple(excluded)))
     return kept, excluded
 
 
-@dataclass(frozen=True, slots=True)
-class _Split:
-    """A pool's split by the default gates, and what it depended on besides the key.
-
-    The key (`_DefaultGates.key`) holds the returner's principal, role, task and purpose,
-    C's epoch and the size budget; the rest is here: the very items, in order (compared
-    by identity: an item is immutable), the evidence ids, and where the return's time
-    stood in each distinct validity interval (begun, ended). A return by the same agent
-    at the same epoch passes the same pool through the gates: a 100k-item split cost
-    15% of such a return.
-    """
-
-    items: list[Item]
-    evidence: frozenset[str]
-    validities: tuple[tuple[Validity, bool, bool], ...]
-    kept: tuple[Item, ...]
-    excluded: tuple[Exclusion, ...]
-
-    def holds(self, items: list[Item], ctx: ReturnContext) -> bool:
-        """Whether this split is the split of ``items`` in ``ctx`` (with the same key)."""
-        at = ctx.returner.at
-        return (
-            len(items) == len(self.items)
-            and all(v.started(at) is s and v.ended(at) is e for v, s, e in self.validities)
-            and self.evidence == ctx.evidence
-            and all(map(is_, items, self.items))
-        )
-
-
-_SPLITS: dict[tuple[object, ...], _Split] = {}
-"""Recent returns' splits by the default gates, by `_DefaultGates.key`."""
+_SPLITS: Passes[
+    tuple[tuple[tuple[Validity, bool, bool], ...], tuple[Item, ...], tuple[Exclusion, ...]]
+] = Passes()
+"""Recent pools' splits by the default gates, by what the split read besides the items (the
+returner's principal, role, task and purpose, C's epoch, the size budget, the evidence),
+with where the return's time stood in each distinct validity interval (begun, ended): a
+return by the same agent at the same epoch passes the same pool through the gates, and a
+100k-item split cost 15% of such a return."""
 _MAX_VALIDITIES = 256
 """Distinct validity intervals past which a split is not remembered (each is checked)."""
 
@@ -176,7 +151,7 @@ class _DefaultGates:
         return cls(ctx, min(limits, default=sys.maxsize))
 
     def key(self) -> tuple[object, ...]:
-        """What the split depends on besides the items, the evidence and the time."""
+        """What the split reads of the return besides the evidence and the time."""
         who = self.ctx.returner
         return (who.principal, who.role, who.task, who.purpose, self.ctx.epoch, self.limit)
 

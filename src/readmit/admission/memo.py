@@ -23,13 +23,47 @@ def keep(memo: dict[K, V], key: K, value: V, limit: int) -> V:
 
 
 def extends(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> bool:
-    """Whether ``longer`` starts with the very objects of ``shorter`` (compared in C).
-
-    A store hands a return at a later epoch the tuples of an earlier one extended
-    (`readmit.store.bodies.Departures`): what was derived from those can be extended too.
-    """
+    """Whether ``longer`` starts with the very objects of non-empty ``shorter`` (in C)."""
     n = len(shorter)
     return 0 < n <= len(longer) and longer[n - 1] is shorter[-1] and all(map(is_, shorter, longer))
+
+
+class Grown(Generic[V]):
+    """Values derived from tuples, found again by the tuples' identity, or grown from them.
+
+    A store hands every return at one epoch the same tuples of C's items and of Δ, and a
+    return at a later epoch those tuples extended (`readmit.store.bodies.Departures`):
+    `found` is the value made for the very same tuples; `base` the one made for the
+    longest remembered tuples that these extend, each of them, with their lengths, so
+    that only what follows them needs deriving. The last ``size`` values are kept, each
+    with its tuples (so their ids are not reused while remembered).
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self._size = size
+        self._made: list[tuple[tuple[tuple[Any, ...], ...], V]] = []
+
+    def found(self, *tuples: tuple[Any, ...]) -> V | None:
+        """The value made for exactly these tuples."""
+        for held, value in self._made:
+            if all(map(is_, held, tuples)):
+                return value
+        return None
+
+    def base(self, *tuples: tuple[Any, ...]) -> tuple[tuple[int, ...], V] | None:
+        """The value made for the longest remembered tuples these extend, with their lengths."""
+        best: tuple[tuple[int, ...], V] | None = None
+        for held, value in self._made:
+            lengths = tuple(map(len, held))
+            if (best is None or lengths[0] > best[0][0]) and all(map(extends, tuples, held)):
+                best = lengths, value
+        return best
+
+    def put(self, tuples: tuple[tuple[Any, ...], ...], value: V) -> V:
+        """Remember ``value`` as made for ``tuples``."""
+        older = self._made[max(0, len(self._made) + 1 - self._size) :]
+        self._made = [*older, (tuples, value)]
+        return value
 
 
 class Passes(Generic[V]):
@@ -48,8 +82,8 @@ class Passes(Generic[V]):
         self._passes: list[tuple[tuple[Any, ...], object, object, V]] = []
 
     def get(self, pool: Sequence[Any], inputs: object) -> V | None:
-        """The result remembered for ``pool`` (its items, by identity) and ``inputs``."""
-        for items, known, _, value in self._passes:
+        """The latest result remembered for ``pool`` (its items, by identity) and ``inputs``."""
+        for items, known, _, value in self._passes[::-1]:
             if known == inputs and len(items) == len(pool) and all(map(is_, items, pool)):
                 return value
         return None

@@ -21,7 +21,7 @@ from itertools import compress
 from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext
-from readmit.admission.memo import extends, keep
+from readmit.admission.memo import Grown, keep
 from readmit.events import WITHDRAWING_OPS, Close, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
 from readmit.reasons import Exclusion, Reason, Stage
@@ -185,24 +185,24 @@ def _shared_keys(items: tuple[Item, ...]) -> dict[str, list[Item]]:
     extended (`readmit.store.bodies.Departures`), and only the items that follow the
     part remembered are looked into.
     """
-    known = _KEYS.get(id(items))
-    if known is not None and known[0] is items:
-        return known[2]
-    for held, first, groups in list(_KEYS.values()):
-        if extends(items, held):
-            n = len(held)
-            first, groups = dict(first), {k: list(group) for k, group in groups.items()}
-            for item in items[n:]:
-                key = item.key
-                if key is None:
-                    continue
-                if key in groups:
-                    groups[key].append(item)
-                elif key in first:
-                    groups[key] = [first[key], item]
-                else:
-                    first[key] = item
-            return keep(_KEYS, id(items), (items, first, groups), 4)[2]
+    known = _KEYS.found(items)
+    if known is not None:
+        return known[1]
+    base = _KEYS.base(items)
+    if base is not None:
+        (n,), (first, groups) = base
+        first, groups = dict(first), {k: list(group) for k, group in groups.items()}
+        for item in items[n:]:
+            key = item.key
+            if key is None:
+                continue
+            if key in groups:
+                groups[key].append(item)
+            elif key in first:
+                groups[key] = [first[key], item]
+            else:
+                first[key] = item
+        return _KEYS.put((items,), (first, groups))[1]
     keys = list(map(_KEY, items))
     shared = {key for key, n in Counter(keys).items() if n > 1 and key is not None}
     groups = {}
@@ -210,10 +210,10 @@ def _shared_keys(items: tuple[Item, ...]) -> dict[str, list[Item]]:
         groups.setdefault(item.key, []).append(item)  # type: ignore[arg-type]
     first = dict(zip(reversed(keys), reversed(items), strict=True))  # in C: earliest first
     first.pop(None, None)  # type: ignore[call-overload]
-    return keep(_KEYS, id(items), (items, first, groups), 4)[2]
+    return _KEYS.put((items,), (first, groups))[1]
 
 
-_KEYS: dict[int, tuple[tuple[Item, ...], dict[str, Item], dict[str, list[Item]]]] = {}
+_KEYS: Grown[tuple[dict[str, Item], dict[str, list[Item]]]] = Grown()
 """`_shared_keys` of recent item tuples, with the first item of every key they hold."""
 
 

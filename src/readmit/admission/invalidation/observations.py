@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.memo import extends, keep
+from readmit.admission.memo import Grown
 from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item
 
@@ -29,20 +29,18 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     no later item changes (an id names one item, forever): only the events that
     follow the part remembered are read.
     """
-    key = (id(ctx.items), id(ctx.delta), news)
-    known = _MADE.get(key)
-    if known is not None and known[0] is ctx.items and known[1] is ctx.delta:
-        return known[2]
-    start, made = 0, []
-    for items, delta, laters in [v for k, v in list(_MADE.items()) if k[2] == news]:
-        if len(delta) > start and extends(ctx.delta, delta) and extends(ctx.items, items):
-            start, made = len(delta), laters
-    made = made + observations_of(ctx.delta[start:], ctx.items, ctx.by_id, news)
-    return keep(_MADE, key, (ctx.items, ctx.delta, made), 4)[2]
+    made = _MADE[news]
+    known = made.found(ctx.items, ctx.delta)
+    if known is not None:
+        return known
+    base = made.base(ctx.items, ctx.delta)
+    start, laters = (0, []) if base is None else (base[0][1], base[1])
+    laters = laters + observations_of(ctx.delta[start:], ctx.items, ctx.by_id, news)
+    return made.put((ctx.items, ctx.delta), laters)
 
 
-_MADE: dict[tuple[int, int, bool], tuple[tuple[Item, ...], tuple[Recorded, ...], list[Later]]] = {}
-"""`observations` of recent contexts, by the identity of their tuples (kept with them)."""
+_MADE: dict[bool, Grown[list[Later]]] = {True: Grown(), False: Grown()}
+"""`observations` of recent contexts' tuples of items and Δ, with and without news."""
 
 
 def observations_of(
