@@ -348,10 +348,15 @@ def logged_events(
 
 _RANGE = "FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ?"
 _CAN_WITHDRAW = (
-    " AND (op IN ('supersede', 'revoke', 'close') OR epoch IN (SELECT epoch FROM items"
-    " WHERE workspace = ? AND epoch > ? AND epoch <= ? AND key IS NOT NULL))"
+    " AND (op IN ('supersede', 'revoke', 'close') OR epoch IN (SELECT epoch FROM items i"
+    " WHERE workspace = ? AND epoch > ? AND epoch <= ? AND key IS NOT NULL AND EXISTS"
+    " (SELECT 1 FROM items j WHERE j.workspace = i.workspace AND j.key = i.key"
+    " AND j.epoch + 0 < i.epoch)))"
 )
-"""An item's epoch is its assert's: a keyed item's assert may replace another."""
+"""An item's epoch is its assert's: a keyed item's assert may replace an earlier item
+with its key, and only if there is one. A cold return reads the log back to the oldest
+item it screens; most keys there are held once, and their asserts are left unparsed.
+(``+ 0``: the probe goes by key, not by epoch, whatever SQLite's planner guesses.)"""
 _LOG = {
     False: ("SELECT epoch " + _RANGE + " ORDER BY epoch", "SELECT epoch, body " + _RANGE),
     True: (
