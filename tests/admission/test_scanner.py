@@ -138,3 +138,23 @@ def test_the_scanner_builds_observations_in_the_order_later_declares_its_fields(
         "replacement_text",
         "depends_on",
     ]
+
+
+def test_each_text_of_an_observation_is_read_for_names_on_its_own() -> None:
+    """A name never runs from the observation's text into the text it withdrew."""
+    moved = Later(
+        event_id="e9",
+        epoch=9,
+        op="supersede",
+        text="The standup moved to Room Beacon",
+        withdrawn_id="w",
+        withdrawn_text="Kona Lobby hosts the standup",
+        replacement_id="r",
+        replacement_text="The standup moved to Room Beacon",
+    )
+
+    index = Observations([moved]).by_term
+
+    assert index.get("Room Beacon") is not None
+    assert index.get("Kona Lobby") is not None
+    assert index.get("Room Beacon Kona Lobby") is None

@@ -100,12 +100,13 @@ class Observations:
         """What each observation withdrew or brought: never proposed against that item."""
         # With nothing to index (a verifier shown no news, a Δ that withdrew nothing), the
         # empty indexes are shared: building them cost more than a return's other screening.
-        self.by_term = Postings(self.texts, distinctive_hashes) if count else _NO_TERMS
+        worded = [_worded(later) for later in self.laters]
+        self.by_term = Postings(worded, distinctive_hashes) if count else _NO_TERMS
         self.restating = _Postings(restating)
         """News by its text: news that only restates an item cannot invalidate it."""
         self.dependents = _Postings(dependents)
         """Observations by what they depend on: an item built on another cannot invalidate it."""
-        self.bm25 = Bm25(self.texts) if count else _NO_BM25
+        self.bm25 = Bm25(worded) if count else _NO_BM25
 
     def _first(self, after: int, target: Item) -> int:
         return bisect.bisect_right(self._epochs, max(after, target.epoch))
@@ -309,6 +310,20 @@ def _query(later: Later) -> str:
     if withdrawn is None and replacement is None:
         return text
     return " ".join([t for t in (text, withdrawn, replacement) if t])
+
+
+def _worded(later: Later) -> str:
+    """The texts an observation's terms come from, one line each and each once.
+
+    Its own text, and what it withdrew and brought. On lines of their own, a name never
+    runs from one text into the next ("... to Room Beacon" then "Atlas is booked" is no
+    "Room Beacon Atlas"). Terms are sets, so a text read twice (a replacement is usually
+    the observation's own text) adds nothing.
+    """
+    text, withdrawn, replacement = later.text, later.withdrawn_text, later.replacement_text
+    if withdrawn is None and replacement is None:
+        return text
+    return "\n".join(dict.fromkeys(t for t in (text, withdrawn, replacement) if t))
 
 
 _NO_TERMS = Postings([], distinctive_hashes)
