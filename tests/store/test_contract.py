@@ -111,6 +111,18 @@ def test_a_bad_event_stores_nothing_of_its_batch(ws: WorkStateStore) -> None:
     ws.append("ws", [assert_(2, "b")])  # the id b was not taken by the failed batch
 
 
+def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(
+    ws: WorkStateStore,
+) -> None:
+    """The writer's check (every author is an agent of the workspace) is what keeps the log
+    to existing workspaces: PostgreSQL's log has no foreign key for it (migration m008)."""
+    with pytest.raises(InvalidEvent, match="unknown author"):
+        ws.append("nowhere", [assert_(1, "a")])
+
+    assert ws.events("nowhere") == []
+    assert ws.events("ws") == []
+
+
 @pytest.mark.parametrize(
     ("event", "problem"),
     [
