@@ -24,6 +24,7 @@ from readmit.events import (
 from readmit.model import Agent
 from readmit.store import WorkStateStore, open_store
 from readmit.store.migrations import MIGRATIONS, pending
+from readmit.store.sql import SqlStore
 
 AGENTS = [
     Agent(id="A1", principal="family", role="itinerary"),
@@ -121,6 +122,62 @@ def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(
 
     assert ws.events("nowhere") == []
     assert ws.events("ws") == []
+
+
+def _claiming(kind: str, name: str, n: int) -> Event:
+    """An event of author A2 (role booking) that claims ``name`` as a ``kind``."""
+    at = T0 + timedelta(minutes=n)
+    if kind == "item":
+        return assert_(n, name)
+    if kind == "evidence":
+        return Evidence(id=f"e{n}", at=at, author="A2", source_id=name, text="A receipt.")
+    obligation, frontier = (name, f"f{n}") if kind == "obligation" else (f"o{n}", name)
+    draft = ObligationDraft(
+        id=obligation,
+        text="Book it.",
+        role="booking",
+        requires=frozenset(),
+        critical=frozenset(),
+        frontier_id=frontier,
+        frontier_text="Nothing booked yet.",
+    )
+    return OpenObligation(id=f"e{n}", at=at, author="A2", obligation=draft)
+
+
+KINDS = ("item", "evidence", "obligation", "frontier")
+
+
+@pytest.mark.parametrize("first", KINDS)
+@pytest.mark.parametrize("second", KINDS)
+@pytest.mark.parametrize("together", [False, True], ids=["later-batch", "same-batch"])
+def test_items_evidence_obligations_and_frontiers_share_one_namespace(
+    ws: WorkStateStore, first: str, second: str, together: bool
+) -> None:
+    """Items hold their ids in their own table, the other kinds in ``names``: a clash
+    across the two is refused like one within either, and stores nothing of its batch."""
+    claim, clash = _claiming(first, "n", 1), _claiming(second, "n", 2)
+    if not together:
+        ws.append("ws", [claim])
+
+    with pytest.raises(InvalidEvent, match=r"'e2'.*'n' is already used"):
+        ws.append("ws", [claim, clash] if together else [clash])
+
+    assert len(ws.events("ws")) == (0 if together else 1)
+
+
+@pytest.mark.parametrize("second", KINDS)
+def test_an_item_named_in_names_by_an_earlier_version_still_holds_its_id(
+    ws: WorkStateStore, second: str
+) -> None:
+    """Stores written before items left ``names`` hold their ids in both tables."""
+    ws.append("ws", [_claiming("item", "n", 1)])
+    assert isinstance(ws, SqlStore)
+    with ws.conn.transaction(lock="ws"):
+        ws.conn.execute("INSERT INTO names (workspace, id, kind) VALUES ('ws', 'n', 'item')")
+
+    with pytest.raises(InvalidEvent, match=r"'e2'.*'n' is already used"):
+        ws.append("ws", [_claiming(second, "n", 2)])
+    ws.append("ws", [_claiming(second, "m", 2)])
 
 
 @pytest.mark.parametrize(

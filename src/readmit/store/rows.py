@@ -42,6 +42,8 @@ class References:
     """What a batch names: ids it claims, items it targets or builds on, keys, evidence."""
 
     names: set[str] = field(default_factory=set)
+    others: set[str] = field(default_factory=set)
+    """The names that are not items' (evidence sources, obligations, frontiers)."""
     targets: set[str] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
     cites: set[str] = field(default_factory=set)
@@ -52,7 +54,7 @@ class References:
         for event in events:
             match event:
                 case Evidence():
-                    refs.names.add(event.source_id)
+                    refs.others.add(event.source_id)
                 case Assert() | Supersede():
                     refs.names.add(event.item.id)
                     refs.targets |= event.item.depends_on
@@ -60,9 +62,10 @@ class References:
                     if event.item.key is not None:
                         refs.keys.add(event.item.key)
                 case OpenObligation():
-                    refs.names |= {event.obligation.id, event.obligation.frontier_id}
+                    refs.others |= {event.obligation.id, event.obligation.frontier_id}
             if isinstance(event, Supersede | Revoke | Close):
                 refs.targets.add(event.target)
+        refs.names |= refs.others
         return refs
 
 

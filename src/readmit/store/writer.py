@@ -4,6 +4,11 @@ The ``events`` table is the append-only log. ``items``, ``evidence``,
 ``obligations`` and ``names`` are projections kept in the same transaction, so
 they can never disagree with the log.
 
+Items, evidence sources, obligations and frontiers share one namespace. An item's id
+is held by its row in ``items`` (its primary key); ``names`` holds the ids of the
+other kinds (and, in a store written before that, items' ids too). A name is taken
+when either table holds it.
+
 A batch is checked event by event, in order, exactly as if each were appended
 alone, but against the stored state plus what the batch itself wrote so far
 (`Writer.append`): the rows the batch refers to are read with a few set-based
@@ -121,14 +126,16 @@ class Writer:
         refs = References.of(events)
         ids = {e.id for e in events}
         names, targets, keys, cites = refs.names, refs.targets, refs.keys, refs.cites
-        taken: tuple[set[str], set[str]] = (set(), set())
+        # Optimistic, an item's id clashing with another item is left to the items' primary
+        # key; a clash with another kind is not, as no index spans both tables.
+        held = refs.others if self.optimistic else names
+        taken = {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM names", "id", names)}
+        taken.update(r[0] for r in select_in(self.db, self.ws, "SELECT id FROM items", "id", held))
+        used: set[str] = set()
         if not self.optimistic:
-            taken = (
-                {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM events", "id", ids)},
-                {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM names", "id", names)},
-            )
-        self._event_ids.update((i, i in taken[0]) for i in ids)
-        self._names.update((n, n in taken[1]) for n in names)
+            used = {r[0] for r in select_in(self.db, self.ws, "SELECT id FROM events", "id", ids)}
+        self._event_ids.update((i, i in used) for i in ids)
+        self._names.update((n, n in taken) for n in names)
         self._items.update((t, None) for t in targets)
         for item_id, body, status in select_in(
             self.db, self.ws, "SELECT id, body, status FROM items", "id", targets
@@ -218,11 +225,11 @@ class Writer:
                 self._resolve(event, author)
 
     def _claim(self, event_id: str, name: str, kind: str) -> None:
-        taken = self._names.get(name)  # prefetched for the batch's own names
-        if taken or (taken is None and self._known(self._names, name, "SELECT 1 FROM names")):
+        if self._names[name]:  # prefetched for the batch's own names
             raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace")
         self._names[name] = True
-        self._rows["names"].append((self.ws, name, kind))
+        if kind != "item":  # an item's row holds its id
+            self._rows["names"].append((self.ws, name, kind))
 
     def _add_item(
         self, event_id: str, draft: ItemDraft, author: Agent, encoded: tuple[str, str] | None
