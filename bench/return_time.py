@@ -10,11 +10,21 @@ A shared machine's speed drifts by more than the difference being measured, so
 ``--rounds N`` measures N rounds over all episodes and prints each round's ratio and
 their median: within a round both methods ran under the same conditions.
 
-Usage: python bench/return_time.py [--persona DIR] [--repeat 5] [--rounds 1]
+Those are repeats of returns already decided once, which remembered passes serve.
+``--first`` also times each context's first decision: each method in a process of its
+own, which has decided nothing before (the methods share term caches, so one must not
+warm them for the other). Three such processes a method, alternating; each context's
+best of the three, then the mean over the episodes.
+
+Usage: python bench/return_time.py [--persona DIR] [--repeat 5] [--rounds 1] [--first]
 """
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
+import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -31,23 +41,66 @@ from readmit.scenario import load_scenario
 PERSONA = Path(__file__).parent.parent / "tests/data/memora-sample/weekly/software_engineer"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--persona", type=Path, default=PERSONA, help="a Memora persona folder")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per return (best of)")
-    parser.add_argument("--rounds", type=int, default=1, help="rounds over every episode")
-    args = parser.parse_args()
-
-    methods: list[ReturnMethod] = [Trace(make_verifier("builtin")), Static()]
-    calls = 0
-    returns: list[tuple[ReturnContext, str, Policy]] = []
-    for episode in memora.episodes(args.persona):
+def _returns(persona: Path) -> list[tuple[ReturnContext, str, Policy]]:
+    """Each episode's context, query and policy, built once."""
+    returns = []
+    for episode in memora.episodes(persona):
         policy = load_scenario(episode.scenario).policy
         if episode.retrieve is not None:
             policy = replace(policy, max_items=episode.retrieve)
         query = " ".join(p.question for p in episode.probes) or episode.task
         returns.append((context(episode), query, policy))
-        calls += methods[0].view(*returns[-1]).verifier_calls
+    return returns
+
+
+def _method(name: str) -> ReturnMethod:
+    return Trace(make_verifier("builtin")) if name == "TRACE" else Static()
+
+
+def first_decisions(persona: Path, processes: int = 3) -> dict[str, float]:
+    """Mean milliseconds of each context's first decision, by method: each context's best
+    over ``processes`` new processes a method, run alternating."""
+    times: dict[str, list[list[float]]] = {"TRACE": [], "Static": []}
+    for _ in range(processes):
+        for name, runs in times.items():
+            found = subprocess.run(
+                [sys.executable, __file__, "--first-of", name, "--persona", str(persona)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs.append(json.loads(found.stdout))
+    return {
+        name: statistics.mean(map(min, zip(*runs, strict=True))) * 1e3
+        for name, runs in times.items()
+    }
+
+
+def _first_of(name: str, persona: Path) -> None:
+    """Print the seconds of each context's first decision by ``name`` (the child's part)."""
+    method, times = _method(name), []
+    for ctx, query, policy in _returns(persona):
+        start = time.perf_counter()
+        method.view(ctx, query, policy)
+        times.append(time.perf_counter() - start)
+    print(json.dumps(times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--persona", type=Path, default=PERSONA, help="a Memora persona folder")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per return (best of)")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds over every episode")
+    parser.add_argument("--first", action="store_true", help="also time first decisions")
+    parser.add_argument("--first-of", choices=["TRACE", "Static"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.first_of:
+        _first_of(args.first_of, args.persona)
+        return
+
+    methods = [_method("TRACE"), _method("Static")]
+    returns = _returns(args.persona)
+    calls = sum(methods[0].view(*r).verifier_calls for r in returns)
     ratios: list[float] = []
     for _ in range(args.rounds):
         times: dict[str, list[float]] = {m.name: [] for m in methods}
@@ -63,6 +116,14 @@ def main() -> None:
             f"verifier calls per return {calls / len(returns):.1f}",
             flush=True,
         )
+        if args.first:
+            first = first_decisions(args.persona)
+            trace, static = first["TRACE"], first["Static"]
+            print(
+                f"  first decisions, best of 3 new processes: TRACE {trace:.2f} ms, "
+                f"Static {static:.2f} ms, ratio {trace / static:.1f}x",
+                flush=True,
+            )
     if args.rounds > 1:
         print(f"median ratio over {args.rounds} rounds: {statistics.median(ratios):.1f}x")
 

@@ -148,6 +148,14 @@ def test_a_remembered_receipt_check_binds_the_very_item_it_was_made_for() -> Non
         assert kept == [HOTEL]
         assert [(e.item, e.reason) for e in excluded] == [("h1", Reason.MISSING_RECEIPT)]
 
+    # A new context's items are new objects; their digests are remembered by id and text.
+    again, forged = replace(HOTEL), replace(rewritten)
+    kept, excluded = apply_gates([again, forged], CTX)
+
+    assert kept == [again]
+    assert kept[0] is again
+    assert [(e.item, e.reason) for e in excluded] == [("h1", Reason.MISSING_RECEIPT)]
+
 
 def test_a_receipt_is_checked_only_after_the_gates_before_it() -> None:
     """The gates' order decides: an item for another role is ``not_applicable`` even when
