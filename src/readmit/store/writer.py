@@ -4,10 +4,9 @@ The ``events`` table is the append-only log. ``items``, ``evidence``,
 ``obligations`` and ``names`` are projections kept in the same transaction, so
 they can never disagree with the log.
 
-Items, evidence sources, obligations and frontiers share one namespace. An item's id
-is held by its row in ``items`` (its primary key); ``names`` holds the ids of the
-other kinds (and, in a store written before that, items' ids too). A name is taken
-when either table holds it.
+Items, evidence sources, obligations and frontiers share one namespace: ``items`` holds
+items' ids, ``names`` the others' (and items' in stores written before), and an id is
+taken when either does.
 
 A batch is checked event by event, in order, exactly as if each were appended
 alone, but against the stored state plus what the batch itself wrote so far
