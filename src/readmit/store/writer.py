@@ -104,10 +104,7 @@ class Writer:
         self.epoch += 1
         text, stamped, item = encode(event)
         self._project(event, author, item)
-        taken = self._event_ids.get(event.id)  # prefetched for the batch's own ids
-        if taken is None:
-            taken = self._known(self._event_ids, event.id, "SELECT 1 FROM events")
-        if taken:
+        if self._event_ids[event.id]:  # prefetched for the batch's own ids
             raise InvalidEvent(event.id, "an event with this id already exists")
         self._event_ids[event.id] = True
         head = (self.ws, self.epoch, event.id, stamped, event.author, event.op)
@@ -164,14 +161,6 @@ class Writer:
             where="v.workspace",
         ):
             self._evidence[source] = principal
-
-    def _known(self, seen: dict[str, bool], value: str, query: str) -> bool:
-        """Whether ``value`` is taken: by the batch, by the store (read once if not read yet)."""
-        if value not in seen:
-            seen[value] = (
-                self.db.execute(f"{query} WHERE workspace = ? AND id = ?", (self.ws, value))
-            ).fetchone() is not None
-        return seen[value]
 
     def _flush(self) -> None:
         """Write the batch's queued rows (items with their final status)."""
