@@ -6,6 +6,7 @@ import pytest
 
 from builders import T0
 from conftest import store_url
+from readmit.admission.gates import apply_gates
 from readmit.errors import ConfigError, InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
     Assert,
@@ -22,6 +23,7 @@ from readmit.events import (
     text_digest,
 )
 from readmit.model import Agent
+from readmit.reasons import Reason
 from readmit.store import WorkStateStore, open_store
 from readmit.store.migrations import MIGRATIONS, pending
 from readmit.store.sql import SqlStore
@@ -228,6 +230,28 @@ def test_receipts_bind_item_to_event_author_epoch_and_text(ws: WorkStateStore) -
     assert item.receipt is not None
     assert (item.receipt.event_id, item.receipt.author, item.receipt.epoch) == ("e1", "A2", 1)
     assert item.receipt.digest == text_digest("a", "Sunrise Hotel is booked.")
+
+
+def test_an_item_body_altered_in_the_database_fails_its_receipt(ws: WorkStateStore) -> None:
+    """Bodies are decoded as the store wrote them, without the model's checks again; one
+    changed behind the store's back no longer matches its receipt, and gate P drops it."""
+    ws.append("ws", [assert_(1, "a", "Sunrise Hotel is booked."), assert_(2, "b")])
+    ws.depart("ws", "A1", T0 + timedelta(hours=1))
+    assert isinstance(ws, SqlStore)
+    body = ws.conn.execute("SELECT body FROM items WHERE id = 'a'").fetchone()[0]
+    with ws.conn.transaction(lock="ws"):
+        ws.conn.execute(
+            "UPDATE items SET body = ? WHERE id = 'a'",
+            (body.replace("is booked", "is cancelled"),),
+        )
+
+    reopened = open_store(ws.url)
+    ctx = reopened.return_context("ws", _return(T0 + timedelta(hours=2)))
+    kept, excluded = apply_gates(ctx.items, ctx)
+    reopened.close()
+
+    assert [i.id for i in kept] == ["b"]
+    assert [(e.item, e.reason) for e in excluded] == [("a", Reason.MISSING_RECEIPT)]
 
 
 def _return(at: object, id: str = "r1") -> ReturnRequest:
