@@ -233,8 +233,8 @@ def test_receipts_bind_item_to_event_author_epoch_and_text(ws: WorkStateStore) -
 
 
 def test_an_item_body_altered_in_the_database_fails_its_receipt(ws: WorkStateStore) -> None:
-    """Bodies are decoded as the store wrote them, without the model's checks again; one
-    changed behind the store's back no longer matches its receipt, and gate P drops it."""
+    """A body changed behind the store's back no longer matches its receipt (the digest of
+    the text written), and gate P drops the item."""
     ws.append("ws", [assert_(1, "a", "Sunrise Hotel is booked."), assert_(2, "b")])
     ws.depart("ws", "A1", T0 + timedelta(hours=1))
     assert isinstance(ws, SqlStore)

@@ -160,42 +160,23 @@ def _ids(values: list[str]) -> frozenset[str]:
 
 
 def item_from_json(d: dict[str, Any]) -> Item:
-    """Inverse of `item_to_json`, for bodies the store wrote.
-
-    Every stored item passed the model's checks when it was written, and a body never
-    changes, so its fields are set directly rather than through the frozen constructor
-    and its checks again: a cold return decodes every item of its context (100k in the
-    bench store), and the constructors were about 40% of a decode. A body altered behind
-    the store's back is still caught where it matters: gate P recomputes the receipt's
-    digest from the text, and a receipt that does not bind it excludes the item.
-    """
+    """Inverse of `item_to_json` (trusted, store-written data)."""
     r = d["receipt"]
-    item = _new(Item)
-    _set(item, "id", d["id"])
-    _set(item, "text", d["text"])
-    _set(item, "kind", _KINDS.get(d["kind"]) or Kind(d["kind"]))
-    _set(item, "epoch", d["epoch"])
-    _set(item, "author", d["author"])
-    _set(item, "key", d["key"])
-    _set(item, "for_role", d["for_role"])
-    scope = _scope(tuple(d["principals"]), tuple(d["roles"]), d["task"], tuple(d["purposes"]))
-    _set(item, "scope", scope)
-    _set(item, "validity", _validity(d["valid_from"], d["valid_to"]))
-    receipt = None
-    if r is not None:
-        receipt = _new(Receipt)
-        _set(receipt, "event_id", r[0])
-        _set(receipt, "author", r[1])
-        _set(receipt, "epoch", r[2])
-        _set(receipt, "digest", r[3])
-    _set(item, "receipt", receipt)
-    _set(item, "depends_on", _ids(d["depends_on"]))
-    _set(item, "supports", _ids(d["supports"]))
-    _set(item, "cites", _ids(d["cites"]))
-    return item
-
-
-_new, _set = object.__new__, object.__setattr__
+    return Item(
+        id=d["id"],
+        text=d["text"],
+        kind=_KINDS.get(d["kind"]) or Kind(d["kind"]),
+        epoch=d["epoch"],
+        author=d["author"],
+        key=d["key"],
+        for_role=d["for_role"],
+        scope=_scope(tuple(d["principals"]), tuple(d["roles"]), d["task"], tuple(d["purposes"])),
+        validity=_validity(d["valid_from"], d["valid_to"]),
+        receipt=None if r is None else Receipt(event_id=r[0], author=r[1], epoch=r[2], digest=r[3]),
+        depends_on=_ids(d["depends_on"]),
+        supports=_ids(d["supports"]),
+        cites=_ids(d["cites"]),
+    )
 
 
 def obligation_to_json(o: Obligation) -> dict[str, Any]:
