@@ -64,6 +64,8 @@ def test_a_history_without_news_holds_exactly_the_events_that_can_withdraw(
     # e1 and e11 assert the first item with their key: they replace nothing, so they are
     # not read. e10's key was held before the window below, by e1's and e4's items.
     assert [r.event.id for r in withdrawing.events] == ["e4", "e5", "e7", "e9", "e10"]
+    # The same items, in the same order, but for f: only e11, which was not read, names it.
+    assert withdrawing.items == tuple(i for i in everything.items if i.id != "f")
     assert {i.id for i in withdrawing.items} == {"a", "a2", "a3", "b", "c", "d"}
     assert ctx.history(4, False).events == withdrawing.events[1:]
 
