@@ -207,6 +207,40 @@ def test_a_compound_against_its_bare_first_part_is_an_abstention() -> None:
     assert verdict.terms == ("Aspirin",)
 
 
+def test_a_longer_name_against_its_bare_first_part_is_an_abstention() -> None:
+    # An escrow named after the account, or the account's own escrow: the terms cannot tell.
+    later = withdrawal("The garage deposit is held by ACC-77 Escrow.")
+    earlier = item("x", "Move the deposit to ACC-77 by Friday.")
+
+    [verdict] = TermVerifier().judge([Pair(later=later, earlier=earlier)])
+
+    assert verdict.abstained
+    assert not verdict.invalidates
+    assert "ACC-77 Escrow" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("withdrawn", "earlier"),
+    [
+        # the earlier item names the same longer name
+        ("The deposit is held by ACC-77 Escrow.", "Ask ACC-77 Escrow for the deposit."),
+        # a weekday after the name is a time, not part of it
+        ("Meet ACC-77 Monday at noon.", "Send ACC-77 the forms."),
+        # nor is a capitalized stopword
+        ("Wire the deposit to ACC-77 The moment it clears.", "Send ACC-77 the forms."),
+    ],
+)
+def test_a_longer_name_that_is_the_items_own_or_a_time_still_links(
+    withdrawn: str, earlier: str
+) -> None:
+    [verdict] = TermVerifier().judge(
+        [Pair(later=withdrawal(withdrawn), earlier=item("x", earlier))]
+    )
+
+    assert verdict.invalidates, verdict.reason
+    assert not verdict.abstained
+
+
 @pytest.mark.parametrize(
     ("withdrawn", "earlier"),
     [

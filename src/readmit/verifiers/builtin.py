@@ -9,7 +9,8 @@ linking terms are recorded as the reason (an inferred dependency). A name
 that the withdrawn statement qualifies into a look-alike ("the Kona tea
 blend" vs. "the Kona blend") does not link. Where the withdrawn statement is
 about a compound ("Lisinopril cream is ...") and the item names its first part
-alone ("a reminder for Lisinopril"), the terms cannot tell one thing from two:
+alone ("a reminder for Lisinopril"), or names it inside a longer name ("INV-2031
+Escrow" against the account INV-2031), the terms cannot tell one thing from two:
 the verifier abstains, and the item is withheld as ``verifier_unavailable``.
 An item that names the term only as the old side of a change it records ("moved
 from Room Atlas to Room Borealis", "Dr Okafor replaced Dr Lee") does not rely on
@@ -23,6 +24,7 @@ LLM verifier.
 Shared topic words ("hotel", "train") never link two statements.
 """
 
+import re
 from collections.abc import Sequence
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
@@ -36,6 +38,7 @@ from readmit.terms import (
     standalone,
     term_kind,
 )
+from readmit.terms.names import whole_word
 
 _VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", "close": "closed"}
 
@@ -90,9 +93,13 @@ def _compound_named(term: str, withdrawn: str, earlier: str) -> str | None:
     "Lisinopril cream is for the rash" may be about another thing than the Lisinopril
     of "a reminder for Lisinopril at 8 am" (a cream named after it), or about a part
     of the same one ("the Sunrise Hotel booking is cancelled" and "meet at the Sunrise
-    Hotel"): the terms cannot tell which. Only a compound that is the subject of a
-    verb ("TERM noun is ...") and a bare ``term`` in the earlier item count.
+    Hotel"): the terms cannot tell which. Only a longer name (`_longer_name`), or a
+    compound that is the subject of a verb ("TERM noun is ...") against a bare ``term``
+    in the earlier item, count.
     """
+    longer = _longer_name(term, withdrawn)
+    if longer is not None:
+        return None if _longer_name(term, earlier) == longer else longer
     after = following(withdrawn, term)
     if len(after) < 2 or after[1] not in _AUXILIARIES or after[0] in STOPWORDS:
         return None
@@ -101,6 +108,25 @@ def _compound_named(term: str, withdrawn: str, earlier: str) -> str | None:
         return None
     bare = following(earlier, term, count=1)
     return compound if not bare or bare[0] in STOPWORDS else None
+
+
+_NEXT_NAME = re.compile(r" ([A-Z][\w-]*)")
+
+
+def _longer_name(term: str, text: str) -> str | None:
+    """``term`` and the capitalized word right after it in ``text``, as one longer name.
+
+    "INV-2031 Escrow" is a holder named after the account INV-2031, or the account's
+    own escrow: an item that names INV-2031 alone cannot be told apart by its terms.
+    A weekday or month after the term is a time, not part of its name.
+    """
+    found = whole_word(term).search(text)
+    if found is None:
+        return None
+    word = _NEXT_NAME.match(text, found.end())
+    if word is None or word[1].lower() in STOPWORDS or is_calendar(word[1]):
+        return None
+    return f"{term} {word[1]}"
 
 
 def _bare_number(term: str) -> bool:
