@@ -13,10 +13,12 @@ their median: within a round both methods ran under the same conditions.
 Those are repeats of returns already decided once, which remembered passes serve.
 ``--first`` also times each context's first decision: each method in a process of its
 own, which has decided nothing before (the methods share term caches, so one must not
-warm them for the other). Three such processes a method, alternating; each context's
-best of the three, then the mean over the episodes.
+warm them for the other). ``--processes`` such processes a method (3), alternating; each
+context's best of them, then the mean over the episodes. On a busy machine three were not
+enough to steady Static's figure (1.3–1.9 ms from one run to the next); eight were.
 
 Usage: python bench/return_time.py [--persona DIR] [--repeat 5] [--rounds 1] [--first]
+       [--processes 3]
 """
 
 import argparse
@@ -92,6 +94,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="runs per return (best of)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds over every episode")
     parser.add_argument("--first", action="store_true", help="also time first decisions")
+    parser.add_argument(
+        "--processes", type=int, default=3, help="new processes a method for --first (best of)"
+    )
     parser.add_argument("--first-of", choices=["TRACE", "Static"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_of:
@@ -117,10 +122,11 @@ def main() -> None:
             flush=True,
         )
         if args.first:
-            first = first_decisions(args.persona)
+            first = first_decisions(args.persona, args.processes)
             trace, static = first["TRACE"], first["Static"]
             print(
-                f"  first decisions, best of 3 new processes: TRACE {trace:.2f} ms, "
+                f"  first decisions, best of {args.processes} new processes: "
+                f"TRACE {trace:.2f} ms, "
                 f"Static {static:.2f} ms, ratio {trace / static:.1f}x",
                 flush=True,
             )
