@@ -5,8 +5,11 @@ from typing import Any
 
 import pytest
 
-from readmit import collector
+from builders import KEY, context, item
+from readmit import admit, collector
 from readmit.collector import paused
+from readmit.policy import Policy
+from readmit.signing import HmacSha256Signer
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +58,7 @@ def test_it_comes_back_only_when_the_last_of_overlapping_pauses_ends() -> None:
     release.set()
     worker.join(timeout=30)
 
-    assert seen == [False]
+    assert seen and not any(seen)
     assert gc.isenabled()
 
 
@@ -127,3 +130,22 @@ def test_what_a_pause_leaves_alive_is_not_walked_before_it_can_die() -> None:
         assert gc.get_threshold()[0] == first  # put back by the next collection
     finally:
         gc.callbacks.remove(seen)
+
+
+def test_admit_decides_with_the_collector_paused_and_puts_it_back() -> None:
+    # A library caller of `admit` (not through `decide`) gets the same pause.
+    seen: list[bool] = []
+
+    class Watching(HmacSha256Signer):
+        def sign(self, data: bytes) -> str:
+            seen.append(gc.isenabled())
+            return super().sign(data)
+
+    gc.enable()
+    decision = admit(
+        context((item("a", "A fact."),)), policy=Policy(), verifier=None, signer=Watching(KEY)
+    )
+
+    assert decision.outcome == "issued"
+    assert seen and not any(seen)
+    assert gc.isenabled()
