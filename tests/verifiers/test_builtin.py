@@ -163,6 +163,14 @@ CASES = [
         True,
     ),
     Case(
+        "a longer name the item names too is the same thing",
+        "Point the reports at the db-rw Replica.",
+        "supersede",
+        "The db-rw Replica lags by an hour.",
+        "The db-ro Replica lags by an hour.",
+        True,
+    ),
+    Case(
         "a premise change with nothing withdrawn is out of scope",
         "Asleep by 10:30 every night.",
         "assert",
