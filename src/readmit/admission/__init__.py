@@ -24,6 +24,9 @@ from readmit.reasons import Exclusion, Reason
 from readmit.signing import Signer
 
 
+# A return allocates thousands of objects and frees them all by reference counting: none
+# forms a cycle, so the cyclic collector is paused while it runs (`readmit.collector`).
+@paused()
 def admit(
     ctx: ReturnContext,
     *,
@@ -52,57 +55,54 @@ def admit(
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
     """
-    # A return allocates thousands of objects and frees them all by reference counting:
-    # none forms a cycle, so the cyclic collector is paused (`readmit.collector`).
-    with paused():
-        pool = list(capture(ctx))
-        pool, explicit = resolve_explicit(pool, ctx)
-        pool, standing = apply_standing(pool, ctx)
-        pool, premise = propagate(pool, excluded=(*explicit, *standing))
-        eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
-        screener = (
-            Screener(ctx, pool, verifier, policy, embedder, on_progress, dependency_scan)
-            if verifier is not None and policy.implicit
-            else None
+    pool = list(capture(ctx))
+    pool, explicit = resolve_explicit(pool, ctx)
+    pool, standing = apply_standing(pool, ctx)
+    pool, premise = propagate(pool, excluded=(*explicit, *standing))
+    eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
+    screener = (
+        Screener(ctx, pool, verifier, policy, embedder, on_progress, dependency_scan)
+        if verifier is not None and policy.implicit
+        else None
+    )
+    screen = screener.admits if screener is not None else None
+    selection = cover(eligible, ctx.role_obligations, policy, screen, query)
+    implicit, dropped = _screened_out(screener, gated, selection.dropped, eligible)
+    decided = (*explicit, *standing, *premise, *gated, *implicit)
+    exclusions = (*decided, *dropped)
+    judgment = (
+        screener.judgment(len(standing))
+        if screener is not None
+        else Judgment(verifier="", standing=len(standing))
+    )
+    if policy.complete_view_gate and not selection.coverage.meets(policy):
+        outcome: Literal["blocked", "reset"] = (
+            "reset" if policy.on_incomplete is OnIncomplete.RESET else "blocked"
         )
-        screen = screener.admits if screener is not None else None
-        selection = cover(eligible, ctx.role_obligations, policy, screen, query)
-        implicit, dropped = _screened_out(screener, gated, selection.dropped, eligible)
-        decided = (*explicit, *standing, *premise, *gated, *implicit)
-        exclusions = (*decided, *dropped)
-        judgment = (
-            screener.judgment(len(standing))
-            if screener is not None
-            else Judgment(verifier="", standing=len(standing))
-        )
-        if policy.complete_view_gate and not selection.coverage.meets(policy):
-            outcome: Literal["blocked", "reset"] = (
-                "reset" if policy.on_incomplete is OnIncomplete.RESET else "blocked"
-            )
-            return Withheld(
-                outcome=outcome,
-                selected=selection.items,
-                coverage=selection.coverage,
-                exclusions=exclusions,
-                withheld=ctx.experiences,
-                judgment=judgment,
-            )
-        # The view never lists not_selected items, so it is built from the decided ones only.
-        verified = issue(ctx, selection, decided, policy, signer)
-        readmitted, withheld = (
-            readmit(verified, ctx.experiences)
-            if policy.source_bound_readmission
-            else (ctx.experiences, ())
-        )
-        return Issued(
-            view=verified,
-            items=selection.items,
+        return Withheld(
+            outcome=outcome,
+            selected=selection.items,
             coverage=selection.coverage,
             exclusions=exclusions,
-            readmitted=readmitted,
-            withheld=withheld,
+            withheld=ctx.experiences,
             judgment=judgment,
         )
+    # The view never lists not_selected items, so it is built from the decided ones only.
+    verified = issue(ctx, selection, decided, policy, signer)
+    readmitted, withheld = (
+        readmit(verified, ctx.experiences)
+        if policy.source_bound_readmission
+        else (ctx.experiences, ())
+    )
+    return Issued(
+        view=verified,
+        items=selection.items,
+        coverage=selection.coverage,
+        exclusions=exclusions,
+        readmitted=readmitted,
+        withheld=withheld,
+        judgment=judgment,
+    )
 
 
 def _screened_out(

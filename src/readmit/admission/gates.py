@@ -222,24 +222,25 @@ def _sound(item: Item) -> bool:
     return id(item) in _SOUND or _remember(item)
 
 
-def _remember(item: Item) -> bool:
-    """`_sound` of an item not known to be sound, computed and remembered.
+def _digest(item: Item) -> str:
+    """`text_digest` of ``item``, remembered by its id and text."""
+    key = (item.id, item.text)
+    found = _DIGESTS.get(key)
+    if found is None:
+        found = keep(_DIGESTS, key, text_digest(item.id, item.text), _DIGESTS_LIMIT)
+    return found
 
-    One call an item and the memos written in line: on a context's first decision every
-    item is a new object, and three calls an item were half of the gates' time.
-    """
+
+def _remember(item: Item) -> bool:
+    """`_sound` of an item not known to be sound, computed and remembered."""
     if id(item) in _UNSOUND:
         return False
     receipt = item.receipt
-    sound = False
-    if receipt is not None and receipt.epoch == item.epoch and receipt.author == item.author:
-        key = (item.id, item.text)
-        digest = _DIGESTS.get(key)
-        if digest is None:
-            digest = keep(_DIGESTS, key, text_digest(*key), _DIGESTS_LIMIT)
-        sound = receipt.digest == digest
-    memo = _SOUND if sound else _UNSOUND
-    if len(memo) >= _SOUND_LIMIT:
-        memo.clear()
-    memo[id(item)] = item
+    sound = (
+        receipt is not None
+        and receipt.epoch == item.epoch
+        and receipt.author == item.author
+        and receipt.digest == _digest(item)
+    )
+    keep(_SOUND if sound else _UNSOUND, id(item), item, _SOUND_LIMIT)
     return sound
