@@ -10,7 +10,7 @@ import pytest
 SRC = Path(__file__).parent.parent / "src"
 PACKAGE = SRC / "readmit"
 CORE = {"admission", "model", "events", "terms", "reasons", "policy", "signing", "canonical"}
-CORE |= {"clock", "errors"}
+CORE |= {"clock", "errors", "records"}
 EDGE = {"store", "service", "cli", "integrations", "bench", "replay", "decide", "scenario"}
 EDGE |= {"plugins", "verifiers", "report", "wire"}
 

@@ -17,6 +17,7 @@ from readmit.admission.memo import Passes, keep
 from readmit.model import Item, Obligation
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
+from readmit.records import positional
 from readmit.terms import content_tokens
 
 Screen = Callable[[Item], bool]
@@ -172,8 +173,11 @@ class _NotSelected(dict[str, Exclusion]):
     LIMIT = 1 << 17
 
     def __missing__(self, item: str) -> Exclusion:
-        record = Exclusion(item=item, reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
+        record = _exclusion(item, Reason.NOT_SELECTED, Stage.SELECTION, (), "", None)
         return keep(self, item, record, self.LIMIT)
+
+
+_exclusion = positional(Exclusion)
 
 
 _NOT_SELECTED = _NotSelected()

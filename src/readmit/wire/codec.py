@@ -24,6 +24,7 @@ from readmit.events import (
     Supersede,
 )
 from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity
+from readmit.records import positional
 from readmit.wire.edge import parse_event
 from readmit.wire.logged import logged_event
 
@@ -153,6 +154,8 @@ def _validity(vf: str | None, vt: str | None) -> Validity:
 
 
 _NONE: frozenset[str] = frozenset()
+_item = positional(Item)
+_receipt = positional(Receipt)
 
 
 def _ids(values: list[str]) -> frozenset[str]:
@@ -162,20 +165,20 @@ def _ids(values: list[str]) -> frozenset[str]:
 def item_from_json(d: dict[str, Any]) -> Item:
     """Inverse of `item_to_json` (trusted, store-written data)."""
     r = d["receipt"]
-    return Item(
-        id=d["id"],
-        text=d["text"],
-        kind=_KINDS.get(d["kind"]) or Kind(d["kind"]),
-        epoch=d["epoch"],
-        author=d["author"],
-        key=d["key"],
-        for_role=d["for_role"],
-        scope=_scope(tuple(d["principals"]), tuple(d["roles"]), d["task"], tuple(d["purposes"])),
-        validity=_validity(d["valid_from"], d["valid_to"]),
-        receipt=None if r is None else Receipt(event_id=r[0], author=r[1], epoch=r[2], digest=r[3]),
-        depends_on=_ids(d["depends_on"]),
-        supports=_ids(d["supports"]),
-        cites=_ids(d["cites"]),
+    return _item(  # the fields in `Item`'s order
+        d["id"],
+        d["text"],
+        _KINDS.get(d["kind"]) or Kind(d["kind"]),
+        d["epoch"],
+        d["author"],
+        _scope(tuple(d["principals"]), tuple(d["roles"]), d["task"], tuple(d["purposes"])),
+        _validity(d["valid_from"], d["valid_to"]),
+        d["key"],
+        None if r is None else _receipt(r[0], r[1], r[2], r[3]),
+        _ids(d["depends_on"]),
+        _ids(d["supports"]),
+        _ids(d["cites"]),
+        d["for_role"],
     )
 
 

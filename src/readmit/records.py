@@ -1,0 +1,45 @@
+"""Frozen values built in bulk, without the per-field cost of a frozen ``__init__``.
+
+Every domain value is a frozen, slotted dataclass. The ``__init__`` that `dataclasses`
+writes for one takes keywords and sets each field through ``object.__setattr__`` (a
+frozen class refuses plain assignment), and a cold return builds hundreds of thousands
+of them: decoding a 100k-item store makes an `Item` and a `Receipt` per row, and the
+selection a ``not_selected`` record per item left out. `positional` makes a constructor
+that builds the value as an unfrozen twin with the very same slots (plain assignment,
+positional arguments), then gives it the frozen class, and runs its ``__post_init__``
+checks. The object is the one the class's own constructor makes: same type, fields,
+equality and hash, and frozen from then on.
+"""
+
+from collections.abc import Callable
+from dataclasses import fields, is_dataclass, make_dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def positional(cls: type[T]) -> Callable[..., T]:
+    """A constructor of the frozen, slotted dataclass ``cls`` taking every field in order.
+
+    Raises:
+        TypeError: if ``cls`` is not a frozen dataclass with slots.
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    slots = getattr(cls, "__slots__", None)
+    if not is_dataclass(cls) or params is None or not params.frozen or slots is None:
+        raise TypeError(f"{cls.__name__} is not a frozen dataclass with slots")
+    twin: Any = make_dataclass(
+        f"_{cls.__name__}Fields", [f.name for f in fields(cls)], slots=True, eq=False
+    )
+    if tuple(twin.__slots__) != tuple(slots):  # the same layout, or no class change
+        raise TypeError(f"{cls.__name__}'s slots are not its fields in order")
+    check: Callable[[Any], None] | None = getattr(cls, "__post_init__", None)
+
+    def make(*values: Any) -> T:
+        value = twin(*values)
+        value.__class__ = cls
+        if check is not None:
+            check(value)
+        return value  # type: ignore[no-any-return]
+
+    return make
