@@ -1,10 +1,11 @@
 """Distinctive terms: the names, numbers and identifiers that let a statement refer to one thing."""
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from readmit.records import positional
 from readmit.terms.words import STOPWORDS, TOKEN, is_calendar
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -19,6 +20,9 @@ class _Name:
     words: tuple[str, ...]
     initial: bool
     """Whether the run starts a sentence (where every word is capitalized)."""
+
+
+_name = positional(_Name)
 
 
 def is_identifier(token: str) -> bool:
@@ -43,37 +47,32 @@ def _scan(text: str) -> tuple[tuple[_Name, ...], frozenset[str]]:
     """The runs of capitalized words of ``text``, and its literals.
 
     Remembered per text: a verifier scans the same two texts for every pair they are
-    in, each as the other's context.
+    in, each as the other's context. One loop, no generators: the screener scans every
+    observation of a return's delta.
     """
     names: list[_Name] = []
     literals: set[str] = set()
     for sentence in _SENTENCE.split(text):
-        first = True
+        first = True  # until a chunk with words: its leading run starts the sentence
         for chunk in _CHUNK.split(sentence):
-            for name in _runs(TOKEN.findall(chunk), literals, initial=first):
-                names.append(name)
-            first = first and not TOKEN.search(chunk)
+            tokens = TOKEN.findall(chunk)
+            run: list[str] = []
+            initial = first
+            for token in tokens:
+                literal, capital = _classes(token)
+                if literal:
+                    literals.add(token)
+                if capital:
+                    run.append(token)
+                    continue
+                if run:
+                    names.append(_name(tuple(run), initial))
+                    run = []
+                initial = False
+            if run:
+                names.append(_name(tuple(run), initial))
+            first = first and not tokens
     return tuple(names), frozenset(literals)
-
-
-def _runs(tokens: list[str], literals: set[str], *, initial: bool) -> Iterator[_Name]:
-    """Runs of capitalized words in one chunk; collects literals on the way."""
-    run: list[str] = []
-    run_start = 0
-    for position, token in enumerate(tokens):
-        literal, capital = _classes(token)
-        if literal:
-            literals.add(token)
-        if capital:
-            if not run:
-                run_start = position
-            run.append(token)
-            continue
-        if run:
-            yield from _names(run, initial=initial and run_start == 0)
-        run = []
-    if run:
-        yield from _names(run, initial=initial and run_start == 0)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -85,12 +84,6 @@ def _classes(token: str) -> tuple[bool, bool]:
     literal = token[0].isdigit() or token[0] in "$€£" or is_identifier(token) or is_calendar(token)
     capital = token[0].isupper() and token.lower() not in _NAME_STOPWORDS and not is_calendar(token)
     return literal, capital
-
-
-def _names(run: list[str], *, initial: bool) -> Iterator[_Name]:
-    # "Room Atlas is free" keeps "Room Atlas" whole: its first word may be a plain
-    # capitalized sentence start, but so may a name's ("Sunrise Hotel is booked").
-    yield _Name(tuple(run), initial=initial)
 
 
 def _mid_sentence_words(names: Iterable[_Name]) -> set[str]:
