@@ -37,7 +37,8 @@ from readmit.replay import replay
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
-from readmit.verifiers.openai_compat import OpenAICompatVerifier
+from readmit.verifiers.calibration import best_threshold, cut_offs, judge_each
+from readmit.verifiers.calibration import scores as score
 from readmit.verifiers.pairs import SPLITS, LabeledPair, load_pairs
 
 THRESHOLD = 0.65
@@ -103,40 +104,9 @@ class RandomVectors:
 def judge_all(
     verifier: Verifier, labeled: Sequence[LabeledPair]
 ) -> tuple[list[Verdict | None], float]:
-    from readmit.errors import VerifierUnavailable
-
-    verdicts: list[Verdict | None] = []
+    """Each pair's verdict (`judge_each`: ``None`` where it failed) and the seconds taken."""
     start = time.perf_counter()
-    for p in labeled:
-        try:
-            verdicts.append(verifier.judge([p.pair])[0])
-        except VerifierUnavailable:
-            verdicts.append(None)  # fail closed: counted as "not invalidated" and as unavailable
-    # An abstention (the verifier cannot tell) is likewise no claim, and counted as unavailable.
-    return verdicts, time.perf_counter() - start
-
-
-def prf(
-    labeled: Sequence[LabeledPair], verdicts: Sequence[Verdict | None], threshold: float
-) -> dict[str, float]:
-    said = [v is not None and v.invalidates and v.confidence >= threshold for v in verdicts]
-    tp = sum(s and p.invalidates for s, p in zip(said, labeled, strict=True))
-    fp = sum(s and not p.invalidates for s, p in zip(said, labeled, strict=True))
-    fn = sum(not s and p.invalidates for s, p in zip(said, labeled, strict=True))
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "unavailable": sum(v is None or v.abstained for v in verdicts) / len(verdicts),
-    }
-
-
-def calibrate(labeled: Sequence[LabeledPair], verdicts: Sequence[Verdict | None]) -> float:
-    candidates = sorted({round(v.confidence, 3) for v in verdicts if v is not None} | {THRESHOLD})
-    return max(candidates, key=lambda t: (prf(labeled, verdicts, t)["f1"], -abs(t - THRESHOLD)))
+    return judge_each(verifier, labeled), time.perf_counter() - start
 
 
 def verifier_report(
@@ -146,16 +116,12 @@ def verifier_report(
     if calibrated:
         # A one-token model verdict says "invalidates" from P(yes) >= decide_at: with 0 every
         # verdict carries P(yes) as its confidence, and the best threshold is the cut-off.
-        models = [
-            m
-            for m in (verifier, getattr(verifier, "second", None))
-            if isinstance(m, OpenAICompatVerifier)
-        ]
+        models = cut_offs(verifier)
         for model in models:
             model.decide_at = 0.0
         tune = [p for p in labeled if p.split == "tune"]
         tune_verdicts, _ = judge_all(verifier, tune)
-        threshold = calibrate(tune, tune_verdicts)
+        threshold = best_threshold(tune, tune_verdicts, THRESHOLD)
         for model in models:
             model.decide_at = threshold
     for split in ("held_out", "fresh"):
@@ -170,14 +136,14 @@ def split_report(
     counters = ("calls", "tokens_used", "generated_tokens", "second_pairs")
     before = {c: int(getattr(verifier, c, 0)) for c in counters}
     verdicts, seconds = judge_all(verifier, scored)
-    scores = prf(scored, verdicts, threshold)
+    scores = score(scored, verdicts, threshold)
     used = {c: int(getattr(verifier, c, 0)) - before[c] for c in counters}
     calls = used["calls"] if hasattr(verifier, "calls") else len(scored)
     tokens = used["tokens_used"]
     print(
         f"{spec}: {split} n={len(scored)} threshold {threshold:.3f}: "
-        f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f} "
-        f"unavailable {scores['unavailable']:.3f}; {calls / len(scored):.2f} calls, "
+        f"P {scores.precision:.3f} R {scores.recall:.3f} F1 {scores.f1:.3f} "
+        f"unavailable {scores.unavailable / len(scored):.3f}; {calls / len(scored):.2f} calls, "
         f"{tokens / len(scored):.1f} tokens, {1000 * seconds / len(scored):.1f} ms per pair"
     )
     said = Counter(
@@ -197,11 +163,11 @@ def split_report(
         claimed = [
             (p, v) for p, v in zip(scored, verdicts, strict=True) if p.kind != "premise_change"
         ]
-        scores = prf([p for p, _ in claimed], [v for _, v in claimed], threshold)
+        scores = score([p for p, _ in claimed], [v for _, v in claimed], threshold)
         abstained = Counter(p.kind for p, v in claimed if v is not None and v.abstained)
         print(
             f"    on the kinds it claims (withdrawals; premise changes excluded): "
-            f"P {scores['precision']:.3f} R {scores['recall']:.3f} F1 {scores['f1']:.3f}; "
+            f"P {scores.precision:.3f} R {scores.recall:.3f} F1 {scores.f1:.3f}; "
             f"abstained on {sum(abstained.values())}/{len(claimed)} pairs {dict(abstained)}"
         )
 
@@ -279,9 +245,8 @@ def main() -> None:
         specs.append(local)
     for spec in specs:
         verifier = make_verifier(spec, os.environ)
-        for part in (verifier, getattr(verifier, "second", None)):
-            if isinstance(part, OpenAICompatVerifier):
-                part.explain = args.explain
+        for part in cut_offs(verifier):
+            part.explain = args.explain
         verifier_report(
             spec if spec == "builtin" else verifier.name,
             verifier,

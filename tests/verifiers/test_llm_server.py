@@ -15,6 +15,7 @@ shared), and every request may take `PATIENCE` seconds before it counts as lost.
 import gc
 import glob
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -132,6 +133,47 @@ def test_verifiers_check_probes_a_real_server(server: GgufServer) -> None:
     assert result.exit_code == 0, result.output
     summary = result.output.splitlines()[-1]
     assert re.fullmatch(r".*: \d/8 right, 8 answered, [\d.]+ ms per pair, [1-9]\d* tokens", summary)
+
+
+def test_verifiers_calibrate_chooses_a_cut_off_on_a_real_server(
+    server: GgufServer, tmp_path: Path
+) -> None:
+    rows = [
+        {
+            "id": f"p{n}",
+            "domain": "test",
+            "kind": kind,
+            "invalidates": kind == "premise_change",
+            "earlier": {"id": f"m{n}", "text": "Book physiotherapy with Ridgeback on Mondays."},
+            "later": {"event_id": f"e{n}", "op": "assert", "text": text},
+            "split": split,
+        }
+        for n, (text, kind, split) in enumerate(
+            [
+                ("The clinic stopped taking my insurance.", "premise_change", "tune"),
+                ("The printer ran out of ink.", "unrelated", "tune"),
+                ("Ridgeback closed for good.", "premise_change", "held_out"),
+            ]
+        )
+    ]
+    pairs = tmp_path / "pairs.json"
+    pairs.write_text(json.dumps({"about": "three pairs", "pairs": rows}))
+
+    result = CliRunner().invoke(
+        cli,
+        ["verifiers", "calibrate", f"openai-compat:smollm2@{server.base_url}", str(pairs)],
+        env={TIMEOUT_ENV: str(PATIENCE)},
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "tune (2 pairs, chosen on)" in result.output
+    assert "held_out (1 pair, scored at the cut-off)" in result.output
+    last = result.output.splitlines()[-1]
+    assert re.fullmatch(
+        r"cut-off (0\.\d{3}): set READMIT_VERIFIER_DECIDE_AT=\1 and the policy's threshold \(τ\) "
+        r"to \1",
+        last,
+    )
 
 
 def test_a_server_that_is_down_withholds_the_challenged_items() -> None:

@@ -1,7 +1,10 @@
 """``readmit verifiers``: list installed verifiers and check one against known pairs."""
 
 import os
+import sys
 import time
+from collections import Counter
+from pathlib import Path
 
 import click
 
@@ -10,7 +13,9 @@ from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
 from readmit.verifiers import gguf
-from readmit.verifiers.pairs import LabeledPair
+from readmit.verifiers.calibration import Calibration, calibrate
+from readmit.verifiers.openai_compat import DECIDE_AT_ENV
+from readmit.verifiers.pairs import SPLITS, LabeledPair, load_pairs
 from readmit.verifiers.probes import PROBES
 
 
@@ -53,6 +58,69 @@ def check(spec: str, embedder_spec: str | None, verbose: bool) -> None:
     embedded = _check_embedder(make_embedder(embedder_spec, os.environ)) if embedder_spec else True
     if answered < len(PROBES) or not embedded:
         raise SystemExit(1)
+
+
+@verifiers.command("calibrate")
+@click.argument("spec")
+@click.argument("pairs_file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--split",
+    type=click.Choice(SPLITS),
+    default="tune",
+    show_default=True,
+    help="Choose the cut-off on this split; the others are scored at it.",
+)
+def calibrate_command(spec: str, pairs_file: Path, split: str) -> None:
+    """Choose model verifier SPEC's cut-off on the labeled pairs of PAIRS_FILE.
+
+    Every pair is judged once, with the cut-off at 0, so each verdict carries the model's
+    P(yes); the cut-off of maximum F1 on the split SPLIT (every pair, when the file has
+    no splits) is printed with the settings that apply it, and every split is scored at
+    it. PAIRS_FILE has the shape of bench/data/labeled_pairs.json (README, "Verifiers").
+    A pair the verifier could not judge is named, and the command then exits with
+    status 1 and no cut-off.
+    """
+    labeled = load_pairs(pairs_file)
+    verifier = make_verifier(spec, os.environ)
+    start = time.perf_counter()
+    with click.progressbar(length=len(labeled), label="judging pairs", file=sys.stderr) as bar:
+        found = calibrate(verifier, labeled, split, bar.update)
+    elapsed = time.perf_counter() - start
+    for pair in found.unavailable:
+        click.echo(f"  unavailable: {pair.id}")
+    if found.unavailable:
+        click.echo(f"{verifier.name}: {len(found.unavailable)} of {len(labeled)} pairs unjudged")
+        raise SystemExit(1)
+    _report(found)
+    calls = int(getattr(verifier, "calls", len(labeled)))
+    tokens = int(getattr(verifier, "tokens_used", 0))
+    click.echo(
+        f"{verifier.name}: {calls / len(labeled):.2f} calls, {tokens / len(labeled):.1f} "
+        f"tokens, {1000 * elapsed / len(labeled):.1f} ms per pair"
+    )
+    click.echo(
+        f"cut-off {found.threshold:.3f}: set {DECIDE_AT_ENV}={found.threshold:.3f} "
+        f"and the policy's threshold (τ) to {found.threshold:.3f}"
+    )
+
+
+def _report(found: Calibration) -> None:
+    for split, (pairs, scores) in found.splits.items():
+        how = "chosen on" if split == found.chosen_on else "scored at the cut-off"
+        click.echo(
+            f"{split or 'all pairs'} ({_count(len(pairs), 'pair')}, {how}): "
+            f"P {scores.precision:.3f} "
+            f"R {scores.recall:.3f} F1 {scores.f1:.3f}"
+        )
+        said = Counter(p.kind for p in pairs if p.id in found.said)
+        total = Counter(p.kind for p in pairs)
+        click.echo(
+            "    said invalidates: " + ", ".join(f"{k} {said[k]}/{total[k]}" for k in sorted(total))
+        )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _check_verifier(verifier: Verifier) -> int:
