@@ -14,7 +14,6 @@ from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
 from readmit.verifiers import gguf
 from readmit.verifiers.calibration import Calibration, calibrate
-from readmit.verifiers.openai_compat import DECIDE_AT_ENV
 from readmit.verifiers.pairs import SPLITS, LabeledPair, load_pairs
 from readmit.verifiers.probes import PROBES
 
@@ -92,6 +91,8 @@ def calibrate_command(spec: str, pairs_file: Path, split: str) -> None:
         click.echo(f"{verifier.name}: {len(found.unavailable)} of {len(labeled)} pairs unjudged")
         raise SystemExit(1)
     _report(found)
+    from readmit.verifiers.openai_compat import DECIDE_AT_ENV  # a model's client: not loaded before
+
     calls = int(getattr(verifier, "calls", len(labeled)))
     tokens = int(getattr(verifier, "tokens_used", 0))
     click.echo(

@@ -13,11 +13,11 @@ serves both as ``READMIT_VERIFIER_DECIDE_AT`` and as the policy's ``threshold``.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from readmit.admission.invalidation.implicit import Verdict, Verifier, confirms
 from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.policy import Policy
-from readmit.verifiers.openai_compat import OpenAICompatVerifier
 from readmit.verifiers.pairs import SPLITS, LabeledPair
 
 DEFAULT_THRESHOLD = Policy().threshold
@@ -81,10 +81,25 @@ def judge_each(
     return verdicts
 
 
-def cut_offs(verifier: Verifier) -> list[OpenAICompatVerifier]:
-    """The model verifiers whose ``decide_at`` sets ``verifier``'s verdicts (a chain's second)."""
+@runtime_checkable
+class CutOff(Protocol):
+    """A model verifier: it says "invalidates" from P(yes) >= ``decide_at``.
+
+    `readmit.verifiers.openai_compat.OpenAICompatVerifier` is one (``gguf:`` too).
+    """
+
+    decide_at: float
+    explain: bool
+
+
+def cut_offs(verifier: Verifier) -> list[CutOff]:
+    """The model verifiers whose ``decide_at`` sets ``verifier``'s verdicts (a chain's second).
+
+    Found by their attributes, so that this module (and the CLI) does not import the HTTP
+    client a library-only install lacks.
+    """
     found = (verifier, getattr(verifier, "second", None))
-    return [v for v in found if isinstance(v, OpenAICompatVerifier)]
+    return [v for v in found if isinstance(v, CutOff)]
 
 
 @dataclass(frozen=True, slots=True)
