@@ -1,6 +1,7 @@
 """Small constructors for domain values in tests (real values, real receipts)."""
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later
@@ -133,3 +134,22 @@ def withdrawal(withdrawn: str, withdrawn_id: str = "w") -> Later:
         withdrawn_id=withdrawn_id,
         withdrawn_text=withdrawn,
     )
+
+
+def pair_row(
+    n: int,
+    later: str,
+    kind: str,
+    split: str | None = None,
+    earlier: str = "Book physiotherapy with Ridgeback on Mondays.",
+) -> dict[str, Any]:
+    """Row ``n`` of a labeled pair file (`readmit.verifiers.pairs`): a later assert."""
+    row: dict[str, Any] = {
+        "id": f"p{n}",
+        "domain": "test",
+        "kind": kind,
+        "invalidates": kind in ("premise_change", "withdrawn_reference"),
+        "earlier": {"id": f"m{n}", "text": earlier},
+        "later": {"event_id": f"e{n}", "op": "assert", "text": later},
+    }
+    return row if split is None else {**row, "split": split}

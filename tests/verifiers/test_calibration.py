@@ -8,6 +8,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from builders import pair_row
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.cli import cli
 from readmit.errors import ConfigError
@@ -29,18 +30,6 @@ P_YES = {
 """The scripted model's P(yes) for each pair, by its later observation."""
 
 
-def row(n: int, later: str, kind: str, split: str | None) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "id": f"p{n}",
-        "domain": "test",
-        "kind": kind,
-        "invalidates": kind == "premise_change",
-        "earlier": {"id": f"m{n}", "text": "Book physiotherapy on Mondays."},
-        "later": {"event_id": f"e{n}", "op": "assert", "text": later},
-    }
-    return found if split is None else {**found, "split": split}
-
-
 ROWS = [
     ("The clinic stopped taking my insurance.", "premise_change", "tune"),
     ("The whole team is on leave Thursday.", "premise_change", "tune"),
@@ -53,7 +42,7 @@ ROWS = [
 
 def pairs_file(tmp_path: Path, splits: bool = True) -> Path:
     rows = [
-        row(n, later, kind, split if splits else None)
+        pair_row(n, later, kind, split if splits else None)
         for n, (later, kind, split) in enumerate(ROWS)
     ]
     path = tmp_path / "pairs.json"

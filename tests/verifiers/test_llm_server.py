@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from builders import KEY, context, item, revoke
+from builders import KEY, context, item, pair_row, revoke
 from readmit.admission import admit
 from readmit.admission.decision import Issued, Withheld
 from readmit.admission.invalidation.implicit import Later
@@ -139,22 +139,9 @@ def test_verifiers_calibrate_chooses_a_cut_off_on_a_real_server(
     server: GgufServer, tmp_path: Path
 ) -> None:
     rows = [
-        {
-            "id": f"p{n}",
-            "domain": "test",
-            "kind": kind,
-            "invalidates": kind == "premise_change",
-            "earlier": {"id": f"m{n}", "text": "Book physiotherapy with Ridgeback on Mondays."},
-            "later": {"event_id": f"e{n}", "op": "assert", "text": text},
-            "split": split,
-        }
-        for n, (text, kind, split) in enumerate(
-            [
-                ("The clinic stopped taking my insurance.", "premise_change", "tune"),
-                ("The printer ran out of ink.", "unrelated", "tune"),
-                ("Ridgeback closed for good.", "premise_change", "held_out"),
-            ]
-        )
+        pair_row(0, "The clinic stopped taking my insurance.", "premise_change", "tune"),
+        pair_row(1, "The printer ran out of ink.", "unrelated", "tune"),
+        pair_row(2, "Ridgeback closed for good.", "premise_change", "held_out"),
     ]
     pairs = tmp_path / "pairs.json"
     pairs.write_text(json.dumps({"about": "three pairs", "pairs": rows}))
