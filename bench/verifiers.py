@@ -37,11 +37,11 @@ from readmit.replay import replay
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
-from readmit.verifiers.calibration import best_threshold, cut_offs, judge_each
+from readmit.verifiers.calibration import DEFAULT_THRESHOLD, best_threshold, cut_offs, judge_each
 from readmit.verifiers.calibration import scores as score
 from readmit.verifiers.pairs import SPLITS, LabeledPair, load_pairs
 
-THRESHOLD = 0.65
+THRESHOLD = DEFAULT_THRESHOLD
 
 LABELED = Path(__file__).parent / "data" / "labeled_pairs.json"
 """The team's labeled pairs (evaluation material, not shipped)."""

@@ -1,5 +1,5 @@
 import copy
-from dataclasses import FrozenInstanceError, dataclass, replace
+from dataclasses import FrozenInstanceError, InitVar, dataclass, field, replace
 from datetime import UTC, datetime
 
 import pytest
@@ -79,4 +79,30 @@ class _NoSlots:
 @pytest.mark.parametrize("cls", [_Unfrozen, _NoSlots, int])
 def test_only_a_frozen_dataclass_with_slots_is_accepted(cls: type) -> None:
     with pytest.raises(TypeError, match="not a frozen dataclass with slots"):
+        positional(cls)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scaled:
+    value: int
+    scale: InitVar[int]
+
+    def __post_init__(self, scale: int) -> None:
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    value: int
+    count: int = field(default=0, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Child(_Derived):
+    more: int = 0
+
+
+@pytest.mark.parametrize("cls", [_Scaled, _Derived, _Child])
+def test_a_class_whose_init_is_not_its_fields_or_which_has_a_base_is_refused(cls: type) -> None:
+    with pytest.raises(TypeError, match="cannot be built positionally"):
         positional(cls)

@@ -11,6 +11,7 @@ checks. The object is the one the class's own constructor makes: same type, fiel
 equality and hash, and frozen from then on.
 """
 
+import inspect
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass, make_dataclass
 from typing import Any, TypeVar
@@ -22,17 +23,26 @@ def positional(cls: type[T]) -> Callable[..., T]:
     """A constructor of the frozen, slotted dataclass ``cls`` taking every field in order.
 
     Raises:
-        TypeError: if ``cls`` is not a frozen dataclass with slots.
+        TypeError: if ``cls`` is not a frozen dataclass with slots, directly on ``object``,
+            whose ``__init__`` takes exactly its fields (no ``InitVar``, no field left out
+            of ``__init__``). A class that writes its own ``__init__`` must not be given:
+            the twin runs the generated one.
     """
     params = getattr(cls, "__dataclass_params__", None)
-    slots = getattr(cls, "__slots__", None)
-    if not is_dataclass(cls) or params is None or not params.frozen or slots is None:
+    if not is_dataclass(cls) or params is None or not params.frozen or "__slots__" not in vars(cls):
         raise TypeError(f"{cls.__name__} is not a frozen dataclass with slots")
-    twin: Any = make_dataclass(
-        f"_{cls.__name__}Fields", [f.name for f in fields(cls)], slots=True, eq=False
-    )
-    if tuple(twin.__slots__) != tuple(slots):  # the same layout, or no class change
-        raise TypeError(f"{cls.__name__}'s slots are not its fields in order")
+    names = [f.name for f in fields(cls)]
+    takes = list(inspect.signature(cls).parameters)
+    if (
+        cls.__bases__ != (object,)
+        or takes != names
+        or tuple(vars(cls)["__slots__"]) != tuple(names)
+    ):
+        raise TypeError(
+            f"{cls.__name__} cannot be built positionally: its __init__ must take exactly its "
+            "fields, which must be its slots, and its only base must be object"
+        )
+    twin: Any = make_dataclass(cls.__name__, names, slots=True, eq=False)
     check: Callable[[Any], None] | None = getattr(cls, "__post_init__", None)
 
     def make(*values: Any) -> T:

@@ -67,7 +67,8 @@ def test_the_cut_off_of_best_f1_on_tune_is_chosen_and_held_out_is_scored_at_it(
 ) -> None:
     verifier = model(Scripted([answer]), decide_at=0.7)
 
-    found = calibrate(verifier, load_pairs(pairs_file(tmp_path)))
+    labeled = load_pairs(pairs_file(tmp_path))
+    found = calibrate(verifier, labeled)
 
     # tune at 0.40: both premise changes and the printer (P 2/3, R 1); any other cut-off is worse
     assert found.threshold == pytest.approx(0.40)
@@ -77,7 +78,13 @@ def test_the_cut_off_of_best_f1_on_tune_is_chosen_and_held_out_is_scored_at_it(
     assert tune.precision == pytest.approx(2 / 3)
     assert tune.recall == 1.0
     assert (held_out.precision, held_out.recall) == (0.5, 1.0)
-    assert found.said == {"p0", "p1", "p2", "p4", "p5"}
+    assert [p.id for p, said in zip(labeled, found.said, strict=True) if said] == [
+        "p0",
+        "p1",
+        "p2",
+        "p4",
+        "p5",
+    ]
     assert found.unavailable == ()
     assert verifier.decide_at == 0.7  # put back
 
@@ -110,11 +117,53 @@ def test_a_split_with_no_pairs_is_refused(tmp_path: Path) -> None:
         calibrate(model(Scripted([answer])), load_pairs(pairs_file(tmp_path)), "fresh")
 
 
+def test_a_split_of_one_kind_of_pair_is_refused(tmp_path: Path) -> None:
+    labeled = [p for p in load_pairs(pairs_file(tmp_path)) if not p.invalidates]
+
+    with pytest.raises(ConfigError, match="pairs that invalidate and pairs that do not"):
+        calibrate(model(Scripted([answer])), labeled)
+
+
+def test_a_split_named_for_pairs_without_splits_is_refused(tmp_path: Path) -> None:
+    labeled = load_pairs(pairs_file(tmp_path, splits=False))
+
+    with pytest.raises(ConfigError, match="the pairs have no splits"):
+        calibrate(model(Scripted([answer])), labeled, "tune")
+
+
+def test_a_server_without_log_probabilities_gets_no_cut_off(tmp_path: Path) -> None:
+    structured = completion('{"verdict": "compatible", "reason": "unrelated"}')
+    verifier = model(Scripted([structured]))
+
+    with pytest.raises(ConfigError, match="no log-probabilities"):
+        calibrate(verifier, load_pairs(pairs_file(tmp_path)))
+    assert verifier.decide_at == 0.5
+
+
+def test_a_chain_of_two_models_is_refused() -> None:
+    chain = ChainVerifier(first=model(Scripted([answer])), second=model(Scripted([answer])))
+
+    with pytest.raises(ConfigError, match="one model at a time"):
+        calibrate(chain, [])
+
+
 def test_a_chains_cut_off_is_its_models() -> None:
     second = model(Scripted([answer]))
 
     assert cut_offs(ChainVerifier(first=make_verifier("builtin"), second=second)) == [second]
     assert cut_offs(make_verifier("builtin")) == []
+
+
+def test_a_cut_off_is_rounded_down_so_the_verdict_it_came_from_still_passes(
+    tmp_path: Path,
+) -> None:
+    labeled = list(load_pairs(pairs_file(tmp_path)))[1:3]  # a positive, then a negative
+    verdicts: list[Verdict | None] = [
+        Verdict(invalidates=True, confidence=0.4006),
+        Verdict(invalidates=True, confidence=0.3),
+    ]
+
+    assert best_threshold(labeled, verdicts) == 0.4
 
 
 def test_equal_f1_goes_to_the_cut_off_nearest_the_default(tmp_path: Path) -> None:

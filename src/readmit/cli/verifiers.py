@@ -13,7 +13,7 @@ from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
 from readmit.verifiers import gguf
-from readmit.verifiers.calibration import Calibration, calibrate
+from readmit.verifiers.calibration import Calibration, calibrate, models_of, split_of
 from readmit.verifiers.pairs import SPLITS, LabeledPair, load_pairs
 from readmit.verifiers.probes import PROBES
 
@@ -65,11 +65,10 @@ def check(spec: str, embedder_spec: str | None, verbose: bool) -> None:
 @click.option(
     "--split",
     type=click.Choice(SPLITS),
-    default="tune",
-    show_default=True,
-    help="Choose the cut-off on this split; the others are scored at it.",
+    default=None,
+    help="Choose the cut-off on this split (default tune); the others are scored at it.",
 )
-def calibrate_command(spec: str, pairs_file: Path, split: str) -> None:
+def calibrate_command(spec: str, pairs_file: Path, split: str | None) -> None:
     """Choose model verifier SPEC's cut-off on the labeled pairs of PAIRS_FILE.
 
     Every pair is judged once, with the cut-off at 0, so each verdict carries the model's
@@ -80,7 +79,9 @@ def calibrate_command(spec: str, pairs_file: Path, split: str) -> None:
     then exits with status 1 and no cut-off.
     """
     labeled = load_pairs(pairs_file)
+    split_of(labeled, split)  # refused before a model server is started
     verifier = make_verifier(spec, os.environ)
+    models_of(verifier)
     start = time.perf_counter()
     with click.progressbar(length=len(labeled), label="judging pairs", file=sys.stderr) as bar:
         found = calibrate(verifier, labeled, split, bar.update)
@@ -90,7 +91,7 @@ def calibrate_command(spec: str, pairs_file: Path, split: str) -> None:
     if found.unavailable:
         click.echo(f"{verifier.name}: {len(found.unavailable)} of {len(labeled)} pairs unjudged")
         raise SystemExit(1)
-    _report(found)
+    _report(found, {id(p) for p, said in zip(labeled, found.said, strict=True) if said})
     from readmit.verifiers.openai_compat import DECIDE_AT_ENV  # a model's client: not loaded before
 
     calls = int(getattr(verifier, "calls", len(labeled)))
@@ -105,18 +106,20 @@ def calibrate_command(spec: str, pairs_file: Path, split: str) -> None:
     )
 
 
-def _report(found: Calibration) -> None:
+def _report(found: Calibration, said: set[int]) -> None:
+    """Each split's scores at the cut-off, and what was said of each kind of pair."""
     for split, (pairs, scores) in found.splits.items():
+        name = split or ("all pairs" if found.chosen_on is None else "pairs with no split")
         how = "chosen on" if split == found.chosen_on else "scored at the cut-off"
+        recall = f"{scores.recall:.3f}" if any(p.invalidates for p in pairs) else "n/a"
         click.echo(
-            f"{split or 'all pairs'} ({_count(len(pairs), 'pair')}, {how}): "
-            f"P {scores.precision:.3f} "
-            f"R {scores.recall:.3f} F1 {scores.f1:.3f}"
+            f"{name} ({_count(len(pairs), 'pair')}, {how}): P {scores.precision:.3f} "
+            f"R {recall} F1 {scores.f1:.3f}"
         )
-        said = Counter(p.kind for p in pairs if p.id in found.said)
+        yes = Counter(p.kind for p in pairs if id(p) in said)
         total = Counter(p.kind for p in pairs)
         click.echo(
-            "    said invalidates: " + ", ".join(f"{k} {said[k]}/{total[k]}" for k in sorted(total))
+            "    said invalidates: " + ", ".join(f"{k} {yes[k]}/{total[k]}" for k in sorted(total))
         )
 
 

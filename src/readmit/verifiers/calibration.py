@@ -11,6 +11,7 @@ serves both as ``READMIT_VERIFIER_DECIDE_AT`` and as the policy's ``threshold``.
 `readmit verifiers calibrate` and ``bench/verifiers.py`` both use it.
 """
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -18,7 +19,7 @@ from typing import Protocol, runtime_checkable
 from readmit.admission.invalidation.implicit import Verdict, Verifier, confirms
 from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.policy import Policy
-from readmit.verifiers.pairs import SPLITS, LabeledPair
+from readmit.verifiers.pairs import LabeledPair
 
 DEFAULT_THRESHOLD = Policy().threshold
 """τ when a policy sets none; among cut-offs of equal F1, the nearest to it wins."""
@@ -56,8 +57,13 @@ def best_threshold(
     verdicts: Sequence[Verdict | None],
     default: float = DEFAULT_THRESHOLD,
 ) -> float:
-    """The cut-off of maximum F1 among the verdicts' confidences (and ``default``)."""
-    candidates = sorted({round(v.confidence, 3) for v in verdicts if v is not None} | {default})
+    """The cut-off of maximum F1 among the verdicts' confidences (and ``default``).
+
+    Each confidence is rounded down to three decimals, so the cut-off printed is the one
+    scored and still admits the verdict it came from.
+    """
+    found = {math.floor(v.confidence * 1000 + 1e-9) / 1000 for v in verdicts if v is not None}
+    candidates = sorted(found | {default})
     return max(candidates, key=lambda t: (scores(labeled, verdicts, t).f1, -abs(t - default)))
 
 
@@ -90,6 +96,8 @@ class CutOff(Protocol):
 
     decide_at: float
     explain: bool
+    mode: str
+    """``token`` while the server gives log-probabilities; ``decide_at`` applies only then."""
 
 
 def cut_offs(verifier: Verifier) -> list[CutOff]:
@@ -110,37 +118,77 @@ class Calibration:
     chosen_on: str | None
     """The split the cut-off was chosen on; ``None``: every pair (a file without splits)."""
     splits: dict[str | None, tuple[Sequence[LabeledPair], Scores]]
-    """Each split's pairs and scores at ``threshold``, the chosen split first."""
-    said: frozenset[str]
-    """The ids of the pairs said to invalidate at ``threshold``."""
+    """Each split's pairs (``None``: those without one) and scores at ``threshold``, the
+    chosen split first."""
+    said: tuple[bool, ...]
+    """For each pair, in order, whether it was said to invalidate at ``threshold``."""
     unavailable: tuple[LabeledPair, ...]
-    """Pairs the verifier could not judge (failed or abstained)."""
+    """Pairs the verifier could not judge (failed or abstained): if any, ``threshold`` was
+    chosen without them, and not to be used."""
 
 
-def calibrate(
-    verifier: Verifier,
-    labeled: Sequence[LabeledPair],
-    split: str = "tune",
-    done: Callable[[int], None] | None = None,
-) -> Calibration:
-    """Judge every pair with the cut-off at 0; choose it on ``split`` and score each split.
-
-    A file without splits is one split, chosen on and scored in-sample. The verifier's
-    own cut-offs are put back afterwards.
+def models_of(verifier: Verifier) -> list[CutOff]:
+    """The model ``verifier`` judges with, whose cut-off a calibration sets.
 
     Raises:
-        ConfigError: if ``verifier`` has no cut-off, or no pair belongs to ``split``.
+        ConfigError: if it has none, or if a chain's first part has one too (one setting,
+            ``READMIT_VERIFIER_DECIDE_AT``, would move both).
     """
     models = cut_offs(verifier)
     if not models:
         raise ConfigError(
             f"{verifier.name} has no cut-off to calibrate: only a model verifier has one "
-            "(openai-compat:MODEL@URL, gguf:PATH, or a chain ending in one)"
+            "(openai-compat:MODEL@URL, gguf:PATH, or chain:builtin,MODEL-SPEC)"
         )
-    chosen_on = split if any(p.split is not None for p in labeled) else None
-    groups = {s: [p for p in labeled if p.split == s] for s in (chosen_on, *SPLITS, None)}
-    if not groups[chosen_on]:
-        raise ConfigError(f"no pair of the split {split!r} to calibrate on")
+    if isinstance(getattr(verifier, "first", None), CutOff):
+        raise ConfigError(f"{verifier.name}: calibrate one model at a time (chain:builtin,...)")
+    return models
+
+
+def split_of(labeled: Sequence[LabeledPair], split: str | None) -> str | None:
+    """The split to choose the cut-off on: ``split``, ``tune`` if not given.
+
+    ``None`` for pairs without splits: then every pair counts.
+
+    Raises:
+        ConfigError: if there are no pairs, a split is named for a file without splits, or
+            the chosen pairs lack a pair that invalidates or one that does not.
+    """
+    if not labeled:
+        raise ConfigError("no pairs to calibrate on")
+    has_splits = any(p.split is not None for p in labeled)
+    if split is not None and not has_splits:
+        raise ConfigError(f"the pairs have no splits: leave out the split {split!r}")
+    chosen_on = (split or "tune") if has_splits else None
+    chosen = [p for p in labeled if p.split == chosen_on]
+    if not chosen:
+        raise ConfigError(f"no pair of the split {chosen_on!r} to calibrate on")
+    if all(p.invalidates for p in chosen) or not any(p.invalidates for p in chosen):
+        where = "the pairs" if chosen_on is None else f"the split {chosen_on!r}"
+        raise ConfigError(
+            f"{where} must hold pairs that invalidate and pairs that do not: "
+            "a cut-off cannot be chosen on one kind alone"
+        )
+    return chosen_on
+
+
+def calibrate(
+    verifier: Verifier,
+    labeled: Sequence[LabeledPair],
+    split: str | None = None,
+    done: Callable[[int], None] | None = None,
+) -> Calibration:
+    """Judge every pair with the cut-off at 0; choose it on ``split`` and score each split.
+
+    The verifier's own cut-off is put back afterwards.
+
+    Raises:
+        ConfigError: from `models_of` and `split_of`, before any pair is judged; or if every
+            pair was judged but the server gave no log-probabilities, so that no cut-off
+            applies to its verdicts.
+    """
+    models = models_of(verifier)
+    chosen_on = split_of(labeled, split)
     kept = [m.decide_at for m in models]
     for model in models:
         model.decide_at = 0.0  # every verdict says "invalidates", with P(yes)
@@ -149,19 +197,25 @@ def calibrate(
     finally:
         for model, decide_at in zip(models, kept, strict=True):
             model.decide_at = decide_at
-    verdicts = {p.id: v for p, v in zip(labeled, judged, strict=True)}  # ids are unique
-    said = [verdicts[p.id] for p in groups[chosen_on]]
-    threshold = best_threshold(groups[chosen_on], said)
+    missing = tuple(p for p, v in zip(labeled, judged, strict=True) if v is None or v.abstained)
+    if not missing and any(m.mode != "token" for m in models):
+        raise ConfigError(
+            f"{verifier.name}: the server gave no log-probabilities, so verdicts carry no "
+            "P(yes) and no cut-off applies to them"
+        )
+    groups: dict[str | None, list[int]] = {}
+    for n, p in sorted(enumerate(labeled), key=lambda np: np[1].split != chosen_on):
+        groups.setdefault(p.split, []).append(n)  # the chosen split first, then file order
+    chosen = groups[chosen_on]
+    threshold = best_threshold([labeled[n] for n in chosen], [judged[n] for n in chosen])
+    splits: dict[str | None, tuple[Sequence[LabeledPair], Scores]] = {}
+    for name, members in groups.items():
+        pairs = [labeled[n] for n in members]
+        splits[name] = (pairs, scores(pairs, [judged[n] for n in members], threshold))
     return Calibration(
         threshold=threshold,
         chosen_on=chosen_on,
-        splits={
-            s: (pairs, scores(pairs, [verdicts[p.id] for p in pairs], threshold))
-            for s, pairs in groups.items()
-            if pairs
-        },
-        said=frozenset(i for i, v in verdicts.items() if confirms(v, threshold)),
-        unavailable=tuple(
-            p for p, v in zip(labeled, judged, strict=True) if v is None or v.abstained
-        ),
+        splits=splits,
+        said=tuple(confirms(v, threshold) for v in judged),
+        unavailable=missing,
     )
