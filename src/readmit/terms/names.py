@@ -62,8 +62,8 @@ def _scan(text: str) -> tuple[tuple[_Name, ...], frozenset[str]]:
                 literal, capital = _classes(token)
                 if literal:
                     literals.add(token)
-                if capital:
-                    run.append(token)
+                if capital:  # "Room Atlas is free" keeps "Room Atlas" whole: its first word
+                    run.append(token)  # may be a plain sentence start, or a name's
                     continue
                 if run:
                     names.append(_name(tuple(run), initial))
