@@ -89,6 +89,14 @@ def test_the_cut_off_of_best_f1_on_tune_is_chosen_and_held_out_is_scored_at_it(
     assert verifier.decide_at == 0.7  # put back
 
 
+def test_the_split_chosen_on_is_reported_first(tmp_path: Path) -> None:
+    found = calibrate(model(Scripted([answer])), load_pairs(pairs_file(tmp_path)), "held_out")
+
+    assert found.chosen_on == "held_out"
+    assert list(found.splits) == ["held_out", "tune"]
+    assert found.threshold == pytest.approx(0.44)  # the storm (0.44) in, the gym (0.43) out
+
+
 def test_a_file_without_splits_is_calibrated_on_every_pair(tmp_path: Path) -> None:
     found = calibrate(model(Scripted([answer])), load_pairs(pairs_file(tmp_path, splits=False)))
 

@@ -13,7 +13,7 @@ from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
 from readmit.verifiers import gguf
-from readmit.verifiers.calibration import Calibration, calibrate, models_of, split_of
+from readmit.verifiers.calibration import Calibration, calibrate, model_of, split_of
 from readmit.verifiers.pairs import SPLITS, LabeledPair, load_pairs
 from readmit.verifiers.probes import PROBES
 
@@ -81,7 +81,7 @@ def calibrate_command(spec: str, pairs_file: Path, split: str | None) -> None:
     labeled = load_pairs(pairs_file)
     split_of(labeled, split)  # refused before a model server is started
     verifier = make_verifier(spec, os.environ)
-    models_of(verifier)
+    model_of(verifier)
     start = time.perf_counter()
     with click.progressbar(length=len(labeled), label="judging pairs", file=sys.stderr) as bar:
         found = calibrate(verifier, labeled, split, bar.update)

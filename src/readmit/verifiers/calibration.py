@@ -127,7 +127,7 @@ class Calibration:
     chosen without them, and not to be used."""
 
 
-def models_of(verifier: Verifier) -> list[CutOff]:
+def model_of(verifier: Verifier) -> CutOff:
     """The model ``verifier`` judges with, whose cut-off a calibration sets.
 
     Raises:
@@ -142,7 +142,7 @@ def models_of(verifier: Verifier) -> list[CutOff]:
         )
     if isinstance(getattr(verifier, "first", None), CutOff):
         raise ConfigError(f"{verifier.name}: calibrate one model at a time (chain:builtin,...)")
-    return models
+    return models[0]
 
 
 def split_of(labeled: Sequence[LabeledPair], split: str | None) -> str | None:
@@ -183,29 +183,26 @@ def calibrate(
     The verifier's own cut-off is put back afterwards.
 
     Raises:
-        ConfigError: from `models_of` and `split_of`, before any pair is judged; or if every
+        ConfigError: from `model_of` and `split_of`, before any pair is judged; or if every
             pair was judged but the server gave no log-probabilities, so that no cut-off
             applies to its verdicts.
     """
-    models = models_of(verifier)
+    model = model_of(verifier)
     chosen_on = split_of(labeled, split)
-    kept = [m.decide_at for m in models]
-    for model in models:
-        model.decide_at = 0.0  # every verdict says "invalidates", with P(yes)
+    kept, model.decide_at = model.decide_at, 0.0  # every verdict says "invalidates", with P(yes)
     try:
         judged = judge_each(verifier, labeled, done)
     finally:
-        for model, decide_at in zip(models, kept, strict=True):
-            model.decide_at = decide_at
+        model.decide_at = kept
     missing = tuple(p for p, v in zip(labeled, judged, strict=True) if v is None or v.abstained)
-    if not missing and any(m.mode != "token" for m in models):
+    if not missing and model.mode != "token":
         raise ConfigError(
             f"{verifier.name}: the server gave no log-probabilities, so verdicts carry no "
             "P(yes) and no cut-off applies to them"
         )
-    groups: dict[str | None, list[int]] = {}
-    for n, p in sorted(enumerate(labeled), key=lambda np: np[1].split != chosen_on):
-        groups.setdefault(p.split, []).append(n)  # the chosen split first, then file order
+    groups: dict[str | None, list[int]] = {chosen_on: []}  # the chosen split first
+    for n, p in enumerate(labeled):
+        groups.setdefault(p.split, []).append(n)
     chosen = groups[chosen_on]
     threshold = best_threshold([labeled[n] for n in chosen], [judged[n] for n in chosen])
     splits: dict[str | None, tuple[Sequence[LabeledPair], Scores]] = {}
