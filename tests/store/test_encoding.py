@@ -14,8 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from readmit.canonical import canonical_json
+from readmit.clock import format_time
 from readmit.errors import InvalidInput
 from readmit.events import Assert, Event, ItemDraft, text_digest
+from readmit.model import Item
 from readmit.store.connection import stamp
 from readmit.store.encoding import encode, item_body, receipt_digest
 from readmit.wire import event_to_wire
@@ -54,6 +56,57 @@ def test_an_items_body_and_receipt_are_what_the_materialized_item_gives(
     assert receipt == text_digest(draft.id, draft.text)
     assert body == json.dumps(item_to_json(item))
     assert item_from_json(json.loads(body)) == item
+
+
+@given(drafts(), texts, texts, texts, st.integers(min_value=1, max_value=2**62))
+def test_a_body_written_in_full_before_reads_as_the_same_item(
+    draft: ItemDraft, event_id: str, author: str, principal: str, epoch: int
+) -> None:
+    """Stores written before item bodies left out their defaults hold every field."""
+    item = draft.materialize(event_id=event_id, author=author, principal=principal, epoch=epoch)
+
+    assert item_from_json(json.loads(json.dumps(_in_full(item)))) == item
+
+
+def test_a_stored_body_leaves_out_the_fields_at_their_defaults() -> None:
+    written_before = (
+        '{"id": "i500", "text": "Service svc15 runs version 500.", "kind": "fact", '
+        '"epoch": 502, "author": "A2", "key": null, "for_role": null, "principals": ["org"], '
+        '"roles": ["*"], "task": "*", "purposes": ["*"], "valid_from": null, "valid_to": null, '
+        '"receipt": ["a500", "A2", 502, "sha256:45f7"], "depends_on": [], "supports": [], '
+        '"cites": []}'
+    )
+    item = item_from_json(json.loads(written_before))
+
+    assert json.dumps(item_to_json(item)) == (
+        '{"id": "i500", "text": "Service svc15 runs version 500.", "epoch": 502, '
+        '"author": "A2", "principals": ["org"], "receipt": ["a500", "A2", 502, "sha256:45f7"]}'
+    )
+    assert json.dumps(_in_full(item)) == written_before
+
+
+def _in_full(item: Item) -> dict[str, object]:
+    """The body every store wrote before: each field, at its default or not."""
+    r, scope, validity = item.receipt, item.scope, item.validity
+    return {
+        "id": item.id,
+        "text": item.text,
+        "kind": str(item.kind),
+        "epoch": item.epoch,
+        "author": item.author,
+        "key": item.key,
+        "for_role": item.for_role,
+        "principals": sorted(scope.principals),
+        "roles": sorted(scope.roles),
+        "task": scope.task,
+        "purposes": sorted(scope.purposes),
+        "valid_from": None if validity.valid_from is None else format_time(validity.valid_from),
+        "valid_to": None if validity.valid_to is None else format_time(validity.valid_to),
+        "receipt": None if r is None else [r.event_id, r.author, r.epoch, r.digest],
+        "depends_on": sorted(item.depends_on),
+        "supports": sorted(item.supports),
+        "cites": sorted(item.cites),
+    }
 
 
 @pytest.mark.parametrize(

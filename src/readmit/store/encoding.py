@@ -18,8 +18,10 @@ from typing import NamedTuple
 
 from readmit.canonical import canonical_json, digest_text, json_string, json_strings
 from readmit.events import Assert, Event, ItemDraft, Supersede
-from readmit.model import ANY
+from readmit.model import ANY, Kind
 from readmit.wire.codec import event_to_wire
+
+_EVERY = frozenset({ANY})
 
 
 class EventText(NamedTuple):
@@ -111,7 +113,7 @@ def _ascii(value: str) -> str:
 @lru_cache(maxsize=1024)
 def _readers(principal: str) -> str:
     # The default readers: the author's principal alone.
-    return _ascii_list(frozenset({principal}))
+    return _scoped(frozenset({principal}), "principals")
 
 
 def _as_ascii(encoded: str, value: str) -> str:
@@ -134,6 +136,8 @@ def item_body(
 ) -> str:
     """The row body of the item ``d`` materializes to: ``json.dumps(item_to_json(item))``.
 
+    Its fields at their defaults are left out, as `item_to_json` leaves them out.
+
     Args:
         d: the draft.
         item: its id and text as canonical JSON strings (`encode`).
@@ -143,20 +147,39 @@ def item_body(
         epoch: the event's epoch.
         receipt: the receipt digest (ignored for an unconfirmed draft, which has none).
     """
-    principals = _readers(principal) if d.principals is None else _ascii_list(d.principals)
     who = _ascii(author)
-    bound = "null"
-    if not d.unconfirmed:  # a digest is plain ASCII: quoted as is
-        bound = f'[{encode_basestring_ascii(event_id)}, {who}, {epoch}, "{receipt}"]'
-    key = "null" if d.key is None else encode_basestring_ascii(d.key)
+    kind = "" if d.kind is Kind.FACT else ', "kind": ' + _ascii(d.kind)
+    key = "" if d.key is None else ', "key": ' + encode_basestring_ascii(d.key)
+    readers = _readers(principal) if d.principals is None else _scoped(d.principals, "principals")
+    scope = readers + _scoped(d.roles, "roles")
+    if d.task != ANY:
+        scope += ', "task": ' + _ascii(d.task)
+    scope += _scoped(d.purposes, "purposes")
     validity = d.validity
+    if validity.valid_from is not None:
+        scope += ', "valid_from": ' + _time(validity.valid_from)
+    if validity.valid_to is not None:
+        scope += ', "valid_to": ' + _time(validity.valid_to)
+    if not d.unconfirmed:  # a digest is plain ASCII: quoted as is
+        scope += f', "receipt": [{encode_basestring_ascii(event_id)}, {who}, {epoch}, "{receipt}"]'
+    premises = ""
+    if d.depends_on or d.supports or d.cites:
+        premises = (
+            _listed(d.depends_on, "depends_on")
+            + _listed(d.supports, "supports")
+            + _listed(d.cites, "cites")
+        )
     return (
-        f'{{"id": {_as_ascii(item[0], d.id)}, "text": {_as_ascii(item[1], d.text)}'
-        f', "kind": {_ascii(d.kind)}, "epoch": {epoch}, "author": {who}'
-        f', "key": {key}, "for_role": null, "principals": {principals}'
-        f', "roles": {_ascii_list(d.roles)}, "task": {_ascii(d.task)}'
-        f', "purposes": {_ascii_list(d.purposes)}, "valid_from": {_time(validity.valid_from)}'
-        f', "valid_to": {_time(validity.valid_to)}, "receipt": {bound}'
-        f', "depends_on": {_ascii_list(d.depends_on)}, "supports": {_ascii_list(d.supports)}'
-        f', "cites": {_ascii_list(d.cites)}}}'
+        f'{{"id": {_as_ascii(item[0], d.id)}, "text": {_as_ascii(item[1], d.text)}{kind}'
+        f', "epoch": {epoch}, "author": {who}{key}{scope}{premises}}}'
     )
+
+
+@lru_cache(maxsize=4096)
+def _scoped(values: frozenset[str], field: str) -> str:
+    """A scope's set as a field of the body, or nothing when it is every one (the default)."""
+    return "" if values == _EVERY else f', "{field}": ' + _ascii_list(values)
+
+
+def _listed(values: frozenset[str], field: str) -> str:
+    return f', "{field}": ' + _ascii_list(values) if values else ""
