@@ -19,7 +19,7 @@ def text_digest(item_id: str, text: str) -> str:
     """The digest a receipt binds: the item's id and text as canonical JSON.
 
     Joined from canonical pieces (the bytes of ``digest({"id": ..., "text": ...})``);
-    the provenance gate remembers its answer per item (`readmit.admission.gates`).
+    the provenance gate remembers the items it binds (`readmit.admission.gates`).
     """
     return digest_text(f'{{"id":{json_string(item_id)},"text":{json_string(text)}}}')
 

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import NOW, context, item
+from readmit.admission import gates
 from readmit.admission.gates import DEFAULT_GATES, apply_gates, max_chars
 from readmit.model import ANY, Item, Kind, Receipt, Scope, Validity
 from readmit.reasons import Reason
@@ -155,6 +156,19 @@ def test_a_remembered_receipt_check_binds_the_very_item_it_was_made_for() -> Non
     assert kept == [again]
     assert kept[0] is again
     assert [(e.item, e.reason) for e in excluded] == [("h1", Reason.MISSING_RECEIPT)]
+
+
+def test_the_memo_of_sound_items_keeps_to_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One split that finds more sound items than the memo holds starts it over and keeps
+    the first of them; every item is still kept."""
+    monkeypatch.setattr(gates, "_SOUND", {id(HOTEL): HOTEL})
+    monkeypatch.setattr(gates, "_SOUND_LIMIT", 3)
+    pool = [item(f"m{i}", f"Fact {i}.") for i in range(5)]
+
+    kept, excluded = apply_gates(pool, context(tuple(pool)))
+
+    assert (kept, excluded) == (pool, [])
+    assert list(gates._SOUND.values()) == pool[:3]
 
 
 def test_a_receipt_is_checked_only_after_the_gates_before_it() -> None:

@@ -128,8 +128,8 @@ class _DefaultGates:
     reason. Items of one store share their `Scope` and `Validity` values, so A, the
     task and purpose part of U, and the interval part of T are decided once per
     distinct value (keyed by identity, cheaper than hashing the value; a run of items
-    sharing the previous item's values is not even looked up), not per item; and
-    whether an item's receipt binds its text is remembered per item (`_sound`).
+    sharing the previous item's values is not even looked up), not per item; and the
+    items whose receipt binds their text are remembered (`_SOUND`).
     """
 
     def __init__(self, ctx: ReturnContext, limit: int) -> None:
@@ -234,7 +234,7 @@ def _sound(item: Item) -> bool:
 def _binds(item: Item) -> bool:
     """Whether ``item``'s receipt names its epoch and author and the digest of its text.
 
-    An item that fails is not remembered: it is rare, and checked again from `_DIGESTS`.
+    An item that fails is not remembered (it is rare): it is checked again at each return.
     """
     receipt = item.receipt
     if receipt is None or receipt.epoch != item.epoch or receipt.author != item.author:
@@ -247,7 +247,10 @@ def _binds(item: Item) -> bool:
 
 
 def _learn(items: Sequence[Item]) -> None:
-    """Remember ``items`` as sound, all at once (in C: a call an item cost as much as its check)."""
+    """Remember ``items`` as sound, all at once, in C.
+
+    One call an item to remember it cost as much as checking it.
+    """
     if len(_SOUND) + len(items) > _SOUND_LIMIT:
         _SOUND.clear()
         items = items[:_SOUND_LIMIT]

@@ -119,9 +119,12 @@ def _readers(principal: str) -> str:
 def _as_ascii(encoded: str, value: str) -> str:
     """``value`` as ``json.dumps`` writes it, given its canonical (non-ASCII kept) encoding.
 
-    The two escape ASCII alike, so an encoding that is plain ASCII serves both.
+    The two escape ASCII alike but for DEL, which only ``json.dumps`` escapes, so an
+    encoding that is plain ASCII without DEL serves both.
     """
-    return encoded if encoded.isascii() else encode_basestring_ascii(value)
+    if encoded.isascii() and "\x7f" not in encoded:
+        return encoded
+    return encode_basestring_ascii(value)
 
 
 def item_body(
@@ -148,7 +151,7 @@ def item_body(
         receipt: the receipt digest (ignored for an unconfirmed draft, which has none).
     """
     who = _ascii(author)
-    kind = "" if d.kind is Kind.FACT else ', "kind": ' + _ascii(d.kind)
+    kind = "" if d.kind == Kind.FACT else ', "kind": ' + _ascii(d.kind)
     key = "" if d.key is None else ', "key": ' + encode_basestring_ascii(d.key)
     readers = _readers(principal) if d.principals is None else _scoped(d.principals, "principals")
     scope = readers + _scoped(d.roles, "roles")
@@ -182,4 +185,5 @@ def _scoped(values: frozenset[str], field: str) -> str:
 
 
 def _listed(values: frozenset[str], field: str) -> str:
+    """A set of ids as a field of the body, or nothing when it is empty (the default)."""
     return f', "{field}": ' + _ascii_list(values) if values else ""
