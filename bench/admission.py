@@ -21,7 +21,9 @@ events after it) on SQLite and, given a server, on PostgreSQL, it reports
     encoded once with the store's own encoder and one ``executemany`` a batch;
 (c) p50 of the warm whole return at 10k items (``--samples`` returns), and the
     peak Python memory of a cold whole return per 100k items (tracemalloc, on a
-    store opened only for that, so the timings are not slowed by tracing).
+    store opened only for that, so the timings are not slowed by tracing);
+(d) the store's size on disk per 100k events appended (the SQLite file; PostgreSQL's
+    tables with their indexes and TOAST).
 
 Usage:
     python bench/admission.py                         # default grid, SQLite
@@ -346,9 +348,9 @@ def timed(fn: Callable[[], None]) -> float:
 
 def ingestion_times(
     backend: Backend, url: str, before: list[Event], delta: list[Event], label: str
-) -> tuple[float, float]:
+) -> tuple[float, float, int]:
     """Seconds for the raw INSERT of every event, and for appending them to an empty store
-    (``before``, A1's departure, ``delta``; the departure not counted)."""
+    (``before``, A1's departure, ``delta``; the departure not counted); the store's bytes."""
     progress(f"{label}: raw INSERT of {len(before) + len(delta)} events")
     raw_s = raw_insert(backend, url, before + delta)
     store = open_store(url)
@@ -358,7 +360,25 @@ def ingestion_times(
     store.depart("ws", "A1", before[-1].at)
     append_s += ingest(store, delta, label)
     store.close()
-    return raw_s, append_s
+    return raw_s, append_s, store_bytes(backend, url)
+
+
+def store_bytes(backend: Backend, url: str) -> int:
+    """The store's size: the SQLite file (its log written back at close), or PostgreSQL's
+    tables in the cell's schema with their indexes and TOAST."""
+    if backend.postgres is None:
+        path = Path(url.removeprefix("sqlite:///"))
+        wal = path.with_name(path.name + "-wal")
+        return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+    import psycopg
+
+    with psycopg.connect(url) as pg:
+        row = pg.execute(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace) -> dict[str, Any]:
@@ -366,10 +386,10 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
     before, delta = history(n, fraction)
     verifier = make_verifier("builtin")
     with backend.url() as url:
-        raw_s, append_s = ingestion_times(backend, url, before, delta, label)
+        raw_s, append_s, size = ingestion_times(backend, url, before, delta, label)
         for _ in range(1, args.repeat if args.ingest_only else 1):
             with backend.url() as again:  # best of interleaved runs: the least disturbed
-                raw, append = ingestion_times(backend, again, before, delta, label)
+                raw, append, _ = ingestion_times(backend, again, before, delta, label)
                 raw_s, append_s = min(raw_s, raw), min(append_s, append)
         ingestion = {
             "backend": backend.name,
@@ -379,6 +399,7 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
             "raw_insert_ev_s": (len(before) + len(delta)) / raw_s,
             "append_ev_s": (len(before) + len(delta)) / append_s,
             "append_share_of_raw": raw_s / append_s,
+            "store_mib_per_100k_events": size / (len(before) + len(delta)) * 100_000 / 2**20,
         }
         if args.ingest_only:
             return ingestion
@@ -442,7 +463,8 @@ def row(r: dict[str, Any]) -> str:
         return (
             f"{r['backend']:8} {r['items']:>6} {r['delta']:>6} | append "
             f"{r['append_ev_s']:9.0f} ev/s, raw INSERT {r['raw_insert_ev_s']:9.0f} ev/s: "
-            f"{r['append_share_of_raw']:.0%}"
+            f"{r['append_share_of_raw']:.0%}; store {r['store_mib_per_100k_events']:.0f} MiB "
+            "per 100k events"
         )
     j = r["cold_judgment"]
     return (
@@ -453,6 +475,24 @@ def row(r: dict[str, Any]) -> str:
         f"{j['calls']:>4}/{j['pairs']:>4}/{j['unscreened']:>3} {j['outcome']:8} | "
         f"{r['append_ev_s']:9.0f} {r['raw_insert_ev_s']:9.0f} {r['append_share_of_raw']:5.0%}"
     )
+
+
+def footer(results: list[dict[str, Any]]) -> list[str]:
+    """The lines under the table: each cell's store size, and the peak memory where measured."""
+    lines = []
+    for r in results:
+        if "rows_read" in r:  # with --ingest-only, in its row
+            lines.append(
+                f"{r['backend']}: store {r['store_mib_per_100k_events']:.0f} MiB per 100k "
+                f"events (at {r['items']} items, delta {r['delta']})"
+            )
+        if r.get("cold_peak_mib_per_100k_items") is not None:
+            lines.append(
+                f"{r['backend']}: cold whole return, peak Python memory "
+                f"{r['cold_peak_mib_per_100k_items']:.0f} MiB per 100k items "
+                f"(at {r['items']} items)"
+            )
+    return lines
 
 
 def main() -> None:
@@ -485,13 +525,8 @@ def main() -> None:
                 if not args.json:
                     print(row(results[-1]), flush=True)
         if not args.json:
-            for r in results:
-                if r.get("cold_peak_mib_per_100k_items") is not None:  # not with --ingest-only
-                    print(
-                        f"{r['backend']}: cold whole return, peak Python memory "
-                        f"{r['cold_peak_mib_per_100k_items']:.0f} MiB per 100k items "
-                        f"(at {r['items']} items)"
-                    )
+            for line in footer(results):
+                print(line)
     if args.json:
         print(json.dumps(results, indent=2))
 
