@@ -154,17 +154,17 @@ def item_body(
     kind = "" if d.kind == Kind.FACT else ', "kind": ' + _ascii(d.kind)
     key = "" if d.key is None else ', "key": ' + encode_basestring_ascii(d.key)
     readers = _readers(principal) if d.principals is None else _scoped(d.principals, "principals")
-    scope = readers + _scoped(d.roles, "roles")
+    rest = readers + _scoped(d.roles, "roles")
     if d.task != ANY:
-        scope += ', "task": ' + _ascii(d.task)
-    scope += _scoped(d.purposes, "purposes")
+        rest += ', "task": ' + _ascii(d.task)
+    rest += _scoped(d.purposes, "purposes")
     validity = d.validity
     if validity.valid_from is not None:
-        scope += ', "valid_from": ' + _time(validity.valid_from)
+        rest += ', "valid_from": ' + _time(validity.valid_from)
     if validity.valid_to is not None:
-        scope += ', "valid_to": ' + _time(validity.valid_to)
+        rest += ', "valid_to": ' + _time(validity.valid_to)
     if not d.unconfirmed:  # a digest is plain ASCII: quoted as is
-        scope += f', "receipt": [{encode_basestring_ascii(event_id)}, {who}, {epoch}, "{receipt}"]'
+        rest += f', "receipt": [{encode_basestring_ascii(event_id)}, {who}, {epoch}, "{receipt}"]'
     premises = ""
     if d.depends_on or d.supports or d.cites:
         premises = (
@@ -174,7 +174,7 @@ def item_body(
         )
     return (
         f'{{"id": {_as_ascii(item[0], d.id)}, "text": {_as_ascii(item[1], d.text)}{kind}'
-        f', "epoch": {epoch}, "author": {who}{key}{scope}{premises}}}'
+        f', "epoch": {epoch}, "author": {who}{key}{rest}{premises}}}'
     )
 
 
