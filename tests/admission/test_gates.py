@@ -171,6 +171,17 @@ def test_the_memo_of_sound_items_keeps_to_its_limit(monkeypatch: pytest.MonkeyPa
     assert list(gates._SOUND.values()) == pool[:3]
 
 
+def test_a_text_no_digest_can_bind_fails_the_receipt_check() -> None:
+    """An item built in code may hold a lone surrogate (the edges refuse one): its text has
+    no digest, so no receipt binds it, and it is excluded rather than raising."""
+    odd = replace(HOTEL, id="odd", text="bad \ud800")
+
+    kept, excluded = apply_gates([HOTEL, odd], CTX)
+
+    assert kept == [HOTEL]
+    assert [(e.item, e.reason) for e in excluded] == [("odd", Reason.MISSING_RECEIPT)]
+
+
 def test_a_receipt_is_checked_only_after_the_gates_before_it() -> None:
     """The gates' order decides: an item for another role is ``not_applicable`` even when
     its text could not even be digested (a lone surrogate)."""

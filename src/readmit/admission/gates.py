@@ -242,7 +242,11 @@ def _binds(item: Item) -> bool:
     key = (item.id, item.text)
     found = _DIGESTS.get(key)
     if found is None:
-        found = keep(_DIGESTS, key, text_digest(item.id, item.text), _DIGESTS_LIMIT)
+        try:
+            made = text_digest(item.id, item.text)
+        except UnicodeEncodeError:  # a lone surrogate (the store refuses one): nothing binds it
+            return False
+        found = keep(_DIGESTS, key, made, _DIGESTS_LIMIT)
     return receipt.digest == found
 
 
