@@ -111,8 +111,13 @@ def item_to_json(item: Item) -> dict[str, Any]:
     fields a body is about 40% shorter and parses in half the time. Bodies written in
     full before read the same.
     """
+    full = _in_full(item)
+    return {name: value for name, value in full.items() if _LEFT_OUT.get(name, _KEPT) != value}
+
+
+def _in_full(item: Item) -> dict[str, Any]:
     r = item.receipt
-    full = {
+    return {
         "id": item.id,
         "text": item.text,
         "kind": str(item.kind),
@@ -131,25 +136,14 @@ def item_to_json(item: Item) -> dict[str, Any]:
         "supports": sorted(item.supports),
         "cites": sorted(item.cites),
     }
-    return {name: value for name, value in full.items() if _LEFT_OUT.get(name, _KEPT) != value}
 
 
-_LEFT_OUT: dict[str, object] = {
-    "kind": str(Kind.FACT),
-    "key": None,
-    "for_role": None,
-    "principals": [ANY],
-    "roles": [ANY],
-    "task": ANY,
-    "purposes": [ANY],
-    "valid_from": None,
-    "valid_to": None,
-    "receipt": None,
-    "depends_on": [],
-    "supports": [],
-    "cites": [],
+_LEFT_OUT: dict[str, Any] = {
+    name: value
+    for name, value in _in_full(Item(id="-", text="-", epoch=1, author="-")).items()
+    if name not in ("id", "text", "epoch", "author")
 }
-"""The stored fields an item body leaves out, with the value each then has."""
+"""The stored fields an item body leaves out, each with its default: an item's own."""
 _KEPT = object()
 _ANY = (ANY,)
 _OPEN = Validity()
@@ -189,7 +183,11 @@ def _ids(values: list[str] | None) -> frozenset[str]:
 
 
 def item_from_json(d: dict[str, Any]) -> Item:
-    """Inverse of `item_to_json` (trusted, store-written data, with or without defaults)."""
+    """Inverse of `item_to_json` (trusted, store-written data, with or without defaults).
+
+    The defaults are put back one ``get`` a field (merging `_LEFT_OUT` in first cost 3%
+    more a decoded item); the round-trip property tests hold them to `_LEFT_OUT`.
+    """
     get = d.get
     r = get("receipt")
     kind = get("kind", "fact")
