@@ -52,3 +52,15 @@ def test_a_value_grows_from_the_longest_remembered_tuples_the_new_ones_extend() 
     assert grown.base((a, b, c)) == ((2,), "of a, b")
     assert grown.base((replace(a), b, c)) is None  # an equal item is not the same one
     assert grown.base((b,)) is None  # starts (b, c) but does not extend it
+
+
+def test_a_longer_remembered_tuple_that_is_not_extended_is_passed_over() -> None:
+    a, b, c, d = item("a"), item("b"), item("c"), item("d")
+    grown: Grown[str] = Grown()
+    grown.put(((a, b),), "first of a, b")
+    grown.put(((a, c, d),), "of a, c, d")
+    grown.put(((a, b),), "second of a, b")
+
+    # The longest remembered does not start the new tuple; of two as long, the earlier.
+    assert grown.base((a, b, d)) == ((2,), "first of a, b")
+    assert grown.base((a, c, d, b)) == ((3,), "of a, c, d")

@@ -51,19 +51,26 @@ class Grown(Generic[V]):
         return None
 
     def base(self, *tuples: tuple[Any, ...]) -> tuple[tuple[int, ...], V] | None:
-        """The value made for the longest remembered tuples these extend, with their lengths."""
-        best: tuple[tuple[int, ...], V] | None = None
-        for held, value in self._made:
-            lengths = tuple(map(len, held))
-            if (best is None or lengths[0] > best[0][0]) and all(map(extends, tuples, held)):
-                best = lengths, value
-        return best
+        """The value made for the longest remembered tuples these extend, with their lengths.
+
+        Tried longest first, up to the first that these extend: each try compares every
+        object of the remembered tuples, and returns at growing epochs remember tuples that
+        each extend the last, so the first try usually answers.
+        """
+        for held, value in sorted(self._made, key=_first_length, reverse=True):
+            if all(map(extends, tuples, held)):
+                return tuple(map(len, held)), value
+        return None
 
     def put(self, tuples: tuple[tuple[Any, ...], ...], value: V) -> V:
         """Remember ``value`` as made for ``tuples``."""
         older = self._made[max(0, len(self._made) + 1 - self._size) :]
         self._made = [*older, (tuples, value)]
         return value
+
+
+def _first_length(made: tuple[tuple[tuple[Any, ...], ...], Any]) -> int:
+    return len(made[0][0])
 
 
 class Passes(Generic[V]):
