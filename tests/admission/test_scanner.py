@@ -1,11 +1,16 @@
 """Lexical proposals: depends_on, distinctive terms, and BM25 bounded to the best few."""
 
+import numpy as np
+import numpy.typing as npt
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import item, withdrawal
+from readmit.admission.invalidation import scanner
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.scanner import Limits, Observations, propose
+from readmit.admission.invalidation.scanner import Limits, Observations, indexed, propose
+from readmit.admission.invalidation.term_index import distinctive_hashes
 from readmit.model import Item
 
 WORDS = ["Sunrise Hotel", "INC-42", "the pickup", "9:00", "budget", "Riverside", "plants"]
@@ -158,3 +163,94 @@ def test_each_text_of_an_observation_is_read_for_names_on_its_own() -> None:
     assert index.get("Room Beacon") is not None
     assert index.get("Kona Lobby") is not None
     assert index.get("Room Beacon Kona Lobby") is None
+
+
+_IDS = st.sampled_from(["i0", "i1", "i2", "h0"])
+_TEXTS = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" and ".join)
+
+
+@st.composite
+def _observations(draw: st.DrawFn) -> list[Later]:
+    """Observations in epoch order, of every shape an index files (some sharing an epoch)."""
+    laters = []
+    epoch = 1
+    for n in range(draw(st.integers(1, 12))):
+        epoch += draw(st.integers(0, 2))
+        withdrawn = draw(st.none() | _IDS)
+        laters.append(
+            Later(
+                event_id=f"e{n}",
+                epoch=epoch,
+                op="evidence" if withdrawn is None else "supersede",
+                text=draw(_TEXTS),
+                withdrawn_id=withdrawn,
+                withdrawn_text=None if withdrawn is None else draw(_TEXTS),
+                replacement_id=draw(st.none() | _IDS),
+                replacement_text=draw(st.none() | _TEXTS),
+                depends_on=frozenset(draw(st.lists(_IDS, max_size=2))),
+            )
+        )
+    return laters
+
+
+def _parts(index: Observations) -> tuple[object, ...]:
+    lists = tuple({k: list(v) for k, v in d.items()} for d in index._lists)
+    arrays = (index.epochs, index.news, index.by_term.keys, index.by_term.texts)
+    bm25 = (index.bm25.postings.keys, index.bm25.postings.texts, index.bm25.weight)
+    return (
+        index.laters,
+        index.texts,
+        index._epochs,
+        lists,
+        [a.tolist() for a in (*arrays, index.by_term.sizes, *bm25, index.bm25.postings.sizes)],
+        index.bm25.total,
+    )
+
+
+@given(_observations(), st.integers(1, 11))
+def test_an_index_grown_from_an_earlier_one_is_the_index_of_all_its_observations(
+    laters: list[Later], cut: int
+) -> None:
+    cut = min(cut, len(laters))
+    earlier = Observations(laters[:cut])
+    before = _parts(earlier)
+
+    grown = earlier.extended(laters[cut:])
+
+    assert _parts(grown) == _parts(Observations(laters))
+    assert _parts(earlier) == before  # a return still using it is not disturbed
+    targets = [item(f"t{n}", text, depends_on=("h0",)) for n, text in enumerate(WORDS)]
+    for target in targets:
+        assert grown.proposals(target, 0, Limits()) == Observations(laters).proposals(
+            target, 0, Limits()
+        )
+
+
+def test_a_return_with_more_observations_grows_the_last_index_and_reads_only_the_new(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = [evidence(f"Ticket INC-{n} moved.", epoch=n) for n in range(1, 4)]
+    later = evidence("Ticket INC-1 is closed.", epoch=7)
+    made = indexed(first, None, (), 4)
+    read: list[str] = []
+
+    def spied(text: str) -> npt.NDArray[np.int64]:
+        read.append(text)
+        return distinctive_hashes(text)
+
+    monkeypatch.setattr(scanner, "distinctive_hashes", spied)
+
+    again = indexed(list(first), None, (), 4)  # the same observations, in a new list
+    grown = indexed([*first, later], None, (), 4)
+
+    assert again is made
+    assert read == ["Ticket INC-1 is closed."]
+    assert len(made.laters) == 3
+    assert _parts(grown) == _parts(Observations([*first, later]))
+
+
+def test_only_observations_after_the_indexed_ones_grow_an_index() -> None:
+    index = Observations([evidence("The hotel moved.", epoch=5)])
+
+    with pytest.raises(ValueError, match="follow"):
+        index.extended([evidence("The pickup moved.", epoch=4)])

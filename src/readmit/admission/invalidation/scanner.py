@@ -22,6 +22,7 @@ depends on it (an answer built on a question cannot make the question unsafe).
 
 import bisect
 import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
@@ -32,6 +33,7 @@ import numpy.typing as npt
 from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.admission.invalidation.term_index import Bm25, Postings, distinctive_hashes
+from readmit.admission.memo import Grown
 from readmit.model import Item, Kind
 from readmit.terms import content_tokens, distinctive_terms
 
@@ -76,37 +78,53 @@ class Observations:
         self.epochs = np.fromiter(map(_epoch, self.laters), dtype=np.int64, count=count)
         self._epochs = self.epochs.tolist()
         """The same, for one lookup at a time (`bisect` on a list is cheaper than NumPy)."""
-        self.news = np.fromiter(
-            (later.withdrawn_id is None for later in self.laters), dtype=bool, count=count
-        )
+        self.news = _news(self.laters)
         """Whether an observation withdrew nothing (withdrawals rank first)."""
-        premises: dict[str, list[int]] = {}
-        subjects: dict[str, list[int]] = {}
-        restating: dict[str, list[int]] = {}
-        dependents: dict[str, list[int]] = {}
-        # One pass, fields unpacked: Δ can hold thousands of observations a return.
-        for n, (_, _, _, text, withdrawn, _, replacement, _, depends_on) in enumerate(self.laters):
-            for premise in depends_on:
-                dependents.setdefault(premise, []).append(n)
-            if withdrawn is None:
-                restating.setdefault(text, []).append(n)
-            else:
-                premises.setdefault(withdrawn, []).append(n)
-                subjects.setdefault(withdrawn, []).append(n)
-            if replacement is not None and replacement != withdrawn:
-                subjects.setdefault(replacement, []).append(n)
-        self.by_premise = _Postings(premises)
-        self.by_subject = _Postings(subjects)
-        """What each observation withdrew or brought: never proposed against that item."""
+        self._lists = _lists(self.laters, 0)
+        self._postings()
         # With nothing to index (a verifier shown no news, a Δ that withdrew nothing), the
         # empty indexes are shared: building them cost more than a return's other screening.
         worded = [_worded(later) for later in self.laters]
         self.by_term = Postings(worded, distinctive_hashes) if count else _NO_TERMS
+        self.bm25 = Bm25(worded) if count else _NO_BM25
+
+    def _postings(self) -> None:
+        premises, subjects, restating, dependents = self._lists
+        self.by_premise = _Postings(premises)
+        self.by_subject = _Postings(subjects)
+        """What each observation withdrew or brought: never proposed against that item."""
         self.restating = _Postings(restating)
         """News by its text: news that only restates an item cannot invalidate it."""
         self.dependents = _Postings(dependents)
         """Observations by what they depend on: an item built on another cannot invalidate it."""
-        self.bm25 = Bm25(worded) if count else _NO_BM25
+
+    def extended(self, added: Sequence[Later]) -> "Observations":
+        """This index with ``added`` after its observations (none earlier than its last).
+
+        The very index `Observations` would build over all of them, made from this one's
+        parts: what was indexed is not read again. Nothing of this index changes, so a
+        return still using it is not disturbed. Only for an index without an embedder.
+        """
+        if self.embedder is not None or not self.laters:
+            raise ValueError("only an index of some observations, without an embedder, grows")
+        if any(later.epoch < self._epochs[-1] for later in added):
+            raise ValueError("the added observations must follow the indexed ones")
+        grown = object.__new__(Observations)
+        grown.laters = [*self.laters, *added]
+        grown.embedder, grown.candidates, grown.embed_top_k = None, [], self.embed_top_k
+        grown._near = None
+        grown.texts = self.texts + [_query(later) for later in added]
+        epochs = np.fromiter(map(_epoch, added), dtype=np.int64, count=len(added))
+        grown.epochs = np.concatenate([self.epochs, epochs])
+        grown._epochs = self._epochs + epochs.tolist()
+        grown.news = np.concatenate([self.news, _news(added)])
+        (p, s, r, d), (p2, s2, r2, d2) = self._lists, _lists(added, len(self.laters))
+        grown._lists = (_merged(p, p2), _merged(s, s2), _merged(r, r2), _merged(d, d2))
+        grown._postings()
+        worded = [_worded(later) for later in added]
+        grown.by_term = self.by_term.extended(worded, distinctive_hashes)
+        grown.bm25 = self.bm25.extended(worded)
+        return grown
 
     def _first(self, after: int, target: Item) -> int:
         return bisect.bisect_right(self._epochs, max(after, target.epoch))
@@ -299,6 +317,81 @@ def propose(
         for item in candidates
         for later in index.proposals(item, 0, limits)
     ]
+
+
+def indexed(
+    laters: Sequence[Later], embedder: Embedder | None, candidates: Sequence[Item], embed_top_k: int
+) -> Observations:
+    """`Observations` of ``laters``, grown from a recent index of the ones they start with.
+
+    A return at a later epoch than the last gets the last one's observations extended
+    (`readmit.admission.invalidation.observations`), the very same objects first: only
+    what follows them is indexed. With an embedder the index is built whole (its
+    rankings are over the candidates too).
+    """
+    if embedder is not None:
+        return Observations(laters, embedder, candidates, embed_top_k)
+    held = tuple(laters)
+    base = _INDEXES.base(held)
+    if base is not None:
+        ((n,), known) = base
+        if known.embed_top_k == embed_top_k and _ordered(held, n):
+            return _INDEXES.put((held,), known.extended(held[n:]) if n < len(held) else known)
+    made = Observations(held, None, candidates, embed_top_k)
+    return _INDEXES.put((held,), made) if _ordered(held, 0) else made
+
+
+_INDEXES: Grown[Observations] = Grown()
+"""Recent indexes without an embedder, by the observations they index, in epoch order."""
+
+
+def _ordered(laters: Sequence[Later], start: int) -> bool:
+    """Whether ``laters`` from ``start`` on are in epoch order, after those before it."""
+    epochs = [later.epoch for later in laters[max(start - 1, 0) :]]
+    return all(map(operator.le, epochs, epochs[1:]))
+
+
+def _news(laters: Sequence[Later]) -> npt.NDArray[np.bool_]:
+    return np.fromiter(
+        (later.withdrawn_id is None for later in laters), dtype=bool, count=len(laters)
+    )
+
+
+_Lists = tuple[
+    dict[str, list[int]], dict[str, list[int]], dict[str, list[int]], dict[str, list[int]]
+]
+
+
+def _lists(laters: Sequence[Later], offset: int) -> _Lists:
+    """``laters``' numbers (from ``offset``) by what each withdrew, brought or depends on.
+
+    By what they withdrew (premises), by what they withdrew or brought (subjects), news by
+    its text (restating), and by what they depend on (dependents).
+    """
+    premises: dict[str, list[int]] = {}
+    subjects: dict[str, list[int]] = {}
+    restating: dict[str, list[int]] = {}
+    dependents: dict[str, list[int]] = {}
+    # One pass, fields unpacked: Δ can hold thousands of observations a return.
+    for n, (_, _, _, text, withdrawn, _, replacement, _, depends_on) in enumerate(laters, offset):
+        for premise in depends_on:
+            dependents.setdefault(premise, []).append(n)
+        if withdrawn is None:
+            restating.setdefault(text, []).append(n)
+        else:
+            premises.setdefault(withdrawn, []).append(n)
+            subjects.setdefault(withdrawn, []).append(n)
+        if replacement is not None and replacement != withdrawn:
+            subjects.setdefault(replacement, []).append(n)
+    return premises, subjects, restating, dependents
+
+
+def _merged(earlier: dict[str, list[int]], later: dict[str, list[int]]) -> dict[str, list[int]]:
+    """``earlier``'s lists with ``later``'s numbers after them; neither is changed."""
+    merged = dict(earlier)
+    for key, numbers in later.items():
+        merged[key] = merged[key] + numbers if key in merged else numbers
+    return merged
 
 
 def _epoch(later: Later) -> int:

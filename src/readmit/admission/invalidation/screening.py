@@ -44,7 +44,7 @@ from readmit.admission.invalidation.implicit import (
     unanswered,
 )
 from readmit.admission.invalidation.observations import observations, observations_of
-from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
+from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations, indexed
 from readmit.errors import VerifierUnavailable
 from readmit.model import Item
 from readmit.policy import Policy
@@ -361,7 +361,7 @@ class Screener:
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
             laters = observations_of(earlier.events, by_id.values(), by_id, self.news) + laters
         embedder = None if self._embed_failure is not None else self.embedder
-        self._index = Observations(laters, embedder, self.pool, self.policy.scan_embed_top_k)
+        self._index = indexed(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index
 
 

@@ -43,7 +43,7 @@ class Postings:
     """For each term, the numbers of the texts that hold it, ascending."""
 
     def __init__(
-        self, texts: Sequence[str], hashes: Callable[[str], npt.NDArray[np.int64]]
+        self, texts: Sequence[str], hashes: Callable[[str], npt.NDArray[np.int64]], first: int = 0
     ) -> None:
         arrays = [hashes(t) for t in texts]
         self.sizes = np.fromiter(map(len, arrays), dtype=np.intp, count=len(arrays))
@@ -52,8 +52,25 @@ class Postings:
         order = np.argsort(flat, kind="stable")  # stable: texts stay ascending per term
         self.keys = flat[order]
         """Every (text, term) pair's term hash, ascending."""
-        self.texts: Ids = np.repeat(np.arange(len(arrays), dtype=np.intp), self.sizes)[order]
-        """The text of each entry of ``keys``."""
+        numbers = np.arange(first, first + len(arrays), dtype=np.intp)
+        self.texts: Ids = np.repeat(numbers, self.sizes)[order]
+        """The text of each entry of ``keys`` (numbered from ``first``)."""
+
+    def extended(
+        self, texts: Sequence[str], hashes: Callable[[str], npt.NDArray[np.int64]]
+    ) -> "Postings":
+        """These postings and those of ``texts``, numbered after these (neither is changed).
+
+        The very postings of all the texts, made without reading these texts again.
+        """
+        added = Postings(texts, hashes, len(self.sizes))
+        # After every equal key already here: a term's texts stay ascending.
+        at = self.keys.searchsorted(added.keys, side="right")
+        grown = object.__new__(Postings)
+        grown.sizes = np.concatenate([self.sizes, added.sizes])
+        grown.keys = np.insert(self.keys, at, added.keys)
+        grown.texts = np.insert(self.texts, at, added.texts)
+        return grown
 
     def get(self, term: str) -> Ids | None:
         """The texts that hold ``term``, or ``None``."""
@@ -67,12 +84,21 @@ class Bm25:
     """Okapi BM25 over the content words of texts (k1 = 1.2, b = 0.75, binary term frequency)."""
 
     def __init__(self, texts: Sequence[str]) -> None:
-        self.postings = Postings(texts, content_hashes)
-        self.total = len(texts)
-        sizes = self.postings.sizes.astype(np.float64)
+        self._weigh(Postings(texts, content_hashes))
+
+    def _weigh(self, postings: Postings) -> None:
+        self.postings = postings
+        self.total = len(postings.sizes)
+        sizes = postings.sizes.astype(np.float64)
         average = float(sizes.mean()) if len(sizes) else 0.0
         self.weight = 2.2 / (1 + 1.2 * (0.25 + 0.75 * sizes / max(average, 1e-12)))
         """Each text's term weight, length-normalized."""
+
+    def extended(self, texts: Sequence[str]) -> "Bm25":
+        """BM25 over these texts and ``texts`` after them (this one is not changed)."""
+        grown = object.__new__(Bm25)
+        grown._weigh(self.postings.extended(texts, content_hashes))
+        return grown
 
     def scores(self, text: str) -> npt.NDArray[np.float64]:
         """Each text's score for the content words of ``text`` (the query)."""
