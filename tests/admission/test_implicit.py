@@ -364,3 +364,29 @@ def test_items_screened_through_the_latest_epoch_need_no_index_and_no_call() -> 
     assert verifier.calls == []
     assert screener._index is None  # nothing can follow epoch 9: Δ was not indexed
     assert screener.judgment(0).screened == {"p0": 9, "c": 9}
+
+
+def test_what_falls_outside_the_view_is_accounted_for_once_with_its_fall() -> None:
+    """A premise judged for a dependent, and another dependent of it, neither selected."""
+    seen = item("seen", "Breakfast before the ride.", epoch=8, depends_on=("p0",))
+    other = item("other", "Water the plants.", epoch=7)
+    premise = item("p0", P0.text, epoch=6)
+    plan = item("plan", "Leave at dawn.", epoch=5, depends_on=("p0",))
+    ctx = context((H0, seen, other, premise, plan), delta=DELTA)
+    verifier = FunctionVerifier(
+        lambda pair: Verdict(invalidates=pair.earlier.id == "p0", confidence=0.9)
+    )
+
+    decision = admit(
+        ctx, policy=Policy(max_items=1), verifier=verifier, signer=HmacSha256Signer(KEY)
+    )
+
+    assert decision.items == (other,)  # newest first: "seen" fell with its premise
+    reasons = [(e.item, e.reason) for e in decision.exclusions]
+    assert len(reasons) == len({i for i, _ in reasons}) == 4  # each item once
+    assert dict(reasons) == {
+        "h0": Reason.REVOKED,
+        "p0": Reason.IMPLICITLY_INVALIDATED,  # judged, never asked for the view
+        "seen": Reason.PREMISE_INVALIDATED,
+        "plan": Reason.PREMISE_INVALIDATED,  # never asked either: its premise fell
+    }

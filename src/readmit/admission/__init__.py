@@ -1,6 +1,8 @@
 """The TRACE return pipeline: ``admit()`` reads top to bottom as the stages of spec §3."""
 
 from collections.abc import Sequence
+from itertools import compress
+from operator import attrgetter
 from typing import Literal
 
 from readmit.admission.capture import capture
@@ -123,16 +125,22 @@ def _screened_out(
     implicit = [e for i, e in screener.excluded.items() if i not in gated_ids]
     judged = {e.item for e in implicit}
     stale = [e for e in implicit if e.reason is not Reason.UNSCREENED]
-    if judged:
+    # Tested in C first: most of a large pool is dropped, and rarely one that was judged.
+    if judged and not judged.isdisjoint(map(_ITEM, dropped)):
         dropped = [e for e in dropped if e.item not in judged]
-    if not stale:
-        return implicit, list(dropped)
     # Only an item with premises can fall, so only those need propagating.
-    left = {e.item for e in dropped}
-    rest = [m for m in eligible if m.depends_on and m.id in left]
-    _, fallen = propagate(rest, excluded=stale)
+    built_on = list(compress(eligible, map(_DEPENDS_ON, eligible))) if stale else []
+    if not built_on:
+        return implicit, list(dropped)
+    left = set(map(_ITEM, dropped))
+    _, fallen = propagate([m for m in built_on if m.id in left], excluded=stale)
+    if not fallen:
+        return implicit, list(dropped)
     gone = {e.item for e in fallen}
     return implicit + fallen, [e for e in dropped if e.item not in gone]
+
+
+_ITEM, _DEPENDS_ON = attrgetter("item"), attrgetter("depends_on")
 
 
 __all__ = ["Decision", "Issued", "Judgment", "ReturnContext", "Withheld", "admit"]
