@@ -381,6 +381,7 @@ def test_what_falls_outside_the_view_is_accounted_for_once_with_its_fall() -> No
         ctx, policy=Policy(max_items=1), verifier=verifier, signer=HmacSha256Signer(KEY)
     )
 
+    assert isinstance(decision, Issued)
     assert decision.items == (other,)  # newest first: "seen" fell with its premise
     reasons = [(e.item, e.reason) for e in decision.exclusions]
     assert len(reasons) == len({i for i, _ in reasons}) == 4  # each item once
