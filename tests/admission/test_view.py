@@ -169,6 +169,17 @@ def test_a_view_lists_the_decided_exclusions_an_agent_may_see() -> None:
     assert [e["item"] for e in decision.signed["excluded"]] == ["t"]
 
 
+def test_what_is_hidden_is_found_again_only_for_the_same_context() -> None:
+    secret = item("s", "Private note.", scope=Scope(principals=frozenset({"agency"})))
+    ctx = context((C, secret), obligations=(OBL,))
+    decision = admit(ctx, policy=Policy(), verifier=None, signer=SIGNER)
+    agency = replace(ctx, returner=returner(principal="agency"))
+
+    assert hidden_ids(ctx, decision.exclusions) == {"s", "ev-s"}
+    assert hidden_ids(agency, decision.exclusions) == set()  # the same exclusions
+    assert hidden_ids(ctx, list(decision.exclusions)) == {"s", "ev-s"}
+
+
 def test_an_item_the_agent_may_not_read_stays_hidden_whatever_excluded_it() -> None:
     """Not only the authorization gate: an unreadable item revoked, superseded or fallen
     with its premise is excluded before any gate, and its id, its receipt's event and

@@ -18,7 +18,7 @@ from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage, Selection, measure
 from readmit.admission.entries import entry_digest, item_entry
 from readmit.admission.gates import apply_gates
-from readmit.admission.memo import keep
+from readmit.admission.memo import Passes, keep
 from readmit.canonical import canonical_json, json_string
 from readmit.clock import format_time, parse_time
 from readmit.errors import InvalidInput, ViewRejected
@@ -52,7 +52,19 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
     Whatever excluded an item: one revoked, replaced or fallen with its premise leaves
     before the authorization gate would have named it ``unauthorized``, and is no more
     the agent's to know of. An item the context does not hold is hidden (fail closed).
+    Remembered for the last few contexts: a return's view and its decision record ask
+    about the same exclusions.
     """
+    known = _HIDDEN.get(exclusions, id(ctx))
+    if known is None:
+        known = _HIDDEN.put(exclusions, id(ctx), ctx, _hidden_ids(ctx, exclusions))
+    return known
+
+
+_HIDDEN: Passes[frozenset[str]] = Passes()
+
+
+def _hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
     who = ctx.returner
     readable: dict[int, tuple[Scope, bool]] = {}  # items of one store share their scopes
 
