@@ -254,3 +254,5 @@ def test_only_observations_after_the_indexed_ones_grow_an_index() -> None:
 
     with pytest.raises(ValueError, match="follow"):
         index.extended([evidence("The pickup moved.", epoch=4)])
+    with pytest.raises(ValueError, match="in order"):
+        index.extended([evidence("The pickup moved.", epoch=7), evidence("Rain.", epoch=6)])

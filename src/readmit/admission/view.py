@@ -52,12 +52,14 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
     Whatever excluded an item: one revoked, replaced or fallen with its premise leaves
     before the authorization gate would have named it ``unauthorized``, and is no more
     the agent's to know of. An item the context does not hold is hidden (fail closed).
-    Remembered for the last few contexts: a return's view and its decision record ask
-    about the same exclusions.
+    Remembered for the last few returns: a return's view and its decision record ask about
+    the same exclusions. What it reads of the context is the returner and the id index (an
+    immutable mapping, kept with the answer so its id is not reused).
     """
-    known = _HIDDEN.get(exclusions, id(ctx))
+    inputs = (ctx.returner, id(ctx.by_id))
+    known = _HIDDEN.get(exclusions, inputs)
     if known is None:
-        known = _HIDDEN.put(exclusions, id(ctx), ctx, _hidden_ids(ctx, exclusions))
+        known = _HIDDEN.put(exclusions, inputs, ctx.by_id, _hidden_ids(ctx, exclusions))
     return known
 
 

@@ -107,8 +107,8 @@ class Observations:
         """
         if self.embedder is not None or not self.laters:
             raise ValueError("only an index of some observations, without an embedder, grows")
-        if any(later.epoch < self._epochs[-1] for later in added):
-            raise ValueError("the added observations must follow the indexed ones")
+        if not _ordered([self.laters[-1], *added], 0):
+            raise ValueError("the added observations must follow the indexed ones, in order")
         grown = object.__new__(Observations)
         grown.laters = [*self.laters, *added]
         grown.embedder, grown.candidates, grown.embed_top_k = None, [], self.embed_top_k
@@ -335,10 +335,13 @@ def indexed(
     base = _INDEXES.base(held)
     if base is not None:
         ((n,), known) = base
+        if known.embed_top_k == embed_top_k and n == len(held):
+            return known  # the very observations it indexed: remembered once is enough
         if known.embed_top_k == embed_top_k and _ordered(held, n):
-            return _INDEXES.put((held,), known.extended(held[n:]) if n < len(held) else known)
+            return _INDEXES.put((held,), known.extended(held[n:]))
     made = Observations(held, None, candidates, embed_top_k)
-    return _INDEXES.put((held,), made) if _ordered(held, 0) else made
+    # Nothing grows from no observations, or from some out of order.
+    return _INDEXES.put((held,), made) if held and _ordered(held, 0) else made
 
 
 _INDEXES: Grown[Observations] = Grown()
