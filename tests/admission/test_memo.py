@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from builders import item
-from readmit.admission.memo import Grown, Passes, keep
+from readmit.admission.memo import Grown, Passes, extends, grown_from, keep
 
 
 def test_a_memo_keeps_values_up_to_its_limit_then_starts_over() -> None:
@@ -64,3 +64,14 @@ def test_a_longer_remembered_tuple_that_is_not_extended_is_passed_over() -> None
     # The longest remembered does not start the new tuple; of two as long, the earlier.
     assert grown.base((a, b, d)) == ((2,), "first of a, b")
     assert grown.base((a, c, d, b)) == ((3,), "of a, c, d")
+
+
+def test_a_tuple_grown_from_another_extends_it_and_only_it() -> None:
+    a, b, c = item("a"), item("b"), item("c")
+    short = (a, b)
+    longer = grown_from((*short, c), short)
+
+    assert extends(longer, short)
+    assert extends(longer, (a,))  # compared: not the tuple it was grown from
+    assert not extends(longer, (replace(a), b))  # equal, not the same objects
+    assert not extends((replace(a), b, c), short)  # not grown from it: compared

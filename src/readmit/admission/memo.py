@@ -23,9 +23,34 @@ def keep(memo: dict[K, V], key: K, value: V, limit: int) -> V:
 
 
 def extends(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> bool:
-    """Whether ``longer`` starts with the very objects of non-empty ``shorter`` (in C)."""
+    """Whether ``longer`` starts with the very objects of non-empty ``shorter`` (in C).
+
+    Answered at once for a tuple made from the other (`grown_from`); else compared object
+    by object, 100k of them in 1–2 ms.
+    """
     n = len(shorter)
-    return 0 < n <= len(longer) and longer[n - 1] is shorter[-1] and all(map(is_, shorter, longer))
+    if not 0 < n <= len(longer):
+        return False
+    made = _LINEAGE.get(id(longer))
+    if made is not None and made[0] is longer and made[1] is shorter:
+        return True
+    return longer[n - 1] is shorter[-1] and all(map(is_, shorter, longer))
+
+
+def grown_from(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``longer``, noted as made by extending ``shorter`` (``shorter + more``), for `extends`.
+
+    A store makes C's items and Δ at a later epoch from those at an earlier one; each memo
+    that grows a value from the earlier tuples would otherwise compare them whole.
+    """
+    if shorter:
+        keep(_LINEAGE, id(longer), (longer, shorter), _LINEAGE_LIMIT)
+    return longer
+
+
+_LINEAGE: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+"""Recent tuples `grown_from` another, by id, with it (both kept, so their ids stay theirs)."""
+_LINEAGE_LIMIT = 8
 
 
 class Grown(Generic[V]):

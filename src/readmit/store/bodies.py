@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Generic, NamedTuple, TypeVar
 
 from readmit.admission.context import History
-from readmit.admission.memo import keep
+from readmit.admission.memo import grown_from, keep
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.connection import Connection
@@ -212,22 +212,17 @@ class Departures:
             base = (items, _Items(items, ids))
         span = (workspace, cp_epoch if since is None else since, epoch)
         later = [i for (i,) in db.execute(_LATER_IDS, span).fetchall()]
-        extended = _Items(
-            base[1].items
-            + tuple(
-                cache.fetch(
-                    workspace,
-                    later,
-                    lambda: db.execute(
-                        "SELECT id, body FROM items WHERE workspace = ? AND epoch > ? "
-                        "AND epoch <= ?",
-                        span,
-                    ).fetchall(),
-                    _item,
-                )
-            ),
-            base[1].ids + tuple(later),
+        added = cache.fetch(
+            workspace,
+            later,
+            lambda: db.execute(
+                "SELECT id, body FROM items WHERE workspace = ? AND epoch > ? AND epoch <= ?",
+                span,
+            ).fetchall(),
+            _item,
         )
+        earlier = base[1].items
+        extended = _Items(grown_from(earlier + tuple(added), earlier), base[1].ids + tuple(later))
         with self._lock:
             if (cp_id, epoch) not in self._contexts:
                 if since is not None and (cp_id, since) in self._contexts:
@@ -296,7 +291,9 @@ class Departures:
             base = self._deltas.get((workspace, span.start, stop), ())
         if found is not None:
             return found
-        found = base + tuple(logged_events(db, cache, workspace, stop - 1, span.stop - 1))
+        found = grown_from(
+            base + tuple(logged_events(db, cache, workspace, stop - 1, span.stop - 1)), base
+        )
         with self._lock:
             if key not in self._deltas:
                 if self._deltas.pop((workspace, span.start, stop), None) is not None:
