@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from builders import item, withdrawal
 from readmit.admission.invalidation import scanner
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.scanner import Limits, Observations, indexed, propose
+from readmit.admission.invalidation.indexes import indexed
+from readmit.admission.invalidation.scanner import Limits, Observations, propose
 from readmit.admission.invalidation.term_index import distinctive_hashes
 from readmit.model import Item
 

@@ -33,7 +33,6 @@ import numpy.typing as npt
 from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.admission.invalidation.term_index import Bm25, Postings, distinctive_hashes
-from readmit.admission.memo import Grown
 from readmit.model import Item, Kind
 from readmit.terms import content_tokens, distinctive_terms
 
@@ -107,7 +106,7 @@ class Observations:
         """
         if self.embedder is not None or not self.laters:
             raise ValueError("only an index of some observations, without an embedder, grows")
-        if not _ordered([self.laters[-1], *added], 0):
+        if not in_epoch_order([self.laters[-1], *added], 0):
             raise ValueError("the added observations must follow the indexed ones, in order")
         grown = object.__new__(Observations)
         grown.laters = [*self.laters, *added]
@@ -319,36 +318,7 @@ def propose(
     ]
 
 
-def indexed(
-    laters: Sequence[Later], embedder: Embedder | None, candidates: Sequence[Item], embed_top_k: int
-) -> Observations:
-    """`Observations` of ``laters``, grown from a recent index of the ones they start with.
-
-    A return at a later epoch than the last gets the last one's observations extended
-    (`readmit.admission.invalidation.observations`), the very same objects first: only
-    what follows them is indexed. With an embedder the index is built whole (its
-    rankings are over the candidates too).
-    """
-    if embedder is not None:
-        return Observations(laters, embedder, candidates, embed_top_k)
-    held = tuple(laters)
-    base = _INDEXES.base(held)
-    if base is not None:
-        ((n,), known) = base
-        if known.embed_top_k == embed_top_k and n == len(held):
-            return known  # the very observations it indexed: remembered once is enough
-        if known.embed_top_k == embed_top_k and _ordered(held, n):
-            return _INDEXES.put((held,), known.extended(held[n:]))
-    made = Observations(held, None, candidates, embed_top_k)
-    # Nothing grows from no observations, or from some out of order.
-    return _INDEXES.put((held,), made) if held and _ordered(held, 0) else made
-
-
-_INDEXES: Grown[Observations] = Grown()
-"""Recent indexes without an embedder, by the observations they index, in epoch order."""
-
-
-def _ordered(laters: Sequence[Later], start: int) -> bool:
+def in_epoch_order(laters: Sequence[Later], start: int = 0) -> bool:
     """Whether ``laters`` from ``start`` on are in epoch order, after those before it."""
     epochs = [later.epoch for later in laters[max(start - 1, 0) :]]
     return all(map(operator.le, epochs, epochs[1:]))

@@ -43,8 +43,9 @@ from readmit.admission.invalidation.implicit import (
     judges_news,
     unanswered,
 )
+from readmit.admission.invalidation.indexes import indexed
 from readmit.admission.invalidation.observations import observations, observations_of
-from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations, indexed
+from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.errors import VerifierUnavailable
 from readmit.model import Item
 from readmit.policy import Policy
