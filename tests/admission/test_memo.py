@@ -75,3 +75,16 @@ def test_a_tuple_grown_from_another_extends_it_and_only_it() -> None:
     assert extends(longer, (a,))  # compared: not the tuple it was grown from
     assert not extends(longer, (replace(a), b))  # equal, not the same objects
     assert not extends((replace(a), b, c), short)  # not grown from it: compared
+
+
+def test_a_pass_keeps_a_copy_of_its_pool_unless_the_pool_is_handed_over() -> None:
+    a, b = item("a"), item("b")
+    passes: Passes[str] = Passes()
+    pool = [a, b]
+    passes.put(pool, (), None, "copied")
+    pool.append(item("c"))  # the caller's list changes; the pass does not
+
+    assert passes.get([a, b], ()) == "copied"
+    owned = [b, a]
+    passes.put(owned, ("o",), None, "owned", owned=True)
+    assert passes.get([b, a], ("o",)) == "owned"

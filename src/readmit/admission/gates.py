@@ -86,7 +86,7 @@ def apply_gates(
     excluded = _one_by_one(failing, ctx, gates)[1]
     if len(fused.validities) <= _MAX_VALIDITIES:
         states = tuple((v, v.started(at), v.ended(at)) for v, _ in fused.validities.values())
-        _SPLITS.put(items, inputs, None, (states, tuple(kept), tuple(excluded)))
+        _SPLITS.put(items, inputs, None, (states, tuple(kept), tuple(excluded)), owned=True)
     return kept, excluded
 
 

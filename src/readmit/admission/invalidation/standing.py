@@ -27,7 +27,8 @@ def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item]
     inputs = (dict(ctx.standing), id(ctx.delta), id(ctx.items))
     known = _PASSES.get(pool, inputs)
     if known is None:
-        known = _PASSES.put(pool, inputs, (ctx.delta, ctx.items), _split(pool, ctx))
+        made = _split(pool, ctx)
+        known = _PASSES.put(pool, inputs, (ctx.delta, ctx.items), made, owned=True)
     return list(known[0]), list(known[1])
 
 
