@@ -28,11 +28,11 @@ def indexed(
         return Observations(laters, embedder, candidates, embed_top_k)
     held = tuple(laters)
     base = _INDEXES.base(held)
-    if base is not None:
+    if base is not None and base[1].embed_top_k == embed_top_k:
         ((n,), known) = base
-        if known.embed_top_k == embed_top_k and n == len(held):
+        if n == len(held):
             return known  # the very observations it indexed: remembered once is enough
-        if known.embed_top_k == embed_top_k and in_epoch_order(held, n):
+        if in_epoch_order(held, n):
             return _INDEXES.put((held,), known.extended(held[n:]))
     made = Observations(held, None, candidates, embed_top_k)
     # Nothing grows from no observations, or from some out of order.

@@ -21,6 +21,7 @@ depends on it (an answer built on a question cannot make the question unsafe).
 """
 
 import bisect
+import copy
 import itertools
 import operator
 from collections.abc import Sequence
@@ -108,10 +109,8 @@ class Observations:
             raise ValueError("only an index of some observations, without an embedder, grows")
         if not in_epoch_order([self.laters[-1], *added], 0):
             raise ValueError("the added observations must follow the indexed ones, in order")
-        grown = object.__new__(Observations)
+        grown = copy.copy(self)  # every part is replaced below, or is the same (no embedder)
         grown.laters = [*self.laters, *added]
-        grown.embedder, grown.candidates, grown.embed_top_k = None, [], self.embed_top_k
-        grown._near = None
         grown.texts = self.texts + [_query(later) for later in added]
         epochs = np.fromiter(map(_epoch, added), dtype=np.int64, count=len(added))
         grown.epochs = np.concatenate([self.epochs, epochs])
