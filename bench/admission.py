@@ -27,7 +27,9 @@ events after it) on SQLite and, given a server, on PostgreSQL, it reports
     peak Python memory of a cold whole return per 100k items (tracemalloc, on a
     store opened only for that, so the timings are not slowed by tracing);
 (d) the store's size on disk per 100k events appended (the SQLite file; PostgreSQL's
-    tables with their indexes and TOAST).
+    tables with their indexes and TOAST), and the audit log's growth: the mean stored size
+    of a whole return's decision record (SQLite's compressed body; PostgreSQL's column as
+    the server keeps it, ``pg_column_size``).
 
 Usage:
     python bench/admission.py                         # default grid, SQLite
@@ -408,6 +410,13 @@ def store_bytes(backend: Backend, url: str) -> int:
     return int(row[0]) if row else 0
 
 
+def record_size(store: SqlStore) -> float:
+    """The mean bytes of a stored decision record, as the store keeps it."""
+    size = "length(body)" if store.conn.dialect == "sqlite" else "pg_column_size(body)"
+    (mean,) = store.conn.execute(f"SELECT AVG({size}) FROM decisions").fetchone()
+    return float(mean or 0)
+
+
 def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace) -> dict[str, Any]:
     label = f"{backend.name} {n} items, delta {fraction:.0%}"
     before, delta = history(n, fraction)
@@ -449,6 +458,7 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
         samples = args.samples if n == 10_000 else args.repeat
         warm = [timed(whole.whole) for _ in range(samples)]
         following = [whole.next() for _ in range(samples)]
+        record_bytes = record_size(store)
         store.close()
 
         memory = None
@@ -476,6 +486,7 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
         "whole_warm_p50_s": statistics.median(warm),
         "whole_next_p50_s": statistics.median(following),
         "whole_next_ratio": statistics.median(following) / read_s,
+        "record_kib_per_return": record_bytes / 2**10,
         "cold_judgment": cold_judgment,
         "warm_judgment": whole.last,
         "cold_peak_mib_per_100k_items": memory,
@@ -516,6 +527,11 @@ def footer(results: list[dict[str, Any]]) -> list[str]:
             lines.append(
                 f"{r['backend']}: store {r['store_mib_per_100k_events']:.0f} MiB per 100k "
                 f"events (at {r['items']} items, delta {r['delta']})"
+            )
+        if "record_kib_per_return" in r:
+            lines.append(
+                f"{r['backend']}: a decision record {r['record_kib_per_return']:.0f} KiB stored "
+                f"a return (at {r['items']} items, delta {r['delta']})"
             )
         if r.get("cold_peak_mib_per_100k_items") is not None:
             lines.append(

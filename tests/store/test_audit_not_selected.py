@@ -42,7 +42,7 @@ def stored_body(store: SqlStore, number: int) -> dict[str, Any]:
     (body,) = store.conn.execute(
         "SELECT body FROM decisions WHERE workspace = 'ws' AND number = ?", (number,)
     ).fetchone()
-    loaded: dict[str, Any] = json.loads(body)
+    loaded: dict[str, Any] = json.loads(audit.unpacked(body))
     return loaded
 
 

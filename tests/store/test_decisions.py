@@ -1,5 +1,7 @@
-"""Decision ids are numbered per workspace: one reveals nothing of another workspace's activity."""
+"""Decision ids are numbered per workspace: one reveals nothing of another workspace's activity.
+A record is kept compressed on SQLite and read back whole from either form."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from readmit.model import Agent
 from readmit.store import WorkStateStore, open_store
 from readmit.store.connection import Connection
 from readmit.store.migrations import MIGRATIONS
+from readmit.store.sql import SqlStore
 from readmit.store.sqlite import SQLiteConnection
 
 AGENTS = [Agent(id="A1", principal="p", role="r")]
@@ -111,3 +114,68 @@ def test_decisions_stored_before_the_numbering_keep_their_ids(backend: str, tmp_
     assert before == [("ws", 1), ("other", 2), ("ws", 3)]
     assert third == {"n": 2}
     assert new == 4
+
+
+def _stored(store: WorkStateStore, number: int) -> object:
+    assert isinstance(store, SqlStore)
+    (body,) = store.conn.execute(
+        "SELECT body FROM decisions WHERE workspace = 'ws' AND number = ?", (number,)
+    ).fetchone()
+    return body
+
+
+def test_a_record_is_kept_compressed_on_sqlite_and_as_text_on_postgres(
+    store: WorkStateStore,
+) -> None:
+    store.create_workspace("ws", AGENTS)
+    exclusions = [
+        {"item": f"i{n}", "reason": "revoked", "stage": "explicit", "evidence": [f"r{n}"]}
+        for n in range(500)
+    ]
+    record = {"excluded": exclusions, "texts": {f"i{n}": f"Fact {n}." for n in range(500)}}
+
+    number = store.record_decision("ws", "A1", T0, 0, "issued", record)
+
+    body = _stored(store, number)
+    whole = json.dumps(record)
+    assert store.decision(number, workspace="ws") == record
+    assert isinstance(store, SqlStore)
+    if store.conn.dialect == "sqlite":
+        assert isinstance(body, bytes)
+        assert len(body) * 5 < len(whole)  # a record repeats its shapes
+    else:  # the server compresses the column (lz4)
+        assert isinstance(body, str)
+        assert json.loads(body) == record
+
+
+def test_a_record_stored_as_text_before_compression_is_read_back(
+    backend: str, tmp_path: Path
+) -> None:
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        try:
+            store.create_workspace("ws", AGENTS)
+            assert isinstance(store, SqlStore)
+            # As every store wrote a record before: its JSON text.
+            store.conn.execute(
+                "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
+                "VALUES ('ws', 'A1', ?, 0, 'issued', ?, 1)",
+                (T0.isoformat(), json.dumps({"n": 1})),
+            )
+            assert store.decision(1, workspace="ws") == {"n": 1}
+        finally:
+            store.close()
+
+
+def test_a_damaged_compressed_record_is_a_clear_error(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/s.db")
+    try:
+        store.create_workspace("ws", AGENTS)
+        number = _decide(store, "ws", 1)
+        assert isinstance(store, SqlStore)
+        store.conn.execute("UPDATE decisions SET body = ?", (b"\x78\x01not zlib",))
+
+        with pytest.raises(StoreError, match="decision record in the audit log is damaged"):
+            store.decision(number, workspace="ws")
+    finally:
+        store.close()

@@ -317,8 +317,9 @@ class SqlStore:
     ) -> int:
         # Serialised before the lock: other returns wait on it.
         text = audit.body(record, self._rest_of_checkpoint(workspace, agent, at, record))
+        stored = audit.packed(text, self.conn.dialect)
         with self._transaction(lock=workspace) as db:
-            number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, text)
+            number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, stored)
             if judgment is not None and judgment.verifier:
                 verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
         return number
