@@ -1,11 +1,16 @@
+from copy import copy
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import NOW, T0, context, item, returner, revoke, supersede
+from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation import explicit
 from readmit.admission.invalidation.explicit import resolve_explicit
-from readmit.events import Close, Recorded
+from readmit.events import Assert, Close, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
 from readmit.reasons import Reason
 
@@ -105,3 +110,119 @@ def test_the_obligations_after_c_are_split_by_the_same_links() -> None:
 
     assert [i.id for i in kept] == ["c"]
     assert [e.item for e in excluded] == ["h0", "f1"]
+
+
+KEYS = (None, "hotel", "car", "desk")
+
+
+def _history(data: st.DataObject) -> tuple[tuple[Item, ...], tuple[Recorded, ...]]:
+    """Items (some sharing keys, some by an author of another principal, some hearsay) and
+    a Δ of revokes, supersedes and closes of them, in epoch order, then more items."""
+    n = data.draw(st.integers(1, 14), label="items")
+    items = [
+        item(
+            f"m{i}",
+            f"Fact {i}.",
+            epoch=i + 1,
+            key=data.draw(st.sampled_from(KEYS)),
+            author=data.draw(st.sampled_from(("A2", "A2", "X9"))),
+            receipt=data.draw(st.booleans()),
+        )
+        for i in range(n)
+    ]
+    delta: list[Recorded] = []
+    for j in range(data.draw(st.integers(0, 10), label="events")):
+        epoch = n + 1 + j
+        target = f"m{data.draw(st.integers(0, n + 2))}"  # now and then no item of C
+        at = T0 + timedelta(hours=data.draw(st.integers(0, 96)))
+        match data.draw(st.sampled_from(("revoke", "supersede", "close", "assert"))):
+            case "revoke":
+                event: Event = Revoke(id=f"e{j}", at=at, author="A2", target=target, why="gone")
+            case "supersede":
+                new = ItemDraft(id=f"s{j}", text=f"New {j}.", key=data.draw(st.sampled_from(KEYS)))
+                event = Supersede(id=f"e{j}", at=at, author="A2", target=target, item=new)
+                items.append(item(new.id, new.text, epoch=epoch, key=new.key))
+            case "close":
+                event = Close(id=f"e{j}", at=at, author="A2", target=target)
+            case _:
+                key = data.draw(st.sampled_from(KEYS))
+                items.append(item(f"a{j}", f"Added {j}.", epoch=epoch, key=key))
+                event = Assert(id=f"e{j}", at=at, author="A2", item=ItemDraft(id=f"a{j}", text="x"))
+        delta.append(Recorded(epoch=epoch, event=event))
+    return tuple(items), tuple(delta)
+
+
+def _at(ctx: ReturnContext, hours: int, agents: dict[str, Agent]) -> ReturnContext:
+    return replace(
+        ctx, returner=replace(ctx.returner, at=T0 + timedelta(hours=hours)), agents=agents
+    )
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_a_split_grown_from_an_earlier_return_is_the_split_made_whole(data: st.DataObject) -> None:
+    """A return whose items and Δ extend an earlier return's is split from that one's split
+    (`explicit._grown`); it must equal the split made from nothing, in order."""
+    items, delta = _history(data)
+    n = data.draw(st.integers(1, len(items)), label="earlier items")
+    m = data.draw(st.integers(0, len(delta)), label="earlier events")
+    teams: tuple[dict[str, Agent], ...] = (
+        {},
+        {"A2": Agent(id="A2", principal="family", role="r")},
+        {
+            "A2": Agent(id="A2", principal="family", role="r"),
+            "X9": Agent(id="X9", principal="agency", role="r"),
+        },
+    )
+    agents = data.draw(st.sampled_from(teams), label="agents")
+    now = data.draw(st.sampled_from((agents, agents, *teams)), label="agents later")
+    hours = data.draw(st.integers(0, 100), label="earlier return")
+    later = data.draw(st.sampled_from((hours, hours + 30)), label="later return")
+    earlier = _at(context(items[:n], delta=delta[:m]), hours, agents)
+    ctx = _at(context(items, delta=delta), later, now)
+
+    resolve_explicit(list(earlier.items), earlier)
+    grown = resolve_explicit(list(ctx.items), ctx)
+    fresh = _at(context(tuple(map(copy, items)), delta=tuple(delta)), later, now)
+    whole = resolve_explicit(list(fresh.items), fresh)
+
+    assert [i.id for i in grown[0]] == [i.id for i in whole[0]]
+    assert grown[1] == whole[1]
+
+
+def test_a_later_return_grows_the_split_and_moves_only_what_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    x, y = item("x", "Desk 4 is free.", epoch=2), item("y", "Desk 5 is free.", epoch=3)
+    first, gone = (H0, C, x, y), (supersede("x", y),)
+    earlier = context(first, delta=gone)
+    ctx = context((*first, H1), delta=(*gone, revoke("x", 4), supersede("h0", H1)))
+    resolve_explicit(list(earlier.items), earlier)
+
+    def whole(*_: object) -> None:
+        raise AssertionError("made whole")
+
+    monkeypatch.setattr(explicit, "_whole", whole)
+    kept, excluded = resolve_explicit(list(ctx.items), ctx)
+
+    # h0 leaves the kept in place; x's supersession gives way to its revocation.
+    assert [i.id for i in kept] == ["c", "y", "h1"]
+    assert [(e.item, e.reason) for e in excluded] == [
+        ("h0", Reason.STALE_OR_SUPERSEDED),
+        ("x", Reason.REVOKED),
+    ]
+
+
+def test_a_later_return_with_other_agents_is_not_grown_from_the_earlier_split() -> None:
+    """Who may replace what is read from the agents: another team's split is not reused."""
+    outsider = replace(H1, author="X9")
+    first, gone = (H0, outsider), (revoke("zz", 2),)
+    earlier = context(first, delta=gone)  # no agents: anyone may replace
+    strangers = {
+        "A2": Agent(id="A2", principal="family", role="r"),
+        "X9": Agent(id="X9", principal="agency", role="r"),
+    }
+    later = replace(context((*first, C), delta=(*gone, revoke("c", 5))), agents=strangers)
+
+    assert [e.item for e in resolve_explicit(list(earlier.items), earlier)[1]] == ["h0"]
+    assert [e.item for e in resolve_explicit(list(later.items), later)[1]] == ["c"]

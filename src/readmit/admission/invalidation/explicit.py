@@ -13,18 +13,26 @@ Rules, in order of precedence for one item:
 An item's own validity interval is checked by the temporal gate.
 """
 
-from bisect import bisect_right
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.links import (
+    EXCLUSIONS,
+    Link,
+    event_links,
+    group_replacements,
+    ids_unless_all,
+    same_key_replacements,
+    shared_keys,
+)
 from readmit.admission.memo import Grown, keep
-from readmit.events import WITHDRAWING_OPS, Close, Recorded, Revoke, Supersede
+from readmit.events import Close, Recorded
 from readmit.model import Agent, Item
-from readmit.reasons import Exclusion, Reason, Stage
+from readmit.reasons import Exclusion
 
 
 def resolve_explicit(
@@ -32,21 +40,19 @@ def resolve_explicit(
 ) -> tuple[list[Item], list[Exclusion]]:
     """Split ``pool`` into items no lifecycle link touches and the exclusions of the rest."""
     pool = list(pool)
-    if _ids_unless_all(pool, ctx.items) is not None:
-        return _resolved(pool, _links(ctx), _same_key_replacements(ctx, pool))
+    if ids_unless_all(pool, ctx.items) is not None:
+        links = event_links(ctx.delta, ctx.returner.at)
+        return _resolved(pool, links, same_key_replacements(ctx, pool))
     # The pool is C's items, then the obligations' (what `capture` makes): C's part is
     # split as at the last return with the same items, Δ, agents and closings in force.
     n = len(ctx.items)
-    links, replaced, kept, excluded = _of_items(ctx)
-    tail_kept, tail_excluded = _resolved(pool[n:], links, replaced)
-    return [*kept, *tail_kept], [*excluded, *tail_excluded]
-
-
-_Split = tuple[dict[str, "_Link"], dict[str, "_Link"], list[Item], list[Exclusion]]
+    split = _of_items(ctx)
+    tail_kept, tail_excluded = _resolved(pool[n:], split.links, split.replaced)
+    return [*split.kept, *tail_kept], [*split.excluded, *tail_excluded]
 
 
 def _resolved(
-    pool: list[Item], links: dict[str, "_Link"], replaced: dict[str, "_Link"]
+    pool: list[Item], links: dict[str, Link], replaced: dict[str, Link]
 ) -> tuple[list[Item], list[Exclusion]]:
     """``pool`` split by ``links`` and same-key ``replaced`` items."""
     if not links and not replaced:
@@ -56,8 +62,36 @@ def _resolved(
     marks = list(map(touched.__contains__, map(_ID, pool)))
     kept = list(compress(pool, map(not_, marks)))
     hit = compress(pool, marks)
-    excluded = [_EXCLUSIONS[item.id, links.get(item.id) or replaced[item.id]] for item in hit]
+    excluded = [EXCLUSIONS[item.id, links.get(item.id) or replaced[item.id]] for item in hit]
     return kept, excluded
+
+
+class _Split:
+    """C's items split by Δ's links, with what the split read: `_of_items`'s value.
+
+    ``at`` holds each exclusion's item's index in C's items, so a split grown from this
+    one (`_grown`) can place an item a later event touched without a pass over the rest.
+    """
+
+    __slots__ = ("agents", "at", "closings", "excluded", "in_force", "kept", "links", "replaced")
+
+    def __init__(
+        self,
+        links: dict[str, Link],
+        replaced: dict[str, Link],
+        kept: list[Item],
+        excluded: list[Exclusion],
+        at: list[int],
+        inputs: tuple[frozenset[tuple[str, Agent]], list[datetime], int],
+    ) -> None:
+        self.links, self.replaced, self.kept, self.excluded, self.at = (
+            links,
+            replaced,
+            kept,
+            excluded,
+            at,
+        )
+        self.agents, self.closings, self.in_force = inputs
 
 
 def _of_items(ctx: ReturnContext) -> _Split:
@@ -65,18 +99,20 @@ def _of_items(ctx: ReturnContext) -> _Split:
 
     The split is a function of C's items, Δ, the agents (who may replace what) and which
     of Δ's closings are in force at the return's time. A store hands every return at one
-    epoch the same tuples of items and of Δ (`readmit.store.bodies.Departures`).
+    epoch the same tuples of items and of Δ, and a return at a later epoch those tuples
+    extended (`readmit.store.bodies.Departures`): its split is grown from the last one.
     """
     closings = _closings(ctx.delta)
-    in_force = bisect_right(closings, ctx.returner.at)
-    key = (id(ctx.items), id(ctx.delta), frozenset(ctx.agents.items()), in_force)
+    inputs = (frozenset(ctx.agents.items()), closings, bisect_right(closings, ctx.returner.at))
+    key = (id(ctx.items), id(ctx.delta), inputs[0], inputs[2])
     known = _SPLITS.get(key)
     if known is not None and known[0] is ctx.items and known[1] is ctx.delta:
         return known[2]
-    items = list(ctx.items)
-    links = _links(ctx)
-    replaced = _same_key_replacements(ctx, items)
-    made: _Split = (links, replaced, *_resolved(items, links, replaced))
+    base = _GROWN.base(ctx.items, ctx.delta)
+    made = None if base is None else _grown(ctx, base, inputs)
+    if made is None:
+        made = _whole(ctx, inputs)
+    _GROWN.put((ctx.items, ctx.delta), made)
     return keep(_SPLITS, key, (ctx.items, ctx.delta, made), 4)[2]
 
 
@@ -85,6 +121,119 @@ _SPLITS: dict[
     tuple[tuple[Item, ...], tuple[Recorded, ...], _Split],
 ] = {}
 """`_of_items` of recent contexts, by the identity of their items and Δ (kept with it)."""
+_GROWN: Grown[_Split] = Grown()
+"""The same splits by their tuples, for a return whose tuples extend theirs."""
+
+
+def _whole(
+    ctx: ReturnContext, inputs: tuple[frozenset[tuple[str, Agent]], list[datetime], int]
+) -> _Split:
+    """`_of_items` made from nothing."""
+    links = event_links(ctx.delta, ctx.returner.at)
+    replaced = same_key_replacements(ctx, ctx.items)
+    items = ctx.items
+    if not links and not replaced:
+        return _Split(links, replaced, list(items), [], [], inputs)
+    touched = links.keys() | replaced.keys()
+    marks = list(map(touched.__contains__, map(_ID, items)))
+    kept = list(compress(items, map(not_, marks)))
+    at = list(compress(range(len(items)), marks))
+    excluded = [
+        EXCLUSIONS[item.id, links.get(item.id) or replaced[item.id]]
+        for item in compress(items, marks)
+    ]
+    return _Split(links, replaced, kept, excluded, at, inputs)
+
+
+_MOVED = 64
+"""Earlier items whose link a later epoch changes, past which a split is made whole again
+(each is placed with a search of its own)."""
+
+
+def _grown(
+    ctx: ReturnContext,
+    base: tuple[tuple[int, ...], _Split],
+    inputs: tuple[frozenset[tuple[str, Agent]], list[datetime], int],
+) -> _Split | None:
+    """`_of_items` grown from the split of tuples these extend, or ``None`` if it cannot be.
+
+    The earlier split stands for the earlier items while the agents and the earlier
+    closings in force are the same. The new events add links (`_links` reads Δ in order,
+    so reading on from the earlier links is reading all of Δ); the new items are split
+    alone, and a key they share makes its group's replacements again. Only the earlier
+    items whose link that changed are moved, each found by its id's index in C.
+    """
+    (n, m), old = base
+    if old.agents != inputs[0] or bisect_right(old.closings, ctx.returner.at) != old.in_force:
+        return None
+    items = ctx.items
+    links = event_links(ctx.delta[m:], ctx.returner.at, dict(old.links))
+    groups = shared_keys(items)
+    replaced = dict(old.replaced)
+    changed = [t for t, link in links.items() if old.links.get(t) is not link]
+    for key in {item.key for item in items[n:] if item.key in groups}:
+        group = groups[key]
+        for member in group:
+            replaced.pop(member.id, None)
+            changed.append(member.id)
+        replaced.update(group_replacements(ctx, key, group, group))
+    moved = _moved(items, n, changed, old, links, replaced)
+    if moved is None:
+        return None
+    kept, excluded, at = list(old.kept), list(old.excluded), list(old.at)
+    for index, link in moved:  # each placed by where C's earlier indexes now stand
+        item = items[index]
+        j = bisect_left(at, index)
+        exclusion = EXCLUSIONS[item.id, link]
+        if j < len(at) and at[j] == index:
+            excluded[j] = exclusion
+            continue
+        if kept[index - j] is not item:
+            return None
+        del kept[index - j]
+        excluded.insert(j, exclusion)
+        at.insert(j, index)
+    for index in range(n, len(items)):
+        item = items[index]
+        made = links.get(item.id) or replaced.get(item.id)
+        if made is None:
+            kept.append(item)
+        else:
+            excluded.append(EXCLUSIONS[item.id, made])
+            at.append(index)
+    return _Split(links, replaced, kept, excluded, at, inputs)
+
+
+def _moved(
+    items: tuple[Item, ...],
+    n: int,
+    changed: list[str],
+    old: _Split,
+    links: dict[str, Link],
+    replaced: dict[str, Link],
+) -> list[tuple[int, Link]] | None:
+    """The earlier items whose link ``changed`` from ``old``'s: C's indexes, with new links.
+
+    The earlier items are the first ``n``. ``None`` past `_MOVED` of them, or
+    if one lost its link.
+    """
+    moved: list[tuple[int, Link]] = []
+    ids: list[str] | None = None
+    for item_id in dict.fromkeys(changed):
+        link = links.get(item_id) or replaced.get(item_id)
+        before = old.links.get(item_id) or old.replaced.get(item_id)
+        if link == before:
+            continue
+        if ids is None:
+            ids = list(map(_ID, items[:n]))
+        try:
+            index = ids.index(item_id)  # strings, compared in C
+        except ValueError:
+            continue  # a link to no earlier item (a new one's, or none of C's)
+        if link is None or len(moved) == _MOVED:
+            return None
+        moved.append((index, link))
+    return moved
 
 
 def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
@@ -99,152 +248,4 @@ def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
 _CLOSINGS: dict[int, tuple[tuple[Recorded, ...], list[datetime]]] = {}
 
 
-_Link = tuple[Reason, tuple[str, ...], str]
-
-
-class _Exclusions(dict[tuple[str, _Link], Exclusion]):
-    """The exclusion of an item for a link, made on first use.
-
-    A link stays in Δ from one return to the next, and an exclusion is an immutable
-    value: each return after the first gets the same one, and the view's JSON of it is
-    remembered with it (`readmit.admission.view`).
-    """
-
-    LIMIT = 1 << 17
-
-    def __missing__(self, key: tuple[str, _Link]) -> Exclusion:
-        item, (reason, evidence, detail) = key
-        made = Exclusion(
-            item=item, reason=reason, stage=Stage.EXPLICIT, evidence=evidence, detail=detail
-        )
-        return keep(self, key, made, self.LIMIT)
-
-
-_EXCLUSIONS = _Exclusions()
-
-
-def _links(ctx: ReturnContext) -> dict[str, _Link]:
-    """The first revoke, supersede or close link recorded in Δ for each target."""
-    found: dict[str, _Link] = {}
-    for recorded in ctx.delta:
-        event = recorded.event
-        if event.op not in WITHDRAWING_OPS:  # by tag first: most of Δ asserts
-            continue
-        match event:
-            case Revoke():
-                link: _Link = (Reason.REVOKED, (event.id,), f"revoked: {event.why}")
-            case Supersede():
-                link = (
-                    Reason.STALE_OR_SUPERSEDED,
-                    (event.id, event.item.id),
-                    f"superseded by {event.item.id}",
-                )
-            case Close() if event.at <= ctx.returner.at:
-                link = (Reason.EXPIRED, (event.id,), "validity closed")
-            case _:
-                continue
-        if event.target not in found or link[0] is Reason.REVOKED:
-            found[event.target] = link
-    return found
-
-
-def _same_key_replacements(ctx: ReturnContext, pool: Sequence[Item]) -> dict[str, _Link]:
-    """Items of ``pool`` a later item with the same key replaced, newest replacement as evidence.
-
-    Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state. And
-    only one whose author may read the earlier item: a key cannot reach across principals.
-    The store's items include everything ever replaced; only those this return could admit
-    (the pool's) are looked into.
-    """
-    groups = _shared_keys(ctx.items)
-    found: dict[str, _Link] = {}
-    wanted = _ids_unless_all(pool, ctx.items) if groups else None
-    for key, group in groups.items():
-        asked = group if wanted is None else [item for item in group if item.id in wanted]
-        if not asked:
-            continue
-        sourced = sorted(
-            (m for m in group if m.receipt is not None), key=lambda m: m.epoch, reverse=True
-        )
-        for item in asked:
-            latest = _latest_replacement(ctx, item, sourced)
-            if latest is not None and latest.receipt is not None:
-                found[item.id] = (
-                    Reason.STALE_OR_SUPERSEDED,
-                    (latest.receipt.event_id, latest.id),
-                    f"replaced by {latest.id} (same key {key!r})",
-                )
-    return found
-
-
-def _shared_keys(items: tuple[Item, ...]) -> dict[str, list[Item]]:
-    """The items of each key that two or more of ``items`` hold, in ``items``' order.
-
-    Counted in C over every item's key; only the few items of a shared key are visited.
-    Made once per tuple: a return at a later epoch gets an earlier return's tuple
-    extended (`readmit.store.bodies.Departures`), and only the items that follow the
-    part remembered are looked into.
-    """
-    known = _KEYS.found(items)
-    if known is not None:
-        return known[1]
-    base = _KEYS.base(items)
-    if base is not None:
-        (n,), (first, groups) = base
-        first, groups = dict(first), {k: list(group) for k, group in groups.items()}
-        for item in items[n:]:
-            key = item.key
-            if key is None:
-                continue
-            if key in groups:
-                groups[key].append(item)
-            elif key in first:
-                groups[key] = [first[key], item]
-            else:
-                first[key] = item
-        return _KEYS.put((items,), (first, groups))[1]
-    keys = list(map(_KEY, items))
-    shared = {key for key, n in Counter(keys).items() if n > 1 and key is not None}
-    groups = {}
-    for item in compress(items, map(shared.__contains__, keys)):
-        groups.setdefault(item.key, []).append(item)  # type: ignore[arg-type]
-    first = dict(zip(reversed(keys), reversed(items), strict=True))  # in C: earliest first
-    first.pop(None, None)  # type: ignore[call-overload]
-    return _KEYS.put((items,), (first, groups))[1]
-
-
-_KEYS: Grown[tuple[dict[str, Item], dict[str, list[Item]]]] = Grown()
-"""`_shared_keys` of recent item tuples, with the first item of every key they hold."""
-
-
-_ID, _KEY = attrgetter("id"), attrgetter("key")
-
-
-def _ids_unless_all(pool: Sequence[Item], items: tuple[Item, ...]) -> set[str] | None:
-    """The ids of ``pool``, or ``None`` when it starts with every item of C.
-
-    A return's pool does (`readmit.admission.capture`): comparing the objects in C costs
-    a tenth of collecting 100k ids.
-    """
-    if tuple(pool[: len(items)]) == items:
-        return None
-    return {item.id for item in pool}
-
-
-def _latest_replacement(
-    ctx: ReturnContext, item: Item, newest_first: Sequence[Item]
-) -> Item | None:
-    """The newest of ``newest_first`` (``item``'s key group) after it that may replace it."""
-    for later in newest_first:
-        if later.epoch <= item.epoch:
-            return None
-        if _may_replace(ctx, later, item):
-            return later
-    return None
-
-
-def _may_replace(ctx: ReturnContext, later: Item, earlier: Item) -> bool:
-    author = ctx.agents.get(later.author)
-    if not ctx.agents:
-        return True
-    return author is not None and earlier.scope.readable_by(author.principal, author.role)
+_ID = attrgetter("id")
