@@ -161,11 +161,13 @@ def _at(ctx: ReturnContext, hours: int, agents: dict[str, Agent]) -> ReturnConte
 @settings(max_examples=300)
 @given(st.data())
 def test_a_split_grown_from_an_earlier_return_is_the_split_made_whole(data: st.DataObject) -> None:
-    """A return whose items and Δ extend an earlier return's is split from that one's split
-    (`explicit._grown`); it must equal the split made from nothing, in order."""
+    """Returns whose items and Δ extend an earlier return's are split from that one's split
+    (`explicit._grown`); each must equal the split made from nothing, in order. Three
+    returns, so the third finds items by an index the second made (`_Places`), some of
+    them after it; ``_UNINDEXED`` drawn small makes that index again."""
     items, delta = _history(data)
-    n = data.draw(st.integers(1, len(items)), label="earlier items")
-    m = data.draw(st.integers(0, len(delta)), label="earlier events")
+    cuts = sorted(data.draw(st.lists(st.integers(1, len(items)), min_size=2, max_size=2)))
+    events = sorted(data.draw(st.lists(st.integers(0, len(delta)), min_size=2, max_size=2)))
     teams: tuple[dict[str, Agent], ...] = (
         {},
         {"A2": Agent(id="A2", principal="family", role="r")},
@@ -175,19 +177,22 @@ def test_a_split_grown_from_an_earlier_return_is_the_split_made_whole(data: st.D
         },
     )
     agents = data.draw(st.sampled_from(teams), label="agents")
-    now = data.draw(st.sampled_from((agents, agents, *teams)), label="agents later")
-    hours = data.draw(st.integers(0, 100), label="earlier return")
-    later = data.draw(st.sampled_from((hours, hours + 30)), label="later return")
-    earlier = _at(context(items[:n], delta=delta[:m]), hours, agents)
-    ctx = _at(context(items, delta=delta), later, now)
+    hours = data.draw(st.integers(0, 100), label="first return")
+    unindexed = explicit._UNINDEXED
+    explicit._UNINDEXED = data.draw(st.sampled_from((0, 1, unindexed)), label="unindexed")
+    try:
+        for n, m in (*zip(cuts, events, strict=True), (len(items), len(delta))):
+            agents = data.draw(st.sampled_from((agents, agents, *teams)), label="agents")
+            hours += data.draw(st.sampled_from((0, 30)), label="hours later")
+            ctx = _at(context(items[:n], delta=delta[:m]), hours, agents)
+            grown = resolve_explicit(list(ctx.items), ctx)
+            fresh = _at(context(tuple(map(copy, items[:n])), delta=delta[:m]), hours, agents)
+            whole = resolve_explicit(list(fresh.items), fresh)
 
-    resolve_explicit(list(earlier.items), earlier)
-    grown = resolve_explicit(list(ctx.items), ctx)
-    fresh = _at(context(tuple(map(copy, items)), delta=tuple(delta)), later, now)
-    whole = resolve_explicit(list(fresh.items), fresh)
-
-    assert [i.id for i in grown[0]] == [i.id for i in whole[0]]
-    assert grown[1] == whole[1]
+            assert [i.id for i in grown[0]] == [i.id for i in whole[0]]
+            assert grown[1] == whole[1]
+    finally:
+        explicit._UNINDEXED = unindexed
 
 
 def test_a_later_return_grows_the_split_and_moves_only_what_changed(

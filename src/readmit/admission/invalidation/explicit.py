@@ -70,10 +70,21 @@ class _Split:
     """C's items split by Δ's links, with what the split read: `_of_items`'s value.
 
     ``at`` holds each exclusion's item's index in C's items, so a split grown from this
-    one (`_grown`) can place an item a later event touched without a pass over the rest.
+    one (`_grown`) can place an item a later event touched without a pass over the rest;
+    ``places``, once a split needed one, the index of C's ids those are found by.
     """
 
-    __slots__ = ("agents", "at", "closings", "excluded", "in_force", "kept", "links", "replaced")
+    __slots__ = (
+        "agents",
+        "at",
+        "closings",
+        "excluded",
+        "in_force",
+        "kept",
+        "links",
+        "places",
+        "replaced",
+    )
 
     def __init__(
         self,
@@ -92,6 +103,7 @@ class _Split:
             at,
         )
         self.agents, self.closings, self.in_force = inputs
+        self.places: _Places | None = None
 
 
 def _of_items(ctx: ReturnContext) -> _Split:
@@ -177,9 +189,10 @@ def _grown(
             replaced.pop(member.id, None)
             changed.append(member.id)
         replaced.update(group_replacements(ctx, key, group, group))
-    moved = _moved(items, n, changed, old, links, replaced)
-    if moved is None:
+    found = _moved(items, n, changed, old, links, replaced)
+    if found is None:
         return None
+    moved, places = found
     kept, excluded, at = list(old.kept), list(old.excluded), list(old.at)
     for index, link in moved:  # each placed by where C's earlier indexes now stand
         item = items[index]
@@ -201,7 +214,16 @@ def _grown(
         else:
             excluded.append(EXCLUSIONS[item.id, made])
             at.append(index)
-    return _Split(links, replaced, kept, excluded, at, inputs)
+    grown = _Split(links, replaced, kept, excluded, at, inputs)
+    grown.places = places
+    return grown
+
+
+_Places = tuple[dict[str, int], int]
+"""An index of the ids of C's first items, and how many it holds. C's first items never
+move, so one index serves every split grown from the one it was made for."""
+_UNINDEXED = 4096
+"""Items after an index's that are searched one by one, past which it is made again."""
 
 
 def _moved(
@@ -211,29 +233,31 @@ def _moved(
     old: _Split,
     links: dict[str, Link],
     replaced: dict[str, Link],
-) -> list[tuple[int, Link]] | None:
+) -> tuple[list[tuple[int, Link]], _Places | None] | None:
     """The earlier items whose link ``changed`` from ``old``'s: C's indexes, with new links.
 
-    The earlier items are the first ``n``. ``None`` past `_MOVED` of them, or
-    if one lost its link.
+    The earlier items are the first ``n``. ``None`` past `_MOVED` of them, or if one lost
+    its link. With them, the index of C's ids they were found by (`_Places`).
     """
     moved: list[tuple[int, Link]] = []
-    ids: list[str] | None = None
+    places, after = old.places, None
     for item_id in dict.fromkeys(changed):
         link = links.get(item_id) or replaced.get(item_id)
         before = old.links.get(item_id) or old.replaced.get(item_id)
         if link == before:
             continue
-        if ids is None:
-            ids = list(map(_ID, items[:n]))
-        try:
-            index = ids.index(item_id)  # strings, compared in C
-        except ValueError:
-            continue  # a link to no earlier item (a new one's, or none of C's)
+        if places is None or n - places[1] > _UNINDEXED:
+            places = (dict(zip(map(_ID, items[:n]), range(n), strict=True)), n)
+        index = places[0].get(item_id)
+        if index is None:
+            after = list(map(_ID, items[places[1] : n])) if after is None else after
+            if item_id not in after:
+                continue  # a link to no earlier item (a new one's, or none of C's)
+            index = places[1] + after.index(item_id)
         if link is None or len(moved) == _MOVED:
             return None
         moved.append((index, link))
-    return moved
+    return moved, places
 
 
 def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
