@@ -148,23 +148,17 @@ def test_a_record_is_kept_compressed_on_sqlite_and_as_text_on_postgres(
         assert json.loads(body) == record
 
 
-def test_a_record_stored_as_text_before_compression_is_read_back(
-    backend: str, tmp_path: Path
-) -> None:
-    with store_url(backend, tmp_path) as url:
-        store = open_store(url)
-        try:
-            store.create_workspace("ws", AGENTS)
-            assert isinstance(store, SqlStore)
-            # As every store wrote a record before: its JSON text.
-            store.conn.execute(
-                "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
-                "VALUES ('ws', 'A1', ?, 0, 'issued', ?, 1)",
-                (T0.isoformat(), json.dumps({"n": 1})),
-            )
-            assert store.decision(1, workspace="ws") == {"n": 1}
-        finally:
-            store.close()
+def test_a_record_stored_as_text_before_compression_is_read_back(store: WorkStateStore) -> None:
+    store.create_workspace("ws", AGENTS)
+    assert isinstance(store, SqlStore)
+    # As every store wrote a record before: its JSON text.
+    store.conn.execute(
+        "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
+        "VALUES ('ws', 'A1', ?, 0, 'issued', ?, 1)",
+        (T0.isoformat(), json.dumps({"n": 1})),
+    )
+
+    assert store.decision(1, workspace="ws") == {"n": 1}
 
 
 def test_a_damaged_compressed_record_is_a_clear_error(tmp_path: Path) -> None:
