@@ -1,6 +1,7 @@
 from copy import copy
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -231,3 +232,38 @@ def test_a_later_return_with_other_agents_is_not_grown_from_the_earlier_split() 
 
     assert [e.item for e in resolve_explicit(list(earlier.items), earlier)[1]] == ["h0"]
     assert [e.item for e in resolve_explicit(list(later.items), later)[1]] == ["c"]
+
+
+def test_an_id_held_twice_is_split_whole() -> None:
+    """No store's C holds an id twice; given one that does, both items fall, as before."""
+    first, second, other = item("x", "One."), item("x", "Two.", epoch=2), item("y", epoch=3)
+    items, gone = (first, second, other), (revoke("zz", 4),)
+    resolve_explicit(list(items), context(items, delta=gone))
+
+    kept, excluded = resolve_explicit(list(items), context(items, delta=(*gone, revoke("x", 5))))
+
+    assert kept == [other]
+    assert [e.item for e in excluded] == ["x", "x"]
+
+
+def test_more_earlier_items_moved_than_the_limit_make_the_split_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    many = tuple(item(f"m{i}", f"Fact {i}.", epoch=i + 1) for i in range(explicit._MOVED + 1))
+    gone = (revoke("zz", 99),)
+    resolve_explicit(list(many), context(many, delta=gone))
+    later = (*gone, *(revoke(m.id, 100 + i) for i, m in enumerate(many)))
+    made_whole: list[object] = []
+    whole = explicit._whole
+
+    def counted(*args: Any) -> object:
+        made_whole.append(args)
+        return whole(*args)
+
+    monkeypatch.setattr(explicit, "_whole", counted)
+
+    kept, excluded = resolve_explicit(list(many), context(many, delta=later))
+
+    assert len(made_whole) == 1
+    assert kept == []
+    assert [e.item for e in excluded] == [m.id for m in many]

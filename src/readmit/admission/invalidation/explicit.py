@@ -44,7 +44,8 @@ def resolve_explicit(
         links = event_links(ctx.delta, ctx.returner.at)
         return _resolved(pool, links, same_key_replacements(ctx, pool))
     # The pool is C's items, then the obligations' (what `capture` makes): C's part is
-    # split as at the last return with the same items, Δ, agents and closings in force.
+    # split as at the last return with the same items, Δ, agents and closings in force, or
+    # grown from the split of the tuples these extend.
     n = len(ctx.items)
     split = _of_items(ctx)
     tail_kept, tail_excluded = _resolved(pool[n:], split.links, split.replaced)
@@ -170,7 +171,7 @@ def _grown(
     """`_of_items` grown from the split of tuples these extend, or ``None`` if it cannot be.
 
     The earlier split stands for the earlier items while the agents and the earlier
-    closings in force are the same. The new events add links (`_links` reads Δ in order,
+    closings in force are the same. The new events add links (`event_links` reads Δ in order,
     so reading on from the earlier links is reading all of Δ); the new items are split
     alone, and a key they share makes its group's replacements again. Only the earlier
     items whose link that changed are moved, each found by its id's index in C.
@@ -236,8 +237,9 @@ def _moved(
 ) -> tuple[list[tuple[int, Link]], _Places | None] | None:
     """The earlier items whose link ``changed`` from ``old``'s: C's indexes, with new links.
 
-    The earlier items are the first ``n``. ``None`` past `_MOVED` of them, or if one lost
-    its link. With them, the index of C's ids they were found by (`_Places`).
+    The earlier items are the first ``n``. ``None`` past `_MOVED` of them, if one lost its
+    link, or if an id is held twice (a store's ids are unique; a split made whole marks
+    every item with the id). With them, the index of C's ids they were found by (`_Places`).
     """
     moved: list[tuple[int, Link]] = []
     places, after = old.places, None
@@ -248,9 +250,14 @@ def _moved(
             continue
         if places is None or n - places[1] > _UNINDEXED:
             places = (dict(zip(map(_ID, items[:n]), range(n), strict=True)), n)
+            if len(places[0]) < n:
+                return None  # an id twice (no store's C): only a whole split marks both
+        if after is None:
+            after = list(map(_ID, items[places[1] : n]))
+            if len(set(after)) < len(after) or not places[0].keys().isdisjoint(after):
+                return None
         index = places[0].get(item_id)
         if index is None:
-            after = list(map(_ID, items[places[1] : n])) if after is None else after
             if item_id not in after:
                 continue  # a link to no earlier item (a new one's, or none of C's)
             index = places[1] + after.index(item_id)

@@ -1,8 +1,9 @@
 """Lifecycle links: which later event or item withdraws an earlier item, and why.
 
-The rules of explicit invalidation (`readmit.admission.invalidation.explicit`), each a
-function of Δ or of the items alone: revoke, supersede and close links from Δ's events
-(`event_links`), and same-key replacements among the items (`same_key_replacements`).
+The rules of explicit invalidation (`readmit.admission.invalidation.explicit`): revoke,
+supersede and close links from Δ's events, a close only once in force at the return's time
+(`event_links`); and same-key replacements among the items, by an author who may read what
+it replaces (`same_key_replacements`).
 """
 
 from collections import Counter
