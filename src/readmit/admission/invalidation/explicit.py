@@ -10,7 +10,9 @@ Rules, in order of precedence for one item:
 - *closed validity*: a ``close`` event ended its validity at or before the
   return time → ``expired``.
 
-An item's own validity interval is checked by the temporal gate.
+An item's own validity interval is checked by the temporal gate. The rules are
+`readmit.admission.invalidation.links`; this module splits a return's pool by them, and
+grows a later return's split of C's items from an earlier return's.
 """
 
 from bisect import bisect_left, bisect_right
@@ -18,6 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter, not_
+from typing import NamedTuple
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.links import (
@@ -94,17 +97,25 @@ class _Split:
         kept: list[Item],
         excluded: list[Exclusion],
         at: list[int],
-        inputs: tuple[frozenset[tuple[str, Agent]], list[datetime], int],
+        inputs: "_Inputs",
     ) -> None:
-        self.links, self.replaced, self.kept, self.excluded, self.at = (
-            links,
-            replaced,
-            kept,
-            excluded,
-            at,
-        )
+        self.links = links
+        self.replaced = replaced
+        self.kept = kept
+        self.excluded = excluded
+        self.at = at
         self.agents, self.closings, self.in_force = inputs
         self.places: _Places | None = None
+
+
+class _Inputs(NamedTuple):
+    """What a split reads of a return besides C's items and Δ."""
+
+    agents: frozenset[tuple[str, Agent]]
+    closings: list[datetime]
+    """The times of Δ's closings, in order."""
+    in_force: int
+    """How many of them are in force at the return's time."""
 
 
 def _of_items(ctx: ReturnContext) -> _Split:
@@ -116,8 +127,10 @@ def _of_items(ctx: ReturnContext) -> _Split:
     extended (`readmit.store.bodies.Departures`): its split is grown from the last one.
     """
     closings = _closings(ctx.delta)
-    inputs = (frozenset(ctx.agents.items()), closings, bisect_right(closings, ctx.returner.at))
-    key = (id(ctx.items), id(ctx.delta), inputs[0], inputs[2])
+    inputs = _Inputs(
+        frozenset(ctx.agents.items()), closings, bisect_right(closings, ctx.returner.at)
+    )
+    key = (id(ctx.items), id(ctx.delta), inputs.agents, inputs.in_force)
     known = _SPLITS.get(key)
     if known is not None and known[0] is ctx.items and known[1] is ctx.delta:
         return known[2]
@@ -138,9 +151,7 @@ _GROWN: Grown[_Split] = Grown()
 """The same splits by their tuples, for a return whose tuples extend theirs."""
 
 
-def _whole(
-    ctx: ReturnContext, inputs: tuple[frozenset[tuple[str, Agent]], list[datetime], int]
-) -> _Split:
+def _whole(ctx: ReturnContext, inputs: _Inputs) -> _Split:
     """`_of_items` made from nothing."""
     links = event_links(ctx.delta, ctx.returner.at)
     replaced = same_key_replacements(ctx, ctx.items)
@@ -166,7 +177,7 @@ _MOVED = 64
 def _grown(
     ctx: ReturnContext,
     base: tuple[tuple[int, ...], _Split],
-    inputs: tuple[frozenset[tuple[str, Agent]], list[datetime], int],
+    inputs: _Inputs,
 ) -> _Split | None:
     """`_of_items` grown from the split of tuples these extend, or ``None`` if it cannot be.
 
@@ -174,10 +185,10 @@ def _grown(
     closings in force are the same. The new events add links (`event_links` reads Δ in order,
     so reading on from the earlier links is reading all of Δ); the new items are split
     alone, and a key they share makes its group's replacements again. Only the earlier
-    items whose link that changed are moved, each found by its id's index in C.
+    items whose link changed are moved, each found by its id's index in C.
     """
     (n, m), old = base
-    if old.agents != inputs[0] or bisect_right(old.closings, ctx.returner.at) != old.in_force:
+    if old.agents != inputs.agents or bisect_right(old.closings, ctx.returner.at) != old.in_force:
         return None
     items = ctx.items
     links = event_links(ctx.delta[m:], ctx.returner.at, dict(old.links))
