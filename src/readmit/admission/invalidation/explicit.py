@@ -16,9 +16,9 @@ grows a later return's split of C's items from an earlier return's.
 """
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from itertools import compress
+from itertools import compress, count
 from operator import attrgetter, not_
 from typing import NamedTuple
 
@@ -61,13 +61,21 @@ def _resolved(
     """``pool`` split by ``links`` and same-key ``replaced`` items."""
     if not links and not replaced:
         return pool, []
+    kept, excluded, _ = _marked(pool, links, replaced)
+    return kept, excluded
+
+
+def _marked(
+    pool: Sequence[Item], links: dict[str, Link], replaced: dict[str, Link]
+) -> tuple[list[Item], list[Exclusion], list[bool]]:
+    """`_resolved`, with whether each item of ``pool`` was excluded."""
     touched = links.keys() | replaced.keys()
     # One pass in C over the ids: most of a large pool is untouched.
     marks = list(map(touched.__contains__, map(_ID, pool)))
     kept = list(compress(pool, map(not_, marks)))
     hit = compress(pool, marks)
     excluded = [EXCLUSIONS[item.id, links.get(item.id) or replaced[item.id]] for item in hit]
-    return kept, excluded
+    return kept, excluded, marks
 
 
 class _Split:
@@ -155,18 +163,8 @@ def _whole(ctx: ReturnContext, inputs: _Inputs) -> _Split:
     """`_of_items` made from nothing."""
     links = event_links(ctx.delta, ctx.returner.at)
     replaced = same_key_replacements(ctx, ctx.items)
-    items = ctx.items
-    if not links and not replaced:
-        return _Split(links, replaced, list(items), [], [], inputs)
-    touched = links.keys() | replaced.keys()
-    marks = list(map(touched.__contains__, map(_ID, items)))
-    kept = list(compress(items, map(not_, marks)))
-    at = list(compress(range(len(items)), marks))
-    excluded = [
-        EXCLUSIONS[item.id, links.get(item.id) or replaced[item.id]]
-        for item in compress(items, marks)
-    ]
-    return _Split(links, replaced, kept, excluded, at, inputs)
+    kept, excluded, marks = _marked(ctx.items, links, replaced)
+    return _Split(links, replaced, kept, excluded, list(compress(count(), marks)), inputs)
 
 
 _MOVED = 64
