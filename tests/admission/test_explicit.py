@@ -219,6 +219,29 @@ def test_a_later_return_grows_the_split_and_moves_only_what_changed(
     ]
 
 
+def test_returns_rotating_over_many_workspaces_each_grow_their_own_split(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A memo kept four splits: a fifth workspace's return lost the first one's."""
+    lineages = []
+    for w in range(12):
+        x = item(f"x{w}", f"Desk {w} is free.", epoch=2)
+        earlier = context((H0, C, x), delta=(revoke(f"gone{w}", 2),))
+        resolve_explicit(list(earlier.items), earlier)
+        lineages.append((earlier, x))
+
+    def whole(*_: object) -> None:
+        raise AssertionError("made whole")
+
+    monkeypatch.setattr(explicit, "_whole", whole)
+    for earlier, x in lineages:
+        delta = (*earlier.delta, revoke(x.id, 4), supersede("h0", H1))
+        later = context((*earlier.items, H1), delta=delta)
+        kept, excluded = resolve_explicit(list(later.items), later)
+        assert [i.id for i in kept] == ["c", "h1"]
+        assert {e.item for e in excluded} == {"h0", x.id}
+
+
 def test_a_later_return_with_other_agents_is_not_grown_from_the_earlier_split() -> None:
     """Who may replace what is read from the agents: another team's split is not reused."""
     outsider = replace(H1, author="X9")

@@ -2,8 +2,11 @@
 
 from dataclasses import replace
 
+import pytest
+
 from builders import item
-from readmit.admission.memo import Grown, Passes, extends, grown_from, keep
+from readmit.admission import memo
+from readmit.admission.memo import Grown, Passes, extends, grown_from, keep, newest, put_newest
 
 
 def test_a_memo_keeps_values_up_to_its_limit_then_starts_over() -> None:
@@ -88,3 +91,43 @@ def test_a_pass_keeps_a_copy_of_its_pool_unless_the_pool_is_handed_over() -> Non
     owned = [b, a]
     passes.put(owned, ("o",), None, "owned", owned=True)
     assert passes.get([b, a], ("o",)) == "owned"
+
+
+def test_the_newest_entries_are_kept_up_to_a_count_and_a_number_of_items(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(memo, "ITEMS", 10)
+
+    assert newest([1, 2, 3, 4], 3, lambda n: 0) == [2, 3, 4]
+    assert newest([4, 3, 4, 2], 8, lambda n: n) == [3, 4, 2]  # 9 items; with the first, 13
+    assert newest([11], 8, lambda n: n) == [11]  # the newest, whatever its size
+    assert newest([5, 6], 8, lambda n: n) == [6]
+
+
+def test_a_keyed_memo_lets_its_oldest_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memo, "POOLS", 2)
+    found: dict[str, int] = {}
+    for n, key in enumerate("abc"):
+        put_newest(found, key, n, lambda n: 0)
+    assert found == {"b": 1, "c": 2}
+
+    put_newest(found, "b", 3, lambda n: 0)  # put again: the newest
+    put_newest(found, "d", 4, lambda n: 0)
+    assert found == {"b": 3, "d": 4}
+
+
+def test_passes_are_remembered_for_many_pools_within_the_items_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pools = [[item(f"i{n}")] for n in range(memo.POOLS)]
+    passes: Passes[int] = Passes()
+    for n, pool in enumerate(pools):
+        passes.put(pool, (), None, n)
+    assert [passes.get(pool, ()) for pool in pools] == list(range(memo.POOLS))
+
+    monkeypatch.setattr(memo, "ITEMS", 3)
+    big = [item("a"), item("b")]
+    passes.put(big, (), None, -1)
+    assert passes.get(pools[-1], ()) == memo.POOLS - 1  # 1 + 2 items
+    assert passes.get(pools[-2], ()) is None
+    assert passes.get(big, ()) == -1

@@ -32,7 +32,7 @@ from readmit.admission.invalidation.links import (
     same_key_replacements,
     shared_keys,
 )
-from readmit.admission.memo import Grown, keep
+from readmit.admission.memo import Grown, put_newest
 from readmit.events import Close, Recorded
 from readmit.model import Agent, Item
 from readmit.reasons import Exclusion
@@ -147,7 +147,7 @@ def _of_items(ctx: ReturnContext) -> _Split:
     if made is None:
         made = _whole(ctx, inputs)
     _GROWN.put((ctx.items, ctx.delta), made)
-    return keep(_SPLITS, key, (ctx.items, ctx.delta, made), 4)[2]
+    return put_newest(_SPLITS, key, (ctx.items, ctx.delta, made), _held)[2]
 
 
 _SPLITS: dict[
@@ -157,6 +157,14 @@ _SPLITS: dict[
 """`_of_items` of recent contexts, by the identity of their items and Δ (kept with it)."""
 _GROWN: Grown[_Split] = Grown()
 """The same splits by their tuples, for a return whose tuples extend theirs."""
+
+
+def _held(split: tuple[tuple[Item, ...], tuple[Recorded, ...], _Split]) -> int:
+    return len(split[0]) + len(split[1])
+
+
+def _delta_held(closings: tuple[tuple[Recorded, ...], list[datetime]]) -> int:
+    return len(closings[0])
 
 
 def _whole(ctx: ReturnContext, inputs: _Inputs) -> _Split:
@@ -282,7 +290,7 @@ def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
     if known is not None and known[0] is delta:
         return known[1]
     times = sorted(r.event.at for r in delta if isinstance(r.event, Close))
-    return keep(_CLOSINGS, id(delta), (delta, times), 4)[1]
+    return put_newest(_CLOSINGS, id(delta), (delta, times), _delta_held)[1]
 
 
 _CLOSINGS: dict[int, tuple[tuple[Recorded, ...], list[datetime]]] = {}
