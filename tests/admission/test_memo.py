@@ -6,7 +6,7 @@ import pytest
 
 from builders import item
 from readmit.admission import memo
-from readmit.admission.memo import Grown, Passes, extends, grown_from, keep, newest, put_newest
+from readmit.admission.memo import Grown, Newest, Passes, extends, grown_from, keep
 
 
 def test_a_memo_keeps_values_up_to_its_limit_then_starts_over() -> None:
@@ -93,27 +93,29 @@ def test_a_pass_keeps_a_copy_of_its_pool_unless_the_pool_is_handed_over() -> Non
     assert passes.get([b, a], ("o",)) == "owned"
 
 
-def test_the_newest_entries_are_kept_up_to_a_count_and_a_number_of_items(
+def test_the_newest_values_are_kept_up_to_a_count_and_a_number_of_items(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(memo, "ITEMS", 10)
+    counted: Newest[str, int] = Newest(size=3)
+    for n, key in enumerate("abcd"):
+        counted.put(key, n, 0)
+    assert counted.values() == [1, 2, 3]  # the oldest of four went
 
-    assert newest([1, 2, 3, 4], 3, lambda n: 0) == [2, 3, 4]
-    assert newest([4, 3, 4, 2], 8, lambda n: n) == [3, 4, 2]  # 9 items; with the first, 13
-    assert newest([11], 8, lambda n: n) == [11]  # the newest, whatever its size
-    assert newest([5, 6], 8, lambda n: n) == [6]
+    counted.put("b", 4, 0)  # put again: the newest
+    assert counted.values() == [2, 3, 4]
+    assert counted.get("a") is None
+    assert counted.get("c") == 2
 
-
-def test_a_keyed_memo_lets_its_oldest_go(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(memo, "POOLS", 2)
-    found: dict[str, int] = {}
-    for n, key in enumerate("abc"):
-        put_newest(found, key, n, lambda n: 0)
-    assert found == {"b": 1, "c": 2}
-
-    put_newest(found, "b", 3, lambda n: 0)  # put again: the newest
-    put_newest(found, "d", 4, lambda n: 0)
-    assert found == {"b": 3, "d": 4}
+    sized: Newest[str, int] = Newest(size=8)
+    for key, n in zip("wxyz", (4, 3, 4, 2), strict=True):
+        sized.put(key, n, n)
+    assert sized.values() == [3, 4, 2]  # 9 items; with the oldest, 13
+    sized.put("big", 11, 11)
+    assert sized.values() == [11]  # the newest, whatever its size
+    sized.put("big", 1, 1)
+    sized.put("w", 5, 5)
+    assert sized.values() == [1, 5]  # replacing a value counts its own items only
 
 
 def test_passes_are_remembered_for_many_pools_within_the_items_bound(

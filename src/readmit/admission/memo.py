@@ -6,13 +6,12 @@ the hot path. Past its limit a memo starts over: dropping everything is cheaper 
 tracking what was used last, and whatever it held is made again on the next miss.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from operator import is_
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
-T = TypeVar("T")
 
 POOLS = 32
 """How many pools a stage's memo remembers: about one for each workspace returned to
@@ -62,6 +61,38 @@ _LINEAGE: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
 _LINEAGE_LIMIT = 2 * POOLS
 
 
+class Newest(Generic[K, V]):
+    """The values last put under their keys: at most ``size`` of them, and `ITEMS` items in all.
+
+    Each value is put with the number of items it holds (or keeps alive); past either
+    bound the oldest go, and the newest stays whatever its size.
+    """
+
+    def __init__(self, size: int = POOLS) -> None:
+        self._size = size
+        self._values: dict[K, tuple[V, int]] = {}
+        self._items = 0
+
+    def get(self, key: K) -> V | None:
+        """The value put under ``key``, if it is still remembered."""
+        found = self._values.get(key)
+        return None if found is None else found[0]
+
+    def values(self) -> list[V]:
+        """The values remembered, oldest first."""
+        return [value for value, _ in self._values.values()]
+
+    def put(self, key: K, value: V, items: int) -> V:
+        """Remember ``value`` under ``key`` as the newest, holding ``items`` items."""
+        old = self._values.pop(key, None)
+        self._items += items - (0 if old is None else old[1])
+        self._values[key] = (value, items)
+        while len(self._values) > 1 and (len(self._values) > self._size or self._items > ITEMS):
+            oldest = next(iter(self._values))
+            self._items -= self._values.pop(oldest)[1]
+        return value
+
+
 class Grown(Generic[V]):
     """Values derived from tuples, found again by the tuples' identity, or grown from them.
 
@@ -69,17 +100,17 @@ class Grown(Generic[V]):
     return at a later epoch those tuples extended (`readmit.store.bodies.Departures`):
     `found` is the value made for the very same tuples; `base` the one made for the
     longest remembered tuples that these extend, each of them, with their lengths, so
-    that only what follows them needs deriving. The last ``size`` values are kept (`newest`),
-    each with its tuples (so their ids are not reused while remembered).
+    that only what follows them needs deriving. The last values are kept (`Newest`), each
+    with its tuples (so their ids are not reused while remembered).
     """
 
     def __init__(self, size: int = POOLS) -> None:
-        self._size = size
-        self._made: list[tuple[tuple[tuple[Any, ...], ...], V]] = []
+        self._made: Newest[int, tuple[tuple[tuple[Any, ...], ...], V]] = Newest(size)
+        self._puts = 0
 
     def found(self, *tuples: tuple[Any, ...]) -> V | None:
         """The value made for exactly these tuples."""
-        for held, value in self._made:
+        for held, value in self._made.values():
             if all(map(is_, held, tuples)):
                 return value
         return None
@@ -89,47 +120,25 @@ class Grown(Generic[V]):
 
         Tried longest first, up to the first that these extend: each try compares every
         object of the remembered tuples, and returns at growing epochs remember tuples that
-        each extend the last, so the first try usually answers.
+        each extend the last, so the first try usually answers. Tuples another workspace's
+        store made start with other objects, and are passed over at their first.
         """
-        for held, value in sorted(self._made, key=_first_length, reverse=True):
+        first = tuples[0][0] if tuples and tuples[0] else None
+        lineage = [m for m in self._made.values() if m[0][0] and m[0][0][0] is first]
+        for held, value in sorted(lineage, key=_first_length, reverse=True):
             if all(map(extends, tuples, held)):
                 return tuple(map(len, held)), value
         return None
 
     def put(self, tuples: tuple[tuple[Any, ...], ...], value: V) -> V:
         """Remember ``value`` as made for ``tuples``."""
-        self._made = newest([*self._made, (tuples, value)], self._size, _held_items)
+        self._puts += 1
+        self._made.put(self._puts, (tuples, value), sum(map(len, tuples)))
         return value
 
 
 def _first_length(made: tuple[tuple[tuple[Any, ...], ...], Any]) -> int:
     return len(made[0][0])
-
-
-def _held_items(made: tuple[tuple[tuple[Any, ...], ...], Any]) -> int:
-    return sum(map(len, made[0]))
-
-
-def put_newest(memo: dict[K, V], key: K, value: V, items: Callable[[V], int]) -> V:
-    """Remember ``value`` under ``key``, letting the oldest go past `POOLS` or `ITEMS` items."""
-    memo.pop(key, None)
-    memo[key] = value
-    for old in [*memo][: -len(newest([*memo.values()], POOLS, items))]:
-        del memo[old]
-    return value
-
-
-def newest(entries: list[T], size: int, items: Callable[[T], int]) -> list[T]:
-    """The newest of ``entries`` (oldest first), at most ``size`` and `ITEMS` items in all.
-
-    The newest is kept whatever its size.
-    """
-    total = 0
-    for n, entry in enumerate(reversed(entries)):
-        total += items(entry)
-        if n == size or (n and total > ITEMS):
-            return entries[len(entries) - n :]
-    return entries
 
 
 class Passes(Generic[V]):
@@ -144,13 +153,13 @@ class Passes(Generic[V]):
     """
 
     def __init__(self, size: int = POOLS) -> None:
-        self._size = size
-        self._passes: list[tuple[Sequence[Any], object, object, V]] = []
+        self._passes: Newest[int, tuple[Sequence[Any], object, object, V]] = Newest(size)
+        self._puts = 0
 
     def get(self, pool: Sequence[Any], inputs: object) -> V | None:
         """The latest result remembered for ``pool`` (its items, by identity) and ``inputs``."""
         n = len(pool)
-        for items, known, _, value in self._passes[::-1]:
+        for items, known, _, value in self._passes.values()[::-1]:
             # Other workspaces' pools fail at their last item, before ``inputs`` (sets of
             # ids, equal from one workspace to the next) are compared.
             if (
@@ -170,10 +179,7 @@ class Passes(Generic[V]):
         ``pool`` is copied, unless ``owned``: a list the caller made for the pass and hands
         over, never to change it (copying 100k items at every new epoch cost 2% of a return).
         """
+        self._puts += 1
         made = (pool if owned else tuple(pool), inputs, held, value)
-        self._passes = newest([*self._passes, made], self._size, _pool_items)
+        self._passes.put(self._puts, made, len(pool))
         return value
-
-
-def _pool_items(made: tuple[Sequence[Any], object, object, Any]) -> int:
-    return len(made[0])

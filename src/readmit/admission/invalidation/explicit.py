@@ -32,7 +32,7 @@ from readmit.admission.invalidation.links import (
     same_key_replacements,
     shared_keys,
 )
-from readmit.admission.memo import Grown, put_newest
+from readmit.admission.memo import Grown, Newest
 from readmit.events import Close, Recorded
 from readmit.model import Agent, Item
 from readmit.reasons import Exclusion
@@ -147,24 +147,17 @@ def _of_items(ctx: ReturnContext) -> _Split:
     if made is None:
         made = _whole(ctx, inputs)
     _GROWN.put((ctx.items, ctx.delta), made)
-    return put_newest(_SPLITS, key, (ctx.items, ctx.delta, made), _held)[2]
+    size = len(ctx.items) + len(ctx.delta)
+    return _SPLITS.put(key, (ctx.items, ctx.delta, made), size)[2]
 
 
-_SPLITS: dict[
+_SPLITS: Newest[
     tuple[int, int, frozenset[tuple[str, Agent]], int],
     tuple[tuple[Item, ...], tuple[Recorded, ...], _Split],
-] = {}
+] = Newest()
 """`_of_items` of recent contexts, by the identity of their items and Δ (kept with it)."""
 _GROWN: Grown[_Split] = Grown()
 """The same splits by their tuples, for a return whose tuples extend theirs."""
-
-
-def _held(split: tuple[tuple[Item, ...], tuple[Recorded, ...], _Split]) -> int:
-    return len(split[0]) + len(split[1])
-
-
-def _delta_held(closings: tuple[tuple[Recorded, ...], list[datetime]]) -> int:
-    return len(closings[0])
 
 
 def _whole(ctx: ReturnContext, inputs: _Inputs) -> _Split:
@@ -290,10 +283,10 @@ def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
     if known is not None and known[0] is delta:
         return known[1]
     times = sorted(r.event.at for r in delta if isinstance(r.event, Close))
-    return put_newest(_CLOSINGS, id(delta), (delta, times), _delta_held)[1]
+    return _CLOSINGS.put(id(delta), (delta, times), len(delta))[1]
 
 
-_CLOSINGS: dict[int, tuple[tuple[Recorded, ...], list[datetime]]] = {}
+_CLOSINGS: Newest[int, tuple[tuple[Recorded, ...], list[datetime]]] = Newest()
 
 
 _ID = attrgetter("id")
