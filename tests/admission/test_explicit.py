@@ -224,9 +224,9 @@ def test_returns_rotating_over_many_workspaces_each_grow_their_own_split(
 ) -> None:
     """A memo kept four splits: a fifth workspace's return lost the first one's."""
     lineages = []
-    for w in range(12):
-        x = item(f"x{w}", f"Desk {w} is free.", epoch=2)
-        earlier = context((H0, C, x), delta=(revoke(f"gone{w}", 2),))
+    for w in range(12):  # each workspace's store decodes items of its own
+        first, x = replace(H0), item(f"x{w}", f"Desk {w} is free.", epoch=2)
+        earlier = context((first, replace(C), x), delta=(revoke(f"gone{w}", 2),))
         resolve_explicit(list(earlier.items), earlier)
         lineages.append((earlier, x))
 

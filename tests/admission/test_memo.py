@@ -99,23 +99,35 @@ def test_the_newest_values_are_kept_up_to_a_count_and_a_number_of_items(
     monkeypatch.setattr(memo, "ITEMS", 10)
     counted: Newest[str, int] = Newest(size=3)
     for n, key in enumerate("abcd"):
-        counted.put(key, n, 0)
+        counted.put(key, n, 0, key)
     assert counted.values() == [1, 2, 3]  # the oldest of four went
 
-    counted.put("b", 4, 0)  # put again: the newest
+    counted.put("b", 4, 0, "b")  # put again: the newest
     assert counted.values() == [2, 3, 4]
     assert counted.get("a") is None
     assert counted.get("c") == 2
 
     sized: Newest[str, int] = Newest(size=8)
     for key, n in zip("wxyz", (4, 3, 4, 2), strict=True):
-        sized.put(key, n, n)
+        sized.put(key, n, n, key)
     assert sized.values() == [3, 4, 2]  # 9 items; with the oldest, 13
-    sized.put("big", 11, 11)
+    sized.put("big", 11, 11, "big")
     assert sized.values() == [11]  # the newest, whatever its size
-    sized.put("big", 1, 1)
-    sized.put("w", 5, 5)
+    sized.put("big", 1, 1, "big")
+    sized.put("w", 5, 5, "w")
     assert sized.values() == [1, 5]  # replacing a value counts its own items only
+
+
+def test_a_lineage_keeps_its_last_few_values_and_leaves_the_others_alone() -> None:
+    a, b = item("a"), item("b")
+    kept: Newest[int, str] = Newest(size=8, per_lineage=2)
+    kept.put(0, "b0", 1, b)
+    for n in range(1, 5):
+        kept.put(n, f"a{n}", 1, a)
+
+    assert kept.values() == ["b0", "a3", "a4"]
+    kept.put(3, "a3 again", 1, a)  # put again under its key: one of its lineage's two
+    assert kept.values() == ["b0", "a4", "a3 again"]
 
 
 def test_passes_are_remembered_for_many_pools_within_the_items_bound(

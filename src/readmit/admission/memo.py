@@ -17,6 +17,9 @@ POOLS = 32
 """How many pools a stage's memo remembers: about one for each workspace returned to
 lately. With four, next returns rotating over eight workspaces found none of their passes
 and took 1.9 times as long as over two."""
+PER_LINEAGE = 4
+"""How many of those pools may share a lineage (one workspace's): more would keep a large
+workspace's earlier epochs alive for nothing (32 kept 280 MB more at 100k items)."""
 ITEMS = 1_000_000
 """The most items the pools of one memo hold in all: the bound of the store's decoded
 items (`readmit.store.bodies`), so memos keep few pools alive that the store let go."""
@@ -64,13 +67,17 @@ _LINEAGE_LIMIT = 2 * POOLS
 class Newest(Generic[K, V]):
     """The values last put under their keys: at most ``size`` of them, and `ITEMS` items in all.
 
-    Each value is put with the number of items it holds (or keeps alive); past either
-    bound the oldest go, and the newest stays whatever its size.
+    Each value is put with the number of items it holds (or keeps alive), and its lineage:
+    the first item of its pool, which every pool a store makes for one workspace shares
+    (C's first item). Past ``per_lineage`` values of one lineage, or either bound, the
+    oldest go; the newest stays whatever its size. A workspace's returns at later epochs
+    find the last few of its own, and never push out another workspace's.
     """
 
-    def __init__(self, size: int = POOLS) -> None:
+    def __init__(self, size: int = POOLS, per_lineage: int = PER_LINEAGE) -> None:
         self._size = size
-        self._values: dict[K, tuple[V, int]] = {}
+        self._per_lineage = per_lineage
+        self._values: dict[K, tuple[V, int, object]] = {}
         self._items = 0
 
     def get(self, key: K) -> V | None:
@@ -80,13 +87,18 @@ class Newest(Generic[K, V]):
 
     def values(self) -> list[V]:
         """The values remembered, oldest first."""
-        return [value for value, _ in self._values.values()]
+        return [value for value, _, _ in self._values.values()]
 
-    def put(self, key: K, value: V, items: int) -> V:
+    def put(self, key: K, value: V, items: int, lineage: object) -> V:
         """Remember ``value`` under ``key`` as the newest, holding ``items`` items."""
         old = self._values.pop(key, None)
-        self._items += items - (0 if old is None else old[1])
-        self._values[key] = (value, items)
+        if old is not None:
+            self._items -= old[1]
+        kin = [k for k, held in self._values.items() if held[2] is lineage]
+        for k in kin[: max(0, len(kin) + 1 - self._per_lineage)]:
+            self._items -= self._values.pop(k)[1]
+        self._items += items
+        self._values[key] = (value, items, lineage)
         while len(self._values) > 1 and (len(self._values) > self._size or self._items > ITEMS):
             oldest = next(iter(self._values))
             self._items -= self._values.pop(oldest)[1]
@@ -133,7 +145,8 @@ class Grown(Generic[V]):
     def put(self, tuples: tuple[tuple[Any, ...], ...], value: V) -> V:
         """Remember ``value`` as made for ``tuples``."""
         self._puts += 1
-        self._made.put(self._puts, (tuples, value), sum(map(len, tuples)))
+        first = tuples[0][0] if tuples and tuples[0] else None
+        self._made.put(self._puts, (tuples, value), sum(map(len, tuples)), first)
         return value
 
 
@@ -181,5 +194,5 @@ class Passes(Generic[V]):
         """
         self._puts += 1
         made = (pool if owned else tuple(pool), inputs, held, value)
-        self._passes.put(self._puts, made, len(pool))
+        self._passes.put(self._puts, made, len(pool), pool[0] if pool else None)
         return value

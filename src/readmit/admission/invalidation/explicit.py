@@ -148,7 +148,8 @@ def _of_items(ctx: ReturnContext) -> _Split:
         made = _whole(ctx, inputs)
     _GROWN.put((ctx.items, ctx.delta), made)
     size = len(ctx.items) + len(ctx.delta)
-    return _SPLITS.put(key, (ctx.items, ctx.delta, made), size)[2]
+    first = ctx.items[0] if ctx.items else None
+    return _SPLITS.put(key, (ctx.items, ctx.delta, made), size, first)[2]
 
 
 _SPLITS: Newest[
@@ -283,7 +284,7 @@ def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
     if known is not None and known[0] is delta:
         return known[1]
     times = sorted(r.event.at for r in delta if isinstance(r.event, Close))
-    return _CLOSINGS.put(id(delta), (delta, times), len(delta))[1]
+    return _CLOSINGS.put(id(delta), (delta, times), len(delta), delta[0] if delta else None)[1]
 
 
 _CLOSINGS: Newest[int, tuple[tuple[Recorded, ...], list[datetime]]] = Newest()
