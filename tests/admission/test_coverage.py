@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,6 +18,18 @@ C = item("c", "Quiet hotel under $300.", supports=("d_c",))
 H1 = item("h1", "Riverside Hotel is booked.", supports=("d_h",))
 T1 = item("t1", "Train at 9:30.", supports=("d_t",))
 P1 = item("p1", "Pickup 8:30 at Riverside.", supports=("d_p",))
+
+
+def test_structure_is_found_by_id_when_eligible_holds_copies_of_it() -> None:
+    """The obligations' items are looked for by identity first; equal copies count too."""
+    copies = [replace(i) for i in STRUCTURE]
+    for eligible in ([C, *STRUCTURE], [C, *copies], [*copies[:2], C, *STRUCTURE[2:]]):
+        selection = cover(eligible, [O_H, O_T], Policy.paper())
+
+        assert [i.id for i in selection.items][:4] == ["o_h", "f_o_h", "o_t", "f_o_t"]
+    absent = cover([C, *STRUCTURE[:2]], [O_H, O_T], Policy.paper())
+    assert [i.id for i in absent.items][:2] == ["o_h", "f_o_h"]
+    assert "o_t" not in [i.id for i in absent.items]
 
 
 def test_the_papers_coverage_before_confirmation() -> None:

@@ -10,8 +10,8 @@ records why.
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import filterfalse
-from operator import attrgetter
+from itertools import compress, filterfalse, repeat
+from operator import attrgetter, is_
 
 from readmit.admission.memo import Passes, keep
 from readmit.model import Item, Obligation
@@ -194,9 +194,7 @@ def _obligation_aware(
 ) -> list[Item]:
     selected: list[Item] = []
     if obligations:
-        # Only the obligations' items are looked up: no set of every eligible id.
-        needed = {item.id for o in obligations for item in (o.item, o.frontier)}
-        eligible_ids = needed.intersection(map(_ID, eligible))  # in C
+        eligible_ids = _held(eligible, [i for o in obligations for i in (o.item, o.frontier)])
         selected = [
             item
             for o in sorted(obligations, key=lambda o: o.id)
@@ -208,6 +206,18 @@ def _obligation_aware(
         chosen = {item.id for item in selected}
         selected += [m for m in _filling(eligible, chosen, budget, query) if budget.take(m)]
     return selected
+
+
+def _held(eligible: Sequence[Item], needed: list[Item]) -> set[str]:
+    """The ids of ``needed`` that ``eligible`` holds.
+
+    Capture puts the obligations' items after C's, so each is first looked for by identity
+    from the end (in C, touching no item); only if one is not found so are the ids of every
+    eligible item read (once, also in C).
+    """
+    if all(any(map(is_, reversed(eligible), repeat(item))) for item in needed):
+        return {item.id for item in needed}
+    return {item.id for item in needed}.intersection(map(_ID, eligible))
 
 
 def relevance(words: frozenset[str]) -> Callable[[Item], tuple[int, int, str]]:
@@ -259,7 +269,7 @@ def _newest_first(items: Sequence[Item]) -> Iterator[Item]:
         start = stop
 
 
-_ID, _EPOCH = attrgetter("id"), attrgetter("epoch")
+_ID, _EPOCH, _SUPPORTS = attrgetter("id"), attrgetter("epoch"), attrgetter("supports")
 _BY_EPOCH: Passes[list[Item]] = Passes()
 """Recent pools sorted newest first: a return at the same epoch fills from the same pool."""
 _DROPPED: Passes[tuple[Exclusion, ...]] = Passes()
@@ -297,10 +307,10 @@ def _greedy(
         return []
     chosen = {item.id for item in selected}
     wanted = frozenset(weights)
-    useful = [
+    useful = [  # most items support nothing: those are passed over in C
         m
-        for m in eligible
-        if m.supports and not m.supports.isdisjoint(wanted) and m.id not in chosen
+        for m in compress(eligible, map(_SUPPORTS, eligible))
+        if not m.supports.isdisjoint(wanted) and m.id not in chosen
     ]
     covered = supported(selected)
     added: list[Item] = []
