@@ -50,6 +50,21 @@ def test_every_candidate_is_kept_or_excluded_exactly_once(
 
 
 @given(workspaces, policies)
+def test_the_items_left_not_selected_follow_the_decided_exclusions(
+    ctx: ReturnContext, policy: Policy
+) -> None:
+    decision = run(ctx, policy)
+    record = decision_json(decision, ctx, policy)
+
+    rest = decision.exclusions[len(decision.decided) :]
+    assert decision.exclusions[: len(decision.decided)] == decision.decided
+    assert all(e.reason is not Reason.NOT_SELECTED for e in decision.decided)
+    assert all(e.reason is Reason.NOT_SELECTED for e in rest)
+    assert [e.item for e in rest] == list(decision.not_selected) == record["not_selected"]
+    assert [e["item"] for e in record["excluded"]] == [e.item for e in decision.decided]
+
+
+@given(workspaces, policies)
 def test_budgets_are_never_exceeded(ctx: ReturnContext, policy: Policy) -> None:
     decision = run(ctx, policy)
 

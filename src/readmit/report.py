@@ -1,8 +1,7 @@
 """A decision as JSON: what ``replay --json`` prints and the audit log keeps."""
 
 from collections.abc import Mapping, Sequence
-from itertools import compress, repeat
-from operator import attrgetter, is_, not_
+from operator import attrgetter
 from typing import Any
 
 from readmit.admission.context import ReturnContext
@@ -39,10 +38,7 @@ def decision_json(
     else:
         items, selected, readmitted, view = (), decision.selected, (), None
     thresholds = {} if policy is None else {"thresholds": thresholds_json(policy)}
-    # Nearly every candidate of a large workspace is not_selected: split them in C.
-    marks = list(map(is_, map(_REASON, decision.exclusions), repeat(Reason.NOT_SELECTED)))
-    decided = list(compress(decision.exclusions, map(not_, marks)))
-    not_selected = list(compress(map(_ITEM, decision.exclusions), marks))
+    decided = decision.decided
     return {
         "workspace": ctx.workspace,
         "cycle": ctx.cycle,
@@ -59,10 +55,10 @@ def decision_json(
         "items": [i.id for i in items],
         "selected": [i.id for i in selected],
         "excluded": [exclusion_json(e) for e in decided],
-        "not_selected": not_selected,
+        "not_selected": list(decision.not_selected),
         "hidden": sorted(hidden_ids(ctx, decided)),  # unreadable items are never not_selected
         "judgment": judgment_json(decision.judgment),
-        "missing": missing_json(decision.coverage, decision.exclusions, ctx),
+        "missing": missing_json(decision, ctx),
         "obligation_coverage": obligation_coverage_json(decision.coverage, ctx),
         "readmitted": [e.id for e in readmitted],
         "withheld": [e.id for e in decision.withheld],
@@ -109,15 +105,15 @@ def texts_json(
     return texts
 
 
-def missing_json(
-    coverage: Coverage, exclusions: Sequence[Exclusion], ctx: ReturnContext
-) -> list[dict[str, Any]]:
+def missing_json(decision: Decision, ctx: ReturnContext) -> list[dict[str, Any]]:
     """Each requirement label S lacks: who needs it, and the excluded items that support it.
 
     ``supported_by_excluded`` says what would unblock the return: one of those items
     becoming admissible again (or a new item supporting the label).
     """
+    coverage = decision.coverage
     out = []
+    exclusions = decision.exclusions if coverage.missing else ()
     for m in coverage.missing:
         supporters = [
             {"item": e.item, "reason": str(e.reason)}
@@ -167,7 +163,8 @@ def withheld_json(decision: Decision, ctx: ReturnContext) -> list[dict[str, Any]
         return []
     issued = isinstance(decision, Issued)
     sources = {e.source_item_id for e in decision.withheld}
-    why = {e.item: str(e.reason) for e in decision.exclusions if e.item in sources}
+    why = {e.item: str(e.reason) for e in decision.decided if e.item in sources}
+    why.update((i, str(Reason.NOT_SELECTED)) for i in sources.intersection(decision.not_selected))
     return [_withheld(e, issued, why) for e in decision.withheld]
 
 

@@ -69,9 +69,8 @@ def admit(
     )
     screen = screener.admits if screener is not None else None
     selection = cover(eligible, ctx.role_obligations, policy, screen, query)
-    implicit, dropped = _screened_out(screener, gated, selection.dropped, eligible)
+    implicit, left_out = _screened_out(screener, gated, selection.left_out, eligible)
     decided = (*explicit, *standing, *premise, *gated, *implicit)
-    exclusions = (*decided, *dropped)
     judgment = (
         screener.judgment(len(standing))
         if screener is not None
@@ -85,7 +84,8 @@ def admit(
             outcome=outcome,
             selected=selection.items,
             coverage=selection.coverage,
-            exclusions=exclusions,
+            decided=decided,
+            not_selected=tuple(left_out),
             withheld=ctx.experiences,
             judgment=judgment,
         )
@@ -100,7 +100,8 @@ def admit(
         view=verified,
         items=selection.items,
         coverage=selection.coverage,
-        exclusions=exclusions,
+        decided=decided,
+        not_selected=tuple(left_out),
         readmitted=readmitted,
         withheld=withheld,
         judgment=judgment,
@@ -110,37 +111,37 @@ def admit(
 def _screened_out(
     screener: Screener | None,
     gated: Sequence[Exclusion],
-    dropped: Sequence[Exclusion],
+    left_out: Sequence[str],
     eligible: Sequence[Item],
-) -> tuple[list[Exclusion], list[Exclusion]]:
-    """The screener's exclusions and the selector's ``not_selected`` ones, each item once.
+) -> tuple[list[Exclusion], Sequence[str]]:
+    """The screener's exclusions, and the ids left ``not_selected``: each item once.
 
     An item the gates already excluded keeps that reason (its confirmed verdict is still
     stored); an item left unselected whose premise the screener invalidated is
     ``premise_invalidated`` rather than ``not_selected``.
     """
     if screener is None:
-        return [], list(dropped)
+        return [], left_out
     gated_ids = {e.item for e in gated}
     implicit = [e for i, e in screener.excluded.items() if i not in gated_ids]
     judged = {e.item for e in implicit}
     stale = [e for e in implicit if e.reason is not Reason.UNSCREENED]
-    # Tested in C first: most of a large pool is dropped, and rarely one that was judged.
-    if judged and not judged.isdisjoint(map(_ITEM, dropped)):
-        dropped = [e for e in dropped if e.item not in judged]
+    # Tested in C first: most of a large pool is left out, and rarely one that was judged.
+    if judged and not judged.isdisjoint(left_out):
+        left_out = [i for i in left_out if i not in judged]
     # Only an item with premises can fall, so only those need propagating.
     built_on = list(compress(eligible, map(_DEPENDS_ON, eligible))) if stale else []
     if not built_on:
-        return implicit, list(dropped)
-    left = set(map(_ITEM, dropped))
+        return implicit, left_out
+    left = set(left_out)
     _, fallen = propagate([m for m in built_on if m.id in left], excluded=stale)
     if not fallen:
-        return implicit, list(dropped)
+        return implicit, left_out
     gone = {e.item for e in fallen}
-    return implicit + fallen, [e for e in dropped if e.item not in gone]
+    return implicit + fallen, [i for i in left_out if i not in gone]
 
 
-_ITEM, _DEPENDS_ON = attrgetter("item"), attrgetter("depends_on")
+_DEPENDS_ON = attrgetter("depends_on")
 
 
 __all__ = ["Decision", "Issued", "Judgment", "ReturnContext", "Withheld", "admit"]

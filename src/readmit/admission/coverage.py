@@ -79,8 +79,15 @@ class Selection:
     """The budgeted set S, the eligible items left out, and S's coverage."""
 
     items: tuple[Item, ...]
-    dropped: tuple[Exclusion, ...]
+    left_out: tuple[str, ...]
+    """The ids of the eligible items S did not need or could not fit (the screen did not
+    reject them), in their order: each is ``not_selected``."""
     coverage: Coverage
+
+    @property
+    def dropped(self) -> tuple[Exclusion, ...]:
+        """The ``not_selected`` record of each item left out."""
+        return not_selected(self.left_out)
 
 
 def supported(items: Iterable[Item]) -> frozenset[str]:
@@ -143,7 +150,7 @@ def cover(
     items; with ``policy.fill`` the remaining budget takes the eligible items that
     share the most content words with ``query`` (what the agent returns to do, when
     given), newest first among equals. Items ``screen`` rejects are neither selected
-    nor in ``dropped``.
+    nor left out.
     """
     budget = _Budget(policy.max_items, policy.max_chars, screen)
     if policy.selection == "relevance":
@@ -151,14 +158,19 @@ def cover(
     else:
         selected = _obligation_aware(eligible, obligations, budget, policy.fill, query)
     chosen = frozenset({item.id for item in selected} | budget.rejected)
-    dropped = _DROPPED.get(eligible, chosen)
-    if dropped is None:
-        # Most candidates are dropped: one C-level pass over their ids, no Python frame each.
-        made = map(_NOT_SELECTED.__getitem__, filterfalse(chosen.__contains__, map(_ID, eligible)))
-        dropped = _DROPPED.put(eligible, chosen, None, tuple(made))
+    left_out = _LEFT_OUT.get(eligible, chosen)
+    if left_out is None:
+        # Most candidates are left out: one C-level pass over their ids, no Python frame each.
+        made = tuple(filterfalse(chosen.__contains__, map(_ID, eligible)))
+        left_out = _LEFT_OUT.put(eligible, chosen, None, made)
     return Selection(
-        items=tuple(selected), dropped=dropped, coverage=measure(selected, obligations)
+        items=tuple(selected), left_out=left_out, coverage=measure(selected, obligations)
     )
+
+
+def not_selected(ids: Iterable[str]) -> tuple[Exclusion, ...]:
+    """The ``not_selected`` record of each of ``ids`` (made once per id, `_NOT_SELECTED`)."""
+    return tuple(map(_NOT_SELECTED.__getitem__, ids))
 
 
 class _NotSelected(dict[str, Exclusion]):
@@ -272,8 +284,8 @@ def _newest_first(items: Sequence[Item]) -> Iterator[Item]:
 _ID, _EPOCH, _SUPPORTS = attrgetter("id"), attrgetter("epoch"), attrgetter("supports")
 _BY_EPOCH: Passes[list[Item]] = Passes()
 """Recent pools sorted newest first: a return at the same epoch fills from the same pool."""
-_DROPPED: Passes[tuple[Exclusion, ...]] = Passes()
-"""Recent pools' ``not_selected`` records, by what was chosen (or rejected) from them."""
+_LEFT_OUT: Passes[tuple[str, ...]] = Passes()
+"""Recent pools' ids left out, by what was chosen (or rejected) from them."""
 
 
 def _by_relevance(

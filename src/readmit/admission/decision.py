@@ -7,7 +7,7 @@ explain`` renders a decision; it is not a second code path.
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from readmit.admission.coverage import Coverage
+from readmit.admission.coverage import Coverage, not_selected
 from readmit.admission.invalidation.screening import Judgment
 from readmit.admission.view import VerifiedView
 from readmit.model import Experience, Item
@@ -22,7 +22,10 @@ class Issued:
     view: VerifiedView
     items: tuple[Item, ...]
     coverage: Coverage
-    exclusions: tuple[Exclusion, ...]
+    decided: tuple[Exclusion, ...]
+    """The exclusions for a reason other than ``not_selected``, stage by stage."""
+    not_selected: tuple[str, ...]
+    """The ids of the eligible items S did not need or could not fit, in pool order."""
     readmitted: tuple[Experience, ...]
     withheld: tuple[Experience, ...]
     judgment: Judgment
@@ -33,6 +36,11 @@ class Issued:
         """The signed Return View as JSON-ready data."""
         return dict(self.view.view)
 
+    @property
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        """Every exclusion: `decided`, then a ``not_selected`` record for each of those."""
+        return (*self.decided, *not_selected(self.not_selected))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Withheld:
@@ -42,11 +50,19 @@ class Withheld:
     selected: tuple[Item, ...]
     """The insufficient set that was not issued."""
     coverage: Coverage
-    exclusions: tuple[Exclusion, ...]
+    decided: tuple[Exclusion, ...]
+    """The exclusions for a reason other than ``not_selected``, stage by stage."""
+    not_selected: tuple[str, ...]
+    """The ids of the eligible items S did not need or could not fit, in pool order."""
     withheld: tuple[Experience, ...]
     """Every private experience: none is readmitted without a verified view."""
     judgment: Judgment
     """What the implicit stage judged, spent and confirmed."""
+
+    @property
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        """Every exclusion: `decided`, then a ``not_selected`` record for each of those."""
+        return (*self.decided, *not_selected(self.not_selected))
 
 
 Decision = Issued | Withheld
