@@ -1,5 +1,7 @@
 """A bounded memo remembers up to its limit, then starts over."""
 
+import sys
+import threading
 from dataclasses import replace
 
 import pytest
@@ -145,3 +147,32 @@ def test_passes_are_remembered_for_many_pools_within_the_items_bound(
     assert passes.get(pools[-1], ()) == memo.POOLS - 1  # 1 + 2 items
     assert passes.get(pools[-2], ()) is None
     assert passes.get(big, ()) == -1
+
+
+def test_puts_and_reads_from_several_threads_at_once_never_fail() -> None:
+    """The service decides returns of different workspaces in threads at once."""
+    shared: Newest[int, int] = Newest(size=8, per_lineage=2)
+    lineages = [item(f"l{n}") for n in range(6)]
+    failures: list[BaseException] = []
+
+    def work(start: int) -> None:
+        try:
+            for n in range(start, start + 3000):
+                shared.put(n % 40, n, n % 7, lineages[n % 6])
+                assert len(shared.values()) <= 8
+                shared.get(n % 40)
+        except BaseException as exc:  # any failure in a thread is the finding
+            failures.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        threads = [threading.Thread(target=work, args=(k * 10_000,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+
+    assert failures == []

@@ -10,8 +10,8 @@ records why.
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, filterfalse, repeat
-from operator import attrgetter, is_
+from itertools import compress, filterfalse
+from operator import attrgetter
 
 from readmit.admission.memo import Passes, keep
 from readmit.model import Item, Obligation
@@ -223,13 +223,19 @@ def _obligation_aware(
 def _held(eligible: Sequence[Item], needed: list[Item]) -> set[str]:
     """The ids of ``needed`` that ``eligible`` holds.
 
-    Capture puts the obligations' items after C's, so each is first looked for by identity
-    from the end (in C, touching no item); only if one is not found so are the ids of every
-    eligible item read (once, also in C).
+    Capture puts the obligations' items after C's, so they are first looked for by
+    identity at the end of ``eligible`` (touching no item); only if one is not there are
+    the ids of every eligible item read (once, in C).
     """
-    if all(any(map(is_, reversed(eligible), repeat(item))) for item in needed):
+    tail = set(map(id, eligible[-(2 * len(needed) + _TAIL) :]))
+    if all(id(item) in tail for item in needed):  # each item is held by ``needed``
         return {item.id for item in needed}
     return {item.id for item in needed}.intersection(map(_ID, eligible))
+
+
+_TAIL = 64
+"""Items after the returning role's obligations' own that the tail may hold (other roles'
+obligations and frontiers)."""
 
 
 def relevance(words: frozenset[str]) -> Callable[[Item], tuple[int, int, str]]:

@@ -55,13 +55,8 @@ def grown_from(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> tuple[Any, 
     that grows a value from the earlier tuples would otherwise compare them whole.
     """
     if shorter:
-        keep(_LINEAGE, id(longer), (longer, shorter), _LINEAGE_LIMIT)
+        _LINEAGE.put(id(longer), (longer, shorter), len(longer), longer[0])
     return longer
-
-
-_LINEAGE: dict[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
-"""Recent tuples `grown_from` another, by id, with it (both kept, so their ids stay theirs)."""
-_LINEAGE_LIMIT = 2 * POOLS
 
 
 class Newest(Generic[K, V]):
@@ -72,13 +67,16 @@ class Newest(Generic[K, V]):
     (C's first item). Past ``per_lineage`` values of one lineage, or either bound, the
     oldest go; the newest stays whatever its size. A workspace's returns at later epochs
     find the last few of its own, and never push out another workspace's.
+
+    Returns of different workspaces run in threads at once: a put makes a new dict and
+    swaps it in, so a reader iterates one that never changes (two puts at once may keep
+    only one of the two values, which a memo can afford).
     """
 
     def __init__(self, size: int = POOLS, per_lineage: int = PER_LINEAGE) -> None:
         self._size = size
         self._per_lineage = per_lineage
         self._values: dict[K, tuple[V, int, object]] = {}
-        self._items = 0
 
     def get(self, key: K) -> V | None:
         """The value put under ``key``, if it is still remembered."""
@@ -91,18 +89,21 @@ class Newest(Generic[K, V]):
 
     def put(self, key: K, value: V, items: int, lineage: object) -> V:
         """Remember ``value`` under ``key`` as the newest, holding ``items`` items."""
-        old = self._values.pop(key, None)
-        if old is not None:
-            self._items -= old[1]
-        kin = [k for k, held in self._values.items() if held[2] is lineage]
+        values = dict(self._values)
+        values.pop(key, None)
+        kin = [k for k, held in values.items() if held[2] is lineage]
         for k in kin[: max(0, len(kin) + 1 - self._per_lineage)]:
-            self._items -= self._values.pop(k)[1]
-        self._items += items
-        self._values[key] = (value, items, lineage)
-        while len(self._values) > 1 and (len(self._values) > self._size or self._items > ITEMS):
-            oldest = next(iter(self._values))
-            self._items -= self._values.pop(oldest)[1]
+            del values[k]
+        values[key] = (value, items, lineage)
+        total = sum(held[1] for held in values.values())
+        while len(values) > 1 and (len(values) > self._size or total > ITEMS):
+            total -= values.pop(next(iter(values)))[1]
+        self._values = values
         return value
+
+
+_LINEAGE: Newest[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = Newest()
+"""Recent tuples `grown_from` another, by id, with it (both kept, so their ids stay theirs)."""
 
 
 class Grown(Generic[V]):
