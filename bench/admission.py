@@ -29,13 +29,20 @@ events after it) on SQLite and, given a server, on PostgreSQL, it reports
 (d) the store's size on disk per 100k events appended (the SQLite file; PostgreSQL's
     tables with their indexes and TOAST), and the audit log's growth: the mean stored size
     of a whole return's decision record (SQLite's compressed body; PostgreSQL's column as
-    the server keeps it, ``pg_column_size``).
+    the server keeps it, ``pg_column_size``);
+(e) with ``--workspaces``, instead, next returns in one process serving W workspaces
+    against one workspace: W workspaces of ``history(items, 0.1)`` in one SQLite store
+    (``items`` the grid's first cell's), a cold and a warm return in each, then
+    ``--samples`` rounds of a next return in each workspace in turn; the median next
+    return of each W (in a process of its own) and its ratio to W = 1, so that a memo
+    that forgets one workspace's passes at another's return shows.
 
 Usage:
     python bench/admission.py                         # default grid, SQLite
     python bench/admission.py --postgres URL          # and PostgreSQL (fresh schema per cell)
     python bench/admission.py --grid full --repeat 3  # 1k/10k/100k x 1%/10%/50%
     python bench/admission.py --grid 100000:0.1       # one cell
+    python bench/admission.py --grid 10000:0.1 --workspaces 1,8,16 --samples 8
 
 Progress goes to stderr; the table (or ``--json``) to stdout.
 """
@@ -44,6 +51,7 @@ import argparse
 import json
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -276,11 +284,11 @@ def raw_insert(backend: Backend, url: str, events: list[Event]) -> float:
     return elapsed
 
 
-def ingest(store: SqlStore, events: list[Event], label: str) -> float:
+def ingest(store: SqlStore, events: list[Event], label: str, workspace: str = "ws") -> float:
     """Append ``events`` in 1000-event batches; the seconds taken."""
     start = time.perf_counter()
     for i in range(0, len(events), BATCH):
-        store.append("ws", events[i : i + BATCH])
+        store.append(workspace, events[i : i + BATCH])
         if i and i % (20 * BATCH) == 0:
             progress(f"{label}: appended {i}/{len(events)}")
     return time.perf_counter() - start
@@ -304,10 +312,13 @@ def plain_read(store: SqlStore, checkpoint: int, epoch: int) -> int:
 
 
 class Returns:
-    """Returns of agent A1 on one store, each a little later than the last."""
+    """Returns of agent A1 to one workspace of a store, each a little later than the last."""
 
-    def __init__(self, store: SqlStore, at: datetime, verifier: Verifier | None) -> None:
+    def __init__(
+        self, store: SqlStore, at: datetime, verifier: Verifier | None, workspace: str = "ws"
+    ) -> None:
         self.store = store
+        self.workspace = workspace
         self.at = at
         self.n = 0
         self.verifier = None if verifier is None else with_cache(verifier, store)
@@ -319,15 +330,15 @@ class Returns:
         """The context and ``admit()`` with the explicit stages only (collector paused, as
         `decide` runs a return)."""
         with paused():
-            ctx = self.store.return_context("ws", self._request())
+            ctx = self.store.return_context(self.workspace, self._request())
             admit(ctx, policy=Policy(implicit=False), verifier=None, signer=SIGNER)
 
     def whole(self) -> None:
         """A return as ``readmit serve`` decides it (`decide`): the context, ``admit()`` with
         the implicit stage, and the decision recorded."""
         decision = decide(
-            self.store, "ws", self._request(), policy=self.policy, verifier=self.verifier,
-            signer=SIGNER,
+            self.store, self.workspace, self._request(), policy=self.policy,
+            verifier=self.verifier, signer=SIGNER,
         ).decision  # fmt: skip
         j = decision.judgment
         self.last = {
@@ -355,7 +366,7 @@ class Returns:
             else:
                 events.append(Assert(id=f"za{n}", at=at, author="A2", item=draft))
             self.made.add(draft.id)
-        self.store.append("ws", events)
+        self.store.append(self.workspace, events)
         return timed(self.whole)
 
     def _request(self) -> ReturnRequest:
@@ -542,6 +553,43 @@ def footer(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def rotation(workspaces: int, items: int, rounds: int) -> list[float]:
+    """Seconds of each next return, ``rounds`` in each of ``workspaces`` taken in turn."""
+    before, delta = history(items, 0.1)
+    at = delta[-1].at + timedelta(minutes=1)
+    verifier = make_verifier("builtin")
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(f"sqlite:///{tmp}/workspaces.db")
+        returns = []
+        for w in range(workspaces):
+            name, label = f"ws{w}", f"{workspaces} workspaces: ws{w}"
+            store.create_workspace(name, AGENTS)
+            ingest(store, before, label, name)
+            store.depart(name, "A1", before[-1].at)
+            ingest(store, delta, label, name)
+            returns.append(Returns(store, at, verifier, name))
+        for each in returns:
+            each.whole()  # cold
+            each.whole()  # warm
+        progress(f"{workspaces} workspaces: {rounds} rounds of next returns")
+        seconds = [each.next() for _ in range(rounds) for each in returns]
+        store.close()
+    return seconds
+
+
+def rotations(counts: list[int], items: int, rounds: int) -> None:
+    """Print `rotation`'s median for each count, each in a process of its own, against one."""
+    medians: dict[int, float] = {}
+    for count in sorted({1, *counts}):
+        child = [sys.executable, __file__, "--rotation", f"{count}:{items}:{rounds}"]
+        done = subprocess.run(child, check=True, stdout=subprocess.PIPE)
+        medians[count] = statistics.median(json.loads(done.stdout))
+    print(f"next return rotating over W workspaces of {items} items, {rounds} rounds (SQLite)")
+    print("workspaces | p50 ms | x one workspace")
+    for count, median in medians.items():
+        print(f"{count:10d} | {median * 1e3:6.1f} | x{median / medians[1]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -556,9 +604,24 @@ def main() -> None:
     parser.add_argument("--no-memory", dest="memory", action="store_false")
     parser.add_argument("--ingest-only", action="store_true", help="append vs raw INSERT only")
     parser.add_argument("--json", action="store_true", help="Print the results as JSON.")
+    parser.add_argument("--workspaces", help="W counts, comma-separated: see (e)")
+    parser.add_argument("--rotation", help=argparse.SUPPRESS)  # a child of --workspaces
     args = parser.parse_args()
     grid = FULL_GRID if args.grid == "full" else args.grid
     args.cells = [(int(c.split(":")[0]), float(c.split(":")[1])) for c in grid.split(",")]
+    if args.rotation:
+        count, items, rounds = map(int, args.rotation.split(":"))
+        print(json.dumps(rotation(count, items, rounds)))
+        return
+    if args.workspaces:
+        counts = [int(c) for c in args.workspaces.split(",")]
+        rotations(counts, args.cells[0][0], args.samples)
+        return
+    run_grid(args)
+
+
+def run_grid(args: argparse.Namespace) -> None:
+    """Every cell of the grid on each backend: the table (or JSON) to stdout."""
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         backends = [] if args.only_postgres else [Backend("sqlite", Path(tmp))]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
-from readmit.admission.memo import Passes, keep
+from readmit.admission.memo import ITEMS, Passes, keep
 from readmit.events import text_digest
 from readmit.model import Item, Scope, Validity
 from readmit.reasons import Exclusion, Reason, Stage
@@ -210,7 +210,9 @@ _SOUND: dict[int, Item] = {}
 remembered no other object has its id, and a membership test of its id suffices. An item
 is immutable; the digest of its text cost the fused gates a third of their time at every
 return."""
-_SOUND_LIMIT = 1 << 17
+_SOUND_LIMIT = ITEMS
+"""As many as the store keeps decoded: with 131,072, a process serving sixteen workspaces of
+10k items started over at every few returns and checked every receipt again."""
 _DIGESTS: dict[tuple[str, str], str] = {}
 """Text digests by item id and text. A return to a context decided before finds its items
 in `_SOUND`; a first return to a new context gets new objects, but their ids and texts
