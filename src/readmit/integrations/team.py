@@ -25,6 +25,7 @@ from readmit.errors import ReadmitError
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
 from readmit.model import Checkpoint, Item
 from readmit.policy import Policy
+from readmit.reasons import Reason
 from readmit.report import agent_copy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
@@ -49,16 +50,25 @@ def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Rem
     """
     decision = decided.decision
     admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
-    why = {e.item: Removal(e.item, e.reason.value, e.detail) for e in decision.exclusions}
+    why = {e.item: Removal(e.item, e.reason.value, e.detail) for e in decision.decided}
     if expired is not None:
         detail = f"the return view expired at {format_time(expired)}"
         why |= {item: Removal(item, "view_expired", detail) for item in admitted}
         admitted = set()
+    left_out = frozenset(decision.not_selected)  # most of a large C: no record made for each
     return {
-        item.id: why.get(item.id) or Removal(item.id, "withheld", decision.outcome)
+        item.id: why.get(item.id)
+        or (
+            Removal(item.id, NOT_SELECTED, "")
+            if item.id in left_out
+            else Removal(item.id, "withheld", decision.outcome)
+        )
         for item in decided.context.items
         if item.id not in admitted
     }
+
+
+NOT_SELECTED = Reason.NOT_SELECTED.value
 
 
 FOREVER = datetime.max.replace(tzinfo=UTC)
