@@ -14,8 +14,21 @@ from readmit.model import Experience, Item
 from readmit.reasons import Exclusion
 
 
+class _Excluding:
+    """What an outcome says of the candidates it left out."""
+
+    __slots__ = ()
+    decided: tuple[Exclusion, ...]
+    not_selected: tuple[str, ...]
+
+    @property
+    def exclusions(self) -> tuple[Exclusion, ...]:
+        """Every exclusion: `decided`, then a ``not_selected`` record for each of those."""
+        return (*self.decided, *not_selected(self.not_selected))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Issued:
+class Issued(_Excluding):
     """A complete view was signed, verified and exposed."""
 
     outcome: Literal["issued"] = "issued"
@@ -36,14 +49,9 @@ class Issued:
         """The signed Return View as JSON-ready data."""
         return dict(self.view.view)
 
-    @property
-    def exclusions(self) -> tuple[Exclusion, ...]:
-        """Every exclusion: `decided`, then a ``not_selected`` record for each of those."""
-        return (*self.decided, *not_selected(self.not_selected))
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Withheld:
+class Withheld(_Excluding):
     """No view was issued: coverage fell short, and the policy blocks or resets."""
 
     outcome: Literal["blocked", "reset"]
@@ -58,11 +66,6 @@ class Withheld:
     """Every private experience: none is readmitted without a verified view."""
     judgment: Judgment
     """What the implicit stage judged, spent and confirmed."""
-
-    @property
-    def exclusions(self) -> tuple[Exclusion, ...]:
-        """Every exclusion: `decided`, then a ``not_selected`` record for each of those."""
-        return (*self.decided, *not_selected(self.not_selected))
 
 
 Decision = Issued | Withheld

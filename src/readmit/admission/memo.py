@@ -6,8 +6,8 @@ the hot path. Past its limit a memo starts over: dropping everything is cheaper 
 tracking what was used last, and whatever it held is made again on the next miss.
 """
 
-from collections.abc import Sequence
-from operator import is_
+from collections.abc import Iterator, Sequence
+from operator import is_, itemgetter
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
@@ -76,30 +76,39 @@ class Newest(Generic[K, V]):
     def __init__(self, size: int = POOLS, per_lineage: int = PER_LINEAGE) -> None:
         self._size = size
         self._per_lineage = per_lineage
-        self._values: dict[K, tuple[V, int, object]] = {}
+        self._state: tuple[dict[K, tuple[V, int, object]], int] = ({}, 0)
+        """The values by key, oldest first, each with its items and lineage; their items."""
 
     def get(self, key: K) -> V | None:
         """The value put under ``key``, if it is still remembered."""
-        found = self._values.get(key)
+        found = self._state[0].get(key)
         return None if found is None else found[0]
 
     def values(self) -> list[V]:
         """The values remembered, oldest first."""
-        return [value for value, _, _ in self._values.values()]
+        return list(map(_FIRST, self._state[0].values()))
+
+    def latest(self) -> Iterator[V]:
+        """The values remembered, newest first."""
+        return map(_FIRST, reversed(self._state[0].values()))
 
     def put(self, key: K, value: V, items: int, lineage: object) -> V:
         """Remember ``value`` under ``key`` as the newest, holding ``items`` items."""
-        values = dict(self._values)
-        values.pop(key, None)
+        values, total = self._state
+        values = dict(values)
+        old = values.pop(key, None)
+        total += items - (0 if old is None else old[1])
         kin = [k for k, held in values.items() if held[2] is lineage]
         for k in kin[: max(0, len(kin) + 1 - self._per_lineage)]:
-            del values[k]
+            total -= values.pop(k)[1]
         values[key] = (value, items, lineage)
-        total = sum(held[1] for held in values.values())
         while len(values) > 1 and (len(values) > self._size or total > ITEMS):
             total -= values.pop(next(iter(values)))[1]
-        self._values = values
+        self._state = (values, total)
         return value
+
+
+_FIRST = itemgetter(0)
 
 
 _LINEAGE: Newest[int, tuple[tuple[Any, ...], tuple[Any, ...]]] = Newest()
@@ -118,15 +127,12 @@ class Grown(Generic[V]):
     """
 
     def __init__(self, size: int = POOLS) -> None:
-        self._made: Newest[int, tuple[tuple[tuple[Any, ...], ...], V]] = Newest(size)
-        self._puts = 0
+        self._made: Newest[tuple[int, ...], tuple[tuple[tuple[Any, ...], ...], V]] = Newest(size)
 
     def found(self, *tuples: tuple[Any, ...]) -> V | None:
         """The value made for exactly these tuples."""
-        for held, value in self._made.values():
-            if all(map(is_, held, tuples)):
-                return value
-        return None
+        found = self._made.get(tuple(map(id, tuples)))  # kept with its tuples: ids stay theirs
+        return None if found is None or not all(map(is_, found[0], tuples)) else found[1]
 
     def base(self, *tuples: tuple[Any, ...]) -> tuple[tuple[int, ...], V] | None:
         """The value made for the longest remembered tuples these extend, with their lengths.
@@ -145,9 +151,8 @@ class Grown(Generic[V]):
 
     def put(self, tuples: tuple[tuple[Any, ...], ...], value: V) -> V:
         """Remember ``value`` as made for ``tuples``."""
-        self._puts += 1
         first = tuples[0][0] if tuples and tuples[0] else None
-        self._made.put(self._puts, (tuples, value), sum(map(len, tuples)), first)
+        self._made.put(tuple(map(id, tuples)), (tuples, value), sum(map(len, tuples)), first)
         return value
 
 
@@ -173,7 +178,7 @@ class Passes(Generic[V]):
     def get(self, pool: Sequence[Any], inputs: object) -> V | None:
         """The latest result remembered for ``pool`` (its items, by identity) and ``inputs``."""
         n = len(pool)
-        for items, known, _, value in self._passes.values()[::-1]:
+        for items, known, _, value in self._passes.latest():
             # Other workspaces' pools fail at their last item, before ``inputs`` (sets of
             # ids, equal from one workspace to the next) are compared.
             if (

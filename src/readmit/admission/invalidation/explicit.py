@@ -138,27 +138,19 @@ def _of_items(ctx: ReturnContext) -> _Split:
     inputs = _Inputs(
         frozenset(ctx.agents.items()), closings, bisect_right(closings, ctx.returner.at)
     )
-    key = (id(ctx.items), id(ctx.delta), inputs.agents, inputs.in_force)
-    known = _SPLITS.get(key)
-    if known is not None and known[0] is ctx.items and known[1] is ctx.delta:
-        return known[2]
+    known = _GROWN.found(ctx.items, ctx.delta)
+    if known is not None and (known.agents, known.in_force) == (inputs.agents, inputs.in_force):
+        return known  # the same tuples have the same closings
     base = _GROWN.base(ctx.items, ctx.delta)
     made = None if base is None else _grown(ctx, base, inputs)
     if made is None:
         made = _whole(ctx, inputs)
-    _GROWN.put((ctx.items, ctx.delta), made)
-    size = len(ctx.items) + len(ctx.delta)
-    first = ctx.items[0] if ctx.items else None
-    return _SPLITS.put(key, (ctx.items, ctx.delta, made), size, first)[2]
+    return _GROWN.put((ctx.items, ctx.delta), made)
 
 
-_SPLITS: Newest[
-    tuple[int, int, frozenset[tuple[str, Agent]], int],
-    tuple[tuple[Item, ...], tuple[Recorded, ...], _Split],
-] = Newest()
-"""`_of_items` of recent contexts, by the identity of their items and Δ (kept with it)."""
 _GROWN: Grown[_Split] = Grown()
-"""The same splits by their tuples, for a return whose tuples extend theirs."""
+"""Recent splits by their tuples (kept with them): found again for the same tuples, or
+grown for a return whose tuples extend theirs."""
 
 
 def _whole(ctx: ReturnContext, inputs: _Inputs) -> _Split:
