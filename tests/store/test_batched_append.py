@@ -88,7 +88,8 @@ def _state(store: WorkStateStore) -> dict[str, list[tuple[Any, ...]]]:
     db = store.conn  # type: ignore[attr-defined]
     queries = {
         "events": "SELECT epoch, id, at, author, op, body, digest FROM events ORDER BY epoch",
-        "items": "SELECT id, epoch, key, status, body FROM items ORDER BY id",
+        "items": "SELECT id, epoch, key, body FROM items ORDER BY id",
+        "withdrawn": "SELECT id, status FROM withdrawn ORDER BY id",
         "names": "SELECT id, kind FROM names ORDER BY id",
         "evidence": "SELECT id, epoch, digest FROM evidence ORDER BY id",
     }

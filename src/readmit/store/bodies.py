@@ -1,7 +1,7 @@
 """Stored bodies decoded once per store: items and logged events never change once committed.
 
-An item's body is immutable after its transaction commits (its status lives in a
-column of its own, read fresh every time), and the event log is append-only, so
+An item's body is immutable after its transaction commits (its withdrawal is a row
+of ``withdrawn``, read fresh every time), and the event log is append-only, so
 a decoded item or a parsed event can serve every later read. `BodyCache` keeps
 them per store and workspace; only committed rows are read here (nothing appends
 and reads the log in one transaction).
@@ -93,21 +93,16 @@ class BodyCache(Generic[K, V]):
 
 
 def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) -> list[Item]:
-    """The active items, decoding only the bodies no earlier read decoded."""
-    ids = [
-        r[0]
-        for r in db.execute(
-            "SELECT id FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
-        ).fetchall()
-    ]
-    return cache.fetch(
-        workspace,
-        ids,
-        lambda: db.execute(
-            "SELECT id, body FROM items WHERE workspace = ? AND status = 'active'", (workspace,)
-        ).fetchall(),
-        _item,
-    )
+    """The active items (none withdrawn), decoding only the bodies no earlier read decoded."""
+    ids = [r[0] for r in db.execute("SELECT id " + _ACTIVE, (workspace,)).fetchall()]
+    rows = lambda: db.execute("SELECT id, body " + _ACTIVE, (workspace,)).fetchall()  # noqa: E731
+    return cache.fetch(workspace, ids, rows, _item)
+
+
+_ACTIVE = (
+    "FROM items i WHERE workspace = ? AND NOT EXISTS "
+    "(SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)"
+)
 
 
 class _Items(NamedTuple):

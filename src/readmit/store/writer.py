@@ -1,8 +1,9 @@
 """Recording events: consistency checks and the state projection, in one transaction.
 
-The ``events`` table is the append-only log. ``items``, ``evidence``,
+The ``events`` table is the append-only log. ``items``, ``withdrawn``, ``evidence``,
 ``obligations`` and ``names`` are projections kept in the same transaction, so
-they can never disagree with the log.
+they can never disagree with the log. An item's row is never rewritten: its
+withdrawal is a row of ``withdrawn``.
 
 Items, evidence sources, obligations and frontiers share one namespace: ``items`` holds
 items' ids, ``names`` the others' (and items' in stores written before), and an id is
@@ -44,9 +45,17 @@ from readmit.wire.codec import obligation_from_json, obligation_to_json
 
 Clock = Callable[[], datetime]
 _NAMES = ("workspace", "id", "kind")
-_ITEMS = ("workspace", "id", "epoch", "key", "status", "body")
+_ITEMS = ("workspace", "id", "epoch", "key", "body")
+_WITHDRAWN = ("workspace", "id", "status")
 _EVIDENCE = ("workspace", "id", "epoch", "digest")
 _EVENTS = ("workspace", "epoch", "id", "at", "author", "op", "body", "digest")
+_WITH_STATUS = (
+    "SELECT i.id, i.body, w.status FROM items i "
+    "LEFT JOIN withdrawn w ON w.workspace = i.workspace AND w.id = i.id"
+)
+"""Items with their withdrawal's status (``None``: active)."""
+_ACTIVE = "NOT EXISTS (SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)"
+"""That the item ``i`` is active: nothing withdrew it."""
 
 
 class Writer:
@@ -72,7 +81,7 @@ class Writer:
         self._event_ids: dict[str, bool] = {}
         self._evidence: dict[str, str | None] = {}
         self._verdicts: bool | None = None
-        self._rows: dict[str, list[Row]] = {"names": [], "evidence": [], "status": []}
+        self._rows: dict[str, list[Row]] = {"names": [], "evidence": [], "withdrawn": []}
         self._events: list[Row] = []
 
     def append(self, events: Sequence[Event], clock: Clock | None = None) -> list[Recorded]:
@@ -134,17 +143,17 @@ class Writer:
         self._names.update((n, n in taken) for n in names)
         self._items.update((t, None) for t in targets)
         for item_id, body, status in select_in(
-            self.db, self.ws, "SELECT id, body, status FROM items", "id", targets
+            self.db, self.ws, _WITH_STATUS, "i.id", targets, where="i.workspace"
         ):
-            self._items[item_id] = ItemRow(body=body, status=status, new=False)
+            self._items[item_id] = ItemRow(body=body, status=status or "active", new=False)
         self._by_key.update((k, []) for k in keys)
         for item_id, body, key in select_in(
             self.db,
             self.ws,
-            "SELECT id, body, key FROM items",
+            "SELECT id, body, key FROM items i",
             "key",
             keys,
-            "AND status = 'active'",
+            "AND " + _ACTIVE,
         ):
             self._by_key[key].append(item_id)
             if self._items.get(item_id) is None:
@@ -163,21 +172,19 @@ class Writer:
             self._evidence[source] = principal
 
     def _flush(self) -> None:
-        """Write the batch's queued rows (items with their final status)."""
+        """Write the batch's queued rows (items, and the withdrawals of any item)."""
         insert(self.db, "names", _NAMES, self._rows["names"])
         insert(
             self.db,
             "items",
             _ITEMS,
             [
-                (self.ws, item_id, row.epoch, row.key, row.status, row.body)
+                (self.ws, item_id, row.epoch, row.key, row.body)
                 for item_id, row in self._items.items()
                 if row is not None and row.new
             ],
         )
-        self.db.executemany(
-            "UPDATE items SET status = ? WHERE workspace = ? AND id = ?", self._rows["status"]
-        )
+        insert(self.db, "withdrawn", _WITHDRAWN, self._rows["withdrawn"])
         insert(self.db, "evidence", _EVIDENCE, self._rows["evidence"])
         try:
             insert(self.db, "events", _EVENTS, self._events)
@@ -255,7 +262,8 @@ class Writer:
         if key not in self._by_key:
             self._by_key[key] = []
             for item_id, body in self.db.execute(
-                "SELECT id, body FROM items WHERE workspace = ? AND key = ? AND status = 'active'",
+                "SELECT id, body FROM items i WHERE workspace = ? AND key = ? AND NOT EXISTS "
+                "(SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)",
                 (self.ws, key),
             ).fetchall():
                 self._by_key[key].append(item_id)
@@ -277,9 +285,8 @@ class Writer:
                 self._set_status(item_id, row, "replaced")
 
     def _set_status(self, item_id: str, row: ItemRow, status: str) -> None:
-        row.status = status
-        if not row.new:
-            self._rows["status"].append((status, self.ws, item_id))
+        row.status = status  # only an active item is withdrawn: at most once
+        self._rows["withdrawn"].append((self.ws, item_id, status))
 
     def evidence_readable(self, source: str, agent: Agent) -> bool:
         """Whether ``source`` is evidence ``agent`` may cite: recorded by its own principal.
@@ -302,11 +309,10 @@ class Writer:
         """The item as the batch sees it (read from the store once if not read yet)."""
         if item_id not in self._items:
             row = self.db.execute(
-                "SELECT body, status FROM items WHERE workspace = ? AND id = ?",
-                (self.ws, item_id),
+                _WITH_STATUS + " WHERE i.workspace = ? AND i.id = ?", (self.ws, item_id)
             ).fetchone()
             self._items[item_id] = (
-                None if row is None else ItemRow(body=row[0], status=row[1], new=False)
+                None if row is None else ItemRow(body=row[1], status=row[2] or "active", new=False)
             )
         return self._items[item_id]
 
