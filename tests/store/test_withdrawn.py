@@ -105,6 +105,8 @@ def test_a_store_migrated_by_a_newer_readmit_is_refused(backend: str, tmp_path: 
         store = open_store(url)
         assert isinstance(store, SqlStore)
         store.conn.execute("INSERT INTO _readmit_migrations (name) VALUES ('m999_from_the_future')")
+        with pytest.raises(MigrationError, match="newer readmit"):  # /health, while it runs
+            store.check()
         store.close()
 
         with pytest.raises(

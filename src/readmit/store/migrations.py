@@ -193,12 +193,17 @@ def pending(conn: Connection) -> list[str]:
             readmit wrote it, and this one would misread it.
     """
     done = applied(conn)
+    refuse_newer(done)
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
+def refuse_newer(done: set[str]) -> None:
+    """Raise `MigrationError` if ``done`` (applied migrations) has any this version lacks."""
     newer = sorted(done - {name for name, _ in MIGRATIONS})
     if newer:
         raise MigrationError(
             f"the store was migrated by a newer readmit ({', '.join(newer)}): upgrade readmit"
         )
-    return [name for name, _ in MIGRATIONS if name not in done]
 
 
 def migrate(conn: Connection) -> list[str]:
