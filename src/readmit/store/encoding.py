@@ -8,7 +8,8 @@ encoder encodes the same strings up to three times and sorts the same keys every
 time; here every string is encoded once by the json module's own C string encoders
 and the documents are joined in their fixed key order. The results are byte for byte
 what the generic path produces (``tests/store/test_encoding.py`` pins that), so stored
-rows and digests do not change. Events that assert no item take the generic path.
+rows and digests do not change. Revokes, closes and resolves are joined the same way;
+the other events take the generic path.
 """
 
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from json.encoder import encode_basestring_ascii
 from typing import NamedTuple
 
 from readmit.canonical import canonical_json, digest_text, json_string, json_strings
-from readmit.events import Assert, Event, ItemDraft, Supersede
+from readmit.events import Assert, Close, Event, ItemDraft, Resolve, Revoke, Supersede
 from readmit.model import ANY, Kind
 from readmit.wire.codec import event_to_wire
 
@@ -62,6 +63,14 @@ def encode(event: Event) -> EventText:
                 + ',"id":' + json_string(event.id) + ',"item":'
             )  # fmt: skip
             return EventText(head + _draft(draft, item) + tail, stamp, item)
+        case Revoke() | Close() | Resolve():  # the withdrawals, the commonest after asserts
+            why = ',"why":' + json_string(event.why) if isinstance(event, Revoke) else ""
+            text = (
+                '{"at":"' + wire_at + '","author":' + json_string(event.author)
+                + ',"id":' + json_string(event.id) + ',"op":"' + event.op
+                + '","target":' + json_string(event.target) + why + "}"
+            )  # fmt: skip
+            return EventText(text, stamp, None)
         case _:
             return EventText(canonical_json(event_to_wire(event)), stamp, None)
 

@@ -4,7 +4,6 @@ Item rows as the batch sees them, what a batch names, and the set-based reads
 and bulk inserts the writer does with them.
 """
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -12,6 +11,7 @@ from readmit.events import Assert, Close, Event, Evidence, OpenObligation, Revok
 from readmit.model import Item
 from readmit.store.connection import Connection
 from readmit.wire.codec import item_from_json
+from readmit.wire.logged import loads
 
 CHUNK = 500
 """Values per ``IN (...)`` list (well under every driver's parameter limit)."""
@@ -33,7 +33,7 @@ class ItemRow:
 
     def item(self) -> Item:
         if self.decoded is None:
-            self.decoded = item_from_json(json.loads(self.body))
+            self.decoded = item_from_json(loads(self.body))
         return self.decoded
 
 
