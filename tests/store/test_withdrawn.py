@@ -5,13 +5,15 @@ after the migration, and a readmit that predates it fails on the store loudly. A
 migrated by a newer readmit is refused by this one.
 """
 
+import threading
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from builders import T0
-from conftest import store_url
+from conftest import fresh_postgres_schema, store_url
 from readmit.errors import InvalidEvent, MigrationError, StoreError
 from readmit.events import Assert, ItemDraft, Revoke, Supersede
 from readmit.model import Agent
@@ -70,22 +72,26 @@ def test_withdrawals_are_rows_of_their_own(store: WorkStateStore) -> None:
         store.append("ws", [Revoke(id="e9", at=_t(9), author="A2", target="c", why="again")])
 
 
+def _written_before(url: str) -> None:
+    """A store holding `_history`, as m008 left it: withdrawals in the items' own column."""
+    store = open_store(url)
+    _history(store)
+    assert isinstance(store, SqlStore)
+    with store.conn.transaction():
+        db = store.conn
+        db.execute("ALTER TABLE items RENAME COLUMN status_before_m009 TO status")
+        for item_id, status in _withdrawn(store):
+            db.execute("UPDATE items SET status = ? WHERE id = ?", (status, item_id))
+        db.execute("DROP TABLE withdrawn")
+        db.execute("DELETE FROM _readmit_migrations WHERE name = 'm009_withdrawn_items'")
+    store.close()
+
+
 def test_a_store_written_before_reads_the_same_after_the_migration(
     backend: str, tmp_path: Path
 ) -> None:
     with store_url(backend, tmp_path) as url:
-        store = open_store(url)
-        _history(store)
-        assert isinstance(store, SqlStore)
-        # Put the store back as m008 left it: withdrawals in the items' own column.
-        with store.conn.transaction():
-            db = store.conn
-            db.execute("ALTER TABLE items RENAME COLUMN status_before_m009 TO status")
-            for item_id, status in _withdrawn(store):
-                db.execute("UPDATE items SET status = ? WHERE id = ?", (status, item_id))
-            db.execute("DROP TABLE withdrawn")
-            db.execute("DELETE FROM _readmit_migrations WHERE name = 'm009_withdrawn_items'")
-        store.close()
+        _written_before(url)
 
         again = open_store(url)
         withdrawn, visible = _withdrawn(again), _visible(again)
@@ -113,3 +119,36 @@ def test_a_store_migrated_by_a_newer_readmit_is_refused(backend: str, tmp_path: 
             MigrationError, match=r"newer readmit \(m999_from_the_future\): upgrade"
         ):
             open_store(url)
+
+
+def test_a_withdrawal_by_an_older_readmit_during_the_migration_is_kept() -> None:
+    """PostgreSQL: an older readmit's batch, open when the migration starts, withdraws an item.
+
+    The migration waits for it and copies that withdrawal too. (SQLite's write lock keeps
+    the migration from starting while another writer's batch is open.)
+    """
+    import psycopg
+
+    with fresh_postgres_schema() as url:
+        _written_before(url)
+        with psycopg.connect(url) as older, psycopg.connect(url, autocommit=True) as watch:
+            older.execute("UPDATE items SET status = 'revoked' WHERE workspace = 'ws' AND id = 'b'")
+            opened: list[WorkStateStore] = []
+            migrating = threading.Thread(target=lambda: opened.append(open_store(url)))
+            migrating.start()
+            waits = (  # the migration's statement, waiting for the batch's lock
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND query LIKE 'ALTER TABLE items RENAME COLUMN status %'"
+            )
+            deadline = time.monotonic() + 60
+            while watch.execute(waits).fetchone() == (0,):  # until the migration waits on it
+                assert time.monotonic() < deadline, "the migration never waited for the batch"
+                time.sleep(0.01)
+            older.commit()
+            migrating.join(timeout=60)
+        assert opened, "the migration did not finish"
+        withdrawn, visible = _withdrawn(opened[0]), _visible(opened[0])
+        opened[0].close()
+
+    assert ("b", "revoked") in withdrawn
+    assert visible == ["d2"]

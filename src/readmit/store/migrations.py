@@ -162,9 +162,12 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             """CREATE TABLE withdrawn (
             workspace TEXT NOT NULL, id TEXT NOT NULL, status TEXT NOT NULL,
             PRIMARY KEY (workspace, id)) {without_rowid}""",
-            "INSERT INTO withdrawn (workspace, id, status) "
-            "SELECT workspace, id, status FROM items WHERE status <> 'active'",
+            # Renamed first: on PostgreSQL that locks the table until the migration commits,
+            # so a readmit from before it cannot withdraw an item between the copy and the
+            # rename (SQLite's write lock already holds every other writer off).
             "ALTER TABLE items RENAME COLUMN status TO status_before_m009",
+            "INSERT INTO withdrawn (workspace, id, status) SELECT workspace, id, "
+            "status_before_m009 FROM items WHERE status_before_m009 <> 'active'",
         ],
     ),
 ]
