@@ -17,6 +17,7 @@ from readmit.admission.memo import grown_from, keep
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.connection import Connection
+from readmit.store.rows import ACTIVE
 from readmit.wire.codec import event_from_json, item_from_json
 from readmit.wire.logged import loads
 
@@ -99,10 +100,7 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
     return cache.fetch(workspace, ids, rows, _item)
 
 
-_ACTIVE = (
-    "FROM items i WHERE workspace = ? AND NOT EXISTS "
-    "(SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)"
-)
+_ACTIVE = "FROM items i WHERE workspace = ? AND " + ACTIVE
 
 
 class _Items(NamedTuple):

@@ -151,12 +151,13 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         ["{log_fk}"],
     ),
     (
-        # An item's withdrawal (replaced, superseded, revoked) is a row appended here, not an
-        # UPDATE of the item's row: that rewrote the page of an item written long before,
+        # An item's withdrawal (replaced, superseded, revoked, closed) is a row appended here, not
+        # an UPDATE of the item's row: that rewrote the page of an item written long before,
         # and a batch that withdrew 750 items dirtied 750 such pages (on SQLite 30 us a
         # withdrawal with its share of the COMMIT, against 2-6 for a narrow insert). The
-        # old column is renamed, not left behind: a readmit from before this migration
-        # then fails on the store, loudly, instead of reading every withdrawn item as active.
+        # old column is renamed, not left behind: a readmit from before this migration then
+        # fails loudly wherever it reads which items are active, instead of reading every
+        # item withdrawn since as active.
         "m009_withdrawn_items",
         [
             """CREATE TABLE withdrawn (

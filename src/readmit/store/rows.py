@@ -13,6 +13,8 @@ from readmit.store.connection import Connection
 from readmit.wire.codec import item_from_json
 from readmit.wire.logged import loads
 
+ACTIVE = "NOT EXISTS (SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)"
+"""That the item row ``i`` is active: nothing withdrew it (a row of ``withdrawn`` would)."""
 CHUNK = 500
 """Values per ``IN (...)`` list (well under every driver's parameter limit)."""
 Row = tuple[object, ...]

@@ -40,7 +40,7 @@ from readmit.model import Agent, Item
 from readmit.store import verdicts
 from readmit.store.connection import Conflict, Connection
 from readmit.store.encoding import encode, item_body, receipt_digest
-from readmit.store.rows import ItemRow, References, Row, insert, select_in
+from readmit.store.rows import ACTIVE, ItemRow, References, Row, insert, select_in
 from readmit.wire.codec import obligation_from_json, obligation_to_json
 
 Clock = Callable[[], datetime]
@@ -54,8 +54,6 @@ _WITH_STATUS = (
     "LEFT JOIN withdrawn w ON w.workspace = i.workspace AND w.id = i.id"
 )
 """Items with their withdrawal's status (``None``: active)."""
-_ACTIVE = "NOT EXISTS (SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)"
-"""That the item ``i`` is active: nothing withdrew it."""
 
 
 class Writer:
@@ -153,7 +151,7 @@ class Writer:
             "SELECT id, body, key FROM items i",
             "key",
             keys,
-            "AND " + _ACTIVE,
+            "AND " + ACTIVE,
         ):
             self._by_key[key].append(item_id)
             if self._items.get(item_id) is None:
@@ -262,8 +260,7 @@ class Writer:
         if key not in self._by_key:
             self._by_key[key] = []
             for item_id, body in self.db.execute(
-                "SELECT id, body FROM items i WHERE workspace = ? AND key = ? AND NOT EXISTS "
-                "(SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)",
+                "SELECT id, body FROM items i WHERE workspace = ? AND key = ? AND " + ACTIVE,  # noqa: S608
                 (self.ws, key),
             ).fetchall():
                 self._by_key[key].append(item_id)
