@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from builders import NOW, context, item
 from readmit.admission import gates
+from readmit.admission.context import History
 from readmit.admission.gates import DEFAULT_GATES, apply_gates, max_chars
 from readmit.model import ANY, Item, Kind, Receipt, Scope, Validity
 from readmit.reasons import Reason
@@ -161,14 +162,37 @@ def test_a_remembered_receipt_check_binds_the_very_item_it_was_made_for() -> Non
 def test_the_memo_of_sound_items_keeps_to_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """One split that finds more sound items than the memo holds starts it over and keeps
     the first of them; every item is still kept."""
-    monkeypatch.setattr(gates, "_SOUND", {id(HOTEL): HOTEL})
-    monkeypatch.setattr(gates, "_SOUND_LIMIT", 3)
+    memo = gates._Remembered(3)
+    memo.items[id(HOTEL)] = HOTEL
+    monkeypatch.setattr(gates, "_OWN", memo)
     pool = [item(f"m{i}", f"Fact {i}.") for i in range(5)]
 
     kept, excluded = apply_gates(pool, context(tuple(pool)))
 
     assert (kept, excluded) == (pool, [])
-    assert list(gates._SOUND.values()) == pool[:3]
+    assert list(memo.items.values()) == pool[:3]
+
+
+def test_items_of_contexts_a_caller_makes_are_kept_alive_only_so_many(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A caller's contexts hold new objects at every return: the memo that keeps them alive
+    is bounded apart from the store's, whose items the store keeps alive anyway."""
+    monkeypatch.setattr(gates, "_OWN", gates._Remembered(gates._OWN.limit))
+    monkeypatch.setattr(gates, "_STORED", gates._Remembered(gates._STORED.limit))
+    mine = tuple(item(f"m{i}", f"Fact {i}.") for i in range(5))
+    stored = tuple(replace(i) for i in mine)  # what a store reads back: its own objects
+
+    apply_gates(mine, context(mine))
+    apply_gates(stored, replace(context(stored), history=_no_history))
+
+    assert set(gates._OWN.items) == set(map(id, mine))
+    assert set(gates._STORED.items) == set(map(id, stored))
+    assert gates._OWN.limit < gates._STORED.limit
+
+
+def _no_history(after: int, news: bool = True) -> History:
+    return History(events=(), items=())
 
 
 def test_a_text_no_digest_can_bind_fails_the_receipt_check() -> None:

@@ -48,7 +48,7 @@ def provenance(item: Item, ctx: ReturnContext) -> Reason | None:
 
     A receipt proves where a statement came from, not that it is true.
     """
-    if not _sound(item):
+    if not _sound(item, _remembered(ctx)):
         return Reason.MISSING_RECEIPT
     return None if item.cites <= ctx.evidence else Reason.MISSING_RECEIPT
 
@@ -129,7 +129,7 @@ class _DefaultGates:
     task and purpose part of U, and the interval part of T are decided once per
     distinct value (keyed by identity, cheaper than hashing the value; a run of items
     sharing the previous item's values is not even looked up), not per item; and the
-    items whose receipt binds their text are remembered (`_SOUND`).
+    items whose receipt binds their text are remembered (`_Remembered`).
     """
 
     def __init__(self, ctx: ReturnContext, limit: int) -> None:
@@ -157,7 +157,8 @@ class _DefaultGates:
 
     def split(self, items: Iterable[Item]) -> tuple[list[Item], list[Item]]:
         """The items every gate passes, and the others, each in their order."""
-        limit, sound = self.limit, _SOUND
+        memo = _remembered(self.ctx)
+        limit, sound = self.limit, memo.items
         epoch, role, evidence = self.ctx.epoch, self.ctx.returner.role, self.ctx.evidence
         kept: list[Item] = []
         failing: list[Item] = []
@@ -189,7 +190,7 @@ class _DefaultGates:
                     keep(item)
                     continue
             fail(item)
-        _learn(learned)
+        memo.learn(learned)
         return kept, failing
 
     def _scope(self, scope: Scope) -> tuple[Scope, bool]:
@@ -205,30 +206,63 @@ class _DefaultGates:
         return self.validities[id(validity)]
 
 
-_SOUND: dict[int, Item] = {}
-"""The items whose receipt binds their text, by identity: an item is kept, so while it is
-remembered no other object has its id, and a membership test of its id suffices. An item
-is immutable; the digest of its text cost the fused gates a third of their time at every
-return."""
-_SOUND_LIMIT = ITEMS
-"""As many as the store keeps decoded: with 131,072, a process serving sixteen workspaces of
-10k items started over at every few returns and checked every receipt again."""
+class _Remembered:
+    """Items whose receipt binds their text, by identity, at most ``limit`` of them.
+
+    An item is kept, so while it is remembered no other object has its id, and a
+    membership test of its id suffices. An item is immutable; the digest of its text cost
+    the fused gates a third of their time at every return. Past the limit it starts over.
+    """
+
+    __slots__ = ("items", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.items: dict[int, Item] = {}
+        self.limit = limit
+
+    def learn(self, items: Sequence[Item]) -> None:
+        """Remember ``items`` as sound, all at once, in C.
+
+        One call an item to remember it cost as much as checking it.
+        """
+        if len(self.items) + len(items) > self.limit:
+            self.items.clear()
+            items = items[: self.limit]
+        self.items.update(zip(map(id, items), items, strict=True))
+
+
+_STORED = _Remembered(ITEMS)
+"""For the contexts a store makes: its items are the objects it keeps decoded, alive
+anyway, so as many as it keeps (with 131,072, a process serving sixteen workspaces of 10k
+items started over at every few returns and checked every receipt again)."""
+_OWN = _Remembered(1 << 17)
+"""For contexts a caller makes itself: their items are new objects at every return, which
+only this memo would keep alive. With the store's bound, deciding Memora's contexts one
+after another grew a process by 35 MiB every 45 contexts, to 690 MiB before it started
+over; with this one, to about 130k items."""
+
+
+def _remembered(ctx: ReturnContext) -> _Remembered:
+    """The memo for ``ctx``'s items: a store's (it reads the log back) or a caller's."""
+    return _OWN if ctx.history is None else _STORED
+
+
 _DIGESTS: dict[tuple[str, str], str] = {}
 """Text digests by item id and text. A return to a context decided before finds its items
-in `_SOUND`; a first return to a new context gets new objects, but their ids and texts
+in `_Remembered`; a first return to a new context gets new objects, but their ids and texts
 recur from one context to the next (each of a Memora persona's 45 contexts holds the same
 1,274), and their digests were 2.8 ms of a context's first decision."""
 _DIGESTS_LIMIT = 1 << 14
-"""Fewer than `_SOUND_LIMIT`: a store's items are the same objects from one return to the
+"""Fewer than a `_Remembered` holds: a store's items are the same objects from one return to the
 next, and a 100k-item store would keep 100k texts' digests here for nothing."""
 
 
-def _sound(item: Item) -> bool:
+def _sound(item: Item, memo: _Remembered) -> bool:
     """Gate P's part that depends on the item alone: a receipt of its epoch, author and text."""
-    if id(item) in _SOUND:
+    if id(item) in memo.items:
         return True
     if _binds(item):
-        _learn((item,))
+        memo.learn((item,))
         return True
     return False
 
@@ -250,14 +284,3 @@ def _binds(item: Item) -> bool:
             return False
         found = keep(_DIGESTS, key, made, _DIGESTS_LIMIT)
     return receipt.digest == found
-
-
-def _learn(items: Sequence[Item]) -> None:
-    """Remember ``items`` as sound, all at once, in C.
-
-    One call an item to remember it cost as much as checking it.
-    """
-    if len(_SOUND) + len(items) > _SOUND_LIMIT:
-        _SOUND.clear()
-        items = items[:_SOUND_LIMIT]
-    _SOUND.update(zip(map(id, items), items, strict=True))
