@@ -48,6 +48,11 @@ def extends(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> bool:
     return longer[n - 1] is shorter[-1] and all(map(is_, shorter, longer))
 
 
+def lineage(pool: Sequence[Any]) -> object:
+    """What `Newest` groups values by: the first object of the pool they were made for."""
+    return pool[0] if pool else None
+
+
 def grown_from(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> tuple[Any, ...]:
     """``longer``, noted as made by extending ``shorter`` (``shorter + more``), for `extends`.
 
@@ -55,7 +60,7 @@ def grown_from(longer: tuple[Any, ...], shorter: tuple[Any, ...]) -> tuple[Any, 
     that grows a value from the earlier tuples would otherwise compare them whole.
     """
     if shorter:
-        _LINEAGE.put(id(longer), (longer, shorter), len(longer), longer[0])
+        _LINEAGE.put(id(longer), (longer, shorter), len(longer), lineage(longer))
     return longer
 
 
@@ -142,16 +147,16 @@ class Grown(Generic[V]):
         each extend the last, so the first try usually answers. Tuples another workspace's
         store made start with other objects, and are passed over at their first.
         """
-        first = tuples[0][0] if tuples and tuples[0] else None
-        lineage = [m for m in self._made.values() if m[0][0] and m[0][0][0] is first]
-        for held, value in sorted(lineage, key=_first_length, reverse=True):
+        first = lineage(tuples[0] if tuples else ())
+        kin = [m for m in self._made.values() if m[0][0] and m[0][0][0] is first]
+        for held, value in sorted(kin, key=_first_length, reverse=True):
             if all(map(extends, tuples, held)):
                 return tuple(map(len, held)), value
         return None
 
     def put(self, tuples: tuple[tuple[Any, ...], ...], value: V) -> V:
         """Remember ``value`` as made for ``tuples``."""
-        first = tuples[0][0] if tuples and tuples[0] else None
+        first = lineage(tuples[0] if tuples else ())
         self._made.put(tuple(map(id, tuples)), (tuples, value), sum(map(len, tuples)), first)
         return value
 
@@ -200,5 +205,5 @@ class Passes(Generic[V]):
         """
         self._puts += 1
         made = (pool if owned else tuple(pool), inputs, held, value)
-        self._passes.put(self._puts, made, len(pool), pool[0] if pool else None)
+        self._passes.put(self._puts, made, len(pool), lineage(pool))
         return value

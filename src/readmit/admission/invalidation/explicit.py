@@ -32,7 +32,7 @@ from readmit.admission.invalidation.links import (
     same_key_replacements,
     shared_keys,
 )
-from readmit.admission.memo import Grown, Newest
+from readmit.admission.memo import Grown, Newest, lineage
 from readmit.events import Close, Recorded
 from readmit.model import Agent, Item
 from readmit.reasons import Exclusion
@@ -276,7 +276,7 @@ def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
     if known is not None and known[0] is delta:
         return known[1]
     times = sorted(r.event.at for r in delta if isinstance(r.event, Close))
-    return _CLOSINGS.put(id(delta), (delta, times), len(delta), delta[0] if delta else None)[1]
+    return _CLOSINGS.put(id(delta), (delta, times), len(delta), lineage(delta))[1]
 
 
 _CLOSINGS: Newest[int, tuple[tuple[Recorded, ...], list[datetime]]] = Newest()
