@@ -9,14 +9,19 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from builders import T0
 from conftest import store_url
+from readmit.errors import InvalidEvent
 from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
-from readmit.model import Agent
+from readmit.model import Agent, Item
 from readmit.store import open_store
 from readmit.store.bodies import BodyCache
 from readmit.store.sql import SqlStore
+from readmit.wire.codec import item_from_json
 
 AGENTS = [Agent(id="A1", principal="p", role="ops"), Agent(id="A2", principal="p", role="dev")]
 
@@ -60,6 +65,48 @@ def test_what_one_process_writes_the_other_sees_despite_its_caches(
         assert again.epoch == warmed.epoch + 2
         checkpoint = first.depart("ws", "A1", T0 + timedelta(minutes=7))
         assert checkpoint.item_ids == ("a2", "c")
+
+
+def test_a_withdrawal_takes_its_target_as_decoded_and_its_status_from_the_store(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A served store's withdrawals do not parse their targets again; what the other
+    process withdrew since, and what the author may not read, are refused all the same."""
+    with two_processes(backend, tmp_path) as (first, second):
+        hidden = ItemDraft(id="h", text="Fact h.", principals=frozenset({"q"}))
+        at = T0 + timedelta(minutes=3)
+        first.append(
+            "ws",
+            [fact(1, "a", key="k"), fact(2, "b"), Assert(id="e3", at=at, author="A2", item=hidden)],
+        )
+        first.depart("ws", "A1", T0 + timedelta(minutes=4))
+        first.return_context("ws", REQUEST)  # decodes every item into `first`
+
+        second.append(
+            "ws", [Revoke(id="e5", at=T0 + timedelta(minutes=5), author="A2", target="b", why="x")]
+        )
+        parsed: list[dict[str, Any]] = []
+        real = item_from_json
+
+        def counted(data: dict[str, Any]) -> Item:
+            parsed.append(data)
+            return real(data)
+
+        monkeypatch.setattr("readmit.store.rows.item_from_json", counted)
+        with pytest.raises(InvalidEvent, match="no longer active"):
+            first.append(
+                "ws",
+                [Revoke(id="e6", at=T0 + timedelta(minutes=6), author="A2", target="b", why="x")],
+            )
+        with pytest.raises(InvalidEvent, match="unknown target item 'h'"):
+            first.append(
+                "ws",
+                [Revoke(id="e6", at=T0 + timedelta(minutes=6), author="A1", target="h", why="x")],
+            )
+        first.append("ws", [fact(6, "a2", key="k")])  # replaces ``a`` by its key
+
+        assert parsed == []
+        assert {i.id for i in first.visible_state("ws", "A1")} == {"a2"}
 
 
 def test_a_departure_another_process_records_replaces_the_checkpoint_one_remembers(

@@ -171,15 +171,16 @@ class SqlStore:
         self, db: Connection, workspace: str, events: Sequence[Event], clock: Clock | None
     ) -> list[Recorded]:
         agents = self.agents(workspace)
+        decoded = partial(self._decoded.get, workspace)
         # Most batches claim only new ids: the unique indexes check those as the rows go
         # in, with no lookup first. A batch refused that way (or any other) is rolled back
         # and checked again event by event, so the refusal names the event it always did.
         db.execute("SAVEPOINT batch")
         try:
-            return Writer(db, workspace, agents, optimistic=True).append(events, clock)
+            return Writer(db, workspace, agents, True, decoded).append(events, clock)
         except (InvalidEvent, Conflict):
             db.execute("ROLLBACK TO SAVEPOINT batch")
-        return Writer(db, workspace, agents).append(events, clock)
+        return Writer(db, workspace, agents, decoded=decoded).append(events, clock)
 
     def _epoch(self, db: Connection, workspace: str) -> int:
         row = db.execute(

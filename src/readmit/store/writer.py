@@ -17,7 +17,7 @@ Nothing is written if any event is refused (the caller's transaction rolls back)
 """
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -44,6 +44,8 @@ from readmit.store.rows import ACTIVE, ItemRow, References, Row, insert, select_
 from readmit.wire.codec import obligation_from_json, obligation_to_json
 
 Clock = Callable[[], datetime]
+Decoded = Callable[[list[str]], Mapping[str, Item]]
+"""What a store has already decoded of some items, by id (an item's body never changes)."""
 _NAMES = ("workspace", "id", "kind")
 _ITEMS = ("workspace", "id", "epoch", "key", "body")
 _WITHDRAWN = ("workspace", "id", "status")
@@ -60,9 +62,15 @@ class Writer:
     """Applies batches of events to one workspace inside an open transaction."""
 
     def __init__(
-        self, db: Connection, workspace: str, agents: dict[str, Agent], optimistic: bool = False
+        self,
+        db: Connection,
+        workspace: str,
+        agents: dict[str, Agent],
+        optimistic: bool = False,
+        decoded: Decoded | None = None,
     ) -> None:
         self.optimistic = optimistic  # new ids and names left to the unique indexes (`sql`)
+        self.decoded = decoded  # a target a return read is not parsed again
         self.db = db
         self.ws = workspace
         self.agents = agents
@@ -140,10 +148,8 @@ class Writer:
         self._event_ids.update((i, i in used) for i in ids)
         self._names.update((n, n in taken) for n in names)
         self._items.update((t, None) for t in targets)
-        for item_id, body, status in select_in(
-            self.db, self.ws, _WITH_STATUS, "i.id", targets, where="i.workspace"
-        ):
-            self._items[item_id] = ItemRow(body=body, status=status or "active", new=False)
+        found = select_in(self.db, self.ws, _WITH_STATUS, "i.id", targets, where="i.workspace")
+        stored = [(item_id, body, status or "active") for item_id, body, status in found]
         self._by_key.update((k, []) for k in keys)
         for item_id, body, key in select_in(
             self.db,
@@ -154,8 +160,8 @@ class Writer:
             "AND " + ACTIVE,
         ):
             self._by_key[key].append(item_id)
-            if self._items.get(item_id) is None:
-                self._items[item_id] = ItemRow(body=body, status="active", new=False)
+            stored.append((item_id, body, "active"))
+        self._stored(stored)
         self._evidence.update((c, None) for c in cites)
         for source, principal in select_in(
             self.db,
@@ -168,6 +174,13 @@ class Writer:
             where="v.workspace",
         ):
             self._evidence[source] = principal
+
+    def _stored(self, rows: list[tuple[str, str, str]]) -> None:
+        """Hold stored items' rows (id, body, status), with what the store decoded of them."""
+        known = self.decoded([r[0] for r in rows]) if self.decoded and rows else {}
+        for item_id, body, status in rows:
+            if self._items.get(item_id) is None:
+                self._items[item_id] = ItemRow(body, status, False, known.get(item_id))
 
     def _flush(self) -> None:
         """Write the batch's queued rows (items, and the withdrawals of any item)."""
@@ -197,14 +210,8 @@ class Writer:
             case Evidence():
                 self._claim(event.id, event.source_id, "evidence")
                 self._evidence[event.source_id] = author.principal
-                self._rows["evidence"].append(
-                    (
-                        self.ws,
-                        event.source_id,
-                        self.epoch,
-                        text_digest(event.source_id, event.text),
-                    )
-                )
+                digest = text_digest(event.source_id, event.text)
+                self._rows["evidence"].append((self.ws, event.source_id, self.epoch, digest))
             case Supersede():
                 self._withdraw(event.id, event.target, "superseded", author)
                 self._add_item(event.id, event.item, author, item)
@@ -258,14 +265,12 @@ class Writer:
     def _with_key(self, key: str) -> list[str]:
         """The ids of items with ``key`` that were active when the batch began or since."""
         if key not in self._by_key:
-            self._by_key[key] = []
-            for item_id, body in self.db.execute(
+            rows = self.db.execute(
                 "SELECT id, body FROM items i WHERE workspace = ? AND key = ? AND " + ACTIVE,  # noqa: S608
                 (self.ws, key),
-            ).fetchall():
-                self._by_key[key].append(item_id)
-                if self._items.get(item_id) is None:
-                    self._items[item_id] = ItemRow(body=body, status="active", new=False)
+            ).fetchall()
+            self._by_key[key] = [item_id for item_id, _ in rows]
+            self._stored([(item_id, body, "active") for item_id, body in rows])
         return self._by_key[key]
 
     def _replace(self, key: str, author: Agent) -> None:
@@ -308,9 +313,8 @@ class Writer:
             row = self.db.execute(
                 _WITH_STATUS + " WHERE i.workspace = ? AND i.id = ?", (self.ws, item_id)
             ).fetchone()
-            self._items[item_id] = (
-                None if row is None else ItemRow(body=row[1], status=row[2] or "active", new=False)
-            )
+            self._items[item_id] = None
+            self._stored([] if row is None else [(item_id, row[1], row[2] or "active")])
         return self._items[item_id]
 
     def readable(self, item_id: str, agent: Agent) -> tuple[Item, str] | None:
