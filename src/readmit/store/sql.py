@@ -171,16 +171,16 @@ class SqlStore:
         self, db: Connection, workspace: str, events: Sequence[Event], clock: Clock | None
     ) -> list[Recorded]:
         agents = self.agents(workspace)
-        decoded = partial(self._decoded.get, workspace)
+        known = partial(self._decoded.get, workspace)
         # Most batches claim only new ids: the unique indexes check those as the rows go
         # in, with no lookup first. A batch refused that way (or any other) is rolled back
         # and checked again event by event, so the refusal names the event it always did.
         db.execute("SAVEPOINT batch")
         try:
-            return Writer(db, workspace, agents, True, decoded).append(events, clock)
+            return Writer(db, workspace, agents, optimistic=True, known=known).append(events, clock)
         except (InvalidEvent, Conflict):
             db.execute("ROLLBACK TO SAVEPOINT batch")
-        return Writer(db, workspace, agents, decoded=decoded).append(events, clock)
+        return Writer(db, workspace, agents, known=known).append(events, clock)
 
     def _epoch(self, db: Connection, workspace: str) -> int:
         row = db.execute(

@@ -44,8 +44,9 @@ from readmit.store.rows import ACTIVE, ItemRow, References, Row, insert, select_
 from readmit.wire.codec import obligation_from_json, obligation_to_json
 
 Clock = Callable[[], datetime]
-Decoded = Callable[[list[str]], Mapping[str, Item]]
-"""What a store has already decoded of some items, by id (an item's body never changes)."""
+Known = Callable[[list[str]], Mapping[str, Item]]
+"""What a store has already decoded of some items, by id (a committed body never changes;
+`docs/security.md`: no process may run on while its database is replaced)."""
 _NAMES = ("workspace", "id", "kind")
 _ITEMS = ("workspace", "id", "epoch", "key", "body")
 _WITHDRAWN = ("workspace", "id", "status")
@@ -67,10 +68,10 @@ class Writer:
         workspace: str,
         agents: dict[str, Agent],
         optimistic: bool = False,
-        decoded: Decoded | None = None,
+        known: Known | None = None,
     ) -> None:
         self.optimistic = optimistic  # new ids and names left to the unique indexes (`sql`)
-        self.decoded = decoded  # a target a return read is not parsed again
+        self.known = known  # stored items the batch reads are not parsed again
         self.db = db
         self.ws = workspace
         self.agents = agents
@@ -177,7 +178,7 @@ class Writer:
 
     def _stored(self, rows: list[tuple[str, str, str]]) -> None:
         """Hold stored items' rows (id, body, status), with what the store decoded of them."""
-        known = self.decoded([r[0] for r in rows]) if self.decoded and rows else {}
+        known = self.known([r[0] for r in rows]) if self.known and rows else {}
         for item_id, body, status in rows:
             if self._items.get(item_id) is None:
                 self._items[item_id] = ItemRow(body, status, False, known.get(item_id))
