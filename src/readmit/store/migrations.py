@@ -196,7 +196,11 @@ def pending(conn: Connection) -> list[str]:
         MigrationError: if the store has migrations this version does not know: a newer
             readmit wrote it, and this one would misread it.
     """
-    done = applied(conn)
+    return missing(applied(conn))
+
+
+def missing(done: set[str]) -> list[str]:
+    """The migrations ``done`` (the names applied) lacks, after `refuse_newer`."""
     refuse_newer(done)
     return [name for name, _ in MIGRATIONS if name not in done]
 

@@ -48,7 +48,7 @@ from readmit.store.bodies import (
     logged_events,
 )
 from readmit.store.connection import Conflict, Connection, stamp
-from readmit.store.migrations import MIGRATIONS, migrate, refuse_newer
+from readmit.store.migrations import migrate, missing
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
 
@@ -91,10 +91,9 @@ class SqlStore:
         with self._read() as db:
             db.check()
             done = {r[0] for r in db.execute("SELECT name FROM _readmit_migrations")}
-        refuse_newer(done)
-        missing = [name for name, _ in MIGRATIONS if name not in done]
-        if missing:
-            raise StoreError(f"store schema is missing migrations {', '.join(missing)}")
+        lacking = missing(done)
+        if lacking:
+            raise StoreError(f"store schema is missing migrations {', '.join(lacking)}")
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
