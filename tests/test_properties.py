@@ -11,7 +11,7 @@ from readmit.admission import admit
 from readmit.admission.capture import capture
 from readmit.admission.context import ReturnContext
 from readmit.admission.decision import Decision, Issued
-from readmit.admission.invalidation.observations import observations
+from readmit.admission.invalidation.observations import observations, observations_of
 from readmit.admission.invalidation.scanner import Limits, Observations
 from readmit.canonical import canonical_json, digest
 from readmit.policy import Policy
@@ -108,6 +108,19 @@ def test_with_the_verifier_down_no_challenged_item_is_admitted(
     decision = admit(ctx, policy=policy, verifier=UnavailableVerifier(), signer=SIGNER)
 
     assert not challenged & set(kept(decision))
+
+
+@given(workspaces)
+def test_a_verifier_of_no_news_is_shown_exactly_the_withdrawals_among_all_observations(
+    ctx: ReturnContext,
+) -> None:
+    """Also for a Δ of asserts only, whose keyed ones are picked out another way."""
+    asserts = tuple(r for r in ctx.delta if r.event.op == "assert")
+    for delta in (ctx.delta, asserts):
+        every = observations_of(delta, ctx.items, ctx.by_id, news=True)
+        shown = observations_of(delta, ctx.items, ctx.by_id, news=False)
+
+        assert shown == [later for later in every if later.withdrawn_text is not None]
 
 
 @given(workspaces, policies)

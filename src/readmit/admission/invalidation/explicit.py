@@ -70,6 +70,8 @@ def _marked(
 ) -> tuple[list[Item], list[Exclusion], list[bool]]:
     """`_resolved`, with whether each item of ``pool`` was excluded."""
     touched = links.keys() | replaced.keys()
+    if not touched:
+        return list(pool), [], [False] * len(pool)
     # One pass in C over the ids: most of a large pool is untouched.
     marks = list(map(touched.__contains__, map(_ID, pool)))
     kept = list(compress(pool, map(not_, marks)))
@@ -275,7 +277,9 @@ def _closings(delta: tuple[Recorded, ...]) -> list[datetime]:
     known = _CLOSINGS.get(id(delta))
     if known is not None and known[0] is delta:
         return known[1]
-    times = sorted(r.event.at for r in delta if isinstance(r.event, Close))
+    # Most deltas close nothing: their ops are read in C, with no Python frame an event.
+    closes = "close" in map(_OP, delta)
+    times = sorted(r.event.at for r in delta if isinstance(r.event, Close)) if closes else []
     return _CLOSINGS.put(id(delta), (delta, times), len(delta), lineage(delta))[1]
 
 
@@ -283,3 +287,4 @@ _CLOSINGS: Newest[int, tuple[tuple[Recorded, ...], list[datetime]]] = Newest()
 
 
 _ID = attrgetter("id")
+_OP = attrgetter("event.op")

@@ -137,6 +137,8 @@ def shared_keys(items: tuple[Item, ...]) -> dict[str, list[Item]]:
                 first[key] = item
         return _KEYS.put((items,), (first, groups))[1]
     keys = list(map(_KEY, items))
+    if keys.count(None) == len(keys):  # in C; no key at all is common (Memora's items)
+        return _KEYS.put((items,), ({}, {}))[1]
     shared = {key for key, n in Counter(keys).items() if n > 1 and key is not None}
     groups = {}
     for item in compress(items, map(shared.__contains__, keys)):
