@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from readmit.errors import ConfigError
-from readmit.policy import MAX_VIEW_TTL, OnIncomplete, Policy
+from readmit.policy import MAX_JUDGMENT_SECONDS, MAX_VIEW_TTL, OnIncomplete, Policy
 
 COUNTS = ["max_items", "max_chars", "max_item_chars", "batch_size"]
 COUNTS += ["scan_top_k", "scan_embed_top_k", "scan_per_item"]
@@ -25,6 +25,7 @@ GOOD: dict[str, list[Any]] = {
     "selection": ["obligations", "relevance"],
     "on_incomplete": ["block", "reset", OnIncomplete.RESET],
     "view_ttl_seconds": [1, 0.5, 3600, MAX_VIEW_TTL.total_seconds()],
+    "max_judgment_seconds": [None, 0.25, 1, 30.0, MAX_JUDGMENT_SECONDS],
 }
 BAD: dict[str, list[Any]] = {
     **{name: [0, -1, True, False, 1.0, "3", None, [1]] for name in COUNTS},
@@ -34,6 +35,7 @@ BAD: dict[str, list[Any]] = {
     "selection": ["random", "", None, 1, ["obligations"]],
     "on_incomplete": ["shrug", "", None, 1, True],
     "view_ttl_seconds": [0, -1, 1e300, math.nan, math.inf, "3600", None, True, 10**400],
+    "max_judgment_seconds": [0, -1, 0.0, 86_400.5, math.nan, math.inf, "3", True, [1]],
 }
 SAYS = {
     **dict.fromkeys(COUNTS, "must be a positive integer"),
@@ -43,6 +45,7 @@ SAYS = {
     "selection": "must be 'obligations' or 'relevance'",
     "on_incomplete": "must be 'block' or 'reset'",
     "view_ttl_seconds": "must be a number of seconds in (0, 31622400]",
+    "max_judgment_seconds": "must be a number of seconds in (0, 86400] or null",
 }
 
 

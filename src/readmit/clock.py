@@ -1,11 +1,17 @@
-"""The only module that reads the wall clock; everything else takes time as a parameter."""
+"""The only module that reads the clocks; everything else takes time as a parameter."""
 
+import time
 from datetime import UTC, datetime
 
 
 def now() -> datetime:
     """Return the current time as a timezone-aware UTC datetime."""
     return datetime.now(UTC)
+
+
+def elapsed() -> float:
+    """Seconds on a monotonic clock, for measuring how long something took (not when)."""
+    return time.monotonic()
 
 
 def parse_time(text: str) -> datetime:

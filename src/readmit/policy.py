@@ -21,6 +21,8 @@ SelectionMode = Literal["obligations", "relevance"]
 
 MAX_VIEW_TTL = timedelta(days=366)
 """The longest a view may ever stay valid, whatever a policy asks (servers cap it lower)."""
+MAX_JUDGMENT_SECONDS = 86_400.0
+"""The most verifier time a policy may give one return (a day: beyond it, set none)."""
 
 
 class OnIncomplete(StrEnum):
@@ -41,6 +43,10 @@ class _Says:
 
 _Count = Annotated[int, Field(ge=1), _Says("must be a positive integer")]
 _Limit = Annotated[Annotated[int, Field(ge=1)] | None, _Says("must be a positive integer or null")]
+_Seconds = Annotated[
+    Annotated[float, Field(gt=0, le=MAX_JUDGMENT_SECONDS, allow_inf_nan=False)] | None,
+    _Says(f"must be a number of seconds in (0, {MAX_JUDGMENT_SECONDS:.0f}] or null"),
+]
 _Share = Annotated[float, Field(ge=0, le=1), _Says("must be a number in [0, 1]")]
 _Flag = Annotated[bool, _Says("must be true or false")]
 _Selection = Annotated[SelectionMode, _Says("must be 'obligations' or 'relevance'")]
@@ -102,6 +108,12 @@ class Policy:
     cache happens to hold."""
     max_judgment_tokens: _Limit = None
     """LLM tokens one return may spend on judgments (``None``: no limit but the calls)."""
+    max_judgment_seconds: _Seconds = None
+    """Seconds one return may spend waiting on verifier (and dependency-scan) calls; a
+    call starts only while some are left, and is not cut short (the verifier's own
+    timeout bounds it). ``None``: no limit but the calls. With a limit, what a return
+    screens depends on the verifier's speed, so a replay may screen more or less; what
+    it did not get to is ``unscreened``, and a later return screens it."""
     view_ttl: _TTL = timedelta(hours=1)
     """How long an issued Return View stays valid."""
 

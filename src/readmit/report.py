@@ -7,7 +7,7 @@ from typing import Any
 from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage
 from readmit.admission.decision import Decision, Issued
-from readmit.admission.invalidation.screening import Judgment
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.view import exclusion_json, hidden_ids, redact
 from readmit.clock import format_time
 from readmit.model import Experience
@@ -187,10 +187,16 @@ def judgment_json(judgment: Judgment) -> dict[str, Any]:
         "scans": judgment.scans,
         "pairs": judgment.pairs,
         "tokens": judgment.tokens,
+        # Time spent only under a time budget: without one, a record stays the same on a replay.
+        "seconds": None if judgment.max_seconds is None else round(judgment.seconds, 3),
         "unscreened": judgment.unscreened,
         "standing": judgment.standing,
         "confirmed": len(judgment.confirmed),
-        "budget": {"calls": judgment.max_calls, "tokens": judgment.max_tokens},
+        "budget": {
+            "calls": judgment.max_calls,
+            "tokens": judgment.max_tokens,
+            "seconds": judgment.max_seconds,
+        },
     }
 
 
@@ -200,8 +206,10 @@ def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
     The audit log is never rewritten, so each record keeps the shape of the readmit
     that logged it; readers upgrade it on the way out. ``not_selected`` entries inside
     ``excluded`` (logged before they were split out) become the ``not_selected`` id
-    list, and a ``judgment`` without ``scans`` (logged before the dependency scan
-    existed, so it made none) gets ``scans: 0``. What an older readmit never recorded
+    list, a ``judgment`` without ``scans`` (logged before the dependency scan
+    existed, so it made none) gets ``scans: 0``, and one without ``seconds`` (logged
+    before time budgets, so under none) gets ``seconds: null`` and a budget of
+    ``seconds: null``. What an older readmit never recorded
     (``judgment``, ``missing``, ``obligation_coverage``, ``withheld_memories``,
     ``texts``, ``thresholds``) stays absent rather than invented: the policy a record
     was decided under may not have been the default, so no threshold is guessed. A view
@@ -215,7 +223,10 @@ def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
         out["not_selected"] = left
     judgment = out.get("judgment")
     if judgment is not None and "scans" not in judgment:
-        out["judgment"] = {**judgment, "scans": 0}
+        judgment = out["judgment"] = {**judgment, "scans": 0}
+    if judgment is not None and "seconds" not in judgment:
+        budget = {**judgment["budget"], "seconds": None}
+        out["judgment"] = {**judgment, "seconds": None, "budget": budget}
     return out
 
 

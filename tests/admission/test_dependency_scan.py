@@ -1,5 +1,6 @@
 """The dependency scan: a model names premise changes the scanner missed; the verifier decides."""
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -116,6 +117,27 @@ def test_scan_calls_count_against_the_budget() -> None:
 
     assert screener.excluded["p0"].reason == Reason.UNSCREENED
     assert len(scan.shown) == 2
+
+
+@dataclass
+class SlowScan(WordScan):
+    """A scan that takes at least ``seconds`` a call, as a model on a CPU does."""
+
+    seconds: float = 0.05
+
+    def scan(self, target: str, premises: Sequence[str], laters: Sequence[Later]) -> list[bool]:
+        time.sleep(self.seconds)
+        return super().scan(target, premises, laters)
+
+
+def test_scan_calls_count_against_the_time_budget() -> None:
+    scan = SlowScan("flight", batch=1)
+
+    screener = screen(scan, Policy(max_judgment_seconds=0.01))
+
+    assert screener.excluded["p0"].reason == Reason.UNSCREENED
+    assert len(scan.shown) == 1  # the first scan took longer than the whole budget
+    assert screener.judgment(0).seconds >= 0.05
 
 
 def test_the_scan_never_sees_what_the_item_brought_or_news_restating_it() -> None:

@@ -1,5 +1,6 @@
 """The implicit stage: judging in selection order, fail closed, within a budget."""
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -244,6 +245,46 @@ def test_the_token_budget_stops_judging_once_spent() -> None:
     assert kept == items[:2]
     assert [e.reason for e in excluded] == [Reason.UNSCREENED, Reason.UNSCREENED]
     assert screener.judgment(0).tokens == 600
+
+
+@dataclass
+class _Slow:
+    """A verifier that takes at least ``seconds`` a call, as a model on a CPU does."""
+
+    seconds: float
+    name: str = "slow"
+    calls: int = 0
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        self.calls += 1
+        time.sleep(self.seconds)
+        return [Verdict(invalidates=False, confidence=0.9) for _ in pairs]
+
+
+def test_the_time_budget_starts_no_call_once_spent_and_withholds_the_rest() -> None:
+    items = [item(f"i{n}", f"Sunrise Hotel note {n}.") for n in range(4)]
+    verifier = _Slow(seconds=0.05)
+
+    # Only time spent in calls counts: the first call always starts, however slow the
+    # machine, and takes longer than the whole budget, so no other starts.
+    kept, excluded, screener = screen(items, verifier, Policy(max_judgment_seconds=0.01))
+
+    assert verifier.calls == 1
+    assert kept == items[:1]
+    assert {e.item: e.reason for e in excluded} == {f"i{n}": Reason.UNSCREENED for n in (1, 2, 3)}
+    report = screener.judgment(0)
+    assert report.seconds >= 0.05
+    assert (report.calls, report.unscreened, report.max_seconds) == (1, 3, 0.01)
+
+
+def test_a_time_budget_the_calls_fit_in_changes_nothing() -> None:
+    items = [item(f"i{n}", f"Sunrise Hotel note {n}.") for n in range(4)]
+
+    timed = screen(items, verdict(False, 0.9), Policy(max_judgment_seconds=3600))
+    untimed = screen(items, verdict(False, 0.9))
+
+    assert timed[:2] == untimed[:2] == (items, [])
+    assert timed[2].judgment(0).calls == untimed[2].judgment(0).calls == 4
 
 
 def test_judgments_grow_with_the_view_not_with_the_store() -> None:

@@ -303,3 +303,44 @@ def test_an_item_over_the_size_budget_names_the_limit(
     assert "[the limit is 40 characters (max_item_chars)]" in result.output
     page = (tmp_path / "pages" / "decision-1.html").read_text(encoding="utf-8")
     assert "(the limit is 40 characters (max_item_chars))" in page
+
+
+def test_a_time_budget_is_recorded_and_shown_with_the_time_spent(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    timed = tmp_path / "timed.json"
+    timed.write_text(json.dumps({**travel, "policy": {"max_judgment_seconds": 30}}), "utf-8")
+    untimed = tmp_path / "untimed.json"
+    untimed.write_text(json.dumps(travel), "utf-8")
+
+    [record, *_] = json.loads(runner.invoke(cli, ["replay", str(timed), "--json"]).stdout)[
+        "decisions"
+    ]
+    [plain, *_] = json.loads(runner.invoke(cli, ["replay", str(untimed), "--json"]).stdout)[
+        "decisions"
+    ]
+
+    judgment = record["judgment"]
+    assert judgment["calls"] == 2
+    assert judgment["budget"]["seconds"] == 30
+    assert 0 <= judgment["seconds"] < 30
+    # Without a time budget no time is recorded: a replay logs the same record.
+    assert (plain["judgment"]["seconds"], plain["judgment"]["budget"]["seconds"]) == (None, None)
+    assert f"{judgment['seconds']:.1f} of 30 s;" in "\n".join(render_decision(record))
+    assert " s;" not in "\n".join(render_decision(plain))
+
+
+def test_a_record_from_before_time_budgets_renders_without_one(
+    runner: CliRunner, scenario_file: Path
+) -> None:
+    [record, *_] = json.loads(runner.invoke(cli, ["replay", str(scenario_file), "--json"]).stdout)[
+        "decisions"
+    ]
+    judgment = {k: v for k, v in record["judgment"].items() if k != "seconds"}
+    judgment["budget"] = {"calls": 32, "tokens": None}  # as logged before time budgets
+
+    lines = list(render_decision({**record, "judgment": judgment}))
+
+    assert any(
+        line.startswith("  judgment: 2 of 32 verifier calls (builtin); 1 new") for line in lines
+    )

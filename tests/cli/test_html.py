@@ -263,3 +263,19 @@ def test_headless_chromium_renders_what_a_person_reads(pages: list[Path], tmp_pa
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png[16:24]) == (1200, 1600)
     assert len(png) > 20_000  # a page of text, not a blank image
+
+
+def test_the_judgment_says_how_long_it_waited_under_a_time_budget(runner: CliRunner) -> None:
+    record: dict[str, Any] = json.loads(runner.invoke(cli, ["demo", "--json"]).stdout)["decisions"][
+        0
+    ]
+    untimed = read(decision_html(record)).section("Judgment")
+    record["judgment"] |= {
+        "seconds": 1.25,
+        "budget": {**record["judgment"]["budget"], "seconds": 5},
+    }
+
+    timed = read(decision_html(record)).section("Judgment")
+
+    assert "seconds" not in untimed
+    assert timed.endswith("It waited 1.2 of 5 allowed seconds on calls.")

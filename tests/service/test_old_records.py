@@ -64,11 +64,18 @@ def _first_service(record: dict[str, Any]) -> dict[str, Any]:
     return _view_without_policy(_not_selected_inside_excluded(record))
 
 
+def _judgment_without_seconds(record: dict[str, Any]) -> dict[str, Any]:
+    """Before time budgets: no time spent, and a budget of calls and tokens only."""
+    del record["judgment"]["seconds"]
+    del record["judgment"]["budget"]["seconds"]
+    return record
+
+
 def _judgment_without_scans(record: dict[str, Any]) -> dict[str, Any]:
     for key in ("texts", *NAMED):
         del record[key]
     del record["judgment"]["scans"]
-    return _view_without_policy(_not_selected_inside_excluded(record))
+    return _view_without_policy(_not_selected_inside_excluded(_judgment_without_seconds(record)))
 
 
 def _before_the_split(record: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +96,12 @@ CASES = [
     Case("first service", _first_service, named=False, scans=None),
     Case("judgment without scans", _judgment_without_scans, named=False, scans=0),
     Case("not_selected inside excluded", _before_the_split, named=True, scans=0),
+    Case(
+        "judgment without seconds",
+        lambda r: _before_the_split(_judgment_without_seconds(r)),
+        named=True,
+        scans=0,
+    ),
 ]
 
 

@@ -14,8 +14,9 @@ from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.explicit import resolve_explicit
 from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.invalidation.propagation import propagate
-from readmit.admission.invalidation.screening import Judgment, Screener
+from readmit.admission.invalidation.screening import Screener
 from readmit.admission.invalidation.standing import apply_standing
 from readmit.admission.readmission import readmit
 from readmit.admission.view import issue

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from readmit.admission.coverage import Coverage, not_selected
-from readmit.admission.invalidation.screening import Judgment
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.view import VerifiedView
 from readmit.model import Experience, Item
 from readmit.reasons import Exclusion

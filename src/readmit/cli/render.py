@@ -189,8 +189,11 @@ def _judgment(j: dict[str, Any]) -> str:
     budget = j["budget"]
     tokens = f", {j['tokens']} tokens" if j["tokens"] else ""
     limit = f" of {budget['tokens']}" if tokens and budget["tokens"] else ""
+    seconds = budget.get("seconds")  # a record from before time budgets has none
+    waited = f", {j['seconds']:.1f} of {seconds:g} s" if seconds is not None else ""
     return (
-        f"{j['calls']} of {budget['calls']} verifier calls ({j['verifier']}){tokens}{limit}; "
+        f"{j['calls']} of {budget['calls']} verifier calls ({j['verifier']}){tokens}{limit}"
+        f"{waited}; "
         f"{j['confirmed']} new and {j['standing']} standing invalidation(s); "
         f"{j['unscreened']} item(s) left unscreened"
     )

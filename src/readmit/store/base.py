@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from readmit.admission.context import ReturnContext
-from readmit.admission.invalidation.screening import Judgment
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from readmit.admission.context import History, ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
-from readmit.admission.invalidation.screening import Judgment
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import (

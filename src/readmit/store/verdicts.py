@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Container
 
 from readmit.admission.context import Standing
-from readmit.admission.invalidation.screening import ANY_VERIFIER, Judgment
+from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
 from readmit.model import ANY, Item, Scope
 from readmit.store.connection import Connection

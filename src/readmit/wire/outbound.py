@@ -160,6 +160,7 @@ class BudgetOut(TypedDict):
 
     calls: int | None
     tokens: int | None
+    seconds: float | None
 
 
 @with_config(_CLOSED)
@@ -171,6 +172,8 @@ class JudgmentOut(TypedDict):
     scans: int
     pairs: int
     tokens: int
+    seconds: float | None
+    """Seconds spent waiting on verifier calls; ``null`` without a time budget."""
     unscreened: int
     standing: int
     confirmed: int

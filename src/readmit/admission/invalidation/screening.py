@@ -19,14 +19,15 @@ strongest link first, stopping at the first confirmed invalidation. With a
 verifier judges what it names (see `readmit.admission.invalidation.dependency_scan`).
 
 Fail closed: a call the budget (``Policy.judgment_calls`` calls,
-``Policy.max_judgment_tokens`` tokens) cannot pay for is not made, and an item
+``Policy.max_judgment_tokens`` tokens, ``Policy.max_judgment_seconds`` spent waiting on
+calls) cannot pay for is not made, and an item
 left partly judged is withheld as ``unscreened``; one whose pairs got no answer
 or an abstention is ``verifier_unavailable``, as is one whose embedding
 proposals failed and no lexical proposal confirmed.
 """
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from typing import ParamSpec, TypeVar
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.dependency_scan import DependencyScan
@@ -44,41 +45,17 @@ from readmit.admission.invalidation.implicit import (
     unanswered,
 )
 from readmit.admission.invalidation.indexes import indexed
+from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
 from readmit.admission.invalidation.observations import observations, observations_of
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
+from readmit.clock import elapsed
 from readmit.errors import VerifierUnavailable
 from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
 
-ANY_VERIFIER = "*"
-"""The key of `ReturnContext.screened` whose epochs bind every verifier (a lapsed verdict's
-item is screened only against what came after the event that restored its premise)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Judgment:
-    """What the implicit stage did at one return, and what the store keeps of it."""
-
-    verifier: str
-    calls: int = 0
-    """Verifier and dependency-scan calls made (cached verdicts included)."""
-    scans: int = 0
-    """Of ``calls``, those of the dependency scan."""
-    pairs: int = 0
-    """(later, earlier) pairs judged."""
-    tokens: int = 0
-    """LLM tokens the verifier reported for this return's calls."""
-    unscreened: int = 0
-    """Items withheld as ``unscreened`` because the budget was spent."""
-    max_calls: int = 0
-    max_tokens: int | None = None
-    standing: int = 0
-    """Stored verdicts that applied (no judgment needed)."""
-    confirmed: tuple[Exclusion, ...] = ()
-    """Invalidations confirmed at this return, for the store to keep."""
-    screened: Mapping[str, int] = field(default_factory=dict)
-    """Items judged valid, with the epoch they are now screened through."""
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class Screener:
@@ -110,6 +87,7 @@ class Screener:
         self.confirmed: list[Exclusion] = []
         self.screened: dict[str, int] = {}
         self.calls = self.pairs = self.unscreened = 0
+        self.seconds = 0.0
         self.tokens_before = _tokens(verifier)
         self._index: Observations | None = None
         self._index_from = ctx.departure.epoch
@@ -139,6 +117,8 @@ class Screener:
             unscreened=self.unscreened,
             max_calls=self.policy.judgment_calls,
             max_tokens=self.policy.max_judgment_tokens,
+            seconds=self.seconds,
+            max_seconds=self.policy.max_judgment_seconds,
             standing=standing,
             confirmed=tuple(self.confirmed),
             screened=dict(self.screened),
@@ -251,7 +231,7 @@ class Screener:
             self.calls += 1
             self.scans += 1
             try:
-                flags = scan.scan(item.text, self._premise_texts(item), shown)
+                flags = self._timed(scan.scan, item.text, self._premise_texts(item), shown)
             except VerifierUnavailable as exc:
                 unavailable = unavailable or Exclusion(
                     item=item.id,
@@ -273,7 +253,7 @@ class Screener:
     def _call(self, batch: list[Pair]) -> list[tuple[Pair, Verdict | None]]:
         self.calls += 1
         self.pairs += len(batch)
-        answers = judge_batch(self.verifier, batch)
+        answers = self._timed(judge_batch, self.verifier, batch)
         if self.on_progress is not None:
             self.on_progress(self.calls, self.policy.judgment_calls)
         return answers
@@ -314,11 +294,21 @@ class Screener:
         )
         return False
 
+    def _timed(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``call(*args, **kwargs)``, its time added to what this return spent waiting on calls."""
+        started = elapsed()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            self.seconds += elapsed() - started
+
     def _affordable(self) -> bool:
-        if self.calls >= self.policy.judgment_calls:
+        policy = self.policy
+        if self.calls >= policy.judgment_calls:
             return False
-        limit = self.policy.max_judgment_tokens
-        return limit is None or self._spent() < limit
+        if policy.max_judgment_seconds is not None and self.seconds >= policy.max_judgment_seconds:
+            return False
+        return policy.max_judgment_tokens is None or self._spent() < policy.max_judgment_tokens
 
     def _spent(self) -> int:
         return _tokens(self.verifier) + _tokens(self.scan) - self.tokens_before

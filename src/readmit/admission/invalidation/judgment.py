@@ -1,0 +1,38 @@
+"""What the implicit stage did at one return: its spending, its findings, what the store keeps."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from readmit.reasons import Exclusion
+
+ANY_VERIFIER = "*"
+"""The key of `ReturnContext.screened` whose epochs bind every verifier (a lapsed verdict's
+item is screened only against what came after the event that restored its premise)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judgment:
+    """What the implicit stage did at one return, and what the store keeps of it."""
+
+    verifier: str
+    calls: int = 0
+    """Verifier and dependency-scan calls made (cached verdicts included)."""
+    scans: int = 0
+    """Of ``calls``, those of the dependency scan."""
+    pairs: int = 0
+    """(later, earlier) pairs judged."""
+    tokens: int = 0
+    """LLM tokens the verifier reported for this return's calls."""
+    unscreened: int = 0
+    """Items withheld as ``unscreened`` because the budget was spent."""
+    max_calls: int = 0
+    max_tokens: int | None = None
+    seconds: float = 0.0
+    """Seconds spent waiting on the verifier's and the dependency scan's calls."""
+    max_seconds: float | None = None
+    standing: int = 0
+    """Stored verdicts that applied (no judgment needed)."""
+    confirmed: tuple[Exclusion, ...] = ()
+    """Invalidations confirmed at this return, for the store to keep."""
+    screened: Mapping[str, int] = field(default_factory=dict)
+    """Items judged valid, with the epoch they are now screened through."""
