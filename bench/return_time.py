@@ -43,7 +43,7 @@ from readmit.scenario import load_scenario
 PERSONA = Path(__file__).parent.parent / "tests/data/memora-sample/weekly/software_engineer"
 
 
-def _returns(persona: Path) -> list[tuple[ReturnContext, str, Policy]]:
+def memora_returns(persona: Path) -> list[tuple[ReturnContext, str, Policy]]:
     """Each episode's context, query and policy, built once."""
     returns = []
     for episode in memora.episodes(persona):
@@ -81,7 +81,7 @@ def first_decisions(persona: Path, processes: int = 3) -> dict[str, float]:
 def _first_of(name: str, persona: Path) -> None:
     """Print the seconds of each context's first decision by ``name`` (the child's part)."""
     method, times = _method(name), []
-    for ctx, query, policy in _returns(persona):
+    for ctx, query, policy in memora_returns(persona):
         start = time.perf_counter()
         method.view(ctx, query, policy)
         times.append(time.perf_counter() - start)
@@ -104,7 +104,7 @@ def main() -> None:
         return
 
     methods = [_method("TRACE"), _method("Static")]
-    returns = _returns(args.persona)
+    returns = memora_returns(args.persona)
     calls = sum(methods[0].view(*r).verifier_calls for r in returns)
     ratios: list[float] = []
     for _ in range(args.rounds):

@@ -4,6 +4,7 @@ Use them in your own tests of code built on readmit: mypy checks them against
 the protocols, so they cannot drift from the real interfaces.
 """
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +24,23 @@ class FunctionVerifier:
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
         self.calls.append(list(pairs))
         return [self.fn(pair) for pair in pairs]
+
+
+@dataclass
+class SlowVerifier:
+    """A verifier that takes at least ``seconds`` a call and finds nothing.
+
+    As a model on a CPU does: for tests of ``max_judgment_seconds``.
+    """
+
+    seconds: float
+    name: str = "slow"
+    calls: int = 0
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        self.calls += 1
+        time.sleep(self.seconds)
+        return [Verdict(invalidates=False, confidence=1.0) for _ in pairs]
 
 
 @dataclass

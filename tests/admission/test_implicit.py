@@ -1,6 +1,5 @@
 """The implicit stage: judging in selection order, fail closed, within a budget."""
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -17,7 +16,7 @@ from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import HmacSha256Signer
-from readmit.testing import FunctionVerifier, ShortVerifier, UnavailableVerifier
+from readmit.testing import FunctionVerifier, ShortVerifier, SlowVerifier, UnavailableVerifier
 from readmit.verifiers.builtin import TermVerifier
 
 H0 = item("h0", "Sunrise Hotel is booked.")
@@ -247,23 +246,9 @@ def test_the_token_budget_stops_judging_once_spent() -> None:
     assert screener.judgment(0).tokens == 600
 
 
-@dataclass
-class _Slow:
-    """A verifier that takes at least ``seconds`` a call, as a model on a CPU does."""
-
-    seconds: float
-    name: str = "slow"
-    calls: int = 0
-
-    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
-        self.calls += 1
-        time.sleep(self.seconds)
-        return [Verdict(invalidates=False, confidence=0.9) for _ in pairs]
-
-
 def test_the_time_budget_starts_no_call_once_spent_and_withholds_the_rest() -> None:
     items = [item(f"i{n}", f"Sunrise Hotel note {n}.") for n in range(4)]
-    verifier = _Slow(seconds=0.05)
+    verifier = SlowVerifier(seconds=0.05)
 
     # Only time spent in calls counts: the first call always starts, however slow the
     # machine, and takes longer than the whole budget, so no other starts.

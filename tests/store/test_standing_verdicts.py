@@ -10,6 +10,7 @@ from readmit.replay import replay
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
+from readmit.testing import SlowVerifier
 
 STALE = {"revoked", "stale_or_superseded", "expired", "implicitly_invalidated"}
 STALE |= {"premise_invalidated"}
@@ -267,3 +268,26 @@ def test_a_premise_restored_before_the_verdict_was_stored_lapses_it(
     first, other = decisions
     assert reason(first, "p0") == "implicitly_invalidated"  # judged against the revocation
     assert "p0" in other["selected"]  # the restoring event came before the verdict was kept
+
+
+def test_what_a_return_had_no_time_to_screen_the_next_return_screens(
+    store: WorkStateStore,
+) -> None:
+    pickups = [
+        assert_item(1 + n, f"p{n}", f"Pickup {n} at 8:00 from Sunrise Hotel.") for n in range(3)
+    ]
+    events = [HISTORY[0], *pickups, depart(4), {**HISTORY[-1], "at": at(5)}]
+    events += [ret(6), depart(7), ret(8), depart(9), ret(10)]
+    timed = {**scenario(events), "policy": {"max_items": 8, "max_judgment_seconds": 0.01}}
+
+    decided = replay(
+        load_scenario(timed), store, verifier=SlowVerifier(seconds=0.05), signer=SIGNER
+    )
+
+    # Each return's first call takes longer than its whole budget: it judges one pickup,
+    # withholds the others, and the next return judges the next one (newest first), not the
+    # same one again.
+    judgments = [d.record["judgment"] for d in decided]
+    assert [(j["calls"], j["unscreened"]) for j in judgments] == [(1, 2), (1, 1), (1, 0)]
+    assert [reason(d.record, "p0") for d in decided] == ["unscreened", "unscreened", None]
+    assert {f"p{n}" for n in range(3)} <= set(decided[-1].record["selected"])
