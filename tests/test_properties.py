@@ -13,6 +13,7 @@ from readmit.admission.context import ReturnContext
 from readmit.admission.decision import Decision, Issued
 from readmit.admission.invalidation.observations import observations, observations_of
 from readmit.admission.invalidation.scanner import Limits, Observations
+from readmit.admission.invalidation.touched import touched
 from readmit.canonical import canonical_json, digest
 from readmit.policy import Policy
 from readmit.reasons import Reason
@@ -108,6 +109,23 @@ def test_with_the_verifier_down_no_challenged_item_is_admitted(
     decision = admit(ctx, policy=policy, verifier=UnavailableVerifier(), signer=SIGNER)
 
     assert not challenged & set(kept(decision))
+
+
+@given(workspaces, st.data())
+def test_many_targets_are_touched_exactly_as_each_alone(
+    ctx: ReturnContext, data: st.DataObject
+) -> None:
+    """Also with an index grown from a smaller one, and windows starting anywhere."""
+    laters = observations(ctx)
+    half = len(laters) // 2
+    grown = Observations(laters[:half]).extended(laters[half:]) if half else Observations(laters)
+    items = list(capture(ctx))  # obligations and frontiers too
+    epochs = st.integers(-1, ctx.epoch + 1)
+    afters = data.draw(st.lists(epochs, min_size=len(items), max_size=len(items)))
+    for index in (Observations(laters), grown):
+        alone = [index.touches(i, a) for i, a in zip(items, afters, strict=True)]
+
+        assert touched(index, items, afters) == alone
 
 
 @given(workspaces)

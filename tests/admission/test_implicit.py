@@ -8,6 +8,7 @@ import pytest
 from builders import KEY, T0, context, item, obligation, revoke
 from readmit.admission import admit
 from readmit.admission.decision import Issued
+from readmit.admission.invalidation import touched
 from readmit.admission.invalidation.cache import CachedVerifier
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judges_news
 from readmit.admission.invalidation.screening import Screener
@@ -270,6 +271,24 @@ def test_a_time_budget_the_calls_fit_in_changes_nothing() -> None:
 
     assert timed[:2] == untimed[:2] == (items, [])
     assert timed[2].judgment(0).calls == untimed[2].judgment(0).calls == 4
+
+
+def test_past_the_budget_the_pool_is_answered_at_once_as_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    items = [item(f"i{n:03}", f"Sunrise Hotel note {n}.") for n in range(100)]
+    items.append(item("q", "Quiet rooms preferred."))  # nothing later shares a word with it
+    policy = Policy(max_judgments=1)
+
+    batched = screen(items, verdict(False, 0.9), policy)
+    monkeypatch.setattr(touched, "ONE_BY_ONE", len(items))
+    alone = screen(items, verdict(False, 0.9), policy)
+
+    assert batched[0] == alone[0] == [items[0], items[-1]]
+    assert batched[1] == alone[1]
+    assert len(batched[1]) == 99
+    assert len(batched[2]._touching.known) == len(items) + 1  # H0 too: the whole pool
+    assert not alone[2]._touching.known
 
 
 def test_judgments_grow_with_the_view_not_with_the_store() -> None:

@@ -12,6 +12,7 @@ from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.indexes import indexed
 from readmit.admission.invalidation.scanner import Limits, Observations, propose
 from readmit.admission.invalidation.term_index import distinctive_hashes
+from readmit.admission.invalidation.touched import touched
 from readmit.model import Item
 
 WORDS = ["Sunrise Hotel", "INC-42", "the pickup", "9:00", "budget", "Riverside", "plants"]
@@ -257,3 +258,26 @@ def test_only_observations_after_the_indexed_ones_grow_an_index() -> None:
         index.extended([evidence("The pickup moved.", epoch=4)])
     with pytest.raises(ValueError, match="in order"):
         index.extended([evidence("The pickup moved.", epoch=7), evidence("Rain.", epoch=6)])
+
+
+def test_many_targets_are_touched_by_a_premise_a_name_or_a_word_each_as_alone() -> None:
+    index = Observations(
+        [
+            withdrawal("The booking.", "h0"),
+            evidence("INC-42 is closed.", epoch=10),
+            evidence("Water the plants at dusk.", epoch=11),
+        ]
+    )
+    targets = [
+        item("p0", "Leave at dawn.", depends_on=("h0",)),  # its premise was withdrawn
+        item("t0", "Escalate INC-42 now."),  # a name, from epoch 10 on
+        item("w0", "The plants need repotting."),  # a word only, at epoch 11
+        item("x0", "Nothing in common."),
+    ]
+    afters = [0, 10, 10, 0]
+
+    alone = [index.touches(t, a) for t, a in zip(targets, afters, strict=True)]
+
+    assert alone == [True, False, True, False]
+    assert touched(index, targets, afters) == alone
+    assert touched(index, [], []) == []

@@ -48,6 +48,7 @@ from readmit.admission.invalidation.indexes import indexed
 from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
 from readmit.admission.invalidation.observations import observations, observations_of
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
+from readmit.admission.invalidation.touched import Touching
 from readmit.clock import elapsed
 from readmit.errors import VerifierUnavailable
 from readmit.model import Item
@@ -95,6 +96,7 @@ class Screener:
         self._unavailable: Exclusion | None = None
         self.scan = dependency_scan
         self.scans = 0
+        self._touching = Touching(pool, self._start)
         self.tokens_before += _tokens(dependency_scan)
 
     def admits(self, item: Item) -> bool:
@@ -167,7 +169,7 @@ class Screener:
             laters: list[Later] = []
         elif self._affordable():
             laters = self._proposals(item, start)
-        elif self._touches(item, start):
+        elif self._touches(item):
             # The budget is spent: do not even rank what it cannot judge.
             return self._unscreened(item, ())
         else:
@@ -313,14 +315,14 @@ class Screener:
     def _spent(self) -> int:
         return _tokens(self.verifier) + _tokens(self.scan) - self.tokens_before
 
-    def _touches(self, item: Item, start: int) -> bool:
-        index = self._observations(start)
+    def _touches(self, item: Item) -> bool:
         try:
-            return index.touches(item, start)
+            return self._touching(item, self._observations)
         except VerifierUnavailable as exc:
             self._embed_failure = exc
-            index.embedder = None
-            return index.touches(item, start)
+            if self._index is not None:
+                self._index.embedder = None
+            return self._touching(item, self._observations)
 
     def _proposals(self, item: Item, start: int) -> list[Later]:
         index = self._observations(start)
