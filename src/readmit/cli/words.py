@@ -52,7 +52,8 @@ UNBLOCK: dict[Reason, str] = {
     Reason.NOT_APPLICABLE: "an item for this task, purpose and role must support the label",
     Reason.OVER_ITEM_BUDGET: "shorten it, or raise the policy's max_item_chars",
     Reason.VERIFIER_UNAVAILABLE: "return again when the verifier answers",
-    Reason.UNSCREENED: "return again, or raise the judgment budget (max_judgments)",
+    Reason.UNSCREENED: "return again (it screens what this return did not reach), or raise "
+    "the judgment budget (max_judgments, max_judgment_tokens, max_judgment_seconds)",
     Reason.NOT_SELECTED: "raise the view's budgets (max_items, max_chars)",
 }
 """For an excluded item that supports a missing label: what would let it, or a
