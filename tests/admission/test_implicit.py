@@ -17,7 +17,13 @@ from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import HmacSha256Signer
-from readmit.testing import FunctionVerifier, ShortVerifier, SlowVerifier, UnavailableVerifier
+from readmit.testing import (
+    FunctionEmbedder,
+    FunctionVerifier,
+    ShortVerifier,
+    SlowVerifier,
+    UnavailableVerifier,
+)
 from readmit.verifiers.builtin import TermVerifier
 
 H0 = item("h0", "Sunrise Hotel is booked.")
@@ -289,6 +295,25 @@ def test_past_the_budget_the_pool_is_answered_at_once_as_one_by_one(
     assert len(batched[1]) == 99
     assert len(batched[2]._touching.known) == len(items) + 1  # H0 too: the whole pool
     assert not alone[2]._touching.known
+
+
+def test_past_the_budget_an_embedder_answers_one_by_one_from_one_index() -> None:
+    items = [item(f"i{n:03}", f"Sunrise Hotel note {n}.") for n in range(100)]
+    embedder = FunctionEmbedder(lambda text: [1.0, float(len(text))])
+    # Screened through epoch 0, before the departure: without a history to read, the index
+    # of Δ is all there is, and it is built once, not again for each item.
+    ctx = replace(
+        context((H0, *items), delta=DELTA, departure_epoch=5),
+        screened={"function": {i.id: 0 for i in items}},
+    )
+    screener = Screener(ctx, ctx.items, verdict(False, 0.9), Policy(max_judgments=1), embedder)
+
+    kept = [i for i in items if screener.admits(i)]
+
+    assert kept == items[:1]
+    assert screener.judgment(0).unscreened == 99
+    assert not screener._touching.known  # each answer ranks observations against its item
+    assert len(embedder.calls) <= 2
 
 
 def test_judgments_grow_with_the_view_not_with_the_store() -> None:

@@ -341,7 +341,8 @@ class Screener:
         Built at most twice a return: over Δ, and once over the widest window the
         pool's items need when the first of them reaches back before the departure.
         """
-        if self._index is not None and start >= self._index_from:
+        # Without a history the index cannot reach back further: the one built serves all.
+        if self._index is not None and (start >= self._index_from or self.ctx.history is None):
             return self._index
         laters = observations(self.ctx, self.news)
         if start < self.ctx.departure.epoch and self.ctx.history is not None:

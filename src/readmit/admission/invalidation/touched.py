@@ -81,8 +81,9 @@ about what a few hundred single answers do, and most returns ask a few or none).
 class Touching:
     """`Observations.touches` for the items of one return's pool, as the selector asks.
 
-    Target by target for the first `ONE_BY_ONE` asked, then for every item of the pool
-    at once (`touched`). ``start`` is the epoch an item is screened through.
+    Target by target for the first `ONE_BY_ONE` asked (and always with an embedder), then
+    for every item of the pool at once (`touched`). ``start``: the epoch an item is
+    screened through.
     """
 
     def __init__(self, pool: Sequence[Item], start: Callable[[Item], int]) -> None:
@@ -98,7 +99,8 @@ class Touching:
             return found
         self.asked += 1
         start = self.start(item)
-        if self.asked > ONE_BY_ONE and not self.known:
+        # With an embedder, each answer ranks observations against the item: one by one.
+        if self.asked > ONE_BY_ONE and not self.known and index(start).embedder is None:
             targets = [i for i in self.pool if i.kind not in STRUCTURE]
             starts = [self.start(i) for i in targets]
             whole = index(min(starts, default=start))  # the index every one of them needs
