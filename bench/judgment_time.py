@@ -8,20 +8,80 @@ verifier calls, the calls, pairs and tokens, the items withheld as ``unscreened`
 items the view holds. Meant for a slow verifier (a model on a CPU): with the built-in
 one, Memora's later turns are all news it is never shown, and nothing is judged.
 
+With ``--returns N``, each budget instead runs N returns in a row on a store holding the
+episode's history, the agent departing again between them with nothing new: the store
+keeps how far each item was screened, so each return judges what the one before did not
+reach, and the rows show how the view fills.
+
 Usage: python bench/judgment_time.py --verifier chain:builtin,openai-compat:MODEL@URL \
-    [--budgets 20,60,none] [--threshold 0.425]
+    [--budgets 20,60,none] [--threshold 0.425] [--returns N]
 """
 
 import argparse
 import time
+from collections.abc import Iterator
 from dataclasses import replace
+from datetime import timedelta
 
 from return_time import PERSONA, memora_returns
 
 from readmit.admission import admit
-from readmit.admission.decision import Issued
+from readmit.admission.decision import Decision, Issued
+from readmit.bench.loaders import memora
+from readmit.clock import parse_time
+from readmit.decide import decide
+from readmit.events import ReturnRequest
 from readmit.plugins import make_verifier
+from readmit.policy import Policy
+from readmit.replay import apply_steps
+from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
+from readmit.store.sqlite import SQLiteStore
+
+SIGNER = HmacSha256Signer(b"bench-judgment-time-key-0123456789")
+
+
+def one_return(spec: str, policy: Policy) -> Iterator[tuple[Decision, float]]:
+    """The first Memora return, decided on the context the other benchmarks use."""
+    ctx, query, _ = memora_returns(PERSONA)[0]
+    started = time.perf_counter()
+    decision = admit(ctx, policy=policy, verifier=make_verifier(spec), signer=SIGNER, query=query)
+    yield decision, time.perf_counter() - started
+
+
+def returns_in_a_row(spec: str, policy: Policy, count: int) -> Iterator[tuple[Decision, float]]:
+    """``count`` returns of the first episode's agent to a store of its history."""
+    episode = memora.episodes(PERSONA)[0]
+    scenario = load_scenario(episode.scenario)
+    store = SQLiteStore(":memory:")
+    verifier = make_verifier(spec)
+    try:
+        apply_steps(scenario, store, on_return=None)
+        at = parse_time(episode.scenario["events"][-1]["at"])
+        query = " ".join(p.question for p in episode.probes) or episode.task
+        for n in range(count):
+            if n:
+                store.depart(scenario.workspace, episode.returner, at + timedelta(minutes=2 * n))
+            request = ReturnRequest(
+                id=f"return-{n}",
+                at=at + timedelta(minutes=2 * n + 1),
+                agent=episode.returner,
+                task=episode.task,
+                purpose=episode.purpose,
+            )
+            started = time.perf_counter()
+            decided = decide(
+                store,
+                scenario.workspace,
+                request,
+                policy=policy,
+                verifier=verifier,
+                signer=SIGNER,
+                query=query,
+            )
+            yield decided.decision, time.perf_counter() - started
+    finally:
+        store.close()
 
 
 def main() -> None:
@@ -29,32 +89,31 @@ def main() -> None:
     parser.add_argument("--verifier", default="builtin")
     parser.add_argument("--budgets", default="20,60,none", help="seconds, or none")
     parser.add_argument("--threshold", type=float, default=None, help="τ (default: the policy's)")
+    parser.add_argument("--returns", type=int, default=0, help="returns in a row on a store")
     args = parser.parse_args()
-    ctx, query, policy = memora_returns(PERSONA)[0]
+    policy = memora_returns(PERSONA)[0][2]
     if args.threshold is not None:
         policy = replace(policy, threshold=args.threshold)
-    print("| time budget | wall | in calls | calls | pairs | tokens | unscreened | view |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| time budget | return | wall | in calls | calls | pairs | tokens | unscreened | view |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for budget in args.budgets.split(","):
         limit = None if budget == "none" else float(budget)
-        verifier = make_verifier(args.verifier)
-        started = time.perf_counter()
-        decision = admit(
-            ctx,
-            policy=replace(policy, max_judgment_seconds=limit),
-            verifier=verifier,
-            signer=HmacSha256Signer(b"bench-judgment-time-key-0123456789"),
-            query=query,
+        timed = replace(policy, max_judgment_seconds=limit)
+        runs = (
+            returns_in_a_row(args.verifier, timed, args.returns)
+            if args.returns
+            else one_return(args.verifier, timed)
         )
-        wall = time.perf_counter() - started
-        j = decision.judgment
-        view = len(decision.items) if isinstance(decision, Issued) else 0
         shown = "none" if limit is None else f"{limit:g} s"
-        print(
-            f"| {shown} | {wall:.1f} s | {j.seconds:.1f} s | {j.calls} of {j.max_calls} | "
-            f"{j.pairs} | {j.tokens:,} | {j.unscreened} | {view} of {policy.max_items} |",
-            flush=True,
-        )
+        for n, (decision, wall) in enumerate(runs, 1):
+            j = decision.judgment
+            view = len(decision.items) if isinstance(decision, Issued) else 0
+            print(
+                f"| {shown} | {n} | {wall:.1f} s | {j.seconds:.1f} s | {j.calls} of "
+                f"{j.max_calls} | {j.pairs} | {j.tokens:,} | {j.unscreened} | "
+                f"{view} of {timed.max_items} ({decision.outcome}) |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
