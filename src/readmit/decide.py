@@ -55,11 +55,13 @@ def decide(
     query: str | None = None,
     dependency_scan: DependencyScan | None = None,
     before_record: Callable[[], None] | None = None,
+    waited: float = 0.0,
 ) -> Decided:
     """Decide ``request`` on ``store`` and append the decision to its audit log.
 
     ``before_record`` runs between the decision and the audit record: raising there
-    (a client that went away) leaves nothing recorded.
+    (a client that went away) leaves nothing recorded. ``waited``: seconds the return
+    waited for its turn, counted against the policy's time budget (`admit`).
     The record names the policy's thresholds (`readmit.report.thresholds_json`), so
     ``explain`` shows what coverage a view needed under the policy this return ran under.
     """
@@ -74,6 +76,7 @@ def decide(
             embedder=embedder,
             query=query,
             dependency_scan=dependency_scan,
+            waited=waited,
         )
         if before_record is not None:
             before_record()

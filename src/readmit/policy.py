@@ -109,9 +109,10 @@ class Policy:
     max_judgment_tokens: _Limit = None
     """LLM tokens one return may spend on judgments (``None``: no limit but the calls)."""
     max_judgment_seconds: _Seconds = None
-    """Seconds one return may spend waiting on verifier (and dependency-scan) calls; a
-    call starts only while some are left, and is not cut short (the verifier's own
-    timeout bounds it). ``None``: no limit but the calls. With a limit, what a return
+    """Seconds one return may spend waiting on verifier (and dependency-scan) calls, and
+    in a service on its workspace's turn (returns of a workspace take turns); a call
+    starts only while some are left, and is not cut short (the verifier's own timeout
+    bounds it). ``None``: no limit but the calls. With a limit, what a return
     screens depends on the verifier's speed, so a replay may screen more or less; what
     it did not get to is ``unscreened``, and a later return screens it."""
     view_ttl: _TTL = timedelta(hours=1)

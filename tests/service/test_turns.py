@@ -11,11 +11,13 @@ from builders import KEY
 from readmit.errors import Abandoned
 from readmit.model import Agent
 from readmit.plugins import make_verifier
+from readmit.policy import Policy
 from readmit.service import turns
 from readmit.service.operations import Caller, Service
 from readmit.service.turns import Turns
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
+from readmit.testing import SlowVerifier
 
 
 def test_the_next_return_of_a_workspace_starts_when_the_last_ends() -> None:
@@ -183,3 +185,40 @@ def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
     assert len(calls) == len(callers)
     assert sorted(calls)[:-1] == [0] * (len(callers) - 1)
     assert max(calls) > 0
+
+
+def test_the_wait_for_a_turn_counts_against_the_time_budget(store: SqlStore) -> None:
+    """A team returning together with a slow model: the first judges, the next ones decide
+    on what it screened instead of each spending the whole budget in turn."""
+    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
+    store.create_workspace("w", team)
+    service = Service(
+        store,
+        signer=HmacSha256Signer(KEY),
+        verifier=SlowVerifier(seconds=0.05),
+        policy=Policy(max_judgment_seconds=0.1),
+    )
+    first, second = (Caller(workspace="w", agent=agent) for agent in team)
+    for n in range(3):
+        service.record(first, [_keyed("a0", n)])
+    service.depart(first)
+    service.depart(second)
+    for n in range(3, 6):
+        service.record(first, [_keyed("a0", n)])
+    judged: dict[str, Any] = {}
+
+    def return_(caller: Caller) -> None:
+        judged[caller.agent.id] = service.return_(caller, "ops", "p")["judgment"]
+
+    with service.turns.take("w"):
+        waiting = threading.Thread(target=return_, args=(second,))
+        waiting.start()
+        _until(lambda: bool(service.turns._lines["w"].waiting))
+        time.sleep(0.15)  # longer than the whole budget
+    waiting.join(120)
+    return_(first)
+
+    assert judged["a1"]["calls"] == 0
+    assert judged["a1"]["seconds"] >= 0.15
+    assert judged["a1"]["unscreened"] > 0
+    assert judged["a0"]["calls"] > 0  # the same return, not kept waiting, judges

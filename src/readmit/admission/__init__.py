@@ -40,6 +40,7 @@ def admit(
     embedder: Embedder | None = None,
     query: str | None = None,
     dependency_scan: DependencyScan | None = None,
+    waited: float = 0.0,
 ) -> Decision:
     """Run the TRACE return pipeline on one immutable context.
 
@@ -54,6 +55,8 @@ def admit(
             remaining budget with the items closest to it (and judges only those).
         dependency_scan: lets a model also name later events that may change a premise
             of an item where the scanner proposed none (its calls count against the budget).
+        waited: seconds the return already waited before this decision (its workspace's
+            turn in a service): they count against ``policy.max_judgment_seconds``.
 
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
@@ -64,7 +67,7 @@ def admit(
     pool, premise = propagate(pool, excluded=(*explicit, *standing))
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
     screener = (
-        Screener(ctx, pool, verifier, policy, embedder, on_progress, dependency_scan)
+        Screener(ctx, pool, verifier, policy, embedder, on_progress, dependency_scan, waited)
         if verifier is not None and policy.implicit
         else None
     )

@@ -18,7 +18,7 @@ from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.view import verify_view
-from readmit.clock import format_time, now
+from readmit.clock import elapsed, format_time, now
 from readmit.config import signer_from_env
 from readmit.decide import decide
 from readmit.errors import (
@@ -225,7 +225,9 @@ class Service:
         Raises:
             Abandoned: if ``cancel`` was set.
         """
+        asked = elapsed()
         with self.turns.take(caller.workspace, cancel):
+            waited = elapsed() - asked  # counts against the policy's time budget
             when = return_time(at, self.clock(), self.limits.clock_skew)
             request = ReturnRequest(
                 id=f"return@{format_time(when)}",
@@ -245,6 +247,7 @@ class Service:
                 embedder=self.embedder,
                 on_progress=stop,
                 before_record=lambda: stop(0, 0),
+                waited=waited,
             )
         readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()
         # Store ids count every agent's decisions: showing them would tell an agent how

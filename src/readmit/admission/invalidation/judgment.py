@@ -28,7 +28,8 @@ class Judgment:
     max_calls: int = 0
     max_tokens: int | None = None
     seconds: float = 0.0
-    """Seconds spent waiting on the verifier's and the dependency scan's calls."""
+    """Seconds spent waiting: on the verifier's and the dependency scan's calls, and before
+    the decision on the return's turn in a service."""
     max_seconds: float | None = None
     standing: int = 0
     """Stored verdicts that applied (no judgment needed)."""

@@ -71,6 +71,7 @@ class Screener:
         embedder: Embedder | None = None,
         on_progress: Progress | None = None,
         dependency_scan: DependencyScan | None = None,
+        waited: float = 0.0,
     ) -> None:
         self.ctx = ctx
         self.pool = pool
@@ -88,7 +89,7 @@ class Screener:
         self.confirmed: list[Exclusion] = []
         self.screened: dict[str, int] = {}
         self.calls = self.pairs = self.unscreened = 0
-        self.seconds = 0.0
+        self.seconds = waited  # the time budget bounds the whole wait, a turn's included
         self.tokens_before = _tokens(verifier)
         self._index: Observations | None = None
         self._index_from = ctx.departure.epoch
