@@ -20,7 +20,7 @@ verifier judges what it names (see `readmit.admission.invalidation.dependency_sc
 
 Fail closed: a call the budget (``Policy.judgment_calls`` calls,
 ``Policy.max_judgment_tokens`` tokens, ``Policy.max_judgment_seconds`` spent waiting on
-calls) cannot pay for is not made, and an item
+calls and, in a service, on the return's turn) cannot pay for is not made, and an item
 left partly judged is withheld as ``unscreened``; one whose pairs got no answer
 or an abstention is ``verifier_unavailable``, as is one whose embedding
 proposals failed and no lexical proposal confirmed.

@@ -63,7 +63,7 @@ def _latest_of(postings: Postings, arrays: Sequence[npt.NDArray[np.int64]]) -> n
     ends = np.flatnonzero(np.append(keys[1:] != keys[:-1], True))
     terms, last = keys[ends], texts[ends]
     sizes = np.fromiter(map(len, arrays), dtype=np.intp, count=count)
-    flat = np.concatenate(arrays) if sum(sizes) else _NO_HASHES
+    flat = np.concatenate(arrays) if sizes.any() else _NO_HASHES
     at = np.searchsorted(terms, flat).clip(max=len(terms) - 1)
     values = np.where(terms[at] == flat, last[at], -1)
     held = sizes > 0
