@@ -461,3 +461,17 @@ def test_what_falls_outside_the_view_is_accounted_for_once_with_its_fall() -> No
         "seen": Reason.PREMISE_INVALIDATED,
         "plan": Reason.PREMISE_INVALIDATED,  # never asked either: its premise fell
     }
+
+
+@pytest.mark.parametrize("waited", [-0.5, float("nan"), float("inf")])
+def test_a_wait_that_is_no_number_of_seconds_is_refused(waited: float) -> None:
+    ctx = context((H0, P0), delta=DELTA)
+
+    with pytest.raises(ValueError, match="waited must be a finite number of seconds"):
+        admit(
+            ctx,
+            policy=Policy(),
+            verifier=verdict(False, 0.9),
+            signer=HmacSha256Signer(KEY),
+            waited=waited,
+        )

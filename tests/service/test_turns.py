@@ -1,5 +1,6 @@
 """Returns of one workspace take turns in a process (`readmit.service.turns`)."""
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -8,11 +9,12 @@ from typing import Any
 import pytest
 
 from builders import KEY
+from readmit.clock import elapsed
 from readmit.errors import Abandoned
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
-from readmit.service import turns
+from readmit.service import turns, workers
 from readmit.service.operations import Caller, Service
 from readmit.service.turns import Turns
 from readmit.signing import HmacSha256Signer
@@ -187,9 +189,8 @@ def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
     assert max(calls) > 0
 
 
-def test_the_wait_for_a_turn_counts_against_the_time_budget(store: SqlStore) -> None:
-    """A team returning together with a slow model: the first judges, the next ones decide
-    on what it screened instead of each spending the whole budget in turn."""
+def _slow_team(store: SqlStore) -> tuple[Service, Caller, Caller]:
+    """Two agents whose return has items to judge, a verifier slower than the time budget."""
     team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
     store.create_workspace("w", team)
     service = Service(
@@ -205,6 +206,13 @@ def test_the_wait_for_a_turn_counts_against_the_time_budget(store: SqlStore) -> 
     service.depart(second)
     for n in range(3, 6):
         service.record(first, [_keyed("a0", n)])
+    return service, first, second
+
+
+def test_the_wait_for_a_turn_counts_against_the_time_budget(store: SqlStore) -> None:
+    """A team returning together with a slow model: the first judges, the next ones decide
+    on what it screened instead of each spending the whole budget in turn."""
+    service, first, second = _slow_team(store)
     judged: dict[str, Any] = {}
 
     def return_(caller: Caller) -> None:
@@ -222,3 +230,19 @@ def test_the_wait_for_a_turn_counts_against_the_time_budget(store: SqlStore) -> 
     assert judged["a1"]["seconds"] >= 0.15
     assert judged["a1"]["unscreened"] > 0
     assert judged["a0"]["calls"] > 0  # the same return, not kept waiting, judges
+
+
+def test_a_worker_counts_the_time_its_return_waited_for_a_worker(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``readmit serve --workers N``: the server notes when a return was asked for."""
+    service, _, _ = _slow_team(store)
+    monkeypatch.setattr(workers, "_SERVICE", [service])
+    monkeypatch.setattr(workers, "_FLAGS", [[0]])  # its cancel flag, not set
+
+    answer, error = workers._return("w", ("a1", "org", "r"), "ops", "p", None, 0, elapsed() - 1)
+
+    assert error is None
+    judgment = json.loads(answer)["judgment"]
+    assert (judgment["calls"], judgment["seconds"] >= 1) == (0, True)
+    assert judgment["unscreened"] > 0

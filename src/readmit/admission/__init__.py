@@ -1,5 +1,6 @@
 """The TRACE return pipeline: ``admit()`` reads top to bottom as the stages of spec §3."""
 
+import math
 from collections.abc import Sequence
 from itertools import compress
 from operator import attrgetter
@@ -60,7 +61,10 @@ def admit(
 
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
+        ValueError: if ``waited`` is not a finite number of seconds, 0 or more.
     """
+    if not 0.0 <= waited < math.inf:  # NaN too: a budget it would not bound
+        raise ValueError(f"waited must be a finite number of seconds, 0 or more (not {waited})")
     pool = list(capture(ctx))
     pool, explicit = resolve_explicit(pool, ctx)
     pool, standing = apply_standing(pool, ctx)

@@ -214,20 +214,23 @@ class Service:
         purpose: str,
         at: datetime | None = None,
         cancel: Cancel | None = None,
+        asked: float | None = None,
     ) -> AgentDecisionOut:
         """Run the pipeline for the caller and answer with what it may see of the decision.
 
         The return happens at the server's time (``at`` is only checked against it), under
         the server's policy, once it is its workspace's turn (`readmit.service.turns`).
         Setting ``cancel`` (the client went away) stops it before its
-        next verifier call and before anything is recorded.
+        next verifier call and before anything is recorded. The time since ``asked`` (when
+        the return was asked for, on `readmit.clock.elapsed`'s clock; by default now), its
+        turn included, counts against the policy's time budget.
 
         Raises:
             Abandoned: if ``cancel`` was set.
         """
-        asked = elapsed()
+        asked = elapsed() if asked is None else asked
         with self.turns.take(caller.workspace, cancel):
-            waited = elapsed() - asked  # counts against the policy's time budget
+            waited = max(0.0, elapsed() - asked)  # counts against the policy's time budget
             when = return_time(at, self.clock(), self.limits.clock_skew)
             request = ReturnRequest(
                 id=f"return@{format_time(when)}",

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from readmit.clock import elapsed
 from readmit.collector import tune_for_server
 from readmit.errors import ConfigError, RateLimited, ReadmitError, WorkerLost
 from readmit.model import Agent
@@ -97,13 +98,14 @@ class ReturnPool:
             ReadmitError: what the return raised in the worker (`Abandoned` once cancelled).
             WorkerLost: if a worker died before answering (the pool is then started again).
         """
+        asked = elapsed()  # time queued for a free worker counts against the time budget
         slot = self._take()
         self._flags[slot] = int(cancel.is_set())
         agent = (caller.agent.id, caller.agent.principal, caller.agent.role)
         executor = self._executor
         try:
             future: Future[tuple[bytes, _Error | None]] = executor.submit(
-                _return, caller.workspace, agent, task, purpose, at, slot
+                _return, caller.workspace, agent, task, purpose, at, slot, asked
             )
         except BrokenProcessPool:
             self._give(slot)
@@ -199,11 +201,13 @@ def _return(
     purpose: str,
     at: datetime | None,
     slot: int,
+    asked: float,
 ) -> tuple[bytes, _Error | None]:
     """Decide one return in this worker: its JSON, or the `ReadmitError` it raised."""
     caller = Caller(workspace, Agent(id=agent[0], principal=agent[1], role=agent[2]))
     try:
-        decided = _SERVICE[0].return_(caller, task, purpose, at, _Flag(slot))
+        # The monotonic clock is the machine's: the server's reading holds in a worker.
+        decided = _SERVICE[0].return_(caller, task, purpose, at, _Flag(slot), asked)
     except ReadmitError as exc:  # its class, message and attributes: some take more arguments
         return b"", (type(exc), str(exc), dict(vars(exc)))
     return decision_json(decided), None
