@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from readmit.cli import cli
 from readmit.cli.render import render_decision
 from readmit.reasons import MEMORY_REASON_HELP, MemoryReason
+from readmit.report import upgrade_record
 from readmit.store import open_store
 
 ROOT = Path(__file__).parent.parent.parent
@@ -339,7 +340,7 @@ def test_a_record_from_before_time_budgets_renders_without_one(
     judgment = {k: v for k, v in record["judgment"].items() if k != "seconds"}
     judgment["budget"] = {"calls": 32, "tokens": None}  # as logged before time budgets
 
-    lines = list(render_decision({**record, "judgment": judgment}))
+    lines = list(render_decision(upgrade_record({**record, "judgment": judgment})))  # as explain
 
     assert any(
         line.startswith("  judgment: 2 of 32 verifier calls (builtin); 1 new") for line in lines

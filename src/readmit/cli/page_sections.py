@@ -265,7 +265,7 @@ def judgment(record: Mapping[str, Any]) -> list[str]:
             "(a standing verdict is one confirmed at an earlier return and kept); "
             f"{j['unscreened']} item(s) left unscreened for lack of budget."
         )
-        seconds = j["budget"].get("seconds")  # a record from before time budgets has none
+        seconds = j["budget"]["seconds"]  # null without a time budget
         if seconds is not None:
             line += f" It waited {j['seconds']:.1f} of {seconds:g} allowed seconds on calls."
     return ["<h2>Judgment</h2>", f"<p>{esc(line)}</p>"]

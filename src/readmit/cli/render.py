@@ -189,7 +189,7 @@ def _judgment(j: dict[str, Any]) -> str:
     budget = j["budget"]
     tokens = f", {j['tokens']} tokens" if j["tokens"] else ""
     limit = f" of {budget['tokens']}" if tokens and budget["tokens"] else ""
-    seconds = budget.get("seconds")  # a record from before time budgets has none
+    seconds = budget["seconds"]  # null without a time budget (`upgrade_record` for older ones)
     waited = f", {j['seconds']:.1f} of {seconds:g} s" if seconds is not None else ""
     return (
         f"{j['calls']} of {budget['calls']} verifier calls ({j['verifier']}){tokens}{limit}"
