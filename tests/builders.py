@@ -153,3 +153,18 @@ def pair_row(
         "later": {"event_id": f"e{n}", "op": "assert", "text": later},
     }
     return row if split is None else {**row, "split": split}
+
+
+def build_note(agent: str, n: int) -> dict[str, Any]:
+    """An ``assert`` event from ``agent``: its notes 3 apart share a key, so a later one
+    replaces an earlier one every reader of the workspace holds."""
+    return {
+        "op": "assert",
+        "author": agent,
+        "item": {
+            "id": f"{agent}-{n}",
+            "text": f"Service {agent} runs build {n}.",
+            "key": f"{agent}-k{n % 3}",
+            "readers": {"principals": "*"},
+        },
+    }

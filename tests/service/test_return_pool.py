@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import KEY
+from builders import KEY, build_note
 from readmit.clock import now
 from readmit.collector import YOUNG
 from readmit.errors import Abandoned, ClockSkew
@@ -98,6 +98,35 @@ def test_a_cancelled_return_records_nothing(served: tuple[Service, ReturnPool, C
         in_pool(pool, caller, cancel)
 
     assert len(front.decisions(caller)) == before
+
+
+def test_a_team_returning_together_through_the_workers_judges_once(
+    served: tuple[Service, ReturnPool, Caller],
+) -> None:
+    """Returns of one workspace take turns across the workers, as in one process: the
+    first judges what changed and the others read what it screened. They used to go to
+    the two workers side by side, each judging the same pairs."""
+    front, pool, _ = served
+    team = [Agent(id=f"b{n}", principal="org", role="r") for n in range(4)]
+    front.store.create_workspace("team", team)
+    callers = [Caller(workspace="team", agent=agent) for agent in team]
+    for n in range(6):
+        for caller in callers:
+            front.record(caller, [build_note(caller.agent.id, n)])
+    for caller in callers:
+        front.depart(caller)
+    for n in range(6, 9):  # each replaces an item every agent's checkpoint holds
+        for caller in callers:
+            front.record(caller, [build_note(caller.agent.id, n)])
+
+    async def together() -> list[bytes]:
+        returns = (pool.return_(c, "ops", "p", None, threading.Event()) for c in callers)
+        return await asyncio.gather(*returns)
+
+    calls = sorted(json.loads(answer)["judgment"]["calls"] for answer in asyncio.run(together()))
+
+    assert calls[:-1] == [0] * (len(callers) - 1)
+    assert calls[-1] > 0
 
 
 def test_each_worker_tunes_its_collector_as_the_server_does(

@@ -1,5 +1,6 @@
 """Returns of one workspace take turns in a process (`readmit.service.turns`)."""
 
+import asyncio
 import json
 import threading
 import time
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from builders import KEY
+from builders import KEY, build_note
 from readmit.clock import elapsed
 from readmit.errors import Abandoned
 from readmit.model import Agent
@@ -138,17 +139,80 @@ def test_a_return_cancelled_before_its_turn_does_nothing() -> None:
         raise AssertionError("a cancelled return must not run")
 
 
-def _keyed(agent: str, n: int) -> dict[str, Any]:
-    return {
-        "op": "assert",
-        "author": agent,
-        "item": {
-            "id": f"{agent}-{n}",
-            "text": f"Service {agent} runs build {n}.",
-            "key": f"{agent}-k{n % 3}",
-            "readers": {"principals": "*"},
-        },
-    }
+def test_a_coroutine_takes_its_turn_in_line_with_threads() -> None:
+    """`Turns.awaited` (a return going to a worker) queues with the threads' returns."""
+    gate = Turns()
+    order: list[str] = []
+
+    async def coroutine() -> None:
+        async with gate.awaited("w"):
+            order.append("coroutine")
+
+    def thread_return() -> None:
+        with gate.take("w"):
+            order.append("thread")
+
+    with gate.take("w"):
+        waiting = threading.Thread(target=asyncio.run, args=(coroutine(),))
+        waiting.start()
+        _until(lambda: gate.contended("w"))
+        behind = threading.Thread(target=thread_return)
+        behind.start()
+        _until(lambda: len(gate._lines["w"].waiting) == 2)
+        order.append("holder")
+    waiting.join(30)
+    behind.join(30)
+
+    assert order == ["holder", "coroutine", "thread"]
+    assert not gate.contended("w")
+
+
+def test_a_coroutine_whose_client_went_away_leaves_the_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(turns, "POLL_S", 0.01)
+    gate, gone = Turns(), threading.Event()
+    raised: list[BaseException] = []
+
+    async def coroutine() -> None:
+        try:
+            async with gate.awaited("w", gone):
+                raise AssertionError("a cancelled return must not run")
+        except Abandoned as exc:
+            raised.append(exc)
+
+    with gate.take("w"):
+        waiting = threading.Thread(target=asyncio.run, args=(coroutine(),))
+        waiting.start()
+        _until(lambda: gate.contended("w"))
+        gone.set()
+        waiting.join(30)  # it gives up while the turn is still held
+        assert not gate.contended("w")
+
+    assert len(raised) == 1
+    assert not gate._lines["w"].busy
+
+
+def test_a_cancelled_coroutine_leaves_the_line() -> None:
+    gate = Turns()
+
+    async def cancelled() -> None:
+        task = asyncio.create_task(_hold(gate))
+        while not gate.contended("w"):
+            await asyncio.sleep(0.001)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with gate.take("w"):
+        asyncio.run(cancelled())
+        assert not gate.contended("w")
+    assert not gate._lines["w"].busy
+
+
+async def _hold(gate: Turns) -> None:
+    async with gate.awaited("w"):
+        raise AssertionError("a cancelled return must not run")
 
 
 def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
@@ -163,12 +227,12 @@ def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
     callers = [Caller(workspace="w", agent=agent) for agent in team]
     for n in range(6):
         for caller in callers:
-            service.record(caller, [_keyed(caller.agent.id, n)])
+            service.record(caller, [build_note(caller.agent.id, n)])
     for caller in callers:
         service.depart(caller)
     for n in range(6, 9):  # each replaces an item every agent's checkpoint holds
         for caller in callers:
-            service.record(caller, [_keyed(caller.agent.id, n)])
+            service.record(caller, [build_note(caller.agent.id, n)])
     calls: list[int] = []
     start = threading.Barrier(len(callers))
 
@@ -201,11 +265,11 @@ def _slow_team(store: SqlStore) -> tuple[Service, Caller, Caller]:
     )
     first, second = (Caller(workspace="w", agent=agent) for agent in team)
     for n in range(3):
-        service.record(first, [_keyed("a0", n)])
+        service.record(first, [build_note("a0", n)])
     service.depart(first)
     service.depart(second)
     for n in range(3, 6):
-        service.record(first, [_keyed("a0", n)])
+        service.record(first, [build_note("a0", n)])
     return service, first, second
 
 

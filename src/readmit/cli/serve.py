@@ -165,7 +165,7 @@ def serve(
             from readmit.service.workers import ReturnPool, ServerConfig
 
             config = ServerConfig(db, verifier_spec, embeddings, policy_file, limits)
-            pool = ReturnPool(config, workers)
+            pool = ReturnPool(config, workers, service.turns)
             pool.wait_ready()
         app = create_app(service, pool=pool)
         tune_for_server()  # after everything the server keeps is built

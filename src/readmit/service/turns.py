@@ -6,18 +6,22 @@ other was judging, because a return's screenings reach the store only when its
 decision is recorded. When a team came back together, every first return screened
 the same items against the same events. Taking turns, the next return in a workspace
 reads what the last one screened and judged instead (the store's screenings and
-cached verdicts). Returns of other workspaces do not wait, and with
-``readmit serve --workers N`` each worker process takes its own turns.
+cached verdicts). Returns of other workspaces do not wait. With ``readmit serve
+--workers N`` the server process takes the turn before it hands a return to a worker
+(`Turns.awaited`, waiting on the event loop rather than in a thread), so returns of one
+workspace take turns across the workers too.
 
 A return waiting for its turn still holds its agent's return slot, and stops waiting
 (nothing done, nothing recorded) once its client goes away.
 """
 
+import asyncio
 import threading
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from functools import partial
+from typing import Protocol, TypeVar
 
 from readmit.errors import Abandoned
 
@@ -27,8 +31,19 @@ costs the running return CPU: polled every 50 ms, 16 returns of one workspace to
 of CPU instead of 0.37 s (a scratch script, in process)."""
 
 
+F = TypeVar("F", bound="Flag")
+
+
 class Cancel(Protocol):
     """A return's cancel flag: a `threading.Event`, or a return worker's shared one."""
+
+    def is_set(self) -> bool: ...
+
+
+class Flag(Protocol):
+    """Set when a waiter's turn has come (under `Turns._guard`)."""
+
+    def set(self) -> None: ...
 
     def is_set(self) -> bool: ...
 
@@ -53,9 +68,36 @@ class Turns:
         """
         with self._guard:
             line = self._lines.setdefault(workspace, _Line())
-            mine = line.join()
+            mine = line.join(threading.Event)
         if mine is not None:
             self._wait(line, mine, cancel)
+        try:
+            _check(cancel)
+            yield
+        finally:
+            with self._guard:
+                line.next()
+
+    @asynccontextmanager
+    async def awaited(self, workspace: str, cancel: Cancel | None = None) -> AsyncIterator[None]:
+        """`take` for a coroutine: it waits on its event loop, holding no thread meanwhile.
+
+        Raises:
+            Abandoned: if ``cancel`` is set while waiting.
+        """
+        with self._guard:
+            line = self._lines.setdefault(workspace, _Line())
+            mine = line.join(partial(_Wakeup, asyncio.get_running_loop()))
+        if mine is not None:
+            try:
+                while not mine.is_set():
+                    if cancel is not None and cancel.is_set():
+                        raise Abandoned(_GONE)
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(mine.event.wait(), POLL_S)
+            except BaseException:  # gone, or the task cancelled: leave the line
+                self._leave(line, mine)
+                raise
         try:
             _check(cancel)
             yield
@@ -67,12 +109,37 @@ class Turns:
         while not mine.wait(POLL_S):
             if cancel is None or not cancel.is_set():
                 continue
-            with self._guard:
-                if mine.is_set():  # the turn came meanwhile: hand it on
-                    line.next()
-                else:
-                    line.waiting.remove(mine)
+            self._leave(line, mine)
             _check(cancel)
+
+    def _leave(self, line: "_Line", mine: Flag) -> None:
+        with self._guard:
+            if mine.is_set():  # the turn came meanwhile: hand it on
+                line.next()
+            else:
+                line.waiting.remove(mine)
+
+    def contended(self, workspace: str) -> bool:
+        """Whether someone waits for ``workspace``'s turn."""
+        with self._guard:
+            line = self._lines.get(workspace)
+            return line is not None and bool(line.waiting)
+
+
+class _Wakeup:
+    """A coroutine's `Flag`: setting it, from any thread, wakes the coroutine's loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.event = asyncio.Event()
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+        self.loop.call_soon_threadsafe(self.event.set)
+
+    def is_set(self) -> bool:
+        return self._set
 
 
 class _Line:
@@ -80,14 +147,14 @@ class _Line:
 
     def __init__(self) -> None:
         self.busy = False
-        self.waiting: deque[threading.Event] = deque()
+        self.waiting: deque[Flag] = deque()
 
-    def join(self) -> threading.Event | None:
-        """Take the turn if it is free (``None``), else the flag set when it is ours."""
+    def join(self, flag: Callable[[], F]) -> F | None:
+        """Take the turn if it is free (``None``), else a new ``flag``, set when it is ours."""
         if not self.busy:
             self.busy = True
             return None
-        mine = threading.Event()
+        mine = flag()
         self.waiting.append(mine)
         return mine
 
@@ -99,6 +166,9 @@ class _Line:
             self.busy = False
 
 
+_GONE = "the client went away before its return's turn; nothing recorded"
+
+
 def _check(cancel: Cancel | None) -> None:
     if cancel is not None and cancel.is_set():
-        raise Abandoned("the client went away before its return's turn; nothing recorded")
+        raise Abandoned(_GONE)

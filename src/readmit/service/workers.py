@@ -10,6 +10,10 @@ for those ahead of it, on whichever process is free first; the limits stay in th
 server process and mean what they mean without workers. The store already serialises
 writers across processes (SQLite's file lock, PostgreSQL's advisory locks).
 
+Returns of one workspace take turns across the workers as they do in one process: the
+server process waits for the workspace's turn (`readmit.service.turns`) before it hands
+a return to the pool, so the next return reads what the last one screened and judged.
+
 A return whose client goes away is stopped as without workers: the server sets the
 return's flag in memory the pool shares, which the return checks before each verifier
 call and before recording.
@@ -34,6 +38,7 @@ from readmit.errors import ConfigError, RateLimited, ReadmitError, WorkerLost
 from readmit.model import Agent
 from readmit.service.operations import Caller, Service, decision_json
 from readmit.service.settings import limits_from_flags, load_policy
+from readmit.service.turns import Turns
 
 SLOTS = 4096
 """Returns the pool can hold at once, running or queued (each has a cancel flag)."""
@@ -65,8 +70,11 @@ class ServerConfig:
 class ReturnPool:
     """N processes deciding returns for the server process, first come, first served."""
 
-    def __init__(self, config: ServerConfig, workers: int) -> None:
+    def __init__(self, config: ServerConfig, workers: int, turns: Turns | None = None) -> None:
         """Start ``workers`` processes (they build their services as they start).
+
+        ``turns``: the server process's workspace turns (its `Service.turns`), which its
+        returns take before they go to a worker.
 
         Raises:
             ConfigError: for fewer than two workers (one is the server's own threads).
@@ -74,6 +82,7 @@ class ReturnPool:
         if workers < 2:
             raise ConfigError("a return pool needs 2 or more workers")
         self._workers = workers
+        self._turns = turns or Turns()
         self._config = json.dumps(asdict(config))
         self._context = multiprocessing.get_context("spawn")
         self._flags = self._context.RawArray("b", SLOTS)
@@ -98,7 +107,19 @@ class ReturnPool:
             ReadmitError: what the return raised in the worker (`Abandoned` once cancelled).
             WorkerLost: if a worker died before answering (the pool is then started again).
         """
-        asked = elapsed()  # time queued for a free worker counts against the time budget
+        asked = elapsed()  # time queued for its turn and a worker counts against the budget
+        async with self._turns.awaited(caller.workspace, cancel):
+            return await self._decided(caller, task, purpose, at, cancel, asked)
+
+    async def _decided(
+        self,
+        caller: Caller,
+        task: str,
+        purpose: str,
+        at: datetime | None,
+        cancel: threading.Event,
+        asked: float,
+    ) -> bytes:
         slot = self._take()
         self._flags[slot] = int(cancel.is_set())
         agent = (caller.agent.id, caller.agent.principal, caller.agent.role)
