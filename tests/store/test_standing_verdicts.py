@@ -1,13 +1,23 @@
 """Confirmed implicit invalidations bind later returns, for every agent, until restored."""
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.ahead import judge_ahead
+from readmit.clock import parse_time
+from readmit.decide import decide
+from readmit.errors import InvalidEvent
+from readmit.events import ReturnRequest
 from readmit.plugins import make_verifier
-from readmit.replay import replay
-from readmit.scenario import load_scenario
+from readmit.replay import apply_steps, replay
+from readmit.scenario import Scenario, load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 from readmit.testing import SlowVerifier
@@ -291,3 +301,132 @@ def test_what_a_return_had_no_time_to_screen_the_next_return_screens(
     assert [(j["calls"], j["unscreened"]) for j in judgments] == [(1, 2), (1, 1), (1, 0)]
     assert [reason(d.record, "p0") for d in decided] == ["unscreened", "unscreened", None]
     assert {f"p{n}" for n in range(3)} <= set(decided[-1].record["selected"])
+
+
+# Judging ahead (`readmit.ahead`): a return after it judges nothing it already judged,
+# and decides exactly what it would have decided without it.
+
+
+@dataclass
+class Counting:
+    """The built-in verifier, counting its calls (under its name: screenings are per verifier)."""
+
+    inner: Verifier
+    calls: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        self.calls += 1
+        return self.inner.judge(pairs)
+
+
+def _history(store: WorkStateStore) -> Scenario:
+    made = load_scenario(scenario(HISTORY))
+    apply_steps(made, store, on_return=None)
+    return made
+
+
+def _ahead(store: WorkStateStore, made: Scenario, verifier: Verifier, n: int = 6) -> Any:
+    return judge_ahead(
+        store,
+        "trip",
+        "A1",
+        task="trip",
+        purpose="itinerary",
+        policy=made.policy,
+        verifier=verifier,
+        signer=SIGNER,
+        at=parse_time(at(n)),
+    )
+
+
+def _returned(store: WorkStateStore, made: Scenario, verifier: Verifier) -> dict[str, Any]:
+    request = ReturnRequest(
+        id="r", at=parse_time(at(7)), agent="A1", task="trip", purpose="itinerary"
+    )
+    return decide(
+        store, "trip", request, policy=made.policy, verifier=verifier, signer=SIGNER
+    ).record
+
+
+def test_a_return_after_judging_ahead_judges_nothing_and_decides_the_same(
+    store: WorkStateStore, tmp_path: Path
+) -> None:
+    made = _history(store)
+    verifier = Counting(make_verifier("builtin"))
+
+    judgment = _ahead(store, made, verifier)
+    judged = verifier.calls
+    record = _returned(store, made, verifier)
+
+    assert judged > 0
+    assert [e.item for e in judgment.confirmed] == ["p0"]
+    assert verifier.calls == judged  # the return made no call
+    assert record["judgment"]["calls"] == 0
+    assert record["judgment"]["standing"] == 1
+    twin = open_store(f"sqlite:///{tmp_path / 'twin.db'}")
+    try:
+        _history(twin)
+        without = _returned(twin, made, make_verifier("builtin"))
+    finally:
+        twin.close()
+    assert without["judgment"]["calls"] > 0
+    assert record["items"] == without["items"]
+    assert record["outcome"] == without["outcome"]
+    assert {(e["item"], e["reason"]) for e in record["excluded"]} == {
+        (e["item"], e["reason"]) for e in without["excluded"]
+    }
+
+
+def test_judging_ahead_records_no_decision_and_the_agent_stays_away(
+    store: WorkStateStore,
+) -> None:
+    made = _history(store)
+
+    _ahead(store, made, make_verifier("builtin"))
+
+    assert store.decisions("trip") == []
+    assert store.away("trip") == ["A1", "A3"]
+
+
+def test_judging_ahead_again_with_nothing_new_judges_nothing(store: WorkStateStore) -> None:
+    made = _history(store)
+    verifier = Counting(make_verifier("builtin"))
+    _ahead(store, made, verifier)
+    judged = verifier.calls
+
+    again = _ahead(store, made, verifier, n=7)
+
+    assert (again.calls, verifier.calls) == (0, judged)
+    assert again.standing == 1
+
+
+def test_an_agent_that_has_not_departed_cannot_be_judged_ahead(store: WorkStateStore) -> None:
+    made = _history(store)
+
+    with pytest.raises(InvalidEvent, match="has not departed"):
+        judge_ahead(
+            store,
+            "trip",
+            "A2",
+            task="trip",
+            purpose="booking",
+            policy=made.policy,
+            verifier=make_verifier("builtin"),
+            signer=SIGNER,
+        )
+
+
+def test_an_agent_is_away_from_its_departure_until_its_return(store: WorkStateStore) -> None:
+    made = _history(store)
+    assert store.away("trip") == ["A1", "A3"]
+
+    _returned(store, made, make_verifier("builtin"))
+    assert store.away("trip") == ["A3"]
+
+    step = load_scenario(scenario([depart(8)])).steps[0]
+    store.depart("trip", "A1", step.at)
+    assert store.away("trip") == ["A1", "A3"]

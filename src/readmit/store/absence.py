@@ -80,6 +80,20 @@ def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> 
     ).fetchone()
 
 
+def away(db: Connection, workspace: str) -> list[str]:
+    """The agents of ``workspace`` whose latest departure is later than their latest return."""
+    departed = db.execute(
+        "SELECT agent, MAX(at) FROM checkpoints WHERE workspace = ? GROUP BY agent ORDER BY agent",
+        (workspace,),
+    ).fetchall()
+    returned = dict(
+        db.execute(
+            "SELECT agent, MAX(at) FROM decisions WHERE workspace = ? GROUP BY agent", (workspace,)
+        ).fetchall()
+    )
+    return [agent for agent, at in departed if agent not in returned or at > returned[agent]]
+
+
 def open_obligations(
     db: Connection, workspace: str, reader: Agent, decoded: BodyCache[str, Obligation]
 ) -> tuple[Obligation, ...]:

@@ -14,6 +14,7 @@ itself), and `record` reads either form. An agent key is stored only as its hash
 import json
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from itertools import filterfalse
 from typing import Any, TypeGuard
@@ -25,7 +26,9 @@ from readmit.canonical import canonical_json
 from readmit.errors import StoreError
 from readmit.model import Agent
 from readmit.reasons import Reason
+from readmit.store.absence import last_departure
 from readmit.store.base import DecisionSummary
+from readmit.store.bodies import Departures
 from readmit.store.connection import Connection, stamp
 
 VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
@@ -135,6 +138,35 @@ def rest_of(record: Mapping[str, Any], candidates: Iterable[str]) -> list[str]:
     named = set(record["selected"])
     named.update(e["item"] for e in record["excluded"])
     return list(filterfalse(named.__contains__, candidates))
+
+
+def checkpoint_rest(
+    read: Callable[[], AbstractContextManager[Connection]],
+    departures: Departures,
+    workspace: str,
+    agent: str,
+    at: datetime,
+    record: dict[str, Any],
+) -> int | None:
+    """The checkpoint ``record``'s ``not_selected`` is the rest of (`rest_of`), if any.
+
+    ``record`` is a return's to ``agent``'s latest checkpoint at ``at``; its candidates
+    are C's items at its epoch, whose rows never change once committed.
+    """
+    epoch, rest = record.get("epoch"), record.get("not_selected")
+    if record.get("workspace") != workspace or not isinstance(epoch, int) or not rest:
+        return None
+    # The context this process made for the return names its checkpoint and C's ids.
+    known: tuple[int, Sequence[str]] | None
+    known = departures.return_candidates((workspace, agent, at, epoch))
+    if known is None:
+        with read() as db:
+            row = last_departure(db, workspace, agent, at)
+            if row is None or row[1] != record.get("departure_epoch"):
+                return None
+            known = int(row[0]), departures.candidate_ids(db, workspace, row[0], epoch)
+    checkpoint, ids = known
+    return checkpoint if rest_of(record, ids) == rest else None
 
 
 def restored(value: dict[str, Any], candidates: Candidates) -> dict[str, Any]:

@@ -99,6 +99,14 @@ class WorkStateStore(Protocol):
         """
         ...
 
+    def remember_judgment(self, workspace: str, epoch: int, judgment: Judgment) -> None:
+        """Keep what ``judgment`` confirmed and screened through ``epoch``, with no decision."""
+        ...
+
+    def away(self, workspace: str) -> list[str]:
+        """The agents of ``workspace`` that departed and have not returned since."""
+        ...
+
     def decisions(
         self, workspace: str | None = None, agent: str | None = None
     ) -> list[DecisionSummary]:

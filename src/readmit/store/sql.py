@@ -325,28 +325,22 @@ class SqlStore:
                 verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
         return number
 
+    def remember_judgment(self, workspace: str, epoch: int, judgment: Judgment) -> None:
+        """Keep what ``judgment`` confirmed and screened through ``epoch``, with no decision
+        (judging ahead of a return, `readmit.ahead`), as `record_decision` keeps a return's."""
+        with self._transaction(lock=workspace) as db:
+            verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
+
+    def away(self, workspace: str) -> list[str]:
+        """The agents of ``workspace`` that departed and have not returned since."""
+        with self._read() as db:
+            return absence.away(db, workspace)
+
     def _rest_of_checkpoint(
         self, workspace: str, agent: str, at: datetime, record: dict[str, Any]
     ) -> int | None:
-        """The checkpoint ``record``'s ``not_selected`` is the rest of (`audit.rest_of`), if any.
-
-        ``record`` is a return's to ``agent``'s latest checkpoint at ``at``; its candidates
-        are C's items at its epoch, whose rows never change once committed.
-        """
-        epoch, rest = record.get("epoch"), record.get("not_selected")
-        if record.get("workspace") != workspace or not isinstance(epoch, int) or not rest:
-            return None
-        # The context this process made for the return names its checkpoint and C's ids.
-        known: tuple[int, Sequence[str]] | None
-        known = self._departures.return_candidates((workspace, agent, at, epoch))
-        if known is None:
-            with self._read() as db:
-                row = absence.last_departure(db, workspace, agent, at)
-                if row is None or row[1] != record.get("departure_epoch"):
-                    return None
-                known = int(row[0]), self._departures.candidate_ids(db, workspace, row[0], epoch)
-        checkpoint, ids = known
-        return checkpoint if audit.rest_of(record, ids) == rest else None
+        """The checkpoint ``record``'s ``not_selected`` is the rest of (`audit.checkpoint_rest`)."""
+        return audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
 
     def decisions(
         self, workspace: str | None = None, agent: str | None = None

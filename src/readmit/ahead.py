@@ -1,0 +1,80 @@
+"""Judging ahead: screen what an away agent's return will need, before it returns.
+
+A return judges lazily, in selection order, what its view could admit
+(`readmit.admission.invalidation.screening`), within the policy's budget. With a model
+as the verifier that is seconds a pair, and a return after a long absence either waits
+for them or withholds what its budget did not reach as ``unscreened``. While the agent
+is away nothing waits: `judge_ahead` decides the return the agent would make now (its
+checkpoint, what changed since, the task and purpose it returns to) without recording a
+decision or issuing anything, and keeps only the judgment, as a return keeps its own
+(`WorkStateStore.remember_judgment`): the invalidations it confirmed, which bind every
+later return, and how far it screened each item. The return then judges only what
+came after, and nothing at all when nothing did.
+
+The work stays bounded by the view, not the store: it is the same screening a return
+does, under the policy it is given. It is spent once per change, for an agent that may
+never come back; `readmit serve --judge-ahead` runs it in the background once a
+workspace has been quiet for a moment (`readmit.service.ahead`).
+"""
+
+from datetime import datetime
+
+from readmit.admission import admit
+from readmit.admission.invalidation.dependency_scan import DependencyScan
+from readmit.admission.invalidation.embeddings import Embedder
+from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.admission.invalidation.judgment import Judgment
+from readmit.clock import format_time, now
+from readmit.collector import paused
+from readmit.events import ReturnRequest
+from readmit.policy import Policy
+from readmit.signing import Signer
+from readmit.store.base import WorkStateStore
+
+
+def judge_ahead(
+    store: WorkStateStore,
+    workspace: str,
+    agent: str,
+    *,
+    task: str,
+    purpose: str,
+    policy: Policy,
+    verifier: Verifier,
+    signer: Signer,
+    at: datetime | None = None,
+    on_progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    query: str | None = None,
+    dependency_scan: DependencyScan | None = None,
+) -> Judgment:
+    """Screen ``agent``'s return to ``task`` for ``purpose`` as of ``at`` (now); keep the judgment.
+
+    Nothing is recorded in the audit log and no view leaves this call.
+
+    ``signer`` signs the view the pipeline builds and then drops (any key will do);
+    ``on_progress`` is called after each verifier call and may raise to stop early, when
+    the verdicts of the calls made are kept only by a caching verifier (`with_cache`).
+
+    Raises:
+        InvalidEvent: if ``agent`` has not departed.
+    """
+    when = now() if at is None else at
+    request = ReturnRequest(
+        id=f"ahead@{format_time(when)}", at=when, agent=agent, task=task, purpose=purpose
+    )
+    with paused():  # none of the return's many objects forms a cycle (`readmit.collector`)
+        ctx = store.return_context(workspace, request)
+        decision = admit(
+            ctx,
+            policy=policy,
+            verifier=verifier,
+            signer=signer,
+            on_progress=on_progress,
+            embedder=embedder,
+            query=query,
+            dependency_scan=dependency_scan,
+        )
+    if decision.judgment.verifier:
+        store.remember_judgment(workspace, ctx.epoch, decision.judgment)
+    return decision.judgment
