@@ -130,6 +130,16 @@ def _require_service_extra() -> None:
     help="Processes that decide returns (each on its own core); the server process answers "
     "everything else and keeps the per-agent limits. 1: returns run in its threads.",
 )
+@click.option(
+    "--judge-ahead",
+    "ahead_seconds",
+    default=None,
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Judge, in the background, what away agents' returns will need, once a workspace "
+    "has been quiet for a second (a pass at most SECONDS of verifier time; it gives way to "
+    "returns). Off by default.",
+)
 def serve(
     db: str,
     verifier_spec: str,
@@ -138,6 +148,7 @@ def serve(
     port: int,
     policy_file: str | None,
     workers: int,
+    ahead_seconds: float | None,
     **limits: Any,
 ) -> None:
     """Run the HTTP service (OpenAPI at /docs and /openapi.json).
@@ -161,6 +172,8 @@ def serve(
     )
     pool = None
     try:
+        if ahead_seconds is not None:
+            service.judge_ahead(ahead_seconds)
         if workers > 1:
             from readmit.service.workers import ReturnPool, ServerConfig
 

@@ -182,6 +182,7 @@ def _routes(  # noqa: C901 - one route each
 
         async def decide() -> bytes:
             if pool is not None:
+                service.returning(caller, body.task, body.purpose)
                 return await pool.return_(caller, body.task, body.purpose, body.at, cancel)
             return await anyio.to_thread.run_sync(work)
 

@@ -36,6 +36,7 @@ from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.report import agent_copy
+from readmit.service.ahead import AheadJudge
 from readmit.service.batch import check_sizes, own_batch
 from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
@@ -89,6 +90,8 @@ class Service:
         self.limits = limits or Limits()
         self.throttle = Throttle(self.limits)
         self.turns = Turns()
+        self.ahead: AheadJudge | None = None
+        """Judges away agents' returns in the background (`judge_ahead`), if started."""
         if self.policy.view_ttl > self.limits.max_view_ttl:
             raise ConfigError(
                 f"the policy's view TTL ({self.policy.view_ttl}) is over the server's "
@@ -166,6 +169,8 @@ class Service:
             recorded = self.store.append(caller.workspace, batch.events, clock=clock)
         except InvalidEvent as exc:
             raise batch.locate(exc) from None
+        if self.ahead is not None:
+            self.ahead.changed(caller.workspace)
         return [{"id": r.event.id, "epoch": r.epoch} for r in recorded]
 
     def remember(
@@ -229,6 +234,7 @@ class Service:
             Abandoned: if ``cancel`` was set.
         """
         asked = elapsed() if asked is None else asked
+        self.returning(caller, task, purpose)
         with self.turns.take(caller.workspace, cancel):
             waited = max(0.0, elapsed() - asked)  # counts against the policy's time budget
             when = return_time(at, self.clock(), self.limits.clock_skew)
@@ -257,6 +263,26 @@ class Service:
         # often the others return. It sees its own count: 1, 2, 3…
         number = self.store.own_number(caller.workspace, caller.agent.id, decided.id)
         return _answer(decided.record, number, [memory_out(e) for e in readmitted])
+
+    def judge_ahead(self, seconds: float) -> AheadJudge:
+        """Start judging away agents' returns in the background, ``seconds`` a pass at most."""
+        if self.verifier is None:
+            raise ConfigError("judging ahead needs a verifier")
+        self.ahead = AheadJudge(
+            self.store,
+            self.turns,
+            policy=self.policy,
+            verifier=self.verifier,
+            signer=self.signer,
+            seconds=seconds,
+            embedder=self.embedder,
+        )
+        return self.ahead
+
+    def returning(self, caller: Caller, task: str, purpose: str) -> None:
+        """Note what the caller returns to (before its turn): it is judged ahead for it."""
+        if self.ahead is not None:
+            self.ahead.returning(caller.workspace, caller.agent.id, task, purpose)
 
     def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> VerifyOut:
         """Check a view's signature, digests and expiry (never raises for a bad view)."""
@@ -304,6 +330,8 @@ class Service:
         return [memory_out(e) for e in self.store.experiences(caller.workspace, caller.agent.id)]
 
     def close(self) -> None:
+        if self.ahead is not None:
+            self.ahead.close()
         self.store.close()
 
 

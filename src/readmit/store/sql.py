@@ -326,8 +326,10 @@ class SqlStore:
         return number
 
     def remember_judgment(self, workspace: str, epoch: int, judgment: Judgment) -> None:
-        """Keep what ``judgment`` confirmed and screened through ``epoch``, with no decision
-        (judging ahead of a return, `readmit.ahead`), as `record_decision` keeps a return's."""
+        """Keep what ``judgment`` confirmed and screened through ``epoch``, with no decision.
+
+        For judging ahead of a return (`readmit.ahead`); `record_decision` keeps a return's.
+        """
         with self._transaction(lock=workspace) as db:
             verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
 

@@ -1,0 +1,175 @@
+"""``readmit serve --judge-ahead SECONDS``: judge what away agents' returns will need.
+
+Once events recorded in a workspace have been followed by `QUIET_S` of quiet, a thread
+of the server process judges ahead (`readmit.ahead`) for each agent of the workspace
+that departed and has not returned: the return it would make now, to the task and
+purpose it last returned to. Each pass runs under the server's policy with ``SECONDS``
+as its time budget; a pass whose budget ran out (items left unscreened after calls)
+is followed by another once the other workspaces due have had theirs. A return then
+finds its items screened and its stale ones found, and waits only on what came after.
+
+A pass takes the workspace's turn as a return does (`readmit.service.turns`), and gives
+it back as soon as a return asks for it: after each verifier call it stops if one
+waits (the verdicts of the calls it made stay in the verifier's cache), and it comes
+back once the workspace is quiet again. A return's wait is at most one verifier call.
+
+An agent is judged ahead only once its task is known: from a return this process
+served, or from the latest of its last four decisions in the audit log that issued a
+view. With several server processes over one database, each judges ahead after the
+events it recorded, and yields only to its own returns.
+"""
+
+import logging
+import threading
+from dataclasses import replace
+
+from readmit.admission.invalidation.embeddings import Embedder
+from readmit.admission.invalidation.implicit import Verifier
+from readmit.ahead import judge_ahead
+from readmit.clock import elapsed
+from readmit.policy import Policy
+from readmit.service.turns import Turns
+from readmit.signing import Signer
+from readmit.store import SqlStore
+
+QUIET_S = 1.0
+"""Seconds without a new event in a workspace before it is judged ahead: a team recording
+a burst of events is judged once, after the burst."""
+
+RECORDS_READ = 4
+"""Decisions read back, newest first, for an agent's task when no return showed it."""
+
+log = logging.getLogger("readmit.service.ahead")
+
+
+class _Yielded(Exception):
+    """A return asked for the workspace's turn."""
+
+
+class AheadJudge:
+    """The background judge of one server process (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        turns: Turns,
+        *,
+        policy: Policy,
+        verifier: Verifier,
+        signer: Signer,
+        seconds: float,
+        embedder: Embedder | None = None,
+        quiet: float = QUIET_S,
+    ) -> None:
+        self.store, self.turns, self.verifier, self.signer = store, turns, verifier, signer
+        self.policy = replace(policy, max_judgment_seconds=seconds)
+        self.embedder, self.quiet = embedder, quiet
+        self.passes = 0
+        """Passes completed (each one `judge_ahead`), for tests and logs."""
+        self._tasks: dict[tuple[str, str], tuple[str, str]] = {}
+        self._unknown: dict[tuple[str, str], int] = {}
+        self._pending: dict[str, float] = {}
+        self._busy = False
+        self._closed = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="readmit-ahead", daemon=True)
+        self._thread.start()
+
+    def returning(self, workspace: str, agent: str, task: str, purpose: str) -> None:
+        """Note what ``agent`` returns to: the task and purpose it is judged ahead for."""
+        self._tasks[(workspace, agent)] = (task, purpose)
+
+    def changed(self, workspace: str) -> None:
+        """Events were recorded in ``workspace``: judge it ahead once it has been quiet."""
+        with self._cond:
+            self._pending[workspace] = elapsed()
+            self._cond.notify_all()
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until nothing is pending nor being judged; ``False`` after ``timeout`` seconds."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not (self._pending or self._busy), timeout)
+
+    def close(self) -> None:
+        """Stop the thread (after the pass it is in, which stops at its next verifier call)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while (workspace := self._next()) is not None:
+            try:
+                self._judge(workspace)
+            except Exception:  # a store or verifier failure must not end the thread
+                log.exception("judging ahead in workspace %r failed", workspace)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def _next(self) -> str | None:
+        """The next workspace quiet for `quiet` seconds (``None`` once closed)."""
+        with self._cond:
+            while not self._closed:
+                now = elapsed()
+                due = min(self._pending.items(), key=lambda p: p[1], default=None)
+                if due is not None and now - due[1] >= self.quiet:
+                    del self._pending[due[0]]
+                    self._busy = True
+                    return due[0]
+                self._cond.wait(None if due is None else self.quiet - (now - due[1]))
+            return None
+
+    def _judge(self, workspace: str) -> None:
+        """One pass for each away agent whose task is known; again later if one was cut short."""
+        again = False
+        for agent in self.store.away(workspace):
+            known = self._task(workspace, agent)
+            if known is None:
+                continue
+            try:
+                if self.turns.contended(workspace) or self._closed:
+                    raise _Yielded
+                with self.turns.take(workspace):
+                    judgment = judge_ahead(
+                        self.store,
+                        workspace,
+                        agent,
+                        task=known[0],
+                        purpose=known[1],
+                        policy=self.policy,
+                        verifier=self.verifier,
+                        signer=self.signer,
+                        embedder=self.embedder,
+                        on_progress=lambda _, __: self._give_way(workspace),
+                    )
+            except _Yielded:
+                self.changed(workspace)  # again once the returns are done
+                return
+            self.passes += 1
+            # Its budget ran out with calls made: go on after the other workspaces due.
+            again |= bool(judgment.unscreened and judgment.calls)
+        if again:
+            with self._cond:
+                self._pending.setdefault(workspace, elapsed() - self.quiet)
+
+    def _give_way(self, workspace: str) -> None:
+        if self.turns.contended(workspace) or self._closed:
+            raise _Yielded
+
+    def _task(self, workspace: str, agent: str) -> tuple[str, str] | None:
+        """What ``agent`` returns to, if a return showed it (see the module docstring)."""
+        key = (workspace, agent)
+        if key in self._tasks:
+            return self._tasks[key]
+        decisions = self.store.decisions(workspace, agent)
+        if self._unknown.get(key) == len(decisions):
+            return None
+        for summary in reversed(decisions[-RECORDS_READ:]):
+            view = self.store.decision(summary.id, workspace).get("view")
+            if view is not None:
+                self._tasks[key] = (view["task"], view["purpose"])
+                return self._tasks[key]
+        self._unknown[key] = len(decisions)
+        return None

@@ -1,0 +1,179 @@
+"""``readmit serve --judge-ahead``: away agents' returns judged in the background
+(`readmit.service.ahead`), giving way to returns."""
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from builders import KEY, build_note
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.model import Agent
+from readmit.plugins import make_verifier
+from readmit.service.ahead import AheadJudge
+from readmit.service.operations import Caller, Service
+from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore
+from readmit.testing import FunctionVerifier, UnavailableVerifier
+
+SETTLED_S = 60.0
+"""Longest a test waits for the background judge (a loaded machine is slow)."""
+
+
+def _team(store: SqlStore, verifier: Verifier) -> tuple[Service, Caller, Caller]:
+    """Two agents; the first has returned once (its task is known) and is away while the
+    second replaces items its checkpoint holds."""
+    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
+    store.create_workspace("w", team)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=verifier)
+    away, other = (Caller(workspace="w", agent=agent) for agent in team)
+    for n in range(6):
+        service.record(other, [build_note("a1", n)])
+    service.depart(away)
+    service.return_(away, "ops", "p")
+    service.depart(away)
+    return service, away, other
+
+
+def _start(service: Service, seconds: float = 30.0) -> AheadJudge:
+    assert service.verifier is not None
+    service.ahead = AheadJudge(
+        service.store,
+        service.turns,
+        policy=service.policy,
+        verifier=service.verifier,
+        signer=service.signer,
+        seconds=seconds,
+        quiet=0.01,
+    )
+    return service.ahead
+
+
+@pytest.fixture
+def judged(store: SqlStore) -> Iterator[tuple[Service, Caller, Caller]]:
+    service, away, other = _team(store, make_verifier("builtin"))
+    yield service, away, other
+    if service.ahead is not None:
+        service.ahead.close()
+
+
+def test_an_away_agents_return_is_judged_ahead_and_judges_nothing(
+    judged: tuple[Service, Caller, Caller],
+) -> None:
+    service, away, other = judged
+    ahead = _start(service)
+
+    for n in range(6, 9):  # each replaces an item the away agent's checkpoint holds
+        service.record(other, [build_note("a1", n)])
+    assert ahead.settle(SETTLED_S)
+    judgment = service.return_(away, "ops", "p")["judgment"]
+
+    assert ahead.passes >= 1
+    assert judgment is not None
+    assert judgment["calls"] == 0
+    assert judgment["unscreened"] == 0
+
+
+def test_without_judging_ahead_the_same_return_judges(
+    judged: tuple[Service, Caller, Caller],
+) -> None:
+    """The control of the test above: the return would have judged."""
+    service, away, other = judged
+
+    for n in range(6, 9):
+        service.record(other, [build_note("a1", n)])
+    judgment = service.return_(away, "ops", "p")["judgment"]
+
+    assert judgment is not None
+    assert judgment["calls"] > 0
+
+
+def test_an_agent_whose_task_is_unknown_is_not_judged_ahead(store: SqlStore) -> None:
+    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
+    store.create_workspace("w", team)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+    away, other = (Caller(workspace="w", agent=agent) for agent in team)
+    service.record(other, [build_note("a1", 0)])
+    service.depart(away)  # it never returned: nothing says what it will return to
+    ahead = _start(service)
+    try:
+        service.record(other, [build_note("a1", 3)])
+        assert ahead.settle(SETTLED_S)
+    finally:
+        ahead.close()
+
+    assert ahead.passes == 0
+
+
+def test_a_new_process_finds_the_task_in_the_audit_log(
+    judged: tuple[Service, Caller, Caller],
+) -> None:
+    """The judge of a restarted server reads the task from the agent's last issued view."""
+    service, _, other = judged
+    ahead = _start(service)  # a new judge: no return has told it the task
+
+    service.record(other, [build_note("a1", 6)])
+    assert ahead.settle(SETTLED_S)
+
+    assert ahead.passes == 1
+    assert ahead._tasks[("w", "a0")] == ("ops", "p")
+
+
+def test_judging_ahead_gives_way_to_a_return(store: SqlStore) -> None:
+    """A return that asks for the turn gets it after the call in progress."""
+    first_call, release = threading.Event(), threading.Event()
+
+    def held(pair: Pair) -> Verdict:
+        first_call.set()
+        assert release.wait(SETTLED_S)
+        return Verdict(invalidates=False, confidence=1.0)
+
+    verifier = FunctionVerifier(held, name="held")
+    release.set()  # the setup's own return judges freely
+    service, away, other = _team(store, verifier)
+    release.clear()
+    first_call.clear()
+    ahead = _start(service)
+    try:
+        for n in range(6, 9):
+            service.record(other, [build_note("a1", n)])
+        assert first_call.wait(SETTLED_S)  # judging ahead, inside its first call
+        calls_ahead = len(verifier.calls)
+        answer: list[object] = []
+        returning = threading.Thread(
+            target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
+        )
+        returning.start()
+        _until(lambda: service.turns.contended("w"))
+        release.set()
+        returning.join(SETTLED_S)
+    finally:
+        ahead.close()
+
+    judgment = answer[0]
+    assert isinstance(judgment, dict)
+    assert judgment["calls"] > 0  # the return judged what the judge had not reached
+    assert ahead.passes == 0  # the pass stopped after its call, and the return went first
+    assert len(verifier.calls) == calls_ahead + judgment["calls"]
+
+
+def test_a_verifier_that_is_down_is_not_asked_again_and_again(store: SqlStore) -> None:
+    service, _, other = _team(store, make_verifier("builtin"))
+    service.verifier = UnavailableVerifier()
+    ahead = _start(service)
+    try:
+        for n in range(6, 9):
+            service.record(other, [build_note("a1", n)])
+        assert ahead.settle(SETTLED_S)
+    finally:
+        ahead.close()
+
+    assert ahead.passes == 1
+
+
+def _until(done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + SETTLED_S
+    while not done():
+        assert time.monotonic() < deadline, "the return never asked for its turn"
+        time.sleep(0.001)
