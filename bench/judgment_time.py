@@ -13,8 +13,13 @@ episode's history, the agent departing again between them with nothing new: the 
 keeps how far each item was screened, so each return judges what the one before did not
 reach, and the rows show how the view fills.
 
+With ``--ahead``, the agent's return is first judged ahead (`readmit.ahead.judge_ahead`,
+no time budget: nobody waits on it) on a store holding the episode's history, as
+``readmit serve --judge-ahead`` does while the agent is away; the row "ahead" is that
+judging, and the return after it is decided under each budget.
+
 Usage: python bench/judgment_time.py --verifier chain:builtin,openai-compat:MODEL@URL \
-    [--budgets 20,60,none] [--threshold 0.425] [--returns N]
+    [--budgets 20,60,none] [--threshold 0.425] [--returns N | --ahead]
 """
 
 import argparse
@@ -27,6 +32,8 @@ from return_time import PERSONA, memora_returns
 
 from readmit.admission import admit
 from readmit.admission.decision import Decision, Issued
+from readmit.admission.invalidation.judgment import Judgment
+from readmit.ahead import judge_ahead
 from readmit.bench.loaders import memora
 from readmit.clock import parse_time
 from readmit.decide import decide
@@ -49,8 +56,11 @@ def one_return(spec: str, policy: Policy) -> Iterator[tuple[Decision, float]]:
     yield decision, time.perf_counter() - started
 
 
-def returns_in_a_row(spec: str, policy: Policy, count: int) -> Iterator[tuple[Decision, float]]:
-    """``count`` returns of the first episode's agent to a store of its history."""
+def returns_in_a_row(
+    spec: str, policy: Policy, count: int, ahead: bool = False
+) -> Iterator[tuple[Decision | Judgment, float]]:
+    """``count`` returns of the first episode's agent to a store of its history (after
+    judging it ahead, first, if ``ahead``)."""
     episode = memora.episodes(PERSONA)[0]
     scenario = load_scenario(episode.scenario)
     store = SQLiteStore(":memory:")
@@ -59,6 +69,21 @@ def returns_in_a_row(spec: str, policy: Policy, count: int) -> Iterator[tuple[De
         apply_steps(scenario, store, on_return=None)
         at = parse_time(episode.scenario["events"][-1]["at"])
         query = " ".join(p.question for p in episode.probes) or episode.task
+        if ahead:
+            started = time.perf_counter()
+            judgment = judge_ahead(
+                store,
+                scenario.workspace,
+                episode.returner,
+                task=episode.task,
+                purpose=episode.purpose,
+                policy=replace(policy, max_judgment_seconds=None),
+                verifier=verifier,
+                signer=SIGNER,
+                at=at,
+                query=query,
+            )
+            yield judgment, time.perf_counter() - started
         for n in range(count):
             if n:
                 store.depart(scenario.workspace, episode.returner, at + timedelta(minutes=2 * n))
@@ -90,6 +115,7 @@ def main() -> None:
     parser.add_argument("--budgets", default="20,60,none", help="seconds, or none")
     parser.add_argument("--threshold", type=float, default=None, help="τ (default: the policy's)")
     parser.add_argument("--returns", type=int, default=0, help="returns in a row on a store")
+    parser.add_argument("--ahead", action="store_true", help="judge ahead, then return")
     args = parser.parse_args()
     policy = memora_returns(PERSONA)[0][2]
     if args.threshold is not None:
@@ -100,18 +126,22 @@ def main() -> None:
         limit = None if budget == "none" else float(budget)
         timed = replace(policy, max_judgment_seconds=limit)
         runs = (
-            returns_in_a_row(args.verifier, timed, args.returns)
-            if args.returns
+            returns_in_a_row(args.verifier, timed, max(args.returns, 1), args.ahead)
+            if args.returns or args.ahead
             else one_return(args.verifier, timed)
         )
         shown = "none" if limit is None else f"{limit:g} s"
-        for n, (decision, wall) in enumerate(runs, 1):
-            j = decision.judgment
-            view = len(decision.items) if isinstance(decision, Issued) else 0
+        for n, (done, wall) in enumerate(runs, 0 if args.ahead else 1):
+            j = done if isinstance(done, Judgment) else done.judgment
+            view = (
+                "–"
+                if isinstance(done, Judgment)
+                else f"{len(done.items) if isinstance(done, Issued) else 0} of "
+                f"{timed.max_items} ({done.outcome})"
+            )
             print(
-                f"| {shown} | {n} | {wall:.1f} s | {j.seconds:.1f} s | {j.calls} of "
-                f"{j.max_calls} | {j.pairs} | {j.tokens:,} | {j.unscreened} | "
-                f"{view} of {timed.max_items} ({decision.outcome}) |",
+                f"| {shown} | {n or 'ahead'} | {wall:.1f} s | {j.seconds:.1f} s | {j.calls} of "
+                f"{j.max_calls} | {j.pairs} | {j.tokens:,} | {j.unscreened} | {view} |",
                 flush=True,
             )
 

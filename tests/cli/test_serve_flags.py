@@ -33,3 +33,19 @@ def test_a_byte_rate_that_is_no_positive_number_is_refused_before_anything_start
     assert result.exit_code == 2, result.output
     assert "byte_rate must be a positive number of bytes per second" in result.output
     assert not db.exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_a_judge_ahead_budget_that_is_no_positive_number_is_refused_before_anything_starts(
+    value: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "readmit.db"
+    result = CliRunner().invoke(
+        cli,
+        ["serve", "--db", f"sqlite:///{db}", "--judge-ahead", value],
+        env={"READMIT_SIGNING_KEY": "a-test-signing-key-0123"},
+    )
+
+    assert result.exit_code == 2, result.output
+    assert "--judge-ahead" in result.output
+    assert not db.exists()

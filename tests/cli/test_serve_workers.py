@@ -14,7 +14,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from builders import KEY
+from builders import KEY, build_note
 from readmit.cli import cli
 from readmit.clock import now
 from readmit.model import Agent
@@ -30,12 +30,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def workers(db: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``readmit serve --workers 2`` on a free loopback port, until the block ends."""
+def workers(db: str, *flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``readmit serve --workers 2 [flags]`` on a free loopback port, until the block ends."""
     port = free_port()
     command = [sys.executable, "-m", "readmit", "serve", "--db", db, "--port", str(port)]
     proc = subprocess.Popen(
-        [*command, "--workers", "2"],
+        [*command, "--workers", "2", *flags],
         env={**os.environ, "READMIT_SIGNING_KEY": KEY.decode()},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -164,3 +164,54 @@ def test_a_worker_that_dies_costs_one_answer_not_the_pool(tmp_path: Path) -> Non
     assert answers[-1].status_code == 200
     assert all(a.status_code == 503 and a.json()["code"] == "worker_lost" for a in lost)
     assert len(lost) <= 1  # the pool is started again as soon as one return finds it broken
+
+
+@pytest.mark.slow
+def test_a_return_to_a_server_judging_ahead_finds_its_items_judged(tmp_path: Path) -> None:
+    """``--judge-ahead``: the server process judges the away agent's return in the
+    background (its task known from its return through a worker), and the return judges
+    nothing."""
+    db = f"sqlite:///{tmp_path / 'readmit.db'}"
+    store = open_store(db)
+    store.create_workspace("trip", [Agent(id=a, principal="org", role="r") for a in ("A1", "A2")])
+    keys = {a: new_key() for a in ("A1", "A2")}
+    for agent, key in keys.items():
+        store.add_agent_key("trip", agent, key_hash(key), now())
+    store.close()
+    auth = {a: {"Authorization": f"Bearer {k}"} for a, k in keys.items()}
+
+    with (
+        workers(db, "--judge-ahead", "30") as (url, _),
+        httpx.Client(base_url=url, timeout=120) as c,
+    ):
+        notes = [build_note("A2", n) for n in range(6)]
+        assert c.post("/v1/events", json={"events": notes}, headers=auth["A2"]).is_success
+        assert c.post("/v1/depart", json={}, headers=auth["A1"]).is_success
+        assert c.post("/v1/return", json=TASK, headers=auth["A1"]).is_success
+        assert c.post("/v1/depart", json={}, headers=auth["A1"]).is_success
+        later = [build_note("A2", n) for n in range(6, 9)]  # replacing what A1 holds
+        recorded = c.post("/v1/events", json={"events": later}, headers=auth["A2"])
+        last = recorded.json()["recorded"][-1]["epoch"]
+        until_screened_through(db, last)
+        judgment = c.post("/v1/return", json=TASK, headers=auth["A1"]).json()["judgment"]
+
+    assert judgment["calls"] == 0
+    assert judgment["unscreened"] == 0
+
+
+TASK = {"task": "ops", "purpose": "p"}
+
+
+def until_screened_through(db: str, epoch: int) -> None:
+    """Wait (a loaded machine is slow) until the store has items screened through ``epoch``."""
+    store = open_store(db)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            (through,) = store.conn.execute("SELECT MAX(through) FROM screenings").fetchone()
+            if through is not None and through >= epoch:
+                return
+            assert time.monotonic() < deadline, "nothing was judged ahead"
+            time.sleep(0.1)
+    finally:
+        store.close()

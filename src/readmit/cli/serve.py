@@ -1,6 +1,7 @@
 """``readmit serve``, ``readmit mcp``, ``readmit workspace`` and ``readmit keys``."""
 
 import importlib.util
+import math
 import os
 from typing import Any
 
@@ -12,6 +13,7 @@ from readmit.clock import now
 from readmit.config import DB_ENV
 from readmit.errors import ConfigError, InvalidInput
 from readmit.model import Agent
+from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.service.keys import key_hash, new_key
 from readmit.store import DEFAULT_URL, open_store
 from readmit.wire import check_name
@@ -55,6 +57,12 @@ _TTL = click.option(
     type=float,
     help="Longest validity, in seconds, the policy may give a Return View.",
 )
+
+
+def _not_nan(value: float | None) -> float | None:
+    if value is not None and math.isnan(value):
+        raise click.BadParameter("must be a number of seconds, not nan")
+    return value
 
 
 def _require_service_extra() -> None:
@@ -134,7 +142,8 @@ def _require_service_extra() -> None:
     "--judge-ahead",
     "ahead_seconds",
     default=None,
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, min_open=True, max=MAX_JUDGMENT_SECONDS),
+    callback=lambda _, __, value: _not_nan(value),
     metavar="SECONDS",
     help="Judge, in the background, what away agents' returns will need, once a workspace "
     "has been quiet for a second (a pass at most SECONDS of verifier time; it gives way to "

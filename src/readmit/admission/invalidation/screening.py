@@ -8,7 +8,8 @@ would judge every item against every event whether or not any agent ever
 returns to it, and an LLM verifier would put its latency on every write;
 screening what a view needs costs a bounded number of calls per return, and
 the verdicts it confirms are stored (`readmit.admission.invalidation.standing`)
-so no return judges them again.
+so no return judges them again. The same screening can run before the return, while
+the agent is away (`readmit.ahead`): the same bounded work, off the return's clock.
 
 For one item the screener first screens its premises (an item whose premise
 falls is ``premise_invalidated``), then proposes the later observations the
