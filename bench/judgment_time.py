@@ -16,10 +16,12 @@ reach, and the rows show how the view fills.
 With ``--ahead``, the agent's return is first judged ahead (`readmit.ahead.judge_ahead`,
 no time budget: nobody waits on it) on a store holding the episode's history, as
 ``readmit serve --judge-ahead`` does while the agent is away; the row "ahead" is that
-judging, and the return after it is decided under each budget.
+judging, and the return after it is decided under each budget. ``--later K`` leaves the
+history's last K events out of that judging and records them between it and the return,
+as when a workspace goes on changing after the judge's last pass.
 
 Usage: python bench/judgment_time.py --verifier chain:builtin,openai-compat:MODEL@URL \
-    [--budgets 20,60,none] [--threshold 0.425] [--returns N | --ahead]
+    [--budgets 20,60,none] [--threshold 0.425] [--returns N | --ahead [--later K]]
 """
 
 import argparse
@@ -37,7 +39,7 @@ from readmit.ahead import judge_ahead
 from readmit.bench.loaders import memora
 from readmit.clock import parse_time
 from readmit.decide import decide
-from readmit.events import ReturnRequest
+from readmit.events import Event, ReturnRequest
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.replay import apply_steps
@@ -57,16 +59,20 @@ def one_return(spec: str, policy: Policy) -> Iterator[tuple[Decision, float]]:
 
 
 def returns_in_a_row(
-    spec: str, policy: Policy, count: int, ahead: bool = False
+    spec: str, policy: Policy, count: int, ahead: bool = False, later: int = 0
 ) -> Iterator[tuple[Decision | Judgment, float]]:
     """``count`` returns of the first episode's agent to a store of its history (after
-    judging it ahead, first, if ``ahead``)."""
+    judging it ahead, first, if ``ahead``, without the last ``later`` events)."""
     episode = memora.episodes(PERSONA)[0]
     scenario = load_scenario(episode.scenario)
     store = SQLiteStore(":memory:")
     verifier = make_verifier(spec)
+    cut = len(scenario.steps) - later
+    tail = [s for s in scenario.steps[cut:] if isinstance(s, Event)]
+    if len(tail) != later:
+        raise SystemExit(f"the history's last {later} steps are not all events")
     try:
-        apply_steps(scenario, store, on_return=None)
+        apply_steps(replace(scenario, steps=scenario.steps[:cut]), store, on_return=None)
         at = parse_time(episode.scenario["events"][-1]["at"])
         query = " ".join(p.question for p in episode.probes) or episode.task
         if ahead:
@@ -84,6 +90,8 @@ def returns_in_a_row(
                 query=query,
             )
             yield judgment, time.perf_counter() - started
+        if tail:
+            store.append(scenario.workspace, tail)
         for n in range(count):
             if n:
                 store.depart(scenario.workspace, episode.returner, at + timedelta(minutes=2 * n))
@@ -116,6 +124,7 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=None, help="τ (default: the policy's)")
     parser.add_argument("--returns", type=int, default=0, help="returns in a row on a store")
     parser.add_argument("--ahead", action="store_true", help="judge ahead, then return")
+    parser.add_argument("--later", type=int, default=0, help="events recorded after --ahead")
     args = parser.parse_args()
     policy = memora_returns(PERSONA)[0][2]
     if args.threshold is not None:
@@ -126,7 +135,7 @@ def main() -> None:
         limit = None if budget == "none" else float(budget)
         timed = replace(policy, max_judgment_seconds=limit)
         runs = (
-            returns_in_a_row(args.verifier, timed, max(args.returns, 1), args.ahead)
+            returns_in_a_row(args.verifier, timed, max(args.returns, 1), args.ahead, args.later)
             if args.returns or args.ahead
             else one_return(args.verifier, timed)
         )
