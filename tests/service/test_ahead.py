@@ -4,6 +4,8 @@
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -11,6 +13,7 @@ from builders import KEY, build_note
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.model import Agent
 from readmit.plugins import make_verifier
+from readmit.policy import Policy
 from readmit.service.ahead import AheadJudge
 from readmit.service.operations import Caller, Service
 from readmit.signing import HmacSha256Signer
@@ -156,6 +159,59 @@ def test_judging_ahead_gives_way_to_a_return(store: SqlStore) -> None:
     assert judgment["calls"] > 0  # the return judged what the judge had not reached
     assert ahead.passes == 0  # the pass stopped after its call, and the return went first
     assert len(verifier.calls) == calls_ahead + judgment["calls"]
+
+
+def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
+    store: SqlStore,
+) -> None:
+    """The return waits out the judge's call in progress, longer than its whole time
+    budget, and still judges: that wait was not its own."""
+    inside, release = threading.Event(), threading.Event()
+
+    def held(pair: Pair) -> Verdict:
+        inside.set()
+        assert release.wait(SETTLED_S)
+        return Verdict(invalidates=False, confidence=1.0)
+
+    verifier = FunctionVerifier(held, name="held")
+    release.set()
+    service, away, other = _team(store, verifier)
+    service.policy = replace(service.policy, max_judgment_seconds=2.0)
+    release.clear()
+    inside.clear()
+    ahead = _start(service)
+    try:
+        for n in range(6, 9):
+            service.record(other, [build_note("a1", n)])
+        assert inside.wait(SETTLED_S)
+        answer: list[dict[str, Any]] = []
+        returning = threading.Thread(
+            target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
+        )
+        returning.start()
+        _until(lambda: service.turns.contended("w"))
+        time.sleep(2.5)  # longer than the return's budget
+        release.set()
+        returning.join(SETTLED_S)
+    finally:
+        ahead.close()
+
+    assert answer[0]["calls"] > 0
+
+
+def test_a_pass_that_keeps_what_the_last_kept_is_not_repeated(store: SqlStore) -> None:
+    """A call budget too small for one item: each pass judges the same first pairs."""
+    service, _, other = _team(store, make_verifier("builtin"))
+    service.policy = Policy(max_judgments=1, batch_size=1)
+    ahead = _start(service)
+    try:
+        for n in range(6, 12):
+            service.record(other, [build_note("a1", n)])
+        assert ahead.settle(SETTLED_S)
+    finally:
+        ahead.close()
+
+    assert ahead.passes <= 2
 
 
 def test_a_verifier_that_is_down_is_not_asked_again_and_again(store: SqlStore) -> None:

@@ -6,6 +6,7 @@ import gc
 import json
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.service.keys import key_hash, new_key
 from readmit.service.operations import Caller, Service, decision_json
+from readmit.service.turns import Turns
 from readmit.service.workers import ReturnPool, ServerConfig
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
@@ -137,3 +139,47 @@ def test_each_worker_tunes_its_collector_as_the_server_does(
     thresholds = [pool._executor.submit(gc.get_threshold).result() for _ in range(4)]
 
     assert all(t[0] == YOUNG for t in thresholds)
+
+
+class _Held:
+    """An executor whose returns run until the test ends them (the pool's stand-in)."""
+
+    def __init__(self) -> None:
+        self.running: list[Future[tuple[bytes, None]]] = []
+
+    def submit(self, fn: object, *args: object) -> "Future[tuple[bytes, None]]":
+        future: Future[tuple[bytes, None]] = Future()
+        future.set_running_or_notify_cancel()
+        self.running.append(future)
+        return future
+
+
+def test_a_return_cancelled_while_a_worker_decides_it_holds_the_turn_until_it_stops() -> None:
+    """Cancelled (its server shutting down, its request's task group cancelled), a
+    return's worker is told to stop, and the workspace's next return waits for it: two
+    returns of one workspace are never decided side by side."""
+    pool = ReturnPool.__new__(ReturnPool)  # no processes: a stand-in executor
+    pool._turns, pool._flags, pool._free = Turns(), bytearray(8), list(range(8))
+    pool._lock, held = threading.Lock(), _Held()
+    pool._executor = held  # type: ignore[assignment]
+    caller = Caller("w", Agent(id="a0", principal="org", role="r"))
+
+    async def scenario() -> tuple[int, int]:
+        first = asyncio.create_task(pool.return_(caller, "t", "p", None, threading.Event()))
+        while not held.running:
+            await asyncio.sleep(0.001)
+        first.cancel()
+        second = asyncio.create_task(pool.return_(caller, "t", "p", None, threading.Event()))
+        await asyncio.sleep(0.2)
+        submitted, flag = len(held.running), pool._flags[7]
+        held.running[0].set_result((b"{}", None))
+        while len(held.running) < 2:
+            await asyncio.sleep(0.001)
+        held.running[1].set_result((b"{}", None))
+        await asyncio.gather(first, second, return_exceptions=True)
+        return submitted, flag
+
+    submitted, flag = asyncio.run(scenario())
+
+    assert submitted == 1  # the second waited for the first's worker to stop
+    assert flag == 1  # and the first's worker was told to stop

@@ -215,6 +215,29 @@ async def _hold(gate: Turns) -> None:
         raise AssertionError("a cancelled return must not run")
 
 
+@pytest.mark.parametrize("background", [True, False])
+def test_a_wait_behind_a_background_holder_is_excused(background: bool) -> None:
+    """Judging ahead holds the turn in the background: a return's wait behind it is not
+    the return's to count against its time budget; a wait behind another return is."""
+    gate = Turns()
+    turns_taken: list[turns.Turn] = []
+
+    def return_() -> None:
+        with gate.take("w") as turn:
+            turns_taken.append(turn)
+
+    with gate.take("w", background=background):
+        waiting = threading.Thread(target=return_)
+        waiting.start()
+        _until(lambda: gate.contended("w"))
+        time.sleep(0.2)
+    waiting.join(30)
+
+    [turn] = turns_taken
+    assert (turn.excused >= 0.2) is background
+    assert turn.excused == 0 or background
+
+
 def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
     """The first return screens what changed; the others read its screenings.
 

@@ -4,8 +4,9 @@ Once events recorded in a workspace have been followed by `QUIET_S` of quiet, a 
 of the server process judges ahead (`readmit.ahead`) for each agent of the workspace
 that departed and has not returned: the return it would make now, to the task and
 purpose it last returned to. Each pass runs under the server's policy with ``SECONDS``
-as its time budget; a pass whose budget ran out (items left unscreened after calls)
-is followed by another once the other workspaces due have had theirs. A return then
+as its time budget; a pass whose budget ran out after it kept something (items left
+unscreened) is followed by another once the other workspaces due have had theirs, and
+one that kept nothing waits for new events. A return then
 finds its items screened and its stale ones found, and waits only on what came after.
 
 A pass takes the workspace's turn as a return does (`readmit.service.turns`), and gives
@@ -25,6 +26,7 @@ from dataclasses import replace
 
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.ahead import judge_ahead
 from readmit.clock import elapsed
 from readmit.policy import Policy
@@ -68,6 +70,7 @@ class AheadJudge:
         """Passes completed (each one `judge_ahead`), for tests and logs."""
         self._tasks: dict[tuple[str, str], tuple[str, str]] = {}
         self._unknown: dict[tuple[str, str], int] = {}
+        self._kept: dict[tuple[str, str], tuple[dict[str, int], tuple[str, ...]]] = {}
         self._pending: dict[str, float] = {}
         self._busy = False
         self._closed = False
@@ -125,34 +128,49 @@ class AheadJudge:
         """One pass for each away agent whose task is known; again later if one was cut short."""
         again = False
         for agent in self.store.away(workspace):
-            known = self._task(workspace, agent)
-            if known is None:
-                continue
             try:
-                if self.turns.contended(workspace) or self._closed:
-                    raise _Yielded
-                with self.turns.take(workspace):
-                    judgment = judge_ahead(
-                        self.store,
-                        workspace,
-                        agent,
-                        task=known[0],
-                        purpose=known[1],
-                        policy=self.policy,
-                        verifier=self.verifier,
-                        signer=self.signer,
-                        embedder=self.embedder,
-                        on_progress=lambda _, __: self._give_way(workspace),
-                    )
+                judgment = self._pass(workspace, agent)
             except _Yielded:
                 self.changed(workspace)  # again once the returns are done
                 return
+            except Exception:  # one agent's failure must not keep the others unjudged
+                log.exception("judging ahead for %r in workspace %r failed", agent, workspace)
+                continue
+            if judgment is None:
+                continue
             self.passes += 1
-            # Its budget ran out with calls made: go on after the other workspaces due.
-            again |= bool(judgment.unscreened and judgment.calls)
+            # Its budget ran out after it kept something new: go on after the other
+            # workspaces due. A pass that kept what the last one did (a verifier down or
+            # slower than the budget, a budget too small for one item) would keep it
+            # again: wait for new events.
+            kept = (dict(judgment.screened), tuple(e.item for e in judgment.confirmed))
+            new = kept != self._kept.get((workspace, agent))
+            self._kept[(workspace, agent)] = kept
+            again |= bool(judgment.unscreened and new)
         if again:
             with self._cond:
                 self._pending.setdefault(workspace, elapsed() - self.quiet)
+
+    def _pass(self, workspace: str, agent: str) -> Judgment | None:
+        """Judge ``agent``'s return ahead once (``None`` if its task is unknown)."""
+        known = self._task(workspace, agent)
+        if known is None:
+            return None
+        if self.turns.contended(workspace) or self._closed:
+            raise _Yielded
+        with self.turns.take(workspace, background=True):
+            return judge_ahead(
+                self.store,
+                workspace,
+                agent,
+                task=known[0],
+                purpose=known[1],
+                policy=self.policy,
+                verifier=self.verifier,
+                signer=self.signer,
+                embedder=self.embedder,
+                on_progress=lambda _, __: self._give_way(workspace),
+            )
 
     def _give_way(self, workspace: str) -> None:
         if self.turns.contended(workspace) or self._closed:

@@ -235,8 +235,9 @@ class Service:
         """
         asked = elapsed() if asked is None else asked
         self.returning(caller, task, purpose)
-        with self.turns.take(caller.workspace, cancel):
-            waited = max(0.0, elapsed() - asked)  # counts against the policy's time budget
+        with self.turns.take(caller.workspace, cancel) as turn:
+            # Counts against the policy's time budget, less its wait on the background judge.
+            waited = max(0.0, elapsed() - asked - turn.excused)
             when = return_time(at, self.clock(), self.limits.clock_skew)
             request = ReturnRequest(
                 id=f"return@{format_time(when)}",

@@ -20,9 +20,11 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
 from functools import partial
 from typing import Protocol, TypeVar
 
+from readmit.clock import elapsed
 from readmit.errors import Abandoned
 
 POLL_S = 1.0
@@ -30,6 +32,10 @@ POLL_S = 1.0
 costs the running return CPU: polled every 50 ms, 16 returns of one workspace took 0.6 s
 of CPU instead of 0.37 s (a scratch script, in process)."""
 
+
+BACKGROUND_KEPT = 16
+"""Background holds a line remembers: a return waits behind a few at most, as the
+background holder gives way to waiting returns."""
 
 F = TypeVar("F", bound="Flag")
 
@@ -60,31 +66,34 @@ class Turns:
         self._guard = threading.Lock()
 
     @contextmanager
-    def take(self, workspace: str, cancel: Cancel | None = None) -> Iterator[None]:
+    def take(
+        self, workspace: str, cancel: Cancel | None = None, background: bool = False
+    ) -> Iterator["Turn"]:
         """Wait for ``workspace``'s turn, and hold it.
+
+        ``background``: the holder is not a return (the judge of `readmit.service.ahead`),
+        and the time a return waits on it is not the return's to count (`Turn.excused`).
 
         Raises:
             Abandoned: if ``cancel`` is set while waiting.
         """
+        joined = elapsed()
         with self._guard:
             line = self._lines.setdefault(workspace, _Line())
             mine = line.join(threading.Event)
         if mine is not None:
             self._wait(line, mine, cancel)
-        try:
-            _check(cancel)
-            yield
-        finally:
-            with self._guard:
-                line.next()
+        with self._held(line, joined, background, cancel) as turn:
+            yield turn
 
     @asynccontextmanager
-    async def awaited(self, workspace: str, cancel: Cancel | None = None) -> AsyncIterator[None]:
+    async def awaited(self, workspace: str, cancel: Cancel | None = None) -> AsyncIterator["Turn"]:
         """`take` for a coroutine: it waits on its event loop, holding no thread meanwhile.
 
         Raises:
             Abandoned: if ``cancel`` is set while waiting.
         """
+        joined = elapsed()
         with self._guard:
             line = self._lines.setdefault(workspace, _Line())
             mine = line.join(partial(_Wakeup, asyncio.get_running_loop()))
@@ -98,11 +107,23 @@ class Turns:
             except BaseException:  # gone, or the task cancelled: leave the line
                 self._leave(line, mine)
                 raise
+        with self._held(line, joined, False, cancel) as turn:
+            yield turn
+
+    @contextmanager
+    def _held(
+        self, line: "_Line", joined: float, background: bool, cancel: Cancel | None
+    ) -> Iterator["Turn"]:
+        """The turn, once it is ours (handed on when the block ends, whatever happens)."""
         try:
+            with self._guard:
+                turn = Turn(line.excused(joined, started := elapsed()))
             _check(cancel)
-            yield
+            yield turn
         finally:
             with self._guard:
+                if background:
+                    line.background.append((started, elapsed()))
                 line.next()
 
     def _wait(self, line: "_Line", mine: threading.Event, cancel: Cancel | None) -> None:
@@ -124,6 +145,14 @@ class Turns:
         with self._guard:
             line = self._lines.get(workspace)
             return line is not None and bool(line.waiting)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A turn taken."""
+
+    excused: float
+    """Seconds of the wait for it during which a background holder held it (see `take`)."""
 
 
 class _Wakeup:
@@ -148,6 +177,14 @@ class _Line:
     def __init__(self) -> None:
         self.busy = False
         self.waiting: deque[Flag] = deque()
+        self.background: deque[tuple[float, float]] = deque(maxlen=BACKGROUND_KEPT)
+        """When background holders held the turn, latest last."""
+
+    def excused(self, joined: float, started: float) -> float:
+        """The seconds of [``joined``, ``started``] that background holders held the turn."""
+        return sum(
+            max(0.0, min(end, started) - max(begin, joined)) for begin, end in self.background
+        )
 
     def join(self, flag: Callable[[], F]) -> F | None:
         """Take the turn if it is free (``None``), else a new ``flag``, set when it is ours."""

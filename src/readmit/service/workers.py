@@ -108,8 +108,9 @@ class ReturnPool:
             WorkerLost: if a worker died before answering (the pool is then started again).
         """
         asked = elapsed()  # time queued for its turn and a worker counts against the budget
-        async with self._turns.awaited(caller.workspace, cancel):
-            return await self._decided(caller, task, purpose, at, cancel, asked)
+        async with self._turns.awaited(caller.workspace, cancel) as turn:
+            # Its wait on the background judge (`readmit.service.ahead`) is not counted.
+            return await self._decided(caller, task, purpose, at, cancel, asked + turn.excused)
 
     async def _decided(
         self,
@@ -133,11 +134,18 @@ class ReturnPool:
             raise self._lost(executor) from None
         future.add_done_callback(lambda _: self._give(slot))  # never reused while it runs
         waiter = asyncio.wrap_future(future)
-        while True:
-            if cancel.is_set():
-                self._flags[slot] = 1
-            if (await asyncio.wait({waiter}, timeout=0.05))[0]:
-                break
+        try:
+            while True:
+                if cancel.is_set():
+                    self._flags[slot] = 1
+                if (await asyncio.wait({waiter}, timeout=0.05))[0]:
+                    break
+        except asyncio.CancelledError:
+            # The worker decides on until it sees its flag: the turn is held until it stops,
+            # or the next return of the workspace would be decided beside it.
+            self._flags[slot] = 1
+            await asyncio.wait({waiter})
+            raise
         try:
             answer, error = waiter.result()
         except BrokenProcessPool:
