@@ -184,7 +184,7 @@ def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
         for n in range(6, 9):
             service.record(other, [build_note("a1", n)])
         assert inside.wait(SETTLED_S)
-        answer: list[dict[str, Any]] = []
+        answer: list[Any] = []
         returning = threading.Thread(
             target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
         )
