@@ -430,3 +430,78 @@ def test_an_agent_is_away_from_its_departure_until_its_return(store: WorkStateSt
     step = load_scenario(scenario([depart(8)])).steps[0]
     store.depart("trip", "A1", step.at)
     assert store.away("trip") == ["A1", "A3"]
+
+
+# A screening watermark binds every later return: one agent's screening must not stand
+# for another's that can quote more (a review found this, with judging ahead).
+
+
+def _private_then_withdrawn(withdraw: dict[str, Any]) -> list[dict[str, Any]]:
+    """X only B's principal may read; Y, which everyone reads, names what X says; A and
+    B depart; then X is withdrawn by ``withdraw``."""
+    return [
+        {
+            "at": at(0),
+            "author": "B1",
+            "op": "assert",
+            "item": {
+                "id": "x",
+                "text": "The standup room is Room Atlas.",
+                "key": "room",
+                "readers": {"principals": ["neighbours"]},
+            },
+        },
+        {
+            "at": at(1),
+            "author": "B1",
+            "op": "assert",
+            "item": {
+                "id": "y",
+                "text": "Book Room Atlas for the Friday standup.",
+                "readers": {"principals": "*"},
+            },
+        },
+        depart(2),
+        depart(3, "B1"),
+        {"at": at(4), **withdraw},
+    ]
+
+
+WITHDRAWALS = [
+    {"author": "B1", "op": "revoke", "target": "x", "why": "closed for repairs"},
+    {
+        "author": "B1",
+        "op": "assert",
+        "item": {
+            "id": "x2",
+            "text": "The standup room is Room Borealis.",
+            "key": "room",
+            "readers": {"principals": ["neighbours"]},
+        },
+    },
+]
+
+
+@pytest.mark.parametrize("withdraw", WITHDRAWALS, ids=["revoked", "replaced by key"])
+@pytest.mark.parametrize("first", ["nobody", "A1 returns", "A1 judged ahead"])
+def test_what_one_agent_could_not_quote_is_screened_for_another(
+    store: WorkStateStore, withdraw: dict[str, Any], first: str
+) -> None:
+    """A1 cannot read X, so its screening of Y cannot quote X's withdrawal; B1's return
+    must still judge Y against it, whoever screened Y before."""
+    made = load_scenario(scenario(_private_then_withdrawn(withdraw)))
+    apply_steps(made, store, on_return=None)
+    verifier = make_verifier("builtin")
+    if first == "A1 returns":
+        _returned(store, made, verifier)
+    elif first == "A1 judged ahead":
+        _ahead(store, made, verifier)
+    request = ReturnRequest(
+        id="b", at=parse_time(at(9)), agent="B1", task="trip", purpose="itinerary"
+    )
+
+    record = decide(
+        store, "trip", request, policy=made.policy, verifier=verifier, signer=SIGNER
+    ).record
+
+    assert reason(record, "y") == "implicitly_invalidated"

@@ -1,6 +1,6 @@
 """ReturnContext: the one immutable ``C = D_a ⊕ Δ`` every decision of a return is made on."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from types import MappingProxyType
@@ -107,6 +107,9 @@ class ReturnContext:
     history: HistoryLoader | None = None
     """Events before the departure, for items screened less far than it; ``None``: only Δ
     is screened against (each item is taken as screened through the departure)."""
+    hidden_keys: Callable[[Sequence[str]], Collection[str]] | None = None
+    """Of the keys given, those held at or before the departure by an item D_a does not
+    hold (`readmit.admission.invalidation.unquoted`); ``None``: every key may be."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -16,6 +16,7 @@ from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.store.bodies import BodyCache
 from readmit.store.connection import Connection, stamp
+from readmit.store.rows import CHUNK
 from readmit.wire.codec import obligation_from_json
 
 
@@ -92,6 +93,25 @@ def away(db: Connection, workspace: str) -> list[str]:
         ).fetchall()
     )
     return [agent for agent, at in departed if agent not in returned or at > returned[agent]]
+
+
+def hidden_keys(
+    db: Connection, workspace: str, checkpoint: int, upto: int, keys: Sequence[str]
+) -> set[str]:
+    """Of ``keys``, those held at or before epoch ``upto`` by an item ``checkpoint`` lacks."""
+    found: set[str] = set()
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start : start + CHUNK]
+        marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+        rows = db.execute(_HIDDEN + f" IN ({marks})", (workspace, upto, checkpoint, *chunk))
+        found.update(r[0] for r in rows.fetchall())
+    return found
+
+
+_HIDDEN = (
+    "SELECT DISTINCT key FROM items i WHERE workspace = ? AND epoch <= ? AND NOT EXISTS "
+    "(SELECT 1 FROM checkpoint_items c WHERE c.checkpoint = ? AND c.item = i.id) AND key"
+)
 
 
 def open_obligations(

@@ -50,6 +50,7 @@ from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
 from readmit.admission.invalidation.observations import observations, observations_of
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching
+from readmit.admission.invalidation.unquoted import kept, unquoted
 from readmit.clock import elapsed
 from readmit.errors import VerifierUnavailable
 from readmit.model import Item
@@ -89,6 +90,7 @@ class Screener:
         self.excluded: dict[str, Exclusion] = {}
         self.confirmed: list[Exclusion] = []
         self.screened: dict[str, int] = {}
+        self._starts: dict[str, int] = {}  # where each item's screening started
         self.calls = self.pairs = self.unscreened = 0
         self.seconds = waited  # the time budget bounds the whole wait, a turn's included
         self.tokens_before = _tokens(verifier)
@@ -125,7 +127,7 @@ class Screener:
             max_seconds=self.policy.max_judgment_seconds,
             standing=standing,
             confirmed=tuple(self.confirmed),
-            screened=dict(self.screened),
+            screened=kept(self.screened, self._starts, unquoted(self.ctx) if self.screened else []),
         )
 
     def _premises_hold(self, item: Item) -> bool:
@@ -163,7 +165,7 @@ class Screener:
         if index is not None and not index.laters and start >= self._index_from:
             # Nothing in the window can be proposed (a verifier shown no news, a Δ
             # that withdrew nothing): screened, as judging nothing would find.
-            self.screened[item.id] = self.ctx.epoch
+            self.screened[item.id], self._starts[item.id] = self.ctx.epoch, start
             return True
         if start >= self.ctx.epoch:
             # Screened through everything C holds (a return with nothing new since the
@@ -185,7 +187,7 @@ class Screener:
         if unavailable is not None:
             self.excluded[item.id] = unavailable
             return False
-        self.screened[item.id] = self.ctx.epoch
+        self.screened[item.id], self._starts[item.id] = self.ctx.epoch, start
         return True
 
     def _verify(self, item: Item, laters: Sequence[Later]) -> bool | None:
