@@ -107,9 +107,9 @@ class ReturnContext:
     history: HistoryLoader | None = None
     """Events before the departure, for items screened less far than it; ``None``: only Δ
     is screened against (each item is taken as screened through the departure)."""
-    hidden_keys: Callable[[Sequence[str]], Collection[str]] | None = None
-    """Of the keys given, those held at or before the departure by an item D_a does not
-    hold (`readmit.admission.invalidation.unquoted`); ``None``: every key may be."""
+    keys_before: Callable[[Sequence[str]], Collection[str]] | None = None
+    """Of the keys given, those some item held at or before the departure
+    (`readmit.admission.invalidation.unquoted`); ``None``: every key may have been."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

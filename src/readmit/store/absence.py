@@ -95,23 +95,22 @@ def away(db: Connection, workspace: str) -> list[str]:
     return [agent for agent, at in departed if agent not in returned or at > returned[agent]]
 
 
-def hidden_keys(
-    db: Connection, workspace: str, checkpoint: int, upto: int, keys: Sequence[str]
-) -> set[str]:
-    """Of ``keys``, those held at or before epoch ``upto`` by an item ``checkpoint`` lacks."""
+def keys_before(db: Connection, workspace: str, upto: int, keys: Sequence[str]) -> set[str]:
+    """Of ``keys``, those some item held at or before epoch ``upto``."""
     found: set[str] = set()
     for start in range(0, len(keys), CHUNK):
         chunk = keys[start : start + CHUNK]
         marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
-        rows = db.execute(_HIDDEN + f" IN ({marks})", (workspace, upto, checkpoint, *chunk))
+        rows = db.execute(_KEYS_BEFORE + f" IN ({marks})", (workspace, upto, *chunk))
         found.update(r[0] for r in rows.fetchall())
     return found
 
 
-_HIDDEN = (
-    "SELECT DISTINCT key FROM items i WHERE workspace = ? AND epoch <= ? AND NOT EXISTS "
-    "(SELECT 1 FROM checkpoint_items c WHERE c.checkpoint = ? AND c.item = i.id) AND key"
+_KEYS_BEFORE = (
+    "SELECT DISTINCT key FROM items WHERE workspace = ? AND key IS NOT NULL AND epoch + 0 <= ? "
+    "AND key"
 )
+"""(``+ 0``: probed by key, as `readmit.store.bodies` does, not by a scan of the epochs.)"""
 
 
 def open_obligations(

@@ -291,14 +291,12 @@ class SqlStore:
             screened=screened,
             agents=self.agents(workspace),
             history=partial(self._history, workspace, cp_epoch),
-            hidden_keys=partial(self._hidden_keys, workspace, cp_id, cp_epoch),
+            keys_before=partial(self._keys_before, workspace, cp_epoch),
         )
 
-    def _hidden_keys(
-        self, workspace: str, checkpoint: int, upto: int, keys: Sequence[str]
-    ) -> set[str]:
+    def _keys_before(self, workspace: str, upto: int, keys: Sequence[str]) -> set[str]:
         with self._read() as db:
-            return absence.hidden_keys(db, workspace, checkpoint, upto, keys)
+            return absence.keys_before(db, workspace, upto, keys)
 
     def _history(self, workspace: str, upto: int, after: int, news: bool = True) -> History:
         """The events in (after, upto] and the items they withdrew or replaced (`history`)."""

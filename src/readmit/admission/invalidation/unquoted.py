@@ -13,32 +13,63 @@ its own context.
 
 import bisect
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Revoke, Supersede
 
 
-def unquoted(ctx: ReturnContext) -> list[int]:
+def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
     """The epochs, in order, of Δ's withdrawals of items C does not hold.
 
-    A revocation, closing or supersession names its target; a keyed assert withdraws
-    the item its key held, which C holds unless the store says a key was held before
-    the departure by an item D_a lacks (`ReturnContext.hidden_keys`; without it, every
-    key is taken to be, which only keeps less).
+    A revocation, closing or supersession names its target. A keyed assert withdraws
+    the item its key held: one of D_a's where D_a holds the key, else one from before the
+    departure that D_a lacks if the store says a key was held then
+    (`ReturnContext.keys_before`; without it, every key is taken to be, which only keeps
+    less). Made once per C and Δ, and grown from the last when they grow.
     """
-    epochs: list[int] = []
-    keyed: dict[str, int] = {}  # each key's first assert in Δ: later ones replace C's items
-    for recorded in ctx.delta:
+    known = _MADE.found(ctx.items, ctx.delta)
+    if known is not None:
+        return known.epochs
+    base = _MADE.base(ctx.items, ctx.delta)
+    if base is None:
+        start, seen, held = 0, frozenset[str](), _held(ctx)
+        epochs: list[int] = []
+    else:
+        start, seen, held, epochs = base[0][1], base[1].seen, base[1].held, list(base[1].epochs)
+    first: dict[str, int] = {}  # each new key's first assert: later ones replace C's items
+    for recorded in ctx.delta[start:]:
         event = recorded.event
         if isinstance(event, Revoke | Close | Supersede):
             if event.target not in ctx.by_id:
                 epochs.append(recorded.epoch)
-        elif isinstance(event, Assert) and event.item.key is not None:
-            keyed.setdefault(event.item.key, recorded.epoch)
-    if keyed:
-        hidden = keyed.keys() if ctx.hidden_keys is None else ctx.hidden_keys(list(keyed))
-        epochs += [keyed[key] for key in hidden if key in keyed]
-    return sorted(epochs)
+        elif isinstance(event, Assert) and (key := event.item.key) is not None and key not in seen:
+            first.setdefault(key, recorded.epoch)
+    asked = [key for key in first if key not in held]
+    if asked:
+        hidden = asked if ctx.keys_before is None else ctx.keys_before(asked)
+        epochs += (first[key] for key in hidden)
+    made = _Unquoted(tuple(sorted(epochs)), seen | first.keys(), held)
+    return _MADE.put((ctx.items, ctx.delta), made).epochs
+
+
+@dataclass(frozen=True, slots=True)
+class _Unquoted:
+    epochs: tuple[int, ...]
+    seen: frozenset[str]
+    """The keys asserted in Δ."""
+    held: frozenset[str]
+    """The keys D_a holds."""
+
+
+_MADE: Grown[_Unquoted] = Grown()
+
+
+def _held(ctx: ReturnContext) -> frozenset[str]:
+    """The keys of D_a's items (C's items from before the departure)."""
+    departed = ctx.departure.epoch
+    return frozenset(i.key for i in ctx.items if i.key is not None and i.epoch <= departed)
 
 
 def kept(
