@@ -31,6 +31,9 @@ from readmit.policy import Policy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 
+RECORDS_READ = 4
+"""Decisions read back, newest first, for what an agent returns to (`returned_to`)."""
+
 
 def judge_ahead(
     store: WorkStateStore,
@@ -78,3 +81,15 @@ def judge_ahead(
     if decision.judgment.verifier:
         store.remember_judgment(workspace, ctx.epoch, decision.judgment)
     return decision.judgment
+
+
+def returned_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str, str] | None:
+    """The task and purpose of ``agent``'s latest return that issued a view, if any.
+
+    Of its last `RECORDS_READ` decisions: what it is judged ahead for when no one says.
+    """
+    for summary in reversed(store.decisions(workspace, agent)[-RECORDS_READ:]):
+        view = store.decision(summary.id, workspace).get("view")
+        if view is not None:
+            return str(view["task"]), str(view["purpose"])
+    return None

@@ -111,7 +111,7 @@ def main() -> None:
 
 
 def _register() -> None:
-    from readmit.cli import audit, bench, demo, init, replay, serve, verifiers, verify
+    from readmit.cli import ahead, audit, bench, demo, init, replay, serve, verifiers, verify
 
     cli.add_command(demo.demo)
     cli.add_command(init.init)
@@ -121,6 +121,7 @@ def _register() -> None:
     cli.add_command(audit.audit)
     cli.add_command(serve.serve)
     cli.add_command(serve.mcp_command)
+    cli.add_command(ahead.judge_ahead_command)
     cli.add_command(serve.workspace)
     cli.add_command(serve.keys)
     cli.add_command(bench.bench)

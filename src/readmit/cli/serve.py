@@ -19,14 +19,14 @@ from readmit.store import DEFAULT_URL, open_store
 from readmit.wire import check_name
 
 AGENT_KEY_ENV = "READMIT_AGENT_KEY"
-_DB = click.option(
+DB_OPTION = click.option(
     "--db",
     default=DEFAULT_URL,
     envvar=DB_ENV,
     show_default=True,
     help="Store URL (sqlite:///PATH or postgresql://...).",
 )
-_VERIFIER = click.option(
+VERIFIER_OPTION = click.option(
     "--verifier",
     "verifier_spec",
     default="builtin",
@@ -35,7 +35,7 @@ _VERIFIER = click.option(
 )
 
 
-_POLICY = click.option(
+POLICY_OPTION = click.option(
     "--policy",
     "policy_file",
     default=None,
@@ -59,7 +59,8 @@ _TTL = click.option(
 )
 
 
-def _not_nan(value: float | None) -> float | None:
+def not_nan(value: float | None) -> float | None:
+    """A click callback: ``value``, unless it is nan (click's ranges let nan through)."""
     if value is not None and math.isnan(value):
         raise click.BadParameter("must be a number of seconds, not nan")
     return value
@@ -72,12 +73,12 @@ def _require_service_extra() -> None:
 
 
 @click.command()
-@_DB
-@_VERIFIER
+@DB_OPTION
+@VERIFIER_OPTION
 @EMBEDDINGS_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@_POLICY
+@POLICY_OPTION
 @_SKEW
 @_TTL
 @click.option(
@@ -143,7 +144,7 @@ def _require_service_extra() -> None:
     "ahead_seconds",
     default=None,
     type=click.FloatRange(min=0, min_open=True, max=MAX_JUDGMENT_SECONDS),
-    callback=lambda _, __, value: _not_nan(value),
+    callback=lambda _, __, value: not_nan(value),
     metavar="SECONDS",
     help="Judge, in the background, what away agents' returns will need, once a workspace "
     "has been quiet for a second (a pass at most SECONDS of verifier time; it gives way to "
@@ -199,10 +200,10 @@ def serve(
 
 
 @click.command("mcp")
-@_DB
-@_VERIFIER
+@DB_OPTION
+@VERIFIER_OPTION
 @EMBEDDINGS_OPTION
-@_POLICY
+@POLICY_OPTION
 @_SKEW
 @_TTL
 def mcp_command(
@@ -264,7 +265,7 @@ def _agent(spec: str) -> Agent:
     metavar="ID:PRINCIPAL:ROLE",
     help="An agent of the workspace (repeatable).",
 )
-@_DB
+@DB_OPTION
 def workspace_create(name: str, agents: tuple[str, ...], db: str) -> None:
     """Create workspace NAME with its agents (or add agents to it)."""
     check_name(name, "NAME")
@@ -298,7 +299,7 @@ def keys_signing() -> None:
 @keys.command("create")
 @click.argument("workspace_name", metavar="WORKSPACE")
 @click.argument("agent")
-@_DB
+@DB_OPTION
 def keys_create(workspace_name: str, agent: str, db: str) -> None:
     """Create an API key for AGENT of WORKSPACE and print it (it is shown only once).
 

@@ -27,7 +27,7 @@ from dataclasses import replace
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.ahead import judge_ahead
+from readmit.ahead import judge_ahead, returned_to
 from readmit.clock import elapsed
 from readmit.policy import Policy
 from readmit.service.turns import Turns
@@ -37,9 +37,6 @@ from readmit.store import SqlStore
 QUIET_S = 1.0
 """Seconds without a new event in a workspace before it is judged ahead: a team recording
 a burst of events is judged once, after the burst."""
-
-RECORDS_READ = 4
-"""Decisions read back, newest first, for an agent's task when no return showed it."""
 
 log = logging.getLogger("readmit.service.ahead")
 
@@ -181,13 +178,12 @@ class AheadJudge:
         key = (workspace, agent)
         if key in self._tasks:
             return self._tasks[key]
-        decisions = self.store.decisions(workspace, agent)
-        if self._unknown.get(key) == len(decisions):
-            return None
-        for summary in reversed(decisions[-RECORDS_READ:]):
-            view = self.store.decision(summary.id, workspace).get("view")
-            if view is not None:
-                self._tasks[key] = (view["task"], view["purpose"])
-                return self._tasks[key]
-        self._unknown[key] = len(decisions)
-        return None
+        decided = len(self.store.decisions(workspace, agent))
+        if self._unknown.get(key) == decided:
+            return None  # nothing new in the audit log since it was read
+        known = returned_to(self.store, workspace, agent)
+        if known is None:
+            self._unknown[key] = decided
+        else:
+            self._tasks[key] = known
+        return known

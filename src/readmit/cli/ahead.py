@@ -1,0 +1,103 @@
+"""``readmit judge-ahead``: judge away agents' returns now, for a store no server serves."""
+
+import secrets
+from dataclasses import replace
+
+import click
+
+from readmit.ahead import judge_ahead, returned_to
+from readmit.cli.inputs import open_existing_store
+from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
+from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan
+from readmit.errors import InvalidInput
+from readmit.plugins import make_embedder, make_verifier
+from readmit.policy import MAX_JUDGMENT_SECONDS
+from readmit.service.settings import load_policy
+from readmit.signing import HmacSha256Signer
+from readmit.wire import check_name
+
+
+@click.command("judge-ahead")
+@DB_OPTION
+@VERIFIER_OPTION
+@EMBEDDINGS_OPTION
+@POLICY_OPTION
+@click.option("--workspace", "workspace_name", required=True, help="The workspace to judge.")
+@click.option(
+    "--agent",
+    "agent_ids",
+    multiple=True,
+    help="An away agent to judge (repeatable). Default: every agent that departed and has "
+    "not returned.",
+)
+@click.option(
+    "--task",
+    default=None,
+    help="What the agents return to (with --purpose). "
+    "Default: each agent's latest return that issued a view.",
+)
+@click.option("--purpose", default=None, help="Their purpose (with --task).")
+@click.option(
+    "--seconds",
+    default=None,
+    type=click.FloatRange(min=0, min_open=True, max=MAX_JUDGMENT_SECONDS),
+    callback=lambda _, __, value: not_nan(value),
+    help="Seconds of verifier calls per agent (default: the policy's max_judgment_seconds).",
+)
+def judge_ahead_command(
+    db: str,
+    verifier_spec: str,
+    embeddings: str | None,
+    policy_file: str | None,
+    workspace_name: str,
+    agent_ids: tuple[str, ...],
+    task: str | None,
+    purpose: str | None,
+    seconds: float | None,
+) -> None:
+    """Judge now what away agents' returns will need, and keep it (nothing is decided).
+
+    What `readmit serve --judge-ahead` does in the background, for a store that no server
+    serves (a team in one process, a cron job): each agent's return is screened as if it
+    returned now, and only the judgment is kept, so its return judges only what comes after.
+    """
+    if (task is None) != (purpose is None):
+        raise InvalidInput("give both --task and --purpose, or neither")
+    check_name(workspace_name, "--workspace")
+    policy = load_policy(policy_file)
+    if seconds is not None:
+        policy = replace(policy, max_judgment_seconds=seconds)
+    verifier = make_verifier(verifier_spec)
+    embedder = make_embedder(embeddings) if embeddings else None
+    signer = HmacSha256Signer(secrets.token_bytes(32))  # signs views no one sees
+    store = open_existing_store(db)
+    try:
+        away = store.away(workspace_name)
+        for agent in agent_ids or away:
+            if agent not in away:
+                raise InvalidInput(f"agent {agent!r} of {workspace_name!r} is not away")
+            known = (task, purpose) if task is not None and purpose is not None else None
+            known = known or returned_to(store, workspace_name, agent)
+            if known is None:
+                click.echo(f"{agent}: skipped, no return shows its task (give --task, --purpose)")
+                continue
+            with progress_bar() as on_progress:
+                j = judge_ahead(
+                    store,
+                    workspace_name,
+                    agent,
+                    task=known[0],
+                    purpose=known[1],
+                    policy=policy,
+                    verifier=verifier,
+                    signer=signer,
+                    embedder=embedder,
+                    on_progress=on_progress,
+                )
+            click.echo(
+                f"{agent}: {j.calls} calls, {j.pairs} pairs, {j.tokens} tokens, "
+                f"{len(j.confirmed)} invalidated, {len(j.screened)} screened, "
+                f"{j.unscreened} left unscreened, {j.seconds:.1f} s"
+            )
+    finally:
+        store.close()

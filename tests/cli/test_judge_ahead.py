@@ -1,0 +1,94 @@
+"""``readmit judge-ahead``: an away agent's return judged now, for a store no server serves."""
+
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from builders import KEY, build_note
+from readmit.cli import cli
+from readmit.model import Agent
+from readmit.plugins import make_verifier
+from readmit.service.operations import Caller, Service
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
+
+
+def _service(db: str) -> Service:
+    return Service(open_store(db), signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+
+
+def _away_after_changes(tmp_path: Path, returned: bool = True) -> str:
+    """a0 away (having returned once, if ``returned``) while a1 replaced what it holds."""
+    db = f"sqlite:///{tmp_path / 'readmit.db'}"
+    service = _service(db)
+    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
+    service.store.create_workspace("w", team)
+    away, other = (Caller("w", agent) for agent in team)
+    for n in range(6):
+        service.record(other, [build_note("a1", n)])
+    service.depart(away)
+    if returned:
+        service.return_(away, "ops", "p")
+        service.depart(away)
+    for n in range(6, 9):
+        service.record(other, [build_note("a1", n)])
+    service.close()
+    return db
+
+
+def _judge(db: str, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["judge-ahead", "--db", db, "--workspace", "w", *args])
+
+
+def _calls_at_return(db: str) -> int:
+    service = _service(db)
+    try:
+        judgment = service.return_(
+            Caller("w", Agent(id="a0", principal="org", role="r")), "ops", "p"
+        )["judgment"]
+    finally:
+        service.close()
+    assert judgment is not None
+    return judgment["calls"]
+
+
+def test_an_away_agent_judged_ahead_returns_without_judging(tmp_path: Path) -> None:
+    db = _away_after_changes(tmp_path)
+
+    result = _judge(db)
+
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("a0: ")
+    assert " 0 calls" not in result.output
+    assert _calls_at_return(db) == 0
+
+
+def test_without_judging_ahead_the_return_judges(tmp_path: Path) -> None:
+    """The control of the test above."""
+    assert _calls_at_return(_away_after_changes(tmp_path)) > 0
+
+
+def test_an_agent_whose_task_is_unknown_is_skipped_unless_given(tmp_path: Path) -> None:
+    db = _away_after_changes(tmp_path, returned=False)
+
+    skipped = _judge(db)
+    given = _judge(db, "--task", "ops", "--purpose", "p")
+
+    assert skipped.exit_code == 0, skipped.output
+    assert "a0: skipped" in skipped.output
+    assert given.exit_code == 0, given.output
+    assert _calls_at_return(db) == 0
+
+
+def test_an_agent_that_is_not_away_is_refused(tmp_path: Path) -> None:
+    result = _judge(_away_after_changes(tmp_path), "--agent", "a1")
+
+    assert result.exit_code == 2
+    assert "'a1' of 'w' is not away" in result.output
+
+
+def test_a_task_without_a_purpose_is_refused(tmp_path: Path) -> None:
+    result = _judge(_away_after_changes(tmp_path), "--task", "ops")
+
+    assert result.exit_code == 2
+    assert "both --task and --purpose" in result.output
