@@ -73,8 +73,8 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
         return SignerChoice(HmacSha256Signer(secret), ephemeral=False)
     if not allow_ephemeral:
         raise ConfigError(
-            f"set {SIGNING_KEY_ENV} (or {VERIFY_KEY_ENV} for an Ed25519 public "
-            "key) to the key the view was signed with"
+            f"set {SIGNING_KEY_ENV} to the key views are signed with: a secret of at least "
+            f"{MIN_KEY_BYTES} bytes, or ed25519:<private key> from 'readmit keys signing'"
         )
     return SignerChoice(HmacSha256Signer(secrets.token_bytes(32)), ephemeral=True)
 
@@ -92,6 +92,11 @@ def verifier_from_env(env: Mapping[str, str]) -> Signer:
         if not public.startswith(ED25519):
             raise ConfigError(f"{VERIFY_KEY_ENV} must be ed25519:<base64 public key>")
         return Ed25519Verifier(_ed25519_key(public, VERIFY_KEY_ENV))
+    if not env.get(SIGNING_KEY_ENV):
+        raise ConfigError(
+            f"set {SIGNING_KEY_ENV} (or {VERIFY_KEY_ENV} for an Ed25519 public "
+            "key) to the key the view was signed with"
+        )
     return signer_from_env(env, allow_ephemeral=False).signer
 
 

@@ -92,3 +92,25 @@ def test_a_task_without_a_purpose_is_refused(tmp_path: Path) -> None:
 
     assert result.exit_code == 2
     assert "both --task and --purpose" in result.output
+
+
+def test_an_unknown_workspace_or_agent_is_named_as_such(tmp_path: Path) -> None:
+    db = _away_after_changes(tmp_path)
+
+    workspace = CliRunner().invoke(cli, ["judge-ahead", "--db", db, "--workspace", "nope"])
+    agent = _judge(db, "--agent", "a9")
+
+    assert workspace.exit_code == 4
+    assert "no workspace 'nope'" in workspace.output
+    assert agent.exit_code == 2
+    assert "no agent 'a9' in workspace 'w'" in agent.output
+
+
+def test_nobody_away_is_said(tmp_path: Path) -> None:
+    db = _away_after_changes(tmp_path)
+    assert _calls_at_return(db) > 0  # a0 is back
+
+    result = _judge(db)
+
+    assert result.exit_code == 0
+    assert "no agent of 'w' is away" in result.output

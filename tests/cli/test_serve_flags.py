@@ -49,3 +49,15 @@ def test_a_judge_ahead_budget_that_is_no_positive_number_is_refused_before_anyth
     assert result.exit_code == 2, result.output
     assert "--judge-ahead" in result.output
     assert not db.exists()
+
+
+def test_a_server_without_a_signing_key_says_how_to_make_one(tmp_path: Path) -> None:
+    db = tmp_path / "readmit.db"
+    result = CliRunner().invoke(
+        cli, ["serve", "--db", f"sqlite:///{db}"], env={"READMIT_SIGNING_KEY": ""}
+    )
+
+    assert result.exit_code != 0
+    assert "set READMIT_SIGNING_KEY to the key views are signed with" in result.output
+    assert "readmit keys signing" in result.output
+    assert not db.exists()

@@ -9,7 +9,7 @@ from readmit.ahead import judge_ahead, returned_to
 from readmit.cli.inputs import open_existing_store
 from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
 from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, NotFound
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.service.settings import load_policy
@@ -72,14 +72,25 @@ def judge_ahead_command(
     signer = HmacSha256Signer(secrets.token_bytes(32))  # signs views no one sees
     store = open_existing_store(db)
     try:
-        away = store.away(workspace_name)
-        for agent in agent_ids or away:
+        agents, away = store.agents(workspace_name), store.away(workspace_name)
+        if not agents:
+            raise NotFound(f"no workspace {workspace_name!r} in this store")
+        for agent in dict.fromkeys(agent_ids):
+            if agent not in agents:
+                raise InvalidInput(f"no agent {agent!r} in workspace {workspace_name!r}")
             if agent not in away:
                 raise InvalidInput(f"agent {agent!r} of {workspace_name!r} is not away")
+        if not away:
+            click.echo(f"no agent of {workspace_name!r} is away: nothing to judge", err=True)
+        for agent in dict.fromkeys(agent_ids) or away:
             known = (task, purpose) if task is not None and purpose is not None else None
             known = known or returned_to(store, workspace_name, agent)
             if known is None:
-                click.echo(f"{agent}: skipped, no return shows its task (give --task, --purpose)")
+                click.echo(
+                    f"{agent}: skipped, no return of it issued a view to show its task "
+                    "(give --task and --purpose)",
+                    err=True,
+                )
                 continue
             with progress_bar() as on_progress:
                 j = judge_ahead(
@@ -95,9 +106,13 @@ def judge_ahead_command(
                     on_progress=on_progress,
                 )
             click.echo(
-                f"{agent}: {j.calls} calls, {j.pairs} pairs, {j.tokens} tokens, "
-                f"{len(j.confirmed)} invalidated, {len(j.screened)} screened, "
-                f"{j.unscreened} left unscreened, {j.seconds:.1f} s"
+                f"{agent}: {_count(j.calls, 'call')}, {_count(j.pairs, 'pair')}, "
+                f"{_count(j.tokens, 'token')}, {len(j.confirmed)} invalidated, "
+                f"{len(j.screened)} screened, {j.unscreened} left unscreened, {j.seconds:.1f} s"
             )
     finally:
         store.close()
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")

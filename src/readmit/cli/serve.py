@@ -184,6 +184,9 @@ def serve(
     try:
         if ahead_seconds is not None:
             service.judge_ahead(ahead_seconds)
+            click.echo(
+                f"judging ahead: at most {ahead_seconds:g} s of verifier calls a pass", err=True
+            )
         if workers > 1:
             from readmit.service.workers import ReturnPool, ServerConfig
 

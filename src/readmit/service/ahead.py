@@ -136,6 +136,15 @@ class AheadJudge:
             if judgment is None:
                 continue
             self.passes += 1
+            log.info(
+                "judged ahead for %r in %r: %d calls, %d screened, %d invalidated, %d left",
+                agent,
+                workspace,
+                judgment.calls,
+                len(judgment.screened),
+                len(judgment.confirmed),
+                judgment.unscreened,
+            )
             # Its budget ran out after it kept something new: go on after the other
             # workspaces due. A pass that kept what the last one did (a verifier down or
             # slower than the budget, a budget too small for one item) would keep it
