@@ -79,7 +79,7 @@ def judge_ahead(
             dependency_scan=dependency_scan,
         )
     if decision.judgment.verifier:
-        store.remember_judgment(workspace, ctx.epoch, decision.judgment)
+        store.remember_judgment(workspace, agent, ctx.epoch, decision.judgment)
     return decision.judgment
 
 

@@ -505,3 +505,101 @@ def test_what_one_agent_could_not_quote_is_screened_for_another(
     ).record
 
     assert reason(record, "y") == "implicitly_invalidated"
+
+
+@dataclass
+class _PremiseReader:
+    """Stands in for a model shown an item's premises: news about the standup invalidates
+    an answer whose premise asks about the standup."""
+
+    name: str = "premise-reader"
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        return [
+            Verdict(
+                invalidates="standup" in pair.later.text
+                and any("standup" in p for p in pair.premises),
+                confidence=0.95,
+            )
+            for pair in pairs
+        ]
+
+
+@pytest.mark.parametrize("first", ["A1 returns", "A1 judged ahead"])
+def test_a_watermark_binds_only_readers_who_see_what_its_screening_saw(
+    store: WorkStateStore, first: str
+) -> None:
+    """A1 may not read Y's premise, so its verifier judged Y without it: that screening
+    does not spare B1's, which is shown the premise and finds Y invalidated."""
+    question = {"id": "p", "text": "Question: when is the standup?"}
+    made = load_scenario(
+        scenario(
+            [
+                {
+                    "at": at(0),
+                    "author": "B1",
+                    "op": "assert",
+                    "item": {**question, "readers": {"principals": ["neighbours"]}},
+                },
+                {
+                    "at": at(1),
+                    "author": "B1",
+                    "op": "assert",
+                    "item": {
+                        "id": "y",
+                        "text": "The standup is at 9:00 on Fridays.",
+                        "depends_on": ["p"],
+                        "readers": {"principals": "*"},
+                    },
+                },
+                depart(2),
+                depart(3, "B1"),
+                assert_item(4, "n", "The standup moved to Mondays.", readers={"principals": "*"}),
+            ]
+        )
+    )
+    apply_steps(made, store, on_return=None)
+    verifier = _PremiseReader()
+    if first == "A1 returns":
+        _returned(store, made, verifier)
+    else:
+        _ahead(store, made, verifier)
+    request = ReturnRequest(
+        id="b", at=parse_time(at(9)), agent="B1", task="trip", purpose="itinerary"
+    )
+
+    record = decide(
+        store, "trip", request, policy=made.policy, verifier=verifier, signer=SIGNER
+    ).record
+
+    assert reason(record, "y") == "implicitly_invalidated"
+
+
+def test_a_lapsed_verdicts_item_is_judged_against_what_came_after_its_evidence(
+    store: WorkStateStore,
+) -> None:
+    """A1's return stopped at Y's first confirmed invalidation (X1 revoked); X2's
+    revocation after it was never judged. Once X1's statement is restored the verdict
+    lapses, and B1's return must still judge Y against X2's revocation."""
+    atlas = "The standup room is Room Atlas."
+    run(
+        store,
+        [
+            assert_item(0, "x1", atlas),
+            assert_item(1, "x2", "Room Atlas hosts the standup on Fridays."),
+            assert_item(2, "y", "Book Room Atlas for the Friday standup."),
+            depart(3),
+            depart(4, "A3"),
+            {"at": at(5), "author": "A2", "op": "revoke", "target": "x1", "why": "closed"},
+            {"at": at(6), "author": "A2", "op": "revoke", "target": "x2", "why": "closed"},
+            ret(7),
+            assert_item(8, "r", atlas),  # restores what X1's revocation withdrew
+            ret(9, "A3"),
+        ],
+    )
+
+    later = store.decision(2, "trip")
+
+    assert reason(later, "y") == "implicitly_invalidated"
+    [y] = [e for e in later["excluded"] if e["item"] == "y"]
+    assert y["evidence"] == ["e6"]

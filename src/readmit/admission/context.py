@@ -36,7 +36,7 @@ class Standing:
     """A confirmed implicit invalidation the store keeps: it binds every later return.
 
     It applies to every agent until something restores the premise (the store
-    lapses it then, and the item is screened again from the restoring event on).
+    lapses it then, and the item is screened again against what came after the evidence).
     """
 
     item: str

@@ -99,8 +99,8 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def remember_judgment(self, workspace: str, epoch: int, judgment: Judgment) -> None:
-        """Keep what ``judgment`` confirmed and screened through ``epoch``, with no decision."""
+    def remember_judgment(self, workspace: str, agent: str, epoch: int, judgment: Judgment) -> None:
+        """Keep what ``judgment`` of ``agent``'s return kept through ``epoch``, with no decision."""
         ...
 
     def away(self, workspace: str) -> list[str]:

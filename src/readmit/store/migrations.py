@@ -171,6 +171,21 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "status_before_m009 FROM items WHERE status_before_m009 <> 'active'",
         ],
     ),
+    (
+        # Screening watermarks are per reader (principal and role): a watermark one reader's
+        # return earned let another, whose context quotes more (an item only it may read),
+        # skip judging against what it would have found. The rows before are dropped, not
+        # guessed: they may stand for the wrong reader, and without them the next return of
+        # each reader only judges again (its verifier's cache answers pairs it has seen).
+        "m010_screenings_by_reader",
+        [
+            "DROP TABLE screenings",
+            """CREATE TABLE screenings (
+            workspace TEXT NOT NULL, principal TEXT NOT NULL, role TEXT NOT NULL,
+            verifier TEXT NOT NULL, item TEXT NOT NULL, through BIGINT NOT NULL,
+            PRIMARY KEY (workspace, principal, role, verifier, item))""",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

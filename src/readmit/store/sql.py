@@ -224,7 +224,7 @@ class SqlStore:
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
             active = active_items(db, self._decoded, workspace)
-            standing, _ = verdicts.load(db, workspace, set(map(_ID, active)))
+            standing, _ = verdicts.load(db, workspace, set(map(_ID, active)), None)
             made = absence.checkpoint(who, active, standing.keys(), self._epoch(db, workspace), at)
             absence.insert_checkpoint(db, workspace, made)
         return made
@@ -254,7 +254,7 @@ class SqlStore:
             kept, items = self._departures.context(
                 db, self._decoded, workspace, (cp_id, cp_epoch), epoch
             )
-            standing, screened = verdicts.load(db, workspace, items_by_id(items))
+            standing, screened = verdicts.load(db, workspace, items_by_id(items), who)
             departure = Checkpoint(
                 agent=request.agent,
                 epoch=cp_epoch,
@@ -327,16 +327,17 @@ class SqlStore:
         with self._transaction(lock=workspace) as db:
             number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, stored)
             if judgment is not None and judgment.verifier:
-                verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
+                self._keep(db, workspace, agent, epoch, judgment)
         return number
 
-    def remember_judgment(self, workspace: str, epoch: int, judgment: Judgment) -> None:
-        """Keep what ``judgment`` confirmed and screened through ``epoch``, with no decision.
-
-        For judging ahead of a return (`readmit.ahead`); `record_decision` keeps a return's.
-        """
+    def remember_judgment(self, workspace: str, agent: str, epoch: int, judgment: Judgment) -> None:
+        """Keep ``judgment`` with no decision (judging ahead of a return, `readmit.ahead`)."""
         with self._transaction(lock=workspace) as db:
-            verdicts.remember(db, workspace, epoch, judgment, partial(self.events, workspace))
+            self._keep(db, workspace, agent, epoch, judgment)
+
+    def _keep(self, db: Connection, workspace: str, agent: str, epoch: int, j: Judgment) -> None:
+        who = self._agent(workspace, agent, f"judgment of {agent}")
+        verdicts.remember(db, workspace, epoch, j, partial(self.events, workspace), who)
 
     def away(self, workspace: str) -> list[str]:
         """The agents of ``workspace`` that departed and have not returned since."""

@@ -15,11 +15,17 @@ return, to every agent, until something restores its premise:
 The writer of each event lapses the verdicts it restores (`lapse`, one indexed
 update an event, none while the workspace has no standing verdict), so a return
 reads standing verdicts without scanning the log.
-An item whose verdict lapsed is screened again, against what came after the
-restoring event. Evidence from a raw source (an ``evidence`` event) is never
-withdrawn, so its verdicts stand. Screening watermarks are kept per verifier:
-a return need not judge an item again against events it was already screened
-against by the same verifier.
+An item whose verdict lapsed is screened again, against what came after its evidence
+(not only after the restoring event: what came between was never judged, the
+screening having stopped at its first confirmation). Evidence from a raw source (an
+``evidence`` event) is never withdrawn, so its verdicts stand. Screening watermarks
+are kept per verifier and per reader (principal and role): a return need not judge
+an item again against events a return of a reader like its own already screened it
+against with the same verifier. A reader's screening quotes what that reader's
+context holds (the premises it may read, the items a withdrawal or a keyed
+replacement names, the pool embedding proposals rank in), so it binds only returns
+that would quote the same; a return's watermarks also stop before any withdrawal its
+own checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 """
 
 import json
@@ -28,7 +34,7 @@ from collections.abc import Callable, Container
 from readmit.admission.context import Standing
 from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
-from readmit.model import ANY, Item, Scope
+from readmit.model import ANY, Agent, Item, Scope
 from readmit.store.connection import Connection
 from readmit.wire import item_from_json, parse_event
 
@@ -37,7 +43,7 @@ Events = Callable[[int], list[Recorded]]
 
 
 def remember(
-    db: Connection, workspace: str, epoch: int, judgment: Judgment, events: Events
+    db: Connection, workspace: str, epoch: int, judgment: Judgment, events: Events, reader: Agent
 ) -> None:
     """Keep what one return confirmed and screened (inside the caller's transaction).
 
@@ -91,12 +97,13 @@ def remember(
             ),
         )
     db.executemany(
-        "INSERT INTO screenings (workspace, verifier, item, through) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT (workspace, verifier, item) DO UPDATE SET through = CASE "
+        "INSERT INTO screenings (workspace, principal, role, verifier, item, through) "
+        "VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (workspace, principal, role, verifier, item) DO UPDATE SET through = CASE "
         "WHEN excluded.through > screenings.through THEN excluded.through "
         "ELSE screenings.through END",
         [
-            (workspace, judgment.verifier, item, through)
+            (workspace, reader.principal, reader.role, judgment.verifier, item, through)
             for item, through in judgment.screened.items()
         ],
     )
@@ -210,28 +217,30 @@ def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
 
 
 def load(
-    db: Connection, workspace: str, wanted: Container[str]
+    db: Connection, workspace: str, wanted: Container[str], reader: Agent | None
 ) -> tuple[dict[str, Standing], dict[str, dict[str, int]]]:
     """The standing verdicts of the items ``wanted`` holds, and their screening watermarks.
 
-    Watermarks are by verifier. A lapsed verdict is left out, and its item gets a floor
-    under `ANY_VERIFIER`: it is screened again only against what came after the
-    restoring event.
+    Watermarks are by verifier, those ``reader``'s principal and role earned (none
+    without a reader). A lapsed verdict is left out, and its item gets a floor
+    under `ANY_VERIFIER`: it is screened again against what came after the verdict's
+    evidence, never the evidence itself.
     """
     standing: dict[str, Standing] = {}
     screened: dict[str, dict[str, int]] = {}
     rows = [
         r
         for r in db.execute(
-            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, lapsed_epoch "
+            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, lapsed_epoch, "
+            "event_epoch "
             "FROM invalidations WHERE workspace = ?",
             (workspace,),
         ).fetchall()
         if r[0] in wanted
     ]
-    for item, evidence, verifier, confidence, detail, decided, lapsed in rows:
+    for item, evidence, verifier, confidence, detail, decided, lapsed, event_epoch in rows:
         if lapsed is not None:
-            screened.setdefault(ANY_VERIFIER, {})[item] = lapsed
+            screened.setdefault(ANY_VERIFIER, {})[item] = event_epoch
             continue
         standing[item] = Standing(
             item=item,
@@ -241,9 +250,16 @@ def load(
             detail=detail,
             decided_epoch=decided,
         )
-    for verifier, item, through in db.execute(
-        "SELECT verifier, item, through FROM screenings WHERE workspace = ?", (workspace,)
-    ).fetchall():
+    rows = (
+        []
+        if reader is None
+        else db.execute(
+            "SELECT verifier, item, through FROM screenings WHERE workspace = ? "
+            "AND principal = ? AND role = ?",
+            (workspace, reader.principal, reader.role),
+        ).fetchall()
+    )
+    for verifier, item, through in rows:
         if item in wanted:
             screened.setdefault(verifier, {})[item] = through
     return standing, screened

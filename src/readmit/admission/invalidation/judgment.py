@@ -7,7 +7,7 @@ from readmit.reasons import Exclusion
 
 ANY_VERIFIER = "*"
 """The key of `ReturnContext.screened` whose epochs bind every verifier (a lapsed verdict's
-item is screened only against what came after the event that restored its premise)."""
+item is screened only against what came after the verdict's evidence)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
