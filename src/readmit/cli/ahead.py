@@ -6,14 +6,16 @@ from dataclasses import replace
 import click
 
 from readmit.ahead import judge_ahead, returned_to
+from readmit.cli.audit import db_given
 from readmit.cli.inputs import open_existing_store
 from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
 from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan
-from readmit.errors import InvalidInput, NotFound
+from readmit.errors import InvalidEvent, InvalidInput, NotFound
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.service.settings import load_policy
 from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore
 from readmit.wire import check_name
 
 
@@ -64,27 +66,20 @@ def judge_ahead_command(
     if (task is None) != (purpose is None):
         raise InvalidInput("give both --task and --purpose, or neither")
     check_name(workspace_name, "--workspace")
+    if task is not None and purpose is not None:
+        check_name(task, "--task")
+        check_name(purpose, "--purpose")
     policy = load_policy(policy_file)
     if seconds is not None:
         policy = replace(policy, max_judgment_seconds=seconds)
     verifier = make_verifier(verifier_spec)
     embedder = make_embedder(embeddings) if embeddings else None
     signer = HmacSha256Signer(secrets.token_bytes(32))  # signs views no one sees
-    store = open_existing_store(db)
+    store = open_existing_store(db, db_given())
     try:
-        agents, away = store.agents(workspace_name), store.away(workspace_name)
-        if not agents:
-            raise NotFound(f"no workspace {workspace_name!r} in this store")
-        for agent in dict.fromkeys(agent_ids):
-            if agent not in agents:
-                raise InvalidInput(f"no agent {agent!r} in workspace {workspace_name!r}")
-            if agent not in away:
-                raise InvalidInput(f"agent {agent!r} of {workspace_name!r} is not away")
-        if not away:
-            click.echo(f"no agent of {workspace_name!r} is away: nothing to judge", err=True)
-        for agent in dict.fromkeys(agent_ids) or away:
-            known = (task, purpose) if task is not None and purpose is not None else None
-            known = known or returned_to(store, workspace_name, agent)
+        for agent in _away(store, workspace_name, agent_ids):
+            given = (task, purpose) if task is not None and purpose is not None else None
+            known = given or returned_to(store, workspace_name, agent)
             if known is None:
                 click.echo(
                     f"{agent}: skipped, no return of it issued a view to show its task "
@@ -92,19 +87,23 @@ def judge_ahead_command(
                     err=True,
                 )
                 continue
-            with progress_bar() as on_progress:
-                j = judge_ahead(
-                    store,
-                    workspace_name,
-                    agent,
-                    task=known[0],
-                    purpose=known[1],
-                    policy=policy,
-                    verifier=verifier,
-                    signer=signer,
-                    embedder=embedder,
-                    on_progress=on_progress,
-                )
+            try:
+                with progress_bar() as on_progress:
+                    j = judge_ahead(
+                        store,
+                        workspace_name,
+                        agent,
+                        task=known[0],
+                        purpose=known[1],
+                        policy=policy,
+                        verifier=verifier,
+                        signer=signer,
+                        embedder=embedder,
+                        on_progress=on_progress,
+                    )
+            except InvalidEvent as exc:  # departed at a time after now (a client's clock)
+                click.echo(f"{agent}: skipped, {exc.problem} as of now", err=True)
+                continue
             click.echo(
                 f"{agent}: {_count(j.calls, 'call')}, {_count(j.pairs, 'pair')}, "
                 f"{_count(j.tokens, 'token')}, {len(j.confirmed)} invalidated, "
@@ -112,6 +111,26 @@ def judge_ahead_command(
             )
     finally:
         store.close()
+
+
+def _away(store: SqlStore, workspace: str, named: tuple[str, ...]) -> list[str]:
+    """The agents to judge: ``named`` (each once), or every agent away.
+
+    Raises:
+        NotFound: if there is no such workspace.
+        InvalidInput: for a named agent the workspace lacks, or one that is not away.
+    """
+    agents, away = store.agents(workspace), store.away(workspace)
+    if not agents:
+        raise NotFound(f"no workspace {workspace!r} in this store")
+    for agent in dict.fromkeys(named):
+        if agent not in agents:
+            raise InvalidInput(f"no agent {agent!r} in workspace {workspace!r}")
+        if agent not in away:
+            raise InvalidInput(f"agent {agent!r} of {workspace!r} is not away")
+    if not away:
+        click.echo(f"no agent of {workspace!r} is away: nothing to judge", err=True)
+    return list(dict.fromkeys(named)) or away
 
 
 def _count(n: int, what: str) -> str:

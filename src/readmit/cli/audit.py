@@ -20,7 +20,7 @@ from readmit.wire import check_name
 _DB = click.option("--db", default=DEFAULT_URL, envvar=DB_ENV, show_default=True, help="Store URL.")
 
 
-def _db_given() -> str | None:
+def db_given() -> str | None:
     """Where this command's --db came from: the option, the variable, or None (default)."""
     source = click.get_current_context().get_parameter_source("db")
     if source is ParameterSource.COMMANDLINE:
@@ -53,7 +53,7 @@ def audit(db: str, workspace: str | None) -> None:
     """List the stored return decisions."""
     if workspace is not None:
         check_name(workspace, "--workspace")
-    store = open_existing_store(db, _db_given())
+    store = open_existing_store(db, db_given())
     try:
         rows = store.decisions(workspace)
     finally:
@@ -92,7 +92,7 @@ def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | 
     """
     if workspace is not None:
         check_name(workspace, "--workspace")
-    store = open_existing_store(db, _db_given())
+    store = open_existing_store(db, db_given())
     try:
         record = upgrade_record(_stored(store, decision_id, workspace))
         record = for_page(record, history(r.event for r in store.events(record["workspace"])))
