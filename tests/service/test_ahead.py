@@ -53,6 +53,21 @@ def _start(service: Service, seconds: float = 30.0) -> AheadJudge:
     return service.ahead
 
 
+def _held() -> tuple[FunctionVerifier, threading.Event, threading.Event]:
+    """A verifier whose calls wait for ``release`` (set until the test clears it), and
+    ``inside``, set by the first call made after ``release`` is cleared."""
+    inside, release = threading.Event(), threading.Event()
+    release.set()
+
+    def held(pair: Pair) -> Verdict:
+        if not release.is_set():
+            inside.set()
+        assert release.wait(SETTLED_S)
+        return Verdict(invalidates=False, confidence=1.0)
+
+    return FunctionVerifier(held, name="held"), inside, release
+
+
 @pytest.fixture
 def judged(store: SqlStore) -> Iterator[tuple[Service, Caller, Caller]]:
     service, away, other = _team(store, make_verifier("builtin"))
@@ -125,18 +140,9 @@ def test_a_new_process_finds_the_task_in_the_audit_log(
 
 def test_judging_ahead_gives_way_to_a_return(store: SqlStore) -> None:
     """A return that asks for the turn gets it after the call in progress."""
-    first_call, release = threading.Event(), threading.Event()
-
-    def held(pair: Pair) -> Verdict:
-        first_call.set()
-        assert release.wait(SETTLED_S)
-        return Verdict(invalidates=False, confidence=1.0)
-
-    verifier = FunctionVerifier(held, name="held")
-    release.set()  # the setup's own return judges freely
+    verifier, first_call, release = _held()
     service, away, other = _team(store, verifier)
     release.clear()
-    first_call.clear()
     ahead = _start(service)
     try:
         for n in range(6, 9):
@@ -166,19 +172,10 @@ def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
 ) -> None:
     """The return waits out the judge's call in progress, longer than its whole time
     budget, and still judges: that wait was not its own."""
-    inside, release = threading.Event(), threading.Event()
-
-    def held(pair: Pair) -> Verdict:
-        inside.set()
-        assert release.wait(SETTLED_S)
-        return Verdict(invalidates=False, confidence=1.0)
-
-    verifier = FunctionVerifier(held, name="held")
-    release.set()
+    verifier, inside, release = _held()
     service, away, other = _team(store, verifier)
     service.policy = replace(service.policy, max_judgment_seconds=2.0)
     release.clear()
-    inside.clear()
     ahead = _start(service)
     try:
         for n in range(6, 9):

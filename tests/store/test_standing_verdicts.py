@@ -343,13 +343,24 @@ def _ahead(store: WorkStateStore, made: Scenario, verifier: Verifier, n: int = 6
     )
 
 
-def _returned(store: WorkStateStore, made: Scenario, verifier: Verifier) -> dict[str, Any]:
+def _returned(
+    store: WorkStateStore, made: Scenario, verifier: Verifier, agent: str = "A1", n: int = 7
+) -> dict[str, Any]:
     request = ReturnRequest(
-        id="r", at=parse_time(at(7)), agent="A1", task="trip", purpose="itinerary"
+        id=f"r{n}", at=parse_time(at(n)), agent=agent, task="trip", purpose="itinerary"
     )
     return decide(
         store, "trip", request, policy=made.policy, verifier=verifier, signer=SIGNER
     ).record
+
+
+def _b1_after(store: WorkStateStore, made: Scenario, verifier: Verifier, first: str) -> Any:
+    """B1's return, after A1's (``first``: "A1 returns") or A1 judged ahead, or neither."""
+    if first == "A1 returns":
+        _returned(store, made, verifier)
+    elif first == "A1 judged ahead":
+        _ahead(store, made, verifier)
+    return _returned(store, made, verifier, "B1", 9)
 
 
 def test_a_return_after_judging_ahead_judges_nothing_and_decides_the_same(
@@ -491,18 +502,8 @@ def test_what_one_agent_could_not_quote_is_screened_for_another(
     must still judge Y against it, whoever screened Y before."""
     made = load_scenario(scenario(_private_then_withdrawn(withdraw)))
     apply_steps(made, store, on_return=None)
-    verifier = make_verifier("builtin")
-    if first == "A1 returns":
-        _returned(store, made, verifier)
-    elif first == "A1 judged ahead":
-        _ahead(store, made, verifier)
-    request = ReturnRequest(
-        id="b", at=parse_time(at(9)), agent="B1", task="trip", purpose="itinerary"
-    )
 
-    record = decide(
-        store, "trip", request, policy=made.policy, verifier=verifier, signer=SIGNER
-    ).record
+    record = _b1_after(store, made, make_verifier("builtin"), first)
 
     assert reason(record, "y") == "implicitly_invalidated"
 
@@ -559,18 +560,8 @@ def test_a_watermark_binds_only_readers_who_see_what_its_screening_saw(
         )
     )
     apply_steps(made, store, on_return=None)
-    verifier = _PremiseReader()
-    if first == "A1 returns":
-        _returned(store, made, verifier)
-    else:
-        _ahead(store, made, verifier)
-    request = ReturnRequest(
-        id="b", at=parse_time(at(9)), agent="B1", task="trip", purpose="itinerary"
-    )
 
-    record = decide(
-        store, "trip", request, policy=made.policy, verifier=verifier, signer=SIGNER
-    ).record
+    record = _b1_after(store, made, _PremiseReader(), first)
 
     assert reason(record, "y") == "implicitly_invalidated"
 
