@@ -1,6 +1,12 @@
-from builders import item
+from datetime import timedelta
+
+from builders import KEY, NOW, context, item
+from readmit.admission import Issued, admit
 from readmit.admission.invalidation.propagation import propagate
+from readmit.model import Validity
+from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
+from readmit.signing import HmacSha256Signer
 
 GONE = Exclusion(item="a", reason=Reason.REVOKED, stage=Stage.EXPLICIT)
 
@@ -50,3 +56,26 @@ def test_the_same_pool_falls_again_from_what_is_excluded_this_time() -> None:
 
     assert kept == [b]
     assert [(e.item, e.evidence) for e in fallen] == [("c", ("z",))]
+
+
+def test_an_item_whose_premise_expired_falls_with_it() -> None:
+    """A premise whose validity ended is invalid for current use: a departure checkpoint
+    does not hold what depends on it, and a return does not admit it (a review found the
+    return admitting it: the gates ran after premises were propagated)."""
+    room = item(
+        "p", "The standup room is Room Delta.", validity=Validity(valid_to=NOW - timedelta(hours=1))
+    )
+    projector = item("t", "Bring the projector to the standup.", depends_on=("p",))
+    other = item("o", "Quiet rooms preferred.")
+
+    decision = admit(
+        context((room, projector, other)),
+        policy=Policy(),
+        verifier=None,
+        signer=HmacSha256Signer(KEY),
+    )
+
+    reasons = {e.item: e.reason for e in decision.decided}
+    assert reasons == {"p": Reason.EXPIRED, "t": Reason.PREMISE_INVALIDATED}
+    assert isinstance(decision, Issued)
+    assert [i.id for i in decision.items if i.id in ("t", "o")] == ["o"]

@@ -70,6 +70,11 @@ def admit(
     pool, standing = apply_standing(pool, ctx)
     pool, premise = propagate(pool, excluded=(*explicit, *standing))
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
+    # A premise whose validity ended is invalid for current use, as a departure holds it.
+    expired = [e for e in gated if e.reason is Reason.EXPIRED]
+    if expired:
+        eligible, lapsed = propagate(eligible, excluded=expired)
+        premise = [*premise, *lapsed]
     screener = (
         Screener(ctx, pool, verifier, policy, embedder, on_progress, dependency_scan, waited)
         if verifier is not None and policy.implicit
