@@ -165,7 +165,8 @@ class _Wakeup:
 
     def set(self) -> None:
         self._set = True
-        self.loop.call_soon_threadsafe(self.event.set)
+        with suppress(RuntimeError):  # its loop closed: nobody waits on the event any more
+            self.loop.call_soon_threadsafe(self.event.set)
 
     def is_set(self) -> bool:
         return self._set
