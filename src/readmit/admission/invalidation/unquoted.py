@@ -34,24 +34,37 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
         return known.epochs
     base = _MADE.base(ctx.items, ctx.delta)
     if base is None:
-        start, seen, held = 0, frozenset[str](), _held(ctx)
+        start, seen, held = 0, frozenset[str](), None
         epochs: list[int] = []
     else:
         start, seen, held, epochs = base[0][1], base[1].seen, base[1].held, list(base[1].epochs)
     first: dict[str, int] = {}  # each new key's first assert: later ones replace C's items
+    by_id = ctx.by_id
     for recorded in ctx.delta[start:]:
         event = recorded.event
-        if isinstance(event, Revoke | Close | Supersede):
-            if event.target not in ctx.by_id:
+        op = event.op  # told apart by tag first: most of Δ is news that names nothing
+        if op in _NAMING:
+            if isinstance(event, Revoke | Close | Supersede) and event.target not in by_id:
                 epochs.append(recorded.epoch)
-        elif isinstance(event, Assert) and (key := event.item.key) is not None and key not in seen:
+        elif (
+            op == "assert"
+            and isinstance(event, Assert)
+            and (key := event.item.key) is not None
+            and key not in seen
+        ):
             first.setdefault(key, recorded.epoch)
-    asked = [key for key in first if key not in held]
-    if asked:
-        hidden = asked if ctx.keys_before is None else ctx.keys_before(asked)
-        epochs += (first[key] for key in hidden)
+    if first:
+        held = _held(ctx) if held is None else held
+        asked = [key for key in first if key not in held]
+        if asked:
+            hidden = asked if ctx.keys_before is None else ctx.keys_before(asked)
+            epochs += (first[key] for key in hidden)
     made = _Unquoted(tuple(sorted(epochs)), seen | first.keys(), held)
     return _MADE.put((ctx.items, ctx.delta), made).epochs
+
+
+_NAMING = frozenset({"revoke", "close", "supersede"})
+"""The ops whose event names the item it withdraws (``target``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +72,8 @@ class _Unquoted:
     epochs: tuple[int, ...]
     seen: frozenset[str]
     """The keys asserted in Δ."""
-    held: frozenset[str]
-    """The keys D_a holds."""
+    held: frozenset[str] | None
+    """The keys D_a holds (``None``: not needed yet, no key asserted in Δ)."""
 
 
 _MADE: Grown[_Unquoted] = Grown()
