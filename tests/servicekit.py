@@ -13,13 +13,13 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from builders import KEY
+from builders import KEY, build_note
 from readmit.clock import now, parse_time
 from readmit.examples.travel import travel_scenario
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.service.keys import key_hash, new_key
-from readmit.service.operations import Service
+from readmit.service.operations import Caller, Service
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
 
@@ -143,3 +143,18 @@ def play(client: httpx.Client, team: Team, scenario: dict[str, Any]) -> list[htt
             response = client.post("/v1/events", json={"events": [dated]}, headers=headers)
         assert response.status_code == 200, response.text
     return returns
+
+
+def team_away_while_changed(service: Service, workspace: str, prefix: str) -> list[Caller]:
+    """A team of four in a new ``workspace`` (agents ``prefix``0..3 of one principal and
+    role): each records notes, all depart, then each replaces items every checkpoint holds."""
+    team = [Agent(id=f"{prefix}{n}", principal="org", role="r") for n in range(4)]
+    service.store.create_workspace(workspace, team)
+    callers = [Caller(workspace=workspace, agent=agent) for agent in team]
+    for n in range(9):
+        if n == 6:
+            for caller in callers:
+                service.depart(caller)
+        for caller in callers:
+            service.record(caller, [build_note(caller.agent.id, n)])
+    return callers

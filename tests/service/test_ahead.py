@@ -39,18 +39,15 @@ def _team(store: SqlStore, verifier: Verifier) -> tuple[Service, Caller, Caller]
     return service, away, other
 
 
-def _start(service: Service, seconds: float = 30.0) -> AheadJudge:
-    assert service.verifier is not None
-    service.ahead = AheadJudge(
-        service.store,
-        service.turns,
-        policy=service.policy,
-        verifier=service.verifier,
-        signer=service.signer,
-        seconds=seconds,
-        quiet=0.01,
-    )
-    return service.ahead
+def _start(service: Service) -> AheadJudge:
+    """The service's judge, 30 s a pass, judging once a workspace is quiet for 10 ms."""
+    return service.judge_ahead(30.0, quiet=0.01)
+
+
+def _changes(service: Service, other: Caller, upto: int = 9) -> None:
+    """``other`` replaces items the away agent's checkpoint holds (notes 6 to ``upto`` - 1)."""
+    for n in range(6, upto):
+        service.record(other, [build_note("a1", n)])
 
 
 def _held() -> tuple[FunctionVerifier, threading.Event, threading.Event]:
@@ -82,8 +79,7 @@ def test_an_away_agents_return_is_judged_ahead_and_judges_nothing(
     service, away, other = judged
     ahead = _start(service)
 
-    for n in range(6, 9):  # each replaces an item the away agent's checkpoint holds
-        service.record(other, [build_note("a1", n)])
+    _changes(service, other)
     assert ahead.settle(SETTLED_S)
     judgment = service.return_(away, "ops", "p")["judgment"]
 
@@ -99,8 +95,7 @@ def test_without_judging_ahead_the_same_return_judges(
     """The control of the test above: the return would have judged."""
     service, away, other = judged
 
-    for n in range(6, 9):
-        service.record(other, [build_note("a1", n)])
+    _changes(service, other)
     judgment = service.return_(away, "ops", "p")["judgment"]
 
     assert judgment is not None
@@ -145,8 +140,7 @@ def test_judging_ahead_gives_way_to_a_return(store: SqlStore) -> None:
     release.clear()
     ahead = _start(service)
     try:
-        for n in range(6, 9):
-            service.record(other, [build_note("a1", n)])
+        _changes(service, other)
         assert first_call.wait(SETTLED_S)  # judging ahead, inside its first call
         calls_ahead = len(verifier.calls)
         answer: list[object] = []
@@ -178,8 +172,7 @@ def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
     release.clear()
     ahead = _start(service)
     try:
-        for n in range(6, 9):
-            service.record(other, [build_note("a1", n)])
+        _changes(service, other)
         assert inside.wait(SETTLED_S)
         answer: list[Any] = []
         returning = threading.Thread(
@@ -202,8 +195,7 @@ def test_a_pass_that_keeps_what_the_last_kept_is_not_repeated(store: SqlStore) -
     service.policy = Policy(max_judgments=1, batch_size=1)
     ahead = _start(service)
     try:
-        for n in range(6, 12):
-            service.record(other, [build_note("a1", n)])
+        _changes(service, other, 12)
         assert ahead.settle(SETTLED_S)
     finally:
         ahead.close()
@@ -216,8 +208,7 @@ def test_a_verifier_that_is_down_is_not_asked_again_and_again(store: SqlStore) -
     service.verifier = UnavailableVerifier()
     ahead = _start(service)
     try:
-        for n in range(6, 9):
-            service.record(other, [build_note("a1", n)])
+        _changes(service, other)
         assert ahead.settle(SETTLED_S)
     finally:
         ahead.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import KEY, build_note
+from builders import KEY
 from readmit.clock import now
 from readmit.collector import YOUNG
 from readmit.errors import Abandoned, ClockSkew
@@ -24,6 +24,7 @@ from readmit.service.turns import Turns
 from readmit.service.workers import ReturnPool, ServerConfig
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
+from servicekit import team_away_while_changed
 
 pytestmark = pytest.mark.slow  # starts two worker processes
 
@@ -109,17 +110,7 @@ def test_a_team_returning_together_through_the_workers_judges_once(
     first judges what changed and the others read what it screened. They used to go to
     the two workers side by side, each judging the same pairs."""
     front, pool, _ = served
-    team = [Agent(id=f"b{n}", principal="org", role="r") for n in range(4)]
-    front.store.create_workspace("team", team)
-    callers = [Caller(workspace="team", agent=agent) for agent in team]
-    for n in range(6):
-        for caller in callers:
-            front.record(caller, [build_note(caller.agent.id, n)])
-    for caller in callers:
-        front.depart(caller)
-    for n in range(6, 9):  # each replaces an item every agent's checkpoint holds
-        for caller in callers:
-            front.record(caller, [build_note(caller.agent.id, n)])
+    callers = team_away_while_changed(front, "team", "b")
 
     async def together() -> list[bytes]:
         returns = (pool.return_(c, "ops", "p", None, threading.Event()) for c in callers)

@@ -21,6 +21,7 @@ from readmit.service.turns import Turns
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
 from readmit.testing import SlowVerifier
+from servicekit import team_away_while_changed
 
 
 def test_the_next_return_of_a_workspace_starts_when_the_last_ends() -> None:
@@ -244,18 +245,8 @@ def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
     Returning at once used to make every return judge the same pairs: none could see
     what another had screened until that one's decision was recorded.
     """
-    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(4)]
-    store.create_workspace("w", team)
     service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
-    callers = [Caller(workspace="w", agent=agent) for agent in team]
-    for n in range(6):
-        for caller in callers:
-            service.record(caller, [build_note(caller.agent.id, n)])
-    for caller in callers:
-        service.depart(caller)
-    for n in range(6, 9):  # each replaces an item every agent's checkpoint holds
-        for caller in callers:
-            service.record(caller, [build_note(caller.agent.id, n)])
+    callers = team_away_while_changed(service, "w", "a")
     calls: list[int] = []
     start = threading.Barrier(len(callers))
 

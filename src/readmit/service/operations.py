@@ -36,7 +36,7 @@ from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.report import agent_copy
-from readmit.service.ahead import AheadJudge
+from readmit.service.ahead import QUIET_S, AheadJudge
 from readmit.service.batch import check_sizes, own_batch
 from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
@@ -265,8 +265,8 @@ class Service:
         number = self.store.own_number(caller.workspace, caller.agent.id, decided.id)
         return _answer(decided.record, number, [memory_out(e) for e in readmitted])
 
-    def judge_ahead(self, seconds: float) -> AheadJudge:
-        """Start judging away agents' returns in the background, ``seconds`` a pass at most."""
+    def judge_ahead(self, seconds: float, quiet: float = QUIET_S) -> AheadJudge:
+        """Start judging away agents' returns in the background (`AheadJudge`)."""
         if self.verifier is None:
             raise ConfigError("judging ahead needs a verifier")
         self.ahead = AheadJudge(
@@ -277,6 +277,7 @@ class Service:
             signer=self.signer,
             seconds=seconds,
             embedder=self.embedder,
+            quiet=quiet,
         )
         return self.ahead
 
