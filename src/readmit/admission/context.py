@@ -110,6 +110,11 @@ class ReturnContext:
     keys_before: Callable[[Sequence[str]], Collection[str]] | None = None
     """Of the keys given, those some item held at or before the departure
     (`readmit.admission.invalidation.unquoted`); ``None``: every key may have been."""
+    left_out: Callable[[Sequence[str], Sequence[str]], tuple[Item, ...]] | None = None
+    """Of the item ids and keys given (withdrawn in Δ, not in C), the items the returning
+    agent may read that its checkpoint left out as no longer valid, by id and, for a key,
+    the one it held at the departure (`readmit.admission.invalidation.unquoted.quoted`);
+    ``None``: none is quoted."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

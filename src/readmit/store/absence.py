@@ -14,7 +14,7 @@ from readmit.admission.invalidation.propagation import propagate
 from readmit.canonical import digest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
-from readmit.store.bodies import BodyCache
+from readmit.store.bodies import BodyCache, items_by
 from readmit.store.connection import Connection, stamp
 from readmit.store.rows import CHUNK
 from readmit.wire.codec import obligation_from_json
@@ -111,6 +111,41 @@ _KEYS_BEFORE = (
     "AND key"
 )
 """(``+ 0``: probed by key, as `readmit.store.bodies` does, not by a scan of the epochs.)"""
+
+
+def left_out(
+    db: Connection,
+    decoded: BodyCache[str, Item],
+    workspace: str,
+    upto: int,
+    reader: Agent,
+    ids: Sequence[str],
+    keys: Sequence[str],
+) -> tuple[Item, ...]:
+    """Of those named, the items ``reader``'s checkpoint at ``upto`` left out as invalid.
+
+    (`readmit.admission.invalidation.unquoted.quoted`). ``ids`` were withdrawn after
+    ``upto`` by events naming them, so were active then. For each of ``keys``, the item
+    that held it at ``upto``: the newest with that key from then, if a later assert
+    replaced it or it is still active (not withdrawn before).
+    """
+    newest = []
+    for key in keys:
+        row = db.execute(_HELD_KEY, (workspace, key, upto)).fetchone()
+        if row is not None and row[1] in (None, "replaced"):
+            newest.append(row[0])
+    wanted = sorted({*ids, *newest})
+    found = items_by(db, decoded, workspace, "id", wanted) if wanted else []
+    readable = (i for i in found if i.scope.readable_by(reader.principal, reader.role))
+    return tuple(i for i in readable if i.epoch <= upto)
+
+
+_HELD_KEY = (
+    "SELECT i.id, w.status FROM items i LEFT JOIN withdrawn w ON w.workspace = i.workspace "
+    "AND w.id = i.id WHERE i.workspace = ? AND i.key = ? AND i.epoch + 0 <= ? "
+    "ORDER BY i.epoch DESC LIMIT 1"
+)
+"""The newest item with a key up to an epoch, and how it was withdrawn (``NULL``: not)."""
 
 
 def open_obligations(

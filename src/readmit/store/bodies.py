@@ -301,14 +301,15 @@ def history(
     parsed: BodyCache[int, Recorded],
     decoded: BodyCache[str, Item],
     workspace: str,
-    span: tuple[int, int],
+    upto: int,
+    after: int,
     news: bool = True,
 ) -> History:
-    """The events in ``span`` (after, upto] and the items they withdrew or replaced.
+    """The events in (``after``, ``upto``] and the items they withdrew or replaced.
 
     Without ``news``, only the events that can withdraw an item are read.
     """
-    events = tuple(logged_events(db, parsed, workspace, *span, not news))
+    events = tuple(logged_events(db, parsed, workspace, after, upto, not news))
     targets = {r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)}
     keys = {r.event.item.key for r in events if isinstance(r.event, Assert) and r.event.item.key}
     found = items_by(db, decoded, workspace, "id", sorted(targets))

@@ -18,14 +18,14 @@ cache) and `readmit.store.verdicts` (standing invalidations).
 """
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
-from readmit.admission.context import History, ReturnContext, items_by_id
+from readmit.admission.context import ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.collector import paused
@@ -53,6 +53,7 @@ from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
 
 _ID = attrgetter("id")
+T = TypeVar("T")
 
 
 class SqlStore:
@@ -290,18 +291,19 @@ class SqlStore:
             standing=standing,
             screened=screened,
             agents=self.agents(workspace),
-            history=partial(self._history, workspace, cp_epoch),
-            keys_before=partial(self._keys_before, workspace, cp_epoch),
+            history=partial(
+                self._reading, history, self._parsed, self._decoded, workspace, cp_epoch
+            ),
+            keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
+            left_out=partial(
+                self._reading, absence.left_out, self._decoded, workspace, cp_epoch, who
+            ),
         )
 
-    def _keys_before(self, workspace: str, upto: int, keys: Sequence[str]) -> set[str]:
+    def _reading(self, read: Callable[..., T], *args: Any) -> T:
+        """``read(db, *args)`` in a read snapshot of its own."""
         with self._read() as db:
-            return absence.keys_before(db, workspace, upto, keys)
-
-    def _history(self, workspace: str, upto: int, after: int, news: bool = True) -> History:
-        """The events in (after, upto] and the items they withdrew or replaced (`history`)."""
-        with self._read() as db:
-            return history(db, self._parsed, self._decoded, workspace, (after, upto), news)
+            return read(db, *args)
 
     def events(
         self, workspace: str, after_epoch: int = 0, upto: int | None = None

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
 from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item
@@ -21,7 +22,8 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     """The later observations of Δ that can change a premise, in epoch order.
 
     With ``news`` false, only those that withdrew state (whose withdrawn text is known):
-    what a verifier that cannot judge news (`judges_news`) may be shown.
+    what a verifier that cannot judge news (`judges_news`) may be shown. A withdrawn
+    item C lacks is quoted where the returning agent may read it (`unquoted.quoted`).
 
     Made once per tuples of C's items and Δ (not to be changed). A return at a later
     epoch gets both extended (`readmit.store.bodies.Departures`), and an event's
@@ -29,6 +31,11 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     no later item changes (an id names one item, forever): only the events that
     follow the part remembered are read.
     """
+    left_out = quoted(ctx)
+    if left_out:  # rare (an item left out as invalid, withdrawn since): not remembered
+        items = (*ctx.items, *left_out)
+        by_id = {**ctx.by_id, **{i.id: i for i in left_out}}
+        return observations_of(ctx.delta, items, by_id, news)
     made = _MADE[news]
     known = made.found(ctx.items, ctx.delta)
     if known is not None:

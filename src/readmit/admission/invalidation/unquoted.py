@@ -9,6 +9,11 @@ invalidated by it. Screening watermarks bind every later return, of every agent
 (`readmit.store.verdicts`), so each is kept only up to the event before the first such
 withdrawal after the item's start: the next return screens the item from there, with
 its own context.
+
+An item the returning agent may read that its checkpoint left out as no longer valid (a
+standing verdict, an ended validity, a fallen premise) is quoted all the same
+(`quoted`): an item that names it must be screened against its withdrawal as it would
+have been had the checkpoint held it.
 """
 
 import bisect
@@ -18,6 +23,7 @@ from dataclasses import dataclass
 from readmit.admission.context import ReturnContext
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Revoke, Supersede
+from readmit.model import Item
 
 
 def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
@@ -29,15 +35,31 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
     (`ReturnContext.keys_before`; without it, every key is taken to be, which only keeps
     less). Made once per C and Δ, and grown from the last when they grow.
     """
+    return _made(ctx).epochs
+
+
+def quoted(ctx: ReturnContext) -> tuple[Item, ...]:
+    """The items Δ withdraws that C lacks and the returning agent may quote (`left_out`)."""
+    made = _made(ctx)
+    if ctx.left_out is None or not (made.targets or made.keys):
+        return ()
+    return ctx.left_out(sorted(made.targets), sorted(made.keys))
+
+
+def _made(ctx: ReturnContext) -> "_Unquoted":
     known = _MADE.found(ctx.items, ctx.delta)
     if known is not None:
-        return known.epochs
+        return known
     base = _MADE.base(ctx.items, ctx.delta)
     if base is None:
-        start, seen, held = 0, frozenset[str](), None
+        start, seen, held, targets = 0, frozenset[str](), None, frozenset[str]()
         epochs: list[int] = []
+        keys: tuple[str, ...] = ()
     else:
-        start, seen, held, epochs = base[0][1], base[1].seen, base[1].held, list(base[1].epochs)
+        start, made = base[0][1], base[1]
+        seen, held, targets, keys = made.seen, made.held, made.targets, made.keys
+        epochs = list(made.epochs)
+    named: set[str] = set()
     first: dict[str, int] = {}  # each new key's first assert: later ones replace C's items
     by_id = ctx.by_id
     for recorded in ctx.delta[start:]:
@@ -46,6 +68,7 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
         if op in _NAMING:
             if isinstance(event, Revoke | Close | Supersede) and event.target not in by_id:
                 epochs.append(recorded.epoch)
+                named.add(event.target)
         elif (
             op == "assert"
             and isinstance(event, Assert)
@@ -53,14 +76,17 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
             and key not in seen
         ):
             first.setdefault(key, recorded.epoch)
+    hidden: tuple[str, ...] = ()
     if first:
         held = _held(ctx) if held is None else held
         asked = [key for key in first if key not in held]
         if asked:
-            hidden = asked if ctx.keys_before is None else ctx.keys_before(asked)
+            hidden = tuple(asked if ctx.keys_before is None else ctx.keys_before(asked))
             epochs += (first[key] for key in hidden)
-    made = _Unquoted(tuple(sorted(epochs)), seen | first.keys(), held)
-    return _MADE.put((ctx.items, ctx.delta), made).epochs
+    grown = _Unquoted(
+        tuple(sorted(epochs)), seen | first.keys(), held, targets | named, (*keys, *hidden)
+    )
+    return _MADE.put((ctx.items, ctx.delta), grown)
 
 
 _NAMING = frozenset({"revoke", "close", "supersede"})
@@ -74,6 +100,10 @@ class _Unquoted:
     """The keys asserted in Δ."""
     held: frozenset[str] | None
     """The keys D_a holds (``None``: not needed yet, no key asserted in Δ)."""
+    targets: frozenset[str]
+    """The ids Δ's revocations, closings and supersessions name that C does not hold."""
+    keys: tuple[str, ...]
+    """The keys Δ asserts that D_a lacks and some item held before the departure."""
 
 
 _MADE: Grown[_Unquoted] = Grown()
