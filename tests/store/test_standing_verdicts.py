@@ -478,7 +478,7 @@ def _private_then_withdrawn(withdraw: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-WITHDRAWALS = [
+WITHDRAWALS: list[dict[str, Any]] = [
     {"author": "B1", "op": "revoke", "target": "x", "why": "closed for repairs"},
     {
         "author": "B1",
@@ -711,3 +711,84 @@ def test_a_return_in_between_never_admits_what_the_twin_without_it_excluded_as_s
 
     stale = {e["item"] for e in last[False]["excluded"] if e["reason"] in STALE}
     assert not stale & set(last[True]["items"])
+
+
+# A supersession whose new item has a key also replaces the items that held the key.
+
+
+@pytest.mark.parametrize("how", ["keyed assert", "keyed supersession"])
+def test_a_keyed_supersession_withdraws_what_held_its_key_for_screening(
+    store: WorkStateStore, how: str
+) -> None:
+    new = {"id": "x2", "text": "The standup room is Room Borealis.", "key": "room"}
+    replace = (
+        {"op": "assert", "item": new}
+        if how == "keyed assert"
+        else {"op": "supersede", "target": "t", "item": new}
+    )
+    [record] = run(
+        store,
+        [
+            assert_item(0, "x", "The standup room is Room Atlas.", key="room"),
+            assert_item(1, "y", "Book Room Atlas for the Friday standup."),
+            assert_item(2, "t", "The standup is at 9:00."),
+            depart(3),
+            {"at": at(4), "author": "A2", **replace},
+            ret(5),
+        ],
+    )
+
+    assert reason(record, "x") == "stale_or_superseded"
+    assert reason(record, "y") == "implicitly_invalidated"
+
+
+@pytest.mark.parametrize("first", ["nobody", "A1 returns", "A1 judged ahead"])
+def test_a_keyed_supersession_of_what_one_agent_reads_is_screened_for_another(
+    store: WorkStateStore, first: str
+) -> None:
+    """B1 supersedes T, which everyone reads, with an item keyed like X, which only B1
+    may read: that replaces X too. A1 cannot quote X's replacement, so its screening of
+    Y must not spare B1's."""
+    private = {"readers": {"principals": ["neighbours"]}}
+    x, y = _private_then_withdrawn(WITHDRAWALS[0])[:2]
+    new = {"id": "t2", "text": "The standup room is Room Borealis.", "key": "room", **private}
+    events = [
+        x,
+        y,
+        {**assert_item(1, "t", "The standup is at 9:00."), "author": "B1"},
+        depart(2),
+        depart(3, "B1"),
+        {"at": at(4), "author": "B1", "op": "supersede", "target": "t", "item": new},
+    ]
+    made = load_scenario(scenario(events))
+    apply_steps(made, store, on_return=None)
+
+    record = _b1_after(store, made, make_verifier("builtin"), first)
+
+    assert reason(record, "x") == "stale_or_superseded"
+    assert reason(record, "y") == "implicitly_invalidated"
+
+
+def test_restating_a_keyed_supersessions_target_does_not_lapse_a_verdict_it_may_not_rest_on(
+    store: WorkStateStore,
+) -> None:
+    """Y fell with X, which the keyed supersession of T replaced; the verdict does not say
+    which withdrawal it rests on, so restating T restores nothing."""
+    new = {"id": "t2", "text": "The standup room is Room Borealis.", "key": "room"}
+    first, later = run(
+        store,
+        [
+            assert_item(0, "x", "The standup room is Room Atlas.", key="room"),
+            assert_item(1, "y", "Book Room Atlas for the Friday standup."),
+            assert_item(2, "t", "The standup is at 9:00."),
+            depart(3),
+            depart(4, "A3"),
+            {"at": at(5), "author": "A2", "op": "supersede", "target": "t", "item": new},
+            ret(6),
+            assert_item(7, "t3", "The standup is at 9:00."),  # T's text again
+            ret(8, "A3"),
+        ],
+    )
+
+    assert reason(first, "y") == "implicitly_invalidated"
+    assert reason(later, "y") == "implicitly_invalidated"

@@ -113,20 +113,30 @@ def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str |
     """(text whose return restores the premise, item whose withdrawal does)."""
     event = later.event
     match event:
+        case Supersede() if (held := _key_held(db, workspace, later)) and held.id != event.target:
+            # It withdrew two items, and the verdict does not say which one it rests on:
+            # none restores it (the item stays excluded; a restatement is a new item).
+            return None, None
         case Revoke() | Close() | Supersede():
             return _text(db, workspace, event.target), None
         case Assert() if event.item.key is not None:
-            row = db.execute(
-                "SELECT body FROM items WHERE workspace = ? AND key = ? AND epoch < ? "
-                "ORDER BY epoch DESC LIMIT 1",
-                (workspace, event.item.key, later.epoch),
-            ).fetchone()
-            if row is not None:
-                return item_from_json(json.loads(row[0])).text, None
-            return None, event.item.id
+            held = _key_held(db, workspace, later)
+            return (held.text, None) if held is not None else (None, event.item.id)
         case Assert():
             return None, event.item.id
     return None, None
+
+
+def _key_held(db: Connection, workspace: str, later: Recorded) -> Item | None:
+    """The item that held the key of ``later``'s new item before it (if it has a key)."""
+    if not isinstance(later.event, Assert | Supersede) or later.event.item.key is None:
+        return None
+    row = db.execute(
+        "SELECT body FROM items WHERE workspace = ? AND key = ? AND epoch < ? "
+        "ORDER BY epoch DESC LIMIT 1",
+        (workspace, later.event.item.key, later.epoch),
+    ).fetchone()
+    return None if row is None else item_from_json(json.loads(row[0]))
 
 
 def _item(db: Connection, workspace: str, item: str) -> Item | None:

@@ -1,7 +1,8 @@
 """Δ as observations: each later event as the verifier reads it (`Later`).
 
 An assert that replaced an item of the same key, a supersession, a revocation and
-a closing withdrew state, and carry the withdrawn item's text; a new fact or a
+a closing withdrew state, and carry the withdrawn item's text (a supersession whose
+new item has a key also replaced the item that held it: a second observation); a new fact or a
 piece of evidence is news. A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is
 even built.
@@ -69,28 +70,40 @@ def observations_of(
             if (op := r.event.op) in WITHDRAWING_OPS
             or (op == "assert" and isinstance(r.event, Assert) and r.event.item.key is not None)
         ]
-    asserted = {r.event.item.key for r in events if isinstance(r.event, Assert)} - {None}
-    by_key: dict[str, _SameKey] = {}
-    if asserted:
-        grouped: dict[str, list[Item]] = {}
-        for item in items:
-            if item.key is not None and item.key in asserted:
-                grouped.setdefault(item.key, []).append(item)
-        for key, group in grouped.items():
-            group.sort(key=lambda i: i.epoch)
-            by_key[key] = ([i.epoch for i in group], group)
+    by_key = _same_key(events, items)
     if not news:  # an assert withdraws only where it replaced an item of its key
         events = [
             r for r in events if not isinstance(r.event, Assert) or r.event.item.key in by_key
         ]
-    found = (_observation(recorded, by_id, by_key) for recorded in events)
-    if not news:
-        return [later for later in found if later is not None and later.withdrawn_text is not None]
-    return [later for later in found if later is not None]
+    found: list[Later] = []
+    for recorded in events:
+        later = _observation(recorded, by_id, by_key)
+        if later is not None and (news or later.withdrawn_text is not None):
+            found.append(later)
+        if by_key and recorded.event.op == "supersede":
+            also = _key_held(recorded, by_key)
+            if also is not None and (news or also.withdrawn_text is not None):
+                found.append(also)
+    return found
 
 
 _SameKey = tuple[list[int], list[Item]]
 """Items sharing a key, oldest first, and their epochs."""
+
+
+def _same_key(events: list[Recorded], items: Iterable[Item]) -> dict[str, _SameKey]:
+    """Of ``items``, those sharing a key some of ``events`` asserts anew, by key."""
+    asserted = {r.event.item.key for r in events if isinstance(r.event, Assert | Supersede)}
+    asserted.discard(None)
+    if not asserted:
+        return {}
+    grouped: dict[str, list[Item]] = {}
+    for item in items:
+        if item.key is not None and item.key in asserted:
+            grouped.setdefault(item.key, []).append(item)
+    for group in grouped.values():
+        group.sort(key=lambda i: i.epoch)
+    return {key: ([i.epoch for i in group], group) for key, group in grouped.items()}
 
 
 def _observation(
@@ -133,6 +146,21 @@ def _observation(
             return Later(event.id, epoch, event.op, event.text)
         case _:
             return None
+
+
+def _key_held(recorded: Recorded, by_key: dict[str, _SameKey]) -> Later | None:
+    """The other withdrawal of a keyed supersession: the item its key held, if not the target."""
+    event = recorded.event
+    if not isinstance(event, Supersede) or event.item.key is None:
+        return None
+    old = _predecessor(by_key.get(event.item.key), recorded.epoch)
+    if old is None or old.id == event.target:
+        return None
+    item = event.item
+    return Later(
+        event.id, recorded.epoch, event.op, item.text, old.id, old.text, item.id, item.text,
+        item.depends_on,
+    )  # fmt: skip
 
 
 def _predecessor(same_key: _SameKey | None, epoch: int) -> Item | None:

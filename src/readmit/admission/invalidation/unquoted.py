@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.memo import Grown
-from readmit.events import Assert, Close, Revoke, Supersede
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
 
 
@@ -59,23 +59,7 @@ def _made(ctx: ReturnContext) -> "_Unquoted":
         start, made = base[0][1], base[1]
         seen, held, targets, keys = made.seen, made.held, made.targets, made.keys
         epochs = list(made.epochs)
-    named: set[str] = set()
-    first: dict[str, int] = {}  # each new key's first assert: later ones replace C's items
-    by_id = ctx.by_id
-    for recorded in ctx.delta[start:]:
-        event = recorded.event
-        op = event.op  # told apart by tag first: most of Δ is news that names nothing
-        if op in _NAMING:
-            if isinstance(event, Revoke | Close | Supersede) and event.target not in by_id:
-                epochs.append(recorded.epoch)
-                named.add(event.target)
-        elif (
-            op == "assert"
-            and isinstance(event, Assert)
-            and (key := event.item.key) is not None
-            and key not in seen
-        ):
-            first.setdefault(key, recorded.epoch)
+    named, first = _scan(ctx.delta[start:], ctx.by_id, seen, epochs)
     hidden: tuple[str, ...] = ()
     if first:
         held = _held(ctx) if held is None else held
@@ -89,8 +73,40 @@ def _made(ctx: ReturnContext) -> "_Unquoted":
     return _MADE.put((ctx.items, ctx.delta), grown)
 
 
+def _scan(
+    delta: Sequence[Recorded], by_id: Mapping[str, Item], seen: frozenset[str], epochs: list[int]
+) -> tuple[set[str], dict[str, int]]:
+    """What ``delta`` withdraws unquoted: ids ``by_id`` lacks, and new keys' first epochs.
+
+    The epochs of the ids' withdrawals are added to ``epochs``; a key is new if not in
+    ``seen``.
+    """
+    named: set[str] = set()
+    first: dict[str, int] = {}  # each new key's first assert: later ones replace C's items
+    for recorded in delta:
+        event = recorded.event
+        op = event.op  # told apart by tag first: most of Δ is news that names nothing
+        if (
+            op in _NAMING
+            and isinstance(event, Revoke | Close | Supersede)
+            and event.target not in by_id
+        ):
+            epochs.append(recorded.epoch)
+            named.add(event.target)
+        if (  # a keyed supersession replaces what held its key, as a keyed assert does
+            op in _KEYING
+            and isinstance(event, Assert | Supersede)
+            and (key := event.item.key) is not None
+            and key not in seen
+        ):
+            first.setdefault(key, recorded.epoch)
+    return named, first
+
+
 _NAMING = frozenset({"revoke", "close", "supersede"})
 """The ops whose event names the item it withdraws (``target``)."""
+_KEYING = frozenset({"assert", "supersede"})
+"""The ops whose new item may replace the item its key held."""
 
 
 @dataclass(frozen=True, slots=True)
