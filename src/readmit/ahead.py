@@ -83,10 +83,16 @@ def judge_ahead(
     return decision.judgment
 
 
+def returns_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str, str] | None:
+    """What ``agent`` returns to: what its latest departure said, else `returned_to`."""
+    return store.departed_for(workspace, agent) or returned_to(store, workspace, agent)
+
+
 def returned_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str, str] | None:
     """The task and purpose of ``agent``'s latest return that issued a view, if any.
 
-    Of its last `RECORDS_READ` decisions: what it is judged ahead for when no one says.
+    Of its last `RECORDS_READ` decisions: what it is judged ahead for when its departure
+    did not say.
     """
     for summary in reversed(store.decisions(workspace, agent)[-RECORDS_READ:]):
         view = store.decision(summary.id, workspace).get("view")

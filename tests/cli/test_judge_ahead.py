@@ -17,8 +17,11 @@ def _service(db: str) -> Service:
     return Service(open_store(db), signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
 
 
-def _away_after_changes(tmp_path: Path, returned: bool = True) -> str:
-    """a0 away (having returned once, if ``returned``) while a1 replaced what it holds."""
+def _away_after_changes(
+    tmp_path: Path, returned: bool = True, said: tuple[str, str] | None = None
+) -> str:
+    """a0 away (having returned once, if ``returned``; its departure saying what it returns
+    to, if ``said``) while a1 replaced what it holds."""
     db = f"sqlite:///{tmp_path / 'readmit.db'}"
     service = _service(db)
     team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
@@ -29,7 +32,8 @@ def _away_after_changes(tmp_path: Path, returned: bool = True) -> str:
     service.depart(away)
     if returned:
         service.return_(away, "ops", "p")
-        service.depart(away)
+    if returned or said:
+        service.depart(away, returning_to=said)
     for n in range(6, 9):
         service.record(other, [build_note("a1", n)])
     service.close()
@@ -80,6 +84,16 @@ def test_an_agent_whose_task_is_unknown_is_skipped_unless_given(tmp_path: Path) 
     assert _calls_at_return(db) == 0
 
 
+def test_an_agent_whose_departure_said_its_task_is_judged_for_it(tmp_path: Path) -> None:
+    db = _away_after_changes(tmp_path, returned=False, said=("ops", "p"))
+
+    result = _judge(db)
+
+    assert result.exit_code == 0, result.output
+    assert "skipped" not in result.output
+    assert _calls_at_return(db) == 0
+
+
 def test_an_agent_that_is_not_away_is_refused(tmp_path: Path) -> None:
     result = _judge(_away_after_changes(tmp_path), "--agent", "a1")
 
@@ -91,7 +105,7 @@ def test_a_task_without_a_purpose_is_refused(tmp_path: Path) -> None:
     result = _judge(_away_after_changes(tmp_path), "--task", "ops")
 
     assert result.exit_code == 2
-    assert "both --task and --purpose" in result.output
+    assert "give --task and --purpose together" in result.output
 
 
 def test_an_unknown_workspace_or_agent_is_named_as_such(tmp_path: Path) -> None:

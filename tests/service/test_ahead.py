@@ -221,3 +221,26 @@ def _until(done: Callable[[], bool]) -> None:
     while not done():
         assert time.monotonic() < deadline, "the return never asked for its turn"
         time.sleep(0.001)
+
+
+def test_an_agent_whose_departure_says_its_task_is_judged_ahead_without_a_view(
+    store: SqlStore,
+) -> None:
+    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
+    store.create_workspace("w", team)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+    away, other = (Caller(workspace="w", agent=agent) for agent in team)
+    for n in range(6):
+        service.record(other, [build_note("a1", n)])
+    service.depart(away, returning_to=("ops", "p"))  # it never returned
+    ahead = _start(service)
+    try:
+        _changes(service, other)
+        assert ahead.settle(SETTLED_S)
+    finally:
+        ahead.close()
+    judgment = service.return_(away, "ops", "p")["judgment"]
+
+    assert ahead.passes >= 1
+    assert judgment is not None
+    assert judgment["calls"] == 0

@@ -2,7 +2,7 @@
 JSON is byte for byte the JSON of its validated copy (every key in the shape's order).
 
 `Service.return_` does not validate its own answer again
-(`readmit.service.operations._answer`): these tests keep it honest, for each kind of
+(`readmit.service.copies.answer`): these tests keep it honest, for each kind of
 decision the travel case makes (blocked, with missing requirements and an unreadable
 supporter; issued, with withheld and readmitted memories; an item the agent may not
 read) and for a busy workspace, whose answer lists hundreds of exclusions twice.
@@ -15,7 +15,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from readmit.examples.travel import travel_scenario
-from readmit.service.operations import Caller, decision_json
+from readmit.service.copies import decision_json
+from readmit.service.operations import Caller
 from readmit.store import SqlStore
 from readmit.wire.outbound import AgentDecisionOut
 from servicekit import Team, make_team, play

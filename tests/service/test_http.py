@@ -343,3 +343,28 @@ def test_an_issued_return_says_why_each_memory_stays_withheld(
             "source_reason": "implicitly_invalidated",
         },
     ]
+
+
+def test_a_departure_may_say_what_its_agent_returns_to(client: httpx.Client, team: Team) -> None:
+    store = team.service.store
+    said = {"task": "trip", "purpose": "itinerary"}
+
+    first = client.post("/v1/depart", json=said, headers=team.auth("A1"))
+    assert store.departed_for("trip", "A1") == ("trip", "itinerary")
+    again = client.post("/v1/depart", json={}, headers=team.auth("A1"))
+
+    assert first.status_code == again.status_code == 200
+    assert store.departed_for("trip", "A1") is None  # the latest departure said nothing
+
+
+@pytest.mark.parametrize(
+    "body", [{"task": "trip"}, {"purpose": "itinerary"}, {"task": "", "purpose": "p"}]
+)
+def test_a_departure_saying_half_of_what_it_returns_to_is_422_and_departs_nothing(
+    client: httpx.Client, team: Team, body: dict[str, str]
+) -> None:
+    response = client.post("/v1/depart", json=body, headers=team.auth("A1"))
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_request"
+    assert team.service.store.away("trip") == []

@@ -47,7 +47,8 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
     async def session() -> tuple[set[str], dict[str, Any], dict[str, Any]]:
         async with Client(params, read_timeout_seconds=60) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            structured(await client.call_tool("depart", {}))
+            said = {"task": "trip", "purpose": "itinerary"}
+            structured(await client.call_tool("depart", said))
             team.service.record(
                 a2, [{"op": "revoke", "author": "A2", "target": "h0", "why": "Sunrise cancelled."}]
             )
@@ -75,6 +76,7 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
         "A2/p0": "implicitly_invalidated",
     }
     assert checked["valid"] is True
+    assert store.departed_for("trip", "A1") == ("trip", "itinerary")
 
 
 def test_the_mcp_server_refuses_to_start_without_a_key(store: SqlStore) -> None:

@@ -18,8 +18,9 @@ from readmit.collector import YOUNG
 from readmit.errors import Abandoned, ClockSkew
 from readmit.model import Agent
 from readmit.plugins import make_verifier
+from readmit.service.copies import decision_json
 from readmit.service.keys import key_hash, new_key
-from readmit.service.operations import Caller, Service, decision_json
+from readmit.service.operations import Caller, Service
 from readmit.service.turns import Turns
 from readmit.service.workers import ReturnPool, ServerConfig
 from readmit.signing import HmacSha256Signer

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import click
 
-from readmit.ahead import judge_ahead, returned_to
+from readmit.ahead import judge_ahead, returns_to
 from readmit.cli.audit import db_given
 from readmit.cli.inputs import open_existing_store
 from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
@@ -16,7 +16,7 @@ from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.service.settings import load_policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
-from readmit.wire import check_name
+from readmit.wire import check_name, check_returning
 
 
 @click.command("judge-ahead")
@@ -63,12 +63,8 @@ def judge_ahead_command(
     serves (a team in one process, a cron job): each agent's return is screened as if it
     returned now, and only the judgment is kept, so its return judges only what comes after.
     """
-    if (task is None) != (purpose is None):
-        raise InvalidInput("give both --task and --purpose, or neither")
+    given = check_returning(task, purpose, ("--task", "--purpose"))
     check_name(workspace_name, "--workspace")
-    if task is not None and purpose is not None:
-        check_name(task, "--task")
-        check_name(purpose, "--purpose")
     policy = load_policy(policy_file)
     if seconds is not None:
         policy = replace(policy, max_judgment_seconds=seconds)
@@ -78,12 +74,11 @@ def judge_ahead_command(
     store = open_existing_store(db, db_given())
     try:
         for agent in _away(store, workspace_name, agent_ids):
-            given = (task, purpose) if task is not None and purpose is not None else None
-            known = given or returned_to(store, workspace_name, agent)
+            known = given or returns_to(store, workspace_name, agent)
             if known is None:
                 click.echo(
-                    f"{agent}: skipped, no return of it issued a view to show its task "
-                    "(give --task and --purpose)",
+                    f"{agent}: skipped, its departure did not say what it returns to and no "
+                    "return of it issued a view (give --task and --purpose)",
                     err=True,
                 )
                 continue

@@ -30,6 +30,7 @@ from readmit.report import agent_copy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 from readmit.verifiers.builtin import TermVerifier
+from readmit.wire import check_returning
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +185,19 @@ class Member:
         ]
         return self.record(events) if events else []
 
-    def depart(self) -> Checkpoint:
-        """Checkpoint what the agent can see now (D_a)."""
-        return self.store.depart(self.workspace, self.agent, self.clock())
+    def depart(self, task: str | None = None, purpose: str | None = None) -> Checkpoint:
+        """Checkpoint what the agent can see now (D_a).
+
+        ``task`` and ``purpose`` (together): what it will return to, so that judging ahead
+        (`readmit.ahead.judge_ahead`, `readmit judge-ahead`) can screen that return while
+        it is away.
+
+        Raises:
+            InvalidInput: if only one of ``task`` and ``purpose`` is given, or one is not a
+                valid name.
+        """
+        said = check_returning(task, purpose)
+        return self.store.depart(self.workspace, self.agent, self.clock(), said)
 
     def return_(self, task: str = "*", purpose: str = "*", query: str | None = None) -> Decided:
         """Decide the agent's return to ``task`` for ``purpose``; remember the decision."""

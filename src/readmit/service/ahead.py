@@ -3,7 +3,7 @@
 Once events recorded in a workspace have been followed by `QUIET_S` of quiet, a thread
 of the server process judges ahead (`readmit.ahead`) for each agent of the workspace
 that departed and has not returned: the return it would make now, to the task and
-purpose it last returned to. Each pass runs under the server's policy with ``SECONDS``
+purpose it returns to (below). Each pass runs under the server's policy with ``SECONDS``
 as its time budget; a pass whose budget ran out after it kept something (items left
 unscreened) is followed by another once the other workspaces due have had theirs, and
 one that kept nothing waits for new events. A return then
@@ -14,9 +14,10 @@ it back as soon as a return asks for it: after each verifier call it stops if on
 waits (the verdicts of the calls it made stay in the verifier's cache), and it comes
 back once the workspace is quiet again. A return's wait is at most one verifier call.
 
-An agent is judged ahead only once its task is known: from a return this process
-served, or from the latest of its last four decisions in the audit log that issued a
-view. With several server processes over one database, each judges ahead after the
+An agent is judged ahead only once its task is known: from its latest departure, if
+that said (``task`` and ``purpose`` on ``POST /v1/depart``), else from a return this
+process served, or from the latest of its last four decisions in the audit log that
+issued a view. With several server processes over one database, each judges ahead after the
 events it recorded, and yields only to its own returns.
 """
 
@@ -183,7 +184,10 @@ class AheadJudge:
             raise _Yielded
 
     def _task(self, workspace: str, agent: str) -> tuple[str, str] | None:
-        """What ``agent`` returns to, if a return showed it (see the module docstring)."""
+        """What ``agent`` returns to, if known (see the module docstring)."""
+        said = self.store.departed_for(workspace, agent)
+        if said is not None:
+            return said
         key = (workspace, agent)
         if key in self._tasks:
             return self._tasks[key]

@@ -32,9 +32,10 @@ from readmit.errors import (
 )
 from readmit.service.answers import retry_after, status_of
 from readmit.service.body import BodyLimit
+from readmit.service.copies import decision_json
 from readmit.service.docs import add_reference
 from readmit.service.gate import AgentGate, caller_of
-from readmit.service.operations import Caller, Service, decision_json
+from readmit.service.operations import Caller, Service
 from readmit.service.schemas import (
     ERROR_RESPONSES,
     HEALTH_RESPONSES,
@@ -165,7 +166,7 @@ def _routes(  # noqa: C901 - one route each
     @app.post("/v1/depart", response_model=DepartureOut, responses=ERROR_RESPONSES)
     def depart(body: DepartIn, caller: me) -> DepartureOut:
         """Checkpoint what you can see now; your private bank is quarantined."""
-        return service.depart(caller, body.at)
+        return service.depart(caller, body.at, body.returning_to)
 
     @app.post("/v1/return", response_model=AgentDecisionOut, responses=ERROR_RESPONSES)
     async def return_(body: ReturnIn, request: Request, caller: me) -> Response:

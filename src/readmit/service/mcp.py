@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from readmit.errors import ReadmitError
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
-from readmit.wire import check_name, check_text
+from readmit.wire import check_name, check_returning, check_text
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 
@@ -66,10 +66,14 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
             return service.remember(caller, id, text, source)
 
     @server.tool()
-    def depart() -> DepartureOut:
-        """Checkpoint what you can see now, before you go away."""
+    def depart(task: str | None = None, purpose: str | None = None) -> DepartureOut:
+        """Checkpoint what you can see now, before you go away.
+
+        ``task`` and ``purpose`` (together): what you will return to, so that a server
+        judging ahead can screen that return while you are away.
+        """
         with refusals():
-            return service.depart(caller)
+            return service.depart(caller, returning_to=check_returning(task, purpose))
 
     @server.tool()
     def return_view(task: str, purpose: str) -> AgentDecisionOut:

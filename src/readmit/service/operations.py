@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from pydantic import TypeAdapter
-
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.embeddings import Embedder
@@ -35,17 +33,24 @@ from readmit.events import RecordExperience, ReturnRequest
 from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
-from readmit.report import agent_copy
 from readmit.service.ahead import QUIET_S, AheadJudge
 from readmit.service.batch import check_sizes, own_batch
+from readmit.service.copies import answer, shown
 from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
 from readmit.service.limits import Limits, Throttle, check_strings
-from readmit.service.schemas import DecisionSummaryOut, DepartureOut, RecordedEventOut, VerifyOut
+from readmit.service.schemas import (
+    DecisionSummaryOut,
+    DepartureOut,
+    RecordedEventOut,
+    VerifyOut,
+    departure_out,
+)
 from readmit.service.times import not_ahead, return_time
 from readmit.service.turns import Cancel, Turns
 from readmit.signing import Signer
 from readmit.store import SqlStore, open_store
+from readmit.store.base import Returning
 from readmit.wire.outbound import (
     AgentDecisionOut,
     ItemOut,
@@ -56,7 +61,6 @@ from readmit.wire.outbound import (
 )
 
 Clock = Callable[[], datetime]
-_AGENT_DECISION: TypeAdapter[AgentDecisionOut] = TypeAdapter(AgentDecisionOut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,17 +200,13 @@ class Service:
         )
         return memory_out(self.store.record_experience(caller.workspace, step))
 
-    def depart(self, caller: Caller, at: datetime | None = None) -> DepartureOut:
-        """Checkpoint what the caller can see now."""
+    def depart(
+        self, caller: Caller, at: datetime | None = None, returning_to: Returning | None = None
+    ) -> DepartureOut:
+        """Checkpoint what the caller can see now (and what it says it returns to)."""
         when = self._not_ahead(at, "departure")
-        checkpoint = self.store.depart(caller.workspace, caller.agent.id, when)
-        return {
-            "agent": caller.agent.id,
-            "epoch": checkpoint.epoch,
-            "at": format_time(checkpoint.at),
-            "items": len(checkpoint.item_ids),
-            "digest": checkpoint.digest,
-        }
+        store = self.store
+        return departure_out(store.depart(caller.workspace, caller.agent.id, when, returning_to))
 
     def _not_ahead(self, at: datetime | None, what: str) -> datetime:
         server = self.clock()
@@ -263,7 +263,7 @@ class Service:
         # Store ids count every agent's decisions: showing them would tell an agent how
         # often the others return. It sees its own count: 1, 2, 3…
         number = self.store.own_number(caller.workspace, caller.agent.id, decided.id)
-        return _answer(decided.record, number, [memory_out(e) for e in readmitted])
+        return answer(decided.record, number, [memory_out(e) for e in readmitted])
 
     def judge_ahead(self, seconds: float, quiet: float = QUIET_S) -> AheadJudge:
         """Start judging away agents' returns in the background (`AheadJudge`)."""
@@ -321,7 +321,7 @@ class Service:
         # as the return itself showed them (memories are never changed nor removed).
         bank = {m["id"]: m for m in self.memories(caller)}
         readmitted = [bank[i] for i in record["readmitted"] if i in bank]
-        return _shown(record, decision_id, readmitted)
+        return shown(record, decision_id, readmitted)
 
     def state(self, caller: Caller) -> list[ItemOut]:
         """The active items the caller may read now."""
@@ -343,49 +343,6 @@ def _stopper(cancel: Cancel | None) -> Callable[[int, int], None]:
             raise Abandoned("the client went away; the return stopped and recorded nothing")
 
     return stop
-
-
-def _copy(record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]) -> dict[str, Any]:
-    """The agent's copy of a decision record: its number and readmitted memories added."""
-    return {**agent_copy(record), "decision": number, "readmitted": readmitted}
-
-
-def _shown(record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]) -> AgentDecisionOut:
-    """The agent's copy of a logged decision record, checked against `AgentDecisionOut`.
-
-    A logged record may come from an older readmit, its keys in the log's (sorted) order
-    and upgraded (`readmit.report.upgrade_record`): validating it puts every key in the
-    shape's order, so an explained decision reads byte for byte as its return did.
-    """
-    return _AGENT_DECISION.validate_python(_copy(record, number, readmitted))
-
-
-def _answer(
-    record: Mapping[str, Any], number: int, readmitted: list[MemoryOut]
-) -> AgentDecisionOut:
-    """The agent's copy of the record `decide` has just made, in `AgentDecisionOut`'s key order.
-
-    Not validated again: `readmit.report` and the view build it in that shape, key for key
-    in the shape's order at every level, and `decision_json` writes only the shape's keys.
-    Validating it copied every exclusion twice over (the answer's and its view's) for a
-    return of a busy workspace. ``tests/service/test_answer_shape.py`` checks that such an
-    answer validates and serialises byte for byte as its validated copy does.
-    """
-    copy = _copy(record, number, readmitted)
-    return cast(AgentDecisionOut, {k: copy[k] for k in _ANSWER_KEYS if k in copy})
-
-
-_ANSWER_KEYS = tuple(AgentDecisionOut.__annotations__)
-"""`AgentDecisionOut`'s keys in its order, which its JSON follows (`decision_json`)."""
-
-
-def decision_json(decision: AgentDecisionOut) -> bytes:
-    """``decision`` (as `Service.return_` or `Service.explain` answer it) as JSON.
-
-    Without warnings: a fresh answer (`_answer`) holds reasons, stages and kinds as the
-    strings their enums stand for, which serialise as the enums do.
-    """
-    return _AGENT_DECISION.dump_json(decision, warnings=False)
 
 
 def require_key(env: Mapping[str, str], name: str) -> str:

@@ -8,9 +8,11 @@ instead of leaking out.
 
 from typing import Any, Literal, NotRequired
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, with_config
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
+from readmit.clock import format_time
+from readmit.model import Checkpoint
 from readmit.wire.fields import Name, Text
 from readmit.wire.outbound import ItemOut, MemoryOut, Outcome
 
@@ -39,6 +41,24 @@ class DepartIn(_Body):
     """A departure (now, unless `at` is given)."""
 
     at: AwareDatetime | None = None
+    task: Name | None = Field(
+        default=None,
+        description="What you will return to (with `purpose`): a server started with "
+        "`--judge-ahead` then screens that return while you are away, before any view "
+        "showed your task.",
+    )
+    purpose: Name | None = Field(default=None, description="Your purpose then (with `task`).")
+
+    @model_validator(mode="after")
+    def _together(self) -> "DepartIn":
+        if (self.task is None) != (self.purpose is None):
+            raise ValueError("give task and purpose together, or neither")
+        return self
+
+    @property
+    def returning_to(self) -> tuple[str, str] | None:
+        """(task, purpose), if given."""
+        return None if self.task is None or self.purpose is None else (self.task, self.purpose)
 
 
 class ReturnIn(_Body):
@@ -129,6 +149,17 @@ class DepartureOut(TypedDict):
     """How many items the checkpoint holds."""
     digest: str
     """The digest of the checkpointed items' receipts."""
+
+
+def departure_out(checkpoint: Checkpoint) -> DepartureOut:
+    """What ``POST /v1/depart`` answers for ``checkpoint``."""
+    return {
+        "agent": checkpoint.agent,
+        "epoch": checkpoint.epoch,
+        "at": format_time(checkpoint.at),
+        "items": len(checkpoint.item_ids),
+        "digest": checkpoint.digest,
+    }
 
 
 @with_config(_CLOSED)

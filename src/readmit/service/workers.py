@@ -36,7 +36,8 @@ from readmit.clock import elapsed
 from readmit.collector import tune_for_server
 from readmit.errors import ConfigError, RateLimited, ReadmitError, WorkerLost
 from readmit.model import Agent
-from readmit.service.operations import Caller, Service, decision_json
+from readmit.service.copies import decision_json
+from readmit.service.operations import Caller, Service
 from readmit.service.settings import limits_from_flags, load_policy
 from readmit.service.turns import Turns
 

@@ -12,10 +12,12 @@ from typing import Any
 
 from readmit.admission.invalidation.propagation import propagate
 from readmit.canonical import digest
+from readmit.errors import InvalidEvent
+from readmit.events import RecordExperience
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.store.bodies import BodyCache, items_by
-from readmit.store.connection import Connection, stamp
+from readmit.store.connection import Conflict, Connection, stamp
 from readmit.store.rows import CHUNK
 from readmit.wire.codec import obligation_from_json
 
@@ -59,12 +61,29 @@ def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> li
     return kept
 
 
-def insert_checkpoint(db: Connection, workspace: str, checkpoint: Checkpoint) -> None:
-    """Store ``checkpoint`` and its items (inside the caller's transaction)."""
+def insert_checkpoint(
+    db: Connection,
+    workspace: str,
+    checkpoint: Checkpoint,
+    returning_to: tuple[str, str] | None = None,
+) -> None:
+    """Store ``checkpoint``, its items and what its agent returns to, if said.
+
+    Inside the caller's transaction.
+    """
+    task, purpose = returning_to or (None, None)
     (checkpoint_id,) = db.execute(
-        "INSERT INTO checkpoints (workspace, agent, epoch, at, digest) "
-        "VALUES (?, ?, ?, ?, ?) RETURNING id",
-        (workspace, checkpoint.agent, checkpoint.epoch, stamp(checkpoint.at), checkpoint.digest),
+        "INSERT INTO checkpoints (workspace, agent, epoch, at, digest, task, purpose) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        (
+            workspace,
+            checkpoint.agent,
+            checkpoint.epoch,
+            stamp(checkpoint.at),
+            checkpoint.digest,
+            task,
+            purpose,
+        ),
     ).fetchone()
     db.executemany(
         "INSERT INTO checkpoint_items (checkpoint, item) VALUES (?, ?)",
@@ -79,6 +98,33 @@ def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> 
         "AND at <= ? ORDER BY at DESC, id DESC LIMIT 1",
         (workspace, agent, stamp(at)),
     ).fetchone()
+
+
+def departed_for(db: Connection, workspace: str, agent: str) -> tuple[str, str] | None:
+    """The task and purpose ``agent``'s latest departure said it returns to, if it did."""
+    row = db.execute(
+        "SELECT task, purpose FROM checkpoints WHERE workspace = ? AND agent = ? "
+        "ORDER BY at DESC, id DESC LIMIT 1",
+        (workspace, agent),
+    ).fetchone()
+    return None if row is None or row[0] is None else (row[0], row[1])
+
+
+def insert_experience(db: Connection, workspace: str, step: RecordExperience, epoch: int) -> None:
+    """Store the private memory ``step`` records (inside the caller's transaction).
+
+    Raises:
+        InvalidEvent: if the agent already has a memory with its id.
+    """
+    try:
+        db.execute(
+            "INSERT INTO experiences (workspace, agent, id, epoch, at, source_item, text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (workspace, step.agent, step.experience_id, epoch, stamp(step.at), step.source,
+             step.text),
+        )  # fmt: skip
+    except Conflict:
+        raise InvalidEvent(step.id, f"experience {step.experience_id!r} already exists") from None
 
 
 def away(db: Connection, workspace: str) -> list[str]:

@@ -25,6 +25,9 @@ from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item
 
+Returning = tuple[str, str]
+"""What an agent returns to: (task, purpose)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DecisionSummary:
@@ -68,8 +71,17 @@ class WorkStateStore(Protocol):
         """Add a private experience to its agent's bank."""
         ...
 
-    def depart(self, workspace: str, agent: str, at: datetime) -> Checkpoint:
-        """Checkpoint what ``agent`` can see now and is still valid (D_a)."""
+    def depart(
+        self, workspace: str, agent: str, at: datetime, returning_to: Returning | None = None
+    ) -> Checkpoint:
+        """Checkpoint what ``agent`` can see now and is still valid (D_a).
+
+        ``returning_to``: the task and purpose it says it will return to, if it says.
+        """
+        ...
+
+    def departed_for(self, workspace: str, agent: str) -> Returning | None:
+        """The task and purpose ``agent``'s latest departure said it returns to, if it did."""
         ...
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:

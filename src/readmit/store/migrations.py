@@ -186,6 +186,15 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             PRIMARY KEY (workspace, principal, role, verifier, item))""",
         ],
     ),
+    (
+        # A departure may say what its agent will return to, so that the return can be
+        # judged while it is away before any view showed its task (`readmit.ahead`).
+        "m011_departure_task",
+        [
+            "ALTER TABLE checkpoints ADD COLUMN task TEXT",
+            "ALTER TABLE checkpoints ADD COLUMN purpose TEXT",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

@@ -38,7 +38,7 @@ from readmit.events import (
 )
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, verdicts
-from readmit.store.base import DecisionSummary
+from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import (
     LAST_EPOCH,
     BodyCache,
@@ -47,7 +47,7 @@ from readmit.store.bodies import (
     history,
     logged_events,
 )
-from readmit.store.connection import Conflict, Connection, stamp
+from readmit.store.connection import Conflict, Connection
 from readmit.store.migrations import migrate, missing
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
@@ -200,35 +200,24 @@ class SqlStore:
                 source_item_id=step.source,
                 epoch=self._epoch(db, workspace),
             )
-            try:
-                db.execute(
-                    "INSERT INTO experiences (workspace, agent, id, epoch, at, source_item, text) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        workspace,
-                        step.agent,
-                        experience.id,
-                        experience.epoch,
-                        stamp(step.at),
-                        step.source,
-                        step.text,
-                    ),
-                )
-            except Conflict:
-                raise InvalidEvent(
-                    step.id, f"experience {experience.id!r} already exists"
-                ) from None
+            absence.insert_experience(db, workspace, step, experience.epoch)
         return experience
 
-    def depart(self, workspace: str, agent: str, at: datetime) -> Checkpoint:
+    def depart(
+        self, workspace: str, agent: str, at: datetime, returning_to: Returning | None = None
+    ) -> Checkpoint:
         """Checkpoint what ``agent`` can see now and is still valid (D_a, `absence.checkpoint`)."""
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
             active = active_items(db, self._decoded, workspace)
             standing, _ = verdicts.load(db, workspace, set(map(_ID, active)), None)
             made = absence.checkpoint(who, active, standing.keys(), self._epoch(db, workspace), at)
-            absence.insert_checkpoint(db, workspace, made)
+            absence.insert_checkpoint(db, workspace, made, returning_to)
         return made
+
+    def departed_for(self, workspace: str, agent: str) -> Returning | None:
+        """The task and purpose ``agent``'s latest departure said it returns to, if it did."""
+        return self._reading(absence.departed_for, workspace, agent)
 
     def visible_state(self, workspace: str, agent: str) -> list[Item]:
         """The active items ``agent`` may read now, by id."""
@@ -343,8 +332,7 @@ class SqlStore:
 
     def away(self, workspace: str) -> list[str]:
         """The agents of ``workspace`` that departed and have not returned since."""
-        with self._read() as db:
-            return absence.away(db, workspace)
+        return self._reading(absence.away, workspace)
 
     def _rest_of_checkpoint(
         self, workspace: str, agent: str, at: datetime, record: dict[str, Any]

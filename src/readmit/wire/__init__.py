@@ -23,7 +23,15 @@ from readmit.wire.codec import (
     obligation_to_json,
 )
 from readmit.wire.edge import at_position, parse_event, parse_step, unknown_field
-from readmit.wire.fields import Instant, Name, Text, Wild, check_name, check_text
+from readmit.wire.fields import (
+    Instant,
+    Name,
+    Text,
+    Wild,
+    check_name,
+    check_returning,
+    check_text,
+)
 from readmit.wire.inbound import OPS, Op
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "Wild",
     "at_position",
     "check_name",
+    "check_returning",
     "check_text",
     "draft_to_wire",
     "event_from_json",

@@ -74,6 +74,21 @@ def check_name(value: str, what: str) -> str:
         raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
 
 
+def check_returning(
+    task: str | None, purpose: str | None, what: tuple[str, str] = ("task", "purpose")
+) -> tuple[str, str] | None:
+    """What an agent says it returns to: both names, validated, or neither (``None``).
+
+    Raises:
+        InvalidInput: if only one is given, or one is not a `Name` (``what`` names them).
+    """
+    if task is None or purpose is None:
+        if task is not None or purpose is not None:
+            raise InvalidInput(f"give {what[0]} and {what[1]} together, or neither")
+        return None
+    return check_name(task, what[0]), check_name(purpose, what[1])
+
+
 def check_text(value: str, what: str) -> str:
     """Validate ``value`` as a `Text` outside a pydantic model.
 
