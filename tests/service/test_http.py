@@ -192,7 +192,7 @@ def test_a_return_before_departing_is_422(client: httpx.Client, team: Team) -> N
     )
 
     assert response.status_code == 422
-    assert "has not departed" in response.json()["message"]
+    assert response.json()["message"] == "agent 'A1' has not departed"
 
 
 def test_a_tampered_view_does_not_verify(client: httpx.Client, team: Team) -> None:

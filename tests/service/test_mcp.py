@@ -117,7 +117,7 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
     assert forged.is_error
     assert "error [forbidden]: event" in forged.content[0].text
     assert early.is_error
-    assert "error [invalid_event]" in early.content[0].text
+    assert "error [invalid_input]" in early.content[0].text
     assert "has not departed" in early.content[0].text
     assert "Traceback" not in capfd.readouterr().err
 

@@ -443,6 +443,19 @@ def test_an_agent_is_away_from_its_departure_until_its_return(store: WorkStateSt
     assert store.away("trip") == ["A1", "A3"]
 
 
+def test_a_departure_dated_before_the_agents_latest_return_is_refused(
+    store: WorkStateStore,
+) -> None:
+    """It would never count as away (`away` compares the times)."""
+    made = _history(store)
+    _returned(store, made, make_verifier("builtin"))  # at at(7)
+
+    with pytest.raises(InvalidEvent, match="before its latest return"):
+        store.depart("trip", "A1", parse_time(at(6)))
+
+    assert store.away("trip") == ["A3"]
+
+
 # A screening watermark binds every later return: one agent's screening must not stand
 # for another's that can quote more (a review found this, with judging ahead).
 

@@ -247,18 +247,23 @@ class Service:
                 purpose=purpose,
             )
             stop = _stopper(cancel)
-            decided = decide(
-                self.store,
-                caller.workspace,
-                request,
-                policy=self.policy,
-                verifier=self.verifier,
-                signer=self.signer,
-                embedder=self.embedder,
-                on_progress=stop,
-                before_record=lambda: stop(0, 0),
-                waited=waited,
-            )
+            try:
+                decided = decide(
+                    self.store,
+                    caller.workspace,
+                    request,
+                    policy=self.policy,
+                    verifier=self.verifier,
+                    signer=self.signer,
+                    embedder=self.embedder,
+                    on_progress=stop,
+                    before_record=lambda: stop(0, 0),
+                    waited=waited,
+                )
+            except InvalidEvent as exc:  # the request's id is the server's, not the caller's
+                if exc.event_id != request.id:
+                    raise
+                raise InvalidInput(exc.problem) from None
         readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()
         # Store ids count every agent's decisions: showing them would tell an agent how
         # often the others return. It sees its own count: 1, 2, 3…

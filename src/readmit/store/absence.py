@@ -12,6 +12,7 @@ from typing import Any
 
 from readmit.admission.invalidation.propagation import propagate
 from readmit.canonical import digest
+from readmit.clock import format_time
 from readmit.errors import InvalidEvent
 from readmit.events import RecordExperience
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
@@ -59,6 +60,23 @@ def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> li
         excluded=(Exclusion(item=f, reason=Reason.EXPIRED, stage=Stage.EXPLICIT) for f in fallen),
     )
     return kept
+
+
+def check_after_return(db: Connection, workspace: str, agent: str, at: datetime) -> None:
+    """Refuse a departure dated before ``agent``'s latest return (it would never be away).
+
+    Raises:
+        InvalidEvent: naming both times.
+    """
+    (returned,) = db.execute(
+        "SELECT MAX(at) FROM decisions WHERE workspace = ? AND agent = ?", (workspace, agent)
+    ).fetchone()
+    if returned is not None and stamp(at) < returned:
+        raise InvalidEvent(
+            f"depart {agent}",
+            f"departure at {format_time(at)} is before its latest return, at "
+            f"{format_time(datetime.fromisoformat(returned))}",
+        )
 
 
 def insert_checkpoint(

@@ -209,6 +209,7 @@ class SqlStore:
         """Checkpoint what ``agent`` can see now and is still valid (D_a, `absence.checkpoint`)."""
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
+            absence.check_after_return(db, workspace, agent, at)
             active = active_items(db, self._decoded, workspace)
             standing, _ = verdicts.load(db, workspace, set(map(_ID, active)), None)
             made = absence.checkpoint(who, active, standing.keys(), self._epoch(db, workspace), at)
