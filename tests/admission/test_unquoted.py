@@ -1,16 +1,26 @@
-"""Δ's withdrawals a return's context cannot quote, and what it quotes all the same."""
+"""Δ's withdrawals as a return quotes them: what D_a left out, keys with several holders."""
 
-from collections.abc import Sequence
 from dataclasses import replace
 
-from builders import context, item, revoke, supersede
+from builders import T0, context, item, revoke, supersede
 from readmit.admission.invalidation.observations import observations
-from readmit.admission.invalidation.unquoted import quoted, unquoted
-from readmit.model import Item
+from readmit.admission.invalidation.unquoted import unquoted
+from readmit.events import Assert, ItemDraft, Recorded
+from readmit.model import Agent, Scope
 
 HELD = item("x", "The standup room is Room Atlas.", key="room", epoch=1)
 TARGET = item("t", "The standup is at 9:00.", epoch=1)
 NEW = item("t2", "The standup room is Room Borealis.", key="room", epoch=3)
+GONE = item("gone", "Dinner at Casa Rio.", epoch=1)
+
+
+def keyed(id: str, epoch: int, author: str = "A2", unconfirmed: bool = False) -> Recorded:
+    draft = ItemDraft(id=id, text=f"The standup room is {id}.", key="room", unconfirmed=unconfirmed)
+    return Recorded(epoch=epoch, event=Assert(id=f"e-{id}", at=T0, author=author, item=draft))
+
+
+def withdrawn(ctx: object) -> set[tuple[str, str | None, str | None]]:
+    return {(o.event_id, o.withdrawn_id, o.withdrawn_text) for o in observations(ctx, False)}  # type: ignore[arg-type]
 
 
 def test_a_revocation_of_an_item_c_lacks_is_unquoted() -> None:
@@ -25,39 +35,46 @@ def test_a_keyed_supersession_replaces_what_held_its_key_too() -> None:
 
     assert unquoted(held) == ()
     assert unquoted(lacked) == (3,)  # nothing says whether a key was held: taken to be
+    assert withdrawn(held) == {("ss-t", "t", TARGET.text), ("ss-t", "x", HELD.text)}
 
 
-class _LeftOut:
-    """Stands in for the store: the items a checkpoint left out, as asked for."""
+def test_what_d_a_left_out_is_quoted_and_not_counted_unquoted() -> None:
+    delta = (revoke("gone", 2), supersede("t", NEW))
+    ctx = replace(context((TARGET,), delta=delta), left_out=(HELD, GONE))
 
-    def __init__(self, *items: Item) -> None:
-        self.items = items
-        self.asked: list[tuple[list[str], list[str]]] = []
-
-    def __call__(self, ids: Sequence[str], keys: Sequence[str]) -> tuple[Item, ...]:
-        self.asked.append((list(ids), list(keys)))
-        return tuple(i for i in self.items if i.id in ids or i.key in keys)
-
-
-def test_what_c_lacks_is_asked_for_and_quoted() -> None:
-    left_out = _LeftOut(HELD, item("gone", "Dinner at Casa Rio.", epoch=1))
-    ctx = replace(
-        context((TARGET,), delta=(revoke("gone", 2), supersede("t", NEW))), left_out=left_out
-    )
-
-    assert {i.id for i in quoted(ctx)} == {"x", "gone"}
-    assert left_out.asked == [(["gone"], ["room"])]
-    withdrawn = {(o.event_id, o.withdrawn_id, o.withdrawn_text) for o in observations(ctx, False)}
-    assert withdrawn == {
-        ("rv-gone", "gone", "Dinner at Casa Rio."),
+    assert unquoted(ctx) == ()
+    assert withdrawn(ctx) == {
+        ("rv-gone", "gone", GONE.text),
         ("ss-t", "t", TARGET.text),
         ("ss-t", "x", HELD.text),
     }
 
 
-def test_nothing_is_asked_for_when_c_quotes_every_withdrawal() -> None:
-    left_out = _LeftOut()
-    ctx = replace(context((HELD, TARGET), delta=(supersede("t", NEW),)), left_out=left_out)
+# A key held by several items (a keyed assert replaces only what its author may read).
+FAMILY = item("h1", "The standup room is Room Atlas.", key="room", epoch=1)
+SHARED = item(
+    "h2",
+    "The standup room is Room Cedar.",
+    key="room",
+    epoch=2,
+    author="B1",
+    scope=Scope(principals=frozenset({"family", "neighbours"})),
+)
+AGENTS = {
+    "A2": Agent(id="A2", principal="family", role="booking"),
+    "B1": Agent(id="B1", principal="neighbours", role="booking"),
+}
 
-    assert quoted(ctx) == ()
-    assert left_out.asked == []
+
+def _holders(event: Recorded) -> set[str | None]:
+    ctx = replace(context((FAMILY, SHARED), delta=(event,)), agents=AGENTS)
+    return {o.withdrawn_id for o in observations(ctx)}
+
+
+def test_a_keyed_assert_withdraws_every_holder_its_author_may_read() -> None:
+    assert _holders(keyed("Room Borealis", 3)) == {"h1", "h2"}
+    assert _holders(keyed("Room Borealis", 3, author="B1")) == {"h2"}
+
+
+def test_hearsay_replaces_nothing_and_is_news() -> None:
+    assert _holders(keyed("Room Borealis", 3, unconfirmed=True)) == {None}

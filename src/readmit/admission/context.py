@@ -47,6 +47,9 @@ class Standing:
     detail: str
     decided_epoch: int
     """The epoch of the return that confirmed it."""
+    reader: tuple[str, str] | None = None
+    """The (principal, role) of the return that confirmed it: ``detail`` may name what
+    only such readers may read (``None``: not known)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,11 +113,11 @@ class ReturnContext:
     keys_before: Callable[[Sequence[str]], Collection[str]] | None = None
     """Of the keys given, those some item held at or before the departure
     (`readmit.admission.invalidation.unquoted`); ``None``: every key may have been."""
-    left_out: Callable[[Sequence[str], Sequence[str]], tuple[Item, ...]] | None = None
-    """Of the item ids and keys given (withdrawn in Δ, not in C), the items the returning
-    agent may read that its checkpoint left out as no longer valid, by id and, for a key,
-    the one it held at the departure (`readmit.admission.invalidation.unquoted.quoted`);
-    ``None``: none is quoted."""
+    left_out: tuple[Item, ...] = ()
+    """The items D_a left out as no longer valid (a standing verdict, an ended validity,
+    a fallen premise) that the returning agent may read: not candidates, but quoted when
+    Δ withdraws them (`readmit.admission.invalidation.observations`), as they would be
+    had D_a held them."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

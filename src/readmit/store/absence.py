@@ -25,29 +25,28 @@ from readmit.wire.codec import obligation_from_json
 
 def checkpoint(
     agent: Agent, active: Sequence[Item], invalid: Collection[str], epoch: int, at: datetime
-) -> Checkpoint:
-    """D_a: the active items ``agent`` may read that are still valid at ``at``.
+) -> tuple[Checkpoint, tuple[str, ...]]:
+    """D_a, the active items ``agent`` may read that are still valid at ``at``; the rest.
+
+    The rest: the ids of the active items it may read that D_a leaves out.
 
     Left out: items a standing verdict invalidated (``invalid``), items whose
     validity has ended, and items whose premise (``depends_on``, transitively) is
     one of those or is no longer active.
     """
-    visible = sorted(
-        (
-            i
-            for i in _valid(active, invalid, at)
-            if i.scope.readable_by(agent.principal, agent.role)
-        ),
-        key=lambda i: i.id,
-    )
+    readable = [i for i in active if i.scope.readable_by(agent.principal, agent.role)]
+    valid = {i.id for i in _valid(active, invalid, at)}  # premises it may not read count
+    visible = sorted((i for i in readable if i.id in valid), key=lambda i: i.id)
     receipts = [[i.id, i.receipt.digest if i.receipt else None] for i in visible]
-    return Checkpoint(
+    made = Checkpoint(
         agent=agent.id,
         epoch=epoch,
         at=at,
         digest=digest(receipts),
         item_ids=tuple(i.id for i in visible),
     )
+    kept = set(made.item_ids)
+    return made, tuple(sorted(i.id for i in readable if i.id not in kept))
 
 
 def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> list[Item]:
@@ -84,10 +83,12 @@ def insert_checkpoint(
     workspace: str,
     checkpoint: Checkpoint,
     returning_to: tuple[str, str] | None = None,
+    left_out: Sequence[str] = (),
 ) -> None:
-    """Store ``checkpoint``, its items and what its agent returns to, if said.
+    """Store ``checkpoint`` and its items (inside the caller's transaction).
 
-    Inside the caller's transaction.
+    With what its agent returns to, if said, and the ids of the items it left out as no
+    longer valid that the agent may read.
     """
     task, purpose = returning_to or (None, None)
     (checkpoint_id,) = db.execute(
@@ -107,6 +108,29 @@ def insert_checkpoint(
         "INSERT INTO checkpoint_items (checkpoint, item) VALUES (?, ?)",
         ((checkpoint_id, i) for i in checkpoint.item_ids),
     )
+    if left_out:
+        db.executemany(
+            "INSERT INTO checkpoint_left_out (checkpoint, item) VALUES (?, ?)",
+            ((checkpoint_id, i) for i in left_out),
+        )
+
+
+def left_out(
+    db: Connection, decoded: BodyCache[str, Item], workspace: str, checkpoint: int
+) -> tuple[Item, ...]:
+    """The items ``checkpoint`` left out as no longer valid that its agent may read.
+
+    Observations quote their withdrawals (`ReturnContext.left_out`). A checkpoint from
+    before migration ``m012`` has none recorded.
+    """
+    ids = [
+        r[0]
+        for r in db.execute(
+            "SELECT item FROM checkpoint_left_out WHERE checkpoint = ? ORDER BY item",
+            (checkpoint,),
+        ).fetchall()
+    ]
+    return tuple(items_by(db, decoded, workspace, "id", ids)) if ids else ()
 
 
 def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> Any:
@@ -175,41 +199,6 @@ _KEYS_BEFORE = (
     "AND key"
 )
 """(``+ 0``: probed by key, as `readmit.store.bodies` does, not by a scan of the epochs.)"""
-
-
-def left_out(
-    db: Connection,
-    decoded: BodyCache[str, Item],
-    workspace: str,
-    upto: int,
-    reader: Agent,
-    ids: Sequence[str],
-    keys: Sequence[str],
-) -> tuple[Item, ...]:
-    """Of those named, the items ``reader``'s checkpoint at ``upto`` left out as invalid.
-
-    (`readmit.admission.invalidation.unquoted.quoted`). ``ids`` were withdrawn after
-    ``upto`` by events naming them, so were active then. For each of ``keys``, the item
-    that held it at ``upto``: the newest with that key from then, if a later assert
-    replaced it or it is still active (not withdrawn before).
-    """
-    newest = []
-    for key in keys:
-        row = db.execute(_HELD_KEY, (workspace, key, upto)).fetchone()
-        if row is not None and row[1] in (None, "replaced"):
-            newest.append(row[0])
-    wanted = sorted({*ids, *newest})
-    found = items_by(db, decoded, workspace, "id", wanted) if wanted else []
-    readable = (i for i in found if i.scope.readable_by(reader.principal, reader.role))
-    return tuple(i for i in readable if i.epoch <= upto)
-
-
-_HELD_KEY = (
-    "SELECT i.id, w.status FROM items i LEFT JOIN withdrawn w ON w.workspace = i.workspace "
-    "AND w.id = i.id WHERE i.workspace = ? AND i.key = ? AND i.epoch + 0 <= ? "
-    "ORDER BY i.epoch DESC LIMIT 1"
-)
-"""The newest item with a key up to an epoch, and how it was withdrawn (``NULL``: not)."""
 
 
 def open_obligations(

@@ -311,7 +311,11 @@ def history(
     """
     events = tuple(logged_events(db, parsed, workspace, after, upto, not news))
     targets = {r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)}
-    keys = {r.event.item.key for r in events if isinstance(r.event, Assert) and r.event.item.key}
+    keys = {
+        r.event.item.key
+        for r in events
+        if isinstance(r.event, Assert | Supersede) and r.event.item.key is not None
+    }
     found = items_by(db, decoded, workspace, "id", sorted(targets))
     found += items_by(db, decoded, workspace, "key", sorted(keys))
     return History(events=events, items=tuple(found))

@@ -195,6 +195,24 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "ALTER TABLE checkpoints ADD COLUMN purpose TEXT",
         ],
     ),
+    (
+        # What a departure left out as no longer valid (items its agent may read under a
+        # standing verdict, past their validity or on a fallen premise): a later
+        # withdrawal of one is quoted to the agent's return as a withdrawal, as it would
+        # be had the checkpoint held it. When an item was withdrawn (NULL for rows from
+        # before), so that what one event replaced is known. Which reader (principal,
+        # role) confirmed a verdict: its verifier's wording, which may name what only
+        # such readers may read, is shown to them alone.
+        "m012_left_out_withdrawn_epoch_verdict_reader",
+        [
+            """CREATE TABLE checkpoint_left_out (
+            checkpoint BIGINT NOT NULL, item TEXT NOT NULL,
+            PRIMARY KEY (checkpoint, item)) {without_rowid}""",
+            "ALTER TABLE withdrawn ADD COLUMN epoch BIGINT",
+            "ALTER TABLE invalidations ADD COLUMN principal TEXT",
+            "ALTER TABLE invalidations ADD COLUMN role TEXT",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

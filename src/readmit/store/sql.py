@@ -212,8 +212,9 @@ class SqlStore:
             absence.check_after_return(db, workspace, agent, at)
             active = active_items(db, self._decoded, workspace)
             standing, _ = verdicts.load(db, workspace, set(map(_ID, active)), None)
-            made = absence.checkpoint(who, active, standing.keys(), self._epoch(db, workspace), at)
-            absence.insert_checkpoint(db, workspace, made, returning_to)
+            epoch = self._epoch(db, workspace)
+            made, left_out = absence.checkpoint(who, active, standing.keys(), epoch, at)
+            absence.insert_checkpoint(db, workspace, made, returning_to, left_out)
         return made
 
     def departed_for(self, workspace: str, agent: str) -> Returning | None:
@@ -256,6 +257,7 @@ class SqlStore:
             delta = self._departures.delta(
                 db, self._parsed, workspace, range(cp_epoch + 1, epoch + 1)
             )
+            left_out = absence.left_out(db, self._decoded, workspace, cp_id)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
@@ -285,9 +287,7 @@ class SqlStore:
                 self._reading, history, self._parsed, self._decoded, workspace, cp_epoch
             ),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
-            left_out=partial(
-                self._reading, absence.left_out, self._decoded, workspace, cp_epoch, who
-            ),
+            left_out=left_out,
         )
 
     def _reading(self, read: Callable[..., T], *args: Any) -> T:

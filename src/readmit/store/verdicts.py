@@ -74,13 +74,15 @@ def remember(
         )
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
-            "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace, item) DO UPDATE "
+            "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
+            "principal, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (workspace, item) DO UPDATE "
             "SET event = excluded.event, event_epoch = excluded.event_epoch, "
             "evidence = excluded.evidence, verifier = excluded.verifier, "
             "confidence = excluded.confidence, detail = excluded.detail, "
             "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
-            "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch",
+            "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
+            "principal = excluded.principal, role = excluded.role",
             (
                 workspace,
                 exclusion.item,
@@ -94,6 +96,8 @@ def remember(
                 restore_text,
                 restore_item,
                 lapsed,
+                reader.principal,
+                reader.role,
             ),
         )
     db.executemany(
@@ -113,9 +117,9 @@ def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str |
     """(text whose return restores the premise, item whose withdrawal does)."""
     event = later.event
     match event:
-        case Supersede() if (held := _key_held(db, workspace, later)) and held.id != event.target:
-            # It withdrew two items, and the verdict does not say which one it rests on:
-            # none restores it (the item stays excluded; a restatement is a new item).
+        case Supersede() if _replaced(db, workspace, later):
+            # It withdrew its target and what held its key, and the verdict does not say
+            # which it rests on: none restores it (a restatement is a new item).
             return None, None
         case Revoke() | Close() | Supersede():
             return _text(db, workspace, event.target), None
@@ -127,9 +131,24 @@ def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str |
     return None, None
 
 
+def _replaced(db: Connection, workspace: str, later: Recorded) -> bool:
+    """Whether ``later`` replaced an item by its new item's key (not counting its target).
+
+    Withdrawals stored before migration ``m012`` carry no epoch: none is counted.
+    """
+    if not isinstance(later.event, Supersede) or later.event.item.key is None:
+        return False
+    row = db.execute(
+        "SELECT 1 FROM items i JOIN withdrawn w ON w.workspace = i.workspace AND w.id = i.id "
+        "WHERE i.workspace = ? AND i.key = ? AND w.epoch = ? AND w.status = 'replaced'",
+        (workspace, later.event.item.key, later.epoch),
+    ).fetchone()
+    return row is not None
+
+
 def _key_held(db: Connection, workspace: str, later: Recorded) -> Item | None:
     """The item that held the key of ``later``'s new item before it (if it has a key)."""
-    if not isinstance(later.event, Assert | Supersede) or later.event.item.key is None:
+    if not isinstance(later.event, Assert) or later.event.item.key is None:
         return None
     row = db.execute(
         "SELECT body FROM items WHERE workspace = ? AND key = ? AND epoch < ? "
@@ -242,13 +261,12 @@ def load(
         r
         for r in db.execute(
             "SELECT item, evidence, verifier, confidence, detail, decided_epoch, lapsed_epoch, "
-            "event_epoch "
-            "FROM invalidations WHERE workspace = ?",
+            "event_epoch, principal, role FROM invalidations WHERE workspace = ?",
             (workspace,),
         ).fetchall()
         if r[0] in wanted
     ]
-    for item, evidence, verifier, confidence, detail, decided, lapsed, event_epoch in rows:
+    for item, evidence, verifier, confidence, detail, decided, lapsed, event_epoch, *by in rows:
         if lapsed is not None:
             screened.setdefault(ANY_VERIFIER, {})[item] = event_epoch
             continue
@@ -259,6 +277,7 @@ def load(
             confidence=confidence,
             detail=detail,
             decided_epoch=decided,
+            reader=None if by[0] is None else (by[0], by[1]),
         )
     rows = (
         []

@@ -49,7 +49,7 @@ Known = Callable[[list[str]], Mapping[str, Item]]
 `docs/security.md`: no process may run on while its database is replaced)."""
 _NAMES = ("workspace", "id", "kind")
 _ITEMS = ("workspace", "id", "epoch", "key", "body")
-_WITHDRAWN = ("workspace", "id", "status")
+_WITHDRAWN = ("workspace", "id", "status", "epoch")
 _EVIDENCE = ("workspace", "id", "epoch", "digest")
 _EVENTS = ("workspace", "epoch", "id", "at", "author", "op", "body", "digest")
 _WITH_STATUS = (
@@ -289,7 +289,7 @@ class Writer:
 
     def _set_status(self, item_id: str, row: ItemRow, status: str) -> None:
         row.status = status  # only an active item is withdrawn: at most once
-        self._rows["withdrawn"].append((self.ws, item_id, status))
+        self._rows["withdrawn"].append((self.ws, item_id, status, self.epoch))
 
     def evidence_readable(self, source: str, agent: Agent) -> bool:
         """Whether ``source`` is evidence ``agent`` may cite: recorded by its own principal.

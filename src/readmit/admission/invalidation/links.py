@@ -7,7 +7,7 @@ it replaces (`same_key_replacements`).
 """
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter
@@ -15,7 +15,7 @@ from operator import attrgetter
 from readmit.admission.context import ReturnContext
 from readmit.admission.memo import Grown, keep
 from readmit.events import WITHDRAWING_OPS, Close, Recorded, Revoke, Supersede
-from readmit.model import Item
+from readmit.model import Agent, Item
 from readmit.reasons import Exclusion, Reason, Stage
 
 Link = tuple[Reason, tuple[str, ...], str]
@@ -173,13 +173,17 @@ def _latest_replacement(
     for later in newest_first:
         if later.epoch <= item.epoch:
             return None
-        if _may_replace(ctx, later, item):
+        if may_replace(ctx.agents, later.author, item):
             return later
     return None
 
 
-def _may_replace(ctx: ReturnContext, later: Item, earlier: Item) -> bool:
-    author = ctx.agents.get(later.author)
-    if not ctx.agents:
+def may_replace(agents: Mapping[str, Agent], author: str, earlier: Item) -> bool:
+    """Whether a keyed item ``author`` wrote replaces ``earlier`` (it must read it).
+
+    With no ``agents`` known, every author may.
+    """
+    if not agents:
         return True
-    return author is not None and earlier.scope.readable_by(author.principal, author.role)
+    found = agents.get(author)
+    return found is not None and earlier.scope.readable_by(found.principal, found.role)

@@ -10,21 +10,22 @@ even built.
 
 import bisect
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.unquoted import quoted
+from readmit.admission.invalidation.links import may_replace
 from readmit.admission.memo import Grown
 from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
-from readmit.model import Item
+from readmit.model import Agent, Item
 
 
 def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     """The later observations of Δ that can change a premise, in epoch order.
 
     With ``news`` false, only those that withdrew state (whose withdrawn text is known):
-    what a verifier that cannot judge news (`judges_news`) may be shown. A withdrawn
-    item C lacks is quoted where the returning agent may read it (`unquoted.quoted`).
+    what a verifier that cannot judge news (`judges_news`) may be shown. An item D_a
+    left out as no longer valid is quoted as if C held it (`ReturnContext.left_out`).
 
     Made once per tuples of C's items and Δ (not to be changed). A return at a later
     epoch gets both extended (`readmit.store.bodies.Departures`), and an event's
@@ -32,18 +33,17 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     no later item changes (an id names one item, forever): only the events that
     follow the part remembered are read.
     """
-    left_out = quoted(ctx)
-    if left_out:  # rare (an item left out as invalid, withdrawn since): not remembered
-        items = (*ctx.items, *left_out)
-        by_id = {**ctx.by_id, **{i.id: i for i in left_out}}
-        return observations_of(ctx.delta, items, by_id, news)
+    if ctx.left_out:  # quoted too (rare: not remembered)
+        items = (*ctx.items, *ctx.left_out)
+        by_id = {**ctx.by_id, **{i.id: i for i in ctx.left_out}}
+        return observations_of(ctx.delta, items, by_id, news, ctx.agents)
     made = _MADE[news]
     known = made.found(ctx.items, ctx.delta)
     if known is not None:
         return known
     base = made.base(ctx.items, ctx.delta)
     start, laters = (0, []) if base is None else (base[0][1], base[1])
-    laters = laters + observations_of(ctx.delta[start:], ctx.items, ctx.by_id, news)
+    laters = laters + observations_of(ctx.delta[start:], ctx.items, ctx.by_id, news, ctx.agents)
     return made.put((ctx.items, ctx.delta), laters)
 
 
@@ -56,10 +56,13 @@ def observations_of(
     items: Iterable[Item],
     by_id: Mapping[str, Item],
     news: bool = True,
+    agents: Mapping[str, Agent] = MappingProxyType({}),
 ) -> list[Later]:
     """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets.
 
-    With ``news`` false, only the withdrawals whose withdrawn text is known.
+    With ``news`` false, only the withdrawals whose withdrawn text is known. A keyed item
+    replaced each item of its key its author may read (``agents``: none known, any),
+    one observation each.
     """
     if news:
         events = list(events)
@@ -77,13 +80,14 @@ def observations_of(
         ]
     found: list[Later] = []
     for recorded in events:
-        later = _observation(recorded, by_id, by_key)
+        event = recorded.event
+        if by_key and isinstance(event, Assert | Supersede) and event.item.key in by_key:
+            replaced = _replacing(recorded, event, by_id, by_key[event.item.key], agents)
+            found += replaced if news else [x for x in replaced if x.withdrawn_text is not None]
+            continue
+        later = _observation(recorded, by_id)
         if later is not None and (news or later.withdrawn_text is not None):
             found.append(later)
-        if by_key and recorded.event.op == "supersede":
-            also = _key_held(recorded, by_key)
-            if also is not None and (news or also.withdrawn_text is not None):
-                found.append(also)
     return found
 
 
@@ -106,22 +110,15 @@ def _same_key(events: list[Recorded], items: Iterable[Item]) -> dict[str, _SameK
     return {key: ([i.epoch for i in group], group) for key, group in grouped.items()}
 
 
-def _observation(
-    recorded: Recorded, by_id: Mapping[str, Item], by_key: dict[str, _SameKey]
-) -> Later | None:
+def _observation(recorded: Recorded, by_id: Mapping[str, Item]) -> Later | None:
+    """``recorded`` as an observation, but a keyed item that replaced items (`_replacing`)."""
     event, epoch = recorded.event, recorded.epoch
     # Positional fields (see `Later`): Δ can hold thousands of events a return.
     match event:
         case Assert():
             item = event.item
-            old = _predecessor(by_key.get(item.key or ""), epoch)
-            if old is None:
-                return Later(
-                    event.id, epoch, event.op, item.text, None, None, item.id, item.text,
-                    item.depends_on,
-                )  # fmt: skip
             return Later(
-                event.id, epoch, event.op, item.text, old.id, old.text, item.id, item.text,
+                event.id, epoch, event.op, item.text, None, None, item.id, item.text,
                 item.depends_on,
             )  # fmt: skip
         case Supersede():
@@ -148,25 +145,54 @@ def _observation(
             return None
 
 
-def _key_held(recorded: Recorded, by_key: dict[str, _SameKey]) -> Later | None:
-    """The other withdrawal of a keyed supersession: the item its key held, if not the target."""
-    event = recorded.event
-    if not isinstance(event, Supersede) or event.item.key is None:
-        return None
-    old = _predecessor(by_key.get(event.item.key), recorded.epoch)
-    if old is None or old.id == event.target:
-        return None
-    item = event.item
-    return Later(
-        event.id, recorded.epoch, event.op, item.text, old.id, old.text, item.id, item.text,
-        item.depends_on,
-    )  # fmt: skip
+def _replacing(
+    recorded: Recorded,
+    event: Assert | Supersede,
+    by_id: Mapping[str, Item],
+    same_key: _SameKey,
+    agents: Mapping[str, Agent],
+) -> list[Later]:
+    """A keyed item's observations: one for each item it replaced or superseded.
+
+    Having withdrawn none, it is news.
+    """
+    epoch, item = recorded.epoch, event.item
+
+    def later(withdrawn_id: str | None, withdrawn_text: str | None) -> Later:
+        return Later(
+            event.id, epoch, event.op, item.text, withdrawn_id, withdrawn_text, item.id,
+            item.text, item.depends_on,
+        )  # fmt: skip
+
+    withdrawn = _replaced(event, epoch, same_key, agents)
+    laters = []
+    if isinstance(event, Supersede):
+        target = by_id.get(event.target)
+        laters.append(later(event.target, target.text if target else None))
+        withdrawn = [held for held in withdrawn if held.id != event.target]
+    elif not withdrawn:
+        return [later(None, None)]
+    return laters + [later(held.id, held.text) for held in withdrawn]
 
 
-def _predecessor(same_key: _SameKey | None, epoch: int) -> Item | None:
-    """The newest of ``same_key`` recorded before ``epoch``."""
-    if same_key is None:
-        return None
-    epochs, items = same_key
-    before = bisect.bisect_left(epochs, epoch)
-    return items[before - 1] if before else None
+def _replaced(
+    event: Assert | Supersede, epoch: int, same_key: _SameKey, agents: Mapping[str, Agent]
+) -> list[Item]:
+    """The items of ``same_key`` ``event``'s keyed item replaced, newest first.
+
+    As the writer does (`readmit.store.writer`): each still held the key (no confirmed
+    item of the key between them replaced it) and the event's author may read it; hearsay
+    (``unconfirmed``) replaces nothing.
+    """
+    if event.item.unconfirmed:
+        return []
+    epochs, group = same_key
+    replaced: list[Item] = []
+    newer: list[Item] = []  # confirmed items of the key after the one looked at
+    for held in reversed(group[: bisect.bisect_left(epochs, epoch)]):
+        held_then = not any(may_replace(agents, n.author, held) for n in newer)
+        if held_then and may_replace(agents, event.author, held):
+            replaced.append(held)
+        if held.receipt is not None:
+            newer.append(held)
+    return replaced

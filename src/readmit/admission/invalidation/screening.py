@@ -356,8 +356,12 @@ class Screener:
             )
             self._index_from = min(start, widest)
             earlier = self.ctx.history(self._index_from, self.news)
-            by_id = {i.id: i for i in (*earlier.items, *self.ctx.items)}
-            laters = observations_of(earlier.events, by_id.values(), by_id, self.news) + laters
+            held = (*earlier.items, *self.ctx.items, *self.ctx.left_out)
+            by_id = {i.id: i for i in held}
+            laters = (
+                observations_of(earlier.events, by_id.values(), by_id, self.news, self.ctx.agents)
+                + laters
+            )
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = indexed(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index

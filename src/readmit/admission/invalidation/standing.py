@@ -24,7 +24,8 @@ def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item]
     if not ctx.standing:
         return list(pool), []
     pool = list(pool)
-    inputs = (dict(ctx.standing), id(ctx.delta), id(ctx.items))
+    reader = (ctx.returner.principal, ctx.returner.role)  # the wording shown depends on it
+    inputs = (dict(ctx.standing), id(ctx.delta), id(ctx.items), reader)
     known = _PASSES.get(pool, inputs)
     if known is None:
         made = _split(pool, ctx)
@@ -33,8 +34,8 @@ def apply_standing(pool: Iterable[Item], ctx: ReturnContext) -> tuple[list[Item]
 
 
 _PASSES: Passes[tuple[list[Item], list[Exclusion]]] = Passes()
-"""Recent splits, by pool, verdicts, and Δ and C (by identity: a verdict's evidence is
-shown when they hold it)."""
+"""Recent splits, by pool, verdicts, Δ and C (by identity: a verdict's evidence is shown
+when they hold it) and reader."""
 
 
 def _split(pool: list[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclusion]]:
@@ -46,26 +47,35 @@ def _split(pool: list[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclu
     known = {r.event.id for r in ctx.delta}  # most verdicts cite a later event, in Δ
     if any(e not in known for verdict in verdicts for e in verdict.evidence):
         known |= {i.receipt.event_id for i in ctx.items if i.receipt is not None}
-    return kept, [_exclusion(verdict, known) for verdict in verdicts]
+    reader = (ctx.returner.principal, ctx.returner.role)
+    return kept, [_exclusion(verdict, known, reader) for verdict in verdicts]
 
 
-def _exclusion(verdict: Standing, known: set[str]) -> Exclusion:
+def _exclusion(verdict: Standing, known: set[str], reader: tuple[str, str]) -> Exclusion:
     """The exclusion a standing verdict makes in this return.
 
     Its evidence is shown only when this return's C holds it (then the view's
     redaction hides what the agent may not read); evidence from outside C is left
-    out, and so is the verifier's wording, which may quote it.
+    out, and so is the verifier's wording, which may quote it. The wording may also
+    name what the evidence withdrew, which only readers like the one that confirmed the
+    verdict may read: any other ``reader`` is told the evidence, not the wording.
     """
     decided = f"confirmed at epoch {verdict.decided_epoch}"
     visible = all(e in known for e in verdict.evidence)
+    if visible and verdict.reader == reader:
+        detail = f"{decided} by {verdict.detail}"
+    elif visible:
+        detail = f"{decided} by {verdict.verifier}: the events given invalidated it"
+    else:
+        detail = (
+            f"{decided} by {verdict.verifier}: an event before this return's departure "
+            "invalidated it"
+        )
     return Exclusion(
         item=verdict.item,
         reason=Reason.IMPLICITLY_INVALIDATED,
         stage=Stage.IMPLICIT,
         evidence=verdict.evidence if visible else (),
         confidence=verdict.confidence,
-        detail=f"{decided} by {verdict.detail}"
-        if visible
-        else f"{decided} by {verdict.verifier}: an event before this return's departure "
-        "invalidated it",
+        detail=detail,
     )

@@ -10,10 +10,8 @@ invalidated by it. Screening watermarks bind every later return, of every agent
 withdrawal after the item's start: the next return screens the item from there, with
 its own context.
 
-An item the returning agent may read that its checkpoint left out as no longer valid (a
-standing verdict, an ended validity, a fallen premise) is quoted all the same
-(`quoted`): an item that names it must be screened against its withdrawal as it would
-have been had the checkpoint held it.
+What a checkpoint left out as no longer valid but its agent may read is quoted all the
+same (`ReturnContext.left_out`), and so is not counted here.
 """
 
 import bisect
@@ -38,50 +36,50 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
     return _made(ctx).epochs
 
 
-def quoted(ctx: ReturnContext) -> tuple[Item, ...]:
-    """The items Δ withdraws that C lacks and the returning agent may quote (`left_out`)."""
-    made = _made(ctx)
-    if ctx.left_out is None or not (made.targets or made.keys):
-        return ()
-    return ctx.left_out(sorted(made.targets), sorted(made.keys))
-
-
 def _made(ctx: ReturnContext) -> "_Unquoted":
+    if ctx.left_out:  # quoted too (rare: not remembered)
+        return _grown(ctx, 0, frozenset(), None, [])
     known = _MADE.found(ctx.items, ctx.delta)
     if known is not None:
         return known
     base = _MADE.base(ctx.items, ctx.delta)
     if base is None:
-        start, seen, held, targets = 0, frozenset[str](), None, frozenset[str]()
-        epochs: list[int] = []
-        keys: tuple[str, ...] = ()
+        made = _grown(ctx, 0, frozenset(), None, [])
     else:
-        start, made = base[0][1], base[1]
-        seen, held, targets, keys = made.seen, made.held, made.targets, made.keys
-        epochs = list(made.epochs)
-    named, first = _scan(ctx.delta[start:], ctx.by_id, seen, epochs)
-    hidden: tuple[str, ...] = ()
+        was = base[1]
+        made = _grown(ctx, base[0][1], was.seen, was.held, list(was.epochs))
+    return _MADE.put((ctx.items, ctx.delta), made)
+
+
+def _grown(
+    ctx: ReturnContext,
+    start: int,
+    seen: frozenset[str],
+    held: frozenset[str] | None,
+    epochs: list[int],
+) -> "_Unquoted":
+    """What `_made` holds, grown past Δ's first ``start`` events.
+
+    ``seen``, ``held`` and ``epochs``: the value made for those events.
+    """
+    by_id = ctx.by_id if not ctx.left_out else {**ctx.by_id, **{i.id: i for i in ctx.left_out}}
+    first = _scan(ctx.delta[start:], by_id, seen, epochs)
     if first:
         held = _held(ctx) if held is None else held
         asked = [key for key in first if key not in held]
         if asked:
-            hidden = tuple(asked if ctx.keys_before is None else ctx.keys_before(asked))
+            hidden = asked if ctx.keys_before is None else ctx.keys_before(asked)
             epochs += (first[key] for key in hidden)
-    grown = _Unquoted(
-        tuple(sorted(epochs)), seen | first.keys(), held, targets | named, (*keys, *hidden)
-    )
-    return _MADE.put((ctx.items, ctx.delta), grown)
+    return _Unquoted(tuple(sorted(epochs)), seen | first.keys(), held)
 
 
 def _scan(
     delta: Sequence[Recorded], by_id: Mapping[str, Item], seen: frozenset[str], epochs: list[int]
-) -> tuple[set[str], dict[str, int]]:
-    """What ``delta`` withdraws unquoted: ids ``by_id`` lacks, and new keys' first epochs.
+) -> dict[str, int]:
+    """The first epoch in ``delta`` of each key it asserts that ``seen`` lacks.
 
-    The epochs of the ids' withdrawals are added to ``epochs``; a key is new if not in
-    ``seen``.
+    The epochs of its withdrawals of ids ``by_id`` lacks are added to ``epochs``.
     """
-    named: set[str] = set()
     first: dict[str, int] = {}  # each new key's first assert: later ones replace C's items
     for recorded in delta:
         event = recorded.event
@@ -92,7 +90,6 @@ def _scan(
             and event.target not in by_id
         ):
             epochs.append(recorded.epoch)
-            named.add(event.target)
         if (  # a keyed supersession replaces what held its key, as a keyed assert does
             op in _KEYING
             and isinstance(event, Assert | Supersede)
@@ -100,7 +97,7 @@ def _scan(
             and key not in seen
         ):
             first.setdefault(key, recorded.epoch)
-    return named, first
+    return first
 
 
 _NAMING = frozenset({"revoke", "close", "supersede"})
@@ -116,19 +113,16 @@ class _Unquoted:
     """The keys asserted in Δ."""
     held: frozenset[str] | None
     """The keys D_a holds (``None``: not needed yet, no key asserted in Δ)."""
-    targets: frozenset[str]
-    """The ids Δ's revocations, closings and supersessions name that C does not hold."""
-    keys: tuple[str, ...]
-    """The keys Δ asserts that D_a lacks and some item held before the departure."""
 
 
 _MADE: Grown[_Unquoted] = Grown()
 
 
 def _held(ctx: ReturnContext) -> frozenset[str]:
-    """The keys of D_a's items (C's items from before the departure)."""
+    """The keys of D_a's items (C's items from before the departure) and of those it left out."""
     departed = ctx.departure.epoch
-    return frozenset(i.key for i in ctx.items if i.key is not None and i.epoch <= departed)
+    held = (i for i in (*ctx.items, *ctx.left_out) if i.key is not None and i.epoch <= departed)
+    return frozenset(i.key for i in held if i.key is not None)
 
 
 def kept(
