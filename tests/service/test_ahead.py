@@ -24,18 +24,22 @@ SETTLED_S = 60.0
 """Longest a test waits for the background judge (a loaded machine is slow)."""
 
 
-def _team(store: SqlStore, verifier: Verifier) -> tuple[Service, Caller, Caller]:
-    """Two agents; the first has returned once (its task is known) and is away while the
-    second replaces items its checkpoint holds."""
+def _team(
+    store: SqlStore, verifier: Verifier, said: tuple[str, str] | None = None
+) -> tuple[Service, Caller, Caller]:
+    """Two agents; the first has returned once (its task is known; or, if its departure
+    ``said`` what it returns to, never) and is away while the second replaces items its
+    checkpoint holds."""
     team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
     store.create_workspace("w", team)
     service = Service(store, signer=HmacSha256Signer(KEY), verifier=verifier)
     away, other = (Caller(workspace="w", agent=agent) for agent in team)
     for n in range(6):
         service.record(other, [build_note("a1", n)])
-    service.depart(away)
-    service.return_(away, "ops", "p")
-    service.depart(away)
+    if said is None:
+        service.depart(away)
+        service.return_(away, "ops", "p")
+    service.depart(away, returning_to=said)
     return service, away, other
 
 
@@ -226,13 +230,7 @@ def _until(done: Callable[[], bool]) -> None:
 def test_an_agent_whose_departure_says_its_task_is_judged_ahead_without_a_view(
     store: SqlStore,
 ) -> None:
-    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
-    store.create_workspace("w", team)
-    service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
-    away, other = (Caller(workspace="w", agent=agent) for agent in team)
-    for n in range(6):
-        service.record(other, [build_note("a1", n)])
-    service.depart(away, returning_to=("ops", "p"))  # it never returned
+    service, away, other = _team(store, make_verifier("builtin"), said=("ops", "p"))
     ahead = _start(service)
     try:
         _changes(service, other)

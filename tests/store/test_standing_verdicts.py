@@ -795,31 +795,6 @@ def test_a_keyed_supersession_of_what_one_agent_reads_is_screened_for_another(
     assert reason(record, "y") == "implicitly_invalidated"
 
 
-def test_restating_a_keyed_supersessions_target_does_not_lapse_a_verdict_it_may_not_rest_on(
-    store: WorkStateStore,
-) -> None:
-    """Y fell with X, which the keyed supersession of T replaced; the verdict does not say
-    which withdrawal it rests on, so restating T restores nothing."""
-    new = {"id": "t2", "text": "The standup room is Room Borealis.", "key": "room"}
-    first, later = run(
-        store,
-        [
-            assert_item(0, "x", "The standup room is Room Atlas.", key="room"),
-            assert_item(1, "y", "Book Room Atlas for the Friday standup."),
-            assert_item(2, "t", "The standup is at 9:00."),
-            depart(3),
-            depart(4, "A3"),
-            {"at": at(5), "author": "A2", "op": "supersede", "target": "t", "item": new},
-            ret(6),
-            assert_item(7, "t3", "The standup is at 9:00."),  # T's text again
-            ret(8, "A3"),
-        ],
-    )
-
-    assert reason(first, "y") == "implicitly_invalidated"
-    assert reason(later, "y") == "implicitly_invalidated"
-
-
 # What a second review found: keys held by several items, restoration, and wording.
 
 
@@ -847,21 +822,30 @@ def test_a_key_held_also_by_an_item_the_agent_may_not_read_still_quotes_its_own(
     assert reason(record, "c") == "implicitly_invalidated"
 
 
-@pytest.mark.parametrize("revoked_before", [False, True])
-def test_restating_a_supersessions_target_lapses_its_verdict_when_it_replaced_nothing_else(
-    store: WorkStateStore, revoked_before: bool
+@pytest.mark.parametrize(
+    ("earlier", "lapses"), [("none", True), ("revoked before", True), ("held", False)]
+)
+def test_restating_a_keyed_supersessions_target_lapses_its_verdict_unless_it_replaced_more(
+    store: WorkStateStore, earlier: str, lapses: bool
 ) -> None:
-    """The ferry key's earlier item was revoked long before (or there was none): the keyed
-    supersession withdrew only T, so restating T restores the premise."""
-    earlier = [
-        assert_item(0, "x", "Ferry desk opens at noon.", key="ferry"),
-        {"at": at(1), "author": "A2", "op": "revoke", "target": "x", "why": "old"},
-    ]
+    """P fell with T's keyed supersession. Restating T restores P's premise, unless the
+    supersession also replaced the item its key held (the verdict does not say which of
+    the two it rests on): an earlier item of the key revoked long before, or none, does
+    not count."""
+    desk = assert_item(0, "x", "Ferry desk opens at noon.", key="ferry")
+    before = {
+        "none": [],
+        "revoked before": [
+            desk,
+            {"at": at(1), "author": "A2", "op": "revoke", "target": "x", "why": "old"},
+        ],
+        "held": [desk],
+    }[earlier]
     harbour = {"id": "t2", "text": "The Harbour Ferry sails at 9:30.", "key": "ferry"}
     first, later = run(
         store,
         [
-            *(earlier if revoked_before else []),
+            *before,
             assert_item(2, "t", "The Riverside Ferry sails at 9:30."),
             assert_item(3, "p", "Pickup at 8:00 for the Riverside Ferry."),
             depart(4),
@@ -874,7 +858,7 @@ def test_restating_a_supersessions_target_lapses_its_verdict_when_it_replaced_no
     )
 
     assert reason(first, "p") == "implicitly_invalidated"
-    assert reason(later, "p") is None
+    assert reason(later, "p") == (None if lapses else "implicitly_invalidated")
 
 
 def test_a_verdicts_wording_is_shown_only_to_readers_like_the_one_that_confirmed_it(
