@@ -76,10 +76,13 @@ def test_an_agent_whose_task_is_unknown_is_skipped_unless_given(tmp_path: Path) 
     db = _away_after_changes(tmp_path, returned=False)
 
     skipped = _judge(db)
+    named = _judge(db, "--agent", "a0")
     given = _judge(db, "--task", "ops", "--purpose", "p")
 
     assert skipped.exit_code == 0, skipped.output
     assert "a0: skipped" in skipped.output
+    assert named.exit_code == 2  # named, so a cron job notices it was not judged
+    assert "a0: its departure did not say" in named.output
     assert given.exit_code == 0, given.output
     assert _calls_at_return(db) == 0
 

@@ -54,3 +54,13 @@ def test_a_server_without_a_signing_key_says_how_to_make_one(tmp_path: Path) -> 
     assert "set READMIT_SIGNING_KEY to the key views are signed with" in result.output
     assert "readmit keys signing" in result.output
     assert not db.exists()
+
+
+def test_the_store_a_server_serves_is_logged_without_its_password() -> None:
+    from readmit.cli.serve import _shown_url
+
+    assert (
+        _shown_url("postgresql://me:s3cret@db:5432/readmit")
+        == "postgresql://me:***@db:5432/readmit"
+    )
+    assert _shown_url("sqlite:///readmit.db") == "sqlite:///readmit.db"

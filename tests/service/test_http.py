@@ -192,7 +192,7 @@ def test_a_return_before_departing_is_422(client: httpx.Client, team: Team) -> N
     )
 
     assert response.status_code == 422
-    assert response.json()["message"] == "agent 'A1' has not departed"
+    assert response.json()["message"] == "agent 'A1' has not departed: depart first"
 
 
 def test_a_tampered_view_does_not_verify(client: httpx.Client, team: Team) -> None:
@@ -358,13 +358,40 @@ def test_a_departure_may_say_what_its_agent_returns_to(client: httpx.Client, tea
 
 
 @pytest.mark.parametrize(
-    "body", [{"task": "trip"}, {"purpose": "itinerary"}, {"task": "", "purpose": "p"}]
+    ("body", "said"),
+    [
+        ({"task": "trip"}, "body: give task and purpose together, or neither"),
+        ({"purpose": "itinerary"}, "body: give task and purpose together, or neither"),
+        ({"task": "", "purpose": "p"}, "task: "),
+    ],
 )
 def test_a_departure_saying_half_of_what_it_returns_to_is_422_and_departs_nothing(
-    client: httpx.Client, team: Team, body: dict[str, str]
+    client: httpx.Client, team: Team, body: dict[str, str], said: str
 ) -> None:
     response = client.post("/v1/depart", json=body, headers=team.auth("A1"))
 
     assert response.status_code == 422
     assert response.json()["code"] == "invalid_request"
+    assert said in response.json()["message"]
+    assert team.service.store.away("trip") == []
+
+
+def test_a_departure_needs_no_body(client: httpx.Client, team: Team) -> None:
+    response = client.post("/v1/depart", headers=team.auth("A1"))
+
+    assert response.status_code == 200
+    assert team.service.store.away("trip") == ["A1"]
+
+
+def test_a_departure_before_the_latest_return_says_how_to_depart(
+    client: httpx.Client, team: Team
+) -> None:
+    headers = team.auth("A1")
+    client.post("/v1/depart", json={}, headers=headers).raise_for_status()
+    client.post("/v1/return", json={"task": "t", "purpose": "p"}, headers=headers)
+    response = client.post("/v1/depart", json={"at": "2026-01-01T00:00:00Z"}, headers=headers)
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_input"
+    assert response.json()["message"].endswith("leave `at` out to depart now")
     assert team.service.store.away("trip") == []

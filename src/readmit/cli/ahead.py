@@ -35,8 +35,8 @@ from readmit.wire import check_name, check_returning
 @click.option(
     "--task",
     default=None,
-    help="What the agents return to (with --purpose). "
-    "Default: each agent's latest return that issued a view.",
+    help="What the agents return to (with --purpose). Default: what each agent's departure "
+    "named, else its latest return that issued a view.",
 )
 @click.option("--purpose", default=None, help="Their purpose (with --task).")
 @click.option(
@@ -44,7 +44,8 @@ from readmit.wire import check_name, check_returning
     default=None,
     type=click.FloatRange(min=0, min_open=True, max=MAX_JUDGMENT_SECONDS),
     callback=lambda _, __, value: not_nan(value),
-    help="Seconds of verifier calls per agent (default: the policy's max_judgment_seconds).",
+    help="Seconds of verifier calls per agent (default: the policy's max_judgment_seconds; "
+    "none in the built-in policy, which bounds the calls instead).",
 )
 def judge_ahead_command(
     db: str,
@@ -76,11 +77,13 @@ def judge_ahead_command(
         for agent in _away(store, workspace_name, agent_ids):
             known = given or returns_to(store, workspace_name, agent)
             if known is None:
-                click.echo(
-                    f"{agent}: skipped, its departure did not say what it returns to and no "
-                    "return of it issued a view (give --task and --purpose)",
-                    err=True,
+                unknown = (
+                    f"{agent}: its departure did not say what it returns to and no return of "
+                    "it issued a view (give --task and --purpose)"
                 )
+                if agent_ids:  # named, so expected to be judged: a cron job must notice
+                    raise InvalidInput(unknown)
+                click.echo(unknown.replace(": ", ": skipped, ", 1), err=True)
                 continue
             try:
                 with progress_bar() as on_progress:

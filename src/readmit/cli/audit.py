@@ -17,7 +17,14 @@ from readmit.report import upgrade_record
 from readmit.store import DEFAULT_URL, SqlStore
 from readmit.wire import check_name
 
-_DB = click.option("--db", default=DEFAULT_URL, envvar=DB_ENV, show_default=True, help="Store URL.")
+_DB = click.option(
+    "--db",
+    default=DEFAULT_URL,
+    envvar=DB_ENV,
+    show_default=True,
+    show_envvar=True,
+    help="Store URL.",
+)
 
 
 def db_given() -> str | None:

@@ -196,7 +196,11 @@ EMBEDDINGS_OPTION = click.option(
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
 @click.option(
-    "--db", default=None, envvar=DB_ENV, help="Store URL (default: a fresh in-memory SQLite store)."
+    "--db",
+    default=None,
+    envvar=DB_ENV,
+    show_envvar=True,
+    help="Store URL (default: a fresh in-memory SQLite store).",
 )
 @click.option(
     "--verifier",

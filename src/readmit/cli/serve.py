@@ -4,6 +4,7 @@ import importlib.util
 import math
 import os
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import click
 
@@ -24,8 +25,20 @@ DB_OPTION = click.option(
     default=DEFAULT_URL,
     envvar=DB_ENV,
     show_default=True,
+    show_envvar=True,
     help="Store URL (sqlite:///PATH or postgresql://...).",
 )
+
+
+def _shown_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for a log line)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 VERIFIER_OPTION = click.option(
     "--verifier",
     "verifier_spec",
@@ -182,6 +195,7 @@ def serve(
     )
     pool = None
     try:
+        click.echo(f"serving the store at {_shown_url(db)}", err=True)
         if ahead_seconds is not None:
             service.judge_ahead(ahead_seconds)
             click.echo(
@@ -306,7 +320,7 @@ def keys_signing() -> None:
 def keys_create(workspace_name: str, agent: str, db: str) -> None:
     """Create an API key for AGENT of WORKSPACE and print it (it is shown only once).
 
-    The store must exist already (made by ``readmit workspace create``).
+    The store must exist already (made by `readmit workspace create`).
     """
     check_name(workspace_name, "WORKSPACE")
     check_name(agent, "AGENT")

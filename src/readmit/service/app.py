@@ -130,8 +130,12 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
-        details = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in error.errors()]
+        errors = error.errors()
+        details = [{"loc": list(e["loc"]), "msg": _plain(e["msg"])} for e in errors]
         message = "the request does not match the API schema"
+        if details:  # the first problem, where it is: what a person reads first
+            where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
+            message += f": {where}: {details[0]['msg']}"
         return _error(422, InvalidRequest.code, message, details)
 
     _routes(app, service, Me, pool)
@@ -164,8 +168,12 @@ def _routes(  # noqa: C901 - one route each
         return {"memories": service.memories(caller)}
 
     @app.post("/v1/depart", response_model=DepartureOut, responses=ERROR_RESPONSES)
-    def depart(body: DepartIn, caller: me) -> DepartureOut:
-        """Checkpoint what you can see now; your private bank is quarantined."""
+    def depart(caller: me, body: DepartIn | None = None) -> DepartureOut:
+        """Checkpoint what you can see now; your private bank is quarantined.
+
+        A departure dated before your latest return is refused (422).
+        """
+        body = body or DepartIn()
         return service.depart(caller, body.at, body.returning_to)
 
     @app.post("/v1/return", response_model=AgentDecisionOut, responses=ERROR_RESPONSES)
@@ -258,3 +266,8 @@ async def _until_gone(
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
+
+
+def _plain(message: str) -> str:
+    """A validator's message without pydantic's ``Value error, `` prefix."""
+    return message.removeprefix("Value error, ")

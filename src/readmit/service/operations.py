@@ -205,8 +205,11 @@ class Service:
     ) -> DepartureOut:
         """Checkpoint what the caller can see now (and what it says it returns to)."""
         when = self._not_ahead(at, "departure")
-        store = self.store
-        return departure_out(store.depart(caller.workspace, caller.agent.id, when, returning_to))
+        try:
+            made = self.store.depart(caller.workspace, caller.agent.id, when, returning_to)
+        except InvalidEvent as exc:  # named by the server's id for it, not the caller's
+            raise InvalidInput(f"{exc.problem}: leave `at` out to depart now") from None
+        return departure_out(made)
 
     def _not_ahead(self, at: datetime | None, what: str) -> datetime:
         server = self.clock()
@@ -263,7 +266,7 @@ class Service:
             except InvalidEvent as exc:  # the request's id is the server's, not the caller's
                 if exc.event_id != request.id:
                     raise
-                raise InvalidInput(exc.problem) from None
+                raise InvalidInput(f"{exc.problem}: depart first") from None
         readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()
         # Store ids count every agent's decisions: showing them would tell an agent how
         # often the others return. It sees its own count: 1, 2, 3…
