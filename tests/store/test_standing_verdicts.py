@@ -17,6 +17,7 @@ from readmit.errors import InvalidEvent
 from readmit.events import ReturnRequest
 from readmit.plugins import make_verifier
 from readmit.replay import apply_steps, replay
+from readmit.report import agent_copy
 from readmit.scenario import Scenario, load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
@@ -886,3 +887,103 @@ def test_a_verdicts_wording_is_shown_only_to_readers_like_the_one_that_confirmed
     assert "refers to q" in mine["detail"]
     assert theirs["evidence"] == mine["evidence"]
     assert theirs["detail"] == "confirmed at epoch 3 by builtin: the events given invalidated it"
+
+
+# What a third review found: memos across readers, a keyed assert's restoration, wording.
+
+
+def test_a_return_never_inherits_the_observations_of_a_reader_with_less_in_its_checkpoint(
+    store: WorkStateStore,
+) -> None:
+    """A1's C (A only) is a prefix of B1's (A, Y, Z): what was made for A1, which cannot
+    quote Z's revocation, must not serve B1's return."""
+    neighbours = {"readers": {"principals": ["neighbours"]}}
+
+    def b1(n: int, id: str, text: str) -> dict[str, Any]:
+        return {**assert_item(n, id, text, **neighbours), "author": "B1"}
+
+    history = [
+        assert_item(0, "a", "Quiet rooms preferred.", readers={"principals": "*"}),
+        b1(1, "z", "The standup room is Room Atlas."),
+        b1(2, "y", "Book Room Atlas for the Friday standup."),
+        depart(3),
+        depart(3, "B1"),
+        {"at": at(4), "author": "B1", "op": "revoke", "target": "z", "why": "closed"},
+        ret(5),
+        ret(6, "B1"),
+    ]
+
+    assert reason(run(store, history)[-1], "y") == "implicitly_invalidated"
+
+
+@pytest.mark.parametrize("restated", ["i1", "b0"])
+def test_a_verdict_on_a_keyed_assert_that_replaced_two_items_is_not_lapsed_by_either(
+    store: WorkStateStore, restated: str
+) -> None:
+    """B1 could not read I1, so B0 did not replace it: both held the key, and A2's I2
+    replaced both; Y fell with I1. Restating either must not lapse Y's verdict: it does
+    not say which replacement it rests on."""
+    garden = "Neighbours meet in the garden."
+    private = {"readers": {"principals": ["neighbours", "family"]}}
+    again = {
+        "i1": assert_item(7, "g2", "The standup room is Room Atlas."),
+        "b0": {**assert_item(7, "g2", garden, readers="*"), "author": "B1"},
+    }[restated]
+    first, later = run(
+        store,
+        [
+            assert_item(0, "i1", "The standup room is Room Atlas.", key="room"),
+            {**assert_item(1, "b0", garden, key="room", **private), "author": "B1"},
+            assert_item(2, "y", "Book Room Atlas for the Friday standup."),
+            depart(3),
+            depart(4, "A3"),
+            assert_item(5, "i2", "The standup room is Room Borealis.", key="room"),
+            ret(6),
+            again,
+            ret(8, "A3"),
+        ],
+    )
+
+    assert reason(first, "y") == "implicitly_invalidated"
+    assert reason(later, "y") == "implicitly_invalidated"
+
+
+def test_an_invalidation_by_what_the_agent_may_not_read_does_not_quote_it(
+    store: WorkStateStore,
+) -> None:
+    """B1's private B, then its public B2 replacing it: Y (which names B's room) falls,
+    and A1, who may not read B, is not told B's id or what linked them."""
+    [record] = run(
+        store,
+        [
+            assert_item(0, "y", "Book Room Atlas for the Friday standup."),
+            depart(1),
+            {
+                "at": at(2),
+                "author": "B1",
+                "op": "assert",
+                "item": {
+                    "id": "b",
+                    "text": "The standup room is Room Atlas.",
+                    "key": "room",
+                    "readers": {"principals": ["neighbours"]},
+                },
+            },
+            {
+                "at": at(3),
+                "author": "B1",
+                "op": "assert",
+                "item": {
+                    "id": "b2",
+                    "text": "The standup room is Room Borealis.",
+                    "key": "room",
+                    "readers": "*",
+                },
+            },
+            ret(4),
+        ],
+    )
+
+    [y] = [e for e in agent_copy(record)["excluded"] if e["item"] == "y"]
+    assert y["reason"] == "implicitly_invalidated"
+    assert y["detail"] == "builtin: an event about what you may not read invalidated it"

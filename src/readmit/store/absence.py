@@ -17,7 +17,7 @@ from readmit.errors import InvalidEvent
 from readmit.events import RecordExperience
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
-from readmit.store.bodies import BodyCache, items_by
+from readmit.store.bodies import BodyCache
 from readmit.store.connection import Conflict, Connection, stamp
 from readmit.store.rows import CHUNK
 from readmit.wire.codec import obligation_from_json
@@ -113,24 +113,6 @@ def insert_checkpoint(
             "INSERT INTO checkpoint_left_out (checkpoint, item) VALUES (?, ?)",
             ((checkpoint_id, i) for i in left_out),
         )
-
-
-def left_out(
-    db: Connection, decoded: BodyCache[str, Item], workspace: str, checkpoint: int
-) -> tuple[Item, ...]:
-    """The items ``checkpoint`` left out as no longer valid that its agent may read.
-
-    Observations quote their withdrawals (`ReturnContext.left_out`). A checkpoint from
-    before migration ``m012`` has none recorded.
-    """
-    ids = [
-        r[0]
-        for r in db.execute(
-            "SELECT item FROM checkpoint_left_out WHERE checkpoint = ? ORDER BY item",
-            (checkpoint,),
-        ).fetchall()
-    ]
-    return tuple(items_by(db, decoded, workspace, "id", ids)) if ids else ()
 
 
 def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> Any:

@@ -12,9 +12,8 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Generic, NamedTuple, TypeVar
 
-from readmit.admission.context import History
 from readmit.admission.memo import grown_from, keep
-from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.events import Recorded
 from readmit.model import Item
 from readmit.store.connection import Connection
 from readmit.store.rows import ACTIVE
@@ -30,6 +29,8 @@ _CACHE_LIMIT = 1_000_000
 """Values kept per cache; past this a cache starts over."""
 _CHECKPOINT_IDS = "SELECT item FROM checkpoint_items WHERE checkpoint = ?"
 """A checkpoint's item ids: D_a, in code point order once sorted in Python."""
+_LEFT_OUT_IDS = "SELECT item FROM checkpoint_left_out WHERE checkpoint = ? ORDER BY item"
+"""What a checkpoint left out as no longer valid that its agent may read (migration m012)."""
 _LATER_IDS = "SELECT id FROM items WHERE workspace = ? AND epoch > ? AND epoch <= ? ORDER BY epoch"
 """The ids of the items asserted in an epoch range, in epoch order (one item an epoch)."""
 _ITEMS_BY = {
@@ -131,6 +132,7 @@ class Departures:
     def __init__(self, limit: int = _CACHE_LIMIT) -> None:
         self._lock = threading.Lock()
         self._items: dict[int, tuple[tuple[Item, ...], tuple[str, ...]]] = {}
+        self._left_out: dict[int, tuple[Item, ...]] = {}
         self._contexts: dict[tuple[int, int], tuple[tuple[Item, ...], _Items]] = {}
         self._deltas: dict[tuple[str, int, int], tuple[Recorded, ...]] = {}
         self._returns: dict[_Return, int] = {}
@@ -141,10 +143,30 @@ class Departures:
         """Make room for tuples of ``size`` items (the caller holds the lock)."""
         if self._size + size > self.limit:
             self._items.clear()
+            self._left_out.clear()
             self._contexts.clear()
             self._deltas.clear()
             self._size = 0
         self._size += size
+
+    def left_out(
+        self, db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int
+    ) -> tuple[Item, ...]:
+        """What ``checkpoint`` left out as no longer valid that its agent may read.
+
+        The same tuple for every return to it: what derives from it is remembered with C.
+        """
+        with self._lock:
+            found = self._left_out.get(checkpoint)
+        if found is not None:
+            return found
+        ids = [r[0] for r in db.execute(_LEFT_OUT_IDS, (checkpoint,)).fetchall()]
+        found = tuple(items_by(db, cache, workspace, "id", ids)) if ids else ()
+        with self._lock:
+            if checkpoint not in self._left_out:
+                self._held(len(found))
+                self._left_out[checkpoint] = found
+        return self._left_out.get(checkpoint, found)
 
     def items(
         self, db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int
@@ -294,31 +316,6 @@ class Departures:
                 self._held(len(found))
                 self._deltas[key] = found
         return found
-
-
-def history(
-    db: Connection,
-    parsed: BodyCache[int, Recorded],
-    decoded: BodyCache[str, Item],
-    workspace: str,
-    upto: int,
-    after: int,
-    news: bool = True,
-) -> History:
-    """The events in (``after``, ``upto``] and the items they withdrew or replaced.
-
-    Without ``news``, only the events that can withdraw an item are read.
-    """
-    events = tuple(logged_events(db, parsed, workspace, after, upto, not news))
-    targets = {r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)}
-    keys = {
-        r.event.item.key
-        for r in events
-        if isinstance(r.event, Assert | Supersede) and r.event.item.key is not None
-    }
-    found = items_by(db, decoded, workspace, "id", sorted(targets))
-    found += items_by(db, decoded, workspace, "key", sorted(keys))
-    return History(events=events, items=tuple(found))
 
 
 def logged_events(

@@ -44,10 +44,10 @@ from readmit.store.bodies import (
     BodyCache,
     Departures,
     active_items,
-    history,
     logged_events,
 )
 from readmit.store.connection import Conflict, Connection
+from readmit.store.history import history
 from readmit.store.migrations import migrate, missing
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
@@ -257,7 +257,7 @@ class SqlStore:
             delta = self._departures.delta(
                 db, self._parsed, workspace, range(cp_epoch + 1, epoch + 1)
             )
-            left_out = absence.left_out(db, self._decoded, workspace, cp_id)
+            left_out = self._departures.left_out(db, self._decoded, workspace, cp_id)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))

@@ -117,33 +117,45 @@ def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str |
     """(text whose return restores the premise, item whose withdrawal does)."""
     event = later.event
     match event:
-        case Supersede() if _replaced(db, workspace, later):
-            # It withdrew its target and what held its key, and the verdict does not say
-            # which it rests on: none restores it (a restatement is a new item).
+        case Supersede() if event.item.key is not None and _replaced(db, workspace, later) != []:
+            # It withdrew its target and what held its key (or, from before m012, may have),
+            # and the verdict does not say which it rests on: none restores it.
             return None, None
         case Revoke() | Close() | Supersede():
             return _text(db, workspace, event.target), None
         case Assert() if event.item.key is not None:
-            held = _key_held(db, workspace, later)
-            return (held.text, None) if held is not None else (None, event.item.id)
+            replaced = _replaced(db, workspace, later)
+            if replaced is None:  # from before m012: the key's newest earlier item
+                held = _key_held(db, workspace, later)
+                replaced = [] if held is None else [held.text]
+            if len(replaced) == 1:
+                return replaced[0], None
+            # None replaced: withdrawing the new item restores; several: the verdict does
+            # not say which it rests on, and nothing restores it.
+            return (None, event.item.id) if not replaced else (None, None)
         case Assert():
             return None, event.item.id
     return None, None
 
 
-def _replaced(db: Connection, workspace: str, later: Recorded) -> bool:
-    """Whether ``later`` replaced an item by its new item's key (not counting its target).
+def _replaced(db: Connection, workspace: str, later: Recorded) -> list[str] | None:
+    """The texts of the items ``later``'s keyed item replaced by its key (not its target).
 
-    Withdrawals stored before migration ``m012`` carry no epoch: none is counted.
+    ``None`` where the store cannot tell: an earlier item of the key was replaced by an
+    event stored before migration ``m012``, which kept no epoch.
     """
-    if not isinstance(later.event, Supersede) or later.event.item.key is None:
-        return False
-    row = db.execute(
-        "SELECT 1 FROM items i JOIN withdrawn w ON w.workspace = i.workspace AND w.id = i.id "
-        "WHERE i.workspace = ? AND i.key = ? AND w.epoch = ? AND w.status = 'replaced'",
-        (workspace, later.event.item.key, later.epoch),
-    ).fetchone()
-    return row is not None
+    event = later.event
+    if not isinstance(event, Assert | Supersede) or event.item.key is None:
+        return []
+    rows = db.execute(
+        "SELECT i.body, w.epoch FROM items i JOIN withdrawn w "
+        "ON w.workspace = i.workspace AND w.id = i.id WHERE i.workspace = ? AND i.key = ? "
+        "AND i.epoch < ? AND w.status = 'replaced' AND (w.epoch = ? OR w.epoch IS NULL)",
+        (workspace, event.item.key, later.epoch, later.epoch),
+    ).fetchall()
+    if any(epoch is None for _, epoch in rows):
+        return None
+    return [item_from_json(json.loads(body)).text for body, _ in rows]
 
 
 def _key_held(db: Connection, workspace: str, later: Recorded) -> Item | None:

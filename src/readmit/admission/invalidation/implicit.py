@@ -126,16 +126,23 @@ def confirms(verdict: Verdict | None, threshold: float) -> bool:
     return verdict is not None and verdict.invalidates and verdict.confidence >= threshold
 
 
-def invalidated(pair: Pair, verdict: Verdict, verifier: str) -> Exclusion:
-    """The exclusion of a confirmed invalidation."""
+def invalidated(pair: Pair, verdict: Verdict, verifier: str, shown: bool = True) -> Exclusion:
+    """The exclusion of a confirmed invalidation.
+
+    Unless ``shown``, the verifier's wording is left out: it may quote an item the
+    returning agent may not read, which the later event brought or withdrew.
+    """
     terms = f" (linked by {', '.join(verdict.terms)})" if verdict.terms else ""
+    detail = f"{verifier}: {verdict.reason}{terms}"
+    if not shown:
+        detail = f"{verifier}: an event about what you may not read invalidated it"
     return Exclusion(
         item=pair.earlier.id,
         reason=Reason.IMPLICITLY_INVALIDATED,
         stage=Stage.IMPLICIT,
         evidence=(pair.later.event_id,),
         confidence=verdict.confidence,
-        detail=f"{verifier}: {verdict.reason}{terms}",
+        detail=detail,
     )
 
 

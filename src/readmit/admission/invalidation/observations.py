@@ -8,13 +8,12 @@ piece of evidence is news. A verifier that cannot judge news is shown none
 even built.
 """
 
-import bisect
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.holders import Holders, SameKey
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.links import may_replace
 from readmit.admission.memo import Grown
 from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
@@ -31,24 +30,30 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     epoch gets both extended (`readmit.store.bodies.Departures`), and an event's
     observation depends only on the items before it and the item it withdrew, which
     no later item changes (an id names one item, forever): only the events that
-    follow the part remembered are read.
+    follow the part remembered are read. Never from a value made for fewer items than
+    this D_a holds: another reader's C, which may lack items this one quotes.
     """
-    if ctx.left_out:  # quoted too (rare: not remembered)
-        items = (*ctx.items, *ctx.left_out)
-        by_id = {**ctx.by_id, **{i.id: i for i in ctx.left_out}}
-        return observations_of(ctx.delta, items, by_id, news, ctx.agents)
-    made = _MADE[news]
-    known = made.found(ctx.items, ctx.delta)
+    tuples = (ctx.items, ctx.delta, ctx.left_out) if ctx.left_out else (ctx.items, ctx.delta)
+    made = _MADE[news, len(tuples)]
+    known = made.found(*tuples)
     if known is not None:
         return known
-    base = made.base(ctx.items, ctx.delta)
+    base = made.base(*tuples)
+    if base is not None and base[0][0] < len(ctx.departure.item_ids):
+        base = None  # made for another reader's C, one that lacks some of this D_a
     start, laters = (0, []) if base is None else (base[0][1], base[1])
-    laters = laters + observations_of(ctx.delta[start:], ctx.items, ctx.by_id, news, ctx.agents)
-    return made.put((ctx.items, ctx.delta), laters)
+    items, by_id = ctx.items, ctx.by_id
+    if ctx.left_out:  # quoted as if C held them
+        items, by_id = (*items, *ctx.left_out), {**by_id, **{i.id: i for i in ctx.left_out}}
+    laters = laters + observations_of(ctx.delta[start:], items, by_id, news, ctx.agents)
+    return made.put(tuples, laters)
 
 
-_MADE: dict[bool, Grown[list[Later]]] = {True: Grown(), False: Grown()}
-"""`observations` of recent contexts' tuples of items and Δ, with and without news."""
+_MADE: dict[tuple[bool, int], Grown[list[Later]]] = {
+    (news, n): Grown() for news in (True, False) for n in (2, 3)
+}
+"""`observations` of recent contexts' tuples of items and Δ (and of what D_a left out,
+when it left out anything), with and without news."""
 
 
 def observations_of(
@@ -78,24 +83,38 @@ def observations_of(
         events = [
             r for r in events if not isinstance(r.event, Assert) or r.event.item.key in by_key
         ]
+    holders = Holders(by_key, agents, events[0].epoch) if by_key and events else None
     found: list[Later] = []
     for recorded in events:
         event = recorded.event
-        if by_key and isinstance(event, Assert | Supersede) and event.item.key in by_key:
-            replaced = _replacing(recorded, event, by_id, by_key[event.item.key], agents)
-            found += replaced if news else [x for x in replaced if x.withdrawn_text is not None]
-            continue
+        if holders is not None:
+            if isinstance(event, Revoke | Close | Supersede):
+                holders.withdraw(by_id.get(event.target))
+            if isinstance(event, Assert | Supersede) and event.item.key in by_key:
+                replaced = _replacing(recorded, event, by_id, holders)
+                found += replaced if news else [x for x in replaced if x.withdrawn_text]
+                continue
         later = _observation(recorded, by_id)
         if later is not None and (news or later.withdrawn_text is not None):
             found.append(later)
     return found
 
 
-_SameKey = tuple[list[int], list[Item]]
-"""Items sharing a key, oldest first, and their epochs."""
+def readable(later: Later, ctx: ReturnContext) -> bool:
+    """Whether the returning agent may read the items ``later`` brought and withdrew."""
+    who = ctx.returner
+    for named in (later.withdrawn_id, later.replacement_id):
+        found = None if named is None else ctx.by_id.get(named)
+        if found is None and named is not None:
+            found = next((i for i in ctx.left_out if i.id == named), None)
+        if named is not None and (
+            found is None or not found.scope.readable_by(who.principal, who.role)
+        ):
+            return False
+    return True
 
 
-def _same_key(events: list[Recorded], items: Iterable[Item]) -> dict[str, _SameKey]:
+def _same_key(events: list[Recorded], items: Iterable[Item]) -> dict[str, SameKey]:
     """Of ``items``, those sharing a key some of ``events`` asserts anew, by key."""
     asserted = {r.event.item.key for r in events if isinstance(r.event, Assert | Supersede)}
     asserted.discard(None)
@@ -146,11 +165,7 @@ def _observation(recorded: Recorded, by_id: Mapping[str, Item]) -> Later | None:
 
 
 def _replacing(
-    recorded: Recorded,
-    event: Assert | Supersede,
-    by_id: Mapping[str, Item],
-    same_key: _SameKey,
-    agents: Mapping[str, Agent],
+    recorded: Recorded, event: Assert | Supersede, by_id: Mapping[str, Item], holders: Holders
 ) -> list[Later]:
     """A keyed item's observations: one for each item it replaced or superseded.
 
@@ -164,7 +179,7 @@ def _replacing(
             item.text, item.depends_on,
         )  # fmt: skip
 
-    withdrawn = _replaced(event, epoch, same_key, agents)
+    withdrawn = holders.replace(event, by_id.get(item.id))
     laters = []
     if isinstance(event, Supersede):
         target = by_id.get(event.target)
@@ -173,26 +188,3 @@ def _replacing(
     elif not withdrawn:
         return [later(None, None)]
     return laters + [later(held.id, held.text) for held in withdrawn]
-
-
-def _replaced(
-    event: Assert | Supersede, epoch: int, same_key: _SameKey, agents: Mapping[str, Agent]
-) -> list[Item]:
-    """The items of ``same_key`` ``event``'s keyed item replaced, newest first.
-
-    As the writer does (`readmit.store.writer`): each still held the key (no confirmed
-    item of the key between them replaced it) and the event's author may read it; hearsay
-    (``unconfirmed``) replaces nothing.
-    """
-    if event.item.unconfirmed:
-        return []
-    epochs, group = same_key
-    replaced: list[Item] = []
-    newer: list[Item] = []  # confirmed items of the key after the one looked at
-    for held in reversed(group[: bisect.bisect_left(epochs, epoch)]):
-        held_then = not any(may_replace(agents, n.author, held) for n in newer)
-        if held_then and may_replace(agents, event.author, held):
-            replaced.append(held)
-        if held.receipt is not None:
-            newer.append(held)
-    return replaced

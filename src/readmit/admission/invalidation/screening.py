@@ -47,7 +47,7 @@ from readmit.admission.invalidation.implicit import (
 )
 from readmit.admission.invalidation.indexes import indexed
 from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
-from readmit.admission.invalidation.observations import observations, observations_of
+from readmit.admission.invalidation.observations import observations, observations_of, readable
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching
 from readmit.admission.invalidation.unquoted import kept, unquoted
@@ -270,7 +270,7 @@ class Screener:
         if not found:
             return False
         pair, verdict = min(found, key=lambda pv: pv[0].later.epoch)
-        exclusion = invalidated(pair, verdict, self.verifier.name)
+        exclusion = invalidated(pair, verdict, self.verifier.name, readable(pair.later, self.ctx))
         self.excluded[item.id] = exclusion
         self.confirmed.append(exclusion)
         return True

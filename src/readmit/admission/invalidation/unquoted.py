@@ -37,18 +37,20 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
 
 
 def _made(ctx: ReturnContext) -> "_Unquoted":
-    if ctx.left_out:  # quoted too (rare: not remembered)
-        return _grown(ctx, 0, frozenset(), None, [])
-    known = _MADE.found(ctx.items, ctx.delta)
+    tuples = (ctx.items, ctx.delta, ctx.left_out) if ctx.left_out else (ctx.items, ctx.delta)
+    memo = _MADE[len(tuples)]
+    known = memo.found(*tuples)
     if known is not None:
         return known
-    base = _MADE.base(ctx.items, ctx.delta)
+    base = memo.base(*tuples)
+    if base is not None and base[0][0] < len(ctx.departure.item_ids):
+        base = None  # another reader's C, which lacks some of this D_a (`observations`)
     if base is None:
         made = _grown(ctx, 0, frozenset(), None, [])
     else:
         was = base[1]
         made = _grown(ctx, base[0][1], was.seen, was.held, list(was.epochs))
-    return _MADE.put((ctx.items, ctx.delta), made)
+    return memo.put(tuples, made)
 
 
 def _grown(
@@ -115,7 +117,8 @@ class _Unquoted:
     """The keys D_a holds (``None``: not needed yet, no key asserted in Δ)."""
 
 
-_MADE: Grown[_Unquoted] = Grown()
+_MADE: dict[int, Grown[_Unquoted]] = {2: Grown(), 3: Grown()}
+"""`unquoted` of recent contexts' tuples of items and Δ (and of what D_a left out)."""
 
 
 def _held(ctx: ReturnContext) -> frozenset[str]:
