@@ -11,6 +11,9 @@ import pytest
 
 from builders import KEY, build_note
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.clock import now
+from readmit.decide import decide
+from readmit.events import ReturnRequest
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
@@ -242,3 +245,28 @@ def test_an_agent_whose_departure_says_its_task_is_judged_ahead_without_a_view(
     assert ahead.passes >= 1
     assert judgment is not None
     assert judgment["calls"] == 0
+
+
+def test_an_agent_that_returned_while_the_pass_waited_for_its_turn_is_not_judged(
+    store: SqlStore,
+) -> None:
+    service, _, other = _team(store, make_verifier("builtin"))
+    ahead = _start(service)
+    try:
+        with service.turns.take("w"):  # a return holds the workspace
+            _changes(service, other)  # the judge finds a0 away, and waits for the turn
+            _until(lambda: service.turns.contended("w"))
+            request = ReturnRequest(id="r", at=now(), agent="a0", task="ops", purpose="p")
+            decide(
+                store,
+                "w",
+                request,
+                policy=service.policy,
+                verifier=service.verifier,
+                signer=service.signer,
+            )
+        assert ahead.settle(SETTLED_S)
+    finally:
+        ahead.close()
+
+    assert ahead.passes == 0

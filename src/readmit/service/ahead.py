@@ -166,6 +166,8 @@ class AheadJudge:
         if self.turns.contended(workspace) or self._closed:
             raise _Yielded
         with self.turns.take(workspace, background=True):
+            if agent not in self.store.away(workspace):  # it returned while the pass waited
+                return None
             return judge_ahead(
                 self.store,
                 workspace,
