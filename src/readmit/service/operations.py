@@ -208,7 +208,8 @@ class Service:
         try:
             made = self.store.depart(caller.workspace, caller.agent.id, when, returning_to)
         except InvalidEvent as exc:  # named by the server's id for it, not the caller's
-            raise InvalidInput(f"{exc.problem}: leave `at` out to depart now") from None
+            hint = ": leave `at` out to depart now" if at is not None else ""
+            raise InvalidInput(exc.problem + hint) from None
         return departure_out(made)
 
     def _not_ahead(self, at: datetime | None, what: str) -> datetime:

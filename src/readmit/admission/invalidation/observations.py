@@ -1,11 +1,11 @@
 """Δ as observations: each later event as the verifier reads it (`Later`).
 
 An assert that replaced an item of the same key, a supersession, a revocation and
-a closing withdrew state, and carry the withdrawn item's text (a supersession whose
-new item has a key also replaced the item that held it: a second observation); a new fact or a
-piece of evidence is news. A verifier that cannot judge news is shown none
-(`readmit.admission.invalidation.implicit.judges_news`), so for it no news is
-even built.
+a closing withdrew state, and carry the withdrawn item's text (one observation for each
+item withdrawn: a keyed item replaces every holder of its key its author may read, see
+`readmit.admission.invalidation.holders`); a new fact or a piece of evidence is news.
+A verifier that cannot judge news is shown none
+(`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
 
 from collections.abc import Iterable, Mapping
@@ -104,12 +104,10 @@ def readable(later: Later, ctx: ReturnContext) -> bool:
     """Whether the returning agent may read the items ``later`` brought and withdrew."""
     who = ctx.returner
     for named in (later.withdrawn_id, later.replacement_id):
-        found = None if named is None else ctx.by_id.get(named)
-        if found is None and named is not None:
-            found = next((i for i in ctx.left_out if i.id == named), None)
-        if named is not None and (
-            found is None or not found.scope.readable_by(who.principal, who.role)
-        ):
+        if named is None:
+            continue
+        found = ctx.by_id.get(named) or next((i for i in ctx.left_out if i.id == named), None)
+        if found is None or not found.scope.readable_by(who.principal, who.role):
             return False
     return True
 

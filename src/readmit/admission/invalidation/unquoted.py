@@ -124,8 +124,8 @@ _MADE: dict[int, Grown[_Unquoted]] = {2: Grown(), 3: Grown()}
 def _held(ctx: ReturnContext) -> frozenset[str]:
     """The keys of D_a's items (C's items from before the departure) and of those it left out."""
     departed = ctx.departure.epoch
-    held = (i for i in (*ctx.items, *ctx.left_out) if i.key is not None and i.epoch <= departed)
-    return frozenset(i.key for i in held if i.key is not None)
+    before = (i for i in (*ctx.items, *ctx.left_out) if i.epoch <= departed)
+    return frozenset(i.key for i in before if i.key is not None)
 
 
 def kept(
