@@ -987,3 +987,74 @@ def test_an_invalidation_by_what_the_agent_may_not_read_does_not_quote_it(
     [y] = [e for e in agent_copy(record)["excluded"] if e["item"] == "y"]
     assert y["reason"] == "implicitly_invalidated"
     assert y["detail"] == "builtin: an event about what you may not read invalidated it"
+
+
+# What a fourth review found: memos across left-out items, another principal's evidence.
+
+
+def test_a_return_never_inherits_the_observations_of_a_reader_that_left_out_less(
+    store: WorkStateStore,
+) -> None:
+    """A1 and A2 left with the same D_a; A2 also left out Y (expired, only bookers read
+    it), A1 only X. A1 returns first: A2's return must still quote Y's revocation."""
+    past = {"valid_to": "2026-05-01T07:00:00Z"}
+    [_, late] = run(
+        store,
+        [
+            assert_item(0, "a", "Book Room Atlas for the Friday standup.", readers="*"),
+            assert_item(1, "x", "Old budget note.", readers="*", **past),
+            assert_item(
+                2, "y", "The standup room is Room Atlas.", readers={"roles": ["booking"]}, **past
+            ),
+            depart(3),
+            depart(3, "A2"),
+            {"at": at(4), "author": "A2", "op": "revoke", "target": "y", "why": "closed"},
+            ret(5),
+            assert_item(6, "n", "Lunch at noon.", readers="*"),
+            ret(7, "A2"),
+        ],
+    )
+
+    assert reason(late, "a") == "implicitly_invalidated"
+
+
+@dataclass
+class _Quoting:
+    """Stands in for a model that judges news and quotes what it read."""
+
+    name: str = "quoting"
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        return [
+            Verdict(
+                invalidates=p.later.op == "evidence",
+                confidence=0.95,
+                reason=f"the event says {p.later.text!r}",
+            )
+            for p in pairs
+        ]
+
+
+def test_an_invalidation_by_another_principals_evidence_does_not_quote_it(
+    store: WorkStateStore,
+) -> None:
+    made = load_scenario(
+        scenario(
+            [
+                assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+                depart(1),
+                {
+                    "at": at(2),
+                    "author": "B1",
+                    "op": "evidence",
+                    "source": {"id": "s1", "text": "Private memo: Sunrise Hotel closes."},
+                },
+                ret(3),
+            ]
+        )
+    )
+    [decided] = replay(made, store, verifier=_Quoting(), signer=SIGNER)
+
+    [p0] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "p0"]
+    assert p0["reason"] == "implicitly_invalidated"
+    assert "Private memo" not in p0["detail"]

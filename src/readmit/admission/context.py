@@ -60,6 +60,8 @@ class History:
     """The events in (after, departure epoch], in epoch order."""
     items: tuple[Item, ...]
     """The items those events withdrew or replaced (so observations can quote them)."""
+    gone: frozenset[str] = frozenset()
+    """Of ``items``, those withdrawn before the events (they hold no key any more)."""
 
 
 class HistoryLoader(Protocol):

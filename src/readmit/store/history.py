@@ -8,6 +8,7 @@ from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.bodies import BodyCache, items_by, logged_events
 from readmit.store.connection import Connection
+from readmit.store.rows import CHUNK
 
 
 def history(
@@ -32,4 +33,21 @@ def history(
     }
     found = items_by(db, decoded, workspace, "id", sorted(targets))
     found += items_by(db, decoded, workspace, "key", sorted(keys))
-    return History(events=events, items=tuple(found))
+    return History(events=events, items=tuple(found), gone=_gone(db, workspace, found, after))
+
+
+def _gone(db: Connection, workspace: str, items: list[Item], upto: int) -> frozenset[str]:
+    """Of ``items``, those withdrawn at or before ``upto``.
+
+    As far as the store knows: a withdrawal from before migration m012 kept no epoch,
+    and is not counted (its item is taken to hold its key still: more is excluded).
+    """
+    ids = sorted({i.id for i in items})
+    gone: set[str] = set()
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+        query = "SELECT id FROM withdrawn WHERE workspace = ? AND epoch <= ? AND id IN "
+        rows = db.execute(query + f"({marks})", (workspace, upto, *chunk)).fetchall()
+        gone.update(r[0] for r in rows)
+    return frozenset(gone)

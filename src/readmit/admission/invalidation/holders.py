@@ -3,59 +3,94 @@
 A keyed item replaces every item of its key that still holds it and that its author may
 read (`readmit.store.writer`); hearsay (``unconfirmed``) replaces nothing, and a
 revocation, closing or supersession ends its target's hold. `Holders` follows that in
-epoch order, one pass over Δ and over each key's items, so a key restated thousands of
-times costs as much as thousands of keys.
+epoch order, one pass over Δ and over each key's items. Holders are grouped by who may
+read them (their scope), so an author is tested once per group, not once per holder:
+items no later author may replace (hearsay, another principal's) cost nothing as they
+pile up.
 """
 
-import bisect
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from readmit.admission.invalidation.links import may_replace
 from readmit.events import Assert, Supersede
-from readmit.model import Agent, Item
+from readmit.model import Agent, Item, Scope
 
 SameKey = tuple[list[int], list[Item]]
 """Items sharing a key, oldest first, and their epochs."""
 
+_Held = dict[Scope, dict[str, Item]]
+"""A key's holders by scope, each group by id in arrival order."""
+
 
 class Holders:
-    """The items holding each key of ``by_key``, from the epoch ``first`` on."""
+    """The items holding each key of ``by_key`` as the events before an epoch left them.
+
+    Each key's items arrive in epoch order, as far as the event being read: whether or
+    not their own events are read (a verifier shown no news reads only withdrawals).
+    ``gone``: ids withdrawn (revoked, closed, superseded) by events not read, which hold
+    nothing though ``by_key`` lists them.
+    """
 
     def __init__(
-        self, by_key: Mapping[str, SameKey], agents: Mapping[str, Agent], first: int
+        self, by_key: Mapping[str, SameKey], agents: Mapping[str, Agent], gone: Collection[str] = ()
     ) -> None:
         self.agents = agents
-        self.held: dict[str, list[Item]] = {}
-        for key, (epochs, group) in by_key.items():
-            held: list[Item] = []
-            for item in group[: bisect.bisect_left(epochs, first)]:  # from before ``first``
-                self._arrive(held, item, item.receipt is None)
-            self.held[key] = held
+        self.by_key = by_key
+        self.gone = set(gone)
+        self.held: dict[str, _Held] = {key: {} for key in by_key}
+        self.arrived = dict.fromkeys(by_key, 0)
+        """How many of each key's items have arrived (or been passed over)."""
 
-    def replace(self, event: Assert | Supersede, new: Item | None) -> list[Item]:
-        """What ``event``'s keyed item replaces, newest first; ``new`` then holds the key."""
-        held = self.held.get(event.item.key or "")
-        if held is None:
+    def replace(self, event: Assert | Supersede, epoch: int, new: Item | None) -> list[Item]:
+        """What ``event``'s keyed item (at ``epoch``) replaces, newest first.
+
+        ``new`` (the item itself) then holds the key.
+        """
+        key = event.item.key or ""
+        if key not in self.held:
             return []
-        replaced = [] if event.item.unconfirmed else self._take(held, event.author)
-        if new is not None:
-            held.append(new)
-        return replaced[::-1]
+        self._until(key, epoch)
+        epochs = self.by_key[key][0]
+        while self.arrived[key] < len(epochs) and epochs[self.arrived[key]] == epoch:
+            self.arrived[key] += 1  # ``new`` itself: it arrives below, as this event says
+        replaced = self._arrive(self.held[key], new, event.item.unconfirmed, event.author)
+        return sorted(replaced, key=lambda i: i.epoch, reverse=True)
 
     def withdraw(self, item: Item | None) -> None:
         """``item`` was revoked, closed or superseded: it holds its key no more."""
-        if item is not None and item.key is not None and item.key in self.held:
-            held = self.held[item.key]
-            held[:] = [h for h in held if h is not item]
+        if item is None:
+            return
+        self.gone.add(item.id)
+        if item.key is not None and item.key in self.held:
+            members = self.held[item.key].get(item.scope)
+            if members is not None:
+                members.pop(item.id, None)
 
-    def _arrive(self, held: list[Item], item: Item, hearsay: bool) -> None:
+    def _until(self, key: str, epoch: int) -> None:
+        """Let ``key``'s items from before ``epoch`` arrive, each replacing what it may.
+
+        One withdrawn since holds nothing itself.
+        """
+        epochs, group = self.by_key[key]
+        held, n = self.held[key], self.arrived[key]
+        while n < len(group) and epochs[n] < epoch:
+            item = group[n]
+            self._arrive(
+                held, None if item.id in self.gone else item, item.receipt is None, item.author
+            )
+            n += 1
+        self.arrived[key] = n
+
+    def _arrive(self, held: _Held, item: Item | None, hearsay: bool, author: str) -> list[Item]:
+        """``item`` (``author``'s) takes its key: out go the groups its author may read."""
+        replaced: list[Item] = []
         if not hearsay:
-            self._take(held, item.author)
-        held.append(item)
+            for scope in [s for s, members in held.items() if self._may(author, members)]:
+                replaced += held.pop(scope).values()
+        if item is not None:
+            held.setdefault(item.scope, {})[item.id] = item
+        return replaced
 
-    def _take(self, held: list[Item], author: str) -> list[Item]:
-        """Take out of ``held`` what ``author`` may read (replaces), and return it."""
-        taken = [h for h in held if may_replace(self.agents, author, h)]
-        if taken:
-            held[:] = [h for h in held if not may_replace(self.agents, author, h)]
-        return taken
+    def _may(self, author: str, members: dict[str, Item]) -> bool:
+        """Whether ``author`` may replace the group ``members`` (one scope: any stands in)."""
+        return bool(members) and may_replace(self.agents, author, next(iter(members.values())))

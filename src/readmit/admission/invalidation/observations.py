@@ -8,7 +8,7 @@ A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext
@@ -39,14 +39,35 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     if known is not None:
         return known
     base = made.base(*tuples)
-    if base is not None and base[0][0] < len(ctx.departure.item_ids):
-        base = None  # made for another reader's C, one that lacks some of this D_a
+    if base is not None and not covers(base[0], ctx):
+        base = None  # made for another reader's C or left-out, which lack some of this one's
     start, laters = (0, []) if base is None else (base[0][1], base[1])
     items, by_id = ctx.items, ctx.by_id
     if ctx.left_out:  # quoted as if C held them
         items, by_id = (*items, *ctx.left_out), {**by_id, **{i.id: i for i in ctx.left_out}}
-    laters = laters + observations_of(ctx.delta[start:], items, by_id, news, ctx.agents)
+    gone = withdrawn_in(ctx.delta[:start]) if start else ()
+    laters += observations_of(ctx.delta[start:], items, by_id, news, ctx.agents, gone)
     return made.put(tuples, laters)
+
+
+def covers(lengths: tuple[int, ...], ctx: ReturnContext) -> bool:
+    """Whether a memo's value for tuples of ``lengths`` holds all of ``ctx``'s D_a and left-out.
+
+    The tuples are C's items, Δ and, if D_a left out anything, what it left out. A longer
+    C or left-out may extend another reader's: the value made for that one lacks what
+    only this reader quotes.
+    """
+    has_left_out = len(lengths) < 3 or lengths[2] == len(ctx.left_out)
+    return lengths[0] >= len(ctx.departure.item_ids) and has_left_out
+
+
+def withdrawn_in(events: Iterable[Recorded]) -> set[str]:
+    """The ids ``events`` revoked, closed or superseded."""
+    return {
+        r.event.target
+        for r in events
+        if r.event.op in WITHDRAWING_OPS and isinstance(r.event, Revoke | Close | Supersede)
+    }
 
 
 _MADE: dict[tuple[bool, int], Grown[list[Later]]] = {
@@ -62,12 +83,13 @@ def observations_of(
     by_id: Mapping[str, Item],
     news: bool = True,
     agents: Mapping[str, Agent] = MappingProxyType({}),
+    gone: Collection[str] = (),
 ) -> list[Later]:
     """``events`` as observations; ``items`` name same-key predecessors, ``by_id`` targets.
 
     With ``news`` false, only the withdrawals whose withdrawn text is known. A keyed item
     replaced each item of its key its author may read (``agents``: none known, any),
-    one observation each.
+    one observation each; ``gone``: ids of ``items`` withdrawn before ``events``.
     """
     if news:
         events = list(events)
@@ -83,7 +105,7 @@ def observations_of(
         events = [
             r for r in events if not isinstance(r.event, Assert) or r.event.item.key in by_key
         ]
-    holders = Holders(by_key, agents, events[0].epoch) if by_key and events else None
+    holders = Holders(by_key, agents, gone) if by_key else None
     found: list[Later] = []
     for recorded in events:
         event = recorded.event
@@ -101,8 +123,18 @@ def observations_of(
 
 
 def readable(later: Later, ctx: ReturnContext) -> bool:
-    """Whether the returning agent may read the items ``later`` brought and withdrew."""
+    """Whether the returning agent may read the items ``later`` brought and withdrew.
+
+    Evidence is read as its author's principal's alone (`readmit.store.writer`).
+    """
     who = ctx.returner
+    if later.op == "evidence" and ctx.agents:
+        at = later.epoch - ctx.departure.epoch - 1  # Δ holds one event an epoch
+        event = ctx.delta[at].event if 0 <= at < len(ctx.delta) else None
+        if event is None or event.id != later.event_id:  # before Δ: not known here
+            return False
+        author = ctx.agents.get(event.author)
+        return author is not None and author.principal == who.principal
     for named in (later.withdrawn_id, later.replacement_id):
         if named is None:
             continue
@@ -177,7 +209,7 @@ def _replacing(
             item.text, item.depends_on,
         )  # fmt: skip
 
-    withdrawn = holders.replace(event, by_id.get(item.id))
+    withdrawn = holders.replace(event, epoch, by_id.get(item.id))
     laters = []
     if isinstance(event, Supersede):
         target = by_id.get(event.target)

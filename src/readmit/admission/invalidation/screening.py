@@ -356,12 +356,11 @@ class Screener:
             )
             self._index_from = min(start, widest)
             earlier = self.ctx.history(self._index_from, self.news)
-            held = (*earlier.items, *self.ctx.items, *self.ctx.left_out)
-            by_id = {i.id: i for i in held}
-            laters = (
-                observations_of(earlier.events, by_id.values(), by_id, self.news, self.ctx.agents)
-                + laters
+            by_id = {i.id: i for i in (*earlier.items, *self.ctx.items, *self.ctx.left_out)}
+            before = observations_of(
+                earlier.events, by_id.values(), by_id, self.news, self.ctx.agents, earlier.gone
             )
+            laters = before + laters
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = indexed(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.observations import covers
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
@@ -43,8 +44,8 @@ def _made(ctx: ReturnContext) -> "_Unquoted":
     if known is not None:
         return known
     base = memo.base(*tuples)
-    if base is not None and base[0][0] < len(ctx.departure.item_ids):
-        base = None  # another reader's C, which lacks some of this D_a (`observations`)
+    if base is not None and not covers(base[0], ctx):
+        base = None  # another reader's C or left-out, which lack some of this one's
     if base is None:
         made = _grown(ctx, 0, frozenset(), None, [])
     else:
