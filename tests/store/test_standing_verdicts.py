@@ -1020,23 +1020,28 @@ def test_a_return_never_inherits_the_observations_of_a_reader_that_left_out_less
 
 @dataclass
 class _Quoting:
-    """Stands in for a model that judges news and quotes what it read."""
+    """Stands in for a model that judges news and quotes what it read (or cannot tell)."""
 
     name: str = "quoting"
+    abstains: bool = False
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
         return [
             Verdict(
-                invalidates=p.later.op == "evidence",
+                invalidates=p.later.op == "evidence" and not self.abstains,
                 confidence=0.95,
                 reason=f"the event says {p.later.text!r}",
+                abstained=self.abstains,
             )
             for p in pairs
         ]
 
 
-def test_an_invalidation_by_another_principals_evidence_does_not_quote_it(
-    store: WorkStateStore,
+@pytest.mark.parametrize(
+    ("abstains", "why"), [(False, "implicitly_invalidated"), (True, "verifier_unavailable")]
+)
+def test_an_exclusion_by_another_principals_evidence_does_not_quote_it(
+    store: WorkStateStore, abstains: bool, why: str
 ) -> None:
     made = load_scenario(
         scenario(
@@ -1053,8 +1058,8 @@ def test_an_invalidation_by_another_principals_evidence_does_not_quote_it(
             ]
         )
     )
-    [decided] = replay(made, store, verifier=_Quoting(), signer=SIGNER)
+    [decided] = replay(made, store, verifier=_Quoting(abstains=abstains), signer=SIGNER)
 
     [p0] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "p0"]
-    assert p0["reason"] == "implicitly_invalidated"
+    assert p0["reason"] == why
     assert "Private memo" not in p0["detail"]

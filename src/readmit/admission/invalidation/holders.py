@@ -11,9 +11,8 @@ pile up.
 
 from collections.abc import Collection, Mapping
 
-from readmit.admission.invalidation.links import may_replace
 from readmit.events import Assert, Supersede
-from readmit.model import Agent, Item, Scope
+from readmit.model import ANY, Agent, Item, Scope
 
 SameKey = tuple[list[int], list[Item]]
 """Items sharing a key, oldest first, and their epochs."""
@@ -38,6 +37,8 @@ class Holders:
         self.by_key = by_key
         self.gone = set(gone)
         self.held: dict[str, _Held] = {key: {} for key in by_key}
+        self.readers: dict[str, dict[str, set[Scope]]] = {key: {} for key in by_key}
+        """For each key, the scopes of its holders by each principal they name."""
         self.arrived = dict.fromkeys(by_key, 0)
         """How many of each key's items have arrived (or been passed over)."""
 
@@ -53,7 +54,7 @@ class Holders:
         epochs = self.by_key[key][0]
         while self.arrived[key] < len(epochs) and epochs[self.arrived[key]] == epoch:
             self.arrived[key] += 1  # ``new`` itself: it arrives below, as this event says
-        replaced = self._arrive(self.held[key], new, event.item.unconfirmed, event.author)
+        replaced = self._arrive(key, new, event.item.unconfirmed, event.author)
         return sorted(replaced, key=lambda i: i.epoch, reverse=True)
 
     def withdraw(self, item: Item | None) -> None:
@@ -72,25 +73,41 @@ class Holders:
         One withdrawn since holds nothing itself.
         """
         epochs, group = self.by_key[key]
-        held, n = self.held[key], self.arrived[key]
+        n = self.arrived[key]
         while n < len(group) and epochs[n] < epoch:
             item = group[n]
-            self._arrive(
-                held, None if item.id in self.gone else item, item.receipt is None, item.author
-            )
+            held = None if item.id in self.gone else item
+            self._arrive(key, held, item.receipt is None, item.author)
             n += 1
         self.arrived[key] = n
 
-    def _arrive(self, held: _Held, item: Item | None, hearsay: bool, author: str) -> list[Item]:
-        """``item`` (``author``'s) takes its key: out go the groups its author may read."""
+    def _arrive(self, key: str, item: Item | None, hearsay: bool, author: str) -> list[Item]:
+        """``item`` (``author``'s) takes ``key``: out go the groups its author may read."""
+        held, readers = self.held[key], self.readers[key]
         replaced: list[Item] = []
-        if not hearsay:
-            for scope in [s for s, members in held.items() if self._may(author, members)]:
-                replaced += held.pop(scope).values()
+        for scope in [] if hearsay else self._readable(key, author):
+            replaced += held.pop(scope).values()
+            for principal in scope.principals:
+                readers[principal].discard(scope)
         if item is not None:
+            if item.scope not in held:
+                for principal in item.scope.principals:
+                    readers.setdefault(principal, set()).add(item.scope)
             held.setdefault(item.scope, {})[item.id] = item
         return replaced
 
-    def _may(self, author: str, members: dict[str, Item]) -> bool:
-        """Whether ``author`` may replace the group ``members`` (one scope: any stands in)."""
-        return bool(members) and may_replace(self.agents, author, next(iter(members.values())))
+    def _readable(self, key: str, author: str) -> list[Scope]:
+        """The scopes of ``key``'s holders ``author`` may read (so replaces).
+
+        Only the groups naming the author's principal (or any) are looked at: groups no
+        author may replace (hearsay, other principals' items) may pile up at no cost.
+        """
+        held = self.held[key]
+        if not self.agents:
+            return [scope for scope, members in held.items() if members]
+        who = self.agents.get(author)
+        if who is None:
+            return []
+        readers = self.readers[key]
+        named = readers.get(who.principal, set()) | readers.get(ANY, set())
+        return [s for s in named if held.get(s) and s.readable_by(who.principal, who.role)]

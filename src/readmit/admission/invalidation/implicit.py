@@ -146,16 +146,19 @@ def invalidated(pair: Pair, verdict: Verdict, verifier: str, shown: bool = True)
     )
 
 
-def unanswered(pair: Pair, verdict: Verdict | None, verifier: str) -> Exclusion:
-    """The exclusion of an item whose pair got no answer or an abstention (fail closed)."""
+def unanswered(pair: Pair, verdict: Verdict | None, verifier: str, shown: bool = True) -> Exclusion:
+    """The exclusion of an item whose pair got no answer or an abstention (fail closed).
+
+    Unless ``shown``, the verifier's wording is left out (as in `invalidated`).
+    """
     event = pair.later.event_id
+    said = f": {verdict.reason}" if verdict and shown else ""
     return Exclusion(
         item=pair.earlier.id,
         reason=Reason.VERIFIER_UNAVAILABLE,
         stage=Stage.IMPLICIT,
         evidence=(event,),
-        detail=f"verifier {verifier} could not tell whether {event} invalidates it: "
-        f"{verdict.reason}"
+        detail=f"verifier {verifier} could not tell whether {event} invalidates it{said}"
         if verdict
         else f"verifier {verifier} gave no answer about {event}",
     )

@@ -207,10 +207,11 @@ class Screener:
             )
             if self._confirmed(item, answers):
                 return False
-            self._unavailable = self._unavailable or next(
-                (unanswered(p, v, self.verifier.name) for p, v in answers if not _answered(v)),
-                None,
-            )
+            failed = [(p, v) for p, v in answers if not _answered(v)]
+            if failed and self._unavailable is None:
+                pair, verdict = failed[0]
+                shown = readable(pair.later, self.ctx)
+                self._unavailable = unanswered(pair, verdict, self.verifier.name, shown)
         return None
 
     def _scan(
