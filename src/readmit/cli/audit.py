@@ -11,20 +11,12 @@ from readmit.cli.inputs import open_existing_store
 from readmit.cli.render import render_decision
 from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
+from readmit.cli.serve import DB_OPTION
 from readmit.config import DB_ENV
 from readmit.errors import NotFound, StoreError
 from readmit.report import upgrade_record
-from readmit.store import DEFAULT_URL, SqlStore
+from readmit.store import SqlStore
 from readmit.wire import check_name
-
-_DB = click.option(
-    "--db",
-    default=DEFAULT_URL,
-    envvar=DB_ENV,
-    show_default=True,
-    show_envvar=True,
-    help="Store URL.",
-)
 
 
 def db_given() -> str | None:
@@ -54,7 +46,7 @@ class DecisionId(click.types.IntParamType):
 
 
 @click.command()
-@_DB
+@DB_OPTION
 @click.option("--workspace", default=None, help="Only this workspace.")
 def audit(db: str, workspace: str | None) -> None:
     """List the stored return decisions."""
@@ -77,7 +69,7 @@ def audit(db: str, workspace: str | None) -> None:
 
 @click.command()
 @click.argument("decision_id", type=DecisionId())
-@_DB
+@DB_OPTION
 @click.option(
     "--workspace",
     default=None,
