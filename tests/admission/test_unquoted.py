@@ -78,3 +78,13 @@ def test_a_keyed_assert_withdraws_every_holder_its_author_may_read() -> None:
 
 def test_hearsay_replaces_nothing_and_is_news() -> None:
     assert _holders(keyed("Room Borealis", 3, unconfirmed=True)) == {None}
+
+
+def test_observations_grown_from_a_remembered_value_leave_it_as_it_was() -> None:
+    first = context((HELD, TARGET), delta=(revoke("t", 2),))
+    made = [(o.event_id, o.withdrawn_id) for o in observations(first, False)]
+    grown = context((HELD, TARGET), delta=(*first.delta, keyed("Room Borealis", 3)))
+    grown = replace(grown, items=first.items)  # C's very tuple: the memo grows from it
+
+    assert len(observations(grown, False)) > len(made)
+    assert [(o.event_id, o.withdrawn_id) for o in observations(first, False)] == made

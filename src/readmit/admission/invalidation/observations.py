@@ -46,7 +46,7 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     if ctx.left_out:  # quoted as if C held them
         items, by_id = (*items, *ctx.left_out), {**by_id, **{i.id: i for i in ctx.left_out}}
     gone = withdrawn_in(ctx.delta[:start]) if start else ()
-    laters += observations_of(ctx.delta[start:], items, by_id, news, ctx.agents, gone)
+    laters = laters + observations_of(ctx.delta[start:], items, by_id, news, ctx.agents, gone)
     return made.put(tuples, laters)
 
 
