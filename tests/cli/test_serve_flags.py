@@ -64,3 +64,22 @@ def test_the_store_a_server_serves_is_logged_without_its_password() -> None:
         == "postgresql://me:***@db:5432/readmit"
     )
     assert _shown_url("sqlite:///readmit.db") == "sqlite:///readmit.db"
+
+
+def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    import socket
+
+    db = tmp_path / "readmit.db"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            cli,
+            ["serve", "--db", f"sqlite:///{db}", "--port", str(port)],
+            env={"READMIT_SIGNING_KEY": "k" * 32},
+        )
+
+    assert result.exit_code == 2, result.output
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
+    assert not db.exists()

@@ -3,6 +3,7 @@
 import importlib.util
 import math
 import os
+import socket
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -28,6 +29,22 @@ DB_OPTION = click.option(
     show_envvar=True,
     help="Store URL (sqlite:///PATH or postgresql://...).",
 )
+
+
+def _port_free(host: str, port: int) -> None:
+    """Refuse a port something else listens on, before anything starts.
+
+    Else uvicorn would log it and exit 3, the code of a rejected view.
+
+    Raises:
+        ConfigError: naming the host and port.
+    """
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 def _shown_url(url: str) -> str:
@@ -179,6 +196,7 @@ def serve(
     Views are signed with READMIT_SIGNING_KEY, which must be set.
     """
     _require_service_extra()
+    _port_free(host, port)
     import uvicorn
 
     from readmit.collector import tune_for_server
