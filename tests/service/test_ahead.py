@@ -57,6 +57,17 @@ def _changes(service: Service, other: Caller, upto: int = 9) -> None:
         service.record(other, [build_note("a1", n)])
 
 
+def _judged_after_changes(service: Service, other: Caller, upto: int = 9) -> AheadJudge:
+    """The service's judge, stopped once it has settled after `_changes`."""
+    ahead = _start(service)
+    try:
+        _changes(service, other, upto)
+        assert ahead.settle(SETTLED_S)
+    finally:
+        ahead.close()
+    return ahead
+
+
 def _held() -> tuple[FunctionVerifier, threading.Event, threading.Event]:
     """A verifier whose calls wait for ``release`` (set until the test clears it), and
     ``inside``, set by the first call made after ``release`` is cleared."""
@@ -200,12 +211,7 @@ def test_a_pass_that_keeps_what_the_last_kept_is_not_repeated(store: SqlStore) -
     """A call budget too small for one item: each pass judges the same first pairs."""
     service, _, other = _team(store, make_verifier("builtin"))
     service.policy = Policy(max_judgments=1, batch_size=1)
-    ahead = _start(service)
-    try:
-        _changes(service, other, 12)
-        assert ahead.settle(SETTLED_S)
-    finally:
-        ahead.close()
+    ahead = _judged_after_changes(service, other, 12)
 
     assert ahead.passes <= 2
 
@@ -213,12 +219,7 @@ def test_a_pass_that_keeps_what_the_last_kept_is_not_repeated(store: SqlStore) -
 def test_a_verifier_that_is_down_is_not_asked_again_and_again(store: SqlStore) -> None:
     service, _, other = _team(store, make_verifier("builtin"))
     service.verifier = UnavailableVerifier()
-    ahead = _start(service)
-    try:
-        _changes(service, other)
-        assert ahead.settle(SETTLED_S)
-    finally:
-        ahead.close()
+    ahead = _judged_after_changes(service, other)
 
     assert ahead.passes == 1
 
@@ -234,12 +235,7 @@ def test_an_agent_whose_departure_says_its_task_is_judged_ahead_without_a_view(
     store: SqlStore,
 ) -> None:
     service, away, other = _team(store, make_verifier("builtin"), said=("ops", "p"))
-    ahead = _start(service)
-    try:
-        _changes(service, other)
-        assert ahead.settle(SETTLED_S)
-    finally:
-        ahead.close()
+    ahead = _judged_after_changes(service, other)
     judgment = service.return_(away, "ops", "p")["judgment"]
 
     assert ahead.passes >= 1

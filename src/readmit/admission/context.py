@@ -4,13 +4,14 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from readmit.admission.memo import Grown
 from readmit.events import Recorded
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 
 _ID = attrgetter("id")
+V = TypeVar("V")
 _BY_ID: Grown[dict[str, Item]] = Grown()
 """The id index of recent contexts' item tuples."""
 
@@ -29,6 +30,25 @@ def items_by_id(items: tuple[Item, ...]) -> Mapping[str, Item]:
     start, made = (0, {}) if base is None else (base[0][0], dict(base[1]))
     made.update(zip(map(_ID, items[start:]), items[start:], strict=True))  # in C
     return _BY_ID.put((items,), made)
+
+
+def grown_base(memo: "Grown[V]", ctx: "ReturnContext") -> tuple[int, V] | None:
+    """The value ``memo`` made for tuples ``ctx.tuples`` extend, and how much of Δ it covers.
+
+    ``None`` if there is none, or if it was made for a C or left-out lacking some of
+    this one's: another reader's C may be a prefix of this one (same Δ, fewer items of
+    its D_a, or fewer left out), and what was made for it lacks what only this reader
+    quotes.
+    """
+    base = memo.base(*ctx.tuples)
+    if base is None:
+        return None
+    lengths, value = base
+    if lengths[0] < len(ctx.departure.item_ids):
+        return None
+    if len(lengths) > 2 and lengths[2] != len(ctx.left_out):
+        return None
+    return lengths[1], value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +148,16 @@ class ReturnContext:
             by_id.setdefault(obligation.item.id, obligation.item)
             by_id.setdefault(obligation.frontier.id, obligation.frontier)
         object.__setattr__(self, "by_id", MappingProxyType(by_id))
+
+    @property
+    def tuples(self) -> tuple[tuple[object, ...], ...]:
+        """What memos of passes over Δ are keyed by (`grown_base`).
+
+        C's items, Δ, and what D_a left out, if anything.
+        """
+        if self.left_out:
+            return (self.items, self.delta, self.left_out)
+        return (self.items, self.delta)
 
     @property
     def role_obligations(self) -> tuple[Obligation, ...]:

@@ -11,7 +11,7 @@ A verifier that cannot judge news is shown none
 from collections.abc import Collection, Iterable, Mapping
 from types import MappingProxyType
 
-from readmit.admission.context import ReturnContext
+from readmit.admission.context import ReturnContext, grown_base
 from readmit.admission.invalidation.holders import Holders, SameKey
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.memo import Grown
@@ -30,38 +30,28 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     epoch gets both extended (`readmit.store.bodies.Departures`), and an event's
     observation depends only on the items before it and the item it withdrew, which
     no later item changes (an id names one item, forever): only the events that
-    follow the part remembered are read. Never from a value made for fewer items than
-    this D_a holds: another reader's C, which may lack items this one quotes.
+    follow the part remembered are read (never another reader's: `grown_base`).
     """
-    tuples = (ctx.items, ctx.delta, ctx.left_out) if ctx.left_out else (ctx.items, ctx.delta)
-    made = _MADE[news, len(tuples)]
-    known = made.found(*tuples)
+    made = _MADE[news, len(ctx.tuples)]
+    known = made.found(*ctx.tuples)
     if known is not None:
         return known
-    base = made.base(*tuples)
-    if base is not None and not covers(base[0], ctx):
-        base = None  # made for another reader's C or left-out, which lack some of this one's
-    start, laters = (0, []) if base is None else (base[0][1], base[1])
+    start, laters = grown_base(made, ctx) or (0, [])
     items, by_id = ctx.items, ctx.by_id
     if ctx.left_out:  # quoted as if C held them
         items, by_id = (*items, *ctx.left_out), {**by_id, **{i.id: i for i in ctx.left_out}}
-    gone = withdrawn_in(ctx.delta[:start]) if start else ()
-    laters = laters + observations_of(ctx.delta[start:], items, by_id, news, ctx.agents, gone)
-    return made.put(tuples, laters)
+    later = ctx.delta[start:]
+    gone = _withdrawn(ctx.delta[:start]) if start and _keyed(later) else ()
+    laters = laters + observations_of(later, items, by_id, news, ctx.agents, gone)
+    return made.put(ctx.tuples, laters)
 
 
-def covers(lengths: tuple[int, ...], ctx: ReturnContext) -> bool:
-    """Whether a memo's value for tuples of ``lengths`` holds all of ``ctx``'s D_a and left-out.
-
-    The tuples are C's items, Δ and, if D_a left out anything, what it left out. A longer
-    C or left-out may extend another reader's: the value made for that one lacks what
-    only this reader quotes.
-    """
-    has_left_out = len(lengths) < 3 or lengths[2] == len(ctx.left_out)
-    return lengths[0] >= len(ctx.departure.item_ids) and has_left_out
+def _keyed(events: Iterable[Recorded]) -> bool:
+    """Whether some of ``events`` brings a keyed item (which may replace another)."""
+    return any(isinstance(r.event, Assert | Supersede) and r.event.item.key for r in events)
 
 
-def withdrawn_in(events: Iterable[Recorded]) -> set[str]:
+def _withdrawn(events: Iterable[Recorded]) -> set[str]:
     """The ids ``events`` revoked, closed or superseded."""
     return {
         r.event.target

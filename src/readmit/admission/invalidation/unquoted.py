@@ -18,8 +18,7 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from readmit.admission.context import ReturnContext
-from readmit.admission.invalidation.observations import covers
+from readmit.admission.context import ReturnContext, grown_base
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
@@ -38,20 +37,17 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
 
 
 def _made(ctx: ReturnContext) -> "_Unquoted":
-    tuples = (ctx.items, ctx.delta, ctx.left_out) if ctx.left_out else (ctx.items, ctx.delta)
-    memo = _MADE[len(tuples)]
-    known = memo.found(*tuples)
+    memo = _MADE[len(ctx.tuples)]
+    known = memo.found(*ctx.tuples)
     if known is not None:
         return known
-    base = memo.base(*tuples)
-    if base is not None and not covers(base[0], ctx):
-        base = None  # another reader's C or left-out, which lack some of this one's
+    base = grown_base(memo, ctx)  # never another reader's
     if base is None:
         made = _grown(ctx, 0, frozenset(), None, [])
     else:
-        was = base[1]
-        made = _grown(ctx, base[0][1], was.seen, was.held, list(was.epochs))
-    return memo.put(tuples, made)
+        start, was = base
+        made = _grown(ctx, start, was.seen, was.held, list(was.epochs))
+    return memo.put(ctx.tuples, made)
 
 
 def _grown(
