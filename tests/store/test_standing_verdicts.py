@@ -1,14 +1,16 @@
 """Confirmed implicit invalidations bind later returns, for every agent, until restored."""
 
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from conftest import store_url
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.ahead import judge_ahead
 from readmit.clock import parse_time
@@ -21,6 +23,7 @@ from readmit.report import agent_copy
 from readmit.scenario import Scenario, load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
+from readmit.store.sql import SqlStore
 from readmit.testing import SlowVerifier
 
 STALE = {"revoked", "stale_or_superseded", "expired", "implicitly_invalidated"}
@@ -1063,3 +1066,104 @@ def test_an_exclusion_by_another_principals_evidence_does_not_quote_it(
     [p0] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "p0"]
     assert p0["reason"] == why
     assert "Private memo" not in p0["detail"]
+
+
+# A checkpoint made before its store recorded what it left out (migration m013) finds it
+# from the items and the log: a return to it quotes the same withdrawals.
+
+
+def _made_before_m013(store: WorkStateStore, undated: bool) -> None:
+    """Forget what every checkpoint left out (and, ``undated``, when items were withdrawn)."""
+    assert isinstance(store, SqlStore)
+    with store.conn.transaction():
+        store.conn.execute("DELETE FROM checkpoint_left_out")
+        store.conn.execute("UPDATE checkpoints SET left_out_recorded = NULL")
+        if undated:  # withdrawn before m012
+            store.conn.execute("UPDATE withdrawn SET epoch = NULL")
+
+
+def _left_out(store: WorkStateStore, n: int) -> list[str]:
+    request = ReturnRequest(id="r", at=parse_time(at(n)), agent="A1", task="t", purpose="p")
+    return [i.id for i in store.return_context("trip", request).left_out]
+
+
+@pytest.mark.parametrize("case", PICKUP_WITHDRAWALS, ids=list(PICKUP_WITHDRAWALS))
+@pytest.mark.parametrize("undated", [False, True], ids=["dated", "withdrawn before m012"])
+def test_a_checkpoint_from_before_m013_still_screens_what_names_an_item_it_left_out(
+    backend: str, tmp_path: Path, case: str, undated: bool
+) -> None:
+    extra, withdraw = PICKUP_WITHDRAWALS[case]
+    head = [*_pickup(extra), ret(5), depart(6), {"at": at(7), "author": "A2", **withdraw}]
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, head)
+        _made_before_m013(store, undated)
+        store.close()
+
+        again = open_store(url)  # a new process: nothing remembered
+        made = load_scenario(scenario(head))
+        record = _returned(again, made, make_verifier("builtin"), n=8)
+        again.close()
+
+    assert reason(record, "c2") == "implicitly_invalidated"
+
+
+REPLACED_BEFORE = (  # i0 replaced by its key before the departure, which Δ asserts again
+    [
+        assert_item(0, "i0", "Note 0: Riverside.", key="k1"),
+        assert_item(1, "i1", "Note 1: pickup.", key="k1"),
+        {"at": at(2), "author": "A2", "op": "revoke", "target": "i1", "why": "x"},
+        depart(3),
+    ],
+    [{"op": "assert", "item": {"id": "s0", "text": "Changed 0: Riverside.", "key": "k1"}}],
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(two_absences(), two_absences(shared=True)), st.booleans())
+@example(REPLACED_BEFORE, True)
+def test_what_a_checkpoint_left_out_is_found_again_as_it_was_recorded(
+    case: tuple[list[dict[str, Any]], list[dict[str, Any]]], undated: bool
+) -> None:
+    events, later = case
+    n = len(events)
+    tail = [{"at": at(n + 2 + k), "author": "A2", **e} for k, e in enumerate(later)]
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/readmit.db"
+        store = open_store(url)
+        run(store, [*events, ret(n), depart(n + 1), *tail])
+        recorded = _left_out(store, n + 10)
+        _made_before_m013(store, undated)
+        store.close()
+
+        again = open_store(url)
+        found = _left_out(again, n + 10)
+        again.close()
+
+    assert found == recorded
+
+
+def test_m013_marks_the_checkpoints_that_recorded_what_they_left_out(
+    backend: str, tmp_path: Path
+) -> None:
+    """A1's departure left p0 out; B1's left nothing out it may read (both before m013)."""
+    private = {"readers": {"principals": ["family"]}}
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, [*_pickup(private), ret(5), depart(6), depart(6, "B1")])
+        assert isinstance(store, SqlStore)
+        with store.conn.transaction():  # as m012 left it
+            store.conn.execute("ALTER TABLE checkpoints DROP COLUMN left_out_recorded")
+            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m013_%",))
+        store.close()
+
+        again = open_store(url)
+        assert isinstance(again, SqlStore)
+        marks = again.conn.execute(
+            "SELECT agent, epoch, left_out_recorded FROM checkpoints ORDER BY agent, epoch"
+        ).fetchall()
+        left = _left_out(again, 8)
+        again.close()
+
+    assert [tuple(r) for r in marks] == [("A1", 3, None), ("A1", 4, 1), ("B1", 4, None)]
+    assert left == ["p0"]

@@ -92,8 +92,8 @@ def insert_checkpoint(
     """
     task, purpose = returning_to or (None, None)
     (checkpoint_id,) = db.execute(
-        "INSERT INTO checkpoints (workspace, agent, epoch, at, digest, task, purpose) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO checkpoints (workspace, agent, epoch, at, digest, task, purpose, "
+        "left_out_recorded) VALUES (?, ?, ?, ?, ?, ?, ?, 1) RETURNING id",
         (
             workspace,
             checkpoint.agent,
@@ -116,9 +116,13 @@ def insert_checkpoint(
 
 
 def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> Any:
-    """The row (id, epoch, at, digest) of ``agent``'s latest checkpoint at or before ``at``."""
+    """The row (id, epoch, at, digest, left_out_recorded) of ``agent``'s latest checkpoint.
+
+    The latest at or before ``at``; ``left_out_recorded`` is NULL for one made before m013.
+    """
     return db.execute(
-        "SELECT id, epoch, at, digest FROM checkpoints WHERE workspace = ? AND agent = ? "
+        "SELECT id, epoch, at, digest, left_out_recorded FROM checkpoints "
+        "WHERE workspace = ? AND agent = ? "
         "AND at <= ? ORDER BY at DESC, id DESC LIMIT 1",
         (workspace, agent, stamp(at)),
     ).fetchone()

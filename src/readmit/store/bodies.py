@@ -150,18 +150,28 @@ class Departures:
         self._size += size
 
     def left_out(
-        self, db: Connection, cache: BodyCache[str, Item], workspace: str, checkpoint: int
+        self,
+        db: Connection,
+        cache: BodyCache[str, Item],
+        workspace: str,
+        checkpoint: int,
+        unrecorded: Callable[[], tuple[Item, ...]] | None = None,
     ) -> tuple[Item, ...]:
         """What ``checkpoint`` left out as no longer valid that its agent may read.
 
-        The same tuple for every return to it: what derives from it is remembered with C.
+        ``unrecorded``: how to find it for a checkpoint made before it was recorded
+        (`readmit.store.left_out`). The same tuple for every return to it: what derives
+        from it is remembered with C.
         """
         with self._lock:
             found = self._left_out.get(checkpoint)
         if found is not None:
             return found
-        ids = [r[0] for r in db.execute(_LEFT_OUT_IDS, (checkpoint,)).fetchall()]
-        found = tuple(items_by(db, cache, workspace, "id", ids)) if ids else ()
+        if unrecorded is not None:
+            found = unrecorded()
+        else:
+            ids = [r[0] for r in db.execute(_LEFT_OUT_IDS, (checkpoint,)).fetchall()]
+            found = tuple(items_by(db, cache, workspace, "id", ids)) if ids else ()
         with self._lock:
             if checkpoint not in self._left_out:
                 self._held(len(found))

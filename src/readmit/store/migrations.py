@@ -213,6 +213,18 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "ALTER TABLE invalidations ADD COLUMN role TEXT",
         ],
     ),
+    (
+        # Whether a checkpoint recorded what it left out (1 since this migration). One from
+        # before m012 recorded nothing of it, and one made between m012 and this migration
+        # may have had nothing to record: a return to either finds what it left out from the
+        # items and the log instead (`readmit.store.left_out`). One with rows is marked.
+        "m013_left_out_recorded",
+        [
+            "ALTER TABLE checkpoints ADD COLUMN left_out_recorded INTEGER",
+            "UPDATE checkpoints SET left_out_recorded = 1 "
+            "WHERE id IN (SELECT checkpoint FROM checkpoint_left_out)",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

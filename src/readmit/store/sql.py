@@ -37,7 +37,7 @@ from readmit.events import (
     ReturnRequest,
 )
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, judgments, verdicts
+from readmit.store import absence, audit, judgments, left_out, verdicts
 from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import (
     LAST_EPOCH,
@@ -257,7 +257,12 @@ class SqlStore:
             delta = self._departures.delta(
                 db, self._parsed, workspace, range(cp_epoch + 1, epoch + 1)
             )
-            left_out = self._departures.left_out(db, self._decoded, workspace, cp_id)
+            unrecorded = None
+            if row[4] is None:  # made before m013 (`readmit.store.left_out`)
+                unrecorded = partial(
+                    left_out.unrecorded, db, self._decoded, workspace, (cp_id, cp_epoch), who, delta
+                )
+            left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
@@ -287,7 +292,7 @@ class SqlStore:
                 self._reading, history, self._parsed, self._decoded, workspace, cp_epoch
             ),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
-            left_out=left_out,
+            left_out=left,
         )
 
     def _reading(self, read: Callable[..., T], *args: Any) -> T:
