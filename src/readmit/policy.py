@@ -104,8 +104,8 @@ class Policy:
     """Verifier calls one return may make (each judges one item against at most
     ``batch_size`` observations); ``None``: four per item the view can hold
     (``4 × max_items``). Items the selector wants after the budget is spent are withheld
-    as ``unscreened``; cached verdicts count too, so a decision never depends on what a
-    cache happens to hold."""
+    as ``unscreened``, up to `unscreened_limit`, after which it stops; cached verdicts
+    count too, so a decision never depends on what a cache happens to hold."""
     max_judgment_tokens: _Limit = None
     """LLM tokens one return may spend on judgments (``None``: no limit but the calls)."""
     max_judgment_seconds: _Seconds = None
@@ -142,6 +142,18 @@ class Policy:
     def judgment_calls(self) -> int:
         """The verifier calls one return may make (``max_judgments`` or its default)."""
         return self.max_judgments if self.max_judgments is not None else 4 * self.max_items
+
+    @property
+    def unscreened_limit(self) -> int:
+        """The items one return may withhold as ``unscreened`` (four per view item).
+
+        Once the judgment budget is spent, the selector goes on down its order for items
+        no later event could be proposed against (they need no judgment), withholding
+        the others. After this many it stops, and the rest are ``not_selected``: without
+        a bound, a return to a store whose every item was touched made an exclusion, and
+        a view entry, for each of its candidates (at 100k items, a 20 MB view).
+        """
+        return 4 * self.max_items
 
     @classmethod
     def paper(cls) -> "Policy":

@@ -316,6 +316,27 @@ def test_past_the_budget_an_embedder_answers_one_by_one_from_one_index() -> None
     assert len(embedder.calls) <= 2
 
 
+@pytest.mark.parametrize("selection", ["obligations", "relevance"])
+def test_past_the_budget_the_walk_stops_after_the_limit_and_the_rest_is_not_selected(
+    selection: str,
+) -> None:
+    """Every candidate is touched by the revocation: each needs a judgment it cannot get."""
+    touched_items = tuple(item(f"i{n:03}", f"Sunrise Hotel note {n}.") for n in range(300))
+    quiet = item("q", "Quiet rooms preferred.")  # nothing later shares a word with it
+    ctx = context((H0, quiet, *touched_items), delta=DELTA)
+    policy = Policy(max_items=4, max_judgments=1, selection=selection)  # type: ignore[arg-type]
+
+    decision = admit(ctx, policy=policy, verifier=verdict(False, 0.9), signer=HmacSha256Signer(KEY))
+
+    assert isinstance(decision, Issued)
+    unscreened = [e.item for e in decision.decided if e.reason is Reason.UNSCREENED]
+    assert len(unscreened) == decision.judgment.unscreened == policy.unscreened_limit == 16
+    assert len(decision.not_selected) == 300 - 16 - (len(decision.items) - 1)
+    assert set(unscreened).isdisjoint(decision.not_selected)
+    listed = {e["item"] for e in decision.signed["excluded"]}  # the view lists the withheld
+    assert listed == {"h0", *unscreened}
+
+
 def test_judgments_grow_with_the_view_not_with_the_store() -> None:
     signer = HmacSha256Signer(KEY)
     calls = []

@@ -80,8 +80,11 @@ def admit(
         if verifier is not None and policy.implicit
         else None
     )
-    screen = screener.admits if screener is not None else None
-    selection = cover(eligible, ctx.role_obligations, policy, screen, query)
+    screen = stop = None
+    if screener is not None:
+        screen, limit = screener.admits, policy.unscreened_limit
+        stop = lambda: screener.unscreened >= limit  # noqa: E731
+    selection = cover(eligible, ctx.role_obligations, policy, screen, query, stop)
     implicit, left_out = _screened_out(screener, gated, selection.left_out, eligible)
     decided = (*explicit, *standing, *premise, *gated, *implicit)
     judgment = (

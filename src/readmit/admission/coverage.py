@@ -143,6 +143,7 @@ def cover(
     policy: Policy,
     screen: Screen | None = None,
     query: str | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Selection:
     """Select S within B_n and B_c: structure, then best gain, then (``fill``) the most recent.
 
@@ -150,9 +151,11 @@ def cover(
     items; with ``policy.fill`` the remaining budget takes the eligible items that
     share the most content words with ``query`` (what the agent returns to do, when
     given), newest first among equals. Items ``screen`` rejects are neither selected
-    nor left out.
+    nor left out. Once ``stop()`` holds (the screener has withheld as many items as it
+    may, `Policy.unscreened_limit`), nothing more is taken or screened: the rest is left
+    out, so the walk past a spent judgment budget is bounded by the policy, not the store.
     """
-    budget = _Budget(policy.max_items, policy.max_chars, screen)
+    budget = _Budget(policy.max_items, policy.max_chars, screen, stop)
     if policy.selection == "relevance":
         selected = _by_relevance(eligible, obligations, budget, query)
     else:
@@ -259,7 +262,7 @@ def _filling(
     words = content_tokens(query or "")
     ordered = sorted(items, key=relevance(words)) if words else _newest_first(items)
     for item in ordered:
-        if budget.items_left <= 0:
+        if budget.items_left <= 0 or budget.stopped():
             return
         if item.id not in chosen:
             yield item
@@ -309,7 +312,13 @@ def _by_relevance(
         *(content_tokens(f"{o.item.text} {o.frontier.text}") for o in obligations),
     )
     ranked = sorted(eligible, key=relevance(words))
-    return [m for m in ranked if budget.take(m)]
+    taken = []
+    for m in ranked:
+        if budget.stopped():
+            break
+        if budget.take(m):
+            taken.append(m)
+    return taken
 
 
 def _greedy(
@@ -332,7 +341,7 @@ def _greedy(
     ]
     covered = supported(selected)
     added: list[Item] = []
-    while (best := _best(useful, covered, weights, budget)) is not None:
+    while not budget.stopped() and (best := _best(useful, covered, weights, budget)) is not None:
         useful.remove(best)
         if budget.take(best):
             added.append(best)
@@ -357,15 +366,20 @@ class _Budget:
     items_left: int
     chars_left: int
     screen: Screen | None = None
+    stop: Callable[[], bool] | None = None
     rejected: set[str] = field(default_factory=set)
     """Items the screen excluded."""
+
+    def stopped(self) -> bool:
+        """Whether nothing more may be taken (`cover`'s ``stop``)."""
+        return self.stop is not None and self.stop()
 
     def fits(self, item: Item) -> bool:
         return self.items_left >= 1 and self.chars_left >= len(item.text)
 
     def take(self, item: Item) -> bool:
         """Take ``item`` if it fits and passes the screen (asked only about items that fit)."""
-        if not self.fits(item) or item.id in self.rejected:
+        if not self.fits(item) or item.id in self.rejected or self.stopped():
             return False
         if self.screen is not None and not self.screen(item):
             self.rejected.add(item.id)
