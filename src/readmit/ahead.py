@@ -31,6 +31,12 @@ from readmit.policy import Policy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 
+LEASE = "judge-ahead"
+"""The lease a process holds on a workspace while it judges it ahead
+(`readmit.store.leases`): of several, one at a time."""
+LEASE_MARGIN_S = 60.0
+"""Seconds a lease outlasts a pass's time budget: its last call may run past it (up to the
+verifier's timeout), and a process that dies holding it keeps no one else out longer."""
 RECORDS_READ = 4
 """Decisions read back, newest first, for what an agent returns to (`returned_to`)."""
 

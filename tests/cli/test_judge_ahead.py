@@ -5,6 +5,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from builders import KEY, build_note
+from readmit.ahead import LEASE
 from readmit.cli import cli
 from readmit.model import Agent
 from readmit.plugins import make_verifier
@@ -131,3 +132,21 @@ def test_nobody_away_is_said(tmp_path: Path) -> None:
 
     assert result.exit_code == 0
     assert "no agent of 'w' is away" in result.output
+
+
+def test_it_waits_while_another_process_judges_the_workspace_and_gives_the_lease_back(
+    tmp_path: Path,
+) -> None:
+    db = _away_after_changes(tmp_path)
+    server = open_store(db)
+    try:
+        assert server.lease("w", LEASE, "a server", 0.3)  # runs out unless renewed
+
+        result = _judge(db)
+
+        assert result.exit_code == 0, result.output
+        assert "another process is judging 'w' ahead: waiting for it" in result.output
+        assert server.lease("w", LEASE, "a server", 30)  # given back when done
+    finally:
+        server.close()
+    assert _calls_at_return(db) == 0

@@ -5,11 +5,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from builders import KEY, build_note
+from conftest import store_url
+from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.clock import now
 from readmit.decide import decide
@@ -20,7 +23,7 @@ from readmit.policy import Policy
 from readmit.service.ahead import AheadJudge
 from readmit.service.operations import Caller, Service
 from readmit.signing import HmacSha256Signer
-from readmit.store import SqlStore
+from readmit.store import SqlStore, open_store
 from readmit.testing import FunctionVerifier, UnavailableVerifier
 
 SETTLED_S = 60.0
@@ -266,3 +269,52 @@ def test_an_agent_that_returned_while_the_pass_waited_for_its_turn_is_not_judged
         ahead.close()
 
     assert ahead.passes == 0
+
+
+def test_of_two_server_processes_one_judges_a_workspace_ahead_at_a_time(
+    backend: str, tmp_path: Path
+) -> None:
+    """Two stores over one database stand for two processes. The second is told of events
+    while the first is inside a verifier call: it leaves the workspace to the first, and
+    no pair is judged by both."""
+    release, inside = threading.Event(), threading.Event()
+    judged: dict[str, list[tuple[str, str]]] = {"first": [], "second": []}
+
+    def verifier(name: str) -> FunctionVerifier:
+        def judge(pair: Pair) -> Verdict:
+            judged[name].append((pair.later.event_id, pair.earlier.id))
+            if name == "first" and not release.is_set():
+                inside.set()
+            assert release.wait(SETTLED_S)
+            return Verdict(invalidates=False, confidence=1.0)
+
+        return FunctionVerifier(judge, name="held")  # one name: one cache
+
+    with store_url(backend, tmp_path) as url:
+        stores = open_store(url), open_store(url)
+        release.set()  # its first return judges too
+        first, _, other = _team(stores[0], with_cache(verifier("first"), stores[0]))
+        signer = HmacSha256Signer(KEY)
+        second = Service(
+            stores[1], signer=signer, verifier=with_cache(verifier("second"), stores[1])
+        )
+        judged["first"].clear()
+        release.clear()
+        judges = [_start(first), _start(second)]
+        try:
+            _changes(first, other)
+            assert inside.wait(SETTLED_S)  # the first judges, holding the workspace
+            judges[1].changed("w")  # as if the second had recorded events
+            _until(lambda: judges[1].deferred >= 1)
+            assert not judged["second"]
+            release.set()
+            assert all(judge.settle(SETTLED_S) for judge in judges)
+        finally:
+            release.set()
+            for judge in judges:
+                judge.close()
+            for store in stores:
+                store.close()
+
+    assert judged["first"]
+    assert not set(judged["first"]) & set(judged["second"])

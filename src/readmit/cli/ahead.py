@@ -1,11 +1,13 @@
 """``readmit judge-ahead``: judge away agents' returns now, for a store no server serves."""
 
 import secrets
+import time
+import uuid
 from dataclasses import replace
 
 import click
 
-from readmit.ahead import judge_ahead, returns_to
+from readmit.ahead import LEASE, LEASE_MARGIN_S, judge_ahead, returns_to
 from readmit.cli.audit import db_given
 from readmit.cli.inputs import open_existing_store
 from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
@@ -73,6 +75,7 @@ def judge_ahead_command(
     embedder = make_embedder(embeddings) if embeddings else None
     signer = HmacSha256Signer(secrets.token_bytes(32))  # signs views no one sees
     store = open_existing_store(db, db_given())
+    holder, lease_s = uuid.uuid4().hex, (seconds or NO_BUDGET_LEASE_S) + LEASE_MARGIN_S
     try:
         for agent in _away(store, workspace_name, agent_ids):
             known = given or returns_to(store, workspace_name, agent)
@@ -85,6 +88,7 @@ def judge_ahead_command(
                     raise InvalidInput(unknown)
                 click.echo(unknown.replace(": ", ": skipped, ", 1), err=True)
                 continue
+            _lease(store, workspace_name, holder, lease_s)
             try:
                 with progress_bar() as on_progress:
                     j = judge_ahead(
@@ -102,6 +106,8 @@ def judge_ahead_command(
             except InvalidEvent as exc:  # departed at a time after now (a client's clock)
                 click.echo(f"{agent}: skipped, {exc.problem} as of now", err=True)
                 continue
+            finally:
+                store.lease(workspace_name, LEASE, holder, 0)
             click.echo(
                 f"{agent}: {_count(j.calls, 'call')}, {_count(j.pairs, 'pair')}, "
                 f"{_count(j.tokens, 'token')}, {len(j.confirmed)} invalidated, "
@@ -109,6 +115,21 @@ def judge_ahead_command(
             )
     finally:
         store.close()
+
+
+NO_BUDGET_LEASE_S = 600.0
+"""How long a pass with no time budget holds the workspace's lease (past it, a server may
+judge the same pairs: work done twice, never a wrong verdict)."""
+LEASE_POLL_S = 1.0
+
+
+def _lease(store: SqlStore, workspace: str, holder: str, seconds: float) -> None:
+    """Wait until this process holds ``workspace``'s judge-ahead lease (a server may)."""
+    if store.lease(workspace, LEASE, holder, seconds):
+        return
+    click.echo(f"another process is judging {workspace!r} ahead: waiting for it", err=True)
+    while not store.lease(workspace, LEASE, holder, seconds):
+        time.sleep(LEASE_POLL_S)
 
 
 def _away(store: SqlStore, workspace: str, named: tuple[str, ...]) -> list[str]:

@@ -18,17 +18,22 @@ An agent is judged ahead only once its task is known: from its latest departure,
 that said (``task`` and ``purpose`` on ``POST /v1/depart``), else from a return this
 process served, or from the latest of its last four decisions in the audit log that
 issued a view. With several server processes over one database, each judges ahead after the
-events it recorded, and yields only to its own returns.
+events it recorded, one at a time for a workspace: a pass holds the workspace's lease
+(`readmit.store.leases`), and a process that finds another holding it tries again once it
+is quiet, when what the other judged is in the store (verdicts, watermarks, the
+verifier's cache) and only what came after is judged. A pass yields only to its own
+process's returns.
 """
 
 import logging
 import threading
+import uuid
 from dataclasses import replace
 
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.ahead import judge_ahead, returned_to
+from readmit.ahead import LEASE, LEASE_MARGIN_S, judge_ahead, returned_to
 from readmit.clock import elapsed
 from readmit.policy import Policy
 from readmit.service.turns import Turns
@@ -66,6 +71,11 @@ class AheadJudge:
         self.embedder, self.quiet = embedder, quiet
         self.passes = 0
         """Passes completed (each one `judge_ahead`), for tests and logs."""
+        self.holder = uuid.uuid4().hex
+        """Who this judge is, in the store's leases."""
+        self.deferred = 0
+        """Times it found another process judging a workspace ahead, and left it to it."""
+        self._lease_s = seconds + LEASE_MARGIN_S
         self._tasks: dict[tuple[str, str], tuple[str, str]] = {}
         self._unknown: dict[tuple[str, str], int] = {}
         self._kept: dict[tuple[str, str], tuple[dict[str, int], tuple[str, ...]]] = {}
@@ -123,9 +133,23 @@ class AheadJudge:
             return None
 
     def _judge(self, workspace: str) -> None:
+        """Judge ``workspace`` ahead while it holds its lease; later if another process does."""
+        if not self.store.lease(workspace, LEASE, self.holder, self._lease_s):
+            self.deferred += 1
+            self.changed(workspace)  # again once quiet: by then the other may be done
+            return
+        try:
+            self._passes(workspace)
+        finally:
+            self.store.lease(workspace, LEASE, self.holder, 0)
+
+    def _passes(self, workspace: str) -> None:
         """One pass for each away agent whose task is known; again later if one was cut short."""
         again = False
         for agent in self.store.away(workspace):
+            if not self.store.lease(workspace, LEASE, self.holder, self._lease_s):
+                self.changed(workspace)  # it ran out and another process took it over
+                return
             try:
                 judgment = self._pass(workspace, agent)
             except _Yielded:

@@ -225,6 +225,15 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "WHERE id IN (SELECT checkpoint FROM checkpoint_left_out)",
         ],
     ),
+    (
+        # Who judges a workspace ahead now, of several server processes (`store.leases`).
+        "m014_leases",
+        [
+            """CREATE TABLE leases (
+            workspace TEXT NOT NULL, name TEXT NOT NULL, holder TEXT NOT NULL,
+            until DOUBLE PRECISION NOT NULL, PRIMARY KEY (workspace, name))""",
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

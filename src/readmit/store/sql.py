@@ -37,7 +37,7 @@ from readmit.events import (
     ReturnRequest,
 )
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, judgments, left_out, verdicts
+from readmit.store import absence, audit, judgments, leases, left_out, verdicts
 from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import (
     LAST_EPOCH,
@@ -216,6 +216,11 @@ class SqlStore:
             made, left_out = absence.checkpoint(who, active, standing.keys(), epoch, at)
             absence.insert_checkpoint(db, workspace, made, returning_to, left_out)
         return made
+
+    def lease(self, workspace: str, name: str, holder: str, seconds: float) -> bool:
+        """Take or renew lease ``name`` of ``workspace`` (`readmit.store.leases.take`)."""
+        with self._transaction(lock=workspace) as db:
+            return leases.take(db, (workspace, name), holder, seconds)
 
     def departed_for(self, workspace: str, agent: str) -> Returning | None:
         """The task and purpose ``agent``'s latest departure said it returns to, if it did."""
