@@ -1087,13 +1087,43 @@ def _left_out(store: WorkStateStore, n: int) -> list[str]:
     return [i.id for i in store.return_context("trip", request).left_out]
 
 
+NO_REPLACEMENT: dict[
+    str, dict[str, Any] | None
+] = {  # an item of p0's key asserted before the departure that replaced nothing
+    "none": None,
+    "another principal's": {
+        "at": at(1),
+        "author": "B1",
+        "op": "assert",
+        "item": {
+            "id": "b0",
+            "text": "Theirs: budget.",
+            "key": "pickup",
+            "readers": {"principals": ["neighbours"]},
+        },
+    },
+    "hearsay": {
+        "at": at(1),
+        "author": "A2",
+        "op": "assert",
+        "item": {"id": "u0", "text": "Heard: budget.", "key": "pickup", "unconfirmed": True},
+    },
+}
+
+
 @pytest.mark.parametrize("case", PICKUP_WITHDRAWALS, ids=list(PICKUP_WITHDRAWALS))
 @pytest.mark.parametrize("undated", [False, True], ids=["dated", "withdrawn before m012"])
+@pytest.mark.parametrize("between", NO_REPLACEMENT, ids=[f"{k} between" for k in NO_REPLACEMENT])
 def test_a_checkpoint_from_before_m013_still_screens_what_names_an_item_it_left_out(
-    backend: str, tmp_path: Path, case: str, undated: bool
+    backend: str, tmp_path: Path, case: str, undated: bool, between: str
 ) -> None:
+    """(A key asserted between p0 and the departure, if any, is the same as p0's.)"""
     extra, withdraw = PICKUP_WITHDRAWALS[case]
-    head = [*_pickup(extra), ret(5), depart(6), {"at": at(7), "author": "A2", **withdraw}]
+    keyed = NO_REPLACEMENT[between]
+    pickup = _pickup({**extra, "key": "pickup"} if keyed else extra)
+    if keyed:
+        pickup.insert(2, keyed)
+    head = [*pickup, ret(5), depart(6), {"at": at(7), "author": "A2", **withdraw}]
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
         run(store, head)

@@ -13,9 +13,10 @@ that was active and valid. So an item its agent may read, asserted by the checkp
 epoch, not in it and not withdrawn by that epoch, is one it left out. A withdrawal's
 epoch is recorded since m012; one from before is found in Δ: an event naming the item
 (a revocation, closing or supersession) withdrew it there. An item replaced by its key
-was replaced in Δ if Δ asserts its key and no item of that key came between it and the
-departure; otherwise it is taken to have been replaced before the departure, since
-counting its key as one D_a held would let a watermark stand that should be cut
+was replaced in Δ if Δ asserts its key and no item of that key that could have replaced
+it (a confirmed one, by an author who may read it, as the writer replaces) came between
+it and the departure; otherwise it is taken to have been replaced before the departure,
+since counting its key as one D_a held would let a watermark stand that should be cut
 (`readmit.admission.invalidation.unquoted`).
 """
 
@@ -27,16 +28,15 @@ from readmit.store.bodies import BodyCache, items_by
 from readmit.store.connection import Connection
 
 _NOT_HELD = (
-    "SELECT i.id, w.status, w.epoch FROM items i "
+    "SELECT i.id, i.key, w.status, w.epoch FROM items i "
     "LEFT JOIN withdrawn w ON w.workspace = i.workspace AND w.id = i.id "
     "WHERE i.workspace = ? AND i.epoch <= ? "
     "AND NOT EXISTS (SELECT 1 FROM checkpoint_items k WHERE k.checkpoint = ? AND k.item = i.id) "
     "AND (w.id IS NULL OR w.epoch IS NULL OR w.epoch > ?) ORDER BY i.id"
 )
 """The items asserted by a checkpoint's epoch, not in it, and not known withdrawn by then."""
-_KEY_BETWEEN = (
-    "SELECT 1 FROM items WHERE workspace = ? AND key = ? AND epoch > ? AND epoch <= ? LIMIT 1"
-)
+_KEY_BETWEEN = "SELECT id FROM items WHERE workspace = ? AND key = ? AND epoch > ? AND epoch <= ?"
+_AGENTS = "SELECT id, principal, role FROM agents WHERE workspace = ?"
 
 
 def unrecorded(
@@ -50,24 +50,50 @@ def unrecorded(
     """What ``checkpoint`` (its id and epoch) left out that ``reader``, its agent, may read.
 
     ``delta``: the log after the checkpoint, where withdrawals from before m012 are found.
+    Only the rows that may be such an item are decoded.
     """
     cp_id, cp_epoch = checkpoint
     rows = db.execute(_NOT_HELD, (workspace, cp_epoch, cp_id, cp_epoch)).fetchall()
-    undated = {r[0]: r[1] for r in rows if r[1] is not None and r[2] is None}
-    items = items_by(db, cache, workspace, "id", [r[0] for r in rows])
     named, keyed = _withdrawals(delta)
+    undated = {r[0] for r in rows if r[2] is not None and r[3] is None}
+    maybe = [
+        r[0]
+        for r in rows
+        if r[0] not in undated or r[0] in named or (r[2] == "replaced" and r[1] in keyed)
+    ]
     found = []
-    for item in sorted(items, key=lambda i: i.id):
+    for item in sorted(items_by(db, cache, workspace, "id", maybe), key=lambda i: i.id):
         if not item.scope.readable_by(reader.principal, reader.role):
             continue
-        status = undated.get(item.id)
-        if status is None or item.id in named:
+        if (
+            item.id not in undated
+            or item.id in named
+            or not _replaced_before(db, cache, workspace, item, cp_epoch)
+        ):
             found.append(item)
-        elif status == "replaced" and item.key in keyed:
-            between = (workspace, item.key, item.epoch, cp_epoch)
-            if db.execute(_KEY_BETWEEN, between).fetchone() is None:
-                found.append(item)
     return tuple(found)
+
+
+def _replaced_before(
+    db: Connection, cache: BodyCache[str, Item], workspace: str, item: Item, upto: int
+) -> bool:
+    """Whether an item of ``item``'s key asserted after it, by ``upto``, may have replaced it.
+
+    As the writer replaces: a confirmed item whose author may read ``item`` (hearsay and an
+    author of another principal replace nothing).
+    """
+    args = (workspace, item.key, item.epoch, upto)
+    ids = [r[0] for r in db.execute(_KEY_BETWEEN, args).fetchall()]
+    if not ids:
+        return False
+    agents = {r[0]: r for r in db.execute(_AGENTS, (workspace,)).fetchall()}
+    for later in items_by(db, cache, workspace, "id", ids):
+        author = agents.get(later.author)
+        if later.receipt is not None and (
+            author is None or item.scope.readable_by(author[1], author[2])
+        ):
+            return True
+    return False
 
 
 def _withdrawals(delta: Sequence[Recorded]) -> tuple[set[str], set[str]]:
