@@ -337,6 +337,44 @@ def test_past_the_budget_the_walk_stops_after_the_limit_and_the_rest_is_not_sele
     assert listed == {"h0", *unscreened}
 
 
+@pytest.mark.parametrize("selection", ["obligations", "relevance"])
+def test_what_builds_on_an_unscreened_premise_is_counted_and_bounds_the_walk(
+    selection: str,
+) -> None:
+    t0 = item("t0", "Sunrise Hotel shuttle.", epoch=8)  # the newest: it spends the one call
+    p = item("p", "Sunrise Hotel pickup.", epoch=1)  # touched: unscreened past the budget
+    built_on = tuple(
+        item(f"d{n:03}", f"Quiet note {n}.", epoch=2, depends_on=("p",)) for n in range(300)
+    )
+    ctx = context((H0, t0, p, *built_on), delta=DELTA)
+    policy = Policy(max_items=4, max_judgments=1, selection=selection)  # type: ignore[arg-type]
+
+    decision = admit(ctx, policy=policy, verifier=verdict(False, 0.9), signer=HmacSha256Signer(KEY))
+
+    unscreened = [e.item for e in decision.decided if e.reason is Reason.UNSCREENED]
+    assert len(unscreened) == decision.judgment.unscreened
+    assert len(unscreened) <= policy.unscreened_limit
+
+
+def test_past_the_limit_the_cover_still_reaches_a_supporter_that_needs_no_judgment() -> None:
+    """Twenty touched supporters of d1 rank before an untouched one; the budget is one call."""
+    touched_supporters = tuple(
+        item(f"s{n:02}", f"Sunrise Hotel {n}.", supports=("d1",)) for n in range(20)
+    )
+    quiet = item("u", "Quiet rooms preferred.", supports=("d1",))
+    ctx = context(
+        (H0, *touched_supporters, quiet),
+        delta=DELTA,
+        obligations=(obligation("o1", requires=("d1",)),),
+    )
+    policy = Policy(max_items=4, max_judgments=1)
+
+    decision = admit(ctx, policy=policy, verifier=verdict(True, 0.9), signer=HmacSha256Signer(KEY))
+
+    assert decision.outcome == "issued"
+    assert "u" in {i.id for i in decision.items}
+
+
 def test_judgments_grow_with_the_view_not_with_the_store() -> None:
     signer = HmacSha256Signer(KEY)
     calls = []

@@ -83,7 +83,7 @@ def admit(
     screen = stop = None
     if screener is not None:
         screen, limit = screener.admits, policy.unscreened_limit
-        stop = lambda: screener.unscreened >= limit  # noqa: E731
+        stop = lambda: screener.past_budget >= limit  # noqa: E731
     selection = cover(eligible, ctx.role_obligations, policy, screen, query, stop)
     implicit, left_out = _screened_out(screener, gated, selection.left_out, eligible)
     decided = (*explicit, *standing, *premise, *gated, *implicit)

@@ -152,8 +152,10 @@ def cover(
     share the most content words with ``query`` (what the agent returns to do, when
     given), newest first among equals. Items ``screen`` rejects are neither selected
     nor left out. Once ``stop()`` holds (the screener has withheld as many items as it
-    may, `Policy.unscreened_limit`), nothing more is taken or screened: the rest is left
-    out, so the walk past a spent judgment budget is bounded by the policy, not the store.
+    may past its spent budget, `Policy.unscreened_limit`), the fill (or the relevance
+    ranking) takes and screens nothing more: the rest is left out, so the walk past a
+    spent judgment budget is bounded by the policy, not the store. The obligations' items
+    and the greedy cover are not cut short (SPEC: the best eligible supporter is added).
     """
     budget = _Budget(policy.max_items, policy.max_chars, screen, stop)
     if policy.selection == "relevance":
@@ -341,7 +343,7 @@ def _greedy(
     ]
     covered = supported(selected)
     added: list[Item] = []
-    while not budget.stopped() and (best := _best(useful, covered, weights, budget)) is not None:
+    while (best := _best(useful, covered, weights, budget)) is not None:
         useful.remove(best)
         if budget.take(best):
             added.append(best)
@@ -379,7 +381,7 @@ class _Budget:
 
     def take(self, item: Item) -> bool:
         """Take ``item`` if it fits and passes the screen (asked only about items that fit)."""
-        if not self.fits(item) or item.id in self.rejected or self.stopped():
+        if not self.fits(item) or item.id in self.rejected:
             return False
         if self.screen is not None and not self.screen(item):
             self.rejected.add(item.id)

@@ -6,10 +6,9 @@ premises of what it holds), not with the store or the length of the absence.
 The choice of lazy screening over judging at write time: a write-time verdict
 would judge every item against every event whether or not any agent ever
 returns to it, and an LLM verifier would put its latency on every write;
-screening what a view needs costs a bounded number of calls per return, and
-the verdicts it confirms are stored (`readmit.admission.invalidation.standing`)
-so no return judges them again. The same screening can run before the return, while
-the agent is away (`readmit.ahead`): the same bounded work, off the return's clock.
+screening what a view needs costs a bounded number of calls per return, and the
+verdicts it confirms are stored (`readmit.admission.invalidation.standing`) so no
+return judges them again. It can run while the agent is away (`readmit.ahead`).
 
 For one item the screener first screens its premises (an item whose premise
 falls is ``premise_invalidated``), then proposes the later observations the
@@ -91,7 +90,7 @@ class Screener:
         self.confirmed: list[Exclusion] = []
         self.screened: dict[str, int] = {}
         self._starts: dict[str, int] = {}  # where each item's screening started
-        self.calls = self.pairs = self.unscreened = 0
+        self.calls = self.pairs = self.unscreened = self.past_budget = 0
         self.seconds = waited  # the time budget bounds the whole wait, a turn's included
         self.tokens_before = _tokens(verifier)
         self._index: Observations | None = None
@@ -110,6 +109,8 @@ class Screener:
         if item.id not in self.decided:
             self.decided[item.id] = True  # a premise cycle cannot recurse forever
             self.decided[item.id] = self._premises_hold(item) and self._judge(item)
+            if not self.decided[item.id] and not self._affordable():
+                self.past_budget += 1  # withheld once the budget was spent (what bounds the walk)
         return self.decided[item.id]
 
     def judgment(self, standing: int) -> Judgment:
@@ -140,6 +141,7 @@ class Screener:
             if found is None or self.admits(found):
                 continue
             fallen = self.excluded[premise]
+            self.unscreened += fallen.reason is Reason.UNSCREENED  # it is withheld so too
             stale = fallen.reason in (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
             self.excluded[item.id] = Exclusion(
                 item=item.id,
