@@ -82,6 +82,10 @@ class Scope:
         """A: whether ``principal`` acting in ``role`` may read the item."""
         return _allows(self.principals, principal) and _allows(self.roles, role)
 
+    def read_within(self, principals: frozenset[str], roles: frozenset[str]) -> bool:
+        """Whether every reader of this scope is among ``principals`` and ``roles``."""
+        return _wider(principals, self.principals) and _wider(roles, self.roles)
+
     def applies_to(self, task: str, purpose: str) -> bool:
         """U (task and purpose part): whether the item serves ``task`` and ``purpose``."""
         return self.task in (ANY, task) and _allows(self.purposes, purpose)
@@ -89,6 +93,10 @@ class Scope:
 
 def _allows(allowed: frozenset[str], value: str) -> bool:
     return ANY in allowed or value in allowed
+
+
+def _wider(outer: frozenset[str], inner: frozenset[str]) -> bool:
+    return ANY in outer or (ANY not in inner and inner <= outer)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -236,6 +236,10 @@ def histories(draw: st.DrawFn, words: Sequence[str] = WORDS) -> list[dict[str, A
         events.append(
             {"at": at(len(events)), "author": "A2", "op": "revoke", "target": target, "why": "x"}
         )
+    texts = {e["item"]["id"]: e["item"]["text"] for e in events if e["op"] == "assert"}
+    restated = draw(st.lists(st.sampled_from(targets), max_size=1)) if targets else []
+    for k, target in enumerate(restated):
+        events.append(assert_item(len(events), f"r{k}", texts[target]))  # stated again
     for j in range(draw(st.integers(0, 2))):
         said = draw(st.lists(st.sampled_from(words), min_size=1, max_size=2))
         events.append(assert_item(len(events), f"n{j}", f"News {j}: {', '.join(said)}."))
@@ -271,17 +275,43 @@ def test_evidence_from_before_a_departure_is_not_shown(store: WorkStateStore) ->
     assert "Sunrise" not in p0["detail"]
 
 
-def test_a_premise_restored_before_the_verdict_was_stored_lapses_it(
+def test_a_premise_restored_before_the_return_is_not_judged_against(
     store: WorkStateStore,
 ) -> None:
-    decisions = run(
-        store,
-        [*HISTORY, assert_item(6, "h2", "Sunrise Hotel is booked."), ret(7), ret(8, "A3")],
-    )
+    """The revoked booking is stated again before either returns: a verdict on it would
+    be kept already lapsed, so neither return, nor a next one, excludes the pickup."""
+    restored = assert_item(6, "h2", "Sunrise Hotel is booked.")
+    decisions = run(store, [*HISTORY, restored, ret(7), ret(8, "A3"), depart(9), ret(10)])
 
-    first, other = decisions
-    assert reason(first, "p0") == "implicitly_invalidated"  # judged against the revocation
-    assert "p0" in other["selected"]  # the restoring event came before the verdict was kept
+    assert all("p0" in d["selected"] for d in decisions)
+    assert decisions[0]["judgment"]["confirmed"] == 0
+
+
+def test_a_restatement_only_another_principal_reads_restores_nothing_before_the_return(
+    store: WorkStateStore,
+) -> None:
+    theirs = {**assert_item(6, "h2", "Sunrise Hotel is booked."), "author": "B1"}
+    decisions = run(store, [*HISTORY, theirs, ret(7), depart(8), ret(9)])
+
+    assert reason(decisions[0], "p0") == "implicitly_invalidated"
+    assert "p0" not in decisions[1]["items"]  # left out of the departure under the verdict
+
+
+def test_news_withdrawn_before_the_return_is_not_judged_against(store: WorkStateStore) -> None:
+    """A verifier judging news: x1 would invalidate the pickup, but it was revoked."""
+    verifier = _Invalidating("x1")
+    events = [
+        *HISTORY[:5],
+        assert_item(5, "x1", "Pickups from Sunrise Hotel are suspended."),
+        {"at": at(6), "author": "A2", "op": "revoke", "target": "x1", "why": "reopened"},
+    ]
+    undone = replay(
+        load_scenario(scenario([*events, ret(7), depart(8), ret(9)])),
+        store,
+        verifier=verifier,
+        signer=SIGNER,
+    )
+    assert all("p0" in d.record["selected"] for d in undone)
 
 
 def test_what_a_return_had_no_time_to_screen_the_next_return_screens(

@@ -34,7 +34,7 @@ from collections.abc import Callable, Container
 from readmit.admission.context import Standing
 from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
-from readmit.model import ANY, Agent, Item, Scope
+from readmit.model import Agent, Item, Scope
 from readmit.store.connection import Connection
 from readmit.wire import item_from_json, parse_event
 
@@ -196,7 +196,7 @@ def _seen_by_all(db: Connection, workspace: str, restoring: Recorded, scope: Sco
     event = restoring.event
     if scope is None or not isinstance(event, Assert | Supersede):
         return False
-    return _covers(_readers(db, workspace, event.author, event.item), scope)
+    return scope.read_within(*_readers(db, workspace, event.author, event.item))
 
 
 def _readers(
@@ -209,15 +209,6 @@ def _readers(
         ).fetchone()
         principals = frozenset() if row is None else frozenset({row[0]})
     return principals, draft.roles
-
-
-def _covers(readers: tuple[frozenset[str], frozenset[str]], scope: Scope) -> bool:
-    principals, roles = readers
-    return _wider(principals, scope.principals) and _wider(roles, scope.roles)
-
-
-def _wider(outer: frozenset[str], inner: frozenset[str]) -> bool:
-    return ANY in outer or (ANY not in inner and inner <= outer)
 
 
 def any_standing(db: Connection, workspace: str) -> bool:
@@ -246,7 +237,7 @@ def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
                 [
                     (recorded.epoch, workspace, item)
                     for item, body in restored
-                    if _covers(readers, item_from_json(json.loads(body)).scope)
+                    if item_from_json(json.loads(body)).scope.read_within(*readers)
                 ],
             )
     if isinstance(event, Revoke | Close | Supersede):

@@ -8,7 +8,7 @@ A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext, grown_base
@@ -208,3 +208,26 @@ def _replacing(
     elif not withdrawn:
         return [later(None, None)]
     return laters + [later(held.id, held.text) for held in withdrawn]
+
+
+def distinct(laters: Sequence[Later]) -> list[Later]:
+    """``laters`` with one observation per text a verifier reads, the earliest of each.
+
+    A verifier sees an observation's words (its op, text, and what it withdrew or
+    brought), not its id or epoch, so observations that say the same thing (four
+    teammates asserting the same answer) get one verdict: judging each again would
+    spend a call, and an LLM's tokens, for nothing. The earliest is kept, as the
+    evidence a confirmed invalidation cites, in the place of the first.
+    """
+    kept: dict[tuple[str | None, ...], Later] = {}
+    for later in laters:
+        seen = (
+            later.op,
+            later.text,
+            later.withdrawn_id,
+            later.withdrawn_text,
+            later.replacement_text,
+        )
+        if seen not in kept or later.epoch < kept[seen].epoch:
+            kept[seen] = later
+    return list(kept.values())

@@ -46,7 +46,13 @@ from readmit.admission.invalidation.implicit import (
 )
 from readmit.admission.invalidation.indexes import indexed
 from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
-from readmit.admission.invalidation.observations import observations, observations_of, readable
+from readmit.admission.invalidation.observations import (
+    distinct,
+    observations,
+    observations_of,
+    readable,
+)
+from readmit.admission.invalidation.restored import Restorations
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching
 from readmit.admission.invalidation.unquoted import kept, unquoted
@@ -100,6 +106,7 @@ class Screener:
         self.scan = dependency_scan
         self.scans = 0
         self._touching = Touching(pool, self._start)
+        self._restorations: Restorations | None = None
         self.tokens_before += _tokens(dependency_scan)
 
     def admits(self, item: Item) -> bool:
@@ -198,7 +205,7 @@ class Screener:
         Remembers in `_unavailable` the first pair that got no answer (or an abstention).
         """
         self._unavailable = None
-        laters = _distinct(laters)
+        laters = distinct(self._restored().kept(item, laters))
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
@@ -254,6 +261,13 @@ class Screener:
         outcome = self._verify(item, named)
         self._unavailable = self._unavailable or unavailable
         return outcome
+
+    def _restored(self) -> Restorations:
+        """What the window's events restore (`restored`): made once a pair is judged."""
+        if self._restorations is None:
+            self._restorations = Restorations(self.ctx.agents)
+            self._restorations.add(self.ctx.delta)
+        return self._restorations
 
     def _premise_texts(self, item: Item) -> tuple[str, ...]:
         found = (self.ctx.by_id.get(p) for p in sorted(item.depends_on))
@@ -359,6 +373,7 @@ class Screener:
             )
             self._index_from = min(start, widest)
             earlier = self.ctx.history(self._index_from, self.news)
+            self._restored().add(earlier.events)
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items, *self.ctx.left_out)}
             before = observations_of(
                 earlier.events, by_id.values(), by_id, self.news, self.ctx.agents, earlier.gone
@@ -367,29 +382,6 @@ class Screener:
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = indexed(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index
-
-
-def _distinct(laters: Sequence[Later]) -> list[Later]:
-    """``laters`` with one observation per text a verifier reads, the earliest of each.
-
-    A verifier sees an observation's words (its op, text, and what it withdrew or
-    brought), not its id or epoch, so observations that say the same thing (four
-    teammates asserting the same answer) get one verdict: judging each again would
-    spend a call, and an LLM's tokens, for nothing. The earliest is kept, as the
-    evidence a confirmed invalidation cites, in the place of the first.
-    """
-    kept: dict[tuple[str | None, ...], Later] = {}
-    for later in laters:
-        seen = (
-            later.op,
-            later.text,
-            later.withdrawn_id,
-            later.withdrawn_text,
-            later.replacement_text,
-        )
-        if seen not in kept or later.epoch < kept[seen].epoch:
-            kept[seen] = later
-    return list(kept.values())
 
 
 def _answered(verdict: Verdict | None) -> bool:

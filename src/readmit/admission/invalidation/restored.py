@@ -1,0 +1,65 @@
+"""Observations whose premise came back before the return: evidence against nothing.
+
+A standing verdict lapses once its premise is restored (`readmit.store.verdicts`): what
+its evidence withdrew is stated again by an item every reader of the invalidated item
+may read, or the new item its evidence asserted is withdrawn (revoked, closed or
+superseded; a same-key replacement restates the news and restores nothing). A return
+judges by the same rule: an observation so restored by an event before the return is
+not judged against an item. Otherwise a return would exclude an item, its verdict would
+be stored already lapsed, and the next return, with nothing new, would admit it.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from readmit.admission.invalidation.implicit import Later
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.model import Agent, Item
+
+_Readers = tuple[frozenset[str], frozenset[str]]
+
+
+class Restorations:
+    """What the events of a return's window restore, by text stated and by id withdrawn."""
+
+    def __init__(self, agents: Mapping[str, Agent]) -> None:
+        self.agents = agents
+        self.stated: dict[str, list[tuple[int, _Readers]]] = {}
+        """Each text stated by an item, with the epoch and the readers of each statement."""
+        self.withdrawn: dict[str, int] = {}
+        """Each item a revocation, closing or supersession withdrew, with its epoch."""
+        self.read: set[int] = set()
+
+    def add(self, events: Iterable[Recorded]) -> None:
+        """Take in ``events`` (those already taken in are passed over)."""
+        for recorded in events:
+            if recorded.epoch in self.read:
+                continue
+            self.read.add(recorded.epoch)
+            event = recorded.event
+            if isinstance(event, Assert | Supersede):
+                readers = self._readers(event)
+                self.stated.setdefault(event.item.text, []).append((recorded.epoch, readers))
+            if isinstance(event, Revoke | Close | Supersede):
+                self.withdrawn.setdefault(event.target, recorded.epoch)
+
+    def kept(self, item: Item, laters: Sequence[Later]) -> list[Later]:
+        """``laters`` but those whose premise a later event restored for ``item``."""
+        return [later for later in laters if not self._restored(later, item)]
+
+    def _restored(self, later: Later, item: Item) -> bool:
+        if later.withdrawn_text is not None:  # what it withdrew is stated again
+            statements = self.stated.get(later.withdrawn_text, ())
+            return any(
+                epoch > later.epoch and item.scope.read_within(*readers)
+                for epoch, readers in statements
+            )
+        if later.withdrawn_id is None and later.replacement_id is not None:  # news, undone
+            return self.withdrawn.get(later.replacement_id, later.epoch) > later.epoch
+        return False
+
+    def _readers(self, event: Assert | Supersede) -> _Readers:
+        principals = event.item.principals
+        if principals is None:  # the author's principal reads it
+            author = self.agents.get(event.author)
+            principals = frozenset() if author is None else frozenset({author.principal})
+        return principals, event.item.roles
