@@ -194,3 +194,8 @@ class Internal(ReadmitError):
     """
 
     code = "internal"
+
+
+def install_hint(extra: str) -> str:
+    """How to install the optional ``extra``: from the package index, or from a checkout."""
+    return f"pip install 'readmit[{extra}]' (in a checkout: pip install '.[{extra}]')"

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, install_hint
 
 MIN_KEY_BYTES = 16
 ED25519_KEY_BYTES = 32
@@ -82,9 +82,7 @@ def _ed25519() -> Any:
     try:
         from cryptography.hazmat.primitives.asymmetric import ed25519
     except ImportError as exc:  # pragma: no cover - exercised without the extra
-        raise ConfigError(
-            "Ed25519 signing needs cryptography: pip install 'readmit[ed25519]'"
-        ) from exc
+        raise ConfigError(f"Ed25519 signing needs cryptography: {install_hint('ed25519')}") from exc
     return ed25519
 
 

@@ -65,6 +65,7 @@ def test_a_replayed_view_verifies_and_a_tampered_one_does_not(
     assert ok.output.startswith("ok: view")
     assert expired.exit_code == 3
     assert "not valid at" in expired.output
+    assert "give --at TIME" in expired.output
     assert tampered.exit_code == 3
     assert "view_rejected" in tampered.output
 

@@ -83,3 +83,16 @@ def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None
     assert result.exit_code == 2, result.output
     assert f"cannot listen on 127.0.0.1:{port}" in result.output
     assert not db.exists()
+
+
+def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
+    db = tmp_path / "readmit.db"
+    result = CliRunner().invoke(
+        cli,
+        ["serve", "--db", f"sqlite:///{db}", "--port", "99999"],
+        env={"READMIT_SIGNING_KEY": "k" * 32},
+    )
+
+    assert result.exit_code == 2, result.output
+    assert "99999 is not in the range 0<=x<=65535" in result.output
+    assert not db.exists()

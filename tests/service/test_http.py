@@ -97,16 +97,22 @@ def test_decisions_of_other_agents_are_not_found(client: httpx.Client, team: Tea
 
 
 @pytest.mark.parametrize(
-    "headers", [{}, {"Authorization": "Bearer rmk_wrong"}, {"Authorization": "Basic QTE6eA=="}]
+    ("headers", "says"),
+    [
+        ({}, "send your agent key as 'Authorization: Bearer <key>'"),
+        ({"Authorization": "Bearer rmk_wrong"}, "not known to this store"),
+        ({"Authorization": "Basic QTE6eA=="}, "send your agent key as"),
+    ],
 )
 @pytest.mark.loopback
 def test_requests_without_a_valid_key_are_401(
-    client: httpx.Client, headers: dict[str, str]
+    client: httpx.Client, headers: dict[str, str], says: str
 ) -> None:
     response = client.get("/v1/state", headers=headers)
 
     assert response.status_code == 401
     assert response.json()["code"] == "unauthenticated"
+    assert says in response.json()["message"]
 
 
 def test_an_agent_cannot_author_for_another(client: httpx.Client, team: Team) -> None:

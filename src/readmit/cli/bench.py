@@ -12,7 +12,7 @@ import click
 from readmit.bench.backends import BACKENDS
 from readmit.bench.episode import Episode
 from readmit.clock import format_time, now
-from readmit.errors import ConfigError, InvalidInput
+from readmit.errors import ConfigError, InvalidInput, install_hint
 
 SUITES = ("drift", "returns", "stale-synth", "stale", "manbench", "memora")
 
@@ -22,7 +22,7 @@ def _require_bench_extra() -> None:
         import httpx  # noqa: F401 - the LLM reader's client
         import matplotlib  # noqa: F401 - the plots
     except ImportError as exc:
-        raise ConfigError(f"readmit bench needs {exc.name}: pip install 'readmit[bench]'") from None
+        raise ConfigError(f"readmit bench needs {exc.name}: {install_hint('bench')}") from None
 
 
 def _episodes(

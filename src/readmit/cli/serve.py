@@ -13,7 +13,7 @@ from readmit.cli.inputs import open_existing_store
 from readmit.cli.replay import EMBEDDINGS_OPTION
 from readmit.clock import now
 from readmit.config import DB_ENV
-from readmit.errors import ConfigError, InvalidInput
+from readmit.errors import ConfigError, InvalidInput, install_hint
 from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.service.keys import key_hash, new_key
@@ -99,7 +99,7 @@ def not_nan(value: float | None) -> float | None:
 def _require_service_extra() -> None:
     missing = [m for m in ("fastapi", "uvicorn", "mcp") if importlib.util.find_spec(m) is None]
     if missing:
-        raise ConfigError(f"the service needs {', '.join(missing)}: pip install 'readmit[service]'")
+        raise ConfigError(f"the service needs {', '.join(missing)}: {install_hint('service')}")
 
 
 @click.command()
@@ -107,7 +107,7 @@ def _require_service_extra() -> None:
 @VERIFIER_OPTION
 @EMBEDDINGS_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @POLICY_OPTION
 @_SKEW
 @_TTL

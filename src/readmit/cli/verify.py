@@ -11,7 +11,7 @@ from readmit.admission.view import verify_view
 from readmit.cli.inputs import read_json
 from readmit.clock import now, parse_time
 from readmit.config import verifier_from_env
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, ViewRejected
 
 
 @click.command()
@@ -36,7 +36,12 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
     """
     view = _load(view_file, number)
     at: datetime = now() if at_text is None else _time(at_text)
-    verified = verify_view(view, verifier_from_env(os.environ), at)
+    try:
+        verified = verify_view(view, verifier_from_env(os.environ), at)
+    except ViewRejected as exc:
+        if at_text is None and str(exc).startswith("not valid at"):
+            raise ViewRejected(f"{exc}: give --at TIME to check it as of another time") from None
+        raise
     click.echo(
         f"ok: view {view.get('cycle')} verified: {len(verified.item_ids)} items, "
         f"expires {view.get('expires_at')}"

@@ -135,9 +135,14 @@ class Service:
         Raises:
             Unauthenticated: if the key is missing or unknown.
         """
-        found = self.store.agent_for_key(key_hash(key)) if key else None
-        if found is None:
+        if not key:
             raise Unauthenticated("send your agent key as 'Authorization: Bearer <key>'")
+        found = self.store.agent_for_key(key_hash(key))
+        if found is None:
+            raise Unauthenticated(
+                "that agent key is not known to this store (an operator makes one with "
+                "'readmit keys create WORKSPACE AGENT' against the store the server serves)"
+            )
         return Caller(workspace=found[0], agent=found[1])
 
     def admit_request(self, caller: Caller) -> None:

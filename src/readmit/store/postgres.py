@@ -11,15 +11,16 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
+from readmit.errors import StoreError, install_hint
+
 try:
     import psycopg
     from psycopg import errors as pg_errors
 except ImportError as _import_error:  # pragma: no cover - exercised without the extra
     raise ImportError(
-        "The PostgreSQL store needs psycopg: pip install 'readmit[postgres]'"
+        f"The PostgreSQL store needs psycopg: {install_hint('postgres')}"
     ) from _import_error
 
-from readmit.errors import StoreError
 from readmit.store.connection import Conflict, Cursor
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, install_hint
 
 if TYPE_CHECKING:
     from readmit.verifiers.openai_compat import OpenAICompatVerifier
@@ -102,7 +102,7 @@ class GgufServer:
                 does not start.
         """
         if importlib.util.find_spec("xllamacpp") is None:
-            raise ConfigError("gguf verifiers need xllamacpp: pip install 'readmit[gguf]'")
+            raise ConfigError(f"gguf verifiers need xllamacpp: {install_hint('gguf')}")
         if not path.is_file():
             raise ConfigError(f"gguf:{path}: no such model file")
         threads = threads or max(1, os.cpu_count() or 2)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from readmit.admission.invalidation.embeddings import VectorCache
-from readmit.errors import ConfigError, VerifierUnavailable
+from readmit.errors import ConfigError, VerifierUnavailable, install_hint
 
 DIMENSIONS = (64, 128, 256)
 
@@ -61,7 +61,7 @@ def load(argument: str = "") -> WordLlamaEmbedder:
         import wordllama
     except ImportError as exc:
         raise ConfigError(
-            "the wordllama embedder needs its package: pip install 'readmit[wordllama]'"
+            f"the wordllama embedder needs its package: {install_hint('wordllama')}"
         ) from exc
     try:
         model = wordllama.WordLlama.load(
