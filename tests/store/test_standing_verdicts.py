@@ -1227,3 +1227,23 @@ def test_m013_marks_the_checkpoints_that_recorded_what_they_left_out(
 
     assert [tuple(r) for r in marks] == [("A1", 3, None), ("A1", 4, 1), ("B1", 4, None)]
     assert left == ["p0"]
+
+
+def test_a_premise_restored_before_the_departure_is_not_judged_against(
+    store: WorkStateStore,
+) -> None:
+    """p0 was never screened, so its screening reaches back before the departure, through a
+    log the built-in verifier reads for withdrawals only: the restatement is read too."""
+    events = [
+        assert_item(0, "h0", "Sunrise Hotel is booked."),
+        assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+        {"at": at(2), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+        assert_item(3, "h2", "Sunrise Hotel is booked."),
+        depart(4),
+        ret(5),
+        depart(6),
+        ret(7),
+    ]
+    decisions = run(store, events)
+
+    assert all("p0" in d["selected"] for d in decisions)

@@ -9,7 +9,8 @@ not judged against an item. Otherwise a return would exclude an item, its verdic
 be stored already lapsed, and the next return, with nothing new, would admit it.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from readmit.admission.invalidation.implicit import Later
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
@@ -23,11 +24,20 @@ class Restorations:
 
     def __init__(self, agents: Mapping[str, Agent]) -> None:
         self.agents = agents
-        self.stated: dict[str, list[tuple[int, _Readers]]] = {}
-        """Each text stated by an item, with the epoch and the readers of each statement."""
+        self.stated: dict[str, dict[_Readers, int]] = {}
+        """Each text stated by an item: the latest epoch it was stated at, by its readers."""
         self.withdrawn: dict[str, int] = {}
         """Each item a revocation, closing or supersession withdrew, with its epoch."""
         self.read: set[int] = set()
+        self.since: int | None = None
+        """How far back the log before the departure was read (`add_from`)."""
+        self._known: dict[tuple[str, str, Any], bool] = {}
+
+    def add_from(self, start: int, history: Callable[[int, bool], Any]) -> None:
+        """Take in every event of the log after ``start`` (``history``: the context's)."""
+        if self.since is None or start < self.since:
+            self.add(history(start, True).events)
+            self.since = start
 
     def add(self, events: Iterable[Recorded]) -> None:
         """Take in ``events`` (those already taken in are passed over)."""
@@ -37,8 +47,9 @@ class Restorations:
             self.read.add(recorded.epoch)
             event = recorded.event
             if isinstance(event, Assert | Supersede):
+                stated = self.stated.setdefault(event.item.text, {})
                 readers = self._readers(event)
-                self.stated.setdefault(event.item.text, []).append((recorded.epoch, readers))
+                stated[readers] = max(stated.get(readers, recorded.epoch), recorded.epoch)
             if isinstance(event, Revoke | Close | Supersede):
                 self.withdrawn.setdefault(event.target, recorded.epoch)
 
@@ -48,11 +59,15 @@ class Restorations:
 
     def _restored(self, later: Later, item: Item) -> bool:
         if later.withdrawn_text is not None:  # what it withdrew is stated again
-            statements = self.stated.get(later.withdrawn_text, ())
-            return any(
-                epoch > later.epoch and item.scope.read_within(*readers)
-                for epoch, readers in statements
-            )
+            key = (later.event_id, later.withdrawn_text, item.scope)
+            found = self._known.get(key)
+            if found is None:
+                statements = self.stated.get(later.withdrawn_text, {})
+                found = self._known[key] = any(
+                    epoch > later.epoch and item.scope.read_within(*readers)
+                    for readers, epoch in statements.items()
+                )
+            return found
         if later.withdrawn_id is None and later.replacement_id is not None:  # news, undone
             return self.withdrawn.get(later.replacement_id, later.epoch) > later.epoch
         return False

@@ -205,7 +205,7 @@ class Screener:
         Remembers in `_unavailable` the first pair that got no answer (or an abstention).
         """
         self._unavailable = None
-        laters = distinct(self._restored().kept(item, laters))
+        laters = distinct(self._restored().kept(item, laters)) if laters else []
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
@@ -263,10 +263,15 @@ class Screener:
         return outcome
 
     def _restored(self) -> Restorations:
-        """What the window's events restore (`restored`): made once a pair is judged."""
+        """What the window's events restore (`restored`): made once a pair is judged.
+
+        Every event of the window: the index's history may hold only withdrawals.
+        """
         if self._restorations is None:
             self._restorations = Restorations(self.ctx.agents)
             self._restorations.add(self.ctx.delta)
+        if self._index_from < self.ctx.departure.epoch and self.ctx.history is not None:
+            self._restorations.add_from(self._index_from, self.ctx.history)
         return self._restorations
 
     def _premise_texts(self, item: Item) -> tuple[str, ...]:
@@ -373,7 +378,6 @@ class Screener:
             )
             self._index_from = min(start, widest)
             earlier = self.ctx.history(self._index_from, self.news)
-            self._restored().add(earlier.events)
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items, *self.ctx.left_out)}
             before = observations_of(
                 earlier.events, by_id.values(), by_id, self.news, self.ctx.agents, earlier.gone
