@@ -239,10 +239,13 @@ def test_the_library_alone_names_the_extra_a_command_needs(tmp_path: Path) -> No
 
     done = child(config, tmp_path)
 
+    in_a_checkout = " (in a checkout: pip install '.[{}]')"
     assert done.stderr.splitlines() == [
-        "error [config_error]: readmit bench needs httpx: pip install 'readmit[bench]'",
+        "error [config_error]: readmit bench needs httpx: pip install 'readmit[bench]'"
+        + in_a_checkout.format("bench"),
         "exit 2",
-        "error [config_error]: Ed25519 signing needs cryptography: pip install 'readmit[ed25519]'",
+        "error [config_error]: Ed25519 signing needs cryptography: pip install 'readmit[ed25519]'"
+        + in_a_checkout.format("ed25519"),
         "exit 2",
     ]
 

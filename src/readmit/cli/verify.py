@@ -39,8 +39,10 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
     try:
         verified = verify_view(view, verifier_from_env(os.environ), at)
     except ViewRejected as exc:
-        if at_text is None and str(exc).startswith("not valid at"):
-            raise ViewRejected(f"{exc}: give --at TIME to check it as of another time") from None
+        if at_text is None and exc.problem.startswith("not valid at"):
+            raise ViewRejected(
+                f"{exc.problem}: give --at TIME to check it at another time"
+            ) from None
         raise
     click.echo(
         f"ok: view {view.get('cycle')} verified: {len(verified.item_ids)} items, "
