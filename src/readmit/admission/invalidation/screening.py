@@ -205,7 +205,9 @@ class Screener:
         Remembers in `_unavailable` the first pair that got no answer (or an abstention).
         """
         self._unavailable = None
-        laters = distinct(self._restored().kept(item, laters)) if laters else []
+        departed = self.ctx.departure.epoch
+        before = any(x.epoch <= departed for x in laters)  # the log before the departure too
+        laters = distinct(self._restored(before).kept(item, laters)) if laters else []
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
@@ -262,15 +264,16 @@ class Screener:
         self._unavailable = self._unavailable or unavailable
         return outcome
 
-    def _restored(self) -> Restorations:
+    def _restored(self, before: bool) -> Restorations:
         """What the window's events restore (`restored`): made once a pair is judged.
 
-        Every event of the window: the index's history may hold only withdrawals.
+        ``before``: for observations from before the departure, so every event of the log
+        since the earliest is read (the index's history may hold only withdrawals).
         """
         if self._restorations is None:
             self._restorations = Restorations(self.ctx.agents)
             self._restorations.add(self.ctx.delta)
-        if self._index_from < self.ctx.departure.epoch and self.ctx.history is not None:
+        if before and self.ctx.history is not None:
             self._restorations.add_from(self._index_from, self.ctx.history)
         return self._restorations
 
