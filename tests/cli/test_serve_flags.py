@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from readmit.cli import cli
 from readmit.service.settings import limits_from_flags
+from readmit.store import open_store
 
 
 def test_every_limit_has_a_serve_flag() -> None:
@@ -64,6 +65,18 @@ def test_the_store_a_server_serves_is_logged_without_its_password() -> None:
         == "postgresql://me:***@db:5432/readmit"
     )
     assert _shown_url("sqlite:///readmit.db") == "sqlite:///readmit.db"
+
+
+def test_a_store_the_server_makes_anew_is_said_to_be_new(tmp_path: Path) -> None:
+    from readmit.cli.serve import _serving
+
+    there = tmp_path / "there.db"
+    open_store(f"sqlite:///{there}").close()
+
+    assert _serving(f"sqlite:///{there}") == f"serving the store at sqlite:///{there}"
+    assert _serving(f"sqlite:///{tmp_path / 'typo.db'}").endswith(
+        "(a new, empty store: no such file was there)"
+    )
 
 
 def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from readmit.cli.inputs import open_existing_store
+from readmit.cli.inputs import open_existing_store, sqlite_path
 from readmit.cli.replay import EMBEDDINGS_OPTION
 from readmit.clock import now
 from readmit.config import DB_ENV
@@ -45,6 +45,19 @@ def _port_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+
+
+def _serving(url: str) -> str:
+    """The log line naming the store ``url`` (to be called before it is opened).
+
+    A SQLite file that is not there yet is made, empty: said, so that a mistyped path
+    shows at once rather than as every agent key being refused.
+    """
+    path = sqlite_path(url)
+    new = path is not None and not path.exists()
+    return f"serving the store at {_shown_url(url)}" + (
+        " (a new, empty store: no such file was there)" if new else ""
+    )
 
 
 def _shown_url(url: str) -> str:
@@ -204,6 +217,7 @@ def serve(
     from readmit.service.operations import Service
     from readmit.service.settings import limits_from_flags, load_policy
 
+    serving = _serving(db)
     service = Service.from_env(
         db,
         verifier_spec,
@@ -213,7 +227,7 @@ def serve(
     )
     pool = None
     try:
-        click.echo(f"serving the store at {_shown_url(db)}", err=True)
+        click.echo(serving, err=True)
         if ahead_seconds is not None:
             service.judge_ahead(ahead_seconds)
             click.echo(
