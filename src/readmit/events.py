@@ -75,6 +75,15 @@ class ItemDraft:
             if values is not None and not values:
                 raise InvalidInput(f"{name} must not be empty")
 
+    def readers(self, principal: str | None) -> tuple[frozenset[str], frozenset[str]]:
+        """Who may read the item: its principals and roles.
+
+        Without principals of its own, the author's (``principal``; none if unknown).
+        """
+        if self.principals is not None:
+            return self.principals, self.roles
+        return frozenset() if principal is None else frozenset({principal}), self.roles
+
     def materialize(self, *, event_id: str, author: str, principal: str, epoch: int) -> Item:
         """Bind the draft to the event that recorded it."""
         receipt = None
@@ -85,9 +94,10 @@ class ItemDraft:
                 epoch=epoch,
                 digest=text_digest(self.id, self.text),
             )
+        principals, roles = self.readers(principal)
         scope = Scope(
-            principals=self.principals if self.principals is not None else frozenset({principal}),
-            roles=self.roles,
+            principals=principals,
+            roles=roles,
             task=self.task,
             purposes=self.purposes,
         )

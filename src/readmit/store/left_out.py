@@ -20,7 +20,8 @@ since counting its key as one D_a held would let a watermark stand that should b
 (`readmit.admission.invalidation.unquoted`).
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache as cache_once
 
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
@@ -36,7 +37,6 @@ _NOT_HELD = (
 )
 """The items asserted by a checkpoint's epoch, not in it, and not known withdrawn by then."""
 _KEY_BETWEEN = "SELECT id FROM items WHERE workspace = ? AND key = ? AND epoch > ? AND epoch <= ?"
-_AGENTS = "SELECT id, principal, role FROM agents WHERE workspace = ?"
 
 
 def unrecorded(
@@ -46,10 +46,12 @@ def unrecorded(
     checkpoint: tuple[int, int],
     reader: Agent,
     delta: Sequence[Recorded],
+    agents: Callable[[], Mapping[str, Agent]],
 ) -> tuple[Item, ...]:
     """What ``checkpoint`` (its id and epoch) left out that ``reader``, its agent, may read.
 
-    ``delta``: the log after the checkpoint, where withdrawals from before m012 are found.
+    ``delta``: the log after the checkpoint, where withdrawals from before m012 are found;
+    ``agents``: the workspace's, read once if an undated replacement must be placed.
     Only the rows that may be such an item are decoded.
     """
     cp_id, cp_epoch = checkpoint
@@ -62,20 +64,26 @@ def unrecorded(
         if r[0] not in undated or r[0] in named or (r[2] == "replaced" and r[1] in keyed)
     ]
     found = []
+    authors = cache_once(agents)
     for item in sorted(items_by(db, cache, workspace, "id", maybe), key=lambda i: i.id):
         if not item.scope.readable_by(reader.principal, reader.role):
             continue
         if (
             item.id not in undated
             or item.id in named
-            or not _replaced_before(db, cache, workspace, item, cp_epoch)
+            or not _replaced_before(db, cache, workspace, item, cp_epoch, authors)
         ):
             found.append(item)
     return tuple(found)
 
 
 def _replaced_before(
-    db: Connection, cache: BodyCache[str, Item], workspace: str, item: Item, upto: int
+    db: Connection,
+    cache: BodyCache[str, Item],
+    workspace: str,
+    item: Item,
+    upto: int,
+    agents: Callable[[], Mapping[str, Agent]],
 ) -> bool:
     """Whether an item of ``item``'s key asserted after it, by ``upto``, may have replaced it.
 
@@ -86,11 +94,10 @@ def _replaced_before(
     ids = [r[0] for r in db.execute(_KEY_BETWEEN, args).fetchall()]
     if not ids:
         return False
-    agents = {r[0]: r for r in db.execute(_AGENTS, (workspace,)).fetchall()}
     for later in items_by(db, cache, workspace, "id", ids):
-        author = agents.get(later.author)
+        author = agents().get(later.author)
         if later.receipt is not None and (
-            author is None or item.scope.readable_by(author[1], author[2])
+            author is None or item.scope.readable_by(author.principal, author.role)
         ):
             return True
     return False

@@ -265,8 +265,9 @@ class SqlStore:
             unrecorded = None
             if row[4] is None:  # made before m013 (`readmit.store.left_out`)
                 unrecorded = partial(
-                    left_out.unrecorded, db, self._decoded, workspace, (cp_id, cp_epoch), who, delta
-                )
+                    left_out.unrecorded, db, self._decoded, workspace, (cp_id, cp_epoch), who,
+                    delta, partial(self.agents, workspace),
+                )  # fmt: skip
             left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)

@@ -202,13 +202,12 @@ def _seen_by_all(db: Connection, workspace: str, restoring: Recorded, scope: Sco
 def _readers(
     db: Connection, workspace: str, author: str, draft: ItemDraft
 ) -> tuple[frozenset[str], frozenset[str]]:
-    principals = draft.principals
-    if principals is None:  # the author's principal reads it
-        row = db.execute(
-            "SELECT principal FROM agents WHERE workspace = ? AND id = ?", (workspace, author)
-        ).fetchone()
-        principals = frozenset() if row is None else frozenset({row[0]})
-    return principals, draft.roles
+    if draft.principals is not None:
+        return draft.readers(None)
+    row = db.execute(
+        "SELECT principal FROM agents WHERE workspace = ? AND id = ?", (workspace, author)
+    ).fetchone()
+    return draft.readers(None if row is None else row[0])
 
 
 def any_standing(db: Connection, workspace: str) -> bool:

@@ -73,8 +73,5 @@ class Restorations:
         return False
 
     def _readers(self, event: Assert | Supersede) -> _Readers:
-        principals = event.item.principals
-        if principals is None:  # the author's principal reads it
-            author = self.agents.get(event.author)
-            principals = frozenset() if author is None else frozenset({author.principal})
-        return principals, event.item.roles
+        author = self.agents.get(event.author)
+        return event.item.readers(None if author is None else author.principal)
