@@ -174,6 +174,22 @@ def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
     assert reason(other, "p0") == "implicitly_invalidated"
 
 
+@pytest.mark.parametrize("when", ["before the return", "after the verdict"])
+def test_hearsay_restating_what_was_withdrawn_restores_nothing(
+    store: WorkStateStore, when: str
+) -> None:
+    """Hearsay replaces nothing (the writer), so it brings nothing back either."""
+    heard = assert_item(7, "h2", "Sunrise Hotel is booked.", unconfirmed=True)
+    if when == "before the return":
+        *returns, again = run(store, [*HISTORY, heard, ret(8), ret(9, "A3"), depart(10), ret(11)])
+    else:
+        *returns, again = run(store, [*HISTORY, ret(6), heard, ret(8, "A3"), depart(10), ret(11)])
+
+    assert [reason(d, "p0") for d in returns] == ["implicitly_invalidated"] * 2
+    assert returns[1]["judgment"]["standing"] == 1
+    assert "p0" not in again["items"]  # left out of the departure under the verdict
+
+
 def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) -> None:
     events = [
         assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
@@ -239,7 +255,8 @@ def histories(draw: st.DrawFn, words: Sequence[str] = WORDS) -> list[dict[str, A
     texts = {e["item"]["id"]: e["item"]["text"] for e in events if e["op"] == "assert"}
     restated = draw(st.lists(st.sampled_from(targets), max_size=1)) if targets else []
     for k, target in enumerate(restated):
-        events.append(assert_item(len(events), f"r{k}", texts[target]))  # stated again
+        heard = {"unconfirmed": True} if draw(st.booleans()) else {}  # restores nothing
+        events.append(assert_item(len(events), f"r{k}", texts[target], **heard))  # stated again
     for j in range(draw(st.integers(0, 2))):
         said = draw(st.lists(st.sampled_from(words), min_size=1, max_size=2))
         events.append(assert_item(len(events), f"n{j}", f"News {j}: {', '.join(said)}."))

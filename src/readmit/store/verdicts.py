@@ -7,7 +7,8 @@ return, to every agent, until something restores its premise:
   item states X's text again (the withdrawn statement came back) where every
   reader of the invalidated item can read it: a restatement only some of them
   can see (another principal's private note) restores nothing for the others,
-  and a writer must not be able to lift a verdict on state it cannot read;
+  and a writer must not be able to lift a verdict on state it cannot read; hearsay
+  (an ``unconfirmed`` item, with no receipt) restates nothing, as it replaces nothing;
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
   (revoked, closed or superseded; a same-key replacement of N restates the
   news rather than undoing it, so the verdict stands).
@@ -222,7 +223,7 @@ def any_standing(db: Connection, workspace: str) -> bool:
 def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
     """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written)."""
     event = recorded.event
-    if isinstance(event, Assert | Supersede):
+    if isinstance(event, Assert | Supersede) and not event.item.unconfirmed:
         restored = db.execute(
             "SELECT v.item, i.body FROM invalidations v JOIN items i "
             "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
@@ -299,7 +300,7 @@ def load(
 def _restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bool:
     event = recorded.event
     match event:
-        case Assert() | Supersede() if text is not None and event.item.text == text:
+        case Assert() | Supersede() if event.item.text == text and not event.item.unconfirmed:
             return True
         case Revoke() | Close() | Supersede() if withdrawn is not None:
             return event.target == withdrawn

@@ -3,7 +3,8 @@
 A standing verdict lapses once its premise is restored (`readmit.store.verdicts`): what
 its evidence withdrew is stated again by an item every reader of the invalidated item
 may read, or the new item its evidence asserted is withdrawn (revoked, closed or
-superseded; a same-key replacement restates the news and restores nothing). A return
+superseded; a same-key replacement restates the news and restores nothing). Hearsay
+(an ``unconfirmed`` item) states nothing again, as it replaces nothing. A return
 judges by the same rule: an observation so restored by an event before the return is
 not judged against an item. Otherwise a return would exclude an item, its verdict would
 be stored already lapsed, and the next return, with nothing new, would admit it.
@@ -46,7 +47,7 @@ class Restorations:
                 continue
             self.read.add(recorded.epoch)
             event = recorded.event
-            if isinstance(event, Assert | Supersede):
+            if isinstance(event, Assert | Supersede) and not event.item.unconfirmed:
                 stated = self.stated.setdefault(event.item.text, {})
                 readers = self._readers(event)
                 stated[readers] = max(stated.get(readers, recorded.epoch), recorded.epoch)
