@@ -213,17 +213,21 @@ def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) 
 
 
 class _Invalidating:
-    """A verifier that confirms every pair whose later event asserted ``item``."""
+    """A verifier that confirms every pair whose later event asserted ``item`` (or, with
+    ``withdrawn``, withdrew it: it needs no text, as a model reading the reason would not)."""
 
-    def __init__(self, item: str) -> None:
+    def __init__(self, item: str, withdrawn: bool = False) -> None:
         self.item = item
         self.name = f"invalidating:{item}"
+        self.field = "withdrawn_id" if withdrawn else "replacement_id"
 
     def judge(self, pairs: Any) -> Any:
         from readmit.admission.invalidation.implicit import Verdict
 
         return [
-            Verdict(invalidates=p.later.replacement_id == self.item, confidence=0.9, reason="r")
+            Verdict(
+                invalidates=getattr(p.later, self.field) == self.item, confidence=0.9, reason="r"
+            )
             for p in pairs
         ]
 
@@ -570,6 +574,28 @@ def test_what_one_agent_could_not_quote_is_screened_for_another(
     record = _b1_after(store, made, make_verifier("builtin"), first)
 
     assert reason(record, "y") == "implicitly_invalidated"
+
+
+def test_a_premise_restored_before_the_return_counts_though_the_agent_may_not_read_it(
+    store: WorkStateStore,
+) -> None:
+    """X, which A1 may not read, is revoked and then stated again where everyone reads it:
+    A1's return cannot quote X, yet judges by the store's rule, so the verdict it would
+    store already lapsed never excludes Y, now or at the next return."""
+    revoke = {"author": "B1", "op": "revoke", "target": "x", "why": "Room Atlas is shut."}
+    public = {"id": "x3", "text": "The standup room is Room Atlas.", "readers": "*"}
+    events = [
+        *_private_then_withdrawn(revoke),
+        {"at": at(5), "author": "B1", "op": "assert", "item": public},
+        ret(6),
+        depart(7),
+        ret(8),
+    ]
+    made = load_scenario(scenario(events))
+    decided = replay(made, store, verifier=_Invalidating("x", withdrawn=True), signer=SIGNER)
+
+    assert [reason(d.record, "y") for d in decided] == [None, None]
+    assert all("y" in d.record["selected"] for d in decided)
 
 
 @dataclass

@@ -47,7 +47,7 @@ from readmit.store.bodies import (
     logged_events,
 )
 from readmit.store.connection import Conflict, Connection
-from readmit.store.history import history
+from readmit.store.history import history, texts
 from readmit.store.migrations import migrate, missing
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
@@ -273,13 +273,9 @@ class SqlStore:
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
         returner = Returner(
-            agent=who.id,
-            principal=who.principal,
-            role=who.role,
-            task=request.task,
-            purpose=request.purpose,
-            at=request.at,
-        )
+            agent=who.id, principal=who.principal, role=who.role,
+            task=request.task, purpose=request.purpose, at=request.at,
+        )  # fmt: skip
         return ReturnContext(
             workspace=workspace,
             cycle=f"{workspace}:{request.agent}:{request.id}@{epoch}",
@@ -298,6 +294,7 @@ class SqlStore:
                 self._reading, history, self._parsed, self._decoded, workspace, cp_epoch
             ),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
+            withdrawn_texts=partial(self._reading, texts, self._decoded, workspace),
             left_out=left,
         )
 

@@ -3,7 +3,9 @@
 A standing verdict lapses once its premise is restored (`readmit.store.verdicts`): what
 its evidence withdrew is stated again by an item every reader of the invalidated item
 may read, or the new item its evidence asserted is withdrawn (revoked, closed or
-superseded; a same-key replacement restates the news and restores nothing). Hearsay
+superseded; a same-key replacement restates the news and restores nothing). What it
+withdrew is compared by its text even where the returning agent may not read it (the
+store's verdict is), though the text is never shown. Hearsay
 (an ``unconfirmed`` item) states nothing again, as it replaces nothing. A return
 judges by the same rule: an observation so restored by an event before the return is
 not judged against an item. Otherwise a return would exclude an item, its verdict would
@@ -23,8 +25,15 @@ _Readers = tuple[frozenset[str], frozenset[str]]
 class Restorations:
     """What the events of a return's window restore, by text stated and by id withdrawn."""
 
-    def __init__(self, agents: Mapping[str, Agent]) -> None:
+    def __init__(
+        self,
+        agents: Mapping[str, Agent],
+        texts: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+    ) -> None:
         self.agents = agents
+        self.texts = texts
+        """The texts of withdrawn items the observations could not quote
+        (`ReturnContext.withdrawn_texts`)."""
         self.stated: dict[str, dict[_Readers, int]] = {}
         """Each text stated by an item: the latest epoch it was stated at, by its readers."""
         self.withdrawn: dict[str, int] = {}
@@ -33,6 +42,7 @@ class Restorations:
         self.since: int | None = None
         """How far back the log before the departure was read (`add_from`)."""
         self._known: dict[tuple[str, str, Any], bool] = {}
+        self._hidden: dict[str, str | None] = {}
 
     def add_from(self, start: int, history: Callable[[int, bool], Any]) -> None:
         """Take in every event of the log after ``start`` (``history``: the context's)."""
@@ -59,11 +69,14 @@ class Restorations:
         return [later for later in laters if not self._restored(later, item)]
 
     def _restored(self, later: Later, item: Item) -> bool:
-        if later.withdrawn_text is not None:  # what it withdrew is stated again
-            key = (later.event_id, later.withdrawn_text, item.scope)
+        text = later.withdrawn_text
+        if text is None and later.withdrawn_id is not None:
+            text = self._unquotable(later.withdrawn_id)
+        if text is not None:  # what it withdrew is stated again
+            key = (later.event_id, text, item.scope)
             found = self._known.get(key)
             if found is None:
-                statements = self.stated.get(later.withdrawn_text, {})
+                statements = self.stated.get(text, {})
                 found = self._known[key] = any(
                     epoch > later.epoch and item.scope.read_within(*readers)
                     for readers, epoch in statements.items()
@@ -72,6 +85,12 @@ class Restorations:
         if later.withdrawn_id is None and later.replacement_id is not None:  # news, undone
             return self.withdrawn.get(later.replacement_id, later.epoch) > later.epoch
         return False
+
+    def _unquotable(self, withdrawn: str) -> str | None:
+        if withdrawn not in self._hidden:
+            found = {} if self.texts is None else self.texts([withdrawn])
+            self._hidden[withdrawn] = found.get(withdrawn)
+        return self._hidden[withdrawn]
 
     def _readers(self, event: Assert | Supersede) -> _Readers:
         author = self.agents.get(event.author)
