@@ -1,12 +1,13 @@
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from builders import item, obligation
 from readmit.admission import coverage
 from readmit.admission.coverage import cover, gain, measure
+from readmit.model import Item, Obligation
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from strategies import items
@@ -209,3 +210,67 @@ def test_the_same_pool_under_another_budget_is_selected_and_dropped_afresh() -> 
 
     assert [i.id for i in selection.items] == ["newer", "new"]
     assert [e.item for e in selection.dropped] == ["old"]
+
+
+def _rescanning_greedy(
+    eligible: list[Item],
+    obligations: list[Obligation],
+    turned_down: set[str],
+    items: int,
+    chars: int,
+) -> list[str]:
+    """The greedy cover as eq. 5 states it: rescan every supporter for the best gain."""
+    weights = {d: 1 for o in obligations for d in o.requires}
+    weights.update({d: 2 for o in obligations for d in o.critical})
+    left, covered, taken = list(eligible), frozenset[str](), list[str]()
+    while True:
+        scored = [
+            ((-g, len(m.text), m.id), m)
+            for m in left
+            if (g := gain(m, covered, weights)) > 0 and items >= 1 and chars >= len(m.text)
+        ]
+        if not scored:
+            return taken
+        best = min(scored, key=lambda s: s[0])[1]
+        left.remove(best)
+        if best.id not in turned_down:
+            taken.append(best.id)
+            covered |= best.supports
+            items, chars = items - 1, chars - len(best.text)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sets(st.sampled_from(["d1", "d2", "d3", "d4", "dx"]), max_size=3),
+            st.integers(1, 30),
+            st.booleans(),
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 8),
+    st.integers(10, 200),
+)
+@example([({"d1", "d3"}, 20, False), ({"d1"}, 10, False)], 1, 200)  # a tie: the shorter
+def test_the_greedy_cover_takes_what_rescanning_for_the_best_gain_takes(
+    specs: list[tuple[set[str], int, bool]], max_items: int, max_chars: int
+) -> None:
+    """The cover keeps items in a heap by their last gain; it must take exactly what a
+    rescan of every supporter at each step takes, ties and turned-down items included."""
+    task = obligation("o", requires=("d1", "d2", "d3"), critical=("d2",))
+    other = obligation("o2", requires=("d4",), critical=())
+    eligible = [
+        item(f"m{n:02}", "x" * size, supports=tuple(sorted(supports)))
+        for n, (supports, size, _) in enumerate(specs)
+    ]
+    turned_down = {f"m{n:02}" for n, (_, _, no) in enumerate(specs) if no}
+    structure = [task.item, task.frontier, other.item, other.frontier]
+    room = sum(len(i.text) for i in structure)
+    policy = Policy(max_items=max_items + 4, max_chars=max_chars + room, fill=False)
+
+    selection = cover(
+        [*structure, *eligible], [task, other], policy, screen=lambda m: m.id not in turned_down
+    )
+
+    expected = _rescanning_greedy(eligible, [task, other], turned_down, max_items, max_chars)
+    assert [i.id for i in selection.items][4:] == expected

@@ -10,6 +10,7 @@ records why.
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from itertools import compress, filterfalse
 from operator import attrgetter
 
@@ -329,7 +330,14 @@ def _greedy(
     obligations: Sequence[Obligation],
     budget: "_Budget",
 ) -> list[Item]:
-    """Repeatedly add the item with the best g(m|S) > 0 that fits the budgets."""
+    """Repeatedly add the item with the best g(m|S) > 0 that fits the budgets.
+
+    Ties go to the shorter text, then the smaller id, so selection is deterministic. A
+    gain only falls as S grows, and a budget only shrinks, so the items wait in a heap
+    by the gain they had when last scored: one whose score still holds when it comes up
+    is the best, and an item the screen turns down costs one step, not a pass over
+    every supporter (which made a cover past a spent judgment budget quadratic).
+    """
     weights = {d: 1 for o in obligations for d in o.requires}
     weights.update({d: 2 for o in obligations for d in o.critical})
     if not weights:
@@ -342,25 +350,25 @@ def _greedy(
         if not m.supports.isdisjoint(wanted) and m.id not in chosen
     ]
     covered = supported(selected)
-    added: list[Item] = []
-    while (best := _best(useful, covered, weights, budget)) is not None:
-        useful.remove(best)
-        if budget.take(best):
-            added.append(best)
-            covered |= best.supports
-    return added
-
-
-def _best(
-    items: Sequence[Item], covered: frozenset[str], weights: dict[str, int], budget: "_Budget"
-) -> Item | None:
-    scored = [
-        (g, item) for item in items if (g := gain(item, covered, weights)) > 0 and budget.fits(item)
+    waiting = [
+        (-g, len(m.text), m.id, n)
+        for n, m in enumerate(useful)
+        if (g := gain(m, covered, weights)) > 0
     ]
-    if not scored:
-        return None
-    # Ties go to the shorter text, then the smaller id, so selection is deterministic.
-    return min(scored, key=lambda s: (-s[0], len(s[1].text), s[1].id))[1]
+    heapify(waiting)
+    added: list[Item] = []
+    while waiting:
+        scored = heappop(waiting)
+        item = useful[scored[3]]
+        g = gain(item, covered, weights)
+        if g <= 0 or not budget.fits(item):
+            continue  # it will never gain or fit again
+        if -g != scored[0]:
+            heappush(waiting, (-g, *scored[1:]))
+        elif budget.take(item):
+            added.append(item)
+            covered |= item.supports
+    return added
 
 
 @dataclass(slots=True)
