@@ -285,6 +285,12 @@ CASES = [
         {"text.db": "hello"},
     ),
     Case(
+        "a PostgreSQL server that refuses the connection",  # libpq's lines, as one line
+        ["audit", "--db", "postgresql://nobody@127.0.0.1:1/readmit"],
+        "store_error",
+        "Connection refused Is the server running",
+    ),
+    Case(
         "audit of an unknown store",
         ["audit", "--db", "mysql://x"],
         "config_error",

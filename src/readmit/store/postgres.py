@@ -39,7 +39,8 @@ class PostgresConnection:
         try:
             self.db = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            said = " ".join(str(exc).split())  # libpq's lines and tabs, as one line
+            raise StoreError(f"cannot connect to PostgreSQL: {said}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         try:
