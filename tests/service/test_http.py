@@ -401,3 +401,30 @@ def test_a_departure_before_the_latest_return_says_how_to_depart(
     assert response.json()["code"] == "invalid_input"
     assert response.json()["message"].endswith("leave `at` out to depart now")
     assert team.service.store.away("trip") == []
+
+
+@pytest.mark.parametrize("sent", [None, "application/x-www-form-urlencoded", "text/plain"])
+def test_a_body_not_sent_as_json_is_refused_saying_so_and_nothing_is_stored(
+    client: httpx.Client, team: Team, sent: str | None
+) -> None:
+    """``curl -d`` sends a form; the answer names the header to send, not pydantic's words."""
+    body = json.dumps({"events": [{"op": "assert", "item": {"id": "x1", "text": "Hi."}}]})
+    headers = team.auth("A2") | ({"Content-Type": sent} if sent else {})
+
+    r = client.post("/v1/events", content=body, headers=headers)
+
+    assert r.status_code == 422
+    assert r.json()["code"] == "invalid_request"
+    assert "Content-Type: application/json" in r.json()["message"]
+    assert (sent or "no Content-Type") in r.json()["message"]
+    assert events(client, team) == []
+
+
+@pytest.mark.parametrize("sent", ["application/json", "application/merge-patch+json; q=1"])
+def test_a_json_body_that_is_no_object_is_refused_with_the_schemas_words(
+    client: httpx.Client, team: Team, sent: str
+) -> None:
+    r = client.post("/v1/events", content="[1]", headers=team.auth("A2") | {"Content-Type": sent})
+
+    assert r.status_code == 422
+    assert "Content-Type" not in r.json()["message"]

@@ -133,7 +133,14 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
         errors = error.errors()
         details = [{"loc": list(e["loc"]), "msg": _plain(e["msg"])} for e in errors]
         message = "the request does not match the API schema"
-        if details:  # the first problem, where it is: what a person reads first
+        sent = request.headers.get("content-type", "")
+        if details and details[0]["loc"] == ["body"] and not _json_type(sent):
+            # A body that is not JSON reaches the schema as no object at all: say why.
+            message += (
+                ": send the body as JSON with the header Content-Type: application/json "
+                f"(it came with {f'Content-Type: {sent[:80]}' if sent else 'no Content-Type'})"
+            )
+        elif details:  # the first problem, where it is: what a person reads first
             where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
             message += f": {where}: {details[0]['msg']}"
         return _error(422, InvalidRequest.code, message, details)
@@ -266,6 +273,14 @@ async def _until_gone(
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
+
+
+def _json_type(content_type: str) -> bool:
+    """Whether a ``Content-Type`` names JSON (``application/json``, ``…+json``)."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
 
 
 def _plain(message: str) -> str:
