@@ -428,3 +428,38 @@ def test_a_json_body_that_is_no_object_is_refused_with_the_schemas_words(
 
     assert r.status_code == 422
     assert "Content-Type" not in r.json()["message"]
+
+
+def test_a_return_without_task_and_purpose_returns_to_those_its_departure_named(
+    client: httpx.Client, team: Team
+) -> None:
+    headers = team.auth("A1")
+    named = {"task": "trip", "purpose": "itinerary"}
+    client.post("/v1/depart", json=named, headers=headers).raise_for_status()
+
+    response = client.post("/v1/return", json={}, headers=headers)
+
+    assert response.status_code == 200
+    view = response.json()["view"]
+    assert (view["task"], view["purpose"]) == ("trip", "itinerary")
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "said"),
+    [
+        ({}, "invalid_input", "give task and purpose: your latest departure named none"),
+        ({"task": "trip"}, "invalid_request", "give task and purpose together, or neither"),
+    ],
+)
+def test_a_return_naming_no_task_after_a_departure_that_named_none_says_what_to_give(
+    client: httpx.Client, team: Team, body: dict[str, str], code: str, said: str
+) -> None:
+    headers = team.auth("A1")
+    client.post("/v1/depart", json={}, headers=headers).raise_for_status()
+
+    response = client.post("/v1/return", json=body, headers=headers)
+
+    assert response.status_code == 422
+    assert response.json()["code"] == code
+    assert said in response.json()["message"]
+    assert team.service.store.away("trip") == ["A1"]  # still away: nothing was decided

@@ -52,9 +52,7 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
             team.service.record(
                 a2, [{"op": "revoke", "author": "A2", "target": "h0", "why": "Sunrise cancelled."}]
             )
-            returned = structured(
-                await client.call_tool("return_view", {"task": "trip", "purpose": "itinerary"})
-            )
+            returned = structured(await client.call_tool("return_view", {}))  # as departed
             checked = structured(await client.call_tool("verify_view", {"view": returned["view"]}))
             return tools, returned, checked
 
@@ -133,6 +131,8 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
         ("return_view", {"task": "t\x1b[2J", "purpose": "p"}, "task: "),
         ("return_view", {"task": "t", "purpose": "p\x00"}, "purpose: "),
         ("return_view", {"task": "t" * 201, "purpose": "p"}, "task: "),
+        ("return_view", {"task": "t"}, "give task and purpose together, or neither"),
+        ("return_view", {}, "give task and purpose: your latest departure named none"),
     ],
 )
 def test_tool_arguments_are_checked_like_the_http_apis(

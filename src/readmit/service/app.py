@@ -191,15 +191,19 @@ def _routes(  # noqa: C901 - one route each
                 "a returning agent cannot choose its policy; the server's operator sets it"
             )
 
+        named = await anyio.to_thread.run_sync(
+            service.returning_to, caller, body.task, body.purpose
+        )
+
         def work() -> bytes:
             # `Service.return_` answers in the shape's key order (`decision_json`): serialised
             # here, in the worker thread, FastAPI does not check it again on the event loop.
-            return decision_json(service.return_(caller, body.task, body.purpose, body.at, cancel))
+            return decision_json(service.return_(caller, *named, body.at, cancel))
 
         async def decide() -> bytes:
             if pool is not None:
-                service.returning(caller, body.task, body.purpose)
-                return await pool.return_(caller, body.task, body.purpose, body.at, cancel)
+                service.returning(caller, *named)
+                return await pool.return_(caller, *named, body.at, cancel)
             return await anyio.to_thread.run_sync(work)
 
         with service.throttle.return_slot((caller.workspace, caller.agent.id)) as cancel:

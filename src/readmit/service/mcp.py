@@ -76,12 +76,14 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
             return service.depart(caller, returning_to=check_returning(task, purpose))
 
     @server.tool()
-    def return_view(task: str, purpose: str) -> AgentDecisionOut:
-        """Come back: get your signed Return View, or why it was withheld."""
+    def return_view(task: str | None = None, purpose: str | None = None) -> AgentDecisionOut:
+        """Come back: get your signed Return View, or why it was withheld.
+
+        Without ``task`` and ``purpose``, those your departure named.
+        """
         with refusals():
-            check_name(task, "task")
-            check_name(purpose, "purpose")
-            return service.return_(caller, task, purpose)
+            named = check_returning(task, purpose)
+            return service.return_(caller, *service.returning_to(caller, *(named or (None, None))))
 
     @server.tool()
     def verify_view(view: dict[str, Any]) -> VerifyOut:

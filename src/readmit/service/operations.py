@@ -221,6 +221,21 @@ class Service:
         server = self.clock()
         return server if at is None else not_ahead(at, server, self.limits.clock_skew, what)
 
+    def returning_to(
+        self, caller: Caller, task: str | None, purpose: str | None
+    ) -> tuple[str, str]:
+        """The task and purpose of the caller's return: those given, else its departure's.
+
+        Raises:
+            InvalidInput: if neither is given and the caller's latest departure named none.
+        """
+        if task is not None and purpose is not None:
+            return task, purpose
+        named = self.store.departed_for(caller.workspace, caller.agent.id)
+        if named is None:
+            raise InvalidInput("give task and purpose: your latest departure named none")
+        return named
+
     def return_(
         self,
         caller: Caller,

@@ -6,7 +6,7 @@ TypedDicts built from the outbound shapes of `readmit.wire.outbound`, so
 instead of leaking out.
 """
 
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
@@ -37,6 +37,15 @@ class EventsIn(_Body):
     )
 
 
+_Named = TypeVar("_Named", "DepartIn", "ReturnIn")
+
+
+def _both_or_neither(body: _Named) -> _Named:
+    if (body.task is None) != (body.purpose is None):
+        raise ValueError("give task and purpose together, or neither")
+    return body
+
+
 class DepartIn(_Body):
     """A departure (now, unless `at` is given)."""
 
@@ -51,9 +60,7 @@ class DepartIn(_Body):
 
     @model_validator(mode="after")
     def _together(self) -> "DepartIn":
-        if (self.task is None) != (self.purpose is None):
-            raise ValueError("give task and purpose together, or neither")
-        return self
+        return _both_or_neither(self)
 
     @property
     def returning_to(self) -> tuple[str, str] | None:
@@ -62,10 +69,19 @@ class DepartIn(_Body):
 
 
 class ReturnIn(_Body):
-    """A return to a task, for a purpose."""
+    """A return to a task, for a purpose (by default those your departure named)."""
 
-    task: Name
-    purpose: Name
+    task: Name | None = Field(
+        default=None,
+        description="What you return to (with `purpose`); without both, the task and "
+        "purpose your latest departure named (422 `invalid_input` if it named none).",
+    )
+    purpose: Name | None = Field(default=None, description="Your purpose (with `task`).")
+
+    @model_validator(mode="after")
+    def _together(self) -> "ReturnIn":
+        return _both_or_neither(self)
+
     policy: dict[str, Any] | None = Field(
         default=None,
         description="Not accepted (422 `policy_not_accepted`): the operator sets the "
