@@ -212,6 +212,21 @@ def test_a_tampered_view_does_not_verify(client: httpx.Client, team: Team) -> No
     assert check.json()["valid"] is False
 
 
+def test_a_view_sent_unwrapped_to_verify_is_told_how_to_send_it(
+    client: httpx.Client, team: Team
+) -> None:
+    _, second = play(client, team, travel_scenario())
+
+    bare = client.post("/v1/verify", json=second.json()["view"])
+    empty = client.post("/v1/verify", json={})
+
+    assert bare.status_code == 422
+    assert bare.json()["message"] == 'send {"view": <the view>}: this body is a view itself'
+    assert (
+        empty.json()["message"] == "the request does not match the API schema: view: Field required"
+    )
+
+
 def test_a_view_with_a_repeated_key_does_not_verify(client: httpx.Client, team: Team) -> None:
     _, second = play(client, team, travel_scenario())
     view = json.dumps(second.json()["view"])

@@ -228,10 +228,14 @@ def _routes(  # noqa: C901 - one route each
         consumer and another to the verifier), NaN, deep nesting or a huge number is a
         422 ``invalid_input``.
         """
+        sent = strict_json.loads(await request.body())
+        if isinstance(sent, dict) and "view" not in sent and "signature" in sent:
+            raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
         try:
-            body = VerifyIn.model_validate(strict_json.loads(await request.body()))
-        except ValidationError as exc:
-            raise RequestValidationError(exc.errors()) from None
+            body = VerifyIn.model_validate(sent)
+        except ValidationError as exc:  # located in the body, as FastAPI's own are
+            errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
+            raise RequestValidationError(errors) from None
         return service.verify(body.view, body.at)
 
     @app.get("/v1/decisions", response_model=DecisionsOut, responses=ERROR_RESPONSES)
