@@ -104,8 +104,24 @@ def test_unknown_names_are_all_named_and_nothing_is_applied() -> None:
 
 
 def test_the_dataclass_name_of_the_ttl_is_not_an_override() -> None:
-    with pytest.raises(ConfigError, match="unknown policy field"):
+    with pytest.raises(ConfigError) as raised:
         Policy().with_overrides({"view_ttl": 600})
+
+    assert str(raised.value).endswith("view_ttl (did you mean 'view_ttl_seconds'?)")
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"max_itmes": 10}, "max_itmes (did you mean 'max_items'?)"),
+        ({"policy": {"max_items": 10}}, "policy (write the settings at the top level, with no"),
+    ],
+)
+def test_an_unknown_name_says_what_was_probably_meant(given: dict[str, Any], said: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        Policy().with_overrides(given)
+
+    assert str(raised.value).startswith(f"unknown policy field(s): {said}")
 
 
 def test_every_bad_setting_is_named_at_once() -> None:

@@ -8,6 +8,7 @@ list is written once, here.
 
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import timedelta
+from difflib import get_close_matches
 from enum import StrEnum
 from functools import lru_cache
 from typing import Annotated, Any, Literal, get_type_hints
@@ -233,11 +234,11 @@ def _checked(model: type[BaseModel], values: object) -> dict[str, Any]:
     try:
         checked = model.model_validate(values)
     except ValidationError as exc:
-        raise ConfigError(_problems(exc)) from None
+        raise ConfigError(_problems(exc, list(model.model_fields))) from None
     return {name: getattr(checked, name) for name in checked.model_fields_set}
 
 
-def _problems(error: ValidationError) -> str:
+def _problems(error: ValidationError, known: list[str]) -> str:
     unknown, bad = [], []
     for problem in error.errors():
         name = str(problem["loc"][0]) if problem["loc"] else "policy"
@@ -246,8 +247,17 @@ def _problems(error: ValidationError) -> str:
         elif name not in bad:
             bad.append(name)
     if unknown:
-        return f"unknown policy field(s): {', '.join(sorted(unknown))}"
+        hinted = (_hinted(name, known) for name in sorted(unknown))
+        return f"unknown policy field(s): {', '.join(hinted)}"
     return "invalid policy: " + "; ".join(f"{name} {_SAYS[name]}" for name in bad)
+
+
+def _hinted(name: str, known: list[str]) -> str:
+    """An unknown setting's name, with what was probably meant of the ``known`` ones."""
+    if name == "policy":
+        return "policy (write the settings at the top level, with no [policy] table or key)"
+    close = get_close_matches(name, known, n=1)
+    return f"{name} (did you mean {close[0]!r}?)" if close else name
 
 
 @lru_cache(maxsize=256)
