@@ -143,6 +143,49 @@ def test_explain_picks_a_decision_by_its_workspace_when_ids_repeat(
     assert "p0    implicitly_invalidated" in chosen.output
 
 
+def test_explain_counts_an_agents_own_decisions_as_the_http_api_does(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    """A3 departs and returns first: A1's second decision is the audit log's third."""
+    db = f"sqlite:///{tmp_path}/own.db"
+    events = list(travel["events"])
+    events[9:9] = [
+        {"at": "2026-05-01T09:30:00Z", "op": "depart", "agent": "A3"},
+        {"at": "2026-05-01T09:40:00Z", "op": "return", "agent": "A3", "task": "trip",
+         "purpose": "budget"},
+    ]  # fmt: skip
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**travel, "events": events}))
+    runner.invoke(cli, ["replay", str(path), "--db", db])
+
+    own = runner.invoke(cli, ["explain", "2", "--agent", "A1", "--db", db])
+    logged = runner.invoke(cli, ["explain", "3", "--db", db])
+    past = runner.invoke(cli, ["explain", "3", "--agent", "A1", "--db", db])
+
+    assert own.exit_code == 0, own.output
+    assert own.output == logged.output
+    assert "return of A1 at 2026-05-03T14:00:00Z" in own.output
+    assert past.exit_code != 0
+    assert "agent 'A1' has 2 decision(s), not 3" in past.output
+
+
+def test_explain_of_an_agents_decision_asks_for_the_workspace_when_it_has_several(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/two.db"
+    for workspace in ("trip-a", "trip-b"):
+        path = tmp_path / f"{workspace}.json"
+        path.write_text(json.dumps({**travel, "workspace": workspace}))
+        runner.invoke(cli, ["replay", str(path), "--db", db])
+
+    both = runner.invoke(cli, ["explain", "1", "--agent", "A1", "--db", db])
+    one = runner.invoke(cli, ["explain", "1", "--agent", "A1", "--db", db, "--workspace", "trip-b"])
+
+    assert both.exit_code != 0
+    assert "workspaces trip-a, trip-b: name one with --workspace" in both.output
+    assert one.exit_code == 0, one.output
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -13,10 +13,30 @@ from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
 from readmit.cli.serve import DB_OPTION
 from readmit.config import DB_ENV
-from readmit.errors import NotFound, StoreError
+from readmit.errors import InvalidInput, NotFound, StoreError
 from readmit.report import upgrade_record
 from readmit.store import SqlStore
 from readmit.wire import check_name
+
+
+def _own(store: SqlStore, number: int, workspace: str | None, agent: str) -> tuple[int, str]:
+    """The audit log's id and workspace of ``agent``'s decision ``number`` (from 1).
+
+    Raises:
+        InvalidInput: if ``agent`` has decisions in several workspaces and none was named.
+        NotFound: if it has fewer than ``number``.
+    """
+    rows = store.decisions(workspace, agent)
+    spaces = sorted({r.workspace for r in rows})
+    if len(spaces) > 1:
+        raise InvalidInput(
+            f"agent {agent!r} has decisions in workspaces {', '.join(spaces)}: "
+            "name one with --workspace"
+        )
+    if not 1 <= number <= len(rows):
+        where = f" in workspace {workspace!r}" if workspace is not None else ""
+        raise NotFound(f"agent {agent!r} has {len(rows)} decision(s){where}, not {number}")
+    return rows[number - 1].id, rows[number - 1].workspace
 
 
 def db_given() -> str | None:
@@ -77,13 +97,21 @@ def audit(db: str, workspace: str | None) -> None:
     "workspaces have a decision with this number).",
 )
 @click.option(
+    "--agent",
+    default=None,
+    help="Count DECISION_ID among this agent's decisions only (1, 2, 3…), as the HTTP "
+    "API's /v1/decisions and the MCP audit tool number them.",
+)
+@click.option(
     "--html",
     "html_file",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
     help="Also write the decision as one self-contained HTML page to this file.",
 )
-def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | None) -> None:
+def explain(
+    decision_id: int, db: str, workspace: str | None, agent: str | None, html_file: Path | None
+) -> None:
     """Explain why each item of stored decision DECISION_ID was kept or excluded.
 
     Prints what is missing when no view was issued, each exclusion with its reason code
@@ -91,8 +119,12 @@ def explain(decision_id: int, db: str, workspace: str | None, html_file: Path | 
     """
     if workspace is not None:
         check_name(workspace, "--workspace")
+    if agent is not None:
+        check_name(agent, "--agent")
     store = open_existing_store(db, db_given())
     try:
+        if agent is not None:
+            decision_id, workspace = _own(store, decision_id, workspace, agent)
         record = upgrade_record(_stored(store, decision_id, workspace))
         record = for_page(record, history(r.event for r in store.events(record["workspace"])))
     finally:
