@@ -437,6 +437,8 @@ def test_audit_does_not_create_a_database_for_a_mistyped_path(tmp_path: Path) ->
     "args",
     [
         ["keys", "create", "trip", "A1"],
+        ["keys", "list"],
+        ["keys", "revoke", "trip", "A1"],
         ["workspace", "create", "w\x00", "--agent", "A1:family:itinerary"],
         ["workspace", "create", "w", "--agent", "A1:family:itinerary\x00"],
     ],

@@ -9,14 +9,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from readmit.cli.inputs import open_existing_store, sqlite_path
+from readmit.cli.inputs import sqlite_path
 from readmit.cli.replay import EMBEDDINGS_OPTION
-from readmit.clock import now
 from readmit.config import DB_ENV
 from readmit.errors import ConfigError, InvalidInput, install_hint
 from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS
-from readmit.service.keys import key_hash, new_key
 from readmit.store import DEFAULT_URL, open_store
 from readmit.wire import check_name
 
@@ -325,41 +323,3 @@ def workspace_create(name: str, agents: tuple[str, ...], db: str) -> None:
     finally:
         store.close()
     click.echo(f"workspace {name}: {len(agents)} agent(s) added")
-
-
-@click.group()
-def keys() -> None:
-    """Manage agent API keys (stored hashed)."""
-
-
-@keys.command("signing")
-def keys_signing() -> None:
-    """Print a new Ed25519 key pair for signing views and for checking them.
-
-    READMIT_SIGNING_KEY is for the service; READMIT_VERIFY_KEY for anyone who checks views.
-    """
-    from readmit.config import new_ed25519_keys
-
-    private, public = new_ed25519_keys()
-    click.echo(f"READMIT_SIGNING_KEY={private}")
-    click.echo(f"READMIT_VERIFY_KEY={public}")
-
-
-@keys.command("create")
-@click.argument("workspace_name", metavar="WORKSPACE")
-@click.argument("agent")
-@DB_OPTION
-def keys_create(workspace_name: str, agent: str, db: str) -> None:
-    """Create an API key for AGENT of WORKSPACE and print it (it is shown only once).
-
-    The store must exist already (made by `readmit workspace create`).
-    """
-    check_name(workspace_name, "WORKSPACE")
-    check_name(agent, "AGENT")
-    key = new_key()
-    store = open_existing_store(db)
-    try:
-        store.add_agent_key(workspace_name, agent, key_hash(key), now())
-    finally:
-        store.close()
-    click.echo(key)

@@ -24,7 +24,6 @@ from pydantic_core import PydanticSerializationError, to_json
 from readmit.admission.view import redact, seen_by_agent
 from readmit.canonical import canonical_json
 from readmit.errors import StoreError
-from readmit.model import Agent
 from readmit.reasons import Reason
 from readmit.store.absence import last_departure
 from readmit.store.base import DecisionSummary
@@ -255,21 +254,3 @@ def record(
             f"decision {number} is in several workspaces: name one (see `readmit audit`)"
         )
     return restored(json.loads(unpacked(rows[0][0])), candidates)
-
-
-def insert_key(db: Connection, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
-    """Store the hash of a new API key for ``agent``."""
-    db.execute(
-        "INSERT INTO agent_keys (key_hash, workspace, agent, created_at) VALUES (?, ?, ?, ?)",
-        (key_hash, workspace, agent, stamp(at)),
-    )
-
-
-def agent_for_key(db: Connection, key_hash: str) -> tuple[str, Agent] | None:
-    """The (workspace, agent) an API key hash belongs to, if any."""
-    row = db.execute(
-        "SELECT k.workspace, a.id, a.principal, a.role FROM agent_keys k JOIN agents a "
-        "ON a.workspace = k.workspace AND a.id = k.agent WHERE k.key_hash = ?",
-        (key_hash,),
-    ).fetchone()
-    return None if row is None else (row[0], Agent(id=row[1], principal=row[2], role=row[3]))

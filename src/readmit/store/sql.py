@@ -13,8 +13,9 @@ holds up reads, nor on PostgreSQL writes, of another.
 
 The SQL itself lives with what it is for: `readmit.store.bodies` (decoding items and
 events once), `readmit.store.absence` (departures and what a return reads),
-`readmit.store.audit` (decisions and keys), `readmit.store.judgments` (the verdict
-cache) and `readmit.store.verdicts` (standing invalidations).
+`readmit.store.audit` (decisions), `readmit.store.agent_keys` (API keys),
+`readmit.store.judgments` (the verdict cache) and `readmit.store.verdicts` (standing
+invalidations).
 """
 
 import threading
@@ -38,6 +39,7 @@ from readmit.events import (
 )
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, leases, left_out, verdicts
+from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import (
     LAST_EPOCH,
@@ -56,7 +58,7 @@ _ID = attrgetter("id")
 T = TypeVar("T")
 
 
-class SqlStore:
+class SqlStore(AgentKeys):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:
@@ -371,17 +373,6 @@ class SqlStore:
             return audit.record(
                 db, decision_id, workspace, partial(self._departures.candidate_ids, db)
             )
-
-    def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
-        """Store the hash of a new API key for ``agent``."""
-        with self._transaction(lock=workspace) as db:
-            self._agent(workspace, agent, f"key for {agent}")
-            audit.insert_key(db, workspace, agent, key_hash, at)
-
-    def agent_for_key(self, key_hash: str) -> tuple[str, Agent] | None:
-        """The (workspace, agent) an API key hash belongs to, if any."""
-        with self._read() as db:
-            return audit.agent_for_key(db, key_hash)
 
     def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
         """Cached verdicts (`readmit.admission.invalidation.cache.JudgmentCache`)."""

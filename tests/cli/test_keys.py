@@ -1,0 +1,74 @@
+"""`readmit keys list` and `revoke`: a revoked key is refused at once by a running service."""
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import BACKENDS, store_url
+from readmit.cli import cli
+from readmit.errors import Unauthenticated
+from readmit.model import Agent
+from readmit.service.operations import Service
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
+
+TEAM = [Agent(id=a, principal="family", role="itinerary") for a in ("A1", "A2")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_revoked_key_is_refused_at_once_and_only_it(
+    runner: CliRunner, backend: str, tmp_path: Path
+) -> None:
+    with store_url(backend, tmp_path) as db:
+        store = open_store(db)
+        store.create_workspace("trip", TEAM)
+        service = Service(store, signer=HmacSha256Signer(b"k" * 32), verifier=None)
+        made = [
+            runner.invoke(cli, ["keys", "create", "trip", a, "--db", db])
+            for a in ("A1", "A1", "A2")
+        ]
+        first, second, theirs = (r.output.strip() for r in made)
+        listed = runner.invoke(cli, ["keys", "list", "--db", db]).output.splitlines()
+        fingerprint = next(
+            line.split()[-1] for line in listed if line.startswith("trip  A1")
+        )  # one of A1's two: which, the test does not care
+        assert all(service.authenticate(k) for k in (first, second, theirs))
+
+        one = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--key", fingerprint, "--db", db])
+        after_one = runner.invoke(cli, ["keys", "list", "--workspace", "trip", "--db", db])
+        rest = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--db", db])
+        again = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--db", db])
+
+        assert [len(listed), one.output, rest.output] == [
+            3,
+            "revoked 1 key(s) of A1 in trip\n",
+            "revoked 1 key(s) of A1 in trip\n",
+        ]
+        assert all(re.fullmatch(r"trip  A[12]  \S+  sha256:[0-9a-f]{12}", line) for line in listed)
+        assert len(after_one.output.splitlines()) == 2
+        assert again.exit_code == 4
+        assert "A1 has no key in workspace 'trip'" in again.output
+        for key in (first, second):
+            with pytest.raises(Unauthenticated):
+                service.authenticate(key)
+        assert service.authenticate(theirs).agent.id == "A2"
+        store.close()
+
+
+def test_a_key_start_that_names_several_keys_revokes_none(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/k.db"
+    store = open_store(db)
+    store.create_workspace("trip", TEAM)
+    for _ in range(2):
+        runner.invoke(cli, ["keys", "create", "trip", "A1", "--db", db])
+
+    result = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--key", "sha256:", "--db", db])
+
+    assert result.exit_code == 2
+    assert "'sha256:' starts 2 of A1's keys: give more of it" in result.output
+    assert len(store.agent_keys("trip")) == 2
+    store.close()
