@@ -598,6 +598,85 @@ def test_a_premise_restored_before_the_return_counts_though_the_agent_may_not_re
     assert all("y" in d.record["selected"] for d in decided)
 
 
+# A review found a return rebuilding the restoration rule from what it could quote: a
+# keyed replacement of an item the returning agent may not read is news to it, while the
+# stored verdict rests on the replaced item's text. Both now ask the store's rule.
+
+_ATLAS = {"id": "x3", "text": "The standup room is Room Atlas.", "readers": "*"}
+
+
+def _private_then_replaced_by_key(at_n: int) -> list[dict[str, Any]]:
+    """X (B1's principal only, key ``room``) and Y; A1, A3 and B1 depart; B1's public W
+    replaces X by its key."""
+    public = {"id": "w", "text": "The standup room is Room Borealis.", "key": "room"}
+    events = _private_then_withdrawn({"author": "B1", "op": "assert", "item": public})
+    events.insert(3, depart(2, "A3"))
+    events[-1] = {**events[-1], "at": at(at_n), "item": {**public, "readers": "*"}}
+    return events
+
+
+def test_a_keyed_replacement_the_agent_may_not_read_is_restored_by_the_stores_rule(
+    store: WorkStateStore,
+) -> None:
+    """X's text comes back (public) before A1's return: that return must not exclude Y,
+    or its verdict, stored already lapsed, would let the next return admit it."""
+    restated = {"at": at(6), "author": "B1", "op": "assert", "item": _ATLAS}
+    events = [*_private_then_replaced_by_key(5), restated, ret(7), depart(8), ret(9)]
+    made = load_scenario(scenario(events))
+
+    decided = replay(made, store, verifier=_Invalidating("w"), signer=SIGNER)
+
+    assert [reason(d.record, "y") for d in decided] == [None, None]
+
+
+@pytest.mark.parametrize("then", ["X restated", "W revoked"])
+def test_a_return_in_between_agrees_with_its_twin_on_a_keyed_replacement_it_cannot_read(
+    then: str,
+) -> None:
+    after = (
+        {"at": at(8), "author": "B1", "op": "assert", "item": _ATLAS}
+        if then == "X restated"
+        else {"at": at(8), "author": "B1", "op": "revoke", "target": "w", "why": "no"}
+    )
+    last = {}
+    for middle in ([], [ret(6)]):
+        store = open_store("sqlite:///:memory:")
+        try:
+            made = load_scenario(
+                scenario([*_private_then_replaced_by_key(5), *middle, after, ret(9, "A3")])
+            )
+            decided = replay(made, store, verifier=_Invalidating("w"), signer=SIGNER)
+            last[bool(middle)] = decided[-1].record
+        finally:
+            store.close()
+
+    assert reason(last[True], "y") == reason(last[False], "y")
+    assert reason(last[True], "y") == (None if then == "X restated" else "implicitly_invalidated")
+
+
+def test_a_return_in_between_agrees_with_its_twin_when_one_event_replaced_two_items() -> None:
+    """W replaces X (B1's) and Z (everyone's) by key; Z's text comes back. A verdict on
+    such news rests on neither, so nothing restores it: a return judges so too."""
+    z = {"id": "z", "text": "The standup room is Room Cedar.", "key": "room", "readers": "*"}
+    w = {"id": "w", "text": "The standup room is Room Borealis.", "key": "room", "readers": "*"}
+    events = _private_then_withdrawn({"author": "B1", "op": "assert", "item": w})
+    events[1:1] = [{"at": at(0), "author": "A2", "op": "assert", "item": z}]
+    events.insert(4, depart(2, "A3"))
+    restated = {"at": at(8), "author": "B1", "op": "assert", "item": {**z, "id": "z3"}}
+    del restated["item"]["key"]
+    last = {}
+    for middle in ([], [ret(6)]):
+        store = open_store("sqlite:///:memory:")
+        try:
+            made = load_scenario(scenario([*events, *middle, restated, ret(9, "A3")]))
+            verifier = _Invalidating("z", withdrawn=True)
+            last[bool(middle)] = replay(made, store, verifier=verifier, signer=SIGNER)[-1].record
+        finally:
+            store.close()
+
+    assert reason(last[True], "y") == reason(last[False], "y") == "implicitly_invalidated"
+
+
 @dataclass
 class _PremiseReader:
     """Stands in for a model shown an item's premises: news about the standup invalidates

@@ -135,11 +135,12 @@ class ReturnContext:
     keys_before: Callable[[Sequence[str]], Collection[str]] | None = None
     """Of the keys given, those some item held at or before the departure
     (`readmit.admission.invalidation.unquoted`); ``None``: every key may have been."""
-    withdrawn_texts: Callable[[Sequence[str]], Mapping[str, str]] | None = None
-    """The texts of the items given, whoever may read them, to tell whether a later item
-    states a withdrawn one again (`readmit.admission.invalidation.restored`); never shown
-    to a verifier or in a view. ``None``: what the returning agent may not read is never
-    found restated."""
+    restoration: Callable[[str], tuple[str | None, str | None]] | None = None
+    """What restores a verdict resting on an event, by its id (`readmit.store.verdicts`):
+    the text whose restatement does (even one the returning agent may not read; never
+    shown), or the item whose withdrawal does; neither, nothing. A return judges by the
+    same rule (`readmit.admission.invalidation.restored`). ``None``: the rule is rebuilt
+    from each observation."""
     left_out: tuple[Item, ...] = ()
     """The items D_a left out as no longer valid (a standing verdict, an ended validity,
     a fallen premise) that the returning agent may read: not candidates, but quoted when

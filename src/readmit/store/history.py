@@ -3,8 +3,6 @@
 For items screened less far than a departure (`readmit.admission.context.HistoryLoader`).
 """
 
-from collections.abc import Sequence
-
 from readmit.admission.context import History
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
@@ -36,13 +34,6 @@ def history(
     found = items_by(db, decoded, workspace, "id", sorted(targets))
     found += items_by(db, decoded, workspace, "key", sorted(keys))
     return History(events=events, items=tuple(found), gone=_gone(db, workspace, found, after))
-
-
-def texts(
-    db: Connection, decoded: BodyCache[str, Item], workspace: str, ids: Sequence[str]
-) -> dict[str, str]:
-    """The texts of the items ``ids`` names (any status, whoever may read them)."""
-    return {item.id: item.text for item in items_by(db, decoded, workspace, "id", sorted(ids))}
 
 
 def _gone(db: Connection, workspace: str, items: list[Item], upto: int) -> frozenset[str]:

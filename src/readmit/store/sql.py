@@ -49,7 +49,7 @@ from readmit.store.bodies import (
     logged_events,
 )
 from readmit.store.connection import Conflict, Connection
-from readmit.store.history import history, texts
+from readmit.store.history import history
 from readmit.store.migrations import migrate, missing
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
@@ -296,7 +296,7 @@ class SqlStore(AgentKeys):
                 self._reading, history, self._parsed, self._decoded, workspace, cp_epoch
             ),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
-            withdrawn_texts=partial(self._reading, texts, self._decoded, workspace),
+            restoration=partial(self._reading, verdicts.restoration, workspace),
             left_out=left,
         )
 

@@ -114,6 +114,21 @@ def remember(
     )
 
 
+def restoration(db: Connection, workspace: str, event_id: str) -> tuple[str | None, str | None]:
+    """What restores a verdict resting on ``event_id`` (`_restoration`).
+
+    Neither a text nor an item where nothing does, or no such event is stored.
+    """
+    row = db.execute(
+        "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?", (workspace, event_id)
+    ).fetchone()
+    if row is None:
+        return None, None
+    return _restoration(
+        db, workspace, Recorded(epoch=row[0], event=parse_event(json.loads(row[1]), row[0]))
+    )
+
+
 def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str | None, str | None]:
     """(text whose return restores the premise, item whose withdrawal does)."""
     event = later.event

@@ -3,13 +3,17 @@
 A standing verdict lapses once its premise is restored (`readmit.store.verdicts`): what
 its evidence withdrew is stated again by an item every reader of the invalidated item
 may read, or the new item its evidence asserted is withdrawn (revoked, closed or
-superseded; a same-key replacement restates the news and restores nothing). What it
-withdrew is compared by its text even where the returning agent may not read it (the
-store's verdict is), though the text is never shown. Hearsay
+superseded; a same-key replacement restates the news and restores nothing). Hearsay
 (an ``unconfirmed`` item) states nothing again, as it replaces nothing. A return
 judges by the same rule: an observation so restored by an event before the return is
 not judged against an item. Otherwise a return would exclude an item, its verdict would
 be stored already lapsed, and the next return, with nothing new, would admit it.
+
+"The same rule" is the store's own, asked per event (`ReturnContext.restoration`): what
+an event withdrew is known to the store even where the returning agent may not read it
+(a revocation of, or a keyed replacement of, another principal's item), and an event
+that replaced several items rests on none of them. The text is compared, never shown. A
+context no store made rebuilds the rule from each observation.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,6 +24,8 @@ from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
 
 _Readers = tuple[frozenset[str], frozenset[str]]
+Restoring = tuple[str | None, str | None]
+"""(text whose restatement restores a premise, item whose withdrawal does); neither: none."""
 
 
 class Restorations:
@@ -28,12 +34,11 @@ class Restorations:
     def __init__(
         self,
         agents: Mapping[str, Agent],
-        texts: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
+        rule: Callable[[str], Restoring] | None = None,
     ) -> None:
         self.agents = agents
-        self.texts = texts
-        """The texts of withdrawn items the observations could not quote
-        (`ReturnContext.withdrawn_texts`)."""
+        self.rule = rule
+        """What restores a verdict resting on an event (`ReturnContext.restoration`)."""
         self.stated: dict[str, dict[_Readers, int]] = {}
         """Each text stated by an item: the latest epoch it was stated at, by its readers."""
         self.withdrawn: dict[str, int] = {}
@@ -42,7 +47,7 @@ class Restorations:
         self.since: int | None = None
         """How far back the log before the departure was read (`add_from`)."""
         self._known: dict[tuple[str, str, Any], bool] = {}
-        self._hidden: dict[str, str | None] = {}
+        self._rules: dict[str, Restoring] = {}
 
     def add_from(self, start: int, history: Callable[[int, bool], Any]) -> None:
         """Take in every event of the log after ``start`` (``history``: the context's)."""
@@ -69,9 +74,7 @@ class Restorations:
         return [later for later in laters if not self._restored(later, item)]
 
     def _restored(self, later: Later, item: Item) -> bool:
-        text = later.withdrawn_text
-        if text is None and later.withdrawn_id is not None:
-            text = self._unquotable(later.withdrawn_id)
+        text, news = self._restoring(later)
         if text is not None:  # what it withdrew is stated again
             key = (later.event_id, text, item.scope)
             found = self._known.get(key)
@@ -82,15 +85,21 @@ class Restorations:
                     for readers, epoch in statements.items()
                 )
             return found
-        if later.withdrawn_id is None and later.replacement_id is not None:  # news, undone
-            return self.withdrawn.get(later.replacement_id, later.epoch) > later.epoch
+        if news is not None:  # news, undone
+            return self.withdrawn.get(news, later.epoch) > later.epoch
         return False
 
-    def _unquotable(self, withdrawn: str) -> str | None:
-        if withdrawn not in self._hidden:
-            found = {} if self.texts is None else self.texts([withdrawn])
-            self._hidden[withdrawn] = found.get(withdrawn)
-        return self._hidden[withdrawn]
+    def _restoring(self, later: Later) -> Restoring:
+        """(text whose restatement restores ``later``'s premise, item whose withdrawal does)."""
+        if later.op == "evidence":
+            return None, None  # a raw source is never withdrawn: its verdicts stand
+        if self.rule is None:
+            if later.withdrawn_id is None and later.replacement_id is not None:
+                return None, later.replacement_id
+            return later.withdrawn_text, None
+        if later.event_id not in self._rules:
+            self._rules[later.event_id] = self.rule(later.event_id)
+        return self._rules[later.event_id]
 
     def _readers(self, event: Assert | Supersede) -> _Readers:
         author = self.agents.get(event.author)

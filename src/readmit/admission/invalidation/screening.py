@@ -271,7 +271,7 @@ class Screener:
         since the earliest is read (the index's history may hold only withdrawals).
         """
         if self._restorations is None:
-            self._restorations = Restorations(self.ctx.agents, self.ctx.withdrawn_texts)
+            self._restorations = Restorations(self.ctx.agents, self.ctx.restoration)
             self._restorations.add(self.ctx.delta)
         if before and self.ctx.history is not None:
             self._restorations.add_from(self._index_from, self.ctx.history)
