@@ -3,6 +3,8 @@
 import time
 from datetime import UTC, datetime
 
+from readmit.errors import InvalidEvent
+
 
 def now() -> datetime:
     """Return the current time as a timezone-aware UTC datetime."""
@@ -29,6 +31,18 @@ def parse_time(text: str) -> datetime:
     except OverflowError:
         # 0001-01-01T00:00+01:00 or 9999-12-31T23:59-01:00 has no UTC time
         raise ValueError(f"time {text!r} is outside the years 1 to 9999 in UTC") from None
+
+
+def aware(at: datetime, event_id: str) -> datetime:
+    """``at``, which event ``event_id`` is recorded at: it must have a time zone.
+
+    Raises:
+        InvalidEvent: if it has none (a time without a zone cannot be ordered).
+    """
+    if at.tzinfo is None or at.utcoffset() is None:
+        problem = "its time has no time zone (give an aware one, e.g. datetime.now(UTC))"
+        raise InvalidEvent(event_id, problem)
+    return at
 
 
 def format_time(value: datetime) -> str:

@@ -28,6 +28,9 @@ from readmit.store import WorkStateStore, open_store
 from readmit.store.migrations import MIGRATIONS, pending
 from readmit.store.sql import SqlStore
 
+NAIVE = T0.replace(tzinfo=None) + timedelta(days=400)
+"""A time without a zone (a library caller's ``datetime.now()``)."""
+
 AGENTS = [
     Agent(id="A1", principal="family", role="itinerary"),
     Agent(id="A2", principal="family", role="booking"),
@@ -199,6 +202,10 @@ def test_an_item_named_in_names_by_an_earlier_version_still_holds_its_id(
         ),
         (assert_(0, "early"), "time goes backwards"),
         (
+            Assert(id="e5", at=NAIVE, author="A2", item=ItemDraft(id="x", text="t")),
+            "its time has no time zone",
+        ),
+        (
             Assert(
                 id="e1", at=T0 + timedelta(hours=1), author="A2", item=ItemDraft(id="q", text="t")
             ),
@@ -218,6 +225,19 @@ def test_inconsistent_events_are_rejected_by_name(
         ws.append("ws", [event])  # type: ignore[list-item]
 
     assert len(ws.events("ws")) == 3
+
+
+def test_a_departure_or_return_at_a_time_without_a_zone_is_refused(ws: WorkStateStore) -> None:
+    """A time without a zone cannot be ordered against the log's (a library caller's
+    ``datetime.now()``): refused by name, never a comparison error later."""
+    ws.append("ws", [assert_(1, "a")])
+    with pytest.raises(InvalidEvent, match="'depart A1': its time has no time zone"):
+        ws.depart("ws", "A1", NAIVE)
+    ws.depart("ws", "A1", T0 + timedelta(hours=1))
+
+    with pytest.raises(InvalidEvent, match="its time has no time zone"):
+        ws.return_context("ws", _return(NAIVE))
+    assert ws.return_context("ws", _return(T0 + timedelta(hours=2))).departure.agent == "A1"
 
 
 def test_receipts_bind_item_to_event_author_epoch_and_text(ws: WorkStateStore) -> None:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from readmit.admission.context import ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.judgment import Judgment
+from readmit.clock import aware
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
@@ -209,6 +210,7 @@ class SqlStore(AgentKeys):
         self, workspace: str, agent: str, at: datetime, returning_to: Returning | None = None
     ) -> Checkpoint:
         """Checkpoint what ``agent`` can see now and is still valid (D_a, `absence.checkpoint`)."""
+        aware(at, f"depart {agent}")
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
             absence.check_after_return(db, workspace, agent, at)
@@ -242,6 +244,7 @@ class SqlStore(AgentKeys):
             return absence.bank(db, workspace, agent)
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
+        aware(request.at, request.id)
         with self._read() as db:
             who = self._agent(workspace, request.agent, request.id)
             row = absence.last_departure(db, workspace, request.agent, request.at)

@@ -1,19 +1,19 @@
 """Recording events: consistency checks and the state projection, in one transaction.
 
 The ``events`` table is the append-only log. ``items``, ``withdrawn``, ``evidence``,
-``obligations`` and ``names`` are projections kept in the same transaction, so
-they can never disagree with the log. An item's row is never rewritten: its
-withdrawal is a row of ``withdrawn``.
+``obligations`` and ``names`` are projections kept in the same transaction, so they can
+never disagree with the log. An item's row is never rewritten: its withdrawal is a row
+of ``withdrawn``.
 
 Items, evidence sources, obligations and frontiers share one namespace: ``items`` holds
 items' ids, ``names`` the others' (and items' in stores written before), and an id is
 taken when either does.
 
-A batch is checked event by event, in order, exactly as if each were appended
-alone, but against the stored state plus what the batch itself wrote so far
-(`Writer.append`): the rows the batch refers to are read with a few set-based
-queries up front, and its rows are written together at the end (``executemany``).
-Nothing is written if any event is refused (the caller's transaction rolls back).
+A batch is checked event by event, in order, exactly as if each were appended alone,
+but against the stored state plus what the batch itself wrote so far (`Writer.append`):
+the rows the batch refers to are read with a few set-based queries up front, and its
+rows are written together at the end (``executemany``). Nothing is written if any event
+is refused (the caller's transaction rolls back).
 """
 
 import json
@@ -22,6 +22,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from readmit.canonical import digest_text, json_string
+from readmit.clock import aware
 from readmit.errors import InvalidEvent
 from readmit.events import (
     Assert,
@@ -105,13 +106,14 @@ class Writer:
     def _write(self, event: Event, clock: Clock | None) -> Recorded:
         """Check ``event`` against the state so far, project it and queue its log row.
 
-        With ``clock``, the event is recorded at commit time instead of its own
-        ``at`` (never earlier than the last event), so concurrent writers that
-        let the server keep time are never told their time goes backwards.
+        With ``clock``, the event is recorded at commit time instead of its own ``at``
+        (never earlier than the last event), so concurrent writers that let the server
+        keep time are never told their time goes backwards; else its ``at`` must be aware.
         """
         if clock is not None:
             at = clock()
             event = replace(event, at=max(at, self.last_at or at))
+        aware(event.at, event.id)
         author = self.agents.get(event.author)
         if author is None:
             raise InvalidEvent(event.id, f"unknown author {event.author!r}")
