@@ -57,8 +57,8 @@ def context(episode: Episode, scenario: Scenario | None = None) -> ReturnContext
 
     This is the episode's one replay, and it checks the history's references as it goes
     (`load_scenario` only parses). The store is closed afterwards, so C carries no history
-    loader: as in the paper's single return, every item of D_a counts as screened through
-    the departure.
+    loader (as in the paper's single return, every item of D_a counts as screened through
+    the departure) and no store to ask what restores a verdict (each observation says).
 
     Raises:
         InvalidEvent: naming the first event of the history a store refuses.
@@ -75,7 +75,9 @@ def context(episode: Episode, scenario: Scenario | None = None) -> ReturnContext
             task=episode.task,
             purpose=episode.purpose,
         )
-        return replace(store.return_context(scenario.workspace, request), history=None)
+        return replace(
+            store.return_context(scenario.workspace, request), history=None, restoration=None
+        )
     finally:
         store.close()
 
