@@ -236,7 +236,8 @@ def stored_contexts(draw: st.DrawFn) -> ReturnContext:
             for n, raw in enumerate(raws):
                 _record(store, seen, {"id": f"e{index}.{n}", "at": format_time(at), **raw}, index)
         request = ReturnRequest(id="back", at=at, agent="A1", task="trip", purpose="itinerary")
-        return replace(store.return_context("ws", request), history=None, keys_before=None)
+        made = store.return_context("ws", request)  # the store closes: nothing may ask it
+        return replace(made, history=None, keys_before=None, restoration=None)
     finally:
         store.close()
 
