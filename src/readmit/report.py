@@ -46,6 +46,8 @@ def decision_json(
         "at": format_time(ctx.returner.at),
         "epoch": ctx.epoch,
         "departure_epoch": ctx.departure.epoch,
+        "task": ctx.returner.task,
+        "purpose": ctx.returner.purpose,
         "outcome": decision.outcome,
         "coverage": {
             "obligations": decision.coverage.obligations,
@@ -244,10 +246,12 @@ def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
     hidden = frozenset(record["hidden"])
     named = {k: [see(e, hidden) for e in record[k]] for k, see in _SEEN.items() if k in record}
     thresholds = {"thresholds": record["thresholds"]} if "thresholds" in record else {}
+    returned_to: dict[str, Any] = {k: record[k] for k in ("task", "purpose") if k in record}
     return {
         "outcome": record["outcome"],
         "at": record["at"],
         "epoch": record["epoch"],
+        **returned_to,
         "coverage": record["coverage"],
         **thresholds,
         **named,

@@ -97,6 +97,7 @@ def test_audit_and_explain_read_the_stored_decisions(
     assert [line.split()[-1] for line in audit.output.splitlines()] == ["blocked", "issued"]
     assert explain.exit_code == 0
     assert "p0    implicitly_invalidated" in explain.output
+    assert "returned to task 'trip', purpose 'itinerary'" in explain.output
     assert "Sunrise" in explain.output
     assert "n1" in explain.output
     assert missing.exit_code == 4

@@ -457,6 +457,9 @@ def test_a_return_without_task_and_purpose_returns_to_those_its_departure_named(
     assert response.status_code == 200
     view = response.json()["view"]
     assert (view["task"], view["purpose"]) == ("trip", "itinerary")
+    explained = client.get("/v1/decisions/1", headers=headers).json()
+    for shown in (response.json(), explained):  # said even where no view was issued
+        assert (shown["task"], shown["purpose"]) == ("trip", "itinerary")
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,8 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
         bold=True,
         fg=_OUTCOME_STYLE.get(outcome),
     )
+    if "task" in record:  # records logged before they named it do not
+        yield f"  returned to task {record['task']!r}, purpose {record['purpose']!r}"
     yield from _operator(record)
     yield _coverage(record)
     yield from _missing(record)

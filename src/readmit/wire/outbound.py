@@ -247,6 +247,10 @@ class AgentDecisionOut(TypedDict):
     outcome: Outcome
     at: str
     epoch: int
+    task: NotRequired[str]
+    """What the return was to: the task given, or the one the departure named (absent for
+    a decision logged before readmit recorded it, as is ``purpose``)."""
+    purpose: NotRequired[str]
     coverage: CoverageOut
     thresholds: NotRequired[ThresholdsOut]
     """What coverage had to reach, under the policy the return ran under (absent for a
@@ -287,6 +291,10 @@ class DecisionRecordOut(TypedDict):
     at: str
     epoch: int
     departure_epoch: int
+    task: NotRequired[str]
+    """The task and ``purpose`` the return was to (absent in records logged before records
+    named them)."""
+    purpose: NotRequired[str]
     outcome: Outcome
     coverage: CoverageOut
     thresholds: NotRequired[ThresholdsOut]
