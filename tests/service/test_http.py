@@ -481,3 +481,16 @@ def test_a_return_naming_no_task_after_a_departure_that_named_none_says_what_to_
     assert response.json()["code"] == code
     assert said in response.json()["message"]
     assert team.service.store.away("trip") == ["A1"]  # still away: nothing was decided
+
+
+def test_a_return_needs_no_body_when_its_departure_named_what_it_returns_to(
+    client: httpx.Client, team: Team
+) -> None:
+    headers = team.auth("A1")
+    named = {"task": "trip", "purpose": "itinerary"}
+    client.post("/v1/depart", json=named, headers=headers).raise_for_status()
+
+    response = client.post("/v1/return", headers=headers)
+
+    assert response.status_code == 200, response.text
+    assert (response.json()["task"], response.json()["purpose"]) == ("trip", "itinerary")

@@ -184,8 +184,12 @@ def _routes(  # noqa: C901 - one route each
         return service.depart(caller, body.at, body.returning_to)
 
     @app.post("/v1/return", response_model=AgentDecisionOut, responses=ERROR_RESPONSES)
-    async def return_(body: ReturnIn, request: Request, caller: me) -> Response:
-        """Run the return pipeline: the signed Return View, or the withheld decision."""
+    async def return_(request: Request, caller: me, body: ReturnIn | None = None) -> Response:
+        """Run the return pipeline: the signed Return View, or the withheld decision.
+
+        With no body, or no task and purpose, the return is to what your departure named.
+        """
+        body = body or ReturnIn()
         if "policy" in body.model_fields_set:
             raise PolicyNotAccepted(
                 "a returning agent cannot choose its policy; the server's operator sets it"
