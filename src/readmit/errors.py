@@ -141,6 +141,12 @@ class InvalidRequest(InvalidInput):
     code = "invalid_request"
 
 
+class MethodNotAllowed(InvalidRequest):
+    """An HTTP method the path does not answer to (``Allow`` says which it does)."""
+
+    code = "method_not_allowed"
+
+
 class PayloadTooLarge(InvalidInput):
     """The request body, an event batch or one text is over the server's limit."""
 

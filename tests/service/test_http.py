@@ -494,3 +494,21 @@ def test_a_return_needs_no_body_when_its_departure_named_what_it_returns_to(
 
     assert response.status_code == 200, response.text
     assert (response.json()["task"], response.json()["purpose"]) == ("trip", "itinerary")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code", "said"),
+    [
+        ("POST", "/v1/event", 404, "not_found", "no such path: POST /v1/event"),
+        ("GET", "/v1/return", 405, "method_not_allowed", "this path takes POST"),
+    ],
+)
+def test_a_path_or_method_the_api_lacks_is_answered_in_the_error_shape(
+    client: httpx.Client, team: Team, method: str, path: str, status: int, code: str, said: str
+) -> None:
+    response = client.request(method, path, headers=team.auth("A1"))
+
+    assert response.status_code == status
+    assert set(response.json()) == {"code", "message", "details"}
+    assert response.json()["code"] == code
+    assert said in response.json()["message"]

@@ -14,6 +14,7 @@ from readmit.errors import (
     Forbidden,
     Internal,
     InvalidInput,
+    MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
     RateLimited,
@@ -27,6 +28,7 @@ from readmit.errors import (
 
 STATUS: dict[type[ReadmitError], int] = {
     PayloadTooLarge: 413,
+    MethodNotAllowed: 405,
     RateLimited: 429,
     Abandoned: 499,
     InvalidInput: 422,

@@ -21,12 +21,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from readmit import strict_json
 from readmit.errors import (
     InvalidEvent,
     InvalidEventAt,
     InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
     PolicyNotAccepted,
     ReadmitError,
 )
@@ -127,6 +130,22 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
     def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
         details = _details(error)
         return _error(status_of(error), error.code, str(error), details, retry_after(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        # Routing's own refusals (no such path, a method it does not take), in the shape
+        # every other error has.
+        where = f"{request.method} {request.url.path[:200]}"
+        refused: ReadmitError
+        if error.status_code == 404:
+            refused = NotFound(f"no such path: {where} (the API is listed at /docs)")
+        elif error.status_code == 405:
+            allowed = {k.lower(): v for k, v in (error.headers or {}).items()}.get("allow", "")
+            refused = MethodNotAllowed(f"{where} is not allowed (this path takes {allowed})")
+        else:
+            refused = InvalidRequest(f"{where}: {error.detail}")
+        status = error.status_code if error.status_code in (404, 405) else status_of(refused)
+        return _error(status, refused.code, str(refused), None, dict(error.headers or {}))
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
