@@ -72,3 +72,19 @@ def test_a_key_start_that_names_several_keys_revokes_none(
     assert "'sha256:' starts 2 of A1's keys: give more of it" in result.output
     assert len(store.agent_keys("trip")) == 2
     store.close()
+
+
+def test_a_key_for_a_missing_workspace_or_agent_names_what_exists(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/k.db"
+    store = open_store(db)
+    store.create_workspace("trip", TEAM)
+    store.close()
+
+    no_workspace = runner.invoke(cli, ["keys", "create", "trp", "A1", "--db", db])
+    no_agent = runner.invoke(cli, ["keys", "create", "trip", "A9", "--db", db])
+
+    assert (no_workspace.exit_code, no_agent.exit_code) == (4, 4)
+    assert "error [not_found]: no workspace 'trp'" in no_workspace.output
+    assert "no agent 'A9' in workspace 'trip' (its agents: A1, A2)" in no_agent.output

@@ -4,11 +4,12 @@ A key is checked against the store at every request (nothing caches it), so a re
 key is refused at once by every server over the store.
 """
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, NotFound
 from readmit.model import Agent
 from readmit.store.connection import Connection, stamp
 
@@ -35,13 +36,24 @@ class AgentKeys:
     def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
-    def _agent(self, workspace: str, agent: str, step_id: str) -> Agent:
+    def agents(self, workspace: str) -> Mapping[str, Agent]:
         raise NotImplementedError
 
     def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:
-        """Store the hash of a new API key for ``agent``."""
+        """Store the hash of a new API key for ``agent``.
+
+        Raises:
+            NotFound: if there is no such workspace, or no such agent in it (naming its agents).
+        """
+        known = self.agents(workspace)
+        if agent not in known:
+            if not known:
+                raise NotFound(f"no workspace {workspace!r} (readmit workspace create makes one)")
+            raise NotFound(
+                f"no agent {agent!r} in workspace {workspace!r} (its agents: "
+                f"{', '.join(sorted(known))})"
+            )
         with self._transaction(lock=workspace) as db:
-            self._agent(workspace, agent, f"key for {agent}")
             db.execute(
                 "INSERT INTO agent_keys (key_hash, workspace, agent, created_at) "
                 "VALUES (?, ?, ?, ?)",
