@@ -512,3 +512,22 @@ def test_a_path_or_method_the_api_lacks_is_answered_in_the_error_shape(
     assert set(response.json()) == {"code", "message", "details"}
     assert response.json()["code"] == code
     assert said in response.json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        ("/v1/events", "{'events': []}", "the body is not valid JSON: Expecting property name"),
+        ("/v1/events", "[]", 'the body must be one JSON object, {"events": [event, ...]}'),
+        ("/v1/memories", '[{"id": "m"}]', 'one JSON object, {"id", "text", "source"}'),
+    ],
+)
+def test_a_body_that_is_not_one_json_object_is_told_what_to_send(
+    client: httpx.Client, team: Team, path: str, body: str, said: str
+) -> None:
+    headers = team.auth("A1") | {"Content-Type": "application/json"}
+
+    response = client.post(path, content=body, headers=headers)
+
+    assert response.status_code == 422
+    assert said in response.json()["message"]

@@ -10,7 +10,7 @@ request rate and the byte budget, before the body is read). Routes are plain
 """
 
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -151,17 +151,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         errors = error.errors()
         details = [{"loc": list(e["loc"]), "msg": _plain(e["msg"])} for e in errors]
-        message = "the request does not match the API schema"
-        sent = request.headers.get("content-type", "")
-        if details and details[0]["loc"] == ["body"] and not _json_type(sent):
-            # A body that is not JSON reaches the schema as no object at all: say why.
-            message += (
-                ": send the body as JSON with the header Content-Type: application/json "
-                f"(it came with {f'Content-Type: {sent[:80]}' if sent else 'no Content-Type'})"
-            )
-        elif details:  # the first problem, where it is: what a person reads first
-            where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
-            message += f": {where}: {details[0]['msg']}"
+        message = _schema_problem(request, errors, details)
         return _error(422, InvalidRequest.code, message, details)
 
     _routes(app, service, Me, pool)
@@ -304,6 +294,41 @@ async def _until_gone(
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
+
+
+def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[str, Any]]) -> str:
+    """What a person reads first of a body the API schema refused: its first problem."""
+    message = "the request does not match the API schema"
+    sent = request.headers.get("content-type", "")
+    first = errors[0] if errors else {}
+    shape = _BODIES.get(request.url.path)
+    if first.get("type") == "json_invalid":
+        why, at = first.get("ctx", {}).get("error", "not JSON"), first["loc"][-1]
+        return f"the body is not valid JSON: {why} (at character {at})"
+    if details and details[0]["loc"] == ["body"] and not _json_type(sent):
+        # A body that is not JSON reaches the schema as no object at all: say why.
+        got = f"Content-Type: {sent[:80]}" if sent else "no Content-Type"
+        return (
+            f"{message}: send the body as JSON with the header Content-Type: "
+            f"application/json (it came with {got})"
+        )
+    not_an_object = first.get("type") in ("missing", "model_attributes_type", "dict_type")
+    if details and details[0]["loc"] == ["body"] and not_an_object and shape is not None:
+        return f"{message}: the body must be one JSON object, {shape}"
+    if details:  # the first problem, where it is
+        where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
+        return f"{message}: {where}: {details[0]['msg']}"
+    return message
+
+
+_BODIES = {
+    "/v1/events": '{"events": [event, ...]}',
+    "/v1/memories": '{"id", "text", "source"}',
+    "/v1/depart": '{"at", "task", "purpose"} (each optional)',
+    "/v1/return": '{"task", "purpose"} (optional, together)',
+    "/v1/verify": '{"view": <the view>}',
+}
+"""The body each route takes, for a body that is not one JSON object."""
 
 
 def _json_type(content_type: str) -> bool:
