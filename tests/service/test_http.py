@@ -531,3 +531,20 @@ def test_a_body_that_is_not_one_json_object_is_told_what_to_send(
 
     assert response.status_code == 422
     assert said in response.json()["message"]
+
+
+@pytest.mark.parametrize("given", ["h0", "nothing"])
+def test_a_bare_reference_that_names_nothing_of_yours_says_how_to_name_a_teammates(
+    client: httpx.Client, team: Team, given: str
+) -> None:
+    """The same hint whether or not a teammate has such an item: it probes nothing."""
+    hotel = {"op": "assert", "author": "A2", "item": {"id": "h0", "text": "Sunrise Hotel."}}
+    client.post("/v1/events", json={"events": [hotel]}, headers=team.auth("A2"))
+    revoke = {"op": "revoke", "author": "A1", "target": given, "why": "cancelled"}
+
+    response = client.post("/v1/events", json={"events": [revoke]}, headers=team.auth("A1"))
+
+    assert response.status_code == 422
+    message = response.json()["message"]
+    assert f"unknown target item 'A1/{given}'" in message
+    assert "name a teammate's with its author: 'A2/x', as /v1/state shows" in message
