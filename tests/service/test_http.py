@@ -547,4 +547,4 @@ def test_a_bare_reference_that_names_nothing_of_yours_says_how_to_name_a_teammat
     assert response.status_code == 422
     message = response.json()["message"]
     assert f"unknown target item 'A1/{given}'" in message
-    assert "name a teammate's with its author: 'A2/x', as /v1/state shows" in message
+    assert "name a teammate's as AUTHOR/ID, as /v1/state shows it" in message

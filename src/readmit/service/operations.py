@@ -375,7 +375,7 @@ def _own_hint(error: InvalidEvent, agent: str) -> InvalidEvent:
     unknown = ("unknown target item", "names unknown item", "cites missing evidence")
     if not any(u in error.problem for u in unknown) or f"'{agent}/" not in error.problem:
         return error
-    hint = " (a bare id is your own; name a teammate's with its author: 'A2/x', as /v1/state shows)"
+    hint = " (a bare id is your own; name a teammate's as AUTHOR/ID, as /v1/state shows it)"
     return InvalidEvent(error.event_id, error.problem + hint)
 
 
