@@ -36,7 +36,9 @@ _NOT_HELD = (
     "AND (w.id IS NULL OR w.epoch IS NULL OR w.epoch > ?) ORDER BY i.id"
 )
 """The items asserted by a checkpoint's epoch, not in it, and not known withdrawn by then."""
-_KEY_BETWEEN = "SELECT id FROM items WHERE workspace = ? AND key = ? AND epoch > ? AND epoch <= ?"
+_KEY_BETWEEN = (  # ``+ 0``: probed by key, not by a scan of the epochs (`absence`)
+    "SELECT id FROM items WHERE workspace = ? AND key = ? AND epoch + 0 > ? AND epoch + 0 <= ?"
+)
 
 
 def unrecorded(
