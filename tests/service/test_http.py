@@ -218,10 +218,12 @@ def test_a_view_sent_unwrapped_to_verify_is_told_how_to_send_it(
     _, second = play(client, team, travel_scenario())
 
     bare = client.post("/v1/verify", json=second.json()["view"])
+    whole = client.post("/v1/verify", json=second.json())
     empty = client.post("/v1/verify", json={})
 
     assert bare.status_code == 422
     assert bare.json()["message"] == 'send {"view": <the view>}: this body is a view itself'
+    assert whole.json()["message"] == 'send {"view": <its view>}: this body is a return\'s answer'
     assert (
         empty.json()["message"] == "the request does not match the API schema: view: Field required"
     )

@@ -244,6 +244,8 @@ def _routes(  # noqa: C901 - one route each
         sent = strict_json.loads(await request.body())
         if isinstance(sent, dict) and "view" not in sent and "signature" in sent:
             raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
+        if isinstance(sent, dict) and "view" in sent and "outcome" in sent:
+            raise InvalidRequest('send {"view": <its view>}: this body is a return\'s answer')
         try:
             body = VerifyIn.model_validate(sent)
         except ValidationError as exc:  # located in the body, as FastAPI's own are
