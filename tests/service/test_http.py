@@ -550,3 +550,18 @@ def test_a_bare_reference_that_names_nothing_of_yours_says_how_to_name_a_teammat
     message = response.json()["message"]
     assert f"unknown target item 'A1/{given}'" in message
     assert "name a teammate's as AUTHOR/ID, as /v1/state shows it" in message
+
+
+def test_a_misspelled_body_field_says_what_was_probably_meant(
+    client: httpx.Client, team: Team
+) -> None:
+    headers = team.auth("A1")
+    client.post("/v1/depart", json={}, headers=headers).raise_for_status()
+
+    response = client.post("/v1/return", json={"taks": "trip", "purpose": "p"}, headers=headers)
+
+    assert response.status_code == 422
+    assert response.json()["message"].endswith(
+        "taks: Extra inputs are not permitted (did you mean 'task'?)"
+    )
+    assert team.service.store.away("trip") == ["A1"]

@@ -20,7 +20,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from readmit import strict_json
@@ -56,6 +56,7 @@ from readmit.service.schemas import (
     VerifyIn,
     VerifyOut,
 )
+from readmit.wire.edge import did_you_mean
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 if TYPE_CHECKING:
@@ -303,7 +304,7 @@ def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[
     message = "the request does not match the API schema"
     sent = request.headers.get("content-type", "")
     first = errors[0] if errors else {}
-    shape = _BODIES.get(request.url.path)
+    model, shape = _BODIES.get(request.url.path, (None, None))
     if first.get("type") == "json_invalid":
         why, at = first.get("ctx", {}).get("error", "not JSON"), first["loc"][-1]
         return f"the body is not valid JSON: {why} (at character {at})"
@@ -319,18 +320,21 @@ def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[
         return f"{message}: the body must be one JSON object, {shape}"
     if details:  # the first problem, where it is
         where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
-        return f"{message}: {where}: {details[0]['msg']}"
+        hint = None
+        if first.get("type") == "extra_forbidden" and model is not None and len(first["loc"]) == 2:
+            hint = did_you_mean(first["loc"][1], model.model_fields)
+        return f"{message}: {where}: {details[0]['msg']}" + (f" ({hint})" if hint else "")
     return message
 
 
-_BODIES = {
-    "/v1/events": '{"events": [event, ...]}',
-    "/v1/memories": '{"id", "text", "source"}',
-    "/v1/depart": '{"at", "task", "purpose"} (each optional)',
-    "/v1/return": '{"task", "purpose"} (optional, together)',
-    "/v1/verify": '{"view": <the view>}',
+_BODIES: dict[str, tuple[type[BaseModel], str]] = {
+    "/v1/events": (EventsIn, '{"events": [event, ...]}'),
+    "/v1/memories": (MemoryIn, '{"id", "text", "source"}'),
+    "/v1/depart": (DepartIn, '{"at", "task", "purpose"} (each optional)'),
+    "/v1/return": (ReturnIn, '{"task", "purpose"} (optional, together)'),
+    "/v1/verify": (VerifyIn, '{"view": <the view>}'),
 }
-"""The body each route takes, for a body that is not one JSON object."""
+"""The body each route takes: for a misspelled field, and a body that is no JSON object."""
 
 
 def _json_type(content_type: str) -> bool:
