@@ -111,6 +111,18 @@ def test_an_item_whose_cited_evidence_is_missing_is_told_to_record_it(
     assert "assert it again without" not in text
 
 
+def test_a_missing_label_nothing_excluded_supports_needs_only_a_new_item(
+    runner: CliRunner,
+) -> None:
+    record = json.loads(runner.invoke(cli, ["demo", "--json"]).stdout)["decisions"][0]
+    record["missing"][0]["supported_by_excluded"] = []
+
+    text = "\n".join(render_decision(record))
+
+    assert "    d_p: a new item with a receipt whose supports lists d_p" in text
+    assert ": or a new item" not in text
+
+
 def test_replay_into_a_store_that_has_the_workspace_says_to_use_another(
     runner: CliRunner, scenario_file: Path, tmp_path: Path
 ) -> None:

@@ -166,7 +166,8 @@ def _unblock(record: dict[str, Any], texts: dict[str, str]) -> Iterator[str]:
             quoted = f' "{text}"' if text else ""
             fix = fixes.get(s["item"], "")
             yield f"    {label}: {s['item']}{quoted} is {s['reason']}" + (f"; {fix}" if fix else "")
-        yield f"    {label}: or a new item with a receipt whose supports lists {label}"
+        either = "or " if m["supported_by_excluded"] else ""
+        yield f"    {label}: {either}a new item with a receipt whose supports lists {label}"
     yield f"  (a receipt proves where an item came from: {RECEIPT})"
 
 
