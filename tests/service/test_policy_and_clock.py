@@ -112,8 +112,31 @@ def test_a_policy_ttl_over_the_servers_cap_is_refused_at_startup(store: SqlStore
 
     long = Policy().with_overrides({"view_ttl_seconds": 2 * 86400})
 
-    with pytest.raises(ConfigError, match="cap"):
+    with pytest.raises(ConfigError) as raised:
         Service(store, signer=HmacSha256Signer(KEY), verifier=None, policy=long)
+
+    assert str(raised.value) == (
+        "the policy's view_ttl_seconds (172800) is over the server's cap of 86400 s: "
+        "lower it, or raise the cap (--max-view-ttl)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("p.yaml", "max_items: 4", "not JSON (or TOML, named *.toml): Expecting value"),
+        ("p.toml", "max_items =", "not TOML: "),
+    ],
+)
+def test_a_policy_file_that_does_not_parse_says_what_it_must_be(
+    tmp_path: Path, name: str, content: str, said: str
+) -> None:
+    (tmp_path / name).write_text(content)
+
+    with pytest.raises(ConfigError) as raised:
+        load_policy(str(tmp_path / name))
+
+    assert str(raised.value).startswith(f"policy file {tmp_path / name}: {said}")
 
 
 @pytest.mark.parametrize("seconds", [math.nan, -1.0, 1e300])

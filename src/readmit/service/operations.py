@@ -97,9 +97,10 @@ class Service:
         self.ahead: AheadJudge | None = None
         """Judges away agents' returns in the background (`judge_ahead`), if started."""
         if self.policy.view_ttl > self.limits.max_view_ttl:
+            ttl, cap = self.policy.view_ttl, self.limits.max_view_ttl
             raise ConfigError(
-                f"the policy's view TTL ({self.policy.view_ttl}) is over the server's "
-                f"cap ({self.limits.max_view_ttl})"
+                f"the policy's view_ttl_seconds ({ttl.total_seconds():g}) is over the server's "
+                f"cap of {cap.total_seconds():g} s: lower it, or raise the cap (--max-view-ttl)"
             )
 
     @classmethod

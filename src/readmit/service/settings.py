@@ -26,8 +26,12 @@ def load_policy(path: str | None) -> Policy:
     try:
         text = Path(path).read_text(encoding="utf-8")
         values = tomllib.loads(text) if path.endswith(".toml") else loads(text)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"policy file {path}: {exc}") from None
+    except ValueError as exc:  # a policy file is JSON, or TOML by its name
+        kind = "TOML" if path.endswith(".toml") else "JSON (or TOML, named *.toml)"
+        said = str(exc).removeprefix("not JSON: ")
+        raise ConfigError(f"policy file {path}: not {kind}: {said}") from None
     if not isinstance(values, dict):
         raise ConfigError(f"policy file {path}: expected an object of policy settings")
     return Policy().with_overrides(values)
