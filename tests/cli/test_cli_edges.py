@@ -291,6 +291,12 @@ CASES = [
         "Connection refused Is the server running",
     ),
     Case(
+        "audit of a bare path instead of a store URL",
+        ["audit", "--db", "team.db"],
+        "config_error",
+        "'team.db' is not a store URL: for a SQLite file write sqlite:///team.db",
+    ),
+    Case(
         "audit of an unknown store",
         ["audit", "--db", "mysql://x"],
         "config_error",

@@ -27,9 +27,10 @@ def open_store(url: str) -> SqlStore:
         from readmit.store.postgres import PostgresStore
 
         return PostgresStore(url)
-    scheme = url.split("://", 1)[0] if "://" in url else url
+    if "://" not in url:  # a bare path: the store URL it probably meant
+        raise ConfigError(f"{url!r} is not a store URL: for a SQLite file write sqlite:///{url}")
     raise ConfigError(
-        f"unknown store {scheme!r} in {url!r} "
+        f"unknown store {url.split('://', 1)[0]!r} in {url!r} "
         "(known: sqlite:///PATH, sqlite://:memory:, postgresql://USER@HOST:PORT/DB)"
     )
 
