@@ -13,6 +13,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from builders import KEY
+from readmit.errors import ConfigError
+from readmit.service.operations import require_key
 from readmit.store import SqlStore
 from servicekit import make_team
 
@@ -256,3 +258,13 @@ def test_the_readme_client_entry_starts_a_server_after_the_readme_key_flow(
     assert set(server["env"]) == {"READMIT_AGENT_KEY", "READMIT_DB", "READMIT_SIGNING_KEY"}
     assert "return_view" in tools
     assert state == {"items": []}
+
+
+@pytest.mark.parametrize("pasted", ["rmk_abc\n", "  rmk_abc ", "rmk_abc"])
+def test_an_agent_key_pasted_with_spaces_or_its_line_end_is_read_as_the_key(pasted: str) -> None:
+    assert require_key({"READMIT_AGENT_KEY": pasted}, "READMIT_AGENT_KEY") == "rmk_abc"
+
+
+def test_an_agent_key_of_only_spaces_is_unset() -> None:
+    with pytest.raises(ConfigError, match="set READMIT_AGENT_KEY"):
+        require_key({"READMIT_AGENT_KEY": "  \n"}, "READMIT_AGENT_KEY")

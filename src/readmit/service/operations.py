@@ -394,7 +394,7 @@ def require_key(env: Mapping[str, str], name: str) -> str:
     Raises:
         ConfigError: if it is unset.
     """
-    key = env.get(name)
+    key = env.get(name, "").strip()  # a key pasted with its line's end
     if not key:
         raise ConfigError(f"set {name} to the agent's key (create one with `readmit keys create`)")
     return key
