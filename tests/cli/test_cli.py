@@ -22,7 +22,7 @@ def test_demo_prints_both_returns_offline(runner: CliRunner) -> None:
     assert "obligations 0.50 (needs 1.00), critical 0.75 (needs 1.00)" in result.output
     assert "implicitly_invalidated" in result.output
     assert "private memories readmitted: x_quiet" in result.output
-    assert "judgment: 2 of 32 verifier calls (builtin); 1 new and 0 standing" in result.output
+    assert "judgment: 2 verifier calls (budget 32; builtin); 1 new and 0 standing" in result.output
 
 
 def test_replay_json_matches_the_spec_shape(runner: CliRunner, scenario_file: Path) -> None:

@@ -355,5 +355,6 @@ def test_a_record_from_before_time_budgets_renders_without_one(
     lines = list(render_decision(upgrade_record({**record, "judgment": judgment})))  # as explain
 
     assert any(
-        line.startswith("  judgment: 2 of 32 verifier calls (builtin); 1 new") for line in lines
+        line.startswith("  judgment: 2 verifier calls (budget 32; builtin); 1 new")
+        for line in lines
     )

@@ -195,7 +195,7 @@ def _judgment(j: dict[str, Any]) -> str:
     seconds = budget["seconds"]  # null without a time budget (`upgrade_record` for older ones)
     waited = f", {j['seconds']:.1f} of {seconds:g} s" if seconds is not None else ""
     return (
-        f"{j['calls']} of {budget['calls']} verifier calls ({j['verifier']}){tokens}{limit}"
+        f"{j['calls']} verifier calls (budget {budget['calls']}; {j['verifier']}){tokens}{limit}"
         f"{waited}; "
         f"{j['confirmed']} new and {j['standing']} standing invalidation(s); "
         f"{j['unscreened']} item(s) left unscreened"
