@@ -11,6 +11,7 @@ parameter (the CLI passes the environment, for keys such as
 
 import inspect
 from collections.abc import Mapping
+from difflib import get_close_matches
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -73,8 +74,10 @@ def _make(group: str, what: str, spec: str, settings: Mapping[str, str] | None) 
     name, _, argument = spec.partition(":")
     found = [ep for ep in entry_points(group=group) if ep.name == name]
     if not found:
+        close = get_close_matches(name, names(group), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         known = ", ".join(names(group)) or "none"
-        raise ConfigError(f"unknown {what} {spec!r} (installed: {known})")
+        raise ConfigError(f"unknown {what} {spec!r} ({hint}installed: {known})")
     factory = found[0].load()
     try:
         if len(inspect.signature(factory).parameters) >= 2:

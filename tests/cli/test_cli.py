@@ -244,6 +244,17 @@ def test_an_unknown_verifier_lists_the_installed_ones(
     assert "unknown verifier 'oracle' (installed: builtin" in result.output
 
 
+def test_a_misspelled_verifier_is_refused_with_the_name_meant_before_the_demo_story(
+    runner: CliRunner,
+) -> None:
+    result = runner.invoke(cli, ["demo", "--verifier", "buitin"])
+
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        "error [config_error]: unknown verifier 'buitin' (did you mean 'builtin'? installed: "
+    )
+
+
 def test_replay_with_the_packaged_embedder_decides_as_the_builtin_verifier_does(
     runner: CliRunner, scenario_file: Path
 ) -> None:

@@ -32,12 +32,11 @@ def demo(as_json: bool, verifier_spec: str, html_dir: Path | None) -> None:
 
     docs/concepts.md walks through it item by item and defines every term.
     """
-    if not as_json:
-        click.echo(_INTRO)
     run(
         load_scenario(travel_scenario()),
         "sqlite://:memory:",
         verifier_spec,
         as_json=as_json,
         html_dir=html_dir,
+        intro=None if as_json else _INTRO,
     )

@@ -70,15 +70,19 @@ def run(
     dependency_scan: str | None = None,
     html_dir: Path | None = None,
     db_flag: bool = False,
+    intro: str | None = None,
 ) -> list[dict[str, Any]]:
     """Replay ``scenario`` and print its decisions (as JSON or as tables).
 
     With ``html_dir``, also write one page per decision there (``decision-N.html``).
     On a store that outlives the command, each decision's number and the ``readmit
     explain`` command that shows it are printed too (with ``--db URL`` when ``db_flag``
-    says the URL came from ``--db``, not from ``READMIT_DB``).
+    says the URL came from ``--db``, not from ``READMIT_DB``). ``intro`` is printed once the
+    verifier is made (a misspelled one is refused before any story is told).
     """
     verifier = make_verifier(verifier_spec, os.environ)
+    if intro is not None:
+        click.echo(intro)
     embedder = make_embedder(embeddings, os.environ) if embeddings else None
     scan = make_dependency_scan(dependency_scan, os.environ) if dependency_scan else None
     choice = signer_from_env(os.environ, allow_ephemeral=True)
