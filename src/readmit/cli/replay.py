@@ -119,17 +119,22 @@ def run(
         for line in explain:
             click.echo(line, err=True)
     else:
-        for n, record in enumerate(pages):
-            for text in render_decision(record, texts):
-                click.echo(text)
-            if explain:
-                click.echo(f"  {explain[n]}")
-            click.echo()
-        if decisions:
-            click.echo(GLOSSARY_HINT)
+        _print_pages(pages, texts, explain)
     if html_dir is not None:
         _write_pages(html_dir, pages, texts)
     return decisions
+
+
+def _print_pages(pages: list[dict[str, Any]], texts: dict[str, str], explain: list[str]) -> None:
+    """Each decision as text, with the command that shows it again (if stored)."""
+    for n, record in enumerate(pages):
+        for text in render_decision(record, texts):
+            click.echo(text)
+        if explain:
+            click.echo(f"  {explain[n]}")
+        click.echo()
+    if pages:
+        click.echo(GLOSSARY_HINT)
 
 
 def _pages(scenario: Scenario, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
