@@ -131,7 +131,7 @@ CASES = [
         "outside the years 1 to 9999",
         GOOD,
     ),
-    Case("--at garbage", [*VERIFY[:3], "soon"], "invalid_input", "--at", GOOD),
+    Case("--at garbage", [*VERIFY[:3], "soon"], "invalid_input", "e.g. 2026-05-03T14:30:00Z", GOOD),
     Case(
         "signed expiry past year 9999",
         VERIFY,

@@ -54,7 +54,9 @@ def _time(text: str) -> datetime:
     try:
         return parse_time(text)
     except ValueError as exc:
-        raise InvalidInput(f"--at: {exc}") from exc
+        raise InvalidInput(
+            f"--at: {exc} (write an RFC 3339 time, e.g. 2026-05-03T14:30:00Z)"
+        ) from exc
 
 
 def _load(path: Path, number: int | None) -> dict[str, Any]:
