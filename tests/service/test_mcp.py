@@ -122,6 +122,34 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
+    store: SqlStore,
+) -> None:
+    team = make_team(store)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "readmit", "mcp", "--db", store.url],
+        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
+    )
+    mine = {"op": "assert", "author": "A1", "item": {"id": "x", "text": "Before."}}
+    later = {"op": "assert", "author": "A1", "item": {"id": "y", "text": "After."}}
+
+    async def session() -> tuple[Any, Any]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            before = await client.call_tool("record_events", {"events": [mine]})
+            store.revoke_agent_keys("trip", "A1", None)
+            after = await client.call_tool("record_events", {"events": [later]})
+            return before, after
+
+    before, after = anyio.run(session)
+
+    assert not before.is_error
+    assert after.is_error
+    assert "error [unauthenticated]: that agent key is not known" in after.content[0].text
+    assert [e.event.id for e in store.events("trip")][-1] != "A1/y"
+    assert "A1/y" not in {i.id for i in store.visible_state("trip", "A2")}
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "problem"),
     [

@@ -275,8 +275,9 @@ def mcp_command(
         limits=limits_from_flags(clock_skew=clock_skew, max_view_ttl=max_view_ttl),
     )
     try:
-        caller = service.authenticate(require_key(os.environ, AGENT_KEY_ENV))
-        create_mcp(service, caller).run("stdio")
+        key = require_key(os.environ, AGENT_KEY_ENV)
+        caller = service.authenticate(key)
+        create_mcp(service, caller, key).run("stdio")
     finally:
         service.close()
 

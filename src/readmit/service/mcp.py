@@ -11,12 +11,13 @@ service sees them. Each tool's result has the HTTP API's shape for the same oper
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from readmit.errors import ReadmitError
+from readmit.errors import ReadmitError, Unauthenticated
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
 from readmit.wire import check_name, check_returning, check_text
@@ -32,8 +33,23 @@ def refusals() -> Iterator[None]:
         raise ToolError(f"error [{exc.code}]: {exc}") from None
 
 
-def create_mcp(service: Service, caller: Caller) -> MCPServer:
-    """An MCP server whose tools act as ``caller``."""
+@contextmanager
+def _acting(service: Service, caller: Caller, key: str | None) -> Iterator[None]:
+    """`refusals`, with ``key`` (if given) looked up again and still ``caller``'s."""
+    with refusals():
+        if key is not None and service.authenticate(key) != caller:
+            raise Unauthenticated("this agent key now names another agent")
+        yield
+
+
+def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPServer:
+    """An MCP server whose tools act as ``caller``.
+
+    With ``key``, the caller's agent key, each tool call looks it up again first, as each
+    HTTP request does: a key revoked while the server runs is refused from the next call.
+    """
+    acting = partial(_acting, service, caller, key)
+
     server = MCPServer(
         name="readmit",
         instructions=(
@@ -49,7 +65,7 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
 
         Ids you give are stored as `<you>/<id>`; name a teammate's item by its full id.
         """
-        with refusals():
+        with acting():
             return {"recorded": service.record(caller, events)}
 
     @server.tool()
@@ -59,7 +75,7 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
         `id` is stored as `<you>/<id>`; `source` is your own item's id, a teammate's full
         `<agent>/<id>`, or `/<id>` for a plain id from a replayed scenario.
         """
-        with refusals():
+        with acting():
             check_name(id, "id")
             check_text(text, "text")
             check_name(source, "source")
@@ -72,7 +88,7 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
         ``task`` and ``purpose`` (together): what you will return to, so that a server
         judging ahead can screen that return while you are away.
         """
-        with refusals():
+        with acting():
             return service.depart(caller, returning_to=check_returning(task, purpose))
 
     @server.tool()
@@ -81,32 +97,32 @@ def create_mcp(service: Service, caller: Caller) -> MCPServer:
 
         Without ``task`` and ``purpose``, those your departure named.
         """
-        with refusals():
+        with acting():
             named = check_returning(task, purpose)
             return service.return_(caller, *service.returning_to(caller, *(named or (None, None))))
 
     @server.tool()
     def verify_view(view: dict[str, Any]) -> VerifyOut:
         """Check a Return View's signature, item digests and expiry."""
-        with refusals():
+        with acting():
             return service.verify(view)
 
     @server.tool()
     def audit() -> DecisionsOut:
         """List your return decisions."""
-        with refusals():
+        with acting():
             return {"decisions": service.decisions(caller)}
 
     @server.tool()
     def explain(decision_id: int) -> AgentDecisionOut:
         """Why each item of one of your decisions was kept or excluded."""
-        with refusals():
+        with acting():
             return service.explain(caller, decision_id)
 
     @server.tool()
     def state() -> StateOut:
         """The active shared items you may read now."""
-        with refusals():
+        with acting():
             return {"items": service.state(caller)}
 
     return server
