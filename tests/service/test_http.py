@@ -2,6 +2,7 @@
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -565,3 +566,28 @@ def test_a_misspelled_body_field_says_what_was_probably_meant(
         "taks: Extra inputs are not permitted (did you mean 'task'?)"
     )
     assert team.service.store.away("trip") == ["A1"]
+
+
+def test_a_return_with_no_task_by_an_agent_that_never_departed_says_to_depart(
+    client: httpx.Client, team: Team
+) -> None:
+    response = client.post("/v1/return", headers=team.auth("A1"))
+
+    assert response.status_code == 422
+    assert response.json()["message"] == "agent 'A1' has not departed: depart first"
+
+
+def test_a_default_return_takes_the_task_of_the_departure_it_is_decided_against(
+    client: httpx.Client, team: Team
+) -> None:
+    """A departure dated ahead (within the skew) is not yet the one a return uses."""
+    headers = team.auth("A1")
+    first = {"task": "t1", "purpose": "p1"}
+    client.post("/v1/depart", json=first, headers=headers).raise_for_status()
+    ahead = (team.clock() + timedelta(minutes=4)).isoformat()
+    later = {"task": "t2", "purpose": "p2", "at": ahead}
+    client.post("/v1/depart", json=later, headers=headers).raise_for_status()
+
+    response = client.post("/v1/return", headers=headers)
+
+    assert (response.json()["task"], response.json()["purpose"]) == ("t1", "p1")

@@ -232,10 +232,14 @@ class Service:
         """
         if task is not None and purpose is not None:
             return task, purpose
-        named = self.store.departed_for(caller.workspace, caller.agent.id)
-        if named is None:
-            raise InvalidInput("give task and purpose: your latest departure named none")
-        return named
+        # The departure the return will be decided against: the latest by the server's time.
+        at = self.clock()
+        named = self.store.departed_for(caller.workspace, caller.agent.id, at)
+        if named is not None:
+            return named
+        if not self.store.has_departed(caller.workspace, caller.agent.id, at):
+            raise InvalidInput(f"agent {caller.agent.id!r} has not departed: depart first")
+        raise InvalidInput("give task and purpose: your latest departure named none")
 
     def return_(
         self,

@@ -128,12 +128,15 @@ def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> 
     ).fetchone()
 
 
-def departed_for(db: Connection, workspace: str, agent: str) -> tuple[str, str] | None:
-    """The task and purpose ``agent``'s latest departure said it returns to, if it did."""
+def departed_for(
+    db: Connection, workspace: str, agent: str, at: datetime | None = None
+) -> tuple[str, str] | None:
+    """The task and purpose ``agent``'s latest departure (by ``at``) said it returns to."""
+    query = "SELECT task, purpose FROM checkpoints WHERE workspace = ? AND agent = ?"
+    bound = () if at is None else (stamp(at),)
     row = db.execute(
-        "SELECT task, purpose FROM checkpoints WHERE workspace = ? AND agent = ? "
-        "ORDER BY at DESC, id DESC LIMIT 1",
-        (workspace, agent),
+        query + (" AND at <= ?" if bound else "") + " ORDER BY at DESC, id DESC LIMIT 1",
+        (workspace, agent, *bound),
     ).fetchone()
     return None if row is None or row[0] is None else (row[0], row[1])
 

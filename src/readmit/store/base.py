@@ -80,8 +80,10 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def departed_for(self, workspace: str, agent: str) -> Returning | None:
-        """The task and purpose ``agent``'s latest departure said it returns to, if it did."""
+    def departed_for(
+        self, workspace: str, agent: str, at: datetime | None = None
+    ) -> Returning | None:
+        """The task and purpose ``agent``'s latest departure (by ``at``) said it returns to."""
         ...
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:

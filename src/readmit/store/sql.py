@@ -226,9 +226,15 @@ class SqlStore(AgentKeys):
         with self._transaction(lock=workspace) as db:
             return leases.take(db, (workspace, name), holder, seconds)
 
-    def departed_for(self, workspace: str, agent: str) -> Returning | None:
-        """The task and purpose ``agent``'s latest departure said it returns to, if it did."""
-        return self._reading(absence.departed_for, workspace, agent)
+    def departed_for(
+        self, workspace: str, agent: str, at: datetime | None = None
+    ) -> Returning | None:
+        """The task and purpose ``agent``'s latest departure (by ``at``) said it returns to."""
+        return self._reading(absence.departed_for, workspace, agent, at)
+
+    def has_departed(self, workspace: str, agent: str, at: datetime) -> bool:
+        """Whether ``agent`` has a departure at or before ``at`` (a return can be decided)."""
+        return self._reading(absence.last_departure, workspace, agent, at) is not None
 
     def visible_state(self, workspace: str, agent: str) -> list[Item]:
         """The active items ``agent`` may read now, by id."""
