@@ -553,6 +553,27 @@ def test_a_bare_reference_that_names_nothing_of_yours_says_how_to_name_a_teammat
     assert "name a teammate's as AUTHOR/ID, as /v1/state shows it" in message
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        (
+            "/v1/events",
+            {"evnets": []},
+            "evnets: Extra inputs are not permitted (did you mean 'events'?)",
+        ),
+        ("/v1/memories", {"id": "m", "txt": "x", "source": "h0"}, "(did you mean 'text'?)"),
+        ("/v1/verify", {"veiw": {}}, "veiw: Extra inputs are not permitted (did you mean 'view'?)"),
+    ],
+)
+def test_a_misspelled_required_field_says_what_was_meant_not_only_that_it_is_missing(
+    client: httpx.Client, team: Team, path: str, body: dict[str, Any], said: str
+) -> None:
+    response = client.post(path, json=body, headers=team.auth("A1"))
+
+    assert response.status_code == 422
+    assert response.json()["message"].endswith(said)
+
+
 def test_a_misspelled_body_field_says_what_was_probably_meant(
     client: httpx.Client, team: Team
 ) -> None:

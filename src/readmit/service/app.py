@@ -318,12 +318,13 @@ def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[
     not_an_object = first.get("type") in ("missing", "model_attributes_type", "dict_type")
     if details and details[0]["loc"] == ["body"] and not_an_object and shape is not None:
         return f"{message}: the body must be one JSON object, {shape}"
+    extra = [e["loc"][1] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 2]
+    hint = did_you_mean(extra[0], model.model_fields) if extra and model is not None else None
+    if hint:  # a misspelled field: it also shows as the field it meant, missing
+        return f"{message}: {extra[0]}: Extra inputs are not permitted ({hint})"
     if details:  # the first problem, where it is
         where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
-        hint = None
-        if first.get("type") == "extra_forbidden" and model is not None and len(first["loc"]) == 2:
-            hint = did_you_mean(first["loc"][1], model.model_fields)
-        return f"{message}: {where}: {details[0]['msg']}" + (f" ({hint})" if hint else "")
+        return f"{message}: {where}: {details[0]['msg']}"
     return message
 
 
