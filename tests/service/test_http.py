@@ -504,6 +504,7 @@ def test_a_return_needs_no_body_when_its_departure_named_what_it_returns_to(
     [
         ("POST", "/v1/event", 404, "not_found", "no such path: POST /v1/event"),
         ("GET", "/v1/return", 405, "method_not_allowed", "this path takes POST"),
+        ("DELETE", "/v1/memories", 405, "method_not_allowed", "this path takes GET, POST"),
     ],
 )
 def test_a_path_or_method_the_api_lacks_is_answered_in_the_error_shape(
@@ -513,6 +514,8 @@ def test_a_path_or_method_the_api_lacks_is_answered_in_the_error_shape(
 
     assert response.status_code == status
     assert set(response.json()) == {"code", "message", "details"}
+    if status == 405:
+        assert response.headers["allow"] == said.removeprefix("this path takes ")
     assert response.json()["code"] == code
     assert said in response.json()["message"]
 

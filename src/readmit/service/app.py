@@ -137,16 +137,18 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
         # Routing's own refusals (no such path, a method it does not take), in the shape
         # every other error has.
         where = f"{request.method} {request.url.path[:200]}"
+        headers = dict(error.headers or {})
         refused: ReadmitError
         if error.status_code == 404:
             refused = NotFound(f"no such path: {where} (the API is listed at /docs)")
         elif error.status_code == 405:
-            allowed = {k.lower(): v for k, v in (error.headers or {}).items()}.get("allow", "")
+            allowed = ", ".join(_methods(request))  # Starlette names the first route's only
+            headers = {**(error.headers or {}), "Allow": allowed}
             refused = MethodNotAllowed(f"{where} is not allowed (this path takes {allowed})")
         else:
             refused = InvalidRequest(f"{where}: {error.detail}")
         status = error.status_code if error.status_code in (404, 405) else status_of(refused)
-        return _error(status, refused.code, str(refused), None, dict(error.headers or {}))
+        return _error(status, refused.code, str(refused), None, headers)
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -297,6 +299,17 @@ async def _until_gone(
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
+
+
+def _methods(request: Request) -> list[str]:
+    """Every method some route of the app answers at the request's path."""
+    path = request.url.path
+    found: set[str] = set()
+    for route in request.app.routes:
+        methods, pattern = getattr(route, "methods", None), getattr(route, "path_regex", None)
+        if methods and pattern is not None and pattern.match(path):
+            found |= methods
+    return sorted(found)
 
 
 def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[str, Any]]) -> str:
