@@ -2,6 +2,7 @@
 
 import json
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -9,7 +10,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, InvalidInput
 from readmit.policy import Policy
 from readmit.service.app import create_app
 from readmit.service.limits import Limits
@@ -263,3 +264,28 @@ def test_a_validity_outside_the_calendar_in_utc_is_a_4xx(
 
     assert response.status_code == 422, response.text
     assert team.service.store.events("trip") == []
+
+
+@pytest.mark.parametrize("what", ["depart", "remember", "return"])
+def test_a_library_callers_time_without_a_zone_is_refused_by_name(
+    store: SqlStore, what: str
+) -> None:
+    from builders import KEY
+    from readmit.signing import HmacSha256Signer
+    from servicekit import make_team
+
+    team = make_team(store)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=None)
+    caller = service.authenticate(team.keys["A1"])
+    naive = datetime(2026, 5, 1, 8, tzinfo=UTC).replace(tzinfo=None)
+    if what == "return":
+        service.depart(caller)
+
+    calls = {
+        "depart": lambda: service.depart(caller, naive),
+        "remember": lambda: service.remember(caller, "m", "Quiet.", "h0", naive),
+        "return": lambda: service.return_(caller, "trip", "itinerary", naive),
+    }
+
+    with pytest.raises(InvalidInput, match="has no time zone"):
+        calls[what]()

@@ -237,6 +237,12 @@ def test_a_departure_or_return_at_a_time_without_a_zone_is_refused(ws: WorkState
 
     with pytest.raises(InvalidEvent, match="its time has no time zone"):
         ws.return_context("ws", _return(NAIVE))
+    memory = RecordExperience(
+        id="x", at=NAIVE, agent="A1", experience_id="m1", text="memo", source="a"
+    )
+    with pytest.raises(InvalidEvent, match="its time has no time zone"):
+        ws.record_experience("ws", memory)
+    assert ws.experiences("ws", "A1") == []
     assert ws.return_context("ws", _return(T0 + timedelta(hours=2))).departure.agent == "A1"
 
 

@@ -23,13 +23,15 @@ from readmit.errors import ClockSkew, InvalidInput
 
 
 def in_calendar(at: datetime | None, what: str) -> None:
-    """Refuse a time whose UTC form falls outside years 1-9999 (e.g. year 1 at +14:00).
+    """Refuse a time without a zone, or whose UTC form falls outside years 1-9999.
 
     Raises:
-        InvalidInput: if it does.
+        InvalidInput: if it has no zone, or falls outside (e.g. year 1 at +14:00).
     """
     if at is None:
         return
+    if at.tzinfo is None or at.utcoffset() is None:  # a library caller's datetime.now()
+        raise InvalidInput(f"{what}: {at.isoformat()} has no time zone (e.g. datetime.now(UTC))")
     try:
         at.astimezone(UTC)
     except OverflowError:

@@ -192,6 +192,7 @@ class SqlStore(AgentKeys):
         return int(row[0] or 0)
 
     def record_experience(self, workspace: str, step: RecordExperience) -> Experience:
+        aware(step.at, step.id)
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, step.agent, step.id)
             if not Writer(db, workspace, {}).source_readable(step.source, who):
