@@ -1,6 +1,7 @@
 """The operator's policy and the server's clock: what a returning agent may no longer choose."""
 
 import json
+from collections.abc import Callable
 import math
 from datetime import UTC, datetime
 from pathlib import Path
@@ -281,7 +282,7 @@ def test_a_library_callers_time_without_a_zone_is_refused_by_name(
     if what == "return":
         service.depart(caller)
 
-    calls = {
+    calls: dict[str, Callable[[], object]] = {
         "depart": lambda: service.depart(caller, naive),
         "remember": lambda: service.remember(caller, "m", "Quiet.", "h0", naive),
         "return": lambda: service.return_(caller, "trip", "itinerary", naive),
