@@ -1,8 +1,8 @@
 """The operator's policy and the server's clock: what a returning agent may no longer choose."""
 
 import json
-from collections.abc import Callable
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
