@@ -88,3 +88,21 @@ def test_a_key_for_a_missing_workspace_or_agent_names_what_exists(
     assert (no_workspace.exit_code, no_agent.exit_code) == (4, 4)
     assert "error [not_found]: no workspace 'trp'" in no_workspace.output
     assert "no agent 'A9' in workspace 'trip' (its agents: A1, A2)" in no_agent.output
+
+
+def test_a_key_given_itself_to_revoke_is_matched_by_its_hash_and_never_echoed(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/k.db"
+    store = open_store(db)
+    store.create_workspace("trip", TEAM)
+    store.close()
+    key = runner.invoke(cli, ["keys", "create", "trip", "A1", "--db", db]).output.strip()
+
+    wrong = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--key", key + "x", "--db", db])
+    right = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--key", key, "--db", db])
+
+    assert wrong.exit_code == 4
+    assert key not in wrong.output
+    assert "A1 has no such key in workspace 'trip'" in wrong.output
+    assert right.output == "revoked 1 key(s) of A1 in trip\n"

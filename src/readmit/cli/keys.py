@@ -6,7 +6,7 @@ from readmit.cli.inputs import open_existing_store
 from readmit.cli.serve import DB_OPTION
 from readmit.clock import now
 from readmit.errors import NotFound
-from readmit.service.keys import key_hash, new_key
+from readmit.service.keys import PREFIX, key_hash, new_key
 from readmit.wire import check_name
 
 
@@ -76,22 +76,26 @@ def keys_list(workspace_name: str | None, db: str) -> None:
     "--key",
     "fingerprint",
     default=None,
-    help="Only the key whose hash starts so (as `readmit keys list` shows it). Default: "
-    "every key of AGENT.",
+    help="Only the key whose hash starts so (as `readmit keys list` shows it), or the key "
+    "itself (rmk_...). Default: every key of AGENT.",
 )
 @DB_OPTION
 def keys_revoke(workspace_name: str, agent: str, fingerprint: str | None, db: str) -> None:
     """Revoke AGENT's API keys in WORKSPACE: every server over the store refuses them at once."""
     check_name(workspace_name, "WORKSPACE")
     check_name(agent, "AGENT")
+    which = "key"
     if fingerprint is not None:
         check_name(fingerprint, "--key")
+        if fingerprint.startswith(PREFIX):  # the key itself: matched by its hash, not echoed
+            fingerprint, which = key_hash(fingerprint), "such key"
+        else:
+            which = f"key starting {fingerprint!r}"
     store = open_existing_store(db)
     try:
         revoked = store.revoke_agent_keys(workspace_name, agent, fingerprint)
     finally:
         store.close()
     if not revoked:
-        which = f"key starting {fingerprint!r}" if fingerprint else "key"
         raise NotFound(f"{agent} has no {which} in workspace {workspace_name!r}")
     click.echo(f"revoked {revoked} key(s) of {agent} in {workspace_name}")
