@@ -615,3 +615,21 @@ def test_a_default_return_takes_the_task_of_the_departure_it_is_decided_against(
     response = client.post("/v1/return", headers=headers)
 
     assert (response.json()["task"], response.json()["purpose"]) == ("t1", "p1")
+
+
+def test_verify_reads_any_content_type_so_a_list_is_told_the_object_to_send(
+    client: httpx.Client,
+) -> None:
+    response = client.post("/v1/verify", content="[1]", headers={"Content-Type": "text/plain"})
+
+    assert response.status_code == 422
+    assert response.json()["message"].endswith('one JSON object, {"view": <the view>}')
+
+
+def test_a_body_that_is_not_utf8_says_to_send_utf8_json(client: httpx.Client, team: Team) -> None:
+    headers = team.auth("A1") | {"Content-Type": "application/json"}
+
+    response = client.post("/v1/events", content=b'{"events": ["\xff"]}', headers=headers)
+
+    assert response.status_code == 422
+    assert response.json()["message"].endswith("(send UTF-8 JSON)")

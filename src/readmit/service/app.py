@@ -145,8 +145,8 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
             allowed = ", ".join(_methods(request))  # Starlette names the first route's only
             headers = {**(error.headers or {}), "Allow": allowed}
             refused = MethodNotAllowed(f"{where} is not allowed (this path takes {allowed})")
-        else:
-            refused = InvalidRequest(f"{where}: {error.detail}")
+        else:  # FastAPI's 400 for a body it could not parse (not UTF-8, say)
+            refused = InvalidRequest(f"{where}: {error.detail} (send UTF-8 JSON)")
         status = error.status_code if error.status_code in (404, 405) else status_of(refused)
         return _error(status, refused.code, str(refused), None, headers)
 
@@ -321,14 +321,20 @@ def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[
     if first.get("type") == "json_invalid":
         why, at = first.get("ctx", {}).get("error", "not JSON"), first["loc"][-1]
         return f"the body is not valid JSON: {why} (at character {at})"
-    if details and details[0]["loc"] == ["body"] and not _json_type(sent):
+    reads_any = request.url.path == "/v1/verify"  # it parses whatever the Content-Type
+    if details and details[0]["loc"] == ["body"] and not _json_type(sent) and not reads_any:
         # A body that is not JSON reaches the schema as no object at all: say why.
         got = f"Content-Type: {sent[:80]}" if sent else "no Content-Type"
         return (
             f"{message}: send the body as JSON with the header Content-Type: "
             f"application/json (it came with {got})"
         )
-    not_an_object = first.get("type") in ("missing", "model_attributes_type", "dict_type")
+    not_an_object = first.get("type") in (
+        "missing",
+        "model_attributes_type",
+        "dict_type",
+        "model_type",
+    )
     if details and details[0]["loc"] == ["body"] and not_an_object and shape is not None:
         return f"{message}: the body must be one JSON object, {shape}"
     extra = [e["loc"][1] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 2]
