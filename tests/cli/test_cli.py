@@ -126,14 +126,20 @@ def test_an_unknown_dependency_scan_is_a_config_error(
     assert "error [config_error]: unknown dependency scan 'magic:x'" in result.output
 
 
-def test_explain_picks_a_decision_by_its_workspace_when_ids_repeat(
-    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
-) -> None:
+def two_trips(runner: CliRunner, travel: dict[str, Any], tmp_path: Path) -> str:
+    """A store holding the travel case twice, as workspaces trip-a and trip-b."""
     db = f"sqlite:///{tmp_path}/two.db"
     for workspace in ("trip-a", "trip-b"):
         path = tmp_path / f"{workspace}.json"
         path.write_text(json.dumps({**travel, "workspace": workspace}))
         runner.invoke(cli, ["replay", str(path), "--db", db])
+    return db
+
+
+def test_explain_picks_a_decision_by_its_workspace_when_ids_repeat(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    db = two_trips(runner, travel, tmp_path)
 
     ambiguous = runner.invoke(cli, ["explain", "2", "--db", db])
     chosen = runner.invoke(cli, ["explain", "2", "--db", db, "--workspace", "trip-b"])
@@ -173,11 +179,7 @@ def test_explain_counts_an_agents_own_decisions_as_the_http_api_does(
 def test_explain_of_an_agents_decision_asks_for_the_workspace_when_it_has_several(
     runner: CliRunner, travel: dict[str, Any], tmp_path: Path
 ) -> None:
-    db = f"sqlite:///{tmp_path}/two.db"
-    for workspace in ("trip-a", "trip-b"):
-        path = tmp_path / f"{workspace}.json"
-        path.write_text(json.dumps({**travel, "workspace": workspace}))
-        runner.invoke(cli, ["replay", str(path), "--db", db])
+    db = two_trips(runner, travel, tmp_path)
 
     both = runner.invoke(cli, ["explain", "1", "--agent", "A1", "--db", db])
     one = runner.invoke(cli, ["explain", "1", "--agent", "A1", "--db", db, "--workspace", "trip-b"])

@@ -17,6 +17,16 @@ from readmit.store import open_store
 TEAM = [Agent(id=a, principal="family", role="itinerary") for a in ("A1", "A2")]
 
 
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    """A SQLite store with workspace ``trip`` of A1 and A2, closed."""
+    url = f"sqlite:///{tmp_path}/k.db"
+    store = open_store(url)
+    store.create_workspace("trip", TEAM)
+    store.close()
+    return url
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_revoked_key_is_refused_at_once_and_only_it(
     runner: CliRunner, backend: str, tmp_path: Path
@@ -57,12 +67,7 @@ def test_a_revoked_key_is_refused_at_once_and_only_it(
         store.close()
 
 
-def test_a_key_start_that_names_several_keys_revokes_none(
-    runner: CliRunner, tmp_path: Path
-) -> None:
-    db = f"sqlite:///{tmp_path}/k.db"
-    store = open_store(db)
-    store.create_workspace("trip", TEAM)
+def test_a_key_start_that_names_several_keys_revokes_none(runner: CliRunner, db: str) -> None:
     for _ in range(2):
         runner.invoke(cli, ["keys", "create", "trip", "A1", "--db", db])
 
@@ -70,18 +75,14 @@ def test_a_key_start_that_names_several_keys_revokes_none(
 
     assert result.exit_code == 2
     assert "'sha256:' starts 2 of A1's keys: give more of it" in result.output
+    store = open_store(db)
     assert len(store.agent_keys("trip")) == 2
     store.close()
 
 
 def test_a_key_for_a_missing_workspace_or_agent_names_what_exists(
-    runner: CliRunner, tmp_path: Path
+    runner: CliRunner, db: str
 ) -> None:
-    db = f"sqlite:///{tmp_path}/k.db"
-    store = open_store(db)
-    store.create_workspace("trip", TEAM)
-    store.close()
-
     no_workspace = runner.invoke(cli, ["keys", "create", "trp", "A1", "--db", db])
     no_agent = runner.invoke(cli, ["keys", "create", "trip", "A9", "--db", db])
 
@@ -91,12 +92,8 @@ def test_a_key_for_a_missing_workspace_or_agent_names_what_exists(
 
 
 def test_a_key_given_itself_to_revoke_is_matched_by_its_hash_and_never_echoed(
-    runner: CliRunner, tmp_path: Path
+    runner: CliRunner, db: str
 ) -> None:
-    db = f"sqlite:///{tmp_path}/k.db"
-    store = open_store(db)
-    store.create_workspace("trip", TEAM)
-    store.close()
     key = runner.invoke(cli, ["keys", "create", "trip", "A1", "--db", db]).output.strip()
 
     wrong = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--key", key + "x", "--db", db])

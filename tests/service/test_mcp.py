@@ -16,10 +16,19 @@ from builders import KEY
 from readmit.errors import ConfigError
 from readmit.service.operations import require_key
 from readmit.store import SqlStore
-from servicekit import make_team
+from servicekit import Team, make_team
 
 HOTEL = {"id": "h0", "text": "Sunrise Hotel is booked.", "key": "hotel", "supports": ["d_h"]}
 PICKUP = {"id": "p0", "text": "Pickup at 8:00 from Sunrise Hotel."}
+
+
+def a1_server(store: SqlStore, team: Team) -> StdioServerParameters:
+    """``readmit mcp`` over ``store``, acting as A1 with its key."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "readmit", "mcp", "--db", store.url],
+        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
+    )
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -40,11 +49,7 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
             {"op": "assert", "author": "A2", "item": PICKUP},
         ],
     )
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "readmit", "mcp", "--db", store.url],
-        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
-    )
+    params = a1_server(store, team)
 
     async def session() -> tuple[set[str], dict[str, Any], dict[str, Any]]:
         async with Client(params, read_timeout_seconds=60) as client:
@@ -99,11 +104,7 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
     store: SqlStore, capfd: pytest.CaptureFixture[str]
 ) -> None:
     team = make_team(store)
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "readmit", "mcp", "--db", store.url],
-        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
-    )
+    params = a1_server(store, team)
     theirs = {"op": "assert", "author": "A2", "item": HOTEL}
 
     async def session() -> tuple[Any, Any]:
@@ -126,11 +127,7 @@ def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
     store: SqlStore,
 ) -> None:
     team = make_team(store)
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "readmit", "mcp", "--db", store.url],
-        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
-    )
+    params = a1_server(store, team)
     mine = {"op": "assert", "author": "A1", "item": {"id": "x", "text": "Before."}}
     later = {"op": "assert", "author": "A1", "item": {"id": "y", "text": "After."}}
 
@@ -172,11 +169,7 @@ def test_tool_arguments_are_checked_like_the_http_apis(
     a1 = team.service.authenticate(team.keys["A1"])
     team.service.record(a1, [{"op": "assert", "author": "A1", "item": HOTEL}])
     team.service.depart(a1)
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "readmit", "mcp", "--db", store.url],
-        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
-    )
+    params = a1_server(store, team)
 
     async def session() -> Any:
         async with Client(params, read_timeout_seconds=60) as client:
@@ -212,11 +205,7 @@ def test_a_blocked_return_through_mcp_names_what_is_missing_and_why_memories_wai
     team.service.record(a2, [{"op": "obligation", "author": "A2", "obligation": obligation}])
     unreadable = {**secret, "readers": {"principals": ["agency"]}}
     team.service.record(x1, [{"op": "assert", "author": "X1", "item": unreadable}])
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "readmit", "mcp", "--db", store.url],
-        env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_AGENT_KEY": team.keys["A1"]},
-    )
+    params = a1_server(store, team)
 
     async def session() -> tuple[dict[str, Any], dict[str, Any]]:
         async with Client(params, read_timeout_seconds=60) as client:
