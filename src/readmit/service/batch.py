@@ -116,3 +116,16 @@ def _check_times(batch: Batch, at: datetime, limits: Limits) -> None:
         if validity is not None:
             in_calendar(validity.valid_from, what)
             in_calendar(validity.valid_to, what)
+
+
+def own_hint(error: InvalidEvent, agent: str) -> InvalidEvent:
+    """``error``, saying how a teammate's item is named when a bare reference found none.
+
+    A bare ``x`` is the caller's own ``<agent>/x``; the hint is the same whether or not a
+    teammate has an ``x``, so it tells nothing of what the caller may not read.
+    """
+    unknown = ("unknown target item", "names unknown item", "cites missing evidence")
+    if not any(u in error.problem for u in unknown) or f"'{agent}/" not in error.problem:
+        return error
+    hint = " (a bare id is your own; name a teammate's as AUTHOR/ID, as /v1/state shows it)"
+    return InvalidEvent(error.event_id, error.problem + hint)

@@ -34,7 +34,7 @@ from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.service.ahead import QUIET_S, AheadJudge
-from readmit.service.batch import check_sizes, own_batch
+from readmit.service.batch import check_sizes, own_batch, own_hint
 from readmit.service.copies import answer, shown
 from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
@@ -178,7 +178,7 @@ class Service:
         try:
             recorded = self.store.append(caller.workspace, batch.events, clock=clock)
         except InvalidEvent as exc:
-            raise batch.locate(_own_hint(exc, caller.agent.id)) from None
+            raise batch.locate(own_hint(exc, caller.agent.id)) from None
         if self.ahead is not None:
             self.ahead.changed(caller.workspace)
         return [{"id": r.event.id, "epoch": r.epoch} for r in recorded]
@@ -369,19 +369,6 @@ class Service:
         if self.ahead is not None:
             self.ahead.close()
         self.store.close()
-
-
-def _own_hint(error: InvalidEvent, agent: str) -> InvalidEvent:
-    """``error``, saying how a teammate's item is named when a bare reference found none.
-
-    A bare ``x`` is the caller's own ``<agent>/x``; the hint is the same whether or not a
-    teammate has an ``x``, so it tells nothing of what the caller may not read.
-    """
-    unknown = ("unknown target item", "names unknown item", "cites missing evidence")
-    if not any(u in error.problem for u in unknown) or f"'{agent}/" not in error.problem:
-        return error
-    hint = " (a bare id is your own; name a teammate's as AUTHOR/ID, as /v1/state shows it)"
-    return InvalidEvent(error.event_id, error.problem + hint)
 
 
 def _stopper(cancel: Cancel | None) -> Callable[[int, int], None]:
