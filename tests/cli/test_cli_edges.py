@@ -447,6 +447,7 @@ def test_audit_does_not_create_a_database_for_a_mistyped_path(tmp_path: Path) ->
         ["keys", "revoke", "trip", "A1"],
         ["workspace", "create", "w\x00", "--agent", "A1:family:itinerary"],
         ["workspace", "create", "w", "--agent", "A1:family:itinerary\x00"],
+        ["workspace", "create", "w", "--agent", "A1:family:itinerary", "--agent", "A1:x:y"],
     ],
 )
 def test_refused_workspace_and_key_commands_create_no_database(

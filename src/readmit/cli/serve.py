@@ -318,6 +318,9 @@ def workspace_create(name: str, agents: tuple[str, ...], db: str) -> None:
     """Create workspace NAME with its agents (or add agents to it)."""
     check_name(name, "NAME")
     team = [_agent(a) for a in agents]
+    ids = [a.id for a in team]
+    if twice := sorted({i for i in ids if ids.count(i) > 1}):
+        raise InvalidInput(f"--agent names {', '.join(map(repr, twice))} more than once")
     store = open_store(db)
     try:
         store.create_workspace(name, team)
