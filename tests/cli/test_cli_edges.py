@@ -345,6 +345,12 @@ CASES = [
         "--out",
         {"f": "a file"},
     ),
+    Case(
+        "bench of a misspelled suite",
+        ["bench", "--out", "{tmp}/out", "--suite", "drif"],
+        "config_error",
+        "unknown suite 'drif' (did you mean 'drift'?",
+    ),
     Case("explain of a word", ["explain", "two"], "invalid_input", "must be a whole number"),
     Case("explain of zero", ["explain", "0"], "invalid_input", "must be a whole number from 1"),
     Case(
@@ -486,3 +492,10 @@ def test_the_installed_entry_point_prints_one_error_line(
     assert result.stderr.splitlines() == [result.stderr.splitlines()[0]]
     assert result.stderr.startswith("error [invalid_input]: ")
     assert message in result.stderr
+
+
+def test_a_misspelled_bench_suite_leaves_no_results_folder(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["bench", "--out", str(tmp_path / "out"), "--suite", "drif"])
+
+    assert result.exit_code == 2
+    assert not (tmp_path / "out").exists()

@@ -3,6 +3,7 @@
 import os
 import random
 import sys
+from difflib import get_close_matches
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,11 @@ def bench(
     from readmit.plugins import make_verifier
 
     teams = _teams(team_text)
+    for suite in suites:  # before anything is made: a misspelled suite leaves no folder
+        if (name := suite.partition(":")[0]) not in SUITES:
+            close = get_close_matches(name, SUITES, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"unknown suite {name!r} ({hint}known: {', '.join(SUITES)})")
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
     try:
