@@ -2,9 +2,11 @@
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from builders import KEY, build_note
+from readmit.admission.invalidation.implicit import Verdict
 from readmit.ahead import LEASE
 from readmit.cli import cli
 from readmit.model import Agent
@@ -12,6 +14,7 @@ from readmit.plugins import make_verifier
 from readmit.service.operations import Caller, Service
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
+from readmit.testing import FunctionVerifier
 
 
 def _service(db: str) -> Service:
@@ -66,6 +69,30 @@ def test_an_away_agent_judged_ahead_returns_without_judging(tmp_path: Path) -> N
     assert result.output.startswith("a0: ")
     assert " 0 calls" not in result.output
     assert _calls_at_return(db) == 0
+
+
+def test_what_judging_ahead_judged_is_kept_in_the_stores_judgment_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a server's verifier does: a pair judged again (by a next pass, a return, another
+    process) is answered from the store, not asked of a model again. (The built-in
+    verifier is not cached: judging is cheaper for it.)"""
+    db = _away_after_changes(tmp_path)
+    model = FunctionVerifier(lambda pair: Verdict(invalidates=False, confidence=0.9, reason="no"))
+    monkeypatch.setattr("readmit.cli.ahead.make_verifier", lambda spec: model)
+
+    _judge(db)
+    asked = sum(map(len, model.calls))
+    _judge(db)  # nothing new: a pass asks the model nothing it answered
+
+    store = open_store(db)
+    try:
+        [(kept,)] = store.conn.execute("SELECT count(*) FROM judgments").fetchall()
+    finally:
+        store.close()
+    assert asked > 0
+    assert kept == asked
+    assert sum(map(len, model.calls)) == asked
 
 
 def test_without_judging_ahead_the_return_judges(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import click
 
+from readmit.admission.invalidation.cache import with_cache
 from readmit.ahead import LEASE, LEASE_MARGIN_S, judge_ahead, returns_to
 from readmit.cli.audit import db_given
 from readmit.cli.inputs import open_existing_store
@@ -71,10 +72,11 @@ def judge_ahead_command(
     policy = load_policy(policy_file)
     if seconds is not None:
         policy = replace(policy, max_judgment_seconds=seconds)
-    verifier = make_verifier(verifier_spec)
+    made = make_verifier(verifier_spec)
     embedder = make_embedder(embeddings) if embeddings else None
     signer = HmacSha256Signer(secrets.token_bytes(32))  # signs views no one sees
     store = open_existing_store(db, db_given())
+    verifier = with_cache(made, store)  # as a server's: a pair judged once, by any process
     holder, lease_s = uuid.uuid4().hex, (seconds or NO_BUDGET_LEASE_S) + LEASE_MARGIN_S
     try:
         for agent in _away(store, workspace_name, agent_ids):
