@@ -69,7 +69,11 @@ class DecisionId(click.types.IntParamType):
 @DB_OPTION
 @click.option("--workspace", default=None, help="Only this workspace.")
 def audit(db: str, workspace: str | None) -> None:
-    """List the stored return decisions."""
+    """List the stored return decisions.
+
+    Each: its number, time, workspace, agent and the agent's own number (``#N``, as its
+    /v1/decisions and `explain --agent` count), epoch and outcome.
+    """
     if workspace is not None:
         check_name(workspace, "--workspace")
     store = open_existing_store(db, db_given())
@@ -80,9 +84,11 @@ def audit(db: str, workspace: str | None) -> None:
     if not rows:
         click.echo("no decisions stored")
         return
+    own: dict[tuple[str, str], int] = {}  # each agent's own count, as HTTP and MCP number
     for row in rows:
+        n = own[row.workspace, row.agent] = own.get((row.workspace, row.agent), 0) + 1
         click.echo(
-            f"{row.id:>5}  {row.at.isoformat()}  {row.workspace}  {row.agent}  "
+            f"{row.id:>5}  {row.at.isoformat()}  {row.workspace}  {row.agent} #{n}  "
             f"epoch {row.epoch}  {row.outcome}"
         )
 
