@@ -79,7 +79,7 @@ def test_what_judging_ahead_judged_is_kept_in_the_stores_judgment_cache(
     verifier is not cached: judging is cheaper for it.)"""
     db = _away_after_changes(tmp_path)
     model = FunctionVerifier(lambda pair: Verdict(invalidates=False, confidence=0.9, reason="no"))
-    monkeypatch.setattr("readmit.cli.ahead.make_verifier", lambda spec: model)
+    monkeypatch.setattr("readmit.cli.ahead.make_verifier", lambda spec, env: model)
 
     _judge(db)
     asked = sum(map(len, model.calls))

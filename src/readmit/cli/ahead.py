@@ -1,5 +1,6 @@
 """``readmit judge-ahead``: judge away agents' returns now, for a store no server serves."""
 
+import os
 import secrets
 import time
 import uuid
@@ -72,7 +73,7 @@ def judge_ahead_command(
     policy = load_policy(policy_file)
     if seconds is not None:
         policy = replace(policy, max_judgment_seconds=seconds)
-    made = make_verifier(verifier_spec)
+    made = make_verifier(verifier_spec, os.environ)
     embedder = make_embedder(embeddings) if embeddings else None
     signer = HmacSha256Signer(secrets.token_bytes(32))  # signs views no one sees
     store = open_existing_store(db, db_given())

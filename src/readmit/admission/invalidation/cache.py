@@ -44,6 +44,17 @@ def pair_key(verifier: str, pair: Pair) -> str:
     )
 
 
+def verifier_identity(verifier: Verifier) -> str:
+    """The verifier's name and every cut-off that turns its model's P(yes) into a verdict.
+
+    A model verifier's ``decide_at`` (a chain's second's too) changes what it answers for
+    the same pair: verdicts made at one cut-off must not be read at another.
+    """
+    parts = (verifier, getattr(verifier, "second", None))
+    cuts = [c for v in parts if isinstance(c := getattr(v, "decide_at", None), int | float)]
+    return verifier.name + "".join(f"|decide_at={c!r}" for c in cuts)
+
+
 def with_cache(verifier: Verifier, cache: JudgmentCache) -> Verifier:
     """``verifier`` behind the cache, unless it says judging is cheaper than caching."""
     if getattr(verifier, "cache_judgments", True):
@@ -73,7 +84,7 @@ class CachedVerifier:
         return judges_news(self.inner)
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
-        keys = [pair_key(self.name, p) for p in pairs]
+        keys = [pair_key(verifier_identity(self.inner), p) for p in pairs]
         known = self.cache.judgments(keys)
         todo = [(k, p) for k, p in zip(keys, pairs, strict=True) if k not in known]
         self.hits += len(pairs) - len(todo)
