@@ -91,7 +91,7 @@ def judge_ahead(
 
 def returns_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str, str] | None:
     """What ``agent`` returns to: what its latest departure said, else `returned_to`."""
-    return store.departed_for(workspace, agent) or returned_to(store, workspace, agent)
+    return store.departed_for(workspace, agent, now()) or returned_to(store, workspace, agent)
 
 
 def returned_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str, str] | None:

@@ -494,8 +494,9 @@ def test_the_installed_entry_point_prints_one_error_line(
     assert message in result.stderr
 
 
-def test_a_misspelled_bench_suite_leaves_no_results_folder(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["bench", "--out", str(tmp_path / "out"), "--suite", "drif"])
+@pytest.mark.parametrize("suite", ["drif", "manbench"])
+def test_a_wrong_bench_suite_leaves_no_results_folder(tmp_path: Path, suite: str) -> None:
+    result = CliRunner().invoke(cli, ["bench", "--out", str(tmp_path / "out"), "--suite", suite])
 
     assert result.exit_code == 2
     assert not (tmp_path / "out").exists()

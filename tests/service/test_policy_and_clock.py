@@ -290,3 +290,27 @@ def test_a_library_callers_time_without_a_zone_is_refused_by_name(
 
     with pytest.raises(InvalidInput, match="has no time zone"):
         calls[what]()
+
+
+def test_a_default_return_takes_the_task_of_the_departure_current_in_its_turn(
+    store: SqlStore,
+) -> None:
+    """A departure dated ahead that becomes current while the return waits for its turn is
+    the one it is decided against: its task is the one the return is to."""
+    from builders import KEY
+    from readmit.signing import HmacSha256Signer
+    from servicekit import SetClock, make_team
+
+    team = make_team(store)
+    clock = SetClock()
+    clock.set("2026-05-01T08:00:00Z")
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=None, clock=clock)
+    me = service.authenticate(team.keys["A1"])
+    service.depart(me, returning_to=("t1", "p1"))
+    service.depart(me, datetime(2026, 5, 1, 8, 2, tzinfo=UTC), returning_to=("t2", "p2"))
+    assert service.returning_to(me, None, None) == ("t1", "p1")  # before the second is due
+    clock.set("2026-05-01T08:03:00Z")
+
+    answer = service.return_(me, None, None)
+
+    assert (answer.get("task"), answer.get("purpose")) == ("t2", "p2")

@@ -16,6 +16,8 @@ from readmit.clock import format_time, now
 from readmit.errors import ConfigError, InvalidInput, install_hint
 
 SUITES = ("drift", "returns", "stale-synth", "stale", "manbench", "memora")
+NEEDS_PATH = ("stale", "manbench", "memora")
+"""Suites read from benchmark data: ``--suite NAME:PATH``."""
 
 
 def _require_bench_extra() -> None:
@@ -26,13 +28,27 @@ def _require_bench_extra() -> None:
         raise ConfigError(f"readmit bench needs {exc.name}: {install_hint('bench')}") from None
 
 
+def _check_suite(suite: str) -> None:
+    """Refuse an unknown suite (with the name meant), or one of data given no path.
+
+    Raises:
+        ConfigError: naming what is wrong.
+    """
+    name, _, path = suite.partition(":")
+    if name not in SUITES:
+        close = get_close_matches(name, SUITES, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"unknown suite {name!r} ({hint}known: {', '.join(SUITES)})")
+    if name in NEEDS_PATH and not path:
+        raise ConfigError(f"--suite {name}:PATH needs the path of the benchmark data")
+
+
 def _episodes(
     suite: str, seeds: int, teams: tuple[int, ...], out: Path, skipped: list[str]
 ) -> list[Episode]:
     """The suite's episodes; data rows it had to skip are appended to ``skipped``."""
     name, _, path = suite.partition(":")
-    if name in ("stale", "manbench", "memora") and not path:
-        raise ConfigError(f"--suite {name}:PATH needs the path of the benchmark data")
+    _check_suite(suite)
     match name:
         case "drift":
             from readmit.bench.generators import drift
@@ -146,11 +162,8 @@ def bench(
     from readmit.plugins import make_verifier
 
     teams = _teams(team_text)
-    for suite in suites:  # before anything is made: a misspelled suite leaves no folder
-        if (name := suite.partition(":")[0]) not in SUITES:
-            close = get_close_matches(name, SUITES, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(f"unknown suite {name!r} ({hint}known: {', '.join(SUITES)})")
+    for suite in suites:  # before anything is made: a wrong suite leaves no folder
+        _check_suite(suite)
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
     try:

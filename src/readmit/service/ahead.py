@@ -34,7 +34,7 @@ from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.ahead import LEASE, LEASE_MARGIN_S, judge_ahead, returned_to
-from readmit.clock import elapsed
+from readmit.clock import elapsed, now
 from readmit.policy import Policy
 from readmit.service.turns import Turns
 from readmit.signing import Signer
@@ -211,7 +211,7 @@ class AheadJudge:
 
     def _task(self, workspace: str, agent: str) -> tuple[str, str] | None:
         """What ``agent`` returns to, if known (see the module docstring)."""
-        said = self.store.departed_for(workspace, agent)
+        said = self.store.departed_for(workspace, agent, now())  # as a return now would
         if said is not None:
             return said
         key = (workspace, agent)

@@ -207,9 +207,7 @@ def _routes(  # noqa: C901 - one route each
                 "a returning agent cannot choose its policy; the server's operator sets it"
             )
 
-        named = await anyio.to_thread.run_sync(
-            service.returning_to, caller, body.task, body.purpose
-        )
+        named = (body.task, body.purpose)  # none: the departure's, found under the turn
 
         def work() -> bytes:
             # `Service.return_` answers in the shape's key order (`decision_json`): serialised
@@ -218,7 +216,8 @@ def _routes(  # noqa: C901 - one route each
 
         async def decide() -> bytes:
             if pool is not None:
-                service.returning(caller, *named)
+                if body.task is not None and body.purpose is not None:
+                    service.returning(caller, body.task, body.purpose)
                 return await pool.return_(caller, *named, body.at, cancel)
             return await anyio.to_thread.run_sync(work)
 

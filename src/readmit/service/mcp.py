@@ -99,7 +99,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         """
         with acting():
             named = check_returning(task, purpose)
-            return service.return_(caller, *service.returning_to(caller, *(named or (None, None))))
+            return service.return_(caller, *(named or (None, None)))
 
     @server.tool()
     def verify_view(view: dict[str, Any]) -> VerifyOut:

@@ -223,17 +223,18 @@ class Service:
         return server if at is None else not_ahead(at, server, self.limits.clock_skew, what)
 
     def returning_to(
-        self, caller: Caller, task: str | None, purpose: str | None
+        self, caller: Caller, task: str | None, purpose: str | None, at: datetime | None = None
     ) -> tuple[str, str]:
-        """The task and purpose of the caller's return: those given, else its departure's.
+        """The task and purpose of a return at ``at`` (now): given, or its departure's.
+
+        Its departure is the one it is decided against: the caller's latest by ``at``.
 
         Raises:
-            InvalidInput: if neither is given and the caller's latest departure named none.
+            InvalidInput: if neither is given and that departure named none, or there is none.
         """
         if task is not None and purpose is not None:
             return task, purpose
-        # The departure the return will be decided against: the latest by the server's time.
-        at = self.clock()
+        at = at or self.clock()
         named = self.store.departed_for(caller.workspace, caller.agent.id, at)
         if named is not None:
             return named
@@ -244,8 +245,8 @@ class Service:
     def return_(
         self,
         caller: Caller,
-        task: str,
-        purpose: str,
+        task: str | None,
+        purpose: str | None,
         at: datetime | None = None,
         cancel: Cancel | None = None,
         asked: float | None = None,
@@ -259,15 +260,20 @@ class Service:
         the return was asked for, on `readmit.clock.elapsed`'s clock; by default now), its
         turn included, counts against the policy's time budget.
 
+        Without ``task`` and ``purpose``, the return is to those of the departure it is
+        decided against, found in its turn (`returning_to`).
+
         Raises:
             Abandoned: if ``cancel`` was set.
         """
         asked = elapsed() if asked is None else asked
-        self.returning(caller, task, purpose)
+        if task is not None and purpose is not None:
+            self.returning(caller, task, purpose)
         with self.turns.take(caller.workspace, cancel) as turn:
             # Counts against the policy's time budget, less its wait on the background judge.
             waited = max(0.0, elapsed() - asked - turn.excused)
             when = return_time(at, self.clock(), self.limits.clock_skew)
+            task, purpose = self.returning_to(caller, task, purpose, when)
             request = ReturnRequest(
                 id=f"return@{format_time(when)}",
                 at=when,

@@ -100,7 +100,12 @@ class ReturnPool:
         )
 
     async def return_(
-        self, caller: Caller, task: str, purpose: str, at: datetime | None, cancel: threading.Event
+        self,
+        caller: Caller,
+        task: str | None,
+        purpose: str | None,
+        at: datetime | None,
+        cancel: threading.Event,
     ) -> bytes:
         """`Service.return_` in a worker, as JSON (`decision_json`); ``cancel`` stops it.
 
@@ -116,8 +121,8 @@ class ReturnPool:
     async def _decided(
         self,
         caller: Caller,
-        task: str,
-        purpose: str,
+        task: str | None,
+        purpose: str | None,
         at: datetime | None,
         cancel: threading.Event,
         asked: float,
@@ -227,8 +232,8 @@ _Error = tuple[type[ReadmitError], str, dict[str, Any]]
 def _return(
     workspace: str,
     agent: tuple[str, str, str],
-    task: str,
-    purpose: str,
+    task: str | None,
+    purpose: str | None,
     at: datetime | None,
     slot: int,
     asked: float,
