@@ -227,6 +227,18 @@ def test_inconsistent_events_are_rejected_by_name(
     assert len(ws.events("ws")) == 3
 
 
+def test_what_a_departure_said_is_read_as_of_a_time(ws: WorkStateStore) -> None:
+    ws.depart("ws", "A1", T0 + timedelta(hours=1), returning_to=("t1", "p1"))
+    ws.depart("ws", "A1", T0 + timedelta(hours=3))
+
+    assert not ws.has_departed("ws", "A1", T0)
+    assert ws.departed_for("ws", "A1", T0) is None
+    assert ws.has_departed("ws", "A1", T0 + timedelta(hours=2))
+    assert ws.departed_for("ws", "A1", T0 + timedelta(hours=2)) == ("t1", "p1")
+    assert ws.departed_for("ws", "A1", T0 + timedelta(hours=4)) is None  # the latest said none
+    assert ws.departed_for("ws", "A1") is None
+
+
 def test_a_departure_or_return_at_a_time_without_a_zone_is_refused(ws: WorkStateStore) -> None:
     """A time without a zone cannot be ordered against the log's (a library caller's
     ``datetime.now()``): refused by name, never a comparison error later."""

@@ -86,6 +86,10 @@ class WorkStateStore(Protocol):
         """The task and purpose ``agent``'s latest departure (by ``at``) said it returns to."""
         ...
 
+    def has_departed(self, workspace: str, agent: str, at: datetime) -> bool:
+        """Whether ``agent`` has a departure at or before ``at`` (a return can be decided)."""
+        ...
+
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
         """Build C = D_a ⊕ Δ for a return (from the agent's latest departure)."""
         ...
