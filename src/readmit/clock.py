@@ -39,10 +39,15 @@ def aware(at: datetime, event_id: str) -> datetime:
     Raises:
         InvalidEvent: if it has none (a time without a zone cannot be ordered).
     """
-    if at.tzinfo is None or at.utcoffset() is None:
+    if naive(at):
         problem = "its time has no time zone (give an aware one, e.g. datetime.now(UTC))"
         raise InvalidEvent(event_id, problem)
     return at
+
+
+def naive(at: datetime) -> bool:
+    """Whether ``at`` has no time zone (a library caller's ``datetime.now()``)."""
+    return at.tzinfo is None or at.utcoffset() is None
 
 
 def format_time(value: datetime) -> str:

@@ -63,7 +63,10 @@ def test_an_event_the_store_refuses_is_located_in_the_batch(
 
     error = response.json()
     assert error["details"]["index"] == 2
-    assert error["message"].startswith("events[2]: unknown target item 'A2/nothing' (a bare id")
+    assert error["message"] == (
+        "events[2]: unknown target item 'A2/nothing' (a bare id is your own; name a "
+        "teammate's as AUTHOR/ID, as /v1/state shows it)"
+    )
 
 
 def test_a_repeated_id_is_named_at_its_second_place(client: httpx.Client, team: Team) -> None:

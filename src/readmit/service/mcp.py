@@ -17,7 +17,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from readmit.errors import ReadmitError, Unauthenticated
+from readmit.errors import ReadmitError
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
 from readmit.wire import check_name, check_returning, check_text
@@ -34,11 +34,14 @@ def refusals() -> Iterator[None]:
 
 
 @contextmanager
-def _acting(service: Service, caller: Caller, key: str | None) -> Iterator[None]:
-    """`refusals`, with ``key`` (if given) looked up again and still ``caller``'s."""
+def _acting(service: Service, key: str | None) -> Iterator[None]:
+    """`refusals`, with ``key`` (if given) looked up again: a revoked one is refused.
+
+    A key never moves to another agent, so the caller it names is the one it named.
+    """
     with refusals():
-        if key is not None and service.authenticate(key) != caller:
-            raise Unauthenticated("this agent key now names another agent")
+        if key is not None:
+            service.authenticate(key)
         yield
 
 
@@ -48,7 +51,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
     With ``key``, the caller's agent key, each tool call looks it up again first, as each
     HTTP request does: a key revoked while the server runs is refused from the next call.
     """
-    acting = partial(_acting, service, caller, key)
+    acting = partial(_acting, service, key)
 
     server = MCPServer(
         name="readmit",

@@ -18,7 +18,7 @@ calendar's ends (year 1, year 9999) are refused with a message, never overflow.
 
 from datetime import UTC, datetime, timedelta
 
-from readmit.clock import format_time
+from readmit.clock import format_time, naive
 from readmit.errors import ClockSkew, InvalidInput
 
 
@@ -30,7 +30,7 @@ def in_calendar(at: datetime | None, what: str) -> None:
     """
     if at is None:
         return
-    if at.tzinfo is None or at.utcoffset() is None:  # a library caller's datetime.now()
+    if naive(at):
         raise InvalidInput(f"{what}: {at.isoformat()} has no time zone (e.g. datetime.now(UTC))")
     try:
         at.astimezone(UTC)
