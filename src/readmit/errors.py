@@ -49,12 +49,15 @@ class InvalidEvent(InvalidInput):
 
     code = "invalid_event"
 
-    def __init__(self, event_id: str, problem: str) -> None:
+    def __init__(self, event_id: str, problem: str, *, unknown: str | None = None) -> None:
         # an id is named, not echoed: a hostile one may be megabytes long
         shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
         super().__init__(f"event {shown!r}: {problem}")
         self.event_id = event_id
         self.problem = problem
+        self.unknown = unknown
+        """The reference that named nothing the author may read (a target, premise or cited
+        source), when that is the refusal; ``None`` for any other."""
 
 
 class InvalidEventAt(InvalidEvent):
@@ -73,8 +76,9 @@ class InvalidEventAt(InvalidEvent):
         index: int,
         fields: tuple[str, ...] = (),
         named: bool = True,
+        unknown: str | None = None,
     ) -> None:
-        super().__init__(event_id, problem)
+        super().__init__(event_id, problem, unknown=unknown)
         self.index = index
         self.fields = fields
         """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""

@@ -12,6 +12,7 @@ from readmit.service.limits import Limits
 from servicekit import Team
 
 AT = "2026-05-01T08:00:00Z"
+HINT = " (a bare id is your own; name a teammate's as AUTHOR/ID, as /v1/state shows it)"
 
 
 def note(item_id: str, text: str = "A fact.", **more: Any) -> dict[str, Any]:
@@ -63,10 +64,31 @@ def test_an_event_the_store_refuses_is_located_in_the_batch(
 
     error = response.json()
     assert error["details"]["index"] == 2
-    assert error["message"] == (
-        "events[2]: unknown target item 'A2/nothing' (a bare id is your own; name a "
-        "teammate's as AUTHOR/ID, as /v1/state shows it)"
+    assert error["message"] == "events[2]: unknown target item 'A2/nothing'" + HINT
+
+
+def test_a_bare_premise_or_citation_that_names_nothing_gets_the_hint(
+    client: httpx.Client, team: Team
+) -> None:
+    premise = note("b", item={"id": "b", "text": "t", "depends_on": ["gone"]})
+    cited = note("c", item={"id": "c", "text": "t", "cites": ["src"]})
+
+    assert send(client, team, premise).json()["message"] == (
+        "events[0]: depends_on names unknown item 'A2/gone'" + HINT
     )
+    assert send(client, team, cited).json()["message"] == (
+        "events[0]: cites missing evidence 'A2/src'" + HINT
+    )
+
+
+def test_a_teammates_reference_that_names_nothing_gets_no_hint(
+    client: httpx.Client, team: Team
+) -> None:
+    revoke = {"op": "revoke", "author": "A2", "target": "A1/nothing", "why": "gone"}
+
+    message = send(client, team, revoke).json()["message"]
+
+    assert message == "events[0]: unknown target item 'A1/nothing'"
 
 
 def test_a_repeated_id_is_named_at_its_second_place(client: httpx.Client, team: Team) -> None:

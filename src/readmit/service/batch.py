@@ -124,8 +124,7 @@ def own_hint(error: InvalidEvent, agent: str) -> InvalidEvent:
     A bare ``x`` is the caller's own ``<agent>/x``; the hint is the same whether or not a
     teammate has an ``x``, so it tells nothing of what the caller may not read.
     """
-    unknown = ("unknown target item", "names unknown item", "cites missing evidence")
-    if not any(u in error.problem for u in unknown) or f"'{agent}/" not in error.problem:
+    if error.unknown is None or not error.unknown.startswith(f"{agent}/"):
         return error
     hint = " (a bare id is your own; name a teammate's as AUTHOR/ID, as /v1/state shows it)"
-    return InvalidEvent(error.event_id, error.problem + hint)
+    return InvalidEvent(error.event_id, error.problem + hint, unknown=error.unknown)

@@ -240,11 +240,15 @@ class Writer:
         if draft.depends_on:
             for premise in sorted(draft.depends_on):
                 if self.readable(premise, author) is None:
-                    raise InvalidEvent(event_id, f"depends_on names unknown item {premise!r}")
+                    raise InvalidEvent(
+                        event_id, f"depends_on names unknown item {premise!r}", unknown=premise
+                    )
         if draft.cites:
             for source in sorted(draft.cites):
                 if not self.evidence_readable(source, author):
-                    raise InvalidEvent(event_id, f"cites missing evidence {source!r}")
+                    raise InvalidEvent(
+                        event_id, f"cites missing evidence {source!r}", unknown=source
+                    )
         self._claim(event_id, draft.id, "item")
         if draft.key is not None:
             if not draft.unconfirmed:  # hearsay (no receipt) replaces nothing
@@ -355,7 +359,7 @@ class Writer:
     def _withdraw(self, event_id: str, target: str, status: str, author: Agent) -> None:
         row = self._readable_row(target, author)
         if row is None:
-            raise InvalidEvent(event_id, f"unknown target item {target!r}")
+            raise InvalidEvent(event_id, f"unknown target item {target!r}", unknown=target)
         if row.status != "active":
             raise InvalidEvent(event_id, f"target {target!r} is no longer active ({row.status})")
         self._set_status(target, row, status)
