@@ -30,11 +30,20 @@ class Decided:
     decision: Decision
     context: ReturnContext
     record: dict[str, Any]
+    own: int | None = None
+    """The agent's own number for it (its decisions counted from 1, as HTTP, MCP and
+    ``readmit explain --agent`` number them), when the caller looked it up
+    (`readmit.integrations.team.Member` does)."""
 
     @property
     def id(self) -> int:
         """The decision's number in its workspace's audit log."""
         return int(self.record["id"])
+
+    @property
+    def number(self) -> int:
+        """The number the agent knows it by: `own` when looked up, else `id`."""
+        return self.id if self.own is None else self.own
 
     @property
     def view(self) -> dict[str, Any] | None:

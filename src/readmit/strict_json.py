@@ -40,7 +40,7 @@ def loads(data: str | bytes) -> Any:
     try:
         value = json.loads(
             text,
-            object_pairs_hook=_unique_keys,
+            object_pairs_hook=unique_keys,
             parse_constant=_no_constant,
             parse_int=_bounded_int,
             parse_float=_bounded_float,
@@ -62,7 +62,8 @@ def _decode(data: str | bytes) -> str:
         raise InvalidInput(f"not valid UTF-8 at byte {e.start}") from None
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` that refuses a repeated key (`InvalidInput`)."""
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:

@@ -105,6 +105,38 @@ def test_first_failing_gate_decides_the_reason(case: Case) -> None:
     assert kept == ([case.item] if case.expected is None else [])
 
 
+DETAILS = {
+    "other principal": "",  # its scope is not the returner's to see
+    "expired": "valid until 2026-05-03T08:00:00Z",
+    "not yet valid": "valid from 2026-05-03T09:00:00Z",
+    "epoch beyond the context": "recorded after the state this return reads",
+    "other task": "for task 'payroll'; this return is to 'trip'",
+    "other purpose": "for purposes 'billing'; this return is for 'itinerary'",
+    "obligation of another role": ("for role 'booking'; the returning agent's is 'itinerary'"),
+    "no receipt": "no receipt: recorded as unconfirmed",
+    "receipt for other text": ("its receipt does not bind its text to the event that recorded it"),
+    "cites missing evidence": "cites evidence not on record: nowhere",
+}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES if c.id in DETAILS])
+def test_a_gates_exclusion_says_which_of_the_items_settings_failed(case: Case) -> None:
+    _, excluded = apply_gates([case.item], CTX)
+
+    assert [e.detail for e in excluded] == [DETAILS[case.id]]
+
+
+def test_an_item_for_another_task_and_purpose_names_both() -> None:
+    scope = Scope(principals=frozenset({"family"}), task="payroll", purposes=frozenset({"a", "b"}))
+
+    _, excluded = apply_gates([replace(HOTEL, scope=scope)], CTX)
+
+    assert excluded[0].detail == (
+        "for task 'payroll'; this return is to 'trip'; "
+        "for purposes 'a', 'b'; this return is for 'itinerary'"
+    )
+
+
 def test_the_size_budget_rejects_long_items() -> None:
     long = item("long", "x" * 101)
 
@@ -112,6 +144,7 @@ def test_the_size_budget_rejects_long_items() -> None:
 
     assert kept == [HOTEL]
     assert [(e.item, e.reason) for e in excluded] == [("long", Reason.OVER_ITEM_BUDGET)]
+    assert excluded[0].detail == "101 characters, over the item budget"
 
 
 @given(st.integers(-5, 5), st.integers(1, 5))

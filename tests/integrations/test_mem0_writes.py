@@ -387,3 +387,20 @@ def test_when_mem0_fails_part_way_through_an_add_what_it_made_is_recorded(
 
     assert texts(shared.get_all(filters=TRIP)) == ["The pickup is at 8:00."]
     assert [i.text for i in team[0].visible()] == ["The pickup is at 8:00."]
+
+
+def test_a_memory_for_a_task_is_read_on_a_return_to_that_task(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    add(b, "Riverside is booked.", _readmit={"task": "trip", "purposes": ["booking"]})
+    add(b, "The budget is 900 EUR.", _readmit={"task": "budget"})
+    b.depart("trip", "booking")
+
+    add(a, "The train leaves at nine.")
+    result = b.get_all(filters=TRIP)
+
+    assert sorted(texts(result)) == ["Riverside is booked.", "The train leaves at nine."]
+    reasons = {r["memory"]: r["reason"] for r in result["readmit"]["removed"]}
+    assert reasons == {"The budget is 900 EUR.": "not_applicable"}

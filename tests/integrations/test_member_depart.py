@@ -4,7 +4,7 @@ import pytest
 
 from builders import KEY
 from readmit.errors import InvalidInput
-from readmit.integrations.team import Member
+from readmit.integrations.team import Member, agent_notice
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
@@ -33,3 +33,45 @@ def test_half_of_it_or_a_bad_name_is_refused_and_departs_nothing(
     with pytest.raises(InvalidInput, match="task"):
         member.depart(task, purpose)
     assert store.away("w") == []
+
+
+def test_a_return_without_a_task_goes_to_what_the_departure_named(store: SqlStore) -> None:
+    member = _member(store)
+    member.depart("ops", "triage")
+
+    decided = member.return_()
+
+    assert (decided.record["task"], decided.record["purpose"]) == ("ops", "triage")
+
+
+def test_a_return_after_a_departure_that_named_nothing_goes_to_every_task(
+    store: SqlStore,
+) -> None:
+    member = _member(store)
+    member.depart()
+
+    decided = member.return_()
+
+    assert (decided.record["task"], decided.record["purpose"]) == ("*", "*")
+
+
+def test_a_return_given_half_of_what_it_returns_to_is_refused(store: SqlStore) -> None:
+    member = _member(store)
+    member.depart("ops", "triage")
+
+    with pytest.raises(InvalidInput, match="task and purpose together"):
+        member.return_("ops")
+    assert member.latest is None
+
+
+def test_a_members_decisions_are_numbered_as_the_agent_knows_them(store: SqlStore) -> None:
+    store.create_workspace("w", [Agent(id=a, principal="org", role="r") for a in "ab"])
+    a, b = (Member(store, "w", agent, HmacSha256Signer(KEY)) for agent in "ab")
+    for member in (a, b, b):
+        member.depart()
+        member.return_()
+
+    assert b.latest is not None
+    assert (b.latest.id, b.latest.number) == (3, 2)
+    assert agent_notice(b.latest)["decision"] == 2
+    assert store.own_number("w", "b", b.latest.id) == 2

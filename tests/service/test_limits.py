@@ -235,3 +235,44 @@ def test_an_abandoned_return_stops_and_records_nothing(store: SqlStore) -> None:
     assert seen_cancel[0] is True
     assert calls == 1
     assert store.decisions("trip", "A1") == []
+
+
+@pytest.mark.loopback
+def test_views_are_verified_off_the_event_loop_and_only_so_many_at_once(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("readmit.service.app.VERIFY_SLOTS", 1)
+    entered, release = threading.Event(), threading.Event()
+
+    def verify(view: Any, at: Any = None) -> dict[str, Any]:
+        entered.set()
+        release.wait(60)
+        return {"valid": False, "problem": "held by the test"}
+
+    monkeypatch.setattr(team.service, "verify", verify)
+    first: list[httpx.Response] = []
+    with serving(create_app(team.service)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        sender = threading.Thread(
+            target=lambda: first.append(http.post("/v1/verify", json={"view": {}}))
+        )
+        sender.start()
+        assert entered.wait(60)
+        health = http.get("/health")  # answered while the first view is being checked
+        second = http.post("/v1/verify", json={"view": {}})
+        release.set()
+        sender.join(60)
+        third = http.post("/v1/verify", json={"view": {}})  # the slot is free again
+
+    assert health.status_code == 200
+    assert (second.status_code, second.json()["code"]) == (429, "rate_limited")
+    assert second.headers["Retry-After"] == "1"
+    assert [r.status_code for r in (*first, third)] == [200, 200]
+
+
+def test_a_verify_time_outside_the_calendar_is_422(client: httpx.Client) -> None:
+    sent = {"view": {}, "at": "0001-01-01T00:00:00+14:00"}
+
+    response = client.post("/v1/verify", json=sent)
+
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_input")
+    assert "outside the calendar" in response.json()["message"]

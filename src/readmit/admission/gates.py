@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.gate_details import gate_detail
 from readmit.admission.memo import ITEMS, Passes, keep
 from readmit.events import text_digest
 from readmit.model import Item, Scope, Validity
@@ -112,8 +113,15 @@ def _one_by_one(
             reason = gate(item, ctx)
             if reason is not None:
                 evidence = (item.receipt.event_id,) if item.receipt else ()
+                detail = gate_detail(reason, item, ctx)
                 excluded.append(
-                    Exclusion(item=item.id, reason=reason, stage=Stage.GATES, evidence=evidence)
+                    Exclusion(
+                        item=item.id,
+                        reason=reason,
+                        stage=Stage.GATES,
+                        evidence=evidence,
+                        detail=detail,
+                    )
                 )
                 break
         else:

@@ -145,11 +145,11 @@ def preamble(judged: _Judged) -> str:
     """The developer message put in front of the history after a return."""
     decided = judged.decided
     decision = decided.decision
-    lines = [f"{PREAMBLE} (decision {decided.id}, {decision.outcome})."]
+    lines = [f"{PREAMBLE} (decision {decided.number}, {decision.outcome})."]
     if judged.renews is not None:
         expired = format_time(expiry(judged.renews))
         lines.append(
-            f"The view of decision {judged.renews.id} expired at {expired}: "
+            f"The view of decision {judged.renews.number} expired at {expired}: "
             "this return was decided afresh."
         )
     if isinstance(decision, Issued):
@@ -186,9 +186,13 @@ class ReadmitSession:
         self.session_id = str(self.inner.session_id)
         self.session_settings = getattr(self.inner, "session_settings", None)
 
-    def depart(self) -> None:
-        """The agent leaves: checkpoint it; its next ``get_items`` decides its return."""
-        self.member.depart()
+    def depart(self, task: str | None = None, purpose: str | None = None) -> None:
+        """The agent leaves: checkpoint it; its next ``get_items`` decides its return.
+
+        ``task`` and ``purpose`` (together): what it returns to, so that items annotated
+        with a task or purposes apply (`Member.depart`); else every task and purpose.
+        """
+        self.member.depart(task, purpose)
         self.returning = True
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:

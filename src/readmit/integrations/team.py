@@ -12,7 +12,7 @@ once an issued view has expired).
 
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from time import time
 from typing import Any
@@ -23,7 +23,7 @@ from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided, decide
 from readmit.errors import ReadmitError
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
-from readmit.model import Checkpoint, Item
+from readmit.model import ANY, Checkpoint, Item
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from readmit.report import agent_copy
@@ -98,9 +98,10 @@ def agent_notice(decided: Decided) -> dict[str, Any]:
     """What the agent is shown of a decision: what HTTP and MCP show it (`agent_copy`).
 
     Outcome, coverage, what is missing, the signed view, the reasons for what went
-    stale (only those it may see), under the decision's number (``decision``).
+    stale (only those it may see), under the agent's own number for the decision
+    (``decision``, `Decided.number`: ``readmit explain --agent AGENT N`` explains it).
     """
-    return {"decision": decided.id, **agent_copy(decided.record)}
+    return {"decision": decided.number, **agent_copy(decided.record)}
 
 
 class ViewWithheld(ReadmitError):
@@ -199,13 +200,27 @@ class Member:
         said = check_returning(task, purpose)
         return self.store.depart(self.workspace, self.agent, self.clock(), said)
 
-    def return_(self, task: str = "*", purpose: str = "*", query: str | None = None) -> Decided:
-        """Decide the agent's return to ``task`` for ``purpose``; remember the decision."""
+    def return_(
+        self, task: str | None = None, purpose: str | None = None, query: str | None = None
+    ) -> Decided:
+        """Decide the agent's return to ``task`` for ``purpose``; remember the decision.
+
+        Without either, it returns to what its latest departure named (`depart`), or to
+        every task and purpose (``*``) if that departure named none, as HTTP and MCP do.
+
+        Raises:
+            InvalidInput: if only one of ``task`` and ``purpose`` is given.
+            InvalidEvent: if the return cannot be decided (the agent has not departed).
+        """
         at = self.clock()
+        said = check_returning(task, purpose)
+        if said is None:
+            said = self.store.departed_for(self.workspace, self.agent, at) or (ANY, ANY)
+        task, purpose = said
         request = ReturnRequest(
             id=new_id("return"), at=at, agent=self.agent, task=task, purpose=purpose
         )
-        self.latest = decide(
+        decided = decide(
             self.store,
             self.workspace,
             request,
@@ -214,6 +229,8 @@ class Member:
             signer=self.signer,
             query=query,
         )
+        own = self.store.own_number(self.workspace, self.agent, decided.id)
+        self.latest = replace(decided, own=own)
         return self.latest
 
     def admitted(self) -> list[Item] | None:

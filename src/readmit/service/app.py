@@ -31,6 +31,7 @@ from readmit.errors import (
     MethodNotAllowed,
     NotFound,
     PolicyNotAccepted,
+    RateLimited,
     ReadmitError,
 )
 from readmit.service.answers import retry_after, status_of
@@ -56,6 +57,8 @@ from readmit.service.schemas import (
     VerifyIn,
     VerifyOut,
 )
+from readmit.service.strict_route import StrictJsonRoute, json_type
+from readmit.service.times import in_calendar
 from readmit.wire.edge import did_you_mean
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
@@ -111,6 +114,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
         docs_url=None,  # FastAPI's pages load their scripts from a CDN: see readmit.service.docs
         redoc_url=None,
     )
+    app.router.route_class = StrictJsonRoute
     add_reference(app)
     # The last added runs first: the size check before the key, the key before the body.
     app.add_middleware(AgentGate, service=service)
@@ -241,19 +245,18 @@ def _routes(  # noqa: C901 - one route each
 
         The body is parsed strictly: a repeated key (a view that reads one way to its
         consumer and another to the verifier), NaN, deep nesting or a huge number is a
-        422 ``invalid_input``.
+        422 ``invalid_input``. At most `VERIFY_SLOTS` are checked at once (429 past that).
         """
-        sent = strict_json.loads(await request.body())
-        if isinstance(sent, dict) and "view" not in sent and "signature" in sent:
-            raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
-        if isinstance(sent, dict) and "view" in sent and "outcome" in sent:
-            raise InvalidRequest('send {"view": <its view>}: this body is a return\'s answer')
-        try:
-            body = VerifyIn.model_validate(sent)
-        except ValidationError as exc:  # located in the body, as FastAPI's own are
-            errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
-            raise RequestValidationError(errors) from None
-        return service.verify(body.view, body.at)
+        sent = await request.body()
+        if verifying[0] >= VERIFY_SLOTS:  # no key needed: bounded for all callers together
+            raise RateLimited("too many views being verified at once; try again", 1)
+        verifying[0] += 1
+        try:  # off the event loop: a large view takes seconds to parse and check
+            return await anyio.to_thread.run_sync(_verified, service, sent)
+        finally:
+            verifying[0] -= 1
+
+    verifying = [0]
 
     @app.get("/v1/decisions", response_model=DecisionsOut, responses=ERROR_RESPONSES)
     def decisions(caller: me) -> DecisionsOut:
@@ -275,6 +278,27 @@ def _routes(  # noqa: C901 - one route each
     def state(caller: me) -> StateOut:
         """The active items you may read now."""
         return {"items": service.state(caller)}
+
+
+VERIFY_SLOTS = 2
+"""Views ``/v1/verify`` checks at once: it needs no key, so a flood of large views must not
+take every core (or queue without bound) from the agents' requests."""
+
+
+def _verified(service: Service, sent: bytes) -> VerifyOut:
+    """``/v1/verify``'s work on the body ``sent``: parse it strictly, check the view."""
+    parsed = strict_json.loads(sent)
+    if isinstance(parsed, dict) and "view" not in parsed and "signature" in parsed:
+        raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
+    if isinstance(parsed, dict) and "view" in parsed and "outcome" in parsed:
+        raise InvalidRequest('send {"view": <its view>}: this body is a return\'s answer')
+    try:
+        body = VerifyIn.model_validate(parsed)
+    except ValidationError as exc:  # located in the body, as FastAPI's own are
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
+        raise RequestValidationError(errors) from None
+    in_calendar(body.at, "at")  # a time whose UTC form has no year of 1-9999 is no time
+    return service.verify(body.view, body.at)
 
 
 async def _until_gone(
@@ -321,7 +345,7 @@ def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[
         why, at = first.get("ctx", {}).get("error", "not JSON"), first["loc"][-1]
         return f"the body is not valid JSON: {why} (at character {at})"
     reads_any = request.url.path == "/v1/verify"  # it parses whatever the Content-Type
-    if details and details[0]["loc"] == ["body"] and not _json_type(sent) and not reads_any:
+    if details and details[0]["loc"] == ["body"] and not json_type(sent) and not reads_any:
         # A body that is not JSON reaches the schema as no object at all: say why.
         got = f"Content-Type: {sent[:80]}" if sent else "no Content-Type"
         return (
@@ -354,14 +378,6 @@ _BODIES: dict[str, tuple[type[BaseModel], str]] = {
     "/v1/verify": (VerifyIn, '{"view": <the view>}'),
 }
 """The body each route takes: for a misspelled field, and a body that is no JSON object."""
-
-
-def _json_type(content_type: str) -> bool:
-    """Whether a ``Content-Type`` names JSON (``application/json``, ``…+json``)."""
-    media = content_type.split(";", 1)[0].strip().lower()
-    return media == "application/json" or (
-        media.startswith("application/") and media.endswith("+json")
-    )
 
 
 def _plain(message: str) -> str:

@@ -58,6 +58,7 @@ _WITH_STATUS = (
     "LEFT JOIN withdrawn w ON w.workspace = i.workspace AND w.id = i.id"
 )
 """Items with their withdrawal's status (``None``: active)."""
+_KEYED, _AND_ACTIVE = "SELECT id, body, key FROM items i", "AND " + ACTIVE
 
 
 class Writer:
@@ -154,14 +155,7 @@ class Writer:
         found = select_in(self.db, self.ws, _WITH_STATUS, "i.id", targets, where="i.workspace")
         stored = [(item_id, body, status or "active") for item_id, body, status in found]
         self._by_key.update((k, []) for k in keys)
-        for item_id, body, key in select_in(
-            self.db,
-            self.ws,
-            "SELECT id, body, key FROM items i",
-            "key",
-            keys,
-            "AND " + ACTIVE,
-        ):
+        for item_id, body, key in select_in(self.db, self.ws, _KEYED, "key", keys, _AND_ACTIVE):
             self._by_key[key].append(item_id)
             stored.append((item_id, body, "active"))
         self._stored(stored)

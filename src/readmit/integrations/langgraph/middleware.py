@@ -20,13 +20,17 @@ from readmit.decide import Decided
 from readmit.errors import InvalidEvent
 from readmit.integrations.langgraph.admitted import notice
 from readmit.integrations.team import Member
+from readmit.wire import check_returning
 
 STATE_KEY = "readmit"
 """The state key the notice of the latest return is put under."""
 
 
-def arrive(member: Member, task: str = "*", purpose: str = "*") -> Decided | None:
+def arrive(member: Member, task: str | None = None, purpose: str | None = None) -> Decided | None:
     """Return ``member`` to ``task`` for ``purpose``: its decision, or None if it never departed.
+
+    Without them, to what its departure named, else to every task and purpose
+    (`Member.return_`).
 
     Raises:
         InvalidEvent: for any other reason the return cannot be decided.
@@ -39,7 +43,7 @@ def arrive(member: Member, task: str = "*", purpose: str = "*") -> Decided | Non
         raise
 
 
-def _update(member: Member, task: str, purpose: str, key: str) -> dict[str, Any]:
+def _update(member: Member, task: str | None, purpose: str | None, key: str) -> dict[str, Any]:
     decided = arrive(member, task, purpose)
     return {key: notice(decided) if decided is not None else None}
 
@@ -55,13 +59,17 @@ class ReadmitMiddleware(AgentMiddleware[ReadmitState, Any]):
 
     Args:
         member: The agent the runs belong to (the one its `ReadmitStore` was built for).
-        task: The task it returns to.
+        task: The task it returns to (with ``purpose``; else what its last departure named,
+            or every task). Its departures after each run name it too.
         purpose: The purpose it returns for.
     """
 
     state_schema = ReadmitState
 
-    def __init__(self, member: Member, *, task: str = "*", purpose: str = "*") -> None:
+    def __init__(
+        self, member: Member, *, task: str | None = None, purpose: str | None = None
+    ) -> None:
+        check_returning(task, purpose)  # both or neither, refused here rather than at a run
         self.member, self.task, self.purpose = member, task, purpose
 
     def before_agent(self, state: ReadmitState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -73,18 +81,26 @@ class ReadmitMiddleware(AgentMiddleware[ReadmitState, Any]):
         return await asyncio.to_thread(_update, self.member, self.task, self.purpose, STATE_KEY)
 
     def after_agent(self, state: ReadmitState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        self.member.depart()
+        self._depart()
         return None
 
     async def aafter_agent(
         self, state: ReadmitState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        await asyncio.to_thread(self.member.depart)
+        await asyncio.to_thread(self._depart)
         return None
+
+    def _depart(self) -> None:
+        # Saying what it returns to lets judging ahead screen that return while it is away.
+        self.member.depart(self.task, self.purpose)
 
 
 def return_node(
-    member: Member, *, task: str = "*", purpose: str = "*", key: str = STATE_KEY
+    member: Member,
+    *,
+    task: str | None = None,
+    purpose: str | None = None,
+    key: str = STATE_KEY,
 ) -> Runnable[Any, dict[str, Any]]:
     """A `StateGraph` node that returns ``member``: add it as the graph's entry.
 
@@ -98,11 +114,16 @@ def return_node(
     return RunnableLambda(readmit_return, name="readmit_return")
 
 
-def depart_node(member: Member) -> Runnable[Any, dict[str, Any]]:
-    """A `StateGraph` node that departs ``member``: add it before the graph's end."""
+def depart_node(
+    member: Member, *, task: str | None = None, purpose: str | None = None
+) -> Runnable[Any, dict[str, Any]]:
+    """A `StateGraph` node that departs ``member``: add it before the graph's end.
+
+    ``task`` and ``purpose`` (together): what it will return to (`Member.depart`).
+    """
 
     def readmit_depart(state: Any) -> dict[str, Any]:
-        member.depart()
+        member.depart(task, purpose)
         return {}
 
     return RunnableLambda(readmit_depart, name="readmit_depart")

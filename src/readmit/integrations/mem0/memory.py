@@ -93,9 +93,13 @@ class ReadmitMemory:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def depart(self) -> None:
-        """The agent leaves: checkpoint it; its next read decides its return."""
-        self.readmit.depart()
+    def depart(self, task: str | None = None, purpose: str | None = None) -> None:
+        """The agent leaves: checkpoint it; its next read decides its return.
+
+        ``task`` and ``purpose`` (together): what it returns to, so that memories annotated
+        with a task or purposes apply (`Member.depart`); else every task and purpose.
+        """
+        self.readmit.depart(task, purpose)
 
     def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")
@@ -233,9 +237,13 @@ class AsyncReadmitMemory:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def depart(self) -> None:
-        """The agent leaves: checkpoint it; its next read decides its return."""
-        self.readmit.depart()
+    def depart(self, task: str | None = None, purpose: str | None = None) -> None:
+        """The agent leaves: checkpoint it; its next read decides its return.
+
+        ``task`` and ``purpose`` (together): what it returns to, so that memories annotated
+        with a task or purposes apply (`Member.depart`); else every task and purpose.
+        """
+        self.readmit.depart(task, purpose)
 
     async def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")

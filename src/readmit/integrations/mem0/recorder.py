@@ -142,8 +142,8 @@ class Recorder:
     def key_of(self, memory: Mapping[str, Any] | None) -> str | None:
         return self.key(memory) if self.key is not None and memory is not None else None
 
-    def depart(self) -> None:
-        self.member.depart()
+    def depart(self, task: str | None = None, purpose: str | None = None) -> None:
+        self.member.depart(task, purpose)
         self.returning = True
 
     def before_read(self) -> ViewIndex:
@@ -186,7 +186,7 @@ class Recorder:
                 removed.append(
                     {"id": memory["id"], "memory": memory.get("memory")} | _removal_json(why)
                 )
-        decision = None if view.decided is None else view.decided.id
+        decision = None if view.decided is None else view.decided.number
         outcome = None if view.decided is None else view.decided.decision.outcome
         expired_at = format_time(view.expires) if view.expired else None
         readmit = {

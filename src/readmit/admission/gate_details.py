@@ -1,0 +1,50 @@
+"""What a gate's exclusion says: the item's own field that failed, against the return.
+
+A gate gives only its reason (`readmit.admission.gates`); the detail says which of the
+item's settings failed it, so that an agent (or `readmit explain`) can tell an item meant
+for another task from one that expired. Only what the returning agent may read is named:
+an unauthorized item's detail is empty, since its scope is not the agent's to see.
+"""
+
+from readmit.admission.context import ReturnContext
+from readmit.clock import format_time
+from readmit.model import ANY, Item
+from readmit.reasons import Reason
+
+
+def gate_detail(reason: Reason, item: Item, ctx: ReturnContext) -> str:
+    """Why ``item`` failed the gate that gave ``reason`` at the return ``ctx`` decides."""
+    match reason:
+        case Reason.NOT_YET_VALID:
+            start = item.validity.valid_from
+            if item.epoch > ctx.epoch or start is None:
+                return "recorded after the state this return reads"
+            return f"valid from {format_time(start)}"
+        case Reason.EXPIRED:
+            end = item.validity.valid_to
+            return "" if end is None else f"valid until {format_time(end)}"
+        case Reason.NOT_APPLICABLE:
+            return "; ".join(_inapplicable(item, ctx))
+        case Reason.MISSING_RECEIPT:
+            if item.receipt is None:
+                return "no receipt: recorded as unconfirmed"
+            missing = sorted(item.cites - ctx.evidence)
+            if missing:
+                return "cites evidence not on record: " + ", ".join(missing)
+            return "its receipt does not bind its text to the event that recorded it"
+        case Reason.OVER_ITEM_BUDGET:
+            return f"{len(item.text)} characters, over the item budget"
+    return ""
+
+
+def _inapplicable(item: Item, ctx: ReturnContext) -> list[str]:
+    who, scope = ctx.returner, item.scope
+    parts = []
+    if scope.task not in (ANY, who.task):
+        parts.append(f"for task {scope.task!r}; this return is to {who.task!r}")
+    if ANY not in scope.purposes and who.purpose not in scope.purposes:
+        named = ", ".join(repr(p) for p in sorted(scope.purposes))
+        parts.append(f"for purposes {named}; this return is for {who.purpose!r}")
+    if item.for_role is not None and item.for_role != who.role:
+        parts.append(f"for role {item.for_role!r}; the returning agent's is {who.role!r}")
+    return parts
