@@ -29,6 +29,27 @@ WITHDRAWING_OPS = frozenset({"supersede", "revoke", "close"})
 that tells events apart by tag tests this set (an event's ``op`` is fixed by its class)."""
 
 
+def _hold_sets(draft: object, names: tuple[str, ...], what: str) -> None:
+    """Hold each of ``draft``'s fields ``names`` as a frozenset of strings.
+
+    A library caller's list, tuple or set is taken as its set; one string is refused (it
+    would be read as a set of its characters), as is a collection that holds anything else.
+    """
+    for name in names:
+        values = getattr(draft, name)
+        if type(values) is frozenset or values is None:
+            continue
+        if isinstance(values, str) or not isinstance(values, list | tuple | set | frozenset):
+            shown = type(values).__name__
+            raise InvalidInput(f"{what}: {name} must be a set of strings, not {shown}")
+        if not all(isinstance(v, str) for v in values):
+            raise InvalidInput(f"{what}: {name} must hold only strings")
+        object.__setattr__(draft, name, frozenset(values))
+
+
+_DRAFT_SETS = ("supports", "depends_on", "cites", "principals", "roles", "purposes")
+
+
 def _require_text(text: str, what: str, name: str) -> None:
     """A statement must say something: a blank one could match nothing, or everything."""
     if blank(text):
@@ -56,6 +77,7 @@ class ItemDraft:
     """Hearsay with no receipt: it fails the provenance gate."""
 
     def __post_init__(self) -> None:
+        _hold_sets(self, _DRAFT_SETS, f"item {self.id!r}")
         _require_text(self.text, "item", self.id)
         if self.kind is Kind.OBLIGATION:
             raise InvalidInput(f"item {self.id!r}: open obligations with the obligation op")
@@ -130,6 +152,7 @@ class ObligationDraft:
     frontier_text: str
 
     def __post_init__(self) -> None:
+        _hold_sets(self, ("requires", "critical"), f"obligation {self.id!r}")
         _require_text(self.text, "obligation", self.id)
         _require_text(self.frontier_text, "frontier", self.frontier_id)
         if not self.critical <= self.requires:

@@ -62,6 +62,10 @@ class HmacSha256Signer:
     key: bytes = field(repr=False)
 
     def __post_init__(self) -> None:
+        key: object = self.key  # typed bytes, but a library caller may pass a str
+        if not isinstance(key, bytes):
+            got = type(key).__name__
+            raise ConfigError(f"the signing key must be bytes, not {got} (e.g. key.encode())")
         if len(self.key) < MIN_KEY_BYTES:
             raise ConfigError(f"the signing key must be at least {MIN_KEY_BYTES} bytes long")
 

@@ -1,0 +1,55 @@
+"""A library caller's drafts: a list where a set is meant is taken; one string, which would
+read as a set of its characters, is refused by name, as HTTP refuses it."""
+
+from typing import Any, cast
+
+import pytest
+
+from readmit.errors import ConfigError, InvalidInput
+from readmit.events import ItemDraft, ObligationDraft
+from readmit.signing import HmacSha256Signer
+
+
+def obligation(requires: object, critical: object) -> ObligationDraft:
+    return ObligationDraft(
+        id="o",
+        text="Keep it booked.",
+        role="booking",
+        requires=requires,  # type: ignore[arg-type]
+        critical=critical,  # type: ignore[arg-type]
+        frontier_id="f",
+        frontier_text="Nothing open.",
+    )
+
+
+@pytest.mark.parametrize("field", ["supports", "depends_on", "cites", "principals", "roles"])
+def test_a_list_is_held_as_the_set_it_means(field: str) -> None:
+    given: dict[str, Any] = {field: ["a", "b", "a"]}  # what the type hints would not allow
+
+    draft = ItemDraft(id="x", text="A fact.", **given)
+
+    assert getattr(draft, field) == frozenset({"a", "b"})
+
+
+@pytest.mark.parametrize("field", ["supports", "depends_on", "cites", "principals", "purposes"])
+def test_one_string_for_a_set_is_refused_by_name(field: str) -> None:
+    with pytest.raises(InvalidInput, match=f"item 'x': {field} must be a set of strings, not str"):
+        ItemDraft(id="x", text="A fact.", **cast(dict[str, Any], {field: "d_p"}))
+
+
+def test_a_set_holding_anything_but_strings_is_refused() -> None:
+    with pytest.raises(InvalidInput, match="depends_on must hold only strings"):
+        ItemDraft(id="x", text="A fact.", depends_on=[1])  # type: ignore[arg-type]
+
+
+def test_an_obligations_labels_are_compared_as_sets() -> None:
+    assert obligation(["a", "b"], ["b"]).critical == frozenset({"b"})
+    with pytest.raises(InvalidInput, match="critical must be a subset of requires"):
+        obligation(["zz"], ["z"])
+    with pytest.raises(InvalidInput, match="requires must be a set of strings, not str"):
+        obligation("ab", ["a"])
+
+
+def test_a_signing_key_given_as_text_is_refused_with_the_fix() -> None:
+    with pytest.raises(ConfigError, match=r"must be bytes, not str \(e.g. key.encode\(\)\)"):
+        HmacSha256Signer("a-long-enough-key-given-as-text-not-bytes")  # type: ignore[arg-type]
