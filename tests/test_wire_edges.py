@@ -1,5 +1,6 @@
 """Ids, names and texts with control characters are refused at the edge, before any store."""
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +107,23 @@ def test_ordinary_unicode_ids_and_texts_still_parse() -> None:
 def test_check_name_refuses_what_a_name_field_refuses(value: str) -> None:
     with pytest.raises(InvalidInput, match=r"^workspace: "):
         check_name(value, "workspace")
+
+
+@pytest.mark.parametrize(
+    ("value", "char"),
+    [
+        ("a\u202eb", "U+202E"),  # right-to-left override
+        ("a\u2066b", "U+2066"),  # left-to-right isolate
+        ("a\u200bb", "U+200B"),  # zero-width space
+        ("a\u200db", "U+200D"),  # zero-width joiner
+        ("a\ufeffb", "U+FEFF"),  # zero-width no-break space
+    ],
+)
+def test_a_name_may_not_hide_characters_that_change_how_it_reads(value: str, char: str) -> None:
+    with pytest.raises(InvalidInput, match=f"may not contain {re.escape(char)} .*invisible"):
+        check_name(value, "item id")
+
+    assert check_name("Ça-1 ✓ 東京", "item id") == "Ça-1 ✓ 東京"
 
 
 @pytest.mark.parametrize("value", ["\x00", "a\rb", "\x07"])

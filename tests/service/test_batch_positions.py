@@ -133,3 +133,12 @@ def test_a_string_over_the_limit_is_named_by_position(client: httpx.Client, team
 
     assert response.status_code == 413
     assert response.json()["message"].startswith("events[1]: ")
+
+
+def test_a_new_id_that_is_only_the_agents_prefix_is_refused(
+    client: httpx.Client, team: Team
+) -> None:
+    response = send(client, team, note("A2/"))
+
+    assert response.status_code == 422
+    assert response.json()["message"] == "events[0]: new id 'A2/': give an id after A2/"

@@ -43,11 +43,13 @@ def own(agent: str, given: str) -> str:
     """The stored form of ``given``, a new id ``agent`` names.
 
     Raises:
-        InvalidInput: if ``given`` is in another namespace (or a nested one), or is too
-            long once prefixed.
+        InvalidInput: if ``given`` is in another namespace (or a nested one), is only the
+            prefix, or is too long once prefixed.
     """
     prefix = f"{agent}/"
     local = given.removeprefix(prefix)
+    if not local:
+        raise InvalidInput(f"new id {given!r}: give an id after {prefix}")
     if "/" in local:
         raise InvalidInput(
             f"new id {given!r}: a '/' is allowed only after your own name "

@@ -23,7 +23,12 @@ from pydantic import (
 
 from readmit.errors import InvalidInput
 
-_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_NAME_CONTROL = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+"""Control characters, and the invisible ones that make a name read as another: zero-width
+spaces and joiners, and the marks and overrides of bidirectional text (a right-to-left
+override shows ``a\u202eb`` as ``ab`` reversed in a terminal or an audit page)."""
 _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
@@ -42,9 +47,12 @@ def _refuse(pattern: re.Pattern[str], allowed: str) -> Callable[[str], str]:
 Name = Annotated[
     str,
     Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$"),
-    AfterValidator(_refuse(_NAME_CONTROL, "no control characters in a name or id")),
+    AfterValidator(
+        _refuse(_NAME_CONTROL, "no control or invisible formatting characters in a name or id")
+    ),
 ]
-"""An id or name: no surrounding whitespace, no control characters (NUL breaks PostgreSQL)."""
+"""An id or name: no surrounding whitespace, no control characters (NUL breaks PostgreSQL)
+and no invisible ones (`_NAME_CONTROL`)."""
 
 Text = Annotated[
     str,
