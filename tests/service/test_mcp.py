@@ -51,7 +51,7 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
     )
     params = a1_server(store, team)
 
-    async def session() -> tuple[set[str], dict[str, Any], dict[str, Any]]:
+    async def session() -> tuple[set[str], dict[str, Any], dict[str, Any], list[Any]]:
         async with Client(params, read_timeout_seconds=60) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
             said = {"task": "trip", "purpose": "itinerary"}
@@ -61,9 +61,13 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
             )
             returned = structured(await client.call_tool("return_view", {}))  # as departed
             checked = structured(await client.call_tool("verify_view", {"view": returned["view"]}))
-            return tools, returned, checked
+            text = json.dumps(returned["view"])  # as received: parsed strictly
+            as_text = await client.call_tool("verify_view", {"view_json": text})
+            repeated = '{"agent": "B1", ' + text[1:]
+            twice = await client.call_tool("verify_view", {"view_json": repeated})
+            return tools, returned, checked, [as_text, twice]
 
-    tools, returned, checked = anyio.run(session)
+    tools, returned, checked, (as_text, twice) = anyio.run(session)
 
     assert {
         "record_events",
@@ -81,6 +85,9 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
         "A2/p0": "implicitly_invalidated",
     }
     assert checked["valid"] is True
+    assert structured(as_text)["valid"] is True
+    assert twice.is_error
+    assert "JSON object repeats the key 'agent'" in twice.content[0].text
     assert store.departed_for("trip", "A1") == ("trip", "itinerary")
 
 

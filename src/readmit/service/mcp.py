@@ -17,7 +17,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from readmit.errors import ReadmitError
+from readmit import strict_json
+from readmit.errors import InvalidInput, ReadmitError
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
 from readmit.wire import check_name, check_returning, check_text
@@ -105,10 +106,15 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.return_(caller, *(named or (None, None)))
 
     @server.tool()
-    def verify_view(view: dict[str, Any]) -> VerifyOut:
-        """Check a Return View's signature, item digests and expiry."""
+    def verify_view(view: dict[str, Any] | None = None, view_json: str = "") -> VerifyOut:
+        """Check a Return View's signature, item digests and expiry.
+
+        Give the view as ``view``, or as ``view_json``, the JSON text you received, to have
+        it parsed strictly (a repeated key refused, as ``/v1/verify`` refuses it): as an
+        object, the client's JSON parser has already kept one of any repeated key's values.
+        """
         with acting():
-            return service.verify(view)
+            return service.verify(_view_of(view, view_json))
 
     @server.tool()
     def audit() -> DecisionsOut:
@@ -129,3 +135,15 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return {"items": service.state(caller)}
 
     return server
+
+
+def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:
+    """The view ``verify_view`` was given: as an object, or its text parsed strictly."""
+    if (view is None) == (not text):
+        raise InvalidInput("give the view as view or as view_json (its JSON text), not both")
+    if view is not None:
+        return view
+    parsed = strict_json.loads(text)
+    if not isinstance(parsed, dict):
+        raise InvalidInput("view_json: give the view, a JSON object")
+    return parsed
