@@ -274,5 +274,19 @@ def test_a_verify_time_outside_the_calendar_is_422(client: httpx.Client) -> None
 
     response = client.post("/v1/verify", json=sent)
 
-    assert (response.status_code, response.json()["code"]) == (422, "invalid_input")
-    assert "outside the calendar" in response.json()["message"]
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
+    assert "outside the years 1 to 9999 in UTC" in response.json()["message"]
+
+
+def test_a_number_is_no_time_in_any_body(client: httpx.Client, team: Team) -> None:
+    bodies = {
+        "/v1/memories": {"id": "m", "text": "A note.", "source": "s", "at": 0},
+        "/v1/depart": {"at": -1},
+        "/v1/return": {"at": 1_800_000_000},
+        "/v1/verify": {"view": {}, "at": 0},
+    }
+
+    for path, body in bodies.items():
+        response = client.post(path, json=body, headers=team.auth("A1"))
+        assert response.status_code == 422, path
+        assert "must be an RFC 3339 time" in response.json()["message"], path

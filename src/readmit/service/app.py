@@ -58,7 +58,6 @@ from readmit.service.schemas import (
     VerifyOut,
 )
 from readmit.service.strict_route import StrictJsonRoute, json_type
-from readmit.service.times import in_calendar
 from readmit.wire.edge import did_you_mean
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
@@ -297,7 +296,6 @@ def _verified(service: Service, sent: bytes) -> VerifyOut:
     except ValidationError as exc:  # located in the body, as FastAPI's own are
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
         raise RequestValidationError(errors) from None
-    in_calendar(body.at, "at")  # a time whose UTC form has no year of 1-9999 is no time
     return service.verify(body.view, body.at)
 
 

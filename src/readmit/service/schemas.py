@@ -8,12 +8,12 @@ instead of leaking out.
 
 from typing import Any, Literal, NotRequired, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator, with_config
+from pydantic import BaseModel, ConfigDict, Field, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from readmit.clock import format_time
 from readmit.model import Checkpoint
-from readmit.wire.fields import Name, Text
+from readmit.wire.fields import Instant, Name, Text
 from readmit.wire.outbound import ItemOut, MemoryOut, Outcome
 
 _CLOSED = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -49,7 +49,7 @@ def _both_or_neither(body: _Named) -> _Named:
 class DepartIn(_Body):
     """A departure (now, unless `at` is given)."""
 
-    at: AwareDatetime | None = None
+    at: Instant | None = None
     task: Name | None = Field(
         default=None,
         description="What you will return to (with `purpose`): a server started with "
@@ -87,7 +87,7 @@ class ReturnIn(_Body):
         description="Not accepted (422 `policy_not_accepted`): the operator sets the "
         "policy when starting the server.",
     )
-    at: AwareDatetime | None = Field(
+    at: Instant | None = Field(
         default=None,
         description="Your clock, checked against the server's (422 `clock_skew` if further "
         "apart than the skew); the return is decided at the server's time.",
@@ -98,7 +98,7 @@ class VerifyIn(_Body):
     """A Return View to check."""
 
     view: dict[str, Any]
-    at: AwareDatetime | None = None
+    at: Instant | None = None
 
 
 class MemoryIn(_Body):
@@ -109,7 +109,7 @@ class MemoryIn(_Body):
     source: Name = Field(
         description="The item it is bound to: `x` (yours), `A2/x` (a teammate's) or `/x`."
     )
-    at: AwareDatetime | None = None
+    at: Instant | None = None
 
 
 class ErrorOut(BaseModel):
