@@ -191,6 +191,11 @@ BAD = [
     pytest.param({"supports": "d-hotel"}, "supports: Input should be a valid list", id="type"),
     pytest.param({"colour": "red"}, "colour: unknown field", id="unknown"),
     pytest.param(
+        {"supprts": ["d-hotel"]},
+        r"supprts: unknown field \(did you mean 'supports'\?\)",
+        id="misspelled",
+    ),
+    pytest.param(
         {"depends_on": [{"memory": "m1"}]}, "a 'memory' reference is not", id="foreign ref"
     ),
     pytest.param(

@@ -4,7 +4,8 @@ import pytest
 
 from builders import KEY
 from readmit.errors import InvalidInput
-from readmit.integrations.team import Member, agent_notice
+from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.team import Member, ViewWithheld, agent_notice
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
@@ -75,3 +76,27 @@ def test_a_members_decisions_are_numbered_as_the_agent_knows_them(store: SqlStor
     assert (b.latest.id, b.latest.number) == (3, 2)
     assert agent_notice(b.latest)["decision"] == 2
     assert store.own_number("w", "b", b.latest.id) == 2
+
+
+def test_a_withheld_return_says_what_is_missing_and_how_to_return_again(
+    store: SqlStore,
+) -> None:
+    member = _member(store)
+    draft = ObligationDraft(
+        id="o",
+        text="Keep the rota.",
+        role="r",
+        requires=frozenset({"d_rota"}),
+        critical=frozenset({"d_rota"}),
+        frontier_id="f",
+        frontier_text="Nothing yet.",
+    )
+    member.record([OpenObligation(id="open", at=member.clock(), author="a", obligation=draft)])
+    member.depart()
+
+    decided = member.return_()
+
+    assert decided.record["outcome"] == "blocked"
+    message = str(ViewWithheld(decided))
+    assert "nothing supports d_rota" in message
+    assert "until the agent's next return (`Member.return_`" in message

@@ -8,7 +8,7 @@ import pytest
 
 from builders import T0
 from conftest import store_url
-from readmit.errors import StoreError
+from readmit.errors import InvalidInput, StoreError
 from readmit.model import Agent
 from readmit.store import WorkStateStore, open_store
 from readmit.store.connection import Connection
@@ -46,7 +46,7 @@ def test_an_id_in_several_workspaces_needs_one_named(two: WorkStateStore) -> Non
     _decide(two, "ws", 0)
     _decide(two, "other", 1)
 
-    with pytest.raises(StoreError, match="several workspaces"):
+    with pytest.raises(InvalidInput, match=r"several workspaces \(other, ws\): name one with --"):
         two.decision(1)
     with pytest.raises(StoreError, match="no decision 2"):
         two.decision(2, workspace="ws")

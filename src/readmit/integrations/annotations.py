@@ -35,6 +35,7 @@ from readmit.events import ItemDraft
 from readmit.integrations.team import Member
 from readmit.model import ANY, Item, Kind, Validity
 from readmit.wire import Instant, Name, Wild
+from readmit.wire.edge import unknown_field
 
 ANNOTATIONS = "_readmit"
 """The key the annotations travel under (a LangGraph value's, a Mem0 memory's metadata)."""
@@ -221,7 +222,8 @@ def _problems(error: ValidationError) -> str:
     found: dict[str, list[str]] = {}
     for e in error.errors():
         where = ".".join(str(x) for x in e["loc"] if isinstance(x, int) or _FIELD.fullmatch(x))
-        message = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        unknown = e["type"] == "extra_forbidden"
+        message = unknown_field(_AnnotationsIn, e["loc"]) if unknown else e["msg"]
         found.setdefault(where or "value", []).append(message.removeprefix("Value error, "))
     parts = []
     for where, messages in found.items():

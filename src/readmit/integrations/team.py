@@ -123,11 +123,14 @@ class ViewWithheld(ReadmitError):
     ) -> None:
         self.notice = agent_notice(decided) if notice is None else notice
         coverage = self.notice["coverage"]
+        lacking = [m["requirement"] for m in self.notice.get("missing", [])]
+        needs = f"; nothing supports {', '.join(lacking)}" if lacking else ""
         super().__init__(
             message
             or f"the return view was not issued ({self.notice['outcome']}: obligation coverage "
-            f"{coverage['obligations']}, critical {coverage['critical']}); "
-            "reads are refused until the next return"
+            f"{coverage['obligations']}, critical {coverage['critical']}{needs}); reads are "
+            "refused until the agent's next return (`Member.return_`, or its next read after "
+            "it departs again)"
         )
         self.outcome: str = self.notice["outcome"]
         self.excluded: list[dict[str, Any]] = self.notice["excluded"]

@@ -23,7 +23,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from readmit.admission.view import redact, seen_by_agent
 from readmit.canonical import canonical_json
-from readmit.errors import StoreError
+from readmit.errors import InvalidInput, StoreError
 from readmit.reasons import Reason
 from readmit.store.absence import last_departure
 from readmit.store.base import DecisionSummary
@@ -240,7 +240,8 @@ def record(
     ``candidates`` lists the ids a ``not_selected`` kept as the rest of a checkpoint's.
 
     Raises:
-        StoreError: if there is no such decision, or several without a workspace.
+        StoreError: if there is no such decision.
+        InvalidInput: if there are several, in several workspaces, and none was named.
     """
     query = "SELECT body FROM decisions WHERE number = ?"
     params: list[object] = [number]
@@ -250,7 +251,9 @@ def record(
     if not rows:
         raise StoreError(f"no decision {number} in the audit log (see `readmit audit`)")
     if len(rows) > 1:
-        raise StoreError(
-            f"decision {number} is in several workspaces: name one (see `readmit audit`)"
+        found = db.execute("SELECT workspace FROM decisions WHERE number = ?", [number])
+        spaces = ", ".join(sorted(w for (w,) in found.fetchall()))
+        raise InvalidInput(
+            f"decision {number} is in several workspaces ({spaces}): name one with --workspace"
         )
     return restored(json.loads(unpacked(rows[0][0])), candidates)
