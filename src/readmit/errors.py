@@ -80,6 +80,8 @@ class InvalidEventAt(InvalidEvent):
     ) -> None:
         super().__init__(event_id, problem, unknown=unknown)
         self.index = index
+        self.named = named
+        """Whether the sender gave the event its id (else ``event_id`` is only a placeholder)."""
         self.fields = fields
         """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""
         where = f"events[{index}]"

@@ -33,6 +33,7 @@ def test_an_invalid_event_is_named_by_its_position_and_field(
     assert error["code"] == "invalid_event"
     assert error["details"]["index"] == 2
     assert error["details"]["fields"] == ["item.text"]
+    assert error["details"]["event_id"] is None  # it was sent without one
     assert error["message"].startswith("events[2]: item.text: ")
     assert "ev-" not in error["message"]  # no id the sender never saw
 
@@ -63,7 +64,7 @@ def test_an_event_the_store_refuses_is_located_in_the_batch(
     response = send(client, team, note("a"), note("b"), revoke)
 
     error = response.json()
-    assert error["details"]["index"] == 2
+    assert error["details"] == {"event_id": None, "index": 2, "fields": []}
     assert error["message"] == "events[2]: unknown target item 'A2/nothing'" + HINT
 
 

@@ -95,7 +95,9 @@ def _details(error: ReadmitError) -> dict[str, Any] | None:
         return None
     details: dict[str, Any] = {"event_id": error.event_id}
     if isinstance(error, InvalidEventAt):
-        details.update(index=error.index, fields=list(error.fields))
+        # An event sent without an id is found by its position: no id the sender never saw.
+        shown = error.event_id if error.named else None
+        details.update(event_id=shown, index=error.index, fields=list(error.fields))
     return details
 
 
