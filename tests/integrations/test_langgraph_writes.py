@@ -154,6 +154,10 @@ def test_a_premise_named_by_path_invalidates_its_dependent_when_deleted(team: Te
     reasons = {(e["key"], e["reason"]) for e in notice(decided)["excluded"]}
     assert reasons == {("hotel", "revoked"), ("pickup", "premise_invalidated")}
     assert s1.get(("notes",), "pickup") is None
+    (fell,) = [e for e in notice(decided)["excluded"] if e["key"] == "pickup"]
+    (premise,) = fell["evidence_paths"]  # the detail's lg-… id, named as the value it is
+    assert (premise["namespace"], premise["key"]) == (["trip"], "hotel")
+    assert premise["item"] in fell["detail"]
 
 
 def test_a_premise_written_earlier_in_the_same_batch_resolves_to_it(team: Team) -> None:

@@ -33,15 +33,33 @@ def notice(decided: Decided) -> dict[str, Any]:
 
     Outcome, coverage, what is missing, the signed view, the reasons for what went stale
     (only those it may see); each exclusion that is a LangGraph item also names its
-    ``namespace`` and ``key`` when the key is short.
+    ``namespace`` and ``key`` when the key is short, and the LangGraph items among its
+    evidence (a premise that fell, the item that replaced it) are named by path too, in
+    ``evidence_paths``, so that a detail's ``lg-…`` id can be read as the value it is.
     """
     shown = agent_notice(decided)
     for entry in shown["excluded"]:
-        item = decided.context.by_id.get(entry["item"])
-        ident = parse(item.key if item is not None else None)
-        if ident is not None and not ident[2]:
-            entry["namespace"], entry["key"] = list(ident[0]), ident[1]
+        path = _path(decided, entry["item"])
+        if path is not None:
+            entry["namespace"], entry["key"] = path
+        named = [(i, p) for i in entry["evidence"] if (p := _path(decided, i)) is not None]
+        if named:
+            entry["evidence_paths"] = [
+                {"item": i, "namespace": namespace, "key": key} for i, (namespace, key) in named
+            ]
     return shown
+
+
+def _path(decided: Decided, item_id: str) -> tuple[list[str], str] | None:
+    """The namespace and short key of the LangGraph value ``item_id``, if the agent may read it."""
+    item = decided.context.by_id.get(item_id)
+    if item is None:
+        return None
+    who = decided.context.returner
+    ident = parse(item.key)
+    if ident is None or ident[2] or not item.scope.readable_by(who.principal, who.role):
+        return None
+    return list(ident[0]), ident[1]
 
 
 @dataclass(slots=True)
