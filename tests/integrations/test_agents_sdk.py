@@ -2,6 +2,7 @@
 
 import asyncio
 import runpy
+import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -98,6 +99,32 @@ def test_a_fact_replaced_while_away_leaves_the_returning_agents_history_with_the
     assert "- hotel: the Marriott, the Hilton was cancelled" in note
     assert "hotel: the Hilton (stale_or_superseded" in note
     assert '"signature"' in note
+
+
+def test_a_return_is_decided_off_the_event_loop(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, b = sessions(team, tmp_path)
+    decided_on: list[threading.Thread] = []
+    return_ = team[1].return_
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        decided_on.append(threading.current_thread())
+        return return_(*args, **kwargs)
+
+    monkeypatch.setattr(team[1], "return_", watched)
+
+    async def scenario() -> tuple[threading.Thread, list[TResponseInputItem]]:
+        await b.add_items([said("hotel: the Hilton")])
+        await b.adepart("trip", "booking")
+        return threading.current_thread(), await b.get_items()
+
+    loop_thread, items = run(scenario())
+
+    assert "- hotel: the Hilton" in texts(items)[0]
+    assert len(decided_on) == 1
+    assert decided_on[0] is not loop_thread
+    assert team[1].store.departed_for("trip", "b") == ("trip", "booking")
 
 
 def test_a_fact_withdrawn_by_a_teammate_is_left_out_as_revoked(

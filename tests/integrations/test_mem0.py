@@ -6,6 +6,7 @@ before the import: no telemetry, no notices fetched, nothing written under ``~``
 
 import asyncio
 import runpy
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -239,6 +240,32 @@ def test_async_memory_filters_like_the_sync_one(
     assert reasons(searched) == {"The flight leaves on Monday": "stale_or_superseded"}
     assert sorted(texts(listed)) == ["Dinner is booked at nine", "The flight leaves on Tuesday"]
     assert [row["event"] for row in history] == ["ADD", "UPDATE"]
+
+
+def test_async_memory_decides_a_return_off_the_event_loop(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decided_on: list[threading.Thread] = []
+    return_ = team[1].return_
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        decided_on.append(threading.current_thread())
+        return return_(*args, **kwargs)
+
+    monkeypatch.setattr(team[1], "return_", watched)
+
+    async def scenario() -> tuple[threading.Thread, dict[str, Any]]:
+        b = AsyncReadmitMemory(async_bank(tmp_path), team[1], key=topic)
+        await b.add("The flight leaves on Monday", **FLIGHT)
+        await b.adepart("trip", "booking")
+        return threading.current_thread(), await b.get_all(filters=TRIP)
+
+    loop_thread, listed = asyncio.run(scenario())
+
+    assert texts(listed) == ["The flight leaves on Monday"]
+    assert len(decided_on) == 1
+    assert decided_on[0] is not loop_thread
+    assert team[1].store.departed_for("trip", "b") == ("trip", "booking")
 
 
 FLIGHT: dict[str, Any] = {"user_id": "trip", "infer": False, "metadata": {"topic": "flight"}}

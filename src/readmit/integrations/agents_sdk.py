@@ -48,10 +48,11 @@ it stands until the next departure and read.
 Store calls are synchronous and short (an in-process store) and run inline.
 """
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from agents import SessionSettings, TResponseInputItem
 
@@ -62,6 +63,7 @@ from readmit.events import Assert, Event
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
 from readmit.integrations.team import FOREVER, Member, expiry, lapsed, new_id, removals
 
+T = TypeVar("T")
 REFS: frozenset[RefKind] = frozenset({"key"})
 """The premise references a fact's annotations may use (besides item ids)."""
 
@@ -176,6 +178,9 @@ class ReadmitSession:
     returning: bool = False
     """Whether the agent has departed and not yet returned."""
     _judged: _Judged | None = field(default=None, repr=False)
+    _turn: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    """readmit's work (deciding a return, recording facts) runs in a worker thread, one call
+    at a time, so the event loop is never held by it (a model verifier can take minutes)."""
 
     session_id: str = field(init=False)
     """The inner session's id (the SDK's ``Session`` protocol)."""
@@ -195,8 +200,16 @@ class ReadmitSession:
         self.member.depart(task, purpose)
         self.returning = True
 
+    async def adepart(self, task: str | None = None, purpose: str | None = None) -> None:
+        """`depart`, awaited: the checkpoint is written off the event loop."""
+        await self._off_loop(self.depart, task, purpose)
+
+    async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
+        async with self._turn:
+            return await asyncio.to_thread(work, *args)
+
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        judged = self._after_return()
+        judged = await self._off_loop(self._after_return)
         items: list[TResponseInputItem] = await self.inner.get_items(limit)
         if judged is None:
             return items
@@ -205,12 +218,12 @@ class ReadmitSession:
         return [note, *kept]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        events = self._facts(items)
+        events = await self._off_loop(self._facts, items)
         await self.inner.add_items(items)
         if not events:
             return
         try:
-            self.member.record(events)
+            await self._off_loop(self.member.record, events)
         except Exception as refused:
             for _ in items:  # readmit refused: take the items back out of the session
                 try:
@@ -252,7 +265,7 @@ class ReadmitSession:
         item: TResponseInputItem | None = await self.inner.pop_item()
         fact = self.learned(item) if item is not None else None
         if fact is not None:
-            self._revoke(fact)
+            await self._off_loop(self._revoke, fact)
         return item
 
     async def clear_session(self) -> None:

@@ -18,11 +18,14 @@ created first are recorded before its error is raised. ``delete_all`` and ``rese
 revoke the items of every memory they removed, even when they raise part-way.
 """
 
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
 from readmit.integrations.team import Member
+
+T = TypeVar("T")
 
 _SCOPE = ("user_id", "agent_id", "run_id")
 
@@ -221,7 +224,12 @@ class ReadmitMemory:
 
 
 class AsyncReadmitMemory:
-    """`ReadmitMemory` for a ``mem0.AsyncMemory``: the same behaviour, awaited."""
+    """`ReadmitMemory` for a ``mem0.AsyncMemory``: the same behaviour, awaited.
+
+    readmit's own work (deciding a return, which a model verifier can make take minutes,
+    and recording writes) runs in a worker thread, one call at a time, so the event loop
+    is never held by it.
+    """
 
     def __init__(
         self,
@@ -233,9 +241,15 @@ class AsyncReadmitMemory:
     ) -> None:
         self.inner = inner
         self.readmit = Recorder(member, key, on_withheld)
+        self._turn = asyncio.Lock()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+    async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)`` in a worker thread, after any earlier call has finished."""
+        async with self._turn:
+            return await asyncio.to_thread(work, *args)
 
     def depart(self, task: str | None = None, purpose: str | None = None) -> None:
         """The agent leaves: checkpoint it; its next read decides its return.
@@ -244,6 +258,10 @@ class AsyncReadmitMemory:
         with a task or purposes apply (`Member.depart`); else every task and purpose.
         """
         self.readmit.depart(task, purpose)
+
+    async def adepart(self, task: str | None = None, purpose: str | None = None) -> None:
+        """`depart`, awaited: the checkpoint is written off the event loop."""
+        await self._off_loop(self.readmit.depart, task, purpose)
 
     async def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")
@@ -262,7 +280,7 @@ class AsyncReadmitMemory:
         keyed = [str(r["id"]) for r in rows if r.get("event") != "DELETE"]
         memories = {m: await self.inner.get(m) for m in keyed} if self.readmit.key else {}
         try:
-            self.readmit.added(rows, stated, memories, histories)
+            await self._off_loop(self.readmit.added, rows, stated, memories, histories)
         except Exception as refused:
             await self._undo_add(rows, histories, refused)
             raise
@@ -295,7 +313,7 @@ class AsyncReadmitMemory:
         after = await self.inner.history(memory_id)
         memory = await self.inner.get(memory_id) if self.readmit.key else None
         try:
-            self.readmit.updated(memory_id, before, after, memory, stated)
+            await self._off_loop(self.readmit.updated, memory_id, before, after, memory, stated)
         except Exception as refused:
             if current is not None:
                 try:
@@ -307,9 +325,9 @@ class AsyncReadmitMemory:
 
     async def delete(self, memory_id: str) -> dict[str, Any]:
         key = self.readmit.key_of(await self.inner.get(memory_id)) if self.readmit.key else None
-        targets = self.readmit.delete_targets(memory_id, key)
+        targets = await self._off_loop(self.readmit.delete_targets, memory_id, key)
         result: dict[str, Any] = await self.inner.delete(memory_id)
-        self.readmit.deleted(memory_id, targets)
+        await self._off_loop(self.readmit.deleted, memory_id, targets)
         return result
 
     async def delete_all(
@@ -317,24 +335,24 @@ class AsyncReadmitMemory:
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
         scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-        items = self.readmit.memories()
+        items = await self._off_loop(self.readmit.memories)
         present = [m for m in items if _in_scope(await self.inner.get(m), scope)]
         try:
             result: dict[str, Any] = await self.inner.delete_all(**scope)
         finally:
             gone = [m for m in present if await self._gone(m)]
-            self.readmit.removed(items, gone, _call("delete_all", scope))
+            await self._off_loop(self.readmit.removed, items, gone, _call("delete_all", scope))
         return result
 
     async def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
-        items = self.readmit.memories()
+        items = await self._off_loop(self.readmit.memories)
         present = [m for m in items if await self.inner.get(m) is not None]
         try:
             await self.inner.reset()
         finally:
             gone = [m for m in present if await self._gone(m)]
-            self.readmit.removed(items, gone, "reset()")
+            await self._off_loop(self.readmit.removed, items, gone, "reset()")
 
     async def _gone(self, memory_id: str) -> bool:
         try:
@@ -343,19 +361,19 @@ class AsyncReadmitMemory:
             return True
 
     async def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        self.readmit.before_read()
+        await self._off_loop(self.readmit.before_read)
         fetch = self.readmit.fetch_size(top_k)
         result = await self.inner.search(query, top_k=fetch, **kwargs)
         return self.readmit.filtered(result, top_k)
 
     async def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        self.readmit.before_read()
+        await self._off_loop(self.readmit.before_read)
         fetch = self.readmit.fetch_size(top_k)
         return self.readmit.filtered(await self.inner.get_all(top_k=fetch, **kwargs), top_k)
 
     async def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory, or None when the view removed it (``search``/``get_all`` say why)."""
-        view = self.readmit.before_read()
+        view = await self._off_loop(self.readmit.before_read)
         memory: dict[str, Any] | None = await self.inner.get(memory_id)
         keep = memory is None or view.keeps(memory, self.readmit.key_of(memory))
         return memory if keep else None
