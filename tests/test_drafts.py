@@ -37,9 +37,18 @@ def test_one_string_for_a_set_is_refused_by_name(field: str) -> None:
         ItemDraft(id="x", text="A fact.", **cast(dict[str, Any], {field: "d_p"}))
 
 
-def test_a_set_holding_anything_but_strings_is_refused() -> None:
+@pytest.mark.parametrize("given", [[1], frozenset({1})])
+def test_a_set_holding_anything_but_strings_is_refused(given: object) -> None:
     with pytest.raises(InvalidInput, match="depends_on must hold only strings"):
-        ItemDraft(id="x", text="A fact.", depends_on=[1])  # type: ignore[arg-type]
+        ItemDraft(id="x", text="A fact.", depends_on=given)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["supports", "depends_on", "roles", "purposes"])
+def test_none_is_no_set_but_for_principals(field: str) -> None:
+    with pytest.raises(InvalidInput, match=f"{field} must be a set of strings, not NoneType"):
+        ItemDraft(id="x", text="A fact.", **cast(dict[str, Any], {field: None}))
+
+    assert ItemDraft(id="x", text="A fact.", principals=None).principals is None
 
 
 def test_an_obligations_labels_are_compared_as_sets() -> None:
@@ -53,3 +62,9 @@ def test_an_obligations_labels_are_compared_as_sets() -> None:
 def test_a_signing_key_given_as_text_is_refused_with_the_fix() -> None:
     with pytest.raises(ConfigError, match=r"must be bytes, not str \(e.g. key.encode\(\)\)"):
         HmacSha256Signer("a-long-enough-key-given-as-text-not-bytes")  # type: ignore[arg-type]
+
+
+def test_a_signing_key_in_a_bytearray_is_taken_as_bytes() -> None:
+    signer = HmacSha256Signer(bytearray(b"a-long-enough-key-in-a-bytearray"))  # type: ignore[arg-type]
+
+    assert signer.key == b"a-long-enough-key-in-a-bytearray"

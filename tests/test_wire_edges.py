@@ -117,6 +117,12 @@ def test_check_name_refuses_what_a_name_field_refuses(value: str) -> None:
         ("a\u200bb", "U+200B"),  # zero-width space
         ("a\u200db", "U+200D"),  # zero-width joiner
         ("a\ufeffb", "U+FEFF"),  # zero-width no-break space
+        ("a\u00adb", "U+00AD"),  # soft hyphen
+        ("a\u2028b", "U+2028"),  # line separator
+        ("a\U000e0041b", "U+E0041"),  # a tag character
+        ("a\ufe0fb", "U+FE0F"),  # a variation selector
+        ("a\u3164b", "U+3164"),  # Hangul filler
+        ("a\u034fb", "U+034F"),  # combining grapheme joiner
     ],
 )
 def test_a_name_may_not_hide_characters_that_change_how_it_reads(value: str, char: str) -> None:

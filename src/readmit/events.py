@@ -33,18 +33,21 @@ def _hold_sets(draft: object, names: tuple[str, ...], what: str) -> None:
     """Hold each of ``draft``'s fields ``names`` as a frozenset of strings.
 
     A library caller's list, tuple or set is taken as its set; one string is refused (it
-    would be read as a set of its characters), as is a collection that holds anything else.
+    would be read as a set of its characters), as is ``None`` (but for ``principals``,
+    where it means the author's) and a collection that holds anything but strings.
     """
     for name in names:
         values = getattr(draft, name)
-        if type(values) is frozenset or values is None:
+        if values is None and name == "principals":  # the author's principal
             continue
-        if isinstance(values, str) or not isinstance(values, list | tuple | set | frozenset):
-            shown = type(values).__name__
-            raise InvalidInput(f"{what}: {name} must be a set of strings, not {shown}")
-        if not all(isinstance(v, str) for v in values):
+        if type(values) is not frozenset:
+            if isinstance(values, str) or not isinstance(values, list | tuple | set):
+                shown = type(values).__name__
+                raise InvalidInput(f"{what}: {name} must be a set of strings, not {shown}")
+            values = frozenset(values)
+            object.__setattr__(draft, name, values)
+        if not all(type(v) is str for v in values):
             raise InvalidInput(f"{what}: {name} must hold only strings")
-        object.__setattr__(draft, name, frozenset(values))
 
 
 _DRAFT_SETS = ("supports", "depends_on", "cites", "principals", "roles", "purposes")

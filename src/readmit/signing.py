@@ -63,7 +63,9 @@ class HmacSha256Signer:
 
     def __post_init__(self) -> None:
         key: object = self.key  # typed bytes, but a library caller may pass a str
-        if not isinstance(key, bytes):
+        if isinstance(key, bytearray | memoryview):
+            object.__setattr__(self, "key", bytes(key))
+        elif not isinstance(key, bytes):
             got = type(key).__name__
             raise ConfigError(f"the signing key must be bytes, not {got} (e.g. key.encode())")
         if len(self.key) < MIN_KEY_BYTES:

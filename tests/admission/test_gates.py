@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from builders import NOW, context, item
 from readmit.admission import gates
 from readmit.admission.context import History
+from readmit.admission.gate_details import gate_detail
 from readmit.admission.gates import DEFAULT_GATES, apply_gates, max_chars
 from readmit.model import ANY, Item, Kind, Receipt, Scope, Validity
 from readmit.reasons import Reason
@@ -359,3 +360,15 @@ def test_a_later_return_over_the_same_pool_is_split_as_if_for_the_first_time(
     expected = [(m.id, one_by_one(m)) for m in items]
     assert [m.id for m in kept] == [i for i, r in expected if r is None]
     assert [(e.item, e.reason) for e in excluded] == [(i, r) for i, r in expected if r]
+
+
+def test_details_remembered_for_shared_settings_are_each_items_own() -> None:
+    described = [c.item for c in CASES if c.expected is not None]
+    many = [replace(i, id=f"{i.id}-{n}") for n in range(3) for i in described]
+
+    _, excluded = apply_gates(many, CTX)
+
+    found = {e.item: e.detail for e in excluded}
+    for i in many:
+        reason = next(e.reason for e in excluded if e.item == i.id)
+        assert found[i.id] == gate_detail(reason, i, CTX)

@@ -190,6 +190,17 @@ def test_explain_of_an_agents_decision_asks_for_the_workspace_when_it_has_severa
     assert one.exit_code == 0, one.output
 
 
+def test_explain_of_a_number_several_workspaces_hold_asks_for_one(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    db = two_trips(runner, travel, tmp_path)
+
+    both = runner.invoke(cli, ["explain", "1", "--db", db])
+
+    assert both.exit_code == 2  # bad input, not a store error
+    assert "(trip-a, trip-b): name its workspace with --workspace" in both.output
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -16,7 +16,7 @@ from agents.testing import ScriptedModel, assistant_message
 
 from builders import KEY
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.events import ObligationDraft, OpenObligation
+from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.agents_sdk import (
     PREAMBLE,
     Learned,
@@ -125,6 +125,32 @@ def test_a_return_is_decided_off_the_event_loop(
     assert len(decided_on) == 1
     assert decided_on[0] is not loop_thread
     assert team[1].store.departed_for("trip", "b") == ("trip", "booking")
+
+
+def test_another_principals_facts_are_never_named_to_the_returning_agent(
+    tmp_path: Path,
+) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    agents = [
+        Agent(id="a", principal="team", role="r"),
+        Agent(id="x", principal="agency", role="r"),
+    ]
+    store.create_workspace("trip", agents)
+    a, x = (Member(store, "trip", agent, HmacSha256Signer(KEY)) for agent in ("a", "x"))
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "sessions.db"), a)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await session.adepart()
+        secret = ItemDraft(id="s", text="Agency secret: the client list is in vault 7.")
+        x.record([Assert(id=new_id("x"), at=x.clock(), author="x", item=secret)])
+        return await session.get_items()
+
+    note = texts(run(scenario()))[0]
+    store.close()
+
+    assert note.startswith(PREAMBLE)
+    assert "vault 7" not in note
+    assert "Left out of your history" not in note
 
 
 def test_a_fact_withdrawn_by_a_teammate_is_left_out_as_revoked(

@@ -6,6 +6,7 @@ from builders import KEY, context, item, revoke
 from readmit.admission import admit
 from readmit.decide import Decided
 from readmit.integrations.team import removals
+from readmit.model import Scope
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 
@@ -21,3 +22,13 @@ def test_each_item_left_out_is_named_with_the_decisions_own_reason() -> None:
     expected = {e.item: (e.reason.value, e.detail) for e in decision.exclusions}
     assert {i: (r.reason, r.detail) for i, r in found.items()} == expected
     assert {i: r.reason for i, r in found.items()} == {"b": "not_selected", "c": "revoked"}
+
+
+def test_an_item_the_agent_may_not_read_is_removed_without_its_detail() -> None:
+    theirs = item("c", "Their desk.", scope=Scope(principals=frozenset({"agency"})))
+    ctx = context((item("a", "Desk 4 is free."), theirs), delta=(revoke("c", 2, "the merger"),))
+    decision = admit(ctx, policy=Policy.paper(), verifier=None, signer=HmacSha256Signer(KEY))
+
+    found = removals(Decided(decision, ctx, {}))
+
+    assert (found["c"].reason, found["c"].detail) == ("revoked", "")

@@ -328,8 +328,26 @@ def test_a_new_memory_id_outside_your_own_names_is_refused(
     )
 
     assert response.status_code == 422
-    assert response.json()["code"] == "invalid_event"
+    assert response.json()["code"] == "invalid_input"  # a memory is no event
+    assert response.json()["message"].startswith("memory 'X1/m': new id 'X1/m': ")
+    assert response.json()["details"] is None
     assert client.get("/v1/memories", headers=team.auth("A1")).json()["memories"] == []
+
+
+def test_a_bare_reference_that_names_nothing_gets_the_hint_in_a_memory_and_a_resolve(
+    client: httpx.Client, team: Team
+) -> None:
+    hint = "(a bare id is your own; name a teammate's as AUTHOR/ID, as /v1/state shows it)"
+    memory = {"id": "m", "text": "t", "source": "fact"}
+    resolve = {"op": "resolve", "author": "A1", "target": "o"}
+
+    remembered = client.post("/v1/memories", json=memory, headers=team.auth("A1"))
+    resolved = client.post("/v1/events", json={"events": [resolve]}, headers=team.auth("A1"))
+
+    assert remembered.json()["message"] == (
+        f"memory 'm': experience source 'A1/fact' is no known item {hint}"
+    )
+    assert resolved.json()["message"] == f"events[0]: no open obligation 'A1/o' {hint}"
 
 
 @settings(max_examples=25, deadline=None)

@@ -52,3 +52,13 @@ def test_a_body_that_is_no_json_is_still_described_as_before(
     response = client.post("/v1/events", content="{nope", headers=JSON | team.auth("A2"))
 
     assert response.json()["message"].startswith("the body is not valid JSON: ")
+
+
+def test_a_body_nested_past_the_parsers_depth_is_still_a_422(
+    client: httpx.Client, team: Team
+) -> None:
+    deep = "[" * 5000 + "]" * 5000
+
+    response = client.post("/v1/depart", content=deep, headers=JSON | team.auth("A1"))
+
+    assert response.status_code == 422

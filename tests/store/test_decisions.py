@@ -46,7 +46,7 @@ def test_an_id_in_several_workspaces_needs_one_named(two: WorkStateStore) -> Non
     _decide(two, "ws", 0)
     _decide(two, "other", 1)
 
-    with pytest.raises(InvalidInput, match=r"several workspaces \(other, ws\): name one with --"):
+    with pytest.raises(InvalidInput, match=r"several workspaces \(other, ws\): name its workspace"):
         two.decision(1)
     with pytest.raises(StoreError, match="no decision 2"):
         two.decision(2, workspace="ws")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from readmit.admission.context import ReturnContext
-from readmit.admission.gate_details import gate_detail
+from readmit.admission.gate_details import GateDetails
 from readmit.admission.memo import ITEMS, Passes, keep
 from readmit.events import text_digest
 from readmit.model import Item, Scope, Validity
@@ -108,12 +108,13 @@ def _one_by_one(
 ) -> tuple[list[Item], list[Exclusion]]:
     kept: list[Item] = []
     excluded: list[Exclusion] = []
+    describe = GateDetails(ctx)
     for item in items:
         for gate in gates:
             reason = gate(item, ctx)
             if reason is not None:
                 evidence = (item.receipt.event_id,) if item.receipt else ()
-                detail = gate_detail(reason, item, ctx)
+                detail = describe(reason, item)
                 excluded.append(
                     Exclusion(
                         item=item.id,

@@ -150,10 +150,12 @@ def _stored(store: SqlStore, decision_id: int, workspace: str | None) -> dict[st
 
     Raises:
         NotFound: if no workspace (or not ``workspace``) has a decision with that number.
-        StoreError: if several workspaces have one and ``workspace`` was not named.
+        InvalidInput: if several workspaces have one and ``workspace`` was not named.
     """
     try:
         return store.decision(decision_id, workspace)
+    except InvalidInput as exc:  # several workspaces have one: say how to name it here
+        raise InvalidInput(f"{exc} with --workspace") from None
     except StoreError:
         if any(r.id == decision_id for r in store.decisions(workspace)):
             raise

@@ -61,7 +61,15 @@ from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, Event
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
-from readmit.integrations.team import FOREVER, Member, expiry, lapsed, new_id, removals
+from readmit.integrations.team import (
+    FOREVER,
+    Member,
+    expiry,
+    lapsed,
+    new_id,
+    readable,
+    removals,
+)
 
 T = TypeVar("T")
 REFS: frozenset[RefKind] = frozenset({"key"})
@@ -119,6 +127,8 @@ class _Judged:
     """The decision whose view expired, if this one was decided because it did."""
     note: str = ""
     """The developer message (built once per decision)."""
+    told: frozenset[str] = frozenset()
+    """The texts of ``removed`` the agent may read: the ones the developer message lists."""
 
     def keeps(self, fact: Learned | None) -> bool:
         return fact is None or fact.text not in self.removed or fact.text in self.admitted
@@ -128,14 +138,19 @@ def _judge(decided: Decided, renews: Decided | None = None) -> _Judged:
     decision = decided.decision
     items = decision.items if isinstance(decision, Issued) else ()
     by_id = decided.context.by_id
+    gone = removals(decided).values()
     removed = {
         by_id[r.item].text: _why(r.reason, r.detail)
         if r.reason != "withheld"
         else f"withheld: no view was issued ({decision.outcome})"
-        for r in removals(decided).values()
+        for r in gone
     }
+    # Told only of what it may read: another principal's text is filtered out, never shown.
+    told = {by_id[r.item].text for r in gone if readable(decided, r.item)}
     deadline = expiry(decided).timestamp()
-    judged = _Judged(decided, frozenset(i.text for i in items), removed, deadline, renews)
+    judged = _Judged(
+        decided, frozenset(i.text for i in items), removed, deadline, renews, told=frozenset(told)
+    )
     return replace(judged, note=preamble(judged))
 
 
@@ -159,9 +174,11 @@ def preamble(judged: _Judged) -> str:
         lines += [f"- {item.text}" for item in decision.items] or ["- (none)"]
     else:
         lines.append("No view was issued: rely on no shared fact from before your return.")
-    if judged.removed:
+    if judged.told:
         lines.append("Left out of your history, and why:")
-        lines += [f"- {text} ({reason})" for text, reason in judged.removed.items()]
+        lines += [
+            f"- {text} ({why})" for text, why in judged.removed.items() if text in judged.told
+        ]
     if isinstance(decision, Issued):
         lines.append("Signed view: " + json.dumps(decision.signed, sort_keys=True, default=str))
     return "\n".join(lines)

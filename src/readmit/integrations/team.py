@@ -47,11 +47,16 @@ def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Rem
     """Every item of ``decided``'s C that its view does not hold, by id, with why.
 
     With ``expired`` (when its issued view expired), the view holds nothing: what it
-    admitted is removed too, as ``view_expired``.
+    admitted is removed too, as ``view_expired``. An item the agent may not read is
+    removed with its reason but no detail: the detail of another principal's item (a
+    revocation's ``why``, a verifier's wording) is not the agent's to read (`readable`).
     """
     decision = decided.decision
     admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
-    why = {e.item: Removal(e.item, e.reason.value, e.detail) for e in decision.decided}
+    why = {
+        e.item: Removal(e.item, e.reason.value, e.detail if readable(decided, e.item) else "")
+        for e in decision.decided
+    }
     if expired is not None:
         detail = f"the return view expired at {format_time(expired)}"
         why |= {item: Removal(item, "view_expired", detail) for item in admitted}
@@ -70,6 +75,13 @@ def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Rem
 
 
 NOT_SELECTED = Reason.NOT_SELECTED.value
+
+
+def readable(decided: Decided, item_id: str) -> bool:
+    """Whether the agent that returned may read item ``item_id`` of its return's C."""
+    item = decided.context.by_id.get(item_id)
+    who = decided.context.returner
+    return item is not None and item.scope.readable_by(who.principal, who.role)
 
 
 FOREVER = datetime.max.replace(tzinfo=UTC)
@@ -208,8 +220,9 @@ class Member:
     ) -> Decided:
         """Decide the agent's return to ``task`` for ``purpose``; remember the decision.
 
-        Without either, it returns to what its latest departure named (`depart`), or to
-        every task and purpose (``*``) if that departure named none, as HTTP and MCP do.
+        Without either, it returns to what its latest departure named (`depart`), as HTTP
+        and MCP do, or to every task and purpose (``*``) if that departure named none
+        (where HTTP and MCP ask for them).
 
         Raises:
             InvalidInput: if only one of ``task`` and ``purpose`` is given.

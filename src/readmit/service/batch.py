@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from readmit.clock import format_time
-from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt
+from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt, InvalidInput
 from readmit.events import Depart, Event, RecordExperience, ReturnRequest
 from readmit.service.ids import namespaced
 from readmit.service.limits import Limits, check_strings
@@ -61,7 +61,7 @@ def own_batch(agent: str, raw_events: Sequence[object], at: datetime, limits: Li
     """
     timed = [isinstance(raw, dict) and "at" in raw for raw in raw_events]
     if any(timed) and not all(timed):
-        raise InvalidEvent("request", "give `at` on every event or on none")
+        raise InvalidInput("give `at` on every event or on none")
     named = tuple(isinstance(raw, dict) and "id" in raw for raw in raw_events)
     events = tuple(
         _own_event(agent, raw, index, at, named[index]) for index, raw in enumerate(raw_events)

@@ -140,7 +140,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
 def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:
     """The view ``verify_view`` was given: as an object, or its text parsed strictly."""
     if (view is None) == (not text):
-        raise InvalidInput("give the view as view or as view_json (its JSON text), not both")
+        raise InvalidInput("give the view once: as view, or as view_json (its JSON text)")
     if view is not None:
         return view
     parsed = strict_json.loads(text)

@@ -186,16 +186,12 @@ class Service:
     def remember(
         self, caller: Caller, memory_id: str, text: str, source: str, at: datetime | None = None
     ) -> MemoryOut:
-        """Add a private experience to the caller's own bank.
-
-        ``memory_id`` is stored as ``<agent>/<memory_id>`` and ``source`` is a reference,
-        as for events (see `readmit.service.ids`).
-        """
+        """Add a private memory to the caller's own bank (ids as for events: `ids`)."""
         check_strings([memory_id, text, source], self.limits.max_text_chars, "memory")
         try:
             stored = own(caller.agent.id, memory_id)
         except InvalidInput as exc:
-            raise InvalidEvent(f"memory {memory_id}", str(exc)) from None
+            raise InvalidInput(f"memory {memory_id!r}: {exc}") from None
         step = RecordExperience(
             id=f"memory {stored}",
             at=self._not_ahead(at, "memory"),
@@ -204,7 +200,11 @@ class Service:
             text=text,
             source=ref(caller.agent.id, source),
         )
-        return memory_out(self.store.record_experience(caller.workspace, step))
+        try:
+            return memory_out(self.store.record_experience(caller.workspace, step))
+        except InvalidEvent as exc:  # a memory is no event: named as the memory it is
+            problem = own_hint(exc, caller.agent.id).problem
+            raise InvalidInput(f"memory {memory_id!r}: {problem}") from None
 
     def depart(
         self, caller: Caller, at: datetime | None = None, returning_to: Returning | None = None

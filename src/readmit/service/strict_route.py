@@ -36,7 +36,7 @@ class StrictJsonRoute(APIRoute):
                     json.loads(body, object_pairs_hook=unique_keys)
                 except InvalidInput:
                     raise  # the repeated key
-                except ValueError:
+                except (ValueError, RecursionError):
                     pass  # anything else wrong with it is FastAPI's to say, as it always was
             return await handler(request)
 

@@ -254,6 +254,6 @@ def record(
         found = db.execute("SELECT workspace FROM decisions WHERE number = ?", [number])
         spaces = ", ".join(sorted(w for (w,) in found.fetchall()))
         raise InvalidInput(
-            f"decision {number} is in several workspaces ({spaces}): name one with --workspace"
+            f"decision {number} is in several workspaces ({spaces}): name its workspace"
         )
     return restored(json.loads(unpacked(rows[0][0])), candidates)

@@ -141,7 +141,8 @@ class WorkStateStore(Protocol):
         Without ``workspace`` the id must name a decision in only one workspace.
 
         Raises:
-            StoreError: if there is no such decision, or several without a workspace.
+            StoreError: if there is no such decision.
+            InvalidInput: if several workspaces have one and ``workspace`` was not named.
         """
         ...
 

@@ -196,7 +196,8 @@ class SqlStore(AgentKeys):
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, step.agent, step.id)
             if not Writer(db, workspace, {}).source_readable(step.source, who):
-                raise InvalidEvent(step.id, f"experience source {step.source!r} is no known item")
+                problem = f"experience source {step.source!r} is no known item"
+                raise InvalidEvent(step.id, problem, unknown=step.source)
             experience = Experience(
                 id=step.experience_id,
                 agent=step.agent,
@@ -377,7 +378,8 @@ class SqlStore(AgentKeys):
         Without ``workspace`` the number must name a decision in only one workspace.
 
         Raises:
-            StoreError: if there is no such decision, or several without a workspace.
+            StoreError: if there is no such decision.
+            InvalidInput: if several workspaces have one and ``workspace`` was not named.
         """
         with self._read() as db:
             return audit.record(

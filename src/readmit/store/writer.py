@@ -391,7 +391,8 @@ class Writer:
         ).fetchone()
         item = None if row is None else obligation_from_json(json.loads(row[0])).item
         if item is None or not item.scope.readable_by(author.principal, author.role):
-            raise InvalidEvent(event.id, f"no open obligation {event.target!r}")
+            problem = f"no open obligation {event.target!r}"
+            raise InvalidEvent(event.id, problem, unknown=event.target)
         self.db.execute(
             "UPDATE obligations SET resolved_epoch = ? WHERE workspace = ? AND id = ?",
             (self.epoch, self.ws, event.target),

@@ -8,6 +8,7 @@ arguments, MCP tool arguments).
 """
 
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Literal
@@ -24,21 +25,34 @@ from pydantic import (
 from readmit.errors import InvalidInput
 
 _NAME_CONTROL = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+    r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u034f\u115f\u1160\u17b4\u17b5\u3164\ufe00-\ufe0f\uffa0"
+    r"\U000e0100-\U000e01ef]"
 )
-"""Control characters, and the invisible ones that make a name read as another: zero-width
-spaces and joiners, and the marks and overrides of bidirectional text (a right-to-left
-override shows ``a\u202eb`` as ``ab`` reversed in a terminal or an audit page)."""
+"""Control characters, and invisible ones that are no format character (`_HIDDEN` has
+those): the grapheme joiner, Hangul and Khmer fillers, variation selectors."""
+_HIDDEN = frozenset({"Cf", "Zl", "Zp"})
+"""Unicode categories of the invisible characters that make a name read as another:
+format characters (zero-width spaces and joiners, soft hyphens, tags, the marks and
+overrides of bidirectional text: ``a\u202eb`` shows as ``ab`` reversed) and line and
+paragraph separators."""
 _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def _refuse(pattern: re.Pattern[str], allowed: str) -> Callable[[str], str]:
-    """A validator refusing characters no store, terminal or log line should receive."""
+def _refuse(
+    pattern: re.Pattern[str], allowed: str, hidden: frozenset[str] = frozenset()
+) -> Callable[[str], str]:
+    """A validator refusing characters no store, terminal or log line should receive.
+
+    Those ``pattern`` matches, and those of the Unicode categories ``hidden``.
+    """
 
     def check(value: str) -> str:
         found = pattern.search(value)
-        if found is not None:
-            raise ValueError(f"may not contain U+{ord(found.group()):04X} ({allowed})")
+        char = None if found is None else found.group()
+        if char is None and hidden and not value.isascii():
+            char = next((c for c in value if unicodedata.category(c) in hidden), None)
+        if char is not None:
+            raise ValueError(f"may not contain U+{ord(char):04X} ({allowed})")
         return value
 
     return check
@@ -48,7 +62,9 @@ Name = Annotated[
     str,
     Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$"),
     AfterValidator(
-        _refuse(_NAME_CONTROL, "no control or invisible formatting characters in a name or id")
+        _refuse(
+            _NAME_CONTROL, "no control or invisible formatting characters in a name or id", _HIDDEN
+        )
     ),
 ]
 """An id or name: no surrounding whitespace, no control characters (NUL breaks PostgreSQL)

@@ -107,6 +107,7 @@ def return_node(
     It puts the return's notice (None on a first arrival) in the state under ``key``,
     so the graph's state schema needs that key.
     """
+    check_returning(task, purpose)  # both or neither, refused here rather than at a run
 
     def readmit_return(state: Any) -> dict[str, Any]:
         return _update(member, task, purpose, key)
@@ -121,6 +122,7 @@ def depart_node(
 
     ``task`` and ``purpose`` (together): what it will return to (`Member.depart`).
     """
+    check_returning(task, purpose)
 
     def readmit_depart(state: Any) -> dict[str, Any]:
         member.depart(task, purpose)
