@@ -290,3 +290,57 @@ def test_a_number_is_no_time_in_any_body(client: httpx.Client, team: Team) -> No
         response = client.post(path, json=body, headers=team.auth("A1"))
         assert response.status_code == 422, path
         assert "must be an RFC 3339 time" in response.json()["message"], path
+
+
+def _obligation(n: int, labels: int) -> dict[str, Any]:
+    names = [f"d{i}" for i in range(labels)]
+    return {
+        "op": "obligation",
+        "author": "A2",
+        "obligation": {
+            "id": f"o{n}",
+            "text": "Keep it booked.",
+            "role": "booking",
+            "requires": names,
+            "critical": names[:1],
+            "frontier": {"id": f"f{n}", "text": "Nothing yet."},
+        },
+    }
+
+
+def test_an_obligation_or_an_item_with_too_many_labels_is_413_and_stores_nothing(
+    client: httpx.Client, team: Team
+) -> None:
+    limited(team, max_labels=3)
+    before = len(team.service.store.events("trip"))
+    item = {**NOTE, "item": {"id": "n1", "text": "A note.", "supports": ["a", "b", "c", "d"]}}
+
+    many = client.post(
+        "/v1/events", json={"events": [NOTE, _obligation(1, 4)]}, headers=team.auth("A2")
+    )
+    supports = client.post("/v1/events", json={"events": [item]}, headers=team.auth("A2"))
+
+    assert (many.status_code, many.json()["code"]) == (413, "payload_too_large")
+    assert many.json()["message"] == ("events[1]: obligation.requires names 4 labels; at most 3")
+    assert supports.json()["message"] == "events[0]: item.supports names 4 labels; at most 3"
+    assert len(team.service.store.events("trip")) == before
+    assert _post_one(client, team, _obligation(1, 3)).status_code == 200
+
+
+def _post_one(client: httpx.Client, team: Team, event: dict[str, Any]) -> httpx.Response:
+    return client.post("/v1/events", json={"events": [event]}, headers=team.auth("A2"))
+
+
+def test_a_workspace_holds_only_so_many_open_obligations(client: httpx.Client, team: Team) -> None:
+    limited(team, max_open_obligations=team.service.store.open_obligations("trip") + 2)
+    opened = [_post_one(client, team, _obligation(n, 1)) for n in range(2)]
+
+    over = _post_one(client, team, _obligation(2, 1))
+    resolve = {"op": "resolve", "author": "A2", "target": "o0"}
+    assert _post_one(client, team, resolve).status_code == 200
+    again = _post_one(client, team, _obligation(2, 1))
+
+    assert [r.status_code for r in opened] == [200, 200]
+    assert (over.status_code, over.json()["code"]) == (422, "invalid_input")
+    assert "open obligations; resolve some first" in over.json()["message"]
+    assert again.status_code == 200

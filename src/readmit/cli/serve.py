@@ -166,6 +166,20 @@ def _require_service_extra() -> None:
     "them. 0: at once.",
 )
 @click.option(
+    "--max-labels",
+    default=64,
+    show_default=True,
+    type=int,
+    help="Requirement labels one obligation may name (or one item support).",
+)
+@click.option(
+    "--max-open-obligations",
+    default=256,
+    show_default=True,
+    type=int,
+    help="Obligations open at once in a workspace.",
+)
+@click.option(
     "--concurrent-returns",
     default=2,
     show_default=True,

@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from readmit.clock import format_time
-from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt, InvalidInput
-from readmit.events import Depart, Event, RecordExperience, ReturnRequest
+from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt, InvalidInput, PayloadTooLarge
+from readmit.events import Depart, Event, OpenObligation, RecordExperience, ReturnRequest
 from readmit.service.ids import namespaced
 from readmit.service.limits import Limits, check_strings
 from readmit.service.times import in_calendar, not_ahead
+from readmit.store.base import WorkStateStore
 from readmit.wire import at_position, parse_step
 
 
@@ -69,7 +70,42 @@ def own_batch(agent: str, raw_events: Sequence[object], at: datetime, limits: Li
     batch = Batch(events=events, named=named, timed=any(timed))
     _check_unique(batch)
     _check_times(batch, at, limits)
+    _check_labels(batch, limits.max_labels)
     return batch
+
+
+def _check_labels(batch: Batch, most: int) -> None:
+    """Refuse an obligation naming, or an item supporting, more than ``most`` labels."""
+    for index, event in enumerate(batch.events):
+        labels = (
+            ("obligation.requires", event.obligation.requires)
+            if isinstance(event, OpenObligation)
+            else ("item.supports", getattr(getattr(event, "item", None), "supports", ()))
+        )
+        if len(labels[1]) > most:
+            where = _where(event, index, batch.named[index])
+            raise PayloadTooLarge(
+                f"{where}: {labels[0]} names {len(labels[1])} labels; at most {most}"
+            )
+
+
+def check_open_obligations(
+    batch: Batch, store: WorkStateStore, workspace: str, limits: Limits
+) -> None:
+    """Refuse a batch that would leave ``workspace`` over its cap of open obligations.
+
+    The store is asked only for a batch that opens some. Checked before the batch is
+    written: concurrent batches may pass it together, each by its own few.
+
+    Raises:
+        InvalidInput: saying that resolving some makes room.
+    """
+    opened = sum(isinstance(e, OpenObligation) for e in batch.events)
+    most = limits.max_open_obligations
+    if opened and store.open_obligations(workspace) + opened > most:
+        raise InvalidInput(
+            f"the workspace would have over {most} open obligations; resolve some first"
+        )
 
 
 def _where(event: Event, index: int, named: bool) -> str:

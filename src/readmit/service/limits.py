@@ -76,6 +76,14 @@ class Limits:
     """How far a client's ``at`` may lie ahead of the server's clock (and, for returns, behind)."""
     max_view_ttl: timedelta = timedelta(days=1)
     """Longest validity an issued view may have, whatever the policy file says."""
+    max_labels: int = 64
+    """Most requirement labels one obligation may name (``requires``), or one item may
+    support (``supports``): a return's coverage is measured over every open obligation's
+    labels, and 1,000 obligations of 600 labels made each return of their role take
+    seconds and answer 18 MB."""
+    max_open_obligations: int = 256
+    """Most obligations open at once in a workspace (a batch that would open more is
+    refused; resolving some makes room)."""
 
     def __post_init__(self) -> None:
         counts = {
@@ -84,6 +92,8 @@ class Limits:
             "max_text_chars": self.max_text_chars,
             "burst": self.burst,
             "concurrent_returns": self.concurrent_returns,
+            "max_labels": self.max_labels,
+            "max_open_obligations": self.max_open_obligations,
         }
         problems = [f"{n} must be a positive integer" for n, v in counts.items() if v < 1]
         if not (math.isfinite(self.rate) and self.rate > 0):

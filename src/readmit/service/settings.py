@@ -53,6 +53,8 @@ def limits_from_flags(
     concurrent_returns: int = _DEFAULT.concurrent_returns,
     clock_skew: float = _DEFAULT.clock_skew.total_seconds(),
     max_view_ttl: float = _DEFAULT.max_view_ttl.total_seconds(),
+    max_labels: int = _DEFAULT.max_labels,
+    max_open_obligations: int = _DEFAULT.max_open_obligations,
 ) -> Limits:
     """`Limits` from ``readmit serve``'s flags (durations in seconds).
 
@@ -75,4 +77,6 @@ def limits_from_flags(
         concurrent_returns=concurrent_returns,
         clock_skew=timedelta(seconds=clock_skew),
         max_view_ttl=timedelta(seconds=max_view_ttl),
+        max_labels=max_labels,
+        max_open_obligations=max_open_obligations,
     )

@@ -146,6 +146,10 @@ class WorkStateStore(Protocol):
         """
         ...
 
+    def open_obligations(self, workspace: str) -> int:
+        """How many obligations are open (not resolved) in ``workspace`` now."""
+        ...
+
     def visible_state(self, workspace: str, agent: str) -> list[Item]:
         """The active items ``agent`` may read now, by id."""
         ...

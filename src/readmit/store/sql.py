@@ -32,12 +32,7 @@ from readmit.admission.invalidation.judgment import Judgment
 from readmit.clock import aware
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
-from readmit.events import (
-    Event,
-    Recorded,
-    RecordExperience,
-    ReturnRequest,
-)
+from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, leases, left_out, verdicts
 from readmit.store.agent_keys import AgentKeys
@@ -52,6 +47,7 @@ from readmit.store.bodies import (
 from readmit.store.connection import Conflict, Connection
 from readmit.store.history import history
 from readmit.store.migrations import migrate, missing
+from readmit.store.obligations import OpenObligations
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
 
@@ -59,7 +55,7 @@ _ID = attrgetter("id")
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys):
+class SqlStore(AgentKeys, OpenObligations):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:
