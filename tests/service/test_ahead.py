@@ -318,3 +318,25 @@ def test_of_two_server_processes_one_judges_a_workspace_ahead_at_a_time(
 
     assert judged["first"]
     assert not set(judged["first"]) & set(judged["second"])
+
+
+def test_a_pass_over_many_away_agents_leaves_the_rest_once_its_time_is_spent(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(3)]
+    store.create_workspace("w", team)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+    away, other = [Caller(workspace="w", agent=a) for a in team[:2]], Caller("w", team[2])
+    service.record(other, [build_note("a2", n) for n in range(3)])
+    for caller in away:
+        service.depart(caller, returning_to=("ops", "p"))
+    ahead = service.judge_ahead(30.0)  # its thread waits: nothing has changed since
+    readings = iter(range(0, 10_000, 20))  # each reading of the clock 20 s after the last
+    monkeypatch.setattr("readmit.service.ahead.elapsed", lambda: float(next(readings)))
+
+    try:
+        ahead._judge("w")  # one round, as the thread would run it
+        assert ahead.passes == 1  # the second agent is left for the next round
+        assert "w" in ahead._pending
+    finally:
+        ahead.close()

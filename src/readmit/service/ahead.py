@@ -76,6 +76,7 @@ class AheadJudge:
         self.deferred = 0
         """Times it found another process judging a workspace ahead, and left it to it."""
         self._lease_s = seconds + LEASE_MARGIN_S
+        self._seconds = seconds
         self._tasks: dict[tuple[str, str], tuple[str, str]] = {}
         self._unknown: dict[tuple[str, str], int] = {}
         self._kept: dict[tuple[str, str], tuple[dict[str, int], tuple[str, ...]]] = {}
@@ -144,9 +145,19 @@ class AheadJudge:
             self.store.lease(workspace, LEASE, self.holder, 0)
 
     def _passes(self, workspace: str) -> None:
-        """One pass for each away agent whose task is known; again later if one was cut short."""
+        """One pass for each away agent whose task is known; again later if one was cut short.
+
+        The budget bounds the calls of each agent's pass; the agents after the budget's
+        time has passed, whatever it went on, wait for the next round (after the other
+        workspaces due), so a workspace of many away agents cannot keep the judge, nor
+        its returns' turn, for a pass per agent in a row.
+        """
         again = False
+        started = elapsed()
         for agent in self.store.away(workspace):
+            if elapsed() - started > self._seconds:
+                again = True
+                break
             if not self.store.lease(workspace, LEASE, self.holder, self._lease_s):
                 self.changed(workspace)  # it ran out and another process took it over
                 return
