@@ -159,9 +159,16 @@ def test_an_ed25519_public_key_must_be_32_bytes() -> None:
         Ed25519Verifier(b"short")
 
 
-@pytest.mark.parametrize(("value", "message"), [("short", "at least 16 bytes")])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("short", "at least 16 bytes"),
+        ("change-me-to-a-long-secret", "is a placeholder: make a secret of your own"),
+        ("CHANGE-ME-please-0123456789", "is a placeholder"),
+    ],
+)
 def test_a_short_hmac_key_is_a_config_error_naming_the_variable(value: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=f"READMIT_SIGNING_KEY: .*{message}"):
+    with pytest.raises(ConfigError, match=f"READMIT_SIGNING_KEY.*{message}"):
         signer_from_env({"READMIT_SIGNING_KEY": value}, allow_ephemeral=False)
 
 

@@ -58,8 +58,8 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
     public key); any other value is an HMAC-SHA256 secret.
 
     Raises:
-        ConfigError: if the key is malformed or too short, or unset and a throwaway key
-            is not allowed.
+        ConfigError: if the key is malformed, too short or a placeholder (``change-me…``),
+            or unset and a throwaway key is not allowed.
     """
     key = env.get(SIGNING_KEY_ENV)
     if key and key.startswith(ED25519):
@@ -70,6 +70,12 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
         secret = key.encode("utf-8", "surrogateescape")
         if len(secret) < MIN_KEY_BYTES:
             raise ConfigError(f"{SIGNING_KEY_ENV}: an HMAC key is at least {MIN_KEY_BYTES} bytes")
+        if secret.lower().startswith(b"change-me"):  # a placeholder copied from the docs
+            raise ConfigError(
+                f"{SIGNING_KEY_ENV} is a placeholder: make a secret of your own (python3 -c "
+                "'import secrets; print(secrets.token_urlsafe(32))'), or an Ed25519 pair "
+                "with 'readmit keys signing'"
+            )
         return SignerChoice(HmacSha256Signer(secret), ephemeral=False)
     if not allow_ephemeral:
         raise ConfigError(
