@@ -70,7 +70,8 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
         secret = key.encode("utf-8", "surrogateescape")
         if len(secret) < MIN_KEY_BYTES:
             raise ConfigError(f"{SIGNING_KEY_ENV}: an HMAC key is at least {MIN_KEY_BYTES} bytes")
-        if secret.lower().startswith(b"change-me"):  # a placeholder copied from the docs
+        placeholder = secret.lower().startswith(b"change-me") or secret[:1] + secret[-1:] == b"<>"
+        if placeholder:  # copied from the docs
             raise ConfigError(
                 f"{SIGNING_KEY_ENV} is a placeholder: make a secret of your own (python3 -c "
                 "'import secrets; print(secrets.token_urlsafe(32))'), or an Ed25519 pair "
