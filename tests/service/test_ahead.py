@@ -333,10 +333,21 @@ def test_a_pass_over_many_away_agents_leaves_the_rest_once_its_time_is_spent(
     ahead = service.judge_ahead(30.0)  # its thread waits: nothing has changed since
     readings = iter(range(0, 10_000, 20))  # each reading of the clock 20 s after the last
     monkeypatch.setattr("readmit.service.ahead.elapsed", lambda: float(next(readings)))
+    judged: list[str] = []
+    one_pass = ahead._pass
+
+    def watched(workspace: str, agent: str) -> Any:
+        judged.append(agent)
+        return one_pass(workspace, agent)
+
+    monkeypatch.setattr(ahead, "_pass", watched)
 
     try:
         ahead._judge("w")  # one round, as the thread would run it
         assert ahead.passes == 1  # the second agent is left for the next round
         assert "w" in ahead._pending
+        ahead._judge("w")  # the next round starts with the agent the first one left
     finally:
         ahead.close()
+
+    assert judged == ["a0", "a1"]

@@ -77,6 +77,8 @@ class AheadJudge:
         """Times it found another process judging a workspace ahead, and left it to it."""
         self._lease_s = seconds + LEASE_MARGIN_S
         self._seconds = seconds
+        self._resume: dict[str, str] = {}
+        """The agent each workspace's next round starts with (the first one left)."""
         self._tasks: dict[tuple[str, str], tuple[str, str]] = {}
         self._unknown: dict[tuple[str, str], int] = {}
         self._kept: dict[tuple[str, str], tuple[dict[str, int], tuple[str, ...]]] = {}
@@ -150,12 +152,19 @@ class AheadJudge:
         The budget bounds the calls of each agent's pass; the agents after the budget's
         time has passed, whatever it went on, wait for the next round (after the other
         workspaces due), so a workspace of many away agents cannot keep the judge, nor
-        its returns' turn, for a pass per agent in a row.
+        its returns' turn, for a pass per agent in a row. The next round starts with the
+        first agent this one left, so none is left behind round after round.
         """
         again = False
         started = elapsed()
-        for agent in self.store.away(workspace):
+        away = self.store.away(workspace)
+        resume = self._resume.pop(workspace, None)
+        if resume in away:
+            at = away.index(resume)
+            away = away[at:] + away[:at]
+        for agent in away:
             if elapsed() - started > self._seconds:
+                self._resume[workspace] = agent
                 again = True
                 break
             if not self.store.lease(workspace, LEASE, self.holder, self._lease_s):
@@ -164,6 +173,7 @@ class AheadJudge:
             try:
                 judgment = self._pass(workspace, agent)
             except _Yielded:
+                self._resume[workspace] = agent
                 self.changed(workspace)  # again once the returns are done
                 return
             except Exception:  # one agent's failure must not keep the others unjudged
