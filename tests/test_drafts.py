@@ -1,6 +1,7 @@
 """A library caller's drafts: a list where a set is meant is taken; one string, which would
 read as a set of its characters, is refused by name, as HTTP refuses it."""
 
+from enum import StrEnum
 from typing import Any, cast
 
 import pytest
@@ -68,3 +69,13 @@ def test_a_signing_key_in_a_bytearray_is_taken_as_bytes() -> None:
     signer = HmacSha256Signer(bytearray(b"a-long-enough-key-in-a-bytearray"))  # type: ignore[arg-type]
 
     assert signer.key == b"a-long-enough-key-in-a-bytearray"
+
+
+def test_members_of_a_str_enum_are_taken_as_their_strings() -> None:
+    class Role(StrEnum):
+        OPS = "ops"
+
+    draft = ItemDraft(id="x", text="A fact.", roles=frozenset({Role.OPS}))
+
+    assert draft.roles == frozenset({"ops"})
+    assert all(type(r) is str for r in draft.roles)

@@ -166,6 +166,7 @@ def test_an_ed25519_public_key_must_be_32_bytes() -> None:
         ("change-me-to-a-long-secret", "is a placeholder: make a secret of your own"),
         ("CHANGE-ME-please-0123456789", "is a placeholder"),
         ("<the same secret as the server's>", "is a placeholder"),
+        ("change-me-to-a-long-secret", "make a secret of your own"),
     ],
 )
 def test_a_short_hmac_key_is_a_config_error_naming_the_variable(value: str, message: str) -> None:

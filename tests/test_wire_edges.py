@@ -120,7 +120,8 @@ def test_check_name_refuses_what_a_name_field_refuses(value: str) -> None:
         ("a\u00adb", "U+00AD"),  # soft hyphen
         ("a\u2028b", "U+2028"),  # line separator
         ("a\U000e0041b", "U+E0041"),  # a tag character
-        ("a\ufe0fb", "U+FE0F"),  # a variation selector
+        ("a\ufe0eb", "U+FE0E"),  # a text variation selector
+        ("a\u00a0b", "U+00A0"),  # a no-break space: reads as "a b"
         ("a\u3164b", "U+3164"),  # Hangul filler
         ("a\u034fb", "U+034F"),  # combining grapheme joiner
     ],
@@ -129,7 +130,7 @@ def test_a_name_may_not_hide_characters_that_change_how_it_reads(value: str, cha
     with pytest.raises(InvalidInput, match=f"may not contain {re.escape(char)} .*invisible"):
         check_name(value, "item id")
 
-    assert check_name("Ça-1 ✓ 東京", "item id") == "Ça-1 ✓ 東京"
+    assert check_name("Ça-1 ✓ 東京 ☕\ufe0f", "item id") == "Ça-1 ✓ 東京 ☕\ufe0f"
 
 
 @pytest.mark.parametrize("value", ["\x00", "a\rb", "\x07"])

@@ -70,8 +70,7 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
         secret = key.encode("utf-8", "surrogateescape")
         if len(secret) < MIN_KEY_BYTES:
             raise ConfigError(f"{SIGNING_KEY_ENV}: an HMAC key is at least {MIN_KEY_BYTES} bytes")
-        placeholder = secret.lower().startswith(b"change-me") or secret[:1] + secret[-1:] == b"<>"
-        if placeholder:  # copied from the docs
+        if secret.lower().startswith(b"change-me") or secret in _PLACEHOLDERS:
             raise ConfigError(
                 f"{SIGNING_KEY_ENV} is a placeholder: make a secret of your own (python3 -c "
                 "'import secrets; print(secrets.token_urlsafe(32))'), or an Ed25519 pair "
@@ -84,6 +83,10 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
             f"{MIN_KEY_BYTES} bytes, or ed25519:<private key> from 'readmit keys signing'"
         )
     return SignerChoice(HmacSha256Signer(secrets.token_bytes(32)), ephemeral=True)
+
+
+_PLACEHOLDERS = frozenset({b"<the same secret as the server's>"})
+"""Placeholders the docs show for a secret, refused as one (with those starting ``change-me``)."""
 
 
 def verifier_from_env(env: Mapping[str, str]) -> Signer:

@@ -47,7 +47,9 @@ def _hold_sets(draft: object, names: tuple[str, ...], what: str) -> None:
             values = frozenset(values)
             object.__setattr__(draft, name, values)
         if not all(type(v) is str for v in values):
-            raise InvalidInput(f"{what}: {name} must hold only strings")
+            if not all(isinstance(v, str) for v in values):
+                raise InvalidInput(f"{what}: {name} must hold only strings")
+            object.__setattr__(draft, name, frozenset(map(str, values)))  # a StrEnum's, say
 
 
 _DRAFT_SETS = ("supports", "depends_on", "cites", "principals", "roles", "purposes")

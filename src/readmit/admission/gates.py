@@ -74,10 +74,10 @@ def apply_gates(
     items: Iterable[Item], ctx: ReturnContext, gates: Sequence[Gate] = DEFAULT_GATES
 ) -> tuple[list[Item], list[Exclusion]]:
     """Split ``items`` into those every gate passes and the exclusions of the rest."""
+    items = list(items)  # alive while they are split: their values' ids stay their own
     fused = _DefaultGates.of(ctx, gates)
     if fused is None:
         return _one_by_one(items, ctx, gates)
-    items = list(items)
     inputs = (*fused.key(), ctx.evidence)
     at = ctx.returner.at
     known = _SPLITS.get(items, inputs)

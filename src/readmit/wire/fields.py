@@ -25,11 +25,13 @@ from pydantic import (
 from readmit.errors import InvalidInput
 
 _NAME_CONTROL = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u034f\u115f\u1160\u17b4\u17b5\u3164\ufe00-\ufe0f\uffa0"
-    r"\U000e0100-\U000e01ef]"
+    r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u034f\u115f\u1160\u17b4\u17b5\u3164\ufe00-\ufe0e\uffa0"
+    r"\U000e0100-\U000e01ef\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
 )
-"""Control characters, and invisible ones that are no format character (`_HIDDEN` has
-those): the grapheme joiner, Hangul and Khmer fillers, variation selectors."""
+"""Control characters; invisible ones that are no format character (`_HIDDEN` has those):
+the grapheme joiner, Hangul and Khmer fillers, variation selectors but the emoji one
+(U+FE0F, common in names typed on phones); and every space but the ASCII one, which
+would make ``a\u00a0b`` read as ``a b``."""
 _HIDDEN = frozenset({"Cf", "Zl", "Zp"})
 """Unicode categories of the invisible characters that make a name read as another:
 format characters (zero-width spaces and joiners, soft hyphens, tags, the marks and
