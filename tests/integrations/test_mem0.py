@@ -7,6 +7,7 @@ before the import: no telemetry, no notices fetched, nothing written under ``~``
 import asyncio
 import runpy
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -266,6 +267,40 @@ def test_async_memory_decides_a_return_off_the_event_loop(
     assert len(decided_on) == 1
     assert decided_on[0] is not loop_thread
     assert team[1].store.departed_for("trip", "b") == ("trip", "booking")
+
+
+def test_a_cancelled_read_leaves_its_return_to_finish_before_the_next_runs(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    running, most, entered = [0], [0], threading.Event()
+    return_ = team[1].return_
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        entered.set()
+        time.sleep(0.3)
+        try:
+            return return_(*args, **kwargs)
+        finally:
+            running[0] -= 1
+
+    monkeypatch.setattr(team[1], "return_", slow)
+
+    async def scenario() -> dict[str, Any]:
+        b = AsyncReadmitMemory(async_bank(tmp_path), team[1], key=topic)
+        await b.add("The flight leaves on Monday", **FLIGHT)
+        await b.adepart()
+        first = asyncio.create_task(b.get_all(filters=TRIP))
+        await asyncio.to_thread(entered.wait, 60)
+        first.cancel()  # its return goes on in its thread
+        b.readmit.returning = True  # as if it had departed again meanwhile
+        return await b.get_all(filters=TRIP)
+
+    listed = asyncio.run(scenario())
+
+    assert texts(listed) == ["The flight leaves on Monday"]
+    assert most[0] == 1  # never two returns of the agent at once
 
 
 FLIGHT: dict[str, Any] = {"user_id": "trip", "infer": False, "metadata": {"topic": "flight"}}

@@ -50,6 +50,7 @@ Store calls are synchronous and short (an in-process store) and run inline.
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -67,6 +68,7 @@ from readmit.integrations.team import (
     expiry,
     lapsed,
     new_id,
+    one_at_a_time,
     readable,
     removals,
 )
@@ -196,6 +198,7 @@ class ReadmitSession:
     """Whether the agent has departed and not yet returned."""
     _judged: _Judged | None = field(default=None, repr=False)
     _turn: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """readmit's work (deciding a return, recording facts) runs in a worker thread, one call
     at a time, so the event loop is never held by it (a model verifier can take minutes)."""
 
@@ -214,16 +217,19 @@ class ReadmitSession:
         ``task`` and ``purpose`` (together): what it returns to, so that items annotated
         with a task or purposes apply (`Member.depart`); else every task and purpose.
         """
-        self.member.depart(task, purpose)
-        self.returning = True
+        one_at_a_time(self._working, self._depart, task, purpose)
 
     async def adepart(self, task: str | None = None, purpose: str | None = None) -> None:
         """`depart`, awaited: the checkpoint is written off the event loop."""
-        await self._off_loop(self.depart, task, purpose)
+        await self._off_loop(self._depart, task, purpose)
+
+    def _depart(self, task: str | None, purpose: str | None) -> None:
+        self.member.depart(task, purpose)
+        self.returning = True
 
     async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
         async with self._turn:
-            return await asyncio.to_thread(work, *args)
+            return await asyncio.to_thread(one_at_a_time, self._working, work, *args)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         judged = await self._off_loop(self._after_return)

@@ -10,12 +10,13 @@ and a read refused because no view is served raises `ViewWithheld` (`ViewExpired
 once an issued view has expired).
 """
 
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from time import time
-from typing import Any
+from typing import Any, TypeVar
 
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.implicit import Verifier
@@ -31,6 +32,8 @@ from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 from readmit.verifiers.builtin import TermVerifier
 from readmit.wire import check_returning
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,16 @@ class ViewExpired(ViewWithheld):
             notice=notice,
         )
         self.expired_at = expired_at
+
+
+def one_at_a_time(lock: threading.Lock, work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` holding ``lock``: an async integration's readmit work, in its thread.
+
+    An awaiting coroutine that is cancelled stops waiting, not the thread it waits on;
+    this lock, held by the thread itself, keeps the next call from running beside it.
+    """
+    with lock:
+        return work(*args)
 
 
 def new_id(prefix: str) -> str:

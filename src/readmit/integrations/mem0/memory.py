@@ -19,11 +19,12 @@ revoke the items of every memory they removed, even when they raise part-way.
 """
 
 import asyncio
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
-from readmit.integrations.team import Member
+from readmit.integrations.team import Member, one_at_a_time
 
 T = TypeVar("T")
 
@@ -242,6 +243,7 @@ class AsyncReadmitMemory:
         self.inner = inner
         self.readmit = Recorder(member, key, on_withheld)
         self._turn = asyncio.Lock()
+        self._working = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -249,7 +251,7 @@ class AsyncReadmitMemory:
     async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
         """``work(*args)`` in a worker thread, after any earlier call has finished."""
         async with self._turn:
-            return await asyncio.to_thread(work, *args)
+            return await asyncio.to_thread(one_at_a_time, self._working, work, *args)
 
     def depart(self, task: str | None = None, purpose: str | None = None) -> None:
         """The agent leaves: checkpoint it; its next read decides its return.
@@ -257,7 +259,7 @@ class AsyncReadmitMemory:
         ``task`` and ``purpose`` (together): what it returns to, so that memories annotated
         with a task or purposes apply (`Member.depart`); else every task and purpose.
         """
-        self.readmit.depart(task, purpose)
+        one_at_a_time(self._working, self.readmit.depart, task, purpose)
 
     async def adepart(self, task: str | None = None, purpose: str | None = None) -> None:
         """`depart`, awaited: the checkpoint is written off the event loop."""
