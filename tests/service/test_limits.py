@@ -331,16 +331,23 @@ def _post_one(client: httpx.Client, team: Team, event: dict[str, Any]) -> httpx.
     return client.post("/v1/events", json={"events": [event]}, headers=team.auth("A2"))
 
 
-def test_a_workspace_holds_only_so_many_open_obligations(client: httpx.Client, team: Team) -> None:
-    limited(team, max_open_obligations=team.service.store.open_obligations("trip") + 2)
+def test_a_principal_holds_only_so_many_open_obligations_and_others_are_not_crowded_out(
+    client: httpx.Client, team: Team
+) -> None:
+    held = team.service.store.open_obligations("trip", "family")
+    limited(team, max_open_obligations=held + 2)
     opened = [_post_one(client, team, _obligation(n, 1)) for n in range(2)]
 
     over = _post_one(client, team, _obligation(2, 1))
+    agency = {**_obligation(9, 1), "author": "X1"}
+    agency["obligation"] = {**agency["obligation"], "role": "partner"}
+    theirs = client.post("/v1/events", json={"events": [agency]}, headers=team.auth("X1"))
     resolve = {"op": "resolve", "author": "A2", "target": "o0"}
     assert _post_one(client, team, resolve).status_code == 200
     again = _post_one(client, team, _obligation(2, 1))
 
     assert [r.status_code for r in opened] == [200, 200]
     assert (over.status_code, over.json()["code"]) == (422, "invalid_input")
-    assert "open obligations; resolve some first" in over.json()["message"]
+    assert "open obligations here; resolve some first" in over.json()["message"]
+    assert theirs.status_code == 200  # another principal's count is its own
     assert again.status_code == 200

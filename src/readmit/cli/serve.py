@@ -177,7 +177,7 @@ def _require_service_extra() -> None:
     default=256,
     show_default=True,
     type=int,
-    help="Obligations open at once in a workspace.",
+    help="Obligations one principal may hold open at once in a workspace.",
 )
 @click.option(
     "--concurrent-returns",

@@ -15,6 +15,7 @@ from datetime import datetime
 from readmit.clock import format_time
 from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt, InvalidInput, PayloadTooLarge
 from readmit.events import Depart, Event, OpenObligation, RecordExperience, ReturnRequest
+from readmit.model import Agent
 from readmit.service.ids import namespaced
 from readmit.service.limits import Limits, check_strings
 from readmit.service.times import in_calendar, not_ahead
@@ -90,21 +91,24 @@ def _check_labels(batch: Batch, most: int) -> None:
 
 
 def check_open_obligations(
-    batch: Batch, store: WorkStateStore, workspace: str, limits: Limits
+    batch: Batch, store: WorkStateStore, workspace: str, author: Agent, limits: Limits
 ) -> None:
-    """Refuse a batch that would leave ``workspace`` over its cap of open obligations.
+    """Refuse a batch that would leave ``author``'s principal over its open obligations' cap.
 
-    The store is asked only for a batch that opens some. Checked before the batch is
-    written: concurrent batches may pass it together, each by its own few.
+    Per principal: only its own agents can resolve its obligations, and only its returns
+    measure them, so one principal's cannot crowd out another's. The store is asked only
+    for a batch that opens some, before the batch is written: concurrent batches may each
+    pass it (each by at most ``max_events``).
 
     Raises:
         InvalidInput: saying that resolving some makes room.
     """
     opened = sum(isinstance(e, OpenObligation) for e in batch.events)
     most = limits.max_open_obligations
-    if opened and store.open_obligations(workspace) + opened > most:
+    held = store.open_obligations(workspace, author.principal) if opened else 0
+    if held + opened > most:
         raise InvalidInput(
-            f"the workspace would have over {most} open obligations; resolve some first"
+            f"your principal would have over {most} open obligations here; resolve some first"
         )
 
 

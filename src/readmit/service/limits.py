@@ -82,8 +82,8 @@ class Limits:
     labels, and 1,000 obligations of 600 labels made each return of their role take
     seconds and answer 18 MB."""
     max_open_obligations: int = 256
-    """Most obligations open at once in a workspace (a batch that would open more is
-    refused; resolving some makes room)."""
+    """Most obligations one principal's agents may hold open at once in a workspace (a batch
+    that would open more is refused; resolving some makes room)."""
 
     def __post_init__(self) -> None:
         counts = {

@@ -172,7 +172,7 @@ class Service:
         check_sizes(raw_events, self.limits.max_text_chars)
         self.throttle.admit_events((caller.workspace, caller.agent.id), len(raw_events))
         batch = own_batch(caller.agent.id, raw_events, self.clock(), self.limits)
-        check_open_obligations(batch, self.store, caller.workspace, self.limits)
+        check_open_obligations(batch, self.store, caller.workspace, caller.agent, self.limits)
         # Without client times the server keeps time at commit, so concurrent agents
         # never see "time goes backwards" for events they did not date themselves.
         clock = None if batch.timed else self.clock

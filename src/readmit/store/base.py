@@ -146,8 +146,8 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def open_obligations(self, workspace: str) -> int:
-        """How many obligations are open (not resolved) in ``workspace`` now."""
+    def open_obligations(self, workspace: str, principal: str) -> int:
+        """How many obligations agents of ``principal`` hold open in ``workspace`` now."""
         ...
 
     def visible_state(self, workspace: str, agent: str) -> list[Item]:
