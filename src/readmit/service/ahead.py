@@ -79,6 +79,8 @@ class AheadJudge:
         self._seconds = seconds
         self._resume: dict[str, str] = {}
         """The agent each workspace's next round starts with (the first one left)."""
+        self._cycle: dict[str, set[str]] = {}
+        """The away agents of each workspace that have had a pass since every one last had."""
         self._tasks: dict[tuple[str, str], tuple[str, str]] = {}
         self._unknown: dict[tuple[str, str], int] = {}
         self._kept: dict[tuple[str, str], tuple[dict[str, int], tuple[str, ...]]] = {}
@@ -153,7 +155,9 @@ class AheadJudge:
         time has passed, whatever it went on, wait for the next round (after the other
         workspaces due), so a workspace of many away agents cannot keep the judge, nor
         its returns' turn, for a pass per agent in a row. The next round starts with the
-        first agent this one left, so none is left behind round after round.
+        first agent this one left, so none is left behind round after round; once every
+        away agent has had its pass, a round cut short waits for new events like one that
+        ran to its end (a pass slower than the budget is not paid for again and again).
         """
         again = False
         started = elapsed()
@@ -162,17 +166,23 @@ class AheadJudge:
         if resume in away:
             at = away.index(resume)
             away = away[at:] + away[:at]
+        had = self._cycle.setdefault(workspace, set())
         for agent in away:
             if elapsed() - started > self._seconds:
-                self._resume[workspace] = agent
-                again = True
+                if agent not in had:  # its pass is still to come in this cycle
+                    self._resume[workspace] = agent
+                    again = True
+                else:
+                    had.clear()
                 break
+            had.add(agent)
             if not self.store.lease(workspace, LEASE, self.holder, self._lease_s):
                 self.changed(workspace)  # it ran out and another process took it over
                 return
             try:
                 judgment = self._pass(workspace, agent)
             except _Yielded:
+                had.discard(agent)
                 self._resume[workspace] = agent
                 self.changed(workspace)  # again once the returns are done
                 return
@@ -199,6 +209,8 @@ class AheadJudge:
             new = kept != self._kept.get((workspace, agent))
             self._kept[(workspace, agent)] = kept
             again |= bool(judgment.unscreened and new)
+        else:  # every agent of this round had its pass
+            had.clear()
         if again:
             with self._cond:
                 self._pending.setdefault(workspace, elapsed() - self.quiet)
