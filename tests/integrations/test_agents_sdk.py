@@ -15,6 +15,7 @@ from agents import RunConfig, Runner, Session, SQLiteSession, TResponseInputItem
 from agents.testing import ScriptedModel, assistant_message
 
 from builders import KEY
+from integrations.watch import deciding_threads
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.agents_sdk import (
@@ -105,14 +106,7 @@ def test_a_return_is_decided_off_the_event_loop(
     team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, b = sessions(team, tmp_path)
-    decided_on: list[threading.Thread] = []
-    return_ = team[1].return_
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        decided_on.append(threading.current_thread())
-        return return_(*args, **kwargs)
-
-    monkeypatch.setattr(team[1], "return_", watched)
+    decided_on = deciding_threads(team[1], monkeypatch)
 
     async def scenario() -> tuple[threading.Thread, list[TResponseInputItem]]:
         await b.add_items([said("hotel: the Hilton")])

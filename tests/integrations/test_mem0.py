@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from builders import KEY
+from integrations.watch import deciding_threads
 from readmit.bench.backends import mem0_bank
 from readmit.clock import now
 from readmit.events import ObligationDraft, OpenObligation
@@ -246,14 +247,7 @@ def test_async_memory_filters_like_the_sync_one(
 def test_async_memory_decides_a_return_off_the_event_loop(
     team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    decided_on: list[threading.Thread] = []
-    return_ = team[1].return_
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        decided_on.append(threading.current_thread())
-        return return_(*args, **kwargs)
-
-    monkeypatch.setattr(team[1], "return_", watched)
+    decided_on = deciding_threads(team[1], monkeypatch)
 
     async def scenario() -> tuple[threading.Thread, dict[str, Any]]:
         b = AsyncReadmitMemory(async_bank(tmp_path), team[1], key=topic)
