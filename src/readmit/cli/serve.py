@@ -99,6 +99,21 @@ _TTL = click.option(
     help="Longest validity, in seconds, the policy may give a Return View.",
 )
 
+_LABELS = click.option(
+    "--max-labels",
+    default=64,
+    show_default=True,
+    type=int,
+    help="Requirement labels one obligation may name (or one item support).",
+)
+_OPEN = click.option(
+    "--max-open-obligations",
+    default=256,
+    show_default=True,
+    type=int,
+    help="Obligations one principal may hold open at once in a workspace.",
+)
+
 
 def not_nan(value: float | None) -> float | None:
     """A click callback: ``value``, unless it is nan (click's ranges let nan through)."""
@@ -165,20 +180,8 @@ def _require_service_extra() -> None:
     "most this): a client resending refused bodies at once cannot keep the server draining "
     "them. 0: at once.",
 )
-@click.option(
-    "--max-labels",
-    default=64,
-    show_default=True,
-    type=int,
-    help="Requirement labels one obligation may name (or one item support).",
-)
-@click.option(
-    "--max-open-obligations",
-    default=256,
-    show_default=True,
-    type=int,
-    help="Obligations one principal may hold open at once in a workspace.",
-)
+@_LABELS
+@_OPEN
 @click.option(
     "--concurrent-returns",
     default=2,
@@ -267,13 +270,14 @@ def serve(
 @POLICY_OPTION
 @_SKEW
 @_TTL
+@_LABELS
+@_OPEN
 def mcp_command(
     db: str,
     verifier_spec: str,
     embeddings: str | None,
     policy_file: str | None,
-    clock_skew: float,
-    max_view_ttl: float,
+    **limits: Any,
 ) -> None:
     """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
     _require_service_extra()
@@ -286,7 +290,7 @@ def mcp_command(
         verifier_spec,
         embeddings=embeddings,
         policy=load_policy(policy_file),
-        limits=limits_from_flags(clock_skew=clock_skew, max_view_ttl=max_view_ttl),
+        limits=limits_from_flags(**limits),
     )
     try:
         key = require_key(os.environ, AGENT_KEY_ENV)
