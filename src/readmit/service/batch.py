@@ -15,11 +15,9 @@ from datetime import datetime
 from readmit.clock import format_time
 from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt, InvalidInput, PayloadTooLarge
 from readmit.events import Depart, Event, OpenObligation, RecordExperience, ReturnRequest
-from readmit.model import Agent
 from readmit.service.ids import namespaced
 from readmit.service.limits import Limits, check_strings
 from readmit.service.times import in_calendar, not_ahead
-from readmit.store.base import WorkStateStore
 from readmit.wire import at_position, parse_step
 
 
@@ -88,28 +86,6 @@ def _check_labels(batch: Batch, most: int) -> None:
             raise PayloadTooLarge(
                 f"{where}: {labels[0]} names {len(labels[1])} labels; at most {most}"
             )
-
-
-def check_open_obligations(
-    batch: Batch, store: WorkStateStore, workspace: str, author: Agent, limits: Limits
-) -> None:
-    """Refuse a batch that would leave ``author``'s principal over its open obligations' cap.
-
-    Per principal: only its own agents can resolve its obligations, and only its returns
-    measure them, so one principal's cannot crowd out another's. The store is asked only
-    for a batch that opens some, before the batch is written: concurrent batches may each
-    pass it (each by at most ``max_events``).
-
-    Raises:
-        InvalidInput: saying that resolving some makes room.
-    """
-    opened = sum(isinstance(e, OpenObligation) for e in batch.events)
-    most = limits.max_open_obligations
-    held = store.open_obligations(workspace, author.principal) if opened else 0
-    if held + opened > most:
-        raise InvalidInput(
-            f"your principal would have over {most} open obligations here; resolve some first"
-        )
 
 
 def _where(event: Event, index: int, named: bool) -> str:

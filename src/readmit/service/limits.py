@@ -83,7 +83,8 @@ class Limits:
     seconds and answer 18 MB."""
     max_open_obligations: int = 256
     """Most obligations one principal's agents may hold open at once in a workspace (a batch
-    that would open more is refused; resolving some makes room)."""
+    that would open more is refused, counted in its own transaction; resolving some makes
+    room)."""
 
     def __post_init__(self) -> None:
         counts = {

@@ -34,7 +34,7 @@ from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.service.ahead import QUIET_S, AheadJudge
-from readmit.service.batch import check_open_obligations, check_sizes, own_batch, own_hint
+from readmit.service.batch import check_sizes, own_batch, own_hint
 from readmit.service.copies import answer, shown
 from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
@@ -172,12 +172,12 @@ class Service:
         check_sizes(raw_events, self.limits.max_text_chars)
         self.throttle.admit_events((caller.workspace, caller.agent.id), len(raw_events))
         batch = own_batch(caller.agent.id, raw_events, self.clock(), self.limits)
-        check_open_obligations(batch, self.store, caller.workspace, caller.agent, self.limits)
         # Without client times the server keeps time at commit, so concurrent agents
         # never see "time goes backwards" for events they did not date themselves.
         clock = None if batch.timed else self.clock
         try:
-            recorded = self.store.append(caller.workspace, batch.events, clock=clock)
+            most = self.limits.max_open_obligations
+            recorded = self.store.append(caller.workspace, batch.events, clock=clock, max_open=most)
         except InvalidEvent as exc:
             raise batch.locate(own_hint(exc, caller.agent.id)) from None
         if self.ahead is not None:

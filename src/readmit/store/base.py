@@ -59,11 +59,14 @@ class WorkStateStore(Protocol):
         events: Sequence[Event],
         *,
         clock: Callable[[], datetime] | None = None,
+        max_open: int | None = None,
     ) -> list[Recorded]:
         """Record ``events`` atomically and return them with their epochs.
 
         With ``clock``, events are recorded at commit time rather than
         at their own ``at``: what a server does for agents that let it keep time.
+        With ``max_open``, a batch that would leave the principal of an agent that opened
+        an obligation in it holding more open is refused (`InvalidInput`), nothing stored.
         """
         ...
 

@@ -47,7 +47,7 @@ from readmit.store.bodies import (
 from readmit.store.connection import Conflict, Connection
 from readmit.store.history import history
 from readmit.store.migrations import migrate, missing
-from readmit.store.obligations import OpenObligations
+from readmit.store.obligations import OpenObligations, over_cap
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
 
@@ -156,13 +156,19 @@ class SqlStore(AgentKeys, OpenObligations):
         return found
 
     def append(
-        self, workspace: str, events: Sequence[Event], *, clock: Clock | None = None
+        self,
+        workspace: str,
+        events: Sequence[Event],
+        *,
+        clock: Clock | None = None,
+        max_open: int | None = None,
     ) -> list[Recorded]:
         with paused():
             with self._transaction(lock=workspace) as db:
                 recorded = self._append(db, workspace, events, clock)
-            # Committed, and the log is append-only: the next return need not parse them back
-            # (each equals its parsed body; a property test checks every op).
+                if max_open is not None:  # counted after the batch, under the workspace's lock
+                    over_cap(db, workspace, recorded, max_open)
+            # Committed, the log append-only: kept parsed for the next return (tested per op).
             self._parsed.keep(workspace, {r.epoch: r for r in recorded})
         return recorded
 
@@ -370,8 +376,6 @@ class SqlStore(AgentKeys, OpenObligations):
 
     def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:
         """One stored decision record, by its number in ``workspace``.
-
-        Without ``workspace`` the number must name a decision in only one workspace.
 
         Raises:
             StoreError: if there is no such decision.
