@@ -149,10 +149,6 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def open_obligations(self, workspace: str, principal: str) -> int:
-        """How many obligations agents of ``principal`` hold open in ``workspace`` now."""
-        ...
-
     def visible_state(self, workspace: str, agent: str) -> list[Item]:
         """The active items ``agent`` may read now, by id."""
         ...

@@ -1,7 +1,6 @@
-"""How many obligations a principal holds open: what the service's cap on them reads."""
+"""The cap on the obligations a principal holds open (`SqlStore.append`'s ``max_open``)."""
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
 from readmit.errors import InvalidInput
 from readmit.events import OpenObligation, Recorded
@@ -15,19 +14,6 @@ _OPEN = (
 )
 """The open obligations that agents of one principal opened (an obligation is resolved, and
 read, only by its own principal's agents)."""
-
-
-class OpenObligations:
-    """The part of `readmit.store.SqlStore` that counts a principal's open obligations."""
-
-    def _read(self) -> AbstractContextManager[Connection]:
-        raise NotImplementedError
-
-    def open_obligations(self, workspace: str, principal: str) -> int:
-        """How many obligations agents of ``principal`` hold open in ``workspace`` now."""
-        with self._read() as db:
-            (count,) = db.execute(_OPEN, (workspace, principal)).fetchone()
-        return int(count)
 
 
 def over_cap(db: Connection, workspace: str, recorded: Sequence[Recorded], most: int) -> None:

@@ -47,7 +47,7 @@ from readmit.store.bodies import (
 from readmit.store.connection import Conflict, Connection
 from readmit.store.history import history
 from readmit.store.migrations import migrate, missing
-from readmit.store.obligations import OpenObligations, over_cap
+from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
 
@@ -55,7 +55,7 @@ _ID = attrgetter("id")
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys, OpenObligations):
+class SqlStore(AgentKeys):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:

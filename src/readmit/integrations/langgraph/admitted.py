@@ -23,6 +23,7 @@ from readmit.integrations.team import (
     agent_notice,
     expiry,
     lapsed,
+    readable,
 )
 
 __all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
@@ -53,13 +54,10 @@ def notice(decided: Decided) -> dict[str, Any]:
 def _path(decided: Decided, item_id: str) -> tuple[list[str], str] | None:
     """The namespace and short key of the LangGraph value ``item_id``, if the agent may read it."""
     item = decided.context.by_id.get(item_id)
-    if item is None:
+    if item is None or not readable(decided, item_id):
         return None
-    who = decided.context.returner
     ident = parse(item.key)
-    if ident is None or ident[2] or not item.scope.readable_by(who.principal, who.role):
-        return None
-    return list(ident[0]), ident[1]
+    return None if ident is None or ident[2] else (list(ident[0]), ident[1])
 
 
 @dataclass(slots=True)
