@@ -17,6 +17,7 @@ never come back; `readmit serve --judge-ahead` runs it in the background once a
 workspace has been quiet for a moment (`readmit.service.ahead`).
 """
 
+from collections.abc import Callable
 from datetime import datetime
 
 from readmit.admission import admit
@@ -56,6 +57,7 @@ def judge_ahead(
     embedder: Embedder | None = None,
     query: str | None = None,
     dependency_scan: DependencyScan | None = None,
+    between: Callable[[], None] | None = None,
 ) -> Judgment:
     """Screen ``agent``'s return to ``task`` for ``purpose`` as of ``at`` (now); keep the judgment.
 
@@ -63,7 +65,10 @@ def judge_ahead(
 
     ``signer`` signs the view the pipeline builds and then drops (any key will do);
     ``on_progress`` is called after each verifier call and may raise to stop early, when
-    the verdicts of the calls made are kept only by a caching verifier (`with_cache`).
+    the verdicts of the calls made are kept only by a caching verifier (`with_cache`);
+    ``between`` is called once the context is read and between the pipeline's stages,
+    and may raise to stop there (the items decoded stay in the store's memory for the
+    return that comes next).
 
     Raises:
         InvalidEvent: if ``agent`` has not departed.
@@ -74,6 +79,8 @@ def judge_ahead(
     )
     with paused():  # none of the return's many objects forms a cycle (`readmit.collector`)
         ctx = store.return_context(workspace, request)
+        if between is not None:
+            between()
         decision = admit(
             ctx,
             policy=policy,
@@ -83,6 +90,7 @@ def judge_ahead(
             embedder=embedder,
             query=query,
             dependency_scan=dependency_scan,
+            between=between,
         )
     if decision.judgment.verifier:
         store.remember_judgment(workspace, agent, ctx.epoch, decision.judgment)

@@ -534,3 +534,33 @@ def test_a_wait_that_is_no_number_of_seconds_is_refused(waited: float) -> None:
             signer=HmacSha256Signer(KEY),
             waited=waited,
         )
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_between_is_called_between_stages_and_may_stop_the_return_before_any_call() -> None:
+    """Judging ahead gives way to a return with it (`readmit.service.ahead`)."""
+    ctx = context((H0, P0, C), delta=DELTA)
+    verifier = verdict(False, 0.9)
+    steps: list[int] = []
+    signer = HmacSha256Signer(KEY)
+    admit(
+        ctx,
+        policy=Policy(),
+        verifier=verifier,
+        signer=signer,
+        between=lambda: steps.append(len(verifier.calls)),
+    )
+    assert len(steps) == 4
+    assert steps[:3] == [0, 0, 0]
+    assert steps[3] > 0  # the calls come after the gates, before the view
+
+    def stop() -> None:
+        raise _Stop
+
+    verifier.calls.clear()
+    with pytest.raises(_Stop):
+        admit(ctx, policy=Policy(), verifier=verifier, signer=signer, between=stop)
+    assert not verifier.calls

@@ -182,6 +182,46 @@ def test_judging_ahead_gives_way_to_a_return(store: SqlStore) -> None:
     assert len(verifier.calls) == calls_ahead + judgment["calls"]
 
 
+def test_judging_ahead_gives_way_between_stages_not_only_after_a_call(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A return that asks for the turn while the pass reads its context (no verifier call
+    in sight) gets it once that read is done: the pass makes no call at all."""
+    builtin = make_verifier("builtin")
+    verifier = FunctionVerifier(lambda pair: builtin.judge([pair])[0], name=builtin.name)
+    service, away, other = _team(store, verifier)
+    verifier.calls.clear()
+    reading, release = threading.Event(), threading.Event()
+    read = store.return_context
+
+    def held(workspace: str, request: ReturnRequest) -> Any:
+        if threading.current_thread().name == "readmit-ahead":
+            reading.set()
+            assert release.wait(SETTLED_S)
+        return read(workspace, request)
+
+    monkeypatch.setattr(store, "return_context", held)
+    ahead = _start(service)
+    try:
+        _changes(service, other)
+        assert reading.wait(SETTLED_S)  # the pass is reading the context
+        answer: list[Any] = []
+        returning = threading.Thread(
+            target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
+        )
+        returning.start()
+        _until(lambda: service.turns.contended("w"))
+        release.set()
+        returning.join(SETTLED_S)
+    finally:
+        release.set()
+        ahead.close()
+
+    assert answer[0]["calls"] > 0
+    assert ahead.passes == 0
+    assert len(verifier.calls) == answer[0]["calls"]  # every call was the return's
+
+
 def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
     store: SqlStore,
 ) -> None:

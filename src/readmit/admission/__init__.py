@@ -1,7 +1,7 @@
 """The TRACE return pipeline: ``admit()`` reads top to bottom as the stages of spec §3."""
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress
 from operator import attrgetter
 from typing import Literal
@@ -42,6 +42,7 @@ def admit(
     query: str | None = None,
     dependency_scan: DependencyScan | None = None,
     waited: float = 0.0,
+    between: Callable[[], None] | None = None,
 ) -> Decision:
     """Run the TRACE return pipeline on one immutable context.
 
@@ -58,6 +59,8 @@ def admit(
             of an item where the scanner proposed none (its calls count against the budget).
         waited: seconds the return already waited before this decision (its workspace's
             turn in a service): they count against ``policy.max_judgment_seconds``.
+        between: called between stages; may raise to stop the return there (judging
+            ahead gives way to a return with it, `readmit.service.ahead`).
 
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
@@ -65,11 +68,15 @@ def admit(
     """
     if not 0.0 <= waited < math.inf:  # NaN too: a budget it would not bound
         raise ValueError(f"waited must be a finite number of seconds, 0 or more (not {waited})")
+    step = between or _nothing
     pool = list(capture(ctx))
     pool, explicit = resolve_explicit(pool, ctx)
+    step()
     pool, standing = apply_standing(pool, ctx)
     pool, premise = propagate(pool, excluded=(*explicit, *standing))
+    step()
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
+    step()
     # A premise whose validity ended is invalid for current use, as a departure holds it.
     expired = [e for e in gated if e.reason is Reason.EXPIRED]
     if expired:
@@ -105,6 +112,7 @@ def admit(
             withheld=ctx.experiences,
             judgment=judgment,
         )
+    step()
     # The view never lists not_selected items, so it is built from the decided ones only.
     verified = issue(ctx, selection, decided, policy, signer)
     readmitted, withheld = (
@@ -122,6 +130,10 @@ def admit(
         withheld=withheld,
         judgment=judgment,
     )
+
+
+def _nothing() -> None:
+    """``between`` when none is given."""
 
 
 def _screened_out(

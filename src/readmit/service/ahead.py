@@ -236,6 +236,7 @@ class AheadJudge:
                 signer=self.signer,
                 embedder=self.embedder,
                 on_progress=lambda _, __: self._give_way(workspace),
+                between=lambda: self._give_way(workspace),
             )
 
     def _give_way(self, workspace: str) -> None:
