@@ -24,7 +24,13 @@ def test_the_mcp_server_takes_the_limits_that_apply_to_one_agent() -> None:
     mcp = cli.commands["mcp"]
     flags = {opt for param in mcp.params for opt in getattr(param, "opts", [])}
 
-    assert {"--clock-skew", "--max-view-ttl", "--max-labels", "--max-open-obligations"} <= flags
+    assert {
+        "--clock-skew",
+        "--max-view-ttl",
+        "--max-labels",
+        "--max-open-obligations",
+        "--judge-ahead",
+    } <= flags
 
 
 BYTE_RATE = "byte_rate must be a positive number of bytes per second"

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from builders import KEY
+from builders import KEY, build_note
 from readmit.errors import ConfigError
 from readmit.service.operations import require_key
 from readmit.store import SqlStore
@@ -89,6 +89,39 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
     assert twice.is_error
     assert "JSON object repeats the key 'agent'" in twice.content[0].text
     assert store.departed_for("trip", "A1") == ("trip", "itinerary")
+
+
+def test_an_mcp_server_judging_ahead_judges_an_away_teammates_return(store: SqlStore) -> None:
+    """``readmit mcp --judge-ahead``: once A1's events through it have been quiet for a
+    moment, its process judges A2's return; A2 then judges nothing."""
+    team = make_team(store)
+    a1, a2 = (team.service.authenticate(team.keys[a]) for a in ("A1", "A2"))
+    team.service.record(a1, [build_note("A1", n) for n in range(6)])
+    team.service.depart(a2, returning_to=("ops", "p"))
+    params = a1_server(store, team)
+    params.args.extend(["--judge-ahead", "30"])
+
+    async def session() -> int:
+        async with Client(params, read_timeout_seconds=60) as client:
+            later = [build_note("A1", n) for n in range(6, 9)]  # replacing what A2 holds
+            recorded = structured(await client.call_tool("record_events", {"events": later}))
+            last = int(recorded["recorded"][-1]["epoch"])
+            with anyio.fail_after(120):  # a loaded machine is slow
+                while (
+                    store.conn.execute(
+                        "SELECT COALESCE(MAX(through), 0) FROM screenings"
+                    ).fetchone()[0]
+                    < last
+                ):
+                    await anyio.sleep(0.1)
+            return last
+
+    anyio.run(session)
+    judgment = team.service.return_(a2, "ops", "p")["judgment"]
+
+    assert judgment is not None
+    assert judgment["calls"] == 0
+    assert judgment["unscreened"] == 0
 
 
 def test_the_mcp_server_refuses_to_start_without_a_key(store: SqlStore) -> None:

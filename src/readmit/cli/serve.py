@@ -4,7 +4,7 @@ import importlib.util
 import math
 import os
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import click
@@ -17,6 +17,9 @@ from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.store import DEFAULT_URL, open_store
 from readmit.wire import check_name
+
+if TYPE_CHECKING:  # the service extra may be missing; the CLI says so
+    from readmit.service.operations import Service
 
 AGENT_KEY_ENV = "READMIT_AGENT_KEY"
 DB_OPTION = click.option(
@@ -114,6 +117,18 @@ _OPEN = click.option(
     help="Obligations one principal may hold open at once in a workspace.",
 )
 
+_AHEAD = click.option(
+    "--judge-ahead",
+    "ahead_seconds",
+    default=None,
+    type=click.FloatRange(min=0, min_open=True, max=MAX_JUDGMENT_SECONDS),
+    callback=lambda _, __, value: not_nan(value),
+    metavar="SECONDS",
+    help="Judge, in the background, what away agents' returns will need, once a workspace "
+    "has been quiet for a second (a pass at most SECONDS of verifier time; it gives way to "
+    "returns). Off by default.",
+)
+
 
 def not_nan(value: float | None) -> float | None:
     """A click callback: ``value``, unless it is nan (click's ranges let nan through)."""
@@ -197,17 +212,7 @@ def _require_service_extra() -> None:
     help="Processes that decide returns (each on its own core); the server process answers "
     "everything else and keeps the per-agent limits. 1: returns run in its threads.",
 )
-@click.option(
-    "--judge-ahead",
-    "ahead_seconds",
-    default=None,
-    type=click.FloatRange(min=0, min_open=True, max=MAX_JUDGMENT_SECONDS),
-    callback=lambda _, __, value: not_nan(value),
-    metavar="SECONDS",
-    help="Judge, in the background, what away agents' returns will need, once a workspace "
-    "has been quiet for a second (a pass at most SECONDS of verifier time; it gives way to "
-    "returns). Off by default.",
-)
+@_AHEAD
 def serve(
     db: str,
     verifier_spec: str,
@@ -243,11 +248,7 @@ def serve(
     pool = None
     try:
         click.echo(serving, err=True)
-        if ahead_seconds is not None:
-            service.judge_ahead(ahead_seconds)
-            click.echo(
-                f"judging ahead: at most {ahead_seconds:g} s of verifier calls a pass", err=True
-            )
+        _start_judging_ahead(service, ahead_seconds)
         if workers > 1:
             from readmit.service.workers import ReturnPool, ServerConfig
 
@@ -272,11 +273,13 @@ def serve(
 @_TTL
 @_LABELS
 @_OPEN
+@_AHEAD
 def mcp_command(
     db: str,
     verifier_spec: str,
     embeddings: str | None,
     policy_file: str | None,
+    ahead_seconds: float | None,
     **limits: Any,
 ) -> None:
     """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
@@ -295,6 +298,7 @@ def mcp_command(
     try:
         key = require_key(os.environ, AGENT_KEY_ENV)
         caller = service.authenticate(key)
+        _start_judging_ahead(service, ahead_seconds)
         create_mcp(service, caller, key).run("stdio")
     finally:
         service.close()
@@ -345,3 +349,10 @@ def workspace_create(name: str, agents: tuple[str, ...], db: str) -> None:
     finally:
         store.close()
     click.echo(f"workspace {name}: {len(agents)} agent(s) added")
+
+
+def _start_judging_ahead(service: "Service", seconds: float | None) -> None:
+    """``--judge-ahead``: start the service's background judge, and say so on stderr."""
+    if seconds is not None:
+        service.judge_ahead(seconds)
+        click.echo(f"judging ahead: at most {seconds:g} s of verifier calls a pass", err=True)
