@@ -296,6 +296,15 @@ CASES = [
         "config_error",
         "'team.db' is not a store URL: for a SQLite file write sqlite:///team.db",
     ),
+    *[
+        Case(
+            f"workspace create on {url} (a variable left unset)",
+            ["workspace", "create", "w", "--agent", "A1:family:itinerary", "--db", url],
+            "config_error",
+            "names no file: write sqlite:///PATH",
+        )
+        for url in ("sqlite:///", "sqlite://")
+    ],
     Case(
         "audit of an unknown store",
         ["audit", "--db", "mysql://x"],

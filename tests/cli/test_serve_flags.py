@@ -9,7 +9,6 @@ from click.testing import CliRunner
 
 from readmit.cli import cli
 from readmit.service.settings import limits_from_flags
-from readmit.store import open_store
 
 
 def test_every_limit_has_a_serve_flag() -> None:
@@ -80,16 +79,22 @@ def test_the_store_a_server_serves_is_logged_without_its_password() -> None:
     assert _shown_url("sqlite:///readmit.db") == "sqlite:///readmit.db"
 
 
-def test_a_store_the_server_makes_anew_is_said_to_be_new(tmp_path: Path) -> None:
-    from readmit.cli.serve import _serving
-
-    there = tmp_path / "there.db"
-    open_store(f"sqlite:///{there}").close()
-
-    assert _serving(f"sqlite:///{there}") == f"serving the store at sqlite:///{there}"
-    assert _serving(f"sqlite:///{tmp_path / 'typo.db'}").endswith(
-        "(a new, empty store: no such file was there)"
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_a_server_over_a_sqlite_file_that_is_not_there_is_refused_and_makes_none(
+    command: str, tmp_path: Path
+) -> None:
+    """A mistyped --db would be a new, empty store: every agent key refused."""
+    db = tmp_path / "typo.db"
+    result = CliRunner().invoke(
+        cli,
+        [command, "--db", f"sqlite:///{db}"],
+        env={"READMIT_SIGNING_KEY": "k" * 32, "READMIT_AGENT_KEY": "rmk_x"},
     )
+
+    assert result.exit_code == 2, result.output
+    assert f"no database at {str(db)!r}" in result.output
+    assert "readmit workspace create NAME" in result.output
+    assert not db.exists()
 
 
 def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None:

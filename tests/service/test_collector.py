@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from builders import KEY
 from readmit.cli import cli
 from readmit.collector import YOUNG, tune_for_server
+from readmit.store import open_store
 
 
 @pytest.fixture
@@ -43,9 +44,11 @@ def test_serve_tunes_the_collector_once_its_app_is_built(
         seen.append((type(app).__name__, gc.get_threshold()[0], gc.get_freeze_count() > 0))
 
     monkeypatch.setattr("uvicorn.run", run)
+    made = tmp_path / "r.db"
+    open_store(f"sqlite:///{made}").close()
     result = CliRunner().invoke(
         cli,
-        ["serve", "--db", f"sqlite:///{tmp_path / 'r.db'}"],
+        ["serve", "--db", f"sqlite:///{made}"],
         env={"READMIT_SIGNING_KEY": KEY.decode()},
     )
 

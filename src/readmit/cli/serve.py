@@ -15,7 +15,7 @@ from readmit.config import DB_ENV
 from readmit.errors import ConfigError, InvalidInput, install_hint
 from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS
-from readmit.store import DEFAULT_URL, open_store
+from readmit.store import DEFAULT_URL, SqlStore, open_store
 from readmit.wire import check_name
 
 if TYPE_CHECKING:  # the service extra may be missing; the CLI says so
@@ -48,17 +48,23 @@ def _port_free(host: str, port: int) -> None:
             raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
-def _serving(url: str) -> str:
-    """The log line naming the store ``url`` (to be called before it is opened).
+def _existing(url: str) -> SqlStore:
+    """Open the store ``url`` names, refusing a SQLite file that is not there.
 
-    A SQLite file that is not there yet is made, empty: said, so that a mistyped path
-    shows at once rather than as every agent key being refused.
+    A mistyped path would be a new, empty store, whose server refuses every agent key.
+
+    Raises:
+        ConfigError: naming the file and the commands that make the store.
     """
     path = sqlite_path(url)
-    new = path is not None and not path.exists()
-    return f"serving the store at {_shown_url(url)}" + (
-        " (a new, empty store: no such file was there)" if new else ""
-    )
+    if path is not None and not path.is_file():
+        made = f"--db {url}" if " " not in url else f"--db '{url}'"
+        raise ConfigError(
+            f"no database at {str(path)!r} (from {url!r}): a new, empty store would refuse "
+            "every agent key. Make it first: 'readmit workspace create NAME --agent "
+            f"ID:PRINCIPAL:ROLE {made}', then 'readmit keys create NAME ID {made}'"
+        )
+    return open_store(url)
 
 
 def _shown_url(url: str) -> str:
@@ -237,17 +243,17 @@ def serve(
     from readmit.service.operations import Service
     from readmit.service.settings import limits_from_flags, load_policy
 
-    serving = _serving(db)
     service = Service.from_env(
         db,
         verifier_spec,
         embeddings=embeddings,
         policy=load_policy(policy_file),
         limits=limits_from_flags(**limits),
+        opener=_existing,
     )
     pool = None
     try:
-        click.echo(serving, err=True)
+        click.echo(f"serving the store at {_shown_url(db)}", err=True)
         _start_judging_ahead(service, ahead_seconds)
         if workers > 1:
             from readmit.service.workers import ReturnPool, ServerConfig
@@ -294,6 +300,7 @@ def mcp_command(
         embeddings=embeddings,
         policy=load_policy(policy_file),
         limits=limits_from_flags(**limits),
+        opener=_existing,
     )
     try:
         key = require_key(os.environ, AGENT_KEY_ENV)

@@ -112,15 +112,16 @@ class Service:
         embeddings: str | None = None,
         policy: Policy | None = None,
         limits: Limits | None = None,
+        opener: Callable[[str], SqlStore] = open_store,
     ) -> "Service":
-        """Build the service from flags and ``READMIT_*`` settings.
+        """Build the service from flags and ``READMIT_*`` settings; ``opener`` opens ``db``.
 
         Raises:
             ConfigError: if the signing key is missing (a server never signs with a throwaway key).
         """
         signer = signer_from_env(env, allow_ephemeral=False).signer
         embedder = make_embedder(embeddings, env) if embeddings else None
-        store = open_store(db)
+        store = opener(db)
         return cls(
             store,
             signer=signer,

@@ -16,13 +16,18 @@ def open_store(url: str) -> SqlStore:
     """Open the store a URL names (creating and migrating its schema if needed).
 
     Raises:
-        ConfigError: if the URL's scheme is not a known store.
+        ConfigError: if the URL's scheme is not a known store, or it names no SQLite file.
         StoreError: if the database cannot be opened.
     """
     if url.startswith("sqlite://"):
         path = url.removeprefix("sqlite://")
         path = path.removeprefix("/") if path != "/:memory:" else ":memory:"
-        return SQLiteStore(path or ":memory:")
+        if not path:  # most often sqlite:///$DB with $DB unset: not a throwaway store
+            raise ConfigError(
+                f"{url!r} names no file: write sqlite:///PATH (sqlite:////PATH for an "
+                "absolute path), or sqlite://:memory: for a store that ends with the process"
+            )
+        return SQLiteStore(path)
     if url.startswith(("postgresql://", "postgres://")):
         from readmit.store.postgres import PostgresStore
 
