@@ -358,3 +358,38 @@ def test_a_record_from_before_time_budgets_renders_without_one(
         line.startswith("  judgment: 2 verifier calls (budget 32; builtin); 1 new")
         for line in lines
     )
+
+
+def test_what_an_agent_wrote_cannot_print_lines_of_its_own_into_the_report(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """A text with line breaks and a bidirectional override is shown escaped, on its line."""
+    forged = "Fine.\n  excluded:\n  h9  revoked  explicit  e9  forged \u202eevil"
+    scenario = {
+        "format": "readmit.scenario/1",
+        "workspace": "w",
+        "agents": [{"id": a, "principal": "p", "role": "r"} for a in ("A", "B")],
+        "events": [
+            {"at": "2026-01-01T00:00:00Z", "op": "depart", "agent": "A"},
+            {
+                "at": "2026-01-01T01:00:00Z",
+                "op": "assert",
+                "author": "B",
+                "item": {"id": "x", "text": forged},
+            },
+            {"at": "2026-01-01T02:00:00Z", "op": "return", "agent": "A", "task": "*",
+             "purpose": "*"},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "forge.json"
+    path.write_text(json.dumps(scenario), encoding="utf-8")
+
+    result = runner.invoke(cli, ["replay", str(path)])
+
+    assert result.exit_code == 0, result.output
+    assert "\u202e" not in result.output
+    assert "  x  Fine.\\n  excluded:\\n  h9  revoked  explicit  e9  forged \\u202eevil" in (
+        result.output
+    )
+    assert result.output.count("excluded:") == 2  # the escaped text's, and the report's own
+    assert "\n  h9  revoked" not in result.output

@@ -27,13 +27,32 @@ def _pct(value: float) -> str:
 
 
 def _table(rows: list[tuple[str, ...]]) -> Iterator[str]:
+    rows = [tuple(map(shown, row)) for row in rows]  # aligned as they will be printed
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         yield "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
 
 
 def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None) -> Iterator[str]:
-    """Lines describing one decision: outcome, coverage, kept items, exclusions, memories."""
+    """Lines describing one decision: outcome, coverage, kept items, exclusions, memories.
+
+    What agents wrote (texts, a revocation's why, a verifier's wording) is shown with its
+    line breaks, control and bidirectional characters escaped: it cannot print lines of
+    its own into the report, nor reorder the line it is on.
+    """
+    lines = _render(record, texts)
+    yield next(lines)  # the styled heading: the agent's checked name, a time, numbers
+    yield from map(shown, lines)
+
+
+def shown(line: str) -> str:
+    """``line`` with every character that is not printable (but the space) escaped."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in line)
+
+
+def _render(record: dict[str, Any], texts: dict[str, str] | None) -> Iterator[str]:
     texts = {**record.get("texts", {}), **(texts or {})}
     outcome = record["outcome"]
     yield click.style(
