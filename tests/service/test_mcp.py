@@ -200,6 +200,17 @@ def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
         ("return_view", {"task": "t" * 201, "purpose": "p"}, "task: "),
         ("return_view", {"task": "t"}, "give task and purpose together, or neither"),
         ("return_view", {}, "give task and purpose: your latest departure named none"),
+        (
+            "return_view",
+            {"task": "t", "purpose": "p", "policy": {"gamma": 0}},
+            "return_view: unknown argument 'policy'; it takes purpose, task",
+        ),
+        (
+            "record_events",
+            {"events": [], "event": 1},
+            "record_events: unknown argument 'event' (did you mean 'events'?); it takes events",
+        ),
+        ("explain", {"decision_id": "abc"}, "explain: decision_id: Input should be a valid int"),
     ],
 )
 def test_tool_arguments_are_checked_like_the_http_apis(
@@ -219,6 +230,7 @@ def test_tool_arguments_are_checked_like_the_http_apis(
 
     assert result.is_error
     assert f"error [invalid_input]: {problem}" in result.content[0].text
+    assert "pydantic" not in result.content[0].text
     assert team.service.memories(a1) == []
     assert team.service.decisions(a1) == []
 

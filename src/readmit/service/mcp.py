@@ -4,8 +4,10 @@ One server process acts as one agent, authenticated by the key in
 ``READMIT_AGENT_KEY``; the tools are the HTTP API's operations. A refusal reaches
 the client as a tool error ``error [code]: message``, the same code the HTTP API
 answers with, and the server logs it without a traceback. Tool arguments are
-checked like the HTTP API's bodies (`check_name`, `check_text`) before the
-service sees them. Each tool's result has the HTTP API's shape for the same operation
+checked like the HTTP API's bodies before the service sees them: an argument the
+tool does not take is refused (as an unknown field is), a value of the wrong type
+is ``invalid_input`` naming the argument, and names and texts are checked
+(`check_name`, `check_text`). Each tool's result has the HTTP API's shape for the same operation
 (`readmit.service.schemas`), published as the tool's output schema.
 """
 
@@ -15,13 +17,17 @@ from functools import partial
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from pydantic import ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput, ReadmitError
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
 from readmit.wire import check_name, check_returning, check_text
+from readmit.wire.edge import did_you_mean
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 
@@ -54,7 +60,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
     """
     acting = partial(_acting, service, key)
 
-    server = MCPServer(
+    server = _CheckedServer(
         name="readmit",
         instructions=(
             "readmit decides which remembered state you may still act on after an absence. "
@@ -147,3 +153,45 @@ def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise InvalidInput("view_json: give the view, a JSON object")
     return parsed
+
+
+class _CheckedServer(MCPServer):
+    """An `MCPServer` that checks a call's arguments as the HTTP API checks a body.
+
+    The library drops an argument its tool does not take, and words a wrong type in
+    pydantic's terms with a link; both reach the client here as ``invalid_input``.
+    """
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            _check_arguments(tool, arguments)
+        return await super().call_tool(name, arguments, context)
+
+
+def _check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
+    """Refuse an argument ``tool`` does not take, or one of the wrong type.
+
+    Raises:
+        ToolError: ``error [invalid_input]: <tool>: ...``, naming the argument.
+    """
+    known = sorted(tool.parameters.get("properties", {}))
+    for given in arguments:
+        if given not in known:
+            hint = did_you_mean(given, known)
+            takes = f"it takes {', '.join(known)}" if known else "it takes none"
+            raise ToolError(
+                f"error [{InvalidInput.code}]: {tool.name}: unknown argument {given!r}"
+                + (f" ({hint})" if hint else "")
+                + f"; {takes}"
+            )
+    try:
+        tool.fn_metadata.arg_model.model_validate(tool.fn_metadata.pre_parse_json(arguments))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors(include_url=False)
+        )
+        raise ToolError(f"error [{InvalidInput.code}]: {tool.name}: {problems}") from None
