@@ -163,6 +163,8 @@ def test_an_ed25519_public_key_must_be_32_bytes() -> None:
     ("value", "message"),
     [
         ("short", "at least 16 bytes"),
+        (" " * 32, "at least 16 bytes, not counting spaces"),
+        ("\n  0123456789  \t\n", "at least 16 bytes"),
         ("change-me-to-a-long-secret", "is a placeholder: make a secret of your own"),
         ("CHANGE-ME-please-0123456789", "is a placeholder"),
         ("<the same secret as the server's>", "is a placeholder"),

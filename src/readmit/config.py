@@ -68,8 +68,11 @@ def signer_from_env(env: Mapping[str, str], *, allow_ephemeral: bool) -> SignerC
     if key:
         # surrogateescape gives back the bytes of a non-UTF-8 environment value
         secret = key.encode("utf-8", "surrogateescape")
-        if len(secret) < MIN_KEY_BYTES:
-            raise ConfigError(f"{SIGNING_KEY_ENV}: an HMAC key is at least {MIN_KEY_BYTES} bytes")
+        if len(secret.strip()) < MIN_KEY_BYTES:  # spaces alone are no secret
+            raise ConfigError(
+                f"{SIGNING_KEY_ENV}: an HMAC key is at least {MIN_KEY_BYTES} bytes, not counting "
+                "spaces and line ends around it"
+            )
         if secret.lower().startswith(b"change-me") or secret in _PLACEHOLDERS:
             raise ConfigError(
                 f"{SIGNING_KEY_ENV} is a placeholder: make a secret of your own (python3 -c "

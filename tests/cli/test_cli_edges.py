@@ -306,6 +306,12 @@ CASES = [
         for url in ("sqlite:///", "sqlite://")
     ],
     Case(
+        "bench with no seeds",
+        ["bench", "--seeds", "0", "--suite", "drift", "--out", "{tmp}/results"],
+        "invalid_input",
+        "'--seeds': 0 is not in the range x>=1",
+    ),
+    Case(
         "audit of an unknown store",
         ["audit", "--db", "mysql://x"],
         "config_error",

@@ -87,7 +87,13 @@ def _episodes(
     "memora:PERSONA_DIR (your data). Default: the three offline suites.",
 )
 @click.option("--method", "method_names", multiple=True, help="Methods to run (default: all).")
-@click.option("--seeds", default=50, show_default=True, help="Seeds per generated condition.")
+@click.option(
+    "--seeds",
+    default=50,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Seeds per generated condition.",
+)
 @click.option(
     "--team",
     "team_text",
