@@ -207,3 +207,27 @@ def test_the_command_names_a_missing_file(tmp_path: Path) -> None:
 
     assert result.exit_code != 0
     assert "none.json" in result.output
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({}, "about: Field required; pairs: Field required"),
+        (
+            {"about": "x", "pairs": [pair_row(0, "The gym opens at six.", "unrelated", "dev")]},
+            "pairs[0].split: Input should be 'tune', 'held_out' or 'fresh'",
+        ),
+    ],
+)
+def test_a_bad_pair_file_names_each_problem_and_the_shape_without_pydantics_text(
+    tmp_path: Path, data: dict[str, Any], said: str
+) -> None:
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+    with pytest.raises(ConfigError) as refused:
+        load_pairs(path)
+
+    assert str(refused.value).startswith(f'{path}: {said}; a pair file is {{"about": TEXT')
+    assert "\n" not in str(refused.value)
+    assert "pydantic" not in str(refused.value)

@@ -179,5 +179,27 @@ def _parse(text: str, where: str) -> tuple[LabeledPair, ...]:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{where}: not JSON: {exc}") from exc
     except ValidationError as exc:
-        raise ConfigError(f"{where}: {exc}") from exc
+        raise ConfigError(f"{where}: {_problems(exc)}; {SHAPE}") from None
     return tuple(row.labeled() for row in rows.pairs)
+
+
+SHAPE = (
+    'a pair file is {"about": TEXT, "pairs": [{"id", "kind", "invalidates", "domain", '
+    '"earlier": {"id", "text"}, "later": {"event_id", "op", "text", ...}}, ...]} '
+    '(README, "Calibrating a model\'s cut-off")'
+)
+"""What a refusal of a pair file ends with."""
+_SHOWN = 5
+"""Problems named in full; the rest are counted."""
+
+
+def _problems(error: ValidationError) -> str:
+    """Each problem as ``pairs[3].kind: message``, the first `_SHOWN` of them."""
+    said = []
+    for e in error.errors(include_url=False)[:_SHOWN]:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
+        said.append(
+            f"{where.removeprefix('.') or 'the file'}: {e['msg'].removeprefix('Value error, ')}"
+        )
+    more = error.error_count() - len(said)
+    return "; ".join(said) + (f"; and {more} more" if more > 0 else "")
