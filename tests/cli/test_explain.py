@@ -180,6 +180,20 @@ def test_explain_shows_what_replay_showed(
         assert line in explained.output
 
 
+def test_explain_to_a_page_it_cannot_write_prints_nothing_but_the_error(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+    runner.invoke(cli, ["replay", str(scenario_file), "--db", db])
+    page = tmp_path / "no-such-dir" / "d1.html"
+
+    explained = runner.invoke(cli, ["explain", "1", "--db", db, "--html", str(page)])
+
+    assert explained.exit_code == 2
+    assert f"--html: cannot write {page}: No such file or directory" in explained.output
+    assert "return of" not in explained.output
+
+
 def test_explain_reads_a_decision_logged_before_not_selected_was_split_out(
     runner: CliRunner, tmp_path: Path, travel: dict[str, Any]
 ) -> None:

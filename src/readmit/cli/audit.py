@@ -137,11 +137,12 @@ def explain(
         store.close()
     view = record.get("view") or {}
     texts = {i["id"]: i["text"] for i in view.get("items", [])}
+    if html_file is not None:  # first: a page that cannot be written leaves nothing printed
+        write_html(html_file, record, texts)
     for line in render_decision(record, texts):
         click.echo(line)
     click.echo(GLOSSARY_HINT)
     if html_file is not None:
-        write_html(html_file, record, texts)
         click.echo(f"wrote {html_file}", err=True)
 
 
