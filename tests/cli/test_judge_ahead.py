@@ -147,7 +147,7 @@ def test_an_unknown_workspace_or_agent_is_named_as_such(tmp_path: Path) -> None:
 
     assert workspace.exit_code == 4
     assert "no workspace 'nope'" in workspace.output
-    assert agent.exit_code == 2
+    assert agent.exit_code == 4  # not_found, as `keys create` says it
     assert "no agent 'a9' in workspace 'w'" in agent.output
 
 

@@ -103,3 +103,21 @@ def test_a_key_given_itself_to_revoke_is_matched_by_its_hash_and_never_echoed(
     assert key not in wrong.output
     assert "A1 has no such key in workspace 'trip'" in wrong.output
     assert right.output == "revoked 1 key(s) of A1 in trip\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["keys", "list", "--workspace", "tirp"], "no workspace 'tirp' in this store"),
+        (["audit", "--workspace", "tirp"], "no workspace 'tirp' in this store"),
+        (["explain", "1", "--workspace", "trip", "--agent", "A9"], "no agent 'A9' in workspace"),
+    ],
+)
+def test_an_unknown_workspace_or_agent_is_said_not_listed_as_nothing_stored(
+    runner: CliRunner, db: str, args: list[str], said: str
+) -> None:
+    result = runner.invoke(cli, [*args, "--db", db])
+
+    assert result.exit_code == 4, result.output
+    assert said in result.output
+    assert "stored" not in result.output

@@ -11,10 +11,10 @@ import click
 from readmit.admission.invalidation.cache import with_cache
 from readmit.ahead import LEASE, LEASE_MARGIN_S, judge_ahead, returns_to
 from readmit.cli.audit import db_given
-from readmit.cli.inputs import open_existing_store
+from readmit.cli.inputs import open_existing_store, workspace_agents
 from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
 from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan
-from readmit.errors import InvalidEvent, InvalidInput, NotFound
+from readmit.errors import InvalidEvent, InvalidInput
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.service.settings import load_policy
@@ -139,15 +139,13 @@ def _away(store: SqlStore, workspace: str, named: tuple[str, ...]) -> list[str]:
     """The agents to judge: ``named`` (each once), or every agent away.
 
     Raises:
-        NotFound: if there is no such workspace.
-        InvalidInput: for a named agent the workspace lacks, or one that is not away.
+        NotFound: if there is no such workspace, or a named agent it lacks.
+        InvalidInput: for a named agent that is not away.
     """
-    agents, away = store.agents(workspace), store.away(workspace)
-    if not agents:
-        raise NotFound(f"no workspace {workspace!r} in this store")
+    workspace_agents(store, workspace)
+    away = store.away(workspace)
     for agent in dict.fromkeys(named):
-        if agent not in agents:
-            raise InvalidInput(f"no agent {agent!r} in workspace {workspace!r}")
+        workspace_agents(store, workspace, agent)
         if agent not in away:
             raise InvalidInput(f"agent {agent!r} of {workspace!r} is not away")
     if not away:

@@ -7,7 +7,7 @@ import click
 from click.core import ParameterSource
 
 from readmit.cli.history import for_page, history
-from readmit.cli.inputs import open_existing_store
+from readmit.cli.inputs import open_existing_store, workspace_agents
 from readmit.cli.render import render_decision
 from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
@@ -78,6 +78,8 @@ def audit(db: str, workspace: str | None) -> None:
         check_name(workspace, "--workspace")
     store = open_existing_store(db, db_given())
     try:
+        if workspace is not None:
+            workspace_agents(store, workspace)
         rows = store.decisions(workspace)
     finally:
         store.close()
@@ -129,6 +131,8 @@ def explain(
         check_name(agent, "--agent")
     store = open_existing_store(db, db_given())
     try:
+        if workspace is not None:
+            workspace_agents(store, workspace, agent)
         if agent is not None:
             decision_id, workspace = _own(store, decision_id, workspace, agent)
         record = upgrade_record(_stored(store, decision_id, workspace))

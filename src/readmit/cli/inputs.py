@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from readmit import strict_json
-from readmit.errors import ConfigError, InvalidInput
+from readmit.errors import ConfigError, InvalidInput, NotFound
+from readmit.model import Agent
 from readmit.store import SqlStore, open_store
 
 
@@ -60,3 +61,19 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
             "'readmit replay --db URL' or 'readmit workspace create' makes one"
         )
     return open_store(url)
+
+
+def workspace_agents(store: SqlStore, workspace: str, agent: str | None = None) -> dict[str, Agent]:
+    """The agents of ``workspace`` by id, which must exist (with ``agent`` among them).
+
+    An unknown name is said as one, rather than listed as nothing stored.
+
+    Raises:
+        NotFound: if the store has no such workspace, or it no such agent.
+    """
+    agents = store.agents(workspace)
+    if not agents:
+        raise NotFound(f"no workspace {workspace!r} in this store")
+    if agent is not None and agent not in agents:
+        raise NotFound(f"no agent {agent!r} in workspace {workspace!r}")
+    return agents

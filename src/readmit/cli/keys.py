@@ -2,7 +2,7 @@
 
 import click
 
-from readmit.cli.inputs import open_existing_store
+from readmit.cli.inputs import open_existing_store, workspace_agents
 from readmit.cli.serve import DB_OPTION
 from readmit.clock import now
 from readmit.errors import NotFound
@@ -60,6 +60,8 @@ def keys_list(workspace_name: str | None, db: str) -> None:
         check_name(workspace_name, "--workspace")
     store = open_existing_store(db)
     try:
+        if workspace_name is not None:
+            workspace_agents(store, workspace_name)
         rows = store.agent_keys(workspace_name)
     finally:
         store.close()
