@@ -80,7 +80,12 @@ CASES = [
         "the text is blank",
     ),
     Case("naive time", _set(2, at="2026-05-01T08:10:00"), "e2", "at"),
-    Case("time going backwards", _set(3, at="2026-04-01T00:00:00Z"), "e3", "time goes backwards"),
+    Case(
+        "time going backwards",
+        _set(3, at="2026-04-01T00:00:00Z"),
+        "e3",
+        "time goes backwards (2026-04-01T00:00:00Z is before 2026-05-01T",
+    ),
     Case("unknown author", _set(2, author="A9"), "e2", "unknown author 'A9'"),
     Case("unknown agent departs", _set(8, agent="A9"), "e8", "unknown agent 'A9'"),
     Case("unknown target", _set(9, target="h9"), "e9", "unknown target item 'h9'"),

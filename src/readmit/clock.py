@@ -1,5 +1,6 @@
 """The only module that reads the clocks; everything else takes time as a parameter."""
 
+import re
 import time
 from datetime import UTC, datetime
 
@@ -16,6 +17,11 @@ def elapsed() -> float:
     return time.monotonic()
 
 
+RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})")
+"""An RFC 3339 time with its offset (seconds may be left out): not the other ISO 8601
+forms Python reads, such as week dates (``2026-W22-2``) or days of the year."""
+
+
 def parse_time(text: str) -> datetime:
     """Parse an RFC 3339 timestamp; naive times are rejected.
 
@@ -23,9 +29,9 @@ def parse_time(text: str) -> datetime:
         ValueError: if ``text`` is not an RFC 3339 time with a UTC offset, or its UTC
             time is before year 1 or after year 9999.
     """
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if value.tzinfo is None:
-        raise ValueError(f"time {text!r} has no UTC offset (write e.g. 2026-05-01T08:00:00Z)")
+    if RFC3339.fullmatch(text) is None:
+        raise ValueError(f"time {text!r} is not an RFC 3339 time with an offset")
+    value = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1] in "Zz" else text)
     try:
         return value.astimezone(UTC)
     except OverflowError:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from readmit import strict_json
+from readmit.clock import format_time
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import (
     Assert,
@@ -117,7 +118,10 @@ def _check_order(steps: Sequence[Step]) -> None:
             raise InvalidEvent(step.id, "duplicate event id")
         seen.add(step.id)
         if before is not None and step.at < before.at:
-            raise InvalidEvent(step.id, f"time goes backwards ({step.at} is before {before.at})")
+            raise InvalidEvent(
+                step.id,
+                f"time goes backwards ({format_time(step.at)} is before {format_time(before.at)})",
+            )
 
 
 def new_ids(step: Step) -> tuple[str, ...]:

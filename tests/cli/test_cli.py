@@ -96,6 +96,7 @@ def test_audit_and_explain_read_the_stored_decisions(
     assert audit.exit_code == 0
     assert [line.split()[-1] for line in audit.output.splitlines()] == ["blocked", "issued"]
     assert [line.split()[4] for line in audit.output.splitlines()] == ["#1", "#2"]
+    assert all(line.split()[1].endswith("Z") for line in audit.output.splitlines())  # as explain
     assert explain.exit_code == 0
     assert "p0    implicitly_invalidated" in explain.output
     assert "returned to task 'trip', purpose 'itinerary'" in explain.output

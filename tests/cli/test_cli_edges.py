@@ -132,6 +132,16 @@ CASES = [
         GOOD,
     ),
     Case("--at garbage", [*VERIFY[:3], "soon"], "invalid_input", "e.g. 2026-05-03T14:30:00Z", GOOD),
+    *[
+        Case(
+            f"--at {form} (ISO 8601, not RFC 3339)",
+            [*VERIFY[:3], form],
+            "invalid_input",
+            f"time {form!r} is not an RFC 3339 time",
+            GOOD,
+        )
+        for form in ("2026-W22-2T14:30:00Z", "2026-153T14:30:00Z", "20260502T143000Z")
+    ],
     Case(
         "signed expiry past year 9999",
         VERIFY,
@@ -439,14 +449,15 @@ def test_hostile_input_ends_in_one_error_line(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("at", [AT, AT.lower()])  # RFC 3339 allows t and z in lower case
 def test_a_well_formed_view_still_verifies(
-    tmp_path: Path, decisions: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, decisions: dict[str, Any], monkeypatch: pytest.MonkeyPatch, at: str
 ) -> None:
     (tmp_path / "v.json").write_text(json.dumps(_view(decisions, "ed25519")), encoding="utf-8")
     monkeypatch.delenv("READMIT_SIGNING_KEY", raising=False)
 
     result = CliRunner(env={"READMIT_VERIFY_KEY": ED25519_PUBLIC}).invoke(
-        cli, ["verify", str(tmp_path / "v.json"), "--at", AT]
+        cli, ["verify", str(tmp_path / "v.json"), "--at", at]
     )
 
     assert result.exit_code == 0, result.output

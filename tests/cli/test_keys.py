@@ -56,7 +56,7 @@ def test_a_revoked_key_is_refused_at_once_and_only_it(
             "revoked 1 key(s) of A1 in trip\n",
             "revoked 1 key(s) of A1 in trip\n",
         ]
-        assert all(re.fullmatch(r"trip  A[12]  \S+  sha256:[0-9a-f]{12}", line) for line in listed)
+        assert all(re.fullmatch(r"trip  A[12]  \S+Z  sha256:[0-9a-f]{12}", line) for line in listed)
         assert len(after_one.output.splitlines()) == 2
         assert again.exit_code == 4
         assert "A1 has no key in workspace 'trip'" in again.output

@@ -12,6 +12,7 @@ from readmit.cli.render import render_decision
 from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
 from readmit.cli.serve import DB_OPTION
+from readmit.clock import format_time
 from readmit.config import DB_ENV
 from readmit.errors import InvalidInput, NotFound, StoreError
 from readmit.report import upgrade_record
@@ -90,7 +91,7 @@ def audit(db: str, workspace: str | None) -> None:
     for row in rows:
         n = own[row.workspace, row.agent] = own.get((row.workspace, row.agent), 0) + 1
         click.echo(
-            f"{row.id:>5}  {row.at.isoformat()}  {row.workspace}  {row.agent} #{n}  "
+            f"{row.id:>5}  {format_time(row.at)}  {row.workspace}  {row.agent} #{n}  "
             f"epoch {row.epoch}  {row.outcome}"
         )
 

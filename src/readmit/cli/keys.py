@@ -1,10 +1,12 @@
 """``readmit keys``: signing keys for views, and agents' API keys (kept only as hashes)."""
 
+from datetime import datetime
+
 import click
 
 from readmit.cli.inputs import open_existing_store, workspace_agents
 from readmit.cli.serve import DB_OPTION
-from readmit.clock import now
+from readmit.clock import format_time, now
 from readmit.errors import NotFound
 from readmit.service.keys import PREFIX, key_hash, new_key
 from readmit.wire import check_name
@@ -68,7 +70,8 @@ def keys_list(workspace_name: str | None, db: str) -> None:
     if not rows:
         click.echo("no agent keys stored")
     for row in rows:
-        click.echo(f"{row.workspace}  {row.agent}  {row.created_at}  {row.fingerprint}")
+        at = format_time(datetime.fromisoformat(row.created_at))
+        click.echo(f"{row.workspace}  {row.agent}  {at}  {row.fingerprint}")
 
 
 @keys.command("revoke")

@@ -22,6 +22,7 @@ from pydantic import (
     ValidationError,
 )
 
+from readmit.clock import RFC3339
 from readmit.errors import InvalidInput
 
 _NAME_CONTROL = re.compile(
@@ -127,14 +128,11 @@ def check_text(value: str, what: str) -> str:
         raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
 
 
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})")
-
-
 def _rfc3339(value: object) -> object:
     """Only an RFC 3339 time with its offset (a number is not read as a Unix time)."""
     if isinstance(value, datetime):
         return value
-    if not isinstance(value, str) or _RFC3339.fullmatch(value) is None:
+    if not isinstance(value, str) or RFC3339.fullmatch(value) is None:
         raise ValueError("must be an RFC 3339 time with an offset, e.g. 2026-05-01T08:00:00Z")
     return value
 
