@@ -189,6 +189,16 @@ def test_a_file_that_is_not_json_is_rejected(tmp_path: Path) -> None:
         read_scenario(path)
 
 
+@pytest.mark.parametrize("data", [[], "scenario", None])
+def test_a_file_that_holds_no_object_is_told_what_a_scenario_is(data: object) -> None:
+    with pytest.raises(
+        InvalidInput, match=r"^a scenario is one JSON object, \{\"format\""
+    ) as refused:
+        load_scenario(data)
+
+    assert "_ScenarioIn" not in str(refused.value)
+
+
 def test_the_spec_example_is_a_valid_scenario(tmp_path: Path) -> None:
     spec_example = {
         "format": "readmit.scenario/1",

@@ -30,6 +30,7 @@ from readmit.events import (
 from readmit.model import Agent
 from readmit.policy import Policy
 from readmit.wire import Name, parse_step, unknown_field
+from readmit.wire.fields import plain
 
 FORMAT = "readmit.scenario/1"
 
@@ -85,6 +86,11 @@ def load_scenario(data: object) -> Scenario:
     Raises:
         InvalidInput: naming the field or event at fault (`InvalidEvent` for events).
     """
+    if not isinstance(data, dict):
+        raise InvalidInput(
+            'a scenario is one JSON object, {"format": "readmit.scenario/1", "workspace", '
+            '"agents", "events", ...} (\'readmit init FILE\' writes one to start from)'
+        )
     try:
         raw = _ScenarioIn.model_validate(data)
     except ValidationError as exc:
@@ -93,7 +99,7 @@ def load_scenario(data: object) -> Scenario:
         first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         where = ".".join(str(x) for x in first["loc"]) or "scenario"
         unknown = first["type"] == "extra_forbidden"
-        message = unknown_field(_ScenarioIn, first["loc"]) if unknown else first["msg"]
+        message = unknown_field(_ScenarioIn, first["loc"]) if unknown else plain(first["msg"])
         raise InvalidInput(f"scenario {where}: {message}") from None
     agents = tuple(Agent(id=a.id, principal=a.principal, role=a.role) for a in raw.agents)
     if len({a.id for a in agents}) != len(agents):

@@ -108,6 +108,13 @@ CASES = [
         {"v.json": lambda d: json.dumps(_view(d)).replace('"text": ', '"text": "x", "text": ', 1)},
     ),
     Case(
+        "a view without its signature",
+        VERIFY,
+        "view_rejected",
+        "malformed view: it has no 'signature'",
+        {"v.json": _dumped(lambda view: view.pop("signature") and None)},
+    ),
+    Case(
         "--at year 1", [*VERIFY[:3], "0001-01-01T00:00:00Z"], "view_rejected", "not valid at", GOOD
     ),
     Case(

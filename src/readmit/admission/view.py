@@ -281,8 +281,10 @@ def _checked(
             if signed[name] != value:
                 raise ViewRejected(f"{name} is {signed[name]!r}, expected {value!r}")
         return VerifiedView(signed, tuple(e["id"] for e in signed["items"]), _VERIFIED)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ViewRejected(f"malformed view ({exc!r})") from exc
+    except KeyError as exc:
+        raise ViewRejected(f"malformed view: it has no {exc.args[0]!r}") from exc
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ViewRejected(f"malformed view: {exc}") from exc
 
 
 def _check_digests(entries: Sequence[Mapping[str, Any]]) -> None:

@@ -36,6 +36,7 @@ from readmit.integrations.team import Member
 from readmit.model import ANY, Item, Kind, Validity
 from readmit.wire import Instant, Name, Wild
 from readmit.wire.edge import unknown_field
+from readmit.wire.fields import plain
 
 ANNOTATIONS = "_readmit"
 """The key the annotations travel under (a LangGraph value's, a Mem0 memory's metadata)."""
@@ -224,7 +225,7 @@ def _problems(error: ValidationError) -> str:
         where = ".".join(str(x) for x in e["loc"] if isinstance(x, int) or _FIELD.fullmatch(x))
         unknown = e["type"] == "extra_forbidden"
         message = unknown_field(_AnnotationsIn, e["loc"]) if unknown else e["msg"]
-        found.setdefault(where or "value", []).append(message.removeprefix("Value error, "))
+        found.setdefault(where or "value", []).append(plain(message))
     parts = []
     for where, messages in found.items():
         specific = [m for m in messages if m != "Input should be a valid string"] or messages

@@ -59,6 +59,7 @@ from readmit.service.schemas import (
 )
 from readmit.service.strict_route import StrictJsonRoute, json_type
 from readmit.wire.edge import did_you_mean
+from readmit.wire.fields import plain
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
     @app.exception_handler(RequestValidationError)
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         errors = error.errors()
-        details = [{"loc": list(e["loc"]), "msg": _plain(e["msg"])} for e in errors]
+        details = [{"loc": list(e["loc"]), "msg": plain(e["msg"])} for e in errors]
         message = _schema_problem(request, errors, details)
         return _error(422, InvalidRequest.code, message, details)
 
@@ -378,8 +379,3 @@ _BODIES: dict[str, tuple[type[BaseModel], str]] = {
     "/v1/verify": (VerifyIn, '{"view": <the view>}'),
 }
 """The body each route takes: for a misspelled field, and a body that is no JSON object."""
-
-
-def _plain(message: str) -> str:
-    """A validator's message without pydantic's ``Value error, `` prefix."""
-    return message.removeprefix("Value error, ")

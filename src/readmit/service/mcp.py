@@ -28,6 +28,7 @@ from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
 from readmit.wire import check_name, check_returning, check_text
 from readmit.wire.edge import did_you_mean
+from readmit.wire.fields import plain
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 
@@ -191,7 +192,7 @@ def _check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
         tool.fn_metadata.arg_model.model_validate(tool.fn_metadata.pre_parse_json(arguments))
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
+            f"{'.'.join(map(str, e['loc']))}: {plain(e['msg'])}"
             for e in exc.errors(include_url=False)
         )
         raise ToolError(f"error [{InvalidInput.code}]: {tool.name}: {problems}") from None

@@ -26,6 +26,7 @@ from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.errors import ConfigError
 from readmit.events import text_digest
 from readmit.model import Item, Receipt
+from readmit.wire.fields import plain
 
 Kind = Literal["withdrawn_reference", "premise_change", "unrelated", "same_topic", "near_miss"]
 """``withdrawn_reference``: the later event withdraws or replaces state the earlier item
@@ -198,8 +199,6 @@ def _problems(error: ValidationError) -> str:
     said = []
     for e in error.errors(include_url=False)[:_SHOWN]:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
-        said.append(
-            f"{where.removeprefix('.') or 'the file'}: {e['msg'].removeprefix('Value error, ')}"
-        )
+        said.append(f"{where.removeprefix('.') or 'the file'}: {plain(e['msg'])}")
     more = error.error_count() - len(said)
     return "; ".join(said) + (f"; and {more} more" if more > 0 else "")

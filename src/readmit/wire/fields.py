@@ -61,14 +61,27 @@ def _refuse(
     return check
 
 
+_NAME_CHARS = _refuse(
+    _NAME_CONTROL, "no control or invisible formatting characters in a name or id", _HIDDEN
+)
+
+
+def _name_shape(value: object) -> object:
+    """A name's characters and ends, checked before its pattern says the same less plainly.
+
+    A name with a space at either end is told so, not that it fails the name pattern.
+    """
+    if isinstance(value, str) and value:
+        _NAME_CHARS(value)
+        if value[0].isspace() or value[-1].isspace():
+            raise ValueError("may not start or end with a space")
+    return value
+
+
 Name = Annotated[
     str,
     Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$"),
-    AfterValidator(
-        _refuse(
-            _NAME_CONTROL, "no control or invisible formatting characters in a name or id", _HIDDEN
-        )
-    ),
+    BeforeValidator(_name_shape),
 ]
 """An id or name: no surrounding whitespace, no control characters (NUL breaks PostgreSQL)
 and no invisible ones (`_NAME_CONTROL`)."""
@@ -98,7 +111,7 @@ def check_name(value: str, what: str) -> str:
     try:
         return _NAME.validate_python(value)
     except ValidationError as exc:
-        raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
+        raise InvalidInput(f"{what}: {plain(exc.errors()[0]['msg'])}") from None
 
 
 def check_returning(
@@ -125,7 +138,12 @@ def check_text(value: str, what: str) -> str:
     try:
         return _TEXT.validate_python(value)
     except ValidationError as exc:
-        raise InvalidInput(f"{what}: {exc.errors()[0]['msg']}") from None
+        raise InvalidInput(f"{what}: {plain(exc.errors()[0]['msg'])}") from None
+
+
+def plain(message: str) -> str:
+    """A validator's message without pydantic's ``Value error, `` prefix."""
+    return message.removeprefix("Value error, ")
 
 
 def _rfc3339(value: object) -> object:

@@ -27,6 +27,7 @@ from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.errors import InvalidInput
+from readmit.wire.fields import plain
 
 
 class _Example(BaseModel):
@@ -121,7 +122,7 @@ def read_task(path: Path) -> tuple[list[_Example], list[SkippedRow]]:
 def _skipped(task: str, position: int, row: Any, exc: ValidationError) -> SkippedRow:
     error = exc.errors()[0]
     field = ".".join(str(part) for part in error["loc"]) or "row"
-    message = str(error["msg"]).removeprefix("Value error, ")
+    message = plain(str(error["msg"]))
     idx = row.get("idx") if isinstance(row, dict) else None
     return SkippedRow(
         task=task,
