@@ -220,6 +220,19 @@ CASES = [
         ED,
     ),
     Case(
+        "an ed25519 view checked with an hmac key",
+        VERIFY,
+        "view_rejected",
+        "signature does not match: the view is signed with 'ed25519', checked with a 'hmac-sha256'",
+        {"v.json": lambda d: json.dumps(_view(d, "ed25519"))},
+    ),
+    Case(
+        "audit of a directory",
+        ["audit", "--db", "sqlite:///{tmp}"],
+        "config_error",
+        "is a directory, not a database file",
+    ),
+    Case(
         "hmac signature upper case",
         VERIFY,
         "view_rejected",

@@ -267,12 +267,7 @@ def _checked(
     try:
         if signed.get("format") != VIEW_FORMAT:
             raise ViewRejected(f"format is not {VIEW_FORMAT}")
-        signature = signed["signature"]
-        if not isinstance(signature, Mapping) or set(signature) != {"alg", "value"}:
-            raise ViewRejected("the signature block must hold exactly alg and value")
-        signed_bytes = _unsigned(signed) if payload is None else payload
-        if signature["alg"] != signer.alg or not signer.verify(signed_bytes, signature["value"]):
-            raise ViewRejected("signature does not match")
+        _check_signature(signed, signer, payload)
         if payload is None:
             _check_digests(signed["items"])
         if not parse_time(signed["issued_at"]) <= at < parse_time(signed["expires_at"]):
@@ -285,6 +280,21 @@ def _checked(
         raise ViewRejected(f"malformed view: it has no {exc.args[0]!r}") from exc
     except (TypeError, ValueError, AttributeError) as exc:
         raise ViewRejected(f"malformed view: {exc}") from exc
+
+
+def _check_signature(signed: Mapping[str, Any], signer: Signer, payload: bytes | None) -> None:
+    """The view's signature block, checked over ``payload`` (else the unsigned view)."""
+    signature = signed["signature"]
+    if not isinstance(signature, Mapping) or set(signature) != {"alg", "value"}:
+        raise ViewRejected("the signature block must hold exactly alg and value")
+    if signature["alg"] != signer.alg:
+        raise ViewRejected(
+            f"signature does not match: the view is signed with {signature['alg']!r}, "
+            f"checked with a {signer.alg!r} key"
+        )
+    signed_bytes = _unsigned(signed) if payload is None else payload
+    if not signer.verify(signed_bytes, signature["value"]):
+        raise ViewRejected("signature does not match")
 
 
 def _check_digests(entries: Sequence[Mapping[str, Any]]) -> None:

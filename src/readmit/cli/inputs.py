@@ -48,6 +48,8 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
         StoreError: if the store cannot be opened.
     """
     path = sqlite_path(url)
+    if path is not None and path.is_dir():
+        raise ConfigError(f"{str(path)!r} (from {url!r}) is a directory, not a database file")
     if path is not None and not path.is_file():
         if given is None:
             raise ConfigError(
