@@ -348,3 +348,13 @@ def test_python_dash_m_runs_the_demo_in_a_real_process() -> None:
     assert result.returncode == 0, result.stderr
     decisions = json.loads(result.stdout)["decisions"]
     assert decisions[1]["items"] == ["o_h", "f_h", "o_t", "f_t", "t1", "h1", "p1", "c"]
+
+
+def test_verifiers_check_refuses_a_bad_embedder_name_before_checking_anything(
+    runner: CliRunner,
+) -> None:
+    result = runner.invoke(cli, ["verifiers", "check", "builtin", "--embeddings", "nope"])
+
+    assert result.exit_code == 2
+    assert "unknown embedder 'nope'" in result.output
+    assert "right" not in result.output  # no verifier pair was judged first

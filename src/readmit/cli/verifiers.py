@@ -53,8 +53,10 @@ def check(spec: str, embedder_spec: str | None, verbose: bool) -> None:
     """
     if verbose:
         gguf.log_to(None)
-    answered = _check_verifier(make_verifier(spec, os.environ))
-    embedded = _check_embedder(make_embedder(embedder_spec, os.environ)) if embedder_spec else True
+    verifier = make_verifier(spec, os.environ)  # both made first: a bad name is said at once
+    embedder = make_embedder(embedder_spec, os.environ) if embedder_spec else None
+    answered = _check_verifier(verifier)
+    embedded = _check_embedder(embedder) if embedder is not None else True
     if answered < len(PROBES) or not embedded:
         raise SystemExit(1)
 
