@@ -167,6 +167,8 @@ def test_a_body_without_a_valid_key_is_401_unread(team: Team, key: str | None) -
     assert answer.status == 401
     assert answer.json()["code"] == "unauthenticated"
     assert answer.reads == 0
+    body = b"".join(m.get("body", b"") for m in answer.sent[1:])
+    assert body.startswith(b'{"code":"unauthenticated","message":')  # as the app's own answers
 
 
 def test_a_request_over_the_request_rate_is_429_unread(team: Team) -> None:

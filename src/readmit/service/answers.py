@@ -63,7 +63,9 @@ async def answer(send: Send, error: ReadmitError, *, close: bool = False) -> Non
         close: ask for the connection to be closed after the answer (the client is still
             sending a body nobody will read, with no length that bounds it).
     """
-    body = json.dumps({"code": error.code, "message": str(error), "details": None}).encode()
+    refusal = {"code": error.code, "message": str(error), "details": None}
+    # As the app's own JSON answers are written (Starlette's JSONResponse): compact, UTF-8.
+    body = json.dumps(refusal, ensure_ascii=False, separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in (retry_after(error) or {}).items()]
     if close:
