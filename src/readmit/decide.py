@@ -65,17 +65,22 @@ def decide(
     dependency_scan: DependencyScan | None = None,
     before_record: Callable[[], None] | None = None,
     waited: float = 0.0,
+    between: Callable[[], None] | None = None,
 ) -> Decided:
     """Decide ``request`` on ``store`` and append the decision to its audit log.
 
     ``before_record`` runs between the decision and the audit record: raising there
-    (a client that went away) leaves nothing recorded. ``waited``: seconds the return
-    waited for its turn, counted against the policy's time budget (`admit`).
+    (a client that went away) leaves nothing recorded; so does raising in ``between``,
+    called once the context is read and between the pipeline's stages (`admit`).
+    ``waited``: seconds the return waited for its turn, counted against the policy's time
+    budget (`admit`).
     The record names the policy's thresholds (`readmit.report.thresholds_json`), so
     ``explain`` shows what coverage a view needed under the policy this return ran under.
     """
     with paused():  # none of the return's many objects forms a cycle (`readmit.collector`)
         ctx = store.return_context(workspace, request)
+        if between is not None:
+            between()
         decision = admit(
             ctx,
             policy=policy,
@@ -86,6 +91,7 @@ def decide(
             query=query,
             dependency_scan=dependency_scan,
             waited=waited,
+            between=between,
         )
         if before_record is not None:
             before_record()

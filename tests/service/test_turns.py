@@ -20,7 +20,7 @@ from readmit.service.operations import Caller, Service
 from readmit.service.turns import Turns
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
-from readmit.testing import SlowVerifier
+from readmit.testing import FunctionVerifier, SlowVerifier
 from servicekit import team_away_while_changed
 
 
@@ -265,6 +265,31 @@ def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
     assert len(calls) == len(callers)
     assert sorted(calls)[:-1] == [0] * (len(callers) - 1)
     assert max(calls) > 0
+
+
+def test_a_return_whose_client_goes_away_while_its_context_is_read_judges_nothing(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It stops between stages, not only at its first verifier call, and records nothing."""
+    builtin = make_verifier("builtin")
+    verifier = FunctionVerifier(lambda pair: builtin.judge([pair])[0], name=builtin.name)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=verifier)
+    callers = team_away_while_changed(service, "w", "a")
+    gone = threading.Event()
+    read = store.return_context
+
+    def reading(workspace: str, request: Any) -> Any:
+        context = read(workspace, request)
+        gone.set()  # the client goes away as the context is read
+        return context
+
+    monkeypatch.setattr(store, "return_context", reading)
+
+    with pytest.raises(Abandoned):
+        service.return_(callers[0], "ops", "p", cancel=gone)
+
+    assert not verifier.calls
+    assert not store.decisions("w")
 
 
 def _slow_team(store: SqlStore) -> tuple[Service, Caller, Caller]:

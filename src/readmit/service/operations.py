@@ -257,8 +257,8 @@ class Service:
 
         The return happens at the server's time (``at`` is only checked against it), under
         the server's policy, once it is its workspace's turn (`readmit.service.turns`).
-        Setting ``cancel`` (the client went away) stops it before its
-        next verifier call and before anything is recorded. The time since ``asked`` (when
+        Setting ``cancel`` (the client went away) stops it at its next stage or
+        verifier call, and before anything is recorded. The time since ``asked`` (when
         the return was asked for, on `readmit.clock.elapsed`'s clock; by default now), its
         turn included, counts against the policy's time budget.
 
@@ -295,6 +295,7 @@ class Service:
                     embedder=self.embedder,
                     on_progress=stop,
                     before_record=lambda: stop(0, 0),
+                    between=lambda: stop(0, 0),
                     waited=waited,
                 )
             except InvalidEvent as exc:  # the request's id is the server's, not the caller's
