@@ -62,3 +62,16 @@ def test_a_body_nested_past_the_parsers_depth_is_still_a_422(
     response = client.post("/v1/depart", content=deep, headers=JSON | team.auth("A1"))
 
     assert response.status_code == 422
+
+
+def test_a_number_python_will_not_read_is_said_to_be_one_not_a_body_that_is_not_json(
+    client: httpx.Client, team: Team
+) -> None:
+    body = '{"events": [{"op": "assert", "author": "A2", "id": ' + "9" * 5000 + "}]}"
+
+    response = client.post("/v1/events", content=body, headers=JSON | team.auth("A2"))
+
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_input")
+    assert response.json()["message"] == (
+        "the body has a number of more than 4300 digits: send it as a string"
+    )

@@ -9,6 +9,7 @@ route with a JSON body checks it first (`StrictJsonRoute`): a repeated key is a 
 """
 
 import json
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -36,7 +37,13 @@ class StrictJsonRoute(APIRoute):
                     json.loads(body, object_pairs_hook=unique_keys)
                 except InvalidInput:
                     raise  # the repeated key
-                except (ValueError, RecursionError):
+                except ValueError as exc:
+                    if "integer string conversion" in str(exc):  # valid JSON Python will not read
+                        raise InvalidInput(
+                            f"the body has a number of more than {sys.get_int_max_str_digits()} "
+                            "digits: send it as a string"
+                        ) from None
+                except RecursionError:
                     pass  # anything else wrong with it is FastAPI's to say, as it always was
             return await handler(request)
 
