@@ -17,7 +17,9 @@ def elapsed() -> float:
     return time.monotonic()
 
 
-RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})")
+RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
 """An RFC 3339 time with its offset (seconds may be left out): not the other ISO 8601
 forms Python reads, such as week dates (``2026-W22-2``) or days of the year."""
 

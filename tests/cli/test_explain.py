@@ -407,3 +407,12 @@ def test_what_an_agent_wrote_cannot_print_lines_of_its_own_into_the_report(
     )
     assert result.output.count("excluded:") == 2  # the escaped text's, and the report's own
     assert "\n  h9  revoked" not in result.output
+
+
+def test_text_in_other_scripts_and_typography_is_shown_as_written() -> None:
+    from readmit.cli.render import shown
+
+    text = "Réunion à Tōkyō\u00a0: 10\u202f€ 👩\u200d💻 東京\u3000タワー, فارسی\u200cها"
+
+    assert shown(text) == text
+    assert shown("a\nb\u202ec\u2067d\x1b") == "a\\nb\\u202ec\\u2067d\\x1b"

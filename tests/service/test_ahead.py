@@ -20,7 +20,7 @@ from readmit.events import ReturnRequest
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
-from readmit.service.ahead import AheadJudge
+from readmit.service.ahead import WANTED, AheadJudge
 from readmit.service.operations import Caller, Service
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
@@ -358,6 +358,43 @@ def test_of_two_server_processes_one_judges_a_workspace_ahead_at_a_time(
 
     assert judged["first"]
     assert not set(judged["first"]) & set(judged["second"])
+
+
+def test_a_pass_gives_way_to_a_return_decided_by_another_process(
+    backend: str, tmp_path: Path
+) -> None:
+    """Two stores over one database stand for two processes (as two `readmit mcp`, one per
+    agent): a return through the second asks the first's judge, inside a call, to give
+    way, and the pass stops after that call instead of running on beside the return."""
+    verifier, inside, release = _held()
+    with store_url(backend, tmp_path) as url:
+        stores = open_store(url), open_store(url)
+        first, away, other = _team(stores[0], verifier)
+        second = Service(stores[1], signer=HmacSha256Signer(KEY), verifier=verifier)
+        release.clear()
+        ahead = _start(first)
+        try:
+            _changes(first, other)
+            assert inside.wait(SETTLED_S)  # the first process judges ahead, in a call
+            calls_ahead = len(verifier.calls)
+            answer: list[Any] = []
+            returning = threading.Thread(
+                target=lambda: answer.append(second.return_(away, "ops", "p")["judgment"])
+            )
+            returning.start()
+            _until(lambda: stores[0].leased("w", WANTED))  # it asks while it is decided
+            release.set()
+            returning.join(SETTLED_S)
+            assert ahead.settle(SETTLED_S)
+        finally:
+            release.set()
+            ahead.close()
+            for store in stores:
+                store.close()
+
+    assert answer[0]["calls"] > 0
+    assert ahead.passes == 0  # the pass stopped after its call in progress
+    assert len(verifier.calls) == calls_ahead + answer[0]["calls"]
 
 
 def test_a_pass_over_many_away_agents_leaves_the_rest_once_its_time_is_spent(

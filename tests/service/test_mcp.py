@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from builders import KEY, build_note
 from readmit.errors import ConfigError
-from readmit.service.operations import require_key
+from readmit.service.keys import require_key
 from readmit.store import SqlStore
 from servicekit import Team, make_team
 
@@ -171,18 +171,21 @@ def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
     mine = {"op": "assert", "author": "A1", "item": {"id": "x", "text": "Before."}}
     later = {"op": "assert", "author": "A1", "item": {"id": "y", "text": "After."}}
 
-    async def session() -> tuple[Any, Any]:
+    async def session() -> tuple[Any, Any, Any]:
         async with Client(params, read_timeout_seconds=60) as client:
             before = await client.call_tool("record_events", {"events": [mine]})
             store.revoke_agent_keys("trip", "A1", None)
             after = await client.call_tool("record_events", {"events": [later]})
-            return before, after
+            wrong = await client.call_tool("explain", {"decision_id": "abc", "x": 1})
+            return before, after, wrong
 
-    before, after = anyio.run(session)
+    before, after, wrong = anyio.run(session)
 
     assert not before.is_error
     assert after.is_error
     assert "error [unauthenticated]: that agent key is not known" in after.content[0].text
+    # the key before the arguments, as HTTP answers 401 before it reads a body
+    assert wrong.content[0].text.startswith("Error executing tool explain: error [unauth")
     assert [e.event.id for e in store.events("trip")][-1] != "A1/y"
     assert "A1/y" not in {i.id for i in store.visible_state("trip", "A2")}
 

@@ -36,7 +36,8 @@ def _own(store: SqlStore, number: int, workspace: str | None, agent: str) -> tup
         )
     if not 1 <= number <= len(rows):
         where = f" in workspace {workspace!r}" if workspace is not None else ""
-        raise NotFound(f"agent {agent!r} has {len(rows)} decision(s){where}, not {number}")
+        has = f"{len(rows)} decision(s){where}, not {number}" if rows else f"no decision{where}"
+        raise NotFound(f"agent {agent!r} has {has} (see 'readmit audit')")
     return rows[number - 1].id, rows[number - 1].workspace
 
 

@@ -37,6 +37,18 @@ def sqlite_path(url: str) -> Path | None:
     return None if path in ("", ":memory:", "/:memory:") else Path(path)
 
 
+def sqlite_file(url: str) -> Path | None:
+    """`sqlite_path`, refusing a directory.
+
+    Raises:
+        ConfigError: if ``url`` names a directory.
+    """
+    path = sqlite_path(url)
+    if path is not None and path.is_dir():
+        raise ConfigError(f"{str(path)!r} (from {url!r}) is a directory, not a database file")
+    return path
+
+
 def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> SqlStore:
     """Open a store that must already exist, so a mistyped path is not a new empty database.
 
@@ -47,9 +59,7 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
         ConfigError: if ``url`` names an SQLite file that does not exist.
         StoreError: if the store cannot be opened.
     """
-    path = sqlite_path(url)
-    if path is not None and path.is_dir():
-        raise ConfigError(f"{str(path)!r} (from {url!r}) is a directory, not a database file")
+    path = sqlite_file(url)
     if path is not None and not path.is_file():
         if given is None:
             raise ConfigError(

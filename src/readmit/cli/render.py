@@ -1,5 +1,6 @@
 """Human-readable rendering of decision records (shared by demo, replay and explain)."""
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,11 +46,15 @@ def render_decision(record: dict[str, Any], texts: dict[str, str] | None = None)
     yield from map(shown, lines)
 
 
+_UNSHOWN = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+"""Control characters, line and paragraph separators, and the marks, embeddings, overrides
+and isolates of bidirectional text: what could start a line or reorder one. Other
+invisible characters (a no-break space, the joiner inside an emoji) are text."""
+
+
 def shown(line: str) -> str:
-    """``line`` with every character that is not printable (but the space) escaped."""
-    if line.isprintable():
-        return line
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in line)
+    r"""``line`` with `_UNSHOWN` characters escaped (``\n``, ``\u202e``)."""
+    return _UNSHOWN.sub(lambda c: c.group().encode("unicode_escape").decode(), line)
 
 
 def _render(record: dict[str, Any], texts: dict[str, str] | None) -> Iterator[str]:

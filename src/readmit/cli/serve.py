@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from readmit.cli.inputs import sqlite_path
+from readmit.cli.inputs import sqlite_file
 from readmit.cli.replay import EMBEDDINGS_OPTION
 from readmit.config import DB_ENV
 from readmit.errors import ConfigError, InvalidInput, install_hint
@@ -56,7 +56,7 @@ def _existing(url: str) -> SqlStore:
     Raises:
         ConfigError: naming the file and the commands that make the store.
     """
-    path = sqlite_path(url)
+    path = sqlite_file(url)
     if path is not None and not path.is_file():
         made = f"--db {url}" if " " not in url else f"--db '{url}'"
         raise ConfigError(
@@ -290,8 +290,9 @@ def mcp_command(
 ) -> None:
     """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
     _require_service_extra()
+    from readmit.service.keys import require_key
     from readmit.service.mcp import create_mcp
-    from readmit.service.operations import Service, require_key
+    from readmit.service.operations import Service
     from readmit.service.settings import limits_from_flags, load_policy
 
     service = Service.from_env(

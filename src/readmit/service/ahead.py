@@ -21,13 +21,16 @@ issued a view. With several server processes over one database, each judges ahea
 events it recorded, one at a time for a workspace: a pass holds the workspace's lease
 (`readmit.store.leases`), and a process that finds another holding it tries again once it
 is quiet, when what the other judged is in the store (verdicts, watermarks, the
-verifier's cache) and only what came after is judged. A pass yields only to its own
-process's returns.
+verifier's cache) and only what came after is judged. A pass gives way to a return of
+its own process, which asks for the workspace's turn, and to one of another process, which
+holds a lease of its own in the store while it is decided (`asking`).
 """
 
 import logging
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from readmit.admission.invalidation.embeddings import Embedder
@@ -45,6 +48,34 @@ QUIET_S = 1.0
 a burst of events is judged once, after the burst."""
 
 log = logging.getLogger("readmit.service.ahead")
+
+
+WANTED = "return-wanted "
+"""The start of the lease a return holds while it is decided, when another process judges
+its workspace ahead (`asking`): that judge gives way to it, as to a return of its own."""
+ASK_S = 600.0
+"""Seconds a return's ask stands at most: a process that dies asking holds no judge off
+longer (a return bounded by the policy's time budget ends well before)."""
+
+
+@contextmanager
+def asking(store: SqlStore, workspace: str, judge: "AheadJudge | None") -> Iterator[None]:
+    """Ask the judge of another process, if one judges ``workspace`` ahead, to give way.
+
+    For the block (a return's decision) a lease of its own stands in the store, named
+    `WANTED` and an id; the judge of this process (``judge``) is asked by the turns. The
+    lease is withdrawn after, or runs out if this process dies first.
+    """
+    judging = store.lease_holder(workspace, LEASE)
+    if judging is None or (judge is not None and judging == judge.holder):
+        yield
+        return
+    name = WANTED + uuid.uuid4().hex
+    store.lease(workspace, name, name, ASK_S)
+    try:
+        yield
+    finally:
+        store.lease(workspace, name, name, 0)
 
 
 class _Yielded(Exception):
@@ -220,8 +251,7 @@ class AheadJudge:
         known = self._task(workspace, agent)
         if known is None:
             return None
-        if self.turns.contended(workspace) or self._closed:
-            raise _Yielded
+        self._give_way(workspace)
         with self.turns.take(workspace, background=True):
             if agent not in self.store.away(workspace):  # it returned while the pass waited
                 return None
@@ -240,7 +270,10 @@ class AheadJudge:
             )
 
     def _give_way(self, workspace: str) -> None:
+        """Stop the pass if a return asks for ``workspace``, here or in another process."""
         if self.turns.contended(workspace) or self._closed:
+            raise _Yielded
+        if self.store.leased(workspace, WANTED):
             raise _Yielded
 
     def _task(self, workspace: str, agent: str) -> tuple[str, str] | None:

@@ -11,8 +11,8 @@ is ``invalid_input`` naming the argument, and names and texts are checked
 (`readmit.service.schemas`), published as the tool's output schema.
 """
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from typing import Any
 
@@ -62,6 +62,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
     acting = partial(_acting, service, key)
 
     server = _CheckedServer(
+        acting,
         name="readmit",
         instructions=(
             "readmit decides which remembered state you may still act on after an absence. "
@@ -160,15 +161,25 @@ class _CheckedServer(MCPServer):
     """An `MCPServer` that checks a call's arguments as the HTTP API checks a body.
 
     The library drops an argument its tool does not take, and words a wrong type in
-    pydantic's terms with a link; both reach the client here as ``invalid_input``.
+    pydantic's terms with a link; both reach the client here as ``invalid_input``, after
+    the key is checked (as HTTP answers 401 before it reads a body), in the words of the
+    tools' own refusals.
     """
+
+    def __init__(self, acting: Callable[[], AbstractContextManager[None]], **options: Any):
+        super().__init__(**options)
+        self._acting = acting
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
         tool = self._tool_manager.get_tool(name)
         if tool is not None:
-            _check_arguments(tool, arguments)
+            try:
+                with self._acting():
+                    _check_arguments(tool, arguments)
+            except ToolError as exc:
+                raise ToolError(f"Error executing tool {name}: {exc}") from None
         return await super().call_tool(name, arguments, context)
 
 
@@ -176,15 +187,15 @@ def _check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     """Refuse an argument ``tool`` does not take, or one of the wrong type.
 
     Raises:
-        ToolError: ``error [invalid_input]: <tool>: ...``, naming the argument.
+        InvalidInput: ``<tool>: ...``, naming the argument.
     """
     known = sorted(tool.parameters.get("properties", {}))
     for given in arguments:
         if given not in known:
             hint = did_you_mean(given, known)
             takes = f"it takes {', '.join(known)}" if known else "it takes none"
-            raise ToolError(
-                f"error [{InvalidInput.code}]: {tool.name}: unknown argument {given!r}"
+            raise InvalidInput(
+                f"{tool.name}: unknown argument {given!r}"
                 + (f" ({hint})" if hint else "")
                 + f"; {takes}"
             )
@@ -195,4 +206,4 @@ def _check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
             f"{'.'.join(map(str, e['loc']))}: {plain(e['msg'])}"
             for e in exc.errors(include_url=False)
         )
-        raise ToolError(f"error [{InvalidInput.code}]: {tool.name}: {problems}") from None
+        raise InvalidInput(f"{tool.name}: {problems}") from None

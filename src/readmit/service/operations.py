@@ -33,7 +33,7 @@ from readmit.events import RecordExperience, ReturnRequest
 from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
-from readmit.service.ahead import QUIET_S, AheadJudge
+from readmit.service.ahead import QUIET_S, AheadJudge, asking
 from readmit.service.batch import check_sizes, own_batch, own_hint
 from readmit.service.copies import answer, shown
 from readmit.service.ids import own, ref
@@ -285,19 +285,20 @@ class Service:
             )
             stop = _stopper(cancel)
             try:
-                decided = decide(
-                    self.store,
-                    caller.workspace,
-                    request,
-                    policy=self.policy,
-                    verifier=self.verifier,
-                    signer=self.signer,
-                    embedder=self.embedder,
-                    on_progress=stop,
-                    before_record=lambda: stop(0, 0),
-                    between=lambda: stop(0, 0),
-                    waited=waited,
-                )
+                with asking(self.store, caller.workspace, self.ahead):
+                    decided = decide(
+                        self.store,
+                        caller.workspace,
+                        request,
+                        policy=self.policy,
+                        verifier=self.verifier,
+                        signer=self.signer,
+                        embedder=self.embedder,
+                        on_progress=stop,
+                        before_record=lambda: stop(0, 0),
+                        between=lambda: stop(0, 0),
+                        waited=waited,
+                    )
             except InvalidEvent as exc:  # the request's id is the server's, not the caller's
                 if exc.event_id != request.id:
                     raise
@@ -386,15 +387,3 @@ def _stopper(cancel: Cancel | None) -> Callable[[int, int], None]:
             raise Abandoned("the client went away; the return stopped and recorded nothing")
 
     return stop
-
-
-def require_key(env: Mapping[str, str], name: str) -> str:
-    """An agent key from the environment.
-
-    Raises:
-        ConfigError: if it is unset.
-    """
-    key = env.get(name, "").strip()  # a key pasted with its line's end
-    if not key:
-        raise ConfigError(f"set {name} to the agent's key (create one with `readmit keys create`)")
-    return key

@@ -4,12 +4,39 @@ A lease is a row naming its holder and until when it holds (wall-clock seconds).
 taken in a write transaction (serialized with every other writer of its workspace, in
 every process), so two processes never both hold it; a holder that dies loses it when it
 runs out. Used so that of several ``readmit serve --judge-ahead`` processes over one
-database, one judges a workspace ahead at a time (`readmit.service.ahead`).
+database, one judges a workspace ahead at a time (`readmit.service.ahead`), and so that a
+return in one process can ask the judge of another to give way (`asked`).
 """
 
 import time
+from contextlib import AbstractContextManager
 
 from readmit.store.connection import Connection
+
+
+class Leases:
+    """The part of `readmit.store.SqlStore` that keeps leases."""
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def lease(self, workspace: str, name: str, holder: str, seconds: float) -> bool:
+        """Take or renew lease ``name`` of ``workspace`` (`take`)."""
+        with self._transaction(lock=workspace) as db:
+            return take(db, (workspace, name), holder, seconds)
+
+    def lease_holder(self, workspace: str, name: str) -> str | None:
+        """Who holds lease ``name`` of ``workspace`` now, if anyone."""
+        with self._read() as db:
+            return holder(db, (workspace, name))
+
+    def leased(self, workspace: str, prefix: str) -> bool:
+        """Whether any lease of ``workspace`` whose name starts with ``prefix`` is held now."""
+        with self._read() as db:
+            return asked(db, workspace, prefix)
 
 
 def take(db: Connection, lease: tuple[str, str], holder: str, seconds: float) -> bool:
@@ -36,3 +63,21 @@ def take(db: Connection, lease: tuple[str, str], holder: str, seconds: float) ->
         (*lease, holder, now + seconds),
     )
     return True
+
+
+def asked(db: Connection, workspace: str, prefix: str) -> bool:
+    """Whether a lease of ``workspace`` whose name starts with ``prefix`` is held now."""
+    row = db.execute(
+        "SELECT 1 FROM leases WHERE workspace = ? AND name LIKE ? AND until > ? LIMIT 1",
+        (workspace, prefix.replace("%", "").replace("_", "") + "%", time.time()),
+    ).fetchone()
+    return row is not None
+
+
+def holder(db: Connection, lease: tuple[str, str]) -> str | None:
+    """Who holds ``lease`` (its workspace and name) now, if anyone."""
+    row = db.execute(
+        "SELECT holder FROM leases WHERE workspace = ? AND name = ? AND until > ?",
+        (*lease, time.time()),
+    ).fetchone()
+    return None if row is None else str(row[0])

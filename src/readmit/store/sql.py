@@ -34,7 +34,7 @@ from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, judgments, leases, left_out, verdicts
+from readmit.store import absence, audit, judgments, left_out, verdicts
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import (
@@ -46,6 +46,7 @@ from readmit.store.bodies import (
 )
 from readmit.store.connection import Conflict, Connection
 from readmit.store.history import history
+from readmit.store.leases import Leases
 from readmit.store.migrations import migrate, missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
@@ -55,7 +56,7 @@ _ID = attrgetter("id")
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys):
+class SqlStore(AgentKeys, Leases):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:
@@ -224,11 +225,6 @@ class SqlStore(AgentKeys):
             made, left_out = absence.checkpoint(who, active, standing.keys(), epoch, at)
             absence.insert_checkpoint(db, workspace, made, returning_to, left_out)
         return made
-
-    def lease(self, workspace: str, name: str, holder: str, seconds: float) -> bool:
-        """Take or renew lease ``name`` of ``workspace`` (`readmit.store.leases.take`)."""
-        with self._transaction(lock=workspace) as db:
-            return leases.take(db, (workspace, name), holder, seconds)
 
     def departed_for(
         self, workspace: str, agent: str, at: datetime | None = None
