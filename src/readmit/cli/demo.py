@@ -9,7 +9,7 @@ from readmit.examples.travel import travel_scenario
 from readmit.scenario import load_scenario
 
 _INTRO = """\
-A1 (itinerary) booked Sunrise Hotel, noted the 9:00 train and an 8:00 pickup
+A1 (itinerary) saw the Sunrise Hotel booking, the 9:00 train and an 8:00 pickup
 from Sunrise, then went offline. Meanwhile the team cancelled Sunrise, booked
 Riverside, moved the train to 9:30 and left "update the pickup" open.
 A1 comes back twice on 3 May: at 12:00, when only hearsay says where the pickup is,
