@@ -86,6 +86,23 @@ def _held() -> tuple[FunctionVerifier, threading.Event, threading.Event]:
     return FunctionVerifier(held, name="held"), inside, release
 
 
+def _returning(
+    service: Service, away: Caller, asks: Callable[[], bool], release: threading.Event
+) -> Any:
+    """``away``'s return through ``service`` in a thread; once ``asks()`` says it asks for
+    the workspace, ``release`` is set (the pass goes on from where it was held). Its
+    judgment."""
+    answer: list[Any] = []
+    returning = threading.Thread(
+        target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
+    )
+    returning.start()
+    _until(asks)
+    release.set()
+    returning.join(SETTLED_S)
+    return answer[0]
+
+
 @pytest.fixture
 def judged(store: SqlStore) -> Iterator[tuple[Service, Caller, Caller]]:
     service, away, other = _team(store, make_verifier("builtin"))
@@ -164,18 +181,10 @@ def test_judging_ahead_gives_way_to_a_return(store: SqlStore) -> None:
         _changes(service, other)
         assert first_call.wait(SETTLED_S)  # judging ahead, inside its first call
         calls_ahead = len(verifier.calls)
-        answer: list[object] = []
-        returning = threading.Thread(
-            target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
-        )
-        returning.start()
-        _until(lambda: service.turns.contended("w"))
-        release.set()
-        returning.join(SETTLED_S)
+        judgment = _returning(service, away, lambda: service.turns.contended("w"), release)
     finally:
         ahead.close()
 
-    judgment = answer[0]
     assert isinstance(judgment, dict)
     assert judgment["calls"] > 0  # the return judged what the judge had not reached
     assert ahead.passes == 0  # the pass stopped after its call, and the return went first
@@ -205,21 +214,14 @@ def test_judging_ahead_gives_way_between_stages_not_only_after_a_call(
     try:
         _changes(service, other)
         assert reading.wait(SETTLED_S)  # the pass is reading the context
-        answer: list[Any] = []
-        returning = threading.Thread(
-            target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
-        )
-        returning.start()
-        _until(lambda: service.turns.contended("w"))
-        release.set()
-        returning.join(SETTLED_S)
+        judgment = _returning(service, away, lambda: service.turns.contended("w"), release)
     finally:
         release.set()
         ahead.close()
 
-    assert answer[0]["calls"] > 0
+    assert judgment["calls"] > 0
     assert ahead.passes == 0
-    assert len(verifier.calls) == answer[0]["calls"]  # every call was the return's
+    assert len(verifier.calls) == judgment["calls"]  # every call was the return's
 
 
 def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
@@ -377,14 +379,8 @@ def test_a_pass_gives_way_to_a_return_decided_by_another_process(
             _changes(first, other)
             assert inside.wait(SETTLED_S)  # the first process judges ahead, in a call
             calls_ahead = len(verifier.calls)
-            answer: list[Any] = []
-            returning = threading.Thread(
-                target=lambda: answer.append(second.return_(away, "ops", "p")["judgment"])
-            )
-            returning.start()
-            _until(lambda: stores[0].leased("w", WANTED))  # it asks while it is decided
-            release.set()
-            returning.join(SETTLED_S)
+            # it asks, through the store, while it is decided
+            judgment = _returning(second, away, lambda: stores[0].leased("w", WANTED), release)
             assert ahead.settle(SETTLED_S)
         finally:
             release.set()
@@ -392,9 +388,9 @@ def test_a_pass_gives_way_to_a_return_decided_by_another_process(
             for store in stores:
                 store.close()
 
-    assert answer[0]["calls"] > 0
+    assert judgment["calls"] > 0
     assert ahead.passes == 0  # the pass stopped after its call in progress
-    assert len(verifier.calls) == calls_ahead + answer[0]["calls"]
+    assert len(verifier.calls) == calls_ahead + judgment["calls"]
 
 
 def test_a_pass_over_many_away_agents_leaves_the_rest_once_its_time_is_spent(
