@@ -21,3 +21,23 @@ def test_a_lease_has_one_holder_until_given_back_or_run_out(store: WorkStateStor
     time.sleep(0.01)
     assert store.lease("w", "x", "a", 30)  # b's ran out
     assert not store.lease("w", "x", "b", 30)
+
+
+def test_who_holds_a_lease_and_whether_any_of_a_kind_is_held_and_what_ran_out_goes(
+    store: WorkStateStore,
+) -> None:
+    assert isinstance(store, SqlStore)
+    assert store.lease_holder("w", "x") is None
+    store.lease("w", "x", "a", 30)
+    store.lease("w", "ask 1", "r1", 0.001)
+    store.lease("v", "ask 2", "r2", 30)  # another workspace's
+
+    time.sleep(0.01)
+    assert store.lease_holder("w", "x") == "a"
+    assert not store.leased("w", "ask ")  # r1's ran out
+    store.lease("w", "ask 3", "r3", 30)
+    assert store.leased("w", "ask ")
+    store.lease("w", "ask 3", "r3", 0)
+    assert not store.leased("w", "ask ")
+    (rows,) = store.conn.execute("SELECT COUNT(*) FROM leases WHERE workspace = 'w'").fetchone()
+    assert rows == 1  # x; what ran out went at the next take

@@ -46,6 +46,8 @@ def take(db: Connection, lease: tuple[str, str], holder: str, seconds: float) ->
     it) and returns ``False``.
     """
     now = time.time()
+    # what ran out (a holder that died) goes, so that rows of returns' asks do not pile up
+    db.execute("DELETE FROM leases WHERE workspace = ? AND until <= ?", (lease[0], now))
     if seconds <= 0:
         db.execute(
             "DELETE FROM leases WHERE workspace = ? AND name = ? AND holder = ?", (*lease, holder)
