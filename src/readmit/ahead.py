@@ -38,6 +38,9 @@ LEASE = "judge-ahead"
 LEASE_MARGIN_S = 60.0
 """Seconds a lease outlasts a pass's time budget: its last call may run past it (up to the
 verifier's timeout), and a process that dies holding it keeps no one else out longer."""
+WANTED = "return-wanted "
+"""The start of the lease a return holds while it is decided, when another process judges
+its workspace ahead (`readmit.service.ahead.asking`): the judge gives way to it."""
 RECORDS_READ = 4
 """Decisions read back, newest first, for what an agent returns to (`returned_to`)."""
 

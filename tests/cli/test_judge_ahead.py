@@ -7,7 +7,7 @@ from click.testing import CliRunner, Result
 
 from builders import KEY, build_note
 from readmit.admission.invalidation.implicit import Verdict
-from readmit.ahead import LEASE
+from readmit.ahead import LEASE, WANTED
 from readmit.cli import cli
 from readmit.model import Agent
 from readmit.plugins import make_verifier
@@ -176,4 +176,24 @@ def test_it_waits_while_another_process_judges_the_workspace_and_gives_the_lease
         assert server.lease("w", LEASE, "a server", 30)  # given back when done
     finally:
         server.close()
+    assert _calls_at_return(db) == 0
+
+
+def test_it_gives_way_to_a_servers_return_and_judges_once_it_is_decided(
+    tmp_path: Path,
+) -> None:
+    """A server's return asks for the workspace through the store while it is decided
+    (`readmit.service.ahead.asking`): the pass stops, waits, and judges again after."""
+    db = _away_after_changes(tmp_path)
+    server = open_store(db)
+    try:
+        assert server.lease("w", f"{WANTED}r1", "r1", 0.3)  # a return being decided
+
+        result = _judge(db)
+    finally:
+        server.close()
+
+    assert result.exit_code == 0, result.output
+    assert "a0: a return is being decided in 'w': waiting for it" in result.output
+    assert result.output.count("a0: ") == 2  # the wait, then the pass
     assert _calls_at_return(db) == 0

@@ -14,13 +14,14 @@ from builders import KEY, build_note
 from conftest import store_url
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.ahead import WANTED
 from readmit.clock import now
 from readmit.decide import decide
 from readmit.events import ReturnRequest
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
-from readmit.service.ahead import WANTED, AheadJudge
+from readmit.service.ahead import AheadJudge
 from readmit.service.operations import Caller, Service
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store

@@ -9,16 +9,19 @@ from dataclasses import replace
 import click
 
 from readmit.admission.invalidation.cache import with_cache
-from readmit.ahead import LEASE, LEASE_MARGIN_S, judge_ahead, returns_to
+from readmit.admission.invalidation.embeddings import Embedder
+from readmit.admission.invalidation.implicit import Verifier
+from readmit.admission.invalidation.judgment import Judgment
+from readmit.ahead import LEASE, LEASE_MARGIN_S, WANTED, judge_ahead, returns_to
 from readmit.cli.audit import db_given
 from readmit.cli.inputs import open_existing_store, workspace_agents
 from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
 from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.plugins import make_embedder, make_verifier
-from readmit.policy import MAX_JUDGMENT_SECONDS
+from readmit.policy import MAX_JUDGMENT_SECONDS, Policy
 from readmit.service.settings import load_policy
-from readmit.signing import HmacSha256Signer
+from readmit.signing import HmacSha256Signer, Signer
 from readmit.store import SqlStore
 from readmit.wire import check_name, check_returning
 
@@ -93,19 +96,9 @@ def judge_ahead_command(
                 continue
             _lease(store, workspace_name, holder, lease_s)
             try:
-                with progress_bar() as on_progress:
-                    j = judge_ahead(
-                        store,
-                        workspace_name,
-                        agent,
-                        task=known[0],
-                        purpose=known[1],
-                        policy=policy,
-                        verifier=verifier,
-                        signer=signer,
-                        embedder=embedder,
-                        on_progress=on_progress,
-                    )
+                passing = (store, workspace_name, agent, known, policy, verifier, signer, embedder)
+                while (j := _pass(*passing)) is None:  # it gave way to a server's return
+                    _lease(store, workspace_name, holder, lease_s)
             except InvalidEvent as exc:  # departed at a time after now (a client's clock)
                 click.echo(f"{agent}: skipped, {exc.problem} as of now", err=True)
                 continue
@@ -118,6 +111,56 @@ def judge_ahead_command(
             )
     finally:
         store.close()
+
+
+class _Asked(Exception):
+    """A return of a server over the store asked for the workspace (`readmit.ahead.WANTED`)."""
+
+
+def _pass(
+    store: SqlStore,
+    workspace: str,
+    agent: str,
+    known: tuple[str, str],
+    policy: Policy,
+    verifier: Verifier,
+    signer: Signer,
+    embedder: Embedder | None,
+) -> Judgment | None:
+    """One pass for ``agent``; ``None`` if it gave way to a server's return, once that ended.
+
+    The pass stops at its next stage or verifier call, as a server's judge does; the
+    verdicts of the calls it made stay in the store's cache for the next pass.
+    """
+
+    def give_way() -> None:
+        if store.leased(workspace, WANTED):
+            raise _Asked
+
+    def progress(done: int, total: int) -> None:
+        shown(done, total)
+        give_way()
+
+    try:
+        with progress_bar() as shown:
+            return judge_ahead(
+                store,
+                workspace,
+                agent,
+                task=known[0],
+                purpose=known[1],
+                policy=policy,
+                verifier=verifier,
+                signer=signer,
+                embedder=embedder,
+                on_progress=progress,
+                between=give_way,
+            )
+    except _Asked:
+        click.echo(f"{agent}: a return is being decided in {workspace!r}: waiting for it", err=True)
+        while store.leased(workspace, WANTED):
+            time.sleep(LEASE_POLL_S)
+        return None
 
 
 NO_BUDGET_LEASE_S = 600.0

@@ -36,7 +36,7 @@ from dataclasses import replace
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.ahead import LEASE, LEASE_MARGIN_S, judge_ahead, returned_to
+from readmit.ahead import LEASE, LEASE_MARGIN_S, WANTED, judge_ahead, returned_to
 from readmit.clock import elapsed, now
 from readmit.policy import Policy
 from readmit.service.turns import Turns
@@ -50,9 +50,6 @@ a burst of events is judged once, after the burst."""
 log = logging.getLogger("readmit.service.ahead")
 
 
-WANTED = "return-wanted "
-"""The start of the lease a return holds while it is decided, when another process judges
-its workspace ahead (`asking`): that judge gives way to it, as to a return of its own."""
 ASK_S = 600.0
 """Seconds a return's ask stands at most: a process that dies asking holds no judge off
 longer (a return bounded by the policy's time budget ends well before)."""
