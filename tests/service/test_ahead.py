@@ -14,7 +14,7 @@ from builders import KEY, build_note
 from conftest import store_url
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
-from readmit.ahead import WANTED
+from readmit.ahead import LEASE, WANTED
 from readmit.clock import now
 from readmit.decide import decide
 from readmit.events import ReturnRequest
@@ -392,6 +392,70 @@ def test_a_pass_gives_way_to_a_return_decided_by_another_process(
     assert judgment["calls"] > 0
     assert ahead.passes == 0  # the pass stopped after its call in progress
     assert len(verifier.calls) == calls_ahead + judgment["calls"]
+
+
+def test_a_return_asks_nothing_when_no_other_process_judges(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No judge anywhere, or only this process's: a return writes no lease (a write
+    transaction each), it only reads who holds the judge-ahead lease."""
+    service, away, other = _team(store, make_verifier("builtin"))
+    taken: list[str] = []
+    take = store.lease
+
+    def lease(workspace: str, name: str, holder: str, seconds: float) -> bool:
+        taken.append(name)
+        return take(workspace, name, holder, seconds)
+
+    monkeypatch.setattr(store, "lease", lease)
+    _changes(service, other)
+    service.return_(away, "ops", "p")
+    service.depart(away)
+    ahead = service.judge_ahead(30.0, quiet=3600.0)  # this process's own judge, idle
+    try:
+        assert store.lease("w", LEASE, ahead.holder, 30)  # holding the lease, as in a pass
+        service.record(other, [build_note("a1", n) for n in range(9, 12)])
+        service.return_(away, "ops", "p")
+    finally:
+        ahead.close()
+
+    assert not [name for name in taken if name.startswith(WANTED)]
+
+
+def test_a_return_asks_a_judge_that_started_after_it_began(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process takes the judge-ahead lease while a return is being decided: the
+    return asks at its next stage or call, not only if the judge was there first."""
+    monkeypatch.setattr("readmit.service.ahead.RECHECK_S", 0.0)
+    with store_url(backend, tmp_path) as url:
+        stores = open_store(url), open_store(url)
+        seen: list[bool] = []
+
+        def judge(pair: Pair) -> Verdict:  # the return's calls see whether it asked
+            seen.append(stores[0].leased("w", WANTED))
+            return Verdict(invalidates=False, confidence=1.0)
+
+        service, away, other = _team(stores[1], FunctionVerifier(judge, name="seen"))
+        read = stores[1].return_context
+
+        def reading(workspace: str, request: ReturnRequest) -> Any:
+            assert stores[0].lease("w", LEASE, "another process", 30)  # it starts judging
+            return read(workspace, request)
+
+        monkeypatch.setattr(stores[1], "return_context", reading)
+        try:
+            _changes(service, other)
+            seen.clear()
+            service.return_(away, "ops", "p")
+            asked_after = stores[0].leased("w", WANTED)
+        finally:
+            for store in stores:
+                store.close()
+
+    assert seen
+    assert all(seen)  # asked from its first stage on
+    assert not asked_after  # and withdrawn once decided
 
 
 def test_a_pass_over_many_away_agents_leaves_the_rest_once_its_time_is_spent(

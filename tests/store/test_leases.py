@@ -41,3 +41,16 @@ def test_who_holds_a_lease_and_whether_any_of_a_kind_is_held_and_what_ran_out_go
     assert not store.leased("w", "ask ")
     (rows,) = store.conn.execute("SELECT COUNT(*) FROM leases WHERE workspace = 'w'").fetchone()
     assert rows == 1  # x; what ran out went at the next take
+
+
+def test_a_kind_of_lease_is_its_names_exact_start_on_every_backend(
+    store: WorkStateStore,
+) -> None:
+    """Not SQL's LIKE: no case folding (SQLite's), no wildcards in the names."""
+    assert isinstance(store, SqlStore)
+    store.lease("w", "ask_1", "r", 30)
+
+    assert store.leased("w", "ask_")
+    assert not store.leased("w", "ASK_")
+    assert not store.leased("w", "as%")
+    assert not store.leased("w", "a_k")

@@ -27,9 +27,10 @@ holds a lease of its own in the store while it is decided (`asking`).
 """
 
 import logging
+import math
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -50,29 +51,62 @@ a burst of events is judged once, after the burst."""
 log = logging.getLogger("readmit.service.ahead")
 
 
-ASK_S = 600.0
-"""Seconds a return's ask stands at most: a process that dies asking holds no judge off
-longer (a return bounded by the policy's time budget ends well before)."""
+ASK_S = 120.0
+"""Seconds a return's ask stands unless renewed (it is, at the return's stages and calls,
+once half is gone): a process that dies asking holds no judge off longer."""
+RECHECK_S = 0.5
+"""Seconds between a return's looks at whether another process has started judging its
+workspace: a judge that starts during a return is asked within about this (and a stage)."""
 
 
 @contextmanager
-def asking(store: SqlStore, workspace: str, judge: "AheadJudge | None") -> Iterator[None]:
-    """Ask the judge of another process, if one judges ``workspace`` ahead, to give way.
+def asking(
+    store: SqlStore, workspace: str, judge: "AheadJudge | None"
+) -> Iterator[Callable[[], None]]:
+    """Ask the judge of another process, while one judges ``workspace`` ahead, to give way.
 
     For the block (a return's decision) a lease of its own stands in the store, named
-    `WANTED` and an id; the judge of this process (``judge``) is asked by the turns. The
-    lease is withdrawn after, or runs out if this process dies first.
+    `WANTED` and an id, once another process holds the workspace's judge-ahead lease; the
+    judge of this process (``judge``) is asked by the turns instead. The block calls what
+    it is given at its stages and calls: it looks again at most every `RECHECK_S`, for a
+    judge that started after it, and renews its ask. The ask is withdrawn after, or runs
+    out if this process dies first.
     """
-    judging = store.lease_holder(workspace, LEASE)
-    if judging is None or (judge is not None and judging == judge.holder):
-        yield
-        return
-    name = WANTED + uuid.uuid4().hex
-    store.lease(workspace, name, name, ASK_S)
+    ask = _Ask(store, workspace, None if judge is None else judge.holder)
+    ask()
     try:
-        yield
+        yield ask
     finally:
-        store.lease(workspace, name, name, 0)
+        ask.withdraw()
+
+
+class _Ask:
+    """A return's ask (`asking`): made once another process judges, renewed while needed."""
+
+    def __init__(self, store: SqlStore, workspace: str, own: str | None) -> None:
+        self.store, self.workspace, self.own = store, workspace, own
+        self.name = WANTED + uuid.uuid4().hex
+        self.made: float | None = None
+        self.looked = -math.inf
+
+    def __call__(self) -> None:
+        at = elapsed()
+        if self.made is not None:
+            if at - self.made >= ASK_S / 2:  # renewed well before it runs out
+                self.store.lease(self.workspace, self.name, self.name, ASK_S)
+                self.made = at
+            return
+        if at - self.looked < RECHECK_S:
+            return
+        self.looked = at
+        judging = self.store.lease_holder(self.workspace, LEASE)
+        if judging is not None and judging != self.own:
+            self.store.lease(self.workspace, self.name, self.name, ASK_S)
+            self.made = at
+
+    def withdraw(self) -> None:
+        if self.made is not None:
+            self.store.lease(self.workspace, self.name, self.name, 0)
 
 
 class _Yielded(Exception):

@@ -285,7 +285,12 @@ class Service:
             )
             stop = _stopper(cancel)
             try:
-                with asking(self.store, caller.workspace, self.ahead):
+                with asking(self.store, caller.workspace, self.ahead) as ask:
+
+                    def step(calls: int = 0, allowed: int = 0) -> None:
+                        stop(calls, allowed)
+                        ask()  # another process's judge that started since gives way too
+
                     decided = decide(
                         self.store,
                         caller.workspace,
@@ -294,9 +299,9 @@ class Service:
                         verifier=self.verifier,
                         signer=self.signer,
                         embedder=self.embedder,
-                        on_progress=stop,
+                        on_progress=step,
                         before_record=lambda: stop(0, 0),
-                        between=lambda: stop(0, 0),
+                        between=step,
                         waited=waited,
                     )
             except InvalidEvent as exc:  # the request's id is the server's, not the caller's

@@ -69,9 +69,9 @@ def take(db: Connection, lease: tuple[str, str], holder: str, seconds: float) ->
 
 def asked(db: Connection, workspace: str, prefix: str) -> bool:
     """Whether a lease of ``workspace`` whose name starts with ``prefix`` is held now."""
-    row = db.execute(
-        "SELECT 1 FROM leases WHERE workspace = ? AND name LIKE ? AND until > ? LIMIT 1",
-        (workspace, prefix.replace("%", "").replace("_", "") + "%", time.time()),
+    row = db.execute(  # not LIKE: its case and its wildcards differ between the databases
+        "SELECT 1 FROM leases WHERE workspace = ? AND substr(name, 1, ?) = ? AND until > ? LIMIT 1",
+        (workspace, len(prefix), prefix, time.time()),
     ).fetchone()
     return row is not None
 
