@@ -1,14 +1,17 @@
 """Why each item of a return's C is not in the agent's view (`integrations.team.removals`)."""
 
 from dataclasses import replace
+from datetime import timedelta
 
-from builders import KEY, context, item, revoke
+from builders import KEY, T0, context, item, revoke
 from readmit.admission import admit
-from readmit.decide import Decided
+from readmit.decide import Decided, decide
+from readmit.events import Assert, ItemDraft, ReturnRequest
 from readmit.integrations.team import removals
-from readmit.model import Scope
+from readmit.model import Agent, Scope, Validity
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore
 
 
 def test_each_item_left_out_is_named_with_the_decisions_own_reason() -> None:
@@ -32,3 +35,31 @@ def test_an_item_the_agent_may_not_read_is_removed_without_its_detail() -> None:
     found = removals(Decided(decision, ctx, {}))
 
     assert (found["c"].reason, found["c"].detail) == ("revoked", "")
+
+
+def test_an_item_the_departure_left_out_as_expired_is_removed_and_says_so(
+    store: WorkStateStore,
+) -> None:
+    """It is not in C, so the decision names it nowhere; a memory layer that removes what
+    the decision judged would otherwise serve it as valid."""
+    team = [Agent(id=a, principal="org", role="r") for a in ("A1", "A2")]
+    store.create_workspace("w", team)
+    until = T0 + timedelta(hours=1)
+    lapsing = ItemDraft(id="x", text="Gate 4 is open.", validity=Validity(valid_to=until))
+    store.append("w", [Assert(id="e1", at=T0, author="A2", item=lapsing)])
+    store.depart("w", "A1", T0 + timedelta(hours=2))  # x ended before: left out
+    later = ItemDraft(id="y", text="Gate 5 is open.")
+    store.append("w", [Assert(id="e2", at=T0 + timedelta(hours=3), author="A2", item=later)])
+    request = ReturnRequest(id="r", at=T0 + timedelta(hours=4), agent="A1", task="*", purpose="*")
+
+    decided = decide(
+        store, "w", request, policy=Policy(), verifier=None, signer=HmacSha256Signer(KEY)
+    )
+
+    assert "x" not in {i.id for i in decided.context.items}
+    found = removals(decided)
+    assert (found["x"].reason, found["x"].detail) == (
+        "expired",
+        "valid until 2026-05-01T09:00:00Z, before the departure",
+    )
+    assert "y" not in found

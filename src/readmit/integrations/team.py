@@ -49,6 +49,7 @@ class Removal:
 def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Removal]:
     """Every item of ``decided``'s C that its view does not hold, by id, with why.
 
+    And each item its departure left out as no longer valid (`_left_at_departure`).
     With ``expired`` (when its issued view expired), the view holds nothing: what it
     admitted is removed too, as ``view_expired``. An item the agent may not read is
     removed with its reason but no detail: the detail of another principal's item (a
@@ -74,7 +75,28 @@ def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Rem
         )
         for item in decided.context.items
         if item.id not in admitted
-    }
+    } | {item.id: _left_at_departure(decided, item) for item in decided.context.left_out}
+
+
+def _left_at_departure(decided: Decided, item: Item) -> Removal:
+    """Why ``item``, which the departure left out as no longer valid, is not in the view.
+
+    It is no candidate of the return (not in C), so the decision names it nowhere; a
+    memory layer that removes only what the decision judged would serve it as valid.
+    """
+    ctx = decided.context
+    ended = item.validity.valid_to
+    if ended is not None and ended <= ctx.departure.at:
+        return Removal(
+            item.id, Reason.EXPIRED.value, f"valid until {format_time(ended)}, before the departure"
+        )
+    verdict = ctx.standing.get(item.id)
+    if verdict is not None:
+        detail = f"found stale before the departure ({', '.join(verdict.evidence)})"
+        return Removal(item.id, Reason.IMPLICITLY_INVALIDATED.value, detail)
+    return Removal(
+        item.id, Reason.PREMISE_INVALIDATED.value, "a premise it rests on fell before the departure"
+    )
 
 
 NOT_SELECTED = Reason.NOT_SELECTED.value
