@@ -8,6 +8,7 @@ import pytest
 
 from readmit.errors import ConfigError, InvalidInput
 from readmit.events import ItemDraft, ObligationDraft
+from readmit.model import Kind
 from readmit.signing import HmacSha256Signer
 
 
@@ -79,3 +80,11 @@ def test_members_of_a_str_enum_are_taken_as_their_strings() -> None:
 
     assert draft.roles == frozenset({"ops"})
     assert all(type(r) is str for r in draft.roles)
+
+
+def test_a_kind_given_as_a_string_is_held_as_the_kind_and_an_unknown_one_refused() -> None:
+    """Stored, an unknown kind broke every later read of the workspace."""
+    assert ItemDraft(id="a", text="t", kind="constraint").kind is Kind.CONSTRAINT  # type: ignore[arg-type]
+
+    with pytest.raises(InvalidInput, match="kind 'fakt' is not one of fact, constraint"):
+        ItemDraft(id="a", text="t", kind="fakt")  # type: ignore[arg-type]

@@ -84,6 +84,11 @@ class ItemDraft:
     def __post_init__(self) -> None:
         _hold_sets(self, _DRAFT_SETS, f"item {self.id!r}")
         _require_text(self.text, "item", self.id)
+        if type(self.kind) is not Kind:  # a library caller's string: stored, it broke reads
+            known = ", ".join(k.value for k in Kind if k is not Kind.OBLIGATION)
+            if self.kind not in {k.value for k in Kind}:
+                raise InvalidInput(f"item {self.id!r}: kind {self.kind!r} is not one of {known}")
+            object.__setattr__(self, "kind", Kind(self.kind))
         if self.kind is Kind.OBLIGATION:
             raise InvalidInput(f"item {self.id!r}: open obligations with the obligation op")
         # What `Item` and `Scope` would refuse, refused here, so the store can write a

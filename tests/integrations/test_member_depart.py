@@ -3,8 +3,9 @@
 import pytest
 
 from builders import KEY
+from readmit.clock import now
 from readmit.errors import InvalidInput
-from readmit.events import ObligationDraft, OpenObligation
+from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.team import Member, ViewWithheld, agent_notice
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
@@ -100,3 +101,17 @@ def test_a_withheld_return_says_what_is_missing_and_how_to_return_again(
     message = str(ViewWithheld(decided))
     assert "nothing supports d_rota" in message
     assert "until the agent's next return (`Member.return_`" in message
+
+
+def test_a_member_records_only_its_own_events_and_revokes_ids_not_characters(
+    store: SqlStore,
+) -> None:
+    store.create_workspace("v", [Agent(id=a, principal="org", role="r") for a in ("a", "b")])
+    member = Member(store, "v", "a", HmacSha256Signer(KEY))
+    theirs = Assert(id="e1", at=now(), author="b", item=ItemDraft(id="x", text="By a."))
+
+    with pytest.raises(InvalidInput, match="authored by 'b'; 'a''s member records only"):
+        member.record([theirs])
+    with pytest.raises(InvalidInput, match=r"give the ids as a set or list, e.g. \{'ab'\}"):
+        member.revoke("ab", "cancelled")
+    assert store.events("v") == []

@@ -22,7 +22,7 @@ from readmit.admission.decision import Issued
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided, decide
-from readmit.errors import ReadmitError
+from readmit.errors import InvalidInput, ReadmitError
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
 from readmit.model import ANY, Checkpoint, Item
 from readmit.policy import Policy
@@ -224,11 +224,27 @@ class Member:
     """The agent's latest decision in this process, if it has returned."""
 
     def record(self, events: Sequence[Event]) -> list[Recorded]:
-        """Record ``events`` (authored by this agent) atomically, at the clock's time."""
+        """Record ``events`` (authored by this agent) atomically, at the clock's time.
+
+        Raises:
+            InvalidInput: for an event another agent authors (nothing is recorded).
+        """
+        for event in events:
+            if event.author != self.agent:
+                raise InvalidInput(
+                    f"event {event.id!r}: authored by {event.author!r}; {self.agent!r}'s "
+                    "member records only its own events"
+                )
         return self.store.append(self.workspace, events, clock=self.clock)
 
     def revoke(self, targets: Iterable[str], why: str) -> list[Recorded]:
-        """Revoke each of ``targets`` (ids the agent may read) in one batch, saying ``why``."""
+        """Revoke each of ``targets`` (ids the agent may read) in one batch, saying ``why``.
+
+        Raises:
+            InvalidInput: if ``targets`` is one string (it would be read as its characters).
+        """
+        if isinstance(targets, str):
+            raise InvalidInput(f"revoke: give the ids as a set or list, e.g. {{{targets!r}}}")
         at = self.clock()
         events: list[Event] = [
             Revoke(id=new_id("revoke"), at=at, author=self.agent, target=target, why=why)
