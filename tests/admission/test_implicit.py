@@ -12,6 +12,7 @@ from readmit.admission.invalidation import touched
 from readmit.admission.invalidation.cache import CachedVerifier
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judges_news
 from readmit.admission.invalidation.screening import Screener
+from readmit.errors import InvalidInput
 from readmit.events import Evidence, Recorded
 from readmit.model import Item
 from readmit.policy import Policy
@@ -564,3 +565,46 @@ def test_between_is_called_between_stages_and_may_stop_the_return_before_any_cal
     with pytest.raises(_Stop):
         admit(ctx, policy=Policy(), verifier=verifier, signer=signer, between=stop)
     assert not verifier.calls
+
+
+class _Down:
+    name = "down"
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        raise ConnectionError("model server down")
+
+
+class _Nothing:
+    name = "nothing"
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        return None  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("verifier", [_Down(), _Nothing()], ids=["raises", "answers-none"])
+def test_a_verifier_that_fails_any_way_withholds_what_it_was_asked_about(verifier: object) -> None:
+    """Fail closed: a user's verifier raising its own error, or answering no sequence."""
+    kept, excluded, _ = screen([P0, C], verifier)
+
+    assert P0 not in kept
+    assert {e.item: e.reason for e in excluded}["p0"] is Reason.VERIFIER_UNAVAILABLE
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"invalidates": "no", "confidence": 0.9}, "invalidates must be True or False, not 'no'"),
+        ({"invalidates": None, "confidence": 0.9}, "must be True or False, not None"),
+        ({"invalidates": True, "confidence": "high"}, "confidence must be a number, not 'high'"),
+    ],
+)
+def test_a_verdict_of_the_wrong_types_is_refused(fields: dict[str, object], said: str) -> None:
+    with pytest.raises(InvalidInput, match=said):
+        Verdict(**fields)  # type: ignore[arg-type]
+
+
+def test_a_plain_function_as_the_verifier_is_told_what_a_verifier_needs() -> None:
+    ctx = context((H0, P0), delta=DELTA)
+
+    with pytest.raises(InvalidInput, match=r"needs a name and a judge\(pairs\) method"):
+        admit(ctx, policy=Policy(), verifier=lambda p: None, signer=HmacSha256Signer(KEY))  # type: ignore[arg-type]

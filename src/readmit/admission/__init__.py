@@ -22,6 +22,7 @@ from readmit.admission.invalidation.standing import apply_standing
 from readmit.admission.readmission import readmit
 from readmit.admission.view import issue
 from readmit.collector import paused
+from readmit.errors import InvalidInput
 from readmit.model import Item
 from readmit.policy import OnIncomplete, Policy
 from readmit.reasons import Exclusion, Reason
@@ -65,9 +66,11 @@ def admit(
     Raises:
         ViewRejected: if a freshly signed view fails its own verification.
         ValueError: if ``waited`` is not a finite number of seconds, 0 or more.
+        InvalidInput: if ``verifier`` has no ``name`` or ``judge`` (a plain function).
     """
     if not 0.0 <= waited < math.inf:  # NaN too: a budget it would not bound
         raise ValueError(f"waited must be a finite number of seconds, 0 or more (not {waited})")
+    _check_verifier(verifier)
     step = between or _nothing
     pool = list(capture(ctx))
     pool, explicit = resolve_explicit(pool, ctx)
@@ -130,6 +133,19 @@ def admit(
         withheld=withheld,
         judgment=judgment,
     )
+
+
+def _check_verifier(verifier: object) -> None:
+    """Refuse a verifier without the `Verifier` protocol's ``name`` and ``judge``.
+
+    Raises:
+        InvalidInput: saying what it needs (a plain function is the usual mistake).
+    """
+    if verifier is not None and not (hasattr(verifier, "name") and hasattr(verifier, "judge")):
+        raise InvalidInput(
+            f"verifier {verifier!r} needs a name and a judge(pairs) method (the Verifier "
+            "protocol); readmit.testing.FunctionVerifier(fn) wraps a function of one pair"
+        )
 
 
 def _nothing() -> None:

@@ -4,14 +4,16 @@ The verifier sees the two source texts and their order only. A confirmed
 invalidation (``invalidates`` at or above the policy threshold τ) excludes the
 older item; it does not admit the newer one, which still passes the gates.
 
-Fail closed: when the verifier raises `VerifierUnavailable`, answers with the
-wrong number of verdicts, or answers with a malformed verdict, every item it
+Fail closed: when the verifier raises (`VerifierUnavailable`, or anything else: a
+user's verifier whose server went away), answers with the wrong number of verdicts or
+with no sequence, or answers with a malformed verdict, every item it
 was asked about in that call is withheld as ``verifier_unavailable``; so is an
 item whose verdict abstains (the verifier says it cannot tell). The stage that
 drives the verifier, in budget and selection order, is
 `readmit.admission.invalidation.screening`.
 """
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -19,6 +21,8 @@ from typing import NamedTuple, Protocol
 from readmit.errors import InvalidInput, VerifierUnavailable
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
+
+log = logging.getLogger("readmit.verifier")
 
 
 class Later(NamedTuple):
@@ -70,6 +74,14 @@ class Verdict:
     no answer, and ``reason`` says why (``invalidates`` is then False)."""
 
     def __post_init__(self) -> None:
+        said: object = self.invalidates  # typed bool; "no" would count as invalidating
+        if type(said) is not bool:
+            if type(said).__name__ not in ("bool", "bool_"):  # numpy's are taken
+                raise InvalidInput(f"verdict invalidates must be True or False, not {said!r}")
+            object.__setattr__(self, "invalidates", bool(said))
+        confidence: object = self.confidence  # typed float; a caller may give anything
+        if not isinstance(confidence, int | float) or isinstance(confidence, bool):
+            raise InvalidInput(f"verdict confidence must be a number, not {confidence!r}")
         if not 0.0 <= self.confidence <= 1.0:
             raise InvalidInput(f"verdict confidence {self.confidence!r} is outside [0, 1]")
         if self.abstained and self.invalidates:
@@ -114,6 +126,9 @@ def judge_batch(verifier: Verifier, batch: Sequence[Pair]) -> list[tuple[Pair, V
     try:
         verdicts = list(verifier.judge(batch))
     except VerifierUnavailable:
+        return [(pair, None) for pair in batch]
+    except Exception:  # any other failure is no answer too, never an item let through
+        log.warning("verifier %r failed; its pairs are withheld", verifier.name, exc_info=True)
         return [(pair, None) for pair in batch]
     if len(verdicts) != len(batch) or not all(isinstance(v, Verdict) for v in verdicts):
         # A short or malformed answer is no answer: never guess which pairs it covers.
