@@ -3,12 +3,19 @@
 import math
 from dataclasses import fields
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from builders import KEY, T0
+from readmit.decide import decide
 from readmit.errors import ConfigError
+from readmit.events import Assert, ItemDraft, ReturnRequest
+from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS, MAX_VIEW_TTL, OnIncomplete, Policy
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
 
 COUNTS = ["max_items", "max_chars", "max_item_chars", "batch_size"]
 COUNTS += ["scan_top_k", "scan_embed_top_k", "scan_per_item"]
@@ -183,3 +190,33 @@ def test_ablations_still_switch_one_mechanism_off() -> None:
     assert Policy().ablate("OAS").selection == "relevance"
     with pytest.raises(ConfigError, match="unknown ablation"):
         Policy().ablate("XYZ")
+
+
+def test_a_returns_own_overrides_apply_to_a_library_decision_and_are_checked(
+    tmp_path: Path,
+) -> None:
+    """As a scenario's return applies them (`replay`); they were ignored by `decide`."""
+    store = open_store(f"sqlite:///{tmp_path / 'p.db'}")
+    store.create_workspace("w", [Agent(id="A1", principal="f", role="r")])
+    drafts = [ItemDraft(id=f"i{n}", text=f"Item {n} holds.") for n in range(5)]
+    store.append(
+        "w", [Assert(id=f"e{n}", at=T0, author="A1", item=d) for n, d in enumerate(drafts)]
+    )
+    store.depart("w", "A1", T0)
+    at = T0 + timedelta(hours=1)
+
+    def decided(policy: Any) -> Any:
+        request = ReturnRequest(id="r", at=at, agent="A1", task="t", purpose="p", policy=policy)
+        return decide(
+            store, "w", request, policy=Policy(), verifier=None, signer=HmacSha256Signer(KEY)
+        )
+
+    try:
+        one = decided((("max_items", 1),))
+        with pytest.raises(ConfigError, match="max_itemz"):
+            decided({"max_itemz": 1})
+    finally:
+        store.close()
+
+    assert len(one.decision.items) == 1
+    assert one.record["thresholds"]["max_items"] == 1

@@ -74,9 +74,15 @@ def decide(
     called once the context is read and between the pipeline's stages (`admit`).
     ``waited``: seconds the return waited for its turn, counted against the policy's time
     budget (`admit`).
-    The record names the policy's thresholds (`readmit.report.thresholds_json`), so
+    ``request.policy`` (overrides, as a scenario's return gives them) applies to this
+    return. The record names the policy's thresholds (`readmit.report.thresholds_json`), so
     ``explain`` shows what coverage a view needed under the policy this return ran under.
+
+    Raises:
+        ConfigError: if ``request.policy`` names an unknown setting or a bad value.
     """
+    if request.policy:  # this return's overrides, as a scenario's return applies them
+        policy = policy.with_overrides(dict(request.policy))
     with paused():  # none of the return's many objects forms a cycle (`readmit.collector`)
         ctx = store.return_context(workspace, request)
         if between is not None:
