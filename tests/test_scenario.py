@@ -326,3 +326,12 @@ def test_a_slash_outside_any_agents_namespace_is_still_an_id(travel: dict[str, A
     scenario = load_scenario(travel)
 
     assert scenario.steps[2].item.id == "Z9/h9"  # type: ignore[union-attr]
+
+
+def test_a_scenario_file_may_be_named_by_a_path_or_a_string(
+    tmp_path: Path, travel: dict[str, Any]
+) -> None:
+    path = tmp_path / "trip.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+
+    assert read_scenario(str(path)) == read_scenario(path)

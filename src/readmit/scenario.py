@@ -65,14 +65,14 @@ class Scenario:
         return self.policy.with_overrides(dict(request.policy))
 
 
-def read_scenario(path: Path) -> Scenario:
+def read_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file.
 
     Raises:
         InvalidInput: if the file is unreadable, not JSON, or not a valid scenario.
     """
     try:
-        data = strict_json.loads(path.read_bytes())
+        data = strict_json.loads(Path(path).read_bytes())
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     except InvalidInput as exc:

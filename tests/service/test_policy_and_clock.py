@@ -314,3 +314,10 @@ def test_a_default_return_takes_the_task_of_the_departure_current_in_its_turn(
     answer = service.return_(me, None, None)
 
     assert (answer.get("task"), answer.get("purpose")) == ("t2", "p2")
+
+
+def test_a_policy_file_may_be_named_by_a_path_or_a_string(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text("max_items = 3\n", encoding="utf-8")
+
+    assert load_policy(path).max_items == load_policy(str(path)).max_items == 3

@@ -15,7 +15,7 @@ from readmit.service.limits import Limits
 from readmit.strict_json import loads
 
 
-def load_policy(path: str | None) -> Policy:
+def load_policy(path: str | Path | None) -> Policy:
     """The policy in ``path`` (JSON, or TOML if it ends in ``.toml``), or the default one.
 
     Raises:
@@ -23,6 +23,7 @@ def load_policy(path: str | None) -> Policy:
     """
     if path is None:
         return Policy()
+    path = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
         values = tomllib.loads(text) if path.endswith(".toml") else loads(text)
