@@ -12,6 +12,7 @@ from builders import KEY, NOW, context, item, obligation, returner, revoke, supe
 from readmit.admission import admit
 from readmit.admission.decision import Issued
 from readmit.admission.view import (
+    VIEW_FIELDS,
     VerifiedView,
     exclusion_json,
     hidden_ids,
@@ -19,11 +20,12 @@ from readmit.admission.view import (
     sign_view,
     verify_view,
 )
-from readmit.errors import ViewRejected
+from readmit.errors import InvalidInput, ViewRejected
 from readmit.model import Scope
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.signing import HmacSha256Signer
+from readmit.wire.outbound import SignedViewOut
 
 OBL = obligation("o", requires=("d_c",), critical=("d_c",))
 C = item("c", "Quiet hotel near the station.", supports=("d_c",))
@@ -97,6 +99,17 @@ def test_a_view_is_not_valid_before_it_was_issued() -> None:
 def test_a_binding_mismatch_is_rejected() -> None:
     with pytest.raises(ViewRejected, match="role"):
         verify_view(issued(), SIGNER, NOW, expect={"role": "booking"})
+
+
+def test_a_misspelled_binding_or_a_naive_time_is_the_callers_mistake_not_the_views() -> None:
+    with pytest.raises(InvalidInput, match=r"expect names \['agnet'\], no field of a view"):
+        verify_view(issued(), SIGNER, NOW, expect={"agnet": "A1"})
+    with pytest.raises(InvalidInput, match="at has no time zone"):
+        verify_view(issued(), SIGNER, NOW.replace(tzinfo=None))
+
+
+def test_what_a_binding_may_name_is_every_field_of_a_signed_view_but_its_signature() -> None:
+    assert VIEW_FIELDS | {"signature"} == set(SignedViewOut.__annotations__)
 
 
 def test_a_verified_view_cannot_be_made_by_hand() -> None:

@@ -120,9 +120,10 @@ def test_a_bad_event_stores_nothing_of_its_batch(ws: WorkStateStore) -> None:
 def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(
     ws: WorkStateStore,
 ) -> None:
-    """The writer's check (every author is an agent of the workspace) is what keeps the log
-    to existing workspaces: PostgreSQL's log has no foreign key for it (migration m008)."""
-    with pytest.raises(InvalidEvent, match="unknown author"):
+    """The store's check (the workspace has agents, every author is one) is what keeps the
+    log to existing workspaces: PostgreSQL's log has no foreign key for it (migration m008).
+    It names the workspace, not each author, as unknown."""
+    with pytest.raises(InvalidEvent, match="no workspace 'nowhere' in this store"):
         ws.append("nowhere", [assert_(1, "a")])
 
     assert ws.events("nowhere") == []
@@ -437,3 +438,8 @@ def test_writes_cannot_probe_items_the_author_may_not_read(ws: WorkStateStore) -
                 id="p3", at=later, agent="X1", experience_id="m", text="t", source="family-only"
             ),
         )
+
+
+def test_a_url_missing_slashes_is_told_the_url_it_meant() -> None:
+    with pytest.raises(ConfigError, match=r"write sqlite:////tmp/team\.db$"):
+        open_store("sqlite:/tmp/team.db")

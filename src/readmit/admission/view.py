@@ -20,7 +20,7 @@ from readmit.admission.entries import entry_digest, item_entry
 from readmit.admission.gates import apply_gates
 from readmit.admission.memo import Passes, keep
 from readmit.canonical import canonical_json, json_string
-from readmit.clock import format_time, parse_time
+from readmit.clock import format_time, naive, parse_time
 from readmit.errors import InvalidInput, ViewRejected
 from readmit.model import Item, Scope
 from readmit.policy import Policy
@@ -246,10 +246,25 @@ def verify_view(
 ) -> VerifiedView:
     """Check a signed view's format, signature, item digests, expiry and (optionally) binding.
 
+    ``expect``: fields the view must hold with these values (``agent``, ``cycle``, …).
+
     Raises:
         ViewRejected: naming the first check that failed.
+        InvalidInput: if ``at`` has no time zone, or ``expect`` names no field of a view.
     """
+    if naive(at):
+        raise InvalidInput("verify_view: at has no time zone (give an aware one, e.g. now(UTC))")
+    unknown = sorted(set(expect or {}) - VIEW_FIELDS)
+    if unknown:
+        raise InvalidInput(f"verify_view: expect names {unknown}, no field of a view")
     return _checked(signed, signer, at, expect or {}, None)
+
+
+VIEW_FIELDS = frozenset(
+    {"format", "cycle", "workspace", "agent", "principal", "role", "task", "purpose", "epoch"}
+    | {"departure_epoch", "policy", "issued_at", "expires_at", "items", "coverage", "excluded"}
+)
+"""The fields of a signed view (but its signature): what ``expect`` may name."""
 
 
 def _checked(

@@ -32,8 +32,9 @@ def open_store(url: str) -> SqlStore:
         from readmit.store.postgres import PostgresStore
 
         return PostgresStore(url)
-    if "://" not in url:  # a bare path: the store URL it probably meant
-        raise ConfigError(f"{url!r} is not a store URL: for a SQLite file write sqlite:///{url}")
+    if "://" not in url:  # a bare path (or sqlite:PATH): the store URL it probably meant
+        path = url.removeprefix("sqlite:")
+        raise ConfigError(f"{url!r} is not a store URL: for a SQLite file write sqlite:///{path}")
     raise ConfigError(
         f"unknown store {url.split('://', 1)[0]!r} in {url!r} "
         "(known: sqlite:///PATH, sqlite://:memory:, postgresql://USER@HOST:PORT/DB)"

@@ -177,6 +177,8 @@ class SqlStore(AgentKeys, Leases):
         self, db: Connection, workspace: str, events: Sequence[Event], clock: Clock | None
     ) -> list[Recorded]:
         agents = self.agents(workspace)
+        if not agents and events:  # not each author unknown: the workspace is
+            raise InvalidEvent(events[0].id, f"no workspace {workspace!r} in this store")
         known = partial(self._decoded.get, workspace)
         # Most batches claim only new ids: the unique indexes check those as the rows go
         # in, with no lookup first. A batch refused that way (or any other) is rolled back
