@@ -6,7 +6,7 @@ from datetime import timedelta
 from builders import KEY, T0, context, item, revoke
 from readmit.admission import admit
 from readmit.decide import Decided, decide
-from readmit.events import Assert, ItemDraft, ReturnRequest
+from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
 from readmit.integrations.team import removals
 from readmit.model import Agent, Scope, Validity
 from readmit.policy import Policy
@@ -63,3 +63,31 @@ def test_an_item_the_departure_left_out_as_expired_is_removed_and_says_so(
         "valid until 2026-05-01T09:00:00Z, before the departure",
     )
     assert "y" not in found
+
+
+def test_an_item_the_departure_left_out_on_a_fallen_premise_is_removed_and_says_so(
+    store: WorkStateStore,
+) -> None:
+    store.create_workspace("w", [Agent(id=a, principal="org", role="r") for a in ("A1", "A2")])
+    gate = ItemDraft(id="g", text="Gate 4 is open.")
+    walk = ItemDraft(id="p", text="Walk to gate 4.", depends_on=frozenset({"g"}))
+    store.append(
+        "w",
+        [
+            Assert(id="e1", at=T0, author="A2", item=gate),
+            Assert(id="e2", at=T0, author="A2", item=walk),
+            Revoke(id="e3", at=T0 + timedelta(minutes=1), author="A2", target="g", why="closed"),
+        ],
+    )
+    store.depart("w", "A1", T0 + timedelta(hours=1))
+    request = ReturnRequest(id="r", at=T0 + timedelta(hours=2), agent="A1", task="*", purpose="*")
+
+    decided = decide(
+        store, "w", request, policy=Policy(), verifier=None, signer=HmacSha256Signer(KEY)
+    )
+
+    found = removals(decided)
+    assert (found["p"].reason, found["p"].detail) == (
+        "premise_invalidated",
+        "a premise it rests on fell before the departure",
+    )

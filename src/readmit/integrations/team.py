@@ -90,9 +90,8 @@ def _left_at_departure(decided: Decided, item: Item) -> Removal:
         return Removal(
             item.id, Reason.EXPIRED.value, f"valid until {format_time(ended)}, before the departure"
         )
-    verdict = ctx.standing.get(item.id)
-    if verdict is not None:
-        detail = f"found stale before the departure ({', '.join(verdict.evidence)})"
+    if item.id in ctx.standing:  # its evidence may be an event the agent may not read
+        detail = "found stale before the departure (a standing verdict)"
         return Removal(item.id, Reason.IMPLICITLY_INVALIDATED.value, detail)
     return Removal(
         item.id, Reason.PREMISE_INVALIDATED.value, "a premise it rests on fell before the departure"
