@@ -8,7 +8,7 @@ import pytest
 
 from readmit.errors import ConfigError, InvalidInput
 from readmit.events import ItemDraft, ObligationDraft
-from readmit.model import Kind
+from readmit.model import Agent, Kind, Validity
 from readmit.signing import HmacSha256Signer
 
 
@@ -88,3 +88,20 @@ def test_a_kind_given_as_a_string_is_held_as_the_kind_and_an_unknown_one_refused
 
     with pytest.raises(InvalidInput, match="kind 'fakt' is not one of fact, constraint"):
         ItemDraft(id="a", text="t", kind="fakt")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda: ItemDraft(id=cast(Any, 5), text="t"), "item id must be a string, not 5"),
+        (lambda: ItemDraft(id="a", text=cast(Any, None)), "item text must be a string, not None"),
+        (lambda: ItemDraft(id="a", text="t", key=cast(Any, 5)), "item key must be a string"),
+        (lambda: Agent(id=cast(Any, 1), principal="p", role="r"), "agent id must be a string"),
+        (lambda: Validity(valid_to=cast(Any, "2026-05-01")), "valid_to must be a datetime, not"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_by_name_not_met_by_an_attribute_error(
+    make: Any, said: str
+) -> None:
+    with pytest.raises(InvalidInput, match=said):
+        make()

@@ -12,7 +12,7 @@ from typing import Literal
 
 from readmit.canonical import digest_text, json_string
 from readmit.errors import InvalidInput
-from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity, blank
+from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity, blank, typed
 
 
 def text_digest(item_id: str, text: str) -> str:
@@ -82,6 +82,11 @@ class ItemDraft:
     """Hearsay with no receipt: it fails the provenance gate."""
 
     def __post_init__(self) -> None:
+        for name in ("id", "text", "task"):
+            value = getattr(self, name)
+            if not isinstance(value, str):  # 5 would fail later, as an AttributeError
+                raise InvalidInput(f"item {name} must be a string, not {value!r}")
+        typed(self.key, str, "item key")
         _hold_sets(self, _DRAFT_SETS, f"item {self.id!r}")
         _require_text(self.text, "item", self.id)
         if type(self.kind) is not Kind:  # a library caller's string: stored, it broke reads

@@ -35,7 +35,19 @@ def blank(text: str) -> bool:
 
 
 def _aware(value: datetime | None, name: str) -> None:
+    typed(value, datetime, name, "a datetime")
     _require(value is None or value.tzinfo is not None, f"{name} must be timezone-aware")
+
+
+def typed(value: object, kind: type, name: str, said: str = "a string") -> None:
+    """Refuse ``value`` unless it is ``None`` or a ``kind``.
+
+    A library caller's 5 or "2026-…" is told so, not met later by an ``AttributeError``.
+
+    Raises:
+        InvalidInput: naming ``name`` and what it must be.
+    """
+    _require(value is None or isinstance(value, kind), f"{name} must be {said}, not {value!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,6 +210,7 @@ class Agent:
 
     def __post_init__(self) -> None:
         for name in ("id", "principal", "role"):
+            typed(getattr(self, name), str, f"agent {name}")
             _require(bool(getattr(self, name).strip()), f"agent {name} must not be empty")
 
 
