@@ -443,3 +443,11 @@ def test_writes_cannot_probe_items_the_author_may_not_read(ws: WorkStateStore) -
 def test_a_url_missing_slashes_is_told_the_url_it_meant() -> None:
     with pytest.raises(ConfigError, match=r"write sqlite:////tmp/team\.db$"):
         open_store("sqlite:/tmp/team.db")
+
+
+def test_a_dict_given_to_append_is_told_how_it_becomes_an_event(ws: WorkStateStore) -> None:
+    raw = {"op": "assert", "author": "A1", "item": {"id": "x", "text": "A fact."}}
+
+    with pytest.raises(InvalidInput, match=r"a dict becomes one with readmit\.wire\.parse_event"):
+        ws.append("ws", [raw])  # type: ignore[list-item]
+    assert ws.events("ws") == []

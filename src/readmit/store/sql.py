@@ -45,6 +45,7 @@ from readmit.store.bodies import (
     logged_events,
 )
 from readmit.store.connection import Conflict, Connection
+from readmit.store.encoding import events_only
 from readmit.store.history import history
 from readmit.store.leases import Leases
 from readmit.store.migrations import migrate, missing
@@ -176,6 +177,7 @@ class SqlStore(AgentKeys, Leases):
     def _append(
         self, db: Connection, workspace: str, events: Sequence[Event], clock: Clock | None
     ) -> list[Recorded]:
+        events_only(events)
         agents = self.agents(workspace)
         if not agents and events:  # not each author unknown: the workspace is
             raise InvalidEvent(events[0].id, f"no workspace {workspace!r} in this store")
