@@ -97,6 +97,7 @@ def test_a_kind_given_as_a_string_is_held_as_the_kind_and_an_unknown_one_refused
         (lambda: ItemDraft(id="a", text=cast(Any, None)), "item text must be a string, not None"),
         (lambda: ItemDraft(id="a", text="t", key=cast(Any, 5)), "item key must be a string"),
         (lambda: Agent(id=cast(Any, 1), principal="p", role="r"), "agent id must be a string"),
+        (lambda: Agent(id="a", principal=cast(Any, None), role="r"), "agent principal must be"),
         (lambda: Validity(valid_to=cast(Any, "2026-05-01")), "valid_to must be a datetime, not"),
     ],
 )

@@ -6,6 +6,7 @@ digest. Private experiences and departures are not shared-state revisions and
 are recorded through their own store methods.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -82,16 +83,14 @@ class ItemDraft:
     """Hearsay with no receipt: it fails the provenance gate."""
 
     def __post_init__(self) -> None:
-        for name in ("id", "text", "task"):
-            value = getattr(self, name)
-            if not isinstance(value, str):  # 5 would fail later, as an AttributeError
-                raise InvalidInput(f"item {name} must be a string, not {value!r}")
-        typed(self.key, str, "item key")
+        for name in ("id", "text", "task"):  # 5 would fail later, as an AttributeError
+            typed(getattr(self, name), str, f"item {name}")
+        typed(self.key, str, "item key", optional=True)
         _hold_sets(self, _DRAFT_SETS, f"item {self.id!r}")
         _require_text(self.text, "item", self.id)
         if type(self.kind) is not Kind:  # a library caller's string: stored, it broke reads
-            known = ", ".join(k.value for k in Kind if k is not Kind.OBLIGATION)
-            if self.kind not in {k.value for k in Kind}:
+            if self.kind not in Kind.__members__.values():
+                known = ", ".join(k for k in Kind if k is not Kind.OBLIGATION)
                 raise InvalidInput(f"item {self.id!r}: kind {self.kind!r} is not one of {known}")
             object.__setattr__(self, "kind", Kind(self.kind))
         if self.kind is Kind.OBLIGATION:
@@ -286,6 +285,19 @@ class Resolve:
 
 Event = Evidence | Assert | Supersede | Revoke | Close | OpenObligation | Resolve
 """A recorded revision of the shared state."""
+
+
+def events_only(events: Sequence[object]) -> None:
+    """Refuse a batch holding anything but events: a dict would fail later, an AttributeError.
+
+    Raises:
+        InvalidInput: saying how a dict becomes an event.
+    """
+    if not all(isinstance(event, Event) for event in events):
+        raise InvalidInput(
+            "append takes events (readmit.Assert, …): a dict becomes one with "
+            "readmit.wire.parse_event(d, 0)"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

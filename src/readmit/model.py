@@ -35,19 +35,22 @@ def blank(text: str) -> bool:
 
 
 def _aware(value: datetime | None, name: str) -> None:
-    typed(value, datetime, name, "a datetime")
+    typed(value, datetime, name, "a datetime", optional=True)
     _require(value is None or value.tzinfo is not None, f"{name} must be timezone-aware")
 
 
-def typed(value: object, kind: type, name: str, said: str = "a string") -> None:
-    """Refuse ``value`` unless it is ``None`` or a ``kind``.
+def typed(
+    value: object, kind: type, name: str, said: str = "a string", optional: bool = False
+) -> None:
+    """Refuse ``value`` unless it is a ``kind`` (or, if ``optional``, ``None``).
 
     A library caller's 5 or "2026-…" is told so, not met later by an ``AttributeError``.
 
     Raises:
         InvalidInput: naming ``name`` and what it must be.
     """
-    _require(value is None or isinstance(value, kind), f"{name} must be {said}, not {value!r}")
+    held = isinstance(value, kind) or (optional and value is None)
+    _require(held, f"{name} must be {said}, not {value!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -185,10 +185,9 @@ def _away(store: SqlStore, workspace: str, named: tuple[str, ...]) -> list[str]:
         NotFound: if there is no such workspace, or a named agent it lacks.
         InvalidInput: for a named agent that is not away.
     """
-    workspace_agents(store, workspace)
+    workspace_agents(store, workspace, named)
     away = store.away(workspace)
     for agent in dict.fromkeys(named):
-        workspace_agents(store, workspace, agent)
         if agent not in away:
             raise InvalidInput(f"agent {agent!r} of {workspace!r} is not away")
     if not away:

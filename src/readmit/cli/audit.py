@@ -134,7 +134,7 @@ def explain(
     store = open_existing_store(db, db_given())
     try:
         if workspace is not None:
-            workspace_agents(store, workspace, agent)
+            workspace_agents(store, workspace, [agent])
         if agent is not None:
             decision_id, workspace = _own(store, decision_id, workspace, agent)
         record = upgrade_record(_stored(store, decision_id, workspace))

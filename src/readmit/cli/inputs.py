@@ -4,6 +4,7 @@ Both refuse bad input with a `ReadmitError`, so the command ends in one
 ``error [code]: message`` line rather than a traceback or a new empty database.
 """
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +76,13 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
     return open_store(url)
 
 
-def workspace_agents(store: SqlStore, workspace: str, agent: str | None = None) -> dict[str, Agent]:
-    """The agents of ``workspace`` by id, which must exist (with ``agent`` among them).
+def workspace_agents(
+    store: SqlStore, workspace: str, named: Iterable[str | None] = ()
+) -> dict[str, Agent]:
+    """The agents of ``workspace`` by id, which must exist, with each of ``named`` among them.
 
-    An unknown name is said as one, rather than listed as nothing stored.
+    ``None`` in ``named`` names no agent. An unknown name is said as one, rather than
+    listed as nothing stored.
 
     Raises:
         NotFound: if the store has no such workspace, or it no such agent.
@@ -86,6 +90,7 @@ def workspace_agents(store: SqlStore, workspace: str, agent: str | None = None) 
     agents = store.agents(workspace)
     if not agents:
         raise NotFound(f"no workspace {workspace!r} in this store")
-    if agent is not None and agent not in agents:
-        raise NotFound(f"no agent {agent!r} in workspace {workspace!r}")
+    for agent in named:
+        if agent is not None and agent not in agents:
+            raise NotFound(f"no agent {agent!r} in workspace {workspace!r}")
     return agents

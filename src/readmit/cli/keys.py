@@ -98,7 +98,7 @@ def keys_revoke(workspace_name: str, agent: str, fingerprint: str | None, db: st
             which = f"key starting {fingerprint!r}"
     store = open_existing_store(db)
     try:
-        workspace_agents(store, workspace_name, agent)
+        workspace_agents(store, workspace_name, [agent])
         revoked = store.revoke_agent_keys(workspace_name, agent, fingerprint)
     finally:
         store.close()

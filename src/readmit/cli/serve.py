@@ -4,7 +4,8 @@ import importlib.util
 import math
 import os
 import socket
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import click
@@ -93,34 +94,29 @@ POLICY_OPTION = click.option(
     help="The admission policy (JSON, or TOML if FILE ends in .toml): the operator's, "
     "never the returning agent's. Default: the built-in policy.",
 )
-_SKEW = click.option(
-    "--clock-skew",
-    default=300.0,
-    show_default=True,
-    type=float,
-    help="Seconds a client's `at` may lie ahead of the server's clock (and a return's behind).",
-)
-_TTL = click.option(
-    "--max-view-ttl",
-    default=86400.0,
-    show_default=True,
-    type=float,
-    help="Longest validity, in seconds, the policy may give a Return View.",
-)
 
-_LABELS = click.option(
-    "--max-labels",
-    default=64,
-    show_default=True,
-    type=int,
-    help="Requirement labels one obligation may name (or one item support).",
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _limit(flag: str, default: float, help: str) -> Callable[[_F], _F]:
+    """A limit of ``serve`` and ``mcp``: a number of the default's type, shown in --help."""
+    return click.option(flag, default=default, show_default=True, type=type(default), help=help)
+
+
+_SKEW = _limit(
+    "--clock-skew",
+    300.0,
+    "Seconds a client's `at` may lie ahead of the server's clock (and a return's behind).",
 )
-_OPEN = click.option(
-    "--max-open-obligations",
-    default=256,
-    show_default=True,
-    type=int,
-    help="Obligations one principal may hold open at once in a workspace.",
+_TTL = _limit(
+    "--max-view-ttl", 86400.0, "Longest validity, in seconds, the policy may give a Return View."
+)
+_LABELS = _limit(
+    "--max-labels", 64, "Requirement labels one obligation may name (or one item support)."
+)
+_OPEN = _limit(
+    "--max-open-obligations", 256, "Obligations one principal may hold open at once in a workspace."
 )
 
 _AHEAD = click.option(

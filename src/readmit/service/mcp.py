@@ -59,10 +59,8 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
     With ``key``, the caller's agent key, each tool call looks it up again first, as each
     HTTP request does: a key revoked while the server runs is refused from the next call.
     """
-    acting = partial(_acting, service, key)
-
     server = _CheckedServer(
-        acting,
+        partial(_acting, service, key),
         name="readmit",
         instructions=(
             "readmit decides which remembered state you may still act on after an absence. "
@@ -77,7 +75,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
 
         Ids you give are stored as `<you>/<id>`; name a teammate's item by its full id.
         """
-        with acting():
+        with refusals():  # the key was looked up by the server (`_CheckedServer`)
             return {"recorded": service.record(caller, events)}
 
     @server.tool()
@@ -87,7 +85,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         `id` is stored as `<you>/<id>`; `source` is your own item's id, a teammate's full
         `<agent>/<id>`, or `/<id>` for a plain id from a replayed scenario.
         """
-        with acting():
+        with refusals():
             check_name(id, "id")
             check_text(text, "text")
             check_name(source, "source")
@@ -100,7 +98,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         ``task`` and ``purpose`` (together): what you will return to, so that a server
         judging ahead can screen that return while you are away.
         """
-        with acting():
+        with refusals():
             return service.depart(caller, returning_to=check_returning(task, purpose))
 
     @server.tool()
@@ -109,7 +107,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
 
         Without ``task`` and ``purpose``, those your departure named.
         """
-        with acting():
+        with refusals():
             named = check_returning(task, purpose)
             return service.return_(caller, *(named or (None, None)))
 
@@ -121,25 +119,25 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         it parsed strictly (a repeated key refused, as ``/v1/verify`` refuses it): as an
         object, the client's JSON parser has already kept one of any repeated key's values.
         """
-        with acting():
+        with refusals():
             return service.verify(_view_of(view, view_json))
 
     @server.tool()
     def audit() -> DecisionsOut:
         """List your return decisions."""
-        with acting():
+        with refusals():
             return {"decisions": service.decisions(caller)}
 
     @server.tool()
     def explain(decision_id: int) -> AgentDecisionOut:
         """Why each item of one of your decisions was kept or excluded."""
-        with acting():
+        with refusals():
             return service.explain(caller, decision_id)
 
     @server.tool()
     def state() -> StateOut:
         """The active shared items you may read now."""
-        with acting():
+        with refusals():
             return {"items": service.state(caller)}
 
     return server
@@ -163,7 +161,7 @@ class _CheckedServer(MCPServer):
     The library drops an argument its tool does not take, and words a wrong type in
     pydantic's terms with a link; both reach the client here as ``invalid_input``, after
     the key is checked (as HTTP answers 401 before it reads a body), in the words of the
-    tools' own refusals.
+    tools' own refusals. The tools themselves then only turn refusals into tool errors.
     """
 
     def __init__(self, acting: Callable[[], AbstractContextManager[None]], **options: Any):

@@ -12,14 +12,12 @@ rows and digests do not change. Revokes, closes and resolves are joined the same
 the other events take the generic path.
 """
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 from typing import NamedTuple
 
 from readmit.canonical import canonical_json, digest_text, json_string, json_strings
-from readmit.errors import InvalidInput
 from readmit.events import Assert, Close, Event, ItemDraft, Resolve, Revoke, Supersede
 from readmit.model import ANY, Kind
 from readmit.wire.codec import event_to_wire
@@ -198,16 +196,3 @@ def _scoped(values: frozenset[str], field: str) -> str:
 def _listed(values: frozenset[str], field: str) -> str:
     """A set of ids as a field of the body, or nothing when it is empty (the default)."""
     return f', "{field}": ' + _ascii_list(values) if values else ""
-
-
-def events_only(events: Sequence[object]) -> None:
-    """Refuse a batch holding anything but events: a dict would fail later, an AttributeError.
-
-    Raises:
-        InvalidInput: saying how a dict becomes an event.
-    """
-    if not all(isinstance(event, Event) for event in events):
-        raise InvalidInput(
-            "append takes events (readmit.Assert, …): a dict becomes one with "
-            "readmit.wire.parse_event(d, 0)"
-        )

@@ -32,7 +32,7 @@ from readmit.admission.invalidation.judgment import Judgment
 from readmit.clock import aware
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
-from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
+from readmit.events import Event, Recorded, RecordExperience, ReturnRequest, events_only
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, left_out, verdicts
 from readmit.store.agent_keys import AgentKeys
@@ -45,7 +45,6 @@ from readmit.store.bodies import (
     logged_events,
 )
 from readmit.store.connection import Conflict, Connection
-from readmit.store.encoding import events_only
 from readmit.store.history import history
 from readmit.store.leases import Leases
 from readmit.store.migrations import migrate, missing
