@@ -1,6 +1,7 @@
 """``readmit judge-ahead``: an away agent's return judged now, for a store no server serves."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner, Result
@@ -13,7 +14,7 @@ from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.service.operations import Caller, Service
 from readmit.signing import HmacSha256Signer
-from readmit.store import open_store
+from readmit.store import SqlStore, open_store
 from readmit.testing import FunctionVerifier
 
 
@@ -161,13 +162,26 @@ def test_nobody_away_is_said(tmp_path: Path) -> None:
     assert "no agent of 'w' is away" in result.output
 
 
+def _given_back_once_waited_for(
+    monkeypatch: pytest.MonkeyPatch, server: SqlStore, name: str, holder: str
+) -> None:
+    """The other process gives ``name`` back when the command first waits for it: the test
+    does not depend on how fast a busy machine reaches the wait."""
+
+    def sleep(seconds: float) -> None:
+        server.lease("w", name, holder, 0)
+
+    monkeypatch.setattr("readmit.cli.ahead.time", SimpleNamespace(sleep=sleep))
+
+
 def test_it_waits_while_another_process_judges_the_workspace_and_gives_the_lease_back(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = _away_after_changes(tmp_path)
     server = open_store(db)
     try:
-        assert server.lease("w", LEASE, "a server", 0.3)  # runs out unless renewed
+        assert server.lease("w", LEASE, "a server", 60)
+        _given_back_once_waited_for(monkeypatch, server, LEASE, "a server")
 
         result = _judge(db)
 
@@ -180,14 +194,15 @@ def test_it_waits_while_another_process_judges_the_workspace_and_gives_the_lease
 
 
 def test_it_gives_way_to_a_servers_return_and_judges_once_it_is_decided(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A server's return asks for the workspace through the store while it is decided
     (`readmit.service.ahead.asking`): the pass stops, waits, and judges again after."""
     db = _away_after_changes(tmp_path)
     server = open_store(db)
     try:
-        assert server.lease("w", f"{WANTED}r1", "r1", 0.3)  # a return being decided
+        assert server.lease("w", f"{WANTED}r1", "r1", 60)  # a return being decided
+        _given_back_once_waited_for(monkeypatch, server, f"{WANTED}r1", "r1")
 
         result = _judge(db)
     finally:
