@@ -5,12 +5,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
 
 from readmit.errors import InvalidEvent, InvalidEventAt, InvalidInput
 from readmit.events import Assert, Evidence
 from readmit.examples.travel import travel_scenario
 from readmit.scenario import load_scenario
-from readmit.wire import check_name, check_text, parse_step
+from readmit.wire import Name, Text, check_name, check_text, parse_step
 
 AT = "2026-05-01T08:00:00Z"
 
@@ -184,3 +187,31 @@ def test_an_event_refused_at_a_position_is_in_the_error_tree_with_the_invalid_ev
     assert isinstance(error, InvalidEvent)
     assert error.code == InvalidEvent.code == "invalid_event"
     assert readmit.wire.InvalidEventAt is readmit.wire.edge.InvalidEventAt is InvalidEventAt
+
+
+@given(st.text(max_size=210) | st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=210))
+@example("x" * 200)
+@example("x" * 201)
+def test_check_name_takes_exactly_what_a_name_field_takes(value: str) -> None:
+    """Its printable-ASCII shortcut agrees with the `Name` type of request bodies."""
+    try:
+        TypeAdapter(Name).validate_python(value)
+    except ValidationError:
+        with pytest.raises(InvalidInput):
+            check_name(value, "id")
+    else:
+        assert check_name(value, "id") == value
+
+
+@given(st.text(max_size=40).map(lambda s: s * 2_600))
+@example("x" * 100_000)
+@example("x" * 100_001)
+def test_check_text_takes_exactly_what_a_text_field_takes(value: str) -> None:
+    """Its shortcut agrees with the `Text` type, at its length limit too."""
+    try:
+        TypeAdapter(Text).validate_python(value)
+    except ValidationError:
+        with pytest.raises(InvalidInput):
+            check_text(value, "text")
+    else:
+        assert check_text(value, "text") == value

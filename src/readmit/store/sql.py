@@ -29,10 +29,9 @@ from typing import Any, TypeVar
 from readmit.admission.context import ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.clock import aware
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
-from readmit.events import Event, Recorded, RecordExperience, ReturnRequest, events_only
+from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, left_out, verdicts
 from readmit.store.agent_keys import AgentKeys
@@ -51,6 +50,7 @@ from readmit.store.migrations import migrate, missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
 from readmit.store.writer import Clock, Writer
+from readmit.wire import domain
 
 _ID = attrgetter("id")
 T = TypeVar("T")
@@ -128,6 +128,7 @@ class SqlStore(AgentKeys, Leases):
             return self._locks.setdefault(name, threading.Lock())
 
     def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
+        domain.checked_workspace(workspace, agents)
         with self._transaction(lock=workspace) as db:
             db.execute(
                 "INSERT INTO workspaces (id) VALUES (?) ON CONFLICT DO NOTHING", (workspace,)
@@ -176,7 +177,7 @@ class SqlStore(AgentKeys, Leases):
     def _append(
         self, db: Connection, workspace: str, events: Sequence[Event], clock: Clock | None
     ) -> list[Recorded]:
-        events_only(events)
+        domain.checked_events(events)
         agents = self.agents(workspace)
         if not agents and events:  # not each author unknown: the workspace is
             raise InvalidEvent(events[0].id, f"no workspace {workspace!r} in this store")
@@ -198,7 +199,7 @@ class SqlStore(AgentKeys, Leases):
         return int(row[0] or 0)
 
     def record_experience(self, workspace: str, step: RecordExperience) -> Experience:
-        aware(step.at, step.id)
+        domain.checked_experience(step)
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, step.agent, step.id)
             if not Writer(db, workspace, {}).source_readable(step.source, who):
@@ -218,7 +219,7 @@ class SqlStore(AgentKeys, Leases):
         self, workspace: str, agent: str, at: datetime, returning_to: Returning | None = None
     ) -> Checkpoint:
         """Checkpoint what ``agent`` can see now and is still valid (D_a, `absence.checkpoint`)."""
-        aware(at, f"depart {agent}")
+        domain.checked_departure(agent, at, returning_to)
         with self._transaction(lock=workspace) as db:
             who = self._agent(workspace, agent, f"depart {agent}")
             absence.check_after_return(db, workspace, agent, at)
@@ -253,7 +254,7 @@ class SqlStore(AgentKeys, Leases):
             return absence.bank(db, workspace, agent)
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
-        aware(request.at, request.id)
+        domain.checked_return(request)
         with self._read() as db:
             who = self._agent(workspace, request.agent, request.id)
             row = absence.last_departure(db, workspace, request.agent, request.at)

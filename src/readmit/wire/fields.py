@@ -39,6 +39,7 @@ format characters (zero-width spaces and joiners, soft hyphens, tags, the marks 
 overrides of bidirectional text: ``a\u202eb`` shows as ``ab`` reversed) and line and
 paragraph separators."""
 _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_TEXT_LIMIT = 100_000
 
 
 def _refuse(
@@ -88,7 +89,7 @@ and no invisible ones (`_NAME_CONTROL`)."""
 
 Text = Annotated[
     str,
-    Field(min_length=1, max_length=100_000),
+    Field(min_length=1, max_length=_TEXT_LIMIT),
     AfterValidator(
         _refuse(_TEXT_CONTROL, "text allows tab and newline, no other control character")
     ),
@@ -102,12 +103,26 @@ _NAME: TypeAdapter[str] = TypeAdapter(Name)
 _TEXT: TypeAdapter[str] = TypeAdapter(Text)
 
 
-def check_name(value: str, what: str) -> str:
-    """Validate ``value`` as a `Name` outside a pydantic model (CLI arguments, MCP tools).
+plain_name = re.compile(r"[!-~](?:[ -~]{0,198}[!-~])?").fullmatch
+"""Whether a string is a `Name` in printable ASCII: the common case, told in one match (a
+false answer leaves it to `check_name`; a value that is no string raises `TypeError`)."""
+
+
+def plain_text(value: str) -> bool:
+    """Whether ``value`` is a `Text` (``False`` leaves the exact answer to `check_text`)."""
+    return 0 < len(value) <= _TEXT_LIMIT and not _TEXT_CONTROL.search(value)
+
+
+def check_name(value: object, what: str) -> str:
+    """Validate ``value`` as a `Name` outside a pydantic model.
+
+    For CLI arguments, MCP tool arguments and values built in Python (`readmit.wire.domain`).
 
     Raises:
         InvalidInput: naming ``what`` and the problem.
     """
+    if type(value) is str and plain_name(value) is not None:
+        return value
     try:
         return _NAME.validate_python(value)
     except ValidationError as exc:
@@ -129,12 +144,14 @@ def check_returning(
     return check_name(task, what[0]), check_name(purpose, what[1])
 
 
-def check_text(value: str, what: str) -> str:
+def check_text(value: object, what: str) -> str:
     """Validate ``value`` as a `Text` outside a pydantic model.
 
     Raises:
         InvalidInput: naming ``what`` and the problem.
     """
+    if type(value) is str and plain_text(value):
+        return value
     try:
         return _TEXT.validate_python(value)
     except ValidationError as exc:
