@@ -1,6 +1,7 @@
 """Values built in Python are held to the rules a request body is: the store refuses them
 naming the field, and stores nothing (`readmit.wire.domain`)."""
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,9 +26,8 @@ from readmit.events import (
     Supersede,
 )
 from readmit.model import Agent
-from readmit.store import WorkStateStore
-from readmit.wire import event_to_wire, parse_event
-from readmit.wire.domain import checked_events
+from readmit.store import SqlStore, WorkStateStore
+from readmit.wire import domain, event_to_wire, parse_event
 from strategies import events, names, texts
 
 T = datetime(2026, 5, 1, 8, tzinfo=UTC)
@@ -74,7 +74,7 @@ CASES = [
     Case("a revocation with no reason", _withdrawing(Revoke, why=""), "why"),
     Case("a newline in an event id", _withdrawing(Close, id="e\n2"), "id"),
     Case("a NUL in an item id", _asserting(id="h\x002"), "item.id"),
-    Case("an escape in an item text", _asserting(text="\x1b[2J"), "item.text"),
+    Case("a NUL in an item text", _asserting(text="booked\x00"), "item.text"),
     Case("a tab in a supports id", _asserting(supports={"d\t1"}), "item.supports"),
     Case("a space around a key", _asserting(key=" k"), "item.key"),
     Case("an empty key", _asserting(key=""), "item.key"),
@@ -82,11 +82,12 @@ CASES = [
     Case("a reader role with a zero-width space", _asserting(roles={"o\u200bps"}), "item.roles"),
     Case("unconfirmed given as a string", _asserting(unconfirmed="no"), "item.unconfirmed"),
     Case(
-        "a supersede of a target with a newline",
-        _withdrawing(Supersede, target="h\n1", item=_draft()),
+        "a supersede of a target given as bytes",
+        _withdrawing(Supersede, target=b"h1", item=_draft()),
         "target",
     ),
-    Case("a resolve of an id 201 long", _withdrawing(Resolve, target="o" * 201), "target"),
+    Case("a reason with a lone surrogate", _withdrawing(Revoke, why="gone \ud800"), "why"),
+    Case("a blank reason", _withdrawing(Revoke, why=" \n"), "why"),
     Case(
         "a source id with a bidi override",
         Evidence(id="e2", at=LATER, author="A2", source_id="s\u202e1", text="x"),
@@ -95,7 +96,7 @@ CASES = [
     Case("an obligation role with a NUL", _obligation(role="o\x00ps"), "obligation.role"),
     Case(
         "a frontier text with a bell",
-        _obligation(frontier_text="Nothing\x07"),
+        _obligation(frontier_text="Nothing\x00"),
         "obligation.frontier.text",
     ),
     Case(
@@ -144,7 +145,7 @@ def test_an_event_id_that_is_no_string_is_told_so(store: WorkStateStore) -> None
         ),
         (
             lambda s: s.create_workspace("ws", [Agent(id="A1", principal="org", role="ops\u200b")]),
-            "agent.role: may not contain U[+]200B",
+            "agent 'A1': role: may not contain U[+]200B",
         ),
     ],
 )
@@ -159,20 +160,22 @@ def test_a_workspace_or_agent_a_request_could_not_name_is_refused_and_not_made(
 
 @pytest.mark.parametrize(
     ("request_fields", "field"),
-    [({"task": ""}, "task"), ({"purpose": "p\x00"}, "purpose"), ({"agent": " A1"}, "agent")],
+    [
+        ({"task": ""}, "task"),
+        ({"purpose": "p\x00"}, "purpose"),
+        ({"agent": b"A1"}, "agent"),
+        ({"id": "r\nok: forged"}, "id"),
+    ],
 )
 def test_a_return_a_request_could_not_hold_is_refused_naming_the_field(
-    store: WorkStateStore, request_fields: dict[str, str], field: str
+    store: WorkStateStore, request_fields: dict[str, Any], field: str
 ) -> None:
     _workspace(store)
     store.depart("ws", "A1", LATER)
-    said = {"agent": "A1", "task": "t", "purpose": "p", **request_fields}
-    at = LATER + timedelta(hours=1)
-    request = ReturnRequest(
-        id="r1", at=at, agent=said["agent"], task=said["task"], purpose=said["purpose"]
-    )
+    said = {"id": "r1", "agent": "A1", "task": "t", "purpose": "p", **request_fields}
+    request = ReturnRequest(at=LATER + timedelta(hours=1), **said)
 
-    with pytest.raises(InvalidEvent, match=rf"^event 'r1': {field}: "):
+    with pytest.raises(InvalidEvent, match=rf"^event {re.escape(repr(said['id']))}: {field}: "):
         store.return_context("ws", request)
 
 
@@ -186,7 +189,12 @@ def test_a_departure_or_memory_a_request_could_not_hold_is_refused_and_not_store
     with pytest.raises(InvalidInput, match="returning_to must be a"):
         store.depart("ws", "A1", LATER, "book")  # type: ignore[arg-type]
     memory = RecordExperience(
-        id="x1", at=LATER, agent="A1", experience_id="m\n1", text="Ask Ana.", source="h1"
+        id="x1",
+        at=LATER,
+        agent="A1",
+        experience_id=b"m1",  # type: ignore[arg-type]
+        text="Ask Ana.",
+        source="h1",
     )
     with pytest.raises(InvalidEvent, match=r"^event 'x1': experience.id: "):
         store.record_experience("ws", memory)
@@ -196,21 +204,53 @@ def test_a_departure_or_memory_a_request_could_not_hold_is_refused_and_not_store
 
 
 @given(events(texts) | events(names))
-def test_a_built_event_is_refused_exactly_when_its_wire_form_is_refused_at_the_edge(
+def test_the_shortcut_for_plain_names_never_takes_what_the_exact_checks_refuse(
     event: Event,
 ) -> None:
-    """The shortcut for plain names and texts, and the exact checks, agree with the edge."""
+    if domain._plain(event):
+        domain._event(event)
+
+
+@given(events(texts) | events(names))
+def test_the_store_refuses_nothing_a_request_body_may_hold(event: Event) -> None:
     try:
         parse_event(event_to_wire(event), 0)
     except InvalidEvent:
-        edge = False
-    else:
-        edge = True
-    try:
-        checked_events([event])
-    except InvalidInput:
-        built = False
-    else:
-        built = True
+        return
+    domain.checked_events([event])
 
-    assert built == edge
+
+def test_what_the_wire_limits_but_the_store_can_hold_is_stored_as_given(
+    store: WorkStateStore,
+) -> None:
+    """Lengths, and a text's control characters other than NUL, are left to the wire."""
+    _workspace(store)
+    long_key = "langgraph:" + "k" * 600
+    text = "Booked:\r\n- Riverside \x1b[1mInn\x1b[0m " + "x" * 100_001
+    store.append("ws", [_asserting(key=long_key, text=text)])
+
+    [item] = [i for i in store.visible_state("ws", "A1") if i.id == "h2"]
+    assert (item.key, item.text) == (long_key, text)
+
+
+def test_a_name_stored_before_these_checks_can_still_be_referred_to(
+    store: WorkStateStore,
+) -> None:
+    _workspace(store)
+    assert isinstance(store, SqlStore)
+    with store.conn.transaction(lock="ws"):  # as a store before these checks could hold it
+        store.conn.execute(
+            "INSERT INTO agents (workspace, id, principal, role) VALUES (?, ?, ?, ?)",
+            ("ws", "bob ", "org", "ops"),
+        )
+
+    store.depart("ws", "bob ", LATER)
+    store.append("ws", [Revoke(id="e2", at=LATER, author="bob ", target="h1", why="gone")])
+
+    assert store.has_departed("ws", "bob ", LATER)
+
+
+def test_agents_given_as_a_generator_are_all_made(store: WorkStateStore) -> None:
+    store.create_workspace("ws", (a for a in AGENTS))  # type: ignore[arg-type]
+
+    assert sorted(store.agents("ws")) == ["A1", "A2"]

@@ -128,7 +128,7 @@ class SqlStore(AgentKeys, Leases):
             return self._locks.setdefault(name, threading.Lock())
 
     def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
-        domain.checked_workspace(workspace, agents)
+        agents = domain.checked_workspace(workspace, agents)
         with self._transaction(lock=workspace) as db:
             db.execute(
                 "INSERT INTO workspaces (id) VALUES (?) ON CONFLICT DO NOTHING", (workspace,)

@@ -1,14 +1,24 @@
-"""The wire's field rules, applied to values a library caller builds in Python.
+"""What the store refuses in values a library caller builds in Python.
 
 An HTTP body, an MCP call and a scenario file are checked by the models of
-`readmit.wire.inbound` before they become events; an `Assert` or `Agent` built in
-Python reaches the store without them. The store holds those to the same rules here,
-so every edge refuses what the others refuse: a NUL in an id breaks PostgreSQL, a
-newline in one forges a line of an operator's report, an empty ``why`` records a
-revocation that gives no reason.
+`readmit.wire.inbound` before they become events; an `Assert` or an `Agent` built in
+Python reaches the store without them. The store refuses here what would harm it or
+its readers: a name or id it would create (an event's, an item's, a key, a role, a
+workspace's) must be a non-empty string with no control or invisible character and no
+space at either end, as the wire's `Name` (a NUL breaks PostgreSQL, a newline forges a
+line of an operator's report); a text must be a string with something in it, and no NUL
+or lone surrogate (neither can be stored).
+
+Two of the wire's limits are left to the wire: lengths (LangGraph's keys and values are
+longer than a request body may carry), and the control characters of a text other than
+NUL (an assistant's message may hold a carriage return; reports escape them when they
+print text, `readmit.cli.render`). A name that refers to what exists (an author, a
+target, a returning agent) is checked to be a string only: the store tells whether it
+exists, and one stored before these checks can still be named.
 """
 
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -28,20 +38,17 @@ from readmit.events import (
     Supersede,
     events_only,
 )
-from readmit.model import ANY, Agent
-from readmit.wire.fields import (
-    check_name,
-    check_returning,
-    check_text,
-    plain_name,
-    plain_text,
-)
+from readmit.model import ANY, Agent, blank
+from readmit.wire.fields import name_shape, plain_name
 
-_DRAFT_SETS = ("supports", "depends_on", "cites", "principals", "roles", "purposes")
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+_DRAFT_SETS = ("supports", "principals", "roles", "purposes")
+"""An item's sets of names it makes (its ``depends_on`` and ``cites`` refer to others')."""
+_ANYONE = frozenset({ANY})
 
 
 def checked_events(events: Sequence[object]) -> None:
-    """Refuse a batch holding anything but events, or names and texts a body could not hold.
+    """Refuse a batch holding anything but events, or a name or text the store refuses.
 
     Raises:
         InvalidInput: for something other than an event, or an id that is no string.
@@ -53,149 +60,193 @@ def checked_events(events: Sequence[object]) -> None:
             _event(event)  # type: ignore[arg-type]
 
 
+def checked_return(request: ReturnRequest) -> None:
+    """Refuse a return whose id, task or purpose (kept in its record) the store refuses.
+
+    Raises:
+        InvalidEvent: naming the request and the field at fault.
+    """
+    with _named(request.id):
+        _names(("id", request.id), ("task", request.task), ("purpose", request.purpose))
+        _strings(("agent", request.agent))
+        aware(request.at, request.id)
+
+
+def checked_experience(step: RecordExperience) -> None:
+    """Refuse a private memory whose ids or text the store refuses.
+
+    Raises:
+        InvalidEvent: naming the step and the field at fault.
+    """
+    with _named(step.id):
+        _names(("id", step.id), ("experience.id", step.experience_id))
+        _strings(("agent", step.agent), ("experience.source", step.source))
+        _text(step.text, "experience.text")
+        aware(step.at, step.id)
+
+
+def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
+    """Refuse a departure whose agent, time or stated return the store refuses.
+
+    Raises:
+        InvalidInput: naming the field at fault.
+        InvalidEvent: if ``at`` has no time zone.
+    """
+    _strings(("agent", agent))
+    aware(at, f"depart {agent}")
+    if returning_to is not None:
+        if not (isinstance(returning_to, tuple) and len(returning_to) == 2):
+            raise InvalidInput("returning_to must be a (task, purpose) pair")
+        _names(("task", returning_to[0]), ("purpose", returning_to[1]))
+
+
+def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:
+    """The agents of a new workspace, once the store takes its name and theirs.
+
+    Raises:
+        InvalidInput: naming the field (and the agent) at fault.
+    """
+    _names(("workspace", workspace))
+    if isinstance(agents, str | bytes) or not isinstance(agents, Iterable):
+        raise InvalidInput(f"agents must be a list of readmit.Agent, not {agents!r}")
+    made = tuple(agents)  # one pass: a generator is read once
+    for agent in made:
+        if not isinstance(agent, Agent):
+            raise InvalidInput(f"agents must hold readmit.Agent values, not {agent!r}")
+        _names(("agent.id", agent.id))
+        with _about(f"agent {agent.id!r}: "):
+            _names(("principal", agent.principal), ("role", agent.role))
+    return made
+
+
 def _plain(event: Event) -> bool:
-    """Whether every name of ``event`` is printable ASCII and every text fine.
+    """Whether every name ``event`` makes is printable ASCII, and every text fine.
 
     About a microsecond an event; ``False`` leaves it to `_event`, which tells exactly what,
     if anything, is wrong.
     """
     try:
-        if not (plain_name(event.id) and plain_name(event.author)):
+        if not (plain_name(event.id) and type(event.author) is str):
             return False
         match event:
             case Assert(item=d) | Supersede(item=d):
-                if type(event) is Supersede and not plain_name(event.target):
+                if isinstance(event, Supersede) and type(event.target) is not str:
                     return False
                 return _plain_draft(d)
             case Revoke(target=target, why=why):
-                return bool(plain_name(target) and plain_text(why))
+                return type(target) is str and _storable(why)
             case Close(target=target) | Resolve(target=target):
-                return plain_name(target) is not None
+                return type(target) is str
             case Evidence(source_id=source, text=text):
-                return bool(plain_name(source) and plain_text(text))
+                return bool(plain_name(source)) and _storable(text)
             case OpenObligation(obligation=o):
                 names = (o.id, o.role, o.frontier_id, *o.requires, *o.critical)
                 return (
-                    all(map(plain_name, names))
-                    and plain_text(o.text)
-                    and plain_text(o.frontier_text)
+                    all(map(plain_name, names)) and _storable(o.text) and _storable(o.frontier_text)
                 )
     except TypeError:  # a value that is no string
         return False
 
 
 def _plain_draft(d: ItemDraft) -> bool:
-    if not (plain_name(d.id) and plain_text(d.text) and type(d.unconfirmed) is bool):
+    if not (plain_name(d.id) and _storable(d.text) and type(d.unconfirmed) is bool):
         return False
     if (d.task != ANY and not plain_name(d.task)) or (d.key is not None and not plain_name(d.key)):
         return False
-    sets = (d.supports, d.depends_on, d.cites, d.principals, d.roles, d.purposes)
+    if not all(type(i) is str for i in (*d.depends_on, *d.cites)):
+        return False
+    sets = (d.supports, d.principals, d.roles, d.purposes)
     return all(all(map(plain_name, s)) for s in sets if s and s != _ANYONE)
 
 
-_ANYONE = frozenset({ANY})
-
-
-def checked_return(request: ReturnRequest) -> None:
-    """Refuse a return request a request body could not hold (an empty task, say).
-
-    Raises:
-        InvalidEvent: naming the request and the field at fault.
-    """
-    with _named(request.id):
-        aware(request.at, request.id)
-        _names(("agent", request.agent), ("task", request.task), ("purpose", request.purpose))
-
-
-def checked_experience(step: RecordExperience) -> None:
-    """Refuse a private memory a request body could not hold.
-
-    Raises:
-        InvalidEvent: naming the step and the field at fault.
-    """
-    with _named(step.id):
-        aware(step.at, step.id)
-        _names(("agent", step.agent), ("experience.id", step.experience_id))
-        _names(("experience.source", step.source))
-        check_text(step.text, "experience.text")
-
-
-def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
-    """Refuse a departure whose agent, time or stated return a request body could not hold.
-
-    Raises:
-        InvalidInput: naming the field at fault.
-        InvalidEvent: if ``at`` has no time zone.
-    """
-    check_name(agent, "agent")
-    aware(at, f"depart {agent}")
-    if returning_to is not None:
-        if not (isinstance(returning_to, tuple) and len(returning_to) == 2):
-            raise InvalidInput("returning_to must be a (task, purpose) pair")
-        check_returning(*returning_to)
-
-
-def checked_workspace(workspace: object, agents: object) -> None:
-    """Refuse a workspace name, or agents, that a request body could not hold.
-
-    Raises:
-        InvalidInput: naming the field at fault.
-    """
-    check_name(workspace, "workspace")
-    if isinstance(agents, str | bytes) or not isinstance(agents, Iterable):
-        raise InvalidInput(f"agents must be a list of readmit.Agent, not {agents!r}")
-    for agent in agents:
-        if not isinstance(agent, Agent):
-            raise InvalidInput(f"agents must hold readmit.Agent values, not {agent!r}")
-        _names(("agent.id", agent.id), ("agent.principal", agent.principal))
-        check_name(agent.role, "agent.role")
+def _storable(text: str) -> bool:
+    """Whether ``text`` is a string the store takes (``TypeError`` if it is no string)."""
+    return type(text) is str and not blank(text) and _UNSTORABLE.search(text) is None
 
 
 def _event(event: Event) -> None:
     with _named(event.id):
-        _names(("id", event.id), ("author", event.author))
+        _names(("id", event.id))
+        _strings(("author", event.author))
         match event:
             case Assert(item=draft):
                 _draft(draft)
             case Supersede(target=target, item=draft):
-                check_name(target, "target")
+                _strings(("target", target))
                 _draft(draft)
             case Revoke(target=target, why=why):
-                check_name(target, "target")
-                check_text(why, "why")
+                _strings(("target", target))
+                _text(why, "why")
             case Close(target=target) | Resolve(target=target):
-                check_name(target, "target")
+                _strings(("target", target))
             case Evidence(source_id=source, text=text):
-                check_name(source, "source.id")
-                check_text(text, "source.text")
+                _names(("source.id", source))
+                _text(text, "source.text")
             case OpenObligation(obligation=o):
                 _names(("obligation.id", o.id), ("obligation.role", o.role))
-                check_name(o.frontier_id, "obligation.frontier.id")
-                check_text(o.text, "obligation.text")
-                check_text(o.frontier_text, "obligation.frontier.text")
-                _members("obligation.requires", o.requires)
-                _members("obligation.critical", o.critical)
+                _names(("obligation.frontier.id", o.frontier_id))
+                _text(o.text, "obligation.text")
+                _text(o.frontier_text, "obligation.frontier.text")
+                _each(_names, "obligation.requires", o.requires)
+                _each(_names, "obligation.critical", o.critical)
 
 
 def _draft(draft: ItemDraft) -> None:
     _names(("item.id", draft.id), ("item.task", draft.task))
     if draft.key is not None:
-        check_name(draft.key, "item.key")
-    check_text(draft.text, "item.text")
+        _names(("item.key", draft.key))
+    _text(draft.text, "item.text")
     for name in _DRAFT_SETS:
-        _members(f"item.{name}", getattr(draft, name) or ())
+        _each(_names, f"item.{name}", getattr(draft, name) or ())
+    _each(_strings, "item.depends_on", draft.depends_on)
+    _each(_strings, "item.cites", draft.cites)
     if type(draft.unconfirmed) is not bool:
         raise InvalidInput(f"item.unconfirmed: must be True or False, not {draft.unconfirmed!r}")
 
 
 def _names(*fields: tuple[str, object]) -> None:
+    """Each value a string with no control or invisible character, no space at an end."""
     for what, value in fields:
-        check_name(value, what)
+        if type(value) is str and plain_name(value) is not None:
+            continue
+        _strings((what, value))
+        try:
+            name_shape(value)
+        except ValueError as exc:
+            raise InvalidInput(f"{what}: {exc}") from None
+        if not value:
+            raise InvalidInput(f"{what}: must not be empty")
 
 
-def _members(what: str, values: Iterable[str]) -> None:
+def _strings(*fields: tuple[str, object]) -> None:
+    for what, value in fields:
+        if not isinstance(value, str):
+            raise InvalidInput(f"{what}: must be a string, not {value!r}")
+
+
+def _text(value: object, what: str) -> None:
+    _strings((what, value))
+    assert isinstance(value, str)  # noqa: S101  # for the type checker: _strings refused others
+    if blank(value):
+        raise InvalidInput(f"{what}: must say something (it is empty or blank)")
+    found = _UNSTORABLE.search(value)
+    if found is not None:
+        char = ord(found.group())
+        raise InvalidInput(f"{what}: may not contain U+{char:04X} (a NUL or a lone surrogate)")
+
+
+def _each(check: Callable[..., None], what: str, values: Iterable[object]) -> None:
     for value in values:
-        check_name(value, what)
+        check((what, value))
+
+
+@contextmanager
+def _about(prefix: str) -> Iterator[None]:
+    """An `InvalidInput` raised inside, its message after ``prefix``."""
+    try:
+        yield
+    except InvalidInput as error:
+        raise InvalidInput(prefix + str(error)) from None
 
 
 @contextmanager

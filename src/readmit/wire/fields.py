@@ -67,7 +67,7 @@ _NAME_CHARS = _refuse(
 )
 
 
-def _name_shape(value: object) -> object:
+def name_shape(value: object) -> object:
     """A name's characters and ends, checked before its pattern says the same less plainly.
 
     A name with a space at either end is told so, not that it fails the name pattern.
@@ -82,7 +82,7 @@ def _name_shape(value: object) -> object:
 Name = Annotated[
     str,
     Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$"),
-    BeforeValidator(_name_shape),
+    BeforeValidator(name_shape),
 ]
 """An id or name: no surrounding whitespace, no control characters (NUL breaks PostgreSQL)
 and no invisible ones (`_NAME_CONTROL`)."""
