@@ -102,6 +102,27 @@ def test_a_fact_replaced_while_away_leaves_the_returning_agents_history_with_the
     assert '"signature"' in note
 
 
+def test_a_session_opened_after_a_departure_or_a_return_still_leaves_out_the_stale_fact(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """What a departure and a return decided is the store's, not the process's."""
+    a, b = sessions(team, tmp_path)
+
+    def restarted() -> ReadmitSession:  # a new process: a new member over the same store
+        inner = SQLiteSession("b", tmp_path / "sessions.db")
+        return ReadmitSession(inner, replace(team[1], latest=None), learned=topical)
+
+    async def scenario() -> tuple[list[TResponseInputItem], list[TResponseInputItem]]:
+        await b.add_items([asked("Where do we stay?"), said("hotel: the Hilton")])
+        b.depart()
+        await a.add_items([said("hotel: the Marriott, the Hilton was cancelled")])
+        return await restarted().get_items(), await restarted().get_items()
+
+    for items in run(scenario()):
+        assert texts(items)[1:] == ["Where do we stay?"]
+        assert "hotel: the Hilton (stale_or_superseded" in texts(items)[0]
+
+
 def test_a_return_is_decided_off_the_event_loop(
     team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,7 +9,7 @@ import runpy
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -132,6 +132,29 @@ def test_an_update_while_away_is_admitted_as_the_memorys_new_version(
     assert result["readmit"]["removed"] == []
     assert b.readmit.member.admitted() is not None
     assert item_id(memory_id, 2) in {i.id for i in b.readmit.member.admitted() or []}
+
+
+def test_a_process_started_after_a_departure_or_a_return_still_removes_what_went_stale(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """What a departure and a return decided is the store's, not the process's."""
+    banks = bank(tmp_path, "a"), bank(tmp_path, "b")
+    a = ReadmitMemory(banks[0], team[0], key=topic)
+    b = ReadmitMemory(banks[1], team[1], key=topic)
+    hilton = add(a, "The team hotel is the Hilton", "hotel")
+    add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    a.delete(hilton)
+
+    def restarted() -> ReadmitMemory:  # a new process: a new member over the same store
+        return ReadmitMemory(banks[1], replace(team[1], latest=None), key=topic)
+
+    after_departure = restarted().get_all(filters=TRIP)
+    after_return = restarted().get_all(filters=TRIP)
+
+    for result in (after_departure, after_return):
+        assert reasons(result) == {"The team hotel is the Hilton": "revoked"}
+    assert after_return["readmit"]["decision"] == after_departure["readmit"]["decision"] + 1
 
 
 def test_removals_do_not_starve_a_page(team: tuple[Member, Member], tmp_path: Path) -> None:

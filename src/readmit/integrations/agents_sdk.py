@@ -194,8 +194,11 @@ class ReadmitSession:
     """The wrapped session (anything implementing the SDK's ``Session`` protocol)."""
     member: Member
     learned: LearnedFrom = assistant_messages
-    returning: bool = False
-    """Whether the agent has departed and not yet returned."""
+    returning: bool | None = None
+    """Whether the next read decides a return: after a departure, until it does. ``None``
+    (the default) asks the store whether the agent ever departed, so a process that starts
+    after a departure (or after a return, whose decision only the store remembers) decides
+    one again before it serves anything (`Member.departed`)."""
     _judged: _Judged | None = field(default=None, repr=False)
     _turn: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -208,6 +211,8 @@ class ReadmitSession:
     """The inner session's settings (the SDK's ``Session`` protocol)."""
 
     def __post_init__(self) -> None:
+        if self.returning is None:
+            self.returning = self.member.departed()
         self.session_id = str(self.inner.session_id)
         self.session_settings = getattr(self.inner, "session_settings", None)
 

@@ -299,6 +299,14 @@ class Member:
         self.latest = replace(decided, own=own)
         return self.latest
 
+    def departed(self) -> bool:
+        """Whether the agent ever departed, by the store.
+
+        A process that starts after a departure has no decision of its own yet: the
+        integrations decide a return before they serve its first read.
+        """
+        return self.store.has_departed(self.workspace, self.agent, self.clock())
+
     def admitted(self) -> list[Item] | None:
         """The items of the latest issued view: ``[]`` if it was withheld.
 
