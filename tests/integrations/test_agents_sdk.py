@@ -123,6 +123,24 @@ def test_a_session_opened_after_a_departure_or_a_return_still_leaves_out_the_sta
         assert "hotel: the Hilton (stale_or_superseded" in texts(items)[0]
 
 
+def test_popping_an_outdated_keyed_fact_leaves_a_teammates_newer_one_under_the_key(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("hotel: the Hilton")])
+        await a.add_items([asked("Where do we stay?"), said("hotel: the Marriott (rebooked)")])
+        a.depart()
+        await b.pop_item()
+        return await a.get_items()
+
+    items = run(scenario())
+
+    assert texts(items)[1:] == ["Where do we stay?", "hotel: the Marriott (rebooked)"]
+    assert "- hotel: the Marriott (rebooked)" in texts(items)[0]
+
+
 def test_a_return_is_decided_off_the_event_loop(
     team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -100,6 +100,22 @@ def test_a_copy_deleted_by_a_teammate_is_removed_from_the_returning_agents_searc
     assert "deleted from Mem0 by a" in result["readmit"]["removed"][0]["detail"]
 
 
+def test_deleting_an_outdated_keyed_memory_leaves_a_teammates_newer_one_under_the_key(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a = ReadmitMemory(bank(tmp_path, "a"), team[0], key=topic)
+    b = ReadmitMemory(bank(tmp_path, "b"), team[1], key=topic)
+    old = add(b, "The team hotel is the Hilton", "hotel")
+    add(a, "The team hotel is now the Marriott", "hotel")
+    a.depart()
+
+    b.delete(old)
+    result = a.get_all(filters=TRIP)
+
+    assert texts(result) == ["The team hotel is now the Marriott"]
+    assert result["readmit"]["removed"] == []
+
+
 def test_a_conflicting_add_while_away_replaces_the_stale_memory_in_a_shared_bank(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

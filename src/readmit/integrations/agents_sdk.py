@@ -316,9 +316,14 @@ class ReadmitSession:
         return judged
 
     def _revoke(self, fact: Learned) -> None:
-        """Revoke the agent's newest item with the fact's text, and its key's items."""
+        """Revoke the agent's newest item with the fact's text, and its copies.
+
+        With a key, an active item with that key and the fact's text is a copy; a newer
+        fact under the key is none.
+        """
         visible = self.member.visible()
         own = [i for i in visible if i.author == self.member.agent and i.text == fact.text]
         targets = {max(own, key=lambda i: i.epoch).id} if own else set()
-        targets |= {i.id for i in visible if fact.key is not None and i.key == fact.key}
+        if fact.key is not None:
+            targets |= {i.id for i in visible if i.key == fact.key and i.text == fact.text}
         self.member.revoke(targets, f"{self.member.agent} withdrew it from its session")

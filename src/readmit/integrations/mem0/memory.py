@@ -165,8 +165,8 @@ class ReadmitMemory:
         return result
 
     def delete(self, memory_id: str) -> dict[str, Any]:
-        key = self.readmit.key_of(self.inner.get(memory_id)) if self.readmit.key else None
-        targets = self.readmit.delete_targets(memory_id, key)
+        memory = self.inner.get(memory_id) if self.readmit.key else None
+        targets = self.readmit.delete_targets(memory_id, memory)
         result: dict[str, Any] = self.inner.delete(memory_id)
         self.readmit.deleted(memory_id, targets)
         return result
@@ -326,8 +326,8 @@ class AsyncReadmitMemory:
         return result
 
     async def delete(self, memory_id: str) -> dict[str, Any]:
-        key = self.readmit.key_of(await self.inner.get(memory_id)) if self.readmit.key else None
-        targets = await self._off_loop(self.readmit.delete_targets, memory_id, key)
+        memory = await self.inner.get(memory_id) if self.readmit.key else None
+        targets = await self._off_loop(self.readmit.delete_targets, memory_id, memory)
         result: dict[str, Any] = await self.inner.delete(memory_id)
         await self._off_loop(self.readmit.deleted, memory_id, targets)
         return result

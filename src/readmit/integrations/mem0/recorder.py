@@ -270,13 +270,19 @@ class Recorder:
         current = of_memory(self.member.visible(), memory_id)
         self.member.record([self._event(current[-1].id if current else None, item)])
 
-    def delete_targets(self, memory_id: str, key: str | None) -> list[str]:
-        """What deleting the memory revokes: its current items and, with a key, the key's."""
+    def delete_targets(self, memory_id: str, memory: Mapping[str, Any] | None = None) -> list[str]:
+        """What deleting the memory revokes: its current items, and its text's copies.
+
+        With a key, an active item with that key and the memory's text (``memory`` as
+        Mem0's ``get`` returns it) is a copy; a newer statement under the key is none.
+        """
+        key = self.key_of(memory)
+        text = None if memory is None else memory.get("memory")
         return [
             i.id
             for i in self.member.visible()
             if ((found := memory_of(i.id)) is not None and found[0] == memory_id)
-            or (key is not None and i.key == key)
+            or (key is not None and i.key == key and i.text == text)
         ]
 
     def deleted(self, memory_id: str, targets: list[str]) -> list[Recorded]:
