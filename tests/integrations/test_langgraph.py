@@ -261,6 +261,38 @@ def test_own_writes_after_a_return_are_read_and_a_teammates_wait_for_the_next(
     assert s1.get(TRIP, "theirs") is not None
 
 
+def test_a_teammates_overwrite_of_a_read_path_waits_for_the_next_return_too(
+    team: Team,
+) -> None:
+    """The value admitted at a path, not the path: an overwrite may hold what a1 may not
+    read, and is judged at a1's next return like any other write of a teammate."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", SUNRISE)
+    s1.put(TRIP, "mine", {"text": "a1's own note"})
+    team.a1.depart()
+    arrive(team.a1)
+    s1.put(NOTES, "later", {"text": "a1 wrote this after returning"})
+    assert [s1.get(*path) is not None for path in ((TRIP, "hotel"), (NOTES, "later"))] == [
+        True,
+        True,
+    ]
+
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    s2.put(
+        NOTES, "later", {"text": "booking only", "_readmit": {"readers": {"roles": ["booking"]}}}
+    )
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.get(NOTES, "later") is None
+    assert [i.key for i in s1.search(NOTES)] + [i.key for i in s1.search(TRIP)] == ["mine"]
+    team.a1.depart()
+    arrive(team.a1)
+    hotel = s1.get(TRIP, "hotel")
+    assert hotel is not None
+    assert hotel.value == RIVERSIDE
+    assert s1.get(NOTES, "later") is None  # a2 made it readable by bookers only
+
+
 def withhold_a1(team: Team) -> None:
     """Open an obligation for a1's role that nothing can cover, so its return is withheld."""
     team.store(team.a1).put(TRIP, "hotel", SUNRISE)
