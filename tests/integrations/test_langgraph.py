@@ -34,7 +34,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from builders import KEY
 from conftest import fresh_postgres_schema
-from readmit.errors import InvalidEvent
+from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.langgraph import (
     ReadmitMiddleware,
@@ -580,3 +580,11 @@ def test_every_integration_raises_the_same_withheld_and_expired_errors() -> None
     assert ViewExpired is team.ViewExpired is mem0.ViewExpired
     assert ViewWithheld is team.ViewWithheld is mem0.ViewWithheld
     assert issubclass(ViewExpired, ViewWithheld)
+
+
+@pytest.mark.parametrize("word", ["remove", "rasie"])
+def test_an_on_withheld_it_does_not_take_is_refused_when_the_store_is_made(
+    team: Team, word: str
+) -> None:
+    with pytest.raises(InvalidInput, match=f"on_withheld must be 'raise' or 'empty', not '{word}'"):
+        team.store(team.a1, on_withheld=word)

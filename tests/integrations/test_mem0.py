@@ -20,6 +20,7 @@ from builders import KEY
 from integrations.watch import deciding_threads
 from readmit.bench.backends import mem0_bank
 from readmit.clock import now
+from readmit.errors import InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations import team as shared
 from readmit.integrations.mem0 import (
@@ -505,3 +506,13 @@ def test_async_memory_treats_an_expired_view_like_the_sync_one(
 def test_the_errors_are_the_ones_every_integration_raises() -> None:
     assert (ViewExpired, ViewWithheld) == (shared.ViewExpired, shared.ViewWithheld)
     assert issubclass(ViewExpired, ViewWithheld)
+
+
+@pytest.mark.parametrize("word", ["empty", "rasie"])
+def test_an_on_withheld_it_does_not_take_is_refused_when_the_memory_is_made(
+    team: tuple[Member, Member], tmp_path: Path, word: str
+) -> None:
+    with pytest.raises(
+        InvalidInput, match=f"on_withheld must be 'remove' or 'raise', not '{word}'"
+    ):
+        ReadmitMemory(bank(tmp_path), team[0], on_withheld=word)  # type: ignore[arg-type]

@@ -203,6 +203,17 @@ def one_at_a_time(lock: threading.Lock, work: Callable[..., T], *args: Any) -> T
         return work(*args)
 
 
+def one_of(value: object, allowed: tuple[str, ...], name: str) -> None:
+    """Refuse an option none of ``allowed`` (another integration's word, a typo).
+
+    Raises:
+        InvalidInput: naming the option and what it takes.
+    """
+    if value not in allowed:
+        taken = " or ".join(map(repr, allowed))
+        raise InvalidInput(f"{name} must be {taken}, not {value!r}")
+
+
 def new_id(prefix: str) -> str:
     """A fresh id for an event or item: ``prefix`` and 16 random hex digits."""
     return f"{prefix}-{uuid.uuid4().hex[:16]}"

@@ -51,7 +51,7 @@ from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
 from readmit.integrations.langgraph.writes import Write, reconcile, record, written
 from readmit.integrations.langgraph.writes import reads as reads_of
-from readmit.integrations.team import Member
+from readmit.integrations.team import Member, one_of
 
 
 class ReadmitStore(BaseStore):
@@ -74,6 +74,7 @@ class ReadmitStore(BaseStore):
     ) -> None:
         self.inner = inner
         self.member = member
+        one_of(on_withheld, ("raise", "empty"), "on_withheld")
         self.on_withheld = on_withheld
         self.supports_ttl = inner.supports_ttl
         self.ttl_config = inner.ttl_config

@@ -33,6 +33,7 @@ from readmit.integrations.team import (
     expiry,
     lapsed,
     new_id,
+    one_of,
     removals,
 )
 from readmit.model import Item
@@ -143,6 +144,7 @@ class Recorder:
     _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
 
     def __post_init__(self) -> None:
+        one_of(self.on_withheld, ("remove", "raise"), "on_withheld")
         if self.returning is None:
             self.returning = self.member.departed()
 
