@@ -516,3 +516,22 @@ def test_an_on_withheld_it_does_not_take_is_refused_when_the_memory_is_made(
         InvalidInput, match=f"on_withheld must be 'remove' or 'raise', not '{word}'"
     ):
         ReadmitMemory(bank(tmp_path), team[0], on_withheld=word)  # type: ignore[arg-type]
+
+
+def test_an_update_of_only_the_annotations_is_refused_and_undone(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Its item would keep the old annotations (a memory marked unconfirmed still admitted)."""
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+    memory_id = add(a, "The museum opens at ten", "museum")
+
+    with pytest.raises(InvalidInput, match="annotations change with the memory's text"):
+        a.update(memory_id, metadata={"_readmit": {"unconfirmed": True}})
+
+    assert (shared.get(memory_id)["metadata"] or {}).get("_readmit") is None
+    assert [i.text for i in team[0].visible()] == ["The museum opens at ten"]
+    a.update(
+        memory_id, text="The museum opens at eleven", metadata={"_readmit": {"unconfirmed": True}}
+    )
+    assert [i.receipt is None for i in team[0].visible()] == [True]  # unconfirmed: no receipt

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from readmit.integrations.annotations import ANNOTATIONS
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
 from readmit.integrations.team import Member, one_at_a_time
 
@@ -44,6 +45,13 @@ def _merged(
 ) -> dict[str, Any]:
     """The metadata a memory has after an update (Mem0 merges the update's keys in)."""
     return {**((current or {}).get("metadata") or {}), **(metadata or {})}
+
+
+def _annotating(current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None) -> bool:
+    """Whether an update's ``metadata`` changes the memory's readmit annotations."""
+    if metadata is None or ANNOTATIONS not in metadata:
+        return False
+    return bool(((current or {}).get("metadata") or {}).get(ANNOTATIONS) != metadata[ANNOTATIONS])
 
 
 def _restored(current: Mapping[str, Any], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -154,7 +162,9 @@ class ReadmitMemory:
         after = self.inner.history(memory_id)
         memory = self.inner.get(memory_id) if self.readmit.key else None
         try:
-            self.readmit.updated(memory_id, before, after, memory, stated)
+            self.readmit.updated(
+                memory_id, before, after, memory, stated, _annotating(current, metadata)
+            )
         except Exception as refused:
             if current is not None:
                 try:
@@ -315,7 +325,10 @@ class AsyncReadmitMemory:
         after = await self.inner.history(memory_id)
         memory = await self.inner.get(memory_id) if self.readmit.key else None
         try:
-            await self._off_loop(self.readmit.updated, memory_id, before, after, memory, stated)
+            annotating = _annotating(current, metadata)
+            await self._off_loop(
+                self.readmit.updated, memory_id, before, after, memory, stated, annotating
+            )
         except Exception as refused:
             if current is not None:
                 try:

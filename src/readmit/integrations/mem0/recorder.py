@@ -12,6 +12,7 @@ from typing import Any, Literal
 from readmit.admission.decision import Issued
 from readmit.clock import format_time
 from readmit.decide import Decided
+from readmit.errors import InvalidInput
 from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.annotations import (
     ANNOTATIONS,
@@ -263,9 +264,20 @@ class Recorder:
         after: Sequence[Mapping[str, Any]],
         memory: Mapping[str, Any] | None,
         stated: Stated,
+        annotated: bool = False,
     ) -> None:
-        """Supersede the memory's current item if the update changed its text."""
+        """Supersede the memory's current item if the update changed its text.
+
+        Raises:
+            InvalidInput: if the update changed the memory's annotations (``annotated``)
+                and not its text: its item would keep the old ones, so the caller undoes it.
+        """
         if len(after) <= len(before) or not writes_text(after[-1]):
+            if annotated:
+                raise InvalidInput(
+                    f"memory {memory_id}: readmit annotations change with the memory's text "
+                    "(update its text too, or delete it and add it again)"
+                )
             return
         text = str(after[-1]["new_memory"])
         item = stated.draft(item_id(memory_id, len(after)), text, self.key_of(memory))
