@@ -563,10 +563,10 @@ def test_async_batches_filter_and_page_like_sync_ones(team: Team) -> None:
 
 
 def test_a_write_readmit_refuses_reaches_neither_store(team: Team) -> None:
-    stranger = Member(team.readmit, "trip", "ghost", HmacSha256Signer(KEY), clock=ticking())
+    built_on_nothing = {**SUNRISE, "_readmit": {"depends_on": ["no-such-item"]}}
 
-    with pytest.raises(InvalidEvent):
-        team.store(stranger).put(TRIP, "hotel", SUNRISE)
+    with pytest.raises(InvalidEvent, match="unknown item 'no-such-item'"):
+        team.store(team.a1).put(TRIP, "hotel", built_on_nothing)
 
     assert team.inner.get(TRIP, "hotel") is None
     assert team.readmit.events("trip") == []
@@ -588,3 +588,14 @@ def test_an_on_withheld_it_does_not_take_is_refused_when_the_store_is_made(
 ) -> None:
     with pytest.raises(InvalidInput, match=f"on_withheld must be 'raise' or 'empty', not '{word}'"):
         team.store(team.a1, on_withheld=word)
+
+
+def test_a_member_of_a_workspace_or_agent_the_store_does_not_know_is_refused_when_made(
+    team: Team,
+) -> None:
+    with pytest.raises(
+        InvalidInput, match=r"no agent 'A1' in workspace 'trip' \(its agents: a1, a2\)"
+    ):
+        Member(team.readmit, "trip", "A1", HmacSha256Signer(KEY))
+    with pytest.raises(InvalidInput, match="no workspace 'trp' in this store"):
+        Member(team.readmit, "trp", "a1", HmacSha256Signer(KEY))

@@ -233,6 +233,21 @@ class Member:
     latest: Decided | None = None
     """The agent's latest decision in this process, if it has returned."""
 
+    def __post_init__(self) -> None:
+        """Refuse a member of a workspace, or an agent, the store does not know.
+
+        Raises:
+            InvalidInput: naming the workspace, or the agent and the workspace's agents.
+        """
+        agents = self.store.agents(self.workspace)
+        if not agents:
+            raise InvalidInput(f"no workspace {self.workspace!r} in this store")
+        if self.agent not in agents:
+            known = ", ".join(sorted(agents))
+            raise InvalidInput(
+                f"no agent {self.agent!r} in workspace {self.workspace!r} (its agents: {known})"
+            )
+
     def record(self, events: Sequence[Event]) -> list[Recorded]:
         """Record ``events`` (authored by this agent) atomically, at the clock's time.
 
