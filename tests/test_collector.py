@@ -1,5 +1,6 @@
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -96,6 +97,50 @@ def test_a_pause_that_leaves_many_objects_alive_freezes_them(
             cached = [[n] for n in range(2_000)]
         assert gc.get_freeze_count() >= len(cached)
         assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+
+
+class _Node:
+    """A reference cycle a weak reference can watch."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _cycles(n: int) -> None:
+    """Leave ``n`` unreachable reference cycles for the collector."""
+    for _ in range(n):
+        pair: list[Any] = []
+        pair.append(pair)
+
+
+def test_cyclic_garbage_frozen_by_pauses_is_collected_once_the_frozen_set_doubles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server's large returns each froze the cycles requests had left: memory grew without
+    end. Frozen garbage is now collected once the frozen set has doubled."""
+    monkeypatch.setattr(collector, "FREEZE_AFTER", 1_000)
+    monkeypatch.setattr(collector, "_clean", 0)
+    gc.collect()
+    gc.unfreeze()
+    try:
+        with paused():
+            node = _Node()
+            watched = weakref.ref(node)
+            del node
+            cached = [[n] for n in range(2_000)]
+        base = gc.get_freeze_count()
+        assert watched() is not None  # frozen with the rest, as before
+        sizes = []
+        for _ in range(6):
+            with paused():
+                _cycles(base // 2 + 1_000)
+            sizes.append(gc.get_freeze_count())
+
+        assert watched() is None
+        assert max(sizes) <= 2 * base + base // 2 + 1_000
+        assert len(cached) == 2_000
     finally:
         gc.unfreeze()
 
