@@ -1,4 +1,5 @@
 import gc
+import sys
 import threading
 import weakref
 from collections.abc import Iterator
@@ -115,12 +116,13 @@ def _cycles(n: int) -> None:
         pair.append(pair)
 
 
-def test_cyclic_garbage_frozen_by_pauses_is_collected_once_the_frozen_set_doubles(
+def test_cyclic_garbage_frozen_by_pauses_is_collected_once_memory_has_grown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A server's large returns each froze the cycles requests had left: memory grew without
-    end. Frozen garbage is now collected once the frozen set has doubled."""
+    """A server's large returns each froze the cycles its requests had left: memory grew
+    without end. Once it has grown `GROWTH` times (here 1.02), a freeze collects first."""
     monkeypatch.setattr(collector, "FREEZE_AFTER", 1_000)
+    monkeypatch.setattr(collector, "GROWTH", 1.02)
     monkeypatch.setattr(collector, "_clean", 0)
     gc.collect()
     gc.unfreeze()
@@ -130,16 +132,15 @@ def test_cyclic_garbage_frozen_by_pauses_is_collected_once_the_frozen_set_double
             watched = weakref.ref(node)
             del node
             cached = [[n] for n in range(2_000)]
-        base = gc.get_freeze_count()
         assert watched() is not None  # frozen with the rest, as before
-        sizes = []
-        for _ in range(6):
+        held = []
+        for _ in range(8):
             with paused():
-                _cycles(base // 2 + 1_000)
-            sizes.append(gc.get_freeze_count())
+                _cycles(sys.getallocatedblocks() // 100)
+            held.append(sys.getallocatedblocks())
 
         assert watched() is None
-        assert max(sizes) <= 2 * base + base // 2 + 1_000
+        assert max(held) < 1.1 * collector._clean
         assert len(cached) == 2_000
     finally:
         gc.unfreeze()

@@ -24,11 +24,12 @@ script, warm returns' p50 went from 737 / 913 to 632 / 656 ms). Reference counti
 still frees them when a cache lets them go. Whatever else is alive at that moment is
 frozen with them, cyclic garbage included, which no collection would then free: a
 server whose large returns each froze the cycles its requests had left grew by 7 MB a
-return, without end. So once the frozen objects number twice what they did after the
-last freeze that collected first, the next freeze puts them back, collects, and
-freezes again (`_freeze`): frozen garbage is at most as large as what is rightly frozen,
+return, without end (a few objects of a cycle can hold a whole return's data). So once
+the process holds twice the memory blocks it held after the last freeze that collected
+first (`sys.getallocatedblocks`), the next freeze puts everything back, collects, and
+freezes again (`_freeze`): frozen garbage is bounded by what the process rightly holds,
 and the cost of that collection (about 200 ms after a cold return at 100k items) is paid
-only when the frozen set has doubled. A pause that leaves fewer alive, but more than the first
+only when the memory has doubled. A pause that leaves fewer alive, but more than the first
 threshold (a warm return's context, decision and record, which its caller is about to
 drop), raises that threshold above them until the next collection (`_defer_young`), so
 no collection walks them at the pause's end. A server process also sets its collector
@@ -36,6 +37,7 @@ up once (`tune_for_server`).
 """
 
 import gc
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -45,6 +47,9 @@ LONGEST = 10.0
 """Seconds of unbroken pauses after which a collection of the young generation runs."""
 FREEZE_AFTER = 100_000
 """Objects left alive by a pause (``gc.get_count()[0]``) from which they are frozen."""
+GROWTH = 2.0
+"""How many times the memory blocks held after the last clean freeze the process may
+hold before a freeze collects first (`_freeze`)."""
 YOUNG = 50_000
 """A server's first threshold: containers allocated (less those freed) before the
 youngest generation is collected (CPython's default is 700)."""
@@ -84,25 +89,25 @@ def paused() -> Iterator[None]:
 
 
 _clean = 0
-"""Objects frozen just after the last freeze that collected first (0: none has yet)."""
+"""Memory blocks the process held just after the last freeze that collected first (0:
+none has yet)."""
 
 
 def _freeze() -> None:
-    """Freeze what is alive; collect first if the frozen set has doubled since that did.
+    """Freeze what is alive; collect first if memory has doubled since a freeze that did.
 
     The first freeze does not collect (a cold return's caches are new, and it would walk
     them all), and is the base the next clean freeze is measured against.
     """
     global _clean
-    gc.freeze()
-    frozen = gc.get_freeze_count()
+    held = sys.getallocatedblocks()
     if _clean == 0:
-        _clean = frozen
-    elif frozen > 2 * _clean:
+        _clean = held
+    elif held > GROWTH * _clean:
         gc.unfreeze()
         gc.collect()
-        gc.freeze()
-        _clean = gc.get_freeze_count()
+        _clean = sys.getallocatedblocks()
+    gc.freeze()
 
 
 _young_base: int | None = None
@@ -160,6 +165,6 @@ def tune_for_server() -> None:
     global _clean
     gc.collect()
     gc.freeze()
-    _clean = gc.get_freeze_count()
+    _clean = sys.getallocatedblocks()
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG, older, oldest)
