@@ -19,21 +19,21 @@ one collection of the young generation every `LONGEST` seconds of overlap.
 
 A pause that leaves many objects alive (a cold return decodes a workspace's items into
 the store's caches) ends with `gc.freeze`: they live as long as the caches, hold no
-cycle, and no later collection need walk them again (at 100k items, in a scratch
-script, warm returns' p50 went from 737 / 913 to 632 / 656 ms). Reference counting
-still frees them when a cache lets them go. Whatever else is alive at that moment is
-frozen with them, cyclic garbage included, which no collection would then free: a
-server whose large returns each froze the cycles its requests had left grew by 7 MB a
-return, without end (a few objects of a cycle can hold a whole return's data). So once
-the process holds twice the memory blocks it held after the last freeze that collected
-first (`sys.getallocatedblocks`), the next freeze puts everything back, collects, and
-freezes again (`_freeze`): frozen garbage is bounded by what the process rightly holds,
-and the cost of that collection (about 200 ms after a cold return at 100k items) is paid
-only when the memory has doubled. A pause that leaves fewer alive, but more than the first
-threshold (a warm return's context, decision and record, which its caller is about to
-drop), raises that threshold above them until the next collection (`_defer_young`), so
-no collection walks them at the pause's end. A server process also sets its collector
-up once (`tune_for_server`).
+cycle, and no later collection need walk them again (at 100k items, in a scratch script,
+warm returns' p50 went from 737 / 913 to 632 / 656 ms). Reference counting still frees
+them when a cache lets them go. Whatever else is alive at that moment is frozen with
+them, cyclic garbage included, which no collection would then free: a server whose large
+returns each froze the cycles its requests had left grew by 7 MB a return, without end
+(a few objects of a cycle can hold a whole return's data). So once the process holds a
+quarter more memory blocks than after the last freeze that collected first
+(`sys.getallocatedblocks`), the next freeze puts everything back, collects, and freezes
+again (`_freeze`): frozen garbage is bounded by what the process rightly holds, and the
+cost of that collection (about 200 ms after a cold return at 100k items) is paid only
+when memory has grown by a quarter (`GROWTH`). A pause that leaves fewer alive, but more
+than the first threshold (a warm return's context, decision and record, which its caller
+is about to drop), raises that threshold above them until the next collection
+(`_defer_young`), so no collection walks them at the pause's end. A server process also
+sets its collector up once (`tune_for_server`).
 """
 
 import gc
@@ -47,7 +47,7 @@ LONGEST = 10.0
 """Seconds of unbroken pauses after which a collection of the young generation runs."""
 FREEZE_AFTER = 100_000
 """Objects left alive by a pause (``gc.get_count()[0]``) from which they are frozen."""
-GROWTH = 2.0
+GROWTH = 1.25
 """How many times the memory blocks held after the last clean freeze the process may
 hold before a freeze collects first (`_freeze`)."""
 YOUNG = 50_000
@@ -94,7 +94,7 @@ none has yet)."""
 
 
 def _freeze() -> None:
-    """Freeze what is alive; collect first if memory has doubled since a freeze that did.
+    """Freeze what is alive; collect first if memory grew `GROWTH` times since one that did.
 
     The first freeze does not collect (a cold return's caches are new, and it would walk
     them all), and is the base the next clean freeze is measured against.
