@@ -146,6 +146,34 @@ def test_cyclic_garbage_frozen_by_pauses_is_collected_once_memory_has_grown(
         gc.unfreeze()
 
 
+def test_a_pause_that_fills_most_of_memory_freezes_it_as_the_new_base_without_collecting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cold return after a server started: collecting would walk all it decoded."""
+    monkeypatch.setattr(collector, "FREEZE_AFTER", 1_000)
+    monkeypatch.setattr(collector, "GROWTH", 1.02)
+    monkeypatch.setattr(collector, "_clean", 1_000)  # what a server held when it started
+    full: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            full.append(1)
+
+    gc.collect()
+    gc.unfreeze()
+    gc.callbacks.append(count)
+    try:
+        with paused():
+            cached = [[n] for n in range(sys.getallocatedblocks())]
+
+        assert full == []
+        assert collector._clean >= len(cached)
+        assert gc.get_freeze_count() >= len(cached)
+    finally:
+        gc.callbacks.remove(count)
+        gc.unfreeze()
+
+
 def test_a_pause_that_leaves_little_alive_freezes_nothing() -> None:
     gc.collect()
     gc.unfreeze()

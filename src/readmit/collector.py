@@ -63,11 +63,12 @@ _since = 0.0
 @contextmanager
 def paused() -> Iterator[None]:
     """Run the body with the cyclic collector off (if it was on), then put it back."""
-    global _depth, _resume, _since
+    global _depth, _resume, _since, _began
     with _lock:
         if _depth == 0:
             _resume = gc.isenabled()
             _since = time.monotonic()
+            _began = sys.getallocatedblocks()
             gc.disable()
         _depth += 1
     try:
@@ -89,19 +90,22 @@ def paused() -> Iterator[None]:
 
 
 _clean = 0
-"""Memory blocks the process held just after the last freeze that collected first (0:
-none has yet)."""
+"""Memory blocks the process held after the last freeze that collected first, or that a
+pause filling caches made the base (0: none yet)."""
+_began = 0
+"""Memory blocks the process held when the running pauses began."""
 
 
 def _freeze() -> None:
-    """Freeze what is alive; collect first if memory grew `GROWTH` times since one that did.
+    """Freeze what is alive; collect first if memory grew `GROWTH` times since the base.
 
-    The first freeze does not collect (a cold return's caches are new, and it would walk
-    them all), and is the base the next clean freeze is measured against.
+    A pause that itself left most of what the process holds alive (a cold return filled
+    the caches) does not collect, which would walk all it decoded: it freezes, and what
+    it holds is the new base.
     """
     global _clean
     held = sys.getallocatedblocks()
-    if _clean == 0:
+    if _clean == 0 or held - _began > held // 2:
         _clean = held
     elif held > GROWTH * _clean:
         gc.unfreeze()
