@@ -216,6 +216,34 @@ def test_a_declared_body_over_the_budget_is_answered_before_it_is_sent(team: Tea
 
 
 @pytest.mark.loopback
+def test_a_body_declared_both_by_length_and_by_chunks_is_refused_unread(team: Team) -> None:
+    """A body of megabytes in chunks, declared as one byte, was read, parsed and charged one
+    byte: it passed the byte budget (a security helper's attack)."""
+    limited(team, max_body_bytes=100_000, byte_rate=1.0)
+    chunk = b"x" * 60_000
+    request = (
+        (
+            "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {team.keys['A2']}\r\nContent-Length: 1\r\n"
+            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        ).encode()
+        + f"{len(chunk):x}\r\n".encode()
+        + chunk
+        + b"\r\n0\r\n\r\n"
+    )
+
+    with serving(create_app(team.service)) as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(request)
+            answer = b"".join(iter(lambda: sock.recv(65536), b""))
+
+    assert answer.startswith(b"HTTP/1.1 422")
+    assert b"Content-Length or Transfer-Encoding, not both" in answer
+    assert team.service.store.events("trip") == []
+
+
+@pytest.mark.loopback
 def test_a_chunked_body_is_charged_as_it_arrives(client: httpx.Client, team: Team) -> None:
     limited(team, max_body_bytes=20_000, byte_rate=1.0)
     json_type = {"Content-Type": "application/json"}

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from readmit.errors import Internal, PayloadTooLarge
+from readmit.errors import Internal, InvalidInput, PayloadTooLarge
 from readmit.service.answers import answer
 
 log = logging.getLogger("readmit.service")
@@ -27,6 +27,22 @@ def declared_length(scope: Scope) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+_BOTH = (
+    "a request carries Content-Length or Transfer-Encoding, not both (RFC 9112 §6.3: "
+    "its length would be read two ways)"
+)
+
+
+def _both_framings(scope: Scope) -> bool:
+    """Whether the request declares both a length and a transfer coding.
+
+    The server would read the chunks, and the gate charge the declared length: a body of
+    megabytes declared as one byte passed the byte budget.
+    """
+    names = {name for name, _ in scope.get("headers", [])}
+    return b"content-length" in names and b"transfer-encoding" in names
 
 
 class BodyLimit:
@@ -46,6 +62,9 @@ class BodyLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if _both_framings(scope):
+            await answer(send, InvalidInput(_BOTH), close=True)
             return
         declared = declared_length(scope)
         if declared is not None and declared > self.max_bytes:
