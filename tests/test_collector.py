@@ -9,7 +9,9 @@ import pytest
 
 from builders import KEY, context, item
 from readmit import admit, collector
+from readmit.admission.invalidation.screening import Screener
 from readmit.collector import paused
+from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 
@@ -224,3 +226,23 @@ def test_admit_decides_with_the_collector_paused_and_puts_it_back() -> None:
     assert seen
     assert not any(seen)
     assert gc.isenabled()
+
+
+def test_a_returns_screener_is_freed_when_the_return_ends_not_left_to_the_collector() -> None:
+    """It held the `Touching` that held its bound method: a cycle through a return's
+    context, pool and index, which a server's freeze then kept for good."""
+    gc.collect()
+    gc.disable()
+    try:
+        decision = admit(
+            context((item("a", "A fact."), item("b", "Another fact."))),
+            policy=Policy(),
+            verifier=make_verifier("builtin"),
+            signer=HmacSha256Signer(KEY),
+        )
+        left = [o for o in gc.get_objects() if isinstance(o, Screener)]
+    finally:
+        gc.enable()
+
+    assert decision.outcome == "issued"
+    assert left == []

@@ -27,6 +27,7 @@ proposals failed and no lexical proposal confirmed.
 """
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import ParamSpec, TypeVar
 
 from readmit.admission.context import ReturnContext
@@ -54,7 +55,7 @@ from readmit.admission.invalidation.observations import (
 )
 from readmit.admission.invalidation.restored import Restorations
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
-from readmit.admission.invalidation.touched import Touching
+from readmit.admission.invalidation.touched import Touching, screened_from
 from readmit.admission.invalidation.unquoted import kept, unquoted
 from readmit.clock import elapsed
 from readmit.errors import VerifierUnavailable
@@ -105,6 +106,10 @@ class Screener:
         self._unavailable: Exclusion | None = None
         self.scan = dependency_scan
         self.scans = 0
+        # A function of the context, not a method: the screener holds the `Touching` that
+        # holds it, and a cycle through the screener kept a return's data for the collector.
+        departed = None if ctx.history is not None else ctx.departure.epoch
+        self._start = partial(screened_from, departed, self.through, self.floor)
         self._touching = Touching(pool, self._start)
         self._restorations: Restorations | None = None
         self.tokens_before += _tokens(dependency_scan)
@@ -161,12 +166,6 @@ class Screener:
             )
             return False
         return True
-
-    def _start(self, item: Item) -> int:
-        """The epoch ``item`` is screened through: judge only what came after it."""
-        default = item.epoch if self.ctx.history is not None else self.ctx.departure.epoch
-        through = self.through.get(item.id, default)
-        return max(item.epoch, through, self.floor.get(item.id, 0))
 
     def _judge(self, item: Item) -> bool:
         start = self._start(item)

@@ -8,7 +8,7 @@ each indexed term is found once, and every target's terms are looked up in one s
 search.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
 
 import numpy as np
@@ -76,6 +76,19 @@ def _latest_of(postings: Postings, arrays: Sequence[npt.NDArray[np.int64]]) -> n
 ONE_BY_ONE = 64
 """Targets asked one at a time before the whole pool is answered at once (that pass costs
 about what a few hundred single answers do, and most returns ask a few or none)."""
+
+
+def screened_from(
+    departed: int | None, through: Mapping[str, int], floor: Mapping[str, int], item: Item
+) -> int:
+    """The epoch ``item`` is screened through: judge only what came after it.
+
+    ``through``: by item, where a verifier's screening reached; ``floor``: where any
+    verifier's did; ``departed``: the departure's epoch, where an item never screened
+    starts when there is no history to screen it against before (``None``: its own).
+    """
+    default = item.epoch if departed is None else departed
+    return max(item.epoch, through.get(item.id, default), floor.get(item.id, 0))
 
 
 class Touching:
