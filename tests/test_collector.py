@@ -148,13 +148,15 @@ def test_cyclic_garbage_frozen_by_pauses_is_collected_once_memory_has_grown(
         gc.unfreeze()
 
 
-def test_a_pause_that_fills_most_of_memory_freezes_it_as_the_new_base_without_collecting(
+def test_a_servers_first_large_pause_freezes_without_collecting_and_is_the_base(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A cold return after a server started: collecting would walk all it decoded."""
     monkeypatch.setattr(collector, "FREEZE_AFTER", 1_000)
     monkeypatch.setattr(collector, "GROWTH", 1.02)
-    monkeypatch.setattr(collector, "_clean", 1_000)  # what a server held when it started
+    monkeypatch.setattr(collector, "_clean", 0)
+    threshold = gc.get_threshold()
+    collector.tune_for_server()
     full: list[int] = []
 
     def count(phase: str, info: dict[str, int]) -> None:
@@ -174,6 +176,7 @@ def test_a_pause_that_fills_most_of_memory_freezes_it_as_the_new_base_without_co
     finally:
         gc.callbacks.remove(count)
         gc.unfreeze()
+        gc.set_threshold(*threshold)
 
 
 def test_a_pause_that_leaves_little_alive_freezes_nothing() -> None:

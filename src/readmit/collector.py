@@ -23,13 +23,14 @@ cycle, and no later collection need walk them again (at 100k items, in a scratch
 warm returns' p50 went from 737 / 913 to 632 / 656 ms). Reference counting still frees
 them when a cache lets them go. Whatever else is alive at that moment is frozen with
 them, cyclic garbage included, which no collection would then free: a server whose large
-returns each froze the cycles its requests had left grew by 7 MB a return, without end
-(a few objects of a cycle can hold a whole return's data). So once the process holds a
+returns each froze a cycle through the last one's data (its screener's, since broken)
+grew by 7 MB a return, without end. So once the process holds a
 quarter more memory blocks than after the last freeze that collected first
 (`sys.getallocatedblocks`), the next freeze puts everything back, collects, and freezes
 again (`_freeze`): frozen garbage is bounded by what the process rightly holds, and the
-cost of that collection (about 200 ms after a cold return at 100k items) is paid only
-when memory has grown by a quarter (`GROWTH`). A pause that leaves fewer alive, but more
+cost of that collection (about 200 ms at 100k decoded items) is paid only when memory
+has grown by a quarter (`GROWTH`), and not by the process's first freeze (a cold
+return's). A pause that leaves fewer alive, but more
 than the first threshold (a warm return's context, decision and record, which its caller
 is about to drop), raises that threshold above them until the next collection
 (`_defer_young`), so no collection walks them at the pause's end. A server process also
@@ -63,12 +64,11 @@ _since = 0.0
 @contextmanager
 def paused() -> Iterator[None]:
     """Run the body with the cyclic collector off (if it was on), then put it back."""
-    global _depth, _resume, _since, _began
+    global _depth, _resume, _since
     with _lock:
         if _depth == 0:
             _resume = gc.isenabled()
             _since = time.monotonic()
-            _began = sys.getallocatedblocks()
             gc.disable()
         _depth += 1
     try:
@@ -90,22 +90,21 @@ def paused() -> Iterator[None]:
 
 
 _clean = 0
-"""Memory blocks the process held after the last freeze that collected first, or that a
-pause filling caches made the base (0: none yet)."""
-_began = 0
-"""Memory blocks the process held when the running pauses began."""
+"""Memory blocks the process held after the last freeze that collected first, or at its
+first freeze (0: none yet)."""
 
 
 def _freeze() -> None:
     """Freeze what is alive; collect first if memory grew `GROWTH` times since the base.
 
-    A pause that itself left most of what the process holds alive (a cold return filled
-    the caches) does not collect, which would walk all it decoded: it freezes, and what
-    it holds is the new base.
+    The process's first freeze (a cold return filled the caches) does not collect, which
+    would walk all it decoded: what it holds is the base. `sys.getallocatedblocks` is read
+    only here, at the end of a large pause (it walks the allocator's arenas: 0.2 ms at 9M
+    blocks).
     """
     global _clean
     held = sys.getallocatedblocks()
-    if _clean == 0 or held - _began > held // 2:
+    if _clean == 0:
         _clean = held
     elif held > GROWTH * _clean:
         gc.unfreeze()
@@ -166,9 +165,7 @@ def tune_for_server() -> None:
     with `YOUNG`. Only reference cycles wait for a collection; a larger threshold delays
     freeing at most `YOUNG` containers. The older generations keep their thresholds.
     """
-    global _clean
     gc.collect()
     gc.freeze()
-    _clean = sys.getallocatedblocks()
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG, older, oldest)
