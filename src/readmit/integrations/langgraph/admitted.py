@@ -2,10 +2,8 @@
 
 A `Lens` is built from the agent's latest decision: the identities of the LangGraph
 items its issued view admits, plus what the agent itself writes after that return
-(fresh state, not remembered state), each with the value admitted there. A value a
-teammate wrote over it since is not shown until the agent's next return judges it (it
-may hold what the agent may not read). A withheld decision admits nothing inherited,
-and neither does an issued one once its view has expired.
+(fresh state, not remembered state). A withheld decision admits nothing inherited, and
+neither does an issued one once its view has expired.
 """
 
 from collections.abc import Callable, Iterable
@@ -17,7 +15,7 @@ from langgraph.store.base import Item as LangGraphItem
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
-from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, render
+from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
 from readmit.integrations.team import (
     FOREVER,
     ViewExpired,
@@ -67,19 +65,12 @@ class Lens:
     """The identities an agent's reads may show since one decision."""
 
     decided: Decided
-    visible: dict[Identity, str] = field(default_factory=dict)
-    """Each identity a read may show, with the text (`render`) of the value it may show."""
+    visible: set[Identity] = field(default_factory=set)
     prefixes: set[tuple[str, ...]] = field(default_factory=set)
     """Every prefix of a visible identity's namespace: what ``list_namespaces`` may show."""
 
-    own: dict[Identity, str] = field(default_factory=dict)
+    own: set[Identity] = field(default_factory=set)
     """What the agent wrote since the return (shown whatever the view says)."""
-
-    checked: dict[Identity, LangGraphItem] = field(default_factory=dict)
-    """The inner store's item last found to hold the visible text at each identity: read
-    again (``InMemoryStore`` hands out the same object), or with the same ``updated_at``
-    and an equal value, it is not rendered again (an overwrite is a new item, written at
-    a later time, or, if the inner store's clock did not tick, with another value)."""
 
     withheld: bool = False
     """Whether no view is served: none was issued, or the issued one expired."""
@@ -101,7 +92,7 @@ class Lens:
             return cls(decided, withheld=True)
         expires = expiry(decided)
         lens = cls(decided, expires=expires, deadline=expires.timestamp())
-        lens.show((i, item.text) for item in decision.items if (i := parse(item.key)) is not None)
+        lens.show(i for item in decision.items if (i := parse(item.key)) is not None)
         return lens
 
     def lapsed(self) -> "Lens":
@@ -109,7 +100,7 @@ class Lens:
         lens = Lens(
             self.decided, withheld=True, expires=self.expires, deadline=self.deadline, expired=True
         )
-        lens.add(self.own.items())
+        lens.add(self.own)
         return lens
 
     def lapsed_at(self, clock: Callable[[], datetime]) -> bool:
@@ -124,38 +115,22 @@ class Lens:
         return ViewWithheld(self.decided, notice=shown)
 
     def shows(self, item: LangGraphItem) -> bool:
-        """Whether ``item`` (read from the inner store) may be shown.
-
-        Its path is visible, and it still holds the value admitted (or written by the
-        agent) there.
-        """
+        """Whether ``item`` (read from the inner store) may be shown."""
         key = item.key
         ident = (
             (item.namespace, key, False) if len(key) <= LONG_KEY else identity(item.namespace, key)
         )
-        text = self.visible.get(ident)
-        if text is None:
-            return False
-        seen = self.checked.get(ident)
-        if seen is item or (
-            seen is not None and seen.updated_at == item.updated_at and seen.value == item.value
-        ):
-            return True
-        if render(item.namespace, key, item.value) != text:
-            return False
-        self.checked[ident] = item
-        return True
+        return ident in self.visible
 
-    def add(self, written: Iterable[tuple[Identity, str]]) -> None:
-        """Show ``written`` too: what the agent wrote after the return, with its text."""
-        written = list(written)
-        self.own.update(written)
-        self.show(written)
+    def add(self, idents: Iterable[Identity]) -> None:
+        """Show ``idents`` too: what the agent wrote after the return."""
+        idents = list(idents)
+        self.own.update(idents)
+        self.show(idents)
 
-    def show(self, shown: Iterable[tuple[Identity, str]]) -> None:
-        """Show each identity of ``shown`` holding its text."""
-        for ident, text in shown:
-            self.visible[ident] = text
-            self.checked.pop(ident, None)
+    def show(self, idents: Iterable[Identity]) -> None:
+        """Show ``idents``."""
+        for ident in idents:
+            self.visible.add(ident)
             namespace = ident[0]
             self.prefixes.update(namespace[:n] for n in range(len(namespace) + 1))

@@ -134,13 +134,9 @@ def record(member: Member, puts: list[PutOp]) -> list[Write]:
     return writes
 
 
-def written(writes: list[Write]) -> list[tuple[Identity, str]]:
-    """The paths the batch wrote a value to, each with its text: the agent's own since."""
-    return [
-        (w.ident, render(w.op.namespace, w.op.key, w.op.value))
-        for w in writes
-        if w.op.value is not None
-    ]
+def written(writes: list[Write]) -> list[Identity]:
+    """The paths the batch wrote a value to (what the agent then reads as its own)."""
+    return [w.ident for w in writes if w.op.value is not None]
 
 
 def reads(writes: list[Write]) -> list[GetOp]:
