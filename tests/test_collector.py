@@ -249,3 +249,45 @@ def test_a_returns_screener_is_freed_when_the_return_ends_not_left_to_the_collec
 
     assert decision.outcome == "issued"
     assert left == []
+
+
+class _Pausing:
+    """Cyclic garbage whose finalizer pauses the collector (an application's object that
+    records something through readmit when it goes)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+    def __del__(self) -> None:
+        with paused():
+            pass
+
+
+def test_a_finalizer_that_pauses_during_a_freezes_collection_does_not_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collection before a freeze ran under the collector's lock, and a finalizer it ran
+    that paused waited on that lock for ever (a review's finding)."""
+    monkeypatch.setattr(collector, "FREEZE_AFTER", 1_000)
+    monkeypatch.setattr(collector, "GROWTH", 1.02)
+    monkeypatch.setattr(collector, "_clean", 0)
+    gc.collect()
+    gc.unfreeze()
+    finished = threading.Event()
+
+    def pauses() -> None:
+        with paused():
+            base = [[n] for n in range(2_000)]
+        _Pausing()
+        with paused():
+            grown = [[n] for n in range(sys.getallocatedblocks() // 10)]
+        if base and grown:
+            finished.set()
+
+    worker = threading.Thread(target=pauses, daemon=True)
+    try:
+        worker.start()
+        worker.join(timeout=60)
+        assert finished.is_set()
+    finally:
+        gc.unfreeze()

@@ -74,6 +74,7 @@ def paused() -> Iterator[None]:
     try:
         yield
     finally:
+        clean = False
         with _lock:
             _depth -= 1
             turn = _depth > 0 and _resume and time.monotonic() - _since > LONGEST
@@ -81,12 +82,14 @@ def paused() -> Iterator[None]:
                 _since = time.monotonic()
             elif _depth == 0 and _resume:
                 if gc.get_count()[0] >= FREEZE_AFTER:
-                    _freeze()  # long-lived (the caches a cold return filled): never walk them
+                    clean = _freeze()  # long-lived (the caches a cold return filled)
                 else:
                     _defer_young()
                 gc.enable()
         if turn:  # pauses overlap without end: a short turn for the collector, unlocked
             gc.collect(0)
+        if clean:  # unlocked too: a finalizer the collection runs may pause in its turn
+            _collect_and_freeze()
 
 
 _clean = 0
@@ -94,23 +97,32 @@ _clean = 0
 first freeze (0: none yet)."""
 
 
-def _freeze() -> None:
-    """Freeze what is alive; collect first if memory grew `GROWTH` times since the base.
+def _freeze() -> bool:
+    """Freeze what is alive, or say that memory grew `GROWTH` times since the base.
 
-    The process's first freeze (a cold return filled the caches) does not collect, which
-    would walk all it decoded: what it holds is the base. `sys.getallocatedblocks` is read
-    only here, at the end of a large pause (it walks the allocator's arenas: 0.2 ms at 9M
-    blocks).
+    In that case (``True``) the caller collects before it freezes (`_collect_and_freeze`),
+    once it no longer holds `_lock`. The process's first freeze (a cold return filled the
+    caches) does not collect, which would walk all it decoded: what it holds is the base.
+    `sys.getallocatedblocks` is read only here, at the end of a large pause (it walks the
+    allocator's arenas: 0.2 ms at 9M blocks).
     """
     global _clean
     held = sys.getallocatedblocks()
     if _clean == 0:
         _clean = held
     elif held > GROWTH * _clean:
-        gc.unfreeze()
-        gc.collect()
-        _clean = sys.getallocatedblocks()
+        return True
     gc.freeze()
+    return False
+
+
+def _collect_and_freeze() -> None:
+    """Put what is frozen back, collect the garbage among it, freeze what is left."""
+    global _clean
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    _clean = sys.getallocatedblocks()
 
 
 _young_base: int | None = None
