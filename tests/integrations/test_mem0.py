@@ -172,6 +172,10 @@ def test_a_process_started_after_a_departure_or_a_return_still_removes_what_went
     for result in (after_departure, after_return):
         assert reasons(result) == {"The team hotel is the Hilton": "revoked"}
     assert after_return["readmit"]["decision"] == after_departure["readmit"]["decision"] + 1
+    # A wrapper made again over a member that has decided in this process returns no more.
+    again = ReadmitMemory(banks[1], team[1], key=topic).get_all(filters=TRIP)
+    once_more = ReadmitMemory(banks[1], team[1], key=topic).get_all(filters=TRIP)
+    assert again["readmit"]["decision"] == once_more["readmit"]["decision"]
 
 
 def test_removals_do_not_starve_a_page(team: tuple[Member, Member], tmp_path: Path) -> None:
