@@ -78,6 +78,12 @@ def reasons(result: Mapping[str, Any]) -> dict[str, str]:
     return {r["memory"]: r["reason"] for r in result["readmit"]["removed"]}
 
 
+def own_banks(team: tuple[Member, Member], tmp_path: Path) -> tuple[ReadmitMemory, ReadmitMemory]:
+    """Each agent's memory over a bank of its own, memories keyed by topic."""
+    a = ReadmitMemory(bank(tmp_path, "a"), team[0], key=topic)
+    return a, ReadmitMemory(bank(tmp_path, "b"), team[1], key=topic)
+
+
 def add(memory: Any, text: str, subject: str) -> str:
     result = memory.add(text, user_id="trip", infer=False, metadata={"topic": subject})
     return str(result["results"][0]["id"])
@@ -86,8 +92,7 @@ def add(memory: Any, text: str, subject: str) -> str:
 def test_a_copy_deleted_by_a_teammate_is_removed_from_the_returning_agents_search(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
-    a = ReadmitMemory(bank(tmp_path, "a"), team[0], key=topic)
-    b = ReadmitMemory(bank(tmp_path, "b"), team[1], key=topic)
+    a, b = own_banks(team, tmp_path)
     hilton = add(a, "The team hotel is the Hilton", "hotel")
     add(b, "The team hotel is the Hilton", "hotel")
     b.depart()
@@ -104,8 +109,7 @@ def test_a_copy_deleted_by_a_teammate_is_removed_from_the_returning_agents_searc
 def test_deleting_an_outdated_keyed_memory_leaves_a_teammates_newer_one_under_the_key(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
-    a = ReadmitMemory(bank(tmp_path, "a"), team[0], key=topic)
-    b = ReadmitMemory(bank(tmp_path, "b"), team[1], key=topic)
+    a, b = own_banks(team, tmp_path)
     old = add(b, "The team hotel is the Hilton", "hotel")
     add(a, "The team hotel is now the Marriott", "hotel")
     a.depart()
@@ -155,16 +159,14 @@ def test_a_process_started_after_a_departure_or_a_return_still_removes_what_went
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
     """What a departure and a return decided is the store's, not the process's."""
-    banks = bank(tmp_path, "a"), bank(tmp_path, "b")
-    a = ReadmitMemory(banks[0], team[0], key=topic)
-    b = ReadmitMemory(banks[1], team[1], key=topic)
+    a, b = own_banks(team, tmp_path)
     hilton = add(a, "The team hotel is the Hilton", "hotel")
     add(b, "The team hotel is the Hilton", "hotel")
     b.depart()
     a.delete(hilton)
 
     def restarted() -> ReadmitMemory:  # a new process: a new member over the same store
-        return ReadmitMemory(banks[1], replace(team[1], latest=None), key=topic)
+        return ReadmitMemory(b.inner, replace(team[1], latest=None), key=topic)
 
     after_departure = restarted().get_all(filters=TRIP)
     after_return = restarted().get_all(filters=TRIP)
@@ -173,8 +175,8 @@ def test_a_process_started_after_a_departure_or_a_return_still_removes_what_went
         assert reasons(result) == {"The team hotel is the Hilton": "revoked"}
     assert after_return["readmit"]["decision"] == after_departure["readmit"]["decision"] + 1
     # A wrapper made again over a member that has decided in this process returns no more.
-    again = ReadmitMemory(banks[1], team[1], key=topic).get_all(filters=TRIP)
-    once_more = ReadmitMemory(banks[1], team[1], key=topic).get_all(filters=TRIP)
+    again = ReadmitMemory(b.inner, team[1], key=topic).get_all(filters=TRIP)
+    once_more = ReadmitMemory(b.inner, team[1], key=topic).get_all(filters=TRIP)
     assert again["readmit"]["decision"] == once_more["readmit"]["decision"]
 
 
@@ -194,8 +196,7 @@ def test_removals_do_not_starve_a_page(team: tuple[Member, Member], tmp_path: Pa
 def test_before_the_first_return_nothing_is_filtered(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
-    a = ReadmitMemory(bank(tmp_path, "a"), team[0], key=topic)
-    b = ReadmitMemory(bank(tmp_path, "b"), team[1], key=topic)
+    a, b = own_banks(team, tmp_path)
     hilton = add(a, "The team hotel is the Hilton", "hotel")
     add(b, "The team hotel is the Hilton", "hotel")
 

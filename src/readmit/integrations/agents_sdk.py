@@ -199,7 +199,7 @@ class ReadmitSession:
     (the default) asks the store whether the agent ever departed if its member has no
     decision yet, so a process that starts after a departure (or after a return, whose
     decision only the store remembers) decides one before it serves anything
-    (`Member.departed`)."""
+    (`Member.owes_return`)."""
     _judged: _Judged | None = field(default=None, repr=False)
     _turn: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -212,8 +212,8 @@ class ReadmitSession:
     """The inner session's settings (the SDK's ``Session`` protocol)."""
 
     def __post_init__(self) -> None:
-        if self.returning is None:  # a member that decided in this process has its view
-            self.returning = self.member.latest is None and self.member.departed()
+        if self.returning is None:
+            self.returning = self.member.owes_return()
         self.session_id = str(self.inner.session_id)
         self.session_settings = getattr(self.inner, "session_settings", None)
 

@@ -325,13 +325,16 @@ class Member:
         self.latest = replace(decided, own=own)
         return self.latest
 
-    def departed(self) -> bool:
-        """Whether the agent ever departed, by the store.
+    def owes_return(self) -> bool:
+        """Whether a wrapper made now must decide a return before it serves a read.
 
-        A process that starts after a departure has no decision of its own yet: the
-        integrations decide a return before they serve its first read.
+        So it must when this member has no decision and the store says the agent ever
+        departed: a process started after a departure (or after a return, whose decision
+        only the store keeps) would otherwise serve what that return left out.
         """
-        return self.store.has_departed(self.workspace, self.agent, self.clock())
+        return self.latest is None and self.store.has_departed(
+            self.workspace, self.agent, self.clock()
+        )
 
     def admitted(self) -> list[Item] | None:
         """The items of the latest issued view: ``[]`` if it was withheld.

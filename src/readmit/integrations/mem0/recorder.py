@@ -142,13 +142,13 @@ class Recorder:
     (the default) asks the store whether the agent ever departed if its member has no
     decision yet, so a process that starts after a departure (or after a return, whose
     decision only the store remembers) decides one before it serves anything
-    (`Member.departed`)."""
+    (`Member.owes_return`)."""
     _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
 
     def __post_init__(self) -> None:
         one_of(self.on_withheld, ("remove", "raise"), "on_withheld")
-        if self.returning is None:  # a member that decided in this process has its view
-            self.returning = self.member.latest is None and self.member.departed()
+        if self.returning is None:
+            self.returning = self.member.owes_return()
 
     def key_of(self, memory: Mapping[str, Any] | None) -> str | None:
         return self.key(memory) if self.key is not None and memory is not None else None
