@@ -25,7 +25,7 @@ from readmit.collector import paused
 from readmit.errors import InvalidInput
 from readmit.model import Item
 from readmit.policy import OnIncomplete, Policy
-from readmit.reasons import Exclusion, Reason
+from readmit.reasons import Exclusion, Reason, Stage
 from readmit.signing import Signer
 
 
@@ -76,7 +76,7 @@ def admit(
     pool, explicit = resolve_explicit(pool, ctx)
     step()
     pool, standing = apply_standing(pool, ctx)
-    pool, premise = propagate(pool, excluded=(*explicit, *standing))
+    pool, premise = propagate(pool, excluded=(*explicit, *standing, *_fallen_outside(ctx)))
     step()
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
     step()
@@ -146,6 +146,17 @@ def _check_verifier(verifier: object) -> None:
             f"verifier {verifier!r} needs a name and a judge(pairs) method (the Verifier "
             "protocol); readmit.testing.FunctionVerifier(fn) wraps a function of one pair"
         )
+
+
+def _fallen_outside(ctx: ReturnContext) -> list[Exclusion]:
+    """The premises outside C that no longer stand, for propagation only (not decided here)."""
+    fallen = ctx.fallen_premises
+    if not fallen:
+        return []
+    return [
+        Exclusion(item=p, reason=Reason.PREMISE_INVALIDATED, stage=Stage.PROPAGATION)
+        for p in fallen
+    ]
 
 
 def _nothing() -> None:

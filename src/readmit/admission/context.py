@@ -146,6 +146,11 @@ class ReturnContext:
     a fallen premise) that the returning agent may read: not candidates, but quoted when
     Δ withdraws them (`readmit.admission.invalidation.observations`), as they would be
     had D_a held them."""
+    fallen_premises: Mapping[str, bool] = field(default_factory=dict)
+    """Premises of C's items that C does not hold (another principal's, or withdrawn or
+    left out before the departure) and that no longer stand, by the rule a departure
+    judges premises by (`readmit.store.premises`): what builds on them falls. Each with
+    whether the returning agent may read it; one it may not is never shown to it."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

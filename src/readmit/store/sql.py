@@ -14,8 +14,8 @@ holds up reads, nor on PostgreSQL writes, of another.
 The SQL itself lives with what it is for: `readmit.store.bodies` (decoding items and
 events once), `readmit.store.absence` (departures and what a return reads),
 `readmit.store.audit` (decisions), `readmit.store.agent_keys` (API keys),
-`readmit.store.judgments` (the verdict cache) and `readmit.store.verdicts` (standing
-invalidations).
+`readmit.store.judgments` (the verdict cache), `readmit.store.verdicts` (standing
+invalidations) and `readmit.store.premises` (premises a return's C does not hold).
 """
 
 import threading
@@ -33,16 +33,10 @@ from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, judgments, left_out, verdicts
+from readmit.store import absence, audit, judgments, left_out, premises, verdicts
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import DecisionSummary, Returning
-from readmit.store.bodies import (
-    LAST_EPOCH,
-    BodyCache,
-    Departures,
-    active_items,
-    logged_events,
-)
+from readmit.store.bodies import LAST_EPOCH, BodyCache, Departures, active_items, logged_events
 from readmit.store.connection import Conflict, Connection
 from readmit.store.history import history
 from readmit.store.leases import Leases
@@ -287,6 +281,7 @@ class SqlStore(AgentKeys, Leases):
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
+            fallen = premises.fallen_outside(db, self._decoded, workspace, items, who, request.at)
         returner = Returner(
             agent=who.id, principal=who.principal, role=who.role,
             task=request.task, purpose=request.purpose, at=request.at,
@@ -311,6 +306,7 @@ class SqlStore(AgentKeys, Leases):
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
             restoration=partial(self._reading, verdicts.restoration, workspace),
             left_out=left,
+            fallen_premises=fallen,
         )
 
     def _reading(self, read: Callable[..., T], *args: Any) -> T:

@@ -1,0 +1,165 @@
+"""A premise the return's C does not hold still decides whether what builds on it stands.
+
+D_a holds only what the agent may read: Y, which everyone reads, can rest on X, which
+only the neighbours read, or (asserted while the agent was away) on an item withdrawn
+before it left. When X falls, Y falls with it, as the agent's next departure would judge,
+and an agent that may not read X is told neither its id nor why.
+"""
+
+from typing import Any
+
+import pytest
+
+from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.admission.view import verify_view
+from readmit.clock import parse_time
+from readmit.decide import Decided
+from readmit.plugins import make_verifier
+from readmit.replay import replay
+from readmit.report import agent_copy
+from readmit.scenario import load_scenario
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore
+from readmit.testing import FunctionVerifier
+
+SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
+PRIVATE = {"principals": ["neighbours"]}
+
+
+def at(n: int) -> str:
+    return f"2026-05-01T08:{n:02}:00Z"
+
+
+def depart(n: int, agent: str = "A1") -> dict[str, Any]:
+    return {"at": at(n), "op": "depart", "agent": agent}
+
+
+def ret(n: int, agent: str = "A1") -> dict[str, Any]:
+    return {"at": at(n), "op": "return", "agent": agent, "task": "trip", "purpose": "itinerary"}
+
+
+def scenario(events: list[dict[str, Any]]) -> dict[str, Any]:
+    agents = [("A1", "family"), ("A2", "family"), ("B1", "neighbours")]
+    return {
+        "format": "readmit.scenario/1",
+        "workspace": "trip",
+        "agents": [{"id": a, "principal": p, "role": "itinerary"} for a, p in agents],
+        "events": events,
+    }
+
+
+def _item(n: int, id: str, text: str, author: str = "B1", **extra: Any) -> dict[str, Any]:
+    return {
+        "at": at(n),
+        "author": author,
+        "op": "assert",
+        "item": {"id": id, "text": text, **extra},
+    }
+
+
+X = _item(0, "x", "The standup room is Room Atlas.", readers=PRIVATE)
+Y = _item(1, "y", "Book the Friday standup there.", readers="*", depends_on=["x"])
+REVOKE_X = {"at": at(4), "author": "B1", "op": "revoke", "target": "x", "why": "Room Atlas shut."}
+
+
+def _decide(store: WorkStateStore, events: list[dict[str, Any]], **kw: Any) -> list[Decided]:
+    return replay(load_scenario(scenario(events)), store, signer=SIGNER, **{"verifier": None, **kw})
+
+
+def _y(decided: Decided) -> dict[str, Any]:
+    """Y's exclusion in the operator's record (an empty one if Y was not excluded)."""
+    return next((e for e in decided.record["excluded"] if e["item"] == "y"), {})
+
+
+@pytest.mark.parametrize("verifier", [None, "builtin"])
+def test_a_premise_the_agent_may_not_read_takes_what_it_reads_down_and_stays_unnamed(
+    store: WorkStateStore, verifier: str | None
+) -> None:
+    judge = None if verifier is None else make_verifier(verifier)
+    events = [X, Y, depart(2), depart(3, "B1"), REVOKE_X, ret(5), ret(6, "B1")]
+
+    family, neighbours = _decide(store, events, verifier=judge)
+
+    for decided in (family, neighbours):
+        assert _y(decided).get("reason") == "premise_invalidated"
+        assert "y" not in decided.record["selected"]
+    [shown] = [e for e in agent_copy(family.record)["excluded"] if e["item"] == "y"]
+    assert shown == {
+        "item": "y", "reason": "premise_invalidated", "stage": "propagation", "evidence": []
+    }  # fmt: skip
+    assert family.record["view"]["excluded"] == [shown]
+    verify_view(family.record["view"], SIGNER, parse_time(at(5)))
+    assert _y(neighbours)["evidence"] == ["x"]  # the neighbours may read X: they are told
+
+
+def test_a_premise_the_agent_may_not_read_that_stands_leaves_what_builds_on_it(
+    store: WorkStateStore,
+) -> None:
+    events = [X, Y, depart(2), _item(4, "z", "Lunch is at noon."), ret(5)]
+
+    [family] = _decide(store, events)
+
+    assert _y(family) == {}
+    assert "y" in family.record["selected"]
+    assert "x" not in family.record["hidden"]
+
+
+def test_a_premise_whose_validity_ended_while_the_agent_was_away_takes_it_down(
+    store: WorkStateStore,
+) -> None:
+    x = {**X, "item": {**X["item"], "valid_to": at(4)}}
+
+    [family] = _decide(store, [x, Y, depart(2), _item(3, "z", "Lunch is at noon."), ret(5)])
+
+    assert _y(family).get("reason") == "premise_invalidated"
+
+
+def test_a_fallen_premise_of_a_premise_the_agent_may_not_read_takes_it_down(
+    store: WorkStateStore,
+) -> None:
+    """X0 ← X ← Y: only the neighbours read X0 and X; X0 is revoked."""
+    x0 = _item(0, "x0", "Room Atlas is free on Fridays.", readers=PRIVATE)
+    x = {**X, "at": at(1), "item": {**X["item"], "depends_on": ["x0"]}}
+    y = {**Y, "at": at(2)}
+    revoke = {**REVOKE_X, "target": "x0"}
+
+    [family] = _decide(store, [x0, x, y, depart(3), revoke, ret(5)])
+
+    assert _y(family).get("reason") == "premise_invalidated"
+
+
+def _by_w(pair: Pair) -> Verdict:
+    """W makes stale whatever it is judged against."""
+    return Verdict(invalidates=pair.later.replacement_id == "w", confidence=0.9, reason="moved")
+
+
+def test_a_standing_verdict_against_a_premise_the_agent_may_not_read_takes_it_down(
+    store: WorkStateStore,
+) -> None:
+    """The neighbours' return confirms that W made X stale; the family's Y rests on X."""
+    w = _item(4, "w", "Room Atlas is closed for repairs.", readers=PRIVATE)
+    events = [X, Y, depart(2), depart(3, "B1"), w, ret(5, "B1"), ret(6)]
+
+    neighbours, family = _decide(store, events, verifier=FunctionVerifier(_by_w, "by-w"))
+
+    assert next(e for e in neighbours.record["excluded"] if e["item"] == "x")["reason"] == (
+        "implicitly_invalidated"
+    )
+    assert _y(family).get("reason") == "premise_invalidated"
+
+
+def test_an_item_asserted_while_away_on_a_premise_withdrawn_before_the_departure_falls(
+    store: WorkStateStore,
+) -> None:
+    """P was revoked before A1 left, so D_a lacks it; Q, asserted later, still names it."""
+    p = _item(0, "p", "Pickup at 8:00.", author="A2")
+    revoke = {"at": at(1), "author": "A2", "op": "revoke", "target": "p", "why": "moved"}
+    q = _item(3, "q", "Remind the driver of the pickup.", author="A2", depends_on=["p"])
+
+    [family] = _decide(store, [p, revoke, depart(2), q, ret(4)])
+
+    [fell] = [e for e in family.record["excluded"] if e["item"] == "q"]
+    assert (fell["reason"], fell["evidence"]) == ("premise_invalidated", ["p"])
+    assert [e["evidence"] for e in agent_copy(family.record)["excluded"] if e["item"] == "q"] == [
+        ["p"]  # A1 may read P: it is told which premise fell
+    ]
