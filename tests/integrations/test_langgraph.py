@@ -261,6 +261,71 @@ def test_own_writes_after_a_return_are_read_and_a_teammates_wait_for_the_next(
     assert s1.get(TRIP, "theirs") is not None
 
 
+def returned_with_the_hotel(team: Team) -> tuple[ReadmitStore, ReadmitStore]:
+    """a2 books Sunrise; a1 leaves and returns with it admitted."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", SUNRISE)
+    team.a1.depart()
+    arrive(team.a1)
+    hotel = s1.get(TRIP, "hotel")
+    assert hotel is not None
+    assert hotel.value == SUNRISE
+    return s1, s2
+
+
+def test_a_teammates_overwrite_of_an_admitted_path_waits_for_the_next_return(
+    team: Team,
+) -> None:
+    """The view judged Sunrise; the inner store now holds a value no view of a1 judged."""
+    s1, s2 = returned_with_the_hotel(team)
+
+    s2.put(TRIP, "hotel", RIVERSIDE)
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.search(TRIP) == []
+    assert s1.list_namespaces() == []
+    team.a1.depart()
+    arrive(team.a1)
+    hotel = s1.get(TRIP, "hotel")
+    assert hotel is not None
+    assert hotel.value == RIVERSIDE
+
+
+def test_an_admitted_version_withdrawn_through_readmit_is_no_longer_read(team: Team) -> None:
+    """a2 revokes the booking in readmit (over HTTP, say); the inner store still holds it."""
+    s1, _ = returned_with_the_hotel(team)
+    [booked] = [i.id for i in team.a2.visible() if parse(i.key) == identity(TRIP, "hotel")]
+
+    team.a2.revoke([booked], "Sunrise cancelled")
+
+    assert team.inner.get(TRIP, "hotel") is not None
+    assert s1.get(TRIP, "hotel") is None
+
+
+def test_the_last_write_of_a_path_decides_whether_the_agent_reads_it(team: Team) -> None:
+    """Its own write after a teammate's is read; a teammate's after its own is not."""
+    s1, s2 = returned_with_the_hotel(team)
+
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    s1.put(TRIP, "hotel", {"text": "a1 booked the Lakeside instead."})
+    assert s1.get(TRIP, "hotel") is not None
+    s2.put(TRIP, "hotel", SUNRISE)
+    assert s1.get(TRIP, "hotel") is None
+    s1.put(TRIP, "hotel", RIVERSIDE)
+    assert [i.value for i in s1.search(TRIP)] == [RIVERSIDE]
+
+
+def test_what_the_agent_writes_in_another_process_is_its_own(team: Team) -> None:
+    """A second Member of a1 (another process) writes a path a teammate wrote last."""
+    s1, s2 = returned_with_the_hotel(team)
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    elsewhere = Member(team.readmit, "trip", "a1", team.a1.signer, clock=team.a1.clock)
+
+    team.store(elsewhere).put(TRIP, "hotel", {"text": "a1 booked the Lakeside instead."})
+
+    assert s1.get(TRIP, "hotel") is not None
+
+
 def test_the_agents_own_write_of_any_value_is_read_back_after_a_return(team: Team) -> None:
     """Values an inner store keeps as JSON come back changed (a time as ISO text, 1e16 as an
     integer): a read that compared texts hid the agent's own write on SqliteStore."""
@@ -358,6 +423,18 @@ async def on_async_inner(kind: str, tmp_path: Path) -> tuple[Team, tuple[Any, An
         await inner.setup()
         team = make_team(inner, tmp_path)
         return team, await async_scenario(team)
+
+
+def test_async_reads_hide_a_teammates_overwrite_too(team: Team) -> None:
+    if type(team.inner).__name__ != "InMemoryStore":
+        pytest.skip("LangGraph's SqliteStore and PostgresStore have no async batch")
+    s1, s2 = returned_with_the_hotel(team)
+
+    async def overwritten() -> tuple[Any, list[Any]]:
+        await s2.aput(TRIP, "hotel", RIVERSIDE)
+        return await s1.aget(TRIP, "hotel"), await s1.asearch(TRIP)
+
+    assert asyncio.run(overwritten()) == (None, [])
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])

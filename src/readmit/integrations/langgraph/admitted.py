@@ -4,9 +4,14 @@ A `Lens` is built from the agent's latest decision: the identities of the LangGr
 items its issued view admits, plus what the agent itself writes after that return
 (fresh state, not remembered state). A withheld decision admits nothing inherited, and
 neither does an issued one once its view has expired.
+
+readmit admits paths, and the inner store holds one value a path: the value the view
+judged until a teammate writes the path again. So the lens follows the workspace's
+log (`Lens.follow`): a path another agent wrote since, or whose admitted version was
+withdrawn, is no longer shown, until the agent's next return judges it.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,6 +20,7 @@ from langgraph.store.base import Item as LangGraphItem
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
 from readmit.integrations.team import (
     FOREVER,
@@ -84,24 +90,69 @@ class Lens:
     expired: bool = False
     """Whether this lens replaced an issued view that expired."""
 
+    epoch: int = 0
+    """The last epoch of the workspace's log the lens has followed."""
+
+    current: dict[str, Identity] = field(default_factory=dict)
+    """The path of each item whose value the lens shows (admitted, or the agent's own)."""
+
     @classmethod
     def of(cls, decided: Decided) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld)."""
-        decision = decided.decision
+        decision, epoch = decided.decision, decided.context.epoch
         if not isinstance(decision, Issued):
-            return cls(decided, withheld=True)
+            return cls(decided, withheld=True, epoch=epoch)
         expires = expiry(decided)
-        lens = cls(decided, expires=expires, deadline=expires.timestamp())
-        lens.show(i for item in decision.items if (i := parse(item.key)) is not None)
+        lens = cls(decided, expires=expires, deadline=expires.timestamp(), epoch=epoch)
+        lens.current = {item.id: i for item in decision.items if (i := parse(item.key))}
+        lens.show(lens.current.values())
         return lens
 
     def lapsed(self) -> "Lens":
         """This lens once its view has expired: only the agent's own writes since."""
         lens = Lens(
-            self.decided, withheld=True, expires=self.expires, deadline=self.deadline, expired=True
+            self.decided,
+            withheld=True,
+            expires=self.expires,
+            deadline=self.deadline,
+            expired=True,
+            epoch=self.epoch,
         )
         lens.add(self.own)
+        lens.current = {i: ident for i, ident in self.current.items() if ident in self.own}
         return lens
+
+    def follow(self, later: Sequence[Recorded], agent: str) -> None:
+        """Take in the events after `epoch`: what ``agent``'s teammates wrote is hidden.
+
+        A path another agent wrote holds a value no view of this agent judged (maybe one
+        it may not read); a withdrawn version is no longer state to act on. The agent's
+        own writes (from another process too) are shown, in the order of the log.
+        """
+        hidden = False
+        for recorded in later:
+            event = recorded.event
+            if isinstance(event, Revoke | Close | Supersede) and event.target in self.current:
+                hidden |= self._hide(self.current[event.target])
+            if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
+                if event.author == agent:
+                    self.add([ident])
+                    self.current[event.item.id] = ident
+                else:
+                    hidden |= self._hide(ident)
+        if later:
+            self.epoch = later[-1].epoch
+        if hidden:
+            self.prefixes = {ns[:n] for ns, _, _ in self.visible for n in range(len(ns) + 1)}
+
+    def _hide(self, ident: Identity) -> bool:
+        """Stop showing ``ident``; whether it was shown."""
+        self.own.discard(ident)
+        self.current = {i: shown for i, shown in self.current.items() if shown != ident}
+        if ident not in self.visible:
+            return False
+        self.visible.discard(ident)
+        return True
 
     def lapsed_at(self, clock: Callable[[], datetime]) -> bool:
         """Whether the view has expired by ``clock`` (the wall clock read cheaply if it is it)."""

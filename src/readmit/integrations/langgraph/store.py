@@ -16,7 +16,9 @@ inner store then fails the write, readmit records what makes it match what the i
 store holds, and the inner store's error is raised.
 
 Reads (``get``, ``search``, ``list_namespaces``) show only what the agent's latest
-issued view admits, plus what the agent itself wrote since that return. ``search``
+issued view admits, plus what the agent itself wrote since that return, less the paths
+a teammate wrote or withdrew since (their values were never judged for this agent;
+`readmit.integrations.langgraph.admitted`). ``search``
 and ``list_namespaces`` over-fetch from the inner store, page after doubling page,
 until ``limit`` admitted results are found or the inner store runs out, so filtering
 never starves a page. Before the agent's first return in this process nothing is
@@ -154,6 +156,8 @@ class ReadmitStore(BaseStore):
             or lens.lapsed_at(member.clock)
         ):
             lens = self._read_lens()
+        else:
+            self._follow(lens)
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
         if lens is None or found is None:
             return found
@@ -269,4 +273,14 @@ class ReadmitStore(BaseStore):
             lens = self._lens = Lens.of(latest)
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
+        self._follow(lens)
         return lens
+
+    def _follow(self, lens: Lens) -> None:
+        """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
+
+        One read of the log a call (a few microseconds on SQLite when nothing is new);
+        it does not wait for writers, so async reads make it in the event loop too.
+        """
+        member = self.member
+        lens.follow(member.store.events(member.workspace, lens.epoch), member.agent)
