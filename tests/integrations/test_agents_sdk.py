@@ -205,6 +205,29 @@ def test_a_fact_withdrawn_by_a_teammate_is_left_out_as_revoked(
     assert "hotel: the Hilton (revoked: a withdrew it from its session)" in texts(items)[0]
 
 
+def test_a_fact_withdrawn_by_a_teammate_while_present_is_left_out_at_the_next_read(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """b has returned and works on; a revokes b's fact through readmit (over HTTP, say)."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> tuple[list[TResponseInputItem], list[TResponseInputItem]]:
+        await b.add_items([said("hotel: the Hilton"), said("dinner: at eight")])
+        b.depart()
+        served = await b.get_items()
+        [hilton] = [i.id for i in team[0].visible() if i.text == "hotel: the Hilton"]
+        team[0].revoke([hilton], "The Hilton cancelled our booking.")
+        return served, await b.get_items()
+
+    served, later = run(scenario())
+
+    assert texts(served)[1:] == ["hotel: the Hilton", "dinner: at eight"]
+    assert texts(later)[1:] == ["dinner: at eight"]
+    note = texts(later)[0]
+    assert "hotel: the Hilton (revoked: The Hilton cancelled our booking.)" in note
+    assert "- hotel: the Hilton\n" not in note  # no longer among the facts to rely on
+
+
 def test_before_the_first_return_the_history_is_the_inner_sessions(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
@@ -434,16 +457,18 @@ def test_an_expired_view_is_decided_afresh_on_the_next_read(
         await a.add_items([said("dinner: at eight")])
         served = await b.get_items()
         await a.add_items([said("hotel: the Marriott, the Hilton was cancelled")])
-        before = await b.get_items()  # a teammate's write while present waits for a return
+        before = await b.get_items()  # a teammate's newer fact withdraws b's at once
         clock.at += timedelta(hours=1)
         renewed = await b.get_items()
         return [served, before, renewed, await b.get_items()]
 
     served, before, renewed, again = run(scenario())
 
-    assert texts(served)[0] == texts(before)[0]
     assert "(decision 1, issued)" in texts(served)[0]
-    assert texts(before)[1:] == ["Where do we stay?", "hotel: the Hilton"]
+    assert texts(served)[1:] == ["Where do we stay?", "hotel: the Hilton"]
+    assert "(decision 1, issued)" in texts(before)[0]
+    assert "- hotel: the Hilton (stale_or_superseded: replaced under its key" in texts(before)[0]
+    assert texts(before)[1:] == ["Where do we stay?"]
     note = texts(renewed)[0]
     assert "(decision 2, issued)" in note
     assert "The view of decision 1 expired at 2026-05-01T09:00:" in note

@@ -4,6 +4,7 @@ import asyncio
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,6 +37,7 @@ from builders import KEY
 from conftest import fresh_postgres_schema
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.following import FOLLOW_EVERY
 from readmit.integrations.langgraph import (
     ReadmitMiddleware,
     ReadmitStore,
@@ -289,6 +291,21 @@ def test_a_teammates_overwrite_of_an_admitted_path_waits_for_the_next_return(
     hotel = s1.get(TRIP, "hotel")
     assert hotel is not None
     assert hotel.value == RIVERSIDE
+
+
+def test_a_teammates_overwrite_from_another_process_is_hidden_within_the_interval(
+    team: Team,
+) -> None:
+    """Another store object (as another process has) writes: no generation to poll here."""
+    s1, _ = returned_with_the_hotel(team)
+    other = open_store(team.readmit.url)
+    a2 = Member(other, "trip", "a2", team.a2.signer, clock=team.a2.clock)
+
+    ReadmitStore(team.inner, a2).put(TRIP, "hotel", RIVERSIDE)
+    time.sleep(FOLLOW_EVERY)
+
+    assert s1.get(TRIP, "hotel") is None
+    other.close()
 
 
 def test_an_admitted_version_withdrawn_through_readmit_is_no_longer_read(team: Team) -> None:

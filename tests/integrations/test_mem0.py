@@ -138,6 +138,31 @@ def test_a_conflicting_add_while_away_replaces_the_stale_memory_in_a_shared_bank
     assert reasons(result) == {"The flight leaves on Monday": "stale_or_superseded"}
 
 
+def test_a_memory_a_teammate_withdraws_while_the_agent_is_present_is_removed_at_once(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """b has returned; a's newer flight and a's delete of its Hilton copy withdraw b's."""
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0], key=topic), ReadmitMemory(shared, team[1], key=topic)
+    add(b, "The flight leaves on Monday", "flight")
+    hilton = add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    assert len(texts(b.get_all(filters=TRIP))) == 2  # the return admits both
+
+    add(a, "The flight leaves on Tuesday", "flight")
+    [copy] = [i.id for i in team[1].visible() if i.text == "The team hotel is the Hilton"]
+    team[0].revoke([copy], "The Hilton cancelled our booking.")
+    result = b.get_all(filters=TRIP)
+
+    assert shared.get(hilton) is not None  # Mem0 still holds it
+    assert texts(result) == ["The flight leaves on Tuesday"]
+    assert reasons(result) == {
+        "The flight leaves on Monday": "stale_or_superseded",
+        "The team hotel is the Hilton": "revoked",
+    }
+    assert b.get(hilton) is None
+
+
 def test_an_update_while_away_is_admitted_as_the_memorys_new_version(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

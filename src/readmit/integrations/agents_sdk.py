@@ -62,6 +62,7 @@ from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, Event
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
+from readmit.integrations.following import Following
 from readmit.integrations.team import (
     FOREVER,
     Member,
@@ -131,6 +132,27 @@ class _Judged:
     """The developer message (built once per decision)."""
     told: frozenset[str] = frozenset()
     """The texts of ``removed`` the agent may read: the ones the developer message lists."""
+    followed: int = 0
+    """How many withdrawals after the return (`Following.gone`) are taken out already."""
+
+    def without(self, following: Following) -> "_Judged":
+        """This judgment less the facts teammates withdrew since the return.
+
+        Their texts are in the agent's own history, so the developer message lists them.
+        """
+        gone = {
+            text: _why(r.reason, r.detail)
+            for r in following.gone
+            if (text := following.text_of(r.item)) is not None
+        }
+        judged = replace(
+            self,
+            admitted=self.admitted - gone.keys(),
+            removed={**self.removed, **gone},
+            told=self.told | gone.keys(),
+            followed=len(following.gone),
+        )
+        return replace(judged, note=preamble(judged))
 
     def keeps(self, fact: Learned | None) -> bool:
         return fact is None or fact.text not in self.removed or fact.text in self.admitted
@@ -173,7 +195,8 @@ def preamble(judged: _Judged) -> str:
         )
     if isinstance(decision, Issued):
         lines.append("Rely only on these shared facts from before your return:")
-        lines += [f"- {item.text}" for item in decision.items] or ["- (none)"]
+        kept = [f"- {i.text}" for i in decision.items if i.text in judged.admitted]
+        lines += kept or ["- (none)"]
     else:
         lines.append("No view was issued: rely on no shared fact from before your return.")
     if judged.told:
@@ -201,6 +224,7 @@ class ReadmitSession:
     decision only the store remembers) decides one before it serves anything
     (`Member.owes_return`)."""
     _judged: _Judged | None = field(default=None, repr=False)
+    _following: Following | None = field(default=None, repr=False)
     _turn: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """readmit's work (deciding a return, recording facts) runs in a worker thread, one call
@@ -314,6 +338,12 @@ class ReadmitSession:
             judged = self._judged = _judge(latest)
         if lapsed(judged.deadline, member.clock):  # never serve an expired view: decide again
             judged = self._judged = _judge(member.return_(), renews=judged.decided)
+        following = self._following
+        if following is None or following.decided is not judged.decided:
+            following = self._following = Following(judged.decided)
+        following.withdrawn(member)
+        if judged.followed != len(following.gone):
+            judged = self._judged = judged.without(following)
         return judged
 
     def _revoke(self, fact: Learned) -> None:

@@ -69,6 +69,8 @@ class SqlStore(AgentKeys, Leases):
         self._parsed: BodyCache[int, Recorded] = BodyCache()
         self._obligations: BodyCache[str, Obligation] = BodyCache()
         self._departures = Departures()
+        self.generation = 0
+        """Write transactions this store object committed (readers poll it cheaply)."""
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
             migrate(self.conn)
@@ -115,6 +117,7 @@ class SqlStore(AgentKeys, Leases):
                 yield db
             finally:
                 self._local.db = None
+        self.generation += 1  # committed (several writers may race here: any change will do)
 
     def _writers(self, name: str) -> threading.Lock:
         """This process's lock for the writers of workspace ``name``."""

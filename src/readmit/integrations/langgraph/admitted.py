@@ -21,6 +21,7 @@ from langgraph.store.base import Item as LangGraphItem
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
 from readmit.integrations.team import (
     FOREVER,
@@ -95,6 +96,9 @@ class Lens:
 
     current: dict[str, Identity] = field(default_factory=dict)
     """The path of each item whose value the lens shows (admitted, or the agent's own)."""
+
+    watch: Watch | None = None
+    """When `follow` reads the log again (made at the first read through the lens)."""
 
     @classmethod
     def of(cls, decided: Decided) -> "Lens":

@@ -35,6 +35,7 @@ next return (the middleware's next run, or `arrive`) issues a fresh one.
 
 import asyncio
 from collections.abc import Iterable
+from time import monotonic
 from typing import Any, Literal, cast
 
 from langgraph.store.base import (
@@ -49,11 +50,12 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
 from readmit.integrations.langgraph.writes import Write, reconcile, record, written
 from readmit.integrations.langgraph.writes import reads as reads_of
-from readmit.integrations.team import Member, one_of
+from readmit.integrations.team import Member, lapsed, one_of
 
 
 class ReadmitStore(BaseStore):
@@ -153,11 +155,15 @@ class ReadmitStore(BaseStore):
             lens is None
             or lens.decided is not member.latest
             or lens.withheld
-            or lens.lapsed_at(member.clock)
+            or lapsed(lens.deadline, member.clock)
         ):
             lens = self._read_lens()
-        else:
-            self._follow(lens)
+        elif (
+            (watch := lens.watch) is None
+            or watch.generation != getattr(member.store, "generation", None)
+            or monotonic() >= watch.due_at
+        ):
+            self._follow(lens)  # `Watch.due`, inlined as far as nothing is due
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
         if lens is None or found is None:
             return found
@@ -279,8 +285,11 @@ class ReadmitStore(BaseStore):
     def _follow(self, lens: Lens) -> None:
         """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
 
-        One read of the log a call (a few microseconds on SQLite when nothing is new);
-        it does not wait for writers, so async reads make it in the event loop too.
+        When due (`readmit.integrations.following.Watch`); the read does not wait for
+        writers, so async reads make it in the event loop too.
         """
         member = self.member
-        lens.follow(member.store.events(member.workspace, lens.epoch), member.agent)
+        if lens.watch is None:
+            lens.watch = Watch(member.store)
+        if lens.watch.due():
+            lens.follow(member.store.events(member.workspace, lens.epoch), member.agent)

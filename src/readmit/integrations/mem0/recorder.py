@@ -5,7 +5,7 @@ hand it what Mem0 returned, so one piece of code serves both.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from readmit.integrations.annotations import (
     parse,
     resolve,
 )
+from readmit.integrations.following import Following
 from readmit.integrations.mem0.ids import by_memory, item_id, memory_of, of_memory, writes_text
 from readmit.integrations.team import (
     FOREVER,
@@ -73,6 +74,26 @@ class ViewIndex:
         """Whether no view is served: none was issued, or the issued one expired."""
         decided = self.decided
         return decided is not None and (self.expired or not isinstance(decided.decision, Issued))
+
+    followed: int = 0
+    """How many withdrawals after the return (`Following.gone`) are taken out already."""
+
+    def without(self, gone: Sequence[Removal]) -> "ViewIndex":
+        """This index with the memories of ``gone`` (withdrawn since the return) removed."""
+        removed, admitted = dict(self.removed), dict(self.admitted)
+        keyed = set(self.admitted_keyed)
+        by_id = self.decided.context.by_id if self.decided is not None else {}
+        for removal in gone:
+            found = memory_of(removal.item)
+            if found is not None:
+                removed[found[0]] = removal
+                admitted.pop(found[0], None)
+            if (item := by_id.get(removal.item)) is not None and item.key is not None:
+                keyed.discard((item.key, item.text))
+        return replace(
+            self, admitted=admitted, admitted_keyed=frozenset(keyed), removed=removed,
+            followed=len(gone),
+        )  # fmt: skip
 
     def keeps(self, memory: Mapping[str, Any], key: str | None) -> bool:
         """Whether a memory Mem0 returned may be shown to the agent."""
@@ -144,6 +165,7 @@ class Recorder:
     decision only the store remembers) decides one before it serves anything
     (`Member.owes_return`)."""
     _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
+    _following: Following | None = None
 
     def __post_init__(self) -> None:
         one_of(self.on_withheld, ("remove", "raise"), "on_withheld")
@@ -176,10 +198,22 @@ class Recorder:
             view = self._index = index(member.latest)
         if not view.expired and lapsed(view.deadline, member.clock):
             view = self._index = index(view.decided, expired=True)
+        view = self._index = self._followed(view)
         decided = view.decided
         if decided is not None and view.withheld and self.on_withheld == "raise":
             raise ViewExpired(decided, view.expires) if view.expired else ViewWithheld(decided)
         return view
+
+    def _followed(self, view: ViewIndex) -> ViewIndex:
+        """``view`` less what teammates withdrew since its return (`Following`)."""
+        decided = view.decided
+        if decided is None:
+            return view
+        following = self._following
+        if following is None or following.decided is not decided:
+            following = self._following = Following(decided)
+        following.withdrawn(self.member)
+        return view if view.followed == len(following.gone) else view.without(following.gone)
 
     def fetch_size(self, top_k: int) -> int:
         return top_k + len(self._index.removed)

@@ -1,0 +1,121 @@
+"""What teammates withdrew after a return, for the memory layers that serve between returns.
+
+A return judges the workspace as it was; the Mem0 and Agents SDK wrappers then serve
+the agent's memory until its next return. A teammate that revokes or closes a fact, or
+supersedes it, or states a newer one under its key, withdraws it in readmit while the
+memory layer still holds its text. `Following` reads the workspace's log after the
+return (a read that never waits for writers) and names what was withdrawn, so that a
+read stops serving it at once rather than at the next return.
+
+A read does not read the log every time (`Watch`): a memory layer's own read can take
+a microsecond, the log's a few. It reads it after any write through the same store
+object (at once), and else at most every `FOLLOW_EVERY` seconds, so a write from
+another process shows within that long.
+"""
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from readmit.decide import Decided
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.integrations.team import Member, Removal, readable
+from readmit.reasons import Reason
+from readmit.store import WorkStateStore
+
+FOLLOW_EVERY = 0.05
+"""Seconds a read may go on the log as last read, unless this process wrote since."""
+
+
+@dataclass(slots=True)
+class Watch:
+    """When a reader reads the workspace's log again."""
+
+    store: WorkStateStore
+    generation: int = -1
+    """The store's ``generation`` when the log was last read (-1: never, or it has none)."""
+    due_at: float = -math.inf
+    """When the log is read again though nothing was written through the store object."""
+
+    def due(self) -> bool:
+        """Whether to read the log now (then noted as read: the caller reads it).
+
+        Yes after a write through the store object (its ``generation``: a store without
+        one is read every time), and `FOLLOW_EVERY` seconds after the last read.
+        """
+        generation = getattr(self.store, "generation", None)  # read before the log
+        now = time.monotonic()
+        if generation == self.generation and now < self.due_at:
+            return False
+        self.generation = -1 if generation is None else generation
+        self.due_at = now + FOLLOW_EVERY
+        return True
+
+
+@dataclass(slots=True)
+class Following:
+    """The log after ``decided``'s return, as read so far."""
+
+    decided: Decided
+    epoch: int = 0
+    """The last epoch read."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """Item id -> key, for the keyed items a newer statement under the key can replace."""
+    gone: list[Removal] = field(default_factory=list)
+    """Every item withdrawn so far, in the log's order."""
+    texts: dict[str, str] = field(default_factory=dict)
+    """The texts of the items stated after the return (C's are the context's)."""
+
+    def __post_init__(self) -> None:
+        self.epoch = self.decided.context.epoch
+        self.keys = {i.id: i.key for i in self.decided.context.items if i.key is not None}
+
+    watch: Watch | None = None
+
+    def withdrawn(self, member: Member) -> list[Removal]:
+        """The items others withdrew since the last read of the log, each with why."""
+        if self.watch is None:
+            self.watch = Watch(member.store)
+        if not self.watch.due():
+            return []
+        return self.take(member.store.events(member.workspace, self.epoch), member.agent)
+
+    def take(self, later: Sequence[Recorded], agent: str) -> list[Removal]:
+        """What ``later`` (the events after `epoch`) withdrew by authors other than ``agent``."""
+        gone: list[Removal] = []
+        for recorded in later:
+            event = recorded.event
+            theirs = event.author != agent
+            match event:
+                case Revoke() if theirs:
+                    why = event.why if self._told(event.target) else "revoked by a teammate"
+                    gone.append(Removal(event.target, Reason.REVOKED.value, why))
+                case Close() if theirs:
+                    gone.append(Removal(event.target, Reason.EXPIRED.value, "closed by a teammate"))
+                case Supersede() if theirs:
+                    why = "superseded by a teammate's later statement"
+                    gone.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
+                case Assert() if theirs and event.item.key and not event.item.unconfirmed:
+                    why = "replaced under its key by a teammate's later statement"
+                    replaced = [i for i, key in self.keys.items() if key == event.item.key]
+                    gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
+            if isinstance(event, Assert | Supersede):
+                self.texts[event.item.id] = event.item.text
+                if event.item.key is not None:
+                    self.keys[event.item.id] = event.item.key
+        if later:
+            self.epoch = later[-1].epoch
+        for removal in gone:
+            self.keys.pop(removal.item, None)
+        self.gone += gone
+        return gone
+
+    def text_of(self, item_id: str) -> str | None:
+        """The text of an item of C or one stated after the return (None: neither)."""
+        item = self.decided.context.by_id.get(item_id)
+        return item.text if item is not None else self.texts.get(item_id)
+
+    def _told(self, item: str) -> bool:
+        """Whether the agent may read a withdrawal's reason: it may read the item of C."""
+        return readable(self.decided, item)
