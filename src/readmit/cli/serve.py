@@ -214,6 +214,28 @@ def _require_service_extra() -> None:
     help="Processes that decide returns (each on its own core); the server process answers "
     "everything else and keeps the per-agent limits. 1: returns run in its threads.",
 )
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a connection may take to send a request's headers (after it opens, or "
+    "after the response before); then it is closed.",
+)
+@click.option(
+    "--max-connections",
+    default=1024,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Connections open at once; one more is closed unread.",
+)
+@click.option(
+    "--max-connections-per-client",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Connections open at once from one address; one more is closed unread.",
+)
 @_AHEAD
 def serve(
     db: str,
@@ -223,6 +245,9 @@ def serve(
     port: int,
     policy_file: str | None,
     workers: int,
+    header_timeout: float,
+    max_connections: int,
+    max_connections_per_client: int,
     ahead_seconds: float | None,
     **limits: Any,
 ) -> None:
@@ -236,6 +261,7 @@ def serve(
 
     from readmit.collector import tune_for_server
     from readmit.service.app import create_app
+    from readmit.service.connections import guarded
     from readmit.service.operations import Service
     from readmit.service.settings import limits_from_flags, load_policy
 
@@ -259,7 +285,8 @@ def serve(
             pool.wait_ready()
         app = create_app(service, pool=pool)
         tune_for_server()  # after everything the server keeps is built
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        guard = guarded(header_timeout, max_connections, max_connections_per_client)
+        uvicorn.run(app, host=host, port=port, log_level="info", http=guard)
     finally:
         if pool is not None:
             pool.close()

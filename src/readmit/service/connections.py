@@ -1,0 +1,113 @@
+"""What `readmit serve` lets a connection hold: a deadline for each request's head, and caps.
+
+uvicorn waits for a request's headers as long as the client keeps the connection open,
+and takes every connection the operating system hands it: 20,000 connections that each
+sent half a request line exhausted the server's file descriptors, and ``/health``
+stopped answering until they closed (stop 42). `guarded` makes uvicorn's h11 protocol
+
+- close a connection that has not sent a whole request head within ``header_timeout``
+  seconds of opening, or of the response before (a keep-alive connection waits the
+  same for its next request once it has started sending it; uvicorn's own keep-alive
+  timeout closes an idle one sooner);
+- close at once a connection past ``max_connections`` open in all, or past
+  ``per_client`` open from one address, before reading anything from it.
+
+A request body is not timed here: the app reads it under its own limits
+(`readmit.service.body`), once the request's agent is known.
+"""
+
+import asyncio
+import logging
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+_LOG = logging.getLogger("readmit.serve")
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for request heads and caps on connections."""
+
+    header_timeout = 10.0
+    max_connections = 1024
+    per_client = 64
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._waiting: object = None
+        """The cycle that was current when the wait for a head began (none at first)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        refused = self._refusal()
+        if refused:
+            _LOG.warning("closed a connection from %s: %s", self._host(), refused)
+            transport.close()
+            return
+        self._await_head()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._head_seen()
+
+    def on_response_complete(self) -> None:
+        self._await_head()
+        super().on_response_complete()
+        self._head_seen()  # a pipelined request already parsed
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop()
+        super().connection_lost(exc)
+
+    def _refusal(self) -> str:
+        """Why this new connection is one too many ("" if it is not)."""
+        if len(self.connections) > self.max_connections:
+            return f"more than {self.max_connections} connections open"
+        host = self._host()
+        same = sum(1 for c in self.connections if _host(c) == host)
+        return (
+            f"more than {self.per_client} connections open from it"
+            if same > self.per_client
+            else ""
+        )
+
+    def _host(self) -> str | None:
+        return _host(self)
+
+    def _await_head(self) -> None:
+        self._stop()
+        self._waiting = self.cycle
+        self._head_timer = self.loop.call_later(self.header_timeout, self._late)
+
+    def _head_seen(self) -> None:
+        if self._head_timer is not None and self.cycle is not self._waiting:
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _late(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            _LOG.info("closed a connection from %s: no request head within %ss",
+                      self._host(), self.header_timeout)  # fmt: skip
+            self.transport.close()
+
+
+def _host(protocol: object) -> str | None:
+    """The address a connection (any of uvicorn's protocols) came from."""
+    client = getattr(protocol, "client", None)
+    return None if client is None else str(client[0])
+
+
+def guarded(header_timeout: float, max_connections: int, per_client: int) -> type[H11Protocol]:
+    """The protocol class to give uvicorn (``http=``) with these bounds."""
+    bounds = {
+        "header_timeout": header_timeout,
+        "max_connections": max_connections,
+        "per_client": per_client,
+    }
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), bounds)
