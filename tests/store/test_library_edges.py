@@ -254,3 +254,47 @@ def test_agents_given_as_a_generator_are_all_made(store: WorkStateStore) -> None
     store.create_workspace("ws", (a for a in AGENTS))  # type: ignore[arg-type]
 
     assert sorted(store.agents("ws")) == ["A1", "A2"]
+
+
+DECISIONS = [
+    ({"agent": "Z9"}, InvalidInput, "no such agent"),
+    ({"at": "2026-05-01T09:00:00Z"}, InvalidInput, "at must be a datetime"),
+    ({"at": LATER.replace(tzinfo=None)}, InvalidEvent, "no time zone"),
+    ({"epoch": -1}, InvalidInput, "epoch must be an integer"),
+    ({"epoch": True}, InvalidInput, "epoch must be an integer"),
+    ({"outcome": "granted"}, InvalidInput, "outcome must be one of"),
+    ({"record": "{}"}, InvalidInput, "record must be a dict"),
+]
+
+
+@pytest.mark.parametrize(("fields", "error", "said"), DECISIONS)
+def test_a_decision_the_audit_log_would_keep_wrong_is_refused_and_not_kept(
+    store: WorkStateStore, fields: dict[str, Any], error: type[Exception], said: str
+) -> None:
+    _workspace(store)
+    given = {"agent": "A1", "at": LATER, "epoch": 0, "outcome": "issued", "record": {}, **fields}
+
+    with pytest.raises(error, match=said):
+        store.record_decision("ws", **given)
+
+    assert store.decisions("ws") == []
+
+
+@pytest.mark.parametrize(
+    ("key_hash", "at", "error"),
+    [
+        ("rk_raw-key-not-its-hash", LATER, InvalidInput),
+        ("sha256:" + "0" * 63, LATER, InvalidInput),
+        (b"sha256:" + b"0" * 64, LATER, InvalidInput),
+        ("sha256:" + "0" * 64, LATER.replace(tzinfo=None), InvalidEvent),
+    ],
+)
+def test_an_agent_key_stored_in_a_form_no_key_hashes_to_is_refused(
+    store: WorkStateStore, key_hash: object, at: datetime, error: type[Exception]
+) -> None:
+    _workspace(store)
+
+    with pytest.raises(error):
+        store.add_agent_key("ws", "A1", key_hash, at)  # type: ignore[arg-type]
+
+    assert store.agent_for_key(str(key_hash)) is None

@@ -12,6 +12,7 @@ from datetime import datetime
 from readmit.errors import InvalidInput, NotFound
 from readmit.model import Agent
 from readmit.store.connection import Connection, stamp
+from readmit.wire.domain import checked_key
 
 FINGERPRINT = 19
 """Characters of a key's hash shown to name it (``sha256:`` and 12 hex digits)."""
@@ -44,7 +45,10 @@ class AgentKeys:
 
         Raises:
             NotFound: if there is no such workspace, or no such agent in it (naming its agents).
+            InvalidInput: if ``key_hash`` is not `readmit.service.keys.key_hash`'s form.
+            InvalidEvent: if ``at`` has no time zone.
         """
+        checked_key(key_hash, at)
         known = self.agents(workspace)
         if agent not in known:
             if not known:

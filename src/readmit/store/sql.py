@@ -335,7 +335,7 @@ class SqlStore(AgentKeys, Leases):
         record: dict[str, Any],
         judgment: Judgment | None = None,
     ) -> int:
-        # Serialised before the lock: other returns wait on it.
+        domain.checked_decision(self.agents(workspace), agent, at, epoch, outcome, record)
         text = audit.body(record, self._rest_of_checkpoint(workspace, agent, at, record))
         stored = audit.packed(text, self.conn.dialect)
         with self._transaction(lock=workspace) as db:

@@ -18,7 +18,7 @@ exists, and one stored before these checks can still be named.
 """
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -98,6 +98,53 @@ def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
         if not (isinstance(returning_to, tuple) and len(returning_to) == 2):
             raise InvalidInput("returning_to must be a (task, purpose) pair")
         _names(("task", returning_to[0]), ("purpose", returning_to[1]))
+
+
+OUTCOMES = ("issued", "blocked", "reset")
+"""A decision's outcomes (`readmit.admission.decision`)."""
+_KEY_HASH = re.compile(r"sha256:[0-9a-f]{64}")
+"""The stored form of an agent key (`readmit.service.keys.key_hash`)."""
+
+
+def checked_decision(
+    agents: Container[str], agent: str, at: object, epoch: object, outcome: object, record: object
+) -> None:
+    """Refuse a decision the audit log would keep wrong (``agents``: the workspace's).
+
+    Raises:
+        InvalidInput: naming the field at fault (an unknown agent or workspace too).
+        InvalidEvent: if ``at`` has no time zone.
+    """
+    _strings(("agent", agent))
+    if agent not in agents:
+        raise InvalidInput(f"decision of {agent!r}: no such agent in the workspace")
+    _time(at, f"decision of {agent}")
+    if type(epoch) is not int or epoch < 0:
+        raise InvalidInput(f"decision epoch must be an integer, 0 or more, not {epoch!r}")
+    if outcome not in OUTCOMES:
+        raise InvalidInput(
+            f"decision outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}"
+        )
+    if not isinstance(record, dict):
+        raise InvalidInput(f"decision record must be a dict, not {type(record).__name__}")
+
+
+def checked_key(key_hash: object, at: object) -> None:
+    """Refuse an agent key's stored form that no key hashes to, or a time without a zone.
+
+    Raises:
+        InvalidInput: for a ``key_hash`` not made by `readmit.service.keys.key_hash`.
+        InvalidEvent: if ``at`` has no time zone.
+    """
+    if not (isinstance(key_hash, str) and _KEY_HASH.fullmatch(key_hash)):
+        raise InvalidInput("key_hash must be readmit.service.keys.key_hash(key), not a raw key")
+    _time(at, "agent key")
+
+
+def _time(at: object, what: str) -> None:
+    if not isinstance(at, datetime):
+        raise InvalidInput(f"{what}: at must be a datetime, not {at!r}")
+    aware(at, what)
 
 
 def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:
