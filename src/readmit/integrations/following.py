@@ -15,12 +15,13 @@ another process shows within that long.
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from readmit.decide import Decided
-from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.team import Member, Removal, readable
+from readmit.model import Agent, Scope
 from readmit.reasons import Reason
 from readmit.store import WorkStateStore
 
@@ -60,18 +61,21 @@ class Following:
     decided: Decided
     epoch: int = 0
     """The last epoch read."""
-    keys: dict[str, str] = field(default_factory=dict)
-    """Item id -> key, for the keyed items a newer statement under the key can replace."""
+    keys: dict[str, list[str]] = field(default_factory=dict)
+    """Key -> the items under it that a newer statement under the key replaces."""
     gone: list[Removal] = field(default_factory=list)
     """Every item withdrawn so far, in the log's order."""
     texts: dict[str, str] = field(default_factory=dict)
     """The texts of the items stated after the return (C's are the context's)."""
+    scopes: dict[str, Scope | None] = field(default_factory=dict)
+    """The readers of the items stated after the return (C's are the context's)."""
+    watch: Watch | None = None
 
     def __post_init__(self) -> None:
         self.epoch = self.decided.context.epoch
-        self.keys = {i.id: i.key for i in self.decided.context.items if i.key is not None}
-
-    watch: Watch | None = None
+        for item in self.decided.context.items:
+            if item.key is not None:
+                self.keys.setdefault(item.key, []).append(item.id)
 
     def withdrawn(self, member: Member) -> list[Removal]:
         """The items others withdrew since the last read of the log, each with why."""
@@ -98,16 +102,16 @@ class Following:
                     gone.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
                 case Assert() if theirs and event.item.key and not event.item.unconfirmed:
                     why = "replaced under its key by a teammate's later statement"
-                    replaced = [i for i, key in self.keys.items() if key == event.item.key]
+                    held = self.keys.get(event.item.key, [])
+                    replaced = [i for i in held if self._replaces(event.author, i)]
                     gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
             if isinstance(event, Assert | Supersede):
                 self.texts[event.item.id] = event.item.text
+                self.scopes[event.item.id] = _scope(event.item, event.author, self._agents)
                 if event.item.key is not None:
-                    self.keys[event.item.id] = event.item.key
+                    self.keys.setdefault(event.item.key, []).append(event.item.id)
         if later:
             self.epoch = later[-1].epoch
-        for removal in gone:
-            self.keys.pop(removal.item, None)
         self.gone += gone
         return gone
 
@@ -116,6 +120,32 @@ class Following:
         item = self.decided.context.by_id.get(item_id)
         return item.text if item is not None else self.texts.get(item_id)
 
+    @property
+    def _agents(self) -> Mapping[str, Agent]:
+        return self.decided.context.agents
+
+    def _replaces(self, author: str, item_id: str) -> bool:
+        """Whether a keyed statement by ``author`` replaces ``item_id``: the store's rule.
+
+        Keys are scoped to what the author may read (`readmit.store.writer`); an
+        author or item not known here counts as replacing (fail closed).
+        """
+        who = self._agents.get(author)
+        item = self.decided.context.by_id.get(item_id)
+        scope = item.scope if item is not None else self.scopes.get(item_id)
+        return who is None or scope is None or scope.readable_by(who.principal, who.role)
+
     def _told(self, item: str) -> bool:
         """Whether the agent may read a withdrawal's reason: it may read the item of C."""
         return readable(self.decided, item)
+
+
+def _scope(draft: ItemDraft, author: str, agents: Mapping[str, Agent]) -> Scope | None:
+    """The readers of an item ``author`` stated (None: its principal is not known here)."""
+    principals = draft.principals
+    if principals is None:
+        who = agents.get(author)
+        if who is None:
+            return None
+        principals = frozenset({who.principal})
+    return Scope(principals=principals, roles=draft.roles, task=draft.task, purposes=draft.purposes)
