@@ -19,6 +19,7 @@ from builders import T0
 from conftest import store_url
 from readmit.events import Assert, ItemDraft
 from readmit.model import Agent
+from readmit.service.keys import key_hash
 from readmit.store import SqlStore, open_store
 
 AGENTS = [Agent(id="A1", principal="p", role="r")]
@@ -38,7 +39,7 @@ def _open(backend: str, tmp_path: Path) -> Iterator[SqlStore]:
         for workspace in ("A", "B"):
             store.create_workspace(workspace, AGENTS)
             store.append(workspace, [_item(1)])
-        store.add_agent_key("B", "A1", "hash-of-b", T0)
+        store.add_agent_key("B", "A1", key_hash("key-of-b"), T0)
         try:
             yield store
         finally:
@@ -86,7 +87,7 @@ def _finishes(work: Callable[[], T]) -> T:
 
 def test_reads_complete_while_a_write_transaction_is_open(backend: str, tmp_path: Path) -> None:
     with _open(backend, tmp_path) as store, _write_held_open(store, "A"):
-        caller = _finishes(lambda: store.agent_for_key("hash-of-b"))
+        caller = _finishes(lambda: store.agent_for_key(key_hash("key-of-b")))
         other = _finishes(lambda: [i.id for i in store.visible_state("B", "A1")])
         same = _finishes(lambda: [r.event.id for r in store.events("A")])
 
@@ -111,7 +112,7 @@ def test_reads_do_not_wait_for_another_process_holding_the_sqlite_write_lock(
         other.execute("BEGIN IMMEDIATE")
         try:
             state = _finishes(lambda: [i.id for i in store.visible_state("A", "A1")])
-            caller = _finishes(lambda: store.agent_for_key("hash-of-b"))
+            caller = _finishes(lambda: store.agent_for_key(key_hash("key-of-b")))
         finally:
             other.execute("ROLLBACK")
             other.close()

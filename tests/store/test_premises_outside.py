@@ -12,8 +12,11 @@ import pytest
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.admission.view import verify_view
+from readmit.cli.words import hidden_split
 from readmit.clock import parse_time
 from readmit.decide import Decided
+from readmit.integrations.agents_sdk import preamble
+from readmit.integrations.team import removals
 from readmit.plugins import make_verifier
 from readmit.replay import replay
 from readmit.report import agent_copy
@@ -38,13 +41,14 @@ def ret(n: int, agent: str = "A1") -> dict[str, Any]:
     return {"at": at(n), "op": "return", "agent": agent, "task": "trip", "purpose": "itinerary"}
 
 
-def scenario(events: list[dict[str, Any]]) -> dict[str, Any]:
+def scenario(events: list[dict[str, Any]], policy: dict[str, Any] | None = None) -> dict[str, Any]:
     agents = [("A1", "family"), ("A2", "family"), ("B1", "neighbours")]
     return {
         "format": "readmit.scenario/1",
         "workspace": "trip",
         "agents": [{"id": a, "principal": p, "role": "itinerary"} for a, p in agents],
         "events": events,
+        **({"policy": policy} if policy else {}),
     }
 
 
@@ -62,8 +66,14 @@ Y = _item(1, "y", "Book the Friday standup there.", readers="*", depends_on=["x"
 REVOKE_X = {"at": at(4), "author": "B1", "op": "revoke", "target": "x", "why": "Room Atlas shut."}
 
 
-def _decide(store: WorkStateStore, events: list[dict[str, Any]], **kw: Any) -> list[Decided]:
-    return replay(load_scenario(scenario(events)), store, signer=SIGNER, **{"verifier": None, **kw})
+def _decide(
+    store: WorkStateStore,
+    events: list[dict[str, Any]],
+    policy: dict[str, Any] | None = None,
+    **kw: Any,
+) -> list[Decided]:
+    made = load_scenario(scenario(events, policy))
+    return replay(made, store, signer=SIGNER, **{"verifier": None, **kw})
 
 
 def _y(decided: Decided) -> dict[str, Any]:
@@ -101,7 +111,6 @@ def test_a_premise_the_agent_may_not_read_that_stands_leaves_what_builds_on_it(
 
     assert _y(family) == {}
     assert "y" in family.record["selected"]
-    assert "x" not in family.record["hidden"]
 
 
 def test_a_premise_whose_validity_ended_while_the_agent_was_away_takes_it_down(
@@ -163,3 +172,67 @@ def test_an_item_asserted_while_away_on_a_premise_withdrawn_before_the_departure
     assert [e["evidence"] for e in agent_copy(family.record)["excluded"] if e["item"] == "q"] == [
         ["p"]  # A1 may read P: it is told which premise fell
     ]
+
+
+def test_no_memory_layer_names_a_premise_the_agent_may_not_read(store: WorkStateStore) -> None:
+    """Mem0's ``readmit.removed`` and the Agents SDK's message quote a removal's detail."""
+    events = [X, Y, depart(2), depart(3, "B1"), REVOKE_X, ret(5)]
+    [family] = _decide(store, events)
+
+    assert removals(family)["y"].reason == "premise_invalidated"
+    assert removals(family)["y"].detail == ""
+    assert "depends on x" not in preamble(_judged(family))
+    assert hidden_split(family.record) == (["x"], [])  # an item the agent may not read
+
+
+def _judged(decided: Decided) -> Any:
+    from readmit.integrations.agents_sdk import _judge
+
+    return _judge(decided)
+
+
+def _w_breaks_z(pair: Pair) -> Verdict:
+    hit = pair.later.replacement_id == "w" and pair.earlier.id == "z"
+    return Verdict(invalidates=hit, confidence=0.9, reason="closed")
+
+
+@pytest.mark.parametrize("wanted", [True, False], ids=["room to spare", "a full view"])
+def test_a_premise_outside_c_falls_with_what_it_rests_on_in_c(
+    store: WorkStateStore, wanted: bool
+) -> None:
+    """Y → X (the neighbours') → Z (everyone's), and this return finds Z stale: as the
+    departure after it would, it takes X and Y down with it, whether the selector
+    reaches Y or not (an obligation makes it want Z first; three items fill the view).
+    """
+    z = _item(0, "z", "Room Atlas is free on Fridays.", readers="*", supports=["d-room"])
+    x = {**X, "at": at(1), "item": {**X["item"], "depends_on": ["z"]}}
+    y = {**Y, "at": at(2)}
+    w = _item(4, "w", "Room Atlas is closed for repairs on Fridays.", author="A2", readers="*")
+    room = {"id": "o", "role": "itinerary", "text": "Book a room.", "requires": ["d-room"],
+            "frontier": {"id": "f", "text": "No room yet."}}  # fmt: skip
+    needs = {"at": at(3), "op": "obligation", "author": "A2", "obligation": room}
+    events = [z, x, y, *([] if wanted else [needs]), depart(3), w, ret(5)]
+
+    budget = None if wanted else {"max_items": 3, "on_incomplete": "block"}
+    [family] = _decide(store, events, budget, verifier=FunctionVerifier(_w_breaks_z))
+
+    assert next(e for e in family.record["excluded"] if e["item"] == "z")["reason"] == (
+        "implicitly_invalidated"
+    )
+    assert _y(family).get("reason") == "premise_invalidated"
+    assert "y" not in family.record["not_selected"]
+    assert "y" not in store.depart("trip", "A1", parse_time(at(6))).item_ids
+
+
+def test_a_fallen_premise_the_agent_may_read_is_the_one_it_is_told_of(
+    store: WorkStateStore,
+) -> None:
+    """Y rests on X (the neighbours', revoked) and P (everyone's, revoked)."""
+    p = _item(0, "p", "Friday is free.", readers="*")
+    y = {**Y, "item": {**Y["item"], "depends_on": ["x", "p"]}}
+    revoke_p = {"at": at(4), "author": "B1", "op": "revoke", "target": "p", "why": "busy"}
+
+    [family] = _decide(store, [X, p, y, depart(2), REVOKE_X, revoke_p, ret(5)])
+
+    [shown] = [e for e in agent_copy(family.record)["excluded"] if e["item"] == "y"]
+    assert shown["evidence"] == ["p"]

@@ -16,7 +16,7 @@ from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.explicit import resolve_explicit
 from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.admission.invalidation.propagation import propagate
+from readmit.admission.invalidation.propagation import outside_seeds, propagate
 from readmit.admission.invalidation.screening import Screener
 from readmit.admission.invalidation.standing import apply_standing
 from readmit.admission.readmission import readmit
@@ -25,7 +25,7 @@ from readmit.collector import paused
 from readmit.errors import InvalidInput
 from readmit.model import Item
 from readmit.policy import OnIncomplete, Policy
-from readmit.reasons import Exclusion, Reason, Stage
+from readmit.reasons import Exclusion, Reason
 from readmit.signing import Signer
 
 
@@ -76,7 +76,8 @@ def admit(
     pool, explicit = resolve_explicit(pool, ctx)
     step()
     pool, standing = apply_standing(pool, ctx)
-    pool, premise = propagate(pool, excluded=(*explicit, *standing, *_fallen_outside(ctx)))
+    # Outside C first: a premise of C named before one the agent may not read (`propagate`).
+    pool, premise = propagate(pool, excluded=(*outside_seeds(ctx), *explicit, *standing))
     step()
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
     step()
@@ -95,7 +96,7 @@ def admit(
         screen, limit = screener.admits, policy.unscreened_limit
         stop = lambda: screener.past_budget >= limit  # noqa: E731
     selection = cover(eligible, ctx.role_obligations, policy, screen, query, stop)
-    implicit, left_out = _screened_out(screener, gated, selection.left_out, eligible)
+    implicit, left_out = _screened_out(ctx, screener, gated, selection.left_out, eligible)
     decided = (*explicit, *standing, *premise, *gated, *implicit)
     judgment = (
         screener.judgment(len(standing))
@@ -148,22 +149,12 @@ def _check_verifier(verifier: object) -> None:
         )
 
 
-def _fallen_outside(ctx: ReturnContext) -> list[Exclusion]:
-    """The premises outside C that no longer stand, for propagation only (not decided here)."""
-    fallen = ctx.fallen_premises
-    if not fallen:
-        return []
-    return [
-        Exclusion(item=p, reason=Reason.PREMISE_INVALIDATED, stage=Stage.PROPAGATION)
-        for p in fallen
-    ]
-
-
 def _nothing() -> None:
     """``between`` when none is given."""
 
 
 def _screened_out(
+    ctx: ReturnContext,
     screener: Screener | None,
     gated: Sequence[Exclusion],
     left_out: Sequence[str],
@@ -189,7 +180,8 @@ def _screened_out(
     if not built_on:
         return implicit, left_out
     left = set(left_out)
-    _, fallen = propagate([m for m in built_on if m.id in left], excluded=stale)
+    beyond = outside_seeds(ctx, {e.item for e in stale}) if ctx.outside else []
+    _, fallen = propagate([m for m in built_on if m.id in left], excluded=(*beyond, *stale))
     if not fallen:
         return implicit, left_out
     gone = {e.item for e in fallen}

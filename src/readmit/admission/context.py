@@ -73,6 +73,19 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Outside:
+    """A premise of C's items that C does not hold (`ReturnContext.outside`)."""
+
+    fallen: bool
+    """Whether it no longer stands, by the rule a departure judges premises by: what
+    rests on it falls (``premise_invalidated``)."""
+    readable: bool
+    """Whether the returning agent may read it: one it may not is never shown to it."""
+    rests_on: frozenset[str] = frozenset()
+    """The items of C its premises (outside C) reach: it falls with any of them."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class History:
     """Events recorded before the departure, for items screened less far than D_a's epoch."""
 
@@ -146,11 +159,9 @@ class ReturnContext:
     a fallen premise) that the returning agent may read: not candidates, but quoted when
     Δ withdraws them (`readmit.admission.invalidation.observations`), as they would be
     had D_a held them."""
-    fallen_premises: Mapping[str, bool] = field(default_factory=dict)
-    """Premises of C's items that C does not hold (another principal's, or withdrawn or
-    left out before the departure) and that no longer stand, by the rule a departure
-    judges premises by (`readmit.store.premises`): what builds on them falls. Each with
-    whether the returning agent may read it; one it may not is never shown to it."""
+    outside: Mapping[str, "Outside"] = field(default_factory=dict)
+    """The premises of C's items that C does not hold (another principal's, or withdrawn
+    or left out before the departure), by id (`readmit.store.premises`)."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -83,7 +83,7 @@ def _hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozense
 
     items = {e.item for e in exclusions if hidden(ctx.by_id.get(e.item))}
     events = {r.event_id for i in items if (m := ctx.by_id.get(i)) is not None and (r := m.receipt)}
-    premises = {p for p, readable in ctx.fallen_premises.items() if not readable}
+    premises = {p for p, o in ctx.outside.items() if not o.readable}
     return frozenset(items | events | premises)
 
 

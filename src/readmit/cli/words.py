@@ -121,6 +121,10 @@ def hidden_split(record: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The record's ``hidden`` ids, as (items, events): what the agent may not read."""
     hidden = record.get("hidden") or []
     items = {e["item"] for e in record["excluded"]}
+    # A propagation names the premise that fell: one the agent may not read is hidden too.
+    items.update(
+        p for e in record["excluded"] if e["stage"] == "propagation" for p in e["evidence"]
+    )
     return [h for h in hidden if h in items], [h for h in hidden if h not in items]
 
 

@@ -138,13 +138,25 @@ class _Judged:
     def without(self, following: Following) -> "_Judged":
         """This judgment less the facts teammates withdrew since the return.
 
-        Their texts are in the agent's own history, so the developer message lists them.
+        Only facts the agent holds as its own: admitted by the view, or stated by it
+        since. A text leaves the history once no such fact with it stands (another
+        agent's withdrawn copy takes nothing away); the developer message lists it.
         """
-        gone = {
-            text: _why(r.reason, r.detail)
-            for r in following.gone
-            if (text := following.text_of(r.item)) is not None
-        }
+        admitted = self.decided.decision.items if isinstance(self.decided.decision, Issued) else ()
+        live: dict[str, set[str]] = {}
+        for item_id, text in (
+            *((i.id, i.text) for i in admitted),
+            *((i, following.texts[i]) for i in following.own),
+        ):
+            live.setdefault(text, set()).add(item_id)
+        gone: dict[str, str] = {}
+        for removal in following.gone:
+            said = following.text_of(removal.item) or ""
+            held = live.get(said)
+            if held and removal.item in held:
+                held.discard(removal.item)
+                if not held:
+                    gone[said] = _why(removal.reason, removal.detail)
         judged = replace(
             self,
             admitted=self.admitted - gone.keys(),

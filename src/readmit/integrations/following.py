@@ -31,7 +31,12 @@ FOLLOW_EVERY = 0.05
 
 @dataclass(slots=True)
 class Watch:
-    """When a reader reads the workspace's log again."""
+    """When a reader reads the workspace's log again.
+
+    `due` says whether to read it; `read` notes that it was read, once what was read is
+    applied: a reader that checks in between reads it too (it waits on the reader's
+    lock, then finds nothing due), never going on with what was there before.
+    """
 
     store: WorkStateStore
     generation: int = -1
@@ -39,8 +44,8 @@ class Watch:
     due_at: float = -math.inf
     """When the log is read again though nothing was written through the store object."""
 
-    def due(self) -> bool:
-        """Whether to read the log now (then noted as read: the caller reads it).
+    def due(self) -> tuple[int, float] | None:
+        """What to note once the log is read now, or None if it need not be.
 
         Yes after a write through the store object (its ``generation``: a store without
         one is read every time), and `FOLLOW_EVERY` seconds after the last read.
@@ -48,10 +53,12 @@ class Watch:
         generation = getattr(self.store, "generation", None)  # read before the log
         now = time.monotonic()
         if generation == self.generation and now < self.due_at:
-            return False
-        self.generation = -1 if generation is None else generation
-        self.due_at = now + FOLLOW_EVERY
-        return True
+            return None
+        return (-1 if generation is None else generation), now + FOLLOW_EVERY
+
+    def read(self, noted: tuple[int, float]) -> None:
+        """Note the log as read (what `due` answered), its news applied."""
+        self.generation, self.due_at = noted
 
 
 @dataclass(slots=True)
@@ -69,6 +76,8 @@ class Following:
     """The texts of the items stated after the return (C's are the context's)."""
     scopes: dict[str, Scope | None] = field(default_factory=dict)
     """The readers of the items stated after the return (C's are the context's)."""
+    own: set[str] = field(default_factory=set)
+    """The items the agent itself stated after the return."""
     watch: Watch | None = None
 
     def __post_init__(self) -> None:
@@ -81,9 +90,12 @@ class Following:
         """The items others withdrew since the last read of the log, each with why."""
         if self.watch is None:
             self.watch = Watch(member.store)
-        if not self.watch.due():
+        noted = self.watch.due()
+        if noted is None:
             return []
-        return self.take(member.store.events(member.workspace, self.epoch), member.agent)
+        taken = self.take(member.store.events(member.workspace, self.epoch), member.agent)
+        self.watch.read(noted)
+        return taken
 
     def take(self, later: Sequence[Recorded], agent: str) -> list[Removal]:
         """What ``later`` (the events after `epoch`) withdrew by authors other than ``agent``."""
@@ -100,16 +112,19 @@ class Following:
                 case Supersede() if theirs:
                     why = "superseded by a teammate's later statement"
                     gone.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
-                case Assert() if theirs and event.item.key and not event.item.unconfirmed:
+            if isinstance(event, Assert | Supersede):
+                item = event.item
+                if theirs and item.key is not None and not item.unconfirmed:  # as the writer
                     why = "replaced under its key by a teammate's later statement"
-                    held = self.keys.get(event.item.key, [])
+                    held = self.keys.get(item.key, [])
                     replaced = [i for i in held if self._replaces(event.author, i)]
                     gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
-            if isinstance(event, Assert | Supersede):
-                self.texts[event.item.id] = event.item.text
-                self.scopes[event.item.id] = _scope(event.item, event.author, self._agents)
-                if event.item.key is not None:
-                    self.keys.setdefault(event.item.key, []).append(event.item.id)
+                self.texts[item.id] = item.text
+                self.scopes[item.id] = _scope(item, event.author, self._agents)
+                if not theirs:
+                    self.own.add(item.id)
+                if item.key is not None:
+                    self.keys.setdefault(item.key, []).append(item.id)
         if later:
             self.epoch = later[-1].epoch
         self.gone += gone

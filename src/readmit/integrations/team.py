@@ -26,7 +26,7 @@ from readmit.errors import InvalidInput, ReadmitError
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
 from readmit.model import ANY, Checkpoint, Item
 from readmit.policy import Policy
-from readmit.reasons import Reason
+from readmit.reasons import Exclusion, Reason
 from readmit.report import agent_copy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
@@ -57,8 +57,9 @@ def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Rem
     """
     decision = decided.decision
     admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
+    hidden = frozenset(decided.record.get("hidden") or ())
     why = {
-        e.item: Removal(e.item, e.reason.value, e.detail if readable(decided, e.item) else "")
+        e.item: Removal(e.item, e.reason.value, e.detail if _told(decided, e, hidden) else "")
         for e in decision.decided
     }
     if expired is not None:
@@ -99,6 +100,14 @@ def _left_at_departure(decided: Decided, item: Item) -> Removal:
 
 
 NOT_SELECTED = Reason.NOT_SELECTED.value
+
+
+def _told(decided: Decided, exclusion: Exclusion, hidden: frozenset[str]) -> bool:
+    """Whether the agent may read an exclusion's detail, as its view shows it.
+
+    Of an item it may read, naming nothing it may not (a premise another principal holds).
+    """
+    return readable(decided, exclusion.item) and hidden.isdisjoint(exclusion.evidence)
 
 
 def readable(decided: Decided, item_id: str) -> bool:

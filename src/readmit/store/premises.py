@@ -5,81 +5,166 @@ may not (another principal's item), or, asserted during Δ, on one withdrawn or 
 before the departure. Propagation over C never sees such a premise fall. A departure
 judges every premise, read or not (`readmit.store.absence.checkpoint`); a return asks
 the store the same of each premise outside C: still active, its validity not ended at
-the return, no standing verdict against it, and the same of its own premises.
+the return, no standing verdict against it, and the same of its own premises. One that
+stands may still rest on items of C that this return finds stale: the context says
+which (`Outside.rests_on`), and the return judges them as it judges C's own premises.
+
+The chains never change once written (bodies are immutable), so they are traced once
+per tuple of C's items; each return reads only what may have changed since: which of
+their items are withdrawn or under a standing verdict, and whose validity has ended.
 """
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter
 
-from readmit.admission.invalidation.propagation import propagate
-from readmit.admission.memo import Passes
+from readmit.admission.context import Outside
+from readmit.admission.memo import Grown, keep
 from readmit.model import Agent, Item
-from readmit.reasons import Exclusion, Reason, Stage
 from readmit.store.bodies import BodyCache, items_by
 from readmit.store.connection import Connection
-from readmit.store.rows import select_in
+from readmit.store.rows import CHUNK, select_in
 
 _DEPENDS_ON = attrgetter("depends_on")
 _WITHDRAWN = "SELECT id FROM withdrawn"
-_STANDING = "SELECT item FROM invalidations"
+_STANDING = "SELECT item FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL"
 
 
-def fallen_outside(
+@dataclass(frozen=True, slots=True)
+class _Chains:
+    """The premises C's items name outside C, and what they rest on, as stored."""
+
+    named: frozenset[str]
+    items: Mapping[str, Item]
+    """Every item of the chains: the premises outside C and what they rest on, in C or not."""
+    missing: frozenset[str]
+    """Ids a chain names that no stored item has (a store the writer did not fill)."""
+    dependents: Mapping[str, tuple[str, ...]]
+    """Each item of the chains: the items of the chains outside C that rest on it."""
+    rests_on: Mapping[str, frozenset[str]]
+    """Each premise named: the items of C its chain reaches (not followed past them)."""
+
+
+def outside(
     db: Connection,
     cache: BodyCache[str, Item],
     workspace: str,
     items: tuple[Item, ...],
     reader: Agent,
     at: datetime,
-) -> Mapping[str, bool]:
-    """The premises of ``items`` they do not hold that no longer stand at ``at``.
+) -> Mapping[str, Outside]:
+    """The premises of ``items`` they do not hold: whether each stands at ``at``, and more.
 
-    Each with whether ``reader`` may read it: an id it may not is never shown to it.
+    With whether ``reader`` may read it (an id it may not is never shown to it), and the
+    items of C it rests on.
     """
-    named = _outside(items)
-    if not named:
+    chains = _CHAINS.found(items)
+    if chains is None:
+        chains = _CHAINS.put((items,), _traced(db, cache, workspace, items))
+    if not chains.named:
         return {}
-    found: dict[str, Item] = {}
-    missing: set[str] = set()  # never stored (a store the writer did not fill): fail closed
-    wanted: set[str] = set(named)
-    while wanted:  # the premises' own premises, to the end of each chain
-        fetched = items_by(db, cache, workspace, "id", sorted(wanted))
-        found.update((i.id, i) for i in fetched)
-        missing |= wanted - found.keys()
-        wanted = {p for i in fetched for p in i.depends_on} - found.keys() - missing
-    ids = list(found)
-    gone = {r[0] for r in select_in(db, workspace, _WITHDRAWN, "id", ids)}
-    gone |= {r[0] for r in select_in(db, workspace, _STANDING, "item", ids, _STANDS)}
-    gone |= {i.id for i in found.values() if i.validity.ended(at)}
-    gone |= missing
-    _, fell = propagate(list(found.values()), excluded=_seeds(gone))
-    fallen = (gone | {e.item for e in fell}) & named
+    gone = frozenset(_gone(db, workspace, chains, at))
+    asked = (id(chains), reader.principal, reader.role, gone)
+    made = _MADE.get(asked)
+    if made is None or made[0] is not chains:
+        made = keep(_MADE, asked, (chains, _made(chains, gone, reader)), _MADE_LIMIT)
+    return made[1]
+
+
+def _made(chains: _Chains, gone: frozenset[str], reader: Agent) -> Mapping[str, Outside]:
+    fell = _fell(gone, chains.dependents)
+    found = chains.items
     return {
-        p: p in found and found[p].scope.readable_by(reader.principal, reader.role)
-        for p in sorted(fallen)
+        p: Outside(
+            fallen=p in fell,
+            readable=p in found and found[p].scope.readable_by(reader.principal, reader.role),
+            rests_on=chains.rests_on.get(p, frozenset()),
+        )
+        for p in sorted(chains.named)
     }
 
 
-_STANDS = "AND lapsed_epoch IS NULL"
+_CHAINS: Grown[_Chains] = Grown()
+"""The chains of recent C's (a store hands returns at one epoch one tuple of C's items)."""
+_MADE: dict[tuple[object, ...], tuple[_Chains, Mapping[str, Outside]]] = {}
+"""The answers for recent chains, readers and what no longer stood (each kept with its
+chains, so their id is not reused while it is remembered)."""
+_MADE_LIMIT = 64
 
 
-def _seeds(ids: Iterable[str]) -> list[Exclusion]:
-    fell = Reason.PREMISE_INVALIDATED
-    return [Exclusion(item=i, reason=fell, stage=Stage.PROPAGATION) for i in sorted(ids)]
+def _traced(
+    db: Connection, cache: BodyCache[str, Item], workspace: str, items: tuple[Item, ...]
+) -> _Chains:
+    built_on = list(compress(items, map(_DEPENDS_ON, items)))  # in C: most build on none
+    held = {i.id for i in items} if built_on else set()
+    named = frozenset(p for i in built_on for p in i.depends_on if p not in held)
+    if not named:
+        return _Chains(named, {}, frozenset(), {}, {})
+    found: dict[str, Item] = {}
+    missing: set[str] = set()
+    wanted: set[str] = set(named)
+    while wanted:  # the premises' own premises, to the end of each chain
+        fetched = _decoded(db, cache, workspace, wanted)
+        found.update((i.id, i) for i in fetched)
+        missing |= wanted - found.keys()
+        wanted = {p for i in fetched for p in i.depends_on} - found.keys() - missing
+    dependents: dict[str, list[str]] = {}
+    for item in found.values():
+        if item.id not in held:  # C's own propagation follows what rests on C's items
+            for premise in item.depends_on:
+                dependents.setdefault(premise, []).append(item.id)
+    rests_on = {p: _reached(p, found, held) for p in named}
+    frozen = {p: tuple(d) for p, d in dependents.items()}
+    return _Chains(named, found, frozenset(missing), frozen, rests_on)
 
 
-def _outside(items: tuple[Item, ...]) -> frozenset[str]:
-    """The premises ``items`` name and do not hold, found once per tuple."""
-    known = _NAMED.get(items, None)
-    if known is None:
-        built_on = list(compress(items, map(_DEPENDS_ON, items)))  # in C: most build on none
-        held = {i.id for i in items} if built_on else set()
-        named = frozenset(p for i in built_on for p in i.depends_on if p not in held)
-        known = _NAMED.put(items, None, None, named)
-    return known
+def _decoded(
+    db: Connection, cache: BodyCache[str, Item], workspace: str, ids: set[str]
+) -> list[Item]:
+    """The stored items of ``ids``: a body, once decoded, is the cache's to give again."""
+    known = cache.get(workspace, list(ids))
+    rest = sorted(ids - known.keys())
+    return [*known.values(), *(items_by(db, cache, workspace, "id", rest) if rest else ())]
 
 
-_NAMED: Passes[frozenset[str]] = Passes()
-"""The premises outside C of recent C's (a store hands returns at one epoch one tuple)."""
+def _reached(premise: str, found: Mapping[str, Item], held: set[str]) -> frozenset[str]:
+    """The items of C (``held``) that ``premise``'s chain reaches."""
+    reached: set[str] = set()
+    seen = {premise}
+    todo = [premise]
+    while todo:
+        item = found.get(todo.pop())
+        for p in item.depends_on if item is not None else ():
+            if p in held:
+                reached.add(p)
+            elif p not in seen:
+                seen.add(p)
+                todo.append(p)
+    return frozenset(reached)
+
+
+def _gone(db: Connection, workspace: str, chains: _Chains, at: datetime) -> set[str]:
+    """The items of the chains that no longer stand themselves, by the store's rule."""
+    ids = chains.items.keys()
+    if len(ids) <= CHUNK:
+        gone = {r[0] for r in select_in(db, workspace, _WITHDRAWN, "id", ids)}
+    else:  # one pass over the workspace's withdrawals beats many probes
+        rows = db.execute(_WITHDRAWN + " WHERE workspace = ?", (workspace,)).fetchall()
+        gone = {r[0] for r in rows} & ids
+    gone |= {r[0] for r in db.execute(_STANDING, (workspace,)).fetchall()} & ids
+    gone |= {i.id for i in chains.items.values() if i.validity.ended(at)}
+    return gone | chains.missing
+
+
+def _fell(gone: Iterable[str], dependents: Mapping[str, tuple[str, ...]]) -> set[str]:
+    """``gone`` and every item of the chains resting on one of them (truth maintenance)."""
+    fell = set(gone)
+    todo = list(fell)
+    while todo:
+        for item in dependents.get(todo.pop(), ()):
+            if item not in fell:
+                fell.add(item)
+                todo.append(item)
+    return fell

@@ -18,6 +18,7 @@ events once), `readmit.store.absence` (departures and what a return reads),
 invalidations) and `readmit.store.premises` (premises a return's C does not hold).
 """
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -69,8 +70,8 @@ class SqlStore(AgentKeys, Leases):
         self._parsed: BodyCache[int, Recorded] = BodyCache()
         self._obligations: BodyCache[str, Obligation] = BodyCache()
         self._departures = Departures()
-        self.generation = 0
-        """Write transactions this store object committed (readers poll it cheaply)."""
+        self.generation = 0  # write transactions committed through this object: readers poll it
+        self._commits = itertools.count(1)  # next() on it is atomic: no increment is lost
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
             migrate(self.conn)
@@ -117,7 +118,7 @@ class SqlStore(AgentKeys, Leases):
                 yield db
             finally:
                 self._local.db = None
-        self.generation += 1  # committed (several writers may race here: any change will do)
+        self.generation = next(self._commits)  # committed
 
     def _writers(self, name: str) -> threading.Lock:
         """This process's lock for the writers of workspace ``name``."""
@@ -284,7 +285,7 @@ class SqlStore(AgentKeys, Leases):
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
-            fallen = premises.fallen_outside(db, self._decoded, workspace, items, who, request.at)
+            outside = premises.outside(db, self._decoded, workspace, items, who, request.at)
         returner = Returner(
             agent=who.id, principal=who.principal, role=who.role,
             task=request.task, purpose=request.purpose, at=request.at,
@@ -309,7 +310,7 @@ class SqlStore(AgentKeys, Leases):
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
             restoration=partial(self._reading, verdicts.restoration, workspace),
             left_out=left,
-            fallen_premises=fallen,
+            outside=outside,
         )
 
     def _reading(self, read: Callable[..., T], *args: Any) -> T:

@@ -4,10 +4,11 @@ Truth maintenance over ``depends_on`` (Doyle 1979; TRACE §3.2): the closure is
 taken to a fixpoint, so a chain of premises fails as a whole.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import compress
 from operator import attrgetter
 
+from readmit.admission.context import ReturnContext
 from readmit.admission.memo import Passes
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
@@ -55,3 +56,27 @@ def _propagated(pool: Sequence[Item], invalid: list[str]) -> tuple[list[Item], l
         return list(pool), []
     kept = [item for item in pool if item.id not in fallen]
     return kept, list(fallen.values())
+
+
+def held_by(premise: str, ctx: ReturnContext) -> tuple[str, ...]:
+    """The items of C whose fall takes ``premise``'s dependents down.
+
+    Itself, or for a premise outside C (`ReturnContext.outside`), the items of C it rests on.
+    """
+    outside = ctx.outside.get(premise)
+    return (premise,) if outside is None else tuple(sorted(outside.rests_on))
+
+
+def outside_seeds(ctx: ReturnContext, fell: Collection[str] | None = None) -> list[Exclusion]:
+    """Premises outside C to propagate from.
+
+    Those that fell by the store's rule (``fell`` ``None``), or those that stand resting on
+    an item of ``fell``, which this return excluded.
+    """
+    seeds = [
+        p
+        for p, o in ctx.outside.items()
+        if (o.fallen if fell is None else not o.fallen and not o.rests_on.isdisjoint(fell))
+    ]
+    reason = Reason.PREMISE_INVALIDATED
+    return [Exclusion(item=p, reason=reason, stage=Stage.PROPAGATION) for p in seeds]

@@ -53,6 +53,7 @@ from readmit.admission.invalidation.observations import (
     observations_of,
     readable,
 )
+from readmit.admission.invalidation.propagation import held_by
 from readmit.admission.invalidation.restored import Restorations
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching, screened_from
@@ -149,10 +150,11 @@ class Screener:
         if self._pooled is None:
             self._pooled = {m.id: m for m in self.pool}
         for premise in sorted(item.depends_on):
-            found = self._pooled.get(premise)
-            if found is None or self.admits(found):
+            held = (self._pooled.get(p) for p in held_by(premise, self.ctx))
+            found = next((m for m in held if m is not None and not self.admits(m)), None)
+            if found is None:
                 continue
-            fallen = self.excluded[premise]
+            fallen = self.excluded[found.id]
             self.unscreened += fallen.reason is Reason.UNSCREENED  # it is withheld so too
             stale = fallen.reason in (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
             self.excluded[item.id] = Exclusion(

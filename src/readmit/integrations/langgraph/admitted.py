@@ -11,6 +11,7 @@ log (`Lens.follow`): a path another agent wrote since, or whose admitted version
 withdrawn, is no longer shown, until the agent's next return judges it.
 """
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +24,7 @@ from readmit.decide import Decided
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
+from readmit.integrations.langgraph.writes import RESTORED
 from readmit.integrations.team import (
     FOREVER,
     ViewExpired,
@@ -100,6 +102,12 @@ class Lens:
     watch: Watch | None = None
     """When `follow` reads the log again (made at the first read through the lens)."""
 
+    paths: dict[Identity, set[str]] = field(default_factory=dict)
+    """`current` the other way: each path's items whose value the lens shows."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held while the lens changes: reads of several threads share it."""
+
     @classmethod
     def of(cls, decided: Decided) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld)."""
@@ -108,7 +116,9 @@ class Lens:
             return cls(decided, withheld=True, epoch=epoch)
         expires = expiry(decided)
         lens = cls(decided, expires=expires, deadline=expires.timestamp(), epoch=epoch)
-        lens.current = {item.id: i for item in decision.items if (i := parse(item.key))}
+        for item in decision.items:
+            if (ident := parse(item.key)) is not None:
+                lens._current(item.id, ident)
         lens.show(lens.current.values())
         return lens
 
@@ -122,8 +132,11 @@ class Lens:
             expired=True,
             epoch=self.epoch,
         )
-        lens.add(self.own)
-        lens.current = {i: ident for i, ident in self.current.items() if ident in self.own}
+        with self.lock:
+            lens.add(self.own)
+            for item_id, ident in self.current.items():
+                if ident in self.own:
+                    lens._current(item_id, ident)
         return lens
 
     def follow(self, later: Sequence[Recorded], agent: str) -> None:
@@ -131,7 +144,10 @@ class Lens:
 
         A path another agent wrote holds a value no view of this agent judged (maybe one
         it may not read); a withdrawn version is no longer state to act on. The agent's
-        own writes (from another process too) are shown, in the order of the log.
+        own writes (from another process too) are shown, in the order of the log; not
+        what readmit wrote back in its name after the inner store failed a write
+        (`readmit.integrations.langgraph.writes.restore`: the value found at the path,
+        maybe a teammate's), which keeps the path as it was.
         """
         hidden = False
         for recorded in later:
@@ -139,20 +155,27 @@ class Lens:
             if isinstance(event, Revoke | Close | Supersede) and event.target in self.current:
                 hidden |= self._hide(self.current[event.target])
             if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
-                if event.author == agent:
-                    self.add([ident])
-                    self.current[event.item.id] = ident
-                else:
+                if event.author != agent:
                     hidden |= self._hide(ident)
+                elif not event.id.startswith(f"{RESTORED}-"):
+                    self.add([ident])
+                    self._current(event.item.id, ident)
+                elif ident in self.visible:
+                    self._current(event.item.id, ident)
         if later:
             self.epoch = later[-1].epoch
         if hidden:
             self.prefixes = {ns[:n] for ns, _, _ in self.visible for n in range(len(ns) + 1)}
 
+    def _current(self, item_id: str, ident: Identity) -> None:
+        self.current[item_id] = ident
+        self.paths.setdefault(ident, set()).add(item_id)
+
     def _hide(self, ident: Identity) -> bool:
         """Stop showing ``ident``; whether it was shown."""
         self.own.discard(ident)
-        self.current = {i: shown for i, shown in self.current.items() if shown != ident}
+        for item_id in self.paths.pop(ident, ()):
+            del self.current[item_id]
         if ident not in self.visible:
             return False
         self.visible.discard(ident)
@@ -178,7 +201,7 @@ class Lens:
         return ident in self.visible
 
     def add(self, idents: Iterable[Identity]) -> None:
-        """Show ``idents`` too: what the agent wrote after the return."""
+        """Show ``idents`` too: what the agent wrote after the return (hold `lock`)."""
         idents = list(idents)
         self.own.update(idents)
         self.show(idents)

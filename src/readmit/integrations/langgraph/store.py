@@ -98,11 +98,13 @@ class ReadmitStore(BaseStore):
         if puts:
             writes = record(self.member, puts)
             self._land(writes, list(puts))
-            lens.add(written(writes))
+            with lens.lock:
+                lens.add(written(writes))
         return merge(ops, results) if puts else results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        ops, puts, lens = self._prepare(ops)
+        ops, puts, lens = self._prepare(ops, follow=False)
+        await self._afollow(lens)
         if lens is None:
             if not puts:
                 return await self.inner.abatch(ops)
@@ -113,7 +115,8 @@ class ReadmitStore(BaseStore):
         if puts:
             writes = await asyncio.to_thread(record, self.member, puts)
             await self._aland(writes, list(puts))
-            lens.add(written(writes))
+            with lens.lock:
+                lens.add(written(writes))
         return merge(ops, results) if puts else results
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
@@ -172,7 +175,8 @@ class ReadmitStore(BaseStore):
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
-        lens = self._read_lens()
+        lens = self._read_lens(follow=False)
+        await self._afollow(lens)
         found = await self.inner.aget(namespace, key, refresh_ttl=refresh_ttl)
         return found if lens is None or found is None or lens.shows(found) else None
 
@@ -211,7 +215,8 @@ class ReadmitStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
-        lens = self._read_lens()
+        lens = self._read_lens(follow=False)
+        await self._afollow(lens)
         if lens is None:
             return await self.inner.asearch(
                 namespace_prefix,
@@ -240,19 +245,21 @@ class ReadmitStore(BaseStore):
         validate_op_namespace(op)
         return op
 
-    def _read_lens(self) -> Lens | None:
-        """The lens reads go through now (None: unfiltered).
+    def _read_lens(self, follow: bool = True) -> Lens | None:
+        """The lens reads go through now (None: unfiltered); with ``follow``, up to the log.
 
         Raises:
             ViewWithheld: after a withheld return or once the view expired, in ``raise``
                 mode (`ViewExpired` then).
         """
-        lens = self._current_lens()
+        lens = self._current_lens(follow)
         if lens is not None and lens.withheld and self.on_withheld == "raise":
             raise lens.refusal()
         return lens
 
-    def _prepare(self, batch: Iterable[Op]) -> tuple[list[Op], list[PutOp], Lens | None]:
+    def _prepare(
+        self, batch: Iterable[Op], follow: bool = True
+    ) -> tuple[list[Op], list[PutOp], Lens | None]:
         """Validate ``batch`` and find the lens its reads go through (None: unfiltered).
 
         Raises:
@@ -263,14 +270,17 @@ class ReadmitStore(BaseStore):
         puts = [op for op in ops if isinstance(op, PutOp)]
         for put in puts:  # before readmit records it; reads are the inner store's to check
             validate_op_namespace(put)
-        lens = self._current_lens()
+        lens = self._current_lens(follow)
         reads = len(puts) < len(ops)
         if lens is not None and lens.withheld and reads and self.on_withheld == "raise":
             raise lens.refusal()
         return ops, puts, lens
 
-    def _current_lens(self) -> Lens | None:
-        """The lens of the agent's latest decision; a lapsed one once its view expired."""
+    def _current_lens(self, follow: bool = True) -> Lens | None:
+        """The lens of the agent's latest decision; a lapsed one once its view expired.
+
+        With ``follow``, brought up to the workspace's log (`_follow`).
+        """
         latest = self.member.latest
         if latest is None:
             return None
@@ -279,17 +289,25 @@ class ReadmitStore(BaseStore):
             lens = self._lens = Lens.of(latest)
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
-        self._follow(lens)
+        if follow:
+            self._follow(lens)
         return lens
 
     def _follow(self, lens: Lens) -> None:
         """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
 
-        When due (`readmit.integrations.following.Watch`); the read does not wait for
-        writers, so async reads make it in the event loop too.
+        When due (`readmit.integrations.following.Watch`), one thread at a time.
         """
         member = self.member
-        if lens.watch is None:
-            lens.watch = Watch(member.store)
-        if lens.watch.due():
-            lens.follow(member.store.events(member.workspace, lens.epoch), member.agent)
+        with lens.lock:
+            if lens.watch is None:
+                lens.watch = Watch(member.store)
+            noted = lens.watch.due()
+            if noted is not None:
+                lens.follow(member.store.events(member.workspace, lens.epoch), member.agent)
+                lens.watch.read(noted)
+
+    async def _afollow(self, lens: Lens | None) -> None:
+        """`_follow` in a worker thread, when the log may hold news: not in the event loop."""
+        if lens is not None and (lens.watch is None or lens.watch.due() is not None):
+            await asyncio.to_thread(self._follow, lens)

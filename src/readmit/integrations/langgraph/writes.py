@@ -42,6 +42,8 @@ from readmit.integrations.langgraph.keys import parse as parse_key
 from readmit.integrations.team import Member, new_id
 from readmit.model import Item as ReadmitItem
 
+RESTORED = "restore"
+"""The prefix of the ids of the events `restore` records."""
 REFS: frozenset[RefKind] = frozenset({"key", "path"})
 """The premise references a LangGraph value's annotations may use."""
 
@@ -210,7 +212,7 @@ def restore(member: Member, w: Write, got: Item) -> Assert:
         restored = draft(annotated, item, text, item_key(w.ident), premises)
     except InvalidInput:
         restored = draft(None, item, text, item_key(w.ident), {})
-    return Assert(id=new_id("restore"), at=member.clock(), author=member.agent, item=restored)
+    return Assert(id=new_id(RESTORED), at=member.clock(), author=member.agent, item=restored)
 
 
 def current_items(member: Member, idents: set[Identity]) -> Mapping[Identity, str]:
