@@ -216,6 +216,26 @@ def test_another_principals_keyed_memory_removes_nothing_it_could_not_replace(
     assert result["readmit"]["removed"] == []
 
 
+def test_a_shared_bank_never_serves_another_principals_memory_written_after_the_return(
+    team: dict[str, Member], tmp_path: Path
+) -> None:
+    shared = mem0_bank.bank(tmp_path, "team")
+    mb, mc = (
+        ReadmitMemory(shared, team["b"], key=topic),
+        ReadmitMemory(shared, team["c"], key=topic),
+    )
+    add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    mb.get_all(filters=TRIP)
+
+    add(mc, "C-PRIVATE: card 4111", "card")  # readers: the author's principal only
+    result = mb.get_all(filters=TRIP)
+
+    assert memories(result) == ["The flight leaves on Monday"]
+    [removed] = result["readmit"]["removed"]
+    assert removed == {"id": removed["id"], "reason": "unauthorized"}  # not even its text
+
+
 # LangGraph
 
 

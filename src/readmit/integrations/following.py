@@ -113,21 +113,32 @@ class Following:
                     why = "superseded by a teammate's later statement"
                     gone.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
             if isinstance(event, Assert | Supersede):
-                item = event.item
-                if theirs and item.key is not None and not item.unconfirmed:  # as the writer
-                    why = "replaced under its key by a teammate's later statement"
-                    held = self.keys.get(item.key, [])
-                    replaced = [i for i in held if self._replaces(event.author, i)]
-                    gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
-                self.texts[item.id] = item.text
-                self.scopes[item.id] = _scope(item, event.author, self._agents)
-                if not theirs:
-                    self.own.add(item.id)
-                if item.key is not None:
-                    self.keys.setdefault(item.key, []).append(item.id)
+                gone += self._stated(event, theirs)
         if later:
             self.epoch = later[-1].epoch
         self.gone += gone
+        return gone
+
+    def _stated(self, event: Assert | Supersede, theirs: bool) -> list[Removal]:
+        """What a new item withdraws (the writer's key rule), noted for later events.
+
+        Another agent's item the returning agent may not read is withdrawn from it too:
+        a memory bank the two share must not serve it.
+        """
+        item, gone = event.item, []
+        if theirs and item.key is not None and not item.unconfirmed:
+            why = "replaced under its key by a teammate's later statement"
+            held = self.keys.get(item.key, [])
+            replaced = [i for i in held if self._replaces(event.author, i)]
+            gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
+        self.texts[item.id] = item.text
+        scope = self.scopes[item.id] = _scope(item, event.author, self._agents)
+        if not theirs:
+            self.own.add(item.id)
+        elif not self._readable(scope):
+            gone.append(Removal(item.id, Reason.UNAUTHORIZED.value, ""))
+        if item.key is not None:
+            self.keys.setdefault(item.key, []).append(item.id)
         return gone
 
     def text_of(self, item_id: str) -> str | None:
@@ -149,6 +160,11 @@ class Following:
         item = self.decided.context.by_id.get(item_id)
         scope = item.scope if item is not None else self.scopes.get(item_id)
         return who is None or scope is None or scope.readable_by(who.principal, who.role)
+
+    def _readable(self, scope: Scope | None) -> bool:
+        """Whether the agent that returned may read an item of ``scope`` (None: no)."""
+        who = self.decided.context.returner
+        return scope is not None and scope.readable_by(who.principal, who.role)
 
     def _told(self, item: str) -> bool:
         """Whether the agent may read a withdrawal's reason: it may read the item of C."""

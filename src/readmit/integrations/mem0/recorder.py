@@ -39,6 +39,7 @@ from readmit.integrations.team import (
     removals,
 )
 from readmit.model import Item
+from readmit.reasons import Reason
 
 MemoryKey = Callable[[Mapping[str, Any]], str | None]
 """A memory's readmit key, from the memory as Mem0's ``get`` returns it (None: no key)."""
@@ -46,6 +47,7 @@ MemoryKey = Callable[[Mapping[str, Any]], str | None]
 REFS: frozenset[RefKind] = frozenset({"key", "memory"})
 """The premise references a memory's annotations may use."""
 
+UNAUTHORIZED = Reason.UNAUTHORIZED.value
 OnWithheld = Literal["remove", "raise"]
 """What reads do while no view is served (a withheld return, or an expired view):
 ``"remove"`` every memory the decision judged, or ``"raise"`` `ViewWithheld`."""
@@ -228,6 +230,9 @@ class Recorder:
                 kept.append(memory)
             else:
                 why = view.removed[str(memory["id"])]
+                if why.reason == UNAUTHORIZED:  # not the agent's to read: not even its text
+                    removed.append({"id": memory["id"], "reason": why.reason})
+                    continue
                 removed.append(
                     {"id": memory["id"], "memory": memory.get("memory")} | _removal_json(why)
                 )
