@@ -5,7 +5,8 @@ from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.invalidation.implicit import Later
-from readmit.events import ItemDraft, Recorded, Revoke, Supersede, text_digest
+from readmit.events import Assert, ItemDraft, Recorded, Revoke, Supersede, text_digest
+from readmit.integrations.team import Member, new_id
 from readmit.model import (
     Checkpoint,
     Item,
@@ -168,3 +169,15 @@ def build_note(agent: str, n: int) -> dict[str, Any]:
             "readers": {"principals": "*"},
         },
     }
+
+
+def member_supersedes(member: Member, target: str, item: ItemDraft) -> None:
+    event = Supersede(
+        id=new_id("e"), at=member.clock(), author=member.agent, target=target, item=item
+    )
+    member.record([event])
+
+
+def member_states(member: Member, item_id: str, text: str) -> None:
+    item = ItemDraft(id=item_id, text=text)
+    member.record([Assert(id=new_id("e"), at=member.clock(), author=member.agent, item=item)])

@@ -1,5 +1,33 @@
 """Mem0 reads its settings when imported: telemetry off, its files in a folder removed at exit."""
 
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from builders import KEY
 from readmit.bench.backends.mem0_bank import quiet_home
+from readmit.integrations.team import Member
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
 
 quiet_home()
+
+
+@pytest.fixture
+def three(tmp_path: Path) -> Iterator[dict[str, Member]]:
+    """Agents ``a`` and ``b`` of one principal and ``c`` of another, on one store and clock."""
+    store = open_store(f"sqlite:///{tmp_path}/three.db")
+    agents = [("a", "team"), ("b", "team"), ("c", "other")]
+    store.create_workspace("trip", [Agent(id=a, principal=p, role="planner") for a, p in agents])
+    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
+
+    def tick() -> datetime:
+        at[0] += timedelta(seconds=1)
+        return at[0]
+
+    signer = HmacSha256Signer(KEY)
+    yield {a: Member(store, "trip", a, signer, clock=tick) for a, _ in agents}
+    store.close()

@@ -14,7 +14,7 @@ from agents import Agent as SdkAgent
 from agents import RunConfig, Runner, Session, SQLiteSession, TResponseInputItem
 from agents.testing import ScriptedModel, assistant_message
 
-from builders import KEY
+from builders import KEY, member_states, member_supersedes
 from integrations.watch import deciding_threads
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
@@ -496,3 +496,86 @@ def test_a_withheld_return_does_not_expire(team: tuple[Member, Member], tmp_path
     assert "(decision 1, blocked)" in texts(items)[0]
     assert "expired" not in texts(items)[0]
     assert texts(items)[1:] == ["Where do we stay?"]
+
+
+# What a teammate does after the agent's return (a review of following the log)
+
+
+def own_session(member: Member, tmp_path: Path, learned: Any = topical) -> ReadmitSession:
+    return ReadmitSession(SQLiteSession(member.agent, tmp_path / "s.db"), member, learned=learned)
+
+
+def test_the_developer_message_never_names_another_principals_withdrawn_fact(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    sb, sc = own_session(three["b"], tmp_path), own_session(three["c"], tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await sb.add_items([said("hotel: the Hilton")])
+        sb.depart()
+        await sc.add_items([said("PRIVATE-BEFORE: card 4111-1111")])  # in C; b may not read it
+        await sb.get_items()
+        await sc.add_items([said("PRIVATE-AFTER: passport X123")])
+        await sc.pop_item()
+        await sc.pop_item()
+        return await sb.get_items()
+
+    note = texts(asyncio.run(scenario()))[0]
+
+    assert "PRIVATE" not in note
+
+
+def test_a_teammates_withdrawn_copy_of_a_text_leaves_the_agents_own(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    sa = own_session(three["a"], tmp_path, assistant_messages)
+    sb = own_session(three["b"], tmp_path, assistant_messages)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await sb.add_items([said("Booked.")])
+        await sa.add_items([said("Booked.")])
+        sb.depart()
+        await sb.get_items()
+        await sa.pop_item()  # a withdraws its own "Booked."; b's stands
+        return await sb.get_items()
+
+    assert texts(asyncio.run(scenario()))[1:] == ["Booked."]
+
+
+def test_a_teammates_keyed_supersede_withdraws_the_fact_as_the_store_does(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    sb = own_session(three["b"], tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        member_states(three["a"], "x1", "note: draft itinerary")
+        await sb.add_items([said("hotel: the Hilton")])
+        sb.depart()
+        await sb.get_items()
+        member_supersedes(
+            three["a"], "x1", ItemDraft(id="x2", text="hotel: the Marriott", key="hotel")
+        )
+        return await sb.get_items()
+
+    later = asyncio.run(scenario())
+
+    assert not any(i.text == "hotel: the Hilton" for i in three["b"].visible())
+    assert texts(later)[1:] == []
+
+
+def test_another_principals_keyed_fact_takes_nothing_from_the_agent(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    sb, sc = own_session(three["b"], tmp_path), own_session(three["c"], tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await sb.add_items([said("hotel: the Hilton")])
+        sb.depart()
+        await sb.get_items()
+        await sc.add_items([said("hotel: c's private hotel")])  # c may not read b's fact
+        return await sb.get_items()
+
+    later = asyncio.run(scenario())
+
+    assert texts(later)[1:] == ["hotel: the Hilton"]
+    assert "c's private" not in texts(later)[0]

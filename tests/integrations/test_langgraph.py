@@ -5,7 +5,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,6 +27,7 @@ from langgraph.store.base import (
     ListNamespacesOp,
     Op,
     PutOp,
+    Result,
     SearchOp,
 )
 from langgraph.store.memory import InMemoryStore
@@ -677,3 +678,36 @@ def test_a_member_of_a_workspace_or_agent_the_store_does_not_know_is_refused_whe
         Member(team.readmit, "trip", "A1", HmacSha256Signer(KEY))
     with pytest.raises(InvalidInput, match="no workspace 'trp' in this store"):
         Member(team.readmit, "trp", "a1", HmacSha256Signer(KEY))
+
+
+class FailingStore(InMemoryStore):
+    """An inner store whose puts fail while ``failing`` is set."""
+
+    failing = False
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.failing and any(isinstance(op, PutOp) for op in listed):
+            raise OSError("disk full")
+        return super().batch(listed)
+
+
+def test_a_failed_write_never_shows_what_a_teammate_wrote_at_the_path(
+    three: dict[str, Member],
+) -> None:
+    """readmit writes back the value found at the path in the agent's name: not its own."""
+    inner = FailingStore()
+    s1, s2, sc = (ReadmitStore(inner, three[a]) for a in ("a", "b", "c"))
+    s2.put(("trip",), "hotel", {"text": "Sunrise"})
+    three["a"].depart()
+    arrive(three["a"])
+    private = {"text": "C-PRIVATE", "_readmit": {"readers": {"principals": ["other"]}}}
+    sc.put(("trip",), "hotel", private)
+    assert s1.get(("trip",), "hotel") is None
+
+    inner.failing = True
+    with pytest.raises(OSError, match="disk full"):
+        s1.put(("trip",), "hotel", {"text": "Riverside"})
+    inner.failing = False
+
+    assert s1.get(("trip",), "hotel") is None

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from builders import KEY
+from builders import KEY, member_states, member_supersedes
 from integrations.watch import deciding_threads
 from readmit.bench.backends import mem0_bank
 from readmit.clock import now
 from readmit.errors import InvalidInput
-from readmit.events import ObligationDraft, OpenObligation
+from readmit.events import ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations import team as shared
 from readmit.integrations.mem0 import (
     AsyncReadmitMemory,
@@ -565,3 +565,58 @@ def test_an_update_of_only_the_annotations_is_refused_and_undone(
         memory_id, text="The museum opens at eleven", metadata={"_readmit": {"unconfirmed": True}}
     )
     assert [i.receipt is None for i in team[0].visible()] == [True]  # unconfirmed: no receipt
+
+
+# What a teammate does after the agent's return (a review of following the log)
+
+
+def test_a_teammates_keyed_supersede_removes_the_memory_it_replaced(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    mb = ReadmitMemory(mem0_bank.bank(tmp_path, "team"), three["b"], key=topic)
+    member_states(three["a"], "x1", "draft: flights")
+    add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Monday"]
+
+    member_supersedes(
+        three["a"], "x1", ItemDraft(id="x2", text="The flight leaves on Tuesday", key="flight")
+    )
+
+    assert texts(mb.get_all(filters=TRIP)) == []
+
+
+def test_another_principals_keyed_memory_removes_nothing_it_could_not_replace(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    mb = ReadmitMemory(mem0_bank.bank(tmp_path, "b"), three["b"], key=topic)
+    mc = ReadmitMemory(mem0_bank.bank(tmp_path, "c"), three["c"], key=topic)
+    add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    mb.get_all(filters=TRIP)
+
+    add(mc, "c's private flight note", "flight")
+    result = mb.get_all(filters=TRIP)
+
+    assert texts(result) == ["The flight leaves on Monday"]
+    assert result["readmit"]["removed"] == []
+
+
+def test_a_shared_bank_never_serves_another_principals_memory_written_after_the_return(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    shared = mem0_bank.bank(tmp_path, "team")
+    mb, mc = (
+        ReadmitMemory(shared, three["b"], key=topic),
+        ReadmitMemory(shared, three["c"], key=topic),
+    )
+    add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    mb.get_all(filters=TRIP)
+
+    add(mc, "C-PRIVATE: card 4111", "card")  # readers: the author's principal only
+    result = mb.get_all(filters=TRIP)
+
+    assert texts(result) == ["The flight leaves on Monday"]
+    [removed] = result["readmit"]["removed"]
+    assert removed == {"id": removed["id"], "reason": "unauthorized"}  # not even its text
