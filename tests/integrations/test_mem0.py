@@ -5,6 +5,7 @@ before the import: no telemetry, no notices fetched, nothing written under ``~``
 """
 
 import asyncio
+import json
 import runpy
 import threading
 import time
@@ -620,3 +621,56 @@ def test_a_shared_bank_never_serves_another_principals_memory_written_after_the_
     assert texts(result) == ["The flight leaves on Monday"]
     [removed] = result["readmit"]["removed"]
     assert removed == {"id": removed["id"], "reason": "unauthorized"}  # not even its text
+
+
+def test_an_own_update_of_a_keyed_memory_after_the_return_is_served(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    mb = ReadmitMemory(mem0_bank.bank(tmp_path, "team"), three["b"], key=topic)
+    memory = add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    mb.get_all(filters=TRIP)
+
+    mb.update(memory, text="The flight leaves on Tuesday")
+
+    assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Tuesday"]
+
+
+def test_an_own_keyed_memory_replaces_a_teammates_admitted_one_as_the_store_does(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    shared = mem0_bank.bank(tmp_path, "team")
+    ma, mb = (
+        ReadmitMemory(shared, three["a"], key=topic),
+        ReadmitMemory(shared, three["b"], key=topic),
+    )
+    add(ma, "The flight leaves on Monday", "flight")
+    mb.depart()
+    assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Monday"]
+
+    add(mb, "The flight leaves on Tuesday", "flight")
+
+    assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Tuesday"]
+
+
+@pytest.mark.parametrize("after_return", [True, False], ids=["after the return", "while away"])
+def test_no_removal_carries_the_text_of_a_memory_the_agent_may_not_read(
+    three: dict[str, Member], tmp_path: Path, after_return: bool
+) -> None:
+    """c's second card replaces its first under their key: a removal for another reason."""
+    shared = mem0_bank.bank(tmp_path, "team")
+    mb, mc = (
+        ReadmitMemory(shared, three["b"], key=topic),
+        ReadmitMemory(shared, three["c"], key=topic),
+    )
+    add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    if after_return:
+        mb.get_all(filters=TRIP)
+
+    add(mc, "C-PRIVATE-1: card 4111", "card")
+    add(mc, "C-PRIVATE-2: card 5500", "card")
+    result = mb.get_all(filters=TRIP)
+
+    assert texts(result) == ["The flight leaves on Monday"]
+    assert "C-PRIVATE" not in json.dumps(result["readmit"])

@@ -236,3 +236,25 @@ def test_a_fallen_premise_the_agent_may_read_is_the_one_it_is_told_of(
 
     [shown] = [e for e in agent_copy(family.record)["excluded"] if e["item"] == "y"]
     assert shown["evidence"] == ["p"]
+
+
+@pytest.mark.parametrize("revoked", ["w", "q"], ids=["its premise in C", "its own outside"])
+def test_a_premise_outside_c_falls_with_an_item_of_c_that_falls_with_its_premise(
+    store: WorkStateStore, revoked: str
+) -> None:
+    """Y → X (the neighbours', outside C) → Z (everyone's, in C) → W (everyone's) or Q
+    (the neighbours'); the one Z rests on is revoked while A1 is away (a review)."""
+    readers = "*" if revoked == "w" else PRIVATE
+    base = _item(0, revoked, "Room Atlas is free on Fridays.", readers=readers)
+    z = _item(1, "z", "Room Atlas is the standup room.", readers="*", depends_on=[revoked])
+    x = _item(2, "x", "Book Room Atlas for the neighbours.", readers=PRIVATE, depends_on=["z"])
+    y = _item(3, "y", "Book the Friday standup there.", readers="*", depends_on=["x"])
+    revoke = {"at": at(5), "author": "B1", "op": "revoke", "target": revoked, "why": "gone"}
+
+    [family] = _decide(store, [base, z, x, y, depart(4), revoke, ret(6)])
+
+    assert next(e for e in family.record["excluded"] if e["item"] == "z")["reason"] == (
+        "premise_invalidated"
+    )
+    assert _y(family).get("reason") == "premise_invalidated"
+    assert "y" not in store.depart("trip", "A1", parse_time(at(7))).item_ids

@@ -120,16 +120,18 @@ class Following:
         return gone
 
     def _stated(self, event: Assert | Supersede, theirs: bool) -> list[Removal]:
-        """What a new item withdraws (the writer's key rule), noted for later events.
+        """What a new item withdraws (the writer's key rule, whoever states it), noted.
 
         Another agent's item the returning agent may not read is withdrawn from it too:
         a memory bank the two share must not serve it.
         """
         item, gone = event.item, []
-        if theirs and item.key is not None and not item.unconfirmed:
-            why = "replaced under its key by a teammate's later statement"
+        if item.key is not None and not item.unconfirmed:  # the agent's own replace too
+            by = "a teammate's" if theirs else "its own"
+            why = f"replaced under its key by {by} later statement"
+            target = event.target if isinstance(event, Supersede) else None  # its own version
             held = self.keys.get(item.key, [])
-            replaced = [i for i in held if self._replaces(event.author, i)]
+            replaced = [i for i in held if i != target and self._replaces(event.author, i)]
             gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
         self.texts[item.id] = item.text
         scope = self.scopes[item.id] = _scope(item, event.author, self._agents)

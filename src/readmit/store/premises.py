@@ -25,11 +25,12 @@ from readmit.admission.memo import Grown, keep
 from readmit.model import Agent, Item
 from readmit.store.bodies import BodyCache, items_by
 from readmit.store.connection import Connection
-from readmit.store.rows import CHUNK, select_in
+from readmit.store.rows import select_in
 
 _DEPENDS_ON = attrgetter("depends_on")
 _WITHDRAWN = "SELECT id FROM withdrawn"
-_STANDING = "SELECT item FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL"
+_STANDING = "SELECT item FROM invalidations"
+_STANDS = "AND lapsed_epoch IS NULL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +112,9 @@ def _traced(
         missing |= wanted - found.keys()
         wanted = {p for i in fetched for p in i.depends_on} - found.keys() - missing
     dependents: dict[str, list[str]] = {}
-    for item in found.values():
-        if item.id not in held:  # C's own propagation follows what rests on C's items
-            for premise in item.depends_on:
-                dependents.setdefault(premise, []).append(item.id)
+    for item in found.values():  # an item of C on a chain falls with its premises too
+        for premise in item.depends_on:
+            dependents.setdefault(premise, []).append(item.id)
     rests_on = {p: _reached(p, found, held) for p in named}
     frozen = {p: tuple(d) for p, d in dependents.items()}
     return _Chains(named, found, frozenset(missing), frozen, rests_on)
@@ -147,13 +147,9 @@ def _reached(premise: str, found: Mapping[str, Item], held: set[str]) -> frozens
 
 def _gone(db: Connection, workspace: str, chains: _Chains, at: datetime) -> set[str]:
     """The items of the chains that no longer stand themselves, by the store's rule."""
-    ids = chains.items.keys()
-    if len(ids) <= CHUNK:
-        gone = {r[0] for r in select_in(db, workspace, _WITHDRAWN, "id", ids)}
-    else:  # one pass over the workspace's withdrawals beats many probes
-        rows = db.execute(_WITHDRAWN + " WHERE workspace = ?", (workspace,)).fetchall()
-        gone = {r[0] for r in rows} & ids
-    gone |= {r[0] for r in db.execute(_STANDING, (workspace,)).fetchall()} & ids
+    ids = chains.items.keys()  # probed by index: a workspace's withdrawals only grow
+    gone = {r[0] for r in select_in(db, workspace, _WITHDRAWN, "id", ids)}
+    gone |= {r[0] for r in select_in(db, workspace, _STANDING, "item", ids, _STANDS)}
     gone |= {i.id for i in chains.items.values() if i.validity.ended(at)}
     return gone | chains.missing
 

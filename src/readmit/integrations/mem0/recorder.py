@@ -36,6 +36,7 @@ from readmit.integrations.team import (
     lapsed,
     new_id,
     one_of,
+    readable,
     removals,
 )
 from readmit.model import Item
@@ -79,22 +80,27 @@ class ViewIndex:
 
     followed: int = 0
     """How many withdrawals after the return (`Following.gone`) are taken out already."""
+    unreadable: frozenset[str] = frozenset()
+    """The removed memories whose item the agent may not read: listed without their text."""
 
     def without(self, gone: Sequence[Removal]) -> "ViewIndex":
         """This index with the memories of ``gone`` (withdrawn since the return) removed."""
         removed, admitted = dict(self.removed), dict(self.admitted)
         keyed = set(self.admitted_keyed)
         by_id = self.decided.context.by_id if self.decided is not None else {}
+        unreadable = set(self.unreadable)
         for removal in gone:
             found = memory_of(removal.item)
             if found is not None:
                 removed[found[0]] = removal
                 admitted.pop(found[0], None)
+                if removal.reason == UNAUTHORIZED:
+                    unreadable.add(found[0])
             if (item := by_id.get(removal.item)) is not None and item.key is not None:
                 keyed.discard((item.key, item.text))
         return replace(
             self, admitted=admitted, admitted_keyed=frozenset(keyed), removed=removed,
-            followed=len(gone),
+            followed=len(gone), unreadable=frozenset(unreadable),
         )  # fmt: skip
 
     def keeps(self, memory: Mapping[str, Any], key: str | None) -> bool:
@@ -127,7 +133,13 @@ def index(decided: Decided | None, *, expired: bool = False) -> ViewIndex:
         if memory_id not in removed or removed[memory_id][0] < version:
             removed[memory_id] = (version, removal)
     shown = {m: r for m, (_, r) in removed.items()}
-    return ViewIndex(decided, admitted, keyed, shown, expires, expires.timestamp(), expired)
+    left = {i.id for i in decided.context.left_out}  # the agent's, left out at its departure
+    hidden = frozenset(
+        m for m, r in shown.items() if r.item not in left and not readable(decided, r.item)
+    )
+    return ViewIndex(
+        decided, admitted, keyed, shown, expires, expires.timestamp(), expired, unreadable=hidden
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +242,8 @@ class Recorder:
                 kept.append(memory)
             else:
                 why = view.removed[str(memory["id"])]
-                if why.reason == UNAUTHORIZED:  # not the agent's to read: not even its text
-                    removed.append({"id": memory["id"], "reason": why.reason})
+                if str(memory["id"]) in view.unreadable:  # not the agent's: not even its text
+                    removed.append({"id": memory["id"], "reason": UNAUTHORIZED})
                     continue
                 removed.append(
                     {"id": memory["id"], "memory": memory.get("memory")} | _removal_json(why)
