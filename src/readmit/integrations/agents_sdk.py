@@ -157,6 +157,8 @@ class _Judged:
                 held.discard(removal.item)
                 if not held:
                     gone[said] = _why(removal.reason, removal.detail)
+        if all(t in self.removed and t not in self.admitted for t in gone):
+            return replace(self, followed=len(following.gone))  # the note stands as it is
         judged = replace(
             self,
             admitted=self.admitted - gone.keys(),

@@ -108,6 +108,14 @@ class Lens:
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held while the lens changes: reads of several threads share it."""
 
+    pending: set[str] = field(default_factory=set)
+    """The agent's events recorded through this lens's store whose inner write has not
+    landed: the path still holds what was there (`add` shows it once it lands)."""
+
+    before: dict[Identity, bool] = field(default_factory=dict)
+    """Whether each path was shown before the agent's latest write of it: what a value
+    readmit writes back after the inner store failed that write is shown as."""
+
     @classmethod
     def of(cls, decided: Decided) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld)."""
@@ -158,9 +166,12 @@ class Lens:
                 if event.author != agent:
                     hidden |= self._hide(ident)
                 elif not event.id.startswith(f"{RESTORED}-"):
-                    self.add([ident])
+                    self.before[ident] = ident in self.visible
+                    if event.id not in self.pending:
+                        self.add([ident])
                     self._current(event.item.id, ident)
-                elif ident in self.visible:
+                elif self.before.get(ident, ident in self.visible):
+                    self.show([ident])
                     self._current(event.item.id, ident)
         if later:
             self.epoch = later[-1].epoch

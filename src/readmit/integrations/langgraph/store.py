@@ -53,7 +53,7 @@ from langgraph.store.base import (
 from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
-from readmit.integrations.langgraph.writes import Write, reconcile, record, written
+from readmit.integrations.langgraph.writes import Write, plan, reconcile, record, recorded, written
 from readmit.integrations.langgraph.writes import reads as reads_of
 from readmit.integrations.team import Member, lapsed, one_of
 
@@ -96,10 +96,13 @@ class ReadmitStore(BaseStore):
         else:
             results = run(rounds([reader(op, lens) for op in reads]), self.inner.batch)
         if puts:
-            writes = record(self.member, puts)
-            self._land(writes, list(puts))
-            with lens.lock:
-                lens.add(written(writes))
+            writes = self._recorded(lens, puts)
+            try:
+                self._land(writes, list(puts))
+            except BaseException:
+                self._landed(lens, writes, shown=False)
+                raise
+            self._landed(lens, writes)
         return merge(ops, results) if puts else results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -113,11 +116,33 @@ class ReadmitStore(BaseStore):
         reads = [op for op in ops if not isinstance(op, PutOp)]
         results = await arun(rounds([reader(op, lens) for op in reads]), self.inner.abatch)
         if puts:
-            writes = await asyncio.to_thread(record, self.member, puts)
-            await self._aland(writes, list(puts))
-            with lens.lock:
-                lens.add(written(writes))
+            writes = await asyncio.to_thread(self._recorded, lens, puts)
+            try:
+                await self._aland(writes, list(puts))
+            except BaseException:
+                self._landed(lens, writes, shown=False)
+                raise
+            self._landed(lens, writes)
         return merge(ops, results) if puts else results
+
+    def _recorded(self, lens: Lens, puts: list[PutOp]) -> list[Write]:
+        """Record ``puts`` as the agent's events, noted pending in ``lens`` until they land."""
+        writes = plan(self.member, puts)
+        ids = {w.event.id for w in writes if w.event is not None}
+        with lens.lock:
+            lens.pending |= ids
+        try:
+            return recorded(self.member, writes)
+        except BaseException:
+            self._landed(lens, writes, shown=False)
+            raise
+
+    def _landed(self, lens: Lens, writes: list[Write], shown: bool = True) -> None:
+        """The inner store has answered ``writes``: show what they wrote (if it landed)."""
+        with lens.lock:
+            lens.pending -= {w.event.id for w in writes if w.event is not None}
+            if shown:
+                lens.add(written(writes))
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
         """Send ``ops`` (the recorded ``writes``, maybe with reads) to the inner store.
@@ -299,13 +324,14 @@ class ReadmitStore(BaseStore):
         When due (`readmit.integrations.following.Watch`), one thread at a time.
         """
         member = self.member
+        watch = lens.watch = lens.watch or Watch(member.store)
+        noted = watch.due()
+        if noted is None:
+            return
+        later = member.store.events(member.workspace, lens.epoch)  # read outside the lock
         with lens.lock:
-            if lens.watch is None:
-                lens.watch = Watch(member.store)
-            noted = lens.watch.due()
-            if noted is not None:
-                lens.follow(member.store.events(member.workspace, lens.epoch), member.agent)
-                lens.watch.read(noted)
+            lens.follow([r for r in later if r.epoch > lens.epoch], member.agent)
+            watch.read(noted)
 
     async def _afollow(self, lens: Lens | None) -> None:
         """`_follow` in a worker thread, when the log may hold news: not in the event loop."""

@@ -129,7 +129,15 @@ def record(member: Member, puts: list[PutOp]) -> list[Write]:
     Raises:
         InvalidInput: if a put's annotations are bad, or readmit refuses an event.
     """
-    writes = plan(member, puts)
+    return recorded(member, plan(member, puts))
+
+
+def recorded(member: Member, writes: list[Write]) -> list[Write]:
+    """Record the events of planned ``writes`` atomically (step 2); the writes.
+
+    Raises:
+        InvalidInput: if readmit refuses an event.
+    """
     events = [w.event for w in writes if w.event is not None]
     if events:
         member.record(events)
