@@ -674,3 +674,26 @@ def test_no_removal_carries_the_text_of_a_memory_the_agent_may_not_read(
 
     assert texts(result) == ["The flight leaves on Monday"]
     assert "C-PRIVATE" not in json.dumps(result["readmit"])
+
+
+@pytest.mark.parametrize("written", ["before the departure", "between two returns"])
+def test_a_shared_bank_never_serves_another_principals_memory_no_return_judged(
+    three: dict[str, Member], tmp_path: Path, written: str
+) -> None:
+    """Neither in b's checkpoint (b may not read it) nor after it: the return never judged it."""
+    shared = mem0_bank.bank(tmp_path, "team")
+    mb, mc = (
+        ReadmitMemory(shared, three["b"], key=topic),
+        ReadmitMemory(shared, three["c"], key=topic),
+    )
+    add(mb, "The flight leaves on Monday", "flight")
+    if written == "between two returns":
+        mb.depart()
+        mb.get_all(filters=TRIP)
+    add(mc, "C-PRIVATE: card 4111", "card")
+    mb.depart()
+
+    result = mb.get_all(filters=TRIP)
+
+    assert texts(result) == ["The flight leaves on Monday"]
+    assert "C-PRIVATE" not in json.dumps(result)

@@ -182,3 +182,21 @@ def _scope(draft: ItemDraft, author: str, agents: Mapping[str, Agent]) -> Scope 
             return None
         principals = frozenset({who.principal})
     return Scope(principals=principals, roles=draft.roles, task=draft.task, purposes=draft.purposes)
+
+
+def unreadable_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal]:
+    """The items stated up to ``decided``'s return that its agent may not read.
+
+    A return judges only its checkpoint's items (those it may read) and what came after,
+    so a memory bank shared with another principal would serve the rest as unjudged.
+    """
+    ctx, who = decided.context, decided.context.returner
+    gone = []
+    for recorded in log:
+        event = recorded.event
+        if recorded.epoch > ctx.epoch or not isinstance(event, Assert | Supersede):
+            continue
+        scope = _scope(event.item, event.author, ctx.agents)
+        if scope is None or not scope.readable_by(who.principal, who.role):
+            gone.append(Removal(event.item.id, Reason.UNAUTHORIZED.value, ""))
+    return gone

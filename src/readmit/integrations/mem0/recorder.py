@@ -24,7 +24,7 @@ from readmit.integrations.annotations import (
     parse,
     resolve,
 )
-from readmit.integrations.following import Following
+from readmit.integrations.following import Following, unreadable_before
 from readmit.integrations.mem0.ids import by_memory, item_id, memory_of, of_memory, writes_text
 from readmit.integrations.team import (
     FOREVER,
@@ -79,12 +79,13 @@ class ViewIndex:
         return decided is not None and (self.expired or not isinstance(decided.decision, Issued))
 
     followed: int = 0
-    """How many withdrawals after the return (`Following.gone`) are taken out already."""
+    """How many removals not in the decision are taken out already: the agent's items it
+    may not read from before the return (`unreadable_before`), then `Following.gone`."""
     unreadable: frozenset[str] = frozenset()
     """The removed memories whose item the agent may not read: listed without their text."""
 
     def without(self, gone: Sequence[Removal]) -> "ViewIndex":
-        """This index with the memories of ``gone`` (withdrawn since the return) removed."""
+        """This index with the memories of ``gone`` (removals the decision does not hold)."""
         removed, admitted = dict(self.removed), dict(self.admitted)
         keyed = set(self.admitted_keyed)
         by_id = self.decided.context.by_id if self.decided is not None else {}
@@ -180,6 +181,8 @@ class Recorder:
     (`Member.owes_return`)."""
     _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
     _following: Following | None = None
+    _foreign: list[Removal] = field(default_factory=list)
+    """The items before the return the agent may not read (`unreadable_before`)."""
 
     def __post_init__(self) -> None:
         one_of(self.on_withheld, ("remove", "raise"), "on_withheld")
@@ -226,8 +229,11 @@ class Recorder:
         following = self._following
         if following is None or following.decided is not decided:
             following = self._following = Following(decided)
+            log = self.member.store.events(self.member.workspace)
+            self._foreign = unreadable_before(decided, log)
         following.withdrawn(self.member)
-        return view if view.followed == len(following.gone) else view.without(following.gone)
+        gone = [*self._foreign, *following.gone]
+        return view if view.followed == len(gone) else view.without(gone)
 
     def fetch_size(self, top_k: int) -> int:
         return top_k + len(self._index.removed)
