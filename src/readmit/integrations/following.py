@@ -4,8 +4,10 @@ A return judges the workspace as it was; the Mem0 and Agents SDK wrappers then s
 the agent's memory until its next return. A teammate that revokes or closes a fact, or
 supersedes it, or states a newer one under its key, withdraws it in readmit while the
 memory layer still holds its text. `Following` reads the workspace's log after the
-return (a read that never waits for writers) and names what was withdrawn, so that a
-read stops serving it at once rather than at the next return.
+return (a read that never waits for writers) and names what was withdrawn, by the
+store's own rules, so that a read stops serving it at once rather than at the next
+return; and, for a memory bank shared with another principal, what the agent may not
+read (`unreadable_before` names the same of what came before the return).
 
 A read does not read the log every time (`Watch`): a memory layer's own read can take
 a microsecond, the log's a few. It reads it after any write through the same store
@@ -79,6 +81,7 @@ class Following:
     own: set[str] = field(default_factory=set)
     """The items the agent itself stated after the return."""
     watch: Watch | None = None
+    """When `withdrawn` reads the log again (made at its first call)."""
 
     def __post_init__(self) -> None:
         self.epoch = self.decided.context.epoch
@@ -98,7 +101,11 @@ class Following:
         return taken
 
     def take(self, later: Sequence[Recorded], agent: str) -> list[Removal]:
-        """What ``later`` (the events after `epoch`) withdrew by authors other than ``agent``."""
+        """What ``later`` (the events after `epoch`) takes from ``agent``, each with why.
+
+        Its teammates' withdrawals, what a keyed statement replaced (its own too), and
+        what others stated that it may not read.
+        """
         gone: list[Removal] = []
         for recorded in later:
             event = recorded.event

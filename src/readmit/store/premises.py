@@ -43,7 +43,7 @@ class _Chains:
     missing: frozenset[str]
     """Ids a chain names that no stored item has (a store the writer did not fill)."""
     dependents: Mapping[str, tuple[str, ...]]
-    """Each item of the chains: the items of the chains outside C that rest on it."""
+    """Each item of the chains: the items of the chains that rest on it."""
     rests_on: Mapping[str, frozenset[str]]
     """Each premise named: the items of C its chain reaches (not followed past them)."""
 
