@@ -4,9 +4,8 @@ import asyncio
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,7 +27,6 @@ from langgraph.store.base import (
     ListNamespacesOp,
     Op,
     PutOp,
-    Result,
     SearchOp,
 )
 from langgraph.store.memory import InMemoryStore
@@ -679,102 +677,3 @@ def test_a_member_of_a_workspace_or_agent_the_store_does_not_know_is_refused_whe
         Member(team.readmit, "trip", "A1", HmacSha256Signer(KEY))
     with pytest.raises(InvalidInput, match="no workspace 'trp' in this store"):
         Member(team.readmit, "trp", "a1", HmacSha256Signer(KEY))
-
-
-class FailingStore(InMemoryStore):
-    """An inner store whose puts fail while ``failing`` is set."""
-
-    failing = False
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        listed = list(ops)
-        if self.failing and any(isinstance(op, PutOp) for op in listed):
-            raise OSError("disk full")
-        return super().batch(listed)
-
-
-def test_a_failed_write_never_shows_what_a_teammate_wrote_at_the_path(
-    three: dict[str, Member],
-) -> None:
-    """readmit writes back the value found at the path in the agent's name: not its own."""
-    inner = FailingStore()
-    s1, s2, sc = (ReadmitStore(inner, three[a]) for a in ("a", "b", "c"))
-    s2.put(("trip",), "hotel", {"text": "Sunrise"})
-    three["a"].depart()
-    arrive(three["a"])
-    private = {"text": "C-PRIVATE", "_readmit": {"readers": {"principals": ["other"]}}}
-    sc.put(("trip",), "hotel", private)
-    assert s1.get(("trip",), "hotel") is None
-
-    inner.failing = True
-    with pytest.raises(OSError, match="disk full"):
-        s1.put(("trip",), "hotel", {"text": "Riverside"})
-    inner.failing = False
-
-    assert s1.get(("trip",), "hotel") is None
-
-
-@pytest.mark.parametrize("admitted", [True, False], ids=["admitted", "its own since"])
-def test_a_failed_write_keeps_showing_the_value_the_path_still_holds(
-    three: dict[str, Member], admitted: bool
-) -> None:
-    inner = FailingStore()
-    s1 = ReadmitStore(inner, three["a"])
-    if admitted:
-        s1.put(("trip",), "hotel", {"text": "Sunrise"})
-    three["a"].depart()
-    arrive(three["a"])
-    if not admitted:
-        s1.put(("trip",), "hotel", {"text": "Sunrise"})
-    assert s1.get(("trip",), "hotel") is not None
-
-    inner.failing = True
-    with pytest.raises(OSError, match="disk full"):
-        s1.put(("trip",), "hotel", {"text": "Riverside"})
-    inner.failing = False
-
-    hotel = s1.get(("trip",), "hotel")
-    assert hotel is not None
-    assert hotel.value == {"text": "Sunrise"}
-
-
-class GatedStore(InMemoryStore):
-    """An inner store whose puts wait, while ``gated``, until the test lets them land."""
-
-    gated = False
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.arrived, self.release = threading.Event(), threading.Event()
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        listed = list(ops)
-        if self.gated and any(isinstance(op, PutOp) for op in listed):
-            self.arrived.set()
-            assert self.release.wait(120)
-        return super().batch(listed)
-
-
-def test_an_own_write_not_yet_landed_shows_nothing_of_what_the_path_held(
-    three: dict[str, Member],
-) -> None:
-    """Recorded in readmit, not yet in the inner store: the path holds c's private value."""
-    inner = GatedStore()
-    s1, sc = ReadmitStore(inner, three["a"]), ReadmitStore(inner, three["c"])
-    three["a"].depart()
-    arrive(three["a"])
-    private = {"text": "C-PRIVATE", "_readmit": {"readers": {"principals": ["other"]}}}
-    sc.put(("trip",), "hotel", private)
-    inner.gated = True
-    writer = threading.Thread(target=s1.put, args=(("trip",), "hotel", {"text": "Riverside"}))
-    writer.start()
-    assert inner.arrived.wait(120)
-
-    seen = s1.get(("trip",), "hotel")
-    inner.release.set()
-    writer.join(120)
-
-    assert seen is None
-    hotel = s1.get(("trip",), "hotel")
-    assert hotel is not None
-    assert hotel.value == {"text": "Riverside"}

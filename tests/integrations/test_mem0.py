@@ -697,3 +697,31 @@ def test_a_shared_bank_never_serves_another_principals_memory_no_return_judged(
 
     assert texts(result) == ["The flight leaves on Monday"]
     assert "C-PRIVATE" not in json.dumps(result)
+
+
+def test_an_own_keyed_memory_updated_twice_after_the_return_is_served(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """v1 (judged) → v2 → v3, all b's: v1, superseded already, is replaced by nothing."""
+    mb = ReadmitMemory(mem0_bank.bank(tmp_path, "team"), three["b"], key=topic)
+    memory = add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    mb.get_all(filters=TRIP)
+    mb.update(memory, text="The flight leaves on Tuesday")
+    mb.update(memory, text="The flight leaves on Wednesday")
+
+    assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Wednesday"]
+
+
+def test_a_memory_admitted_in_a_version_the_agent_may_read_is_served(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """c states M privately (v1); b updates M (v2, the team's): a's return admits v2."""
+    shared = mem0_bank.bank(tmp_path, "team")
+    ma, mb, mc = (ReadmitMemory(shared, three[m]) for m in ("a", "b", "c"))
+    ma.get_all(filters=TRIP)
+    memory = add(mc, "C draft", "hotel")
+    mb.update(memory, text="The hotel is the Ritz")
+    ma.depart()
+
+    assert texts(ma.get_all(filters=TRIP)) == ["The hotel is the Ritz"]

@@ -83,11 +83,15 @@ class Following:
     watch: Watch | None = None
     """When `withdrawn` reads the log again (made at its first call)."""
 
+    _keyed: dict[str, str] = field(default_factory=dict)
+    """`keys` the other way: each keyed item's key."""
+
     def __post_init__(self) -> None:
         self.epoch = self.decided.context.epoch
         for item in self.decided.context.items:
             if item.key is not None:
                 self.keys.setdefault(item.key, []).append(item.id)
+                self._keyed[item.id] = item.key
 
     def withdrawn(self, member: Member) -> list[Removal]:
         """The items others withdrew since the last read of the log, each with why."""
@@ -110,6 +114,8 @@ class Following:
         for recorded in later:
             event = recorded.event
             theirs = event.author != agent
+            if isinstance(event, Revoke | Close | Supersede):
+                self._withdrawn(event.target)  # no key replaces it again: only active items
             match event:
                 case Revoke() if theirs:
                     why = event.why if self._told(event.target) else "revoked by a teammate"
@@ -140,6 +146,8 @@ class Following:
             held = self.keys.get(item.key, [])
             replaced = [i for i in held if i != target and self._replaces(event.author, i)]
             gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
+            for i in replaced:
+                self._withdrawn(i)
         self.texts[item.id] = item.text
         scope = self.scopes[item.id] = _scope(item, event.author, self._agents)
         if not theirs:
@@ -148,7 +156,14 @@ class Following:
             gone.append(Removal(item.id, Reason.UNAUTHORIZED.value, ""))
         if item.key is not None:
             self.keys.setdefault(item.key, []).append(item.id)
+            self._keyed[item.id] = item.key
         return gone
+
+    def _withdrawn(self, item_id: str) -> None:
+        """Take ``item_id`` off its key: the store replaces only active items."""
+        key = self._keyed.pop(item_id, None)
+        if key is not None:
+            self.keys[key].remove(item_id)
 
     def text_of(self, item_id: str) -> str | None:
         """The text of an item of C or one stated after the return (None: neither)."""
@@ -198,12 +213,15 @@ def unreadable_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal
     so a memory bank shared with another principal would serve the rest as unjudged.
     """
     ctx, who = decided.context, decided.context.returner
-    gone = []
+    unread: dict[str, Removal] = {}
     for recorded in log:
         event = recorded.event
-        if recorded.epoch > ctx.epoch or not isinstance(event, Assert | Supersede):
-            continue
-        scope = _scope(event.item, event.author, ctx.agents)
-        if scope is None or not scope.readable_by(who.principal, who.role):
-            gone.append(Removal(event.item.id, Reason.UNAUTHORIZED.value, ""))
-    return gone
+        if recorded.epoch > ctx.epoch:
+            break
+        if isinstance(event, Revoke | Close | Supersede):
+            unread.pop(event.target, None)  # no longer current: a later version decides
+        if isinstance(event, Assert | Supersede):
+            scope = _scope(event.item, event.author, ctx.agents)
+            if scope is None or not scope.readable_by(who.principal, who.role):
+                unread[event.item.id] = Removal(event.item.id, Reason.UNAUTHORIZED.value, "")
+    return list(unread.values())

@@ -97,8 +97,10 @@ class WorkStateStore(Protocol):
         """Build C = D_a ⊕ Δ for a return (from the agent's latest departure)."""
         ...
 
-    def events(self, workspace: str, after_epoch: int = 0) -> list[Recorded]:
-        """The events recorded after ``after_epoch``, in epoch order."""
+    def events(
+        self, workspace: str, after_epoch: int = 0, upto: int | None = None
+    ) -> list[Recorded]:
+        """The events recorded after ``after_epoch`` (up to ``upto``), in epoch order."""
         ...
 
     def record_decision(

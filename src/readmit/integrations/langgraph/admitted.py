@@ -110,7 +110,8 @@ class Lens:
 
     pending: set[str] = field(default_factory=set)
     """The agent's events recorded through this lens's store whose inner write has not
-    landed: the path still holds what was there (`add` shows it once it lands)."""
+    landed (or never did: the store's ``failed``): the path still holds what was there
+    (`add` shows it once it lands). The store's own set, shared by its lenses."""
 
     before: dict[Identity, bool] = field(default_factory=dict)
     """Whether each path was shown before the agent's latest write of it: what a value
@@ -145,6 +146,7 @@ class Lens:
             for item_id, ident in self.current.items():
                 if ident in self.own:
                     lens._current(item_id, ident)
+            lens.pending, lens.before = self.pending, dict(self.before)
         return lens
 
     def follow(self, later: Sequence[Recorded], agent: str) -> None:
@@ -161,22 +163,30 @@ class Lens:
         for recorded in later:
             event = recorded.event
             if isinstance(event, Revoke | Close | Supersede) and event.target in self.current:
-                hidden |= self._hide(self.current[event.target])
+                path = self.current[event.target]
+                if _deleted(event, agent):  # a failed delete writes the value back
+                    self.before[path] = path in self.visible
+                hidden |= self._hide(path)
             if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
                 if event.author != agent:
                     hidden |= self._hide(ident)
-                elif not event.id.startswith(f"{RESTORED}-"):
-                    self.before[ident] = ident in self.visible
-                    if event.id not in self.pending:
-                        self.add([ident])
-                    self._current(event.item.id, ident)
-                elif self.before.get(ident, ident in self.visible):
-                    self.show([ident])
-                    self._current(event.item.id, ident)
+                else:
+                    self._own(event, ident)
         if later:
             self.epoch = later[-1].epoch
         if hidden:
             self.prefixes = {ns[:n] for ns, _, _ in self.visible for n in range(len(ns) + 1)}
+
+    def _own(self, event: Assert | Supersede, ident: Identity) -> None:
+        """Take in the agent's own statement at ``ident`` (a write, or readmit's restore)."""
+        if not event.id.startswith(f"{RESTORED}-"):
+            self.before[ident] = ident in self.visible
+            if event.id not in self.pending:
+                self.add([ident])
+            self._current(event.item.id, ident)
+        elif self.before.get(ident, ident in self.visible):
+            self.show([ident])
+            self._current(event.item.id, ident)
 
     def _current(self, item_id: str, ident: Identity) -> None:
         self.current[item_id] = ident
@@ -223,3 +233,8 @@ class Lens:
             self.visible.add(ident)
             namespace = ident[0]
             self.prefixes.update(namespace[:n] for n in range(len(namespace) + 1))
+
+
+def _deleted(event: Revoke | Close | Supersede, agent: str) -> bool:
+    """Whether ``event`` is ``agent``'s own delete (not the undo of a failed write)."""
+    return isinstance(event, Revoke) and event.author == agent and not event.id.startswith("undo-")

@@ -83,6 +83,8 @@ class ReadmitStore(BaseStore):
         self.supports_ttl = inner.supports_ttl
         self.ttl_config = inner.ttl_config
         self._lens: Lens | None = None
+        self._pending: set[str] = set()
+        """The agent's events recorded here whose inner write has not landed, or failed."""
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops, puts, lens = self._prepare(ops)
@@ -140,8 +142,8 @@ class ReadmitStore(BaseStore):
     def _landed(self, lens: Lens, writes: list[Write], shown: bool = True) -> None:
         """The inner store has answered ``writes``: show what they wrote (if it landed)."""
         with lens.lock:
-            lens.pending -= {w.event.id for w in writes if w.event is not None}
-            if shown:
+            if shown:  # a failed write's events stay pending: its value never lands
+                lens.pending -= {w.event.id for w in writes if w.event is not None}
                 lens.add(written(writes))
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
@@ -312,6 +314,7 @@ class ReadmitStore(BaseStore):
         lens = self._lens
         if lens is None or lens.decided is not latest:
             lens = self._lens = Lens.of(latest)
+            lens.pending = self._pending
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
         if follow:

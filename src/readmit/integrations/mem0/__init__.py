@@ -63,8 +63,9 @@ the view is served). The view is not re-decided behind the agent's back.
 
 from readmit.integrations.mem0.backfill import abackfill, backfill, backfill_events
 from readmit.integrations.mem0.ids import current_item, item_id, memory_of
+from readmit.integrations.mem0.index import ViewIndex, index
 from readmit.integrations.mem0.memory import AsyncReadmitMemory, ReadmitMemory
-from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, ViewIndex, index
+from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder
 from readmit.integrations.team import ViewExpired, ViewWithheld
 
 __all__ = [

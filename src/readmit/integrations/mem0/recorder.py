@@ -5,13 +5,10 @@ hand it what Mem0 returned, so one piece of code serves both.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from readmit.admission.decision import Issued
 from readmit.clock import format_time
-from readmit.decide import Decided
 from readmit.errors import InvalidInput
 from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.annotations import (
@@ -26,21 +23,17 @@ from readmit.integrations.annotations import (
 )
 from readmit.integrations.following import Following, unreadable_before
 from readmit.integrations.mem0.ids import by_memory, item_id, memory_of, of_memory, writes_text
+from readmit.integrations.mem0.index import UNAUTHORIZED, ViewIndex, index, newest
 from readmit.integrations.team import (
-    FOREVER,
     Member,
     Removal,
     ViewExpired,
     ViewWithheld,
-    expiry,
     lapsed,
     new_id,
     one_of,
-    readable,
-    removals,
 )
 from readmit.model import Item
-from readmit.reasons import Reason
 
 MemoryKey = Callable[[Mapping[str, Any]], str | None]
 """A memory's readmit key, from the memory as Mem0's ``get`` returns it (None: no key)."""
@@ -48,99 +41,9 @@ MemoryKey = Callable[[Mapping[str, Any]], str | None]
 REFS: frozenset[RefKind] = frozenset({"key", "memory"})
 """The premise references a memory's annotations may use."""
 
-UNAUTHORIZED = Reason.UNAUTHORIZED.value
 OnWithheld = Literal["remove", "raise"]
 """What reads do while no view is served (a withheld return, or an expired view):
 ``"remove"`` every memory the decision judged, or ``"raise"`` `ViewWithheld`."""
-
-
-@dataclass(frozen=True, slots=True)
-class ViewIndex:
-    """One decision as lookups by memory: what it admitted and what it removed."""
-
-    decided: Decided | None
-    admitted: Mapping[str, str] = field(default_factory=dict)
-    """Memory id -> the admitted text of its newest admitted version."""
-    admitted_keyed: frozenset[tuple[str, str]] = frozenset()
-    """(key, text) of every admitted keyed item."""
-    removed: Mapping[str, Removal] = field(default_factory=dict)
-    """Memory id -> why its newest judged, unadmitted version was kept out."""
-    expires: datetime = FOREVER
-    """When the decision's issued view stops being served (`FOREVER`: none was issued)."""
-    deadline: float = FOREVER.timestamp()
-    """``expires`` as a POSIX timestamp (what each read compares)."""
-    expired: bool = False
-    """Whether the issued view has expired: it then admits nothing, like a withheld one."""
-
-    @property
-    def withheld(self) -> bool:
-        """Whether no view is served: none was issued, or the issued one expired."""
-        decided = self.decided
-        return decided is not None and (self.expired or not isinstance(decided.decision, Issued))
-
-    followed: int = 0
-    """How many removals not in the decision are taken out already: the agent's items it
-    may not read from before the return (`unreadable_before`), then `Following.gone`."""
-    unreadable: frozenset[str] = frozenset()
-    """The removed memories whose item the agent may not read: listed without their text."""
-
-    def without(self, gone: Sequence[Removal]) -> "ViewIndex":
-        """This index with the memories of ``gone`` (removals the decision does not hold)."""
-        removed, admitted = dict(self.removed), dict(self.admitted)
-        keyed = set(self.admitted_keyed)
-        by_id = self.decided.context.by_id if self.decided is not None else {}
-        unreadable = set(self.unreadable)
-        for removal in gone:
-            found = memory_of(removal.item)
-            if found is not None:
-                removed[found[0]] = removal
-                admitted.pop(found[0], None)
-                if removal.reason == UNAUTHORIZED:
-                    unreadable.add(found[0])
-            if (item := by_id.get(removal.item)) is not None and item.key is not None:
-                keyed.discard((item.key, item.text))
-        return replace(
-            self, admitted=admitted, admitted_keyed=frozenset(keyed), removed=removed,
-            followed=len(gone), unreadable=frozenset(unreadable),
-        )  # fmt: skip
-
-    def keeps(self, memory: Mapping[str, Any], key: str | None) -> bool:
-        """Whether a memory Mem0 returned may be shown to the agent."""
-        memory_id, text = str(memory.get("id")), memory.get("memory")
-        if memory_id not in self.removed or self.admitted.get(memory_id) == text:
-            return True
-        return key is not None and (key, text) in self.admitted_keyed
-
-
-def index(decided: Decided | None, *, expired: bool = False) -> ViewIndex:
-    """Index ``decided`` by memory (a decision of None filters nothing).
-
-    With ``expired`` (its issued view has expired) it admits nothing: every memory the
-    decision judged is removed, those the view admitted as ``view_expired``.
-    """
-    if decided is None:
-        return ViewIndex(None)
-    decision = decided.decision
-    expires = expiry(decided)
-    items = decision.items if isinstance(decision, Issued) and not expired else ()
-    admitted = {found[0]: item.text for item in items if (found := memory_of(item.id)) is not None}
-    keyed = frozenset((i.key, i.text) for i in items if i.key is not None)
-    removed: dict[str, tuple[int, Removal]] = {}
-    for item, removal in removals(decided, expires if expired else None).items():
-        found = memory_of(item)
-        if found is None:
-            continue
-        memory_id, version = found
-        if memory_id not in removed or removed[memory_id][0] < version:
-            removed[memory_id] = (version, removal)
-    shown = {m: r for m, (_, r) in removed.items()}
-    left = {i.id for i in decided.context.left_out}  # the agent's, left out at its departure
-    hidden = frozenset(
-        m for m, r in shown.items() if r.item not in left and not readable(decided, r.item)
-    )
-    return ViewIndex(
-        decided, admitted, keyed, shown, expires, expires.timestamp(), expired, unreadable=hidden
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +132,8 @@ class Recorder:
         following = self._following
         if following is None or following.decided is not decided:
             following = self._following = Following(decided)
-            log = self.member.store.events(self.member.workspace)
-            self._foreign = unreadable_before(decided, log)
+            log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
+            self._foreign = newest(unreadable_before(decided, log), log)
         following.withdrawn(self.member)
         gone = [*self._foreign, *following.gone]
         return view if view.followed == len(gone) else view.without(gone)

@@ -1,0 +1,125 @@
+"""A decision as lookups by Mem0 memory: what its view admitted, what it removed, and why.
+
+Mem0 holds one text a memory and readmit an item a version of it
+(`readmit.integrations.mem0.ids`); a read keeps a memory unless the decision, or what
+came after it (`readmit.integrations.following`), removed it.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from readmit.admission.decision import Issued
+from readmit.decide import Decided
+from readmit.events import Assert, Recorded, Supersede
+from readmit.integrations.mem0.ids import memory_of
+from readmit.integrations.team import FOREVER, Removal, expiry, readable, removals
+from readmit.reasons import Reason
+
+UNAUTHORIZED = Reason.UNAUTHORIZED.value
+
+
+@dataclass(frozen=True, slots=True)
+class ViewIndex:
+    """One decision as lookups by memory: what it admitted and what it removed."""
+
+    decided: Decided | None
+    admitted: Mapping[str, str] = field(default_factory=dict)
+    """Memory id -> the admitted text of its newest admitted version."""
+    admitted_keyed: frozenset[tuple[str, str]] = frozenset()
+    """(key, text) of every admitted keyed item."""
+    removed: Mapping[str, Removal] = field(default_factory=dict)
+    """Memory id -> why its newest judged, unadmitted version was kept out."""
+    expires: datetime = FOREVER
+    """When the decision's issued view stops being served (`FOREVER`: none was issued)."""
+    deadline: float = FOREVER.timestamp()
+    """``expires`` as a POSIX timestamp (what each read compares)."""
+    expired: bool = False
+    """Whether the issued view has expired: it then admits nothing, like a withheld one."""
+
+    @property
+    def withheld(self) -> bool:
+        """Whether no view is served: none was issued, or the issued one expired."""
+        decided = self.decided
+        return decided is not None and (self.expired or not isinstance(decided.decision, Issued))
+
+    followed: int = 0
+    """How many removals not in the decision are taken out already: the agent's items it
+    may not read from before the return (`unreadable_before`), then `Following.gone`."""
+    unreadable: frozenset[str] = frozenset()
+    """The removed memories whose item the agent may not read: listed without their text."""
+
+    def without(self, gone: Sequence[Removal]) -> "ViewIndex":
+        """This index with the memories of ``gone`` (removals the decision does not hold)."""
+        removed, admitted = dict(self.removed), dict(self.admitted)
+        keyed = set(self.admitted_keyed)
+        by_id = self.decided.context.by_id if self.decided is not None else {}
+        unreadable = set(self.unreadable)
+        for removal in gone:
+            found = memory_of(removal.item)
+            if found is not None:
+                removed[found[0]] = removal
+                admitted.pop(found[0], None)
+                if removal.reason == UNAUTHORIZED:
+                    unreadable.add(found[0])
+            if (item := by_id.get(removal.item)) is not None and item.key is not None:
+                keyed.discard((item.key, item.text))
+        return replace(
+            self, admitted=admitted, admitted_keyed=frozenset(keyed), removed=removed,
+            followed=len(gone), unreadable=frozenset(unreadable),
+        )  # fmt: skip
+
+    def keeps(self, memory: Mapping[str, Any], key: str | None) -> bool:
+        """Whether a memory Mem0 returned may be shown to the agent."""
+        memory_id, text = str(memory.get("id")), memory.get("memory")
+        if memory_id not in self.removed or self.admitted.get(memory_id) == text:
+            return True
+        return key is not None and (key, text) in self.admitted_keyed
+
+
+def index(decided: Decided | None, *, expired: bool = False) -> ViewIndex:
+    """Index ``decided`` by memory (a decision of None filters nothing).
+
+    With ``expired`` (its issued view has expired) it admits nothing: every memory the
+    decision judged is removed, those the view admitted as ``view_expired``.
+    """
+    if decided is None:
+        return ViewIndex(None)
+    decision = decided.decision
+    expires = expiry(decided)
+    items = decision.items if isinstance(decision, Issued) and not expired else ()
+    admitted = {found[0]: item.text for item in items if (found := memory_of(item.id)) is not None}
+    keyed = frozenset((i.key, i.text) for i in items if i.key is not None)
+    removed: dict[str, tuple[int, Removal]] = {}
+    for item, removal in removals(decided, expires if expired else None).items():
+        found = memory_of(item)
+        if found is None:
+            continue
+        memory_id, version = found
+        if memory_id not in removed or removed[memory_id][0] < version:
+            removed[memory_id] = (version, removal)
+    shown = {m: r for m, (_, r) in removed.items()}
+    left = {i.id for i in decided.context.left_out}  # the agent's, left out at its departure
+    hidden = frozenset(
+        m for m, r in shown.items() if r.item not in left and not readable(decided, r.item)
+    )
+    return ViewIndex(
+        decided, admitted, keyed, shown, expires, expires.timestamp(), expired, unreadable=hidden
+    )
+
+
+def newest(removals: list[Removal], log: Sequence[Recorded]) -> list[Removal]:
+    """Of ``removals``, those of their memory's newest version in ``log``.
+
+    A memory is removed by memory id, and a later version (another author's) may be the
+    agent's to read.
+    """
+    newest: dict[str, int] = {}
+    for recorded in log:
+        event = recorded.event
+        if isinstance(event, Assert | Supersede) and (found := memory_of(event.item.id)):
+            newest[found[0]] = max(newest.get(found[0], 0), found[1])
+    return [
+        r for r in removals if (found := memory_of(r.item)) is None or newest[found[0]] == found[1]
+    ]

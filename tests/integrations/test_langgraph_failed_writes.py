@@ -1,0 +1,233 @@
+"""LangGraph: a write the inner store fails or has not landed never shows what the path
+held for another principal, and never hides what the agent may still read (a review)."""
+
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from langgraph.store.base import Op, PutOp, Result
+from langgraph.store.memory import InMemoryStore
+
+from readmit.integrations.langgraph import ReadmitStore, arrive
+from readmit.integrations.team import Member
+
+PRIVATE = {"text": "C-PRIVATE", "_readmit": {"readers": {"principals": ["other"]}}}
+
+
+class GatedFailingStore(InMemoryStore):
+    """Puts wait, while ``gated``, until released, then fail."""
+
+    gated = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived, self.release = threading.Event(), threading.Event()
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.gated and any(isinstance(op, PutOp) for op in listed):
+            self.arrived.set()
+            assert self.release.wait(30)
+            raise OSError("disk full")
+        return super().batch(listed)
+
+
+def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_path(
+    three: dict[str, Member],
+) -> None:
+    inner = GatedFailingStore()
+    a = three["a"]
+    s1, sc = ReadmitStore(inner, a), ReadmitStore(inner, three["c"])
+    a.depart()
+    arrive(a)
+    sc.put(("trip",), "hotel", PRIVATE)
+    assert s1.get(("trip",), "hotel") is None
+
+    store = a.store
+    events = store.events
+    reader_read, reader_go = threading.Event(), threading.Event()
+    reader_thread: list[threading.Thread] = []
+
+    def slow_events(*args: Any, **kwargs: Any) -> Any:  # the reader's: slow to apply
+        found = events(*args, **kwargs)
+        if reader_thread and threading.current_thread() is reader_thread[0]:
+            reader_read.set()
+            assert reader_go.wait(30)
+        return found
+
+    store.events = slow_events  # type: ignore[method-assign]
+    inner.gated = True
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            s1.put(("trip",), "hotel", {"text": "Riverside"})
+        except OSError as exc:
+            errors.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert inner.arrived.wait(30)  # a's event is recorded (pending), the inner put waits
+    seen: list[object] = []
+    reader = threading.Thread(target=lambda: seen.append(s1.get(("trip",), "hotel")))
+    reader_thread.append(reader)
+    reader.start()
+    assert reader_read.wait(30)  # the reader has read the log: a's put, nothing after
+    inner.gated = False
+    inner.release.set()
+    writer.join(30)  # the put failed: undone in readmit, no longer pending
+    assert errors
+    reader_go.set()
+    reader.join(30)
+    store.events = events  # type: ignore[method-assign]
+
+    assert seen == [None]  # c's private value must never be shown to a
+    assert s1.get(("trip",), "hotel") is None
+
+
+class FailingStore(InMemoryStore):
+    failing = False
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.failing and any(isinstance(op, PutOp) for op in listed):
+            raise OSError("disk full")
+        return super().batch(listed)
+
+
+def test_a_failed_delete_keeps_showing_the_admitted_value_the_path_still_holds(
+    three: dict[str, Member],
+) -> None:
+    inner = FailingStore()
+    s1, s2 = ReadmitStore(inner, three["a"]), ReadmitStore(inner, three["b"])
+    s2.put(("trip",), "hotel", {"text": "Sunrise"})
+    three["a"].depart()
+    arrive(three["a"])
+    assert s1.get(("trip",), "hotel") is not None
+
+    inner.failing = True
+    with pytest.raises(OSError, match="disk full"):
+        s1.delete(("trip",), "hotel")
+    inner.failing = False
+
+    assert inner.get(("trip",), "hotel") is not None  # the value is still there
+    hotel = s1.get(("trip",), "hotel")
+    assert hotel is not None
+    assert hotel.value == {"text": "Sunrise"}
+
+
+class Gated(InMemoryStore):
+    gated = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived, self.release = threading.Event(), threading.Event()
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.gated and any(isinstance(op, PutOp) for op in listed):
+            self.arrived.set()
+            assert self.release.wait(30)
+        return super().batch(listed)
+
+
+def test_a_view_that_expires_while_an_own_write_is_in_flight_keeps_it_pending(
+    three: dict[str, Member],
+) -> None:
+    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
+
+    def clock() -> datetime:
+        at[0] += timedelta(seconds=1)
+        return at[0]
+
+    base = three["a"]
+    a = Member(base.store, base.workspace, "a", base.signer, clock=clock)
+    c = Member(base.store, base.workspace, "c", base.signer, clock=clock)
+    inner = Gated()
+    s1, sc = ReadmitStore(inner, a, on_withheld="empty"), ReadmitStore(inner, c)
+    a.depart()
+    arrive(a)
+    sc.put(("trip",), "hotel", PRIVATE)
+    assert s1.get(("trip",), "hotel") is None
+    inner.gated = True
+    writer = threading.Thread(target=s1.put, args=(("trip",), "hotel", {"text": "Riverside"}))
+    writer.start()
+    assert inner.arrived.wait(30)
+    at[0] += timedelta(hours=2)  # the view expires while a's write is pending
+
+    seen = s1.get(("trip",), "hotel")
+    inner.release.set()
+    writer.join(30)
+    assert seen is None
+
+
+def test_a_failed_write_never_shows_what_a_teammate_wrote_at_the_path(
+    three: dict[str, Member],
+) -> None:
+    """readmit writes back the value found at the path in the agent's name: not its own."""
+    inner = FailingStore()
+    s1, s2, sc = (ReadmitStore(inner, three[a]) for a in ("a", "b", "c"))
+    s2.put(("trip",), "hotel", {"text": "Sunrise"})
+    three["a"].depart()
+    arrive(three["a"])
+    private = {"text": "C-PRIVATE", "_readmit": {"readers": {"principals": ["other"]}}}
+    sc.put(("trip",), "hotel", private)
+    assert s1.get(("trip",), "hotel") is None
+
+    inner.failing = True
+    with pytest.raises(OSError, match="disk full"):
+        s1.put(("trip",), "hotel", {"text": "Riverside"})
+    inner.failing = False
+
+    assert s1.get(("trip",), "hotel") is None
+
+
+@pytest.mark.parametrize("admitted", [True, False], ids=["admitted", "its own since"])
+def test_a_failed_write_keeps_showing_the_value_the_path_still_holds(
+    three: dict[str, Member], admitted: bool
+) -> None:
+    inner = FailingStore()
+    s1 = ReadmitStore(inner, three["a"])
+    if admitted:
+        s1.put(("trip",), "hotel", {"text": "Sunrise"})
+    three["a"].depart()
+    arrive(three["a"])
+    if not admitted:
+        s1.put(("trip",), "hotel", {"text": "Sunrise"})
+    assert s1.get(("trip",), "hotel") is not None
+
+    inner.failing = True
+    with pytest.raises(OSError, match="disk full"):
+        s1.put(("trip",), "hotel", {"text": "Riverside"})
+    inner.failing = False
+
+    hotel = s1.get(("trip",), "hotel")
+    assert hotel is not None
+    assert hotel.value == {"text": "Sunrise"}
+
+
+def test_an_own_write_not_yet_landed_shows_nothing_of_what_the_path_held(
+    three: dict[str, Member],
+) -> None:
+    """Recorded in readmit, not yet in the inner store: the path holds c's private value."""
+    inner = Gated()
+    s1, sc = ReadmitStore(inner, three["a"]), ReadmitStore(inner, three["c"])
+    three["a"].depart()
+    arrive(three["a"])
+    private = {"text": "C-PRIVATE", "_readmit": {"readers": {"principals": ["other"]}}}
+    sc.put(("trip",), "hotel", private)
+    inner.gated = True
+    writer = threading.Thread(target=s1.put, args=(("trip",), "hotel", {"text": "Riverside"}))
+    writer.start()
+    assert inner.arrived.wait(120)
+
+    seen = s1.get(("trip",), "hotel")
+    inner.release.set()
+    writer.join(120)
+
+    assert seen is None
+    hotel = s1.get(("trip",), "hotel")
+    assert hotel is not None
+    assert hotel.value == {"text": "Riverside"}
