@@ -16,10 +16,12 @@ from readmit.integrations.team import Member
 PRIVATE = {"text": "C-PRIVATE", "_readmit": {"readers": {"principals": ["other"]}}}
 
 
-class GatedFailingStore(InMemoryStore):
-    """Puts wait, while ``gated``, until released, then fail."""
+class Gated(InMemoryStore):
+    """An inner store whose puts wait, while ``gated``, until the test lets them go on;
+    with ``fails``, they then fail."""
 
     gated = False
+    fails = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -29,15 +31,17 @@ class GatedFailingStore(InMemoryStore):
         listed = list(ops)
         if self.gated and any(isinstance(op, PutOp) for op in listed):
             self.arrived.set()
-            assert self.release.wait(30)
-            raise OSError("disk full")
+            assert self.release.wait(120)
+            if self.fails:
+                raise OSError("disk full")
         return super().batch(listed)
 
 
 def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_path(
     three: dict[str, Member],
 ) -> None:
-    inner = GatedFailingStore()
+    inner = Gated()
+    inner.fails = True
     a = three["a"]
     s1, sc = ReadmitStore(inner, a), ReadmitStore(inner, three["c"])
     a.depart()
@@ -54,7 +58,7 @@ def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_p
         found = events(*args, **kwargs)
         if reader_thread and threading.current_thread() is reader_thread[0]:
             reader_read.set()
-            assert reader_go.wait(30)
+            assert reader_go.wait(120)
         return found
 
     store.events = slow_events  # type: ignore[method-assign]
@@ -69,18 +73,18 @@ def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_p
 
     writer = threading.Thread(target=write)
     writer.start()
-    assert inner.arrived.wait(30)  # a's event is recorded (pending), the inner put waits
+    assert inner.arrived.wait(120)  # a's event is recorded (pending), the inner put waits
     seen: list[object] = []
     reader = threading.Thread(target=lambda: seen.append(s1.get(("trip",), "hotel")))
     reader_thread.append(reader)
     reader.start()
-    assert reader_read.wait(30)  # the reader has read the log: a's put, nothing after
+    assert reader_read.wait(120)  # the reader has read the log: a's put, nothing after
     inner.gated = False
     inner.release.set()
-    writer.join(30)  # the put failed: undone in readmit, no longer pending
+    writer.join(120)  # the put failed: undone in readmit, no longer pending
     assert errors
     reader_go.set()
-    reader.join(30)
+    reader.join(120)
     store.events = events  # type: ignore[method-assign]
 
     assert seen == [None]  # c's private value must never be shown to a
@@ -118,21 +122,6 @@ def test_a_failed_delete_keeps_showing_the_admitted_value_the_path_still_holds(
     assert hotel.value == {"text": "Sunrise"}
 
 
-class Gated(InMemoryStore):
-    gated = False
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.arrived, self.release = threading.Event(), threading.Event()
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        listed = list(ops)
-        if self.gated and any(isinstance(op, PutOp) for op in listed):
-            self.arrived.set()
-            assert self.release.wait(30)
-        return super().batch(listed)
-
-
 def test_a_view_that_expires_while_an_own_write_is_in_flight_keeps_it_pending(
     three: dict[str, Member],
 ) -> None:
@@ -154,12 +143,12 @@ def test_a_view_that_expires_while_an_own_write_is_in_flight_keeps_it_pending(
     inner.gated = True
     writer = threading.Thread(target=s1.put, args=(("trip",), "hotel", {"text": "Riverside"}))
     writer.start()
-    assert inner.arrived.wait(30)
+    assert inner.arrived.wait(120)
     at[0] += timedelta(hours=2)  # the view expires while a's write is pending
 
     seen = s1.get(("trip",), "hotel")
     inner.release.set()
-    writer.join(30)
+    writer.join(120)
     assert seen is None
 
 
