@@ -110,8 +110,8 @@ class Lens:
 
     pending: set[str] = field(default_factory=set)
     """The agent's events recorded through this lens's store whose inner write has not
-    landed (or never did: the store's ``failed``): the path still holds what was there
-    (`add` shows it once it lands). The store's own set, shared by its lenses."""
+    landed, or failed: the path still holds what was there (`add` shows a write once it
+    lands). The store's own set, shared by its lenses, so an expired view keeps it."""
 
     before: dict[Identity, bool] = field(default_factory=dict)
     """Whether each path was shown before the agent's latest write of it: what a value
