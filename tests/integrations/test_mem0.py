@@ -713,3 +713,23 @@ def test_a_memory_admitted_in_a_version_the_agent_may_read_is_served(
     ma.depart()
 
     assert texts(ma.get_all(filters=TRIP)) == ["The hotel is the Ritz"]
+
+
+@pytest.mark.parametrize("teammate", ["after the return", "while away"])
+def test_the_agents_own_update_shows_over_a_teammates_earlier_version(
+    three: dict[str, Member], tmp_path: Path, teammate: str
+) -> None:
+    """a updates b's memory (after b's return: removed, unjudged; while away: the version
+    b's return admits); then b updates it itself: its own fresh state shows."""
+    shared = mem0_bank.bank(tmp_path, "team")
+    ma, mb = (ReadmitMemory(shared, three[m], key=topic) for m in ("a", "b"))
+    memory = add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    if teammate == "after the return":
+        mb.get_all(filters=TRIP)
+    ma.update(memory, text="The flight leaves on Tuesday")
+    mb.get_all(filters=TRIP)
+
+    mb.update(memory, text="The flight leaves on Friday")
+
+    assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Friday"]

@@ -49,6 +49,20 @@ class ViewIndex:
     may not read from before the return (`unreadable_before`), then `Following.gone`."""
     unreadable: frozenset[str] = frozenset()
     """The removed memories whose item the agent may not read: listed without their text."""
+    own: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    """Memory id -> the version and text the agent itself stated since the return: shown
+    over a removal of an older version (its own fresh state)."""
+    owned: int = 0
+    """How many of the agent's own statements `own` was made from."""
+
+    def with_own(self, stated: Mapping[str, str]) -> "ViewIndex":
+        """This index with the agent's own statements since the return (item id -> text)."""
+        own: dict[str, tuple[int, str]] = {}
+        for item_id, text in stated.items():
+            found = memory_of(item_id)
+            if found is not None and found[1] > own.get(found[0], (0, ""))[0]:
+                own[found[0]] = (found[1], text)
+        return replace(self, own=own, owned=len(stated))
 
     def without(self, gone: Sequence[Removal]) -> "ViewIndex":
         """This index with the memories of ``gone`` (removals the decision does not hold)."""
@@ -75,7 +89,15 @@ class ViewIndex:
         memory_id, text = str(memory.get("id")), memory.get("memory")
         if memory_id not in self.removed or self.admitted.get(memory_id) == text:
             return True
+        if self._own_since(memory_id, text):
+            return True
         return key is not None and (key, text) in self.admitted_keyed
+
+    def _own_since(self, memory_id: str, text: object) -> bool:
+        """Whether the memory holds the agent's own version, newer than the one removed."""
+        own = self.own.get(memory_id)
+        gone = memory_of(self.removed[memory_id].item)
+        return own is not None and own[1] == text and (gone is None or own[0] > gone[1])
 
 
 def index(decided: Decided | None, *, expired: bool = False) -> ViewIndex:

@@ -136,7 +136,11 @@ class Recorder:
             self._foreign = newest(unreadable_before(decided, log), log)
         following.withdrawn(self.member)
         gone = [*self._foreign, *following.gone]
-        return view if view.followed == len(gone) else view.without(gone)
+        if view.followed != len(gone):
+            view = view.without(gone)
+        if view.owned != len(following.own):
+            view = view.with_own({i: following.texts[i] for i in following.own})
+        return view
 
     def fetch_size(self, top_k: int) -> int:
         return top_k + len(self._index.removed)
