@@ -324,7 +324,8 @@ class ReadmitStore(BaseStore):
     def _follow(self, lens: Lens) -> None:
         """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
 
-        When due (`readmit.integrations.following.Watch`), one thread at a time.
+        When due (`readmit.integrations.following.Watch`): the log is read outside the
+        lens's lock and applied under it, one thread at a time, past what is applied.
         """
         member = self.member
         watch = lens.watch = lens.watch or Watch(member.store)
