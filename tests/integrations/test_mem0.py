@@ -571,6 +571,12 @@ def test_an_update_of_only_the_annotations_is_refused_and_undone(
 # What a teammate does after the agent's return (a review of following the log)
 
 
+def in_one_bank(three: dict[str, Member], tmp_path: Path, *agents: str) -> list[ReadmitMemory]:
+    """A memory of each of ``agents`` over one bank they share, memories keyed by topic."""
+    shared = mem0_bank.bank(tmp_path, "team")
+    return [ReadmitMemory(shared, three[a], key=topic) for a in agents]
+
+
 def test_a_teammates_keyed_supersede_removes_the_memory_it_replaced(
     three: dict[str, Member], tmp_path: Path
 ) -> None:
@@ -606,11 +612,7 @@ def test_another_principals_keyed_memory_removes_nothing_it_could_not_replace(
 def test_a_shared_bank_never_serves_another_principals_memory_written_after_the_return(
     three: dict[str, Member], tmp_path: Path
 ) -> None:
-    shared = mem0_bank.bank(tmp_path, "team")
-    mb, mc = (
-        ReadmitMemory(shared, three["b"], key=topic),
-        ReadmitMemory(shared, three["c"], key=topic),
-    )
+    mb, mc = in_one_bank(three, tmp_path, "b", "c")
     add(mb, "The flight leaves on Monday", "flight")
     mb.depart()
     mb.get_all(filters=TRIP)
@@ -626,11 +628,7 @@ def test_a_shared_bank_never_serves_another_principals_memory_written_after_the_
 def test_an_own_keyed_memory_replaces_a_teammates_admitted_one_as_the_store_does(
     three: dict[str, Member], tmp_path: Path
 ) -> None:
-    shared = mem0_bank.bank(tmp_path, "team")
-    ma, mb = (
-        ReadmitMemory(shared, three["a"], key=topic),
-        ReadmitMemory(shared, three["b"], key=topic),
-    )
+    ma, mb = in_one_bank(three, tmp_path, "a", "b")
     add(ma, "The flight leaves on Monday", "flight")
     mb.depart()
     assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Monday"]
@@ -645,11 +643,7 @@ def test_no_removal_carries_the_text_of_a_memory_the_agent_may_not_read(
     three: dict[str, Member], tmp_path: Path, after_return: bool
 ) -> None:
     """c's second card replaces its first under their key: a removal for another reason."""
-    shared = mem0_bank.bank(tmp_path, "team")
-    mb, mc = (
-        ReadmitMemory(shared, three["b"], key=topic),
-        ReadmitMemory(shared, three["c"], key=topic),
-    )
+    mb, mc = in_one_bank(three, tmp_path, "b", "c")
     add(mb, "The flight leaves on Monday", "flight")
     mb.depart()
     if after_return:
@@ -668,11 +662,7 @@ def test_a_shared_bank_never_serves_another_principals_memory_no_return_judged(
     three: dict[str, Member], tmp_path: Path, written: str
 ) -> None:
     """Neither in b's checkpoint (b may not read it) nor after it: the return never judged it."""
-    shared = mem0_bank.bank(tmp_path, "team")
-    mb, mc = (
-        ReadmitMemory(shared, three["b"], key=topic),
-        ReadmitMemory(shared, three["c"], key=topic),
-    )
+    mb, mc = in_one_bank(three, tmp_path, "b", "c")
     add(mb, "The flight leaves on Monday", "flight")
     if written == "between two returns":
         mb.depart()
@@ -721,8 +711,7 @@ def test_the_agents_own_update_shows_over_a_teammates_earlier_version(
 ) -> None:
     """a updates b's memory (after b's return: removed, unjudged; while away: the version
     b's return admits); then b updates it itself: its own fresh state shows."""
-    shared = mem0_bank.bank(tmp_path, "team")
-    ma, mb = (ReadmitMemory(shared, three[m], key=topic) for m in ("a", "b"))
+    ma, mb = in_one_bank(three, tmp_path, "a", "b")
     memory = add(mb, "The flight leaves on Monday", "flight")
     mb.depart()
     if teammate == "after the return":

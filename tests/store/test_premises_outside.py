@@ -111,6 +111,7 @@ def test_a_premise_the_agent_may_not_read_that_stands_leaves_what_builds_on_it(
 
     assert _y(family) == {}
     assert "y" in family.record["selected"]
+    assert "x" in family.record["hidden"]  # it may be named as evidence: never shown
 
 
 def test_a_premise_whose_validity_ended_while_the_agent_was_away_takes_it_down(

@@ -352,9 +352,7 @@ class ReadmitSession:
             judged = self._judged = _judge(latest)
         if lapsed(judged.deadline, member.clock):  # never serve an expired view: decide again
             judged = self._judged = _judge(member.return_(), renews=judged.decided)
-        following = self._following
-        if following is None or following.decided is not judged.decided:
-            following = self._following = Following(judged.decided)
+        following = self._following = Following.of(self._following, judged.decided)
         following.withdrawn(member)
         if judged.followed != len(following.gone):
             judged = self._judged = judged.without(following)

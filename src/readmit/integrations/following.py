@@ -86,6 +86,11 @@ class Following:
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
 
+    @classmethod
+    def of(cls, current: "Following | None", decided: Decided) -> "Following":
+        """``current`` if it follows ``decided``'s return, else a new one that does."""
+        return current if current is not None and current.decided is decided else cls(decided)
+
     def __post_init__(self) -> None:
         self.epoch = self.decided.context.epoch
         for item in self.decided.context.items:
@@ -186,13 +191,17 @@ class Following:
         return who is None or scope is None or scope.readable_by(who.principal, who.role)
 
     def _readable(self, scope: Scope | None) -> bool:
-        """Whether the agent that returned may read an item of ``scope`` (None: no)."""
-        who = self.decided.context.returner
-        return scope is not None and scope.readable_by(who.principal, who.role)
+        return _reads(self.decided, scope)
 
     def _told(self, item: str) -> bool:
         """Whether the agent may read a withdrawal's reason: it may read the item of C."""
         return readable(self.decided, item)
+
+
+def _reads(decided: Decided, scope: Scope | None) -> bool:
+    """Whether the agent that returned may read an item of ``scope`` (None: not known, no)."""
+    who = decided.context.returner
+    return scope is not None and scope.readable_by(who.principal, who.role)
 
 
 def _scope(draft: ItemDraft, author: str, agents: Mapping[str, Agent]) -> Scope | None:
@@ -212,7 +221,7 @@ def unreadable_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal
     A return judges only its checkpoint's items (those it may read) and what came after,
     so a memory bank shared with another principal would serve the rest as unjudged.
     """
-    ctx, who = decided.context, decided.context.returner
+    ctx = decided.context
     unread: dict[str, Removal] = {}
     for recorded in log:
         event = recorded.event
@@ -220,8 +229,8 @@ def unreadable_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal
             break
         if isinstance(event, Revoke | Close | Supersede):
             unread.pop(event.target, None)  # no longer current: a later version decides
-        if isinstance(event, Assert | Supersede):
-            scope = _scope(event.item, event.author, ctx.agents)
-            if scope is None or not scope.readable_by(who.principal, who.role):
-                unread[event.item.id] = Removal(event.item.id, Reason.UNAUTHORIZED.value, "")
+        if isinstance(event, Assert | Supersede) and not _reads(
+            decided, _scope(event.item, event.author, ctx.agents)
+        ):
+            unread[event.item.id] = Removal(event.item.id, Reason.UNAUTHORIZED.value, "")
     return list(unread.values())

@@ -129,9 +129,9 @@ class Recorder:
         decided = view.decided
         if decided is None:
             return view
-        following = self._following
-        if following is None or following.decided is not decided:
-            following = self._following = Following(decided)
+        following = Following.of(self._following, decided)
+        if following is not self._following:
+            self._following = following
             log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
             self._foreign = newest(unreadable_before(decided, log), log)
         following.withdrawn(self.member)
