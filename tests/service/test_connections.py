@@ -107,7 +107,7 @@ def test_a_kept_alive_connection_that_starts_its_next_head_and_stalls_is_closed(
 
 
 def test_a_head_sent_in_parts_within_the_timeout_is_answered() -> None:
-    with guarded_server(header_timeout=30.0) as port, _connect(port) as conn:
+    with guarded_server(header_timeout=WAIT) as port, _connect(port) as conn:
         conn.sendall(HEAD[:10])
         time.sleep(0.2)
         conn.sendall(HEAD[10:])
@@ -119,8 +119,8 @@ def test_a_head_sent_in_parts_within_the_timeout_is_answered() -> None:
 def test_a_connection_past_a_cap_is_closed_unread_and_served_once_others_close(
     total: int, per_client: int
 ) -> None:
-    with guarded_server(max_connections=total, per_client=per_client) as port:
-        held = [_connect(port) for _ in range(3)]
+    with guarded_server(WAIT, max_connections=total, per_client=per_client) as port:
+        held = [_connect(port) for _ in range(3)]  # WAIT: not timed out on a slow machine
         for conn in held:
             conn.sendall(b"GET /")  # each holds its place with half a request
         with _connect(port) as extra:
