@@ -220,3 +220,30 @@ def test_an_own_write_not_yet_landed_shows_nothing_of_what_the_path_held(
     hotel = s1.get(("trip",), "hotel")
     assert hotel is not None
     assert hotel.value == {"text": "Riverside"}
+
+
+def test_failed_writes_stop_being_pending_once_a_return_holds_them(
+    three: dict[str, Member],
+) -> None:
+    """A failed write's events were kept pending for the life of the store: one id a
+    failure, never dropped. A return whose context holds them drops them."""
+    inner = FailingStore()
+    s1 = ReadmitStore(inner, three["a"])
+    three["a"].depart()
+    arrive(three["a"])
+    inner.failing = True
+    for n in range(3):
+        with pytest.raises(OSError, match="disk full"):
+            s1.put(("trip",), f"hotel{n}", {"text": "Riverside"})
+    inner.failing = False
+    assert s1.get(("trip",), "hotel0") is None
+    assert len(s1._pending) == 3
+
+    three["a"].depart()
+    arrive(three["a"])
+    assert s1.get(("trip",), "hotel0") is None
+    assert s1._pending == set()
+    s1.put(("trip",), "hotel0", {"text": "Sunrise"})
+    hotel = s1.get(("trip",), "hotel0")
+    assert hotel is not None
+    assert hotel.value == {"text": "Sunrise"}

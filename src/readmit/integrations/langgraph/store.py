@@ -34,6 +34,7 @@ next return (the middleware's next run, or `arrive`) issues a fresh one.
 """
 
 import asyncio
+import threading
 from collections.abc import Iterable
 from time import monotonic
 from typing import Any, Literal, cast
@@ -85,6 +86,12 @@ class ReadmitStore(BaseStore):
         self._lens: Lens | None = None
         self._pending: set[str] = set()
         """The agent's events recorded here whose inner write has not landed, or failed."""
+        self._pending_at: dict[str, int] = {}
+        """The epoch each pending event was recorded at, until its write lands or fails."""
+        self._failed_at: dict[str, int] = {}
+        """The same, of the pending events whose write failed."""
+        self._pending_lock = threading.Lock()
+        """Held while those two change (each lens's own lock guards its state)."""
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops, puts, lens = self._prepare(ops)
@@ -134,17 +141,30 @@ class ReadmitStore(BaseStore):
         with lens.lock:
             lens.pending |= ids
         try:
-            return recorded(self.member, writes)
+            epochs = {r.event.id: r.epoch for r in recorded(self.member, writes)}
         except BaseException:
             self._landed(lens, writes, shown=False)
             raise
+        with self._pending_lock:
+            self._pending_at.update((i, epochs[i]) for i in ids if i in epochs)
+        return writes
 
     def _landed(self, lens: Lens, writes: list[Write], shown: bool = True) -> None:
-        """The inner store has answered ``writes``: show what they wrote (if it landed)."""
+        """The inner store has answered ``writes``: show what they wrote (if it landed).
+
+        A failed write's events stay pending (its value never lands) until a return's
+        context holds them (`_settled`).
+        """
+        ids = {w.event.id for w in writes if w.event is not None}
         with lens.lock:
-            if shown:  # a failed write's events stay pending: its value never lands
-                lens.pending -= {w.event.id for w in writes if w.event is not None}
+            if shown:
+                lens.pending -= ids
                 lens.add(written(writes))
+        with self._pending_lock:
+            for i in ids:
+                at = self._pending_at.pop(i, None)
+                if not shown and at is not None:
+                    self._failed_at[i] = at
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
         """Send ``ops`` (the recorded ``writes``, maybe with reads) to the inner store.
@@ -314,18 +334,33 @@ class ReadmitStore(BaseStore):
         lens = self._lens
         if lens is None or lens.decided is not latest:
             lens = self._lens = Lens.of(latest)
-            lens.pending = self._pending
+            lens.pending = self._settled(lens.epoch)
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
         if follow:
             self._follow(lens)
         return lens
 
+    def _settled(self, epoch: int) -> set[str]:
+        """The pending events, less the failed writes' that the log holds by ``epoch``.
+
+        A lens follows the log from its return's epoch, so it never meets those again. A
+        write still in flight stays pending: a lens made before this one may meet it.
+        """
+        with self._pending_lock:
+            done = {i for i, at in self._failed_at.items() if at <= epoch}
+            for i in done:
+                del self._failed_at[i]
+        self._pending -= done
+        return self._pending
+
     def _follow(self, lens: Lens) -> None:
         """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
 
         When due (`readmit.integrations.following.Watch`): the log is read outside the
-        lens's lock and applied under it, one thread at a time, past what is applied.
+        lens's lock and applied under it, one thread at a time, past what is applied. A
+        lens replaced meanwhile (a new return, an expired view) is left as it was: its
+        store may have settled the pending events it has yet to meet (`_settled`).
         """
         member = self.member
         watch = lens.watch = lens.watch or Watch(member.store)
@@ -334,7 +369,8 @@ class ReadmitStore(BaseStore):
             return
         later = member.store.events(member.workspace, lens.epoch)  # read outside the lock
         with lens.lock:
-            lens.follow([r for r in later if r.epoch > lens.epoch], member.agent)
+            if lens is self._lens:
+                lens.follow([r for r in later if r.epoch > lens.epoch], member.agent)
             watch.read(noted)
 
     async def _afollow(self, lens: Lens | None) -> None:

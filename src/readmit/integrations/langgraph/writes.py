@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from langgraph.store.base import GetOp, Item, PutOp, Result
 
 from readmit.errors import InvalidInput
-from readmit.events import Assert, Event, Revoke
+from readmit.events import Assert, Event, Recorded, Revoke
 from readmit.integrations.annotations import (
     ANNOTATIONS,
     Annotations,
@@ -129,19 +129,19 @@ def record(member: Member, puts: list[PutOp]) -> list[Write]:
     Raises:
         InvalidInput: if a put's annotations are bad, or readmit refuses an event.
     """
-    return recorded(member, plan(member, puts))
+    writes = plan(member, puts)
+    recorded(member, writes)
+    return writes
 
 
-def recorded(member: Member, writes: list[Write]) -> list[Write]:
-    """Record the events of planned ``writes`` atomically (step 2); the writes.
+def recorded(member: Member, writes: list[Write]) -> list[Recorded]:
+    """Record the events of planned ``writes`` atomically (step 2).
 
     Raises:
         InvalidInput: if readmit refuses an event.
     """
     events = [w.event for w in writes if w.event is not None]
-    if events:
-        member.record(events)
-    return writes
+    return member.record(events) if events else []
 
 
 def written(writes: list[Write]) -> list[Identity]:
