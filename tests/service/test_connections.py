@@ -4,6 +4,7 @@ Each wait is for something that must happen (a close), bounded generously: a slo
 machine makes these tests slower, never wrong.
 """
 
+import asyncio
 import socket
 import threading
 import time
@@ -16,7 +17,8 @@ import httpx
 import pytest
 import uvicorn
 from click.testing import CliRunner
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from starlette.requests import ClientDisconnect
 
 from builders import KEY
 from readmit.cli import cli
@@ -36,15 +38,30 @@ def _app() -> FastAPI:
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
+    @app.post("/echo")
+    async def echo(request: Request) -> dict[str, int]:
+        return {"bytes": len(await request.body())}
+
+    @app.post("/later")
+    async def later(request: Request) -> dict[str, int]:
+        await asyncio.sleep(1.5)  # busy elsewhere before it reads the body
+        try:
+            return {"bytes": len(await request.body())}
+        except ClientDisconnect:
+            return {"bytes": -1}  # never sent: the connection is gone
+
     return app
 
 
 @contextmanager
 def guarded_server(
-    header_timeout: float = 10.0, max_connections: int = 1024, per_client: int = 64
+    header_timeout: float = 10.0,
+    max_connections: int = 1024,
+    per_client: int = 64,
+    body_timeout: float = 30.0,
 ) -> Iterator[int]:
     port = free_port()
-    http = guarded(header_timeout, max_connections, per_client)
+    http = guarded(header_timeout, max_connections, per_client, body_timeout)
     config = uvicorn.Config(_app(), host="127.0.0.1", port=port, log_level="error", http=http)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -115,6 +132,73 @@ def test_a_head_sent_in_parts_within_the_timeout_is_answered() -> None:
         assert _answered(conn).startswith(b"HTTP/1.1 200")
 
 
+def _post_head(length: int) -> bytes:
+    return f"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode()
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked"])
+def test_a_request_whose_body_stalls_after_its_head_is_closed_after_the_body_timeout(
+    framing: str,
+) -> None:
+    """A head in time and then a byte now and then held the connection as long as the
+    client liked: the header timeout stops at the head."""
+    head = (
+        _post_head(100)
+        if framing == "length"
+        else b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    with guarded_server(header_timeout=WAIT, body_timeout=0.5) as port, _connect(port) as conn:
+        conn.sendall(head + (b"x" * 10 if framing == "length" else b"a\r\nxxxxxxxxxx\r\n"))
+        started = time.monotonic()
+
+        assert _closed(conn) == b""
+        assert time.monotonic() - started >= 0.4  # not before the timeout
+
+
+def test_a_body_sent_in_parts_within_the_body_timeout_is_answered() -> None:
+    with guarded_server(header_timeout=0.5, body_timeout=WAIT) as port, _connect(port) as conn:
+        conn.sendall(_post_head(100) + b"x" * 50)
+        time.sleep(1.0)  # past the header timeout: the head is in, the body is not
+        conn.sendall(b"x" * 50)
+
+        answer = _answered(conn)
+        assert answer.startswith(b"HTTP/1.1 200")
+
+
+def test_a_body_the_server_has_not_asked_for_yet_is_not_timed_out() -> None:
+    """Past uvicorn's 64 KiB buffer the server stops reading until the app reads: the
+    client has sent everything, and the wait is the server's."""
+    size = 1 << 20
+    with guarded_server(header_timeout=WAIT, body_timeout=0.5) as port, _connect(port) as conn:
+        conn.sendall(_post_head(size).replace(b"/echo", b"/later") + b"x" * size)
+
+        answer = _answered(conn)
+        assert answer.startswith(b"HTTP/1.1 200")
+
+
+def test_a_body_that_stalls_once_the_server_reads_it_again_is_closed() -> None:
+    """The deadline starts again when the server reads again; the client must then go on."""
+    size = 1 << 20
+    with guarded_server(header_timeout=WAIT, body_timeout=0.5) as port, _connect(port) as conn:
+        conn.sendall(_post_head(2 * size).replace(b"/echo", b"/later") + b"x" * size)
+
+        assert _closed(conn) == b""
+
+
+def test_a_kept_alive_connection_gets_a_new_body_timeout_for_each_request() -> None:
+    with guarded_server(header_timeout=WAIT, body_timeout=0.5) as port, _connect(port) as conn:
+        conn.sendall(_post_head(2) + b"ab")
+        got = _answered(conn)
+        assert got.startswith(b"HTTP/1.1 200")
+        time.sleep(1.0)  # longer than the body timeout, between two whole requests
+        conn.sendall(HEAD)
+
+        while got.count(b"HTTP/1.1 200") < 2:
+            chunk = conn.recv(4096)
+            assert chunk, "closed before the second answer"
+            got += chunk
+
+
 @pytest.mark.parametrize(("total", "per_client"), [(64, 3), (3, 64)])
 def test_a_connection_past_a_cap_is_closed_unread_and_served_once_others_close(
     total: int, per_client: int
@@ -140,7 +224,12 @@ def test_a_connection_past_a_cap_is_closed_unread_and_served_once_others_close(
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--header-timeout", "0"), ("--max-connections", "0"), ("--max-connections-per-client", "0")],
+    [
+        ("--header-timeout", "0"),
+        ("--body-timeout", "0"),
+        ("--max-connections", "0"),
+        ("--max-connections-per-client", "0"),
+    ],
 )
 def test_serve_refuses_a_bound_that_would_refuse_everything(flag: str, value: str) -> None:
     result = CliRunner().invoke(cli, ["serve", flag, value])
@@ -160,6 +249,8 @@ def test_serve_runs_uvicorn_with_the_guard_its_flags_set(
     flags = [
         "--header-timeout",
         "2.5",
+        "--body-timeout",
+        "4.5",
         "--max-connections",
         "7",
         "--max-connections-per-client",
@@ -175,4 +266,5 @@ def test_serve_runs_uvicorn_with_the_guard_its_flags_set(
     assert result.exit_code == 0, result.output
     guard = seen["http"]
     assert issubclass(guard, GuardedH11Protocol)
-    assert (guard.header_timeout, guard.max_connections, guard.per_client) == (2.5, 7, 3)
+    bounds = (guard.header_timeout, guard.body_timeout, guard.max_connections, guard.per_client)
+    assert bounds == (2.5, 4.5, 7, 3)

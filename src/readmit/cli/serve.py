@@ -223,6 +223,14 @@ def _require_service_extra() -> None:
     "after the response before); then it is closed.",
 )
 @click.option(
+    "--body-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a request's body may take to arrive after its headers (not counting "
+    "time the server itself is not reading it); then the connection is closed.",
+)
+@click.option(
     "--max-connections",
     default=1024,
     show_default=True,
@@ -246,6 +254,7 @@ def serve(
     policy_file: str | None,
     workers: int,
     header_timeout: float,
+    body_timeout: float,
     max_connections: int,
     max_connections_per_client: int,
     ahead_seconds: float | None,
@@ -285,7 +294,7 @@ def serve(
             pool.wait_ready()
         app = create_app(service, pool=pool)
         tune_for_server()  # after everything the server keeps is built
-        guard = guarded(header_timeout, max_connections, max_connections_per_client)
+        guard = guarded(header_timeout, max_connections, max_connections_per_client, body_timeout)
         uvicorn.run(app, host=host, port=port, log_level="info", http=guard)
     finally:
         if pool is not None:

@@ -1,4 +1,4 @@
-"""What `readmit serve` lets a connection hold: a deadline for each request's head, and caps.
+"""What `readmit serve` lets a connection hold: deadlines for each request, and caps.
 
 uvicorn waits for a request's headers as long as the client keeps the connection open,
 and takes every connection the operating system hands it: 20,000 connections that each
@@ -9,11 +9,16 @@ stopped answering until they closed (stop 42). `guarded` makes uvicorn's h11 pro
   seconds of opening, or of the response before (a keep-alive connection waits the
   same for its next request once it has started sending it; uvicorn's own keep-alive
   timeout closes an idle one sooner);
+- close a connection whose request body has not all arrived within ``body_timeout``
+  seconds of its head: a head and then a byte now and then held a connection (and a
+  place under both caps) for as long as the client liked. Time in which the server
+  itself stopped reading (the app has not asked for more of the body yet) is not the
+  client's: the deadline then starts again;
 - close at once a connection past ``max_connections`` open in all, or past
   ``per_client`` open from one address, before reading anything from it.
 
-A request body is not timed here: the app reads it under its own limits
-(`readmit.service.body`), once the request's agent is known.
+How large a body may be, and how many bytes an agent may send, are the app's limits
+(`readmit.service.body`, `readmit.service.gate`).
 """
 
 import asyncio
@@ -29,6 +34,7 @@ class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a deadline for request heads and caps on connections."""
 
     header_timeout = 10.0
+    body_timeout = 30.0
     max_connections = 1024
     per_client = 64
 
@@ -37,6 +43,9 @@ class GuardedH11Protocol(H11Protocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._waiting: object = None
         """The cycle that was current when the wait for a head began (none at first)."""
+        self._body_timer: asyncio.TimerHandle | None = None
+        self._owed: object = None
+        """The cycle whose body deadline passed while the server was not reading."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -45,11 +54,21 @@ class GuardedH11Protocol(H11Protocol):
             _LOG.warning("closed a connection from %s: %s", self._host(), refused)
             transport.close()
             return
+        resume = self.flow.resume_reading
+
+        def resumed() -> None:  # the server reads again: the client's time runs again
+            if self.flow.read_paused and self._owed is self.cycle:
+                self._await_body(self._owed)
+            resume()
+
+        self.flow.resume_reading = resumed  # type: ignore[method-assign]
         self._await_head()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         self._head_seen()
+        if self._body_timer is not None and not self._body_due(self.cycle):
+            self._stop_body()
 
     def on_response_complete(self) -> None:
         self._await_head()
@@ -58,6 +77,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop()
+        self._stop_body()
         super().connection_lost(exc)
 
     def _refusal(self) -> str:
@@ -83,6 +103,34 @@ class GuardedH11Protocol(H11Protocol):
     def _head_seen(self) -> None:
         if self._head_timer is not None and self.cycle is not self._waiting:
             self._stop()
+            self._await_body(self.cycle)
+
+    def _await_body(self, cycle: object) -> None:
+        self._stop_body()
+        self._owed = None
+        if self._body_due(cycle):
+            self._body_timer = self.loop.call_later(self.body_timeout, self._slow_body, cycle)
+
+    @staticmethod
+    def _body_due(cycle: object) -> bool:
+        """Whether ``cycle``'s request body has yet to arrive in full."""
+        return bool(getattr(cycle, "more_body", False))
+
+    def _stop_body(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _slow_body(self, cycle: object) -> None:
+        self._body_timer = None
+        if cycle is not self.cycle or not self._body_due(cycle) or self.transport.is_closing():
+            return
+        if self.flow.read_paused:  # the server is not reading: the wait is not the client's
+            self._owed = cycle  # a new deadline once it reads again
+            return
+        _LOG.info("closed a connection from %s: no whole request body within %ss",
+                  self._host(), self.body_timeout)  # fmt: skip
+        self.transport.close()
 
     def _stop(self) -> None:
         if self._head_timer is not None:
@@ -103,10 +151,13 @@ def _host(protocol: object) -> str | None:
     return None if client is None else str(client[0])
 
 
-def guarded(header_timeout: float, max_connections: int, per_client: int) -> type[H11Protocol]:
+def guarded(
+    header_timeout: float, max_connections: int, per_client: int, body_timeout: float = 30.0
+) -> type[H11Protocol]:
     """The protocol class to give uvicorn (``http=``) with these bounds."""
     bounds = {
         "header_timeout": header_timeout,
+        "body_timeout": body_timeout,
         "max_connections": max_connections,
         "per_client": per_client,
     }
