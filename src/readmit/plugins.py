@@ -18,11 +18,13 @@ from typing import Any
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, install_hint
 
 VERIFIER_GROUP = "readmit.verifiers"
 EMBEDDER_GROUP = "readmit.embedders"
 SCAN_GROUP = "readmit.dependency_scans"
+_EXTRAS = {"httpx": "openai", "xllamacpp": "gguf", "wordllama": "wordllama"}
+"""The extra that installs each library a plugin may import when it is loaded."""
 
 
 def names(group: str) -> list[str]:
@@ -78,7 +80,13 @@ def _make(group: str, what: str, spec: str, settings: Mapping[str, str] | None) 
         hint = f"did you mean {close[0]!r}? " if close else ""
         known = ", ".join(names(group)) or "none"
         raise ConfigError(f"unknown {what} {spec!r} ({hint}installed: {known})")
-    factory = found[0].load()
+    try:
+        factory = found[0].load()
+    except ImportError as exc:  # a library of an extra that is not installed
+        missing = exc.name or "a library"
+        extra = _EXTRAS.get(missing)
+        hint = install_hint(extra) if extra else f"pip install {missing}"
+        raise ConfigError(f"{what} {name!r} needs {missing}: {hint}") from exc
     try:
         if len(inspect.signature(factory).parameters) >= 2:
             return factory(argument, settings or {})

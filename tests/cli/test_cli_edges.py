@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -296,6 +297,13 @@ CASES = [
         {"s.json": SCENARIO.replace('"id": "h1"', '"id": "h1\\u0000"', 1)},
     ),
     Case(
+        "replay a time without its offset",
+        ["replay", "{tmp}/s.json"],
+        "invalid_event",
+        "at: must be an RFC 3339 time",  # without pydantic's "Value error, " before it
+        {"s.json": re.sub(r'("at": "[^"]*?)Z"', r'\1"', SCENARIO, count=1)},
+    ),
+    Case(
         "audit of a missing database",
         ["audit", "--db", "sqlite:///{tmp}/typo.db"],
         "config_error",
@@ -546,3 +554,52 @@ def test_a_wrong_bench_suite_leaves_no_results_folder(tmp_path: Path, suite: str
 
     assert result.exit_code == 2
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "args", [["--condition", "nope"], ["--suite", "stale:{tmp}/missing.json"]], ids=str
+)
+def test_a_refused_bench_run_leaves_no_results_folder(tmp_path: Path, args: list[str]) -> None:
+    """The folder was made before the episodes were loaded and their conditions checked."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    out = tmp_path / "out"
+
+    result = CliRunner().invoke(cli, ["bench", "--seeds", "1", "--out", str(out), *args])
+
+    assert result.exit_code == 2, result.output
+    assert not out.exists()
+
+
+def test_an_ablation_named_alone_is_refused_with_its_full_name() -> None:
+    result = CliRunner().invoke(cli, ["bench", "--method", "OAS", "--seeds", "1"])
+
+    assert result.exit_code == 2
+    assert "did you mean 'TRACE w/o OAS'?" in result.stderr
+
+
+def test_a_refused_replay_leaves_no_database_where_it_made_one(tmp_path: Path) -> None:
+    scenario = travel_scenario()
+    later = next(e for e in scenario["events"] if "target" in e)
+    later["target"] = "nothing-by-this-name"
+    path = tmp_path / "dangling.json"
+    path.write_text(json.dumps(scenario), encoding="utf-8")
+    made, held = tmp_path / "made.db", tmp_path / "held.db"
+    CliRunner().invoke(cli, ["workspace", "create", "other", "--agent", "A1:p:r", "--db",
+                             f"sqlite:///{held}"])  # fmt: skip
+    env = {"READMIT_SIGNING_KEY": KEY.decode()}
+
+    for db in (made, held):
+        result = CliRunner(env=env).invoke(cli, ["replay", str(path), "--db", f"sqlite:///{db}"])
+
+        assert result.exit_code == 2, result.output
+        assert "nothing-by-this-name" in result.stderr
+    assert not made.exists()
+    assert held.exists()  # not this command's to remove
+
+
+def test_demo_with_a_bad_signing_key_tells_no_story_first() -> None:
+    result = CliRunner(env={"READMIT_SIGNING_KEY": "short"}).invoke(cli, ["demo"])
+
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error [config_error]: READMIT_SIGNING_KEY")

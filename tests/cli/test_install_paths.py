@@ -109,7 +109,12 @@ if "service" in config["actions"]:
     create_mcp(service, Caller(workspace="w", agent=Agent(id="a", principal="p", role="r")))
 if "refusals" in config["actions"]:
     from readmit.cli import cli
-    for args in (["bench", "--seeds", "1", "--out", "bench"], ["keys", "signing"]):
+    for args in (
+        ["bench", "--seeds", "1", "--out", "bench"],
+        ["keys", "signing"],
+        ["audit", "--db", "postgresql://u@127.0.0.1:1/x"],
+        ["demo", "--verifier", "openai-compat:m@http://127.0.0.1:9/v1"],
+    ):
         try:
             cli(args)
         except SystemExit as exit:
@@ -241,11 +246,17 @@ def test_the_library_alone_names_the_extra_a_command_needs(tmp_path: Path) -> No
 
     in_a_checkout = " (in a checkout: pip install '.[{}]')"
     assert done.stderr.splitlines() == [
-        "error [config_error]: readmit bench needs httpx: pip install 'readmit[bench]'"
+        "error [config_error]: readmit bench needs matplotlib: pip install 'readmit[bench]'"
         + in_a_checkout.format("bench"),
         "exit 2",
         "error [config_error]: Ed25519 signing needs cryptography: pip install 'readmit[ed25519]'"
         + in_a_checkout.format("ed25519"),
+        "exit 2",
+        "error [config_error]: The PostgreSQL store needs psycopg: pip install "
+        "'readmit[postgres]'" + in_a_checkout.format("postgres"),
+        "exit 2",
+        "error [config_error]: verifier 'openai-compat' needs httpx: pip install "
+        "'readmit[openai]'" + in_a_checkout.format("openai"),
         "exit 2",
     ]
 

@@ -8,6 +8,7 @@ then recency, under the same item and character budgets as TRACE.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from difflib import get_close_matches
 from typing import Protocol
 
 from readmit.admission import admit
@@ -206,5 +207,10 @@ def methods(names: Sequence[str] | None, verifier: Verifier) -> list[ReturnMetho
     by_name = {m.name: m for m in every}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise ConfigError(f"unknown method(s) {unknown} (known: {', '.join(by_name)})")
+        close = [c for n in unknown for c in get_close_matches(n, by_name, n=1, cutoff=0.3)]
+        ablation = [f"TRACE w/o {n}" for n in unknown if n in ABLATIONS]
+        meant = ablation or close
+        hint = f"did you mean {', '.join(map(repr, meant))}? " if meant else ""
+        known = ", ".join(by_name)
+        raise ConfigError(f"unknown method(s) {unknown} ({hint}known: {known})")
     return [by_name[n] for n in names]

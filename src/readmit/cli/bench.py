@@ -2,7 +2,9 @@
 
 import os
 import random
+import shutil
 import sys
+import tempfile
 from difflib import get_close_matches
 from functools import partial
 from pathlib import Path
@@ -20,12 +22,15 @@ NEEDS_PATH = ("stale", "manbench", "memora")
 """Suites read from benchmark data: ``--suite NAME:PATH``."""
 
 
-def _require_bench_extra() -> None:
+def _require_bench_extra(llm: bool) -> None:
     try:
-        import httpx  # noqa: F401 - the LLM reader's client
         import matplotlib  # noqa: F401 - the plots
+
+        if llm:
+            import httpx  # noqa: F401 - the LLM reader's client
     except ImportError as exc:
-        raise ConfigError(f"readmit bench needs {exc.name}: {install_hint('bench')}") from None
+        needs = "readmit bench --llm" if exc.name == "httpx" else "readmit bench"
+        raise ConfigError(f"{needs} needs {exc.name}: {install_hint('bench')}") from None
 
 
 def _check_suite(suite: str) -> None:
@@ -46,7 +51,10 @@ def _check_suite(suite: str) -> None:
 def _episodes(
     suite: str, seeds: int, teams: tuple[int, ...], out: Path, skipped: list[str]
 ) -> list[Episode]:
-    """The suite's episodes; data rows it had to skip are appended to ``skipped``."""
+    """The suite's episodes; data rows it had to skip are appended to ``skipped``.
+
+    What the suite writes (the synthetic STALE file) goes into ``out``.
+    """
     name, _, path = suite.partition(":")
     _check_suite(suite)
     match name:
@@ -160,7 +168,7 @@ def bench(
     backends: tuple[str, ...],
 ) -> None:
     """Run return episodes through every method and report the paper's metrics."""
-    _require_bench_extra()
+    _require_bench_extra(llm is not None)
     from readmit.bench.llm import ChatModel, judge_episode
     from readmit.bench.methods import methods
     from readmit.bench.report import write
@@ -172,26 +180,15 @@ def bench(
         _check_suite(suite)
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInput(f"--out {out}: {exc.strerror or exc}") from None
-    skipped: list[str] = []
-    episodes = [
-        e
-        for s in (suites or ("drift", "returns", "stale-synth"))
-        for e in _episodes(s, seeds, teams, out, skipped)
-    ]
-    if skipped:
-        click.echo(f"warning: {_skipped_note(skipped)}", err=True)
-    if conditions:
-        known = {e.condition for e in episodes}
-        unknown = sorted(set(conditions) - known)
-        if unknown:
-            raise ConfigError(f"unknown condition(s) {unknown} (known: {', '.join(sorted(known))})")
-        episodes = [e for e in episodes if e.condition in conditions]
-    if sample is not None:
-        episodes = _sample(episodes, sample, sample_seed)
+    episodes, skipped = _chosen_episodes(
+        suites or ("drift", "returns", "stale-synth"),
+        seeds,
+        teams,
+        out,
+        conditions,
+        sample,
+        sample_seed,
+    )
     if backends:
         _portability(episodes, backends, verifier_spec, out, suites, seeds, teams, sample)
         return
@@ -224,6 +221,47 @@ def bench(
         click.echo(f"note: {note}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
     click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
+
+
+def _chosen_episodes(
+    suites: tuple[str, ...],
+    seeds: int,
+    teams: tuple[int, ...],
+    out: Path,
+    conditions: tuple[str, ...],
+    sample: int | None,
+    sample_seed: int,
+) -> tuple[list[Episode], list[str]]:
+    """The episodes to run, and the data rows skipped; ``out`` made once they are known.
+
+    What a suite writes (the synthetic STALE file) is written aside first, so a refused
+    condition or unreadable data leaves no folder behind.
+
+    Raises:
+        ConfigError: for a condition no episode has.
+        InvalidInput: if ``out`` cannot be made.
+    """
+    skipped: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="readmit-bench-") as aside:
+        episodes = [e for s in suites for e in _episodes(s, seeds, teams, Path(aside), skipped)]
+        if skipped:
+            click.echo(f"warning: {_skipped_note(skipped)}", err=True)
+        if conditions:
+            known = {e.condition for e in episodes}
+            unknown = sorted(set(conditions) - known)
+            if unknown:
+                listed = ", ".join(sorted(known))
+                raise ConfigError(f"unknown condition(s) {unknown} (known: {listed})")
+            episodes = [e for e in episodes if e.condition in conditions]
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            for made in Path(aside).iterdir():
+                shutil.move(made, out / made.name)
+        except OSError as exc:
+            raise InvalidInput(f"--out {out}: {exc.strerror or exc}") from None
+    if sample is not None:
+        episodes = _sample(episodes, sample, sample_seed)
+    return episodes, skipped
 
 
 def _portability(

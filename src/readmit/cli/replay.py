@@ -81,17 +81,19 @@ def run(
     verifier is made (a misspelled one is refused before any story is told).
     """
     verifier = make_verifier(verifier_spec, os.environ)
-    if intro is not None:
-        click.echo(intro)
     embedder = make_embedder(embeddings, os.environ) if embeddings else None
     scan = make_dependency_scan(dependency_scan, os.environ) if dependency_scan else None
     choice = signer_from_env(os.environ, allow_ephemeral=True)
+    if intro is not None:
+        click.echo(intro)
     if choice.ephemeral:
         click.echo(
             "note: READMIT_SIGNING_KEY is unset; views are signed with a throwaway key "
             "and cannot be verified later",
             err=True,
         )
+    made = sqlite_path(db)
+    made = made if made is not None and not made.exists() else None
     store = open_store(db)
     try:
         existed = bool(store.agents(scenario.workspace))
@@ -109,8 +111,13 @@ def run(
             except InvalidInput as exc:
                 raise _in_existing(exc, scenario.workspace) if existed else exc from None
         explain = _explain_commands(store, db, db_flag, scenario.workspace, decided)
-    finally:
+    except BaseException:
         store.close()
+        if made is not None:  # this command made the file: a refused replay leaves none
+            for path in (made, *(made.with_name(made.name + s) for s in ("-wal", "-shm"))):
+                path.unlink(missing_ok=True)
+        raise
+    store.close()
     decisions = [d.record for d in decided]  # JSON at the edge
     pages = _pages(scenario, decisions)
     texts = item_texts(scenario)

@@ -224,7 +224,7 @@ def _problems(error: ValidationError) -> str:
     for e in error.errors():
         where = ".".join(str(x) for x in e["loc"] if isinstance(x, int) or _FIELD.fullmatch(x))
         unknown = e["type"] == "extra_forbidden"
-        message = unknown_field(_AnnotationsIn, e["loc"]) if unknown else e["msg"]
+        message = unknown_field(_AnnotationsIn, e["loc"]) if unknown else plain(e["msg"])
         found.setdefault(where or "value", []).append(plain(message))
     parts = []
     for where, messages in found.items():

@@ -16,7 +16,8 @@ def open_store(url: str) -> SqlStore:
     """Open the store a URL names (creating and migrating its schema if needed).
 
     Raises:
-        ConfigError: if the URL's scheme is not a known store, or it names no SQLite file.
+        ConfigError: if the URL's scheme is not a known store, it names no SQLite file,
+            or the PostgreSQL extra is not installed.
         StoreError: if the database cannot be opened.
     """
     if url.startswith("sqlite://"):
@@ -29,7 +30,10 @@ def open_store(url: str) -> SqlStore:
             )
         return SQLiteStore(path)
     if url.startswith(("postgresql://", "postgres://")):
-        from readmit.store.postgres import PostgresStore
+        try:
+            from readmit.store.postgres import PostgresStore
+        except ImportError as exc:  # the extra is not installed (or psycopg cannot load)
+            raise ConfigError(str(exc)) from exc
 
         return PostgresStore(url)
     if "://" not in url:  # a bare path (or sqlite:PATH): the store URL it probably meant

@@ -36,7 +36,7 @@ from readmit.events import (
 )
 from readmit.events import Resolve as ResolveEvent
 from readmit.model import ANY, Kind, Validity
-from readmit.wire.fields import Wild
+from readmit.wire.fields import Wild, plain
 from readmit.wire.inbound import (
     OP,
     OP_MODELS,
@@ -134,7 +134,7 @@ def _problems(error: ValidationError, op: str) -> list[tuple[str, str]]:
     for e in error.errors():
         unknown = e["type"] == "extra_forbidden"
         # loc starts with the union's tag, the op, which the op's model does not hold.
-        message = unknown_field(OP_MODELS[op], e["loc"][1:]) if unknown else e["msg"]
+        message = unknown_field(OP_MODELS[op], e["loc"][1:]) if unknown else plain(e["msg"])
         out.append((_where(e["loc"], unknown), message))
     return out
 
