@@ -5,8 +5,9 @@ from collections.abc import Callable
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.admission.view import view_expiry
 from readmit.decide import Decided, decide
-from readmit.errors import InvalidEvent
+from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
 from readmit.scenario import Scenario
 from readmit.signing import Signer
@@ -59,8 +60,11 @@ def _act(scenario: Scenario, store: WorkStateStore, step: Step, on_return: OnRet
                 on_return(step)
             case ReturnRequest():
                 store.return_context(scenario.workspace, step)  # checks the return is valid
+                view_expiry(step.at, scenario.policy_for(step))  # and that a view could be
     except InvalidEvent as exc:
         raise InvalidEvent(step.id, exc.problem) from None
+    except InvalidInput as exc:
+        raise InvalidEvent(step.id, str(exc)) from None
 
 
 def replay(

@@ -44,6 +44,11 @@ MALFORMED = [
     (row(6, misleading_target=["two"]), "misleading_target"),
     (row(7, targets=[{"text": "four"}]), "targets"),
     (row(8, inputs="   "), "blank inputs"),
+    # what no event may carry: rows that used to stop the whole run once they were replayed
+    (row(9, inputs="a\x00b"), "control character"),
+    (row(10, misleading_target="two\x00"), "control character"),
+    (row(11, targets=[["four\x00"]]), "control character"),
+    (row(12, inputs="x" * 100_000), "at most 100000 characters"),
 ]
 
 
@@ -72,7 +77,7 @@ def test_every_valid_row_makes_episodes_and_malformed_rows_are_counted(tmp_path:
     write_task(
         tmp_path,
         "nested",
-        [row(0, targets=[["four"]]), *(r for r, _ in MALFORMED), row(9, targets=[["four"]])],
+        [row(0, targets=[["four"]]), *(r for r, _ in MALFORMED), row(13, targets=[["four"]])],
     )
 
     loaded = manbench.load(tmp_path, teams=(4, 8))
@@ -83,7 +88,7 @@ def test_every_valid_row_makes_episodes_and_malformed_rows_are_counted(tmp_path:
     )
     assert sorted({e.team_size for e in loaded.episodes}) == [4, 8]
     assert [(s.task, s.idx, s.position) for s in loaded.skipped] == [
-        ("nested", idx, idx - 1) for idx in range(2, 9)
+        ("nested", idx, idx - 1) for idx in range(2, 13)
     ]
     for skipped, (_, reason) in zip(loaded.skipped, MALFORMED, strict=True):
         assert reason in skipped.reason
@@ -113,13 +118,29 @@ def test_a_row_without_an_integer_idx_is_reported_by_position(tmp_path: Path) ->
     assert str(loaded.skipped[0]).startswith("odd row 1: ")
 
 
-def test_a_file_that_is_not_a_task_file_is_still_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"canary": "x", "data": {"idx": 0}}', "data is not a list"),
+        ('{"canary": "x"}', "not a JSON object with a data list"),
+        ("[]", "not a JSON object with a data list"),
+        ("", "not JSON"),
+        (None, "cannot read"),
+    ],
+)
+def test_a_file_that_is_not_a_task_file_is_still_an_error(
+    tmp_path: Path, text: str | None, message: str
+) -> None:
     path = tmp_path / "broken" / "val_data.json"
     path.parent.mkdir()
-    path.write_text('{"canary": "x", "data": {"idx": 0}}', encoding="utf-8")
+    if text is None:
+        path.mkdir()  # a directory where the file should be
+    else:
+        path.write_text(text, encoding="utf-8")
 
-    with pytest.raises(InvalidInput, match="data is not a list"):
+    with pytest.raises(InvalidInput, match=message) as raised:
         manbench.load(tmp_path)
+    assert "Error(" not in str(raised.value)  # no Python repr
 
 
 def test_bench_cli_completes_and_reports_skipped_rows(tmp_path: Path) -> None:

@@ -17,8 +17,10 @@ from builders import KEY
 from readmit.admission.view import sign_view
 from readmit.cli import cli
 from readmit.config import new_ed25519_keys
+from readmit.errors import StoreError
 from readmit.examples.travel import travel_scenario
 from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore
 
 AT = "2026-05-03T14:10:00Z"
 ED25519_PRIVATE, ED25519_PUBLIC = new_ed25519_keys()
@@ -603,3 +605,46 @@ def test_demo_with_a_bad_signing_key_tells_no_story_first() -> None:
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.startswith("error [config_error]: READMIT_SIGNING_KEY")
+
+
+def _full_disk(*_: object, **__: object) -> int:
+    raise StoreError("disk full while recording the decision")
+
+
+def test_a_replay_that_fails_once_it_has_stored_says_what_it_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "trip.json"
+    path.write_text(SCENARIO, encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'held.db'}"
+    CliRunner().invoke(cli, ["workspace", "create", "other", "--agent", "A1:p:r", "--db", db])
+    monkeypatch.setattr(SqlStore, "record_decision", _full_disk)  # not foreseeable by a trial
+
+    result = CliRunner(env={"READMIT_SIGNING_KEY": KEY.decode()}).invoke(
+        cli, ["replay", str(path), "--db", db]
+    )
+
+    assert result.exit_code != 0
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("error [")]
+    assert "disk full" in line
+    assert "workspace 'family-trip' now holds the scenario's history up to that point" in line
+
+
+def test_a_return_whose_view_could_not_expire_is_refused_before_anything_is_stored(
+    tmp_path: Path,
+) -> None:
+    """The trial run never decided, so such a return was found after the history was stored."""
+    scenario = travel_scenario()
+    last = [e for e in scenario["events"] if e["op"] == "return"][-1]
+    last["at"] = "9999-12-31T23:59:59Z"
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(scenario), encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'held.db'}"
+    CliRunner().invoke(cli, ["workspace", "create", "other", "--agent", "A1:p:r", "--db", db])
+    runner = CliRunner(env={"READMIT_SIGNING_KEY": KEY.decode()})
+
+    result = runner.invoke(cli, ["replay", str(path), "--db", db])
+
+    assert result.exit_code == 2
+    assert "would expire after the year 9999" in result.stderr
+    assert runner.invoke(cli, ["audit", "--db", db]).stdout.startswith("no decisions stored")

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from readmit.cli import cli
 from readmit.cli.report_html import decision_html
+from readmit.examples.travel import travel_scenario
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -235,6 +236,25 @@ def test_an_unwritable_html_path_is_one_error_line(runner: CliRunner, tmp_path: 
 
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].startswith("error [invalid_input]: --html:")
+
+
+def test_an_unwritable_html_path_refuses_a_replay_before_it_stores_anything(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """The pages were written last: the replay was stored, and a second run refused."""
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    scenario = tmp_path / "trip.json"
+    scenario.write_text(json.dumps(travel_scenario()), encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'trip.db'}"
+    runner.invoke(cli, ["workspace", "create", "other", "--agent", "A1:p:r", "--db", db])
+    args = ["replay", str(scenario), "--db", db]
+
+    result = runner.invoke(cli, [*args, "--html", str(blocker / "pages")])
+
+    assert result.exit_code == 2
+    again = runner.invoke(cli, args)
+    assert again.exit_code == 0, again.output
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")

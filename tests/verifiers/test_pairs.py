@@ -86,10 +86,15 @@ def test_a_repeated_id_is_refused(tmp_path: Path) -> None:
         load_pairs(write(tmp_path, ROW, ROW))
 
 
-@pytest.mark.parametrize("text", ["{", '{"pairs": []}', "[]"])
-def test_a_file_that_is_not_a_pair_file_is_a_config_error(tmp_path: Path, text: str) -> None:
+@pytest.mark.parametrize(
+    "text",
+    ["{", '{"pairs": []}', "[]", b'{"about": "\xff", "pairs": []}', '{"pairs": [], "pairs": []}'],
+)
+def test_a_file_that_is_not_a_pair_file_is_a_config_error(
+    tmp_path: Path, text: str | bytes
+) -> None:
     path = tmp_path / "pairs.json"
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
 
     with pytest.raises(ConfigError, match=r"pairs\.json"):
         load_pairs(path)

@@ -138,7 +138,7 @@ def _draft(
         "departure_epoch": ctx.departure.epoch,
         "policy": policy.digest,
         "issued_at": format_time(who.at),
-        "expires_at": format_time(_expiry(who.at, policy)),
+        "expires_at": format_time(view_expiry(who.at, policy)),
         "items": [entry for entry, _ in entries],
         "coverage": {
             "obligations": selection.coverage.obligations,
@@ -180,7 +180,12 @@ _EXCLUDED: dict[int, tuple[Exclusion, str]] = {}
 _EXCLUDED_LIMIT = 1 << 17
 
 
-def _expiry(at: datetime, policy: Policy) -> datetime:
+def view_expiry(at: datetime, policy: Policy) -> datetime:
+    """When a view issued at ``at`` under ``policy`` expires.
+
+    Raises:
+        InvalidInput: if that is past the year 9999.
+    """
     try:
         return at + policy.view_ttl
     except OverflowError:

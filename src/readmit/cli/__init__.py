@@ -76,7 +76,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except ReadmitError as error:
-            fail(error.code, str(error), exit_code(error))
+            notes = getattr(error, "__notes__", ())
+            told = f"{error} ({'; '.join(notes)})" if notes else str(error)
+            fail(error.code, told, exit_code(error))
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as error:

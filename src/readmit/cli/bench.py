@@ -238,7 +238,7 @@ def _chosen_episodes(
     condition or unreadable data leaves no folder behind.
 
     Raises:
-        ConfigError: for a condition no episode has.
+        ConfigError: for a condition no episode has, or when there is no episode at all.
         InvalidInput: if ``out`` cannot be made.
     """
     skipped: list[str] = []
@@ -253,6 +253,8 @@ def _chosen_episodes(
                 listed = ", ".join(sorted(known))
                 raise ConfigError(f"unknown condition(s) {unknown} (known: {listed})")
             episodes = [e for e in episodes if e.condition in conditions]
+        if not episodes:
+            raise ConfigError(f"no episodes to run in {', '.join(suites)}")
         try:
             out.mkdir(parents=True, exist_ok=True)
             for made in Path(aside).iterdir():

@@ -13,18 +13,21 @@ import click
 from click._termui_impl import ProgressBar
 
 from readmit.admission.invalidation.cache import with_cache
-from readmit.admission.invalidation.implicit import Progress
+from readmit.admission.invalidation.dependency_scan import DependencyScan
+from readmit.admission.invalidation.embeddings import Embedder
+from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.cli.history import for_page, history
 from readmit.cli.inputs import read_json, sqlite_path
 from readmit.cli.render import render_decision
 from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
 from readmit.decide import Decided
-from readmit.errors import InvalidEvent, InvalidInput
+from readmit.errors import InvalidEvent, InvalidInput, ReadmitError
 from readmit.events import Assert, OpenObligation, Supersede
 from readmit.plugins import make_dependency_scan, make_embedder, make_verifier
 from readmit.replay import replay
 from readmit.scenario import Scenario, load_scenario
+from readmit.signing import Signer
 from readmit.store import SqlStore, open_store
 
 
@@ -84,6 +87,8 @@ def run(
     embedder = make_embedder(embeddings, os.environ) if embeddings else None
     scan = make_dependency_scan(dependency_scan, os.environ) if dependency_scan else None
     choice = signer_from_env(os.environ, allow_ephemeral=True)
+    if html_dir is not None:  # before anything is stored: a bad folder leaves no replay behind
+        _html_folder(html_dir)
     if intro is not None:
         click.echo(intro)
     if choice.ephemeral:
@@ -92,32 +97,7 @@ def run(
             "and cannot be verified later",
             err=True,
         )
-    made = sqlite_path(db)
-    made = made if made is not None and not made.exists() else None
-    store = open_store(db)
-    try:
-        existed = bool(store.agents(scenario.workspace))
-        with progress_bar() as on_progress:
-            try:
-                decided = replay(
-                    scenario,
-                    store,
-                    verifier=with_cache(verifier, store),
-                    signer=choice.signer,
-                    on_progress=on_progress,
-                    embedder=embedder,
-                    dependency_scan=scan,
-                )
-            except InvalidInput as exc:
-                raise _in_existing(exc, scenario.workspace) if existed else exc from None
-        explain = _explain_commands(store, db, db_flag, scenario.workspace, decided)
-    except BaseException:
-        store.close()
-        if made is not None:  # this command made the file: a refused replay leaves none
-            for path in (made, *(made.with_name(made.name + s) for s in ("-wal", "-shm"))):
-                path.unlink(missing_ok=True)
-        raise
-    store.close()
+    decided, explain = _stored(scenario, db, db_flag, verifier, choice.signer, embedder, scan)
     decisions = [d.record for d in decided]  # JSON at the edge
     pages = _pages(scenario, decisions)
     texts = item_texts(scenario)
@@ -130,6 +110,58 @@ def run(
     if html_dir is not None:
         _write_pages(html_dir, pages, texts)
     return decisions
+
+
+def _stored(
+    scenario: Scenario,
+    db: str,
+    db_flag: bool,
+    verifier: Verifier,
+    signer: Signer,
+    embedder: Embedder | None,
+    scan: DependencyScan | None,
+) -> tuple[list[Decided], list[str]]:
+    """Replay ``scenario`` on the store at ``db``: its decisions, and how to explain each.
+
+    A replay refused on a database this command made leaves no file behind. One that
+    fails once it has begun storing (a verifier that went away) says what it left.
+    """
+    made = sqlite_path(db)
+    made = made if made is not None and not made.exists() else None
+    store, done = open_store(db), False
+    try:
+        existed = bool(store.agents(scenario.workspace))
+        with progress_bar() as on_progress:
+            try:
+                decided = replay(
+                    scenario,
+                    store,
+                    verifier=with_cache(verifier, store),
+                    signer=signer,
+                    on_progress=on_progress,
+                    embedder=embedder,
+                    dependency_scan=scan,
+                )
+            except InvalidInput as exc:
+                raise _in_existing(exc, scenario.workspace) if existed else exc from None
+            except ReadmitError as exc:
+                if made is None and not existed and store.agents(scenario.workspace):
+                    exc.add_note(_PART_STORED.format(scenario.workspace))
+                raise
+        explain = _explain_commands(store, db, db_flag, scenario.workspace, decided)
+        done = True
+        return decided, explain
+    finally:
+        store.close()
+        if not done and made is not None:  # this command made the file: a refusal leaves none
+            for path in (made, *(made.with_name(made.name + s) for s in ("-wal", "-shm"))):
+                path.unlink(missing_ok=True)
+
+
+_PART_STORED = (
+    "workspace {0!r} now holds the scenario's history up to that point: replay into a new "
+    "workspace or database"
+)
 
 
 def _print_pages(pages: list[dict[str, Any]], texts: dict[str, str], explain: list[str]) -> None:
@@ -173,11 +205,15 @@ def _explain_commands(
     return [f"stored as decision {d.id}: readmit explain {d.id}{options}" for d in decided]
 
 
-def _write_pages(html_dir: Path, decisions: list[dict[str, Any]], texts: dict[str, str]) -> None:
+def _html_folder(html_dir: Path) -> None:
     try:
         html_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidInput(f"--html: cannot create {html_dir}: {exc.strerror or exc}") from None
+
+
+def _write_pages(html_dir: Path, decisions: list[dict[str, Any]], texts: dict[str, str]) -> None:
+    _html_folder(html_dir)
     for n, record in enumerate(decisions, start=1):
         write_html(html_dir / f"decision-{n}.html", record, texts)
     click.echo(f"wrote {len(decisions)} page(s) to {html_dir}", err=True)

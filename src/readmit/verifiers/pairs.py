@@ -13,7 +13,6 @@ later observation ``invalidates`` the earlier item (true exactly for the kinds i
 `POSITIVE`), its ``domain``, and, in the labeled set, its ``split``.
 """
 
-import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -22,8 +21,9 @@ from typing import Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from readmit import strict_json
 from readmit.admission.invalidation.implicit import Later, Pair
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, InvalidInput
 from readmit.events import text_digest
 from readmit.model import Item, Receipt
 from readmit.wire.fields import plain
@@ -160,10 +160,10 @@ def load_pairs(path: Path | str) -> tuple[LabeledPair, ...]:
         ConfigError: naming the file, if it is missing, not JSON, or a row is invalid.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from exc
-    return _parse(text, str(path))
+    return _parse(data, str(path))
 
 
 @cache
@@ -173,12 +173,12 @@ def packaged_pairs(name: str) -> tuple[LabeledPair, ...]:
     return _parse(text, name)
 
 
-def _parse(text: str, where: str) -> tuple[LabeledPair, ...]:
+def _parse(text: str | bytes, where: str) -> tuple[LabeledPair, ...]:
     try:
-        data = json.loads(text)
+        data = strict_json.loads(text)
         rows = PairFile.model_validate(data)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{where}: not JSON: {exc}") from exc
+    except InvalidInput as exc:  # not UTF-8, not JSON, a repeated key, ...
+        raise ConfigError(f"{where}: {exc}") from exc
     except ValidationError as exc:
         raise ConfigError(f"{where}: {_problems(exc)}; {SHAPE}") from None
     return tuple(row.labeled() for row in rows.pairs)

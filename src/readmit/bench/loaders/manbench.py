@@ -27,7 +27,7 @@ from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.errors import InvalidInput
-from readmit.wire.fields import plain
+from readmit.wire.fields import check_text, plain
 
 
 class _Example(BaseModel):
@@ -48,6 +48,7 @@ class _Example(BaseModel):
     def _some(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("no targets")
+        _storable(ANSWER, value[0])  # the one an episode states
         return value
 
     @field_validator("inputs")
@@ -55,7 +56,25 @@ class _Example(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("blank inputs")
-        return value
+        return _storable(QUESTION, value)
+
+    @field_validator("misleading_target")
+    @classmethod
+    def _misleading(cls, value: str) -> str:
+        return _storable(ANSWER, value)
+
+
+QUESTION, ANSWER = "Current question: ", "Answer to the current question: "
+"""What an episode's question and answer items say before the row's own text."""
+
+
+def _storable(prefix: str, value: str) -> str:
+    """``value``, if the item text it makes is one an event may carry (`Text`)."""
+    try:
+        check_text(prefix + value, "text")
+    except InvalidInput as exc:
+        raise ValueError(str(exc).removeprefix("text: ")) from None
+    return value
 
 
 def flatten(value: Any) -> list[str]:
@@ -104,11 +123,19 @@ def read_task(path: Path) -> tuple[list[_Example], list[SkippedRow]]:
         InvalidInput: if the file is not a ManBench task file (not JSON, no ``data`` list).
     """
     try:
-        rows = strict_json.loads(path.read_bytes())["data"]
-    except (OSError, InvalidInput, KeyError, TypeError) as exc:
-        raise InvalidInput(f"{path} is not a ManBench task file: {exc!r}") from exc
+        task = strict_json.loads(path.read_bytes())
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path} is not a ManBench task file: {exc}") from exc
+    rows = task.get("data") if isinstance(task, dict) else None
     if not isinstance(rows, list):
-        raise InvalidInput(f"{path} is not a ManBench task file: data is not a list")
+        shape = (
+            "data is not a list"
+            if isinstance(task, dict) and "data" in task
+            else ("it is not a JSON object with a data list")
+        )
+        raise InvalidInput(f"{path} is not a ManBench task file: {shape}")
     examples: list[_Example] = []
     skipped: list[SkippedRow] = []
     for position, row in enumerate(rows):
@@ -136,7 +163,7 @@ def _answer_item(h: History, author: str, item_id: str, answer: str, task: str) 
     h.item(
         author,
         item_id,
-        f"Answer to the current question: {answer}",
+        ANSWER + answer,
         depends_on=[task],
         supports=["d_answer"],
     )
@@ -163,7 +190,7 @@ def episode(task: str, examples: list[_Example], k: int, team: int = 4) -> Episo
     h.item(
         "A0",
         "question-0",
-        f"Current question: {current.inputs}",
+        QUESTION + current.inputs,
         key="question",
         supports=["d_question"],
     )
@@ -181,7 +208,7 @@ def episode(task: str, examples: list[_Example], k: int, team: int = 4) -> Episo
         h.item(
             "T1",
             "question-1",
-            f"Current question: {nxt.inputs}",
+            QUESTION + nxt.inputs,
             key="question",
             supports=["d_question"],
         )
