@@ -53,6 +53,11 @@ def _same_ids(s: dict[str, Any]) -> None:
         e["id"] = "same"
 
 
+def _named_like_a_position(s: dict[str, Any]) -> None:
+    s["events"][0]["id"] = "e3"
+    s["events"][3].pop("id", None)
+
+
 CASES = [
     Case("unknown op", _set(2, op="explode"), "e2", "unknown op 'explode'"),
     Case("missing op", lambda s: s["events"][2].pop("op"), "e2", "unknown op None"),
@@ -101,7 +106,13 @@ CASES = [
         "duplicate event id",
         _same_ids,
         "same",
-        "duplicate event id",
+        "duplicate event id: events[1] and events[2]",
+    ),
+    Case(
+        "an id that another event is given by its position",
+        _named_like_a_position,
+        "e3",
+        "duplicate event id: events[0] and events[3] (an event given no id is named e<its",
     ),
     Case(
         "experience with unknown source",
@@ -168,6 +179,7 @@ def test_bad_scenarios_name_the_event_and_the_problem(case: Case, travel: dict[s
             r"agents\.0\.rol: unknown field \(did you mean 'role'\?\)",
         ),
         (lambda s: s["agents"].append(dict(s["agents"][0])), "duplicate agent"),
+        (lambda s: s.update(agents=[]), "agents: List should have at least 1 item"),
         (lambda s: s["policy"].update(on_incomplete="shrug"), "on_incomplete"),
         (lambda s: s.update(events="nope"), "events"),
     ],

@@ -41,12 +41,16 @@ def parse_time(text: str) -> datetime:
         raise ValueError(f"time {text!r} is outside the years 1 to 9999 in UTC") from None
 
 
-def aware(at: datetime, event_id: str) -> datetime:
+def aware(at: object, event_id: str) -> datetime:
     """``at``, which event ``event_id`` is recorded at: it must have a time zone.
 
     Raises:
-        InvalidEvent: if it has none (a time without a zone cannot be ordered).
+        InvalidEvent: if it has none (a time without a zone cannot be ordered), or it is
+            not a ``datetime`` (a string from a library caller).
     """
+    if not isinstance(at, datetime):
+        problem = f"at: give a datetime with a time zone, not {type(at).__name__} {at!r}"[:200]
+        raise InvalidEvent(event_id, problem)
     if naive(at):
         problem = "its time has no time zone (give an aware one, e.g. datetime.now(UTC))"
         raise InvalidEvent(event_id, problem)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from readmit import strict_json
 from readmit.clock import format_time
@@ -46,7 +46,7 @@ class _ScenarioIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     format: Literal["readmit.scenario/1"]
     workspace: Name
-    agents: list[_AgentIn]
+    agents: list[_AgentIn] = Field(min_length=1)
     policy: dict[str, Any] = {}
     events: list[Any]
 
@@ -118,11 +118,15 @@ def load_scenario(data: object) -> Scenario:
 
 
 def _check_order(steps: Sequence[Step]) -> None:
-    seen: set[str] = set()
-    for before, step in zip((None, *steps), steps, strict=False):
-        if step.id in seen:
-            raise InvalidEvent(step.id, "duplicate event id")
-        seen.add(step.id)
+    seen: dict[str, int] = {}
+    for index, (before, step) in enumerate(zip((None, *steps), steps, strict=False)):
+        first = seen.setdefault(step.id, index)
+        if first != index:
+            raise InvalidEvent(
+                step.id,
+                f"duplicate event id: events[{first}] and events[{index}] (an event given no "
+                "id is named e<its index>)",
+            )
         if before is not None and step.at < before.at:
             raise InvalidEvent(
                 step.id,

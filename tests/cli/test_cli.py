@@ -211,7 +211,7 @@ def test_explain_of_a_number_several_workspaces_hold_asks_for_one(
                 {
                     "format": "readmit.scenario/1",
                     "workspace": "w",
-                    "agents": [],
+                    "agents": [{"id": "A1", "principal": "p", "role": "r"}],
                     "events": [{"op": "teleport", "at": "2026-01-01T00:00:00Z"}],
                 }
             ),
@@ -222,7 +222,7 @@ def test_explain_of_a_number_several_workspaces_hold_asks_for_one(
                 {
                     "format": "readmit.scenario/1",
                     "workspace": "w",
-                    "agents": [],
+                    "agents": [{"id": "A1", "principal": "p", "role": "r"}],
                     "events": [
                         {
                             "op": "assert",

@@ -501,6 +501,20 @@ def test_audit_does_not_create_a_database_for_a_mistyped_path(tmp_path: Path) ->
     assert not (tmp_path / "typo.db").exists()
 
 
+@pytest.mark.parametrize("content", [b"", b"notes, not a database"], ids=["empty", "text"])
+def test_audit_does_not_turn_a_file_that_is_no_database_into_one(
+    tmp_path: Path, content: bytes
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+
+    result = CliRunner().invoke(cli, ["audit", "--db", f"sqlite:///{path}"])
+
+    assert result.exit_code == 2
+    assert "is not a SQLite database" in result.stderr
+    assert path.read_bytes() == content
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -256,6 +256,13 @@ def test_agents_given_as_a_generator_are_all_made(store: WorkStateStore) -> None
     assert sorted(store.agents("ws")) == ["A1", "A2"]
 
 
+def _nested(depth: int) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    for _ in range(depth):
+        record = {"x": record}
+    return record
+
+
 DECISIONS = [
     ({"agent": "Z9"}, InvalidInput, "no such agent"),
     ({"at": "2026-05-01T09:00:00Z"}, InvalidInput, "at must be a datetime"),
@@ -264,6 +271,12 @@ DECISIONS = [
     ({"epoch": True}, InvalidInput, "epoch must be an integer"),
     ({"outcome": "granted"}, InvalidInput, "outcome must be one of"),
     ({"record": "{}"}, InvalidInput, "record must be a dict"),
+    ({"epoch": 10**30}, InvalidInput, "epoch must be an integer"),
+    ({"record": {"x": float("nan")}}, InvalidInput, "record is not JSON"),
+    ({"record": {"x": float("inf")}}, InvalidInput, "record is not JSON"),
+    ({"record": {"x": object()}}, InvalidInput, "record is not JSON"),
+    ({"record": {"x": "\ud800"}}, InvalidInput, "record is not JSON"),
+    ({"record": _nested(5000)}, InvalidInput, "record is not JSON"),
 ]
 
 
@@ -298,3 +311,27 @@ def test_an_agent_key_stored_in_a_form_no_key_hashes_to_is_refused(
         store.add_agent_key("ws", "A1", key_hash, at)  # type: ignore[arg-type]
 
     assert store.agent_for_key(str(key_hash)) is None
+
+
+def test_a_key_stored_twice_is_refused_and_keeps_its_agent(store: WorkStateStore) -> None:
+    _workspace(store)
+    key = "sha256:" + "0" * 64
+    store.add_agent_key("ws", "A1", key, LATER)
+
+    with pytest.raises(InvalidInput, match="already stored"):
+        store.add_agent_key("ws", "A2", key, LATER)
+
+    found = store.agent_for_key(key)
+    assert found is not None
+    assert found[1].id == "A1"
+
+
+def test_a_time_given_as_a_string_is_an_invalid_event_naming_the_field(
+    store: WorkStateStore,
+) -> None:
+    _workspace(store)
+    event = Assert(id="e9", at="2026-05-01T09:00:00Z", author="A1", item=_draft(id="x"))  # type: ignore[arg-type]
+
+    with pytest.raises(InvalidEvent, match="'e9': at: give a datetime"):
+        store.append("ws", [event])
+    assert [r.event.id for r in store.events("ws")] == ["e1"]

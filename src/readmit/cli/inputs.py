@@ -57,7 +57,8 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
     neither was set and ``url`` is the default.
 
     Raises:
-        ConfigError: if ``url`` names an SQLite file that does not exist.
+        ConfigError: if ``url`` names an SQLite file that does not exist, or a file that is
+            not a SQLite database (an empty one would become a new database).
         StoreError: if the store cannot be opened.
     """
     path = sqlite_file(url)
@@ -73,7 +74,18 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
             f"no database at {str(path)!r} (from {given} {url!r}); "
             "'readmit replay --db URL' or 'readmit workspace create' makes one"
         )
+    if path is not None and not _sqlite_header(path):  # SQLite would make it a database
+        raise ConfigError(f"{str(path)!r} (from {url!r}) is not a SQLite database")
     return open_store(url)
+
+
+def _sqlite_header(path: Path) -> bool:
+    """Whether the file at ``path`` starts as every SQLite database does."""
+    try:
+        with path.open("rb") as file:
+            return file.read(16) == b"SQLite format 3\x00"
+    except OSError as exc:
+        raise ConfigError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def workspace_agents(

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from readmit.errors import InvalidInput, NotFound
 from readmit.model import Agent
-from readmit.store.connection import Connection, stamp
+from readmit.store.connection import Conflict, Connection, stamp
 from readmit.wire.domain import checked_key
 
 FINGERPRINT = 19
@@ -45,7 +45,8 @@ class AgentKeys:
 
         Raises:
             NotFound: if there is no such workspace, or no such agent in it (naming its agents).
-            InvalidInput: if ``key_hash`` is not `readmit.service.keys.key_hash`'s form.
+            InvalidInput: if ``key_hash`` is not `readmit.service.keys.key_hash`'s form, or
+                that key is stored already.
             InvalidEvent: if ``at`` has no time zone.
         """
         checked_key(key_hash, at)
@@ -57,12 +58,15 @@ class AgentKeys:
                 f"no agent {agent!r} in workspace {workspace!r} (its agents: "
                 f"{', '.join(sorted(known))})"
             )
-        with self._transaction(lock=workspace) as db:
-            db.execute(
-                "INSERT INTO agent_keys (key_hash, workspace, agent, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (key_hash, workspace, agent, stamp(at)),
-            )
+        try:
+            with self._transaction(lock=workspace) as db:
+                db.execute(
+                    "INSERT INTO agent_keys (key_hash, workspace, agent, created_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (key_hash, workspace, agent, stamp(at)),
+                )
+        except Conflict:
+            raise InvalidInput("that key is already stored (make a new one)") from None
 
     def agent_for_key(self, key_hash: str) -> tuple[str, Agent] | None:
         """The (workspace, agent) an API key hash belongs to, if any."""

@@ -22,7 +22,6 @@ from typing import Any, TypeGuard
 from pydantic_core import PydanticSerializationError, to_json
 
 from readmit.admission.view import redact, seen_by_agent
-from readmit.canonical import canonical_json
 from readmit.errors import InvalidInput, StoreError
 from readmit.reasons import Reason
 from readmit.store.absence import last_departure
@@ -62,12 +61,24 @@ def _json(value: dict[str, Any]) -> str:
 
     A busy workspace's record holds hundreds of exclusions and texts: 3.9 ms a return with
     the standard library's encoder, 1.4 ms with pydantic's. What that one refuses (a lone
-    surrogate) gets the standard encoder, whose error the store has always reported.
+    surrogate), or may have written as no JSON parser reads it (NaN, Infinity), gets the
+    standard encoder, strict.
+
+    Raises:
+        InvalidInput: if ``value`` is not JSON (a number that is none, an object, a lone
+            surrogate, nesting too deep).
     """
     try:
-        return to_json(value).decode()
-    except PydanticSerializationError:
-        return canonical_json(value)
+        text = to_json(value).decode()
+    except (PydanticSerializationError, ValueError, RecursionError):
+        text = None
+    if text is None or "NaN" in text or "Infinity" in text:  # its own checks, or a text's word
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")  # a lone surrogate has no UTF-8
+        except (ValueError, TypeError, RecursionError) as exc:  # a library caller's record
+            raise InvalidInput(f"decision record is not JSON: {str(exc)[:200]}") from None
+    return text
 
 
 def packed(text: str, dialect: str) -> str | bytes:

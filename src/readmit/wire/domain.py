@@ -119,7 +119,7 @@ def checked_decision(
     if agent not in agents:
         raise InvalidInput(f"decision of {agent!r}: no such agent in the workspace")
     _time(at, f"decision of {agent}")
-    if type(epoch) is not int or epoch < 0:
+    if type(epoch) is not int or not 0 <= epoch < 2**63:
         raise InvalidInput(f"decision epoch must be an integer, 0 or more, not {epoch!r}")
     if outcome not in OUTCOMES:
         raise InvalidInput(
