@@ -181,17 +181,12 @@ _EXCLUDED_LIMIT = 1 << 17
 
 
 def view_expiry(at: datetime, policy: Policy) -> datetime:
-    """When a view issued at ``at`` under ``policy`` expires.
-
-    Raises:
-        InvalidInput: if that is past the year 9999.
-    """
+    """When a view issued at ``at`` expires (`InvalidInput` past the year 9999)."""
     try:
         return at + policy.view_ttl
     except OverflowError:
-        raise InvalidInput(
-            f"a view issued at {format_time(at)} would expire after the year 9999"
-        ) from None
+        late = f"a view issued at {format_time(at)} would expire after the year 9999"
+        raise InvalidInput(late) from None
 
 
 def _unsigned(view: Mapping[str, Any]) -> bytes:
