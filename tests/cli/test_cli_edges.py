@@ -510,8 +510,8 @@ def test_audit_does_not_turn_a_file_that_is_no_database_into_one(
 
     result = CliRunner().invoke(cli, ["audit", "--db", f"sqlite:///{path}"])
 
-    assert result.exit_code == 2
-    assert "is not a SQLite database" in result.stderr
+    assert result.exit_code == 4
+    assert "is not a database: no SQLite file" in result.stderr
     assert path.read_bytes() == content
 
 

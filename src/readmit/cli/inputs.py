@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from readmit import strict_json
-from readmit.errors import ConfigError, InvalidInput, NotFound
+from readmit.errors import ConfigError, InvalidInput, NotFound, StoreError
 from readmit.model import Agent
 from readmit.store import SqlStore, open_store
 
@@ -57,9 +57,9 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
     neither was set and ``url`` is the default.
 
     Raises:
-        ConfigError: if ``url`` names an SQLite file that does not exist, or a file that is
-            not a SQLite database (an empty one would become a new database).
-        StoreError: if the store cannot be opened.
+        ConfigError: if ``url`` names an SQLite file that does not exist.
+        StoreError: if the store cannot be opened, or ``url`` names a file that is not a
+            SQLite database (an empty one would become a new database).
     """
     path = sqlite_file(url)
     if path is not None and not path.is_file():
@@ -75,7 +75,7 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
             "'readmit replay --db URL' or 'readmit workspace create' makes one"
         )
     if path is not None and not _sqlite_header(path):  # SQLite would make it a database
-        raise ConfigError(f"{str(path)!r} (from {url!r}) is not a SQLite database")
+        raise StoreError(f"{str(path)!r} (from {url!r}) is not a database: no SQLite file")
     return open_store(url)
 
 
