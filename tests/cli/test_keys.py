@@ -124,3 +124,17 @@ def test_an_unknown_workspace_or_agent_is_said_not_listed_as_nothing_stored(
     assert result.exit_code == 4, result.output
     assert said in result.output
     assert "stored" not in result.output
+
+
+@pytest.mark.parametrize("bare", [False, True], ids=["as listed", "hex only"])
+def test_a_key_is_revoked_by_the_start_keys_list_shows_with_or_without_its_tag(
+    runner: CliRunner, db: str, bare: bool
+) -> None:
+    runner.invoke(cli, ["keys", "create", "trip", "A1", "--db", db])
+    listed = runner.invoke(cli, ["keys", "list", "--db", db]).output
+    fingerprint = listed.split()[-1]  # sha256:<12 hex>
+    given = fingerprint.removeprefix("sha256:") if bare else fingerprint
+
+    result = runner.invoke(cli, ["keys", "revoke", "trip", "A1", "--key", given, "--db", db])
+
+    assert result.output == "revoked 1 key(s) of A1 in trip\n"

@@ -95,6 +95,8 @@ def keys_revoke(workspace_name: str, agent: str, fingerprint: str | None, db: st
         if fingerprint.startswith(PREFIX):  # the key itself: matched by its hash, not echoed
             fingerprint, which = key_hash(fingerprint), "such key"
         else:
+            if not fingerprint.startswith("sha256:"):  # the hex `keys list` shows after it
+                fingerprint = f"sha256:{fingerprint}"
             which = f"key starting {fingerprint!r}"
     store = open_existing_store(db)
     try:

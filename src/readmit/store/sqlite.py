@@ -7,6 +7,7 @@ reads run in ``BEGIN DEFERRED`` snapshots, which in WAL mode never wait for a
 writer. Every connection waits up to `BUSY_TIMEOUT_S` for the write lock.
 """
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,7 +35,11 @@ class SQLiteConnection:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite store at {path!r}: {exc}") from exc
+            folder = os.path.dirname(path)
+            if folder and not os.path.isdir(folder):
+                exc.add_note(f"there is no directory {folder!r} to make it in")
+            why = "; ".join([str(exc), *getattr(exc, "__notes__", ())])
+            raise StoreError(f"cannot open SQLite store at {path!r}: {why}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         try:
