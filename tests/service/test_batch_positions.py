@@ -48,6 +48,27 @@ def test_an_event_with_its_own_id_is_named_by_id_and_position(
     assert error["message"] == "event 'mine' (events[1]): colour: unknown field"
 
 
+def test_an_id_that_is_no_name_is_refused_by_position_and_never_echoed(
+    client: httpx.Client, team: Team
+) -> None:
+    """A lone surrogate in an event's id was echoed back in the error: a 500, as no JSON
+    answer can hold it."""
+    body = '{"events": [{"op": "assert", "id": "e\\ud800", "author": "A2", '
+    body += '"item": {"id": "x", "text": "t"}}]}'
+
+    response = client.post(
+        "/v1/events",
+        content=body,
+        headers={**team.auth("A2"), "Content-Type": "application/json"},
+    )
+
+    assert response.status_code == 422, response.text
+    error = response.json()
+    assert error["details"]["event_id"] is None
+    assert error["details"]["fields"] == ["id"]
+    assert error["message"].startswith("events[0]: id: ")
+
+
 def test_every_field_at_fault_is_listed(client: httpx.Client, team: Team) -> None:
     bad = {"op": "assert", "author": "", "item": {"id": "x", "text": "t", "kind": "rumour"}}
 

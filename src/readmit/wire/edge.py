@@ -36,7 +36,7 @@ from readmit.events import (
 )
 from readmit.events import Resolve as ResolveEvent
 from readmit.model import ANY, Kind, Validity
-from readmit.wire.fields import Wild, plain
+from readmit.wire.fields import Wild, check_name, plain
 from readmit.wire.inbound import (
     OP,
     OP_MODELS,
@@ -146,8 +146,9 @@ def parse_step(raw: object, index: int) -> Step:
         InvalidEventAt: naming the event (its ``id``, else ``e<index>``), its position
             ``index`` and every problem.
     """
-    named = isinstance(raw, dict) and isinstance(raw.get("id"), str)
-    event_id = raw["id"] if named and isinstance(raw, dict) else f"e{index}"
+    given = raw.get("id") if isinstance(raw, dict) else None
+    named = isinstance(given, str) and _a_name(given)  # else it is not echoed back
+    event_id = given if named and isinstance(given, str) else f"e{index}"
 
     def refuse(problem: str, fields: tuple[str, ...] = ()) -> InvalidEventAt:
         return InvalidEventAt(event_id, problem, index=index, fields=fields, named=named)
@@ -169,6 +170,14 @@ def parse_step(raw: object, index: int) -> Step:
         return _to_step(parsed, event_id)
     except InvalidInput as exc:
         raise refuse(str(exc)) from None
+
+
+def _a_name(value: str) -> bool:
+    try:
+        check_name(value, "id")
+    except InvalidInput:
+        return False
+    return True
 
 
 def parse_event(raw: object, index: int) -> Event:
