@@ -7,8 +7,9 @@ from typing import Any
 from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage
 from readmit.admission.decision import Decision, Issued
+from readmit.admission.hidden import hidden_ids, redact
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.admission.view import exclusion_json, hidden_ids, redact
+from readmit.admission.view import exclusion_json
 from readmit.clock import format_time
 from readmit.model import Experience
 from readmit.policy import Policy

@@ -11,12 +11,11 @@ from hypothesis import strategies as st
 from builders import KEY, NOW, context, item, obligation, returner, revoke, supersede
 from readmit.admission import admit
 from readmit.admission.decision import Issued
+from readmit.admission.hidden import hidden_ids, redact
 from readmit.admission.view import (
     VIEW_FIELDS,
     VerifiedView,
     exclusion_json,
-    hidden_ids,
-    redact,
     sign_view,
     verify_view,
 )

@@ -6,7 +6,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from readmit.admission.view import redact
+from readmit.admission.hidden import redact
 from readmit.reasons import Reason
 from readmit.store.audit import redacts
 

@@ -183,7 +183,7 @@ def test_no_memory_layer_names_a_premise_the_agent_may_not_read(store: WorkState
     assert removals(family)["y"].reason == "premise_invalidated"
     assert removals(family)["y"].detail == ""
     assert "depends on x" not in preamble(_judged(family))
-    assert hidden_split(family.record) == (["x"], [])  # an item the agent may not read
+    assert hidden_split(family.record) == (["x"], ["e4"])  # an item it may not read, its revoke
 
 
 def _judged(decided: Decided) -> Any:

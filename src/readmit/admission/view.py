@@ -18,11 +18,11 @@ from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage, Selection, measure
 from readmit.admission.entries import entry_digest, item_entry
 from readmit.admission.gates import apply_gates
-from readmit.admission.memo import Passes, keep
+from readmit.admission.hidden import hidden_ids, without
+from readmit.admission.memo import keep
 from readmit.canonical import canonical_json, json_string
 from readmit.clock import format_time, naive, parse_time
 from readmit.errors import InvalidInput, ViewRejected
-from readmit.model import Item, Scope
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import Signer
@@ -44,76 +44,6 @@ def exclusion_json(e: Exclusion) -> dict[str, Any]:
     if e.confidence is not None:
         out["confidence"] = e.confidence
     return out
-
-
-def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
-    """Ids the returning agent may not see: excluded items it may not read, their events.
-
-    Whatever excluded an item: one revoked, replaced or fallen with its premise leaves
-    before the authorization gate would have named it ``unauthorized``, and is no more
-    the agent's to know of. An item the context does not hold is hidden (fail closed).
-    Remembered for the last few returns: a return's view and its decision record ask about
-    the same exclusions. What it reads of the context is the returner and the id index (an
-    immutable mapping, kept with the answer so its id is not reused).
-    """
-    inputs = (ctx.returner, id(ctx.by_id))
-    known = _HIDDEN.get(exclusions, inputs)
-    if known is None:
-        known = _HIDDEN.put(exclusions, inputs, ctx.by_id, _hidden_ids(ctx, exclusions))
-    return known
-
-
-_HIDDEN: Passes[frozenset[str]] = Passes()
-
-
-def _hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
-    who = ctx.returner
-    readable: dict[int, tuple[Scope, bool]] = {}  # items of one store share their scopes
-
-    def hidden(item: Item | None) -> bool:
-        if item is None:
-            return True
-        known = readable.get(id(item.scope))
-        if known is None:
-            known = readable[id(item.scope)] = (
-                item.scope,  # kept, so its id is not reused while this runs
-                item.scope.readable_by(who.principal, who.role),
-            )
-        return not known[1]
-
-    items = {e.item for e in exclusions if hidden(ctx.by_id.get(e.item))}
-    events = {r.event_id for i in items if (m := ctx.by_id.get(i)) is not None and (r := m.receipt)}
-    premises = {p for p, o in ctx.outside.items() if not o.readable}
-    return frozenset(items | events | premises)
-
-
-def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
-    """The exclusions (in wire form) the agent may see, with hidden ids removed from evidence.
-
-    ``not_selected`` items are left out: they are valid, just not needed, and
-    the audit log keeps them. The view tells the agent what went stale.
-    """
-    visible = []
-    for e in excluded:
-        if not seen_by_agent(e, hidden):
-            continue
-        if hidden.isdisjoint(e["evidence"]):
-            visible.append({**e, "evidence": list(e["evidence"])})
-        else:
-            visible.append(_without(dict(e), hidden))
-    return visible
-
-
-def seen_by_agent(e: Mapping[str, Any], hidden: frozenset[str]) -> bool:
-    """Whether `redact` shows exclusion ``e``: one the agent may see, not ``not_selected``."""
-    return e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED
-
-
-def _without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
-    """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names."""
-    shown["evidence"] = [x for x in shown["evidence"] if x not in hidden]
-    shown.pop("detail", None)  # the detail may name what was hidden
-    return shown
 
 
 def _draft(
@@ -169,7 +99,7 @@ def _visible(
                 known = keep(_EXCLUDED, id(e), (e, canonical_json(entry)), _EXCLUDED_LIMIT)
             texts.append(known[1])
         else:
-            entry = _without(entry, hidden)
+            entry = without(entry, hidden)
             texts.append(canonical_json(entry))
         shown.append(entry)
     return shown, texts

@@ -21,7 +21,7 @@ from typing import Any, TypeGuard
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from readmit.admission.view import redact, seen_by_agent
+from readmit.admission.hidden import redact, seen_by_agent
 from readmit.errors import InvalidInput, StoreError
 from readmit.reasons import Reason
 from readmit.store.absence import last_departure

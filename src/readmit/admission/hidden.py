@@ -1,0 +1,94 @@
+"""What a returning agent may not see of its return: ids, and the details that name them.
+
+An item it may not read is never named to it, nor the event that stated it, nor one that
+withdrew it, nor a premise outside its context it may not read; an exclusion whose
+evidence names one is shown without it and without its detail (docs/security.md).
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from readmit.admission.context import ReturnContext
+from readmit.admission.memo import Passes
+from readmit.events import Close, Revoke, Supersede
+from readmit.model import Item, Scope
+from readmit.reasons import Exclusion, Reason
+
+
+def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
+    """Ids the returning agent may not see: what is hidden of items it may not read.
+
+    The excluded items it may not read and the events that stated them; the events in
+    Δ that withdrew an item it may not read (their ids are a teammate's free text); the
+    premises outside its context it may not read. Whatever excluded an item: one revoked,
+    replaced or fallen with its premise leaves before the authorization gate would have
+    named it ``unauthorized``, and is no more the agent's to know of. An item the context
+    does not hold is hidden (fail closed). Remembered for the last few returns: a return's
+    view and its decision record ask about the same exclusions. What it reads of the
+    context is the returner, the id index and Δ (immutable, kept with the answer so that
+    their ids are not reused).
+    """
+    inputs = (ctx.returner, id(ctx.by_id), id(ctx.delta))
+    known = _HIDDEN.get(exclusions, inputs)
+    if known is None:
+        held = (ctx.by_id, ctx.delta)
+        known = _HIDDEN.put(exclusions, inputs, held, _hidden_ids(ctx, exclusions))
+    return known
+
+
+_HIDDEN: Passes[frozenset[str]] = Passes()
+
+
+def _hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
+    who = ctx.returner
+    readable: dict[int, tuple[Scope, bool]] = {}  # items of one store share their scopes
+
+    def hidden(item: Item | None) -> bool:
+        if item is None:
+            return True
+        known = readable.get(id(item.scope))
+        if known is None:
+            known = readable[id(item.scope)] = (
+                item.scope,  # kept, so its id is not reused while this runs
+                item.scope.readable_by(who.principal, who.role),
+            )
+        return not known[1]
+
+    items = {e.item for e in exclusions if hidden(ctx.by_id.get(e.item))}
+    events = {r.event_id for i in items if (m := ctx.by_id.get(i)) is not None and (r := m.receipt)}
+    premises = {p for p, o in ctx.outside.items() if not o.readable}
+    withdrew = {  # a teammate names such an event freely: its id may tell what it withdrew
+        r.event.id
+        for r in ctx.delta
+        if isinstance(r.event, Revoke | Close | Supersede) and hidden(ctx.by_id.get(r.event.target))
+    }
+    return frozenset(items | events | premises | withdrew)
+
+
+def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
+    """The exclusions (in wire form) the agent may see, with hidden ids removed from evidence.
+
+    ``not_selected`` items are left out: they are valid, just not needed, and
+    the audit log keeps them. The view tells the agent what went stale.
+    """
+    visible = []
+    for e in excluded:
+        if not seen_by_agent(e, hidden):
+            continue
+        if hidden.isdisjoint(e["evidence"]):
+            visible.append({**e, "evidence": list(e["evidence"])})
+        else:
+            visible.append(without(dict(e), hidden))
+    return visible
+
+
+def seen_by_agent(e: Mapping[str, Any], hidden: frozenset[str]) -> bool:
+    """Whether `redact` shows exclusion ``e``: one the agent may see, not ``not_selected``."""
+    return e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED
+
+
+def without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names."""
+    shown["evidence"] = [x for x in shown["evidence"] if x not in hidden]
+    shown.pop("detail", None)  # the detail may name what was hidden
+    return shown

@@ -1,0 +1,74 @@
+"""An event that withdrew an item the returning agent may not read is never named to it.
+
+Its id is the writer's free text ("family-account-closed-friday"): named as the evidence
+that took the agent's own item down, it told the agent what happened to an item it may
+not read (a review's finding). The operator's record still names it.
+"""
+
+from typing import Any
+
+from readmit.decide import Decided
+from readmit.plugins import make_verifier
+from readmit.replay import replay
+from readmit.report import agent_copy
+from readmit.scenario import load_scenario
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore
+
+SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
+SECRET = "family-account-closed-friday"
+AGENCY = {"principals": ["agency"]}
+
+
+def _at(n: int) -> str:
+    return f"2026-05-01T08:{n:02}:00Z"
+
+
+def _return(store: WorkStateStore, withdrawal: dict[str, Any]) -> Decided:
+    agents = [("A1", "family"), ("B1", "agency")]
+    events: list[dict[str, Any]] = [
+        {
+            "at": _at(0),
+            "author": "A1",
+            "op": "assert",
+            "item": {"id": "probe", "text": "Probe about Riverside Hotel."},
+        },
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        {
+            "at": _at(2),
+            "author": "B1",
+            "op": "assert",
+            "item": {
+                "id": "held",
+                "text": "Riverside Hotel room held.",
+                "readers": AGENCY,
+            },
+        },
+        {"at": _at(3), "author": "B1", "id": SECRET, **withdrawal},
+        {"at": _at(4), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+    made = load_scenario(
+        {
+            "format": "readmit.scenario/1",
+            "workspace": "trip",
+            "agents": [{"id": a, "principal": p, "role": "r"} for a, p in agents],
+            "events": events,
+        }
+    )
+    [decided] = replay(made, store, signer=SIGNER, verifier=make_verifier("builtin"))
+    return decided
+
+
+def test_a_revoke_of_an_item_the_agent_may_not_read_is_not_named_as_evidence(
+    store: WorkStateStore,
+) -> None:
+    decided = _return(store, {"op": "revoke", "target": "held", "why": "closed"})
+
+    operator = {e["item"]: e for e in decided.record["excluded"]}
+    assert operator["probe"]["reason"] == "implicitly_invalidated"
+    assert operator["probe"]["evidence"] == [SECRET]  # the operator's record says
+    assert SECRET not in repr(agent_copy(decided.record))
+    assert decided.view is not None
+    assert SECRET not in repr(decided.view)
+    [probe] = [e for e in decided.view["excluded"] if e["item"] == "probe"]
+    assert (probe["reason"], probe["evidence"]) == ("implicitly_invalidated", [])
