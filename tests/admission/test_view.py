@@ -19,8 +19,9 @@ from readmit.admission.view import (
     sign_view,
     verify_view,
 )
+from readmit.clock import format_time
 from readmit.errors import InvalidInput, ViewRejected
-from readmit.model import Scope
+from readmit.model import Scope, Validity
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.signing import HmacSha256Signer
@@ -88,6 +89,22 @@ def test_another_key_rejects_the_view() -> None:
 def test_an_expired_view_is_rejected() -> None:
     with pytest.raises(ViewRejected, match="not valid at"):
         verify_view(issued(), SIGNER, NOW + Policy().view_ttl)
+
+
+def test_a_view_expires_when_the_first_of_its_items_stops_being_valid() -> None:
+    """It was valid for the policy's whole TTL, signed over an item that had expired."""
+    ends = NOW + timedelta(minutes=20)
+    brief = item("c", "Quiet hotel near the station.", supports=("d_c",),
+                 validity=Validity(valid_to=ends))  # fmt: skip
+    decision = admit(
+        context((brief,), obligations=(OBL,)), policy=Policy(), verifier=None, signer=SIGNER
+    )
+    assert isinstance(decision, Issued)
+
+    assert decision.signed["expires_at"] == format_time(ends)
+    verify_view(decision.signed, SIGNER, ends - timedelta(seconds=1))
+    with pytest.raises(ViewRejected, match="not valid at"):
+        verify_view(decision.signed, SIGNER, ends)
 
 
 def test_a_view_is_not_valid_before_it_was_issued() -> None:

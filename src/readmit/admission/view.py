@@ -68,7 +68,7 @@ def _draft(
         "departure_epoch": ctx.departure.epoch,
         "policy": policy.digest,
         "issued_at": format_time(who.at),
-        "expires_at": format_time(view_expiry(who.at, policy)),
+        "expires_at": format_time(_expires(who.at, policy, selection)),
         "items": [entry for entry, _ in entries],
         "coverage": {
             "obligations": selection.coverage.obligations,
@@ -108,6 +108,12 @@ def _visible(
 _EXCLUDED: dict[int, tuple[Exclusion, str]] = {}
 """Each exclusion's canonical JSON, by identity (the exclusion is kept with it)."""
 _EXCLUDED_LIMIT = 1 << 17
+
+
+def _expires(at: datetime, policy: Policy, selection: Selection) -> datetime:
+    """`view_expiry`, or sooner: when the first of the view's items stops being valid."""
+    ends = [i.validity.valid_to for i in selection.items if i.validity.valid_to is not None]
+    return min([view_expiry(at, policy), *ends])
 
 
 def view_expiry(at: datetime, policy: Policy) -> datetime:
