@@ -3,6 +3,7 @@ concurrent returns, abandoned returns and crashes that stay JSON."""
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -270,6 +271,37 @@ def test_views_are_verified_off_the_event_loop_and_only_so_many_at_once(
     assert (second.status_code, second.json()["code"]) == (429, "rate_limited")
     assert second.headers["Retry-After"] == "1"
     assert [r.status_code for r in (*first, third)] == [200, 200]
+
+
+@pytest.mark.loopback
+def test_only_so_many_views_are_received_at_once_and_one_past_that_is_refused_unread(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/v1/verify needs no key: each body on its way was held whole, as many as the
+    connections allowed (8 MiB each)."""
+    monkeypatch.setattr("readmit.service.app.VERIFY_READING", 2)
+    head = b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    with serving(create_app(team.service)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        host, port = url.removeprefix("http://").split(":")
+        slow = [socket.create_connection((host, int(port)), timeout=60) for _ in range(2)]
+        for sock in slow:
+            sock.sendall(head + b"Content-Length: 100000\r\n\r\n" + b'{"view": {')
+        deadline = time.monotonic() + 60
+        while True:  # until the server has both on their way (it reads them in its time)
+            third = http.post("/v1/verify", json={"view": {}})
+            if third.status_code == 429 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        for sock in slow:
+            sock.close()
+        deadline = time.monotonic() + 60
+        while (after := http.post("/v1/verify", json={"view": {}})).status_code == 429:
+            assert time.monotonic() < deadline  # the closes are seen in the server's time
+            time.sleep(0.05)
+
+    assert (third.status_code, third.json()["code"]) == (429, "rate_limited")
+    assert "being sent at once" in third.json()["message"]
+    assert after.status_code == 200
 
 
 def test_a_verify_time_outside_the_calendar_is_422(client: httpx.Client) -> None:

@@ -247,9 +247,16 @@ def _routes(  # noqa: C901 - one route each
 
         The body is parsed strictly: a repeated key (a view that reads one way to its
         consumer and another to the verifier), NaN, deep nesting or a huge number is a
-        422 ``invalid_input``. At most `VERIFY_SLOTS` are checked at once (429 past that).
+        422 ``invalid_input``. At most `VERIFY_READING` bodies are received and
+        `VERIFY_SLOTS` views checked at once (429 past either; the former unread).
         """
-        sent = await request.body()
+        if reading[0] >= VERIFY_READING:  # each may hold a whole body: refused unread
+            raise RateLimited("too many views being sent at once; try again", 1)
+        reading[0] += 1
+        try:
+            sent = await request.body()
+        finally:
+            reading[0] -= 1
         if verifying[0] >= VERIFY_SLOTS:  # no key needed: bounded for all callers together
             raise RateLimited("too many views being verified at once; try again", 1)
         verifying[0] += 1
@@ -258,7 +265,7 @@ def _routes(  # noqa: C901 - one route each
         finally:
             verifying[0] -= 1
 
-    verifying = [0]
+    verifying, reading = [0], [0]
 
     @app.get("/v1/decisions", response_model=DecisionsOut, responses=ERROR_RESPONSES)
     def decisions(caller: me) -> DecisionsOut:
@@ -285,6 +292,10 @@ def _routes(  # noqa: C901 - one route each
 VERIFY_SLOTS = 2
 """Views ``/v1/verify`` checks at once: it needs no key, so a flood of large views must not
 take every core (or queue without bound) from the agents' requests."""
+VERIFY_READING = 16
+"""Views ``/v1/verify`` receives at once. Each may hold a body of ``--max-body-bytes``
+while it arrives (``--body-timeout`` at most): 1,024 connections each sending 8 MiB but
+its last byte held the server at 8.5 GiB; now at most this many bodies are held."""
 
 
 def _verified(service: Service, sent: bytes) -> VerifyOut:
