@@ -12,11 +12,17 @@ their ratio.
 The script uses only APIs that earlier releases also have, so the same command
 measures an older checkout (``PYTHONPATH=OLD/src python bench/judgment.py``).
 
-Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3]
+With ``--long``, the shape a review sent over HTTP within the server's default limits:
+items of 2,000 characters, then notes of 16,000, each revoked, all drawn from 4,000
+capitalised made-up names, so every pair shares some two hundred names (``--sizes
+100:100`` is that review's workspace: 23.7 s a return before stop 45).
+
+Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3] [--long]
 """
 
 import argparse
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -97,8 +103,47 @@ def workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
     return store, request
 
 
-def measure(items: int, delta: int, repeat: int) -> dict[str, float]:
-    store, request = workspace(items, delta)
+WORDS = [f"Zed{i}x" for i in range(4000)]
+
+
+def long_text(seed: int, chars: int) -> str:
+    picked = random.Random(seed)
+    words = " ".join(picked.choice(WORDS) for _ in range(chars // 7))
+    return words[:chars].rsplit(" ", 1)[0] + "."
+
+
+def long_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
+    """``items`` texts of 2,000 characters; then ``delta`` notes of 16,000, each revoked."""
+    at = iter(T0 + timedelta(seconds=i) for i in range(items + 2 * delta + 10))
+    store = SQLiteStore(":memory:")
+    store.create_workspace("w", AGENTS)
+    store.append(
+        "w",
+        [
+            Assert(id=f"a{n}", at=next(at), author="T1",
+                   item=ItemDraft(id=f"i{n}", text=long_text(n, 2000)))
+            for n in range(items)
+        ],
+    )  # fmt: skip
+    store.depart("w", "A1", next(at))
+    notes: list[Event] = [
+        Assert(id=f"b{n}", at=next(at), author="T1",
+               item=ItemDraft(id=f"n{n}", text=long_text(items + n, 16000)))
+        for n in range(delta)
+    ]  # fmt: skip
+    store.append("w", notes)
+    revokes: list[Event] = [
+        Revoke(id=f"r{n}", at=next(at), author="T1", target=f"n{n}", why="x") for n in range(delta)
+    ]
+    store.append("w", revokes)
+    return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
+
+
+Workspace = Callable[[int, int], tuple[SQLiteStore, ReturnRequest]]
+
+
+def measure(items: int, delta: int, repeat: int, made: Workspace = workspace) -> dict[str, float]:
+    store, request = made(items, delta)
     signer = HmacSha256Signer(b"bench-judgment-key-0123456789")
     policy = Policy(max_items=32, max_chars=8192)
     off = replace(policy, implicit=False)
@@ -125,12 +170,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000:500,1000:5000,5000:5000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--long", action="store_true", help="long texts sharing many names")
     args = parser.parse_args()
     print("| items | delta | verifier calls | pairs | return ms | implicit off ms | ratio |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes.split(","):
         items, delta = (int(x) for x in size.split(":"))
-        r = measure(items, delta, args.repeat)
+        r = measure(items, delta, args.repeat, long_workspace if args.long else workspace)
         print(
             f"| {items} | {delta} | {r['calls']:.0f} | {r['pairs']:.0f} | {r['ms']:.0f} "
             f"| {r['baseline_ms']:.0f} | {r['ms'] / r['baseline_ms']:.2f} |",
