@@ -1,6 +1,10 @@
 """Terms of short statements: content tokens, distinctive terms, names and recorded changes."""
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from readmit.terms import (
     carries,
@@ -14,6 +18,7 @@ from readmit.terms import (
     standalone,
     term_kind,
 )
+from readmit.terms.names import whole_word
 
 
 @pytest.mark.parametrize(
@@ -153,3 +158,20 @@ def test_former_spans_point_at_the_old_value() -> None:
 
     assert [text[a:b] for a, b in former_spans(text)] == ["Room Atlas"]
     assert former_spans("Room Atlas is free.") == ()
+
+
+_PIECES = ["a", "A", "1", "$", "€", "£", " ", "-", "_", ".", "é", "Zed", "x", "Hotel", "Sunrise"]
+
+
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=8).map("".join),
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=3).map("".join),
+)
+def test_whole_word_matches_as_a_lookbehind_before_the_term_would(text: str, term: str) -> None:
+    """The pattern puts the term first (so the engine can scan for it): the same matches."""
+    term = term.strip() or "a"
+    reference = re.compile(r"(?<![\w$€£])" + re.escape(term) + r"(?![\w])")
+
+    assert [m.span() for m in whole_word(term).finditer(text)] == [
+        m.span() for m in reference.finditer(text)
+    ]
