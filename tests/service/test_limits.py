@@ -137,6 +137,29 @@ def test_the_bucket_refills_with_time(client: httpx.Client, team: Team) -> None:
     assert client.get("/v1/state", headers=team.auth("A1")).status_code == 200
 
 
+def test_a_departure_is_charged_its_checkpoint_and_the_next_waits_until_it_is_paid(
+    client: httpx.Client, team: Team
+) -> None:
+    """Each departure keeps a row for every item its agent may read: departing over and
+    over, one agent grew the store by 280 MB a minute in a workspace of 5,000 items."""
+    batch = [{**NOTE, "item": {"id": f"n{n}", "text": f"Note {n}."}} for n in range(20)]
+    assert client.post("/v1/events", json={"events": batch}, headers=team.auth("A2")).is_success
+    limited(team, byte_rate=48.0 * 20, max_body_bytes=48 * 10)  # one checkpoint of 20 a second
+    t = [0.0]
+    team.service.throttle.monotonic = lambda: t[0]
+    first = client.post("/v1/depart", headers=team.auth("A1"))
+
+    refused = client.post("/v1/depart", headers=team.auth("A1"))
+    other = client.post("/v1/depart", headers=team.auth("A2"))  # its own budget
+    t[0] = 1.0
+    paid = client.post("/v1/depart", headers=team.auth("A1"))
+
+    assert first.is_success, first.text
+    assert (refused.status_code, refused.json()["code"]) == (429, "rate_limited")
+    assert other.is_success
+    assert paid.is_success, paid.text
+
+
 def test_an_agent_over_its_event_rate_waits_and_stores_nothing_meanwhile(
     client: httpx.Client, team: Team
 ) -> None:

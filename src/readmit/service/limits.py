@@ -113,6 +113,11 @@ class Limits:
             raise ConfigError("invalid limits: " + "; ".join(problems))
 
 
+CHECKPOINT_ROW_BYTES = 48
+"""What a departure is charged to its agent's byte budget for each item its checkpoint
+keeps (a row and its index entry, about what they take on disk): one agent departing
+over and over made the store grow by 280 MB a minute in a workspace of 5,000 items."""
+
 Monotonic = Callable[[], float]
 
 
@@ -162,6 +167,20 @@ class Throttle:
         rate = self.limits.byte_rate
         size = self.limits.max_body_bytes
         self._take(self._bytes, agent, count, rate, size, f"{rate:g} bytes of request body")
+
+    def charge_bytes(self, agent: tuple[str, str], count: int) -> None:
+        """Take ``count`` tokens from ``agent``'s byte bucket after the fact, refusing nothing.
+
+        For what a request made the store keep beyond its body (a departure's checkpoint):
+        the bucket may go below empty, and its later requests wait until it refills.
+        """
+        with self._lock:
+            t = self.monotonic()
+            size = self.limits.max_body_bytes
+            bucket = self._bytes.setdefault(agent, _Bucket(tokens=size, at=t))
+            bucket.tokens = min(size, bucket.tokens + (t - bucket.at) * self.limits.byte_rate)
+            bucket.at = t
+            bucket.tokens -= count
 
     def _take(
         self,

@@ -38,7 +38,7 @@ from readmit.service.batch import check_sizes, own_batch, own_hint
 from readmit.service.copies import answer, shown
 from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
-from readmit.service.limits import Limits, Throttle, check_strings
+from readmit.service.limits import CHECKPOINT_ROW_BYTES, Limits, Throttle, check_strings
 from readmit.service.schemas import (
     DecisionSummaryOut,
     DepartureOut,
@@ -213,11 +213,14 @@ class Service:
     ) -> DepartureOut:
         """Checkpoint what the caller can see now (and what it says it returns to)."""
         when = self._not_ahead(at, "departure")
+        agent = (caller.workspace, caller.agent.id)
+        self.throttle.admit_bytes(agent, 0)  # refused while its last checkpoint is unpaid
         try:
             made = self.store.depart(caller.workspace, caller.agent.id, when, returning_to)
         except InvalidEvent as exc:  # named by the server's id for it, not the caller's
             hint = ": leave `at` out to depart now" if at is not None else ""
             raise InvalidInput(exc.problem + hint) from None
+        self.throttle.charge_bytes(agent, CHECKPOINT_ROW_BYTES * len(made.item_ids))
         return departure_out(made)
 
     def _not_ahead(self, at: datetime | None, what: str) -> datetime:
