@@ -94,6 +94,13 @@ CASES = [
     Case("lone surrogate", VERIFY, "invalid_input", "surrogate", {"v.json": '["\\udc80"]'}),
     Case("empty file", VERIFY, "invalid_input", "not JSON", {"v.json": ""}),
     Case("a list", VERIFY, "invalid_input", "holds no view", {"v.json": "[]"}),
+    Case(
+        "an issued decision without its view",
+        [*VERIFY, "--decision", "1"],
+        "invalid_input",
+        'decision 1 says it was issued but holds no "view"',
+        {"v.json": '{"decisions": [{"outcome": "issued"}]}'},
+    ),
     Case("missing file", VERIFY, "invalid_input", "cannot read", {}),
     Case("a directory", ["verify", "{tmp}"], "invalid_input", "is a directory", {}),
     Case(

@@ -76,6 +76,8 @@ def _load(path: Path, number: int | None) -> dict[str, Any]:
         raise InvalidInput(f'--decision: {path} is not replay output (no "decisions" list)')
     what = f"decision {number}" if listed else str(path)
     if isinstance(data, dict) and "outcome" in data and data.get("view") is None:
+        if data["outcome"] == "issued":  # a record that says so yet holds none
+            raise InvalidInput(f'{what} says it was issued but holds no "view" to verify')
         raise InvalidInput(
             f"{what} was {data['outcome']}: no view was issued, so there is no view to "
             'verify (its "missing" field says what it lacked)'
