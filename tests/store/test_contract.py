@@ -165,7 +165,8 @@ def test_items_evidence_obligations_and_frontiers_share_one_namespace(
     if not together:
         ws.append("ws", [claim])
 
-    with pytest.raises(InvalidEvent, match=r"'e2'.*'n' is already used"):
+    where = "earlier in this batch" if together else "in this workspace"
+    with pytest.raises(InvalidEvent, match=rf"'e2'.*'n' is already used {where}"):
         ws.append("ws", [claim, clash] if together else [clash])
 
     assert len(ws.events("ws")) == (0 if together else 1)

@@ -86,7 +86,7 @@ class Writer:
         self.last_at: datetime | None = datetime.fromisoformat(row[1]) if row else None
         self._items: dict[str, ItemRow | None] = {}
         self._by_key: dict[str, list[str]] = {}
-        self._names: dict[str, bool] = {}
+        self._names: dict[str, bool | str] = {}  # stored (True), or "batch": taken in it
         self._event_ids: dict[str, bool] = {}
         self._evidence: dict[str, str | None] = {}
         self._verdicts: bool | None = None
@@ -222,9 +222,10 @@ class Writer:
                 self._resolve(event, author)
 
     def _claim(self, event_id: str, name: str, kind: str) -> None:
-        if self._names[name]:  # prefetched for the batch's own names
-            raise InvalidEvent(event_id, f"id {name!r} is already used in this workspace")
-        self._names[name] = True
+        if taken := self._names[name]:  # prefetched for the batch's own names
+            where = "in this workspace" if taken is True else "earlier in this batch"
+            raise InvalidEvent(event_id, f"id {name!r} is already used {where}")
+        self._names[name] = "batch"
         if kind != "item":  # an item's row holds its id
             self._rows["names"].append((self.ws, name, kind))
 
