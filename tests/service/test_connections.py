@@ -59,9 +59,10 @@ def guarded_server(
     max_connections: int = 1024,
     per_client: int = 64,
     body_timeout: float = 30.0,
+    body_rate: float = 1e12,  # no allowance for what was sent, unless a test asks for one
 ) -> Iterator[int]:
     port = free_port()
-    http = guarded(header_timeout, max_connections, per_client, body_timeout)
+    http = guarded(header_timeout, max_connections, per_client, body_timeout, body_rate)
     config = uvicorn.Config(_app(), host="127.0.0.1", port=port, log_level="error", http=http)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -98,7 +99,9 @@ def _answered(conn: socket.socket) -> bytes:
     """The first response on ``conn`` (its status line and headers)."""
     got = b""
     while b"\r\n\r\n" not in got:
-        got += conn.recv(4096)
+        chunk = conn.recv(4096)
+        assert chunk, f"closed before an answer ({got!r} so far)"
+        got += chunk
     return got
 
 
@@ -183,6 +186,53 @@ def test_a_body_that_stalls_once_the_server_reads_it_again_is_closed() -> None:
         conn.sendall(_post_head(2 * size).replace(b"/echo", b"/later") + b"x" * size)
 
         assert _closed(conn) == b""
+
+
+def test_a_large_body_arriving_steadily_is_given_the_time_it_needs() -> None:
+    """The deadline grows with what arrives: a whole body at 16 KiB/s or faster is read."""
+    size, piece = 64 * 1024, 8 * 1024
+    with (
+        guarded_server(header_timeout=WAIT, body_timeout=0.5, body_rate=16 * 1024) as port,
+        _connect(port) as conn,
+    ):
+        conn.sendall(_post_head(size))
+        for _ in range(size // piece):  # 64 KiB in about 1.6 s, past the timeout
+            conn.sendall(b"x" * piece)
+            time.sleep(0.2)
+
+        assert _answered(conn).startswith(b"HTTP/1.1 200")
+
+
+def test_a_body_that_stalls_after_some_bytes_is_closed_once_their_allowance_is_spent() -> None:
+    with (
+        guarded_server(header_timeout=WAIT, body_timeout=0.5, body_rate=16 * 1024) as port,
+        _connect(port) as conn,
+    ):
+        conn.sendall(_post_head(100 * 1024) + b"x" * 16 * 1024)  # a second more, then stalls
+        started = time.monotonic()
+
+        assert _closed(conn) == b""
+        assert time.monotonic() - started >= 1.2  # 0.5 s and a second for 16 KiB
+
+
+def test_a_client_waiting_for_100_continue_is_not_timed_out_while_the_app_is_busy() -> None:
+    """Nothing arrives while the client waits to be told to send: the wait is the app's."""
+    head = (
+        _post_head(2)
+        .replace(b"/echo", b"/later")
+        .replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n")
+    )
+    with guarded_server(header_timeout=WAIT, body_timeout=0.5) as port, _connect(port) as conn:
+        conn.sendall(head)
+        told = _answered(conn)  # the app reads after 1.5 s: only then is 100 sent
+        assert told.startswith(b"HTTP/1.1 100")
+        conn.sendall(b"ab")
+
+        got = told.split(b"\r\n\r\n", 1)[1]
+        while b"HTTP/1.1 200" not in got:
+            chunk = conn.recv(4096)
+            assert chunk, "closed before the answer"
+            got += chunk
 
 
 def test_a_kept_alive_connection_gets_a_new_body_timeout_for_each_request() -> None:

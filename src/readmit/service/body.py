@@ -10,6 +10,7 @@ server's log, never to the client).
 import logging
 from collections.abc import Callable
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from readmit.errors import Internal, InvalidInput, PayloadTooLarge
@@ -73,6 +74,8 @@ class BodyLimit:
         guard = _Guard(receive, send, self.max_bytes, self._too_large)
         try:
             await self.app(scope, guard.receive, guard.send)
+        except ClientDisconnect:  # gone before its body was in (`--body-timeout`): no one to tell
+            return
         except Exception:
             if guard.over:
                 pass

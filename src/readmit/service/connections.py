@@ -10,10 +10,12 @@ stopped answering until they closed (stop 42). `guarded` makes uvicorn's h11 pro
   same for its next request once it has started sending it; uvicorn's own keep-alive
   timeout closes an idle one sooner);
 - close a connection whose request body has not all arrived within ``body_timeout``
-  seconds of its head: a head and then a byte now and then held a connection (and a
-  place under both caps) for as long as the client liked. Time in which the server
-  itself stopped reading (the app has not asked for more of the body yet) is not the
-  client's: the deadline then starts again;
+  seconds of its head, plus a second for each ``body_rate`` bytes (16 KiB) it has sent:
+  a head and then a byte now and then held a connection (and a place under both caps)
+  for as long as the client liked, while an 8 MiB body at 400 KiB/s still arrives. Time
+  in which the server itself is not reading (the app has not asked for more of the
+  body yet, or has yet to answer ``Expect: 100-continue``) is not the client's: the
+  deadline then starts again;
 - close at once a connection past ``max_connections`` open in all, or past
   ``per_client`` open from one address, before reading anything from it.
 
@@ -35,6 +37,8 @@ class GuardedH11Protocol(H11Protocol):
 
     header_timeout = 10.0
     body_timeout = 30.0
+    body_rate = 16 * 1024.0
+    """Bytes a second a body that takes longer than ``body_timeout`` must keep coming at."""
     max_connections = 1024
     per_client = 64
 
@@ -44,6 +48,10 @@ class GuardedH11Protocol(H11Protocol):
         self._waiting: object = None
         """The cycle that was current when the wait for a head began (none at first)."""
         self._body_timer: asyncio.TimerHandle | None = None
+        self._body_since = 0.0
+        """When the current body's deadline started (its head, or the server reading on)."""
+        self._body_bytes = 0
+        """What has arrived of it since."""
         self._owed: object = None
         """The cycle whose body deadline passed while the server was not reading."""
 
@@ -57,7 +65,7 @@ class GuardedH11Protocol(H11Protocol):
         resume = self.flow.resume_reading
 
         def resumed() -> None:  # the server reads again: the client's time runs again
-            if self.flow.read_paused and self._owed is self.cycle:
+            if self._owed is not None and self._owed is self.cycle:
                 self._await_body(self._owed)
             resume()
 
@@ -65,10 +73,13 @@ class GuardedH11Protocol(H11Protocol):
         self._await_head()
 
     def data_received(self, data: bytes) -> None:
+        timed = self._body_timer is not None
         super().data_received(data)
         self._head_seen()
         if self._body_timer is not None and not self._body_due(self.cycle):
             self._stop_body()
+        elif timed:
+            self._body_bytes += len(data)
 
     def on_response_complete(self) -> None:
         self._await_head()
@@ -109,6 +120,8 @@ class GuardedH11Protocol(H11Protocol):
         self._stop_body()
         self._owed = None
         if self._body_due(cycle):
+            self._body_since = self.loop.time()
+            self._body_bytes = len(getattr(cycle, "body", b""))  # come with its head
             self._body_timer = self.loop.call_later(self.body_timeout, self._slow_body, cycle)
 
     @staticmethod
@@ -125,8 +138,12 @@ class GuardedH11Protocol(H11Protocol):
         self._body_timer = None
         if cycle is not self.cycle or not self._body_due(cycle) or self.transport.is_closing():
             return
-        if self.flow.read_paused:  # the server is not reading: the wait is not the client's
-            self._owed = cycle  # a new deadline once it reads again
+        if self.flow.read_paused or getattr(cycle, "waiting_for_100_continue", False):
+            self._owed = cycle  # the server is not reading: a new deadline once it reads
+            return
+        allowed = self._body_since + self.body_timeout + self._body_bytes / self.body_rate
+        if self.loop.time() < allowed:  # a large body coming at the least rate or faster
+            self._body_timer = self.loop.call_at(allowed, self._slow_body, cycle)
             return
         _LOG.info("closed a connection from %s: no whole request body within %ss",
                   self._host(), self.body_timeout)  # fmt: skip
@@ -152,12 +169,17 @@ def _host(protocol: object) -> str | None:
 
 
 def guarded(
-    header_timeout: float, max_connections: int, per_client: int, body_timeout: float = 30.0
+    header_timeout: float,
+    max_connections: int,
+    per_client: int,
+    body_timeout: float = 30.0,
+    body_rate: float = 16 * 1024.0,
 ) -> type[H11Protocol]:
     """The protocol class to give uvicorn (``http=``) with these bounds."""
     bounds = {
         "header_timeout": header_timeout,
         "body_timeout": body_timeout,
+        "body_rate": body_rate,
         "max_connections": max_connections,
         "per_client": per_client,
     }
