@@ -9,16 +9,18 @@ from typing import Any, cast
 
 import httpx
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.events import OpenObligation, Resolve
 from readmit.examples.travel import travel_scenario
 from readmit.service.app import create_app
+from readmit.service.connections import guarded
 from readmit.service.limits import Limits, Throttle
 from readmit.store import SqlStore
 from readmit.testing import FunctionVerifier
-from servicekit import Team, make_team, play, serving
+from servicekit import Team, free_port, make_team, play, serving
 
 NOTE = {"op": "assert", "author": "A2", "item": {"id": "n0", "text": "A note."}}
 
@@ -325,6 +327,37 @@ def test_only_so_many_views_are_received_at_once_and_one_past_that_is_refused_un
     assert (third.status_code, third.json()["code"]) == (429, "rate_limited")
     assert "being sent at once" in third.json()["message"]
     assert after.status_code == 200
+
+
+@pytest.mark.loopback
+def test_a_body_cut_off_by_its_deadline_is_no_unexpected_error(
+    team: Team, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The route's read raised ClientDisconnect: logged with its traceback as a bug, and a
+    500 sent to a closed connection."""
+    port = free_port()
+    http = guarded(10.0, 1024, 64, body_timeout=0.3)
+    config = uvicorn.Config(create_app(team.service), host="127.0.0.1", port=port, http=http)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            sock.sendall(
+                b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n{"
+            )
+            assert sock.recv(4096) == b""  # closed, unanswered
+        time.sleep(0.2)  # the route's task sees the disconnect in its own time
+    finally:
+        server.should_exit = True
+        thread.join(timeout=120)
+
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
 
 
 def test_a_verify_time_outside_the_calendar_is_422(client: httpx.Client) -> None:
