@@ -10,6 +10,7 @@ import pytest
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
+from readmit.errors import InvalidInput
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member
 
@@ -247,3 +248,54 @@ def test_failed_writes_stop_being_pending_once_a_return_holds_them(
     hotel = s1.get(("trip",), "hotel0")
     assert hotel is not None
     assert hotel.value == {"text": "Sunrise"}
+
+
+def test_a_read_whose_lens_a_new_return_replaced_still_hides_a_teammates_overwrite(
+    three: dict[str, Member],
+) -> None:
+    """A first fix left a replaced lens unfollowed, and its reader showed what a teammate
+    of another principal wrote at an admitted path since (a review)."""
+    inner = InMemoryStore()
+    a = three["a"]
+    s1, sc = ReadmitStore(inner, a), ReadmitStore(inner, three["c"])
+    s1.put(("trip",), "hotel", {"text": "Riverside"})
+    a.depart()
+    arrive(a)
+    assert s1.get(("trip",), "hotel") is not None
+    sc.put(("trip",), "hotel", PRIVATE)
+    store, events = a.store, a.store.events
+    read, go = threading.Event(), threading.Event()
+    reader: list[threading.Thread] = []
+
+    def held_events(*args: Any, **kwargs: Any) -> Any:  # the reader's read of the log waits
+        found = events(*args, **kwargs)
+        if reader and threading.current_thread() is reader[0]:
+            read.set()
+            assert go.wait(120)
+        return found
+
+    store.events = held_events  # type: ignore[method-assign]
+    seen: list[object] = []
+    reader.append(threading.Thread(target=lambda: seen.append(s1.get(("trip",), "hotel"))))
+    reader[0].start()
+    assert read.wait(120)
+    a.depart()
+    arrive(a)
+    assert s1.get(("trip",), "elsewhere") is None  # the new return's lens replaces it
+    go.set()
+    reader[0].join(120)
+
+    assert seen == [None]
+
+
+def test_a_write_readmit_refuses_leaves_nothing_pending(three: dict[str, Member]) -> None:
+    s1 = ReadmitStore(InMemoryStore(), three["a"])
+    three["a"].depart()
+    arrive(three["a"])
+    bad = {"text": "x", "_readmit": {"cites": ["no-such-evidence"]}}
+
+    for n in range(3):
+        with pytest.raises(InvalidInput):
+            s1.put(("trip",), f"hotel{n}", bad)
+
+    assert s1._pending == set()

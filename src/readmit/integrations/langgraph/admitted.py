@@ -69,7 +69,7 @@ def _path(decided: Decided, item_id: str) -> tuple[list[str], str] | None:
     return None if ident is None or ident[2] else (list(ident[0]), ident[1])
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True, eq=False)  # compared and kept by identity
 class Lens:
     """The identities an agent's reads may show since one decision."""
 

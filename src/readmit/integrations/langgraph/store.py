@@ -35,6 +35,7 @@ next return (the middleware's next run, or `arrive`) issues a fresh one.
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Iterable
 from time import monotonic
 from typing import Any, Literal, cast
@@ -51,6 +52,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from readmit.errors import InvalidInput
 from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
@@ -90,6 +92,8 @@ class ReadmitStore(BaseStore):
         """The epoch each pending event was recorded at, until its write lands or fails."""
         self._failed_at: dict[str, int] = {}
         """The same, of the pending events whose write failed."""
+        self._lenses: weakref.WeakSet[Lens] = weakref.WeakSet()
+        """The lenses made here that something still holds (`_settled`)."""
         self._pending_lock = threading.Lock()
         """Held while those two change (each lens's own lock guards its state)."""
 
@@ -142,7 +146,11 @@ class ReadmitStore(BaseStore):
             lens.pending |= ids
         try:
             epochs = {r.event.id: r.epoch for r in recorded(self.member, writes)}
-        except BaseException:
+        except InvalidInput:  # refused: nothing of the batch is in the log to meet
+            with lens.lock:
+                lens.pending -= ids
+            raise
+        except BaseException:  # maybe recorded all the same: kept pending, to be safe
             self._landed(lens, writes, shown=False)
             raise
         with self._pending_lock:
@@ -334,21 +342,26 @@ class ReadmitStore(BaseStore):
         lens = self._lens
         if lens is None or lens.decided is not latest:
             lens = self._lens = Lens.of(latest)
-            lens.pending = self._settled(lens.epoch)
+            lens.pending = self._settled(lens)
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
+            self._settled(lens)
         if follow:
             self._follow(lens)
         return lens
 
-    def _settled(self, epoch: int) -> set[str]:
-        """The pending events, less the failed writes' that the log holds by ``epoch``.
+    def _settled(self, lens: Lens) -> set[str]:
+        """The pending events, less the failed writes' that no lens will meet again.
 
-        A lens follows the log from its return's epoch, so it never meets those again. A
-        write still in flight stays pending: a lens made before this one may meet it.
+        ``lens`` is new. A lens meets only the events after its epoch, and one that is no
+        longer referenced (by this store or a reader still in a call) meets none: a
+        failed write's events are dropped once every live lens has followed past them.
+        A write still in flight stays pending until it lands.
         """
         with self._pending_lock:
-            done = {i for i, at in self._failed_at.items() if at <= epoch}
+            self._lenses.add(lens)
+            floor = min((live.epoch for live in list(self._lenses)), default=lens.epoch)
+            done = {i for i, at in self._failed_at.items() if at <= floor}
             for i in done:
                 del self._failed_at[i]
         self._pending -= done
@@ -358,9 +371,7 @@ class ReadmitStore(BaseStore):
         """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
 
         When due (`readmit.integrations.following.Watch`): the log is read outside the
-        lens's lock and applied under it, one thread at a time, past what is applied. A
-        lens replaced meanwhile (a new return, an expired view) is left as it was: its
-        store may have settled the pending events it has yet to meet (`_settled`).
+        lens's lock and applied under it, one thread at a time, past what is applied.
         """
         member = self.member
         watch = lens.watch = lens.watch or Watch(member.store)
@@ -369,8 +380,7 @@ class ReadmitStore(BaseStore):
             return
         later = member.store.events(member.workspace, lens.epoch)  # read outside the lock
         with lens.lock:
-            if lens is self._lens:
-                lens.follow([r for r in later if r.epoch > lens.epoch], member.agent)
+            lens.follow([r for r in later if r.epoch > lens.epoch], member.agent)
             watch.read(noted)
 
     async def _afollow(self, lens: Lens | None) -> None:
