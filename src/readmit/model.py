@@ -241,3 +241,6 @@ class Checkpoint:
     at: datetime
     item_ids: tuple[str, ...]
     digest: str
+    left_out: int = field(default=0, compare=False)
+    """How many items its agent could read that it left out as no longer valid, when made
+    (each is kept too, `readmit.store.left_out`); 0 when read back."""

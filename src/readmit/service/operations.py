@@ -220,7 +220,8 @@ class Service:
         except InvalidEvent as exc:  # named by the server's id for it, not the caller's
             hint = ": leave `at` out to depart now" if at is not None else ""
             raise InvalidInput(exc.problem + hint) from None
-        self.throttle.charge_bytes(agent, CHECKPOINT_ROW_BYTES * len(made.item_ids))
+        rows = len(made.item_ids) + made.left_out
+        self.throttle.charge_bytes(agent, CHECKPOINT_ROW_BYTES * rows)
         return departure_out(made)
 
     def _not_ahead(self, at: datetime | None, what: str) -> datetime:

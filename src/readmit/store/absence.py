@@ -38,15 +38,17 @@ def checkpoint(
     valid = {i.id for i in _valid(active, invalid, at)}  # premises it may not read count
     visible = sorted((i for i in readable if i.id in valid), key=lambda i: i.id)
     receipts = [[i.id, i.receipt.digest if i.receipt else None] for i in visible]
+    kept = {i.id for i in visible}
+    rest = tuple(sorted(i.id for i in readable if i.id not in kept))
     made = Checkpoint(
         agent=agent.id,
         epoch=epoch,
         at=at,
         digest=digest(receipts),
         item_ids=tuple(i.id for i in visible),
+        left_out=len(rest),
     )
-    kept = set(made.item_ids)
-    return made, tuple(sorted(i.id for i in readable if i.id not in kept))
+    return made, rest
 
 
 def _valid(active: Sequence[Item], invalid: Collection[str], at: datetime) -> list[Item]:
