@@ -308,6 +308,7 @@ def test_only_so_many_views_are_received_at_once_and_one_past_that_is_refused_un
     """/v1/verify needs no key: each body on its way was held whole, as many as the
     connections allowed (8 MiB each)."""
     monkeypatch.setattr("readmit.service.app.VERIFY_READING", 2)
+    monkeypatch.setattr("readmit.service.app.VERIFY_READING_PER_CLIENT", 2)
     head = b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
     with serving(create_app(team.service)) as url, httpx.Client(base_url=url, timeout=60) as http:
         host, port = url.removeprefix("http://").split(":")
@@ -330,6 +331,33 @@ def test_only_so_many_views_are_received_at_once_and_one_past_that_is_refused_un
     assert (third.status_code, third.json()["code"]) == (429, "rate_limited")
     assert "being sent at once" in third.json()["message"]
     assert after.status_code == 200
+
+
+@pytest.mark.loopback
+@pytest.mark.loopback
+def test_one_address_cannot_take_every_place_to_send_a_view(team: Team) -> None:
+    """Sixteen idle connections from one address kept every caller from verifying."""
+    head = b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    elsewhere = httpx.HTTPTransport(local_address="127.0.0.2")
+    with (
+        serving(create_app(team.service)) as url,
+        httpx.Client(base_url=url, timeout=60) as here,
+        httpx.Client(base_url=url, timeout=60, transport=elsewhere) as there,
+    ):
+        host, port = url.removeprefix("http://").split(":")
+        slow = [socket.create_connection((host, int(port)), timeout=60) for _ in range(2)]
+        for sock in slow:
+            sock.sendall(head + b"Content-Length: 100000\r\n\r\n" + b'{"view": {')
+        deadline = time.monotonic() + 60
+        while (same := here.post("/v1/verify", json={"view": {}})).status_code != 429:
+            assert time.monotonic() < deadline  # until the server has both on their way
+            time.sleep(0.05)
+        other = there.post("/v1/verify", json={"view": {}})
+        for sock in slow:
+            sock.close()
+
+    assert "being sent at once" in same.json()["message"]
+    assert other.status_code == 200, other.text
 
 
 @pytest.mark.loopback

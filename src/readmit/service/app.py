@@ -250,13 +250,14 @@ def _routes(  # noqa: C901 - one route each
         422 ``invalid_input``. At most `VERIFY_READING` bodies are received and
         `VERIFY_SLOTS` views checked at once (429 past either; the former unread).
         """
-        if reading[0] >= VERIFY_READING:  # each may hold a whole body: refused unread
+        client = request.client.host if request.client else ""
+        if len(reading) >= VERIFY_READING or reading.count(client) >= VERIFY_READING_PER_CLIENT:
             raise RateLimited("too many views being sent at once; try again", 1)
-        reading[0] += 1
+        reading.append(client)  # each may hold a whole body: one more is refused unread
         try:
             sent = await request.body()
         finally:
-            reading[0] -= 1
+            reading.remove(client)
         if verifying[0] >= VERIFY_SLOTS:  # no key needed: bounded for all callers together
             raise RateLimited("too many views being verified at once; try again", 1)
         verifying[0] += 1
@@ -265,7 +266,7 @@ def _routes(  # noqa: C901 - one route each
         finally:
             verifying[0] -= 1
 
-    verifying, reading = [0], [0]
+    verifying, reading = [0], list[str]()  # views being checked; senders of views arriving
 
     @app.get("/v1/decisions", response_model=DecisionsOut, responses=ERROR_RESPONSES)
     def decisions(caller: me) -> DecisionsOut:
@@ -292,10 +293,11 @@ def _routes(  # noqa: C901 - one route each
 VERIFY_SLOTS = 2
 """Views ``/v1/verify`` checks at once: it needs no key, so a flood of large views must not
 take every core (or queue without bound) from the agents' requests."""
-VERIFY_READING = 16
-"""Views ``/v1/verify`` receives at once. Each may hold a body of ``--max-body-bytes``
-while it arrives (``--body-timeout`` at most): 1,024 connections each sending 8 MiB but
-its last byte held the server at 8.5 GiB; now at most this many bodies are held."""
+VERIFY_READING, VERIFY_READING_PER_CLIENT = 16, 2
+"""Views ``/v1/verify`` receives at once, in all and from one address. Each may hold a
+body of ``--max-body-bytes`` while it arrives (``--body-timeout``): 1,024 connections each
+sending 8 MiB but its last byte held the server at 8.5 GiB. One address holding every
+place would keep everyone else from verifying."""
 
 
 def _verified(service: Service, sent: bytes) -> VerifyOut:
