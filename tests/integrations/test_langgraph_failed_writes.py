@@ -38,6 +38,27 @@ class Gated(InMemoryStore):
         return super().batch(listed)
 
 
+def _held_reads(
+    member: Member, reader: list[threading.Thread]
+) -> tuple[threading.Event, threading.Event]:
+    """Make the log read of the thread ``reader`` will hold wait, once read, for a go.
+
+    Returns (read: set once it has read the log, go: set to let it apply what it read).
+    """
+    store, events = member.store, member.store.events
+    read, go = threading.Event(), threading.Event()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        found = events(*args, **kwargs)
+        if reader and threading.current_thread() is reader[0]:
+            read.set()
+            assert go.wait(120)
+        return found
+
+    store.events = held  # type: ignore[method-assign]
+    return read, go
+
+
 def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_path(
     three: dict[str, Member],
 ) -> None:
@@ -50,19 +71,8 @@ def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_p
     sc.put(("trip",), "hotel", PRIVATE)
     assert s1.get(("trip",), "hotel") is None
 
-    store = a.store
-    events = store.events
-    reader_read, reader_go = threading.Event(), threading.Event()
     reader_thread: list[threading.Thread] = []
-
-    def slow_events(*args: Any, **kwargs: Any) -> Any:  # the reader's: slow to apply
-        found = events(*args, **kwargs)
-        if reader_thread and threading.current_thread() is reader_thread[0]:
-            reader_read.set()
-            assert reader_go.wait(120)
-        return found
-
-    store.events = slow_events  # type: ignore[method-assign]
+    reader_read, reader_go = _held_reads(a, reader_thread)  # the reader's: slow to apply
     inner.gated = True
     errors: list[BaseException] = []
 
@@ -86,7 +96,6 @@ def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_p
     assert errors
     reader_go.set()
     reader.join(120)
-    store.events = events  # type: ignore[method-assign]
 
     assert seen == [None]  # c's private value must never be shown to a
     assert s1.get(("trip",), "hotel") is None
@@ -263,18 +272,8 @@ def test_a_read_whose_lens_a_new_return_replaced_still_hides_a_teammates_overwri
     arrive(a)
     assert s1.get(("trip",), "hotel") is not None
     sc.put(("trip",), "hotel", PRIVATE)
-    store, events = a.store, a.store.events
-    read, go = threading.Event(), threading.Event()
     reader: list[threading.Thread] = []
-
-    def held_events(*args: Any, **kwargs: Any) -> Any:  # the reader's read of the log waits
-        found = events(*args, **kwargs)
-        if reader and threading.current_thread() is reader[0]:
-            read.set()
-            assert go.wait(120)
-        return found
-
-    store.events = held_events  # type: ignore[method-assign]
+    read, go = _held_reads(a, reader)
     seen: list[object] = []
     reader.append(threading.Thread(target=lambda: seen.append(s1.get(("trip",), "hotel"))))
     reader[0].start()
