@@ -175,11 +175,7 @@ class Throttle:
         the bucket may go below empty, and its later requests wait until it refills.
         """
         with self._lock:
-            t = self.monotonic()
-            size = self.limits.max_body_bytes
-            bucket = self._bytes.setdefault(agent, _Bucket(tokens=size, at=t))
-            bucket.tokens = min(size, bucket.tokens + (t - bucket.at) * self.limits.byte_rate)
-            bucket.at = t
+            bucket = self._refilled(self._bytes, agent, self.limits.byte_rate)
             bucket.tokens -= count
 
     def _take(
@@ -192,14 +188,26 @@ class Throttle:
         what: str,
     ) -> None:
         with self._lock:
-            t = self.monotonic()
-            bucket = buckets.setdefault(agent, _Bucket(tokens=size, at=t))
-            bucket.tokens = min(size, bucket.tokens + (t - bucket.at) * rate)
-            bucket.at = t
+            bucket = self._refilled(buckets, agent, rate, size)
             if bucket.tokens < cost:
                 wait = math.ceil((cost - bucket.tokens) / rate)
                 raise RateLimited(f"more than {what} per second; slow down", wait)
             bucket.tokens -= cost
+
+    def _refilled(
+        self,
+        buckets: dict[tuple[str, str], _Bucket],
+        agent: tuple[str, str],
+        rate: float,
+        size: float | None = None,
+    ) -> _Bucket:
+        """``agent``'s bucket, refilled at ``rate`` up to ``size`` (the byte bucket's)."""
+        size = self.limits.max_body_bytes if size is None else size
+        t = self.monotonic()
+        bucket = buckets.setdefault(agent, _Bucket(tokens=size, at=t))
+        bucket.tokens = min(size, bucket.tokens + (t - bucket.at) * rate)
+        bucket.at = t
+        return bucket
 
     @contextmanager
     def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:

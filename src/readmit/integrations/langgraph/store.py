@@ -95,7 +95,7 @@ class ReadmitStore(BaseStore):
         self._lenses: weakref.WeakSet[Lens] = weakref.WeakSet()
         """The lenses made here that something still holds (`_settled`)."""
         self._pending_lock = threading.Lock()
-        """Held while those two change (each lens's own lock guards its state)."""
+        """Held while those three change (each lens's own lock guards its state)."""
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops, puts, lens = self._prepare(ops)
@@ -160,8 +160,8 @@ class ReadmitStore(BaseStore):
     def _landed(self, lens: Lens, writes: list[Write], shown: bool = True) -> None:
         """The inner store has answered ``writes``: show what they wrote (if it landed).
 
-        A failed write's events stay pending (its value never lands) until a return's
-        context holds them (`_settled`).
+        A failed write's events stay pending (its value never lands) until no lens will
+        meet them again (`_settled`).
         """
         ids = {w.event.id for w in writes if w.event is not None}
         with lens.lock:
