@@ -124,7 +124,7 @@ def _stored(
     """Replay ``scenario`` on the store at ``db``: its decisions, and how to explain each.
 
     A replay refused on a database this command made leaves no file behind. One that
-    fails once it has begun storing (a verifier that went away) says what it left.
+    fails once it has begun storing (a decision the store could not record) says what it left.
     """
     made = sqlite_path(db)
     made = made if made is not None and not made.exists() else None
