@@ -298,3 +298,24 @@ def test_a_write_readmit_refuses_leaves_nothing_pending(three: dict[str, Member]
             s1.put(("trip",), f"hotel{n}", bad)
 
     assert s1._pending == set()
+
+
+def test_a_new_lens_has_the_stores_pending_writes_before_another_thread_can_read_through_it(
+    three: dict[str, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Published first, a new lens briefly held an empty pending set of its own: an own
+    write recorded then, its value not yet landed, showed what the path held (a review)."""
+    s1 = ReadmitStore(InMemoryStore(), three["a"])
+    settled = ReadmitStore._settled
+    published: list[bool] = []
+
+    def watched(store: ReadmitStore, lens: Any) -> set[str]:
+        published.append(store._lens is lens)
+        return settled(store, lens)
+
+    monkeypatch.setattr(ReadmitStore, "_settled", watched)
+    three["a"].depart()
+    arrive(three["a"])
+    s1.get(("trip",), "hotel")
+
+    assert published == [False]

@@ -203,16 +203,23 @@ def test_a_large_body_arriving_steadily_is_given_the_time_it_needs() -> None:
         assert _answered(conn).startswith(b"HTTP/1.1 200")
 
 
-def test_a_body_that_stalls_after_some_bytes_is_closed_once_their_allowance_is_spent() -> None:
+def test_a_body_that_stalls_is_closed_a_timeout_after_its_last_bytes_whatever_it_sent() -> None:
+    """Credit for what was sent was spent all at once: 1 MiB and then nothing held the
+    connection 94 s past its last byte (a review). It still grows the deadline, never past
+    the timeout after the last bytes."""
     with (
-        guarded_server(header_timeout=WAIT, body_timeout=0.5, body_rate=16 * 1024) as port,
+        guarded_server(header_timeout=WAIT, body_timeout=0.5, body_rate=1024) as port,
         _connect(port) as conn,
     ):
-        conn.sendall(_post_head(100 * 1024) + b"x" * 16 * 1024)  # a second more, then stalls
         started = time.monotonic()
+        conn.sendall(_post_head(100 * 1024) + b"x" * 16 * 1024)  # 16 s of credit
+        time.sleep(0.3)
+        conn.sendall(b"x" * 16 * 1024)  # then nothing more
+        last = time.monotonic()
 
         assert _closed(conn) == b""
-        assert time.monotonic() - started >= 1.2  # 0.5 s and a second for 16 KiB
+        assert time.monotonic() - last >= 0.4  # the timeout after the last bytes
+        assert time.monotonic() - started < WAIT / 2  # not the 32 s its bytes earned
 
 
 def test_a_client_waiting_for_100_continue_is_not_timed_out_while_the_app_is_busy() -> None:
@@ -227,6 +234,27 @@ def test_a_client_waiting_for_100_continue_is_not_timed_out_while_the_app_is_bus
         told = _answered(conn)  # the app reads after 1.5 s: only then is 100 sent
         assert told.startswith(b"HTTP/1.1 100")
         conn.sendall(b"ab")
+
+        got = told.split(b"\r\n\r\n", 1)[1]
+        while b"HTTP/1.1 200" not in got:
+            chunk = conn.recv(4096)
+            assert chunk, "closed before the answer"
+            got += chunk
+
+
+def test_the_deadline_starts_again_when_the_app_answers_100_continue_before_it_passes() -> None:
+    """A wait for the app shorter than the timeout was still charged to the client."""
+    head = (
+        _post_head(4)
+        .replace(b"/echo", b"/later")
+        .replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n")
+    )
+    with guarded_server(header_timeout=WAIT, body_timeout=2.0) as port, _connect(port) as conn:
+        conn.sendall(head)
+        told = _answered(conn)  # 100 Continue, once the app reads, 1.5 s on
+        conn.sendall(b"ab")
+        time.sleep(0.8)  # past the 2 s from the head, within 2 s of the 100
+        conn.sendall(b"cd")
 
         got = told.split(b"\r\n\r\n", 1)[1]
         while b"HTTP/1.1 200" not in got:
@@ -318,3 +346,4 @@ def test_serve_runs_uvicorn_with_the_guard_its_flags_set(
     assert issubclass(guard, GuardedH11Protocol)
     bounds = (guard.header_timeout, guard.body_timeout, guard.max_connections, guard.per_client)
     assert bounds == (2.5, 4.5, 7, 3)
+    assert seen["proxy_headers"] is False  # a caller is its connection's address

@@ -334,7 +334,6 @@ def test_only_so_many_views_are_received_at_once_and_one_past_that_is_refused_un
 
 
 @pytest.mark.loopback
-@pytest.mark.loopback
 def test_one_address_cannot_take_every_place_to_send_a_view(team: Team) -> None:
     """Sixteen idle connections from one address kept every caller from verifying."""
     head = b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

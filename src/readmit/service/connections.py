@@ -10,7 +10,8 @@ stopped answering until they closed (stop 42). `guarded` makes uvicorn's h11 pro
   same for its next request once it has started sending it; uvicorn's own keep-alive
   timeout closes an idle one sooner);
 - close a connection whose request body has not all arrived within ``body_timeout``
-  seconds of its head, plus a second for each ``body_rate`` bytes (16 KiB) it has sent:
+  seconds of its head, plus a second for each ``body_rate`` bytes (16 KiB) it has sent,
+  and never ``body_timeout`` after the last of them:
   a head and then a byte now and then held a connection (and a place under both caps)
   for as long as the client liked, while an 8 MiB body at 400 KiB/s still arrives. Time
   in which the server itself is not reading (the app has not asked for more of the
@@ -52,6 +53,10 @@ class GuardedH11Protocol(H11Protocol):
         """When the current body's deadline started (its head, or the server reading on)."""
         self._body_bytes = 0
         """What has arrived of it since."""
+        self._body_last = 0.0
+        """When the last of it arrived."""
+        self._server_wait = False
+        """Whether the server has yet to read on: ``Expect: 100-continue`` unanswered."""
         self._owed: object = None
         """The cycle whose body deadline passed while the server was not reading."""
 
@@ -65,8 +70,10 @@ class GuardedH11Protocol(H11Protocol):
         resume = self.flow.resume_reading
 
         def resumed() -> None:  # the server reads again: the client's time runs again
-            if self._owed is not None and self._owed is self.cycle:
-                self._await_body(self._owed)
+            cycle, held = self.cycle, self.flow.read_paused or self._server_wait
+            timed = self._body_timer is not None
+            if self._owed is cycle or (timed and held):
+                self._await_body(cycle)
             resume()
 
         self.flow.resume_reading = resumed  # type: ignore[method-assign]
@@ -80,6 +87,7 @@ class GuardedH11Protocol(H11Protocol):
             self._stop_body()
         elif timed:
             self._body_bytes += len(data)
+            self._body_last = self.loop.time()
 
     def on_response_complete(self) -> None:
         self._await_head()
@@ -120,8 +128,9 @@ class GuardedH11Protocol(H11Protocol):
         self._stop_body()
         self._owed = None
         if self._body_due(cycle):
-            self._body_since = self.loop.time()
+            self._body_since = self._body_last = self.loop.time()
             self._body_bytes = len(getattr(cycle, "body", b""))  # come with its head
+            self._server_wait = bool(getattr(cycle, "waiting_for_100_continue", False))
             self._body_timer = self.loop.call_later(self.body_timeout, self._slow_body, cycle)
 
     @staticmethod
@@ -141,8 +150,11 @@ class GuardedH11Protocol(H11Protocol):
         if self.flow.read_paused or getattr(cycle, "waiting_for_100_continue", False):
             self._owed = cycle  # the server is not reading: a new deadline once it reads
             return
-        allowed = self._body_since + self.body_timeout + self._body_bytes / self.body_rate
-        if self.loop.time() < allowed:  # a large body coming at the least rate or faster
+        allowed = min(  # a large body coming at the least rate or faster, and coming still
+            self._body_since + self.body_timeout + self._body_bytes / self.body_rate,
+            self._body_last + self.body_timeout,
+        )
+        if self.loop.time() < allowed:
             self._body_timer = self.loop.call_at(allowed, self._slow_body, cycle)
             return
         _LOG.info("closed a connection from %s: no whole request body within %ss",

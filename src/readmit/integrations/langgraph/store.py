@@ -341,8 +341,9 @@ class ReadmitStore(BaseStore):
             return None
         lens = self._lens
         if lens is None or lens.decided is not latest:
-            lens = self._lens = Lens.of(latest)
-            lens.pending = self._settled(lens)
+            lens = Lens.of(latest)
+            lens.pending = self._settled(lens)  # before another thread can read through it
+            self._lens = lens
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
             self._settled(lens)
