@@ -1,6 +1,8 @@
 """LangGraph: a write the inner store fails or has not landed never shows what the path
 held for another principal, and never hides what the agent may still read (a review)."""
 
+import asyncio
+import gc
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -318,4 +320,64 @@ def test_a_new_lens_has_the_stores_pending_writes_before_another_thread_can_read
     arrive(three["a"])
     s1.get(("trip",), "hotel")
 
-    assert published == [False]
+    assert published[0] is False
+
+
+class _SlowPuts(InMemoryStore):
+    """An inner store whose async puts take a while (a node's timeout cancels them)."""
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if any(isinstance(op, PutOp) for op in listed):
+            await asyncio.sleep(60)
+        return await super().abatch(listed)
+
+
+@pytest.mark.parametrize("while_", ["recording", "writing"])
+def test_a_cancelled_async_write_leaves_nothing_a_later_return_would_admit(
+    three: dict[str, Member], while_: str
+) -> None:
+    """Cancelled, the write stayed in readmit but never reached the inner store, whose
+    path held another principal's value: the next return admitted the write, and the read
+    showed that value (a review)."""
+    a = three["a"]
+    inner = _SlowPuts() if while_ == "writing" else InMemoryStore()
+    s1, sc = ReadmitStore(inner, a), ReadmitStore(inner, three["c"])
+    a.depart()
+    arrive(a)
+    sc.put(("trip",), "hotel", PRIVATE)
+    started, go = threading.Event(), threading.Event()
+    record = a.record
+
+    def held(events: Any) -> Any:  # the recording thread waits while the caller is cancelled
+        started.set()
+        assert go.wait(120)
+        return record(events)
+
+    if while_ == "recording":
+        a.record = held  # type: ignore[method-assign]
+
+    async def cancelled_put() -> None:
+        put = asyncio.ensure_future(s1.aput(("trip",), "hotel", {"text": "Riverside"}))
+        if while_ == "recording":
+            while not started.is_set():
+                await asyncio.sleep(0.01)
+        else:
+            await asyncio.sleep(0.2)  # into the inner store's slow put
+        put.cancel()
+        go.set()
+        with pytest.raises(asyncio.CancelledError):
+            await put
+
+    asyncio.run(cancelled_put())
+    a.record = record  # type: ignore[method-assign]
+    gc.collect()  # the cancelled task's traceback held the lens it wrote through
+    a.depart()
+    arrive(a)
+
+    assert s1.get(("trip",), "hotel") is None
+    a.depart()
+    arrive(a)
+    s1.get(("trip",), "hotel")  # every lens left has followed past the write: not pending
+
+    assert s1._pending == set()

@@ -37,6 +37,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Iterable
+from functools import partial
 from time import monotonic
 from typing import Any, Literal, cast
 
@@ -56,7 +57,16 @@ from readmit.errors import InvalidInput
 from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
-from readmit.integrations.langgraph.writes import Write, plan, reconcile, record, recorded, written
+from readmit.integrations.langgraph.writes import (
+    Write,
+    amatch,
+    arecorded,
+    plan,
+    reconcile,
+    record,
+    recorded,
+    written,
+)
 from readmit.integrations.langgraph.writes import reads as reads_of
 from readmit.integrations.team import Member, lapsed, one_of
 
@@ -124,12 +134,14 @@ class ReadmitStore(BaseStore):
         if lens is None:
             if not puts:
                 return await self.inner.abatch(ops)
-            writes = await asyncio.to_thread(record, self.member, puts)
+            writes = await arecorded(lambda: record(self.member, puts), self.inner, self.member)
             return await self._aland(writes, ops)
         reads = [op for op in ops if not isinstance(op, PutOp)]
         results = await arun(rounds([reader(op, lens) for op in reads]), self.inner.abatch)
         if puts:
-            writes = await asyncio.to_thread(self._recorded, lens, puts)
+            undone = partial(self._landed, lens, shown=False)
+            made = partial(self._recorded, lens, puts)
+            writes = await arecorded(made, self.inner, self.member, undone)
             try:
                 await self._aland(writes, list(puts))
             except BaseException:
@@ -181,7 +193,7 @@ class ReadmitStore(BaseStore):
         """
         try:
             return self.inner.batch(ops)
-        except Exception as exc:
+        except BaseException as exc:  # an interrupt too: what landed is read back
             found: list[Result] | None
             try:
                 found = self.inner.batch(reads_of(writes))
@@ -191,16 +203,11 @@ class ReadmitStore(BaseStore):
             raise
 
     async def _aland(self, writes: list[Write], ops: list[Op]) -> list[Result]:
-        """`_land` with the inner store's ``abatch``."""
+        """`_land` with the inner store's ``abatch``, cancelled (a node's timeout) too."""
         try:
             return await self.inner.abatch(ops)
-        except Exception as exc:
-            found: list[Result] | None
-            try:
-                found = await self.inner.abatch(reads_of(writes))
-            except Exception:
-                found = None
-            await asyncio.to_thread(reconcile, self.member, writes, found, exc)
+        except BaseException as exc:
+            await amatch(self.inner, self.member, writes, exc)
             raise
 
     def get(
@@ -344,6 +351,7 @@ class ReadmitStore(BaseStore):
             lens = Lens.of(latest)
             lens.pending = self._settled(lens)  # before another thread can read through it
             self._lens = lens
+            self._settled(lens)  # again, now that the lens it replaced may be gone
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
             self._settled(lens)

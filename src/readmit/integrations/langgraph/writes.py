@@ -21,10 +21,12 @@ The order, so that readmit and the inner store never silently disagree:
    hold can be admitted).
 """
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from langgraph.store.base import GetOp, Item, PutOp, Result
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, Result
 
 from readmit.errors import InvalidInput
 from readmit.events import Assert, Event, Recorded, Revoke
@@ -231,3 +233,40 @@ def current_items(member: Member, idents: set[Identity]) -> Mapping[Identity, st
         if ident in idents:
             found[ident] = item.id
     return found
+
+
+async def arecorded(
+    record_them: Callable[[], list[Write]],
+    inner: BaseStore,
+    member: Member,
+    undone: Callable[[list[Write]], None] | None = None,
+) -> list[Write]:
+    """``record_them()`` in a worker thread, which a cancelled caller cannot stop.
+
+    Cancelled (a node's timeout), it waits for the thread, then makes readmit match the
+    inner store, which the write never reached, and calls ``undone``: else the next
+    return admitted the write, and its path showed whatever the inner store held there
+    (a review: another principal's value).
+    """
+    running = asyncio.ensure_future(asyncio.to_thread(record_them))
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError as cancelled:
+        with contextlib.suppress(Exception):  # refused or failed: nothing was recorded
+            writes = await running
+            await amatch(inner, member, writes, cancelled)
+            if undone is not None:
+                undone(writes)
+        raise
+
+
+async def amatch(
+    inner: BaseStore, member: Member, writes: list[Write], error: BaseException
+) -> None:
+    """Make readmit match what ``inner`` holds of ``writes`` after ``error`` (`reconcile`)."""
+    found: list[Result] | None
+    try:
+        found = await inner.abatch(reads(writes))
+    except Exception:
+        found = None
+    await asyncio.to_thread(reconcile, member, writes, found, error)
