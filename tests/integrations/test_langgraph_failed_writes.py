@@ -12,7 +12,7 @@ import pytest
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, StoreError
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member
 
@@ -249,12 +249,12 @@ def test_failed_writes_stop_being_pending_once_a_return_holds_them(
             s1.put(("trip",), f"hotel{n}", {"text": "Riverside"})
     inner.failing = False
     assert s1.get(("trip",), "hotel0") is None
-    assert len(s1._pending) == 3
+    assert len(s1._pending.ids) == 3
 
     three["a"].depart()
     arrive(three["a"])
     assert s1.get(("trip",), "hotel0") is None
-    assert s1._pending == set()
+    assert s1._pending.ids == set()
     s1.put(("trip",), "hotel0", {"text": "Sunrise"})
     hotel = s1.get(("trip",), "hotel0")
     assert hotel is not None
@@ -289,6 +289,27 @@ def test_a_read_whose_lens_a_new_return_replaced_still_hides_a_teammates_overwri
     assert seen == [None]
 
 
+def test_a_write_whose_recording_failed_is_pending_only_if_the_log_holds_it(
+    three: dict[str, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store error while recording (not a refusal) kept the ids pending for the store's
+    life, one a failure (a review)."""
+    a = three["a"]
+    s1 = ReadmitStore(InMemoryStore(), a)
+    a.depart()
+    arrive(a)
+
+    def locked(events: Any) -> Any:
+        raise StoreError("database is locked")
+
+    monkeypatch.setattr(a, "record", locked)
+    for n in range(3):
+        with pytest.raises(StoreError):
+            s1.put(("trip",), f"hotel{n}", {"text": "Riverside"})
+
+    assert s1._pending.ids == set()  # the log holds none of them: nothing to meet
+
+
 def test_a_write_readmit_refuses_leaves_nothing_pending(three: dict[str, Member]) -> None:
     s1 = ReadmitStore(InMemoryStore(), three["a"])
     three["a"].depart()
@@ -299,7 +320,7 @@ def test_a_write_readmit_refuses_leaves_nothing_pending(three: dict[str, Member]
         with pytest.raises(InvalidInput):
             s1.put(("trip",), f"hotel{n}", bad)
 
-    assert s1._pending == set()
+    assert s1._pending.ids == set()
 
 
 def test_a_new_lens_has_the_stores_pending_writes_before_another_thread_can_read_through_it(
@@ -308,14 +329,14 @@ def test_a_new_lens_has_the_stores_pending_writes_before_another_thread_can_read
     """Published first, a new lens briefly held an empty pending set of its own: an own
     write recorded then, its value not yet landed, showed what the path held (a review)."""
     s1 = ReadmitStore(InMemoryStore(), three["a"])
-    settled = ReadmitStore._settled
+    settled = s1._pending.settled
     published: list[bool] = []
 
-    def watched(store: ReadmitStore, lens: Any) -> set[str]:
-        published.append(store._lens is lens)
-        return settled(store, lens)
+    def watched(lens: Any) -> set[str]:
+        published.append(s1._lens is lens)
+        return settled(lens)
 
-    monkeypatch.setattr(ReadmitStore, "_settled", watched)
+    monkeypatch.setattr(s1._pending, "settled", watched)
     three["a"].depart()
     arrive(three["a"])
     s1.get(("trip",), "hotel")
@@ -380,4 +401,4 @@ def test_a_cancelled_async_write_leaves_nothing_a_later_return_would_admit(
     arrive(a)
     s1.get(("trip",), "hotel")  # every lens left has followed past the write: not pending
 
-    assert s1._pending == set()
+    assert s1._pending.ids == set()

@@ -34,8 +34,6 @@ next return (the middleware's next run, or `arrive`) issues a fresh one.
 """
 
 import asyncio
-import threading
-import weakref
 from collections.abc import Iterable
 from functools import partial
 from time import monotonic
@@ -57,6 +55,7 @@ from readmit.errors import InvalidInput
 from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
+from readmit.integrations.langgraph.pending import Pending
 from readmit.integrations.langgraph.writes import (
     Write,
     amatch,
@@ -96,16 +95,8 @@ class ReadmitStore(BaseStore):
         self.supports_ttl = inner.supports_ttl
         self.ttl_config = inner.ttl_config
         self._lens: Lens | None = None
-        self._pending: set[str] = set()
-        """The agent's events recorded here whose inner write has not landed, or failed."""
-        self._pending_at: dict[str, int] = {}
-        """The epoch each pending event was recorded at, until its write lands or fails."""
-        self._failed_at: dict[str, int] = {}
-        """The same, of the pending events whose write failed."""
-        self._lenses: weakref.WeakSet[Lens] = weakref.WeakSet()
-        """The lenses made here that something still holds (`_settled`)."""
-        self._pending_lock = threading.Lock()
-        """Held while those three change (each lens's own lock guards its state)."""
+        self._pending = Pending()
+        """The agent's writes recorded here whose inner write has not landed, or failed."""
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops, puts, lens = self._prepare(ops)
@@ -162,29 +153,32 @@ class ReadmitStore(BaseStore):
             with lens.lock:
                 lens.pending -= ids
             raise
-        except BaseException:  # maybe recorded all the same: kept pending, to be safe
-            self._landed(lens, writes, shown=False)
+        except BaseException:  # maybe recorded all the same: the log says which
+            self._pending.failed_recording(ids, self._logged(lens, ids))
             raise
-        with self._pending_lock:
-            self._pending_at.update((i, epochs[i]) for i in ids if i in epochs)
+        self._pending.recorded(epochs)
         return writes
+
+    def _logged(self, lens: Lens, ids: set[str]) -> dict[str, int] | None:
+        """The epochs of those of ``ids`` the log holds after ``lens`` (None: unreadable)."""
+        try:
+            later = self.member.store.events(self.member.workspace, lens.epoch)
+        except Exception:
+            return None
+        return {r.event.id: r.epoch for r in later if r.event.id in ids}
 
     def _landed(self, lens: Lens, writes: list[Write], shown: bool = True) -> None:
         """The inner store has answered ``writes``: show what they wrote (if it landed).
 
         A failed write's events stay pending (its value never lands) until no lens will
-        meet them again (`_settled`).
+        meet them again (`Pending.settled`).
         """
         ids = {w.event.id for w in writes if w.event is not None}
         with lens.lock:
             if shown:
                 lens.pending -= ids
                 lens.add(written(writes))
-        with self._pending_lock:
-            for i in ids:
-                at = self._pending_at.pop(i, None)
-                if not shown and at is not None:
-                    self._failed_at[i] = at
+        self._pending.answered(ids, landed=shown)
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
         """Send ``ops`` (the recorded ``writes``, maybe with reads) to the inner store.
@@ -349,32 +343,15 @@ class ReadmitStore(BaseStore):
         lens = self._lens
         if lens is None or lens.decided is not latest:
             lens = Lens.of(latest)
-            lens.pending = self._settled(lens)  # before another thread can read through it
+            lens.pending = self._pending.settled(lens)  # before other threads read through it
             self._lens = lens
-            self._settled(lens)  # again, now that the lens it replaced may be gone
+            self._pending.settled(lens)  # again, now that the lens it replaced may be gone
         if not lens.withheld and lens.lapsed_at(self.member.clock):
             lens = self._lens = lens.lapsed()
-            self._settled(lens)
+            self._pending.settled(lens)
         if follow:
             self._follow(lens)
         return lens
-
-    def _settled(self, lens: Lens) -> set[str]:
-        """The pending events, less the failed writes' that no lens will meet again.
-
-        ``lens`` is new. A lens meets only the events after its epoch, and one that is no
-        longer referenced (by this store or a reader still in a call) meets none: a
-        failed write's events are dropped once every live lens has followed past them.
-        A write still in flight stays pending until it lands.
-        """
-        with self._pending_lock:
-            self._lenses.add(lens)
-            floor = min((live.epoch for live in list(self._lenses)), default=lens.epoch)
-            done = {i for i, at in self._failed_at.items() if at <= floor}
-            for i in done:
-                del self._failed_at[i]
-        self._pending -= done
-        return self._pending
 
     def _follow(self, lens: Lens) -> None:
         """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
