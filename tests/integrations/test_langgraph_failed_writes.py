@@ -350,17 +350,18 @@ class _SlowPuts(InMemoryStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         listed = list(ops)
         if any(isinstance(op, PutOp) for op in listed):
-            await asyncio.sleep(60)
+            await asyncio.sleep(1)
         return await super().abatch(listed)
 
 
+@pytest.mark.parametrize("twice", [False, True], ids=["once", "twice"])
 @pytest.mark.parametrize("while_", ["recording", "writing"])
-def test_a_cancelled_async_write_leaves_nothing_a_later_return_would_admit(
-    three: dict[str, Member], while_: str
+def test_a_cancelled_async_write_leaves_readmit_matching_the_inner_store(
+    three: dict[str, Member], while_: str, twice: bool
 ) -> None:
     """Cancelled, the write stayed in readmit but never reached the inner store, whose
     path held another principal's value: the next return admitted the write, and the read
-    showed that value (a review)."""
+    showed that value (a review; a second cancellation, another review)."""
     a = three["a"]
     inner = _SlowPuts() if while_ == "writing" else InMemoryStore()
     s1, sc = ReadmitStore(inner, a), ReadmitStore(inner, three["c"])
@@ -386,6 +387,9 @@ def test_a_cancelled_async_write_leaves_nothing_a_later_return_would_admit(
         else:
             await asyncio.sleep(0.2)  # into the inner store's slow put
         put.cancel()
+        if twice:
+            await asyncio.sleep(0.05)  # while the first is handled
+            put.cancel()
         go.set()
         with pytest.raises(asyncio.CancelledError):
             await put
@@ -396,9 +400,45 @@ def test_a_cancelled_async_write_leaves_nothing_a_later_return_would_admit(
     a.depart()
     arrive(a)
 
-    assert s1.get(("trip",), "hotel") is None
+    got, there = s1.get(("trip",), "hotel"), inner.get(("trip",), "hotel")
+    assert there is not None
+    if while_ == "recording":  # never sent: the path holds c's value, not the agent's
+        assert got is None
+    else:  # let land, then matched: the agent's own value, as the inner store holds it
+        assert got is not None
+        assert got.value == there.value == {"text": "Riverside"}
     a.depart()
     arrive(a)
     s1.get(("trip",), "hotel")  # every lens left has followed past the write: not pending
 
     assert s1._pending.ids == set()
+
+
+class _Interrupted(InMemoryStore):
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if any(isinstance(op, PutOp) for op in listed):
+            raise KeyboardInterrupt
+        return super().batch(listed)
+
+
+def test_an_interrupt_goes_on_as_one_when_readmit_cannot_record_the_correction(
+    three: dict[str, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The correction's own failure replaced the interrupt (a review): an `except
+    Exception` in the caller then swallowed it."""
+    a = three["a"]
+    s1 = ReadmitStore(_Interrupted(), a)
+    record, calls = a.record, [0]
+
+    def first_only(events: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise StoreError("database is locked")
+        return record(events)
+
+    monkeypatch.setattr(a, "record", first_only)
+
+    with pytest.raises(KeyboardInterrupt) as raised:
+        s1.put(("trip",), "hotel", {"text": "Riverside"})
+    assert "could not record that the LangGraph store failed" in str(raised.value.__notes__)

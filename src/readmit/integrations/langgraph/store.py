@@ -34,6 +34,7 @@ next return (the middleware's next run, or `arrive`) issues a fresh one.
 """
 
 import asyncio
+import contextlib
 from collections.abc import Iterable
 from functools import partial
 from time import monotonic
@@ -64,6 +65,7 @@ from readmit.integrations.langgraph.writes import (
     reconcile,
     record,
     recorded,
+    unstoppable,
     written,
 )
 from readmit.integrations.langgraph.writes import reads as reads_of
@@ -197,12 +199,27 @@ class ReadmitStore(BaseStore):
             raise
 
     async def _aland(self, writes: list[Write], ops: list[Op]) -> list[Result]:
-        """`_land` with the inner store's ``abatch``, cancelled (a node's timeout) too."""
+        """`_land` with the inner store's ``abatch``, cancelled (a node's timeout) too.
+
+        Cancelled, the write is let finish (an inner store may write in a thread that no
+        cancellation stops), then read back: readmit then matches what it left.
+        """
+        landing = asyncio.ensure_future(self.inner.abatch(ops))
         try:
-            return await self.inner.abatch(ops)
-        except BaseException as exc:
+            return await asyncio.shield(landing)
+        except asyncio.CancelledError as cancelled:
+            await unstoppable(self._matched(landing, writes, cancelled))
+            raise
+        except Exception as exc:
             await amatch(self.inner, self.member, writes, exc)
             raise
+
+    async def _matched(
+        self, landing: "asyncio.Future[list[Result]]", writes: list[Write], error: BaseException
+    ) -> None:
+        with contextlib.suppress(Exception):  # failed: read back all the same
+            await landing
+        await amatch(self.inner, self.member, writes, error)
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None

@@ -23,8 +23,10 @@ The order, so that readmit and the inner store never silently disagree:
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, Result
 
@@ -43,6 +45,8 @@ from readmit.integrations.langgraph.keys import Identity, identity, item_key, re
 from readmit.integrations.langgraph.keys import parse as parse_key
 from readmit.integrations.team import Member, new_id
 from readmit.model import Item as ReadmitItem
+
+log = logging.getLogger("readmit.integrations")
 
 RESTORED = "restore"
 """The prefix of the ids of the events `restore` records."""
@@ -164,7 +168,9 @@ def reconcile(
     ``found`` is what `reads` returned, or None when the inner store could not be read.
 
     Raises:
-        Exception: what recording the correction raised, with a note naming the paths.
+        Exception: what recording the correction raised, with a note naming the paths;
+            when ``error`` is no ``Exception`` (a cancellation, an interrupt), the note is
+            added to ``error`` instead, for the caller to raise.
     """
     why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
     at, author = member.clock(), member.agent
@@ -183,7 +189,11 @@ def reconcile(
         member.record(events)
     except Exception as exc:
         paths = ", ".join(where(w.op) for w in writes)
-        exc.add_note(f"readmit could not record that the LangGraph store failed: {paths}")
+        said = f"readmit could not record that the LangGraph store failed: {paths}"
+        if not isinstance(error, Exception):  # a cancellation or an interrupt goes on as one
+            error.add_note(f"{said} ({type(exc).__name__}: {exc})")
+            return
+        exc.add_note(said)
         raise exc from error
 
 
@@ -246,18 +256,46 @@ async def arecorded(
     Cancelled (a node's timeout), it waits for the thread, then makes readmit match the
     inner store, which the write never reached, and calls ``undone``: else the next
     return admitted the write, and its path showed whatever the inner store held there
-    (a review: another principal's value).
+    (a review: another principal's value). A second cancellation does not cut that short.
     """
     running = asyncio.ensure_future(asyncio.to_thread(record_them))
     try:
         return await asyncio.shield(running)
     except asyncio.CancelledError as cancelled:
-        with contextlib.suppress(Exception):  # refused or failed: nothing was recorded
-            writes = await running
-            await amatch(inner, member, writes, cancelled)
-            if undone is not None:
-                undone(writes)
+        await unstoppable(_undo(running, inner, member, cancelled, undone))
         raise
+
+
+async def _undo(
+    running: "asyncio.Future[list[Write]]",
+    inner: BaseStore,
+    member: Member,
+    error: BaseException,
+    undone: Callable[[list[Write]], None] | None,
+) -> None:
+    try:
+        writes = await running
+    except Exception:  # refused or failed: nothing was recorded
+        return
+    await amatch(inner, member, writes, error)
+    if undone is not None:
+        undone(writes)
+
+
+async def unstoppable(work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` to its end, whatever cancels the caller meanwhile.
+
+    Its own failure is left to what it noted (`reconcile` notes on the cancellation);
+    the caller goes on with the cancellation it is handling.
+    """
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.warning(
+            "readmit could not match a cancelled LangGraph write", exc_info=task.exception()
+        )
 
 
 async def amatch(
