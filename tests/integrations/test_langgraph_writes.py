@@ -23,6 +23,7 @@ from readmit.integrations.langgraph import (
     notice,
 )
 from readmit.integrations.langgraph.keys import identity
+from readmit.integrations.langgraph.writes import plan, reads, reconcile, recorded
 from readmit.integrations.team import Member
 from readmit.model import Agent, Kind
 from readmit.policy import Policy
@@ -346,3 +347,18 @@ def test_after_expiry_empty_mode_shows_only_the_agents_own_writes(team: Team) ->
     assert s1.get(TRIP, "hotel") is None
     assert [i.key for i in s1.search(TRIP)] == ["mine"]
     assert asyncio.run(s1.aget(TRIP, "hotel")) is None
+
+
+def test_a_correction_leaves_alone_what_a_later_write_of_the_path_replaced(team: Team) -> None:
+    """Concurrent writes of one path, one cancelled: the correction revoked an item the
+    next write had replaced, was refused as a whole, and left readmit showing nothing
+    while the inner store held the last value (a review)."""
+    s2 = team.store(team.a2)
+    writes = plan(team.a2, [PutOp(TRIP, "hotel", HOTEL)])
+    recorded(team.a2, writes)  # in readmit; its inner write never came
+    s2.put(TRIP, "hotel", {"text": "Riverside"})  # a later write of the path, landed
+
+    reconcile(team.a2, writes, team.inner.batch(reads(writes)), OSError("cancelled"))
+
+    [item] = team.a2.visible()
+    assert '"Riverside"' in item.text

@@ -175,12 +175,17 @@ def reconcile(
     why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
     at, author = member.clock(), member.agent
     events: list[Event] = []
+    active: set[str] | None = None
     for n, w in enumerate(writes):
         got = found[n] if found is not None else None
         if found is not None and landed(w, got):
             continue
         if w.item is not None:
-            events.append(Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why))
+            active = {i.id for i in member.visible()} if active is None else active
+            if w.item in active:  # a later write of the path may have replaced it already
+                events.append(
+                    Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why)
+                )
         if isinstance(got, Item) and w.event is not None and was_recorded(member, w):
             events.append(restore(member, w, got))
     if not events:
