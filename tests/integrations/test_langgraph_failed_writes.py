@@ -345,12 +345,19 @@ def test_a_new_lens_has_the_stores_pending_writes_before_another_thread_can_read
 
 
 class _SlowPuts(InMemoryStore):
-    """An inner store whose async puts take a while (a node's timeout cancels them)."""
+    """An inner store whose async puts wait, once begun, until the test lets them go on
+    (a node's timeout cancels them meanwhile)."""
+
+    def __init__(self, started: threading.Event, go: threading.Event) -> None:
+        super().__init__()
+        self.started, self.go = started, go
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         listed = list(ops)
         if any(isinstance(op, PutOp) for op in listed):
-            await asyncio.sleep(1)
+            self.started.set()
+            while not self.go.is_set():
+                await asyncio.sleep(0.01)
         return await super().abatch(listed)
 
 
@@ -363,12 +370,12 @@ def test_a_cancelled_async_write_leaves_readmit_matching_the_inner_store(
     path held another principal's value: the next return admitted the write, and the read
     showed that value (a review; a second cancellation, another review)."""
     a = three["a"]
-    inner = _SlowPuts() if while_ == "writing" else InMemoryStore()
+    started, go = threading.Event(), threading.Event()
+    inner = _SlowPuts(started, go) if while_ == "writing" else InMemoryStore()
     s1, sc = ReadmitStore(inner, a), ReadmitStore(inner, three["c"])
     a.depart()
     arrive(a)
-    sc.put(("trip",), "hotel", PRIVATE)
-    started, go = threading.Event(), threading.Event()
+    sc.put(("trip",), "hotel", PRIVATE)  # a sync put: the inner store's batch, not held
     record = a.record
 
     def held(events: Any) -> Any:  # the recording thread waits while the caller is cancelled
@@ -381,11 +388,8 @@ def test_a_cancelled_async_write_leaves_readmit_matching_the_inner_store(
 
     async def cancelled_put() -> None:
         put = asyncio.ensure_future(s1.aput(("trip",), "hotel", {"text": "Riverside"}))
-        if while_ == "recording":
-            while not started.is_set():
-                await asyncio.sleep(0.01)
-        else:
-            await asyncio.sleep(0.2)  # into the inner store's slow put
+        while not started.is_set():  # recording, or in the inner store's put: held there
+            await asyncio.sleep(0.01)
         put.cancel()
         if twice:
             await asyncio.sleep(0.05)  # while the first is handled
