@@ -265,7 +265,7 @@ def _nested(depth: int) -> dict[str, Any]:
 
 DECISIONS = [
     ({"agent": "Z9"}, InvalidInput, "no such agent"),
-    ({"at": "2026-05-01T09:00:00Z"}, InvalidInput, "at must be a datetime"),
+    ({"at": "2026-05-01T09:00:00Z"}, InvalidInput, "at: give a datetime with a time zone"),
     ({"at": LATER.replace(tzinfo=None)}, InvalidEvent, "no time zone"),
     ({"epoch": -1}, InvalidInput, "epoch must be an integer"),
     ({"epoch": True}, InvalidInput, "epoch must be an integer"),

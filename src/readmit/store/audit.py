@@ -74,7 +74,7 @@ def _json(value: dict[str, Any]) -> str:
         text = None
     if text is None or "NaN" in text or "Infinity" in text:  # its own checks, or a text's word
         try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
             text.encode("utf-8")  # a lone surrogate has no UTF-8
         except (ValueError, TypeError, RecursionError) as exc:  # a library caller's record
             raise InvalidInput(f"decision record is not JSON: {str(exc)[:200]}") from None

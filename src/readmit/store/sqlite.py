@@ -36,9 +36,8 @@ class SQLiteConnection:
             self.db.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as exc:
             folder = os.path.dirname(path)
-            if folder and not os.path.isdir(folder):
-                exc.add_note(f"there is no directory {folder!r} to make it in")
-            why = "; ".join([str(exc), *getattr(exc, "__notes__", ())])
+            missing = folder and not os.path.isdir(folder)
+            why = f"{exc}; there is no directory {folder!r} to make it in" if missing else exc
             raise StoreError(f"cannot open SQLite store at {path!r}: {why}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:

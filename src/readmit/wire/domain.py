@@ -118,7 +118,7 @@ def checked_decision(
     _strings(("agent", agent))
     if agent not in agents:
         raise InvalidInput(f"decision of {agent!r}: no such agent in the workspace")
-    _time(at, f"decision of {agent}")
+    aware(at, f"decision of {agent}")
     if type(epoch) is not int or not 0 <= epoch < 2**63:
         raise InvalidInput(f"decision epoch must be an integer, 0 or more, not {epoch!r}")
     if outcome not in OUTCOMES:
@@ -138,13 +138,7 @@ def checked_key(key_hash: object, at: object) -> None:
     """
     if not (isinstance(key_hash, str) and _KEY_HASH.fullmatch(key_hash)):
         raise InvalidInput("key_hash must be readmit.service.keys.key_hash(key), not a raw key")
-    _time(at, "agent key")
-
-
-def _time(at: object, what: str) -> None:
-    if not isinstance(at, datetime):
-        raise InvalidInput(f"{what}: at must be a datetime, not {at!r}")
-    aware(at, what)
+    aware(at, "agent key")
 
 
 def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 
-class Following(Protocol):
+class Seen(Protocol):
     """A lens, as far as the pending writes concern it."""
 
     epoch: int
@@ -32,7 +32,7 @@ class Pending:
         """The epoch each pending event was recorded at, until its write lands or fails."""
         self._failed: dict[str, int] = {}
         """The same, of the pending events whose write failed."""
-        self._lenses: weakref.WeakSet[Following] = weakref.WeakSet()
+        self._lenses: weakref.WeakSet[Seen] = weakref.WeakSet()
         self._lock = threading.Lock()
         """Held while ``_at``, ``_failed`` and ``_lenses`` change (a lens's own lock
         guards what it shows)."""
@@ -62,7 +62,7 @@ class Pending:
             self._failed.update(logged)
         self.ids -= ids - logged.keys()
 
-    def settled(self, lens: Following) -> set[str]:
+    def settled(self, lens: Seen) -> set[str]:
         """The pending ids for ``lens`` (new), less the failed writes' no lens will meet."""
         with self._lock:
             self._lenses.add(lens)
