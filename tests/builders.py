@@ -181,3 +181,13 @@ def member_supersedes(member: Member, target: str, item: ItemDraft) -> None:
 def member_states(member: Member, item_id: str, text: str) -> None:
     item = ItemDraft(id=item_id, text=text)
     member.record([Assert(id=new_id("e"), at=member.clock(), author=member.agent, item=item)])
+
+
+def logged(workspace: str = "ws", agent: str = "A1", **more: Any) -> dict[str, Any]:
+    """The least decision record the store logs: the keys every readmit has logged."""
+    empty: dict[str, Any] = {k: [] for k in ("items", "selected", "excluded", "hidden")}
+    empty |= {"readmitted": [], "withheld": [], "coverage": {}, "view": None}
+    at = {"at": "2026-05-01T08:00:00Z", "epoch": 0, "departure_epoch": 0}
+    return {"workspace": workspace, "cycle": "c", "agent": agent, "outcome": "issued"} | (
+        empty | at | more
+    )

@@ -11,9 +11,11 @@ from readmit.admission.hidden import hidden_ids, redact
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.view import exclusion_json
 from readmit.clock import format_time
+from readmit.errors import StoreError
 from readmit.model import Experience
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, MemoryReason, Reason
+from readmit.wire.domain import record_problem
 
 _REASON, _ITEM = attrgetter("reason"), attrgetter("item")
 
@@ -217,7 +219,16 @@ def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
     ``texts``, ``thresholds``) stays absent rather than invented: the policy a record
     was decided under may not have been the default, so no threshold is guessed. A view
     stays exactly as signed.
+
+    Raises:
+        StoreError: if ``record`` is in no shape readmit has logged (made up by a library
+            caller before `readmit.store.base.WorkStateStore.record_decision` checked it).
     """
+    problem = record_problem(record) or next(
+        (f"an exclusion is {e!r}"[:200] for e in record["excluded"] if not _exclusion(e)), None
+    )
+    if problem is not None:
+        raise StoreError(f"a logged decision record is not in the shape readmit logs: {problem}")
     out = dict(record)
     if "not_selected" not in out:
         excluded = out["excluded"]
@@ -231,6 +242,15 @@ def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
         budget = {**judgment["budget"], "seconds": None}
         out["judgment"] = {**judgment, "seconds": None, "budget": budget}
     return out
+
+
+def _exclusion(entry: object) -> bool:
+    """Whether ``entry`` can be read as a logged exclusion (its item and reason)."""
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("item"), str)
+        and isinstance(entry.get("reason"), str)
+    )
 
 
 def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,16 +5,20 @@ Text (demo, replay, explain) and JSON agree; HTTP and MCP are tested in tests/se
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
+from builders import logged
 from readmit.cli import cli
 from readmit.cli.render import render_decision
+from readmit.model import Agent
 from readmit.reasons import MEMORY_REASON_HELP, MemoryReason
 from readmit.report import upgrade_record
-from readmit.store import open_store
+from readmit.store import SqlStore, audit, open_store
 
 ROOT = Path(__file__).parent.parent.parent
 MISSING_D_P = {
@@ -249,6 +253,36 @@ def test_explain_reads_a_decision_logged_before_not_selected_was_split_out(
     page = (tmp_path / "old.html").read_text(encoding="utf-8")
     assert "(needs" not in page
     assert "does not say what coverage its policy needed" in page
+
+
+@pytest.mark.parametrize(
+    ("record", "said"),
+    [
+        ({"hello": 1}, "it has no 'workspace'"),
+        (logged(excluded=5), "its 'excluded' is int"),
+        (logged(excluded=[{"item": "h0"}]), "an exclusion is {'item': 'h0'}"),
+    ],
+)
+def test_a_record_readmit_never_logged_is_refused_by_explain_with_what_is_wrong(
+    runner: CliRunner, tmp_path: Path, record: dict[str, Any], said: str
+) -> None:
+    """Stored by a library caller before `record_decision` checked a record's shape."""
+    db = f"sqlite:///{tmp_path / 'made-up.db'}"
+    store = open_store(db)
+    store.create_workspace("ws", [Agent(id="A1", principal="p", role="r")])
+    at = datetime(2026, 5, 1, tzinfo=UTC)
+    assert isinstance(store, SqlStore)
+    with store.conn.transaction():
+        text = audit.packed(json.dumps(record), "sqlite")
+        audit.insert_decision(store.conn, "ws", "A1", at, 0, "issued", text)
+    store.close()
+
+    explained = runner.invoke(cli, ["explain", "1", "--db", db])
+
+    assert explained.exit_code == 4
+    assert explained.output == (
+        f"error [store_error]: a logged decision record is not in the shape readmit logs: {said}\n"
+    )
 
 
 def test_every_memory_reason_is_documented() -> None:

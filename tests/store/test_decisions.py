@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import T0
+from builders import T0, logged
 from conftest import store_url
 from readmit.errors import InvalidInput, StoreError
 from readmit.model import Agent
@@ -20,7 +20,7 @@ AGENTS = [Agent(id="A1", principal="p", role="r")]
 
 
 def _decide(store: WorkStateStore, workspace: str, n: int) -> int:
-    return store.record_decision(workspace, "A1", T0, 0, "issued", {"n": n})
+    return store.record_decision(workspace, "A1", T0, 0, "issued", logged(workspace, n=n))
 
 
 @pytest.fixture
@@ -38,8 +38,8 @@ def test_each_workspace_numbers_its_decisions_from_one(two: WorkStateStore) -> N
     assert busy == [1, 2, 3]
     assert mine == [1, 2]
     assert [d.id for d in two.decisions("ws")] == [1, 2]
-    assert two.decision(2, workspace="ws") == {"n": 11}
-    assert two.decision(2, workspace="other") == {"n": 1}
+    assert two.decision(2, workspace="ws")["n"] == 11
+    assert two.decision(2, workspace="other")["n"] == 1
 
 
 def test_an_id_in_several_workspaces_needs_one_named(two: WorkStateStore) -> None:
@@ -55,7 +55,7 @@ def test_an_id_in_several_workspaces_needs_one_named(two: WorkStateStore) -> Non
 def test_an_id_in_one_workspace_needs_none_named(two: WorkStateStore) -> None:
     _decide(two, "ws", 7)
 
-    assert two.decision(1) == {"n": 7}
+    assert two.decision(1) == logged(n=7)
 
 
 def test_an_agent_counts_only_its_own_decisions(store: WorkStateStore) -> None:
@@ -63,8 +63,8 @@ def test_an_agent_counts_only_its_own_decisions(store: WorkStateStore) -> None:
     store.create_workspace("ws", team)
     store.create_workspace("other", team)
     order = ["A1", "A2", "A2", "A1", "A2", "A1"]
-    ids = [store.record_decision("ws", a, T0, 0, "issued", {}) for a in order]
-    store.record_decision("other", "A1", T0, 0, "issued", {})
+    ids = [store.record_decision("ws", a, T0, 0, "issued", logged(agent=a)) for a in order]
+    store.record_decision("other", "A1", T0, 0, "issued", logged("other"))
 
     for agent in ("A1", "A2"):
         own = [d.id for d in store.decisions("ws", agent)]
@@ -132,7 +132,7 @@ def test_a_record_is_kept_compressed_on_sqlite_and_as_text_on_postgres(
         {"item": f"i{n}", "reason": "revoked", "stage": "explicit", "evidence": [f"r{n}"]}
         for n in range(500)
     ]
-    record = {"excluded": exclusions, "texts": {f"i{n}": f"Fact {n}." for n in range(500)}}
+    record = logged(excluded=exclusions, texts={f"i{n}": f"Fact {n}." for n in range(500)})
 
     number = store.record_decision("ws", "A1", T0, 0, "issued", record)
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
+from builders import logged
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import (
     Assert,
@@ -272,11 +273,17 @@ DECISIONS = [
     ({"outcome": "granted"}, InvalidInput, "outcome must be one of"),
     ({"record": "{}"}, InvalidInput, "record must be a dict"),
     ({"epoch": 10**30}, InvalidInput, "epoch must be an integer"),
-    ({"record": {"x": float("nan")}}, InvalidInput, "record is not JSON"),
-    ({"record": {"x": float("inf")}}, InvalidInput, "record is not JSON"),
-    ({"record": {"x": object()}}, InvalidInput, "record is not JSON"),
-    ({"record": {"x": "\ud800"}}, InvalidInput, "record is not JSON"),
-    ({"record": _nested(5000)}, InvalidInput, "record is not JSON"),
+    ({"record": logged(x=float("nan"))}, InvalidInput, "record is not JSON"),
+    ({"record": logged(x=float("inf"))}, InvalidInput, "record is not JSON"),
+    ({"record": logged(x=object())}, InvalidInput, "record is not JSON"),
+    ({"record": logged(x="\ud800")}, InvalidInput, "record is not JSON"),
+    ({"record": logged(x=_nested(5000))}, InvalidInput, "record is not JSON"),
+    ({"record": {"x": 1}}, InvalidInput, "not in the shape readmit logs: it has no 'workspace'"),
+    ({"record": logged(epoch="0")}, InvalidInput, "shape readmit logs: its 'epoch' is str"),
+    ({"record": logged(epoch=True)}, InvalidInput, "shape readmit logs: its 'epoch' is bool"),
+    ({"record": logged(view=[])}, InvalidInput, "shape readmit logs: its 'view' is list"),
+    ({"record": logged(agent="A2")}, InvalidInput, "names 'A2' in 'ws', not 'A1' in 'ws'"),
+    ({"record": logged("other")}, InvalidInput, "names 'A1' in 'other', not 'A1' in 'ws'"),
 ]
 
 
@@ -285,7 +292,14 @@ def test_a_decision_the_audit_log_would_keep_wrong_is_refused_and_not_kept(
     store: WorkStateStore, fields: dict[str, Any], error: type[Exception], said: str
 ) -> None:
     _workspace(store)
-    given = {"agent": "A1", "at": LATER, "epoch": 0, "outcome": "issued", "record": {}, **fields}
+    given = {
+        "agent": "A1",
+        "at": LATER,
+        "epoch": 0,
+        "outcome": "issued",
+        "record": logged(),
+        **fields,
+    }
 
     with pytest.raises(error, match=said):
         store.record_decision("ws", **given)

@@ -191,10 +191,8 @@ class SqlStore(AgentKeys, Leases):
         return Writer(db, workspace, agents, known=known).append(events, clock)
 
     def _epoch(self, db: Connection, workspace: str) -> int:
-        row = db.execute(
-            "SELECT MAX(epoch) FROM events WHERE workspace = ?", (workspace,)
-        ).fetchone()
-        return int(row[0] or 0)
+        row = db.execute("SELECT MAX(epoch) FROM events WHERE workspace = ?", (workspace,))
+        return int(row.fetchone()[0] or 0)
 
     def record_experience(self, workspace: str, step: RecordExperience) -> Experience:
         domain.checked_experience(step)
@@ -336,7 +334,8 @@ class SqlStore(AgentKeys, Leases):
         record: dict[str, Any],
         judgment: Judgment | None = None,
     ) -> int:
-        domain.checked_decision(self.agents(workspace), agent, at, epoch, outcome, record)
+        agents = self.agents(workspace)
+        domain.checked_decision(agents, workspace, agent, at, epoch, outcome, record)
         text = audit.body(record, self._rest_of_checkpoint(workspace, agent, at, record))
         stored = audit.packed(text, self.conn.dialect)
         with self._transaction(lock=workspace) as db:

@@ -18,9 +18,10 @@ exists, and one stored before these checks can still be named.
 """
 
 import re
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 
 from readmit.clock import aware
 from readmit.errors import InvalidEvent, InvalidInput
@@ -107,9 +108,15 @@ _KEY_HASH = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def checked_decision(
-    agents: Container[str], agent: str, at: object, epoch: object, outcome: object, record: object
+    agents: Container[str],
+    workspace: str,
+    agent: str,
+    at: object,
+    epoch: object,
+    outcome: object,
+    record: object,
 ) -> None:
-    """Refuse a decision the audit log would keep wrong (``agents``: the workspace's).
+    """Refuse a decision the audit log would keep wrong (``agents``: ``workspace``'s).
 
     Raises:
         InvalidInput: naming the field at fault (an unknown agent or workspace too).
@@ -127,6 +134,50 @@ def checked_decision(
         )
     if not isinstance(record, dict):
         raise InvalidInput(f"decision record must be a dict, not {type(record).__name__}")
+    problem = record_problem(record)
+    if problem is not None:
+        raise InvalidInput(f"decision record is not in the shape readmit logs: {problem}")
+    if (record["workspace"], record["agent"]) != (workspace, agent):
+        raise InvalidInput(
+            f"decision record names {record['agent']!r} in {record['workspace']!r}, "
+            f"not {agent!r} in {workspace!r}"
+        )
+
+
+_LOGGED: dict[str, type | tuple[type, ...]] = {
+    "workspace": str,
+    "cycle": str,
+    "agent": str,
+    "at": str,
+    "epoch": int,
+    "departure_epoch": int,
+    "outcome": str,
+    "coverage": dict,
+    "items": list,
+    "selected": list,
+    "excluded": list,
+    "hidden": list,
+    "readmitted": list,
+    "withheld": list,
+    "view": (dict, type(None)),
+}
+"""What every readmit has logged of a decision, with its JSON type (the keys logged since
+are `readmit.report.upgrade_record`'s to restore or leave out)."""
+
+
+def record_problem(record: Mapping[str, Any]) -> str | None:
+    """What keeps ``record`` from being read as a logged decision record, if anything.
+
+    The keys every readmit has logged, with their types: `readmit.report` reads them
+    without asking (a record a library caller made up got an internal ``KeyError``).
+    """
+    for key, kind in _LOGGED.items():
+        if key not in record:
+            return f"it has no {key!r}"
+        value = record[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            return f"its {key!r} is {type(value).__name__}"
+    return None
 
 
 def checked_key(key_hash: object, at: object) -> None:
