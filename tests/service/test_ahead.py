@@ -374,6 +374,28 @@ def test_a_pass_gives_way_to_a_return_decided_by_another_process(
         stores = open_store(url), open_store(url)
         first, away, other = _team(stores[0], verifier)
         second = Service(stores[1], signer=HmacSha256Signer(KEY), verifier=verifier)
+        # The return's verifier calls end once the judge has seen the ask: on a busy
+        # machine the return could otherwise end, and withdraw its ask, before the judge's
+        # thread ran again to look (it would then run on: no return was left to give way to).
+        seen = threading.Event()
+        asked = stores[0].leased
+
+        def leased(workspace: str, prefix: str) -> bool:
+            found = asked(workspace, prefix)
+            if found and threading.current_thread().name == "readmit-ahead":
+                seen.set()
+            return found
+
+        held = verifier.fn
+
+        def judge(pair: Pair) -> Verdict:
+            verdict = held(pair)
+            if threading.current_thread().name != "readmit-ahead":
+                assert seen.wait(SETTLED_S)
+            return verdict
+
+        stores[0].leased = leased  # type: ignore[method-assign]
+        verifier.fn = judge
         release.clear()
         ahead = _start(first)
         try:
