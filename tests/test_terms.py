@@ -18,7 +18,7 @@ from readmit.terms import (
     standalone,
     term_kind,
 )
-from readmit.terms.names import whole_word
+from readmit.terms.names import first_end, whole_word
 
 
 @pytest.mark.parametrize(
@@ -180,3 +180,7 @@ def test_whole_word_matches_as_a_lookbehind_before_the_term_would(text: str, ter
     assert [m.span() for m in whole_word(term).finditer(text)] == [
         m.span() for m in reference.finditer(text)
     ]
+    first = reference.search(text)
+    for _ in range(2):  # the second time from the memo
+        assert first_end(text, term) == (-1 if first is None else first.end())
+        assert carries(text, term) is (first is not None)

@@ -149,11 +149,39 @@ def standalone(word: str, text: str, context: str = "") -> bool:
 
 def following(text: str, term: str, count: int = 2) -> tuple[str, ...]:
     """The (lower-cased) words right after the first whole-word ``term`` in ``text``."""
-    found = whole_word(term).search(text)
-    if found is None:
+    end = first_end(text, term)
+    if end < 0:
         return ()
-    after = islice(TOKEN.finditer(text, found.end()), count)  # not every token to the end
+    after = islice(TOKEN.finditer(text, end), count)  # not every token to the end
     return tuple(m.group().lower() for m in after)
+
+
+def first_end(text: str, term: str) -> int:
+    """Where the first whole-word ``term`` in ``text`` ends (-1: nowhere), remembered.
+
+    The built-in verifier looks up each name two texts share in both, pair after pair,
+    and one withdrawn text is paired with many items: in 512 pairs of long texts sharing
+    hundreds of names, 191,900 searches were of 51,270 (text, term) pairs. The latest
+    `_FIRST_TEXTS` texts keep what was found in them (a text's own memory, so the bound
+    on memory is in texts, not in terms).
+    """
+    ends = _ends(text)
+    end = ends.get(term)
+    if end is None:
+        found = whole_word(term).search(text)
+        end = ends[term] = -1 if found is None else found.end()
+    return end
+
+
+_FIRST_TEXTS = 256
+"""Texts whose `first_end` memo is kept: they stay alive through it, up to 100,000
+characters each under the service's default limits (25 MB at most)."""
+
+
+@lru_cache(maxsize=_FIRST_TEXTS)
+def _ends(text: str) -> dict[str, int]:
+    """The memo of `first_end` for ``text``: filled as terms are looked up."""
+    return {}
 
 
 def term_kind(term: str) -> str:
@@ -165,7 +193,7 @@ def term_kind(term: str) -> str:
 
 def carries(text: str, term: str) -> bool:
     """Whether ``text`` contains ``term`` as whole words (case-sensitive)."""
-    return whole_word(term).search(text) is not None
+    return first_end(text, term) >= 0
 
 
 @lru_cache(maxsize=1 << 14)

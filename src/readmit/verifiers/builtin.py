@@ -38,7 +38,7 @@ from readmit.terms import (
     standalone,
     term_kind,
 )
-from readmit.terms.names import whole_word
+from readmit.terms.names import first_end
 
 _VERBS = {"revoke": "revoked", "supersede": "superseded", "assert": "replaced", "close": "closed"}
 
@@ -120,10 +120,10 @@ def _longer_name(term: str, text: str) -> str | None:
     own escrow: an item that names INV-2031 alone cannot be told apart by its terms.
     A weekday or month after the term is a time, not part of its name.
     """
-    found = whole_word(term).search(text)
-    if found is None:
+    end = first_end(text, term)
+    if end < 0:
         return None
-    word = _NEXT_NAME.match(text, found.end())
+    word = _NEXT_NAME.match(text, end)
     if word is None or word[1].lower() in STOPWORDS or is_calendar(word[1]):
         return None
     return f"{term} {word[1]}"
