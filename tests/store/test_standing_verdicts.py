@@ -164,6 +164,34 @@ def test_a_restatement_every_reader_can_read_lapses_the_verdict_whoever_wrote_it
     assert "p0" in decisions[1]["selected"]
 
 
+def test_a_lapsed_verdict_leaves_unjudged_what_came_before_its_evidence_to_be_judged(
+    store: WorkStateStore,
+) -> None:
+    """B1 may not read y, so its return is shown y's revocation without its text and
+    confirms p0 on h0's. Once h0 is stated again, the verdict lapses; A1, who may read y,
+    must still judge p0 against y's revocation, which came before that evidence and no
+    one judged (as a return without B1's before it does)."""
+    twin = [
+        assert_item(0, "h0", "Sunrise Hotel is booked.", readers="*"),
+        assert_item(0, "y", "Sunrise shuttle service is booked."),
+        assert_item(
+            1, "p0", "Pickup at 8:00 by Sunrise shuttle service from Sunrise Hotel.", readers="*"
+        ),
+        depart(3),
+        depart(3, "B1"),
+        {"at": at(4), "author": "A2", "op": "revoke", "target": "y", "why": "cancelled"},
+        {"at": at(5), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+        assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*"),
+        ret(10),
+    ]
+    b1, after = run(store, [*twin[:7], ret(6, "B1"), *twin[7:]])
+    with store_url("sqlite", Path(tempfile.mkdtemp())) as url:
+        (alone,) = run(open_store(url), twin)
+
+    assert reason(alone, "p0") == reason(b1, "p0") == "implicitly_invalidated"
+    assert reason(after, "p0") == "implicitly_invalidated"
+
+
 def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
     store: WorkStateStore,
 ) -> None:

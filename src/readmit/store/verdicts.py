@@ -16,9 +16,10 @@ return, to every agent, until something restores its premise:
 The writer of each event lapses the verdicts it restores (`lapse`, one indexed
 update an event, none while the workspace has no standing verdict), so a return
 reads standing verdicts without scanning the log.
-An item whose verdict lapsed is screened again, against what came after its evidence
-(not only after the restoring event: what came between was never judged, the
-screening having stopped at its first confirmation). Evidence from a raw source (an
+An item whose verdict lapsed is screened again from where the returning reader's own
+screening of it reached (`load`), never only after the restoring event or the
+evidence: the screening stopped at its first confirmation, so what came between, and
+what it had not yet reached before the evidence, was never judged. Evidence from a raw source (an
 ``evidence`` event) is never withdrawn, so its verdicts stand. Screening watermarks
 are kept per verifier and per reader (principal and role): a return need not judge
 an item again against events a return of a reader like its own already screened it
@@ -33,7 +34,7 @@ import json
 from collections.abc import Callable, Container
 
 from readmit.admission.context import Standing
-from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item, Scope
 from readmit.store.connection import Connection
@@ -271,25 +272,25 @@ def load(
     """The standing verdicts of the items ``wanted`` holds, and their screening watermarks.
 
     Watermarks are by verifier, those ``reader``'s principal and role earned (none
-    without a reader). A lapsed verdict is left out, and its item gets a floor
-    under `ANY_VERIFIER`: it is screened again against what came after the verdict's
-    evidence, never the evidence itself.
+    without a reader). A lapsed verdict is left out: its item is screened again from
+    where the reader's own screening of it reached. Not from the verdict's evidence:
+    events before it may never have been judged (screening proposes withdrawals and
+    the best-ranked events first and stops at the first confirmation, and another
+    reader may have been shown them without their text). The evidence itself is not
+    judged again, its premise restored (`readmit.admission.invalidation.restored`).
     """
     standing: dict[str, Standing] = {}
     screened: dict[str, dict[str, int]] = {}
     rows = [
         r
         for r in db.execute(
-            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, lapsed_epoch, "
-            "event_epoch, principal, role FROM invalidations WHERE workspace = ?",
+            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, principal, "
+            "role FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL",
             (workspace,),
         ).fetchall()
         if r[0] in wanted
     ]
-    for item, evidence, verifier, confidence, detail, decided, lapsed, event_epoch, *by in rows:
-        if lapsed is not None:
-            screened.setdefault(ANY_VERIFIER, {})[item] = event_epoch
-            continue
+    for item, evidence, verifier, confidence, detail, decided, *by in rows:
         standing[item] = Standing(
             item=item,
             evidence=tuple(json.loads(evidence)),

@@ -5,10 +5,6 @@ from dataclasses import dataclass, field
 
 from readmit.reasons import Exclusion
 
-ANY_VERIFIER = "*"
-"""The key of `ReturnContext.screened` whose epochs bind every verifier (a lapsed verdict's
-item is screened only against what came after the verdict's evidence)."""
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Judgment:

@@ -46,7 +46,7 @@ from readmit.admission.invalidation.implicit import (
     unanswered,
 )
 from readmit.admission.invalidation.indexes import indexed
-from readmit.admission.invalidation.judgment import ANY_VERIFIER, Judgment
+from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.invalidation.observations import (
     distinct,
     observations,
@@ -92,7 +92,6 @@ class Screener:
         self.on_progress = on_progress
         self.limits = Limits(top_k=policy.scan_top_k, per_item=policy.scan_per_item)
         self.through = ctx.screened.get(verifier.name, {})
-        self.floor = ctx.screened.get(ANY_VERIFIER, {})
         self.decided: dict[str, bool] = {}
         self.excluded: dict[str, Exclusion] = {}
         self.confirmed: list[Exclusion] = []
@@ -110,7 +109,7 @@ class Screener:
         # A function of the context, not a method: the screener holds the `Touching` that
         # holds it, and a cycle through the screener kept a return's data for the collector.
         departed = None if ctx.history is not None else ctx.departure.epoch
-        self._start = partial(screened_from, departed, self.through, self.floor)
+        self._start = partial(screened_from, departed, self.through)
         self._touching = Touching(pool, self._start)
         self._restorations: Restorations | None = None
         self.tokens_before += _tokens(dependency_scan)

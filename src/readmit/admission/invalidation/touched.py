@@ -78,17 +78,15 @@ ONE_BY_ONE = 64
 about what a few hundred single answers do, and most returns ask a few or none)."""
 
 
-def screened_from(
-    departed: int | None, through: Mapping[str, int], floor: Mapping[str, int], item: Item
-) -> int:
+def screened_from(departed: int | None, through: Mapping[str, int], item: Item) -> int:
     """The epoch ``item`` is screened through: judge only what came after it.
 
-    ``through``: by item, where a verifier's screening reached; ``floor``: where any
-    verifier's did; ``departed``: the departure's epoch, where an item never screened
-    starts when there is no history to screen it against before (``None``: its own).
+    ``through``: by item, where the verifier's screening reached; ``departed``: the
+    departure's epoch, where an item never screened starts when there is no history to
+    screen it against before (``None``: its own).
     """
     default = item.epoch if departed is None else departed
-    return max(item.epoch, through.get(item.id, default), floor.get(item.id, 0))
+    return max(item.epoch, through.get(item.id, default))
 
 
 class Touching:
