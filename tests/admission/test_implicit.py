@@ -9,7 +9,7 @@ from builders import KEY, T0, context, item, obligation, revoke
 from readmit.admission import admit
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation import touched
-from readmit.admission.invalidation.cache import CachedVerifier
+from readmit.admission.invalidation.cache import CachedVerifier, screening_key
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judges_news
 from readmit.admission.invalidation.screening import Screener
 from readmit.errors import InvalidInput
@@ -484,9 +484,25 @@ class _NoCache:
         pass
 
 
-def test_items_screened_through_the_latest_epoch_need_no_index_and_no_call() -> None:
-    ctx = replace(context((H0, P0, C), delta=DELTA), screened={"function": {"p0": 9, "c": 9}})
+@pytest.mark.parametrize(
+    "other",
+    [Policy(threshold=0.95), Policy(scan_top_k=1), Policy(scan_per_item=1)],
+    ids=["threshold", "scan_top_k", "scan_per_item"],
+)
+def test_a_screening_under_other_settings_binds_nothing(other: Policy) -> None:
     verifier = verdict(True, 0.9)  # would exclude anything it was shown
+    key = screening_key(verifier, other, None, None)
+    ctx = replace(context((H0, P0, C), delta=DELTA), screened={key: {"p0": 9, "c": 9}})
+    screener = Screener(ctx, ctx.items, verifier, Policy())
+
+    assert not screener.admits(P0)
+    assert verifier.calls
+
+
+def test_items_screened_through_the_latest_epoch_need_no_index_and_no_call() -> None:
+    verifier = verdict(True, 0.9)  # would exclude anything it was shown
+    key = screening_key(verifier, Policy(), None, None)
+    ctx = replace(context((H0, P0, C), delta=DELTA), screened={key: {"p0": 9, "c": 9}})
     screener = Screener(ctx, ctx.items, verifier, Policy())
 
     assert screener.admits(P0)

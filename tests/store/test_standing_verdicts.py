@@ -2,7 +2,7 @@
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from readmit.scenario import Scenario, load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 from readmit.store.sql import SqlStore
-from readmit.testing import SlowVerifier
+from readmit.testing import FunctionVerifier, SlowVerifier
 
 STALE = {"revoked", "stale_or_superseded", "expired", "implicitly_invalidated"}
 STALE |= {"premise_invalidated"}
@@ -473,6 +473,28 @@ def test_a_return_after_judging_ahead_judges_nothing_and_decides_the_same(
     assert {(e["item"], e["reason"]) for e in record["excluded"]} == {
         (e["item"], e["reason"]) for e in without["excluded"]
     }
+
+
+def test_a_judge_ahead_under_a_stricter_threshold_leaves_the_return_to_judge_again(
+    store: WorkStateStore,
+) -> None:
+    """p0's link to the cancelled booking is judged at 0.6: below a judge's threshold of
+    0.65 (kept), above the return's 0.5 (excluded). The judge's screening binds no return
+    under another threshold."""
+
+    def rule(pair: Pair) -> Verdict:
+        linked = pair.earlier.id == "p0" and pair.later.withdrawn_text is not None
+        return Verdict(invalidates=linked, confidence=0.6 if linked else 0.99)
+
+    made = _history(store)
+    verifier = FunctionVerifier(rule, name="rule")
+    judge = replace(made, policy=replace(made.policy, threshold=0.65))
+    returning = replace(made, policy=replace(made.policy, threshold=0.5))
+
+    assert not _ahead(store, judge, verifier).confirmed
+    record = _returned(store, returning, verifier)
+
+    assert reason(record, "p0") == "implicitly_invalidated"
 
 
 def test_judging_ahead_records_no_decision_and_the_agent_stays_away(

@@ -17,17 +17,18 @@ The writer of each event lapses the verdicts it restores (`lapse`, one indexed
 update an event, none while the workspace has no standing verdict), so a return
 reads standing verdicts without scanning the log.
 An item whose verdict lapsed is screened again from where the returning reader's own
-screening of it reached (`load`), never only after the restoring event or the
-evidence: the screening stopped at its first confirmation, so what came between, and
-what it had not yet reached before the evidence, was never judged. Evidence from a raw source (an
-``evidence`` event) is never withdrawn, so its verdicts stand. Screening watermarks
-are kept per verifier and per reader (principal and role): a return need not judge
-an item again against events a return of a reader like its own already screened it
-against with the same verifier. A reader's screening quotes what that reader's
-context holds (the premises it may read, the items a withdrawal or a keyed
-replacement names, the pool embedding proposals rank in), so it binds only returns
-that would quote the same; a return's watermarks also stop before any withdrawal its
-own checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
+screening of it reached (`load`), never only after the restoring event or the evidence:
+the screening stopped at its first confirmation, so what came between, and what it had
+not yet reached before the evidence, was never judged. Evidence from a raw source (an
+``evidence`` event) is never withdrawn, so its verdicts stand. Screening watermarks are
+kept per screening (`readmit.admission.invalidation.cache.screening_key`: the verifier,
+its cut-off, the threshold, the scanner's settings) and per reader (principal and role):
+a return need not judge an item again against events a return of a reader like its own
+already screened it against with the same verifier. A reader's screening quotes what
+that reader's context holds (the premises it may read, the items a withdrawal or a keyed
+replacement names, the pool embedding proposals rank in), so it binds only returns that
+would quote the same; a return's watermarks also stop before any withdrawal its own
+checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 """
 
 import json
@@ -102,6 +103,7 @@ def remember(
                 reader.role,
             ),
         )
+    screened_as = judgment.screened_as or judgment.verifier
     db.executemany(
         "INSERT INTO screenings (workspace, principal, role, verifier, item, through) "
         "VALUES (?, ?, ?, ?, ?, ?) "
@@ -109,7 +111,7 @@ def remember(
         "WHEN excluded.through > screenings.through THEN excluded.through "
         "ELSE screenings.through END",
         [
-            (workspace, reader.principal, reader.role, judgment.verifier, item, through)
+            (workspace, reader.principal, reader.role, screened_as, item, through)
             for item, through in judgment.screened.items()
         ],
     )

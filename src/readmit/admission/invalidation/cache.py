@@ -9,8 +9,11 @@ verdicts survive across returns and processes.
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from readmit.admission.invalidation.dependency_scan import DependencyScan
+from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier, judges_news
 from readmit.canonical import digest
+from readmit.policy import Policy
 
 
 class JudgmentCache(Protocol):
@@ -53,6 +56,26 @@ def verifier_identity(verifier: Verifier) -> str:
     parts = (verifier, getattr(verifier, "second", None))
     cuts = [c for v in parts if isinstance(c := getattr(v, "decide_at", None), int | float)]
     return verifier.name + "".join(f"|decide_at={c!r}" for c in cuts)
+
+
+def screening_key(
+    verifier: Verifier, policy: Policy, embedder: Embedder | None, scan: DependencyScan | None
+) -> str:
+    """What a return's screening watermarks are kept under: all that decides what it judges.
+
+    The verifier's identity (`verifier_identity`, behind any cache), the threshold that
+    turns a verdict into an exclusion, the scanner's caps, and the embedder and dependency
+    scan that add proposals. A screening under other settings (a judge ahead under its own
+    policy, a model's other cut-off) may have kept an item this one would exclude, or never
+    been shown an event this one would judge: it binds nothing here.
+    """
+    proposals = f"top_k={policy.scan_top_k}|per_item={policy.scan_per_item}"
+    if embedder is not None:
+        proposals += f"|embedder={embedder.name}|embed_top_k={policy.scan_embed_top_k}"
+    if scan is not None:
+        proposals += f"|scan={scan.name}"
+    identity = verifier_identity(getattr(verifier, "inner", verifier))
+    return f"{identity}|threshold={policy.threshold!r}|{proposals}"
 
 
 def with_cache(verifier: Verifier, cache: JudgmentCache) -> Verifier:

@@ -33,3 +33,6 @@ class Judgment:
     """Invalidations confirmed at this return, for the store to keep."""
     screened: Mapping[str, int] = field(default_factory=dict)
     """Items judged valid, with the epoch they are now screened through."""
+    screened_as: str = ""
+    """What ``screened`` is kept under (`readmit.admission.invalidation.cache.screening_key`;
+    ``verifier`` when empty): a screening binds only returns that would screen alike."""

@@ -1,29 +1,27 @@
 """Screening in selection order: judge only what this return could admit, within a budget.
 
-The selector asks `Screener.admits` about each item before it takes it, so
-verifier work grows with the view (its item budget, the obligations and the
-premises of what it holds), not with the store or the length of the absence.
-The choice of lazy screening over judging at write time: a write-time verdict
-would judge every item against every event whether or not any agent ever
-returns to it, and an LLM verifier would put its latency on every write;
-screening what a view needs costs a bounded number of calls per return, and the
-verdicts it confirms are stored (`readmit.admission.invalidation.standing`) so no
+The selector asks `Screener.admits` about each item before it takes it, so verifier work
+grows with the view (its item budget, the obligations and the premises of what it holds),
+not with the store or the length of the absence. The choice of lazy screening over
+judging at write time: a write-time verdict would judge every item against every event
+whether or not any agent ever returns to it, and an LLM verifier would put its latency on
+every write; screening what a view needs costs a bounded number of calls per return, and
+the verdicts it confirms are stored (`readmit.admission.invalidation.standing`) so no
 return judges them again. It can run while the agent is away (`readmit.ahead`).
 
-For one item the screener first screens its premises (an item whose premise
-falls is ``premise_invalidated``), then proposes the later observations the
-item has not yet been screened against (`Observations`: after the epoch it
-was screened through, or its own epoch) and judges them a batch at a time,
-strongest link first, stopping at the first confirmed invalidation. With a
-`DependencyScan`, a model is then shown what the scanner left out, and the
-verifier judges what it names (see `readmit.admission.invalidation.dependency_scan`).
+For one item the screener first screens its premises (an item whose premise falls is
+``premise_invalidated``), then proposes the later observations the item has not yet been
+screened against (`Observations`: after the epoch it was screened through, under the same
+`screening_key`, or its own epoch) and judges them a batch at a time, strongest link
+first, stopping at the first confirmed invalidation. With a `DependencyScan`, a model is
+then shown what the scanner left out, and the verifier judges what it names (see
+`readmit.admission.invalidation.dependency_scan`).
 
-Fail closed: a call the budget (``Policy.judgment_calls`` calls,
-``Policy.max_judgment_tokens`` tokens, ``Policy.max_judgment_seconds`` spent waiting on
-calls and, in a service, on the return's turn) cannot pay for is not made, and an item
-left partly judged is withheld as ``unscreened``; one whose pairs got no answer
-or an abstention is ``verifier_unavailable``, as is one whose embedding
-proposals failed and no lexical proposal confirmed.
+Fail closed: a call the budget (``Policy.judgment_calls`` calls, ``max_judgment_tokens``
+tokens, ``max_judgment_seconds`` spent waiting on calls and, in a service, on the return's
+turn) cannot pay for is not made, and an item left partly judged is withheld as
+``unscreened``; one whose pairs got no answer or an abstention is ``verifier_unavailable``,
+as is one whose embedding proposals failed and no lexical proposal confirmed.
 """
 
 from collections.abc import Callable, Sequence
@@ -31,6 +29,7 @@ from functools import partial
 from typing import ParamSpec, TypeVar
 
 from readmit.admission.context import ReturnContext
+from readmit.admission.invalidation.cache import screening_key
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import (
@@ -91,7 +90,8 @@ class Screener:
         self.embedder = embedder
         self.on_progress = on_progress
         self.limits = Limits(top_k=policy.scan_top_k, per_item=policy.scan_per_item)
-        self.through = ctx.screened.get(verifier.name, {})
+        self.key = screening_key(verifier, policy, embedder, dependency_scan)
+        self.through = ctx.screened.get(self.key, {})
         self.decided: dict[str, bool] = {}
         self.excluded: dict[str, Exclusion] = {}
         self.confirmed: list[Exclusion] = []
@@ -141,6 +141,7 @@ class Screener:
             standing=standing,
             confirmed=tuple(self.confirmed),
             screened=kept(self.screened, self._starts, unquoted(self.ctx) if self.screened else []),
+            screened_as=self.key,
         )
 
     def _premises_hold(self, item: Item) -> bool:
