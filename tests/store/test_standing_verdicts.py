@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import store_url
+from readmit.admission import admit
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.ahead import judge_ahead
 from readmit.clock import parse_time
@@ -18,8 +19,9 @@ from readmit.decide import decide
 from readmit.errors import InvalidEvent
 from readmit.events import ReturnRequest
 from readmit.plugins import make_verifier
+from readmit.policy import Policy
 from readmit.replay import apply_steps, replay
-from readmit.report import agent_copy
+from readmit.report import agent_copy, decision_json
 from readmit.scenario import Scenario, load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
@@ -164,6 +166,21 @@ def test_a_restatement_every_reader_can_read_lapses_the_verdict_whoever_wrote_it
     assert "p0" in decisions[1]["selected"]
 
 
+TWO_READERS = [
+    assert_item(0, "h0", "Sunrise Hotel is booked.", readers="*"),
+    assert_item(0, "y", "Sunrise shuttle service is booked."),
+    assert_item(
+        1, "p0", "Pickup at 8:00 by Sunrise shuttle service from Sunrise Hotel.", readers="*"
+    ),
+    depart(3),
+    depart(3, "B1"),
+    {"at": at(4), "author": "A2", "op": "revoke", "target": "y", "why": "cancelled"},
+    {"at": at(5), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+]
+"""p0 names the family's shuttle y and the public hotel h0, both cancelled: A1 may read
+both revocations, B1 (neighbours) only h0's."""
+
+
 def test_a_lapsed_verdict_leaves_unjudged_what_came_before_its_evidence_to_be_judged(
     store: WorkStateStore,
 ) -> None:
@@ -171,25 +188,44 @@ def test_a_lapsed_verdict_leaves_unjudged_what_came_before_its_evidence_to_be_ju
     confirms p0 on h0's. Once h0 is stated again, the verdict lapses; A1, who may read y,
     must still judge p0 against y's revocation, which came before that evidence and no
     one judged (as a return without B1's before it does)."""
-    twin = [
-        assert_item(0, "h0", "Sunrise Hotel is booked.", readers="*"),
-        assert_item(0, "y", "Sunrise shuttle service is booked."),
-        assert_item(
-            1, "p0", "Pickup at 8:00 by Sunrise shuttle service from Sunrise Hotel.", readers="*"
-        ),
-        depart(3),
-        depart(3, "B1"),
-        {"at": at(4), "author": "A2", "op": "revoke", "target": "y", "why": "cancelled"},
-        {"at": at(5), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
-        assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*"),
-        ret(10),
-    ]
-    b1, after = run(store, [*twin[:7], ret(6, "B1"), *twin[7:]])
+    twin = [*TWO_READERS, assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*"), ret(10)]
+    b1, after = run(store, [*TWO_READERS, ret(6, "B1"), *twin[len(TWO_READERS) :]])
     with store_url("sqlite", Path(tempfile.mkdtemp())) as url:
         (alone,) = run(open_store(url), twin)
 
     assert reason(alone, "p0") == reason(b1, "p0") == "implicitly_invalidated"
     assert reason(after, "p0") == "implicitly_invalidated"
+
+
+def test_a_verdict_decided_beside_a_standing_one_does_not_replace_it(
+    store: WorkStateStore,
+) -> None:
+    """B1's return reads its context before A1's verdict (on y's revocation) is stored, and
+    confirms p0 on h0's; h0 is stated again before B1's verdict is stored, already lapsed.
+    A1's verdict stands: its next return, with nothing new, does not admit p0."""
+    apply_steps(load_scenario(scenario(TWO_READERS)), store, on_return=None)
+    verifier, policy = make_verifier("builtin"), Policy(max_items=8)
+
+    def request(agent: str, n: int) -> ReturnRequest:
+        return ReturnRequest(
+            id=f"r{n}{agent}", at=parse_time(at(n)), agent=agent, task="trip", purpose="itinerary"
+        )
+
+    at6 = parse_time(at(6))
+    b1 = store.return_context("trip", request("B1", 6))  # read before A1's verdict is stored
+    a1 = decide(store, "trip", request("A1", 6), policy=policy, verifier=verifier, signer=SIGNER)
+    restated = {**assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*"), "id": "again"}
+    store.append("trip", [load_scenario(scenario([restated])).steps[0]])  # type: ignore[list-item]
+    decided = admit(b1, policy=policy, verifier=verifier, signer=SIGNER)
+    record = decision_json(decided, b1, policy)
+    judgment = decided.judgment
+    store.record_decision("trip", "B1", at6, b1.epoch, decided.outcome, record, judgment=judgment)
+    store.depart("trip", "A1", parse_time(at(8)))
+    again = decide(store, "trip", request("A1", 9), policy=policy, verifier=verifier, signer=SIGNER)
+
+    assert reason(a1.record, "p0") == reason(record, "p0") == "implicitly_invalidated"
+    assert "p0" not in again.record["items"]  # the checkpoint left it out: its verdict stands
+    assert "p0" not in again.record["selected"]
 
 
 def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(

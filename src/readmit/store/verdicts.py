@@ -64,7 +64,9 @@ def remember(
         restore_text, restore_item = _restoration(
             db, workspace, Recorded(epoch=row[0], event=later)
         )
-        # Under the workspace lock: nothing is written between this scan and the insert.
+        # Under the workspace lock: nothing is written between this scan and the insert. A
+        # verdict standing there stays: this return's, decided beside the one that stored
+        # it, may rest on a premise restored since (its context read before that verdict).
         scope = None if restore_text is None else _scope(db, workspace, exclusion.item)
         lapsed = next(
             (
@@ -85,7 +87,8 @@ def remember(
             "confidence = excluded.confidence, detail = excluded.detail, "
             "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
             "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
-            "principal = excluded.principal, role = excluded.role",
+            "principal = excluded.principal, role = excluded.role "
+            "WHERE invalidations.lapsed_epoch IS NOT NULL",
             (
                 workspace,
                 exclusion.item,
