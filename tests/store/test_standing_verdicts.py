@@ -202,7 +202,8 @@ def test_a_verdict_decided_beside_a_standing_one_does_not_replace_it(
 ) -> None:
     """B1's return reads its context before A1's verdict (on y's revocation) is stored, and
     confirms p0 on h0's; h0 is stated again before B1's verdict is stored, already lapsed.
-    A1's verdict stands: its next return, with nothing new, does not admit p0."""
+    A1's verdict stands: its next return, with nothing new, does not even judge p0 again (a
+    lapsed verdict there once let the floor it set skip y's revocation, and admit p0)."""
     apply_steps(load_scenario(scenario(TWO_READERS)), store, on_return=None)
     verifier, policy = make_verifier("builtin"), Policy(max_items=8)
 
@@ -224,8 +225,9 @@ def test_a_verdict_decided_beside_a_standing_one_does_not_replace_it(
     again = decide(store, "trip", request("A1", 9), policy=policy, verifier=verifier, signer=SIGNER)
 
     assert reason(a1.record, "p0") == reason(record, "p0") == "implicitly_invalidated"
-    assert "p0" not in again.record["items"]  # the checkpoint left it out: its verdict stands
-    assert "p0" not in again.record["selected"]
+    # A1's verdict stands, so the checkpoint left p0 out: not judged again, not even a candidate
+    assert reason(again.record, "p0") is None
+    assert "p0" not in {*again.record["items"], *again.record["not_selected"]}
 
 
 def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
