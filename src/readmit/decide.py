@@ -16,6 +16,7 @@ from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.collector import paused
+from readmit.errors import DepartedMeanwhile
 from readmit.events import ReturnRequest
 from readmit.policy import Policy
 from readmit.report import decision_json
@@ -78,11 +79,44 @@ def decide(
     return. The record names the policy's thresholds (`readmit.report.thresholds_json`), so
     ``explain`` shows what coverage a view needed under the policy this return ran under.
 
+    A departure of the agent recorded while its return was decided (by another process or
+    thread) is found as the decision is recorded: the return is decided again, on that
+    departure, as if it had come first.
+
     Raises:
         ConfigError: if ``request.policy`` names an unknown setting or a bad value.
+        DepartedMeanwhile: if the agent departed again during each of `ATTEMPTS` tries.
     """
     if request.policy:  # this return's overrides, as a scenario's return applies them
         policy = policy.with_overrides(dict(request.policy))
+    steps = (on_progress, embedder, query, dependency_scan, before_record, waited, between)
+    for _ in range(ATTEMPTS - 1):
+        try:
+            return _decided(store, workspace, request, policy, verifier, signer, *steps)
+        except DepartedMeanwhile:
+            continue
+    return _decided(store, workspace, request, policy, verifier, signer, *steps)
+
+
+ATTEMPTS = 3
+"""Tries `decide` makes when the agent departs again while its return is decided."""
+
+
+def _decided(
+    store: WorkStateStore,
+    workspace: str,
+    request: ReturnRequest,
+    policy: Policy,
+    verifier: Verifier | None,
+    signer: Signer,
+    on_progress: Progress | None,
+    embedder: Embedder | None,
+    query: str | None,
+    dependency_scan: DependencyScan | None,
+    before_record: Callable[[], None] | None,
+    waited: float,
+    between: Callable[[], None] | None,
+) -> Decided:
     with paused():  # none of the return's many objects forms a cycle (`readmit.collector`)
         ctx = store.return_context(workspace, request)
         if between is not None:

@@ -12,7 +12,8 @@ Our exception hierarchy::
     │   ├── ClockSkew                    an ``at`` is further from the server's clock than allowed
     │   └── PolicyNotAccepted            a returning agent tried to choose its policy
     ├── StoreError                       the work-state store could not do what was asked
-    │   └── MigrationError
+    │   ├── MigrationError
+    │   └── DepartedMeanwhile            the agent departed again while its return was decided
     ├── VerifierUnavailable              the implicit-invalidation verifier gave no answer
     ├── ViewRejected                     a Return View failed its signature/digest/expiry check
     ├── Unauthenticated                  no valid agent key came with a request
@@ -105,6 +106,14 @@ class MigrationError(StoreError):
     """A schema migration could not be applied."""
 
     code = "migration_error"
+
+
+class DepartedMeanwhile(StoreError):
+    """The agent departed again while its return was decided: nothing was recorded.
+
+    The decision was made on the departure before; `readmit.decide.decide` decides the
+    return anew on the latest one.
+    """
 
 
 class VerifierUnavailable(ReadmitError):

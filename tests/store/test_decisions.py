@@ -2,14 +2,19 @@
 A record is kept compressed on SQLite and read back whole from either form."""
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from builders import T0, logged
 from conftest import store_url
-from readmit.errors import InvalidInput, StoreError
+from readmit.decide import ATTEMPTS, Decided, decide
+from readmit.errors import DepartedMeanwhile, InvalidInput, StoreError
+from readmit.events import Assert, ItemDraft, ReturnRequest
 from readmit.model import Agent
+from readmit.policy import Policy
+from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 from readmit.store.connection import Connection
 from readmit.store.migrations import MIGRATIONS
@@ -17,6 +22,7 @@ from readmit.store.sql import SqlStore
 from readmit.store.sqlite import SQLiteConnection
 
 AGENTS = [Agent(id="A1", principal="p", role="r")]
+SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
 
 
 def _decide(store: WorkStateStore, workspace: str, n: int) -> int:
@@ -173,3 +179,45 @@ def test_a_damaged_compressed_record_is_a_clear_error(tmp_path: Path) -> None:
             store.decision(number, workspace="ws")
     finally:
         store.close()
+
+
+def _departed_meanwhile(store: WorkStateStore, times: int) -> Decided:
+    """A1's return at T0 + 1 h, with A1 departing again ``times`` times while it is decided
+    (between its context and its record, as another process or thread can)."""
+    store.create_workspace("ws", [*AGENTS, Agent(id="A2", principal="p", role="r")])
+    fact = Assert(id="e1", at=T0, author="A2", item=ItemDraft(id="f1", text="Gate 4 is open."))
+    store.append("ws", [fact])
+    store.depart("ws", "A1", T0 + timedelta(minutes=1))
+    departures = iter(T0 + timedelta(minutes=2 + n) for n in range(times))
+
+    def meanwhile() -> None:
+        at = next(departures, None)
+        if at is not None:
+            note = ItemDraft(id=f"f{at.minute}", text=f"Gate {at.minute} is open.")
+            store.append("ws", [Assert(id=f"e{at.minute}", at=at, author="A2", item=note)])
+            store.depart("ws", "A1", at)
+
+    request = ReturnRequest(id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p")
+    return decide(
+        store, "ws", request, policy=Policy(), verifier=None, signer=SIGNER, before_record=meanwhile
+    )
+
+
+def test_a_return_is_decided_again_on_a_departure_recorded_while_it_was_decided(
+    store: WorkStateStore,
+) -> None:
+    decided = _departed_meanwhile(store, 1)
+
+    assert decided.record["departure_epoch"] == 2  # the departure after f2, not the first
+    assert [d.epoch for d in store.decisions("ws")] == [2]
+    assert store.away("ws") == []
+
+
+def test_a_return_whose_agent_keeps_departing_is_refused_and_nothing_is_recorded(
+    store: WorkStateStore,
+) -> None:
+    with pytest.raises(DepartedMeanwhile, match=r"A1 departed again .* decide the return again"):
+        _departed_meanwhile(store, ATTEMPTS)
+
+    assert store.decisions("ws") == []
+    assert store.away("ws") == ["A1"]

@@ -22,7 +22,7 @@ from typing import Any, TypeGuard
 from pydantic_core import PydanticSerializationError, to_json
 
 from readmit.admission.hidden import redact, seen_by_agent
-from readmit.errors import InvalidInput, StoreError
+from readmit.errors import DepartedMeanwhile, InvalidInput, StoreError
 from readmit.reasons import Reason
 from readmit.store.absence import last_departure
 from readmit.store.base import DecisionSummary
@@ -199,12 +199,23 @@ def insert_decision(
     epoch: int,
     outcome: str,
     text: str | bytes,
+    departed: object = None,
 ) -> int:
     """Log one decision (inside the caller's transaction); its number in the workspace.
 
     ``text`` is the record as `body` and `packed` store it, made before the workspace's
-    lock is taken.
+    lock is taken. ``departed``: the epoch of the departure it was decided on, which must
+    still be the agent's latest (by ``at``) now that the workspace's lock is held.
+
+    Raises:
+        DepartedMeanwhile: if a later departure was recorded while it was decided.
     """
+    latest = last_departure(db, workspace, agent, at)
+    if departed is not None and latest is not None and latest[1] != departed:
+        raise DepartedMeanwhile(
+            f"{agent} departed again (at epoch {latest[1]}) while its return was decided on "
+            f"its departure at epoch {departed}: decide the return again"
+        )
     (number,) = db.execute(  # numbered per workspace, under its lock
         "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
         "SELECT ?, ?, ?, ?, ?, ?, COALESCE(MAX(number), 0) + 1 FROM decisions "

@@ -138,9 +138,8 @@ class SqlStore(AgentKeys, Leases):
                         (workspace, agent.id, agent.principal, agent.role),
                     )
                 except Conflict:
-                    raise InvalidInput(
-                        f"agent {agent.id!r} already exists in {workspace!r}"
-                    ) from None
+                    problem = f"agent {agent.id!r} already exists in {workspace!r}"
+                    raise InvalidInput(problem) from None
 
     def agents(self, workspace: str) -> dict[str, Agent]:
         with self._read() as db:
@@ -337,9 +336,10 @@ class SqlStore(AgentKeys, Leases):
         agents = self.agents(workspace)
         domain.checked_decision(agents, workspace, agent, at, epoch, outcome, record)
         text = audit.body(record, self._rest_of_checkpoint(workspace, agent, at, record))
-        stored = audit.packed(text, self.conn.dialect)
+        kept = audit.packed(text, self.conn.dialect)
         with self._transaction(lock=workspace) as db:
-            number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, stored)
+            departed = record["departure_epoch"]
+            number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, kept, departed)
             if judgment is not None and judgment.verifier:
                 self._keep(db, workspace, agent, epoch, judgment)
         return number
