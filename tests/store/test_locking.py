@@ -121,6 +121,27 @@ def test_reads_do_not_wait_for_another_process_holding_the_sqlite_write_lock(
     assert caller == ("B", AGENTS[0])
 
 
+def test_a_new_sqlite_file_another_connection_holds_locked_opens_once_it_is_released(
+    tmp_path: Path,
+) -> None:
+    """Two processes opening one new store: the first still in rollback mode, writing. The
+    second's switch to WAL waits for its lock, as a write would, instead of failing."""
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE t (x)")
+    opened: list[SqlStore] = []
+    opening = threading.Thread(target=lambda: opened.append(open_store(f"sqlite:///{path}")))
+    opening.start()
+    opening.join(0.5)  # it waits (on a busy machine it may not have started yet)
+    other.execute("COMMIT")
+    other.close()
+    opening.join(60)
+
+    assert len(opened) == 1
+    opened[0].close()
+
+
 def test_an_in_memory_store_serves_threads_one_at_a_time() -> None:
     store = open_store("sqlite://:memory:")
     store.create_workspace("A", AGENTS)

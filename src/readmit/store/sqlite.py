@@ -9,10 +9,12 @@ writer. Every connection waits up to `BUSY_TIMEOUT_S` for the write lock.
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 
+from readmit.clock import elapsed
 from readmit.errors import StoreError
 from readmit.store.connection import Conflict, Cursor
 from readmit.store.pool import Pool
@@ -20,6 +22,24 @@ from readmit.store.sql import SqlStore
 
 BUSY_TIMEOUT_S = 30
 """How long a writer waits for another writer's file lock before failing."""
+
+
+def _into_wal(db: sqlite3.Connection) -> None:
+    """Journal ``db``'s file in WAL mode, waiting for another connection's lock as a writer does.
+
+    A new file is in rollback mode until one connection switches it, and SQLite answers a
+    switch under another connection's lock with "database is locked" at once, without
+    waiting: two processes opening one new store clashed here.
+    """
+    deadline = elapsed() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or elapsed() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class SQLiteConnection:
@@ -32,7 +52,7 @@ class SQLiteConnection:
             self.db = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
             )
-            self.db.execute("PRAGMA journal_mode = WAL")
+            _into_wal(self.db)
             self.db.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as exc:
             folder = os.path.dirname(path)
