@@ -6,8 +6,8 @@ return, to every agent, until something restores its premise:
 - when its evidence withdrew or replaced a statement X, it lapses once a later
   item states X's text again (the withdrawn statement came back) where every
   reader of the invalidated item can read it: a restatement only some of them
-  can see (another principal's private note) restores nothing for the others,
-  and a writer must not be able to lift a verdict on state it cannot read; hearsay
+  can see (another principal's private note) restores nothing for the others
+  (who wrote it is not asked: a statement all of them read restores it for all); hearsay
   (an ``unconfirmed`` item, with no receipt) restates nothing, as it replaces nothing;
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
   (revoked, closed or superseded; a same-key replacement of N restates the
