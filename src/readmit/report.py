@@ -264,6 +264,11 @@ def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
     (`upgrade_record`); what it never recorded is left out (``judgment`` is ``None``).
     """
     record = upgrade_record(record)
+    if not isinstance(record.get("hidden"), list):  # the first readmit's: what is hidden?
+        raise StoreError(
+            "this decision was logged before readmit recorded what its agent may not see: "
+            "only the operator's copy (readmit explain) shows it"
+        )
     hidden = frozenset(record["hidden"])
     named = {k: [see(e, hidden) for e in record[k]] for k, see in _SEEN.items() if k in record}
     thresholds = {"thresholds": record["thresholds"]} if "thresholds" in record else {}

@@ -218,7 +218,8 @@ def test_explain_reads_a_decision_logged_before_not_selected_was_split_out(
     record["excluded"] += [
         {"item": i, "reason": "not_selected", "stage": "selection", "evidence": []} for i in left
     ]
-    for key in (
+    for key in (  # and "hidden": the first readmit's record
+        "hidden",
         "judgment",
         "missing",
         "obligation_coverage",

@@ -105,6 +105,25 @@ CASES = [
 ]
 
 
+def test_a_decision_of_the_first_readmit_is_not_shown_to_its_agent(
+    client: httpx.Client, team: Team
+) -> None:
+    """Logged before records named what the agent may not see (``hidden``): the agent's
+    copy cannot leave it out, so only the operator's ``readmit explain`` shows it."""
+    play(client, team, _with_spare_notes())
+    store = team.service.store
+    summary = store.decisions("trip", "A1")[1]
+    first = _first_service(store.decision(summary.id, "trip"))
+    del first["hidden"]
+    store.record_decision("trip", "A1", summary.at, summary.epoch, summary.outcome, first)
+
+    response = client.get("/v1/decisions/3", headers=team.auth("A1"))
+
+    assert response.status_code == 503
+    assert response.json()["code"] == "store_error"
+    assert "only the operator's copy (readmit explain)" in response.json()["message"]
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 @pytest.mark.parametrize("which", [0, 1], ids=["blocked", "issued"])
 def test_a_decision_logged_in_an_older_shape_reads_back(

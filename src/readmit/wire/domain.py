@@ -156,13 +156,12 @@ _LOGGED: dict[str, type | tuple[type, ...]] = {
     "items": list,
     "selected": list,
     "excluded": list,
-    "hidden": list,
     "readmitted": list,
     "withheld": list,
     "view": (dict, type(None)),
 }
-"""What every readmit has logged of a decision, with its JSON type (the keys logged since
-are `readmit.report.upgrade_record`'s to restore or leave out)."""
+"""What every readmit has logged of a decision, with its JSON type (the keys logged since,
+``hidden`` among them, are `readmit.report.upgrade_record`'s to restore or leave out)."""
 
 
 def record_problem(record: Mapping[str, Any]) -> str | None:
