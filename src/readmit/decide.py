@@ -15,6 +15,7 @@ from readmit.admission.decision import Decision, Issued
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.clock import elapsed
 from readmit.collector import paused
 from readmit.errors import DepartedMeanwhile
 from readmit.events import ReturnRequest
@@ -55,7 +56,7 @@ class Decided:
 def decide(
     store: WorkStateStore,
     workspace: str,
-    request: ReturnRequest,
+    request: ReturnRequest | Callable[[], ReturnRequest],
     *,
     policy: Policy,
     verifier: Verifier | None,
@@ -81,21 +82,26 @@ def decide(
 
     A departure of the agent recorded while its return was decided (by another process or
     thread) is found as the decision is recorded: the return is decided again, on that
-    departure, as if it had come first.
+    departure, as if it had come first. ``request`` may be a function that makes it: it is
+    called for each try, so a return to what the departure said is to the latest one's.
+    The time of the tries before counts against the policy's time budget.
 
     Raises:
         ConfigError: if ``request.policy`` names an unknown setting or a bad value.
         DepartedMeanwhile: if the agent departed again during each of `ATTEMPTS` tries.
     """
-    if request.policy:  # this return's overrides, as a scenario's return applies them
-        policy = policy.with_overrides(dict(request.policy))
-    steps = (on_progress, embedder, query, dependency_scan, before_record, waited, between)
-    for _ in range(ATTEMPTS - 1):
+    started = elapsed()
+    for attempt in range(1, ATTEMPTS + 1):
+        made = request() if callable(request) else request
+        chosen = policy.with_overrides(dict(made.policy)) if made.policy else policy
+        spent = waited + elapsed() - started
+        steps = (on_progress, embedder, query, dependency_scan, before_record, spent, between)
         try:
-            return _decided(store, workspace, request, policy, verifier, signer, *steps)
+            return _decided(store, workspace, made, chosen, verifier, signer, *steps)
         except DepartedMeanwhile:
-            continue
-    return _decided(store, workspace, request, policy, verifier, signer, *steps)
+            if attempt == ATTEMPTS:
+                raise
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 ATTEMPTS = 3
@@ -144,5 +150,6 @@ def _decided(
             decision.outcome,
             record,
             judgment=decision.judgment,
+            departure=ctx.departure,
         )
     return Decided(decision, ctx, record)

@@ -2,6 +2,7 @@
 A record is kept compressed on SQLite and read back whole from either form."""
 
 import json
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from builders import T0, logged
 from conftest import store_url
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.decide import ATTEMPTS, Decided, decide
 from readmit.errors import DepartedMeanwhile, InvalidInput, StoreError
 from readmit.events import Assert, ItemDraft, ReturnRequest
@@ -20,6 +22,7 @@ from readmit.store.connection import Connection
 from readmit.store.migrations import MIGRATIONS
 from readmit.store.sql import SqlStore
 from readmit.store.sqlite import SQLiteConnection
+from readmit.testing import FunctionVerifier
 
 AGENTS = [Agent(id="A1", principal="p", role="r")]
 SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
@@ -181,36 +184,70 @@ def test_a_damaged_compressed_record_is_a_clear_error(tmp_path: Path) -> None:
         store.close()
 
 
-def _departed_meanwhile(store: WorkStateStore, times: int) -> Decided:
+def _departed_meanwhile(
+    store: WorkStateStore, times: int, news: bool = True, verifier: Verifier | None = None
+) -> Decided:
     """A1's return at T0 + 1 h, with A1 departing again ``times`` times while it is decided
-    (between its context and its record, as another process or thread can)."""
+    (between its context and its record, as another process or thread can), each after a
+    new event (``news``) or at the same epoch as the departure before. The return is to
+    what the latest departure said, asked anew at each try."""
     store.create_workspace("ws", [*AGENTS, Agent(id="A2", principal="p", role="r")])
     fact = Assert(id="e1", at=T0, author="A2", item=ItemDraft(id="f1", text="Gate 4 is open."))
     store.append("ws", [fact])
-    store.depart("ws", "A1", T0 + timedelta(minutes=1))
+    store.depart("ws", "A1", T0 + timedelta(minutes=1), ("task 1", "p"))
+    closed = ItemDraft(id="c1", text="Gate 4 is closed.")
+    store.append("ws", [Assert(id="c", at=T0 + timedelta(seconds=90), author="A2", item=closed)])
     departures = iter(T0 + timedelta(minutes=2 + n) for n in range(times))
 
     def meanwhile() -> None:
         at = next(departures, None)
         if at is not None:
             note = ItemDraft(id=f"f{at.minute}", text=f"Gate {at.minute} is open.")
-            store.append("ws", [Assert(id=f"e{at.minute}", at=at, author="A2", item=note)])
-            store.depart("ws", "A1", at)
+            if news:
+                store.append("ws", [Assert(id=f"e{at.minute}", at=at, author="A2", item=note)])
+            store.depart("ws", "A1", at, (f"task {at.minute}", "p"))
 
-    request = ReturnRequest(id="r", at=T0 + timedelta(hours=1), agent="A1", task="t", purpose="p")
+    def request() -> ReturnRequest:
+        at = T0 + timedelta(hours=1)
+        task, purpose = store.departed_for("ws", "A1", at) or ("?", "?")
+        return ReturnRequest(id="r", at=at, agent="A1", task=task, purpose=purpose)
+
+    policy = Policy(max_judgment_seconds=600)  # a time budget: the time spent is recorded
     return decide(
-        store, "ws", request, policy=Policy(), verifier=None, signer=SIGNER, before_record=meanwhile
+        store,
+        "ws",
+        request,
+        policy=policy,
+        verifier=verifier,
+        signer=SIGNER,
+        before_record=meanwhile,
     )
 
 
+@pytest.mark.parametrize("news", [True, False], ids=["after an event", "at the same epoch"])
 def test_a_return_is_decided_again_on_a_departure_recorded_while_it_was_decided(
+    store: WorkStateStore, news: bool
+) -> None:
+    decided = _departed_meanwhile(store, 1, news)
+
+    assert decided.record["departure_epoch"] == (3 if news else 2)
+    assert decided.record["task"] == "task 2"  # the latest departure's, not the first's
+    assert [d.epoch for d in store.decisions("ws")] == [decided.record["epoch"]]
+    assert store.away("ws") == []
+
+
+def test_the_time_of_a_try_before_counts_against_the_returns_time_budget(
     store: WorkStateStore,
 ) -> None:
-    decided = _departed_meanwhile(store, 1)
+    waits = iter([0.3])  # the first try's one call takes 0.3 s, the second's none
 
-    assert decided.record["departure_epoch"] == 2  # the departure after f2, not the first
-    assert [d.epoch for d in store.decisions("ws")] == [2]
-    assert store.away("ws") == []
+    def slow_once(pair: Pair) -> Verdict:
+        time.sleep(next(waits, 0.0))
+        return Verdict(invalidates=False, confidence=1.0)
+
+    decided = _departed_meanwhile(store, 1, verifier=FunctionVerifier(slow_once))
+
+    assert decided.record["judgment"]["seconds"] >= 0.3
 
 
 def test_a_return_whose_agent_keeps_departing_is_refused_and_nothing_is_recorded(

@@ -313,14 +313,14 @@ class Member:
             InvalidInput: if only one of ``task`` and ``purpose`` is given.
             InvalidEvent: if the return cannot be decided (the agent has not departed).
         """
-        at = self.clock()
-        said = check_returning(task, purpose)
-        if said is None:
-            said = self.store.departed_for(self.workspace, self.agent, at) or (ANY, ANY)
-        task, purpose = said
-        request = ReturnRequest(
-            id=new_id("return"), at=at, agent=self.agent, task=task, purpose=purpose
-        )
+        at, named = self.clock(), check_returning(task, purpose)
+
+        def request() -> ReturnRequest:  # for each try: to the latest departure's task
+            said = named or self.store.departed_for(self.workspace, self.agent, at) or (ANY, ANY)
+            return ReturnRequest(
+                id=new_id("return"), at=at, agent=self.agent, task=said[0], purpose=said[1]
+            )
+
         decided = decide(
             self.store,
             self.workspace,

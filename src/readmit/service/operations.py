@@ -279,14 +279,12 @@ class Service:
             # Counts against the policy's time budget, less its wait on the background judge.
             waited = max(0.0, elapsed() - asked - turn.excused)
             when = return_time(at, self.clock(), self.limits.clock_skew)
-            task, purpose = self.returning_to(caller, task, purpose, when)
-            request = ReturnRequest(
-                id=f"return@{format_time(when)}",
-                at=when,
-                agent=caller.agent.id,
-                task=task,
-                purpose=purpose,
-            )
+
+            def request() -> ReturnRequest:  # for each try: to the latest departure's task
+                to, why = self.returning_to(caller, task, purpose, when)
+                named = f"return@{format_time(when)}"
+                return ReturnRequest(id=named, at=when, agent=caller.agent.id, task=to, purpose=why)
+
             stop = _stopper(cancel)
             try:
                 with asking(self.store, caller.workspace, self.ahead) as ask:
@@ -309,7 +307,7 @@ class Service:
                         waited=waited,
                     )
             except InvalidEvent as exc:  # the request's id is the server's, not the caller's
-                if exc.event_id != request.id:
+                if exc.event_id != f"return@{format_time(when)}":
                     raise
                 raise InvalidInput(f"{exc.problem}: depart first") from None
         readmitted = decided.decision.readmitted if isinstance(decided.decision, Issued) else ()

@@ -199,22 +199,28 @@ def insert_decision(
     epoch: int,
     outcome: str,
     text: str | bytes,
-    departed: object = None,
+    departed: tuple[object, datetime | None] = (None, None),
 ) -> int:
     """Log one decision (inside the caller's transaction); its number in the workspace.
 
     ``text`` is the record as `body` and `packed` store it, made before the workspace's
-    lock is taken. ``departed``: the epoch of the departure it was decided on, which must
-    still be the agent's latest (by ``at``) now that the workspace's lock is held.
+    lock is taken. ``departed``: the epoch and, if known, the time of the departure it was
+    decided on, which must still be the agent's latest (by ``at``) now that the
+    workspace's lock is held (two departures with no event between share an epoch).
 
     Raises:
         DepartedMeanwhile: if a later departure was recorded while it was decided.
     """
     latest = last_departure(db, workspace, agent, at)
-    if departed is not None and latest is not None and latest[1] != departed:
+    of, when = departed
+    if (
+        latest is not None
+        and of is not None
+        and (latest[1] != of or (when is not None and latest[2] != stamp(when)))
+    ):
         raise DepartedMeanwhile(
-            f"{agent} departed again (at epoch {latest[1]}) while its return was decided on "
-            f"its departure at epoch {departed}: decide the return again"
+            f"{agent} departed again (at {latest[2]}) while its return was decided on an "
+            "earlier departure: decide the return again"
         )
     (number,) = db.execute(  # numbered per workspace, under its lock
         "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "

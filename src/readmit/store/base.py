@@ -112,6 +112,7 @@ class WorkStateStore(Protocol):
         outcome: str,
         record: dict[str, Any],
         judgment: Judgment | None = None,
+        departure: Checkpoint | None = None,
     ) -> int:
         """Append a decision (with all its exclusions) to the audit log; return its id.
 
@@ -119,6 +120,11 @@ class WorkStateStore(Protocol):
 
         With ``judgment``, also keep, in the same transaction, the invalidations it
         confirmed (they bind every later return) and how far it screened each item.
+        The departure it was decided on (``departure``, else the record's epoch of it)
+        must still be the agent's latest at ``at``.
+
+        Raises:
+            DepartedMeanwhile: if the agent departed again while the return was decided.
         """
         ...
 

@@ -332,13 +332,14 @@ class SqlStore(AgentKeys, Leases):
         outcome: str,
         record: dict[str, Any],
         judgment: Judgment | None = None,
+        departure: Checkpoint | None = None,
     ) -> int:
         agents = self.agents(workspace)
         domain.checked_decision(agents, workspace, agent, at, epoch, outcome, record)
         text = audit.body(record, self._rest_of_checkpoint(workspace, agent, at, record))
         kept = audit.packed(text, self.conn.dialect)
         with self._transaction(lock=workspace) as db:
-            departed = record["departure_epoch"]
+            departed = (record["departure_epoch"], departure.at if departure else None)
             number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, kept, departed)
             if judgment is not None and judgment.verifier:
                 self._keep(db, workspace, agent, epoch, judgment)

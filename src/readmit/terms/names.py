@@ -162,20 +162,22 @@ def first_end(text: str, term: str) -> int:
     The built-in verifier looks up each name two texts share in both, pair after pair,
     and one withdrawn text is paired with many items: in 512 pairs of long texts sharing
     hundreds of names, 191,900 searches were of 51,270 (text, term) pairs. The latest
-    `_FIRST_TEXTS` texts keep what was found in them (a text's own memory, so the bound
-    on memory is in texts, not in terms).
+    `_FIRST_TEXTS` texts keep what was found in them, at most `_FIRST_TERMS` terms each.
     """
     ends = _ends(text)
     end = ends.get(term)
     if end is None:
         found = whole_word(term).search(text)
-        end = ends[term] = -1 if found is None else found.end()
+        end = -1 if found is None else found.end()
+        if len(ends) < _FIRST_TERMS:
+            ends[term] = end
     return end
 
 
-_FIRST_TEXTS = 256
-"""Texts whose `first_end` memo is kept: they stay alive through it, up to 100,000
-characters each under the service's default limits (25 MB at most)."""
+_FIRST_TEXTS, _FIRST_TERMS = 256, 1024
+"""Texts whose `first_end` memo is kept, and terms a text keeps. The texts stay alive
+through it: up to 100,000 characters each under the service's default limits, so about
+25 MB of texts and, at about 110 bytes a term, 29 MB of memo at most."""
 
 
 @lru_cache(maxsize=_FIRST_TEXTS)
