@@ -406,6 +406,25 @@ def test_migrations_are_recorded_and_not_rerun(backend: str, tmp_path: Path) -> 
         reopened.close()
 
 
+def test_watermarks_kept_under_a_verifier_name_alone_are_dropped(
+    backend: str, tmp_path: Path
+) -> None:
+    """Kept before watermarks named the screening's threshold and settings (m015)."""
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        with store.conn.transaction():
+            store.conn.execute("INSERT INTO screenings VALUES ('ws', 'p', 'r', 'builtin', 'i1', 7)")
+            store.conn.execute(
+                "DELETE FROM _readmit_migrations WHERE name = 'm015_screenings_by_screening'"
+            )
+        store.close()
+        reopened = open_store(url)
+        (count,) = reopened.conn.execute("SELECT COUNT(*) FROM screenings").fetchone()
+        reopened.close()
+
+    assert count == 0
+
+
 def test_an_unknown_decision_is_a_store_error(ws: WorkStateStore) -> None:
     with pytest.raises(StoreError, match="no decision 42"):
         ws.decision(42)

@@ -234,6 +234,15 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             until DOUBLE PRECISION NOT NULL, PRIMARY KEY (workspace, name))""",
         ],
     ),
+    (
+        # Watermarks are kept under the screening's key (the verifier with its cut-offs,
+        # the threshold, the scanner's settings: `cache.screening_key`), not the verifier's
+        # name: one kept under another threshold spared a return a judgment that would have
+        # excluded. The rows before name no threshold, so none binds a return now: they go,
+        # and each reader's next return judges again (the verdict cache answers pairs seen).
+        "m015_screenings_by_screening",
+        ["DELETE FROM screenings"],
+    ),
 ]
 
 _BOOKKEEPING = (
