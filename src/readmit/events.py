@@ -54,6 +54,19 @@ def _hold_sets(draft: object, names: tuple[str, ...], what: str) -> None:
 
 
 _DRAFT_SETS = ("supports", "depends_on", "cites", "principals", "roles", "purposes")
+_EVERYONE = frozenset({ANY})
+
+
+def _everyone(draft: "ItemDraft") -> None:
+    """Make readers, roles or purposes that include ``*`` everyone: ``{"*"}``.
+
+    As the store writes and reads them back: what one process appended then equals what
+    another parses from the log.
+    """
+    for name in ("principals", "roles", "purposes"):
+        values = getattr(draft, name)
+        if values is not None and ANY in values and len(values) > 1:
+            object.__setattr__(draft, name, _EVERYONE)
 
 
 def _require_text(text: str, what: str, name: str) -> None:
@@ -87,6 +100,7 @@ class ItemDraft:
             typed(getattr(self, name), str, f"item {name}")
         typed(self.key, str, "item key", optional=True)
         _hold_sets(self, _DRAFT_SETS, f"item {self.id!r}")
+        _everyone(self)
         _require_text(self.text, "item", self.id)
         if type(self.kind) is not Kind:  # a library caller's string: stored, it broke reads
             if self.kind not in Kind.__members__.values():

@@ -3,6 +3,7 @@ wrote from memory, and they must equal what any other reader parses from the log
 
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +35,8 @@ def _every_op() -> list[Event]:
     draft = ItemDraft(
         id="a", text="Fact a: Sunrise Hotel, 9:30.", key="k", supports=frozenset({"d2", "d1"})
     )
+    # "*" among names: everyone, as the log holds it
+    anyone: dict[str, Any] = {f: frozenset({"*", "p"}) for f in ("principals", "roles", "purposes")}
     return [
         Assert(id="e1", at=at(1), author="A2", item=draft),
         Assert(id="e2", at=at(2), author="A2", item=ItemDraft(id="b", text="Fact b.")),
@@ -42,7 +45,7 @@ def _every_op() -> list[Event]:
             id="e4", at=at(4), author="A2", target="b", item=ItemDraft(id="b2", text="Fact b2.")
         ),
         Revoke(id="e5", at=at(5), author="A2", target="a", why="gone"),
-        Assert(id="e6", at=at(6), author="A2", item=ItemDraft(id="c", text="Fact c.")),
+        Assert(id="e6", at=at(6), author="A2", item=ItemDraft(id="c", text="Fact c.", **anyone)),
         Close(id="e7", at=at(7), author="A2", target="c"),
         OpenObligation(
             id="e8",
