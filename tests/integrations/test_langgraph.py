@@ -180,6 +180,22 @@ def test_a_returning_agent_no_longer_reads_what_a_teammate_made_stale(team: Team
     }
 
 
+def test_a_store_made_after_the_agents_return_decides_one_before_it_reads(
+    team: Team,
+) -> None:
+    """Another process (a restart, a worker) builds a1's store over the same stores: its
+    first read decides the return it owes, so it never serves what that return left out."""
+    away_while_hotel_changes(team)
+    arrive(team.a1)
+    restarted = Member(team.readmit, "trip", "a1", team.a1.signer, clock=team.a1.clock)
+    s1 = team.store(restarted)
+
+    assert s1.get(NOTES, "pickup") is None
+    assert [i.key for i in s1.search(("notes",))] == []
+    assert restarted.latest is not None
+    assert len(team.readmit.decisions("trip", "a1")) == 2  # decided once, for both reads
+
+
 def test_a_delete_while_away_is_a_revocation_with_its_reason(team: Team) -> None:
     s1, s2 = team.store(team.a1), team.store(team.a2)
     s2.put(TRIP, "train", {"text": "The 9:00 train to Kyoto."})

@@ -174,8 +174,8 @@ class ViewWithheld(ReadmitError):
             message
             or f"the return view was not issued ({self.notice['outcome']}: obligation coverage "
             f"{coverage['obligations']}, critical {coverage['critical']}{needs}); reads are "
-            "refused until the agent's next return (`Member.return_`, or its next read after "
-            "it departs again)"
+            "refused until the agent's next return (`Member.return_`, as the LangGraph "
+            "middleware's next run or the Mem0 wrapper's next read after a departure decides)"
         )
         self.outcome: str = self.notice["outcome"]
         self.excluded: list[dict[str, Any]] = self.notice["excluded"]
@@ -358,3 +358,26 @@ class Member:
     def visible(self) -> list[Item]:
         """The active items the agent may read now (no admission: its live state)."""
         return self.store.visible_state(self.workspace, self.agent)
+
+
+class OwedReturn:
+    """The return a wrapper made after its agent departed owes, decided at its first read.
+
+    A process started after a departure (or after a return, whose decision only the store
+    keeps) has no decision in memory: served unfiltered, its reads would show what that
+    return left out (`Member.owes_return`). Calling it decides that return once, one
+    thread at a time, before any read is served; the member's latest decision after.
+    """
+
+    def __init__(self, member: Member) -> None:
+        self.member = member
+        self.owed = member.owes_return()
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Decided | None:
+        if self.owed:
+            with self._lock:
+                if self.owed and self.member.latest is None:  # none decided since it was made
+                    self.member.return_()
+                self.owed = False
+        return self.member.latest

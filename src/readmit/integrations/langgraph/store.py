@@ -21,8 +21,9 @@ a teammate wrote or withdrew since (their values were never judged for this agen
 `readmit.integrations.langgraph.admitted`). ``search``
 and ``list_namespaces`` over-fetch from the inner store, page after doubling page,
 until ``limit`` admitted results are found or the inner store runs out, so filtering
-never starves a page. Before the agent's first return in this process nothing is
-filtered: an agent that has not been away has nothing to readmit. After a withheld
+never starves a page. Before the agent's first return nothing is filtered: an agent
+that has not been away has nothing to readmit (a store made in a process started after
+its departure decides that return at its first read, `OwedReturn`). After a withheld
 decision reads raise `ViewWithheld` (``on_withheld="raise"``, the default, so an agent
 cannot mistake "wait for evidence" for "no memory") or show only the agent's own
 writes since (``on_withheld="empty"``). An issued view is served until its
@@ -69,7 +70,7 @@ from readmit.integrations.langgraph.writes import (
     written,
 )
 from readmit.integrations.langgraph.writes import reads as reads_of
-from readmit.integrations.team import Member, lapsed, one_of
+from readmit.integrations.team import Member, OwedReturn, lapsed, one_of
 
 
 class ReadmitStore(BaseStore):
@@ -97,6 +98,7 @@ class ReadmitStore(BaseStore):
         self.supports_ttl = inner.supports_ttl
         self.ttl_config = inner.ttl_config
         self._lens: Lens | None = None
+        self._latest = OwedReturn(member)  # in a process started after a departure: a return
         self._pending = Pending()
         """The agent's writes recorded here whose inner write has not landed, or failed."""
 
@@ -354,7 +356,7 @@ class ReadmitStore(BaseStore):
 
         With ``follow``, brought up to the workspace's log (`_follow`).
         """
-        latest = self.member.latest
+        latest = self._latest()
         if latest is None:
             return None
         lens = self._lens
