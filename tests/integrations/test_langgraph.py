@@ -196,6 +196,36 @@ def test_a_store_made_after_the_agents_return_decides_one_before_it_reads(
     assert len(team.readmit.decisions("trip", "a1")) == 2  # decided once, for both reads
 
 
+def test_a_path_another_principal_overwrote_shows_its_agent_nothing_no_view_judged() -> None:
+    """The inner store keeps one value a path: a1 (family) writing x1's agency-only path
+    replaces x1's value there, while readmit keeps x1's item (a1 may not read it, so a1's
+    item replaces nothing). x1's next view admits its own item; its path now holds a1's
+    family-only value, which x1 must not read."""
+    readmit = open_store("sqlite://:memory:")
+    agents = [
+        Agent(id="a1", principal="family", role="r"),
+        Agent(id="x1", principal="agency", role="r"),
+    ]
+    readmit.create_workspace("trip", agents)
+    a1, x1 = (
+        Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=ticking()) for a in ("a1", "x1")
+    )
+    inner = InMemoryStore()
+    s1, sx = ReadmitStore(inner, a1), ReadmitStore(inner, x1)
+    sx.put(("agency",), "margin", {"text": "Riverside margin is 12%."})
+    sx.put(("agency",), "kept", {"text": "Lakeside margin is 15%."})
+    s1.put(("agency",), "margin", {"text": "Riverside margin is 0% for us."})
+    x1.depart()
+
+    decided = arrive(x1)
+
+    assert decided is not None
+    assert decided.view is not None  # issued, with x1's own item at the path
+    assert '"agency/margin"' in {i["text"].split(" = ")[0] for i in decided.view["items"]}
+    assert sx.get(("agency",), "margin") is None  # a1's value, which no view of x1 judged
+    assert [i.key for i in sx.search(("agency",))] == ["kept"]
+
+
 def test_a_delete_while_away_is_a_revocation_with_its_reason(team: Team) -> None:
     s1, s2 = team.store(team.a1), team.store(team.a2)
     s2.put(TRIP, "train", {"text": "The 9:00 train to Kyoto."})

@@ -377,7 +377,11 @@ class OwedReturn:
     def __call__(self) -> Decided | None:
         if self.owed:
             with self._lock:
-                if self.owed and self.member.latest is None:  # none decided since it was made
-                    self.member.return_()
-                self.owed = False
+                self._settle()
         return self.member.latest
+
+    def _settle(self) -> None:
+        """Decide the return owed, unless a thread before this one (or a run) did."""
+        if self.owed and self.member.latest is None:
+            self.member.return_()
+        self.owed = False

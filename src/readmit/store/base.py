@@ -161,6 +161,10 @@ class WorkStateStore(Protocol):
         """The active items ``agent`` may read now, by id."""
         ...
 
+    def newest_items(self, workspace: str, keys: Sequence[str]) -> dict[str, str]:
+        """The id of the newest item (any status, any reader) holding each of ``keys``."""
+        ...
+
     def experiences(self, workspace: str, agent: str) -> list[Experience]:
         """``agent``'s own private bank, oldest first."""
         ...

@@ -1,9 +1,9 @@
 """The work-state store over SQL: one implementation for SQLite and PostgreSQL.
 
-Events go to the append-only ``events`` log; the ``items``, ``evidence``,
-``obligations`` and ``names`` projections are kept in the same transaction (see
-`readmit.store.writer`). Writers to one workspace are serialized, so epochs
-are strictly increasing and gap-free; a batch is stored whole or not at all.
+Events go to the append-only ``events`` log; the ``items``, ``evidence``, ``obligations``
+and ``names`` projections are kept in the same transaction (see `readmit.store.writer`).
+Writers to one workspace are serialized, so epochs are strictly increasing and gap-free;
+a batch is stored whole or not at all.
 
 One store object may be shared between threads. Each transaction has a connection
 of its own (`readmit.store.pool`): reads run in read-only snapshots and never wait
@@ -11,11 +11,10 @@ for a writer; writers are serialized per workspace (in this process by a lock pe
 workspace, across processes by the database), so a write to one workspace never
 holds up reads, nor on PostgreSQL writes, of another.
 
-The SQL itself lives with what it is for: `readmit.store.bodies` (decoding items and
-events once), `readmit.store.absence` (departures and what a return reads),
-`readmit.store.audit` (decisions), `readmit.store.agent_keys` (API keys),
-`readmit.store.judgments` (the verdict cache), `readmit.store.verdicts` (standing
-invalidations) and `readmit.store.premises` (premises a return's C does not hold).
+The SQL itself lives with what it is for, in modules of `readmit.store`: `bodies` (decoding
+items and events once), `absence` (departures and what a return reads), `audit` (decisions),
+`agent_keys` (API keys), `held` (the newest item of a key), `judgments` (the verdict cache),
+`verdicts` (standing invalidations) and `premises` (premises a return's C does not hold).
 """
 
 import itertools
@@ -39,6 +38,7 @@ from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import LAST_EPOCH, BodyCache, Departures, active_items, logged_events
 from readmit.store.connection import Conflict, Connection
+from readmit.store.held import Held
 from readmit.store.history import history
 from readmit.store.leases import Leases
 from readmit.store.migrations import migrate, missing
@@ -51,7 +51,7 @@ _ID = attrgetter("id")
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys, Leases):
+class SqlStore(AgentKeys, Held, Leases):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:

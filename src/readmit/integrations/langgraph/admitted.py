@@ -35,6 +35,9 @@ from readmit.integrations.team import (
     readable,
 )
 
+Newest = Callable[[list[str]], dict[str, str]]
+"""The newest item's id at each of some keys (`readmit.store.held`)."""
+
 __all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
 
 
@@ -118,15 +121,23 @@ class Lens:
     readmit writes back after the inner store failed that write is shown as."""
 
     @classmethod
-    def of(cls, decided: Decided) -> "Lens":
-        """The lens of ``decided``: its view's LangGraph items (none if it was withheld)."""
+    def of(cls, decided: Decided, newest: Newest | None = None) -> "Lens":
+        """The lens of ``decided``: its view's LangGraph items (none if it was withheld).
+
+        With ``newest`` (`readmit.store.held`), only those still the newest item written
+        at their path: the path of one a later write overwrote in the inner store, by an
+        agent whose item this one may not read or by hearsay, holds a value no view of the
+        agent judged, and is not shown.
+        """
         decision, epoch = decided.decision, decided.context.epoch
         if not isinstance(decision, Issued):
             return cls(decided, withheld=True, epoch=epoch)
         expires = expiry(decided)
         lens = cls(decided, expires=expires, deadline=expires.timestamp(), epoch=epoch)
-        for item in decision.items:
-            if (ident := parse(item.key)) is not None:
+        paths = [(item, ident) for item in decision.items if (ident := parse(item.key))]
+        last = {} if newest is None or not paths else newest([i.key or "" for i, _ in paths])
+        for item, ident in paths:
+            if last.get(item.key or "", item.id) == item.id:
                 lens._current(item.id, ident)
         lens.show(lens.current.values())
         return lens

@@ -361,7 +361,7 @@ class ReadmitStore(BaseStore):
             return None
         lens = self._lens
         if lens is None or lens.decided is not latest:
-            lens = Lens.of(latest)
+            lens = Lens.of(latest, partial(self.member.store.newest_items, self.member.workspace))
             lens.pending = self._pending.settled(lens)  # before other threads read through it
             self._lens = lens
             self._pending.settled(lens)  # again, now that the lens it replaced may be gone
