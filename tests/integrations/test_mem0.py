@@ -676,6 +676,23 @@ def test_a_shared_bank_never_serves_another_principals_memory_no_return_judged(
     assert "C-PRIVATE" not in json.dumps(result)
 
 
+def test_the_history_of_a_memory_the_view_removed_is_not_shown(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """A history holds every text a memory had: c's private card, deleted or not."""
+    mb, mc = in_one_bank(three, tmp_path, "b", "c")
+    flight = add(mb, "The flight leaves on Monday", "flight")
+    mb.depart()
+    card = add(mc, "C-PRIVATE: card 4111", "card")
+    gone = add(mc, "C-PRIVATE: card 5500", "other card")
+    mc.delete(gone)
+
+    assert mb.history(card) == []
+    assert mb.history(gone) == []
+    assert [h["new_memory"] for h in mb.history(flight)] == ["The flight leaves on Monday"]
+    assert "C-PRIVATE" in json.dumps(mc.history(card))  # c's own
+
+
 @pytest.mark.parametrize("days", [["Tuesday"], ["Tuesday", "Wednesday"]], ids=["once", "twice"])
 def test_an_own_keyed_memory_updated_after_the_return_is_served(
     three: dict[str, Member], tmp_path: Path, days: list[str]

@@ -93,6 +93,17 @@ class ViewIndex:
             return True
         return key is not None and (key, text) in self.admitted_keyed
 
+    def keeps_history(
+        self, memory_id: str, memory: Mapping[str, Any] | None, key: str | None
+    ) -> bool:
+        """Whether a memory's Mem0 history may be shown.
+
+        When the view did not remove the memory, or shows what it holds now (`keeps`): a
+        history holds every text the memory ever had, so a removed one's (another
+        principal's, a stale one) is not shown, deleted or not.
+        """
+        return memory_id not in self.removed or (memory is not None and self.keeps(memory, key))
+
     def _own_since(self, memory_id: str, text: object) -> bool:
         """Whether the memory holds the agent's own version, newer than the one removed."""
         own = self.own.get(memory_id)

@@ -2,29 +2,29 @@
 
 **The write order.** Mem0 gives memories their ids, so Mem0 writes before readmit records:
 
-1. *Validate.* The write's annotations (``metadata["_readmit"]``) are parsed and their
-   premises resolved; for a delete, what it will revoke is read from readmit. A bad
-   annotation raises `InvalidInput` and Mem0 is not called.
+1. *Validate.* The write's annotations (``metadata["_readmit"]``) are parsed and their premises
+   resolved; for a delete, what it will revoke is read from readmit. A bad annotation raises
+   `InvalidInput` and Mem0 is not called.
 2. *Mem0 writes.*
-3. *readmit records what Mem0 reported.* If readmit refuses (a premise id or a cited
-   evidence id it does not know, ...), the wrapper undoes the Mem0 write where Mem0
-   can (the memories ``add`` created are deleted, an ``update``'s old text and metadata
-   are written back) and raises readmit's error. A Mem0 delete cannot be undone: if
-   readmit then fails to record it, the error says so (its items stay active).
+3. *readmit records what Mem0 reported.* If readmit refuses (a premise id or a cited evidence
+   id it does not know, ...), the wrapper undoes the Mem0 write where Mem0 can (the memories
+   ``add`` created are deleted, an ``update``'s old text and metadata are written back) and
+   raises readmit's error. A Mem0 delete cannot be undone: if readmit then fails to record
+   it, the error says so (its items stay active).
 
-An ``add(..., infer=False)`` of several messages is sent to Mem0 one message at a
-time (what Mem0 does with them anyway), so when Mem0 fails part-way the memories it
-created first are recorded before its error is raised. ``delete_all`` and ``reset``
-revoke the items of every memory they removed, even when they raise part-way.
+An ``add(..., infer=False)`` of several messages is sent to Mem0 one message at a time
+(what Mem0 does with them anyway), so when Mem0 fails part-way the memories it created
+first are recorded before its error is raised. ``delete_all`` and ``reset`` revoke the
+items of every memory they removed, even when they raise part-way.
 """
 
 import asyncio
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from readmit.integrations.annotations import ANNOTATIONS
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
+from readmit.integrations.mem0.updates import annotating, merged, restored
 from readmit.integrations.team import Member, one_at_a_time
 
 T = TypeVar("T")
@@ -38,27 +38,6 @@ def _parts(messages: Any, kwargs: Mapping[str, Any]) -> list[Any]:
     if raw and isinstance(messages, list) and len(messages) > 1:
         return [[m] for m in messages]
     return [messages]
-
-
-def _merged(
-    current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """The metadata a memory has after an update (Mem0 merges the update's keys in)."""
-    return {**((current or {}).get("metadata") or {}), **(metadata or {})}
-
-
-def _annotating(current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None) -> bool:
-    """Whether an update's ``metadata`` changes the memory's readmit annotations."""
-    if metadata is None or ANNOTATIONS not in metadata:
-        return False
-    return bool(((current or {}).get("metadata") or {}).get(ANNOTATIONS) != metadata[ANNOTATIONS])
-
-
-def _restored(current: Mapping[str, Any], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The update that writes back a memory's text and the metadata keys an update changed."""
-    before = current.get("metadata") or {}
-    restore = {k: before.get(k) for k in metadata or {}}
-    return {"text": current.get("memory"), "metadata": restore or None}
 
 
 def _in_scope(memory: Mapping[str, Any] | None, scope: Mapping[str, str | None]) -> bool:
@@ -156,19 +135,19 @@ class ReadmitMemory:
         metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
         current: dict[str, Any] | None = self.inner.get(memory_id)
         where = f"update of memory {memory_id!r}"
-        stated = self.readmit.stated(_merged(current, metadata), where)
+        stated = self.readmit.stated(merged(current, metadata), where)
         before = self.inner.history(memory_id)
         result: dict[str, Any] = self.inner.update(memory_id, *args, **kwargs)
         after = self.inner.history(memory_id)
         memory = self.inner.get(memory_id) if self.readmit.key else None
         try:
             self.readmit.updated(
-                memory_id, before, after, memory, stated, _annotating(current, metadata)
+                memory_id, before, after, memory, stated, annotating(current, metadata)
             )
         except Exception as refused:
             if current is not None:
                 try:
-                    self.inner.update(memory_id, **_restored(current, metadata))
+                    self.inner.update(memory_id, **restored(current, metadata))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
             raise
@@ -230,16 +209,17 @@ class ReadmitMemory:
         return memory if keep else None
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self.inner.history(memory_id)
-        return rows
+        """Mem0's history of the memory; ``[]`` when the view removed it (texts and all)."""
+        view, memory = self.readmit.before_read(), self.inner.get(memory_id)
+        shown = view.keeps_history(memory_id, memory, self.readmit.key_of(memory))
+        return cast(list[dict[str, Any]], self.inner.history(memory_id)) if shown else []
 
 
 class AsyncReadmitMemory:
     """`ReadmitMemory` for a ``mem0.AsyncMemory``: the same behaviour, awaited.
 
-    readmit's own work (deciding a return, which a model verifier can make take minutes,
-    and recording writes) runs in a worker thread, one call at a time, so the event loop
-    is never held by it.
+    readmit's own work (deciding a return, which a model verifier can make take minutes, and
+    recording writes) runs in a worker thread, one call at a time: it never holds the loop.
     """
 
     def __init__(
@@ -319,20 +299,20 @@ class AsyncReadmitMemory:
         metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
         current: dict[str, Any] | None = await self.inner.get(memory_id)
         where = f"update of memory {memory_id!r}"
-        stated: Stated = self.readmit.stated(_merged(current, metadata), where)
+        stated: Stated = self.readmit.stated(merged(current, metadata), where)
         before = await self.inner.history(memory_id)
         result: dict[str, Any] = await self.inner.update(memory_id, *args, **kwargs)
         after = await self.inner.history(memory_id)
         memory = await self.inner.get(memory_id) if self.readmit.key else None
         try:
-            annotating = _annotating(current, metadata)
+            changes = annotating(current, metadata)
             await self._off_loop(
-                self.readmit.updated, memory_id, before, after, memory, stated, annotating
+                self.readmit.updated, memory_id, before, after, memory, stated, changes
             )
         except Exception as refused:
             if current is not None:
                 try:
-                    await self.inner.update(memory_id, **_restored(current, metadata))
+                    await self.inner.update(memory_id, **restored(current, metadata))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
             raise
@@ -394,5 +374,9 @@ class AsyncReadmitMemory:
         return memory if keep else None
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = await self.inner.history(memory_id)
-        return rows
+        """`ReadmitMemory.history`, awaited."""
+        view = await self._off_loop(self.readmit.before_read)
+        memory = await self.inner.get(memory_id)
+        if not view.keeps_history(memory_id, memory, self.readmit.key_of(memory)):
+            return []
+        return cast(list[dict[str, Any]], await self.inner.history(memory_id))

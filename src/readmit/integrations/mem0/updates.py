@@ -1,0 +1,25 @@
+"""What a Mem0 ``update`` changes of a memory's metadata, and what writes it back."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from readmit.integrations.annotations import ANNOTATIONS
+
+
+def merged(current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The metadata a memory has after an update (Mem0 merges the update's keys in)."""
+    return {**((current or {}).get("metadata") or {}), **(metadata or {})}
+
+
+def annotating(current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None) -> bool:
+    """Whether an update's ``metadata`` changes the memory's readmit annotations."""
+    if metadata is None or ANNOTATIONS not in metadata:
+        return False
+    return bool(((current or {}).get("metadata") or {}).get(ANNOTATIONS) != metadata[ANNOTATIONS])
+
+
+def restored(current: Mapping[str, Any], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The update that writes back a memory's text and the metadata keys an update changed."""
+    before = current.get("metadata") or {}
+    restore = {k: before.get(k) for k in metadata or {}}
+    return {"text": current.get("memory"), "metadata": restore or None}
