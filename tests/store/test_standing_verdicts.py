@@ -230,6 +230,26 @@ def test_a_verdict_decided_beside_a_standing_one_does_not_replace_it(
     assert "p0" not in {*again.record["items"], *again.record["not_selected"]}
 
 
+def test_an_item_left_out_under_a_verdict_that_lapsed_is_screened_again(
+    store: WorkStateStore,
+) -> None:
+    """A3's checkpoint left p0 out under its verdict; h0 is stated again (the verdict
+    lapses), then withdrawn again. A3's next return must judge p0 again, and q on it, as
+    the same history without A3's return in between does."""
+    later = [
+        assert_item(8, "q", "The taxi fare is prepaid.", depends_on=["p0"]),
+        assert_item(9, "h2", "Sunrise Hotel is booked."),
+        {"at": at(10), "author": "A2", "op": "revoke", "target": "h2", "why": "cancelled"},
+        ret(11, "A3"),
+    ]
+    *_, last = run(store, [*HISTORY, ret(6, "A3"), depart(7, "A3"), *later])
+    with store_url("sqlite", Path(tempfile.mkdtemp())) as url:
+        (twin,) = run(open_store(url), [*HISTORY, *later])
+
+    assert reason(twin, "p0") == reason(last, "p0") == "implicitly_invalidated"
+    assert reason(twin, "q") == reason(last, "q") == "premise_invalidated"
+
+
 def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
     store: WorkStateStore,
 ) -> None:

@@ -261,14 +261,10 @@ class SqlStore(AgentKeys, Held, Leases):
             kept, items = self._departures.context(
                 db, self._decoded, workspace, (cp_id, cp_epoch), epoch
             )
-            standing, screened = verdicts.load(db, workspace, items_by_id(items), who)
             departure = Checkpoint(
-                agent=request.agent,
-                epoch=cp_epoch,
-                at=datetime.fromisoformat(row[2]),
-                digest=row[3],
-                item_ids=tuple(map(_ID, kept)),
-            )
+                agent=request.agent, epoch=cp_epoch, at=datetime.fromisoformat(row[2]),
+                digest=row[3], item_ids=tuple(map(_ID, kept)),
+            )  # fmt: skip
             delta = self._departures.delta(
                 db, self._parsed, workspace, range(cp_epoch + 1, epoch + 1)
             )
@@ -279,6 +275,8 @@ class SqlStore(AgentKeys, Held, Leases):
                     delta, partial(self.agents, workspace),
                 )  # fmt: skip
             left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
+            items = verdicts.readmitted(db, workspace, items, left)  # their verdicts lapsed
+            standing, screened = verdicts.load(db, workspace, items_by_id(items), who)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))

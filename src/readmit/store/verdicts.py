@@ -33,12 +33,14 @@ checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 
 import json
 from collections.abc import Callable, Container
+from operator import attrgetter
 
-from readmit.admission.context import Standing
+from readmit.admission.context import Standing, items_by_id
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item, Scope
 from readmit.store.connection import Connection
+from readmit.store.rows import select_in
 from readmit.wire import item_from_json, parse_event
 
 Events = Callable[[int], list[Recorded]]
@@ -328,3 +330,29 @@ def _restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bo
         case Revoke() | Close() | Supersede() if withdrawn is not None:
             return event.target == withdrawn
     return False
+
+
+def readmitted(
+    db: Connection, workspace: str, items: tuple[Item, ...], left: tuple[Item, ...]
+) -> tuple[Item, ...]:
+    """C's ``items``, and those its departure ``left`` out under a verdict lapsed since.
+
+    The departure left an item under a standing verdict out of its checkpoint; once the
+    verdict lapses, nothing else puts it back, and the return would neither screen it
+    again nor see its dependents' premise. Still active, it is a candidate again (after
+    C's own, by id), screened from the reader's watermark (`load`).
+    """
+    if not left:
+        return items
+    held = items_by_id(items)  # made once per tuple: the return needs it anyway
+    ids = [i.id for i in left if i.id not in held]
+    if not ids:
+        return items
+    back = {
+        r[0] for r in select_in(db, workspace, _LAPSED, "item", ids, "AND lapsed_epoch IS NOT NULL")
+    }
+    back -= {r[0] for r in select_in(db, workspace, _GONE, "id", back)}
+    return items + tuple(sorted((i for i in left if i.id in back), key=attrgetter("id")))
+
+
+_LAPSED, _GONE = "SELECT item FROM invalidations", "SELECT id FROM withdrawn"
