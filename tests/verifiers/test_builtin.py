@@ -269,6 +269,30 @@ def test_a_name_followed_by_other_words_still_links(withdrawn: str, earlier: str
     assert not verdict.abstained
 
 
+@pytest.mark.parametrize(
+    ("withdrawn", "earlier", "links"),
+    [
+        ("Meet in Room 101 at noon.", "The projector in Room 102 is broken.", False),
+        (
+            '"notes/inv18" = {"text": "Invoice 18 is paid."}',
+            '"notes/inv17" = Invoice 17 is paid.',
+            False,
+        ),
+        ("Check in for Flight BA117 at Gate 4.", "Flight BA118 boards late.", False),
+        # the same number: the same thing, linked as before
+        ("Meet in Room 101 at noon.", "The projector in Room 101 is broken.", True),
+    ],
+)
+def test_a_name_numbered_otherwise_is_another_of_its_kind(
+    withdrawn: str, earlier: str, links: bool
+) -> None:
+    [verdict] = TermVerifier().judge(
+        [Pair(later=withdrawal(withdrawn), earlier=item("x", earlier))]
+    )
+
+    assert verdict.invalidates is links, verdict.reason
+
+
 def test_a_confirmation_names_the_linking_terms() -> None:
     later = withdrawal("Sunrise Hotel is booked, refundable, $268 in total.", "h0")
     earlier = item("p0", "Recommended pickup at 8:00 from Sunrise Hotel.")

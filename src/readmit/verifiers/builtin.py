@@ -68,9 +68,13 @@ def _another_thing(term: str, withdrawn: str, earlier: str) -> bool:
 
     "The Kona tea blend" is not "the Kona blend", nor "the INC-1234 Sandbox key"
     "the INC-1234 API key": the same name and head noun with a qualifier inserted
-    or swapped names a look-alike, not the earlier item's thing.
+    or swapped names a look-alike, not the earlier item's thing; nor is "Room 101"
+    "Room 102": a name numbered otherwise is another of its kind.
     """
     after_withdrawn, after_earlier = following(withdrawn, term), following(earlier, term)
+    numbers = (after_withdrawn[:1], after_earlier[:1])
+    if all(w and _numbered(w[0]) for w in numbers) and numbers[0] != numbers[1]:
+        return True  # "Room 101" is not "Room 102", nor "Invoice 17" "Invoice 18"
     if len(after_withdrawn) < 2 or not after_earlier or after_withdrawn[1] in STOPWORDS:
         return False
     qualifier, head = after_withdrawn
@@ -79,6 +83,11 @@ def _another_thing(term: str, withdrawn: str, earlier: str) -> bool:
     inserted = head == after_earlier[0]
     swapped = len(after_earlier) == 2 and head == after_earlier[1]
     return inserted or swapped
+
+
+def _numbered(word: str) -> bool:
+    """A number or an identifier with digits ("101", "ba117"): it tells things of a name apart."""
+    return any(c.isdigit() for c in word)
 
 
 _AUXILIARIES = frozenset(
