@@ -1,3 +1,8 @@
+import subprocess
+import sys
+
+import pytest
+
 import readmit
 
 
@@ -18,3 +23,23 @@ def test_a_decided_return_is_public() -> None:
 
     assert readmit.Decided is Decided
     assert "Decided" in readmit.__all__
+
+
+@pytest.mark.parametrize(
+    ("module", "needs", "extra"),
+    [
+        ("readmit.integrations.langgraph", "langgraph", "langgraph"),
+        ("readmit.integrations.agents_sdk", "agents", "agents"),
+    ],
+)
+def test_an_integration_without_its_extra_says_which_to_install(
+    module: str, needs: str, extra: str
+) -> None:
+    """Run in a child: a library made unimportable (as if not installed) stays so."""
+    code = (
+        f"import sys; sys.modules[{needs!r}] = None\n"
+        f"try:\n    import {module}\nexcept ImportError as exc:\n    print(exc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+    assert f"pip install '.[{extra}]'" in done.stdout

@@ -55,8 +55,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from agents import SessionSettings, TResponseInputItem
-
 from readmit.admission.decision import Issued
 from readmit.clock import format_time
 from readmit.decide import Decided
@@ -68,11 +66,17 @@ from readmit.integrations.team import (
     Member,
     expiry,
     lapsed,
+    missing_extra,
     new_id,
     one_at_a_time,
     readable,
     removals,
 )
+
+try:
+    from agents import SessionSettings, TResponseInputItem
+except ImportError as exc:  # the extra is not installed
+    raise ImportError(missing_extra("the OpenAI Agents SDK", "agents")) from exc
 
 T = TypeVar("T")
 REFS: frozenset[RefKind] = frozenset({"key"})

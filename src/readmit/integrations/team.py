@@ -22,7 +22,7 @@ from readmit.admission.decision import Issued
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided, decide
-from readmit.errors import InvalidInput, ReadmitError
+from readmit.errors import InvalidInput, ReadmitError, install_hint
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
 from readmit.model import ANY, Checkpoint, Item
 from readmit.policy import Policy
@@ -358,6 +358,11 @@ class Member:
     def visible(self) -> list[Item]:
         """The active items the agent may read now (no admission: its live state)."""
         return self.store.visible_state(self.workspace, self.agent)
+
+
+def missing_extra(what: str, extra: str) -> str:
+    """What an integration's import says when its extra is not installed."""
+    return f"this integration needs {what}: {install_hint(extra)}"
 
 
 class OwedReturn:

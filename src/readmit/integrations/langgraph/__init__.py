@@ -11,6 +11,13 @@ and adds the departure/return hooks: `ReadmitMiddleware` for ``create_agent``, o
 `return_node`/`depart_node` as a `StateGraph`'s entry and exit.
 """
 
+from readmit.integrations.team import missing_extra
+
+try:
+    import langgraph.store.base  # noqa: F401  (what every module below needs)
+except ImportError as exc:  # the extra is not installed
+    raise ImportError(missing_extra("LangGraph", "langgraph")) from exc
+
 from readmit.integrations.langgraph.admitted import ViewExpired, ViewWithheld, notice
 from readmit.integrations.langgraph.keys import item_key
 from readmit.integrations.langgraph.middleware import (
