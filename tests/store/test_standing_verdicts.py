@@ -250,6 +250,27 @@ def test_an_item_left_out_under_a_verdict_that_lapsed_is_screened_again(
     assert reason(twin, "q") == reason(last, "q") == "premise_invalidated"
 
 
+def test_an_item_taken_back_into_c_is_no_longer_what_its_checkpoint_left_out(
+    store: WorkStateStore,
+) -> None:
+    """Else an integration lists it as removed (left out before the departure) while the
+    view admits it."""
+    events = [
+        *HISTORY,
+        ret(6, "A3"),
+        depart(7, "A3"),
+        assert_item(9, "h2", "Sunrise Hotel is booked."),
+    ]
+    (first,) = run(store, events)  # A3's return confirms p0; its checkpoint leaves it out
+    request = ReturnRequest(id="r", at=parse_time(at(10)), agent="A3", task="trip", purpose="p")
+
+    ctx = store.return_context("trip", request)
+
+    assert reason(first, "p0") == "implicitly_invalidated"
+    assert "p0" in {i.id for i in ctx.items}
+    assert "p0" not in {i.id for i in ctx.left_out}
+
+
 def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
     store: WorkStateStore,
 ) -> None:

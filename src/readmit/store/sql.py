@@ -275,7 +275,7 @@ class SqlStore(AgentKeys, Held, Leases):
                     delta, partial(self.agents, workspace),
                 )  # fmt: skip
             left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
-            items = verdicts.readmitted(db, workspace, items, left)  # their verdicts lapsed
+            items, left = verdicts.readmitted(db, workspace, items, left)  # verdicts lapsed
             standing, screened = verdicts.load(db, workspace, items_by_id(items), who)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)

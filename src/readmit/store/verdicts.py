@@ -334,8 +334,10 @@ def _restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bo
 
 def readmitted(
     db: Connection, workspace: str, items: tuple[Item, ...], left: tuple[Item, ...]
-) -> tuple[Item, ...]:
-    """C's ``items``, and those its departure ``left`` out under a verdict lapsed since.
+) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
+    """C's ``items`` and what its departure ``left`` out, less what a lapsed verdict let back.
+
+    Those left out under a verdict lapsed since join C's items (and leave ``left``).
 
     The departure left an item under a standing verdict out of its checkpoint; once the
     verdict lapses, nothing else puts it back, and the return would neither screen it
@@ -343,16 +345,19 @@ def readmitted(
     C's own, by id), screened from the reader's watermark (`load`).
     """
     if not left:
-        return items
+        return items, left
     held = items_by_id(items)  # made once per tuple: the return needs it anyway
     ids = [i.id for i in left if i.id not in held]
     if not ids:
-        return items
+        return items, left
     back = {
         r[0] for r in select_in(db, workspace, _LAPSED, "item", ids, "AND lapsed_epoch IS NOT NULL")
     }
     back -= {r[0] for r in select_in(db, workspace, _GONE, "id", back)}
-    return items + tuple(sorted((i for i in left if i.id in back), key=attrgetter("id")))
+    if not back:
+        return items, left
+    extra = tuple(sorted((i for i in left if i.id in back), key=attrgetter("id")))
+    return items + extra, tuple(i for i in left if i.id not in back)
 
 
 _LAPSED, _GONE = "SELECT item FROM invalidations", "SELECT id FROM withdrawn"
