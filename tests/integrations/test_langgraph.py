@@ -4,8 +4,9 @@ import asyncio
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,6 +28,7 @@ from langgraph.store.base import (
     ListNamespacesOp,
     Op,
     PutOp,
+    Result,
     SearchOp,
 )
 from langgraph.store.memory import InMemoryStore
@@ -224,6 +226,72 @@ def test_a_path_another_principal_overwrote_shows_its_agent_nothing_no_view_judg
     assert '"agency/margin"' in {i["text"].split(" = ")[0] for i in decided.view["items"]}
     assert sx.get(("agency",), "margin") is None  # a1's value, which no view of x1 judged
     assert [i.key for i in sx.search(("agency",))] == ["kept"]
+
+
+class _Down(InMemoryStore):
+    """An inner store whose puts fail while ``down``."""
+
+    down = False
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.down and any(isinstance(op, PutOp) for op in listed):
+            raise OSError("inner store down")
+        return super().batch(listed)
+
+
+def test_a_teammates_failed_overwrite_leaves_the_admitted_path_shown() -> None:
+    """a1's write of x1's path failed: readmit undid it and stated again, in a1's name,
+    the value the path still holds (x1's). x1's view admits that value: shown."""
+    readmit = open_store("sqlite://:memory:")
+    agents = [
+        Agent(id="a1", principal="family", role="r"),
+        Agent(id="x1", principal="agency", role="r"),
+    ]
+    readmit.create_workspace("trip", agents)
+    a1, x1 = (
+        Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=ticking()) for a in ("a1", "x1")
+    )
+    inner = _Down()
+    s1, sx = ReadmitStore(inner, a1), ReadmitStore(inner, x1)
+    sx.put(("agency",), "margin", {"text": "Twelve."})
+    x1.depart()
+    inner.down = True
+    with pytest.raises(OSError, match="inner store down"):
+        s1.put(("agency",), "margin", {"text": "n/a"})
+    inner.down = False
+
+    arrive(x1)
+    shown = sx.get(("agency",), "margin")
+
+    assert shown is not None
+    assert shown.value == {"text": "Twelve."}
+
+
+def test_an_async_read_decides_the_owed_return_off_the_event_loop(team: Team) -> None:
+    """A return may take a model minutes: never on the loop (nor the store reads after)."""
+    if not isinstance(team.inner, InMemoryStore):
+        pytest.skip("LangGraph's SqliteStore and PostgresStore have no async batch")
+    away_while_hotel_changes(team)
+    restarted = Member(team.readmit, "trip", "a1", team.a1.signer, clock=team.a1.clock)
+    decided_on: list[threading.Thread] = []
+    decide = restarted.return_
+
+    def spied(*args: Any, **kwargs: Any) -> Any:
+        decided_on.append(threading.current_thread())
+        return decide(*args, **kwargs)
+
+    restarted.return_ = spied  # type: ignore[method-assign]
+    s1 = team.store(restarted)
+
+    async def read() -> threading.Thread:
+        assert await s1.aget(NOTES, "pickup") is None
+        return threading.current_thread()
+
+    loop_thread = asyncio.run(read())
+
+    assert decided_on
+    assert decided_on[0] is not loop_thread
 
 
 def test_a_delete_while_away_is_a_revocation_with_its_reason(team: Team) -> None:

@@ -161,8 +161,11 @@ class WorkStateStore(Protocol):
         """The active items ``agent`` may read now, by id."""
         ...
 
-    def newest_items(self, workspace: str, keys: Sequence[str]) -> dict[str, str]:
-        """The id of the newest item (any status, any reader) holding each of ``keys``."""
+    def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
+        """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
+
+        Only items asserted at or before epoch ``upto`` count.
+        """
         ...
 
     def experiences(self, workspace: str, agent: str) -> list[Experience]:

@@ -13,7 +13,7 @@ holds up reads, nor on PostgreSQL writes, of another.
 
 The SQL itself lives with what it is for, in modules of `readmit.store`: `bodies` (decoding
 items and events once), `absence` (departures and what a return reads), `audit` (decisions),
-`agent_keys` (API keys), `held` (the newest item of a key), `judgments` (the verdict cache),
+`agent_keys` (API keys), `held` (a key's newest item), `judgments` (the verdict cache),
 `verdicts` (standing invalidations) and `premises` (premises a return's C does not hold).
 """
 

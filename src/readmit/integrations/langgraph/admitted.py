@@ -35,8 +35,8 @@ from readmit.integrations.team import (
     readable,
 )
 
-Newest = Callable[[list[str]], dict[str, str]]
-"""The newest item's id at each of some keys (`readmit.store.held`)."""
+Newest = Callable[[list[str], int], dict[str, str]]
+"""What the newest item of each of some keys says, up to an epoch (`readmit.store.held`)."""
 
 __all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
 
@@ -124,10 +124,11 @@ class Lens:
     def of(cls, decided: Decided, newest: Newest | None = None) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld).
 
-        With ``newest`` (`readmit.store.held`), only those still the newest item written
-        at their path: the path of one a later write overwrote in the inner store, by an
-        agent whose item this one may not read or by hearsay, holds a value no view of the
-        agent judged, and is not shown.
+        With ``newest`` (`readmit.store.held`), only those whose path's newest item up to
+        the decision's epoch says the same: the path of one a later write overwrote in the
+        inner store, by an agent whose item this one may not read or by hearsay, holds a
+        value no view of the agent judged, and is not shown (what came after the epoch,
+        the lens follows).
         """
         decision, epoch = decided.decision, decided.context.epoch
         if not isinstance(decision, Issued):
@@ -135,9 +136,10 @@ class Lens:
         expires = expiry(decided)
         lens = cls(decided, expires=expires, deadline=expires.timestamp(), epoch=epoch)
         paths = [(item, ident) for item in decision.items if (ident := parse(item.key))]
-        last = {} if newest is None or not paths else newest([i.key or "" for i, _ in paths])
+        keys = [i.key or "" for i, _ in paths]
+        last = {} if newest is None or not paths else newest(keys, epoch)
         for item, ident in paths:
-            if last.get(item.key or "", item.id) == item.id:
+            if last.get(item.key or "", item.text) == item.text:
                 lens._current(item.id, ident)
         lens.show(lens.current.values())
         return lens

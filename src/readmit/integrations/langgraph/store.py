@@ -1,37 +1,36 @@
 """`ReadmitStore`: a LangGraph `BaseStore` that admits what a returning agent may read.
 
-It wraps any inner store (``InMemoryStore``, ``SqliteStore``, ``PostgresStore``, ...) and
-is built per agent, ``ReadmitStore(inner, member)``: LangGraph calls a store's
-``batch`` with no run config, so who is reading has to be fixed where the store is
-made, not guessed from a context variable at call time.
+It wraps any inner store (``InMemoryStore``, ``SqliteStore``, ``PostgresStore``, ...) and is
+built per agent, ``ReadmitStore(inner, member)``: LangGraph calls a store's ``batch`` with
+no run config, so who is reading has to be fixed where the store is made, not guessed from a
+context variable at call time.
 
 Writes (`readmit.integrations.langgraph.writes`): the inner store gets every write (the
-application keeps its data), and each becomes a readmit event by the agent first, so
-a write readmit refuses, or whose annotations are bad, reaches neither store. A new
-(namespace, key) asserts an item; an overwrite asserts the next version under the same
-readmit key, a same-key replacement of the one before; a delete revokes the current
-version. A value's ``"_readmit"`` key carries the item's annotations (``supports``,
-``depends_on``, scope, validity, ``cites``: `readmit.integrations.annotations`). If the
-inner store then fails the write, readmit records what makes it match what the inner
-store holds, and the inner store's error is raised.
+application keeps its data), and each becomes a readmit event by the agent first, so a write
+readmit refuses, or whose annotations are bad, reaches neither store. A new (namespace, key)
+asserts an item; an overwrite asserts the next version under the same readmit key, a
+same-key replacement of the one before; a delete revokes the current version. A value's
+``"_readmit"`` key carries the item's annotations (``supports``, ``depends_on``, scope,
+validity, ``cites``: `readmit.integrations.annotations`). If the inner store then fails the
+write, readmit records what makes it match what the inner store holds, and the inner store's
+error is raised.
 
-Reads (``get``, ``search``, ``list_namespaces``) show only what the agent's latest
-issued view admits, plus what the agent itself wrote since that return, less the paths
-a teammate wrote or withdrew since (their values were never judged for this agent;
-`readmit.integrations.langgraph.admitted`). ``search``
-and ``list_namespaces`` over-fetch from the inner store, page after doubling page,
-until ``limit`` admitted results are found or the inner store runs out, so filtering
-never starves a page. Before the agent's first return nothing is filtered: an agent
-that has not been away has nothing to readmit (a store made in a process started after
-its departure decides that return at its first read, `OwedReturn`). After a withheld
-decision reads raise `ViewWithheld` (``on_withheld="raise"``, the default, so an agent
-cannot mistake "wait for evidence" for "no memory") or show only the agent's own
-writes since (``on_withheld="empty"``). An issued view is served until its
-``expires_at`` (``Policy.view_ttl`` after the return, by the member's clock); after
-that it is treated exactly like a withheld one until the next return: reads raise
-`ViewExpired` (a `ViewWithheld`, code ``view_expired``) or show only the agent's own
-writes since the return. The view is not re-decided behind the agent's back: the
-next return (the middleware's next run, or `arrive`) issues a fresh one.
+Reads (``get``, ``search``, ``list_namespaces``) show only what the agent's latest issued
+view admits, plus what the agent itself wrote since that return, less the paths a teammate
+wrote or withdrew since (their values were never judged for this agent;
+`readmit.integrations.langgraph.admitted`). ``search`` and ``list_namespaces`` over-fetch
+from the inner store, page after doubling page, until ``limit`` admitted results are found
+or the inner store runs out, so filtering never starves a page. Before the agent's first
+return nothing is filtered: an agent that has not been away has nothing to readmit (a store
+made in a process started after its departure decides that return at its first read,
+`OwedReturn`). After a withheld decision reads raise `ViewWithheld`
+(``on_withheld="raise"``, the default, so an agent cannot mistake "wait for evidence" for
+"no memory") or show only the agent's own writes since (``on_withheld="empty"``). An issued
+view is served until its ``expires_at`` (``Policy.view_ttl`` after the return, by the
+member's clock); after that it is treated exactly like a withheld one until the next return:
+reads raise `ViewExpired` (a `ViewWithheld`, code ``view_expired``) or show only the agent's
+own writes since the return. The view is not re-decided behind the agent's back: the next
+return (the middleware's next run, or `arrive`) issues a fresh one.
 """
 
 import asyncio
@@ -124,6 +123,7 @@ class ReadmitStore(BaseStore):
         return merge(ops, results) if puts else results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        await self._aready()
         ops, puts, lens = self._prepare(ops, follow=False)
         await self._afollow(lens)
         if lens is None:
@@ -247,9 +247,18 @@ class ReadmitStore(BaseStore):
             return found
         return found if lens.shows(found) else None
 
+    async def _aready(self) -> None:
+        """Decide an owed return, and make the lens of a new decision, off the event loop."""
+        lens, latest = self._lens, self.member.latest
+        if self._latest.owed or (
+            latest is not None and (lens is None or lens.decided is not latest)
+        ):
+            await asyncio.to_thread(self._current_lens, False)
+
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
+        await self._aready()
         lens = self._read_lens(follow=False)
         await self._afollow(lens)
         found = await self.inner.aget(namespace, key, refresh_ttl=refresh_ttl)
@@ -269,13 +278,9 @@ class ReadmitStore(BaseStore):
         lens = self._read_lens()
         if lens is None:
             return self.inner.search(
-                namespace_prefix,
-                query=query,
-                filter=filter,
-                limit=limit,
-                offset=offset,
+                namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
                 refresh_ttl=refresh_ttl,
-            )
+            )  # fmt: skip
         op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
         return cast(list[SearchItem], run(paged(op, lens), self.inner.batch))
 
@@ -290,17 +295,14 @@ class ReadmitStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
+        await self._aready()
         lens = self._read_lens(follow=False)
         await self._afollow(lens)
         if lens is None:
             return await self.inner.asearch(
-                namespace_prefix,
-                query=query,
-                filter=filter,
-                limit=limit,
-                offset=offset,
+                namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
                 refresh_ttl=refresh_ttl,
-            )
+            )  # fmt: skip
         op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
         return cast(list[SearchItem], await arun(paged(op, lens), self.inner.abatch))
 
@@ -361,7 +363,7 @@ class ReadmitStore(BaseStore):
             return None
         lens = self._lens
         if lens is None or lens.decided is not latest:
-            lens = Lens.of(latest, partial(self.member.store.newest_items, self.member.workspace))
+            lens = Lens.of(latest, partial(self.member.store.newest_texts, self.member.workspace))
             lens.pending = self._pending.settled(lens)  # before other threads read through it
             self._lens = lens
             self._pending.settled(lens)  # again, now that the lens it replaced may be gone
