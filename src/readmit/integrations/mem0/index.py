@@ -100,7 +100,9 @@ class ViewIndex:
 
         When the view did not remove the memory, or shows what it holds now (`keeps`): a
         history holds every text the memory ever had, so a removed one's (another
-        principal's, a stale one) is not shown, deleted or not.
+        principal's, a stale one) is not shown. What the view never judged is not filtered
+        (a memory deleted before the departure), nor the earlier texts of one it shows (a
+        private memory made public): a bank shared between principals shows those.
         """
         return memory_id not in self.removed or (memory is not None and self.keeps(memory, key))
 
