@@ -198,22 +198,23 @@ def test_a_store_made_after_the_agents_return_decides_one_before_it_reads(
     assert len(team.readmit.decisions("trip", "a1")) == 2  # decided once, for both reads
 
 
+def _family_and_agency(inner: BaseStore) -> tuple[Member, ReadmitStore, ReadmitStore]:
+    """a1 (family) and x1 (agency) over ``inner``: x1, a1's store and x1's store."""
+    readmit = open_store("sqlite://:memory:")
+    agents = [("a1", "family"), ("x1", "agency")]
+    readmit.create_workspace("trip", [Agent(id=a, principal=p, role="r") for a, p in agents])
+    clock = ticking()
+    a1, x1 = (Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=clock) for a, _ in agents)
+    return x1, ReadmitStore(inner, a1), ReadmitStore(inner, x1)
+
+
 def test_a_path_another_principal_overwrote_shows_its_agent_nothing_no_view_judged() -> None:
     """The inner store keeps one value a path: a1 (family) writing x1's agency-only path
     replaces x1's value there, while readmit keeps x1's item (a1 may not read it, so a1's
     item replaces nothing). x1's next view admits its own item; its path now holds a1's
     family-only value, which x1 must not read."""
-    readmit = open_store("sqlite://:memory:")
-    agents = [
-        Agent(id="a1", principal="family", role="r"),
-        Agent(id="x1", principal="agency", role="r"),
-    ]
-    readmit.create_workspace("trip", agents)
-    a1, x1 = (
-        Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=ticking()) for a in ("a1", "x1")
-    )
     inner = InMemoryStore()
-    s1, sx = ReadmitStore(inner, a1), ReadmitStore(inner, x1)
+    x1, s1, sx = _family_and_agency(inner)
     sx.put(("agency",), "margin", {"text": "Riverside margin is 12%."})
     sx.put(("agency",), "kept", {"text": "Lakeside margin is 15%."})
     s1.put(("agency",), "margin", {"text": "Riverside margin is 0% for us."})
@@ -243,17 +244,8 @@ class _Down(InMemoryStore):
 def test_a_teammates_failed_overwrite_leaves_the_admitted_path_shown() -> None:
     """a1's write of x1's path failed: readmit undid it and stated again, in a1's name,
     the value the path still holds (x1's). x1's view admits that value: shown."""
-    readmit = open_store("sqlite://:memory:")
-    agents = [
-        Agent(id="a1", principal="family", role="r"),
-        Agent(id="x1", principal="agency", role="r"),
-    ]
-    readmit.create_workspace("trip", agents)
-    a1, x1 = (
-        Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=ticking()) for a in ("a1", "x1")
-    )
     inner = _Down()
-    s1, sx = ReadmitStore(inner, a1), ReadmitStore(inner, x1)
+    x1, s1, sx = _family_and_agency(inner)
     sx.put(("agency",), "margin", {"text": "Twelve."})
     x1.depart()
     inner.down = True
