@@ -271,6 +271,28 @@ def test_an_item_taken_back_into_c_is_no_longer_what_its_checkpoint_left_out(
     assert "p0" not in {i.id for i in ctx.left_out}
 
 
+def test_what_rests_on_an_item_a_lapsed_verdict_lets_back_comes_back_with_it(
+    store: WorkStateStore,
+) -> None:
+    """A3's checkpoint left q out too (its premise p0 had fallen); h0 stated again lapses
+    p0's verdict: both are candidates again, as in the twin history."""
+    base = [
+        assert_item(0, "h0", "Sunrise Hotel is booked."),
+        assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+        assert_item(2, "q", "The taxi fare is prepaid.", depends_on=["p0"]),
+        depart(4, "A3"),
+        {"at": at(5), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+    ]
+    later = [assert_item(8, "h2", "Sunrise Hotel is booked."), ret(9, "A3")]
+    first, last = run(store, [*base, ret(6, "A3"), depart(7, "A3"), *later])
+    with store_url("sqlite", Path(tempfile.mkdtemp())) as url:
+        (twin,) = run(open_store(url), [*base, *later])
+
+    assert reason(first, "q") == "premise_invalidated"
+    assert {"p0", "q"} <= set(twin["selected"])
+    assert {"p0", "q"} <= set(last["selected"])
+
+
 def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
     store: WorkStateStore,
 ) -> None:

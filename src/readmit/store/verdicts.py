@@ -339,20 +339,22 @@ def readmitted(
 
     Those left out under a verdict lapsed since join C's items (and leave ``left``).
 
-    The departure left an item under a standing verdict out of its checkpoint; once the
-    verdict lapses, nothing else puts it back, and the return would neither screen it
-    again nor see its dependents' premise. Still active, it is a candidate again (after
-    C's own, by id), screened from the reader's watermark (`load`).
+    The departure left an item under a standing verdict out of its checkpoint, and the
+    items resting on it (their premise fell); once the verdict lapses, nothing else puts
+    them back, and the return would neither screen it again nor see its dependents'
+    premise. Still active, they are candidates again (after C's own, by id), screened from
+    the reader's watermark (`load`).
     """
     if not left:
         return items, left
     held = items_by_id(items)  # made once per tuple: the return needs it anyway
-    ids = [i.id for i in left if i.id not in held]
-    if not ids:
+    out = [i for i in left if i.id not in held]
+    if not out:
         return items, left
-    back = {
-        r[0] for r in select_in(db, workspace, _LAPSED, "item", ids, "AND lapsed_epoch IS NOT NULL")
-    }
+    ids, lapsed = [i.id for i in out], "AND lapsed_epoch IS NOT NULL"
+    back = {r[0] for r in select_in(db, workspace, _LAPSED, "item", ids, lapsed)}
+    while grown := {i.id for i in out if i.id not in back and i.depends_on & back}:
+        back |= grown  # what rests on an item let back, left out as its premise fell
     back -= {r[0] for r in select_in(db, workspace, _GONE, "id", back)}
     if not back:
         return items, left
