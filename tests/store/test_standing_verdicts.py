@@ -1,5 +1,6 @@
 """Confirmed implicit invalidations bind later returns, for every agent, until restored."""
 
+import json
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -1520,3 +1521,41 @@ def test_a_premise_restored_before_the_departure_is_not_judged_against(
     decisions = run(store, events)
 
     assert all("p0" in d["selected"] for d in decisions)
+
+
+# The twin search found a return in between admitting what its twin excluded: D_a holds
+# only what its agent may read, so a later withdrawal of another principal's item from
+# before the departure was news to the return, where the twin's Δ held the item's
+# assertion and quoted it. The store now quotes it (`readmit.store.quoted`).
+
+
+@pytest.mark.parametrize("withdrawal", ["keyed replacement", "revocation"])
+def test_a_return_in_between_quotes_a_withdrawal_of_what_its_agent_may_not_read(
+    store: WorkStateStore, withdrawal: str
+) -> None:
+    """B1 may not read the family's i13, asserted before B1's second departure and
+    withdrawn after it; i11 (everyone's) names what i13 said."""
+    keyed = withdrawal == "keyed replacement"
+    private = {"id": "i13", "text": "Note 14: Sunrise Hotel, Riverside."} | (
+        {"key": "k2"} if keyed else {}
+    )
+    withdraw = (
+        assert_item(21, "i17", "Note 18: INC-42, Dr Lee.", key="k2")
+        if keyed
+        else {"at": at(21), "author": "A2", "op": "revoke", "target": "i13", "why": "no"}
+    )
+    head = [
+        depart(10, "B1"),
+        assert_item(11, "i11", "Note 12: Sunrise Hotel.", readers="*"),
+        {"at": at(12), "author": "A2", "op": "assert", "item": private},
+    ]
+    last = {}
+    for middle in ([], [ret(15, "B1"), depart(16, "B1")]):
+        events = [*head, *middle, withdraw, ret(22, "B1")]
+        made = load_scenario({**scenario(events), "workspace": f"trip{len(middle)}"})
+        verifier = make_verifier("builtin")
+        last[bool(middle)] = replay(made, store, verifier=verifier, signer=SIGNER)[-1].record
+
+    assert reason(last[True], "i11") == reason(last[False], "i11") == "implicitly_invalidated"
+    shown = next(e for e in last[True]["excluded"] if e["item"] == "i11")
+    assert "Riverside" not in json.dumps(shown)  # quoted to the verifier, never to B1

@@ -154,6 +154,10 @@ class ReturnContext:
     shown), or the item whose withdrawal does; neither, nothing. A return judges by the
     same rule (`readmit.admission.invalidation.restored`). ``None``: the rule is rebuilt
     from each observation."""
+    quote: Callable[[Sequence[str], Sequence[str]], tuple[Item, ...]] | None = None
+    """The items held at the departure, named by one of the ids or holding one of the keys
+    given (`readmit.store.quoted`): what Δ withdraws that D_a lacks is quoted as it was
+    held (`readmit.admission.invalidation.unquoted.quoted`). ``None``: it goes unquoted."""
     left_out: tuple[Item, ...] = ()
     """The items D_a left out as no longer valid (a standing verdict, an ended validity,
     a fallen premise) that the returning agent may read: not candidates, but quoted when

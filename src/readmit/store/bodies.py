@@ -98,7 +98,7 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
     """The active items (none withdrawn), decoding only the bodies no earlier read decoded."""
     ids = [r[0] for r in db.execute("SELECT id " + _ACTIVE, (workspace,)).fetchall()]
     rows = lambda: db.execute("SELECT id, body " + _ACTIVE, (workspace,)).fetchall()  # noqa: E731
-    return cache.fetch(workspace, ids, rows, _item)
+    return cache.fetch(workspace, ids, rows, item_of)
 
 
 _ACTIVE = "FROM items i WHERE workspace = ? AND " + ACTIVE
@@ -196,7 +196,7 @@ class Departures:
                     "ON i.workspace = ? AND i.id = c.item WHERE c.checkpoint = ?",
                     (workspace, checkpoint),
                 ).fetchall(),
-                _item,
+                item_of,
             )
         )
         found = (items, tuple(ids))
@@ -244,7 +244,7 @@ class Departures:
                 "SELECT id, body FROM items WHERE workspace = ? AND epoch > ? AND epoch <= ?",
                 span,
             ).fetchall(),
-            _item,
+            item_of,
         )
         earlier = base[1].items
         extended = _Items(grown_from(earlier + tuple(added), earlier), base[1].ids + tuple(later))
@@ -369,7 +369,8 @@ _LOG = {
 """`logged_events`' statements (epochs in order, then bodies), by ``withdrawing``."""
 
 
-def _item(item_id: str, body: str) -> Item:
+def item_of(item_id: str, body: str) -> Item:
+    """A stored item body decoded (``item_id`` unused: the shape `BodyCache.fetch` takes)."""
     return item_from_json(loads(body))
 
 
@@ -391,7 +392,7 @@ def items_by(
         rows += db.execute(_ITEMS_BY[column] + f" IN ({marks})", (workspace, *chunk)).fetchall()
     held = cache.get(workspace, [item_id for item_id, _ in rows])
     if len(held) < len(rows):
-        fresh = {item_id: _item(item_id, body) for item_id, body in rows if item_id not in held}
+        fresh = {item_id: item_of(item_id, body) for item_id, body in rows if item_id not in held}
         cache.keep(workspace, fresh)
         held |= fresh
     return [held[item_id] for item_id, _ in rows]

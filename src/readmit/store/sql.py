@@ -33,7 +33,7 @@ from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, judgments, left_out, premises, verdicts
+from readmit.store import absence, audit, judgments, left_out, premises, quoted, verdicts
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import LAST_EPOCH, BodyCache, Departures, active_items, logged_events
@@ -304,6 +304,7 @@ class SqlStore(AgentKeys, Held, Leases):
             ),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
             restoration=partial(self._reading, verdicts.restoration, workspace),
+            quote=partial(self._reading, quoted.held_at, self._decoded, workspace, cp_epoch),
             left_out=left,
             outside=outside,
         )

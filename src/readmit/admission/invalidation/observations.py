@@ -14,6 +14,7 @@ from types import MappingProxyType
 from readmit.admission.context import ReturnContext, grown_base
 from readmit.admission.invalidation.holders import Holders, SameKey
 from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
 from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
@@ -24,7 +25,8 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
 
     With ``news`` false, only those that withdrew state (whose withdrawn text is known):
     what a verifier that cannot judge news (`judges_news`) may be shown. An item D_a
-    left out as no longer valid is quoted as if C held it (`ReturnContext.left_out`).
+    left out as no longer valid is quoted as if C held it (`ReturnContext.left_out`), and
+    so is one it lacks that was held when it was taken (`quoted`).
 
     Made once per tuples of C's items and Δ (not to be changed). A return at a later
     epoch gets both extended (`readmit.store.bodies.Departures`), and an event's
@@ -38,8 +40,8 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
         return known
     start, laters = grown_base(made, ctx) or (0, [])
     items, by_id = ctx.items, ctx.by_id
-    if ctx.left_out:  # quoted as if C held them
-        items, by_id = (*items, *ctx.left_out), {**by_id, **{i.id: i for i in ctx.left_out}}
+    if quotable := (*ctx.left_out, *quoted(ctx)):  # quoted as if C held them
+        items, by_id = (*items, *quotable), {**by_id, **{i.id: i for i in quotable}}
     later = ctx.delta[start:]
     gone = _withdrawn(ctx.delta[:start]) if start and _keyed(later) else ()
     laters = laters + observations_of(later, items, by_id, news, ctx.agents, gone)
@@ -115,7 +117,8 @@ def observations_of(
 def readable(later: Later, ctx: ReturnContext) -> bool:
     """Whether the returning agent may read the items ``later`` brought and withdrew.
 
-    Evidence is read as its author's principal's alone (`readmit.store.writer`).
+    Evidence is read as its author's principal's alone (`readmit.store.writer`); an item
+    only the store quotes (`quoted`) is another principal's.
     """
     who = ctx.returner
     if later.op == "evidence" and ctx.agents:

@@ -11,7 +11,8 @@ withdrawal after the item's start: the next return screens the item from there, 
 its own context.
 
 What a checkpoint left out as no longer valid but its agent may read is quoted all the
-same (`ReturnContext.left_out`), and so is not counted here.
+same (`ReturnContext.left_out`), and so is not counted here; so is what the store
+quotes (`quoted`): then only a withdrawal it could not find the item of is.
 """
 
 import bisect
@@ -36,6 +37,17 @@ def unquoted(ctx: ReturnContext) -> tuple[int, ...]:
     return _made(ctx).epochs
 
 
+def quoted(ctx: ReturnContext) -> tuple[Item, ...]:
+    """The items, held at the departure, that Δ withdraws and C does not hold.
+
+    As the store holds them (`ReturnContext.quote`; ``()`` without it): another
+    principal's, which D_a could not hold. Quoted to the verifier as Δ's withdrawals of
+    them (`readmit.admission.invalidation.observations`), as the same history without the
+    departure quotes them, its Δ holding their assertions (`readmit.store.quoted`).
+    """
+    return _made(ctx).quoted
+
+
 def _made(ctx: ReturnContext) -> "_Unquoted":
     memo = _MADE[len(ctx.tuples)]
     known = memo.found(*ctx.tuples)
@@ -43,41 +55,46 @@ def _made(ctx: ReturnContext) -> "_Unquoted":
         return known
     base = grown_base(memo, ctx)  # never another reader's
     if base is None:
-        made = _grown(ctx, 0, frozenset(), None, [])
+        made = _grown(ctx, 0, _Unquoted((), frozenset(), None, ()))
     else:
         start, was = base
-        made = _grown(ctx, start, was.seen, was.held, list(was.epochs))
+        made = _grown(ctx, start, was)
     return memo.put(ctx.tuples, made)
 
 
-def _grown(
-    ctx: ReturnContext,
-    start: int,
-    seen: frozenset[str],
-    held: frozenset[str] | None,
-    epochs: list[int],
-) -> "_Unquoted":
-    """What `_made` holds, grown past Δ's first ``start`` events.
-
-    ``seen``, ``held`` and ``epochs``: the value made for those events.
-    """
+def _grown(ctx: ReturnContext, start: int, was: "_Unquoted") -> "_Unquoted":
+    """What `_made` holds, grown past Δ's first ``start`` events (``was``: made for them)."""
     by_id = ctx.by_id if not ctx.left_out else {**ctx.by_id, **{i.id: i for i in ctx.left_out}}
-    first = _scan(ctx.delta[start:], by_id, seen, epochs)
-    if first:
-        held = _held(ctx) if held is None else held
-        asked = [key for key in first if key not in held]
-        if asked:
-            hidden = asked if ctx.keys_before is None else ctx.keys_before(asked)
-            epochs += (first[key] for key in hidden)
-    return _Unquoted(tuple(sorted(epochs)), seen | first.keys(), held)
+    targets: dict[str, int] = {}
+    first = _scan(ctx.delta[start:], by_id, was.seen, targets)
+    epochs, held, found = list(was.epochs), was.held, was.quoted
+    if ctx.quote is not None:  # the store answers which items held each, when D_a was taken
+        if targets or first:
+            had = {i.id for i in found}
+            new = ctx.quote(list(targets), list(first))
+            found += tuple(i for i in new if i.id not in by_id and i.id not in had)
+            had.update(i.id for i in found)
+            epochs += (epoch for target, epoch in targets.items() if target not in had)
+    else:
+        epochs += targets.values()
+        if first:
+            held = _held(ctx) if held is None else held
+            asked = [key for key in first if key not in held]
+            if asked:
+                hidden = asked if ctx.keys_before is None else ctx.keys_before(asked)
+                epochs += (first[key] for key in hidden)
+    return _Unquoted(tuple(sorted(epochs)), was.seen | first.keys(), held, found)
 
 
 def _scan(
-    delta: Sequence[Recorded], by_id: Mapping[str, Item], seen: frozenset[str], epochs: list[int]
+    delta: Sequence[Recorded],
+    by_id: Mapping[str, Item],
+    seen: frozenset[str],
+    targets: dict[str, int],
 ) -> dict[str, int]:
     """The first epoch in ``delta`` of each key it asserts that ``seen`` lacks.
 
-    The epochs of its withdrawals of ids ``by_id`` lacks are added to ``epochs``.
+    The ids ``by_id`` lacks that it withdraws go into ``targets``, with their epochs.
     """
     first: dict[str, int] = {}  # each new key's first assert: later ones replace C's items
     for recorded in delta:
@@ -88,7 +105,7 @@ def _scan(
             and isinstance(event, Revoke | Close | Supersede)
             and event.target not in by_id
         ):
-            epochs.append(recorded.epoch)
+            targets[event.target] = recorded.epoch
         if (  # a keyed supersession replaces what held its key, as a keyed assert does
             op in _KEYING
             and isinstance(event, Assert | Supersede)
@@ -112,6 +129,8 @@ class _Unquoted:
     """The keys asserted in Δ."""
     held: frozenset[str] | None
     """The keys D_a holds (``None``: not needed yet, no key asserted in Δ)."""
+    quoted: tuple[Item, ...]
+    """`quoted`: what the store quotes of Δ's withdrawals of items C lacks."""
 
 
 _MADE: dict[int, Grown[_Unquoted]] = {2: Grown(), 3: Grown()}
