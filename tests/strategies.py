@@ -1,7 +1,7 @@
 """Hypothesis strategies for return contexts: built directly (items, revocations,
 obligations), or recorded by a real store from histories of every op; and budgets."""
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -237,7 +237,7 @@ def stored_contexts(draw: st.DrawFn) -> ReturnContext:
                 _record(store, seen, {"id": f"e{index}.{n}", "at": format_time(at), **raw}, index)
         request = ReturnRequest(id="back", at=at, agent="A1", task="trip", purpose="itinerary")
         made = store.return_context("ws", request)  # the store closes: nothing may ask it
-        return replace(made, history=None, keys_before=None, restoration=None)
+        return made.detached()
     finally:
         store.close()
 

@@ -1559,3 +1559,68 @@ def test_a_return_in_between_quotes_a_withdrawal_of_what_its_agent_may_not_read(
     assert reason(last[True], "i11") == reason(last[False], "i11") == "implicitly_invalidated"
     shown = next(e for e in last[True]["excluded"] if e["item"] == "i11")
     assert "Riverside" not in json.dumps(shown)  # quoted to the verifier, never to B1
+
+
+# The twin search's other face: an item the agent reads resting on a premise it may not
+# read, asserted before a departure. The departure's D_a lacks the premise, so a return
+# did not screen it, where the same history without the departure (its Δ holding the
+# premise) screened it and found it stale. A premise outside C that stands is screened.
+
+_FAMILYS = assert_item(11, "p", "Sunrise Hotel is booked.")
+_RESTS_ON_IT = assert_item(12, "i", "Pickup at 8:00.", readers="*", depends_on=["p"])
+_NEWS = {
+    "at": at(13),
+    "author": "B1",
+    "op": "assert",
+    "item": {"id": "n", "text": "Sunrise Hotel closed for renovation.", "readers": "*"},
+}
+
+
+def _naming_the_hotel(pair: Pair) -> Verdict:
+    """Links an item (not its premises) to news naming the hotel; quotes what it read."""
+    linked = "Sunrise Hotel" in pair.later.text and "Sunrise Hotel" in pair.earlier.text
+    said = f"{pair.earlier.text} / {' '.join(pair.premises)}"
+    return Verdict(invalidates=linked, confidence=0.9, reason=f"read: {said}")
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_a_premise_outside_c_that_stands_is_screened_as_the_twin_screens_it(
+    store: WorkStateStore, depth: int
+) -> None:
+    """With ``depth`` 2, i rests on q (the family's too), which rests on p."""
+    rests = [_RESTS_ON_IT]
+    if depth == 2:
+        q = assert_item(12, "q", "Shuttle booked.", depends_on=["p"])
+        rests = [q, assert_item(12, "i", "Pickup at 8:00.", readers="*", depends_on=["q"])]
+    head = [depart(10, "B1"), _FAMILYS, *rests]
+    last = {}
+    for middle in ([], [depart(12, "B1")]):
+        events = [*head, *middle, _NEWS, ret(14, "B1")]
+        made = load_scenario({**scenario(events), "workspace": f"trip{len(middle)}"})
+        verifier = FunctionVerifier(_naming_the_hotel, name="hotel")
+        last[bool(middle)] = replay(made, store, verifier=verifier, signer=SIGNER)[-1].record
+
+    assert reason(last[True], "i") == reason(last[False], "i") == "premise_invalidated"
+    for record in map(agent_copy, last.values()):  # B1 may not read the premises
+        named = {x for e in record["excluded"] for x in (e["item"], *e["evidence"])}
+        assert "Sunrise" not in json.dumps(record["excluded"])
+        assert not {"p", "q"} & named
+
+
+def test_a_verdict_quoting_a_premise_the_agent_may_not_read_is_not_shown_to_it(
+    store: WorkStateStore,
+) -> None:
+    """The verifier links i by its premise's text, and says so: B1 is not shown it."""
+
+    def by_premise(pair: Pair) -> Verdict:
+        linked = any("Sunrise Hotel" in p for p in pair.premises) and "Sunrise" in pair.later.text
+        return Verdict(invalidates=linked, confidence=0.9, reason=f"read: {pair.premises}")
+
+    near = assert_item(12, "i", "Pickup before the renovation.", readers="*", depends_on=["p"])
+    events = [depart(10, "B1"), _FAMILYS, near, _NEWS, ret(14, "B1")]
+    made = load_scenario(scenario(events))
+    verifier = FunctionVerifier(by_premise, name="by-premise")
+    record = replay(made, store, verifier=verifier, signer=SIGNER)[-1].record
+
+    assert reason(record, "i") == "implicitly_invalidated"
+    assert "Sunrise Hotel is booked" not in json.dumps(agent_copy(record))

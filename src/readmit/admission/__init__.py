@@ -169,7 +169,8 @@ def _screened_out(
     if screener is None:
         return [], left_out
     gated_ids = {e.item for e in gated}
-    implicit = [e for i, e in screener.excluded.items() if i not in gated_ids]
+    # A premise outside C was screened too: its verdict is stored, never listed.
+    implicit = [e for i, e in screener.excluded.items() if i not in gated_ids and i in ctx.by_id]
     judged = {e.item for e in implicit}
     stale = [e for e in implicit if e.reason is not Reason.UNSCREENED]
     # Tested in C first: most of a large pool is left out, and rarely one that was judged.

@@ -1,7 +1,7 @@
 """ReturnContext: the one immutable ``C = D_a ⊕ Δ`` every decision of a return is made on."""
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Protocol, TypeVar
@@ -83,6 +83,9 @@ class Outside:
     """Whether the returning agent may read it: one it may not is never shown to it."""
     rests_on: frozenset[str] = frozenset()
     """The items of C its premises (outside C) reach: it falls with any of them."""
+    item: Item | None = None
+    """The premise as stored, while it stands: a return screens it as it screens C's
+    premises, as the same history without the departure does, its Δ holding the premise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,7 +168,8 @@ class ReturnContext:
     had D_a held them."""
     outside: Mapping[str, "Outside"] = field(default_factory=dict)
     """The premises of C's items that C does not hold (another principal's, or withdrawn
-    or left out before the departure), by id (`readmit.store.premises`)."""
+    or left out before the departure), and their own premises outside C to the end of
+    each chain, by id (`readmit.store.premises`)."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -184,6 +188,13 @@ class ReturnContext:
         if self.left_out:
             return (self.items, self.delta, self.left_out)
         return (self.items, self.delta)
+
+    def detached(self) -> "ReturnContext":
+        """This context without what would ask its store, for use once the store is closed.
+
+        Screening then reads C and Δ alone, as a context made without a store does.
+        """
+        return replace(self, history=None, keys_before=None, restoration=None, quote=None)
 
     @property
     def role_obligations(self) -> tuple[Obligation, ...]:

@@ -75,9 +75,7 @@ def context(episode: Episode, scenario: Scenario | None = None) -> ReturnContext
             task=episode.task,
             purpose=episode.purpose,
         )
-        return replace(
-            store.return_context(scenario.workspace, request), history=None, restoration=None
-        )
+        return store.return_context(scenario.workspace, request).detached()
     finally:
         store.close()
 

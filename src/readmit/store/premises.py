@@ -8,6 +8,8 @@ the store the same of each premise outside C: still active, its validity not end
 the return, no standing verdict against it, and the same of its own premises. One that
 stands may still rest on items of C that this return finds stale: the context says
 which (`Outside.rests_on`), and the return judges them as it judges C's own premises.
+It screens those outside C that stand too (`Outside.item`), each after its own premises,
+as the same history without the departure would: its Δ held them.
 
 The chains never change once written (bodies are immutable), so they are traced once
 per tuple of C's items; each return reads only what may have changed since: which of
@@ -45,7 +47,8 @@ class _Chains:
     dependents: Mapping[str, tuple[str, ...]]
     """Each item of the chains: the items of the chains that rest on it."""
     rests_on: Mapping[str, frozenset[str]]
-    """Each premise named: the items of C its chain reaches (not followed past them)."""
+    """Each premise named, and each item of the chains outside C: the items of C its
+    chain reaches (not followed past them)."""
 
 
 def outside(
@@ -82,8 +85,9 @@ def _made(chains: _Chains, gone: frozenset[str], reader: Agent) -> Mapping[str, 
             fallen=p in fell,
             readable=p in found and found[p].scope.readable_by(reader.principal, reader.role),
             rests_on=chains.rests_on.get(p, frozenset()),
+            item=None if p in fell else found.get(p),
         )
-        for p in sorted(chains.named)
+        for p in sorted(chains.named | chains.rests_on.keys())
     }
 
 
@@ -115,7 +119,7 @@ def _traced(
     for item in found.values():  # an item of C on a chain falls with its premises too
         for premise in item.depends_on:
             dependents.setdefault(premise, []).append(item.id)
-    rests_on = {p: _reached(p, found, held) for p in named}
+    rests_on = {p: _reached(p, found, held) for p in named | (found.keys() - held)}
     frozen = {p: tuple(d) for p, d in dependents.items()}
     return _Chains(named, found, frozenset(missing), frozen, rests_on)
 

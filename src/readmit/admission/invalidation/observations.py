@@ -14,6 +14,7 @@ from types import MappingProxyType
 from readmit.admission.context import ReturnContext, grown_base
 from readmit.admission.invalidation.holders import Holders, SameKey
 from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.propagation import premises_readable
 from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
 from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
@@ -114,13 +115,17 @@ def observations_of(
     return found
 
 
-def readable(later: Later, ctx: ReturnContext) -> bool:
-    """Whether the returning agent may read the items ``later`` brought and withdrew.
+def readable(later: Later, ctx: ReturnContext, earlier: Item) -> bool:
+    """Whether the returning agent may read what a verifier read with ``earlier``.
 
-    Evidence is read as its author's principal's alone (`readmit.store.writer`); an item
-    only the store quotes (`quoted`) is another principal's.
+    The items ``later`` brought and withdrew, and ``earlier``'s premises
+    (`premises_readable`): a verifier's wording may quote any of them. Evidence is read
+    as its author's principal's alone (`readmit.store.writer`); an item only the store
+    quotes (`quoted`) is another principal's.
     """
     who = ctx.returner
+    if not premises_readable(earlier, ctx):
+        return False
     if later.op == "evidence" and ctx.agents:
         at = later.epoch - ctx.departure.epoch - 1  # Δ holds one event an epoch
         event = ctx.delta[at].event if 0 <= at < len(ctx.delta) else None

@@ -80,3 +80,28 @@ def outside_seeds(ctx: ReturnContext, fell: Collection[str] | None = None) -> li
     ]
     reason = Reason.PREMISE_INVALIDATED
     return [Exclusion(item=p, reason=reason, stage=Stage.PROPAGATION) for p in seeds]
+
+
+def outside_item(premise: str, ctx: ReturnContext) -> Item | None:
+    """``premise`` as stored, when it is outside C and stands (`Outside.item`)."""
+    outside = ctx.outside.get(premise)
+    return outside.item if outside is not None else None
+
+
+def premise_texts(item: Item, ctx: ReturnContext) -> tuple[str, ...]:
+    """The texts of ``item``'s premises, in C or outside it: a verifier reads them with it."""
+    return tuple(p.text for p in _premises(item, ctx) if p is not None)
+
+
+def premises_readable(item: Item, ctx: ReturnContext) -> bool:
+    """Whether the returning agent may read every premise of ``item`` a verifier reads.
+
+    A verifier's wording may quote them: unless it may, the wording is not shown to it.
+    """
+    who = ctx.returner
+    found = _premises(item, ctx)
+    return all(p is None or p.scope.readable_by(who.principal, who.role) for p in found)
+
+
+def _premises(item: Item, ctx: ReturnContext) -> Iterable[Item | None]:
+    return (ctx.by_id.get(p) or outside_item(p, ctx) for p in sorted(item.depends_on))

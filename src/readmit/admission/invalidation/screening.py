@@ -26,6 +26,7 @@ as is one whose embedding proposals failed and no lexical proposal confirmed.
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from itertools import chain
 from typing import ParamSpec, TypeVar
 
 from readmit.admission.context import ReturnContext
@@ -52,7 +53,7 @@ from readmit.admission.invalidation.observations import (
     observations_of,
     readable,
 )
-from readmit.admission.invalidation.propagation import held_by
+from readmit.admission.invalidation.propagation import held_by, outside_item, premise_texts
 from readmit.admission.invalidation.restored import Restorations
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching, screened_from
@@ -150,7 +151,8 @@ class Screener:
         if self._pooled is None:
             self._pooled = {m.id: m for m in self.pool}
         for premise in sorted(item.depends_on):
-            held = (self._pooled.get(p) for p in held_by(premise, self.ctx))
+            pooled = (self._pooled.get(p) for p in held_by(premise, self.ctx))
+            held = chain((outside_item(premise, self.ctx),), pooled)  # screened too
             found = next((m for m in held if m is not None and not self.admits(m)), None)
             if found is None:
                 continue
@@ -213,7 +215,7 @@ class Screener:
         for offset in range(0, len(laters), size):
             if not self._affordable():
                 return self._unscreened(item, laters[offset:])
-            premises = self._premise_texts(item)
+            premises = premise_texts(item, self.ctx)
             answers = self._call(
                 [Pair(later=x, earlier=item, premises=premises) for x in laters[offset:][:size]]
             )
@@ -222,7 +224,7 @@ class Screener:
             failed = [(p, v) for p, v in answers if not _answered(v)]
             if failed and self._unavailable is None:
                 pair, verdict = failed[0]
-                shown = readable(pair.later, self.ctx)
+                shown = readable(pair.later, self.ctx, item)
                 self._unavailable = unanswered(pair, verdict, self.verifier.name, shown)
         return None
 
@@ -250,7 +252,7 @@ class Screener:
             self.calls += 1
             self.scans += 1
             try:
-                flags = self._timed(scan.scan, item.text, self._premise_texts(item), shown)
+                flags = self._timed(scan.scan, item.text, premise_texts(item, self.ctx), shown)
             except VerifierUnavailable as exc:
                 unavailable = unavailable or Exclusion(
                     item=item.id,
@@ -278,10 +280,6 @@ class Screener:
             self._restorations.add_from(self._index_from, self.ctx.history)
         return self._restorations
 
-    def _premise_texts(self, item: Item) -> tuple[str, ...]:
-        found = (self.ctx.by_id.get(p) for p in sorted(item.depends_on))
-        return tuple(premise.text for premise in found if premise is not None)
-
     def _call(self, batch: list[Pair]) -> list[tuple[Pair, Verdict | None]]:
         self.calls += 1
         self.pairs += len(batch)
@@ -296,7 +294,9 @@ class Screener:
         if not found:
             return False
         pair, verdict = min(found, key=lambda pv: pv[0].later.epoch)
-        exclusion = invalidated(pair, verdict, self.verifier.name, readable(pair.later, self.ctx))
+        exclusion = invalidated(
+            pair, verdict, self.verifier.name, readable(pair.later, self.ctx, item)
+        )
         self.excluded[item.id] = exclusion
         self.confirmed.append(exclusion)
         return True
