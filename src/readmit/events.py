@@ -252,6 +252,24 @@ class Supersede:
     item: ItemDraft
 
 
+def restates(event: Assert | Supersede) -> bool:
+    """Whether ``event``'s item, stating a withdrawn text again, brings that premise back.
+
+    Hearsay (``unconfirmed``) states nothing again, as it replaces nothing; nor does a
+    statement for one task or some purposes only, or one that will end or has yet to
+    begin as it is made: the premise a verdict rests on held for every use, and a
+    verdict that lapsed would not come back when the statement ends.
+    """
+    item = event.item
+    return (
+        not item.unconfirmed
+        and item.task == ANY
+        and ANY in item.purposes
+        and item.validity.valid_to is None
+        and item.validity.started(event.at)
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Revoke:
     """``target`` is withdrawn."""

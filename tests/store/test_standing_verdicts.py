@@ -320,6 +320,32 @@ def test_hearsay_restating_what_was_withdrawn_restores_nothing(
     assert "p0" not in again["items"]  # left out of the departure under the verdict
 
 
+@pytest.mark.parametrize(
+    "bound",
+    [
+        {"valid_to": "2026-05-01T09:00:00Z"},  # it will end
+        {"valid_from": "2026-05-02T08:00:00Z"},  # it has not begun
+        {"task": "dinner"},
+        {"purposes": ["booking"]},
+    ],
+)
+@pytest.mark.parametrize("when", ["before the return", "after it"])
+def test_a_bounded_restatement_restores_nothing(
+    store: WorkStateStore, bound: dict[str, Any], when: str
+) -> None:
+    """The hotel is booked again only until 9:00, from tomorrow, or for one task or
+    purpose: the pickup resting on it must not come back for every use, and stay back
+    once the restatement ends. Both rules, the store's and a return's, say so."""
+    again = assert_item(7, "h2", "Sunrise Hotel is booked.", **bound)
+    if when == "before the return":
+        *returns, last = run(store, [*HISTORY, again, ret(8), ret(9, "A3"), depart(10), ret(11)])
+    else:
+        *returns, last = run(store, [*HISTORY, ret(6), again, ret(8, "A3"), depart(10), ret(11)])
+
+    assert [reason(d, "p0") for d in returns] == ["implicitly_invalidated"] * 2
+    assert "p0" not in last["items"]
+
+
 def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) -> None:
     events = [
         assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),

@@ -8,7 +8,8 @@ return, to every agent, until something restores its premise:
   reader of the invalidated item can read it: a restatement only some of them
   can see (another principal's private note) restores nothing for the others
   (who wrote it is not asked: a statement all of them read restores it for all); hearsay
-  (an ``unconfirmed`` item, with no receipt) restates nothing, as it replaces nothing;
+  (an ``unconfirmed`` item, with no receipt) restates nothing, as it replaces nothing,
+  nor does a statement bounded in time, task or purpose (`readmit.events.restates`);
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
   (revoked, closed or superseded; a same-key replacement of N restates the
   news rather than undoing it, so the verdict stands).
@@ -37,7 +38,7 @@ from operator import attrgetter
 
 from readmit.admission.context import Standing, items_by_id
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
 from readmit.store.connection import Connection
 from readmit.store.rows import select_in
@@ -248,7 +249,7 @@ def any_standing(db: Connection, workspace: str) -> bool:
 def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
     """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written)."""
     event = recorded.event
-    if isinstance(event, Assert | Supersede) and not event.item.unconfirmed:
+    if isinstance(event, Assert | Supersede) and restates(event):
         restored = db.execute(
             "SELECT v.item, i.body FROM invalidations v JOIN items i "
             "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
@@ -325,7 +326,7 @@ def load(
 def _restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bool:
     event = recorded.event
     match event:
-        case Assert() | Supersede() if event.item.text == text and not event.item.unconfirmed:
+        case Assert() | Supersede() if event.item.text == text and restates(event):
             return True
         case Revoke() | Close() | Supersede() if withdrawn is not None:
             return event.target == withdrawn

@@ -4,7 +4,8 @@ A standing verdict lapses once its premise is restored (`readmit.store.verdicts`
 its evidence withdrew is stated again by an item every reader of the invalidated item
 may read, or the new item its evidence asserted is withdrawn (revoked, closed or
 superseded; a same-key replacement restates the news and restores nothing). Hearsay
-(an ``unconfirmed`` item) states nothing again, as it replaces nothing. A return
+(an ``unconfirmed`` item) states nothing again, as it replaces nothing, nor does a
+statement bounded in time, task or purpose (`readmit.events.restates`). A return
 judges by the same rule: an observation so restored by an event before the return is
 not judged against an item. Otherwise a return would exclude an item, its verdict would
 be stored already lapsed, and the next return, with nothing new, would admit it.
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from readmit.admission.invalidation.implicit import Later
-from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item
 
 _Readers = tuple[frozenset[str], frozenset[str]]
@@ -62,7 +63,7 @@ class Restorations:
                 continue
             self.read.add(recorded.epoch)
             event = recorded.event
-            if isinstance(event, Assert | Supersede) and not event.item.unconfirmed:
+            if isinstance(event, Assert | Supersede) and restates(event):
                 stated = self.stated.setdefault(event.item.text, {})
                 readers = self._readers(event)
                 stated[readers] = max(stated.get(readers, recorded.epoch), recorded.epoch)
