@@ -1594,7 +1594,7 @@ def test_a_return_in_between_quotes_a_withdrawal_of_what_its_agent_may_not_read(
 
 _FAMILYS = assert_item(11, "p", "Sunrise Hotel is booked.")
 _RESTS_ON_IT = assert_item(12, "i", "Pickup at 8:00.", readers="*", depends_on=["p"])
-_NEWS = {
+_NEWS: dict[str, Any] = {
     "at": at(13),
     "author": "B1",
     "op": "assert",
@@ -1631,6 +1631,22 @@ def test_a_premise_outside_c_that_stands_is_screened_as_the_twin_screens_it(
         named = {x for e in record["excluded"] for x in (e["item"], *e["evidence"])}
         assert "Sunrise" not in json.dumps(record["excluded"])
         assert not {"p", "q"} & named
+
+
+def test_a_premise_outside_c_is_not_screened_again_against_what_it_was_screened_against(
+    store: WorkStateStore,
+) -> None:
+    calm = {**_NEWS, "item": {**_NEWS["item"], "text": "Sunrise Hotel has a new lobby."}}
+    events = [depart(10, "B1"), _FAMILYS, _RESTS_ON_IT, calm, depart(14, "B1")]
+    made = load_scenario(scenario([*events, ret(15, "B1"), depart(16, "B1"), ret(17, "B1")]))
+    verifier = FunctionVerifier(lambda _: Verdict(invalidates=False, confidence=0.9))
+
+    first, again = (d.record for d in replay(made, store, verifier=verifier, signer=SIGNER))
+
+    assert "i" in first["items"]
+    assert "i" in again["items"]
+    assert first["judgment"]["calls"] > 0
+    assert again["judgment"]["calls"] == 0
 
 
 def test_a_verdict_quoting_a_premise_the_agent_may_not_read_is_not_shown_to_it(

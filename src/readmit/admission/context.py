@@ -140,8 +140,9 @@ class ReturnContext:
     standing: Mapping[str, Standing] = field(default_factory=dict)
     """Confirmed implicit invalidations of items of C, by item (lapsed ones left out)."""
     screened: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
-    """By verifier name, the epoch through which each item of C was screened. An item
-    absent here was screened through its own epoch (it was never screened)."""
+    """By verifier name, the epoch through which each item of C (and each premise outside
+    C that stands) was screened. An item absent here was screened through its own epoch
+    (it was never screened)."""
     agents: Mapping[str, Agent] = field(default_factory=dict)
     """The workspace's agents by id: whose writes may touch which items (empty: not
     checked, every author may read what it replaces)."""

@@ -276,11 +276,11 @@ class SqlStore(AgentKeys, Held, Leases):
                 )  # fmt: skip
             left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
             items, left = verdicts.readmitted(db, workspace, items, left)  # verdicts lapsed
-            standing, screened = verdicts.load(db, workspace, items_by_id(items), who)
+            outside = premises.outside(db, self._decoded, workspace, items, who, request.at)
+            standing, screened = verdicts.load(db, workspace, items_by_id(items), who, outside)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
-            outside = premises.outside(db, self._decoded, workspace, items, who, request.at)
         returner = Returner(
             agent=who.id, principal=who.principal, role=who.role,
             task=request.task, purpose=request.purpose, at=request.at,

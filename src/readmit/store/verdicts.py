@@ -275,12 +275,18 @@ def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
 
 
 def load(
-    db: Connection, workspace: str, wanted: Container[str], reader: Agent | None
+    db: Connection,
+    workspace: str,
+    wanted: Container[str],
+    reader: Agent | None,
+    outside: Container[str] = (),
 ) -> tuple[dict[str, Standing], dict[str, dict[str, int]]]:
     """The standing verdicts of the items ``wanted`` holds, and their screening watermarks.
 
     Watermarks are by verifier, those ``reader``'s principal and role earned (none
-    without a reader). A lapsed verdict is left out: its item is screened again from
+    without a reader); also those of ``outside``, the premises outside C a return
+    screens (`readmit.store.premises`), whose verdicts the premises' rule reads. A
+    lapsed verdict is left out: its item is screened again from
     where the reader's own screening of it reached. Not from the verdict's evidence:
     events before it may never have been judged (screening proposes withdrawals and
     the best-ranked events first and stops at the first confirmation, and another
@@ -318,7 +324,7 @@ def load(
         ).fetchall()
     )
     for verifier, item, through in rows:
-        if item in wanted:
+        if item in wanted or item in outside:
             screened.setdefault(verifier, {})[item] = through
     return standing, screened
 
