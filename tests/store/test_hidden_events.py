@@ -7,6 +7,9 @@ not read (a review's finding). The operator's record still names it.
 
 from typing import Any
 
+import pytest
+
+from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.decide import Decided
 from readmit.plugins import make_verifier
 from readmit.replay import replay
@@ -14,6 +17,7 @@ from readmit.report import agent_copy
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore
+from readmit.testing import FunctionVerifier
 
 SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
 SECRET = "family-account-closed-friday"
@@ -24,8 +28,11 @@ def _at(n: int) -> str:
     return f"2026-05-01T08:{n:02}:00Z"
 
 
+AGENTS = [("A1", "family"), ("B1", "agency")]
+
+
 def _return(store: WorkStateStore, withdrawal: dict[str, Any]) -> Decided:
-    agents = [("A1", "family"), ("B1", "agency")]
+    agents = AGENTS
     events: list[dict[str, Any]] = [
         {
             "at": _at(0),
@@ -72,3 +79,72 @@ def test_a_revoke_of_an_item_the_agent_may_not_read_is_not_named_as_evidence(
     assert SECRET not in repr(decided.view)
     [probe] = [e for e in decided.view["excluded"] if e["item"] == "probe"]
     assert (probe["reason"], probe["evidence"]) == ("implicitly_invalidated", [])
+
+
+def _riverside(pair: Pair) -> Verdict:
+    """Links whatever names the hotel, and quotes what it read."""
+    said = " ".join(x for x in (pair.later.text, pair.later.withdrawn_text) if x)
+    return Verdict(invalidates="Riverside" in said, confidence=0.9, reason=f"read: {said}")
+
+
+_HELD = {"id": "held", "text": "Riverside Hotel room held.", "readers": AGENCY}
+_CLOSED = {"id": "closed", "text": "Riverside Hotel closed.", "readers": AGENCY}
+_SHAPES = {
+    # a second review's finding: screening reaches back before the departure, and
+    # hearsay has no receipt to hide its event by
+    "withdrawn before the departure": [
+        {"at": _at(2), "author": "B1", "op": "assert", "item": _HELD},
+        {
+            "at": _at(3),
+            "author": "B1",
+            "id": SECRET,
+            "op": "supersede",
+            "target": "held",
+            "item": {**_CLOSED, "id": "held2"},
+        },
+        {"at": _at(4), "op": "depart", "agent": "A1"},
+    ],
+    "asserted before the departure": [
+        {"at": _at(3), "author": "B1", "id": SECRET, "op": "assert", "item": _CLOSED},
+        {"at": _at(4), "op": "depart", "agent": "A1"},
+    ],
+    "hearsay while away": [
+        {"at": _at(2), "op": "depart", "agent": "A1"},
+        {
+            "at": _at(3),
+            "author": "B1",
+            "id": SECRET,
+            "op": "assert",
+            "item": {**_CLOSED, "unconfirmed": True},
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_an_event_about_what_the_agent_may_not_read_is_not_named_wherever_it_lies(
+    store: WorkStateStore, shape: str
+) -> None:
+    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
+    events = [
+        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
+        *_SHAPES[shape],
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+    made = load_scenario(
+        {
+            "format": "readmit.scenario/1",
+            "workspace": "trip",
+            "agents": [{"id": a, "principal": p, "role": "r"} for a, p in AGENTS],
+            "events": events,
+        }
+    )
+    verifier = FunctionVerifier(_riverside, name="riverside")
+    [decided] = replay(made, store, signer=SIGNER, verifier=verifier)
+
+    operator = {e["item"]: e for e in decided.record["excluded"]}
+    assert operator["probe"]["evidence"] == [SECRET]  # the operator's record says
+    assert SECRET not in repr(agent_copy(decided.record))
+    assert "Riverside Hotel closed" not in repr(agent_copy(decided.record))
+    assert decided.view is not None
+    assert SECRET not in repr(decided.view)

@@ -2,7 +2,8 @@
 
 An item it may not read is never named to it, nor the event that stated it, nor one that
 withdrew it, nor a premise outside its context it may not read; an exclusion whose
-evidence names one is shown without it and without its detail (docs/security.md).
+evidence names one is shown without it and without its detail (docs/security.md). So is
+an exclusion citing an event from before the departure that no item of C came from.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -10,9 +11,9 @@ from typing import Any
 
 from readmit.admission.context import ReturnContext
 from readmit.admission.memo import Passes, keep
-from readmit.events import Close, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item, Scope
-from readmit.reasons import Exclusion, Reason
+from readmit.reasons import Exclusion, Reason, Stage
 
 
 def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset[str]:
@@ -57,7 +58,34 @@ def _hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozense
     items = {e.item for e in exclusions if hidden(ctx.by_id.get(e.item))}
     events = {r.event_id for i in items if (m := ctx.by_id.get(i)) is not None and (r := m.receipt)}
     premises = {p for p, o in ctx.outside.items() if not o.readable}
-    return frozenset(items | events | premises | _withdrew(ctx, hidden))
+    cited = _cited(ctx, exclusions, hidden)
+    return frozenset(items | events | premises | cited | _withdrew(ctx, hidden))
+
+
+def _cited(
+    ctx: ReturnContext, exclusions: Sequence[Exclusion], hidden: Callable[[Item | None], bool]
+) -> set[str]:
+    """The events the screener's exclusions cite that the agent may not be told of.
+
+    One of Δ that asserted an item it may not read (hearsay too, which no receipt
+    names); one from before the departure that is no item of C's receipt, as a standing
+    verdict's evidence is not (`readmit.admission.invalidation.standing`): it may have
+    brought or withdrawn what the agent may not read.
+    """
+    cited = {x for e in exclusions if e.stage is Stage.IMPLICIT for x in e.evidence}
+    if not cited:
+        return set()
+    found, seen = set(), set()
+    for recorded in ctx.delta:
+        event = recorded.event
+        if event.id in cited:
+            seen.add(event.id)
+            if isinstance(event, Assert | Supersede) and hidden(ctx.by_id.get(event.item.id)):
+                found.add(event.id)
+    before = cited - seen - ctx.by_id.keys() - ctx.outside.keys()  # item ids are no events
+    if before:
+        found |= before - {i.receipt.event_id for i in ctx.items if i.receipt is not None}
+    return found
 
 
 def _withdrew(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> frozenset[str]:

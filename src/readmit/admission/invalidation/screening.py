@@ -157,7 +157,7 @@ class Screener:
             if found is None:
                 continue
             fallen = self.excluded[found.id]
-            self.unscreened += fallen.reason is Reason.UNSCREENED  # it is withheld so too
+            self.unscreened += item.id in self.ctx.by_id and fallen.reason is Reason.UNSCREENED
             stale = fallen.reason in (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
             self.excluded[item.id] = Exclusion(
                 item=item.id,
@@ -315,7 +315,7 @@ class Screener:
         )
 
     def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
-        self.unscreened += 1
+        self.unscreened += item.id in self.ctx.by_id  # a premise outside C is never listed
         self.excluded[item.id] = Exclusion(
             item=item.id,
             reason=Reason.UNSCREENED,
