@@ -1587,6 +1587,33 @@ def test_a_return_in_between_quotes_a_withdrawal_of_what_its_agent_may_not_read(
     assert "Riverside" not in json.dumps(shown)  # quoted to the verifier, never to B1
 
 
+def test_a_context_detached_from_its_store_lends_no_observations_to_one_that_is_not(
+    store: WorkStateStore,
+) -> None:
+    """Both share their tuples; what the detached one made (quoting nothing) must not
+    serve the other (a review's finding)."""
+    private = {"id": "i13", "text": "Note 14: Sunrise Hotel, Riverside.", "key": "k2"}
+    events = [
+        depart(10, "B1"),
+        assert_item(11, "i11", "Note 12: Sunrise Hotel.", readers="*"),
+        {"at": at(12), "author": "A2", "op": "assert", "item": private},
+        depart(16, "B1"),
+        assert_item(21, "i17", "Note 18: INC-42, Dr Lee.", key="k2"),
+    ]
+    apply_steps(load_scenario(scenario(events)), store, on_return=None)
+    request = ReturnRequest(
+        id="r", at=parse_time(at(22)), agent="B1", task="trip", purpose="itinerary"
+    )
+    verifier, policy = make_verifier("builtin"), Policy(max_items=8)
+    ctx = store.return_context("trip", request)
+
+    detached = admit(ctx.detached(), policy=policy, verifier=verifier, signer=SIGNER)
+    attached = admit(ctx, policy=policy, verifier=verifier, signer=SIGNER)
+
+    assert "i11" in [i.id for i in detached.items]  # it cannot quote what B1 may not read
+    assert "i11" not in [i.id for i in attached.items]
+
+
 # The twin search's other face: an item the agent reads resting on a premise it may not
 # read, asserted before a departure. The departure's D_a lacks the premise, so a return
 # did not screen it, where the same history without the departure (its Δ holding the

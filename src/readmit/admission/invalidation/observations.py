@@ -35,7 +35,7 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     no later item changes (an id names one item, forever): only the events that
     follow the part remembered are read (never another reader's: `grown_base`).
     """
-    made = _MADE[news, len(ctx.tuples)]
+    made = _MADE[news, len(ctx.tuples), ctx.quote is not None]
     known = made.found(*ctx.tuples)
     if known is not None:
         return known
@@ -63,11 +63,12 @@ def _withdrawn(events: Iterable[Recorded]) -> set[str]:
     }
 
 
-_MADE: dict[tuple[bool, int], Grown[list[Later]]] = {
-    (news, n): Grown() for news in (True, False) for n in (2, 3)
+_MADE: dict[tuple[bool, int, bool], Grown[list[Later]]] = {
+    (news, n, store): Grown() for news in (True, False) for n in (2, 3) for store in (True, False)
 }
 """`observations` of recent contexts' tuples of items and Δ (and of what D_a left out,
-when it left out anything), with and without news."""
+when it left out anything), with and without news, and with and without a store to quote
+from (a context `detached` from its store shares its tuples)."""
 
 
 def observations_of(

@@ -49,7 +49,7 @@ def quoted(ctx: ReturnContext) -> tuple[Item, ...]:
 
 
 def _made(ctx: ReturnContext) -> "_Unquoted":
-    memo = _MADE[len(ctx.tuples)]
+    memo = _MADE[len(ctx.tuples), ctx.quote is not None]
     known = memo.found(*ctx.tuples)
     if known is not None:
         return known
@@ -133,8 +133,11 @@ class _Unquoted:
     """`quoted`: what the store quotes of Δ's withdrawals of items C lacks."""
 
 
-_MADE: dict[int, Grown[_Unquoted]] = {2: Grown(), 3: Grown()}
-"""`unquoted` of recent contexts' tuples of items and Δ (and of what D_a left out)."""
+_MADE: dict[tuple[int, bool], Grown[_Unquoted]] = {
+    (n, store): Grown() for n in (2, 3) for store in (True, False)
+}
+"""`unquoted` of recent contexts' tuples of items and Δ (and of what D_a left out), with
+and without a store to quote from (a context `detached` from its store shares its tuples)."""
 
 
 def _held(ctx: ReturnContext) -> frozenset[str]:
