@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import store_url
-from readmit.admission import admit
+from readmit.admission import Issued, admit
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.ahead import judge_ahead
 from readmit.clock import parse_time
@@ -1610,6 +1610,8 @@ def test_a_context_detached_from_its_store_lends_no_observations_to_one_that_is_
     detached = admit(ctx.detached(), policy=policy, verifier=verifier, signer=SIGNER)
     attached = admit(ctx, policy=policy, verifier=verifier, signer=SIGNER)
 
+    assert isinstance(detached, Issued)
+    assert isinstance(attached, Issued)
     assert "i11" in [i.id for i in detached.items]  # it cannot quote what B1 may not read
     assert "i11" not in [i.id for i in attached.items]
 
