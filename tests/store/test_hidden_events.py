@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.decide import Decided
 from readmit.plugins import make_verifier
 from readmit.replay import replay
@@ -28,11 +28,22 @@ def _at(n: int) -> str:
     return f"2026-05-01T08:{n:02}:00Z"
 
 
-AGENTS = [("A1", "family"), ("B1", "agency")]
+def _decided(store: WorkStateStore, events: list[dict[str, Any]], verifier: Verifier) -> Decided:
+    """The one return of ``events`` (A1: family, B1: agency)."""
+    agents = [("A1", "family"), ("B1", "agency")]
+    made = load_scenario(
+        {
+            "format": "readmit.scenario/1",
+            "workspace": "trip",
+            "agents": [{"id": a, "principal": p, "role": "r"} for a, p in agents],
+            "events": events,
+        }
+    )
+    [decided] = replay(made, store, signer=SIGNER, verifier=verifier)
+    return decided
 
 
 def _return(store: WorkStateStore, withdrawal: dict[str, Any]) -> Decided:
-    agents = AGENTS
     events: list[dict[str, Any]] = [
         {
             "at": _at(0),
@@ -54,16 +65,7 @@ def _return(store: WorkStateStore, withdrawal: dict[str, Any]) -> Decided:
         {"at": _at(3), "author": "B1", "id": SECRET, **withdrawal},
         {"at": _at(4), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
     ]
-    made = load_scenario(
-        {
-            "format": "readmit.scenario/1",
-            "workspace": "trip",
-            "agents": [{"id": a, "principal": p, "role": "r"} for a, p in agents],
-            "events": events,
-        }
-    )
-    [decided] = replay(made, store, signer=SIGNER, verifier=make_verifier("builtin"))
-    return decided
+    return _decided(store, events, make_verifier("builtin"))
 
 
 def test_a_revoke_of_an_item_the_agent_may_not_read_is_not_named_as_evidence(
@@ -89,7 +91,7 @@ def _riverside(pair: Pair) -> Verdict:
 
 _HELD = {"id": "held", "text": "Riverside Hotel room held.", "readers": AGENCY}
 _CLOSED = {"id": "closed", "text": "Riverside Hotel closed.", "readers": AGENCY}
-_SHAPES = {
+_SHAPES: dict[str, list[dict[str, Any]]] = {
     # a second review's finding: screening reaches back before the departure, and
     # hearsay has no receipt to hide its event by
     "withdrawn before the departure": [
@@ -126,21 +128,12 @@ def test_an_event_about_what_the_agent_may_not_read_is_not_named_wherever_it_lie
     store: WorkStateStore, shape: str
 ) -> None:
     probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
-    events = [
+    events: list[dict[str, Any]] = [
         {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
         *_SHAPES[shape],
         {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
     ]
-    made = load_scenario(
-        {
-            "format": "readmit.scenario/1",
-            "workspace": "trip",
-            "agents": [{"id": a, "principal": p, "role": "r"} for a, p in AGENTS],
-            "events": events,
-        }
-    )
-    verifier = FunctionVerifier(_riverside, name="riverside")
-    [decided] = replay(made, store, signer=SIGNER, verifier=verifier)
+    decided = _decided(store, events, FunctionVerifier(_riverside, name="riverside"))
 
     operator = {e["item"]: e for e in decided.record["excluded"]}
     assert operator["probe"]["evidence"] == [SECRET]  # the operator's record says
