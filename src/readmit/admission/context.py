@@ -32,6 +32,32 @@ def items_by_id(items: tuple[Item, ...]) -> Mapping[str, Item]:
     return _BY_ID.put((items,), made)
 
 
+def events_by_id(delta: tuple[Recorded, ...]) -> Mapping[str, Recorded]:
+    """Δ's events by id, made once per tuple and grown from the last (as `items_by_id`)."""
+    known = _EVENTS.found(delta)
+    if known is not None:
+        return known
+    base = _EVENTS.base(delta)
+    start, made = (0, {}) if base is None else (base[0][0], dict(base[1]))
+    made.update((r.event.id, r) for r in delta[start:])
+    return _EVENTS.put((delta,), made)
+
+
+def receipt_events(items: tuple[Item, ...]) -> frozenset[str]:
+    """The events ``items`` came from, made once per tuple and grown from the last."""
+    known = _RECEIPTS.found(items)
+    if known is not None:
+        return known
+    base = _RECEIPTS.base(items)
+    start, made = (0, frozenset[str]()) if base is None else (base[0][0], base[1])
+    more = {i.receipt.event_id for i in items[start:] if i.receipt is not None}
+    return _RECEIPTS.put((items,), made | more if more else made)
+
+
+_EVENTS: Grown[dict[str, Recorded]] = Grown()
+_RECEIPTS: Grown[frozenset[str]] = Grown()
+
+
 def grown_base(memo: "Grown[V]", ctx: "ReturnContext") -> tuple[int, V] | None:
     """The value ``memo`` made for tuples ``ctx.tuples`` extend, and how much of Δ it covers.
 

@@ -7,11 +7,11 @@ because a later return had nothing new to judge it against. The store lapses
 a verdict when something restores its premise (see `readmit.store.verdicts`).
 """
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from itertools import compress
 from operator import attrgetter, not_
 
-from readmit.admission.context import ReturnContext, Standing
+from readmit.admission.context import ReturnContext, Standing, events_by_id, receipt_events
 from readmit.admission.memo import Passes
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
@@ -44,14 +44,15 @@ def _split(pool: list[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclu
     verdicts = [ctx.standing[item.id] for item in compress(pool, marks)]
     if not verdicts:
         return kept, []
-    known = {r.event.id for r in ctx.delta}  # most verdicts cite a later event, in Δ
-    if any(e not in known for verdict in verdicts for e in verdict.evidence):
-        known |= {i.receipt.event_id for i in ctx.items if i.receipt is not None}
+    in_delta = events_by_id(ctx.delta)  # most verdicts cite an event of Δ
+    known: Container[str] = in_delta
+    if any(e not in in_delta for verdict in verdicts for e in verdict.evidence):
+        known = in_delta.keys() | receipt_events(ctx.items)
     reader = (ctx.returner.principal, ctx.returner.role)
     return kept, [_exclusion(verdict, known, reader) for verdict in verdicts]
 
 
-def _exclusion(verdict: Standing, known: set[str], reader: tuple[str, str]) -> Exclusion:
+def _exclusion(verdict: Standing, known: Container[str], reader: tuple[str, str]) -> Exclusion:
     """The exclusion a standing verdict makes in this return.
 
     Its evidence is shown only when this return's C holds it (then the view's
