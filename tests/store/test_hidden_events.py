@@ -110,6 +110,16 @@ _SHAPES: dict[str, list[dict[str, Any]]] = {
         {"at": _at(3), "author": "B1", "id": SECRET, "op": "assert", "item": _CLOSED},
         {"at": _at(4), "op": "depart", "agent": "A1"},
     ],
+    "another principal's evidence while away": [
+        {"at": _at(2), "op": "depart", "agent": "A1"},
+        {
+            "at": _at(3),
+            "author": "B1",
+            "id": SECRET,
+            "op": "evidence",
+            "source": {"id": "memo", "text": "Riverside Hotel closed."},
+        },
+    ],
     "hearsay while away": [
         {"at": _at(2), "op": "depart", "agent": "A1"},
         {

@@ -11,7 +11,7 @@ from typing import Any
 
 from readmit.admission.context import ReturnContext, events_by_id, receipt_events
 from readmit.admission.memo import Passes, keep
-from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item, Scope
 from readmit.reasons import Exclusion, Reason, Stage
 
@@ -68,7 +68,9 @@ def _cited(
     """The events the screener's exclusions cite that the agent may not be told of.
 
     One of Δ that asserted an item it may not read (hearsay too, which no receipt
-    names); one from before the departure that is no item of C's receipt, as a standing
+    names), or evidence another principal's agent recorded (read as that principal's
+    alone, `readmit.store.writer`); one from before the departure that is no item of C's
+    receipt, as a standing
     verdict's evidence is not (`readmit.admission.invalidation.standing`): it may have
     brought or withdrawn what the agent may not read.
     """
@@ -81,6 +83,10 @@ def _cited(
         event = r.event if (r := in_delta.get(x)) is not None else None
         if isinstance(event, Assert | Supersede) and hidden(ctx.by_id.get(event.item.id)):
             found.add(x)
+        elif isinstance(event, Evidence) and ctx.agents:
+            author = ctx.agents.get(event.author)
+            if author is None or author.principal != ctx.returner.principal:
+                found.add(x)
     # Item ids are no events (tested one by one: a set less C's keys copies C's 100k ids).
     known = (in_delta, ctx.by_id, ctx.outside)
     if before := {x for x in cited if not any(x in held for held in known)}:
