@@ -103,6 +103,7 @@ def test_decisions_stored_before_the_numbering_keep_their_ids(backend: str, tmp_
                 if backend == "postgres":
                     dialect["serial"] = "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
                 for statement in statements:
+                    assert isinstance(statement, str)
                     old.execute(statement.format(**dialect))
                 old.execute("INSERT INTO _readmit_migrations (name) VALUES (?)", (name,))
             for n, workspace in enumerate(["ws", "other", "ws"]):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import store_url
 from readmit.admission import Issued, admit
+from readmit.admission.invalidation.cache import screening_key
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.ahead import judge_ahead
 from readmit.clock import parse_time
@@ -1395,7 +1396,8 @@ def test_an_exclusion_by_another_principals_evidence_does_not_quote_it(
 
     [p0] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "p0"]
     assert p0["reason"] == why
-    assert "Private memo" not in p0["detail"]
+    assert "Private memo" not in p0.get("detail", "")
+    assert p0["evidence"] == []  # B1's evidence is read as its principal's alone
 
 
 # A checkpoint made before its store recorded what it left out (migration m013) finds it
@@ -1717,3 +1719,75 @@ def test_a_verdict_quoting_a_premise_the_agent_may_not_read_is_not_shown_to_it(
 
     assert reason(record, "i") == "implicitly_invalidated"
     assert "Sunrise Hotel is booked" not in json.dumps(agent_copy(record))
+
+
+@pytest.mark.parametrize("restated", ["bounded", "bounded, then for good", "for good"])
+def test_m016_a_verdict_a_bounded_restatement_lapsed_stands_again(
+    backend: str, tmp_path: Path, restated: str
+) -> None:
+    """Before m016 a restatement until 9:00 lapsed p0's verdict for good (a review's
+    finding): the verdict stands again, or lapses where a restatement restores today."""
+    bounded = assert_item(7, "h2", "Sunrise Hotel is booked.", valid_to="2026-05-01T09:00:00Z")
+    for_good = assert_item(9, "h3", "Sunrise Hotel is booked.")
+    events = [*HISTORY, ret(6)]
+    events += {
+        "bounded": [{**bounded, "id": "bounded"}],
+        "bounded, then for good": [{**bounded, "id": "bounded"}, {**for_good, "id": "again"}],
+        "for good": [{**for_good, "id": "again"}],
+    }[restated]
+
+    def epoch_of(store: SqlStore, event: str) -> int | None:
+        row = store.conn.execute("SELECT epoch FROM events WHERE id = ?", (event,)).fetchone()
+        return None if row is None else int(row[0])
+
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, events)
+        assert isinstance(store, SqlStore)
+        with store.conn.transaction():  # as the rule before m016 left it
+            first = epoch_of(store, "bounded") or epoch_of(store, "again")
+            store.conn.execute("UPDATE invalidations SET lapsed_epoch = ?", (first,))
+            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m016_%",))
+        store.close()
+
+        again = open_store(url)
+        assert isinstance(again, SqlStore)
+        (lapsed,) = again.conn.execute(
+            "SELECT lapsed_epoch FROM invalidations WHERE item = 'p0'"
+        ).fetchone()
+        expected = epoch_of(again, "again")
+        again.close()
+
+    assert lapsed == expected
+
+
+def test_m016_a_return_that_took_a_bounded_restatement_as_restoring_is_judged_again(
+    backend: str, tmp_path: Path
+) -> None:
+    """Before m016, A1's return after the restatement until 9:00 did not judge p0 against
+    the revocation and kept its watermark past it (a review's finding): after m016 its
+    return at 9:10 judges p0 again, as a store that never ran the old rule does."""
+    bounded = assert_item(5, "h2", "Sunrise Hotel is booked.", valid_to="2026-05-01T09:00:00Z")
+    late = parse_time("2026-05-01T09:10:00Z")
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, [*HISTORY[:-1], {**HISTORY[-1], "at": at(4)}, bounded, ret(6)])
+        assert isinstance(store, SqlStore)
+        with store.conn.transaction():  # as the rule before m016 left it: no verdict
+            store.conn.execute("DELETE FROM invalidations")
+            key = screening_key(make_verifier("builtin"), Policy(max_items=8), None, None)
+            store.conn.execute(
+                "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', ?, 'p0', 99)",
+                (key,),
+            )
+            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m016_%",))
+        store.close()
+
+        again = open_store(url)
+        again.depart("trip", "A1", parse_time(at(7)))
+        request = ReturnRequest(id="r", at=late, agent="A1", task="trip", purpose="itinerary")
+        verifier, policy = make_verifier("builtin"), Policy(max_items=8)
+        decided = decide(again, "trip", request, policy=policy, verifier=verifier, signer=SIGNER)
+        again.close()
+
+    assert reason(decided.record, "p0") == "implicitly_invalidated"

@@ -3,11 +3,16 @@
 Each migration runs in one transaction together with its record, so a failure
 leaves it either applied and recorded or not applied at all. The schema is
 written once for both dialects; ``{serial}``, ``{without_rowid}``, ``{lz4_decisions}``
-and ``{log_fk}`` are the only differences. Never edit a shipped migration; add a new one.
+and ``{log_fk}`` are the only differences. A step may also be a function of the
+connection, where the change needs what only Python reads (an event's body). Never
+edit a shipped migration; add a new one.
 """
+
+from collections.abc import Callable
 
 from readmit.errors import MigrationError, StoreError
 from readmit.store.connection import Connection
+from readmit.store.restatements import bounded_lapses_stand
 
 _LZ4_DECISIONS = (
     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
@@ -39,7 +44,11 @@ _DIALECT = {
     },
 }
 
-MIGRATIONS: list[tuple[str, list[str]]] = [
+Step = str | Callable[[Connection], None]
+"""A migration's step: SQL (formatted for the dialect), or a function of the connection,
+run in the migration's transaction."""
+
+MIGRATIONS: list[tuple[str, list[Step]]] = [
     (
         "m001_initial",
         [
@@ -243,6 +252,16 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         "m015_screenings_by_screening",
         ["DELETE FROM screenings"],
     ),
+    (
+        # A restatement bounded in time, task or purpose no longer restores a premise
+        # (`readmit.events.restates`): what one lapsed before stands again, unless a later
+        # restatement restores it under today's rule. A return before this migration did
+        # not judge an item against an event such a restatement seemed to undo, and kept
+        # its watermark past it: watermarks go, as in m015, and each reader's next return
+        # judges again (the verdict cache answers the pairs it has seen).
+        "m016_bounded_restatements_restore_nothing",
+        [bounded_lapses_stand, "DELETE FROM screenings"],
+    ),
 ]
 
 _BOOKKEEPING = (
@@ -302,7 +321,10 @@ def migrate(conn: Connection) -> list[str]:
                 ).fetchone():
                     continue
                 for statement in statements:
-                    conn.execute(statement.format(**_DIALECT[conn.dialect]))
+                    if callable(statement):
+                        statement(conn)
+                    else:
+                        conn.execute(statement.format(**_DIALECT[conn.dialect]))
                 conn.execute("INSERT INTO _readmit_migrations (name) VALUES (?)", (name,))
         except StoreError as exc:
             raise MigrationError(f"migration {name} failed: {exc}") from exc

@@ -70,13 +70,13 @@ def remember(
         # Under the workspace lock: nothing is written between this scan and the insert. A
         # verdict standing there stays: this return's, decided beside the one that stored
         # it, may rest on a premise restored since (its context read before that verdict).
-        scope = None if restore_text is None else _scope(db, workspace, exclusion.item)
+        scope = None if restore_text is None else scope_of(db, workspace, exclusion.item)
         lapsed = next(
             (
                 r.epoch
                 for r in events(row[0])
-                if _restores(r, restore_text, restore_item)
-                and (restore_text is None or _seen_by_all(db, workspace, r, scope))
+                if restores(r, restore_text, restore_item)
+                and (restore_text is None or seen_by_all(db, workspace, r, scope))
             ),
             None,
         )
@@ -209,12 +209,13 @@ def _text(db: Connection, workspace: str, item: str) -> str | None:
     return None if found is None else found.text
 
 
-def _scope(db: Connection, workspace: str, item: str) -> Scope | None:
+def scope_of(db: Connection, workspace: str, item: str) -> Scope | None:
+    """Who may read stored ``item`` (``None``: no such item)."""
     found = _item(db, workspace, item)
     return None if found is None else found.scope
 
 
-def _seen_by_all(db: Connection, workspace: str, restoring: Recorded, scope: Scope | None) -> bool:
+def seen_by_all(db: Connection, workspace: str, restoring: Recorded, scope: Scope | None) -> bool:
     """Whether every reader of an item of ``scope`` may read the item ``restoring`` states.
 
     Readers are compared as sets of principals and roles (``*`` reads for everyone); an
@@ -329,7 +330,8 @@ def load(
     return standing, screened
 
 
-def _restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bool:
+def restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bool:
+    """Whether ``recorded`` states ``text`` again, or withdraws item ``withdrawn``."""
     event = recorded.event
     match event:
         case Assert() | Supersede() if event.item.text == text and restates(event):
