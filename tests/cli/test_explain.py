@@ -451,3 +451,36 @@ def test_text_in_other_scripts_and_typography_is_shown_as_written() -> None:
 
     assert shown(text) == text
     assert shown("a\nb\u202ec\u2067d\x1b") == "a\\nb\\u202ec\\u2067d\\x1b"
+
+
+def test_explain_does_not_say_the_agent_may_not_read_its_own_event(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """A1's own revocation before its departure invalidated its probe: its copy does not
+    name that event (none from before the departure unless an item came from it), and
+    the operator's line says so without calling it unreadable (a review's finding)."""
+    at = [f"2026-05-01T08:0{n}:00Z" for n in range(5)]
+    events = [
+        {"at": at[0], "author": "A1", "op": "assert",
+         "item": {"id": "probe", "text": "Probe about Riverside Hotel."}},
+        {"at": at[1], "author": "A1", "op": "assert",
+         "item": {"id": "held", "text": "Riverside Hotel room held."}},
+        {"at": at[2], "author": "A1", "id": "my-own-revoke", "op": "revoke", "target": "held",
+         "why": "closed"},
+        {"at": at[3], "op": "depart", "agent": "A1"},
+        {"at": at[4], "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]  # fmt: skip
+    made = {
+        "format": "readmit.scenario/1",
+        "workspace": "trip",
+        "agents": [{"id": "A1", "principal": "family", "role": "r"}],
+        "events": events,
+    }
+    path, db = tmp_path / "own.json", f"sqlite:///{tmp_path / 'own.db'}"
+    path.write_text(json.dumps(made), encoding="utf-8")
+    assert runner.invoke(cli, ["replay", str(path), "--db", db]).exit_code == 0
+
+    explained = runner.invoke(cli, ["explain", "1", "--db", db])
+
+    [line] = [x for x in explained.output.splitlines() if "operator's copy" in x]
+    assert line.strip() == "operator's copy: it names what A1 is not shown: events: my-own-revoke"

@@ -113,8 +113,8 @@ def test_the_page_says_it_is_the_operators_copy_and_keeps_the_texts(pages: list[
         page = read(path.read_text(encoding="utf-8"))
 
         assert (
-            "Operator's copy: it includes items the returning agent may not read: n1 "
-            "(and the events that recorded them: e14)"
+            "Operator's copy: it names what the returning agent is not shown: items it may "
+            "not read: n1; events: e14"
         ) in page.text
         assert "n1 Agency note: the Riverside commission is 12%." in page.section("Excluded items")
 

@@ -112,11 +112,9 @@ def _operator(record: dict[str, Any]) -> Iterator[str]:
     """One line when the record holds what the agent may not read (its own copy does not)."""
     items, events = hidden_split(record)
     if items or events:
-        also = f" (recorded by {', '.join(events)})" if events else ""
-        yield (
-            f"  operator's copy: it includes items {record['agent']} may not read: "
-            f"{', '.join(items) or '-'}{also}"
-        )
+        shown = [f"items it may not read: {', '.join(items)}"] if items else []
+        shown += [f"events: {', '.join(events)}"] if events else []
+        yield f"  operator's copy: it names what {record['agent']} is not shown: {'; '.join(shown)}"
 
 
 def _coverage(record: dict[str, Any]) -> str:

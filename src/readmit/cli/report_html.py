@@ -92,11 +92,11 @@ def _operator(record: Mapping[str, Any]) -> str:
     if not items and not events:
         line = "it shows the whole decision record; the returning agent may read every item on it."
     else:
-        line = "it includes items the returning agent may not read: " + (codes(items) or "-")
-        if events:
-            line += f" (and the events that recorded them: {codes(events)})"
+        shown = [f"items it may not read: {codes(items)}"] if items else []
+        shown += [f"events: {codes(events)}"] if events else []
+        line = "it names what the returning agent is not shown: " + "; ".join(shown)
         line += (
-            ". Their texts are shown here for you; the agent's own copy of this decision (over "
+            ". They are shown here for you; the agent's own copy of this decision (over "
             "HTTP or MCP) leaves them out."
         )
     return f'<div class="operator"><p><strong>Operator\'s copy:</strong> {line}</p></div>'

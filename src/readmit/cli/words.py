@@ -118,7 +118,12 @@ TERMS = {
 
 
 def hidden_split(record: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """The record's ``hidden`` ids, as (items, events): what the agent may not read."""
+    """The record's ``hidden`` ids, as (items, events): what the agent is not shown.
+
+    Items it may not read; events that stated or withdrew one, or that the agent is not
+    told of (another principal's evidence, one from before its departure that no item of
+    its context came from: `readmit.admission.hidden`).
+    """
     hidden = record.get("hidden") or []
     items = {e["item"] for e in record["excluded"]}
     # A propagation names the premise that fell: one the agent may not read is hidden too.
