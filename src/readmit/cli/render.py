@@ -109,7 +109,7 @@ def _render(record: dict[str, Any], texts: dict[str, str] | None) -> Iterator[st
 
 
 def _operator(record: dict[str, Any]) -> Iterator[str]:
-    """One line when the record holds what the agent may not read (its own copy does not)."""
+    """One line when the record holds what the agent is not shown (its own copy leaves it out)."""
     items, events = hidden_split(record)
     if items or events:
         shown = [f"items it may not read: {', '.join(items)}"] if items else []

@@ -87,7 +87,7 @@ def write_html(
 
 
 def _operator(record: Mapping[str, Any]) -> str:
-    """The banner: this page is the operator's copy, and what on it the agent may not read."""
+    """The banner: this page is the operator's copy, and what on it the agent is not shown."""
     items, events = hidden_split(record)
     if not items and not events:
         line = "it shows the whole decision record; the returning agent may read every item on it."
