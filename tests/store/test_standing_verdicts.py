@@ -1680,18 +1680,23 @@ def test_a_premise_outside_c_is_not_screened_again_against_what_it_was_screened_
     assert again["judgment"]["calls"] == 0
 
 
+@pytest.mark.parametrize("where", ["outside C", "in C"])
 @pytest.mark.parametrize("budget", [1, 2])
-def test_premises_outside_c_left_unscreened_are_not_counted_as_the_returns(
-    store: WorkStateStore, budget: int
+def test_premises_the_agent_may_not_read_left_unscreened_are_not_counted_as_the_returns(
+    store: WorkStateStore, budget: int, where: str
 ) -> None:
     """i rests on p, which rests on q (both the family's): B1's record counts only what
-    it lists, not how many premises it may not read stand behind i (a review's finding)."""
+    it lists, not how many premises it may not read stand behind i (two reviews'
+    finding: outside C, then in C, where the gates drop them)."""
     chain = [
         assert_item(11, "q", "Sunrise Hotel shuttle."),
         assert_item(11, "p", "Sunrise Hotel is booked.", depends_on=["q"]),
         assert_item(12, "i", "Pickup from Sunrise Hotel.", readers="*", depends_on=["p"]),
     ]
-    events = [*chain, depart(12, "B1"), _NEWS, ret(14, "B1")]
+    if where == "outside C":
+        events = [*chain, depart(12, "B1"), _NEWS, ret(14, "B1")]
+    else:
+        events = [depart(10, "B1"), *chain, _NEWS, ret(14, "B1")]
     made = load_scenario({**scenario(events), "policy": {"max_judgments": budget}})
     verifier = FunctionVerifier(lambda _: Verdict(invalidates=False, confidence=0.9))
 

@@ -98,8 +98,10 @@ def admit(
     selection = cover(eligible, ctx.role_obligations, policy, screen, query, stop)
     implicit, left_out = _screened_out(ctx, screener, gated, selection.left_out, eligible)
     decided = (*explicit, *standing, *premise, *gated, *implicit)
+    # Not what the gates drop, nor a premise outside C: the agent is not told of those.
+    unscreened = sum(e.reason is Reason.UNSCREENED for e in implicit)
     judgment = (
-        screener.judgment(len(standing))
+        screener.judgment(len(standing), unscreened)
         if screener is not None
         else Judgment(verifier="", standing=len(standing))
     )

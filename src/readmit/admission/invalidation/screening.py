@@ -98,7 +98,7 @@ class Screener:
         self.confirmed: list[Exclusion] = []
         self.screened: dict[str, int] = {}
         self._starts: dict[str, int] = {}  # where each item's screening started
-        self.calls = self.pairs = self.unscreened = self.past_budget = 0
+        self.calls = self.pairs = self.past_budget = 0
         self.seconds = waited  # the time budget bounds the whole wait, a turn's included
         self.tokens_before = _tokens(verifier)
         self._index: Observations | None = None
@@ -126,15 +126,17 @@ class Screener:
                 self.past_budget += 1  # withheld once the budget was spent (what bounds the walk)
         return self.decided[item.id]
 
-    def judgment(self, standing: int) -> Judgment:
-        """The report of everything this screener did."""
+    def judgment(self, standing: int, unscreened: int | None = None) -> Judgment:
+        """The report of everything this screener did (``unscreened``: as the return lists)."""
+        if unscreened is None:
+            unscreened = sum(e.reason is Reason.UNSCREENED for e in self.excluded.values())
         return Judgment(
             verifier=self.verifier.name,
             calls=self.calls,
             pairs=self.pairs,
             tokens=self._spent(),
             scans=self.scans,
-            unscreened=self.unscreened,
+            unscreened=unscreened,
             max_calls=self.policy.judgment_calls,
             max_tokens=self.policy.max_judgment_tokens,
             seconds=self.seconds,
@@ -157,7 +159,6 @@ class Screener:
             if found is None:
                 continue
             fallen = self.excluded[found.id]
-            self.unscreened += item.id in self.ctx.by_id and fallen.reason is Reason.UNSCREENED
             stale = fallen.reason in (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
             self.excluded[item.id] = Exclusion(
                 item=item.id,
@@ -315,7 +316,6 @@ class Screener:
         )
 
     def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
-        self.unscreened += item.id in self.ctx.by_id  # a premise outside C is never listed
         self.excluded[item.id] = Exclusion(
             item=item.id,
             reason=Reason.UNSCREENED,
