@@ -6,7 +6,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,7 +28,6 @@ from langgraph.store.base import (
     ListNamespacesOp,
     Op,
     PutOp,
-    Result,
     SearchOp,
 )
 from langgraph.store.memory import InMemoryStore
@@ -37,6 +36,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from builders import KEY
 from conftest import fresh_postgres_schema
+from integrations.stores import FailingStore
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.following import FOLLOW_EVERY
@@ -229,29 +229,17 @@ def test_a_path_another_principal_overwrote_shows_its_agent_nothing_no_view_judg
     assert [i.key for i in sx.search(("agency",))] == ["kept"]
 
 
-class _Down(InMemoryStore):
-    """An inner store whose puts fail while ``down``."""
-
-    down = False
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        listed = list(ops)
-        if self.down and any(isinstance(op, PutOp) for op in listed):
-            raise OSError("inner store down")
-        return super().batch(listed)
-
-
 def test_a_teammates_failed_overwrite_leaves_the_admitted_path_shown() -> None:
     """a1's write of x1's path failed: readmit undid it and stated again, in a1's name,
     the value the path still holds (x1's). x1's view admits that value: shown."""
-    inner = _Down()
+    inner = FailingStore()
     x1, s1, sx = _family_and_agency(inner)
     sx.put(("agency",), "margin", {"text": "Twelve."})
     x1.depart()
-    inner.down = True
-    with pytest.raises(OSError, match="inner store down"):
+    inner.failing = True
+    with pytest.raises(OSError, match="disk full"):
         s1.put(("agency",), "margin", {"text": "n/a"})
-    inner.down = False
+    inner.failing = False
 
     arrive(x1)
     shown = sx.get(("agency",), "margin")

@@ -12,6 +12,7 @@ import pytest
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
+from integrations.stores import FailingStore
 from readmit.errors import InvalidInput, StoreError
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member
@@ -101,16 +102,6 @@ def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_p
 
     assert seen == [None]  # c's private value must never be shown to a
     assert s1.get(("trip",), "hotel") is None
-
-
-class FailingStore(InMemoryStore):
-    failing = False
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        listed = list(ops)
-        if self.failing and any(isinstance(op, PutOp) for op in listed):
-            raise OSError("disk full")
-        return super().batch(listed)
 
 
 def test_a_failed_delete_keeps_showing_the_admitted_value_the_path_still_holds(

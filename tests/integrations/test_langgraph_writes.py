@@ -1,17 +1,17 @@
 """`ReadmitStore` writes (annotations, failure order) and view expiry, on real LangGraph stores."""
 
 import asyncio
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.store.base import Op, PutOp, Result
-from langgraph.store.memory import InMemoryStore
+from langgraph.store.base import PutOp
 
 from builders import KEY
+from integrations.stores import FailingStore
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.langgraph import (
@@ -44,24 +44,6 @@ class Ticking:
     def __call__(self) -> datetime:
         self.at += timedelta(seconds=1)
         return self.at
-
-
-class FailingStore(InMemoryStore):
-    """A real ``InMemoryStore`` whose writes raise while ``failing`` (reads too if ``down``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.failing = False
-        self.down = False
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        listed = list(ops)
-        if self.down or (self.failing and any(isinstance(op, PutOp) for op in listed)):
-            raise OSError("disk full")
-        return super().batch(listed)
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return self.batch(ops)
 
 
 @dataclass

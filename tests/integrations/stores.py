@@ -1,0 +1,24 @@
+"""Inner LangGraph stores for the integration's tests."""
+
+from collections.abc import Iterable
+
+from langgraph.store.base import Op, PutOp, Result
+from langgraph.store.memory import InMemoryStore
+
+
+class FailingStore(InMemoryStore):
+    """A real ``InMemoryStore`` whose writes raise while ``failing`` (reads too if ``down``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing = False
+        self.down = False
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.down or (self.failing and any(isinstance(op, PutOp) for op in listed)):
+            raise OSError("disk full")
+        return super().batch(listed)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return self.batch(ops)
