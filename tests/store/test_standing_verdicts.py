@@ -1323,6 +1323,27 @@ def test_an_invalidation_by_what_the_agent_may_not_read_does_not_quote_it(
     assert y["detail"] == "builtin: an event about what you may not read invalidated it"
 
 
+def test_a_withdrawal_before_the_departure_of_what_the_agent_reads_keeps_its_wording(
+    store: WorkStateStore,
+) -> None:
+    """H0 revoked before A1 departs: the record says why P0 fell, not that what linked
+    them is something A1 may not read (it may read H0)."""
+    [record] = run(
+        store,
+        [
+            assert_item(0, "h0", "Sunrise Hotel is booked."),
+            assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+            {"at": at(2), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+            depart(3),
+            ret(4),
+        ],
+    )
+
+    [p0] = [e for e in record["excluded"] if e["item"] == "p0"]
+    assert p0["reason"] == "implicitly_invalidated"
+    assert p0["detail"] == "builtin: refers to h0, which e2 revoked (linked by Sunrise Hotel)"
+
+
 # What a fourth review found: memos across left-out items, another principal's evidence.
 
 

@@ -116,13 +116,19 @@ def observations_of(
     return found
 
 
-def readable(later: Later, ctx: ReturnContext, earlier: Item) -> bool:
+def readable(
+    later: Later,
+    ctx: ReturnContext,
+    earlier: Item,
+    before: Mapping[str, Item] = MappingProxyType({}),
+) -> bool:
     """Whether the returning agent may read what a verifier read with ``earlier``.
 
     The items ``later`` brought and withdrew, and ``earlier``'s premises
     (`premises_readable`): a verifier's wording may quote any of them. Evidence is read
     as its author's principal's alone (`readmit.store.writer`); an item only the store
-    quotes (`quoted`) is another principal's.
+    quotes (`quoted`) is another principal's. ``before``: the items the log withdrew
+    before the departure, by id (`History.items`), for an observation from there.
     """
     who = ctx.returner
     if not premises_readable(earlier, ctx):
@@ -137,7 +143,11 @@ def readable(later: Later, ctx: ReturnContext, earlier: Item) -> bool:
     for named in (later.withdrawn_id, later.replacement_id):
         if named is None:
             continue
-        found = ctx.by_id.get(named) or next((i for i in ctx.left_out if i.id == named), None)
+        found = (
+            ctx.by_id.get(named)
+            or before.get(named)
+            or next((i for i in ctx.left_out if i.id == named), None)
+        )
         if found is None or not found.scope.readable_by(who.principal, who.role):
             return False
     return True

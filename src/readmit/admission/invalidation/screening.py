@@ -102,7 +102,7 @@ class Screener:
         self.seconds = waited  # the time budget bounds the whole wait, a turn's included
         self.tokens_before = _tokens(verifier)
         self._index: Observations | None = None
-        self._index_from = ctx.departure.epoch
+        self._index_from, self._before = ctx.departure.epoch, dict[str, Item]()  # `readable`
         self._embed_failure: VerifierUnavailable | None = None
         self._unavailable: Exclusion | None = None
         self.scan = dependency_scan
@@ -165,9 +165,8 @@ class Screener:
                 reason=Reason.PREMISE_INVALIDATED if stale else fallen.reason,
                 stage=Stage.PROPAGATION if stale else Stage.IMPLICIT,
                 evidence=(premise,),
-                detail=f"depends on {premise}, which was invalidated"
-                if stale
-                else f"depends on {premise}, which could not be screened",
+                detail=f"depends on {premise}, which "
+                + ("was invalidated" if stale else "could not be screened"),
             )
             return False
         return True
@@ -225,7 +224,7 @@ class Screener:
             failed = [(p, v) for p, v in answers if not _answered(v)]
             if failed and self._unavailable is None:
                 pair, verdict = failed[0]
-                shown = readable(pair.later, self.ctx, item)
+                shown = readable(pair.later, self.ctx, item, self._before)
                 self._unavailable = unanswered(pair, verdict, self.verifier.name, shown)
         return None
 
@@ -296,7 +295,7 @@ class Screener:
             return False
         pair, verdict = min(found, key=lambda pv: pv[0].later.epoch)
         exclusion = invalidated(
-            pair, verdict, self.verifier.name, readable(pair.later, self.ctx, item)
+            pair, verdict, self.verifier.name, readable(pair.later, self.ctx, item, self._before)
         )
         self.excluded[item.id] = exclusion
         self.confirmed.append(exclusion)
@@ -382,6 +381,7 @@ class Screener:
             )
             self._index_from = min(start, widest)
             earlier = self.ctx.history(self._index_from, self.news)
+            self._before = {i.id: i for i in earlier.items}
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items, *self.ctx.left_out)}
             before = observations_of(
                 earlier.events, by_id.values(), by_id, self.news, self.ctx.agents, earlier.gone
