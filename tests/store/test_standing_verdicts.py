@@ -1787,6 +1787,49 @@ def test_m016_a_verdict_a_bounded_restatement_lapsed_stands_again(
     assert lapsed == expected
 
 
+def test_m016_reads_each_verdict_from_its_own_lapse(backend: str, tmp_path: Path) -> None:
+    """Two verdicts of one workspace, lapsed by bounded restatements at 7 and 9: p0's lapses
+    at the restatement for good at 10; p1's stands, its text's restatement for good (8)
+    coming before its lapse."""
+    harbor = [
+        assert_item(2, "h1", "Harbor Inn is booked."),
+        assert_item(2, "p1", "Pickup at 9:00 from Harbor Inn."),
+    ]
+    gone = {"at": at(5), "author": "A2", "op": "revoke", "target": "h1", "why": "cancelled"}
+    until_9 = {"valid_to": "2026-05-01T09:00:00Z"}
+    restated = [
+        assert_item(7, "b0", "Sunrise Hotel is booked.", **until_9),
+        assert_item(8, "g1", "Harbor Inn is booked."),
+        assert_item(9, "b1", "Harbor Inn is booked.", **until_9),
+        assert_item(10, "g0", "Sunrise Hotel is booked."),
+    ]
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, [*HISTORY[:3], *harbor, *HISTORY[3:], gone, ret(6), *restated])
+        assert isinstance(store, SqlStore)
+
+        def epoch_of(item: str) -> int:
+            query = "SELECT epoch FROM items WHERE workspace = 'trip' AND id = ?"
+            return int(store.conn.execute(query, (item,)).fetchone()[0])
+
+        old = {"p0": epoch_of("b0"), "p1": epoch_of("b1")}  # as the rule before m016 left them
+        expected = {"p0": epoch_of("g0"), "p1": None}
+        with store.conn.transaction():
+            for item, epoch in old.items():
+                store.conn.execute(
+                    "UPDATE invalidations SET lapsed_epoch = ? WHERE item = ?", (epoch, item)
+                )
+            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m016_%",))
+        store.close()
+
+        again = open_store(url)
+        assert isinstance(again, SqlStore)
+        rows = again.conn.execute("SELECT item, lapsed_epoch FROM invalidations").fetchall()
+        again.close()
+
+    assert dict(rows) == expected
+
+
 def test_m016_a_return_that_took_a_bounded_restatement_as_restoring_is_judged_again(
     backend: str, tmp_path: Path
 ) -> None:

@@ -1,11 +1,16 @@
 """Migration m016: verdicts lapsed by a restatement that no longer restores stand again."""
 
 import json
+from collections import defaultdict
+from collections.abc import Iterator
 
-from readmit.events import Recorded
+from readmit.events import Assert, Recorded, Supersede
+from readmit.model import Scope
 from readmit.store.connection import Connection
 from readmit.store.verdicts import restores, scope_of, seen_by_all
 from readmit.wire import parse_event
+
+_Lapsed = tuple[int, str, Scope | None]  # the epoch it lapsed at, the item, who reads it
 
 
 def bounded_lapses_stand(db: Connection) -> None:
@@ -14,30 +19,65 @@ def bounded_lapses_stand(db: Connection) -> None:
     Before m016, a restatement bounded in time, task or purpose (`readmit.events.restates`)
     lapsed a verdict, which then stayed lapsed once the statement ended. Each verdict
     lapsed by a restatement is now lapsed by the first that restores under today's rule,
-    at or after the one that lapsed it (the rule only narrowed), or stands.
+    at or after the one that lapsed it (the rule only narrowed), or stands. The log of a
+    workspace is read once, from its earliest such lapse, for all of its verdicts.
     """
-    lapsed = db.execute(
+    lapsed: dict[str, dict[str, list[_Lapsed]]] = defaultdict(lambda: defaultdict(list))
+    for workspace, item, text, epoch in db.execute(
         "SELECT workspace, item, restore_text, lapsed_epoch FROM invalidations "
         "WHERE lapsed_epoch IS NOT NULL AND restore_text IS NOT NULL"
-    ).fetchall()
-    for workspace, item, text, epoch in lapsed:
-        scope = scope_of(db, workspace, item)
+    ).fetchall():
+        lapsed[workspace][text].append((int(epoch), item, scope_of(db, workspace, item)))
+    for workspace, by_text in lapsed.items():
+        first = _first_restorations(db, workspace, by_text)
+        for verdicts in by_text.values():
+            for epoch, item, _ in verdicts:
+                if first.get(item) != epoch:
+                    db.execute(
+                        "UPDATE invalidations SET lapsed_epoch = ? "
+                        "WHERE workspace = ? AND item = ?",
+                        (first.get(item), workspace, item),
+                    )
+
+
+def _first_restorations(
+    db: Connection, workspace: str, by_text: dict[str, list[_Lapsed]]
+) -> dict[str, int]:
+    """The epoch of the first event restoring each item of ``by_text``, at or after its lapse."""
+    left = sum(len(v) for v in by_text.values())
+    start = min(epoch for verdicts in by_text.values() for epoch, _, _ in verdicts)
+    first: dict[str, int] = {}
+    for n, body in _statements(db, workspace, start):
+        event = parse_event(json.loads(body), n)
+        if not isinstance(event, Assert | Supersede) or event.item.text not in by_text:
+            continue
+        recorded = Recorded(epoch=n, event=event)
+        for epoch, item, scope in by_text[event.item.text]:
+            if (
+                item not in first
+                and epoch <= n
+                and restores(recorded, event.item.text, None)
+                and seen_by_all(db, workspace, recorded, scope)
+            ):
+                first[item] = n
+                left -= 1
+        if not left:
+            break
+    return first
+
+
+def _statements(db: Connection, workspace: str, start: int) -> Iterator[tuple[int, str]]:
+    """The asserts and supersessions of ``workspace`` from epoch ``start``, a page a query."""
+    while True:
         rows = db.execute(
             "SELECT epoch, body FROM events WHERE workspace = ? AND epoch >= ? "
-            "AND op IN ('assert', 'supersede') ORDER BY epoch",
-            (workspace, epoch),
+            "AND op IN ('assert', 'supersede') ORDER BY epoch LIMIT ?",
+            (workspace, start, _PAGE),
         ).fetchall()
-        logged = (Recorded(epoch=n, event=parse_event(json.loads(b), n)) for n, b in rows)
-        first = next(
-            (
-                r.epoch
-                for r in logged
-                if restores(r, text, None) and seen_by_all(db, workspace, r, scope)
-            ),
-            None,
-        )
-        if first != epoch:
-            db.execute(
-                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
-                (first, workspace, item),
-            )
+        yield from ((int(n), str(b)) for n, b in rows)
+        if len(rows) < _PAGE:
+            return
+        start = int(rows[-1][0]) + 1
+
+
+_PAGE = 2000
