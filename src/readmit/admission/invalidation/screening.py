@@ -274,8 +274,8 @@ class Screener:
         since the earliest is read (the index's history may hold only withdrawals).
         """
         if self._restorations is None:
-            self._restorations = Restorations(self.ctx.agents, self.ctx.restoration)
-            self._restorations.add(self.ctx.delta)
+            ctx = self.ctx
+            self._restorations = Restorations.of(ctx.delta, ctx.agents, ctx.restoration)
         if before and self.ctx.history is not None:
             self._restorations.add_from(self._index_from, self.ctx.history)
         return self._restorations
