@@ -17,7 +17,7 @@ from readmit.cli import cli
 from readmit.cli.render import render_decision
 from readmit.model import Agent
 from readmit.reasons import MEMORY_REASON_HELP, MemoryReason
-from readmit.report import upgrade_record
+from readmit.report import agent_copy, upgrade_record
 from readmit.store import SqlStore, audit, open_store
 
 ROOT = Path(__file__).parent.parent.parent
@@ -453,12 +453,12 @@ def test_text_in_other_scripts_and_typography_is_shown_as_written() -> None:
     assert shown("a\nb\u202ec\u2067d\x1b") == "a\\nb\\u202ec\\u2067d\\x1b"
 
 
-def test_explain_does_not_say_the_agent_may_not_read_its_own_event(
+def test_the_agents_own_event_before_its_departure_is_shown_to_it(
     runner: CliRunner, tmp_path: Path
 ) -> None:
-    """A1's own revocation before its departure invalidated its probe: its copy does not
-    name that event (none from before the departure unless an item came from it), and
-    the operator's line says so without calling it unreadable (a review's finding)."""
+    """A1's own revocation before its departure invalidated its probe: its copy names that
+    event, and the operator's copy does not list it as something A1 is not shown (at
+    stop 47 it was hidden, and `explain` had to avoid calling it unreadable)."""
     at = [f"2026-05-01T08:0{n}:00Z" for n in range(5)]
     events = [
         {"at": at[0], "author": "A1", "op": "assert",
@@ -482,5 +482,11 @@ def test_explain_does_not_say_the_agent_may_not_read_its_own_event(
 
     explained = runner.invoke(cli, ["explain", "1", "--db", db])
 
-    [line] = [x for x in explained.output.splitlines() if "operator's copy" in x]
-    assert line.strip() == "operator's copy: it names what A1 is not shown: events: my-own-revoke"
+    assert explained.exit_code == 0
+    assert "my-own-revoke" in explained.output
+    assert not [x for x in explained.output.splitlines() if "is not shown" in x]
+    store = open_store(db)
+    record = store.decision(1, "trip")
+    store.close()
+    [probe] = [e for e in agent_copy(record)["excluded"] if e["item"] == "probe"]
+    assert probe["evidence"] == ["my-own-revoke"]

@@ -151,3 +151,79 @@ def test_an_event_about_what_the_agent_may_not_read_is_not_named_wherever_it_lie
     assert "Riverside Hotel closed" not in repr(agent_copy(decided.record))
     assert decided.view is not None
     assert SECRET not in repr(decided.view)
+
+
+_OWN = "hotel-note-revoked"
+_MINE = {"id": "mine", "text": "Riverside Hotel room held."}
+_SHOWN: dict[str, list[dict[str, Any]]] = {
+    "its own revocation": [
+        {"at": _at(2), "author": "A1", "op": "assert", "item": _MINE},
+        {"at": _at(3), "author": "A1", "id": _OWN, "op": "revoke", "target": "mine", "why": "-"},
+    ],
+    "its own supersession": [
+        {"at": _at(2), "author": "A1", "op": "assert", "item": _MINE},
+        {
+            "at": _at(3),
+            "author": "A1",
+            "id": _OWN,
+            "op": "supersede",
+            "target": "mine",
+            "item": {"id": "mine2", "text": "Riverside Hotel closed."},
+        },
+    ],
+    "its principal's evidence": [
+        {
+            "at": _at(3),
+            "author": "A1",
+            "id": _OWN,
+            "op": "evidence",
+            "source": {"id": "memo", "text": "Riverside Hotel closed."},
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHOWN))
+def test_an_event_before_the_departure_about_what_the_agent_reads_is_named_with_why(
+    store: WorkStateStore, shape: str
+) -> None:
+    """What took the probe down before A1 left, A1 may read: its copy says what and why."""
+    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
+    events: list[dict[str, Any]] = [
+        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
+        *_SHOWN[shape],
+        {"at": _at(4), "op": "depart", "agent": "A1"},
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+    decided = _decided(store, events, FunctionVerifier(_riverside, name="riverside"))
+
+    [probe_out] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "probe"]
+    assert probe_out["evidence"] == [_OWN]
+    assert probe_out["detail"].startswith("riverside: read: ")
+
+
+def test_a_supersession_before_the_departure_by_what_the_agent_may_not_read_is_hidden(
+    store: WorkStateStore,
+) -> None:
+    """A1 may read the item replaced, not the one replacing it."""
+    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
+    events: list[dict[str, Any]] = [
+        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
+        {"at": _at(1), "author": "B1", "op": "assert", "item": {**_MINE, "readers": "*"}},
+        {
+            "at": _at(2),
+            "author": "B1",
+            "id": SECRET,
+            "op": "supersede",
+            "target": "mine",
+            "item": {**_CLOSED, "id": "held2"},
+        },
+        {"at": _at(4), "op": "depart", "agent": "A1"},
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+    decided = _decided(store, events, FunctionVerifier(_riverside, name="riverside"))
+
+    operator = {e["item"]: e for e in decided.record["excluded"]}
+    assert operator["probe"]["evidence"] == [SECRET]
+    assert SECRET not in repr(agent_copy(decided.record))
+    assert "Riverside Hotel closed" not in repr(agent_copy(decided.record))

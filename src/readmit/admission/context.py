@@ -188,6 +188,11 @@ class ReturnContext:
     """The items held at the departure, named by one of the ids or holding one of the keys
     given (`readmit.store.quoted`): what Δ withdraws that D_a lacks is quoted as it was
     held (`readmit.admission.invalidation.unquoted.quoted`). ``None``: it goes unquoted."""
+    named: Callable[[Sequence[str]], History] | None = None
+    """The events before the departure of the ids given, with the items they stated or
+    withdrew (`readmit.store.history.named`): one an exclusion cites is shown to the
+    returning agent when it may read what the event is about (`readmit.admission.hidden`).
+    ``None``: such an event is hidden, unless an item of C came from it."""
     left_out: tuple[Item, ...] = ()
     """The items D_a left out as no longer valid (a standing verdict, an ended validity,
     a fallen premise) that the returning agent may read: not candidates, but quoted when
@@ -221,7 +226,9 @@ class ReturnContext:
 
         Screening then reads C and Δ alone, as a context made without a store does.
         """
-        return replace(self, history=None, keys_before=None, restoration=None, quote=None)
+        return replace(
+            self, history=None, keys_before=None, restoration=None, quote=None, named=None
+        )
 
     @property
     def role_obligations(self) -> tuple[Obligation, ...]:

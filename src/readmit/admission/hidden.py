@@ -90,8 +90,37 @@ def _cited(
     # Item ids are no events (tested one by one: a set less C's keys copies C's 100k ids).
     known = (in_delta, ctx.by_id, ctx.outside)
     if before := {x for x in cited if not any(x in held for held in known)}:
-        found |= before - receipt_events(ctx.items)
+        before -= receipt_events(ctx.items)
+        found |= before - _about_readable(ctx, before, hidden)
     return found
+
+
+def _about_readable(
+    ctx: ReturnContext, events: set[str], hidden: Callable[[Item | None], bool]
+) -> set[str]:
+    """Of ``events`` (ids from before the departure), those about what the agent may read.
+
+    An assert, a supersession, a revocation or a closing of items it may read (every one
+    it names), or evidence its own principal's agent recorded; as the store tells
+    (`ReturnContext.named`; none without it). Whatever else is hidden.
+    """
+    if not events or ctx.named is None:
+        return set()
+    told = ctx.named(sorted(events))
+    items = {i.id: i for i in told.items}
+    shown = set()
+    for recorded in told.events:
+        event = recorded.event
+        if isinstance(event, Evidence):
+            author = ctx.agents.get(event.author)
+            readable = author is not None and author.principal == ctx.returner.principal
+        else:
+            about = [event.item.id] if isinstance(event, Assert | Supersede) else []
+            about += [event.target] if isinstance(event, Revoke | Close | Supersede) else []
+            readable = bool(about) and not any(hidden(items.get(i)) for i in about)
+        if readable:
+            shown.add(event.id)
+    return shown
 
 
 def _withdrew(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> frozenset[str]:

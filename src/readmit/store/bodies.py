@@ -345,7 +345,8 @@ def logged_events(
     epochs_sql, bodies_sql = _LOG[withdrawing]
     params = (workspace, after, upto) * (2 if withdrawing else 1)
     epochs = [r[0] for r in db.execute(epochs_sql, params).fetchall()]
-    return cache.fetch(workspace, epochs, lambda: db.execute(bodies_sql, params).fetchall(), _event)
+    rows = lambda: db.execute(bodies_sql, params).fetchall()  # noqa: E731
+    return cache.fetch(workspace, epochs, rows, event_of)
 
 
 _RANGE = "FROM events WHERE workspace = ? AND epoch > ? AND epoch <= ?"
@@ -374,7 +375,8 @@ def item_of(item_id: str, body: str) -> Item:
     return item_from_json(loads(body))
 
 
-def _event(epoch: int, body: str) -> Recorded:
+def event_of(epoch: int, body: str) -> Recorded:
+    """A logged event body parsed (the shape `BodyCache.fetch` takes)."""
     return Recorded(epoch=epoch, event=event_from_json(loads(body), epoch))
 
 

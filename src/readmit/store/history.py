@@ -1,14 +1,15 @@
 """The log read back before a departure: events and the items they withdrew.
 
-For items screened less far than a departure (`readmit.admission.context.HistoryLoader`).
+For items screened less far than a departure (`readmit.admission.context.HistoryLoader`),
+and for the events from there an exclusion cites (`named`).
 """
 
 from readmit.admission.context import History
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
-from readmit.store.bodies import BodyCache, items_by, logged_events
+from readmit.store.bodies import BodyCache, event_of, items_by, logged_events
 from readmit.store.connection import Connection
-from readmit.store.rows import CHUNK
+from readmit.store.rows import CHUNK, select_in
 
 
 def history(
@@ -34,6 +35,28 @@ def history(
     found = items_by(db, decoded, workspace, "id", sorted(targets))
     found += items_by(db, decoded, workspace, "key", sorted(keys))
     return History(events=events, items=tuple(found), gone=_gone(db, workspace, found, after))
+
+
+def named(
+    db: Connection,
+    parsed: BodyCache[int, Recorded],
+    decoded: BodyCache[str, Item],
+    workspace: str,
+    upto: int,
+    ids: list[str],
+) -> History:
+    """The events of ``ids`` at or before epoch ``upto``, and the items they stated or withdrew."""
+    rows = {
+        int(epoch): str(body)
+        for epoch, body in select_in(db, workspace, "SELECT epoch, body FROM events", "id", ids)
+        if int(epoch) <= upto
+    }
+    events = parsed.fetch(workspace, sorted(rows), lambda: rows.items(), event_of)
+    about = {r.event.item.id for r in events if isinstance(r.event, Assert | Supersede)}
+    about |= {r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)}
+    return History(
+        events=tuple(events), items=tuple(items_by(db, decoded, workspace, "id", sorted(about)))
+    )
 
 
 def _gone(db: Connection, workspace: str, items: list[Item], upto: int) -> frozenset[str]:

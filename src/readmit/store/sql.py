@@ -39,7 +39,7 @@ from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import LAST_EPOCH, BodyCache, Departures, active_items, logged_events
 from readmit.store.connection import Conflict, Connection
 from readmit.store.held import Held
-from readmit.store.history import history
+from readmit.store.history import history, named
 from readmit.store.leases import Leases
 from readmit.store.migrations import migrate, missing
 from readmit.store.obligations import over_cap
@@ -281,6 +281,7 @@ class SqlStore(AgentKeys, Held, Leases):
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
+        bodies = (self._parsed, self._decoded)
         returner = Returner(
             agent=who.id, principal=who.principal, role=who.role,
             task=request.task, purpose=request.purpose, at=request.at,
@@ -299,9 +300,8 @@ class SqlStore(AgentKeys, Held, Leases):
             standing=standing,
             screened=screened,
             agents=self.agents(workspace),
-            history=partial(
-                self._reading, history, self._parsed, self._decoded, workspace, cp_epoch
-            ),
+            history=partial(self._reading, history, *bodies, workspace, cp_epoch),
+            named=partial(self._reading, named, *bodies, workspace, cp_epoch),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
             restoration=partial(self._reading, verdicts.restoration, workspace),
             quote=partial(self._reading, quoted.held_at, self._decoded, workspace, cp_epoch),

@@ -121,22 +121,25 @@ def readable(
     ctx: ReturnContext,
     earlier: Item,
     before: Mapping[str, Item] = MappingProxyType({}),
+    logged: Mapping[str, Recorded] = MappingProxyType({}),
 ) -> bool:
     """Whether the returning agent may read what a verifier read with ``earlier``.
 
     The items ``later`` brought and withdrew, and ``earlier``'s premises
     (`premises_readable`): a verifier's wording may quote any of them. Evidence is read
     as its author's principal's alone (`readmit.store.writer`); an item only the store
-    quotes (`quoted`) is another principal's. ``before``: the items the log withdrew
-    before the departure, by id (`History.items`), for an observation from there.
+    quotes (`quoted`) is another principal's. ``before`` and ``logged``: the items the
+    log withdrew before the departure and its events there, by id (`History`), for an
+    observation from there.
     """
     who = ctx.returner
     if not premises_readable(earlier, ctx):
         return False
     if later.op == "evidence" and ctx.agents:
         at = later.epoch - ctx.departure.epoch - 1  # Δ holds one event an epoch
-        event = ctx.delta[at].event if 0 <= at < len(ctx.delta) else None
-        if event is None or event.id != later.event_id:  # before Δ: not known here
+        said = ctx.delta[at] if 0 <= at < len(ctx.delta) else logged.get(later.event_id)
+        event = None if said is None else said.event
+        if event is None or event.id != later.event_id:  # not known here
             return False
         author = ctx.agents.get(event.author)
         return author is not None and author.principal == who.principal

@@ -24,12 +24,12 @@ turn) cannot pay for is not made, and an item left partly judged is withheld as
 as is one whose embedding proposals failed and no lexical proposal confirmed.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from itertools import chain
 from typing import ParamSpec, TypeVar
 
-from readmit.admission.context import ReturnContext
+from readmit.admission.context import ReturnContext, events_by_id
 from readmit.admission.invalidation.cache import screening_key
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
@@ -60,6 +60,7 @@ from readmit.admission.invalidation.touched import Touching, screened_from
 from readmit.admission.invalidation.unquoted import kept, unquoted
 from readmit.clock import elapsed
 from readmit.errors import VerifierUnavailable
+from readmit.events import Recorded
 from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason, Stage
@@ -100,20 +101,19 @@ class Screener:
         self._starts: dict[str, int] = {}  # where each item's screening started
         self.calls = self.pairs = self.past_budget = 0
         self.seconds = waited  # the time budget bounds the whole wait, a turn's included
-        self.tokens_before = _tokens(verifier)
+        self.tokens_before = _tokens(verifier) + _tokens(dependency_scan)
         self._index: Observations | None = None
-        self._index_from, self._before = ctx.departure.epoch, dict[str, Item]()  # `readable`
+        self._index_from = ctx.departure.epoch
+        self._before: tuple[Mapping[str, Item], Mapping[str, Recorded]] = ({}, {})  # `readable`
         self._embed_failure: VerifierUnavailable | None = None
         self._unavailable: Exclusion | None = None
-        self.scan = dependency_scan
-        self.scans = 0
-        # A function of the context, not a method: the screener holds the `Touching` that
-        # holds it, and a cycle through the screener kept a return's data for the collector.
+        self.scan, self.scans = dependency_scan, 0
+        # A function, not a method: a cycle through the screener (which holds the
+        # `Touching` that holds it) kept a return's data for the collector.
         departed = None if ctx.history is not None else ctx.departure.epoch
         self._start = partial(screened_from, departed, self.through)
         self._touching = Touching(pool, self._start)
         self._restorations: Restorations | None = None
-        self.tokens_before += _tokens(dependency_scan)
 
     def admits(self, item: Item) -> bool:
         """Whether ``item`` survived screening; if not, its exclusion is in `excluded`."""
@@ -224,7 +224,7 @@ class Screener:
             failed = [(p, v) for p, v in answers if not _answered(v)]
             if failed and self._unavailable is None:
                 pair, verdict = failed[0]
-                shown = readable(pair.later, self.ctx, item, self._before)
+                shown = readable(pair.later, self.ctx, item, *self._before)
                 self._unavailable = unanswered(pair, verdict, self.verifier.name, shown)
         return None
 
@@ -295,7 +295,7 @@ class Screener:
             return False
         pair, verdict = min(found, key=lambda pv: pv[0].later.epoch)
         exclusion = invalidated(
-            pair, verdict, self.verifier.name, readable(pair.later, self.ctx, item, self._before)
+            pair, verdict, self.verifier.name, readable(pair.later, self.ctx, item, *self._before)
         )
         self.excluded[item.id] = exclusion
         self.confirmed.append(exclusion)
@@ -381,7 +381,7 @@ class Screener:
             )
             self._index_from = min(start, widest)
             earlier = self.ctx.history(self._index_from, self.news)
-            self._before = {i.id: i for i in earlier.items}
+            self._before = {i.id: i for i in earlier.items}, events_by_id(earlier.events)
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items, *self.ctx.left_out)}
             before = observations_of(
                 earlier.events, by_id.values(), by_id, self.news, self.ctx.agents, earlier.gone
