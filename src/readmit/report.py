@@ -42,6 +42,7 @@ def decision_json(
         items, selected, readmitted, view = (), decision.selected, (), None
     thresholds = {} if policy is None else {"thresholds": thresholds_json(policy)}
     decided = decision.decided
+    hidden = hidden_ids(ctx, decided)
     return {
         "workspace": ctx.workspace,
         "cycle": ctx.cycle,
@@ -61,8 +62,8 @@ def decision_json(
         "selected": [i.id for i in selected],
         "excluded": [exclusion_json(e) for e in decided],
         "not_selected": list(decision.not_selected),
-        "hidden": sorted(hidden_ids(ctx, decided)),  # unreadable items are never not_selected
-        "judgment": judgment_json(decision.judgment),
+        "hidden": sorted(hidden),  # unreadable items are never not_selected
+        "judgment": {**judgment_json(decision.judgment), "shown": _shown(decision, hidden)},
         "missing": missing_json(decision, ctx),
         "obligation_coverage": obligation_coverage_json(decision.coverage, ctx),
         "readmitted": [e.id for e in readmitted],
@@ -205,6 +206,21 @@ def judgment_json(judgment: Judgment) -> dict[str, Any]:
     }
 
 
+def _shown(decision: Decision, hidden: frozenset[str]) -> dict[str, int]:
+    """The invalidations the agent's copy lists: standing and new ones of items it may read.
+
+    A new one of an item it may not read, or of a premise outside its context (stored,
+    never listed), would tell it what it is not shown.
+    """
+    listed = {
+        e.item
+        for e in decision.decided
+        if e.reason is Reason.IMPLICITLY_INVALIDATED and e.item not in hidden
+    }
+    confirmed = listed.intersection(e.item for e in decision.judgment.confirmed)
+    return {"standing": len(listed - confirmed), "confirmed": len(confirmed)}
+
+
 def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
     """A record logged by an older readmit, in today's shape wherever that is exact.
 
@@ -285,9 +301,17 @@ def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
         "selected": [i for i in record["selected"] if i not in hidden],
         "excluded": redact(record["excluded"], hidden),
         "readmitted": record["readmitted"],
-        "judgment": record.get("judgment"),
+        "judgment": _judgment_seen(record.get("judgment")),
         "view": record["view"],
     }
+
+
+def _judgment_seen(judgment: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The record's judgment, counting only what the agent's copy lists (`_shown`)."""
+    if judgment is None:
+        return None
+    seen = {k: v for k, v in judgment.items() if k != "shown"}
+    return {**seen, **judgment.get("shown", {})}
 
 
 def _missing_seen(m: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:

@@ -1685,6 +1685,38 @@ def test_a_premise_outside_c_that_stands_is_screened_as_the_twin_screens_it(
         assert not {"p", "q"} & named
 
 
+@pytest.mark.parametrize("outside", [False, True])
+def test_the_agents_copy_counts_no_new_verdict_on_what_it_may_not_read(
+    store: WorkStateStore, outside: bool
+) -> None:
+    """p (the family's) falls at B1's return, in C or outside it: the operator's record
+    counts the verdict, B1's copy does not (a review's finding)."""
+    middle = [depart(12, "B1")] if outside else []
+    events = [depart(10, "B1"), _FAMILYS, _RESTS_ON_IT, *middle, _NEWS, ret(14, "B1")]
+    verifier = FunctionVerifier(_naming_the_hotel, name="hotel")
+    [decided] = replay(load_scenario(scenario(events)), store, verifier=verifier, signer=SIGNER)
+
+    assert decided.record["judgment"]["confirmed"] == 1
+    assert decided.record["judgment"]["shown"] == {"standing": 0, "confirmed": 0}
+    assert agent_copy(decided.record)["judgment"]["confirmed"] == 0
+
+
+def test_the_agents_copy_counts_no_standing_verdict_on_what_it_may_not_read(
+    store: WorkStateStore,
+) -> None:
+    """A1's return finds p stale; B1's C holds p (asserted while it was away), under that
+    verdict: the operator's record counts it, B1's copy does not."""
+    away = [depart(10, "B1"), depart(10), _FAMILYS, _RESTS_ON_IT, _NEWS]
+    made = load_scenario(scenario([*away, ret(14), ret(15, "B1")]))
+    verifier = FunctionVerifier(_naming_the_hotel, name="hotel")
+    a1, b1 = (d.record for d in replay(made, store, verifier=verifier, signer=SIGNER))
+
+    assert reason(a1, "p") == "implicitly_invalidated"
+    assert a1["judgment"]["shown"] == {"standing": 0, "confirmed": 1}
+    assert b1["judgment"]["standing"] == 1
+    assert agent_copy(b1)["judgment"]["standing"] == 0
+
+
 def test_a_premise_outside_c_is_not_screened_again_against_what_it_was_screened_against(
     store: WorkStateStore,
 ) -> None:

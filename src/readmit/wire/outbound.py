@@ -181,6 +181,24 @@ class JudgmentOut(TypedDict):
 
 
 @with_config(_CLOSED)
+class ShownOut(TypedDict):
+    """Of a record's invalidations, how many its agent's copy counts: those it lists."""
+
+    standing: int
+    confirmed: int
+
+
+@with_config(_CLOSED)
+class RecordJudgmentOut(JudgmentOut):
+    """The operator's `JudgmentOut`: every invalidation counted, and what the agent is told."""
+
+    shown: NotRequired[ShownOut]
+    """The counts the agent's copy gives (absent in records logged before stop 48, whose
+    agent copies give the operator's): a stored or confirmed verdict on an item it may
+    not read, or on a premise outside its context, is not counted there."""
+
+
+@with_config(_CLOSED)
 class ReceiptOut(TypedDict):
     """The event that recorded a view item, its author, epoch and text digest."""
 
@@ -308,7 +326,7 @@ class DecisionRecordOut(TypedDict):
     """The items left out only because the selector did not need or fit them (absent in
     records logged before it was split out of ``excluded``)."""
     hidden: list[str]
-    judgment: JudgmentOut
+    judgment: RecordJudgmentOut
     missing: list[MissingOut]
     obligation_coverage: list[ObligationCoverageOut]
     readmitted: list[str]
