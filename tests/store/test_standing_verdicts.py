@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import store_url
@@ -1892,3 +1892,73 @@ def test_m016_a_return_that_took_a_bounded_restatement_as_restoring_is_judged_ag
         again.close()
 
     assert reason(decided.record, "p0") == "implicitly_invalidated"
+
+
+# The twin property across principals: items of the family, of the neighbours and of
+# everyone, premises across them, keys they share; A1 or B1 returns.
+
+
+@st.composite
+def across_principals(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Who returns, the history up to a point after its departure, and what follows."""
+    returner = draw(st.sampled_from(["A1", "B1"]))
+    n = draw(st.integers(1, 5))
+    gone = draw(st.integers(0, min(n, 2)))  # most items come while it is away
+    events: list[dict[str, Any]] = []
+    authors: dict[str, str] = {}
+    for k in range(n + 1):
+        if k == gone:
+            events.append(depart(len(events), returner))
+        if k == n:
+            break
+        author = draw(st.sampled_from(["A2", "B1"]))
+        said = ", ".join(draw(st.lists(st.sampled_from(FEW_WORDS), min_size=1, max_size=2)))
+        item: dict[str, Any] = {"id": f"i{k}", "text": f"Note {k}: {said}."}
+        if draw(st.booleans()):
+            item["readers"] = "*"
+        if draw(st.booleans()) and authors:
+            item["depends_on"] = [draw(st.sampled_from(sorted(authors)))]
+        if draw(st.integers(0, 2)) == 0:
+            item["key"] = draw(st.sampled_from(["k1", "k2"]))
+        events.append({**assert_item(len(events), item["id"], item["text"]), "author": author})
+        events[-1]["item"] = item
+        authors[item["id"]] = author
+    later: list[dict[str, Any]] = []
+    for j, target in enumerate(draw(st.lists(st.sampled_from(sorted(authors)), max_size=2))):
+        said = ", ".join(draw(st.lists(st.sampled_from(FEW_WORDS), min_size=1, max_size=2)))
+        new = {"id": f"s{j}", "text": f"Changed {j}: {said}."}
+        step = draw(st.sampled_from(["revoke", "supersede", "news"]))
+        if step == "revoke":
+            later.append({"author": authors[target], "op": "revoke", "target": target, "why": "x"})
+        elif step == "supersede":
+            later.append(
+                {"author": authors[target], "op": "supersede", "target": target, "item": new}
+            )
+        else:
+            later.append(
+                {"author": draw(st.sampled_from(["A2", "B1"])), "op": "assert", "item": new}
+            )
+    return returner, events, later
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(across_principals())
+def test_a_return_in_between_agrees_with_its_twin_across_principals(
+    case: tuple[str, list[dict[str, Any]], list[dict[str, Any]]],
+) -> None:
+    """As the twin property above, for either principal's agent returning."""
+    returner, events, later = case
+    n = len(events)
+    tail = [{"at": at(n + 2 + k), **e} for k, e in enumerate(later)]
+    last = {}
+    for middle in ([], [ret(n, returner), depart(n + 1, returner)]):
+        store = open_store("sqlite:///:memory:")
+        try:
+            last[bool(middle)] = run(store, [*events, *middle, *tail, ret(n + 10, returner)])[-1]
+        except InvalidEvent:
+            assume(False)  # a withdrawal the store refuses (one already withdrawn)
+        finally:
+            store.close()
+
+    stale = {e["item"] for e in last[False]["excluded"] if e["reason"] in STALE}
+    assert not stale & set(last[True]["items"])
