@@ -227,3 +227,80 @@ def test_a_supersession_before_the_departure_by_what_the_agent_may_not_read_is_h
     assert operator["probe"]["evidence"] == [SECRET]
     assert SECRET not in repr(agent_copy(decided.record))
     assert "Riverside Hotel closed" not in repr(agent_copy(decided.record))
+
+
+def _says_secret(pair: Pair) -> Verdict:
+    """Links the probe to the SECRET event alone, and quotes everything it read."""
+    later = pair.later
+    said = " | ".join(map(str, (later.text, later.withdrawn_text, later.replacement_text)))
+    return Verdict(invalidates=later.event_id == SECRET, confidence=0.9, reason=f"read: {said}")
+
+
+_THEIRS = {
+    "id": "held",
+    "key": "room",
+    "text": "Suite held for a Zanzibar client.",
+    "readers": AGENCY,
+}
+_OPEN = {"id": "open", "key": "room", "text": "Riverside Hotel room open.", "readers": "*"}
+
+
+@pytest.mark.parametrize("departed", ["after", "before"])
+def test_a_keyed_assert_that_replaced_what_the_agent_may_not_read_is_not_named(
+    store: WorkStateStore, departed: str
+) -> None:
+    """B1's shared item replaces, by its key, an agency-only one, and is revoked; its event
+    took A1's probe down, before or after A1 left (a review's finding: an event's items
+    are also those its key replaced)."""
+    replaced: list[dict[str, Any]] = [
+        {"at": _at(1), "author": "B1", "op": "assert", "item": _THEIRS},
+        {"at": _at(2), "author": "B1", "id": SECRET, "op": "assert", "item": _OPEN},
+        {"at": _at(3), "author": "B1", "op": "revoke", "target": "open", "why": "-"},
+    ]
+    away: dict[str, Any] = {
+        "at": _at(4 if departed == "after" else 0),
+        "op": "depart",
+        "agent": "A1",
+    }
+    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
+    events: list[dict[str, Any]] = [
+        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
+        *([away, *replaced] if departed == "before" else [*replaced, away]),
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+    decided = _decided(store, events, FunctionVerifier(_says_secret, name="secret"))
+
+    operator = {e["item"]: e for e in decided.record["excluded"]}
+    assert operator["probe"]["evidence"] == [SECRET]
+    assert SECRET not in repr(agent_copy(decided.record))
+    assert "Zanzibar" not in repr(agent_copy(decided.record))
+    assert SECRET not in repr(decided.view)
+
+
+def test_the_event_of_hearsay_the_agent_may_not_read_is_not_named_where_it_replaced_its_item(
+    store: WorkStateStore,
+) -> None:
+    """B1 supersedes A1's shared item with unconfirmed news only the agency reads: A1's
+    item is stale, and the event is not named (hearsay has no receipt to hide it by; a
+    review's finding)."""
+    hearsay = {**_CLOSED, "id": "held2", "unconfirmed": True}
+    events: list[dict[str, Any]] = [
+        {"at": _at(0), "author": "A1", "op": "assert", "item": {**_MINE, "readers": "*"}},
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        {
+            "at": _at(2),
+            "author": "B1",
+            "id": SECRET,
+            "op": "supersede",
+            "target": "mine",
+            "item": hearsay,
+        },
+        {"at": _at(3), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+    decided = _decided(store, events, make_verifier("builtin"))
+
+    operator = {e["item"]: e for e in decided.record["excluded"]}
+    assert operator["mine"]["reason"] == "stale_or_superseded"
+    assert SECRET in operator["mine"]["evidence"]
+    assert SECRET not in repr(agent_copy(decided.record))
+    assert SECRET not in repr(decided.view)

@@ -230,6 +230,17 @@ class ReturnContext:
             self, history=None, keys_before=None, restoration=None, quote=None, named=None
         )
 
+    def reads_evidence_of(self, author: str) -> bool:
+        """Whether the returning agent may read evidence ``author`` recorded.
+
+        Evidence is read as its author's principal's alone (`readmit.store.writer`): an
+        agent of its own principal's; with no agents known, any.
+        """
+        if not self.agents:
+            return True
+        agent = self.agents.get(author)
+        return agent is not None and agent.principal == self.returner.principal
+
     @property
     def role_obligations(self) -> tuple[Obligation, ...]:
         """O: the open obligations the returning role must continue."""

@@ -1,17 +1,19 @@
 """What a returning agent may not see of its return: ids, and the details that name them.
 
 An item it may not read is never named to it, nor the event that stated it, nor one that
-withdrew it, nor a premise outside its context it may not read; an exclusion whose
-evidence names one is shown without it and without its detail (docs/security.md). So is
-an exclusion citing an event from before the departure that no item of C came from.
+withdrew it or replaced it by its key, nor a premise outside its context it may not read;
+an exclusion whose evidence names one is shown without it and without its detail
+(docs/security.md). So is an exclusion citing an event from before the departure that no
+item of C came from, unless the store tells it is about only what the agent may read.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from readmit.admission.context import ReturnContext, events_by_id, receipt_events
+from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown, Passes
-from readmit.events import Assert, Close, Evidence, Revoke, Supersede
+from readmit.events import Assert, Close, Event, Evidence, Revoke, Supersede
 from readmit.model import Item, Scope
 from readmit.reasons import Exclusion, Reason, Stage
 
@@ -20,7 +22,7 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
     """Ids the returning agent may not see: what is hidden of items it may not read.
 
     The excluded items it may not read and the events that stated them; the events in
-    Δ that withdrew an item it may not read (their ids are a teammate's free text); the
+    Δ about an item it may not read (`_unreadable`: their ids are a teammate's free text); the
     premises outside its context it may not read. Whatever excluded an item: one revoked,
     replaced or fallen with its premise leaves before the authorization gate would have
     named it ``unauthorized``, and is no more the agent's to know of. An item the context
@@ -59,7 +61,7 @@ def _hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozense
     events = {r.event_id for i in items if (m := ctx.by_id.get(i)) is not None and (r := m.receipt)}
     premises = {p for p, o in ctx.outside.items() if not o.readable}
     cited = _cited(ctx, exclusions, hidden)
-    return frozenset(items | events | premises | cited | _withdrew(ctx, hidden))
+    return frozenset(items | events | premises | cited | _unreadable(ctx, hidden))
 
 
 def _cited(
@@ -67,26 +69,22 @@ def _cited(
 ) -> set[str]:
     """The events the screener's exclusions cite that the agent may not be told of.
 
-    One of Δ that asserted an item it may not read (hearsay too, which no receipt
-    names), or evidence another principal's agent recorded (read as that principal's
-    alone, `readmit.store.writer`); one from before the departure that is no item of C's
-    receipt, as a standing
-    verdict's evidence is not (`readmit.admission.invalidation.standing`): it may have
-    brought or withdrawn what the agent may not read.
+    Evidence another principal's agent recorded in Δ (read as that principal's alone,
+    `readmit.store.writer`; Δ's events about what it may not read are `_unreadable`'s);
+    one from before the departure that is no item of C's receipt and that the store
+    does not tell to be about only what the agent may read (`ReturnContext.named`).
     """
     cited = {x for e in exclusions if e.stage is Stage.IMPLICIT for x in e.evidence}
     if not cited:
         return set()
     in_delta = events_by_id(ctx.delta)
-    found = set()
-    for x in cited:
-        event = r.event if (r := in_delta.get(x)) is not None else None
-        if isinstance(event, Assert | Supersede) and hidden(ctx.by_id.get(event.item.id)):
-            found.add(x)
-        elif isinstance(event, Evidence) and ctx.agents:
-            author = ctx.agents.get(event.author)
-            if author is None or author.principal != ctx.returner.principal:
-                found.add(x)
+    found = {
+        x
+        for x in cited
+        if (r := in_delta.get(x)) is not None
+        and isinstance(r.event, Evidence)
+        and not ctx.reads_evidence_of(r.event.author)
+    }
     # Item ids are no events (tested one by one: a set less C's keys copies C's 100k ids).
     known = (in_delta, ctx.by_id, ctx.outside)
     if before := {x for x in cited if not any(x in held for held in known)}:
@@ -95,62 +93,98 @@ def _cited(
     return found
 
 
+def _about(
+    event: Event,
+    epoch: int,
+    find: Callable[[str], Item | None],
+    holders: Callable[[str], Iterable[Item]],
+) -> list[Item | None]:
+    """The items ``event`` (at ``epoch``) is about.
+
+    Those it stated or withdrew, and those that held a key it stated before it (a keyed
+    item replaces what held its key).
+    """
+    about: list[Item | None] = []
+    if isinstance(event, Revoke | Close | Supersede):
+        about.append(find(event.target))
+    if isinstance(event, Assert | Supersede):
+        about.append(find(event.item.id))
+        if event.item.key is not None:
+            about += [i for i in holders(event.item.key) if i.epoch < epoch]
+    return about
+
+
 def _about_readable(
     ctx: ReturnContext, events: set[str], hidden: Callable[[Item | None], bool]
 ) -> set[str]:
     """Of ``events`` (ids from before the departure), those about what the agent may read.
 
-    An assert, a supersession, a revocation or a closing of items it may read (every one
-    it names), or evidence its own principal's agent recorded; as the store tells
-    (`ReturnContext.named`; none without it). Whatever else is hidden.
+    An assert, a supersession, a revocation or a closing all of whose items (`_about`)
+    it may read, or evidence it may read; as the store tells (`ReturnContext.named`;
+    none without it). Whatever else is hidden.
     """
     if not events or ctx.named is None:
         return set()
     told = ctx.named(sorted(events))
-    items = {i.id: i for i in told.items}
+    by_id = {i.id: i for i in told.items}
+    keyed = _by_key(told.items, {i.key for i in told.items})
     shown = set()
-    for recorded in told.events:
-        event = recorded.event
-        if isinstance(event, Evidence):
-            author = ctx.agents.get(event.author)
-            readable = author is not None and author.principal == ctx.returner.principal
+    for r in told.events:
+        if isinstance(r.event, Evidence):
+            readable = ctx.reads_evidence_of(r.event.author)
         else:
-            about = [event.item.id] if isinstance(event, Assert | Supersede) else []
-            about += [event.target] if isinstance(event, Revoke | Close | Supersede) else []
-            readable = bool(about) and not any(hidden(items.get(i)) for i in about)
+            about = _about(r.event, r.epoch, by_id.get, lambda key: keyed.get(key, ()))
+            readable = bool(about) and not any(map(hidden, about))
         if readable:
-            shown.add(event.id)
+            shown.add(r.event.id)
     return shown
 
 
-def _withdrew(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> frozenset[str]:
-    """The events of Δ that withdrew an item the returner may not read.
+def _by_key(items: Iterable[Item], keys: set[str | None]) -> dict[str, list[Item]]:
+    """Of ``items``, those holding one of ``keys``, by key."""
+    found: dict[str, list[Item]] = {}
+    for item in items:
+        if item.key is not None and item.key in keys:
+            found.setdefault(item.key, []).append(item)
+    return found
 
-    A teammate names such an event freely: its id may tell what it withdrew. Remembered
-    per Δ (the store hands returns at one epoch the same tuple) and reader, and grown from
-    a shorter Δ's (a later epoch's extends it): an event's answer depends on the item it
-    withdrew alone, which an id names forever. 10k events took 6 ms at every next return.
+
+def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> frozenset[str]:
+    """The events of Δ about an item the returner may not read (`_about`).
+
+    A teammate names such an event freely: its id may tell what it withdrew, and hearsay
+    has no receipt to hide it by. What held a key before Δ and C lacks is as the store
+    quotes it (`quoted`). Remembered per Δ (the store hands returns at one epoch the same
+    tuple) and reader, and grown from a shorter Δ's (a later epoch's extends it): an
+    event's answer depends on the items before it, which an id names forever. 10k
+    events took 6 ms at every next return.
     """
     reader = (ctx.returner.principal, ctx.returner.role, ctx.departure.digest)
     delta = ctx.delta
-    known = _WITHDREW.found(delta)
+    known = _UNREADABLE.found(delta)
     if known is not None and reader in known:
         return known[reader]
-    base = _WITHDREW.base(delta)
+    base = _UNREADABLE.base(delta)
     start, was = (0, frozenset[str]())
     if base is not None and reader in base[1]:
         start, was = base[0][0], base[1][reader]
+    later = delta[start:]
+    keys = {r.event.item.key for r in later if isinstance(r.event, Assert | Supersede)}
+    keys.discard(None)
+    keyed = _by_key((*ctx.items, *quoted(ctx)), keys) if keys else {}
+    holders: Callable[[str], Iterable[Item]] = lambda key: keyed.get(key, ())  # noqa: E731
     made = was.union(
         r.event.id
-        for r in delta[start:]
-        if isinstance(r.event, Revoke | Close | Supersede) and hidden(ctx.by_id.get(r.event.target))
+        for r in later
+        if not isinstance(r.event, Evidence)
+        and any(map(hidden, _about(r.event, r.epoch, ctx.by_id.get, holders)))
     )
-    _WITHDREW.put((delta,), {**(known or {}), reader: made})
+    _UNREADABLE.put((delta,), {**(known or {}), reader: made})
     return made
 
 
-_WITHDREW: Grown[dict[tuple[str, str, str], frozenset[str]]] = Grown()
-"""`_withdrew` of recent Δs, by reader: principal, role and the departure (C)."""
+_UNREADABLE: Grown[dict[tuple[str, str, str], frozenset[str]]] = Grown()
+"""`_unreadable` of recent Δs, by reader: principal, role and the departure (C)."""
 
 
 def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:

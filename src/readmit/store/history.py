@@ -4,6 +4,8 @@ For items screened less far than a departure (`readmit.admission.context.History
 and for the events from there an exclusion cites (`named`).
 """
 
+from collections.abc import Iterable
+
 from readmit.admission.context import History
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
@@ -26,14 +28,7 @@ def history(
     Without ``news``, only the events that can withdraw an item are read.
     """
     events = tuple(logged_events(db, parsed, workspace, after, upto, not news))
-    targets = {r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)}
-    keys = {
-        r.event.item.key
-        for r in events
-        if isinstance(r.event, Assert | Supersede) and r.event.item.key is not None
-    }
-    found = items_by(db, decoded, workspace, "id", sorted(targets))
-    found += items_by(db, decoded, workspace, "key", sorted(keys))
+    found = _about(db, decoded, workspace, events, stated=False)
     return History(events=events, items=tuple(found), gone=_gone(db, workspace, found, after))
 
 
@@ -45,18 +40,39 @@ def named(
     upto: int,
     ids: list[str],
 ) -> History:
-    """The events of ``ids`` at or before epoch ``upto``, and the items they stated or withdrew."""
+    """The events of ``ids`` at or before epoch ``upto``, and the items they are about.
+
+    What each stated, withdrew, and every item holding a key it stated (one it may
+    have replaced).
+    """
     rows = {
         int(epoch): str(body)
         for epoch, body in select_in(db, workspace, "SELECT epoch, body FROM events", "id", ids)
         if int(epoch) <= upto
     }
     events = parsed.fetch(workspace, sorted(rows), lambda: rows.items(), event_of)
-    about = {r.event.item.id for r in events if isinstance(r.event, Assert | Supersede)}
-    about |= {r.event.target for r in events if isinstance(r.event, Revoke | Close | Supersede)}
-    return History(
-        events=tuple(events), items=tuple(items_by(db, decoded, workspace, "id", sorted(about)))
-    )
+    return History(events=tuple(events), items=tuple(_about(db, decoded, workspace, events)))
+
+
+def _about(
+    db: Connection,
+    decoded: BodyCache[str, Item],
+    workspace: str,
+    events: Iterable[Recorded],
+    stated: bool = True,
+) -> list[Item]:
+    """The items ``events`` withdrew, hold the keys they stated, and (``stated``) stated."""
+    ids, keys = set(), set()
+    for r in events:
+        if isinstance(r.event, Revoke | Close | Supersede):
+            ids.add(r.event.target)
+        if isinstance(r.event, Assert | Supersede):
+            if stated:
+                ids.add(r.event.item.id)
+            if r.event.item.key is not None:
+                keys.add(r.event.item.key)
+    found = items_by(db, decoded, workspace, "id", sorted(ids))
+    return found + items_by(db, decoded, workspace, "key", sorted(keys))
 
 
 def _gone(db: Connection, workspace: str, items: list[Item], upto: int) -> frozenset[str]:

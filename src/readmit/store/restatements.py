@@ -1,14 +1,13 @@
 """Migration m016: verdicts lapsed by a restatement that no longer restores stand again."""
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 
-from readmit.events import Assert, Recorded, Supersede
+from readmit.events import Assert, Supersede
 from readmit.model import Scope
+from readmit.store.bodies import event_of
 from readmit.store.connection import Connection
 from readmit.store.verdicts import restores, scope_of, seen_by_all
-from readmit.wire import parse_event
 
 _Lapsed = tuple[int, str, Scope | None]  # the epoch it lapsed at, the item, who reads it
 
@@ -48,10 +47,10 @@ def _first_restorations(
     start = min(epoch for verdicts in by_text.values() for epoch, _, _ in verdicts)
     first: dict[str, int] = {}
     for n, body in _statements(db, workspace, start):
-        event = parse_event(json.loads(body), n)
+        recorded = event_of(n, body)
+        event = recorded.event
         if not isinstance(event, Assert | Supersede) or event.item.text not in by_text:
             continue
-        recorded = Recorded(epoch=n, event=event)
         for epoch, item, scope in by_text[event.item.text]:
             if (
                 item not in first

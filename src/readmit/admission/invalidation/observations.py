@@ -141,8 +141,7 @@ def readable(
         event = None if said is None else said.event
         if event is None or event.id != later.event_id:  # not known here
             return False
-        author = ctx.agents.get(event.author)
-        return author is not None and author.principal == who.principal
+        return ctx.reads_evidence_of(event.author)
     for named in (later.withdrawn_id, later.replacement_id):
         if named is None:
             continue
