@@ -245,18 +245,23 @@ _THEIRS = {
 _OPEN = {"id": "open", "key": "room", "text": "Riverside Hotel room open.", "readers": "*"}
 
 
+@pytest.mark.parametrize("kept", [False, True])
 @pytest.mark.parametrize("departed", ["after", "before"])
 def test_a_keyed_assert_that_replaced_what_the_agent_may_not_read_is_not_named(
-    store: WorkStateStore, departed: str
+    store: WorkStateStore, departed: str, kept: bool
 ) -> None:
-    """B1's shared item replaces, by its key, an agency-only one, and is revoked; its event
-    took A1's probe down, before or after A1 left (a review's finding: an event's items
-    are also those its key replaced)."""
+    """B1's shared item replaces, by its key, an agency-only one (and is revoked, unless
+    ``kept``); its event took A1's probe down, before or after A1 left (a review's
+    finding: an event's items are also those its key replaced). A kept item's receipt
+    names the event in the view, as every item's does; the exclusion does not."""
     replaced: list[dict[str, Any]] = [
         {"at": _at(1), "author": "B1", "op": "assert", "item": _THEIRS},
         {"at": _at(2), "author": "B1", "id": SECRET, "op": "assert", "item": _OPEN},
-        {"at": _at(3), "author": "B1", "op": "revoke", "target": "open", "why": "-"},
     ]
+    if not kept:
+        replaced.append(
+            {"at": _at(3), "author": "B1", "op": "revoke", "target": "open", "why": "-"}
+        )
     away: dict[str, Any] = {
         "at": _at(4 if departed == "after" else 0),
         "op": "depart",
@@ -272,9 +277,11 @@ def test_a_keyed_assert_that_replaced_what_the_agent_may_not_read_is_not_named(
 
     operator = {e["item"]: e for e in decided.record["excluded"]}
     assert operator["probe"]["evidence"] == [SECRET]
-    assert SECRET not in repr(agent_copy(decided.record))
-    assert "Zanzibar" not in repr(agent_copy(decided.record))
-    assert SECRET not in repr(decided.view)
+    copy = agent_copy(decided.record)
+    assert SECRET not in repr(copy["excluded"])
+    assert "Zanzibar" not in repr(copy)
+    assert kept or SECRET not in repr(copy)
+    assert kept or SECRET not in repr(decided.view)
 
 
 def test_the_event_of_hearsay_the_agent_may_not_read_is_not_named_where_it_replaced_its_item(

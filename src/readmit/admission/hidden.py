@@ -71,8 +71,8 @@ def _cited(
 
     Evidence another principal's agent recorded in Δ (read as that principal's alone,
     `readmit.store.writer`; Δ's events about what it may not read are `_unreadable`'s);
-    one from before the departure that is no item of C's receipt and that the store
-    does not tell to be about only what the agent may read (`ReturnContext.named`).
+    one from before the departure that the store does not tell to be about only what
+    the agent may read (`ReturnContext.named`; without it, one no item of C came from).
     """
     cited = {x for e in exclusions if e.stage is Stage.IMPLICIT for x in e.evidence}
     if not cited:
@@ -88,8 +88,10 @@ def _cited(
     # Item ids are no events (tested one by one: a set less C's keys copies C's 100k ids).
     known = (in_delta, ctx.by_id, ctx.outside)
     if before := {x for x in cited if not any(x in held for held in known)}:
-        before -= receipt_events(ctx.items)
-        found |= before - _about_readable(ctx, before, hidden)
+        if ctx.named is None:  # as a standing verdict's evidence: C's receipts only
+            found |= before - receipt_events(ctx.items)
+        else:  # a receipt of C's too: its key may have replaced what the agent may not read
+            found |= before - _about_readable(ctx, before, hidden)
     return found
 
 
