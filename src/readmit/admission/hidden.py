@@ -8,6 +8,7 @@ item of C came from, unless the store tells it is about only what the agent may 
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from readmit.admission.context import ReturnContext, events_by_id, receipt_events
@@ -129,7 +130,10 @@ def _about_readable(
         return set()
     told = ctx.named(sorted(events))
     by_id = {i.id: i for i in told.items}
-    keyed = _by_key(told.items, {i.key for i in told.items})
+    keyed: dict[str, list[Item]] = {}
+    for item in told.items:
+        if item.key is not None:
+            keyed.setdefault(item.key, []).append(item)
     shown = set()
     for r in told.events:
         if isinstance(r.event, Evidence):
@@ -140,15 +144,6 @@ def _about_readable(
         if readable:
             shown.add(r.event.id)
     return shown
-
-
-def _by_key(items: Iterable[Item], keys: set[str | None]) -> dict[str, list[Item]]:
-    """Of ``items``, those holding one of ``keys``, by key."""
-    found: dict[str, list[Item]] = {}
-    for item in items:
-        if item.key is not None and item.key in keys:
-            found.setdefault(item.key, []).append(item)
-    return found
 
 
 def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> frozenset[str]:
@@ -173,16 +168,30 @@ def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> fr
     later = delta[start:]
     keys = {r.event.item.key for r in later if isinstance(r.event, Assert | Supersede)}
     keys.discard(None)
-    keyed = _by_key((*ctx.items, *quoted(ctx)), keys) if keys else {}
-    holders: Callable[[str], Iterable[Item]] = lambda key: keyed.get(key, ())  # noqa: E731
-    made = was.union(
-        r.event.id
-        for r in later
-        if not isinstance(r.event, Evidence)
-        and any(map(hidden, _about(r.event, r.epoch, ctx.by_id.get, holders)))
-    )
-    _UNREADABLE.put((delta,), {**(known or {}), reader: made})
-    return made
+    # What replacing a key could name: the first holder of each the returner may not
+    # read. C holds only such items of Δ (D_a holds none); before it, the store's quote.
+    first: dict[str | None, Item] = {}
+    stated = (r.event.item.id for r in delta[:start] if isinstance(r.event, Assert | Supersede))
+    for item in (*quoted(ctx), *map(ctx.by_id.get, stated)) if keys else ():
+        if item is not None and item.key in keys and hidden(item):
+            first.setdefault(item.key, item)
+    made, replaced = set(was), partial(_held, first)
+    for r in later:
+        event = r.event
+        if isinstance(event, Evidence):
+            continue
+        if any(map(hidden, _about(event, r.epoch, ctx.by_id.get, replaced))):
+            made.add(event.id)
+        item = ctx.by_id.get(event.item.id) if isinstance(event, Assert | Supersede) else None
+        if item is not None and item.key in keys and hidden(item):
+            first.setdefault(item.key, item)
+    _UNREADABLE.put((delta,), {**(known or {}), reader: frozenset(made)})
+    return frozenset(made)
+
+
+def _held(first: Mapping[str | None, Item], key: str) -> tuple[Item, ...]:
+    found = first.get(key)
+    return () if found is None else (found,)
 
 
 _UNREADABLE: Grown[dict[tuple[str, str, str], frozenset[str]]] = Grown()
