@@ -43,6 +43,17 @@ def _decided(store: WorkStateStore, events: list[dict[str, Any]], verifier: Veri
     return decided
 
 
+def _probed(store: WorkStateStore, middle: list[dict[str, Any]], verifier: Verifier) -> Decided:
+    """A1's return at 8:05 to its probe (asserted at 8:00) after ``middle``."""
+    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
+    events: list[dict[str, Any]] = [
+        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
+        *middle,
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+    return _decided(store, events, verifier)
+
+
 def _return(store: WorkStateStore, withdrawal: dict[str, Any]) -> Decided:
     events: list[dict[str, Any]] = [
         {
@@ -91,6 +102,7 @@ def _riverside(pair: Pair) -> Verdict:
 
 _HELD = {"id": "held", "text": "Riverside Hotel room held.", "readers": AGENCY}
 _CLOSED = {"id": "closed", "text": "Riverside Hotel closed.", "readers": AGENCY}
+_MINE = {"id": "mine", "text": "Riverside Hotel room held."}
 _SHAPES: dict[str, list[dict[str, Any]]] = {
     # a second review's finding: screening reaches back before the departure, and
     # hearsay has no receipt to hide its event by
@@ -102,6 +114,18 @@ _SHAPES: dict[str, list[dict[str, Any]]] = {
             "id": SECRET,
             "op": "supersede",
             "target": "held",
+            "item": {**_CLOSED, "id": "held2"},
+        },
+        {"at": _at(4), "op": "depart", "agent": "A1"},
+    ],
+    "a readable item superseded before the departure by one it may not read": [
+        {"at": _at(1), "author": "B1", "op": "assert", "item": {**_MINE, "readers": "*"}},
+        {
+            "at": _at(2),
+            "author": "B1",
+            "id": SECRET,
+            "op": "supersede",
+            "target": "mine",
             "item": {**_CLOSED, "id": "held2"},
         },
         {"at": _at(4), "op": "depart", "agent": "A1"},
@@ -137,13 +161,7 @@ _SHAPES: dict[str, list[dict[str, Any]]] = {
 def test_an_event_about_what_the_agent_may_not_read_is_not_named_wherever_it_lies(
     store: WorkStateStore, shape: str
 ) -> None:
-    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
-    events: list[dict[str, Any]] = [
-        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
-        *_SHAPES[shape],
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-    ]
-    decided = _decided(store, events, FunctionVerifier(_riverside, name="riverside"))
+    decided = _probed(store, _SHAPES[shape], FunctionVerifier(_riverside, name="riverside"))
 
     operator = {e["item"]: e for e in decided.record["excluded"]}
     assert operator["probe"]["evidence"] == [SECRET]  # the operator's record says
@@ -154,7 +172,6 @@ def test_an_event_about_what_the_agent_may_not_read_is_not_named_wherever_it_lie
 
 
 _OWN = "hotel-note-revoked"
-_MINE = {"id": "mine", "text": "Riverside Hotel room held."}
 _SHOWN: dict[str, list[dict[str, Any]]] = {
     "its own revocation": [
         {"at": _at(2), "author": "A1", "op": "assert", "item": _MINE},
@@ -188,45 +205,12 @@ def test_an_event_before_the_departure_about_what_the_agent_reads_is_named_with_
     store: WorkStateStore, shape: str
 ) -> None:
     """What took the probe down before A1 left, A1 may read: its copy says what and why."""
-    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
-    events: list[dict[str, Any]] = [
-        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
-        *_SHOWN[shape],
-        {"at": _at(4), "op": "depart", "agent": "A1"},
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-    ]
-    decided = _decided(store, events, FunctionVerifier(_riverside, name="riverside"))
+    away = {"at": _at(4), "op": "depart", "agent": "A1"}
+    decided = _probed(store, [*_SHOWN[shape], away], FunctionVerifier(_riverside, name="riverside"))
 
     [probe_out] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "probe"]
     assert probe_out["evidence"] == [_OWN]
     assert probe_out["detail"].startswith("riverside: read: ")
-
-
-def test_a_supersession_before_the_departure_by_what_the_agent_may_not_read_is_hidden(
-    store: WorkStateStore,
-) -> None:
-    """A1 may read the item replaced, not the one replacing it."""
-    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
-    events: list[dict[str, Any]] = [
-        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
-        {"at": _at(1), "author": "B1", "op": "assert", "item": {**_MINE, "readers": "*"}},
-        {
-            "at": _at(2),
-            "author": "B1",
-            "id": SECRET,
-            "op": "supersede",
-            "target": "mine",
-            "item": {**_CLOSED, "id": "held2"},
-        },
-        {"at": _at(4), "op": "depart", "agent": "A1"},
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-    ]
-    decided = _decided(store, events, FunctionVerifier(_riverside, name="riverside"))
-
-    operator = {e["item"]: e for e in decided.record["excluded"]}
-    assert operator["probe"]["evidence"] == [SECRET]
-    assert SECRET not in repr(agent_copy(decided.record))
-    assert "Riverside Hotel closed" not in repr(agent_copy(decided.record))
 
 
 def _says_secret(pair: Pair) -> Verdict:
@@ -267,13 +251,8 @@ def test_a_keyed_assert_that_replaced_what_the_agent_may_not_read_is_not_named(
         "op": "depart",
         "agent": "A1",
     }
-    probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
-    events: list[dict[str, Any]] = [
-        {"at": _at(0), "author": "A1", "op": "assert", "item": probe},
-        *([away, *replaced] if departed == "before" else [*replaced, away]),
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-    ]
-    decided = _decided(store, events, FunctionVerifier(_says_secret, name="secret"))
+    middle = [away, *replaced] if departed == "before" else [*replaced, away]
+    decided = _probed(store, middle, FunctionVerifier(_says_secret, name="secret"))
 
     operator = {e["item"]: e for e in decided.record["excluded"]}
     assert operator["probe"]["evidence"] == [SECRET]
