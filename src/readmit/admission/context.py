@@ -190,9 +190,10 @@ class ReturnContext:
     held (`readmit.admission.invalidation.unquoted.quoted`). ``None``: it goes unquoted."""
     named: Callable[[Sequence[str]], History] | None = None
     """The events before the departure of the ids given, with the items they stated or
-    withdrew (`readmit.store.history.named`): one an exclusion cites is shown to the
-    returning agent when it may read what the event is about (`readmit.admission.hidden`).
-    ``None``: such an event is hidden, unless an item of C came from it."""
+    withdrew and those holding a key they stated (`readmit.store.history.named`): one an
+    exclusion cites is shown to the returning agent when it may read all the event is
+    about (`readmit.admission.hidden`). ``None``: such an event is hidden, unless an item
+    of C came from it."""
     left_out: tuple[Item, ...] = ()
     """The items D_a left out as no longer valid (a standing verdict, an ended validity,
     a fallen premise) that the returning agent may read: not candidates, but quoted when

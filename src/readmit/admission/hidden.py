@@ -23,8 +23,8 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
     """Ids the returning agent may not see: what is hidden of items it may not read.
 
     The excluded items it may not read and the events that stated them; the events in
-    Δ about an item it may not read (`_unreadable`: their ids are a teammate's free text); the
-    premises outside its context it may not read. Whatever excluded an item: one revoked,
+    Δ about an item it may not read (`_unreadable`: their ids are a teammate's free
+    text); the premises outside its context it may not read. Whatever excluded an item: one revoked,
     replaced or fallen with its premise leaves before the authorization gate would have
     named it ``unauthorized``, and is no more the agent's to know of. An item the context
     does not hold is hidden (fail closed). Remembered for the last few returns: a return's
@@ -153,8 +153,8 @@ def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> fr
     has no receipt to hide it by. What held a key before Δ and C lacks is as the store
     quotes it (`quoted`). Remembered per Δ (the store hands returns at one epoch the same
     tuple) and reader, and grown from a shorter Δ's (a later epoch's extends it): an
-    event's answer depends on the items before it, which an id names forever. 10k
-    events took 6 ms at every next return.
+    event's answer depends on the items before it, which an id names forever (made
+    whole, 10k events took 6 ms at every next return).
     """
     reader = (ctx.returner.principal, ctx.returner.role, ctx.departure.digest)
     delta = ctx.delta
