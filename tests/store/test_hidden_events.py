@@ -28,13 +28,15 @@ def _at(n: int) -> str:
     return f"2026-05-01T08:{n:02}:00Z"
 
 
-def _decided(store: WorkStateStore, events: list[dict[str, Any]], verifier: Verifier) -> Decided:
-    """The one return of ``events`` (A1: family, B1: agency)."""
-    agents = [("A1", "family"), ("B1", "agency")]
+def _decided(
+    store: WorkStateStore, events: list[dict[str, Any]], verifier: Verifier, workspace: str = "trip"
+) -> Decided:
+    """The one return of ``events`` (A1 and A2: family, B1: agency)."""
+    agents = [("A1", "family"), ("A2", "family"), ("B1", "agency")]
     made = load_scenario(
         {
             "format": "readmit.scenario/1",
-            "workspace": "trip",
+            "workspace": workspace,
             "agents": [{"id": a, "principal": p, "role": "r"} for a, p in agents],
             "events": events,
         }
@@ -43,7 +45,9 @@ def _decided(store: WorkStateStore, events: list[dict[str, Any]], verifier: Veri
     return decided
 
 
-def _probed(store: WorkStateStore, middle: list[dict[str, Any]], verifier: Verifier) -> Decided:
+def _probed(
+    store: WorkStateStore, middle: list[dict[str, Any]], verifier: Verifier, workspace: str = "trip"
+) -> Decided:
     """A1's return at 8:05 to its probe (asserted at 8:00) after ``middle``."""
     probe = {"id": "probe", "text": "Probe about Riverside Hotel."}
     events: list[dict[str, Any]] = [
@@ -51,7 +55,7 @@ def _probed(store: WorkStateStore, middle: list[dict[str, Any]], verifier: Verif
         *middle,
         {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
     ]
-    return _decided(store, events, verifier)
+    return _decided(store, events, verifier, workspace)
 
 
 def _return(store: WorkStateStore, withdrawal: dict[str, Any]) -> Decided:
@@ -290,3 +294,39 @@ def test_the_event_of_hearsay_the_agent_may_not_read_is_not_named_where_it_repla
     assert SECRET in operator["mine"]["evidence"]
     assert SECRET not in repr(agent_copy(decided.record))
     assert SECRET not in repr(decided.view)
+
+
+@pytest.mark.parametrize("case", ["its own", "its teammate's", "hearsay", "after a revocation"])
+def test_a_keyed_assert_that_replaced_nothing_is_named_whatever_holds_its_key(
+    store: WorkStateStore, case: str
+) -> None:
+    """An agency-only item holds the key "room" or another; a keyed item that replaces
+    nothing (its author may not read that item, it is hearsay, or that item was revoked)
+    takes A1's probe down: A1's copy is the same either way (a review's finding: counting
+    every holder as replaced told A1 that something it may not read held the key)."""
+    cases: dict[str, tuple[str, dict[str, Any]]] = {
+        "its own": ("A1", {}),
+        "its teammate's": ("A2", {"readers": "*"}),
+        "hearsay": ("B1", {"unconfirmed": True, "readers": "*"}),
+        "after a revocation": ("B1", {"readers": "*"}),
+    }
+    author, more = cases[case]
+    theirs = {"id": "held", "text": "Agency suite.", "readers": AGENCY}
+    keyed = {"id": "k", "key": "room", "text": "Riverside Hotel booking cancelled.", **more}
+    copies = []
+    for key in ("room", "other"):
+        middle: list[dict[str, Any]] = [
+            {"at": _at(1), "author": "B1", "op": "assert", "item": {**theirs, "key": key}},
+            {"at": _at(2), "op": "depart", "agent": "A1"},
+        ]
+        if case == "after a revocation":
+            middle.append(
+                {"at": _at(3), "author": "B1", "op": "revoke", "target": "held", "why": "-"}
+            )
+        middle.append({"at": _at(4), "author": author, "id": SECRET, "op": "assert", "item": keyed})
+        verifier = FunctionVerifier(_says_secret, name="secret")
+        decided = _probed(store, middle, verifier, workspace=f"trip-{key}")
+        copies.append({k: agent_copy(decided.record)[k] for k in ("excluded", "judgment")})
+
+    assert copies[0] == copies[1]
+    assert [e["evidence"] for e in copies[0]["excluded"] if e["item"] == "probe"] == [[SECRET]]

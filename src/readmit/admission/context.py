@@ -114,6 +114,11 @@ class Outside:
     premises, as the same history without the departure does, its Δ holding the premise."""
 
 
+Told = tuple[Recorded, tuple[Item | None, ...]]
+"""An event of the log, and the items it is about (`ReturnContext.named`; ``None``: one
+the store lacks)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class History:
     """Events recorded before the departure, for items screened less far than D_a's epoch."""
@@ -188,12 +193,12 @@ class ReturnContext:
     """The items held at the departure, named by one of the ids or holding one of the keys
     given (`readmit.store.quoted`): what Δ withdraws that D_a lacks is quoted as it was
     held (`readmit.admission.invalidation.unquoted.quoted`). ``None``: it goes unquoted."""
-    named: Callable[[Sequence[str]], History] | None = None
-    """The events before the departure of the ids given, with the items they stated or
-    withdrew and those holding a key they stated (`readmit.store.history.named`): one an
-    exclusion cites is shown to the returning agent when it may read all the event is
-    about (`readmit.admission.hidden`). ``None``: such an event is hidden, unless an item
-    of C came from it."""
+    named: Callable[[Sequence[str]], Mapping[str, "Told"]] | None = None
+    """The events before the departure of the ids given, by id, each with the items it is
+    about: those it stated or withdrew, and those its key replaced
+    (`readmit.store.history.named`). One an exclusion cites is shown to the returning
+    agent when it may read all of them (`readmit.admission.hidden`). ``None``: such an
+    event is hidden, unless an item of C came from it."""
     left_out: tuple[Item, ...] = ()
     """The items D_a left out as no longer valid (a standing verdict, an ended validity,
     a fallen premise) that the returning agent may read: not candidates, but quoted when

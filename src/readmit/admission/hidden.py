@@ -7,14 +7,14 @@ an exclusion whose evidence names one is shown without it and without its detail
 item of C came from, unless the store tells it is about only what the agent may read.
 """
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from readmit.admission.context import ReturnContext, events_by_id, receipt_events
+from readmit.admission.invalidation.observations import observations
 from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown, Passes
-from readmit.events import Assert, Close, Event, Evidence, Revoke, Supersede
+from readmit.events import Assert, Close, Evidence, Revoke, Supersede
 from readmit.model import Item, Scope
 from readmit.reasons import Exclusion, Reason, Stage
 
@@ -96,65 +96,38 @@ def _cited(
     return found
 
 
-def _about(
-    event: Event,
-    epoch: int,
-    find: Callable[[str], Item | None],
-    holders: Callable[[str], Iterable[Item]],
-) -> list[Item | None]:
-    """The items ``event`` (at ``epoch``) is about.
-
-    Those it stated or withdrew, and those that held a key it stated before it (a keyed
-    item replaces what held its key).
-    """
-    about: list[Item | None] = []
-    if isinstance(event, Revoke | Close | Supersede):
-        about.append(find(event.target))
-    if isinstance(event, Assert | Supersede):
-        about.append(find(event.item.id))
-        if event.item.key is not None:
-            about += [i for i in holders(event.item.key) if i.epoch < epoch]
-    return about
-
-
 def _about_readable(
     ctx: ReturnContext, events: set[str], hidden: Callable[[Item | None], bool]
 ) -> set[str]:
     """Of ``events`` (ids from before the departure), those about what the agent may read.
 
-    An assert, a supersession, a revocation or a closing all of whose items (`_about`)
-    it may read, or evidence it may read; as the store tells (`ReturnContext.named`;
-    none without it). Whatever else is hidden.
+    An assert, a supersession, a revocation or a closing all of whose items it may read
+    (what it stated or withdrew, and what its key replaced), or evidence it may read; as
+    the store tells (`ReturnContext.named`; none without it). Whatever else is hidden.
     """
     if not events or ctx.named is None:
         return set()
-    told = ctx.named(sorted(events))
-    by_id = {i.id: i for i in told.items}
-    keyed: dict[str, list[Item]] = {}
-    for item in told.items:
-        if item.key is not None:
-            keyed.setdefault(item.key, []).append(item)
     shown = set()
-    for r in told.events:
+    for event_id, (r, about) in ctx.named(sorted(events)).items():
         if isinstance(r.event, Evidence):
             readable = ctx.reads_evidence_of(r.event.author)
         else:
-            about = _about(r.event, r.epoch, by_id.get, lambda key: keyed.get(key, ()))
             readable = bool(about) and not any(map(hidden, about))
         if readable:
-            shown.add(r.event.id)
+            shown.add(event_id)
     return shown
 
 
 def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> frozenset[str]:
-    """The events of Δ about an item the returner may not read (`_about`).
+    """The events of Δ about an item the returner may not read.
 
-    A teammate names such an event freely: its id may tell what it withdrew, and hearsay
-    has no receipt to hide it by. What held a key before Δ and C lacks is as the store
-    quotes it (`quoted`). Remembered per Δ (the store hands returns at one epoch the same
-    tuple) and reader, and grown from a shorter Δ's (a later epoch's extends it): an
-    event's answer depends on the items before it, which an id names forever (made
-    whole, 10k events took 6 ms at every next return).
+    One that stated or withdrew such an item, or whose key replaced one (as the writer
+    does: `observations` quote each item a keyed item replaced, the store's quote among
+    them). A teammate names such an event freely: its id may tell what it withdrew, and
+    hearsay has no receipt to hide it by. Remembered per Δ (the store hands returns at one
+    epoch the same tuple) and reader, and grown from a shorter Δ's (a later epoch's
+    extends it): an event's answer depends on the items before it, which an id names
+    forever (made whole, 10k events took 6 ms at every next return).
     """
     reader = (ctx.returner.principal, ctx.returner.role, ctx.departure.digest)
     delta = ctx.delta
@@ -165,33 +138,27 @@ def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> fr
     start, was = (0, frozenset[str]())
     if base is not None and reader in base[1]:
         start, was = base[0][0], base[1][reader]
-    later = delta[start:]
-    keys = {r.event.item.key for r in later if isinstance(r.event, Assert | Supersede)}
-    keys.discard(None)
-    # What replacing a key could name: the first holder of each the returner may not
-    # read. C holds only such items of Δ (D_a holds none); before it, the store's quote.
-    first: dict[str | None, Item] = {}
-    stated = (r.event.item.id for r in delta[:start] if isinstance(r.event, Assert | Supersede))
-    for item in (*quoted(ctx), *map(ctx.by_id.get, stated)) if keys else ():
-        if item is not None and item.key in keys and hidden(item):
-            first.setdefault(item.key, item)
-    made, replaced = set(was), partial(_held, first)
-    for r in later:
+    made, find, keyed = set(was), ctx.by_id.get, False
+    for r in delta[start:]:
         event = r.event
-        if isinstance(event, Evidence):
-            continue
-        if any(map(hidden, _about(event, r.epoch, ctx.by_id.get, replaced))):
+        if isinstance(event, Revoke | Close | Supersede) and hidden(find(event.target)):
             made.add(event.id)
-        item = ctx.by_id.get(event.item.id) if isinstance(event, Assert | Supersede) else None
-        if item is not None and item.key in keys and hidden(item):
-            first.setdefault(item.key, item)
+        if isinstance(event, Assert | Supersede):
+            keyed |= event.item.key is not None
+            if hidden(find(event.item.id)):
+                made.add(event.id)
+    if keyed:  # what keyed items replaced: each is one observation with its id
+        after = ctx.departure.epoch + 1 + start  # Δ holds one event an epoch
+        quotable = {i.id: i for i in (*ctx.left_out, *quoted(ctx))}
+        made.update(
+            later.event_id
+            for later in observations(ctx, news=False)
+            if later.epoch >= after
+            and later.withdrawn_id is not None
+            and hidden(find(later.withdrawn_id) or quotable.get(later.withdrawn_id))
+        )
     _UNREADABLE.put((delta,), {**(known or {}), reader: frozenset(made)})
     return frozenset(made)
-
-
-def _held(first: Mapping[str | None, Item], key: str) -> tuple[Item, ...]:
-    found = first.get(key)
-    return () if found is None else (found,)
 
 
 _UNREADABLE: Grown[dict[tuple[str, str, str], frozenset[str]]] = Grown()

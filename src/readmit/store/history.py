@@ -5,8 +5,9 @@ and for the events from there an exclusion cites (`named`).
 """
 
 from collections.abc import Iterable
+from typing import Any
 
-from readmit.admission.context import History
+from readmit.admission.context import History, Told
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.bodies import BodyCache, event_of, items_by, logged_events
@@ -39,11 +40,12 @@ def named(
     workspace: str,
     upto: int,
     ids: list[str],
-) -> History:
-    """The events of ``ids`` at or before epoch ``upto``, and the items they are about.
+) -> dict[str, Told]:
+    """The events of ``ids`` at or before epoch ``upto``, each with the items it is about.
 
-    What each stated, withdrew, and every item holding a key it stated (one it may
-    have replaced).
+    What it stated or withdrew (``None`` for one the store lacks), and what its key
+    replaced, as the writer recorded it (a withdrawal from before migration m012 kept no
+    epoch: such an item replaced at all is taken to be replaced by each).
     """
     rows = {
         int(epoch): str(body)
@@ -51,7 +53,33 @@ def named(
         if int(epoch) <= upto
     }
     events = parsed.fetch(workspace, sorted(rows), lambda: rows.items(), event_of)
-    return History(events=tuple(events), items=tuple(_about(db, decoded, workspace, events)))
+    items = {i.id: i for i in _about(db, decoded, workspace, events)}
+    replaced = _replaced(db, workspace, [i.id for i in items.values() if i.key is not None])
+    told = {}
+    for r in events:
+        about: list[Item | None] = []
+        if isinstance(r.event, Revoke | Close | Supersede):
+            about.append(items.get(r.event.target))
+        if isinstance(r.event, Assert | Supersede):
+            about.append(items.get(r.event.item.id))
+            about += [
+                i
+                for i in items.values()
+                if i.key is not None
+                and i.key == r.event.item.key
+                and replaced.get(i.id, -1) in (r.epoch, None)
+            ]
+        told[r.event.id] = (r, tuple(about))
+    return told
+
+
+def _replaced(db: Connection, workspace: str, ids: list[str]) -> dict[str, int | None]:
+    """Of ``ids``, those replaced by a keyed item, with the epoch it came at (if kept)."""
+    query = "SELECT id, epoch FROM withdrawn"
+    found: list[tuple[Any, ...]] = [
+        *select_in(db, workspace, query, "id", ids, extra="AND status = 'replaced'")
+    ]  # (id, epoch): the epoch is NULL for a withdrawal from before migration m012
+    return {str(i): None if at is None else int(at) for i, at in found}
 
 
 def _about(
