@@ -9,9 +9,15 @@ from typing import Any
 
 import pytest
 
+from readmit.admission import admit, hidden
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.admission.invalidation.unquoted import quoted
+from readmit.admission.memo import Grown
+from readmit.clock import parse_time
 from readmit.decide import Decided
+from readmit.events import Assert, ItemDraft, ReturnRequest
 from readmit.plugins import make_verifier
+from readmit.policy import Policy
 from readmit.replay import replay
 from readmit.report import agent_copy
 from readmit.scenario import load_scenario
@@ -330,3 +336,28 @@ def test_a_keyed_assert_that_replaced_nothing_is_named_whatever_holds_its_key(
 
     assert copies[0] == copies[1]
     assert [e["evidence"] for e in copies[0]["excluded"] if e["item"] == "probe"] == [[SECRET]]
+
+
+def test_a_detached_context_decided_first_leaves_its_store_context_hiding_as_much(
+    store: WorkStateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B1's shared item replaces, in Δ, an agency-only one asserted before A1 left: only
+    the store's quote knows that holder. A detached copy of the context (which quotes
+    nothing) hides less; deciding it first must not make the context itself hide less."""
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "author": "B1", "op": "assert", "item": _THEIRS},
+        {"at": _at(2), "op": "depart", "agent": "A1"},
+        {"at": _at(3), "author": "B1", "id": SECRET, "op": "assert", "item": _OPEN},
+    ]
+    verifier = FunctionVerifier(_says_secret, name="secret")
+    _probed(store, middle, verifier)
+    more = ItemDraft(id="later", text="Later note.")
+    store.append("trip", [Assert(id="e-later", at=parse_time(_at(6)), author="B1", item=more)])
+    request = ReturnRequest(id="again", at=parse_time(_at(7)), agent="A1", task="trip", purpose="p")
+    ctx = store.return_context("trip", request)  # Δ grown by one event
+    monkeypatch.setattr(hidden, "_UNREADABLE", Grown())  # as a process that starts detached
+    admit(ctx.detached(), policy=Policy(), verifier=verifier, signer=SIGNER)
+    decision = admit(ctx, policy=Policy(), verifier=verifier, signer=SIGNER)
+
+    assert "held" in {i.id for i in quoted(ctx)}
+    assert SECRET in hidden.hidden_ids(ctx, decision.decided)

@@ -32,7 +32,7 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
     context is the returner, the id index and Δ (immutable, kept with the answer so that
     their ids are not reused).
     """
-    inputs = (ctx.returner, id(ctx.by_id), id(ctx.delta))
+    inputs = (ctx.returner, id(ctx.by_id), id(ctx.delta), ctx.quote is None, ctx.named is None)
     known = _HIDDEN.get(exclusions, inputs)
     if known is None:
         held = (ctx.by_id, ctx.delta)
@@ -129,7 +129,8 @@ def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> fr
     extends it): an event's answer depends on the items before it, which an id names
     forever (made whole, 10k events took 6 ms at every next return).
     """
-    reader = (ctx.returner.principal, ctx.returner.role, ctx.departure.digest)
+    # A context `detached` from its store shares Δ, and quotes nothing: kept apart.
+    reader = (ctx.returner.principal, ctx.returner.role, ctx.departure.digest, ctx.quote is None)
     delta = ctx.delta
     known = _UNREADABLE.found(delta)
     if known is not None and reader in known:
@@ -161,8 +162,9 @@ def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> fr
     return frozenset(made)
 
 
-_UNREADABLE: Grown[dict[tuple[str, str, str], frozenset[str]]] = Grown()
-"""`_unreadable` of recent Δs, by reader: principal, role and the departure (C)."""
+_UNREADABLE: Grown[dict[tuple[str, str, str, bool], frozenset[str]]] = Grown()
+"""`_unreadable` of recent Δs, by reader: principal, role, the departure (C), and whether
+the context quotes nothing."""
 
 
 def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
