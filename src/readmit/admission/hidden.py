@@ -24,13 +24,13 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
 
     The excluded items it may not read and the events that stated them; the events in
     Δ about an item it may not read (`_unreadable`: their ids are a teammate's free
-    text); the premises outside its context it may not read. Whatever excluded an item: one revoked,
-    replaced or fallen with its premise leaves before the authorization gate would have
-    named it ``unauthorized``, and is no more the agent's to know of. An item the context
-    does not hold is hidden (fail closed). Remembered for the last few returns: a return's
-    view and its decision record ask about the same exclusions. What it reads of the
-    context is the returner, the id index and Δ (immutable, kept with the answer so that
-    their ids are not reused).
+    text); the premises outside its context it may not read. Whatever excluded an item:
+    one revoked, replaced or fallen with its premise leaves before the authorization gate
+    would have named it ``unauthorized``, and is no more the agent's to know of. An item
+    the context does not hold is hidden (fail closed). Remembered for the last few
+    returns: a return's view and its decision record ask about the same exclusions. What
+    it reads of the context is the returner, the id index and Δ (immutable, kept with
+    the answer so that their ids are not reused), and whether it has a store to ask.
     """
     inputs = (ctx.returner, id(ctx.by_id), id(ctx.delta), ctx.quote is None, ctx.named is None)
     known = _HIDDEN.get(exclusions, inputs)
