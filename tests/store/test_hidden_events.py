@@ -5,16 +5,18 @@ that took the agent's own item down, it told the agent what happened to an item 
 not read (a review's finding). The operator's record still names it.
 """
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import store_url
 from readmit.admission import admit, hidden
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
 from readmit.clock import parse_time
-from readmit.decide import Decided
+from readmit.decide import Decided, decide
 from readmit.events import Assert, ItemDraft, ReturnRequest
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
@@ -22,7 +24,7 @@ from readmit.replay import replay
 from readmit.report import agent_copy
 from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
-from readmit.store import WorkStateStore
+from readmit.store import SqlStore, WorkStateStore, open_store
 from readmit.testing import FunctionVerifier
 
 SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
@@ -361,3 +363,47 @@ def test_a_detached_context_decided_first_leaves_its_store_context_hiding_as_muc
 
     assert "held" in {i.id for i in quoted(ctx)}
     assert SECRET in hidden.hidden_ids(ctx, decision.decided)
+
+
+def test_on_a_store_from_before_m012_a_keyed_assert_is_not_taken_for_a_later_replacement(
+    backend: str, tmp_path: Path
+) -> None:
+    """The family's Y (key k) takes A1's probe down before A1 leaves; agency items of key
+    k come after it, one replacing the other. On a store whose replacements kept no epoch
+    (before migration m012), Y is still named to A1: it replaced nothing (a review's
+    finding: any replacement of the key was taken for Y's, telling A1 that an item it may
+    not read held the key)."""
+    y = {
+        "id": "y",
+        "key": "k",
+        "text": "Riverside Hotel closed.",
+        "readers": {"principals": ["family"]},
+    }
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "author": "A2", "id": SECRET, "op": "assert", "item": y},
+        {"at": _at(2), "author": "B1", "op": "assert", "item": {**_THEIRS, "key": "k"}},
+        {
+            "at": _at(3),
+            "author": "B1",
+            "op": "assert",
+            "item": {**_OPEN, "key": "k", "readers": AGENCY},
+        },
+        {"at": _at(4), "op": "depart", "agent": "A1"},
+    ]
+    verifier = FunctionVerifier(_says_secret, name="secret")
+    with store_url(backend, tmp_path) as url:
+        first = open_store(url)
+        _probed(first, middle, verifier)
+        assert isinstance(first, SqlStore)
+        with first.conn.transaction():
+            first.conn.execute("UPDATE withdrawn SET epoch = NULL")  # as before m012
+        first.close()
+        store = open_store(url)
+        request = ReturnRequest(
+            id="again", at=parse_time(_at(6)), agent="A1", task="trip", purpose="p"
+        )
+        decided = decide(store, "trip", request, policy=Policy(), verifier=verifier, signer=SIGNER)
+        store.close()
+
+    [probe] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "probe"]
+    assert probe["evidence"] == [SECRET]

@@ -44,8 +44,9 @@ def named(
     """The events of ``ids`` at or before epoch ``upto``, each with the items it is about.
 
     What it stated or withdrew (``None`` for one the store lacks), and what its key
-    replaced, as the writer recorded it (a withdrawal from before migration m012 kept no
-    epoch: such an item replaced at all is taken to be replaced by each).
+    replaced, as the writer recorded it. A replacement from before migration m012 kept
+    no epoch: such an item is taken to be replaced by each event that could have (after
+    it, not hearsay, by an author who may read it).
     """
     rows = {
         int(epoch): str(body)
@@ -62,15 +63,26 @@ def named(
             about.append(items.get(r.event.target))
         if isinstance(r.event, Assert | Supersede):
             about.append(items.get(r.event.item.id))
-            about += [
-                i
-                for i in items.values()
-                if i.key is not None
-                and i.key == r.event.item.key
-                and replaced.get(i.id, -1) in (r.epoch, None)
-            ]
+            held = [i for i in items.values() if i.key is not None and i.key == r.event.item.key]
+            about += [i for i in held if replaced.get(i.id, -1) == r.epoch]
+            if any(replaced.get(i.id, -1) is None for i in held) and not r.event.item.unconfirmed:
+                who = _agent(db, workspace, r.event.author)
+                about += [
+                    i
+                    for i in held
+                    if replaced.get(i.id, -1) is None
+                    and i.epoch < r.epoch
+                    and (who is None or i.scope.readable_by(*who))
+                ]
         told[r.event.id] = (r, tuple(about))
     return told
+
+
+def _agent(db: Connection, workspace: str, agent: str) -> tuple[str, str] | None:
+    """``agent``'s principal and role (``None``: not known, so taken to read anything)."""
+    query = "SELECT principal, role FROM agents WHERE workspace = ? AND id = ?"
+    row = db.execute(query, (workspace, agent)).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
 
 
 def _replaced(db: Connection, workspace: str, ids: list[str]) -> dict[str, int | None]:
