@@ -115,31 +115,32 @@ def _riverside(pair: Pair) -> Verdict:
 _HELD = {"id": "held", "text": "Riverside Hotel room held.", "readers": AGENCY}
 _CLOSED = {"id": "closed", "text": "Riverside Hotel closed.", "readers": AGENCY}
 _MINE = {"id": "mine", "text": "Riverside Hotel room held."}
+
+
+def _closing(n: int, target: str, **more: Any) -> dict[str, Any]:
+    """B1's SECRET supersession of ``target``, at 8:0n, by agency-only news."""
+    item = {**_CLOSED, "id": "held2", **more}
+    return {
+        "at": _at(n),
+        "author": "B1",
+        "id": SECRET,
+        "op": "supersede",
+        "target": target,
+        "item": item,
+    }
+
+
 _SHAPES: dict[str, list[dict[str, Any]]] = {
     # a second review's finding: screening reaches back before the departure, and
     # hearsay has no receipt to hide its event by
     "withdrawn before the departure": [
         {"at": _at(2), "author": "B1", "op": "assert", "item": _HELD},
-        {
-            "at": _at(3),
-            "author": "B1",
-            "id": SECRET,
-            "op": "supersede",
-            "target": "held",
-            "item": {**_CLOSED, "id": "held2"},
-        },
+        _closing(3, "held"),
         {"at": _at(4), "op": "depart", "agent": "A1"},
     ],
     "a readable item superseded before the departure by one it may not read": [
         {"at": _at(1), "author": "B1", "op": "assert", "item": {**_MINE, "readers": "*"}},
-        {
-            "at": _at(2),
-            "author": "B1",
-            "id": SECRET,
-            "op": "supersede",
-            "target": "mine",
-            "item": {**_CLOSED, "id": "held2"},
-        },
+        _closing(2, "mine"),
         {"at": _at(4), "op": "depart", "agent": "A1"},
     ],
     "asserted before the departure": [
@@ -281,18 +282,10 @@ def test_the_event_of_hearsay_the_agent_may_not_read_is_not_named_where_it_repla
     """B1 supersedes A1's shared item with unconfirmed news only the agency reads: A1's
     item is stale, and the event is not named (hearsay has no receipt to hide it by; a
     review's finding)."""
-    hearsay = {**_CLOSED, "id": "held2", "unconfirmed": True}
     events: list[dict[str, Any]] = [
         {"at": _at(0), "author": "A1", "op": "assert", "item": {**_MINE, "readers": "*"}},
         {"at": _at(1), "op": "depart", "agent": "A1"},
-        {
-            "at": _at(2),
-            "author": "B1",
-            "id": SECRET,
-            "op": "supersede",
-            "target": "mine",
-            "item": hearsay,
-        },
+        _closing(2, "mine", unconfirmed=True),
         {"at": _at(3), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
     ]
     decided = _decided(store, events, make_verifier("builtin"))
