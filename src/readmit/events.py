@@ -256,13 +256,15 @@ def restates(event: Assert | Supersede) -> bool:
     """Whether ``event``'s item, stating a withdrawn text again, brings that premise back.
 
     Hearsay (``unconfirmed``) states nothing again, as it replaces nothing; nor does a
-    statement for one task or some purposes only, or one that will end or has yet to
-    begin as it is made: the premise a verdict rests on held for every use, and a
-    verdict that lapsed would not come back when the statement ends.
+    statement for one task or some purposes only, one that will end or has yet to begin
+    as it is made, or one that rests on other items (``depends_on``), which falls when
+    they do: the premise a verdict rests on held for every use, and a verdict that
+    lapsed would not come back when the statement ends.
     """
     item = event.item
     return (
         not item.unconfirmed
+        and not item.depends_on
         and item.task == ANY
         and ANY in item.purposes
         and item.validity.valid_to is None

@@ -347,6 +347,45 @@ def test_a_bounded_restatement_restores_nothing(
     assert "p0" not in last["items"]
 
 
+AGENCY = assert_item(2, "d", "The travel agency account is open.")
+"""What a restatement rests on (``depends_on``), in the tests below."""
+
+
+@pytest.mark.parametrize(
+    "falls", ["revoked after the restatement", "revoked before it", "ended before it"]
+)
+@pytest.mark.parametrize("when", ["before the return", "after it"])
+def test_a_restatement_resting_on_an_item_that_falls_restores_nothing(
+    store: WorkStateStore, falls: str, when: str
+) -> None:
+    """The hotel is booked again by a note resting on the agency's account, which is then
+    revoked, was revoked already or had ended (a review's finding): the note falls with it,
+    so the pickup must not come back. Both rules, the store's and a return's, say so."""
+    agency = AGENCY
+    if falls == "ended before it":
+        agency = {**AGENCY, "item": {**AGENCY["item"], "valid_to": at(6)}}
+    gone = {"at": at(7), "author": "A2", "op": "revoke", "target": "d", "why": "closed"}
+    again = assert_item(7, "h2", "Sunrise Hotel is booked.", depends_on=["d"])
+    restated = {
+        "revoked after the restatement": [again, gone],
+        "revoked before it": [gone, again],
+        "ended before it": [again],
+    }[falls]
+    history = [*HISTORY[:3], agency, *HISTORY[3:]]
+    if when == "before the return":
+        *returns, last = run(
+            store, [*history, *restated, ret(8), ret(9, "A3"), depart(10), ret(11)]
+        )
+    else:
+        *returns, last = run(
+            store, [*history, ret(6), *restated, ret(8, "A3"), depart(10), ret(11)]
+        )
+
+    assert [reason(d, "p0") for d in returns] == ["implicitly_invalidated"] * 2
+    assert "p0" not in last["items"]
+    assert "h2" not in last["items"]
+
+
 def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) -> None:
     events = [
         assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
@@ -1819,6 +1858,48 @@ def test_m016_a_verdict_a_bounded_restatement_lapsed_stands_again(
         again.close()
 
     assert lapsed == expected
+
+
+@pytest.mark.parametrize("restated", ["on a premise", "on a premise, then for good"])
+def test_m017_a_verdict_a_restatement_resting_on_another_item_lapsed_stands_again(
+    backend: str, tmp_path: Path, restated: str
+) -> None:
+    """Before m017 a restatement resting on the agency's account lapsed p0's verdict for
+    good, though the account was then revoked (a review's finding): the verdict stands
+    again, or lapses where a restatement restores today; watermarks go, as in m016."""
+    premised = assert_item(7, "premised", "Sunrise Hotel is booked.", depends_on=["d"])
+    gone = {"at": at(8), "author": "A2", "op": "revoke", "target": "d", "why": "closed"}
+    events = [*HISTORY[:3], AGENCY, *HISTORY[3:], ret(6), premised, gone]
+    if restated.endswith("for good"):
+        events.append(assert_item(9, "again", "Sunrise Hotel is booked."))
+
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, events)
+        assert isinstance(store, SqlStore)
+
+        def epoch_of(event: str) -> int | None:
+            row = store.conn.execute("SELECT epoch FROM events WHERE id = ?", (event,)).fetchone()
+            return None if row is None else int(row[0])
+
+        expected = epoch_of("again")
+        with store.conn.transaction():  # as the rule before m017 left it
+            store.conn.execute("UPDATE invalidations SET lapsed_epoch = ?", (epoch_of("premised"),))
+            store.conn.execute(
+                "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', 'v', 'p0', 99)"
+            )
+            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m017_%",))
+        store.close()
+
+        again = open_store(url)
+        assert isinstance(again, SqlStore)
+        (lapsed,) = again.conn.execute(
+            "SELECT lapsed_epoch FROM invalidations WHERE item = 'p0'"
+        ).fetchone()
+        (watermarks,) = again.conn.execute("SELECT COUNT(*) FROM screenings").fetchone()
+        again.close()
+
+    assert (lapsed, watermarks) == (expected, 0)
 
 
 def test_m016_reads_each_verdict_from_its_own_lapse(backend: str, tmp_path: Path) -> None:

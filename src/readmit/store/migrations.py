@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from readmit.errors import MigrationError, StoreError
 from readmit.store.connection import Connection
-from readmit.store.restatements import bounded_lapses_stand
+from readmit.store.restatements import lapses_restated_today
 
 _LZ4_DECISIONS = (
     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
@@ -260,7 +260,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         # its watermark past it: watermarks go, as in m015, and each reader's next return
         # judges again (the verdict cache answers the pairs it has seen).
         "m016_bounded_restatements_restore_nothing",
-        [bounded_lapses_stand, "DELETE FROM screenings"],
+        [lapses_restated_today, "DELETE FROM screenings"],
+    ),
+    (
+        # Nor does a restatement resting on other items (``depends_on``): it falls when they
+        # do, and the verdict it lapsed would not come back. As in m016.
+        "m017_restatements_with_premises_restore_nothing",
+        [lapses_restated_today, "DELETE FROM screenings"],
     ),
 ]
 

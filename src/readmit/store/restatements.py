@@ -1,4 +1,4 @@
-"""Migration m016: verdicts lapsed by a restatement that no longer restores stand again."""
+"""Migrations m016 and m017: verdicts a restatement lapsed stand unless it restores today."""
 
 from collections import defaultdict
 from collections.abc import Iterator
@@ -12,11 +12,12 @@ from readmit.store.verdicts import restores, scope_of, seen_by_all
 _Lapsed = tuple[int, str, Scope | None]  # the epoch it lapsed at, the item, who reads it
 
 
-def bounded_lapses_stand(db: Connection) -> None:
+def lapses_restated_today(db: Connection) -> None:
     """Lapse each verdict a restatement lapsed by the first that restores today, if any.
 
     Before m016, a restatement bounded in time, task or purpose (`readmit.events.restates`)
-    lapsed a verdict, which then stayed lapsed once the statement ended. Each verdict
+    lapsed a verdict, which then stayed lapsed once the statement ended; before m017, so
+    did one resting on other items, which stayed lapsed once they fell. Each verdict
     lapsed by a restatement is now lapsed by the first that restores under today's rule,
     at or after the one that lapsed it (the rule only narrowed), or stands. The log of a
     workspace is read once, from its earliest such lapse, for all of its verdicts.

@@ -9,7 +9,8 @@ return, to every agent, until something restores its premise:
   can see (another principal's private note) restores nothing for the others
   (who wrote it is not asked: a statement all of them read restores it for all); hearsay
   (an ``unconfirmed`` item, with no receipt) restates nothing, as it replaces nothing,
-  nor does a statement bounded in time, task or purpose (`readmit.events.restates`);
+  nor does a statement bounded in time, task or purpose, or resting on other items
+  (`readmit.events.restates`);
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
   (revoked, closed or superseded; a same-key replacement of N restates the
   news rather than undoing it, so the verdict stands).

@@ -5,7 +5,8 @@ its evidence withdrew is stated again by an item every reader of the invalidated
 may read, or the new item its evidence asserted is withdrawn (revoked, closed or
 superseded; a same-key replacement restates the news and restores nothing). Hearsay
 (an ``unconfirmed`` item) states nothing again, as it replaces nothing, nor does a
-statement bounded in time, task or purpose (`readmit.events.restates`). A return
+statement bounded in time, task or purpose, or resting on other items
+(`readmit.events.restates`). A return
 judges by the same rule: an observation so restored by an event before the return is
 not judged against an item. Otherwise a return would exclude an item, its verdict would
 be stored already lapsed, and the next return, with nothing new, would admit it.
