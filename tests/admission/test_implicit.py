@@ -624,3 +624,23 @@ def test_a_plain_function_as_the_verifier_is_told_what_a_verifier_needs() -> Non
 
     with pytest.raises(InvalidInput, match=r"needs a name and a judge\(pairs\) method"):
         admit(ctx, policy=Policy(), verifier=lambda p: None, signer=HmacSha256Signer(KEY))  # type: ignore[arg-type]
+
+
+class _Named:
+    def __init__(self, name: object) -> None:
+        self.name = name
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
+        return [Verdict(invalidates=True, confidence=1.0) for _ in pairs]
+
+
+@pytest.mark.parametrize("name", ["", "  ", None, 7])
+def test_a_verifier_without_a_name_is_refused_as_its_verdicts_would_bind_nothing(
+    name: object,
+) -> None:
+    """A judgment whose verifier has no name is taken for the explicit stages' alone, so
+    the store kept none of its verdicts (a review's finding): refused before judging."""
+    ctx = context((H0, P0), delta=DELTA)
+
+    with pytest.raises(InvalidInput, match="needs a name that is a non-empty string"):
+        admit(ctx, policy=Policy(), verifier=_Named(name), signer=HmacSha256Signer(KEY))  # type: ignore[arg-type]

@@ -141,13 +141,24 @@ def admit(
 def _check_verifier(verifier: object) -> None:
     """Refuse a verifier without the `Verifier` protocol's ``name`` and ``judge``.
 
+    Its verdicts and screenings are stored under its name, and a judgment with none is
+    taken for the explicit stages' alone: a verifier named ``""`` would bind no later return.
+
     Raises:
         InvalidInput: saying what it needs (a plain function is the usual mistake).
     """
-    if verifier is not None and not (hasattr(verifier, "name") and hasattr(verifier, "judge")):
+    if verifier is None:
+        return
+    if not (hasattr(verifier, "name") and hasattr(verifier, "judge")):
         raise InvalidInput(
             f"verifier {verifier!r} needs a name and a judge(pairs) method (the Verifier "
             "protocol); readmit.testing.FunctionVerifier(fn) wraps a function of one pair"
+        )
+    name = verifier.name
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput(
+            f"verifier {verifier!r} needs a name that is a non-empty string, not {name!r}: "
+            "its verdicts are stored under it, to bind later returns"
         )
 
 
