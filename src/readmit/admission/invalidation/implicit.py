@@ -93,7 +93,7 @@ class Verifier(Protocol):
 
     @property
     def name(self) -> str:
-        """Identity of the verifier (used in explanations and judgment caches)."""
+        """Identity of the verifier, non-empty (explanations, caches, stored verdicts)."""
         ...
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
