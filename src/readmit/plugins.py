@@ -83,13 +83,20 @@ def _make(group: str, what: str, spec: str, settings: Mapping[str, str] | None) 
     try:
         factory = found[0].load()
     except ImportError as exc:  # a library of an extra that is not installed
-        missing = exc.name or "a library"
-        extra = _EXTRAS.get(missing)
-        hint = install_hint(extra) if extra else f"pip install {missing}"
-        raise ConfigError(f"{what} {name!r} needs {missing}: {hint}") from exc
+        raise _missing(what, name, exc) from exc
     try:
         if len(inspect.signature(factory).parameters) >= 2:
             return factory(argument, settings or {})
         return factory(argument) if argument else factory()
     except TypeError as exc:
         raise ConfigError(f"{what} {name!r} does not take the argument {argument!r}") from exc
+    except ImportError as exc:  # imported as it is made (gguf: the HTTP client it serves)
+        raise _missing(what, name, exc) from exc
+
+
+def _missing(what: str, name: str, exc: ImportError) -> ConfigError:
+    """The error naming the extra that installs what plugin ``name`` failed to import."""
+    missing = exc.name or "a library"
+    extra = name if name in _EXTRAS.values() else _EXTRAS.get(missing)
+    hint = install_hint(extra) if extra else f"pip install {missing}"
+    return ConfigError(f"{what} {name!r} needs {missing}: {hint}")

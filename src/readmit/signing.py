@@ -87,7 +87,7 @@ class HmacSha256Signer:
 def _ed25519() -> Any:
     try:
         from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError as exc:  # pragma: no cover - exercised without the extra
+    except ImportError as exc:  # tests/cli/test_install_paths.py, without the extra
         raise ConfigError(f"Ed25519 signing needs cryptography: {install_hint('ed25519')}") from exc
     return ed25519
 
@@ -102,6 +102,7 @@ class Ed25519Signer:
     def __post_init__(self) -> None:
         if len(self.seed) != ED25519_KEY_BYTES:
             raise ConfigError(f"an Ed25519 private key is {ED25519_KEY_BYTES} bytes")
+        _ed25519()  # missing, said now: not at the first view signed, mid-command
 
     @property
     def alg(self) -> str:
@@ -131,6 +132,7 @@ class Ed25519Verifier:
     def __post_init__(self) -> None:
         if len(self.public) != ED25519_KEY_BYTES:
             raise ConfigError(f"an Ed25519 public key is {ED25519_KEY_BYTES} bytes")
+        _ed25519()  # missing, said now: not as a view that fails to verify
 
     @property
     def alg(self) -> str:

@@ -323,6 +323,9 @@ def test_verifiers_check_exits_1_when_the_verifier_cannot_answer(runner: CliRunn
         ("word2vec:x", "unknown embedder 'word2vec:x'"),
         ("wordllama:300", "the dimension must be one of (64, 128, 256)"),
         ("openai-compat:nomic", "write MODEL@http(s)://HOST/v1"),
+        ("openai-compat:m@http://[::1/v1", "the URL is malformed (Invalid port"),
+        ("openai-compat:m@http://exa mple.com/v1", "the URL is malformed"),
+        ("openai-compat:m@http://h:99999/v1", "the URL is malformed"),
         ("gguf:/no/such/model.gguf", "no such model file"),
     ],
 )
@@ -334,6 +337,26 @@ def test_a_bad_embedder_spec_is_a_clear_error(
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verifiers", "check", "openai-compat:m@http://[::1/v1"],
+        ["demo", "--verifier", "openai-compat:m@http://[::1/v1"],
+        ["demo", "--verifier", "chain:builtin,openai-compat:m@http://[::1/v1"],
+    ],
+)
+def test_a_malformed_model_url_is_a_config_error_before_anything_runs(
+    runner: CliRunner, args: list[str]
+) -> None:
+    """It was an internal error in some commands, and a demo whose every challenged item
+    was withheld as verifier_unavailable in others (a newcomer's finding)."""
+    result = runner.invoke(cli, args)
+
+    assert result.exit_code == 2
+    assert "error [config_error]" in result.output
+    assert "the URL is malformed" in result.output
 
 
 def test_python_dash_m_runs_the_demo_in_a_real_process() -> None:

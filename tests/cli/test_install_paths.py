@@ -109,16 +109,26 @@ if "service" in config["actions"]:
     create_mcp(service, Caller(workspace="w", agent=Agent(id="a", principal="p", role="r")))
 if "refusals" in config["actions"]:
     from readmit.cli import cli
-    for args in (
-        ["bench", "--seeds", "1", "--out", "bench"],
-        ["keys", "signing"],
-        ["audit", "--db", "postgresql://u@127.0.0.1:1/x"],
-        ["demo", "--verifier", "openai-compat:m@http://127.0.0.1:9/v1"],
+    import os
+    ed25519 = "ed25519:" + "A" * 43 + "="
+    with open("view.json", "w") as view:
+        view.write("{}")
+    for args, env in (
+        (["bench", "--seeds", "1", "--out", "bench"], {}),
+        (["keys", "signing"], {}),
+        (["demo"], {"READMIT_SIGNING_KEY": ed25519}),
+        (["verify", "view.json"], {"READMIT_VERIFY_KEY": ed25519}),
+        (["audit", "--db", "postgresql://u@127.0.0.1:1/x"], {}),
+        (["demo", "--verifier", "openai-compat:m@http://127.0.0.1:9/v1"], {}),
+        (["demo", "--verifier", "gguf:m.gguf"], {}),
     ):
+        os.environ.update(env)
         try:
             cli(args)
         except SystemExit as exit:
             print("exit", exit.code, file=sys.stderr)
+        for name in env:
+            del os.environ[name]
 print("imported", len(config["modules"]), "modules")
 """
 
@@ -249,14 +259,20 @@ def test_the_library_alone_names_the_extra_a_command_needs(tmp_path: Path) -> No
         "error [config_error]: readmit bench needs matplotlib: pip install 'readmit[bench]'"
         + in_a_checkout.format("bench"),
         "exit 2",
-        "error [config_error]: Ed25519 signing needs cryptography: pip install 'readmit[ed25519]'"
-        + in_a_checkout.format("ed25519"),
-        "exit 2",
+        *[
+            "error [config_error]: Ed25519 signing needs cryptography: pip install "
+            "'readmit[ed25519]'" + in_a_checkout.format("ed25519"),
+            "exit 2",
+        ]
+        * 3,
         "error [config_error]: The PostgreSQL store needs psycopg: pip install "
         "'readmit[postgres]'" + in_a_checkout.format("postgres"),
         "exit 2",
         "error [config_error]: verifier 'openai-compat' needs httpx: pip install "
         "'readmit[openai]'" + in_a_checkout.format("openai"),
+        "exit 2",
+        "error [config_error]: verifier 'gguf' needs httpx: pip install "
+        "'readmit[gguf]'" + in_a_checkout.format("gguf"),
         "exit 2",
     ]
 

@@ -208,4 +208,12 @@ def endpoint(spec: str, where: str) -> tuple[str, str]:
     model, sep, url = spec.partition("@")
     if not sep or not model or not url.startswith(("http://", "https://")):
         raise ConfigError(f"{where} {spec!r}: write MODEL@http(s)://HOST/v1")
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ConfigError(f"{where} {spec!r}: the URL is malformed ({exc})") from None
+    if not parsed.host or any(c.isspace() for c in url) or not 0 < (parsed.port or 80) < 65536:
+        raise ConfigError(
+            f"{where} {spec!r}: the URL is malformed (write http(s)://HOST[:PORT]/v1)"
+        )
     return model, url.rstrip("/")
