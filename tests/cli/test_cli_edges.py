@@ -337,6 +337,32 @@ CASES = [
         "store_error",
         "Connection refused Is the server running",
     ),
+    *[
+        Case(
+            f"workspace create on a malformed PostgreSQL URL ({why})",
+            ["workspace", "create", "w", "--agent", "A1:family:itinerary", "--db", url],
+            "config_error",
+            f"the PostgreSQL URL is malformed: {said}",
+        )
+        for why, url, said in (
+            ("an unclosed IPv6 host", "postgresql://bob:S3cretPW@[::1:5432/db", "end of string"),
+            ("an unknown option", "postgresql://bob:S3cretPW@127.0.0.1:1/db?foo=bar", "invalid"),
+        )
+    ],
+    Case(
+        "workspace create on a SQLite URL with options",
+        [
+            "workspace",
+            "create",
+            "w",
+            "--agent",
+            "A1:family:itinerary",
+            "--db",
+            "sqlite:///q.db?mode=ro",
+        ],
+        "config_error",
+        "a SQLite store URL takes no options",
+    ),
     Case(
         "audit of a bare path instead of a store URL",
         ["audit", "--db", "team.db"],
@@ -484,6 +510,7 @@ def test_hostile_input_ends_in_one_error_line(
     assert errors[0].startswith(f"error [{case.code}]: "), errors
     assert case.message in errors[0]
     assert "Traceback" not in result.output
+    assert "S3cretPW" not in result.output  # a URL's password is never echoed
 
 
 @pytest.mark.parametrize("at", [AT, AT.lower()])  # RFC 3339 allows t and z in lower case

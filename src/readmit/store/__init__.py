@@ -28,6 +28,8 @@ def open_store(url: str) -> SqlStore:
                 f"{url!r} names no file: write sqlite:///PATH (sqlite:////PATH for an "
                 "absolute path), or sqlite://:memory: for a store that ends with the process"
             )
+        if "?" in path:  # sqlite:///x.db?mode=ro made a file named "x.db?mode=ro"
+            raise ConfigError(f"{url!r}: a SQLite store URL takes no options (?...)")
         return SQLiteStore(path)
     if url.startswith(("postgresql://", "postgres://")):
         try:

@@ -6,16 +6,18 @@ lock, so epochs stay strictly increasing and gap-free under concurrent writers
 ONLY snapshots, so one return sees one snapshot and takes no lock.
 """
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-from readmit.errors import StoreError, install_hint
+from readmit.errors import ConfigError, StoreError, install_hint
 
 try:
     import psycopg
     from psycopg import errors as pg_errors
+    from psycopg.conninfo import conninfo_to_dict
 except ImportError as _import_error:  # pragma: no cover - exercised without the extra
     raise ImportError(
         f"The PostgreSQL store needs psycopg: {install_hint('postgres')}"
@@ -24,6 +26,17 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
 from readmit.store.connection import Conflict, Cursor
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
+
+
+def _said(exc: Exception, url: str) -> str:
+    """What libpq said, on one line, with the URL's password (if any) masked."""
+    said = " ".join(str(exc).split())  # libpq's lines and tabs, as one line
+    password = _PASSWORD.search(url)
+    return said.replace(password[1], "***") if password and password[1] else said
+
+
+_PASSWORD = re.compile(r"://[^:/@?#]*:([^@]*)@")
+"""A URL's password: between the user's colon and the host's @."""
 
 
 def _pg(sql: str) -> str:
@@ -37,10 +50,13 @@ class PostgresConnection:
 
     def __init__(self, url: str) -> None:
         try:
+            conninfo_to_dict(url)
+        except psycopg.Error as exc:  # libpq echoes the URL, password and all
+            raise ConfigError(f"the PostgreSQL URL is malformed: {_said(exc, url)}") from None
+        try:
             self.db = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            said = " ".join(str(exc).split())  # libpq's lines and tabs, as one line
-            raise StoreError(f"cannot connect to PostgreSQL: {said}") from exc
+            raise StoreError(f"cannot connect to PostgreSQL: {_said(exc, url)}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         try:
