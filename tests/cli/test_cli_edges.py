@@ -349,6 +349,11 @@ CASES = [
             ("an unknown option", "postgresql://bob:S3cretPW@127.0.0.1:1/db?foo=bar", "invalid"),
         )
     ],
+    *[
+        Case(f"init {name!r}", ["init", name], "invalid_input", "names no file: give one")
+        for name in ("", " ", "newdir/", ".")
+    ],
+    Case("init of a folder", ["init", "{tmp}"], "invalid_input", "is a folder: give a file in it"),
     Case(
         "workspace create on a SQLite URL with options",
         [

@@ -7,6 +7,7 @@ event by event, by number. Both replay as they are.
 """
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -178,13 +179,21 @@ def guide(file: Path, explanations: list[str]) -> str:
 
 
 @click.command("init")
-@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
-def init(file: Path) -> None:
+@click.argument("name", metavar="FILE")
+def init(name: str) -> None:
     """Write a starter scenario to FILE and a guide to it beside it (FILE's stem + .md).
 
     The scenario replays as written (`readmit replay FILE`): one blocked return and
     one issued. Neither file is ever overwritten.
     """
+    if not name.strip() or name.endswith(("/", os.sep)) or Path(name).name in ("", ".", ".."):
+        # Path("newdir/") is Path("newdir"), and Path("") is the current folder
+        raise InvalidInput(f"{name!r} names no file: give one, such as scenario.json")
+    file = Path(name)
+    if file.is_dir():
+        raise InvalidInput(
+            f"{name} is a folder: give a file in it, such as {file / 'scenario.json'}"
+        )
     scenario, explanations = starter()
     notes = file.with_suffix(".md") if file.suffix != ".md" else file.with_suffix(".guide.md")
     for path in (file, notes):
