@@ -621,3 +621,28 @@ def test_a_body_that_is_not_utf8_says_to_send_utf8_json(client: httpx.Client, te
 
     assert response.status_code == 422
     assert response.json()["message"].endswith("(send UTF-8 JSON)")
+
+
+def test_a_body_nested_too_deep_to_read_says_so(client: httpx.Client, team: Team) -> None:
+    """It was told to send UTF-8 JSON, which it did (a newcomer's finding)."""
+    headers = team.auth("A1") | {"Content-Type": "application/json"}
+    deep = '{"events": ' + "[" * 3000 + "]" * 3000 + "}"
+
+    response = client.post("/v1/events", content=deep, headers=headers)
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_request"
+    assert "nests deeper than JSON is read here" in response.json()["message"]
+
+
+@pytest.mark.parametrize("path", ["/v1/events", "/v1/verify"])
+def test_a_body_that_is_not_json_is_an_invalid_request_on_every_route(
+    client: httpx.Client, team: Team, path: str
+) -> None:
+    headers = team.auth("A1") | {"Content-Type": "application/json"}
+
+    response = client.post(path, content="{bad", headers=headers)
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid_request"
+    assert response.json()["message"].startswith("the body is not valid JSON: ")

@@ -27,6 +27,7 @@ from readmit import strict_json
 from readmit.errors import (
     InvalidEvent,
     InvalidEventAt,
+    InvalidInput,
     InvalidRequest,
     MethodNotAllowed,
     NotFound,
@@ -302,7 +303,14 @@ place would keep everyone else from verifying."""
 
 def _verified(service: Service, sent: bytes) -> VerifyOut:
     """``/v1/verify``'s work on the body ``sent``: parse it strictly, check the view."""
-    parsed = strict_json.loads(sent)
+    try:
+        parsed = strict_json.loads(sent)
+    except InvalidRequest:
+        raise
+    except InvalidInput as exc:  # not JSON, as for every other route; a repeated key is not
+        if "repeats the key" in str(exc):
+            raise
+        raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
     if isinstance(parsed, dict) and "view" not in parsed and "signature" in parsed:
         raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
     if isinstance(parsed, dict) and "view" in parsed and "outcome" in parsed:

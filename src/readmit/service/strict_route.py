@@ -16,8 +16,8 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from readmit.errors import InvalidInput
-from readmit.strict_json import unique_keys
+from readmit.errors import InvalidInput, InvalidRequest
+from readmit.strict_json import MAX_DEPTH, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -43,8 +43,11 @@ class StrictJsonRoute(APIRoute):
                             f"the body has a number of more than {sys.get_int_max_str_digits()} "
                             "digits: send it as a string"
                         ) from None
-                except RecursionError:
-                    pass  # anything else wrong with it is FastAPI's to say, as it always was
+                except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
+                    raise InvalidRequest(
+                        f"the body nests deeper than JSON is read here (at most {MAX_DEPTH} "
+                        "levels are ever needed)"
+                    ) from None
             return await handler(request)
 
         return strict
