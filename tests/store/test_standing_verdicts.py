@@ -386,6 +386,63 @@ def test_a_restatement_resting_on_an_item_that_falls_restores_nothing(
     assert "h2" not in last["items"]
 
 
+@pytest.mark.parametrize("how", ["supersede", "same key"])
+@pytest.mark.parametrize(
+    ("shape", "falls"),
+    [
+        ({}, False),  # stated again for every use and reader: nothing fell
+        ({"unconfirmed": True}, True),
+        ({"task": "other"}, True),
+        ({"readers": {"roles": ["booking"]}}, True),
+        ({"depends_on": ["d"]}, True),  # then d is revoked
+    ],
+    ids=["for good", "hearsay", "another task", "narrower readers", "on a premise"],
+)
+def test_a_replacement_in_the_same_words_that_does_not_stand_in_for_every_use_withdraws(
+    store: WorkStateStore, how: str, shape: dict[str, Any], falls: bool
+) -> None:
+    """The booking is replaced by a note in the very same words that holds only as
+    hearsay, for another task, for some readers, or while a premise of its own stands
+    (a review's finding): for the pickup its premise is gone, as if it were revoked; the
+    verifier was shown a replacement that dropped nothing."""
+    keyed = {"key": "hotel"} if how == "same key" else {}
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", **keyed)
+    again = assert_item(5, "h3", "Sunrise Hotel is booked.", **keyed, **shape)
+    if how == "supersede":
+        again = {**again, "op": "supersede", "target": "h0"}
+    gone = {"at": at(5), "author": "A2", "op": "revoke", "target": "d", "why": "closed"}
+    history = [booked, *HISTORY[1:3], AGENCY, *HISTORY[3:5], again]
+    if "depends_on" in shape:
+        history.append(gone)
+
+    falls &= not (how == "same key" and "unconfirmed" in shape)  # hearsay replaces no key
+    first, other = run(store, [*history, ret(6), ret(7, "A3")])
+
+    expected = "implicitly_invalidated" if falls else None
+    assert [reason(first, "p0"), reason(other, "p0")] == [expected] * 2
+    assert ("p0" in first["items"]) is not falls
+
+
+def test_a_restatement_replaced_in_the_same_words_by_hearsay_brings_the_verdict_back(
+    store: WorkStateStore,
+) -> None:
+    """The booking is stated again (the pickup's verdict lapses), then that statement is
+    superseded by hearsay in the same words (a review's finding): nothing states the
+    premise for every use, so the pickup is excluded again, at every later return."""
+    again = assert_item(7, "h2", "Sunrise Hotel is booked.")
+    hearsay = {
+        **assert_item(8, "h3", "Sunrise Hotel is booked.", unconfirmed=True),
+        "op": "supersede",
+        "target": "h2",
+    }
+    events = [*HISTORY, ret(6), again, hearsay, ret(9, "A3"), depart(10), ret(11)]
+
+    first, other, last = run(store, events)
+
+    assert [reason(first, "p0"), reason(other, "p0")] == ["implicitly_invalidated"] * 2
+    assert "p0" not in last["items"]  # nor captured by the departure in between
+
+
 def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) -> None:
     events = [
         assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),

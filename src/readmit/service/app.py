@@ -305,10 +305,8 @@ def _verified(service: Service, sent: bytes) -> VerifyOut:
     """``/v1/verify``'s work on the body ``sent``: parse it strictly, check the view."""
     try:
         parsed = strict_json.loads(sent)
-    except InvalidRequest:
-        raise
-    except InvalidInput as exc:  # not JSON, as for every other route; a repeated key is not
-        if "repeats the key" in str(exc):
+    except InvalidInput as exc:  # not JSON, as on every other route; a repeated key is not
+        if isinstance(exc, InvalidRequest) or "repeats the key" in str(exc):
             raise
         raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
     if isinstance(parsed, dict) and "view" not in parsed and "signature" in parsed:

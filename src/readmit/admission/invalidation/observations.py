@@ -3,7 +3,8 @@
 An assert that replaced an item of the same key, a supersession, a revocation and
 a closing withdrew state, and carry the withdrawn item's text (one observation for each
 item withdrawn: a keyed item replaces every holder of its key its author may read, see
-`readmit.admission.invalidation.holders`); a new fact or a piece of evidence is news.
+`readmit.admission.invalidation.holders`), and what replaced it, unless that says the
+same words for fewer uses or readers (`_replaced`); a new fact or a piece of evidence is news.
 A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
@@ -17,7 +18,16 @@ from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.propagation import premises_readable
 from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
-from readmit.events import WITHDRAWING_OPS, Assert, Close, Evidence, Recorded, Revoke, Supersede
+from readmit.events import (
+    WITHDRAWING_OPS,
+    Assert,
+    Close,
+    Evidence,
+    Recorded,
+    Revoke,
+    Supersede,
+    restates,
+)
 from readmit.model import Agent, Item
 
 
@@ -183,11 +193,7 @@ def _observation(recorded: Recorded, by_id: Mapping[str, Item]) -> Later | None:
             )  # fmt: skip
         case Supersede():
             item = event.item
-            old = by_id.get(event.target)
-            return Later(
-                event.id, epoch, event.op, item.text, event.target,
-                old.text if old else None, item.id, item.text, item.depends_on,
-            )  # fmt: skip
+            return _replaced(event, epoch, event.target, by_id)
         case Revoke() | Close():
             old = by_id.get(event.target)
             why = f" Reason: {event.why}" if isinstance(event, Revoke) else ""
@@ -214,21 +220,53 @@ def _replacing(
     """
     epoch, item = recorded.epoch, event.item
 
-    def later(withdrawn_id: str | None, withdrawn_text: str | None) -> Later:
-        return Later(
-            event.id, epoch, event.op, item.text, withdrawn_id, withdrawn_text, item.id,
-            item.text, item.depends_on,
-        )  # fmt: skip
-
     withdrawn = holders.replace(event, epoch, by_id.get(item.id))
     laters = []
     if isinstance(event, Supersede):
-        target = by_id.get(event.target)
-        laters.append(later(event.target, target.text if target else None))
+        laters.append(_replaced(event, epoch, event.target, by_id))
         withdrawn = [held for held in withdrawn if held.id != event.target]
     elif not withdrawn:
-        return [later(None, None)]
-    return laters + [later(held.id, held.text) for held in withdrawn]
+        return [_replaced(event, epoch, None, by_id)]
+    return laters + [_replaced(event, epoch, held.id, by_id, held) for held in withdrawn]
+
+
+def _replaced(
+    event: Assert | Supersede,
+    epoch: int,
+    withdrawn_id: str | None,
+    by_id: Mapping[str, Item],
+    withdrawn: Item | None = None,
+) -> Later:
+    """``event``'s observation as what replaced ``withdrawn_id`` (none: news).
+
+    An item that states the withdrawn text again, word for word, but not for every use
+    (hearsay, bounded in time, task or purpose, or resting on other items: `restates`)
+    or not for every reader of the withdrawn item, replaces the statement for none of
+    the others: the verifier is shown the withdrawal with nothing in its place, as a
+    restatement of that kind restores no premise (`readmit.store.verdicts`).
+    """
+    item = event.item
+    old = withdrawn or (by_id.get(withdrawn_id) if withdrawn_id is not None else None)
+    if old is not None and item.text == old.text and not _stands_in(event, old, by_id):
+        text = f"No longer valid: {old.text}."
+        return Later(
+            event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
+            item.depends_on,
+        )  # fmt: skip
+    return Later(
+        event.id, epoch, event.op, item.text, withdrawn_id, old.text if old else None, item.id,
+        item.text, item.depends_on,
+    )  # fmt: skip
+
+
+def _stands_in(event: Assert | Supersede, old: Item, by_id: Mapping[str, Item]) -> bool:
+    """Whether ``event``'s item states ``old``'s text for every use and every reader of it."""
+    new = by_id.get(event.item.id)
+    return (
+        restates(event)
+        and new is not None
+        and old.scope.read_within(new.scope.principals, new.scope.roles)
+    )
 
 
 def distinct(laters: Sequence[Later]) -> list[Later]:
