@@ -347,8 +347,38 @@ CASES = [
         for why, url, said in (
             ("an unclosed IPv6 host", "postgresql://bob:S3cretPW@[::1:5432/db", "end of string"),
             ("an unknown option", "postgresql://bob:S3cretPW@127.0.0.1:1/db?foo=bar", "invalid"),
+            (
+                "a password it cannot decode",
+                "postgresql://bob@127.0.0.1:1/db?password=S3c%zzretPW",
+                "(libpq's message is not shown: it quotes the password)",
+            ),
         )
     ],
+    Case(
+        "workspace create on a PostgreSQL URL whose password holds a raw @",
+        ["workspace", "create", "w", "--agent", "A1:f:r", "--db", "postgresql://u:S3c@retPW@h/db"],
+        "config_error",
+        "write an @ in a user or password as %40",
+    ),
+    *[
+        Case(
+            f"demo with a model URL {why}",
+            ["demo", "--verifier", f"openai-compat:m@{url}"],
+            "config_error",
+            said,
+        )
+        for why, url, said in (
+            ("with a password", "http://me:S3cretPW@127.0.0.1:9/v1", "may not carry a user"),
+            ("with a malformed IDNA host", "http://xn--/v1", "the URL is malformed"),
+            ("with port 0", "http://127.0.0.1:0/v1", "the URL is malformed"),
+        )
+    ],
+    Case(
+        "audit of a SQLite URL with options",
+        ["audit", "--db", "sqlite:///{tmp}/t.db?mode=ro"],
+        "config_error",
+        "a SQLite store URL takes no options",
+    ),
     *[
         Case(f"init {name!r}", ["init", name], "invalid_input", "names no file: give one")
         for name in ("", " ", "newdir/", ".")

@@ -77,6 +77,11 @@ def test_the_store_a_server_serves_is_logged_without_its_password() -> None:
         == "postgresql://me:***@db:5432/readmit"
     )
     assert _shown_url("sqlite:///readmit.db") == "sqlite:///readmit.db"
+    assert (  # as a query parameter too (a reviewer's finding), and a raw @ in it
+        _shown_url("postgresql://me@db/readmit?sslmode=require&password=s3cret")
+        == "postgresql://me@db/readmit?sslmode=require&password=***"
+    )
+    assert _shown_url("postgresql://me:s3c@ret@db/readmit") == "postgresql://me:***@db/readmit"
 
 
 @pytest.mark.parametrize("command", ["serve", "mcp"])

@@ -42,9 +42,11 @@ def sqlite_file(url: str) -> Path | None:
     """`sqlite_path`, refusing a directory.
 
     Raises:
-        ConfigError: if ``url`` names a directory.
+        ConfigError: if ``url`` names a directory, or has options (`open_store` refuses them).
     """
     path = sqlite_path(url)
+    if path is not None and "?" in str(path):
+        raise ConfigError(f"{url!r}: a SQLite store URL takes no options (?...)")
     if path is not None and path.is_dir():
         raise ConfigError(f"{str(path)!r} (from {url!r}) is a directory, not a database file")
     return path

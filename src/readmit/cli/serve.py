@@ -6,7 +6,6 @@ import os
 import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import click
 
@@ -17,6 +16,7 @@ from readmit.errors import ConfigError, InvalidInput, install_hint
 from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.store import DEFAULT_URL, SqlStore, open_store
+from readmit.store.urls import redacted
 from readmit.wire import check_name
 
 if TYPE_CHECKING:  # the service extra may be missing; the CLI says so
@@ -70,11 +70,7 @@ def _existing(url: str) -> SqlStore:
 
 def _shown_url(url: str) -> str:
     """``url`` with any password replaced by ``***`` (for a log line)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    return redacted(url)
 
 
 VERIFIER_OPTION = click.option(

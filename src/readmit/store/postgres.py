@@ -6,7 +6,6 @@ lock, so epochs stay strictly increasing and gap-free under concurrent writers
 ONLY snapshots, so one return sees one snapshot and takes no lock.
 """
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -26,17 +25,24 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
 from readmit.store.connection import Conflict, Cursor
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
+from readmit.store.urls import one_at, passwords, redacted
 
 
 def _said(exc: Exception, url: str) -> str:
-    """What libpq said, on one line, with the URL's password (if any) masked."""
-    said = " ".join(str(exc).split())  # libpq's lines and tabs, as one line
-    password = _PASSWORD.search(url)
-    return said.replace(password[1], "***") if password and password[1] else said
+    """What libpq said, on one line, never with the URL's password.
+
+    The URL it quotes is shown redacted; a message that still quotes the password (a
+    part of the URL it could not read) is not shown at all.
+    """
+    said = " ".join(str(exc).split()).replace(url, redacted(url))  # libpq's lines as one
+    if any(len(p) >= _SHORTEST and p in said for p in passwords(url)):
+        return "(libpq's message is not shown: it quotes the password)"
+    return said
 
 
-_PASSWORD = re.compile(r"://[^:/@?#]*:([^@]*)@")
-"""A URL's password: between the user's colon and the host's @."""
+_SHORTEST = 4
+"""A password this long or longer is looked for in a message (a shorter one would be
+found in most words, and its places would spell it out)."""
 
 
 def _pg(sql: str) -> str:
@@ -49,6 +55,7 @@ class PostgresConnection:
     dialect = "postgres"
 
     def __init__(self, url: str) -> None:
+        one_at(url)
         try:
             conninfo_to_dict(url)
         except psycopg.Error as exc:  # libpq echoes the URL, password and all

@@ -8,6 +8,7 @@ backoff on transport errors and 5xx answers, and one set of counters under one s
 names: `Usage` (``calls``, ``tokens_used``, ``generated_tokens``).
 """
 
+import re
 import threading
 import time
 import weakref
@@ -203,17 +204,30 @@ def endpoint(spec: str, where: str) -> tuple[str, str]:
     """``MODEL@BASE_URL`` → (model, base URL without a trailing slash).
 
     Raises:
-        ConfigError: naming ``where`` the spec came from, if it is not ``MODEL@http(s)://...``.
+        ConfigError: naming ``where`` the spec came from, if it is not ``MODEL@http(s)://...``
+            (a user or password in the URL included: it would be echoed wherever the
+            verifier's name is).
     """
     model, sep, url = spec.partition("@")
+    shown = _USERINFO.sub("//***@", spec)
     if not sep or not model or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{where} {spec!r}: write MODEL@http(s)://HOST/v1")
+        raise ConfigError(f"{where} {shown!r}: write MODEL@http(s)://HOST/v1")
     try:
         parsed = httpx.URL(url)
+        host, port = parsed.host, parsed.port  # an IDNA host fails only when read
     except (httpx.InvalidURL, ValueError) as exc:
-        raise ConfigError(f"{where} {spec!r}: the URL is malformed ({exc})") from None
-    if not parsed.host or any(c.isspace() for c in url) or not 0 < (parsed.port or 80) < 65536:
+        raise ConfigError(f"{where} {shown!r}: the URL is malformed ({exc})") from None
+    if parsed.userinfo:
         raise ConfigError(
-            f"{where} {spec!r}: the URL is malformed (write http(s)://HOST[:PORT]/v1)"
+            f"{where} {shown!r}: the URL may not carry a user or password; give an API key "
+            "in READMIT_VERIFIER_API_KEY (READMIT_EMBEDDINGS_API_KEY for embeddings)"
+        )
+    if not host or any(c.isspace() for c in url) or not (port is None or 0 < port < 65536):
+        raise ConfigError(
+            f"{where} {shown!r}: the URL is malformed (write http(s)://HOST[:PORT]/v1)"
         )
     return model, url.rstrip("/")
+
+
+_USERINFO = re.compile(r"//[^/?#\s]*@")
+"""A URL's user and password (``//user:password@``): never shown."""
