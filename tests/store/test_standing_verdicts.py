@@ -1892,29 +1892,45 @@ def test_m016_a_verdict_a_bounded_restatement_lapsed_stands_again(
         "for good": [{**for_good, "id": "again"}],
     }[restated]
 
-    def epoch_of(store: SqlStore, event: str) -> int | None:
-        row = store.conn.execute("SELECT epoch FROM events WHERE id = ?", (event,)).fetchone()
-        return None if row is None else int(row[0])
-
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
         run(store, events)
         assert isinstance(store, SqlStore)
-        with store.conn.transaction():  # as the rule before m016 left it
-            first = epoch_of(store, "bounded") or epoch_of(store, "again")
-            store.conn.execute("UPDATE invalidations SET lapsed_epoch = ?", (first,))
-            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m016_%",))
-        store.close()
-
-        again = open_store(url)
-        assert isinstance(again, SqlStore)
-        (lapsed,) = again.conn.execute(
-            "SELECT lapsed_epoch FROM invalidations WHERE item = 'p0'"
-        ).fetchone()
-        expected = epoch_of(again, "again")
-        again.close()
+        expected = _epoch_of(store, "again")
+        first = _epoch_of(store, "bounded") or expected
+        lapsed, _ = _migrated_again(store, url, "m016", first)  # as the rule before it left it
 
     assert lapsed == expected
+
+
+def _epoch_of(store: SqlStore, event: str) -> int | None:
+    row = store.conn.execute("SELECT epoch FROM events WHERE id = ?", (event,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _migrated_again(
+    store: SqlStore, url: str, migration: str, lapsed_at: int | None
+) -> tuple[int | None, int]:
+    """p0's lapse and the watermarks left after ``migration`` runs again on ``store``.
+
+    Before it runs, every verdict is lapsed at ``lapsed_at`` and p0 has a watermark, as a
+    store that an older rule wrote might have them.
+    """
+    with store.conn.transaction():
+        store.conn.execute("UPDATE invalidations SET lapsed_epoch = ?", (lapsed_at,))
+        store.conn.execute(
+            "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', 'v', 'p0', 99)"
+        )
+        store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", (f"{migration}_%",))
+    store.close()
+    again = open_store(url)
+    assert isinstance(again, SqlStore)
+    (lapsed,) = again.conn.execute(
+        "SELECT lapsed_epoch FROM invalidations WHERE item = 'p0'"
+    ).fetchone()
+    (watermarks,) = again.conn.execute("SELECT COUNT(*) FROM screenings").fetchone()
+    again.close()
+    return lapsed, watermarks
 
 
 @pytest.mark.parametrize("restated", ["on a premise", "on a premise, then for good"])
@@ -1934,29 +1950,10 @@ def test_m017_a_verdict_a_restatement_resting_on_another_item_lapsed_stands_agai
         store = open_store(url)
         run(store, events)
         assert isinstance(store, SqlStore)
+        expected = _epoch_of(store, "again")
+        migrated = _migrated_again(store, url, "m017", _epoch_of(store, "premised"))
 
-        def epoch_of(event: str) -> int | None:
-            row = store.conn.execute("SELECT epoch FROM events WHERE id = ?", (event,)).fetchone()
-            return None if row is None else int(row[0])
-
-        expected = epoch_of("again")
-        with store.conn.transaction():  # as the rule before m017 left it
-            store.conn.execute("UPDATE invalidations SET lapsed_epoch = ?", (epoch_of("premised"),))
-            store.conn.execute(
-                "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', 'v', 'p0', 99)"
-            )
-            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m017_%",))
-        store.close()
-
-        again = open_store(url)
-        assert isinstance(again, SqlStore)
-        (lapsed,) = again.conn.execute(
-            "SELECT lapsed_epoch FROM invalidations WHERE item = 'p0'"
-        ).fetchone()
-        (watermarks,) = again.conn.execute("SELECT COUNT(*) FROM screenings").fetchone()
-        again.close()
-
-    assert (lapsed, watermarks) == (expected, 0)
+    assert migrated == (expected, 0)
 
 
 def test_m016_reads_each_verdict_from_its_own_lapse(backend: str, tmp_path: Path) -> None:
