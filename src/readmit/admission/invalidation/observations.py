@@ -117,10 +117,10 @@ def observations_of(
             if isinstance(event, Revoke | Close | Supersede):
                 holders.withdraw(by_id.get(event.target))
             if isinstance(event, Assert | Supersede) and event.item.key in by_key:
-                replaced = _replacing(recorded, event, by_id, holders)
+                replaced = _replacing(recorded, event, by_id, holders, agents)
                 found += replaced if news else [x for x in replaced if x.withdrawn_text]
                 continue
-        later = _observation(recorded, by_id)
+        later = _observation(recorded, by_id, agents)
         if later is not None and (news or later.withdrawn_text is not None):
             found.append(later)
     return found
@@ -180,7 +180,9 @@ def _same_key(events: list[Recorded], items: Iterable[Item]) -> dict[str, SameKe
     return {key: ([i.epoch for i in group], group) for key, group in grouped.items()}
 
 
-def _observation(recorded: Recorded, by_id: Mapping[str, Item]) -> Later | None:
+def _observation(
+    recorded: Recorded, by_id: Mapping[str, Item], agents: Mapping[str, Agent]
+) -> Later | None:
     """``recorded`` as an observation, but a keyed item that replaced items (`_replacing`)."""
     event, epoch = recorded.event, recorded.epoch
     # Positional fields (see `Later`): Δ can hold thousands of events a return.
@@ -193,7 +195,7 @@ def _observation(recorded: Recorded, by_id: Mapping[str, Item]) -> Later | None:
             )  # fmt: skip
         case Supersede():
             item = event.item
-            return _replaced(event, epoch, event.target, by_id)
+            return _replaced(event, epoch, event.target, by_id, agents)
         case Revoke() | Close():
             old = by_id.get(event.target)
             why = f" Reason: {event.why}" if isinstance(event, Revoke) else ""
@@ -212,7 +214,11 @@ def _observation(recorded: Recorded, by_id: Mapping[str, Item]) -> Later | None:
 
 
 def _replacing(
-    recorded: Recorded, event: Assert | Supersede, by_id: Mapping[str, Item], holders: Holders
+    recorded: Recorded,
+    event: Assert | Supersede,
+    by_id: Mapping[str, Item],
+    holders: Holders,
+    agents: Mapping[str, Agent],
 ) -> list[Later]:
     """A keyed item's observations: one for each item it replaced or superseded.
 
@@ -223,11 +229,11 @@ def _replacing(
     withdrawn = holders.replace(event, epoch, by_id.get(item.id))
     laters = []
     if isinstance(event, Supersede):
-        laters.append(_replaced(event, epoch, event.target, by_id))
+        laters.append(_replaced(event, epoch, event.target, by_id, agents))
         withdrawn = [held for held in withdrawn if held.id != event.target]
     elif not withdrawn:
-        return [_replaced(event, epoch, None, by_id)]
-    return laters + [_replaced(event, epoch, held.id, by_id, held) for held in withdrawn]
+        return [_replaced(event, epoch, None, by_id, agents)]
+    return laters + [_replaced(event, epoch, held.id, by_id, agents, held) for held in withdrawn]
 
 
 def _replaced(
@@ -235,20 +241,20 @@ def _replaced(
     epoch: int,
     withdrawn_id: str | None,
     by_id: Mapping[str, Item],
+    agents: Mapping[str, Agent],
     withdrawn: Item | None = None,
 ) -> Later:
     """``event``'s observation as what replaced ``withdrawn_id`` (none: news).
 
-    An item that states the withdrawn text again, word for word, but not for every use
-    (hearsay, bounded in time, task or purpose, or resting on other items: `restates`)
-    or not for every reader of the withdrawn item, replaces the statement for none of
-    the others: the verifier is shown the withdrawal with nothing in its place, as a
-    restatement of that kind restores no premise (`readmit.store.verdicts`).
+    An item that states the withdrawn text again, word for word, but for fewer uses or
+    readers than the withdrawn item held it for (`_stands_in`) replaces the statement
+    for none of the others: the verifier is shown the withdrawal with nothing in its
+    place, as a restatement of that kind restores no premise (`readmit.store.verdicts`).
     """
     item = event.item
     old = withdrawn or (by_id.get(withdrawn_id) if withdrawn_id is not None else None)
-    if old is not None and item.text == old.text and not _stands_in(event, old, by_id):
-        text = f"No longer valid: {old.text}."
+    if old is not None and item.text == old.text and not _stands_in(event, old, by_id, agents):
+        text = f"No longer valid: {old.text}"
         return Later(
             event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
             item.depends_on,
@@ -259,13 +265,33 @@ def _replaced(
     )  # fmt: skip
 
 
-def _stands_in(event: Assert | Supersede, old: Item, by_id: Mapping[str, Item]) -> bool:
-    """Whether ``event``'s item states ``old``'s text for every use and every reader of it."""
-    new = by_id.get(event.item.id)
+def _stands_in(
+    event: Assert | Supersede, old: Item, by_id: Mapping[str, Item], agents: Mapping[str, Agent]
+) -> bool:
+    """Whether ``event``'s item holds ``old``'s text for every reader, use and time it did.
+
+    For every use when it `restates` (no bound, no premise, not hearsay), or as ``old``
+    did when it keeps ``old``'s bounds (a copy of a booking that ends on Friday). Its
+    readers come from the event (the author's principal, where it names none), not from
+    an item a reader may not have loaded; with no author known, from the item if loaded.
+    """
+    draft = event.item
+    author, new = agents.get(event.author), by_id.get(draft.id)
+    readers = None
+    if draft.principals is not None or author is not None:
+        readers = draft.readers(author.principal if author else None)
+    elif new is not None:
+        readers = new.scope.principals, new.scope.roles
+    if readers is not None and not old.scope.read_within(*readers):
+        return False
+    if restates(event):
+        return True
     return (
-        restates(event)
-        and new is not None
-        and old.scope.read_within(new.scope.principals, new.scope.roles)
+        draft.task == old.scope.task
+        and draft.purposes == old.scope.purposes
+        and draft.validity == old.validity
+        and draft.depends_on == old.depends_on
+        and (not draft.unconfirmed or old.receipt is None)
     )
 
 
