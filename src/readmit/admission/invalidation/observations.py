@@ -273,7 +273,8 @@ def _stands_in(
     For every use when it `restates` (no bound, no premise, not hearsay), or as ``old``
     did when it keeps ``old``'s bounds (a copy of a booking that ends on Friday). Its
     readers come from the event (the author's principal, where it names none), not from
-    an item a reader may not have loaded; with no author known, from the item if loaded.
+    an item a reader may not have loaded; with no author known, from the item if loaded,
+    and with neither, it does not stand in.
     """
     draft = event.item
     author, new = agents.get(event.author), by_id.get(draft.id)
@@ -282,8 +283,8 @@ def _stands_in(
         readers = draft.readers(author.principal if author else None)
     elif new is not None:
         readers = new.scope.principals, new.scope.roles
-    if readers is not None and not old.scope.read_within(*readers):
-        return False
+    if readers is None or not old.scope.read_within(*readers):
+        return False  # readers unknown (no author known, nor the item loaded): fail closed
     if restates(event):
         return True
     return (
