@@ -19,6 +19,7 @@ from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.errors import ConfigError, install_hint
+from readmit.urls import shown
 
 VERIFIER_GROUP = "readmit.verifiers"
 EMBEDDER_GROUP = "readmit.embedders"
@@ -79,7 +80,7 @@ def _make(group: str, what: str, spec: str, settings: Mapping[str, str] | None) 
         close = get_close_matches(name, names(group), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         known = ", ".join(names(group)) or "none"
-        raise ConfigError(f"unknown {what} {spec!r} ({hint}installed: {known})")
+        raise ConfigError(f"unknown {what} {shown(spec)!r} ({hint}installed: {known})")
     try:
         factory = found[0].load()
     except ImportError as exc:  # a library of an extra that is not installed

@@ -345,13 +345,29 @@ CASES = [
             f"the PostgreSQL URL is malformed: {said}",
         )
         for why, url, said in (
-            ("an unclosed IPv6 host", "postgresql://bob:S3cretPW@[::1:5432/db", "end of string"),
-            ("an unknown option", "postgresql://bob:S3cretPW@127.0.0.1:1/db?foo=bar", "invalid"),
-            (
-                "a password it cannot decode",
-                "postgresql://bob@127.0.0.1:1/db?password=S3c%zzretPW",
-                "(libpq's message is not shown: it quotes the password)",
-            ),
+            ("an unclosed IPv6 host", "postgresql://bob@[::1:5432/db", "end of string"),
+            ("an unknown option", "postgresql://bob@127.0.0.1:1/db?foo=bar", "invalid"),
+            *[
+                (why, url, "(libpq's message is not shown: it may quote the password)")
+                for why, url in (
+                    ("a password it cannot decode", "postgresql://u@h:1/db?password=S3c%zzretPW"),
+                    ("a raw ? in a password", "postgresql://u:S3c?retPW@[::1/db"),
+                    ("spaces in a password", "postgresql://u@h:1/db?password=my%20%20S3cretPW%zz"),
+                    ("a fullwidth # in a password", "postgresql://u:S3cret\uff03PW@h:1/db?x=1"),
+                )
+            ],
+        )
+    ],
+    *[
+        Case(
+            f"workspace create on a store URL with a password it cannot read ({why})",
+            ["workspace", "create", "w", "--agent", "A1:f:r", "--db", url],
+            "config_error",
+            said,
+        )
+        for why, url, said in (
+            ("a misspelled scheme", "postgresq://u:S3cretPW@h/db", "unknown store 'postgresq'"),
+            ("a libpq key=value string", "host=h user=u password=S3cretPW", "not a store URL"),
         )
     ],
     Case(
@@ -368,11 +384,25 @@ CASES = [
             said,
         )
         for why, url, said in (
-            ("with a password", "http://me:S3cretPW@127.0.0.1:9/v1", "may not carry a user"),
+            ("with a password", "http://me:S3cretPW@127.0.0.1:9/v1", "may not hold an @"),
+            ("with a spaced password", "http://me:S3c retPW@127.0.0.1:9/v1", "may not hold an @"),
+            ("with a raw ? in a password", "http://me:1234?S3cretPW@h/v1", "may not hold an @"),
             ("with a malformed IDNA host", "http://xn--/v1", "the URL is malformed"),
             ("with port 0", "http://127.0.0.1:0/v1", "the URL is malformed"),
         )
     ],
+    Case(
+        "demo with an unknown verifier whose spec holds a password",
+        ["demo", "--verifier", "openai:m@http://me:S3cretPW@h/v1"],
+        "config_error",
+        "unknown verifier 'openai:m@http://…'",
+    ),
+    Case(
+        "demo with a malformed chain whose spec holds a password",
+        ["demo", "--verifier", "chain:openai-compat:m@http://me:S3cretPW@h/v1"],
+        "config_error",
+        "write chain:FIRST,SECOND",
+    ),
     Case(
         "audit of a SQLite URL with options",
         ["audit", "--db", "sqlite:///{tmp}/t.db?mode=ro"],

@@ -16,7 +16,7 @@ from readmit.errors import ConfigError, InvalidInput, install_hint
 from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.store import DEFAULT_URL, SqlStore, open_store
-from readmit.store.urls import redacted
+from readmit.urls import logged
 from readmit.wire import check_name
 
 if TYPE_CHECKING:  # the service extra may be missing; the CLI says so
@@ -66,11 +66,6 @@ def _existing(url: str) -> SqlStore:
             f"ID:PRINCIPAL:ROLE {made}', then 'readmit keys create NAME ID {made}'"
         )
     return open_store(url)
-
-
-def _shown_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for a log line)."""
-    return redacted(url)
 
 
 VERIFIER_OPTION = click.option(
@@ -280,7 +275,7 @@ def serve(
     )
     pool = None
     try:
-        click.echo(f"serving the store at {_shown_url(db)}", err=True)
+        click.echo(f"serving the store at {logged(db)}", err=True)
         _start_judging_ahead(service, ahead_seconds)
         if workers > 1:
             from readmit.service.workers import ReturnPool, ServerConfig

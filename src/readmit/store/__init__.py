@@ -8,6 +8,7 @@ from readmit.errors import ConfigError
 from readmit.store.base import DecisionSummary, WorkStateStore
 from readmit.store.sql import SqlStore
 from readmit.store.sqlite import SQLiteStore
+from readmit.urls import shown
 
 DEFAULT_URL = "sqlite:///readmit.db"
 
@@ -40,9 +41,11 @@ def open_store(url: str) -> SqlStore:
         return PostgresStore(url)
     if "://" not in url:  # a bare path (or sqlite:PATH): the store URL it probably meant
         path = url.removeprefix("sqlite:")
+        if shown(url) != url:
+            raise ConfigError(f"{shown(url)!r} is not a store URL")
         raise ConfigError(f"{url!r} is not a store URL: for a SQLite file write sqlite:///{path}")
     raise ConfigError(
-        f"unknown store {url.split('://', 1)[0]!r} in {url!r} "
+        f"unknown store {url.split('://', 1)[0]!r} in {shown(url)!r} "
         "(known: sqlite:///PATH, sqlite://:memory:, postgresql://USER@HOST:PORT/DB)"
     )
 

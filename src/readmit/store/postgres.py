@@ -25,24 +25,18 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
 from readmit.store.connection import Conflict, Cursor
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
-from readmit.store.urls import one_at, passwords, redacted
+from readmit.urls import one_at, shown
 
 
-def _said(exc: Exception, url: str) -> str:
-    """What libpq said, on one line, never with the URL's password.
-
-    The URL it quotes is shown redacted; a message that still quotes the password (a
-    part of the URL it could not read) is not shown at all.
-    """
-    said = " ".join(str(exc).split()).replace(url, redacted(url))  # libpq's lines as one
-    if any(len(p) >= _SHORTEST and p in said for p in passwords(url)):
-        return "(libpq's message is not shown: it quotes the password)"
-    return said
+def _said(exc: Exception) -> str:
+    """What libpq said, on one line (its lines and tabs joined)."""
+    return " ".join(str(exc).split())
 
 
+_HIDDEN = "(libpq's message is not shown: it may quote the password)"
 _SHORTEST = 4
 """A password this long or longer is looked for in a message (a shorter one would be
-found in most words, and its places would spell it out)."""
+found in most words; a message is not hidden for it)."""
 
 
 def _pg(sql: str) -> str:
@@ -57,13 +51,17 @@ class PostgresConnection:
     def __init__(self, url: str) -> None:
         one_at(url)
         try:
-            conninfo_to_dict(url)
-        except psycopg.Error as exc:  # libpq echoes the URL, password and all
-            raise ConfigError(f"the PostgreSQL URL is malformed: {_said(exc, url)}") from None
+            params = conninfo_to_dict(url)
+        except psycopg.Error as exc:  # libpq quotes what it could not read, a password too
+            said = _said(exc) if shown(url) == url else _HIDDEN
+            raise ConfigError(f"the PostgreSQL URL is malformed: {said}") from None
         try:
             self.db = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {_said(exc, url)}") from exc
+            said, password = _said(exc), " ".join(str(params.get("password") or "").split())
+            if len(password) >= _SHORTEST and password in said:
+                said = _HIDDEN
+            raise StoreError(f"cannot connect to PostgreSQL: {said}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         try:

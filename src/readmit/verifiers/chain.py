@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.errors import ConfigError, VerifierUnavailable
+from readmit.urls import shown
 
 
 @dataclass
@@ -87,6 +88,6 @@ def factory(argument: str, settings: Mapping[str, str] | None = None) -> ChainVe
     first, sep, second = argument.partition(",")
     if not sep or not first or not second:
         raise ConfigError(
-            f"chain:{argument}: write chain:FIRST,SECOND, e.g. chain:builtin,gguf:PATH"
+            f"chain:{shown(argument)}: write chain:FIRST,SECOND, e.g. chain:builtin,gguf:PATH"
         )
     return ChainVerifier(make_verifier(first, settings), make_verifier(second, settings))

@@ -8,7 +8,6 @@ backoff on transport errors and 5xx answers, and one set of counters under one s
 names: `Usage` (``calls``, ``tokens_used``, ``generated_tokens``).
 """
 
-import re
 import threading
 import time
 import weakref
@@ -19,6 +18,7 @@ from typing import Any
 import httpx
 
 from readmit.errors import ConfigError, VerifierUnavailable
+from readmit.urls import shown
 
 
 @dataclass
@@ -205,29 +205,24 @@ def endpoint(spec: str, where: str) -> tuple[str, str]:
 
     Raises:
         ConfigError: naming ``where`` the spec came from, if it is not ``MODEL@http(s)://...``
-            (a user or password in the URL included: it would be echoed wherever the
-            verifier's name is).
+            (an ``@`` in the URL included: a user or password would be echoed wherever the
+            verifier's name is; the spec is quoted without what could be one, `shown`).
     """
     model, sep, url = spec.partition("@")
-    shown = _USERINFO.sub("//***@", spec)
     if not sep or not model or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{where} {shown!r}: write MODEL@http(s)://HOST/v1")
+        raise ConfigError(f"{where} {shown(spec)!r}: write MODEL@http(s)://HOST/v1")
+    if "@" in url:
+        raise ConfigError(
+            f"{where} {shown(spec)!r}: the URL may not hold an @ (a user or password); give "
+            "an API key in READMIT_VERIFIER_API_KEY (READMIT_EMBEDDINGS_API_KEY for embeddings)"
+        )
     try:
         parsed = httpx.URL(url)
         host, port = parsed.host, parsed.port  # an IDNA host fails only when read
     except (httpx.InvalidURL, ValueError) as exc:
-        raise ConfigError(f"{where} {shown!r}: the URL is malformed ({exc})") from None
-    if parsed.userinfo:
-        raise ConfigError(
-            f"{where} {shown!r}: the URL may not carry a user or password; give an API key "
-            "in READMIT_VERIFIER_API_KEY (READMIT_EMBEDDINGS_API_KEY for embeddings)"
-        )
+        raise ConfigError(f"{where} {shown(spec)!r}: the URL is malformed ({exc})") from None
     if not host or any(c.isspace() for c in url) or not (port is None or 0 < port < 65536):
         raise ConfigError(
-            f"{where} {shown!r}: the URL is malformed (write http(s)://HOST[:PORT]/v1)"
+            f"{where} {shown(spec)!r}: the URL is malformed (write http(s)://HOST[:PORT]/v1)"
         )
     return model, url.rstrip("/")
-
-
-_USERINFO = re.compile(r"//[^/?#\s]*@")
-"""A URL's user and password (``//user:password@``): never shown."""
