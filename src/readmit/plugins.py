@@ -90,7 +90,9 @@ def _make(group: str, what: str, spec: str, settings: Mapping[str, str] | None) 
             return factory(argument, settings or {})
         return factory(argument) if argument else factory()
     except TypeError as exc:
-        raise ConfigError(f"{what} {name!r} does not take the argument {argument!r}") from exc
+        raise ConfigError(
+            f"{what} {name!r} does not take the argument {shown(argument)!r}"
+        ) from exc
     except ImportError as exc:  # imported as it is made (gguf: the HTTP client it serves)
         raise _missing(what, name, exc) from exc
 
