@@ -6,16 +6,21 @@ from readmit.errors import ConfigError
 def shown(text: str) -> str:
     """``text`` (a store URL, a verifier or embedder spec) as a message may quote it.
 
-    What follows ``//`` is left out when it could hold a password: a ``:`` anywhere
-    before its last ``@`` (``user:password@``, whatever the password holds), a percent
-    sign, or the letters "pass" in any case (libpq reads a password from a query
-    parameter, its name encoded or not). A text without ``//`` that could (a libpq
-    ``key=value`` string) is left out whole.
+    Not past its ``//`` when what follows could hold a password: a ``:`` anywhere before
+    its last ``@`` (``user:password@``, whatever the password holds), a percent sign, or
+    the letters "pass" in any case (libpq reads a password from a query parameter, its
+    name encoded or not). Not at all when what comes before could (a libpq
+    ``key=value`` string, with or without a ``//`` in it).
     """
     head, sep, rest = text.partition("//")
-    if not _may_hold_a_password(rest if sep else text):
+    if not _may_hold_a_password(rest if sep else text) and not _named(head):
         return text
-    return head + "//…" if sep else "(not shown: it may hold a password)"
+    return head + "//…" if sep and not _named(head) else "(not shown: it may hold a password)"
+
+
+def _named(text: str) -> bool:
+    """Whether ``text`` could name or hold a password outside a URL's authority."""
+    return "%" in text or "=" in text or "pass" in text.lower()
 
 
 def logged(url: str) -> str:
@@ -28,7 +33,7 @@ def logged(url: str) -> str:
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
         params = conninfo_to_dict(url)  # read already, by the store it opened
-        params.pop("password", None)
+        params = {k: v for k, v in params.items() if "password" not in k}  # sslpassword too
         return f"PostgreSQL {make_conninfo('', **params)}"
     return shown(url)
 

@@ -368,8 +368,16 @@ CASES = [
         for why, url, said in (
             ("a misspelled scheme", "postgresq://u:S3cretPW@h/db", "unknown store 'postgresq'"),
             ("a libpq key=value string", "host=h user=u password=S3cretPW", "not a store URL"),
+            ("a key=value string with a //", "host=h password=ab//S3cretPW", "not a store URL"),
+            ("SQLite options", "sqlite:///x.db?password=S3cretPW", "takes no options"),
         )
     ],
+    Case(
+        "audit of a SQLite URL with a user and password",
+        ["audit", "--db", "sqlite://u:S3cretPW@h/x.db"],
+        "config_error",
+        "no database at '(not shown: it may hold a password)'",
+    ),
     Case(
         "workspace create on a PostgreSQL URL whose password holds a raw @",
         ["workspace", "create", "w", "--agent", "A1:f:r", "--db", "postgresql://u:S3c@retPW@h/db"],
@@ -384,9 +392,11 @@ CASES = [
             said,
         )
         for why, url, said in (
-            ("with a password", "http://me:S3cretPW@127.0.0.1:9/v1", "may not hold an @"),
-            ("with a spaced password", "http://me:S3c retPW@127.0.0.1:9/v1", "may not hold an @"),
-            ("with a raw ? in a password", "http://me:1234?S3cretPW@h/v1", "may not hold an @"),
+            ("with a password", "http://me:S3cretPW@127.0.0.1:9/v1", "may hold no @"),
+            ("with a spaced password", "http://me:S3c retPW@127.0.0.1:9/v1", "may hold no @"),
+            ("with a raw ? in a password", "http://me:1234?S3cretPW@h/v1", "may hold no @"),
+            ("with a password in its query", "http://h:9/v1?password=S3cretPW", "may hold no @"),
+            ("with an empty host label", "http://a..b/v1", "the URL is malformed"),
             ("with a malformed IDNA host", "http://xn--/v1", "the URL is malformed"),
             ("with port 0", "http://127.0.0.1:0/v1", "the URL is malformed"),
         )
@@ -397,6 +407,24 @@ CASES = [
         "config_error",
         "unknown verifier 'openai:m@http://…'",
     ),
+    *[
+        Case(
+            f"verifiers check {spec.split(':')[0]} given an argument holding a password",
+            [
+                "verifiers",
+                "check",
+                *(["builtin", option] if option == "--embeddings" else []),
+                spec,
+            ],
+            "config_error",
+            said,
+        )
+        for option, spec, said in (
+            ("--verifier", "builtin:m@http://u:S3cretPW@h/v1", "the argument 'm@http://…'"),
+            ("--embeddings", "wordllama:m@http://u:S3cretPW@h/v1", "wordllama:m@http://…"),
+            ("--verifier", "gguf:m@http://u:S3cretPW@h/v1", "gguf:(not shown"),
+        )
+    ],
     Case(
         "demo with a malformed chain whose spec holds a password",
         ["demo", "--verifier", "chain:openai-compat:m@http://me:S3cretPW@h/v1"],

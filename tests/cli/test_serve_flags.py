@@ -78,6 +78,7 @@ def test_a_server_without_a_signing_key_says_how_to_make_one(tmp_path: Path) -> 
         "postgresql://me@db/readmit?pass%77ord=S3cretPW",  # libpq decodes the key too
         "postgresql://me:S3c?retPW@db/readmit",  # a raw ? or # in it is libpq's password
         "postgres://me:S3c%23retPW@db/readmit",
+        "postgresql://me@db/readmit?sslpassword=S3cretPW",  # a client key's password
     ],
 )
 def test_the_store_a_server_serves_is_logged_without_its_password(url: str) -> None:

@@ -12,6 +12,7 @@ from readmit import strict_json
 from readmit.errors import ConfigError, InvalidInput, NotFound, StoreError
 from readmit.model import Agent
 from readmit.store import SqlStore, open_store
+from readmit.urls import shown
 
 
 def read_json(path: Path) -> Any:
@@ -46,9 +47,11 @@ def sqlite_file(url: str) -> Path | None:
     """
     path = sqlite_path(url)
     if path is not None and "?" in str(path):
-        raise ConfigError(f"{url!r}: a SQLite store URL takes no options (?...)")
+        raise ConfigError(f"{shown(url)!r}: a SQLite store URL takes no options (?...)")
     if path is not None and path.is_dir():
-        raise ConfigError(f"{str(path)!r} (from {url!r}) is a directory, not a database file")
+        raise ConfigError(
+            f"{shown(str(path))!r} (from {shown(url)!r}) is a directory, not a database file"
+        )
     return path
 
 
@@ -73,11 +76,13 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
                 "each decision's number) and pass the same --db here"
             )
         raise ConfigError(
-            f"no database at {str(path)!r} (from {given} {url!r}); "
+            f"no database at {shown(str(path))!r} (from {given} {shown(url)!r}); "
             "'readmit replay --db URL' or 'readmit workspace create' makes one"
         )
     if path is not None and not _sqlite_header(path):  # SQLite would make it a database
-        raise StoreError(f"{str(path)!r} (from {url!r}) is not a database: no SQLite file")
+        raise StoreError(
+            f"{shown(str(path))!r} (from {shown(url)!r}) is not a database: no SQLite file"
+        )
     return open_store(url)
 
 
@@ -87,7 +92,7 @@ def _sqlite_header(path: Path) -> bool:
         with path.open("rb") as file:
             return file.read(16) == b"SQLite format 3\x00"
     except OSError as exc:
-        raise ConfigError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read {shown(str(path))!r}: {exc.strerror or exc}") from None
 
 
 def workspace_agents(

@@ -16,7 +16,7 @@ from readmit.errors import ConfigError, InvalidInput, install_hint
 from readmit.model import Agent
 from readmit.policy import MAX_JUDGMENT_SECONDS
 from readmit.store import DEFAULT_URL, SqlStore, open_store
-from readmit.urls import logged
+from readmit.urls import logged, shown
 from readmit.wire import check_name
 
 if TYPE_CHECKING:  # the service extra may be missing; the CLI says so
@@ -59,10 +59,10 @@ def _existing(url: str) -> SqlStore:
     """
     path = sqlite_file(url)
     if path is not None and not path.is_file():
-        made = f"--db {url}" if " " not in url else f"--db '{url}'"
+        made = f"--db {shown(url)}" if " " not in url else f"--db '{shown(url)}'"
         raise ConfigError(
-            f"no database at {str(path)!r} (from {url!r}): a new, empty store would refuse "
-            "every agent key. Make it first: 'readmit workspace create NAME --agent "
+            f"no database at {shown(str(path))!r} (from {shown(url)!r}): a new, empty store "
+            "would refuse every agent key. Make it first: 'readmit workspace create NAME --agent "
             f"ID:PRINCIPAL:ROLE {made}', then 'readmit keys create NAME ID {made}'"
         )
     return open_store(url)

@@ -26,11 +26,11 @@ def open_store(url: str) -> SqlStore:
         path = path.removeprefix("/") if path != "/:memory:" else ":memory:"
         if not path:  # most often sqlite:///$DB with $DB unset: not a throwaway store
             raise ConfigError(
-                f"{url!r} names no file: write sqlite:///PATH (sqlite:////PATH for an "
+                f"{shown(url)!r} names no file: write sqlite:///PATH (sqlite:////PATH for an "
                 "absolute path), or sqlite://:memory: for a store that ends with the process"
             )
         if "?" in path:  # sqlite:///x.db?mode=ro made a file named "x.db?mode=ro"
-            raise ConfigError(f"{url!r}: a SQLite store URL takes no options (?...)")
+            raise ConfigError(f"{shown(url)!r}: a SQLite store URL takes no options (?...)")
         return SQLiteStore(path)
     if url.startswith(("postgresql://", "postgres://")):
         try:

@@ -211,14 +211,17 @@ def endpoint(spec: str, where: str) -> tuple[str, str]:
     model, sep, url = spec.partition("@")
     if not sep or not model or not url.startswith(("http://", "https://")):
         raise ConfigError(f"{where} {shown(spec)!r}: write MODEL@http(s)://HOST/v1")
-    if "@" in url:
+    if "@" in url or shown(url) != url:
         raise ConfigError(
-            f"{where} {shown(spec)!r}: the URL may not hold an @ (a user or password); give "
-            "an API key in READMIT_VERIFIER_API_KEY (READMIT_EMBEDDINGS_API_KEY for embeddings)"
+            f"{where} {shown(spec)!r}: the URL may hold no @, % or 'pass' (a user or "
+            "password would be shown wherever the spec is); give the API key in the "
+            "option's own variable (READMIT_VERIFIER_API_KEY, READMIT_EMBEDDINGS_API_KEY, "
+            "READMIT_BENCH_API_KEY)"
         )
     try:
         parsed = httpx.URL(url)
         host, port = parsed.host, parsed.port  # an IDNA host fails only when read
+        host.encode("idna")  # an empty or over-long label fails at the first request
     except (httpx.InvalidURL, ValueError) as exc:
         raise ConfigError(f"{where} {shown(spec)!r}: the URL is malformed ({exc})") from None
     if not host or any(c.isspace() for c in url) or not (port is None or 0 < port < 65536):

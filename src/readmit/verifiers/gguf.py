@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from readmit.errors import ConfigError, install_hint
+from readmit.urls import shown
 
 if TYPE_CHECKING:
     from readmit.verifiers.openai_compat import OpenAICompatVerifier
@@ -104,7 +105,7 @@ class GgufServer:
         if importlib.util.find_spec("xllamacpp") is None:
             raise ConfigError(f"gguf verifiers need xllamacpp: {install_hint('gguf')}")
         if not path.is_file():
-            raise ConfigError(f"gguf:{path}: no such model file")
+            raise ConfigError(f"gguf:{shown(str(path))}: no such model file")
         threads = threads or max(1, os.cpu_count() or 2)
         log = _LOG.descriptor()
         try:

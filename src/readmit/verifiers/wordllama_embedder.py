@@ -21,6 +21,7 @@ from typing import Any
 
 from readmit.admission.invalidation.embeddings import VectorCache
 from readmit.errors import ConfigError, VerifierUnavailable, install_hint
+from readmit.urls import shown
 
 DIMENSIONS = (64, 128, 256)
 
@@ -79,4 +80,4 @@ def _dimensions(argument: str) -> int:
         return 256
     if argument.isdigit() and int(argument) in DIMENSIONS:
         return int(argument)
-    raise ConfigError(f"wordllama:{argument}: the dimension must be one of {DIMENSIONS}")
+    raise ConfigError(f"wordllama:{shown(argument)}: the dimension must be one of {DIMENSIONS}")
