@@ -50,9 +50,25 @@ def one_at(url: str) -> None:
     Raises:
         ConfigError: saying to write it ``%40``.
     """
-    authority = url.split("//", 1)[-1].split("/", 1)[0].split("?", 1)[0]
+    authority = url.split("//", 1)[-1].split("/", 1)[0]  # libpq reads on past a "?"
     if authority.count("@") > 1:
         raise ConfigError(
             f"{shown(url)!r}: write an @ in a user or password as %40 (only the last @ may "
             "end them)"
         )
+
+
+def quotes_password(message: str, url: str, parsed: str = "") -> bool:
+    """Whether ``message`` quotes four characters in a row of what could be ``url``'s password.
+
+    That is what follows the user's ``:`` up to the last ``@`` (however a parser then
+    split it: libpq stops a password at a raw ``/`` and reads the rest as the port), and
+    ``parsed``, the password as a parser read it.
+    """
+    rest = url.partition("//")[2]
+    raw = rest[: rest.rfind("@")].partition(":")[2] if "@" in rest else ""
+    return any(
+        secret[i : i + 4] in message
+        for secret in (raw, " ".join(parsed.split()))
+        for i in range(len(secret) - 3)
+    )

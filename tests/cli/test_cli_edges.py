@@ -373,6 +373,61 @@ CASES = [
         )
     ],
     Case(
+        "workspace create on a SQLite path holding what could be a password, in no folder",
+        [
+            "workspace",
+            "create",
+            "w",
+            "--agent",
+            "A1:f:r",
+            "--db",
+            "sqlite:///{tmp}/no/u:S3cretPW@h.db",
+        ],
+        "store_error",
+        "cannot open SQLite store at '(not shown",
+    ),
+    Case(
+        "audit of a SQLite file name too long for the file system",
+        ["audit", "--db", "sqlite:///" + "a" * 300 + ":S3cretPW@h.db"],
+        "config_error",
+        "names no file it can open",
+    ),
+    *[
+        Case(
+            f"workspace create on a PostgreSQL URL {why}",
+            ["workspace", "create", "w", "--agent", "A1:f:r", "--db", url],
+            code,
+            said,
+        )
+        for why, url, code, said in (
+            (
+                "with an empty host label",
+                "postgresql://u@db..example.com/db",
+                "config_error",
+                "names a host that cannot be encoded",
+            ),
+            (
+                "whose password holds a raw /",
+                "postgresql://:S3cretPW/x@127.0.0.1:1/db",
+                "store_error",
+                "(libpq's message is not shown",
+            ),
+            (
+                "whose password holds a ? and then an @",
+                "postgresql://u:S3c?retPW@Tail@h:1/db",
+                "config_error",
+                "write an @ in a user or password as %40",
+            ),
+        )
+    ],
+    Case(
+        "verifiers check with an API key that is not ASCII",
+        ["verifiers", "check", "openai-compat:m@http://127.0.0.1:9/v1"],
+        "config_error",
+        "the API key must be printable ASCII",
+        env={"READMIT_VERIFIER_API_KEY": "cl\u00e9-S3cretPW"},
+    ),
+    Case(
         "audit of a SQLite URL with a user and password",
         ["audit", "--db", "sqlite://u:S3cretPW@h/x.db"],
         "config_error",

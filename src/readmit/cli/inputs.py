@@ -48,7 +48,11 @@ def sqlite_file(url: str) -> Path | None:
     path = sqlite_path(url)
     if path is not None and "?" in str(path):
         raise ConfigError(f"{shown(url)!r}: a SQLite store URL takes no options (?...)")
-    if path is not None and path.is_dir():
+    try:
+        folder = path is not None and path.is_dir()
+    except OSError as exc:  # a name too long for the file system, say
+        raise ConfigError(f"{shown(url)!r} names no file it can open: {exc.strerror}") from None
+    if path is not None and folder:
         raise ConfigError(
             f"{shown(str(path))!r} (from {shown(url)!r}) is a directory, not a database file"
         )

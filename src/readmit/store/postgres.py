@@ -25,7 +25,7 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
 from readmit.store.connection import Conflict, Cursor
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
-from readmit.urls import one_at, shown
+from readmit.urls import one_at, quotes_password, shown
 
 
 def _said(exc: Exception) -> str:
@@ -34,9 +34,6 @@ def _said(exc: Exception) -> str:
 
 
 _HIDDEN = "(libpq's message is not shown: it may quote the password)"
-_SHORTEST = 4
-"""A password this long or longer is looked for in a message (a shorter one would be
-found in most words; a message is not hidden for it)."""
 
 
 def _pg(sql: str) -> str:
@@ -55,13 +52,17 @@ class PostgresConnection:
         except psycopg.Error as exc:  # libpq quotes what it could not read, a password too
             said = _said(exc) if shown(url) == url else _HIDDEN
             raise ConfigError(f"the PostgreSQL URL is malformed: {said}") from None
+        except UnicodeError:  # a byte that is not UTF-8
+            raise ConfigError("the PostgreSQL URL is malformed: it is not UTF-8") from None
         try:
             self.db = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            said, password = _said(exc), " ".join(str(params.get("password") or "").split())
-            if len(password) >= _SHORTEST and password in said:
+            said = _said(exc)
+            if quotes_password(said, url, str(params.get("password") or "")):
                 said = _HIDDEN
             raise StoreError(f"cannot connect to PostgreSQL: {said}") from exc
+        except UnicodeError:  # a host name with an empty or over-long label
+            raise ConfigError("the PostgreSQL URL names a host that cannot be encoded") from None
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         try:

@@ -19,6 +19,7 @@ from readmit.errors import StoreError
 from readmit.store.connection import Conflict, Cursor
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
+from readmit.urls import shown
 
 BUSY_TIMEOUT_S = 30
 """How long a writer waits for another writer's file lock before failing."""
@@ -57,8 +58,10 @@ class SQLiteConnection:
         except sqlite3.Error as exc:
             folder = os.path.dirname(path)
             missing = folder and not os.path.isdir(folder)
-            why = f"{exc}; there is no directory {folder!r} to make it in" if missing else exc
-            raise StoreError(f"cannot open SQLite store at {path!r}: {why}") from exc
+            there = f" {shown(folder)!r}" if shown(folder) == folder else ""
+            why = f"{exc}; there is no directory{there} to make it in" if missing else exc
+            why = str(why).replace(path, "the file") if shown(path) != path else why
+            raise StoreError(f"cannot open SQLite store at {shown(path)!r}: {why}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         try:

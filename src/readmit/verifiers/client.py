@@ -83,6 +83,8 @@ class OpenAICompatClient:
     def __post_init__(self) -> None:
         if self.timeout <= 0 or self.retries < 0 or self.backoff < 0:
             raise ConfigError(f"{self.name}: timeout > 0, retries >= 0 and backoff >= 0")
+        if self.api_key is not None and not (self.api_key.isascii() and self.api_key.isprintable()):
+            raise ConfigError(f"{self.name}: the API key must be printable ASCII (a header)")
 
     def post(self, path: str, payload: Mapping[str, Any], inspect: Inspect | None = None) -> Any:
         """POST ``payload`` to ``base_url + path``; the answer's JSON object, usage counted.
