@@ -29,6 +29,9 @@ Content = str | bytes | Callable[[dict[str, Any]], str | bytes]
 """A file's content, or a function of the decisions a replay issued (HMAC and Ed25519)."""
 
 
+HIDDEN = "(libpq's message is not shown: it may quote the password)"
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -339,16 +342,26 @@ CASES = [
     ),
     *[
         Case(
-            f"workspace create on a malformed PostgreSQL URL ({why})",
-            ["workspace", "create", "w", "--agent", "A1:family:itinerary", "--db", url],
-            "config_error",
-            f"the PostgreSQL URL is malformed: {said}",
+            f"workspace create on a store URL {why}",
+            ["workspace", "create", "w", "--agent", "A1:f:r", "--db", url],
+            code,
+            said,
         )
-        for why, url, said in (
-            ("an unclosed IPv6 host", "postgresql://bob@[::1:5432/db", "end of string"),
-            ("an unknown option", "postgresql://bob@127.0.0.1:1/db?foo=bar", "invalid"),
+        for why, url, code, said in (
+            (
+                "with an unclosed IPv6 host",
+                "postgresql://bob@[::1:5432/db",
+                "config_error",
+                "the PostgreSQL URL is malformed: end of string",
+            ),
+            (
+                "with an unknown option",
+                "postgresql://bob@127.0.0.1:1/db?foo=bar",
+                "config_error",
+                "the PostgreSQL URL is malformed: invalid",
+            ),
             *[
-                (why, url, "(libpq's message is not shown: it may quote the password)")
+                (f"with {why}", url, "config_error", f"the PostgreSQL URL is malformed: {HIDDEN}")
                 for why, url in (
                     ("a password it cannot decode", "postgresql://u@h:1/db?password=S3c%zzretPW"),
                     ("a raw ? in a password", "postgresql://u:S3c?retPW@[::1/db"),
@@ -356,50 +369,36 @@ CASES = [
                     ("a fullwidth # in a password", "postgresql://u:S3cret\uff03PW@h:1/db?x=1"),
                 )
             ],
-        )
-    ],
-    *[
-        Case(
-            f"workspace create on a store URL with a password it cannot read ({why})",
-            ["workspace", "create", "w", "--agent", "A1:f:r", "--db", url],
-            "config_error",
-            said,
-        )
-        for why, url, said in (
-            ("a misspelled scheme", "postgresq://u:S3cretPW@h/db", "unknown store 'postgresq'"),
-            ("a libpq key=value string", "host=h user=u password=S3cretPW", "not a store URL"),
-            ("a key=value string with a //", "host=h password=ab//S3cretPW", "not a store URL"),
-            ("SQLite options", "sqlite:///x.db?password=S3cretPW", "takes no options"),
-        )
-    ],
-    Case(
-        "workspace create on a SQLite path holding what could be a password, in no folder",
-        [
-            "workspace",
-            "create",
-            "w",
-            "--agent",
-            "A1:f:r",
-            "--db",
-            "sqlite:///{tmp}/no/u:S3cretPW@h.db",
-        ],
-        "store_error",
-        "cannot open SQLite store at '(not shown",
-    ),
-    Case(
-        "audit of a SQLite file name too long for the file system",
-        ["audit", "--db", "sqlite:///" + "a" * 300 + ":S3cretPW@h.db"],
-        "config_error",
-        "names no file it can open",
-    ),
-    *[
-        Case(
-            f"workspace create on a PostgreSQL URL {why}",
-            ["workspace", "create", "w", "--agent", "A1:f:r", "--db", url],
-            code,
-            said,
-        )
-        for why, url, code, said in (
+            (
+                "with a password, misspelled",
+                "postgresq://u:S3cretPW@h/db",
+                "config_error",
+                "unknown store 'postgresq'",
+            ),
+            (
+                "that is a libpq key=value string",
+                "host=h user=u password=S3cretPW",
+                "config_error",
+                "not a store URL",
+            ),
+            (
+                "that is a key=value string with a //",
+                "host=h password=ab//S3cretPW",
+                "config_error",
+                "not a store URL",
+            ),
+            (
+                "with SQLite options",
+                "sqlite:///x.db?password=S3cretPW",
+                "config_error",
+                "takes no options",
+            ),
+            (
+                "with what could be a password in a SQLite path, in no folder",
+                "sqlite:///{tmp}/no/u:S3cretPW@h.db",
+                "store_error",
+                "cannot open SQLite store at '(not shown",
+            ),
             (
                 "with an empty host label",
                 "postgresql://u@db..example.com/db",
@@ -410,11 +409,17 @@ CASES = [
                 "whose password holds a raw /",
                 "postgresql://:S3cretPW/x@127.0.0.1:1/db",
                 "store_error",
-                "(libpq's message is not shown",
+                HIDDEN,
             ),
             (
                 "whose password holds a ? and then an @",
                 "postgresql://u:S3c?retPW@Tail@h:1/db",
+                "config_error",
+                "write an @ in a user or password as %40",
+            ),
+            (
+                "whose password holds a raw @",
+                "postgresql://u:S3c@retPW@h/db",
                 "config_error",
                 "write an @ in a user or password as %40",
             ),
@@ -434,10 +439,10 @@ CASES = [
         "no database at '(not shown: it may hold a password)'",
     ),
     Case(
-        "workspace create on a PostgreSQL URL whose password holds a raw @",
-        ["workspace", "create", "w", "--agent", "A1:f:r", "--db", "postgresql://u:S3c@retPW@h/db"],
+        "audit of a SQLite file name too long for the file system",
+        ["audit", "--db", "sqlite:///" + "a" * 300 + ":S3cretPW@h.db"],
         "config_error",
-        "write an @ in a user or password as %40",
+        "names no file it can open",
     ),
     *[
         Case(

@@ -52,7 +52,7 @@ def sqlite_file(url: str) -> Path | None:
         folder = path is not None and path.is_dir()
     except OSError as exc:  # a name too long for the file system, say
         raise ConfigError(f"{shown(url)!r} names no file it can open: {exc.strerror}") from None
-    if path is not None and folder:
+    if folder:
         raise ConfigError(
             f"{shown(str(path))!r} (from {shown(url)!r}) is a directory, not a database file"
         )
