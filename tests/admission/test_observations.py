@@ -43,3 +43,20 @@ def test_a_same_words_replacement_read_by_fewer_shows_nothing_in_its_place(
 
     assert later.replacement_text is None
     assert later.text == f"No longer valid: {TEXT}"
+
+
+def test_contexts_that_differ_only_in_agents_each_get_their_own_observations() -> None:
+    """The observations made for one context's items and Δ are found again by another's
+    only if its agents are the same (a review's finding: a hand-built context that shared
+    the tuples got whichever was made first). B1 restates the family's h0 for its own
+    principal: in h0's place for the family, not for the agency."""
+    h0 = item("h0", TEXT, epoch=1, scope=Scope(principals=frozenset({"family"})))
+    p0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.", epoch=2)
+    event = Supersede(id="e4", at=T0, author="B1", target="h0", item=ItemDraft(id="h3", text=TEXT))
+    family = context((h0, p0), delta=(Recorded(epoch=4, event=event),), departure_epoch=3)
+    family = replace(family, agents={"B1": Agent(id="B1", principal="family", role="booking")})
+    agency = replace(family, agents={"B1": Agent(id="B1", principal="agency", role="booking")})
+
+    for ctx, shown in [(family, TEXT), (agency, None), (family, TEXT)]:
+        [later] = observations(ctx)
+        assert later.replacement_text == shown

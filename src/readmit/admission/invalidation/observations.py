@@ -46,17 +46,22 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     follow the part remembered are read (never another reader's: `grown_base`).
     """
     made = _MADE[news, len(ctx.tuples), ctx.quote is not None]
+    agents = tuple(ctx.agents.items())  # whom `_stands_in` and `Holders` let read what
     known = made.found(*ctx.tuples)
-    if known is not None:
-        return known
-    start, laters = grown_base(made, ctx) or (0, [])
+    if known is not None and known[0] == agents:
+        return known[1]
+    base = grown_base(made, ctx)
+    start, laters = (base[0], base[1][1]) if base and base[1][0] == agents else (0, [])
     items, by_id = ctx.items, ctx.by_id
     if quotable := (*ctx.left_out, *quoted(ctx)):  # quoted as if C held them
         items, by_id = (*items, *quotable), {**by_id, **{i.id: i for i in quotable}}
     later = ctx.delta[start:]
     gone = _withdrawn(ctx.delta[:start]) if start and _keyed(later) else ()
     laters = laters + observations_of(later, items, by_id, news, ctx.agents, gone)
-    return made.put(ctx.tuples, laters)
+    return made.put(ctx.tuples, (agents, laters))[1]
+
+
+_Agents = tuple[tuple[str, Agent], ...]
 
 
 def _keyed(events: Iterable[Recorded]) -> bool:
@@ -73,12 +78,13 @@ def _withdrawn(events: Iterable[Recorded]) -> set[str]:
     }
 
 
-_MADE: dict[tuple[bool, int, bool], Grown[list[Later]]] = {
+_MADE: dict[tuple[bool, int, bool], Grown[tuple[_Agents, list[Later]]]] = {
     (news, n, store): Grown() for news in (True, False) for n in (2, 3) for store in (True, False)
 }
 """`observations` of recent contexts' tuples of items and Δ (and of what D_a left out,
 when it left out anything), with and without news, and with and without a store to quote
-from (a context `detached` from its store shares its tuples)."""
+from (a context `detached` from its store shares its tuples), each with the agents it was
+made for: hand-built contexts may share tuples and differ in their agents."""
 
 
 def observations_of(
