@@ -11,9 +11,11 @@ The application code is plain Mem0 except for the construction line (marked) and
 
 import atexit
 import hashlib
+import logging
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,11 @@ from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
+
+# Mem0 announces the optional parts this example does without (spaCy, fastembed), and the
+# local Qdrant that payload indexes do nothing there: quieted, so that the story reads plainly.
+logging.getLogger("mem0").setLevel(logging.ERROR)
+warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
 
 
 class WordEmbedder(EmbeddingBase):  # type: ignore[misc]
