@@ -497,6 +497,12 @@ CASES = [
         "config_error",
         "a SQLite store URL takes no options",
     ),
+    Case(
+        "audit of a SQLite file whose name holds a '?'",
+        ["audit", "--db", "sqlite:///{tmp}/our?team.db"],
+        "config_error",
+        "a file whose name holds a '?' must be renamed",
+    ),
     *[
         Case(f"init {name!r}", ["init", name], "invalid_input", "names no file: give one")
         for name in ("", " ", "newdir/", ".")

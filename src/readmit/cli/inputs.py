@@ -11,7 +11,7 @@ from typing import Any
 from readmit import strict_json
 from readmit.errors import ConfigError, InvalidInput, NotFound, StoreError
 from readmit.model import Agent
-from readmit.store import SqlStore, open_store
+from readmit.store import SqlStore, open_store, refuse_options
 from readmit.urls import shown
 
 
@@ -46,8 +46,8 @@ def sqlite_file(url: str) -> Path | None:
         ConfigError: if ``url`` names a directory, or has options (`open_store` refuses them).
     """
     path = sqlite_path(url)
-    if path is not None and "?" in str(path):
-        raise ConfigError(f"{shown(url)!r}: a SQLite store URL takes no options (?...)")
+    if path is not None:
+        refuse_options(url, str(path))
     try:
         folder = path is not None and path.is_dir()
     except OSError as exc:  # a name too long for the file system, say

@@ -29,8 +29,7 @@ def open_store(url: str) -> SqlStore:
                 f"{shown(url)!r} names no file: write sqlite:///PATH (sqlite:////PATH for an "
                 "absolute path), or sqlite://:memory: for a store that ends with the process"
             )
-        if "?" in path:  # sqlite:///x.db?mode=ro made a file named "x.db?mode=ro"
-            raise ConfigError(f"{shown(url)!r}: a SQLite store URL takes no options (?...)")
+        refuse_options(url, path)
         return SQLiteStore(path)
     if url.startswith(("postgresql://", "postgres://")):
         try:
@@ -48,6 +47,22 @@ def open_store(url: str) -> SqlStore:
         f"unknown store {url.split('://', 1)[0]!r} in {shown(url)!r} "
         "(known: sqlite:///PATH, sqlite://:memory:, postgresql://USER@HOST:PORT/DB)"
     )
+
+
+def refuse_options(url: str, path: str) -> None:
+    """Refuse a SQLite store URL whose ``path`` holds a ``?``: options it would ignore.
+
+    sqlite:///x.db?mode=ro used to open a new file named "x.db?mode=ro". A file whose name
+    holds a ``?`` cannot be named in a URL for the same reason: it must be renamed.
+
+    Raises:
+        ConfigError: if ``path`` holds a ``?``.
+    """
+    if "?" in path:
+        raise ConfigError(
+            f"{shown(url)!r}: a SQLite store URL takes no options (?...); "
+            "a file whose name holds a '?' must be renamed to be opened"
+        )
 
 
 __all__ = [
