@@ -539,6 +539,33 @@ def test_what_falls_outside_the_view_is_accounted_for_once_with_its_fall() -> No
     }
 
 
+def test_what_rests_on_a_premise_that_could_not_be_screened_is_not_called_stale() -> None:
+    """The same shape with the verifier down: "plan" was never reached, and its premise
+    was withheld, not found invalid (a review's finding: it was `premise_invalidated`,
+    which the next return with the verifier back contradicted by admitting it)."""
+    seen = item("seen", "Breakfast before the ride.", epoch=8, depends_on=("p0",))
+    other = item("other", "Water the plants.", epoch=7)
+    premise = item("p0", P0.text, epoch=6)
+    plan = item("plan", "Leave at dawn.", epoch=5, depends_on=("p0",))
+    ctx = context((H0, seen, other, premise, plan), delta=DELTA)
+
+    decision = admit(
+        ctx,
+        policy=Policy(max_items=1),
+        verifier=UnavailableVerifier(),
+        signer=HmacSha256Signer(KEY),
+    )
+
+    assert isinstance(decision, Issued)
+    assert decision.items == (other,)
+    assert {e.item: e.reason for e in decision.exclusions} == {
+        "h0": Reason.REVOKED,
+        "p0": Reason.VERIFIER_UNAVAILABLE,
+        "seen": Reason.VERIFIER_UNAVAILABLE,  # asked for the view: "could not be screened"
+        "plan": Reason.NOT_SELECTED,
+    }
+
+
 @pytest.mark.parametrize("waited", [-0.5, float("nan"), float("inf")])
 def test_a_wait_that_is_no_number_of_seconds_is_refused(waited: float) -> None:
     ctx = context((H0, P0), delta=DELTA)

@@ -185,7 +185,10 @@ def _screened_out(
     # A premise outside C was screened too: its verdict is stored, never listed.
     implicit = [e for i, e in screener.excluded.items() if i not in gated_ids and i in ctx.by_id]
     judged = {e.item for e in implicit}
-    stale = [e for e in implicit if e.reason is not Reason.UNSCREENED]
+    # Only a confirmed invalidation takes what rests on it down: an item whose premise could
+    # not be screened (unavailable verifier, spent budget) is not stale, and one the selector
+    # never reached stays `not_selected` (a review's finding: it was `premise_invalidated`).
+    stale = [e for e in implicit if e.reason in _STALE]
     # Tested in C first: most of a large pool is left out, and rarely one that was judged.
     if judged and not judged.isdisjoint(left_out):
         left_out = [i for i in left_out if i not in judged]
@@ -203,6 +206,7 @@ def _screened_out(
 
 
 _DEPENDS_ON = attrgetter("depends_on")
+_STALE = (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
 
 
 __all__ = ["Decision", "Issued", "Judgment", "ReturnContext", "Withheld", "admit"]
