@@ -483,15 +483,28 @@ def test_a_restatement_replaced_in_the_same_words_by_hearsay_brings_the_verdict_
     assert "p0" not in last["items"]  # nor captured by the departure in between
 
 
-def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) -> None:
+_REOPENED = {"id": "n2", "text": "Sunrise Hotel has reopened."}
+_UNDONE: dict[str, dict[str, Any]] = {
+    "revoked": {"op": "revoke", "target": "n1", "why": "it reopened"},
+    "superseded": {"op": "supersede", "target": "n1", "item": _REOPENED},
+    "replaced by its key": {"op": "assert", "item": {**_REOPENED, "key": "sunrise"}},
+}
+"""Ways the news n1 (key "sunrise") is withdrawn; the last was found by a review to leave
+a verdict resting on it standing for good."""
+
+
+@pytest.mark.parametrize("undone", list(_UNDONE))
+def test_withdrawing_the_news_behind_a_verdict_lapses_it(
+    store: WorkStateStore, undone: str
+) -> None:
     events = [
         assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
         depart(1),
         depart(2, "A3"),
         {"at": at(3), "author": "A2", "op": "evidence", "source": {"id": "s1", "text": "x"}},
-        assert_item(4, "n1", "Sunrise Hotel is closed for maintenance."),
+        assert_item(4, "n1", "Sunrise Hotel is closed for maintenance.", key="sunrise"),
         ret(5),
-        {"at": at(6), "author": "A2", "op": "revoke", "target": "n1", "why": "it reopened"},
+        {"at": at(6), "author": "A2", **_UNDONE[undone]},
         ret(7, "A3"),
     ]
     first, second = (
@@ -503,6 +516,28 @@ def test_withdrawing_the_news_behind_a_verdict_lapses_it(store: WorkStateStore) 
 
     assert reason(first, "p0") == "implicitly_invalidated"
     assert "p0" in second["selected"]
+
+
+@pytest.mark.parametrize("when", ["after the verdict", "before the return"])
+def test_news_s_key_given_by_an_agent_who_may_not_read_it_restores_nothing(
+    store: WorkStateStore, when: str
+) -> None:
+    """The neighbours' item of the same key replaces nothing of the family's, as the
+    writer has it: the news still stands, and so does what it invalidated."""
+    theirs = {"at": at(5), "author": "B1", **_UNDONE["replaced by its key"]}
+    events = [
+        assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+        depart(1),
+        depart(2, "A3"),
+        assert_item(4, "n1", "Sunrise Hotel is closed for maintenance.", key="sunrise"),
+        *([ret(5), theirs] if when == "after the verdict" else [theirs, ret(5)]),
+        ret(7, "A3"),
+    ]
+    decided = replay(
+        load_scenario(scenario(events)), store, verifier=_Invalidating("n1"), signer=SIGNER
+    )
+
+    assert [reason(d.record, "p0") for d in decided] == ["implicitly_invalidated"] * 2
 
 
 class _Invalidating:
@@ -611,21 +646,24 @@ def test_a_restatement_only_another_principal_reads_restores_nothing_before_the_
     assert "p0" not in decisions[1]["items"]  # left out of the departure under the verdict
 
 
-def test_news_withdrawn_before_the_return_is_not_judged_against(store: WorkStateStore) -> None:
-    """A verifier judging news: x1 would invalidate the pickup, but it was revoked."""
-    verifier = _Invalidating("x1")
+@pytest.mark.parametrize("undone", list(_UNDONE))
+def test_news_withdrawn_before_the_return_is_not_judged_against(
+    store: WorkStateStore, undone: str
+) -> None:
+    """A verifier judging news: n1 would invalidate the pickup, but it was withdrawn."""
+    verifier = _Invalidating("n1")
     events = [
         *HISTORY[:5],
-        assert_item(5, "x1", "Pickups from Sunrise Hotel are suspended."),
-        {"at": at(6), "author": "A2", "op": "revoke", "target": "x1", "why": "reopened"},
+        assert_item(5, "n1", "Pickups from Sunrise Hotel are suspended.", key="sunrise"),
+        {"at": at(6), "author": "A2", **_UNDONE[undone]},
     ]
-    undone = replay(
+    decided = replay(
         load_scenario(scenario([*events, ret(7), depart(8), ret(9)])),
         store,
         verifier=verifier,
         signer=SIGNER,
     )
-    assert all("p0" in d.record["selected"] for d in undone)
+    assert all("p0" in d.record["selected"] for d in decided)
 
 
 def test_what_a_return_had_no_time_to_screen_the_next_return_screens(
@@ -1980,11 +2018,11 @@ def test_m017_a_verdict_a_restatement_resting_on_another_item_lapsed_stands_agai
     """Before m017 a restatement resting on the agency's account lapsed p0's verdict for
     good, though the account was then revoked (a review's finding): the verdict stands
     again, or lapses where a restatement restores today; watermarks go, as in m016."""
-    premised = assert_item(7, "premised", "Sunrise Hotel is booked.", depends_on=["d"])
+    premised = assert_item(7, "h2", "Sunrise Hotel is booked.", depends_on=["d"])
     gone = {"at": at(8), "author": "A2", "op": "revoke", "target": "d", "why": "closed"}
-    events = [*HISTORY[:3], AGENCY, *HISTORY[3:], ret(6), premised, gone]
+    events = [*HISTORY[:3], AGENCY, *HISTORY[3:], ret(6), {**premised, "id": "premised"}, gone]
     if restated.endswith("for good"):
-        events.append(assert_item(9, "again", "Sunrise Hotel is booked."))
+        events.append({**assert_item(9, "h3", "Sunrise Hotel is booked."), "id": "again"})
 
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
@@ -2139,3 +2177,25 @@ def test_a_return_in_between_agrees_with_its_twin_across_principals(
 
     stale = {e["item"] for e in last[False]["excluded"] if e["reason"] in STALE}
     assert not stale & set(last[True]["items"])
+
+
+def test_m018_a_verdict_resting_on_news_its_key_replaced_lapses(
+    backend: str, tmp_path: Path
+) -> None:
+    """Before m018 a later item of the news item's key left the verdict resting on it
+    standing for good (a review's finding): it lapses at that item; watermarks stay."""
+    events = [
+        *HISTORY[:5],
+        assert_item(5, "n1", "Pickups from Sunrise Hotel are suspended.", key="sunrise"),
+        ret(6),
+        {"at": at(7), "author": "A2", "id": "n2", **_UNDONE["replaced by its key"]},
+    ]
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        replay(load_scenario(scenario(events)), store, verifier=_Invalidating("n1"), signer=SIGNER)
+        assert isinstance(store, SqlStore)
+        expected = _epoch_of(store, "n2")
+        (kept,) = store.conn.execute("SELECT COUNT(*) FROM screenings").fetchone()
+        migrated = _migrated_again(store, url, "m018", None)
+
+    assert migrated == (expected, kept + 1)  # and the one `_migrated_again` adds

@@ -268,6 +268,22 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         "m017_restatements_with_premises_restore_nothing",
         [lapses_restated_today, "DELETE FROM screenings"],
     ),
+    (
+        # A verdict resting on news lapses once a later item of the news item's key replaces
+        # it, as a supersession does (`readmit.store.verdicts`); before, it stood for good.
+        # Such a replacement is a row of ``withdrawn`` (with no epoch before m012: then the
+        # verdict's own, as the news can only have been replaced after it was asserted).
+        # Watermarks stay: the returns before judged against that news, not past it.
+        "m018_news_replaced_by_its_key_restores",
+        [
+            "UPDATE invalidations SET lapsed_epoch = (SELECT COALESCE(w.epoch, "
+            "invalidations.event_epoch) FROM withdrawn w WHERE w.workspace = "
+            "invalidations.workspace AND w.id = invalidations.restore_item) "
+            "WHERE lapsed_epoch IS NULL AND restore_item IS NOT NULL AND EXISTS (SELECT 1 "
+            "FROM withdrawn w WHERE w.workspace = invalidations.workspace "
+            "AND w.id = invalidations.restore_item)"
+        ],
+    ),
 ]
 
 _BOOKKEEPING = (

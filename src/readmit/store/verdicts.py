@@ -12,8 +12,8 @@ return, to every agent, until something restores its premise:
   nor does a statement bounded in time, task or purpose, or resting on other items
   (`readmit.events.restates`);
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
-  (revoked, closed or superseded; a same-key replacement of N restates the
-  news rather than undoing it, so the verdict stands).
+  (revoked, closed, superseded, or replaced by a later item of its key: the news
+  no longer stands, and what replaced it is judged in its turn).
 
 The writer of each event lapses the verdicts it restores (`lapse`, one indexed
 update an event, none while the workspace has no standing verdict), so a return
@@ -34,7 +34,7 @@ checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 """
 
 import json
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from operator import attrgetter
 
 from readmit.admission.context import Standing, items_by_id
@@ -81,6 +81,8 @@ def remember(
             ),
             None,
         )
+        if restore_item is not None and (at := _withdrawn_at(db, workspace, restore_item)):
+            lapsed = at if lapsed is None else min(lapsed, at)  # a keyed item replaced it too
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
             "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
@@ -198,6 +200,14 @@ def _key_held(db: Connection, workspace: str, later: Recorded) -> Item | None:
     return None if row is None else item_from_json(json.loads(row[0]))
 
 
+def _withdrawn_at(db: Connection, workspace: str, item: str) -> int | None:
+    """The epoch ``item`` was withdrawn at (``None``: it is not, or before m012, unknown)."""
+    row = db.execute(
+        "SELECT epoch FROM withdrawn WHERE workspace = ? AND id = ?", (workspace, item)
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
 def _item(db: Connection, workspace: str, item: str) -> Item | None:
     row = db.execute(
         "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
@@ -248,8 +258,11 @@ def any_standing(db: Connection, workspace: str) -> bool:
     return row is not None
 
 
-def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
-    """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written)."""
+def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence[str]) -> None:
+    """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written).
+
+    ``withdrew``: the items it withdrew (its target, and what its key replaced).
+    """
     event = recorded.event
     if isinstance(event, Assert | Supersede) and restates(event):
         restored = db.execute(
@@ -268,11 +281,11 @@ def lapse(db: Connection, workspace: str, recorded: Recorded) -> None:
                     if item_from_json(json.loads(body)).scope.read_within(*readers)
                 ],
             )
-    if isinstance(event, Revoke | Close | Supersede):
-        db.execute(
+    if withdrew:
+        db.executemany(
             "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? "
             "AND lapsed_epoch IS NULL AND restore_item = ?",
-            (recorded.epoch, workspace, event.target),
+            [(recorded.epoch, workspace, item) for item in withdrew],
         )
 
 

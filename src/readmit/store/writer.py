@@ -74,9 +74,7 @@ class Writer:
     ) -> None:
         self.optimistic = optimistic  # new ids and names left to the unique indexes (`sql`)
         self.known = known  # stored items the batch reads are not parsed again
-        self.db = db
-        self.ws = workspace
-        self.agents = agents
+        self.db, self.ws, self.agents = db, workspace, agents
         # Times never go backwards, so the last epoch holds the latest time (an index lookup).
         row = db.execute(
             "SELECT epoch, at FROM events WHERE workspace = ? ORDER BY epoch DESC LIMIT 1",
@@ -122,6 +120,7 @@ class Writer:
             raise InvalidEvent(event.id, "time goes backwards (events must be in time order)")
         self.epoch += 1
         text, stamped, item = encode(event)
+        withdrawn, before = self._rows["withdrawn"], len(self._rows["withdrawn"])
         self._project(event, author, item)
         if self._event_ids[event.id]:  # prefetched for the batch's own ids
             raise InvalidEvent(event.id, "an event with this id already exists")
@@ -133,7 +132,7 @@ class Writer:
         if self._verdicts is None:
             self._verdicts = verdicts.any_standing(self.db, self.ws)
         if self._verdicts:  # with no standing verdict there is nothing to lapse
-            verdicts.lapse(self.db, self.ws, recorded)
+            verdicts.lapse(self.db, self.ws, recorded, [str(r[1]) for r in withdrawn[before:]])
         return recorded
 
     def _prefetch(self, events: Sequence[Event]) -> None:

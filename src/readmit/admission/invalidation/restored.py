@@ -2,8 +2,8 @@
 
 A standing verdict lapses once its premise is restored (`readmit.store.verdicts`): what
 its evidence withdrew is stated again by an item every reader of the invalidated item
-may read, or the new item its evidence asserted is withdrawn (revoked, closed or
-superseded; a same-key replacement restates the news and restores nothing). Hearsay
+may read, or the new item its evidence asserted is withdrawn (revoked, closed,
+superseded, or replaced by a later item of its key whose author may read it). Hearsay
 (an ``unconfirmed`` item) states nothing again, as it replaces nothing, nor does a
 statement bounded in time, task or purpose, or resting on other items
 (`readmit.events.restates`). A return
@@ -19,6 +19,7 @@ context no store made rebuilds the rule from each observation.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from readmit.admission.invalidation.implicit import Later
@@ -38,14 +39,20 @@ class Restorations:
         self,
         agents: Mapping[str, Agent],
         rule: Callable[[str], Restoring] | None = None,
+        items: Mapping[str, Item] = MappingProxyType({}),
     ) -> None:
         self.agents = agents
+        self.items = items
+        """The items news may have asserted, by id (the context's): their keys and readers."""
         self.rule = rule
         """What restores a verdict resting on an event (`ReturnContext.restoration`)."""
         self.stated: dict[str, dict[_Readers, int]] = {}
         """Each text stated by an item: the latest epoch it was stated at, by its readers."""
         self.withdrawn: dict[str, int] = {}
         """Each item a revocation, closing or supersession withdrew, with its epoch."""
+        self.keyed: dict[str, dict[str, int]] = {}
+        """For each key, the latest epoch each author gave it a confirmed item (which replaces
+        the key's holders that author may read)."""
         self.read: set[int] = set()
         self.since: int | None = None
         """How far back the log before the departure was read (`add_from`)."""
@@ -65,26 +72,30 @@ class Restorations:
         delta: tuple[Recorded, ...],
         agents: Mapping[str, Agent],
         rule: Callable[[str], Restoring] | None = None,
+        items: Mapping[str, Item] = MappingProxyType({}),
     ) -> "Restorations":
         """Restorations with ``delta`` taken in.
 
         Grown from a shorter Δ's (a later epoch's extends it): 10k events took 11 ms at
         every next return.
         """
-        made = cls(agents, rule)
+        made = cls(agents, rule, items)
         base = _DELTAS.base(delta)
         start = 0
         if base is not None:
-            ((n,), (stated, withdrawn, read, principals)) = base
+            ((n,), (stated, withdrawn, keyed, read, principals)) = base
             if all(made._principal(a) == p for a, p in principals.items()):
                 start, made.read, made._principals = n, set(read), dict(principals)
                 made.stated, made.withdrawn = dict(stated), dict(withdrawn)
+                made.keyed = dict(keyed)
         made.add(delta[start:])
         if start < len(delta):
-            snapshot = (made.stated, made.withdrawn, frozenset(made.read), made._principals)
+            snapshot = (
+                made.stated, made.withdrawn, made.keyed, frozenset(made.read), made._principals
+            )  # fmt: skip
             _DELTAS.put((delta,), snapshot)
             made.stated, made.withdrawn = dict(made.stated), dict(made.withdrawn)
-            made._principals = dict(made._principals)
+            made.keyed, made._principals = dict(made.keyed), dict(made._principals)
         return made
 
     def add(self, events: Iterable[Recorded]) -> None:
@@ -102,6 +113,12 @@ class Restorations:
                 self.stated[event.item.text] = stated
             if isinstance(event, Revoke | Close | Supersede):
                 self.withdrawn.setdefault(event.target, recorded.epoch)
+            if isinstance(event, Assert | Supersede) and (key := event.item.key) is not None:
+                if event.item.unconfirmed:
+                    continue  # hearsay replaces nothing
+                latest = dict(self.keyed.get(key) or {})  # a new dict: as ``stated``
+                latest[event.author] = max(latest.get(event.author, 0), recorded.epoch)
+                self.keyed[key] = latest
 
     def kept(self, item: Item, laters: Sequence[Later]) -> list[Later]:
         """``laters`` but those whose premise a later event restored for ``item``."""
@@ -120,7 +137,26 @@ class Restorations:
                 )
             return found
         if news is not None:  # news, undone
-            return self.withdrawn.get(news, later.epoch) > later.epoch
+            return self.withdrawn.get(news, later.epoch) > later.epoch or self._replaced(
+                news, later.epoch
+            )
+        return False
+
+    def _replaced(self, news: str, epoch: int) -> bool:
+        """Whether a later item of ``news``'s key replaced it (as the store's writer does).
+
+        Its author must be able to read it (any, where no agent is known); an item the
+        context lacks is restored by nothing.
+        """
+        item = self.items.get(news)
+        if item is None or item.key is None:
+            return False
+        for author, at in (self.keyed.get(item.key) or {}).items():
+            who = self.agents.get(author)
+            if at > epoch and (
+                item.scope.readable_by(who.principal, who.role) if who else not self.agents
+            ):
+                return True
         return False
 
     def _restoring(self, later: Later) -> Restoring:
@@ -146,7 +182,13 @@ class Restorations:
 
 
 _DELTAS: Grown[
-    tuple[dict[str, dict[_Readers, int]], dict[str, int], frozenset[int], dict[str, str | None]]
+    tuple[
+        dict[str, dict[_Readers, int]],
+        dict[str, int],
+        dict[str, dict[str, int]],
+        frozenset[int],
+        dict[str, str | None],
+    ]
 ] = Grown()
 """What `Restorations.of` took in of recent Δs, with the principal it read of each author
 (an agent's own may be another in another context: then it is taken in again)."""

@@ -275,7 +275,7 @@ class Screener:
         """
         if self._restorations is None:
             ctx = self.ctx
-            self._restorations = Restorations.of(ctx.delta, ctx.agents, ctx.restoration)
+            self._restorations = Restorations.of(ctx.delta, ctx.agents, ctx.restoration, ctx.by_id)
         if before and self.ctx.history is not None:
             self._restorations.add_from(self._index_from, self.ctx.history)
         return self._restorations
