@@ -493,6 +493,29 @@ _UNDONE: dict[str, dict[str, Any]] = {
 a verdict resting on it standing for good."""
 
 
+@pytest.mark.parametrize("how", ["revoked, then stated again", "keyed", "superseded"])
+def test_a_same_words_replacement_every_reader_of_the_item_reads_restores_it(
+    store: WorkStateStore, how: str
+) -> None:
+    """Everyone's booking is stated again for the family alone, and the pickup is the
+    family's: a keyed replacement or a supersession excluded it (shown as a withdrawal, as
+    read by fewer than the booking was), and A3 inherited that verdict (a review's finding);
+    the same state reached by a revocation and a restatement admitted it."""
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", key="hotel", readers="*")
+    again = assert_item(5, "h2", "Sunrise Hotel is booked.", key="hotel")
+    change = {
+        "revoked, then stated again": [
+            {"at": at(4), "author": "A2", "op": "revoke", "target": "h0", "why": "moved"},
+            again,
+        ],
+        "keyed": [again],
+        "superseded": [{**again, "op": "supersede", "target": "h0"}],
+    }[how]
+    events = [booked, *HISTORY[1:5], *change, ret(6), ret(7, "A3")]
+
+    assert all("p0" in record["items"] for record in run(store, events))
+
+
 @pytest.mark.parametrize("undone", list(_UNDONE))
 def test_withdrawing_the_news_behind_a_verdict_lapses_it(
     store: WorkStateStore, undone: str

@@ -11,6 +11,11 @@ judges by the same rule: an observation so restored by an event before the retur
 not judged against an item. Otherwise a return would exclude an item, its verdict would
 be stored already lapsed, and the next return, with nothing new, would admit it.
 
+The event that withdrew a statement may state it again itself: a replacement in the same
+words read by fewer than the withdrawn item was is shown as a withdrawal
+(`readmit.admission.invalidation.observations`), and restores the statement for an item
+all of whose readers may read it (before, such an item was excluded for nothing).
+
 "The same rule" is the store's own, asked per event (`ReturnContext.restoration`): what
 an event withdrew is known to the store even where the returning agent may not read it
 (a revocation of, or a keyed replacement of, another principal's item), and an event
@@ -132,7 +137,7 @@ class Restorations:
             if found is None:
                 statements = self.stated.get(text, {})
                 found = self._known[key] = any(
-                    epoch > later.epoch and item.scope.read_within(*readers)
+                    epoch >= later.epoch and item.scope.read_within(*readers)
                     for readers, epoch in statements.items()
                 )
             return found
