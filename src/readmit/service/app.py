@@ -20,14 +20,12 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from readmit import strict_json
 from readmit.errors import (
     InvalidEvent,
     InvalidEventAt,
-    InvalidInput,
     InvalidRequest,
     MethodNotAllowed,
     NotFound,
@@ -59,6 +57,7 @@ from readmit.service.schemas import (
     VerifyOut,
 )
 from readmit.service.strict_route import StrictJsonRoute, json_type
+from readmit.service.verify_body import verified
 from readmit.wire.edge import did_you_mean
 from readmit.wire.fields import plain
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
@@ -263,7 +262,7 @@ def _routes(  # noqa: C901 - one route each
             raise RateLimited("too many views being verified at once; try again", 1)
         verifying[0] += 1
         try:  # off the event loop: a large view takes seconds to parse and check
-            return await anyio.to_thread.run_sync(_verified, service, sent)
+            return await anyio.to_thread.run_sync(verified, service, sent)
         finally:
             verifying[0] -= 1
 
@@ -299,26 +298,6 @@ VERIFY_READING, VERIFY_READING_PER_CLIENT = 16, 2
 body of ``--max-body-bytes`` while it arrives (``--body-timeout``): 1,024 connections each
 sending 8 MiB but its last byte held the server at 8.5 GiB. One address holding every
 place would keep everyone else from verifying."""
-
-
-def _verified(service: Service, sent: bytes) -> VerifyOut:
-    """``/v1/verify``'s work on the body ``sent``: parse it strictly, check the view."""
-    try:
-        parsed = strict_json.loads(sent)
-    except InvalidInput as exc:  # not JSON, as on every other route; a repeated key is not
-        if isinstance(exc, InvalidRequest) or "repeats the key" in str(exc):
-            raise
-        raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
-    if isinstance(parsed, dict) and "view" not in parsed and "signature" in parsed:
-        raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
-    if isinstance(parsed, dict) and "view" in parsed and "outcome" in parsed:
-        raise InvalidRequest('send {"view": <its view>}: this body is a return\'s answer')
-    try:
-        body = VerifyIn.model_validate(parsed)
-    except ValidationError as exc:  # located in the body, as FastAPI's own are
-        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
-        raise RequestValidationError(errors) from None
-    return service.verify(body.view, body.at)
 
 
 async def _until_gone(
