@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import pytest
 
 from readmit import strict_json
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, RepeatedKey
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,16 @@ def test_hostile_json_is_refused_with_a_clear_message(case: Case) -> None:
 
     assert case.message in str(raised.value)
     assert raised.value.code == "invalid_input"
+    assert isinstance(raised.value, RepeatedKey) == ("repeats the key" in case.message)
+
+
+def test_a_repeated_key_is_told_by_its_type_and_named() -> None:
+    """Callers (``/v1/verify``) tell it from JSON that is not JSON by its type, not its words."""
+    with pytest.raises(RepeatedKey) as raised:
+        strict_json.loads('{"x": [{"items": [], "items": [1]}]}')
+
+    assert raised.value.key == "items"
+    assert str(raised.value) == "JSON object repeats the key 'items'"
 
 
 def test_ordinary_json_parses_as_json_loads_does() -> None:

@@ -7,6 +7,7 @@ Our exception hierarchy::
     │   ├── InvalidEvent                 one event (named by id) is malformed or inconsistent
     │   │   └── InvalidEventAt           … at events[i] of the batch sent, with the fields at fault
     │   ├── ConfigError                  a setting, verifier spec or store URL is wrong
+    │   ├── RepeatedKey                  a JSON object names one key twice
     │   ├── InvalidRequest               an HTTP body does not match the API schema
     │   ├── PayloadTooLarge              a body, batch or string is over the server's limit
     │   ├── ClockSkew                    an ``at`` is further from the server's clock than allowed
@@ -88,6 +89,19 @@ class InvalidEventAt(InvalidEvent):
         where = f"events[{index}]"
         shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
         self.args = (f"event {shown!r} ({where}): {problem}" if named else f"{where}: {problem}",)
+
+
+class RepeatedKey(InvalidInput):
+    """A JSON object names one key twice (`readmit.strict_json`).
+
+    ``json.loads`` keeps the last: whoever reads the first (a gateway, an audit tool, a
+    view's consumer) would see another document than the one readmit read.
+    """
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"JSON object repeats the key {key[:80]!r}")
+        self.key = key
+        """The key named twice (the message shows at most its first 80 characters)."""
 
 
 class ConfigError(InvalidInput):

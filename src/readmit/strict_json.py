@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, RepeatedKey
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted (no readmit document nests past ~6)."""
@@ -31,10 +31,10 @@ def loads(data: str | bytes) -> Any:
         The parsed value (dicts, lists, str, int, float, bool, None).
 
     Raises:
-        InvalidInput: The input is not UTF-8, not JSON, repeats an object key,
-            nests deeper than `MAX_DEPTH`, has a number longer than
-            `MAX_NUMBER_CHARS` or a non-finite one, or a string with a lone
-            surrogate.
+        RepeatedKey: An object names one key twice (an `InvalidInput`).
+        InvalidInput: The input is not UTF-8, not JSON, nests deeper than
+            `MAX_DEPTH`, has a number longer than `MAX_NUMBER_CHARS` or a
+            non-finite one, or a string with a lone surrogate.
     """
     text = _decode(data)
     try:
@@ -63,11 +63,11 @@ def _decode(data: str | bytes) -> str:
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``' ``object_pairs_hook`` that refuses a repeated key (`InvalidInput`)."""
+    """``json.loads``' ``object_pairs_hook`` that refuses a repeated key (`RepeatedKey`)."""
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise InvalidInput(f"JSON object repeats the key {key[:80]!r}")
+            raise RepeatedKey(key)
         result[key] = value
     return result
 

@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from readmit.errors import InvalidInput, InvalidRequest
+from readmit.errors import InvalidInput, InvalidRequest, RepeatedKey
 from readmit.strict_json import MAX_DEPTH, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -35,8 +35,8 @@ class StrictJsonRoute(APIRoute):
                 body = await request.body()  # kept by the request: FastAPI reads it again free
                 try:
                     json.loads(body, object_pairs_hook=unique_keys)
-                except InvalidInput:
-                    raise  # the repeated key
+                except RepeatedKey:
+                    raise  # invalid_input; a ValueError too, so passed on before the next clause
                 except ValueError as exc:
                     if "integer string conversion" in str(exc):  # valid JSON Python will not read
                         raise InvalidInput(

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from readmit import strict_json
-from readmit.errors import InvalidInput, InvalidRequest
+from readmit.errors import InvalidInput, InvalidRequest, RepeatedKey
 from readmit.service.operations import Service
 from readmit.service.schemas import VerifyIn, VerifyOut
 
@@ -19,9 +19,9 @@ def verified(service: Service, sent: bytes) -> VerifyOut:
     """``/v1/verify``'s work on the body ``sent``: parse it strictly, check the view."""
     try:
         parsed = strict_json.loads(sent)
-    except InvalidInput as exc:  # not JSON, as on every other route; a repeated key is not
-        if isinstance(exc, InvalidRequest) or "repeats the key" in str(exc):
-            raise
+    except RepeatedKey:
+        raise  # invalid_input, as on every route
+    except InvalidInput as exc:  # not JSON, as on every other route
         raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
     if isinstance(parsed, dict) and "view" not in parsed and "signature" in parsed:
         raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
