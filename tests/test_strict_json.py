@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import pytest
 
 from readmit import strict_json
-from readmit.errors import InvalidInput, RepeatedKey
+from readmit.errors import InvalidInput, NotJson, RepeatedKey
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,17 @@ def test_hostile_json_is_refused_with_a_clear_message(case: Case) -> None:
     assert case.message in str(raised.value)
     assert raised.value.code == "invalid_input"
     assert isinstance(raised.value, RepeatedKey) == ("repeats the key" in case.message)
+
+
+def test_text_that_is_not_json_says_what_and_where_apart_from_its_words() -> None:
+    with pytest.raises(NotJson) as raised:
+        strict_json.loads('{"a": 1,}')
+
+    assert (raised.value.problem, raised.value.at) == (
+        "Expecting property name enclosed in double quotes",
+        8,
+    )
+    assert str(raised.value).startswith("not JSON: Expecting property name")
 
 
 def test_a_repeated_key_is_told_by_its_type_and_named() -> None:

@@ -7,6 +7,7 @@ Our exception hierarchy::
     │   ├── InvalidEvent                 one event (named by id) is malformed or inconsistent
     │   │   └── InvalidEventAt           … at events[i] of the batch sent, with the fields at fault
     │   ├── ConfigError                  a setting, verifier spec or store URL is wrong
+    │   ├── NotJson                      text is not JSON at all (a syntax error)
     │   ├── RepeatedKey                  a JSON object names one key twice
     │   ├── InvalidRequest               an HTTP body does not match the API schema
     │   ├── PayloadTooLarge              a body, batch or string is over the server's limit
@@ -30,6 +31,7 @@ An item that is kept out of a Return View is *not* an exception: it is an
 "could not decide", never for "decided no".
 """
 
+import json
 from typing import ClassVar
 
 
@@ -89,6 +91,17 @@ class InvalidEventAt(InvalidEvent):
         where = f"events[{index}]"
         shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
         self.args = (f"event {shown!r} ({where}): {problem}" if named else f"{where}: {problem}",)
+
+
+class NotJson(InvalidInput):
+    """Text that is not JSON at all (`readmit.strict_json`): what the parser expected, and where."""
+
+    def __init__(self, error: json.JSONDecodeError) -> None:
+        super().__init__(f"not JSON: {error}")
+        self.problem = error.msg
+        """What the parser found wrong (``Expecting value``), without the place."""
+        self.at = error.pos
+        """The character (from 0) where it did."""
 
 
 class RepeatedKey(InvalidInput):

@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from readmit.errors import InvalidInput, RepeatedKey
+from readmit.errors import InvalidInput, NotJson, RepeatedKey
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted (no readmit document nests past ~6)."""
@@ -31,8 +31,9 @@ def loads(data: str | bytes) -> Any:
         The parsed value (dicts, lists, str, int, float, bool, None).
 
     Raises:
+        NotJson: The input is not JSON at all (an `InvalidInput`).
         RepeatedKey: An object names one key twice (an `InvalidInput`).
-        InvalidInput: The input is not UTF-8, not JSON, nests deeper than
+        InvalidInput: The input is not UTF-8, nests deeper than
             `MAX_DEPTH`, has a number longer than `MAX_NUMBER_CHARS` or a
             non-finite one, or a string with a lone surrogate.
     """
@@ -46,7 +47,7 @@ def loads(data: str | bytes) -> Any:
             parse_float=_bounded_float,
         )
     except json.JSONDecodeError as e:
-        raise InvalidInput(f"not JSON: {e}") from None
+        raise NotJson(e) from None
     except RecursionError:
         raise InvalidInput(f"JSON nests deeper than {MAX_DEPTH} levels") from None
     _check_tree(value)

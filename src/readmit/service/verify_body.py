@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from readmit import strict_json
-from readmit.errors import InvalidInput, InvalidRequest, RepeatedKey
+from readmit.errors import InvalidInput, InvalidRequest, NotJson, RepeatedKey
 from readmit.service.operations import Service
 from readmit.service.schemas import VerifyIn, VerifyOut
 
@@ -21,7 +21,11 @@ def verified(service: Service, sent: bytes) -> VerifyOut:
         parsed = strict_json.loads(sent)
     except RepeatedKey:
         raise  # invalid_input, as on every route
-    except InvalidInput as exc:  # not JSON, as on every other route
+    except NotJson as exc:  # in the words every other route uses
+        raise InvalidRequest(
+            f"the body is not valid JSON: {exc.problem} (at character {exc.at})"
+        ) from None
+    except InvalidInput as exc:  # JSON it will not read: not JSON, as on every other route
         raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
     if isinstance(parsed, dict) and "view" not in parsed and "signature" in parsed:
         raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
