@@ -635,6 +635,18 @@ def test_a_body_nested_too_deep_to_read_says_so(client: httpx.Client, team: Team
     assert "nests deeper than JSON is read here" in response.json()["message"]
 
 
+@pytest.mark.parametrize("path", ["/v1/events", "/v1/memories", "/v1/verify"])
+def test_a_number_too_long_to_read_is_an_invalid_request_on_every_route_as_bad_json_is(
+    client: httpx.Client, team: Team, path: str
+) -> None:
+    """It was ``invalid_input`` on the routes FastAPI reads, ``invalid_request`` on /v1/verify."""
+    headers = team.auth("A1") | {"Content-Type": "application/json"}
+
+    response = client.post(path, content='{"view": ' + "9" * 5000 + "}", headers=headers)
+
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
+
+
 @pytest.mark.parametrize("path", ["/v1/events", "/v1/verify"])
 def test_a_body_that_is_not_json_is_an_invalid_request_on_every_route(
     client: httpx.Client, team: Team, path: str

@@ -71,7 +71,7 @@ def test_a_number_python_will_not_read_is_said_to_be_one_not_a_body_that_is_not_
 
     response = client.post("/v1/events", content=body, headers=JSON | team.auth("A2"))
 
-    assert (response.status_code, response.json()["code"]) == (422, "invalid_input")
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
     assert response.json()["message"] == (
         "the body has a number of more than 4300 digits: send it as a string"
     )

@@ -246,9 +246,10 @@ def _routes(  # noqa: C901 - one route each
         """Check a Return View's signature, item digests and expiry.
 
         The body is parsed strictly: a repeated key (a view that reads one way to its
-        consumer and another to the verifier), NaN, deep nesting or a huge number is a
-        422 ``invalid_input``. At most `VERIFY_READING` bodies are received and
-        `VERIFY_SLOTS` views checked at once (429 past either; the former unread).
+        consumer and another to the verifier) is a 422 ``invalid_input``; NaN, deep nesting
+        or a huge number, like a body that is not JSON, a 422 ``invalid_request``. At most
+        `VERIFY_READING` bodies are received and `VERIFY_SLOTS` views checked at once (429
+        past either; the former unread).
         """
         client = request.client.host if request.client else ""
         if len(reading) >= VERIFY_READING or reading.count(client) >= VERIFY_READING_PER_CLIENT:

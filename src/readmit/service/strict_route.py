@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from readmit.errors import InvalidInput, InvalidRequest, RepeatedKey
+from readmit.errors import InvalidRequest, RepeatedKey
 from readmit.strict_json import MAX_DEPTH, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -39,7 +39,7 @@ class StrictJsonRoute(APIRoute):
                     raise  # invalid_input; a ValueError too, so passed on before the next clause
                 except ValueError as exc:
                     if "integer string conversion" in str(exc):  # valid JSON Python will not read
-                        raise InvalidInput(
+                        raise InvalidRequest(  # as a body nested too deep to read is
                             f"the body has a number of more than {sys.get_int_max_str_digits()} "
                             "digits: send it as a string"
                         ) from None
