@@ -1,5 +1,6 @@
 """strict_json.loads refuses ambiguous or unbounded JSON with InvalidInput, never a traceback."""
 
+import json
 from dataclasses import dataclass
 
 import pytest
@@ -82,3 +83,32 @@ def test_ordinary_json_parses_as_json_loads_does() -> None:
 
 def test_nesting_at_the_limit_is_accepted() -> None:
     assert strict_json.loads("[" * 64 + "]" * 64) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "deeper"),
+    [
+        ("1", False),
+        ("[" * 64 + "]" * 64, False),
+        ("[" * 65 + "]" * 65, True),
+        ('{"a":' * 64 + "1" + "}" * 64, False),
+        ('{"a":' * 64 + "[]" + "}" * 64, True),
+        ("[1, [2, [3]], " + "[" * 64 + "]" * 64 + "]", True),
+    ],
+)
+def test_nesting_is_measured_as_loads_limits_it(text: str, deeper: bool) -> None:
+    assert strict_json.nests_deeper(json.loads(text)) is deeper
+    if deeper:
+        with pytest.raises(InvalidInput, match="deeper than 64"):
+            strict_json.loads(text)
+    else:
+        strict_json.loads(text)
+
+
+def test_nesting_past_the_recursion_limit_is_measured() -> None:
+    value: list[object] = []
+    for _ in range(5000):
+        value = [value]
+
+    assert strict_json.nests_deeper(value) is True
+    assert strict_json.nests_deeper(value, limit=5001) is False

@@ -95,6 +95,23 @@ def _check_length(literal: str) -> None:
         raise InvalidInput(f"JSON number is longer than {MAX_NUMBER_CHARS} characters")
 
 
+def nests_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether parsed JSON ``value`` nests arrays and objects more than ``limit`` levels deep.
+
+    Measured without recursion, so a value of any depth the parser built can be told.
+    """
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        container, level = todo.pop()
+        if not isinstance(container, dict | list):
+            continue
+        if level > limit:
+            return True
+        children = container.values() if isinstance(container, dict) else container
+        todo.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
 def _check_tree(value: Any, depth: int = 0) -> None:
     """Refuse nesting past `MAX_DEPTH` and strings that cannot be written as UTF-8."""
     if isinstance(value, str):

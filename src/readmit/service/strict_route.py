@@ -4,8 +4,9 @@ FastAPI reads a body with ``json.loads``, which keeps the last of a repeated key
 event sent as ``{"author": "A2", "author": "A1"}`` was recorded as A1's, and a gateway
 or audit tool that reads the first would see another event than the one stored. Every
 route with a JSON body checks it first (`StrictJsonRoute`): a repeated key is a 422
-``invalid_input`` naming it. ``/v1/verify`` reads its body itself, strictly
-(`readmit.strict_json`), so it is left alone here.
+``invalid_input`` naming it. It is read to `readmit.strict_json.MAX_DEPTH` levels, as every
+JSON readmit reads (no request needs more than a few). ``/v1/verify`` reads its body itself,
+strictly (`readmit.strict_json`), so it is left alone here.
 """
 
 import json
@@ -17,13 +18,13 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
 from readmit.errors import InvalidRequest, RepeatedKey
-from readmit.strict_json import MAX_DEPTH, unique_keys
+from readmit.strict_json import MAX_DEPTH, nests_deeper, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
 class StrictJsonRoute(APIRoute):
-    """A route that refuses a JSON body with a repeated object key before FastAPI reads it."""
+    """A route that refuses a JSON body as `check_body` does, before FastAPI reads it."""
 
     def get_route_handler(self) -> Handler:
         handler = super().get_route_handler()
@@ -32,25 +33,40 @@ class StrictJsonRoute(APIRoute):
 
         async def strict(request: Request) -> Response:
             if json_type(request.headers.get("content-type", "")):
-                body = await request.body()  # kept by the request: FastAPI reads it again free
-                try:
-                    json.loads(body, object_pairs_hook=unique_keys)
-                except RepeatedKey:
-                    raise  # invalid_input; a ValueError too, so passed on before the next clause
-                except ValueError as exc:
-                    if "integer string conversion" in str(exc):  # valid JSON Python will not read
-                        raise InvalidRequest(  # as a body nested too deep to read is
-                            f"the body has a number of more than {sys.get_int_max_str_digits()} "
-                            "digits: send it as a string"
-                        ) from None
-                except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
-                    raise InvalidRequest(
-                        f"the body nests deeper than JSON is read here (at most {MAX_DEPTH} "
-                        "levels are ever needed)"
-                    ) from None
+                check_body(await request.body())  # kept by the request: FastAPI reads it free
             return await handler(request)
 
         return strict
+
+
+_TOO_DEEP = f"the body nests deeper than {MAX_DEPTH} levels: JSON is read no deeper here"
+
+
+def check_body(body: bytes) -> None:
+    """Refuse a JSON body that repeats a key, nests past `MAX_DEPTH` or has a number too long.
+
+    Anything else wrong with it (not JSON, not UTF-8) is FastAPI's to say, as it always was.
+
+    Raises:
+        RepeatedKey: An object names a key twice (``invalid_input``: it reads two ways).
+        InvalidRequest: It nests past `MAX_DEPTH` levels (as ``/v1/verify``'s body may not), or
+            has a number Python will not read (``invalid_request``, as JSON that is not JSON).
+    """
+    try:
+        parsed = json.loads(body, object_pairs_hook=unique_keys)
+    except RepeatedKey:
+        raise  # a ValueError too, so passed on before the next clause
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # valid JSON Python will not read
+            raise InvalidRequest(
+                f"the body has a number of more than {sys.get_int_max_str_digits()} "
+                "digits: send it as a string"
+            ) from None
+        return
+    except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
+        raise InvalidRequest(_TOO_DEEP) from None
+    if nests_deeper(parsed):
+        raise InvalidRequest(_TOO_DEEP)
 
 
 def json_type(content_type: str) -> bool:
