@@ -757,6 +757,29 @@ def test_the_installed_entry_point_prints_one_error_line(
     assert message in result.stderr
 
 
+@pytest.mark.parametrize("args", [["demo"], ["--help"], ["--version"], ["demo", "--help"]])
+def test_output_to_a_reader_that_has_gone_ends_quietly_as_a_unix_tool_does(
+    args: list[str],
+) -> None:
+    """``readmit demo | head -1`` ended with status 1 and not a word of why (a review)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first line: every write fails
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "readmit", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**_without_readmit(os.environ), "READMIT_SIGNING_KEY": KEY.decode()},
+        )
+    finally:
+        os.close(write)
+
+    assert (result.returncode, result.stderr) == (141, "")  # as a shell shows SIGPIPE's end
+
+
 @pytest.mark.parametrize("suite", ["drif", "manbench"])
 def test_a_wrong_bench_suite_leaves_no_results_folder(tmp_path: Path, suite: str) -> None:
     result = CliRunner().invoke(cli, ["bench", "--out", str(tmp_path / "out"), "--suite", suite])

@@ -1,5 +1,6 @@
 """The ``readmit`` command line: demo, replay, verify, explain, audit, serve, mcp, keys."""
 
+import contextlib
 import os
 import sys
 from typing import Any, NoReturn
@@ -53,7 +54,8 @@ class _Group(click.Group):
     """Ends every failure in one ``error [code]: message`` line and its exit code, no traceback.
 
     A `ReadmitError` gives its code; a usage error (bad option or argument) is
-    ``invalid_input`` with click's exit code 2; anything else is a bug, reported as
+    ``invalid_input`` with click's exit code 2; stdout closed by its reader is no
+    failure and ends quietly (`reader_gone`); anything else is a bug, reported as
     ``internal`` (`readmit.errors.Internal`, as the service answers) with exit 1 rather
     than a traceback over hostile input.
     """
@@ -71,6 +73,8 @@ class _Group(click.Group):
             raise
         except click.UsageError as error:
             fail(InvalidInput.code, _usage(error), error.exit_code)
+        except BrokenPipeError:  # --help or --version, to a reader already gone
+            reader_gone()
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -83,10 +87,31 @@ class _Group(click.Group):
             raise
         except click.UsageError as error:
             fail(InvalidInput.code, _usage(error), error.exit_code)
-        except (click.exceptions.Exit, click.Abort, click.ClickException, BrokenPipeError):
-            raise  # click reports these itself (help, version, Ctrl-C, a closed pipe)
+        except (click.exceptions.Exit, click.Abort, click.ClickException):
+            raise  # click reports these itself (help, version, Ctrl-C)
+        except BrokenPipeError:  # before click, which would end it with status 1
+            reader_gone()
         except Exception as error:
             fail(Internal.code, f"{type(error).__name__}: {error}", 1)
+
+
+PIPE_CLOSED = 141
+"""The status of a command whose output's reader went away: the one a shell shows for a
+command that SIGPIPE ended (128 + 13), as ``yes`` ends in ``yes | head -1``."""
+
+
+def reader_gone() -> NoReturn:
+    """End quietly, as a Unix tool does, when stdout's reader has gone (``| head -1``).
+
+    No traceback and no error line: the reader stopped reading, nothing failed. What is
+    still to be written goes to the null device, so the interpreter's last flush does
+    not fail in turn; the process exits (its cleanup runs) with `PIPE_CLOSED`.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # no stdout of a file's
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    sys.exit(PIPE_CLOSED)
 
 
 def _usage(error: click.UsageError) -> str:
