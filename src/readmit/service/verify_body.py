@@ -25,7 +25,7 @@ def verified(service: Service, sent: bytes) -> VerifyOut:
         raise InvalidRequest(
             f"the body is not valid JSON: {exc.problem} (at character {exc.at})"
         ) from None
-    except InvalidInput as exc:  # JSON it will not read: not JSON, as on every other route
+    except InvalidInput as exc:  # JSON it will not read (NaN, too deep): as on every route
         raise InvalidRequest(f"the body is not valid JSON: {exc}") from None
     if isinstance(parsed, dict) and "view" not in parsed and "signature" in parsed:
         raise InvalidRequest('send {"view": <the view>}: this body is a view itself')
