@@ -159,13 +159,22 @@ def test_a_restatement_only_another_principal_can_read_restores_nothing(
     assert decisions[1]["judgment"]["standing"] == 1
 
 
-def test_a_restatement_every_reader_can_read_lapses_the_verdict_whoever_wrote_it(
-    store: WorkStateStore,
+@pytest.mark.parametrize(("author", "restores"), [("A2", True), ("B1", False)])
+@pytest.mark.parametrize("when", ["after the verdict", "before the return"])
+def test_a_restatement_every_reader_can_read_lapses_the_verdict_if_its_author_knew_it(
+    store: WorkStateStore, author: str, restores: bool, when: str
 ) -> None:
-    public = assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*")
-    decisions = run(store, [*HISTORY, ret(6), {**public, "author": "B1"}, ret(8, "A3")])
+    """The neighbours' note about their own booking, in the family's words, restores
+    nothing of the family's: they may not read the booking it seems to restate (a review's
+    finding: it lapsed the verdict, and the pickup came back though the booking was still
+    cancelled)."""
+    public = {**assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*"), "author": author}
+    middle = [ret(6), public] if when == "after the verdict" else [public, ret(8)]
+    decisions = run(store, [*HISTORY, *middle, ret(9, "A3")])
 
-    assert "p0" in decisions[1]["selected"]
+    assert ("p0" in decisions[-1]["selected"]) is restores
+    if not restores:
+        assert all(reason(d, "p0") == "implicitly_invalidated" for d in decisions)
 
 
 TWO_READERS = [
@@ -2222,3 +2231,24 @@ def test_m018_a_verdict_resting_on_news_its_key_replaced_lapses(
         migrated = _migrated_again(store, url, "m018", None)
 
     assert migrated == (expected, kept + 1)  # and the one `_migrated_again` adds
+
+
+@pytest.mark.parametrize("restated", ["by the neighbours", "by the neighbours, then the family"])
+def test_m019_a_verdict_a_restatement_by_an_author_who_could_not_read_it_lapsed_stands_again(
+    backend: str, tmp_path: Path, restated: str
+) -> None:
+    """Before m019 the neighbours' note in the family's words lapsed p0's verdict: it
+    stands again, or lapses where a restatement restores today; watermarks go, as in m016."""
+    theirs = {**assert_item(7, "h2", "Sunrise Hotel is booked.", readers="*"), "author": "B1"}
+    events = [*HISTORY, ret(6), {**theirs, "id": "theirs"}]
+    if restated.endswith("the family"):
+        events.append({**assert_item(8, "h3", "Sunrise Hotel is booked."), "id": "again"})
+
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, events)
+        assert isinstance(store, SqlStore)
+        expected = _epoch_of(store, "again")
+        migrated = _migrated_again(store, url, "m019", _epoch_of(store, "theirs"))
+
+    assert migrated == (expected, 0)

@@ -8,7 +8,11 @@ from typing import Protocol, TypeVar
 
 from readmit.admission.memo import Grown
 from readmit.events import Recorded
-from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
+from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner, Scope
+
+Restoring = tuple[str | None, str | None, Scope | None]
+"""What restores a verdict resting on an event: the text whose restatement does, with who
+may read the statement it withdrew; or the item whose withdrawal does; or neither."""
 
 _ID = attrgetter("id")
 V = TypeVar("V")
@@ -183,12 +187,13 @@ class ReturnContext:
     keys_before: Callable[[Sequence[str]], Collection[str]] | None = None
     """Of the keys given, those some item held at or before the departure
     (`readmit.admission.invalidation.unquoted`); ``None``: every key may have been."""
-    restoration: Callable[[str], tuple[str | None, str | None]] | None = None
+    restoration: Callable[[str], Restoring] | None = None
     """What restores a verdict resting on an event, by its id (`readmit.store.verdicts`):
     the text whose restatement does (even one the returning agent may not read; never
-    shown), or the item whose withdrawal does; neither, nothing. A return judges by the
-    same rule (`readmit.admission.invalidation.restored`). ``None``: the rule is rebuilt
-    from each observation."""
+    shown), with who may read the statement it withdrew (so may state it again), or the
+    item whose withdrawal does; neither, nothing. A return judges by the same rule
+    (`readmit.admission.invalidation.restored`). ``None``: the rule is rebuilt from each
+    observation."""
     quote: Callable[[Sequence[str], Sequence[str]], tuple[Item, ...]] | None = None
     """The items held at the departure, named by one of the ids or holding one of the keys
     given (`readmit.store.quoted`): what Δ withdraws that D_a lacks is quoted as it was

@@ -284,6 +284,12 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
             "AND w.id = invalidations.restore_item)"
         ],
     ),
+    (
+        # Nor does a restatement whose author may not read the statement withdrawn (another
+        # principal's note in the same words about its own state): as in m016.
+        "m019_restatements_by_whoever_may_read_what_they_restate",
+        [lapses_restated_today, "DELETE FROM screenings"],
+    ),
 ]
 
 _BOOKKEEPING = (

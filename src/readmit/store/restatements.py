@@ -1,4 +1,4 @@
-"""Migrations m016 and m017: verdicts a restatement lapsed stand unless it restores today."""
+"""Migrations m016, m017 and m019: verdicts a restatement lapsed stand unless it restores today."""
 
 from collections import defaultdict
 from collections.abc import Iterator
@@ -7,9 +7,11 @@ from readmit.events import Assert, Supersede
 from readmit.model import Scope
 from readmit.store.bodies import event_of
 from readmit.store.connection import Connection
-from readmit.store.verdicts import restores, scope_of, seen_by_all
+from readmit.store.verdicts import restoration, restores, scope_of, seen_by_all
 
-_Lapsed = tuple[int, str, Scope | None]  # the epoch it lapsed at, the item, who reads it
+_Lapsed = tuple[int, str, Scope | None, Scope | None]
+"""The epoch a verdict lapsed at, its item, who reads that, who read what its evidence
+withdrew (and so may state it again)."""
 
 
 def lapses_restated_today(db: Connection) -> None:
@@ -17,21 +19,23 @@ def lapses_restated_today(db: Connection) -> None:
 
     Before m016, a restatement bounded in time, task or purpose (`readmit.events.restates`)
     lapsed a verdict, which then stayed lapsed once the statement ended; before m017, so
-    did one resting on other items, which stayed lapsed once they fell. Each verdict
+    did one resting on other items, which stayed lapsed once they fell; before m019, one
+    whose author may not read the statement it seemed to restate. Each verdict
     lapsed by a restatement is now lapsed by the first that restores under today's rule,
     at or after the one that lapsed it (the rule only narrowed), or stands. The log of a
     workspace is read once, from its earliest such lapse, for all of its verdicts.
     """
     lapsed: dict[str, dict[str, list[_Lapsed]]] = defaultdict(lambda: defaultdict(list))
-    for workspace, item, text, epoch in db.execute(
-        "SELECT workspace, item, restore_text, lapsed_epoch FROM invalidations "
+    for workspace, item, text, epoch, event in db.execute(
+        "SELECT workspace, item, restore_text, lapsed_epoch, event FROM invalidations "
         "WHERE lapsed_epoch IS NOT NULL AND restore_text IS NOT NULL"
     ).fetchall():
-        lapsed[workspace][text].append((int(epoch), item, scope_of(db, workspace, item)))
+        said = restoration(db, workspace, event)[2]
+        lapsed[workspace][text].append((int(epoch), item, scope_of(db, workspace, item), said))
     for workspace, by_text in lapsed.items():
         first = _first_restorations(db, workspace, by_text)
         for verdicts in by_text.values():
-            for epoch, item, _ in verdicts:
+            for epoch, item, _, _ in verdicts:
                 if first.get(item) != epoch:
                     db.execute(
                         "UPDATE invalidations SET lapsed_epoch = ? "
@@ -45,19 +49,19 @@ def _first_restorations(
 ) -> dict[str, int]:
     """The epoch of the first event restoring each item of ``by_text``, at or after its lapse."""
     left = sum(len(v) for v in by_text.values())
-    start = min(epoch for verdicts in by_text.values() for epoch, _, _ in verdicts)
+    start = min(epoch for verdicts in by_text.values() for epoch, *_ in verdicts)
     first: dict[str, int] = {}
     for n, body in _statements(db, workspace, start):
         recorded = event_of(n, body)
         event = recorded.event
         if not isinstance(event, Assert | Supersede) or event.item.text not in by_text:
             continue
-        for epoch, item, scope in by_text[event.item.text]:
+        for epoch, item, scope, said in by_text[event.item.text]:
             if (
                 item not in first
                 and epoch <= n
                 and restores(recorded, event.item.text, None)
-                and seen_by_all(db, workspace, recorded, scope)
+                and seen_by_all(db, workspace, recorded, scope, said)
             ):
                 first[item] = n
                 left -= 1

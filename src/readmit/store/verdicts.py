@@ -6,8 +6,9 @@ return, to every agent, until something restores its premise:
 - when its evidence withdrew or replaced a statement X, it lapses once a later
   item states X's text again (the withdrawn statement came back) where every
   reader of the invalidated item can read it: a restatement only some of them
-  can see (another principal's private note) restores nothing for the others
-  (who wrote it is not asked: a statement all of them read restores it for all); hearsay
+  can see (another principal's private note) restores nothing for the others.
+  Its author must be one who may read X: another principal's note in the same words
+  about something of its own restates nothing it knew (before, any author's did); hearsay
   (an ``unconfirmed`` item, with no receipt) restates nothing, as it replaces nothing,
   nor does a statement bounded in time, task or purpose, or resting on other items
   (`readmit.events.restates`);
@@ -37,7 +38,7 @@ import json
 from collections.abc import Callable, Container, Sequence
 from operator import attrgetter
 
-from readmit.admission.context import Standing, items_by_id
+from readmit.admission.context import Restoring, Standing, items_by_id
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
@@ -65,7 +66,7 @@ def remember(
         if row is None:
             continue
         later = parse_event(json.loads(row[1]), row[0])
-        restore_text, restore_item = _restoration(
+        restore_text, restore_item, said = _restoration(
             db, workspace, Recorded(epoch=row[0], event=later)
         )
         # Under the workspace lock: nothing is written between this scan and the insert. A
@@ -77,7 +78,7 @@ def remember(
                 r.epoch
                 for r in events(row[0])
                 if restores(r, restore_text, restore_item)
-                and (restore_text is None or seen_by_all(db, workspace, r, scope))
+                and (restore_text is None or seen_by_all(db, workspace, r, scope, said))
             ),
             None,
         )
@@ -126,7 +127,7 @@ def remember(
     )
 
 
-def restoration(db: Connection, workspace: str, event_id: str) -> tuple[str | None, str | None]:
+def restoration(db: Connection, workspace: str, event_id: str) -> Restoring:
     """What restores a verdict resting on ``event_id`` (`_restoration`).
 
     Neither a text nor an item where nothing does, or no such event is stored.
@@ -135,39 +136,43 @@ def restoration(db: Connection, workspace: str, event_id: str) -> tuple[str | No
         "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?", (workspace, event_id)
     ).fetchone()
     if row is None:
-        return None, None
+        return None, None, None
     return _restoration(
         db, workspace, Recorded(epoch=row[0], event=parse_event(json.loads(row[1]), row[0]))
     )
 
 
-def _restoration(db: Connection, workspace: str, later: Recorded) -> tuple[str | None, str | None]:
-    """(text whose return restores the premise, item whose withdrawal does)."""
+def _restoration(db: Connection, workspace: str, later: Recorded) -> Restoring:
+    """(text whose return restores the premise, item whose withdrawal does, who may say it).
+
+    The last: who may read the statement withdrawn, so may state it again (`seen_by_all`).
+    """
     event = later.event
     match event:
         case Supersede() if event.item.key is not None and _replaced(db, workspace, later) != []:
             # It withdrew its target and what held its key (or, from before m012, may have),
             # and the verdict does not say which it rests on: none restores it.
-            return None, None
+            return None, None, None
         case Revoke() | Close() | Supersede():
-            return _text(db, workspace, event.target), None
+            found = _item(db, workspace, event.target)
+            return (None, None, None) if found is None else (found.text, None, found.scope)
         case Assert() if event.item.key is not None:
             replaced = _replaced(db, workspace, later)
             if replaced is None:  # from before m012: the key's newest earlier item
                 held = _key_held(db, workspace, later)
-                replaced = [] if held is None else [held.text]
+                replaced = [] if held is None else [held]
             if len(replaced) == 1:
-                return replaced[0], None
+                return replaced[0].text, None, replaced[0].scope
             # None replaced: withdrawing the new item restores; several: the verdict does
             # not say which it rests on, and nothing restores it.
-            return (None, event.item.id) if not replaced else (None, None)
+            return (None, event.item.id, None) if not replaced else (None, None, None)
         case Assert():
-            return None, event.item.id
-    return None, None
+            return None, event.item.id, None
+    return None, None, None
 
 
-def _replaced(db: Connection, workspace: str, later: Recorded) -> list[str] | None:
-    """The texts of the items ``later``'s keyed item replaced by its key (not its target).
+def _replaced(db: Connection, workspace: str, later: Recorded) -> list[Item] | None:
+    """The items ``later``'s keyed item replaced by its key (not its target).
 
     ``None`` where the store cannot tell: an earlier item of the key was replaced by an
     event stored before migration ``m012``, which kept no epoch.
@@ -185,7 +190,7 @@ def _replaced(db: Connection, workspace: str, later: Recorded) -> list[str] | No
     ).fetchall()
     if any(epoch is None for _, epoch in rows):
         return None
-    return [item_from_json(json.loads(body)).text for body, _ in rows]
+    return [item_from_json(json.loads(body)) for body, _ in rows]
 
 
 def _key_held(db: Connection, workspace: str, later: Recorded) -> Item | None:
@@ -215,27 +220,37 @@ def _item(db: Connection, workspace: str, item: str) -> Item | None:
     return None if row is None else item_from_json(json.loads(row[0]))
 
 
-def _text(db: Connection, workspace: str, item: str) -> str | None:
-    found = _item(db, workspace, item)
-    return None if found is None else found.text
-
-
 def scope_of(db: Connection, workspace: str, item: str) -> Scope | None:
     """Who may read stored ``item`` (``None``: no such item)."""
     found = _item(db, workspace, item)
     return None if found is None else found.scope
 
 
-def seen_by_all(db: Connection, workspace: str, restoring: Recorded, scope: Scope | None) -> bool:
-    """Whether every reader of an item of ``scope`` may read the item ``restoring`` states.
+def seen_by_all(
+    db: Connection, workspace: str, restoring: Recorded, scope: Scope | None, said: Scope | None
+) -> bool:
+    """Whether every reader of ``scope`` and the author of ``said`` may read what it states.
 
+    That is, all readers of the invalidated item (of ``scope``) may read the item
+    ``restoring`` states, and its author the statement it states again (of ``said``).
     Readers are compared as sets of principals and roles (``*`` reads for everyone); an
-    item whose scope is unknown is restored by nothing (fail closed).
+    item whose scope is unknown is restored by nothing (fail closed), nor is a statement
+    whose readers are.
     """
     event = restoring.event
     if scope is None or not isinstance(event, Assert | Supersede):
         return False
-    return scope.read_within(*_readers(db, workspace, event.author, event.item))
+    return scope.read_within(*_readers(db, workspace, event.author, event.item)) and _knew(
+        db, workspace, event.author, said
+    )
+
+
+def _knew(db: Connection, workspace: str, author: str, said: Scope | None) -> bool:
+    """Whether ``author`` may read a statement of scope ``said`` (so may state it again)."""
+    row = db.execute(
+        "SELECT principal, role FROM agents WHERE workspace = ? AND id = ?", (workspace, author)
+    ).fetchone()
+    return said is not None and row is not None and said.readable_by(row[0], row[1])
 
 
 def _readers(
@@ -266,7 +281,7 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
     event = recorded.event
     if isinstance(event, Assert | Supersede) and restates(event):
         restored = db.execute(
-            "SELECT v.item, i.body FROM invalidations v JOIN items i "
+            "SELECT v.item, i.body, v.event FROM invalidations v JOIN items i "
             "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
             "AND v.lapsed_epoch IS NULL AND v.restore_text = ?",
             (workspace, event.item.text),
@@ -277,8 +292,9 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
                 "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
                 [
                     (recorded.epoch, workspace, item)
-                    for item, body in restored
+                    for item, body, evidence in restored
                     if item_from_json(json.loads(body)).scope.read_within(*readers)
+                    and _knew(db, workspace, event.author, restoration(db, workspace, evidence)[2])
                 ],
             )
     if withdrew:

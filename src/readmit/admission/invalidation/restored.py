@@ -27,14 +27,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from readmit.admission.context import Restoring
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
-from readmit.model import Agent, Item
+from readmit.model import Agent, Item, Scope
 
 _Readers = tuple[frozenset[str], frozenset[str]]
-Restoring = tuple[str | None, str | None]
-"""(text whose restatement restores a premise, item whose withdrawal does); neither: none."""
+_Stated = dict[tuple[_Readers, str], int]
+"""A text's statements: the latest epoch of each, by its readers and its author."""
 
 
 class Restorations:
@@ -51,8 +52,9 @@ class Restorations:
         """The items news may have asserted, by id (the context's): their keys and readers."""
         self.rule = rule
         """What restores a verdict resting on an event (`ReturnContext.restoration`)."""
-        self.stated: dict[str, dict[_Readers, int]] = {}
-        """Each text stated by an item: the latest epoch it was stated at, by its readers."""
+        self.stated: dict[str, _Stated] = {}
+        """Each text stated by an item: the latest epoch it was stated at, by its readers and
+        its author."""
         self.withdrawn: dict[str, int] = {}
         """Each item a revocation, closing or supersession withdrew, with its epoch."""
         self.keyed: dict[str, dict[str, int]] = {}
@@ -113,8 +115,8 @@ class Restorations:
             if isinstance(event, Assert | Supersede) and restates(event):
                 # A new dict each time: another return's may share the one it replaces.
                 stated = dict(self.stated.get(event.item.text) or {})
-                readers = self._readers(event)
-                stated[readers] = max(stated.get(readers, recorded.epoch), recorded.epoch)
+                by = (self._readers(event), event.author)
+                stated[by] = max(stated.get(by, recorded.epoch), recorded.epoch)
                 self.stated[event.item.text] = stated
             if isinstance(event, Revoke | Close | Supersede):
                 self.withdrawn.setdefault(event.target, recorded.epoch)
@@ -130,15 +132,17 @@ class Restorations:
         return [later for later in laters if not self._restored(later, item)]
 
     def _restored(self, later: Later, item: Item) -> bool:
-        text, news = self._restoring(later)
-        if text is not None:  # what it withdrew is stated again
+        text, news, said = self._restoring(later)
+        if text is not None:  # what it withdrew is stated again, by one who may read it
             key = (later.event_id, text, item.scope)
             found = self._known.get(key)
             if found is None:
                 statements = self.stated.get(text, {})
                 found = self._known[key] = any(
-                    epoch >= later.epoch and item.scope.read_within(*readers)
-                    for readers, epoch in statements.items()
+                    epoch >= later.epoch
+                    and item.scope.read_within(*readers)
+                    and self._knew(author, said)
+                    for (readers, author), epoch in statements.items()
                 )
             return found
         if news is not None:  # news, undone
@@ -164,14 +168,22 @@ class Restorations:
                 return True
         return False
 
+    def _knew(self, author: str, said: Scope | None) -> bool:
+        """Whether ``author`` may read a statement of scope ``said`` (any, no agent known)."""
+        who = self.agents.get(author)
+        if said is None or who is None:
+            return said is not None and not self.agents
+        return said.readable_by(who.principal, who.role)
+
     def _restoring(self, later: Later) -> Restoring:
-        """(text whose restatement restores ``later``'s premise, item whose withdrawal does)."""
+        """What restores ``later``'s premise (`Restoring`): a text stated again, or an item."""
         if later.op == "evidence":
-            return None, None  # a raw source is never withdrawn: its verdicts stand
+            return None, None, None  # a raw source is never withdrawn: its verdicts stand
         if self.rule is None:
             if later.withdrawn_id is None and later.replacement_id is not None:
-                return None, later.replacement_id
-            return later.withdrawn_text, None
+                return None, later.replacement_id, None
+            withdrawn = self.items.get(later.withdrawn_id or "")
+            return later.withdrawn_text, None, None if withdrawn is None else withdrawn.scope
         if later.event_id not in self._rules:
             self._rules[later.event_id] = self.rule(later.event_id)
         return self._rules[later.event_id]
@@ -188,7 +200,7 @@ class Restorations:
 
 _DELTAS: Grown[
     tuple[
-        dict[str, dict[_Readers, int]],
+        dict[str, _Stated],
         dict[str, int],
         dict[str, dict[str, int]],
         frozenset[int],
