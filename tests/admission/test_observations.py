@@ -60,3 +60,20 @@ def test_contexts_that_differ_only_in_agents_each_get_their_own_observations() -
     for ctx, shown in [(family, TEXT), (agency, None), (family, TEXT)]:
         [later] = observations(ctx)
         assert later.replacement_text == shown
+
+
+def test_a_replacement_in_other_words_for_fewer_uses_shows_the_withdrawal_and_where() -> None:
+    """The verifier reads that the booking is gone, and what holds in its place, and for
+    which use; no replacement text stands in for the booking."""
+    h0 = item("h0", TEXT, epoch=1)
+    draft = ItemDraft(id="h3", text="The Sunrise Hotel booking is confirmed.", task="audit")
+    event = Supersede(id="e4", at=T0, author="A1", target="h0", item=draft)
+    ctx = context((h0,), delta=(Recorded(epoch=4, event=event),), departure_epoch=3)
+
+    [later] = observations(replace(ctx, agents=AGENTS))
+
+    assert later.replacement_text is None
+    assert later.withdrawn_text == TEXT
+    assert later.text == (
+        f"No longer valid: {TEXT} (in its place, only for the task 'audit': {draft.text})"
+    )

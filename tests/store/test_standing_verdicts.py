@@ -432,6 +432,55 @@ def test_a_replacement_in_the_same_words_that_does_not_stand_in_for_every_use_wi
     assert ("p0" in first["items"]) is not falls
 
 
+@pytest.mark.parametrize("how", ["supersede", "same key"])
+@pytest.mark.parametrize(
+    ("shape", "falls"),
+    [
+        ({}, False),  # for every use: the verifier judges what replaced it
+        ({"unconfirmed": True}, True),
+        ({"task": "other"}, True),
+        ({"purposes": ["billing"]}, True),
+        ({"valid_to": at(50)}, True),  # though the return comes before its end
+        ({"depends_on": ["d"]}, True),  # though d stands
+    ],
+    ids=["for good", "hearsay", "another task", "another purpose", "until later", "on a premise"],
+)
+def test_a_replacement_in_other_words_that_holds_for_fewer_uses_withdraws(
+    store: WorkStateStore, how: str, shape: dict[str, Any], falls: bool
+) -> None:
+    """The booking is replaced by a note in other words that holds only as hearsay, for
+    another task or purpose, for a while, or while a premise of its own stands (a review's
+    finding: the verifier was shown it in the booking's place, and the pickup stayed once
+    it ended, fell or never held for the pickup's use); as for the same words, nothing
+    states the booking wherever the pickup may rely on it."""
+    keyed = {"key": "hotel"} if how == "same key" else {}
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", **keyed)
+    again = assert_item(5, "h3", "The Sunrise Hotel booking is confirmed.", **keyed, **shape)
+    if how == "supersede":
+        again = {**again, "op": "supersede", "target": "h0"}
+    history = [booked, *HISTORY[1:3], AGENCY, *HISTORY[3:5], again]
+
+    falls &= not (how == "same key" and "unconfirmed" in shape)  # hearsay replaces no key
+    first, other = run(store, [*history, ret(6), ret(7, "A3")])
+
+    expected = "implicitly_invalidated" if falls else None
+    assert [reason(first, "p0"), reason(other, "p0")] == [expected] * 2
+    assert ("p0" in first["items"]) is not falls
+
+
+def test_a_replacement_in_other_words_that_holds_for_longer_stands_in() -> None:
+    """What ended at 9:00 replaced by what has no end (and no other bound) narrows
+    nothing: the verifier judges the words that replaced it."""
+    store = open_store("sqlite://:memory:")
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", valid_to=at(55))
+    again = assert_item(5, "h3", "The Sunrise Hotel booking is confirmed.")
+    [record] = run(
+        store, [booked, *HISTORY[1:5], {**again, "op": "supersede", "target": "h0"}, ret(6)]
+    )
+
+    assert "p0" in record["items"]
+
+
 @pytest.mark.parametrize(
     "bound",
     [{"valid_to": at(50)}, {"task": "trip"}, {"purposes": ["itinerary"]}, {"depends_on": ["d"]}],
@@ -2252,3 +2301,18 @@ def test_m019_a_verdict_a_restatement_by_an_author_who_could_not_read_it_lapsed_
         migrated = _migrated_again(store, url, "m019", _epoch_of(store, "theirs"))
 
     assert migrated == (expected, 0)
+
+
+def test_m020_watermarks_earned_against_a_narrowing_replacement_go(
+    backend: str, tmp_path: Path
+) -> None:
+    """A return before m020 judged the pickup against a booking "confirmed until 8:50" as
+    a replacement, and kept its watermark past it: the next return would not judge again."""
+    again = assert_item(5, "h3", "The Sunrise Hotel booking is confirmed.", valid_to=at(50))
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, [*HISTORY[:5], {**again, "op": "supersede", "target": "h0"}, ret(6)])
+        assert isinstance(store, SqlStore)
+        migrated = _migrated_again(store, url, "m020", None)
+
+    assert migrated == (None, 0)

@@ -290,6 +290,14 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         "m019_restatements_by_whoever_may_read_what_they_restate",
         [lapses_restated_today, "DELETE FROM screenings"],
     ),
+    (
+        # A replacement in other words that holds for fewer uses is now shown to the verifier
+        # as a withdrawal (`readmit.admission.invalidation.observations`): a return before
+        # judged an item against it as a replacement, and kept its watermark past it. They go,
+        # and each reader's next return judges again, as after m015.
+        "m020_narrowing_replacements_judged_again",
+        ["DELETE FROM screenings"],
+    ),
 ]
 
 _BOOKKEEPING = (

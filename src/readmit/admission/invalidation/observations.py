@@ -3,13 +3,15 @@
 An assert that replaced an item of the same key, a supersession, a revocation and
 a closing withdrew state, and carry the withdrawn item's text (one observation for each
 item withdrawn: a keyed item replaces every holder of its key its author may read, see
-`readmit.admission.invalidation.holders`), and what replaced it, unless that says the
-same words for fewer uses or readers (`_replaced`); a new fact or a piece of evidence is news.
+`readmit.admission.invalidation.holders`), and what replaced it, unless that holds for
+fewer uses, or says the same words for fewer readers (`_replaced`); a new fact or a piece
+of evidence is news.
 A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import datetime
 from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext, grown_base
@@ -18,17 +20,19 @@ from readmit.admission.invalidation.implicit import Later
 from readmit.admission.invalidation.propagation import premises_readable
 from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
+from readmit.clock import format_time
 from readmit.events import (
     WITHDRAWING_OPS,
     Assert,
     Close,
     Evidence,
+    ItemDraft,
     Recorded,
     Revoke,
     Supersede,
     restates,
 )
-from readmit.model import Agent, Item
+from readmit.model import ANY, Agent, Item
 
 
 def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
@@ -256,11 +260,21 @@ def _replaced(
     readers than the withdrawn item held it for (`_stands_in`) replaces the statement
     for none of the others: the verifier is shown the withdrawal with nothing in its
     place, as a restatement of that kind restores no premise (`readmit.store.verdicts`).
+    One in other words that holds for fewer uses (`_narrowed`) is shown as a withdrawal
+    too, with what replaced it, and where (a booking "confirmed until Friday" in the place
+    of one with no end kept a pickup that rested on it after Friday, when nothing stated
+    the booking any more).
     """
     item = event.item
     old = withdrawn or (by_id.get(withdrawn_id) if withdrawn_id is not None else None)
     if old is not None and item.text == old.text and not _stands_in(event, old, by_id, agents):
         text = f"No longer valid: {old.text}"
+        return Later(
+            event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
+            item.depends_on,
+        )  # fmt: skip
+    if old is not None and item.text != old.text and (narrowed := _narrowed(item, old)):
+        text = f"No longer valid: {old.text} (in its place, {narrowed}: {item.text})"
         return Later(
             event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
             item.depends_on,
@@ -300,6 +314,36 @@ def _stands_in(
         and draft.depends_on == old.depends_on
         and (not draft.unconfirmed or old.receipt is None)
     )
+
+
+def _narrowed(draft: ItemDraft, old: Item) -> str | None:
+    """Where ``draft`` holds for fewer uses than ``old`` held its statement for, in words.
+
+    Another task or fewer purposes, a shorter time, only as hearsay, or resting on items
+    ``old`` did not: ``None`` when it holds wherever ``old`` did. Readers are not compared
+    here: fewer readers may still be every reader of what rested on ``old``.
+    """
+    where = []
+    if draft.task not in (ANY, old.scope.task):
+        where.append(f"only for the task {draft.task!r}")
+    if ANY not in draft.purposes and not old.scope.purposes <= draft.purposes:
+        where.append(f"only for {', '.join(sorted(draft.purposes))}")
+    start, end = draft.validity.valid_from, draft.validity.valid_to
+    was = old.validity
+    if (start is not None and (was.valid_from is None or was.valid_from < start)) or (
+        end is not None and (was.valid_to is None or was.valid_to > end)
+    ):
+        where.append(f"only {_interval(start, end)}")
+    if draft.unconfirmed and old.receipt is not None:
+        where.append("unconfirmed")
+    if not draft.depends_on <= old.depends_on:
+        where.append("resting on other items")
+    return ", ".join(where) or None
+
+
+def _interval(start: datetime | None, end: datetime | None) -> str:
+    since = "" if start is None else f"from {format_time(start)}"
+    return " ".join(filter(None, (since, "" if end is None else f"until {format_time(end)}")))
 
 
 def distinct(laters: Sequence[Later]) -> list[Later]:
