@@ -621,6 +621,68 @@ def test_news_s_key_given_by_an_agent_who_may_not_read_it_restores_nothing(
     assert [reason(d.record, "p0") for d in decided] == ["implicitly_invalidated"] * 2
 
 
+@pytest.mark.parametrize("undone", list(_UNDONE))
+def test_news_withdrawn_before_the_departure_is_not_judged_against(
+    store: WorkStateStore, undone: str
+) -> None:
+    """The pickup, never screened, is screened back through the log before the departure,
+    where the news came and went: replaced by its key there, it was judged against (a
+    review's finding: the return looked the news item up in C, which no longer held it)."""
+    events = [
+        assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+        assert_item(1, "n1", "Sunrise Hotel is closed for maintenance.", key="sunrise"),
+        {"at": at(2), "author": "A2", **_UNDONE[undone]},
+        depart(3),
+        assert_item(4, "c", "Quiet rooms preferred."),
+        ret(5),
+        depart(6),
+        ret(7),
+    ]
+    decided = replay(
+        load_scenario(scenario(events)), store, verifier=_Invalidating("n1"), signer=SIGNER
+    )
+
+    assert all("p0" in d.record["selected"] for d in decided)
+
+
+class _Closed:
+    """Confirms a pair whose later event brings (as news or a replacement) a text saying
+    the earlier item's hotel is closed."""
+
+    name = "closed"
+
+    def judge(self, pairs: Any) -> Any:
+        from readmit.admission.invalidation.implicit import Verdict
+
+        return [
+            Verdict(invalidates="closed" in said and "Sunrise" in said, confidence=0.9)
+            for said in (p.later.replacement_text or "" for p in pairs)
+        ]
+
+
+@pytest.mark.parametrize("how", ["keyed", "superseded"])
+@pytest.mark.parametrize("when", ["after the verdict", "before the return"])
+def test_news_stated_again_in_its_own_words_still_stands(
+    store: WorkStateStore, how: str, when: str
+) -> None:
+    """The closure is filed again, in the same words: it still stands, and so does what it
+    invalidated (a review's finding: the second statement was taken for a restoration of
+    the first, and the first as withdrawn, so the pickup came back)."""
+    news = "Sunrise Hotel is closed for maintenance."
+    again = assert_item(5, "n2", news, key="sunrise")
+    if how == "superseded":
+        again = {**assert_item(5, "n2", news), "op": "supersede", "target": "n1"}
+    head = [assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."), depart(1)]
+    first = [assert_item(2, "n1", news, key="sunrise")]
+    middle = [ret(3), depart(4), again] if when == "after the verdict" else [again]
+    decided = replay(
+        load_scenario(scenario([*head, *first, *middle, ret(6)])), store, verifier=_Closed(),
+        signer=SIGNER,
+    )  # fmt: skip
+
+    assert all(reason(d.record, "p0") == "implicitly_invalidated" for d in decided)
+
+
 class _Invalidating:
     """A verifier that confirms every pair whose later event asserted ``item`` (or, with
     ``withdrawn``, withdrew it: it needs no text, as a model reading the reason would not)."""
@@ -2316,3 +2378,36 @@ def test_m020_watermarks_earned_against_a_narrowing_replacement_go(
         migrated = _migrated_again(store, url, "m020", None)
 
     assert migrated == (None, 0)
+
+
+@pytest.mark.parametrize(
+    ("pickup", "restated", "lapses"),
+    [({}, {}, True), ({"readers": "*"}, {}, False), ({}, {"readers": "*"}, False)],
+    ids=["read by the pickup's readers", "not by all of them", "by as many as the booking"],
+)
+def test_m021_a_verdict_its_own_evidence_restored_lapses_there(
+    backend: str, tmp_path: Path, pickup: dict[str, Any], restated: dict[str, Any], lapses: bool
+) -> None:
+    """Before m021 the booking (everyone's) stated again in its very words for the family
+    alone left the family's pickup under a verdict, though every reader of the pickup may
+    read the statement: it lapses at that statement. Not where some reader may not, nor
+    where it stood in for the booking (the verdict then rested on what it said)."""
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", key="hotel", readers="*")
+    again = {**assert_item(5, "h2", "Sunrise Hotel is booked.", key="hotel", **restated)}
+    events = [booked, assert_item(1, "p0", "Pickup at 8:00.", **pickup), depart(3)]
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, [*events, {**again, "id": "again"}])
+        assert isinstance(store, SqlStore)
+        epoch = _epoch_of(store, "again")
+        with store.conn.transaction():  # as a return before m021 left it
+            store.conn.execute(
+                "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, "
+                "verifier, confidence, detail, decided_epoch, restore_text, principal, role) "
+                "VALUES ('trip', 'p0', 'again', ?, '[\"again\"]', 'builtin', 1.0, 'x', ?, "
+                "'Sunrise Hotel is booked.', 'family', 'itinerary')",
+                (epoch, epoch),
+            )
+        lapsed, _ = _migrated_again(store, url, "m021", None)
+
+    assert lapsed == (epoch if lapses else None)

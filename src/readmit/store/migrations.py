@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from readmit.errors import MigrationError, StoreError
 from readmit.store.connection import Connection
-from readmit.store.restatements import lapses_restated_today
+from readmit.store.restatements import lapses_restated_today, restated_by_their_evidence
 
 _LZ4_DECISIONS = (
     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
@@ -297,6 +297,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         # and each reader's next return judges again, as after m015.
         "m020_narrowing_replacements_judged_again",
         ["DELETE FROM screenings"],
+    ),
+    (
+        # A replacement in the same words for fewer readers restores what it withdrew for an
+        # item all of whose readers may read it (`readmit.admission.invalidation.restored`);
+        # before, a return excluded such an item and the verdict stood for every agent.
+        "m021_restated_by_their_evidence",
+        [restated_by_their_evidence],
     ),
 ]
 

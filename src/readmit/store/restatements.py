@@ -1,4 +1,4 @@
-"""Migrations m016, m017 and m019: verdicts a restatement lapsed stand unless it restores today."""
+"""Migrations m016, m017, m019 and m021: verdicts lapse as a restatement restores today."""
 
 from collections import defaultdict
 from collections.abc import Iterator
@@ -7,7 +7,7 @@ from readmit.events import Assert, Supersede
 from readmit.model import Scope
 from readmit.store.bodies import event_of
 from readmit.store.connection import Connection
-from readmit.store.verdicts import restoration, restores, scope_of, seen_by_all
+from readmit.store.verdicts import readers_of, restoration, restores, scope_of, seen_by_all
 
 _Lapsed = tuple[int, str, Scope | None, Scope | None]
 """The epoch a verdict lapsed at, its item, who reads that, who read what its evidence
@@ -42,6 +42,37 @@ def lapses_restated_today(db: Connection) -> None:
                         "WHERE workspace = ? AND item = ?",
                         (first.get(item), workspace, item),
                     )
+
+
+def restated_by_their_evidence(db: Connection) -> None:
+    """Lapse each verdict whose evidence itself stated again what it withdrew (m021).
+
+    It did so for fewer readers than the withdrawn statement had, all of them readers of
+    the invalidated item. Such a replacement in the same words is shown to the verifier as
+    a withdrawal (`readmit.admission.invalidation.observations`); before m021 nothing
+    counted its own statement, so the verdict stood, where a return now takes it as a
+    restoration (`readmit.admission.invalidation.restored`).
+    """
+    for workspace, item, text, event in db.execute(
+        "SELECT workspace, item, restore_text, event FROM invalidations "
+        "WHERE lapsed_epoch IS NULL AND restore_text IS NOT NULL"
+    ).fetchall():
+        row = db.execute(
+            "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
+        ).fetchone()
+        said = restoration(db, workspace, event)[2]
+        if row is None or said is None:
+            continue
+        recorded = event_of(int(row[0]), str(row[1]))
+        if (
+            restores(recorded, text, None)
+            and not said.read_within(*readers_of(db, workspace, recorded))  # shown withdrawn
+            and seen_by_all(db, workspace, recorded, scope_of(db, workspace, item), said)
+        ):
+            db.execute(
+                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
+                (recorded.epoch, workspace, item),
+            )
 
 
 def _first_restorations(

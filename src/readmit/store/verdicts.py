@@ -253,6 +253,14 @@ def _knew(db: Connection, workspace: str, author: str, said: Scope | None) -> bo
     return said is not None and row is not None and said.readable_by(row[0], row[1])
 
 
+def readers_of(db: Connection, workspace: str, stating: Recorded) -> tuple[frozenset[str], ...]:
+    """Who may read the item ``stating`` (an assert or a supersession) states: none else."""
+    event = stating.event
+    if not isinstance(event, Assert | Supersede):
+        return frozenset(), frozenset()
+    return _readers(db, workspace, event.author, event.item)
+
+
 def _readers(
     db: Connection, workspace: str, author: str, draft: ItemDraft
 ) -> tuple[frozenset[str], frozenset[str]]:

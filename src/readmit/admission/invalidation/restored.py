@@ -31,7 +31,7 @@ from readmit.admission.context import Restoring
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
-from readmit.model import Agent, Item, Scope
+from readmit.model import ANY, Agent, Item, Scope
 
 _Readers = tuple[frozenset[str], frozenset[str]]
 _Stated = dict[tuple[_Readers, str], int]
@@ -60,6 +60,9 @@ class Restorations:
         self.keyed: dict[str, dict[str, int]] = {}
         """For each key, the latest epoch each author gave it a confirmed item (which replaces
         the key's holders that author may read)."""
+        self.holders: dict[str, tuple[str, _Readers]] = {}
+        """The keyed items the events brought, by id, with their key and readers: news the
+        context may lack (replaced before the departure, or not the returner's to read)."""
         self.read: set[int] = set()
         self.since: int | None = None
         """How far back the log before the departure was read (`add_from`)."""
@@ -90,19 +93,18 @@ class Restorations:
         base = _DELTAS.base(delta)
         start = 0
         if base is not None:
-            ((n,), (stated, withdrawn, keyed, read, principals)) = base
+            ((n,), (stated, withdrawn, keyed, holders, read, principals)) = base
             if all(made._principal(a) == p for a, p in principals.items()):
                 start, made.read, made._principals = n, set(read), dict(principals)
                 made.stated, made.withdrawn = dict(stated), dict(withdrawn)
-                made.keyed = dict(keyed)
+                made.keyed, made.holders = dict(keyed), dict(holders)
         made.add(delta[start:])
         if start < len(delta):
-            snapshot = (
-                made.stated, made.withdrawn, made.keyed, frozenset(made.read), made._principals
-            )  # fmt: skip
-            _DELTAS.put((delta,), snapshot)
+            taken = (made.stated, made.withdrawn, made.keyed, made.holders)
+            _DELTAS.put((delta,), (*taken, frozenset(made.read), made._principals))
             made.stated, made.withdrawn = dict(made.stated), dict(made.withdrawn)
-            made.keyed, made._principals = dict(made.keyed), dict(made._principals)
+            made.keyed, made.holders = dict(made.keyed), dict(made.holders)
+            made._principals = dict(made._principals)
         return made
 
     def add(self, events: Iterable[Recorded]) -> None:
@@ -121,6 +123,7 @@ class Restorations:
             if isinstance(event, Revoke | Close | Supersede):
                 self.withdrawn.setdefault(event.target, recorded.epoch)
             if isinstance(event, Assert | Supersede) and (key := event.item.key) is not None:
+                self.holders[event.item.id] = (key, self._readers(event))
                 if event.item.unconfirmed:
                     continue  # hearsay replaces nothing
                 latest = dict(self.keyed.get(key) or {})  # a new dict: as ``stated``
@@ -133,13 +136,16 @@ class Restorations:
 
     def _restored(self, later: Later, item: Item) -> bool:
         text, news, said = self._restoring(later)
+        # The event itself restates what it is shown withdrawing (in the same words, for
+        # fewer readers); one shown in its words replacing the statement is judged.
+        shown_gone = later.replacement_text is None
         if text is not None:  # what it withdrew is stated again, by one who may read it
             key = (later.event_id, text, item.scope)
             found = self._known.get(key)
             if found is None:
                 statements = self.stated.get(text, {})
                 found = self._known[key] = any(
-                    epoch >= later.epoch
+                    (epoch > later.epoch or (epoch == later.epoch and shown_gone))
                     and item.scope.read_within(*readers)
                     and self._knew(author, said)
                     for (readers, author), epoch in statements.items()
@@ -157,13 +163,18 @@ class Restorations:
         Its author must be able to read it (any, where no agent is known); an item the
         context lacks is restored by nothing.
         """
-        item = self.items.get(news)
-        if item is None or item.key is None:
+        held = self.holders.get(news)
+        if held is None and (item := self.items.get(news)) is not None and item.key is not None:
+            held = item.key, (item.scope.principals, item.scope.roles)
+        if held is None:
             return False
-        for author, at in (self.keyed.get(item.key) or {}).items():
+        key, (principals, roles) = held
+        for author, at in (self.keyed.get(key) or {}).items():
             who = self.agents.get(author)
             if at > epoch and (
-                item.scope.readable_by(who.principal, who.role) if who else not self.agents
+                (principals & {ANY, who.principal} and roles & {ANY, who.role})
+                if who
+                else not self.agents
             ):
                 return True
         return False
@@ -203,6 +214,7 @@ _DELTAS: Grown[
         dict[str, _Stated],
         dict[str, int],
         dict[str, dict[str, int]],
+        dict[str, tuple[str, _Readers]],
         frozenset[int],
         dict[str, str | None],
     ]
