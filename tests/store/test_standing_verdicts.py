@@ -468,15 +468,29 @@ def test_a_replacement_in_other_words_that_holds_for_fewer_uses_withdraws(
     assert ("p0" in first["items"]) is not falls
 
 
-def test_a_replacement_in_other_words_that_holds_for_longer_stands_in() -> None:
-    """What ended at 9:00 replaced by what has no end (and no other bound) narrows
-    nothing: the verifier judges the words that replaced it."""
+@pytest.mark.parametrize("words", ["The Sunrise Hotel booking is confirmed.", "same"])
+@pytest.mark.parametrize(
+    ("was", "now"),
+    [
+        ({"valid_to": at(55)}, {}),
+        ({"valid_to": at(55)}, {"valid_to": at(58)}),
+        ({}, {"valid_from": at(5)}),  # begun as it is made
+        ({"task": "trip"}, {}),
+        ({"purposes": ["itinerary"]}, {"purposes": ["itinerary", "billing"]}),
+    ],
+    ids=["no end", "a later end", "begun", "any task", "more purposes"],
+)
+def test_a_replacement_that_holds_wherever_the_statement_did_stands_in(
+    words: str, was: dict[str, Any], now: dict[str, Any]
+) -> None:
+    """A replacement bounded no tighter than the booking narrows nothing: the verifier
+    judges the words that replaced it (a review's finding: in the same words, anything but
+    an exact copy of the bounds, and in either, a start already come, was a narrowing)."""
     store = open_store("sqlite://:memory:")
-    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", valid_to=at(55))
-    again = assert_item(5, "h3", "The Sunrise Hotel booking is confirmed.")
-    [record] = run(
-        store, [booked, *HISTORY[1:5], {**again, "op": "supersede", "target": "h0"}, ret(6)]
-    )
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", **was)
+    text = booked["item"]["text"] if words == "same" else words
+    again = {**assert_item(5, "h3", text, **now), "op": "supersede", "target": "h0"}
+    [record] = run(store, [booked, *HISTORY[1:5], again, ret(6)])
 
     assert "p0" in record["items"]
 

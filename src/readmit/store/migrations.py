@@ -302,8 +302,9 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         # A replacement in the same words for fewer readers restores what it withdrew for an
         # item all of whose readers may read it (`readmit.admission.invalidation.restored`);
         # before, a return excluded such an item and the verdict stood for every agent.
+        # Watermarks go, as in m016: returns before it took other statements as restoring.
         "m021_restated_by_their_evidence",
-        [restated_by_their_evidence],
+        [restated_by_their_evidence, "DELETE FROM screenings"],
     ),
 ]
 

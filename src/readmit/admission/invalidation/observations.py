@@ -26,7 +26,6 @@ from readmit.events import (
     Assert,
     Close,
     Evidence,
-    ItemDraft,
     Recorded,
     Revoke,
     Supersede,
@@ -273,7 +272,7 @@ def _replaced(
             event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
             item.depends_on,
         )  # fmt: skip
-    if old is not None and item.text != old.text and (narrowed := _narrowed(item, old)):
+    if old is not None and item.text != old.text and (narrowed := _narrowed(event, old)):
         text = f"No longer valid: {old.text} (in its place, {narrowed}: {item.text})"
         return Later(
             event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
@@ -290,8 +289,9 @@ def _stands_in(
 ) -> bool:
     """Whether ``event``'s item holds ``old``'s text for every reader, use and time it did.
 
-    For every use when it `restates` (no bound, no premise, not hearsay), or as ``old``
-    did when it keeps ``old``'s bounds (a copy of a booking that ends on Friday). Its
+    For every use when it `restates` (no bound, no premise, not hearsay), or wherever
+    ``old`` held when it is bounded no tighter (`_narrowed`: a copy of a booking that ends
+    on Friday, or one that ends later; before, only a copy, bounds and all, did). Its
     readers come from the event (the author's principal, where it names none), not from
     an item a reader may not have loaded; with no author known, from the item if loaded,
     and with neither, it does not stand in.
@@ -305,34 +305,30 @@ def _stands_in(
         readers = new.scope.principals, new.scope.roles
     if readers is None or not old.scope.read_within(*readers):
         return False  # readers unknown (no author known, nor the item loaded): fail closed
-    if restates(event):
-        return True
-    return (
-        draft.task == old.scope.task
-        and draft.purposes == old.scope.purposes
-        and draft.validity == old.validity
-        and draft.depends_on == old.depends_on
-        and (not draft.unconfirmed or old.receipt is None)
-    )
+    return restates(event) or _narrowed(event, old) is None
 
 
-def _narrowed(draft: ItemDraft, old: Item) -> str | None:
-    """Where ``draft`` holds for fewer uses than ``old`` held its statement for, in words.
+def _narrowed(event: Assert | Supersede, old: Item) -> str | None:
+    """Where ``event``'s item holds for fewer uses than ``old`` held its statement, in words.
 
-    Another task or fewer purposes, a shorter time, only as hearsay, or resting on items
+    Another task or fewer purposes, a shorter time (an end sooner, or a start later than
+    ``old``'s that has not come when it is made), only as hearsay, or resting on items
     ``old`` did not: ``None`` when it holds wherever ``old`` did. Readers are not compared
     here: fewer readers may still be every reader of what rested on ``old``.
     """
-    where = []
+    draft, where = event.item, list[str]()
     if draft.task not in (ANY, old.scope.task):
         where.append(f"only for the task {draft.task!r}")
     if ANY not in draft.purposes and not old.scope.purposes <= draft.purposes:
         where.append(f"only for {', '.join(sorted(draft.purposes))}")
-    start, end = draft.validity.valid_from, draft.validity.valid_to
-    was = old.validity
-    if (start is not None and (was.valid_from is None or was.valid_from < start)) or (
-        end is not None and (was.valid_to is None or was.valid_to > end)
-    ):
+    start, end, was = draft.validity.valid_from, draft.validity.valid_to, old.validity
+    starts_later = (
+        start is not None
+        and not draft.validity.started(event.at)
+        and (was.valid_from is None or was.valid_from < start)
+    )
+    ends_sooner = end is not None and (was.valid_to is None or was.valid_to > end)
+    if starts_later or ends_sooner:
         where.append(f"only {_interval(start, end)}")
     if draft.unconfirmed and old.receipt is not None:
         where.append("unconfirmed")
