@@ -33,7 +33,7 @@ from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, judgments, left_out, premises, quoted, verdicts
+from readmit.store import absence, audit, judgments, left_out, premises, quoted, restoring, verdicts
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import DecisionSummary, Returning
 from readmit.store.bodies import LAST_EPOCH, BodyCache, Departures, active_items, logged_events
@@ -303,7 +303,7 @@ class SqlStore(AgentKeys, Held, Leases):
             history=partial(self._reading, history, *bodies, workspace, cp_epoch),
             named=partial(self._reading, named, *bodies, workspace, cp_epoch),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
-            restoration=partial(self._reading, verdicts.restoration, workspace),
+            restoration=partial(self._reading, restoring.restoration, workspace),
             quote=partial(self._reading, quoted.held_at, self._decoded, workspace, cp_epoch),
             left_out=left,
             outside=outside,

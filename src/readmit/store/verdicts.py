@@ -38,11 +38,12 @@ import json
 from collections.abc import Callable, Container, Sequence
 from operator import attrgetter
 
-from readmit.admission.context import Restoring, Standing, items_by_id
+from readmit.admission.context import Standing, items_by_id
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
 from readmit.store.connection import Connection
+from readmit.store.restoring import item_at, restoration, restoration_of, withdrawn_at
 from readmit.store.rows import select_in
 from readmit.wire import item_from_json, parse_event
 
@@ -66,7 +67,7 @@ def remember(
         if row is None:
             continue
         later = parse_event(json.loads(row[1]), row[0])
-        restore_text, restore_item, said = _restoration(
+        restore_text, restore_item, said = restoration_of(
             db, workspace, Recorded(epoch=row[0], event=later)
         )
         # Under the workspace lock: nothing is written between this scan and the insert. A
@@ -82,7 +83,7 @@ def remember(
             ),
             None,
         )
-        if restore_item is not None and (at := _withdrawn_at(db, workspace, restore_item)):
+        if restore_item is not None and (at := withdrawn_at(db, workspace, restore_item)):
             lapsed = at if lapsed is None else min(lapsed, at)  # a keyed item replaced it too
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
@@ -127,102 +128,9 @@ def remember(
     )
 
 
-def restoration(db: Connection, workspace: str, event_id: str) -> Restoring:
-    """What restores a verdict resting on ``event_id`` (`_restoration`).
-
-    Neither a text nor an item where nothing does, or no such event is stored.
-    """
-    row = db.execute(
-        "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?", (workspace, event_id)
-    ).fetchone()
-    if row is None:
-        return None, None, None
-    return _restoration(
-        db, workspace, Recorded(epoch=row[0], event=parse_event(json.loads(row[1]), row[0]))
-    )
-
-
-def _restoration(db: Connection, workspace: str, later: Recorded) -> Restoring:
-    """(text whose return restores the premise, item whose withdrawal does, who may say it).
-
-    The last: who may read the statement withdrawn, so may state it again (`seen_by_all`).
-    """
-    event = later.event
-    match event:
-        case Supersede() if event.item.key is not None and _replaced(db, workspace, later) != []:
-            # It withdrew its target and what held its key (or, from before m012, may have),
-            # and the verdict does not say which it rests on: none restores it.
-            return None, None, None
-        case Revoke() | Close() | Supersede():
-            found = _item(db, workspace, event.target)
-            return (None, None, None) if found is None else (found.text, None, found.scope)
-        case Assert() if event.item.key is not None:
-            replaced = _replaced(db, workspace, later)
-            if replaced is None:  # from before m012: the key's newest earlier item
-                held = _key_held(db, workspace, later)
-                replaced = [] if held is None else [held]
-            if len(replaced) == 1:
-                return replaced[0].text, None, replaced[0].scope
-            # None replaced: withdrawing the new item restores; several: the verdict does
-            # not say which it rests on, and nothing restores it.
-            return (None, event.item.id, None) if not replaced else (None, None, None)
-        case Assert():
-            return None, event.item.id, None
-    return None, None, None
-
-
-def _replaced(db: Connection, workspace: str, later: Recorded) -> list[Item] | None:
-    """The items ``later``'s keyed item replaced by its key (not its target).
-
-    ``None`` where the store cannot tell: an earlier item of the key was replaced by an
-    event stored before migration ``m012``, which kept no epoch.
-    """
-    event = later.event
-    if not isinstance(event, Assert | Supersede) or event.item.key is None:
-        return []
-    # ``+ 0``: probed by key; by the epoch index SQLite scanned every earlier item (25 ms
-    # a call at 100k items, once per event a return judges and per verdict stored).
-    rows = db.execute(
-        "SELECT i.body, w.epoch FROM items i JOIN withdrawn w "
-        "ON w.workspace = i.workspace AND w.id = i.id WHERE i.workspace = ? AND i.key = ? "
-        "AND i.epoch + 0 < ? AND w.status = 'replaced' AND (w.epoch = ? OR w.epoch IS NULL)",
-        (workspace, event.item.key, later.epoch, later.epoch),
-    ).fetchall()
-    if any(epoch is None for _, epoch in rows):
-        return None
-    return [item_from_json(json.loads(body)) for body, _ in rows]
-
-
-def _key_held(db: Connection, workspace: str, later: Recorded) -> Item | None:
-    """The item that held the key of ``later``'s new item before it (if it has a key)."""
-    if not isinstance(later.event, Assert) or later.event.item.key is None:
-        return None
-    row = db.execute(
-        "SELECT body FROM items WHERE workspace = ? AND key = ? AND epoch + 0 < ? "
-        "ORDER BY epoch DESC LIMIT 1",
-        (workspace, later.event.item.key, later.epoch),
-    ).fetchone()
-    return None if row is None else item_from_json(json.loads(row[0]))
-
-
-def _withdrawn_at(db: Connection, workspace: str, item: str) -> int | None:
-    """The epoch ``item`` was withdrawn at (``None``: it is not, or before m012, unknown)."""
-    row = db.execute(
-        "SELECT epoch FROM withdrawn WHERE workspace = ? AND id = ?", (workspace, item)
-    ).fetchone()
-    return None if row is None or row[0] is None else int(row[0])
-
-
-def _item(db: Connection, workspace: str, item: str) -> Item | None:
-    row = db.execute(
-        "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
-    ).fetchone()
-    return None if row is None else item_from_json(json.loads(row[0]))
-
-
 def scope_of(db: Connection, workspace: str, item: str) -> Scope | None:
     """Who may read stored ``item`` (``None``: no such item)."""
-    found = _item(db, workspace, item)
+    found = item_at(db, workspace, item)
     return None if found is None else found.scope
 
 
