@@ -512,37 +512,44 @@ def test_items_screened_through_the_latest_epoch_need_no_index_and_no_call() -> 
     assert screener.judgment(0).screened == {"p0": 9, "c": 9}
 
 
-def test_what_falls_outside_the_view_is_accounted_for_once_with_its_fall() -> None:
-    """A premise judged for a dependent, and another dependent of it, neither selected."""
-    seen = item("seen", "Breakfast before the ride.", epoch=8, depends_on=("p0",))
-    other = item("other", "Water the plants.", epoch=7)
-    premise = item("p0", P0.text, epoch=6)
-    plan = item("plan", "Leave at dawn.", epoch=5, depends_on=("p0",))
-    ctx = context((H0, seen, other, premise, plan), delta=DELTA)
-    verifier = FunctionVerifier(
-        lambda pair: Verdict(invalidates=pair.earlier.id == "p0", confidence=0.9)
-    )
-
-    decision = admit(
-        ctx, policy=Policy(max_items=1), verifier=verifier, signer=HmacSha256Signer(KEY)
-    )
-
-    assert isinstance(decision, Issued)
-    assert decision.items == (other,)  # newest first: "seen" fell with its premise
-    reasons = [(e.item, e.reason) for e in decision.exclusions]
-    assert len(reasons) == len({i for i, _ in reasons}) == 4  # each item once
-    assert dict(reasons) == {
-        "h0": Reason.REVOKED,
-        "p0": Reason.IMPLICITLY_INVALIDATED,  # judged, never asked for the view
-        "seen": Reason.PREMISE_INVALIDATED,
-        "plan": Reason.PREMISE_INVALIDATED,  # never asked either: its premise fell
-    }
+_CONFIRMS_P0 = FunctionVerifier(
+    lambda pair: Verdict(invalidates=pair.earlier.id == "p0", confidence=0.9)
+)
 
 
-def test_what_rests_on_a_premise_that_could_not_be_screened_is_not_called_stale() -> None:
-    """The same shape with the verifier down: "plan" was never reached, and its premise
-    was withheld, not found invalid (a review's finding: it was `premise_invalidated`,
-    which the next return with the verifier back contradicted by admitting it)."""
+@pytest.mark.parametrize(
+    ("verifier", "expected"),
+    [
+        (
+            _CONFIRMS_P0,
+            {
+                "h0": Reason.REVOKED,
+                "p0": Reason.IMPLICITLY_INVALIDATED,  # judged, never asked for the view
+                "seen": Reason.PREMISE_INVALIDATED,
+                "plan": Reason.PREMISE_INVALIDATED,  # never asked either: its premise fell
+            },
+        ),
+        (
+            UnavailableVerifier(),
+            {
+                "h0": Reason.REVOKED,
+                "p0": Reason.VERIFIER_UNAVAILABLE,
+                "seen": Reason.VERIFIER_UNAVAILABLE,  # asked for: "could not be screened"
+                "plan": Reason.NOT_SELECTED,
+            },
+        ),
+    ],
+    ids=["confirmed", "verifier down"],
+)
+def test_what_falls_outside_the_view_is_accounted_for_once_with_its_fall(
+    verifier: object, expected: dict[str, Reason]
+) -> None:
+    """A premise judged for a dependent, and another dependent of it, neither selected.
+
+    With the verifier down, "plan" was never reached and its premise was withheld, not
+    found invalid (a review's finding: it was `premise_invalidated`, which the next return
+    with the verifier back contradicted by admitting it).
+    """
     seen = item("seen", "Breakfast before the ride.", epoch=8, depends_on=("p0",))
     other = item("other", "Water the plants.", epoch=7)
     premise = item("p0", P0.text, epoch=6)
@@ -552,18 +559,15 @@ def test_what_rests_on_a_premise_that_could_not_be_screened_is_not_called_stale(
     decision = admit(
         ctx,
         policy=Policy(max_items=1),
-        verifier=UnavailableVerifier(),
+        verifier=verifier,  # type: ignore[arg-type]
         signer=HmacSha256Signer(KEY),
     )
 
     assert isinstance(decision, Issued)
-    assert decision.items == (other,)
-    assert {e.item: e.reason for e in decision.exclusions} == {
-        "h0": Reason.REVOKED,
-        "p0": Reason.VERIFIER_UNAVAILABLE,
-        "seen": Reason.VERIFIER_UNAVAILABLE,  # asked for the view: "could not be screened"
-        "plan": Reason.NOT_SELECTED,
-    }
+    assert decision.items == (other,)  # newest first: "seen" is out either way
+    reasons = [(e.item, e.reason) for e in decision.exclusions]
+    assert len(reasons) == len({i for i, _ in reasons}) == 4  # each item once
+    assert dict(reasons) == expected
 
 
 @pytest.mark.parametrize("waited", [-0.5, float("nan"), float("inf")])

@@ -414,15 +414,27 @@ def test_a_replacement_in_the_same_words_that_does_not_stand_in_for_every_use_wi
     hearsay, for another task, for some readers, or while a premise of its own stands
     (a review's finding): for the pickup its premise is gone, as if it were revoked; the
     verifier was shown a replacement that dropped nothing."""
+    gone = {"at": at(5), "author": "A2", "op": "revoke", "target": "d", "why": "closed"}
+    then = [gone] if "depends_on" in shape else []
+    _replaced_and_returned(store, how, "Sunrise Hotel is booked.", shape, falls, then)
+
+
+def _replaced_and_returned(
+    store: WorkStateStore,
+    how: str,
+    text: str,
+    shape: dict[str, Any],
+    falls: bool,
+    then: list[dict[str, Any]],
+) -> None:
+    """The booking replaced (``how``) by ``text`` of ``shape``, ``then`` events, A1 and A3
+    return: the pickup ``falls`` at both, or stays."""
     keyed = {"key": "hotel"} if how == "same key" else {}
     booked = assert_item(0, "h0", "Sunrise Hotel is booked.", **keyed)
-    again = assert_item(5, "h3", "Sunrise Hotel is booked.", **keyed, **shape)
+    again = assert_item(5, "h3", text, **keyed, **shape)
     if how == "supersede":
         again = {**again, "op": "supersede", "target": "h0"}
-    gone = {"at": at(5), "author": "A2", "op": "revoke", "target": "d", "why": "closed"}
-    history = [booked, *HISTORY[1:3], AGENCY, *HISTORY[3:5], again]
-    if "depends_on" in shape:
-        history.append(gone)
+    history = [booked, *HISTORY[1:3], AGENCY, *HISTORY[3:5], again, *then]
 
     falls &= not (how == "same key" and "unconfirmed" in shape)  # hearsay replaces no key
     first, other = run(store, [*history, ret(6), ret(7, "A3")])
@@ -453,19 +465,7 @@ def test_a_replacement_in_other_words_that_holds_for_fewer_uses_withdraws(
     finding: the verifier was shown it in the booking's place, and the pickup stayed once
     it ended, fell or never held for the pickup's use); as for the same words, nothing
     states the booking wherever the pickup may rely on it."""
-    keyed = {"key": "hotel"} if how == "same key" else {}
-    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", **keyed)
-    again = assert_item(5, "h3", "The Sunrise Hotel booking is confirmed.", **keyed, **shape)
-    if how == "supersede":
-        again = {**again, "op": "supersede", "target": "h0"}
-    history = [booked, *HISTORY[1:3], AGENCY, *HISTORY[3:5], again]
-
-    falls &= not (how == "same key" and "unconfirmed" in shape)  # hearsay replaces no key
-    first, other = run(store, [*history, ret(6), ret(7, "A3")])
-
-    expected = "implicitly_invalidated" if falls else None
-    assert [reason(first, "p0"), reason(other, "p0")] == [expected] * 2
-    assert ("p0" in first["items"]) is not falls
+    _replaced_and_returned(store, how, "The Sunrise Hotel booking is confirmed.", shape, falls, [])
 
 
 @pytest.mark.parametrize("words", ["The Sunrise Hotel booking is confirmed.", "same"])
@@ -2181,12 +2181,21 @@ def test_m017_a_verdict_a_restatement_resting_on_another_item_lapsed_stands_agai
     if restated.endswith("for good"):
         events.append({**assert_item(9, "h3", "Sunrise Hotel is booked."), "id": "again"})
 
+    _lapsed_by_the_rule_before(backend, tmp_path, events, "m017", "premised")
+
+
+def _lapsed_by_the_rule_before(
+    backend: str, tmp_path: Path, events: list[dict[str, Any]], migration: str, lapsed_by: str
+) -> None:
+    """``events``, then p0's verdict lapsed by event ``lapsed_by`` (as the rule before
+    ``migration`` had it) and ``migration`` run again: the verdict lapses at the event
+    "again" (none: it stands), and the watermarks go."""
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
         run(store, events)
         assert isinstance(store, SqlStore)
         expected = _epoch_of(store, "again")
-        migrated = _migrated_again(store, url, "m017", _epoch_of(store, "premised"))
+        migrated = _migrated_again(store, url, migration, _epoch_of(store, lapsed_by))
 
     assert migrated == (expected, 0)
 
@@ -2369,14 +2378,7 @@ def test_m019_a_verdict_a_restatement_by_an_author_who_could_not_read_it_lapsed_
     if restated.endswith("the family"):
         events.append({**assert_item(8, "h3", "Sunrise Hotel is booked."), "id": "again"})
 
-    with store_url(backend, tmp_path) as url:
-        store = open_store(url)
-        run(store, events)
-        assert isinstance(store, SqlStore)
-        expected = _epoch_of(store, "again")
-        migrated = _migrated_again(store, url, "m019", _epoch_of(store, "theirs"))
-
-    assert migrated == (expected, 0)
+    _lapsed_by_the_rule_before(backend, tmp_path, events, "m019", "theirs")
 
 
 def test_m020_watermarks_earned_against_a_narrowing_replacement_go(
