@@ -9,7 +9,7 @@ import tomllib
 from datetime import timedelta
 from pathlib import Path
 
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, NotJson
 from readmit.policy import Policy
 from readmit.service.limits import Limits
 from readmit.strict_json import loads
@@ -31,7 +31,7 @@ def load_policy(path: str | Path | None) -> Policy:
         raise ConfigError(f"policy file {path}: {exc}") from None
     except ValueError as exc:  # a policy file is JSON, or TOML by its name
         kind = "TOML" if path.endswith(".toml") else "JSON (or TOML, named *.toml)"
-        said = str(exc).removeprefix("not JSON: ")
+        said = f"{exc.problem} (at character {exc.at})" if isinstance(exc, NotJson) else exc
         raise ConfigError(f"policy file {path}: not {kind}: {said}") from None
     if not isinstance(values, dict):
         raise ConfigError(f"policy file {path}: expected an object of policy settings")
