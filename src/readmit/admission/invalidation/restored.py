@@ -31,7 +31,7 @@ from readmit.admission.context import Restoring
 from readmit.admission.invalidation.implicit import Later
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
-from readmit.model import ANY, Agent, Item, Scope
+from readmit.model import Agent, Item, Scope
 
 _Readers = tuple[frozenset[str], frozenset[str]]
 _Stated = dict[tuple[_Readers, str], int]
@@ -60,7 +60,7 @@ class Restorations:
         self.keyed: dict[str, dict[str, int]] = {}
         """For each key, the latest epoch each author gave it a confirmed item (which replaces
         the key's holders that author may read)."""
-        self.holders: dict[str, tuple[str, _Readers]] = {}
+        self.holders: dict[str, tuple[str, Scope | None]] = {}
         """The keyed items the events brought, by id, with their key and readers: news the
         context may lack (replaced before the departure, or not the returner's to read)."""
         self.read: set[int] = set()
@@ -114,16 +114,24 @@ class Restorations:
                 continue
             self.read.add(recorded.epoch)
             event = recorded.event
-            if isinstance(event, Assert | Supersede) and restates(event):
-                # A new dict each time: another return's may share the one it replaces.
-                stated = dict(self.stated.get(event.item.text) or {})
-                by = (self._readers(event), event.author)
-                stated[by] = max(stated.get(by, recorded.epoch), recorded.epoch)
-                self.stated[event.item.text] = stated
             if isinstance(event, Revoke | Close | Supersede):
                 self.withdrawn.setdefault(event.target, recorded.epoch)
-            if isinstance(event, Assert | Supersede) and (key := event.item.key) is not None:
-                self.holders[event.item.id] = (key, self._readers(event))
+            if not isinstance(event, Assert | Supersede):
+                continue
+            restating, key = restates(event), event.item.key
+            if not restating and key is None:
+                continue  # most of Δ: nothing stated again, no key
+            readers = self._readers(event)
+            if restating:
+                # A new dict each time: another return's may share the one it replaces.
+                stated = dict(self.stated.get(event.item.text) or {})
+                by = (readers, event.author)
+                stated[by] = max(stated.get(by, recorded.epoch), recorded.epoch)
+                self.stated[event.item.text] = stated
+            if key is not None:
+                principals, roles = readers  # none: no principal known, nobody reads it
+                scope = Scope(principals=principals, roles=roles) if principals else None
+                self.holders[event.item.id] = (key, scope)
                 if event.item.unconfirmed:
                     continue  # hearsay replaces nothing
                 latest = dict(self.keyed.get(key) or {})  # a new dict: as ``stated``
@@ -165,14 +173,14 @@ class Restorations:
         """
         held = self.holders.get(news)
         if held is None and (item := self.items.get(news)) is not None and item.key is not None:
-            held = item.key, (item.scope.principals, item.scope.roles)
+            held = item.key, item.scope
         if held is None:
             return False
-        key, (principals, roles) = held
+        key, scope = held
         for author, at in (self.keyed.get(key) or {}).items():
             who = self.agents.get(author)
             if at > epoch and (
-                (principals & {ANY, who.principal} and roles & {ANY, who.role})
+                scope is not None and scope.readable_by(who.principal, who.role)
                 if who
                 else not self.agents
             ):
@@ -214,7 +222,7 @@ _DELTAS: Grown[
         dict[str, _Stated],
         dict[str, int],
         dict[str, dict[str, int]],
-        dict[str, tuple[str, _Readers]],
+        dict[str, tuple[str, Scope | None]],
         frozenset[int],
         dict[str, str | None],
     ]
