@@ -1164,27 +1164,33 @@ def test_a_return_in_between_agrees_with_its_twin_on_a_keyed_replacement_it_cann
     assert reason(last[True], "y") == (None if then == "X restated" else "implicitly_invalidated")
 
 
-def test_a_return_in_between_agrees_with_its_twin_when_one_event_replaced_two_items() -> None:
-    """W replaces X (B1's) and Z (everyone's) by key; Z's text comes back. A verdict on
-    such news rests on neither, so nothing restores it: a return judges so too."""
+@pytest.mark.parametrize(("restated", "lapses"), [("z", True), ("x", False)])
+def test_a_return_in_between_agrees_with_its_twin_when_one_event_replaced_two_items(
+    restated: str, lapses: bool
+) -> None:
+    """W replaces X (B1's) and Z (everyone's) by key, and Y's verdict rests on Z's
+    withdrawal. Z's text coming back restores it; X's, which W also replaced, does not.
+    A return in between judges so too."""
     z = {"id": "z", "text": "The standup room is Room Cedar.", "key": "room", "readers": "*"}
     w = {"id": "w", "text": "The standup room is Room Borealis.", "key": "room", "readers": "*"}
     events = _private_then_withdrawn({"author": "B1", "op": "assert", "item": w})
     events[1:1] = [{"at": at(0), "author": "A2", "op": "assert", "item": z}]
     events.insert(4, depart(2, "A3"))
-    again = {"id": "z3", "text": z["text"], "readers": "*"}
-    restated = {"at": at(8), "author": "B1", "op": "assert", "item": again}
+    text = z["text"] if restated == "z" else "The standup room is Room Atlas."
+    public = {"id": "r", "text": text, "readers": "*"}
+    again = {"at": at(8), "author": "B1", "op": "assert", "item": public}
     last = {}
     for middle in ([], [ret(6)]):
         store = open_store("sqlite:///:memory:")
         try:
-            made = load_scenario(scenario([*events, *middle, restated, ret(9, "A3")]))
+            made = load_scenario(scenario([*events, *middle, again, ret(9, "A3")]))
             verifier = _Invalidating("z", withdrawn=True)
             last[bool(middle)] = replay(made, store, verifier=verifier, signer=SIGNER)[-1].record
         finally:
             store.close()
 
-    assert reason(last[True], "y") == reason(last[False], "y") == "implicitly_invalidated"
+    assert reason(last[True], "y") == reason(last[False], "y")
+    assert reason(last[True], "y") == (None if lapses else "implicitly_invalidated")
 
 
 @dataclass
@@ -1488,16 +1494,13 @@ def test_a_key_held_also_by_an_item_the_agent_may_not_read_still_quotes_its_own(
     assert reason(record, "c") == "implicitly_invalidated"
 
 
-@pytest.mark.parametrize(
-    ("earlier", "lapses"), [("none", True), ("revoked before", True), ("held", False)]
-)
-def test_restating_a_keyed_supersessions_target_lapses_its_verdict_unless_it_replaced_more(
-    store: WorkStateStore, earlier: str, lapses: bool
+@pytest.mark.parametrize("earlier", ["none", "revoked before", "held"])
+def test_restating_a_keyed_supersessions_target_lapses_its_verdict(
+    store: WorkStateStore, earlier: str
 ) -> None:
-    """P fell with T's keyed supersession. Restating T restores P's premise, unless the
-    supersession also replaced the item its key held (the verdict does not say which of
-    the two it rests on): an earlier item of the key revoked long before, or none, does
-    not count."""
+    """P fell with T's keyed supersession. Restating T restores P's premise, though the
+    supersession also replaced the item its key held: the verdict rests on T, the item its
+    judged observation withdrew."""
     desk = assert_item(0, "x", "Ferry desk opens at noon.", key="ferry")
     before = {
         "none": [],
@@ -1524,7 +1527,7 @@ def test_restating_a_keyed_supersessions_target_lapses_its_verdict_unless_it_rep
     )
 
     assert reason(first, "p") == "implicitly_invalidated"
-    assert reason(later, "p") == (None if lapses else "implicitly_invalidated")
+    assert reason(later, "p") is None
 
 
 def test_a_verdicts_wording_is_shown_only_to_readers_like_the_one_that_confirmed_it(
@@ -1581,13 +1584,13 @@ def test_a_return_never_inherits_the_observations_of_a_reader_with_less_in_its_c
     assert reason(run(store, history)[-1], "y") == "implicitly_invalidated"
 
 
-@pytest.mark.parametrize("restated", ["i1", "b0"])
-def test_a_verdict_on_a_keyed_assert_that_replaced_two_items_is_not_lapsed_by_either(
-    store: WorkStateStore, restated: str
+@pytest.mark.parametrize(("restated", "lapses"), [("i1", True), ("b0", False)])
+def test_a_verdict_on_a_keyed_assert_that_replaced_two_items_lapses_by_the_one_it_rests_on(
+    store: WorkStateStore, restated: str, lapses: bool
 ) -> None:
     """B1 could not read I1, so B0 did not replace it: both held the key, and A2's I2
-    replaced both; Y fell with I1. Restating either must not lapse Y's verdict: it does
-    not say which replacement it rests on."""
+    replaced both; Y fell with I1. Restating I1 lapses Y's verdict (its judged observation
+    withdrew I1: m022 keeps that); restating B0 does not."""
     garden = "Neighbours meet in the garden."
     private = {"readers": {"principals": ["neighbours", "family"]}}
     again = {
@@ -1610,7 +1613,40 @@ def test_a_verdict_on_a_keyed_assert_that_replaced_two_items_is_not_lapsed_by_ei
     )
 
     assert reason(first, "y") == "implicitly_invalidated"
-    assert reason(later, "y") == "implicitly_invalidated"
+    assert reason(later, "y") == (None if lapses else "implicitly_invalidated")
+
+
+def test_a_verdict_kept_before_m022_on_a_keyed_assert_that_replaced_two_items_stands(
+    backend: str, tmp_path: Path
+) -> None:
+    """A verdict kept before m022 does not say which of the two items I2 replaced it rests
+    on: stating I1 again, which would lapse one kept since, leaves it standing."""
+    private = {"readers": {"principals": ["neighbours", "family"]}}
+    events = [
+        assert_item(0, "i1", "The standup room is Room Atlas.", key="room"),
+        {**assert_item(1, "b0", "Neighbours meet in the garden.", key="room", **private)},
+        assert_item(2, "y", "Book Room Atlas for the Friday standup."),
+        depart(3),
+        assert_item(5, "i2", "The standup room is Room Borealis.", key="room"),
+        ret(6),
+    ]
+    events[1]["author"] = "B1"
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        [record] = run(store, events)
+        assert isinstance(store, SqlStore)
+        with store.conn.transaction():  # as a return before m022 left it
+            store.conn.execute("UPDATE invalidations SET premise = NULL")
+        restated = assert_item(7, "g2", "The standup room is Room Atlas.")
+        again = load_scenario(scenario([{**restated, "id": "again"}]))
+        store.append("trip", list(again.steps))  # type: ignore[arg-type]
+        (lapsed,) = store.conn.execute(
+            "SELECT lapsed_epoch FROM invalidations WHERE item = 'y'"
+        ).fetchone()
+        store.close()
+
+    assert reason(record, "y") == "implicitly_invalidated"
+    assert lapsed is None
 
 
 def test_an_invalidation_by_what_the_agent_may_not_read_does_not_quote_it(

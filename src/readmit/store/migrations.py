@@ -306,6 +306,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         "m021_restated_by_their_evidence",
         [restated_by_their_evidence, "DELETE FROM screenings"],
     ),
+    (
+        # A verdict keeps the item its judged observation withdrew: of several a keyed event
+        # replaced, the one it rests on, whose text stated again restores it
+        # (`readmit.store.restoring`). One kept before does not say, and nothing restores it.
+        "m022_verdict_premises",
+        ["ALTER TABLE invalidations ADD COLUMN premise TEXT"],
+    ),
 ]
 
 _BOOKKEEPING = (

@@ -2,7 +2,9 @@
 
 A verdict whose evidence withdrew or replaced a statement is restored by that statement's
 text stated again (by one who may read it); one whose evidence only asserted a new item,
-by that item's withdrawal; one whose keyed evidence replaced several items, by nothing.
+by that item's withdrawal. One whose keyed evidence replaced several items rests on the
+one its judged observation withdrew (its premise, kept with the verdict since m022); one
+kept before, which does not say, is restored by nothing.
 """
 
 import json
@@ -14,8 +16,10 @@ from readmit.store.connection import Connection
 from readmit.wire import item_from_json, parse_event
 
 
-def restoration(db: Connection, workspace: str, event_id: str) -> Restoring:
-    """What restores a verdict resting on ``event_id`` (`restoration_of`).
+def restoration(
+    db: Connection, workspace: str, event_id: str, premise: str | None = None
+) -> Restoring:
+    """What restores a verdict resting on ``event_id`` (and its ``premise``, `restoration_of`).
 
     Neither a text nor an item where nothing does, or no such event is stored.
     """
@@ -24,38 +28,56 @@ def restoration(db: Connection, workspace: str, event_id: str) -> Restoring:
     ).fetchone()
     if row is None:
         return None, None, None
-    return restoration_of(
-        db, workspace, Recorded(epoch=row[0], event=parse_event(json.loads(row[1]), row[0]))
-    )
+    recorded = Recorded(epoch=row[0], event=parse_event(json.loads(row[1]), row[0]))
+    return restoration_of(db, workspace, recorded, premise)
 
 
-def restoration_of(db: Connection, workspace: str, later: Recorded) -> Restoring:
+def restoration_of(
+    db: Connection, workspace: str, later: Recorded, premise: str | None = None
+) -> Restoring:
     """(text whose return restores the premise, item whose withdrawal does, who may say it).
 
     The last: who may read the statement withdrawn, so may state it again (`seen_by_all`).
+    ``premise``: the item the verdict's judged observation withdrew (`Judgment.premises`),
+    which tells which of several items a keyed event replaced it rests on.
     """
     event = later.event
     match event:
-        case Supersede() if event.item.key is not None and _replaced(db, workspace, later) != []:
-            # It withdrew its target and what held its key (or, from before m012, may have),
-            # and the verdict does not say which it rests on: none restores it.
-            return None, None, None
+        case Supersede() if (
+            event.item.key is not None and (replaced := _replaced(db, workspace, later)) != []
+        ):
+            # It withdrew its target and what held its key (or, from before m012, may have):
+            # the premise says which the verdict rests on; without one, none restores it.
+            if premise == event.target:
+                return _stated(item_at(db, workspace, premise))
+            return _stated(_named(replaced, premise))
         case Revoke() | Close() | Supersede():
-            found = item_at(db, workspace, event.target)
-            return (None, None, None) if found is None else (found.text, None, found.scope)
+            return _stated(item_at(db, workspace, event.target))
         case Assert() if event.item.key is not None:
             replaced = _replaced(db, workspace, later)
             if replaced is None:  # from before m012: the key's newest earlier item
                 held = _key_held(db, workspace, later)
                 replaced = [] if held is None else [held]
             if len(replaced) == 1:
-                return replaced[0].text, None, replaced[0].scope
-            # None replaced: withdrawing the new item restores; several: the verdict does
-            # not say which it rests on, and nothing restores it.
-            return (None, event.item.id, None) if not replaced else (None, None, None)
+                return _stated(replaced[0])
+            # None replaced: withdrawing the new item restores; several: the premise says
+            # which the verdict rests on (without one, nothing restores it).
+            return (
+                (None, event.item.id, None) if not replaced else _stated(_named(replaced, premise))
+            )
         case Assert():
             return None, event.item.id, None
     return None, None, None
+
+
+def _stated(item: Item | None) -> Restoring:
+    """What restores a verdict resting on ``item``'s withdrawal: its text stated again."""
+    return (None, None, None) if item is None else (item.text, None, item.scope)
+
+
+def _named(replaced: list[Item] | None, premise: str | None) -> Item | None:
+    """Of ``replaced``, the item ``premise`` names (``None``: not one of them, or unknown)."""
+    return next((i for i in replaced or () if premise is not None and i.id == premise), None)
 
 
 def _replaced(db: Connection, workspace: str, later: Recorded) -> list[Item] | None:

@@ -67,8 +67,9 @@ def remember(
         if row is None:
             continue
         later = parse_event(json.loads(row[1]), row[0])
+        premise = judgment.premises.get(exclusion.item)
         restore_text, restore_item, said = restoration_of(
-            db, workspace, Recorded(epoch=row[0], event=later)
+            db, workspace, Recorded(epoch=row[0], event=later), premise
         )
         # Under the workspace lock: nothing is written between this scan and the insert. A
         # verdict standing there stays: this return's, decided beside the one that stored
@@ -88,14 +89,14 @@ def remember(
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
             "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
-            "principal, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "principal, role, premise) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (workspace, item) DO UPDATE "
             "SET event = excluded.event, event_epoch = excluded.event_epoch, "
             "evidence = excluded.evidence, verifier = excluded.verifier, "
             "confidence = excluded.confidence, detail = excluded.detail, "
             "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
             "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
-            "principal = excluded.principal, role = excluded.role "
+            "principal = excluded.principal, role = excluded.role, premise = excluded.premise "
             "WHERE invalidations.lapsed_epoch IS NOT NULL",
             (
                 workspace,
@@ -112,6 +113,7 @@ def remember(
                 lapsed,
                 reader.principal,
                 reader.role,
+                premise,
             ),
         )
     screened_as = judgment.screened_as or judgment.verifier
@@ -180,6 +182,11 @@ def _readers(
     return draft.readers(None if row is None else row[0])
 
 
+def _said(db: Connection, workspace: str, event: str, premise: str | None) -> Scope | None:
+    """Who may read the statement a verdict resting on ``event`` withdrew (`restoration`)."""
+    return restoration(db, workspace, event, premise)[2]
+
+
 def any_standing(db: Connection, workspace: str) -> bool:
     """Whether ``workspace`` has a verdict that has not lapsed (else no event can lapse one)."""
     row = db.execute(
@@ -197,7 +204,7 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
     event = recorded.event
     if isinstance(event, Assert | Supersede) and restates(event):
         restored = db.execute(
-            "SELECT v.item, i.body, v.event FROM invalidations v JOIN items i "
+            "SELECT v.item, i.body, v.event, v.premise FROM invalidations v JOIN items i "
             "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
             "AND v.lapsed_epoch IS NULL AND v.restore_text = ?",
             (workspace, event.item.text),
@@ -208,9 +215,9 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
                 "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
                 [
                     (recorded.epoch, workspace, item)
-                    for item, body, evidence in restored
+                    for item, body, evidence, premise in restored
                     if item_from_json(json.loads(body)).scope.read_within(*readers)
-                    and _knew(db, workspace, event.author, restoration(db, workspace, evidence)[2])
+                    and _knew(db, workspace, event.author, _said(db, workspace, evidence, premise))
                 ],
             )
     if withdrew:

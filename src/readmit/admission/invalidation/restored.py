@@ -16,10 +16,11 @@ words read by fewer than the withdrawn item was is shown as a withdrawal
 (`readmit.admission.invalidation.observations`), and restores the statement for an item
 all of whose readers may read it (before, such an item was excluded for nothing).
 
-"The same rule" is the store's own, asked per event (`ReturnContext.restoration`): what
-an event withdrew is known to the store even where the returning agent may not read it
-(a revocation of, or a keyed replacement of, another principal's item), and an event
-that replaced several items rests on none of them. The text is compared, never shown. A
+"The same rule" is the store's own, asked per event and what it is shown withdrawing
+(`ReturnContext.restoration`): what an event withdrew is known to the store even where
+the returning agent may not read it (a revocation of, or a keyed replacement of, another
+principal's item); of an event that replaced several items, each observation rests on
+the one it withdrew. The text is compared, never shown. A
 context no store made rebuilds the rule from each observation.
 """
 
@@ -44,7 +45,7 @@ class Restorations:
     def __init__(
         self,
         agents: Mapping[str, Agent],
-        rule: Callable[[str], Restoring] | None = None,
+        rule: Callable[[str, str | None], Restoring] | None = None,
         items: Mapping[str, Item] = MappingProxyType({}),
     ) -> None:
         self.agents = agents
@@ -67,7 +68,7 @@ class Restorations:
         self.since: int | None = None
         """How far back the log before the departure was read (`add_from`)."""
         self._known: dict[tuple[str, str, Any], bool] = {}
-        self._rules: dict[str, Restoring] = {}
+        self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
 
     def add_from(self, start: int, history: Callable[[int, bool], Any]) -> None:
@@ -81,7 +82,7 @@ class Restorations:
         cls,
         delta: tuple[Recorded, ...],
         agents: Mapping[str, Agent],
-        rule: Callable[[str], Restoring] | None = None,
+        rule: Callable[[str, str | None], Restoring] | None = None,
         items: Mapping[str, Item] = MappingProxyType({}),
     ) -> "Restorations":
         """Restorations with ``delta`` taken in.
@@ -203,9 +204,10 @@ class Restorations:
                 return None, later.replacement_id, None
             withdrawn = self.items.get(later.withdrawn_id or "")
             return later.withdrawn_text, None, None if withdrawn is None else withdrawn.scope
-        if later.event_id not in self._rules:
-            self._rules[later.event_id] = self.rule(later.event_id)
-        return self._rules[later.event_id]
+        rests_on = later.event_id, later.withdrawn_id
+        if rests_on not in self._rules:
+            self._rules[rests_on] = self.rule(*rests_on)
+        return self._rules[rests_on]
 
     def _readers(self, event: Assert | Supersede) -> _Readers:
         if event.author not in self._principals:

@@ -97,6 +97,7 @@ class Screener:
         self.decided: dict[str, bool] = {}
         self.excluded: dict[str, Exclusion] = {}
         self.confirmed: list[Exclusion] = []
+        self.premises: dict[str, str] = {}
         self.screened: dict[str, int] = {}
         self._starts: dict[str, int] = {}  # where each item's screening started
         self.calls = self.pairs = self.past_budget = 0
@@ -143,6 +144,7 @@ class Screener:
             max_seconds=self.policy.max_judgment_seconds,
             standing=standing,
             confirmed=tuple(self.confirmed),
+            premises=self.premises,
             screened=kept(self.screened, self._starts, unquoted(self.ctx) if self.screened else []),
             screened_as=self.key,
         )
@@ -221,7 +223,7 @@ class Screener:
             )
             if self._confirmed(item, answers):
                 return False
-            failed = [(p, v) for p, v in answers if not _answered(v)]
+            failed = [(p, v) for p, v in answers if v is None or v.abstained]
             if failed and self._unavailable is None:
                 pair, verdict = failed[0]
                 shown = readable(pair.later, self.ctx, item, *self._before)
@@ -299,6 +301,8 @@ class Screener:
         )
         self.excluded[item.id] = exclusion
         self.confirmed.append(exclusion)
+        if pair.later.withdrawn_id is not None:
+            self.premises[item.id] = pair.later.withdrawn_id
         return True
 
     def _unembedded(self, item: Item, start: int) -> Exclusion | None:
@@ -390,10 +394,6 @@ class Screener:
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = indexed(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index
-
-
-def _answered(verdict: Verdict | None) -> bool:
-    return verdict is not None and not verdict.abstained
 
 
 def _tokens(model: object) -> int:
