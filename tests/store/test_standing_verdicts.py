@@ -468,6 +468,38 @@ def test_a_replacement_in_other_words_that_holds_for_fewer_uses_withdraws(
     _replaced_and_returned(store, how, "The Sunrise Hotel booking is confirmed.", shape, falls, [])
 
 
+@pytest.mark.parametrize("how", ["supersede", "same key"])
+@pytest.mark.parametrize(
+    ("booking", "pickup", "falls"),
+    [("*", "*", True), ("*", "family", False), ("family", "*", False)],
+    ids=["a pickup the neighbours read", "the family's pickup", "a booking only they read"],
+)
+def test_a_replacement_in_other_words_for_fewer_readers_withdraws_for_those_it_leaves_out(
+    store: WorkStateStore, how: str, booking: str, pickup: str, falls: bool
+) -> None:
+    """Everyone's booking rewritten in other words for the family alone: to the neighbours
+    nothing stands in its place, so a pickup they read rests on nothing and falls, for
+    every agent (a review's finding: it was judged against the family's words). The
+    family's own pickup, or one resting on a booking the neighbours never read, stays."""
+    keyed = {"key": "hotel"} if how == "same key" else {}
+    readers = {"*": "*", "family": {"principals": ["family"]}}
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", readers=readers[booking], **keyed)
+    pickup_item = assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel.")
+    pickup_item["item"]["readers"] = readers[pickup]
+    family = {"readers": {"principals": ["family"]}}
+    again = assert_item(5, "h3", "The Sunrise Hotel booking is confirmed.", **keyed, **family)
+    if how == "supersede":
+        again = {**again, "op": "supersede", "target": "h0"}
+    first, other = run(
+        store, [booked, pickup_item, depart(3), depart(4, "B1"), again, ret(6)] + [ret(7, "B1")]
+    )
+
+    expected = "implicitly_invalidated" if falls else None
+    assert reason(first, "p0") == expected
+    if pickup == "*":
+        assert reason(other, "p0") == expected
+
+
 @pytest.mark.parametrize("words", ["The Sunrise Hotel booking is confirmed.", "same"])
 @pytest.mark.parametrize(
     ("was", "now"),

@@ -25,6 +25,10 @@ from readmit.reasons import Exclusion, Reason, Stage
 log = logging.getLogger("readmit.verifier")
 
 
+Readers = tuple[frozenset[str], frozenset[str]]
+"""Who may read an item: its principals and its roles (``*`` for everyone)."""
+
+
 class Later(NamedTuple):
     """A later observation from Δ, as the verifier sees it.
 
@@ -46,6 +50,9 @@ class Later(NamedTuple):
     depends_on: frozenset[str] = frozenset()
     """What the event's item declares it depends on: items it builds on, so it is never
     evidence against them."""
+    fewer: "tuple[Readers, Readers] | None" = None
+    """For a replacement shown in its words: who read what it replaced and who reads it,
+    where some of the former may not read it (`readmit.admission.invalidation.readers`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,8 +16,9 @@ from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext, grown_base
 from readmit.admission.invalidation.holders import Holders, SameKey
-from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.implicit import Later, Readers
 from readmit.admission.invalidation.propagation import premises_readable
+from readmit.admission.invalidation.readers import fewer
 from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
 from readmit.clock import format_time
@@ -278,9 +279,10 @@ def _replaced(
             event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
             item.depends_on,
         )  # fmt: skip
+    readers = None if old is None else _readers(event, by_id, agents)
     return Later(
         event.id, epoch, event.op, item.text, withdrawn_id, old.text if old else None, item.id,
-        item.text, item.depends_on,
+        item.text, item.depends_on, fewer(old.scope, readers) if old and readers else None,
     )  # fmt: skip
 
 
@@ -296,16 +298,21 @@ def _stands_in(
     an item a reader may not have loaded; with no author known, from the item if loaded,
     and with neither, it does not stand in.
     """
-    draft = event.item
-    author, new = agents.get(event.author), by_id.get(draft.id)
-    readers = None
-    if draft.principals is not None or author is not None:
-        readers = draft.readers(author.principal if author else None)
-    elif new is not None:
-        readers = new.scope.principals, new.scope.roles
+    readers = _readers(event, by_id, agents)
     if readers is None or not old.scope.read_within(*readers):
         return False  # readers unknown (no author known, nor the item loaded): fail closed
     return restates(event) or _narrowed(event, old) is None
+
+
+def _readers(
+    event: Assert | Supersede, by_id: Mapping[str, Item], agents: Mapping[str, Agent]
+) -> Readers | None:
+    """Who may read ``event``'s item: from the event, else from the item if loaded."""
+    draft = event.item
+    author, new = agents.get(event.author), by_id.get(draft.id)
+    if draft.principals is not None or author is not None:
+        return draft.readers(author.principal if author else None)
+    return None if new is None else (new.scope.principals, new.scope.roles)
 
 
 def _narrowed(event: Assert | Supersede, old: Item) -> str | None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from readmit.admission.context import Restoring
 from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.readers import as_read_by
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
@@ -140,8 +141,11 @@ class Restorations:
                 self.keyed[key] = latest
 
     def kept(self, item: Item, laters: Sequence[Later]) -> list[Later]:
-        """``laters`` but those whose premise a later event restored for ``item``."""
-        return [later for later in laters if not self._restored(later, item)]
+        """``laters`` but those a later event restored, as ``item``'s readers see them.
+
+        A replacement some of them may not read is a withdrawal to them (`as_read_by`).
+        """
+        return as_read_by(item, [later for later in laters if not self._restored(later, item)])
 
     def _restored(self, later: Later, item: Item) -> bool:
         text, news, said = self._restoring(later)
