@@ -2062,6 +2062,78 @@ def _naming_the_hotel(pair: Pair) -> Verdict:
     return Verdict(invalidates=linked, confidence=0.9, reason=f"read: {said}")
 
 
+def _pool_closed(pair: Pair) -> Verdict:
+    """News that the pool is closed invalidates a swim in it (its withdrawal does not)."""
+    news = pair.later.op != "revoke" and "closed" in pair.later.text
+    return Verdict(invalidates=news and "pool" in pair.earlier.text, confidence=0.9)
+
+
+@pytest.mark.parametrize("how", ["same key", "supersede"])
+def test_news_filed_again_in_its_words_then_withdrawn_lapses_the_verdict_resting_on_it(
+    store: WorkStateStore, how: str
+) -> None:
+    """N2 files news N1 again in its very words (by its key, or superseding it); the swim
+    falls again, then N2 is revoked. The verdict rested on N2's words, news, not on N1's
+    withdrawal: it lapses, and the swim is back for both agents (a review's finding: it
+    was taken to rest on N1's statement, which only the news itself states, and stood)."""
+    refiled = assert_item(6, "n2", "The pool is closed.", key="pool")
+    if how == "supersede":
+        refiled = {**refiled, "op": "supersede", "target": "n1"}
+    events = [
+        assert_item(0, "s", "Swim at 9 in the pool."),
+        depart(1),
+        depart(2, "A3"),
+        assert_item(3, "n1", "The pool is closed.", key="pool"),
+        ret(4),
+        depart(5),
+        refiled,
+        ret(7),
+        depart(8),
+        {"at": at(9), "author": "A2", "op": "revoke", "target": "n2", "why": "reopened"},
+        ret(10),
+        ret(11, "A3"),
+    ]
+    verifier = FunctionVerifier(_pool_closed, name="pool")
+    made = load_scenario(scenario(events))
+    records = [d.record for d in replay(made, store, verifier=verifier, signer=SIGNER)]
+
+    assert [reason(r, "s") for r in records[:2]] == ["implicitly_invalidated"] * 2
+    assert ["s" in r["items"] for r in records[2:]] == [True, True]
+
+
+@pytest.mark.parametrize(("rewritten", "lapses"), [("the news", True), ("other words", False)])
+def test_m023_a_verdict_taken_to_rest_on_news_filed_again_lapses_to_be_judged_again(
+    backend: str, tmp_path: Path, rewritten: str, lapses: bool
+) -> None:
+    """Before m022 a verdict on news filed again in its words rested on the first filing's
+    text: only the news stated again restored it. m023 lapses it at its evidence; one
+    resting on a statement replaced in other words stands."""
+    text = "The pool is closed." if rewritten == "the news" else "The pool is open."
+    events = [
+        assert_item(0, "p0", "Swim at 9 in the pool."),
+        depart(1),
+        assert_item(3, "n1", text, key="pool"),
+        {**assert_item(4, "n2", "The pool is closed.", key="pool"), "id": "again"},
+    ]
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, events)
+        assert isinstance(store, SqlStore)
+        epoch = _epoch_of(store, "again")
+        with store.conn.transaction():  # as a return before m022 left it
+            store.conn.execute(
+                "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, "
+                "verifier, confidence, detail, decided_epoch, restore_text, principal, role) "
+                "VALUES ('trip', 'p0', 'again', ?, '[\"again\"]', 'pool', 1.0, 'x', ?, ?, "
+                "'family', 'itinerary')",
+                (epoch, epoch, text),
+            )
+        lapsed, watermarks = _migrated_again(store, url, "m023", None)
+
+    assert lapsed == (epoch if lapses else None)
+    assert watermarks == 0
+
+
 @pytest.mark.parametrize("depth", [1, 2])
 def test_a_premise_outside_c_that_stands_is_screened_as_the_twin_screens_it(
     store: WorkStateStore, depth: int

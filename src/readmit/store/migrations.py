@@ -12,7 +12,11 @@ from collections.abc import Callable
 
 from readmit.errors import MigrationError, StoreError
 from readmit.store.connection import Connection
-from readmit.store.restatements import lapses_restated_today, restated_by_their_evidence
+from readmit.store.restatements import (
+    lapses_restated_today,
+    refiled_news_judged_again,
+    restated_by_their_evidence,
+)
 
 _LZ4_DECISIONS = (
     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
@@ -307,11 +311,18 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         [restated_by_their_evidence, "DELETE FROM screenings"],
     ),
     (
-        # A verdict keeps the item its judged observation withdrew: of several a keyed event
-        # replaced, the one it rests on, whose text stated again restores it
-        # (`readmit.store.restoring`). One kept before does not say, and nothing restores it.
+        # A verdict keeps the item it rests on (`readmit.store.restoring`): of several a keyed
+        # event replaced, the one its judged observation withdrew (one kept before does not
+        # say, and nothing restores it); news filed again in its own words, the new item,
+        # whose withdrawal restores it.
         "m022_verdict_premises",
         ["ALTER TABLE invalidations ADD COLUMN premise TEXT"],
+    ),
+    (
+        # Verdicts taken to rest on the withdrawal of news filed again in its own words lapse,
+        # to be judged again (and keep what they rest on); watermarks go, as in m016.
+        "m023_refiled_news_judged_again",
+        [refiled_news_judged_again, "DELETE FROM screenings"],
     ),
 ]
 

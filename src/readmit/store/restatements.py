@@ -1,4 +1,4 @@
-"""Migrations m016, m017, m019 and m021: verdicts lapse as a restatement restores today."""
+"""Migrations m016, m017, m019, m021 and m023: verdicts lapse as a restatement restores today."""
 
 from collections import defaultdict
 from collections.abc import Iterator
@@ -73,6 +73,31 @@ def restated_by_their_evidence(db: Connection) -> None:
             db.execute(
                 "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
                 (recorded.epoch, workspace, item),
+            )
+
+
+def refiled_news_judged_again(db: Connection) -> None:
+    """Lapse each standing verdict whose evidence states the very text that restores it (m023).
+
+    Its event replaced an item in that item's own words: news filed again, which a verdict
+    was taken to rest on as a withdrawal, so that only the news itself stated again would
+    restore it and withdrawing the news never did. Which of these the verifier was shown
+    as news (`readmit.admission.invalidation.restored.rests_on`) the store cannot tell
+    without the readers of the time: each lapses at its evidence, and the next return
+    judges the item again (and keeps what it rests on).
+    """
+    for workspace, item, text, event, epoch in db.execute(
+        "SELECT workspace, item, restore_text, event, event_epoch FROM invalidations "
+        "WHERE lapsed_epoch IS NULL AND restore_text IS NOT NULL"
+    ).fetchall():
+        row = db.execute(
+            "SELECT body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
+        ).fetchone()
+        stated = None if row is None else event_of(int(epoch), str(row[0])).event
+        if isinstance(stated, Assert | Supersede) and stated.item.text == text:
+            db.execute(
+                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
+                (epoch, workspace, item),
             )
 
 

@@ -38,10 +38,13 @@ def restoration_of(
     """(text whose return restores the premise, item whose withdrawal does, who may say it).
 
     The last: who may read the statement withdrawn, so may state it again (`seen_by_all`).
-    ``premise``: the item the verdict's judged observation withdrew (`Judgment.premises`),
-    which tells which of several items a keyed event replaced it rests on.
+    ``premise``: the item the verdict rests on (`Judgment.premises`): of several items a
+    keyed event replaced, the one its judged observation withdrew; or the event's own item,
+    where that was judged as news (`readmit.admission.invalidation.restored.rests_on`).
     """
     event = later.event
+    if isinstance(event, Assert | Supersede) and premise is not None and premise == event.item.id:
+        return None, premise, None  # news, or news filed again in the same words (`rests_on`)
     match event:
         case Supersede() if (
             event.item.key is not None and (replaced := _replaced(db, workspace, later)) != []

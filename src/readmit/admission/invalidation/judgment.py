@@ -32,9 +32,9 @@ class Judgment:
     confirmed: tuple[Exclusion, ...] = ()
     """Invalidations confirmed at this return, for the store to keep."""
     premises: Mapping[str, str] = field(default_factory=dict)
-    """Of ``confirmed``, the item each one's judged observation withdrew, by the invalidated
-    item's id (where it withdrew one): what the verdict rests on, when its event withdrew
-    several (`readmit.store.restoring`)."""
+    """Of ``confirmed``, the item each one rests on, by the invalidated item's id: what its
+    judged observation withdrew, or brought as news (`restored.rests_on`). Of several items
+    its event withdrew, it tells which (`readmit.store.restoring`)."""
     screened: Mapping[str, int] = field(default_factory=dict)
     """Items judged valid, with the epoch they are now screened through."""
     screened_as: str = ""

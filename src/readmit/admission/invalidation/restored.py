@@ -203,15 +203,16 @@ class Restorations:
         """What restores ``later``'s premise (`Restoring`): a text stated again, or an item."""
         if later.op == "evidence":
             return None, None, None  # a raw source is never withdrawn: its verdicts stand
+        premise = rests_on(later)
         if self.rule is None:
-            if later.withdrawn_id is None and later.replacement_id is not None:
-                return None, later.replacement_id, None
+            if premise is not None and premise == later.replacement_id:
+                return None, premise, None
             withdrawn = self.items.get(later.withdrawn_id or "")
             return later.withdrawn_text, None, None if withdrawn is None else withdrawn.scope
-        rests_on = later.event_id, later.withdrawn_id
-        if rests_on not in self._rules:
-            self._rules[rests_on] = self.rule(*rests_on)
-        return self._rules[rests_on]
+        asked = later.event_id, premise
+        if asked not in self._rules:
+            self._rules[asked] = self.rule(*asked)
+        return self._rules[asked]
 
     def _readers(self, event: Assert | Supersede) -> _Readers:
         if event.author not in self._principals:
@@ -221,6 +222,19 @@ class Restorations:
     def _principal(self, author: str) -> str | None:
         found = self.agents.get(author)
         return None if found is None else found.principal
+
+
+def rests_on(later: Later) -> str | None:
+    """The item a verdict on ``later`` rests on: what it withdrew, or brought.
+
+    What it brought where it is news, or states what it replaced again in the same words
+    and stands in for it (`readmit.admission.invalidation.observations`): then the verifier
+    judged those words, news filed again, not the withdrawal, and withdrawing the new item
+    restores the premise (`readmit.store.restoring`).
+    """
+    if later.withdrawn_id is None or later.replacement_text == later.withdrawn_text:
+        return later.replacement_id
+    return later.withdrawn_id
 
 
 _DELTAS: Grown[

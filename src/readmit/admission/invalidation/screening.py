@@ -54,7 +54,7 @@ from readmit.admission.invalidation.observations import (
     readable,
 )
 from readmit.admission.invalidation.propagation import held_by, outside_item, premise_texts
-from readmit.admission.invalidation.restored import Restorations
+from readmit.admission.invalidation.restored import Restorations, rests_on
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching, screened_from
 from readmit.admission.invalidation.unquoted import kept, unquoted
@@ -301,8 +301,8 @@ class Screener:
         )
         self.excluded[item.id] = exclusion
         self.confirmed.append(exclusion)
-        if pair.later.withdrawn_id is not None:
-            self.premises[item.id] = pair.later.withdrawn_id
+        if (premise := rests_on(pair.later)) is not None:
+            self.premises[item.id] = premise
         return True
 
     def _unembedded(self, item: Item, start: int) -> Exclusion | None:
