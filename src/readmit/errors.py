@@ -9,6 +9,7 @@ Our exception hierarchy::
     │   ├── ConfigError                  a setting, verifier spec or store URL is wrong
     │   ├── NotJson                      text is not JSON at all (a syntax error)
     │   ├── RepeatedKey                  a JSON object names one key twice
+    │   ├── LongNumber                   a JSON number is longer than the reader reads
     │   ├── InvalidRequest               an HTTP body does not match the API schema
     │   ├── PayloadTooLarge              a body, batch or string is over the server's limit
     │   ├── ClockSkew                    an ``at`` is further from the server's clock than allowed
@@ -115,6 +116,22 @@ class RepeatedKey(InvalidInput):
         super().__init__(f"JSON object repeats the key {key[:80]!r}")
         self.key = key
         """The key named twice (the message shows at most its first 80 characters)."""
+
+
+class LongNumber(InvalidInput):
+    """A JSON number longer than its reader reads, refused before it is converted.
+
+    Python refuses to convert an integer of more than ``sys.get_int_max_str_digits()``
+    digits with a bare `ValueError`; a parse hook raises this instead, so a caller tells
+    "valid JSON with a number too long" from "not JSON" by its type, not its words.
+    """
+
+    def __init__(self, limit: int, unit: str) -> None:
+        super().__init__(f"JSON number is longer than {limit} {unit}")
+        self.limit = limit
+        """The most ``unit`` a number may have."""
+        self.unit = unit
+        """What ``limit`` counts: ``digits`` or ``characters``."""
 
 
 class ConfigError(InvalidInput):

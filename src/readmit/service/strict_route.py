@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from readmit.errors import InvalidRequest, RepeatedKey
+from readmit.errors import InvalidRequest, LongNumber, RepeatedKey
 from readmit.strict_json import MAX_DEPTH, nests_deeper, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -53,20 +53,31 @@ def check_body(body: bytes) -> None:
             has a number Python will not read (``invalid_request``, as JSON that is not JSON).
     """
     try:
-        parsed = json.loads(body, object_pairs_hook=unique_keys)
+        parsed = json.loads(body, object_pairs_hook=unique_keys, parse_int=read_int)
     except RepeatedKey:
         raise  # a ValueError too, so passed on before the next clause
-    except ValueError as exc:
-        if "integer string conversion" in str(exc):  # valid JSON Python will not read
-            raise InvalidRequest(
-                f"the body has a number of more than {sys.get_int_max_str_digits()} "
-                "digits: send it as a string"
-            ) from None
+    except LongNumber as exc:  # valid JSON Python will not read
+        raise InvalidRequest(
+            f"the body has a number of more than {exc.limit} digits: send it as a string"
+        ) from None
+    except ValueError:
         return
     except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
         raise InvalidRequest(_TOO_DEEP) from None
     if nests_deeper(parsed):
         raise InvalidRequest(_TOO_DEEP)
+
+
+def read_int(literal: str) -> int:
+    """``json.loads``' ``parse_int``: the integer, or `LongNumber` past Python's digit limit.
+
+    Told before ``int()`` refuses it with a bare `ValueError` (``sys.get_int_max_str_digits``,
+    which counts digits, not the sign; 0 is no limit).
+    """
+    limit = sys.get_int_max_str_digits()
+    if limit and len(literal) - literal.startswith("-") > limit:
+        raise LongNumber(limit, "digits")
+    return int(literal)
 
 
 def json_type(content_type: str) -> bool:
