@@ -9,7 +9,7 @@ Our exception hierarchy::
     │   ├── ConfigError                  a setting, verifier spec or store URL is wrong
     │   ├── NotJson                      text is not JSON at all (a syntax error)
     │   ├── RepeatedKey                  a JSON object names one key twice
-    │   ├── LongNumber                   a JSON number is longer than the reader reads
+    │   ├── LongNumber                   a JSON number is longer than readmit reads
     │   ├── InvalidRequest               an HTTP body does not match the API schema
     │   ├── PayloadTooLarge              a body, batch or string is over the server's limit
     │   ├── ClockSkew                    an ``at`` is further from the server's clock than allowed
@@ -119,19 +119,16 @@ class RepeatedKey(InvalidInput):
 
 
 class LongNumber(InvalidInput):
-    """A JSON number longer than its reader reads, refused before it is converted.
+    """A JSON number longer than `readmit.strict_json.MAX_NUMBER_CHARS`, refused unread.
 
-    Python refuses to convert an integer of more than ``sys.get_int_max_str_digits()``
-    digits with a bare `ValueError`; a parse hook raises this instead, so a caller tells
-    "valid JSON with a number too long" from "not JSON" by its type, not its words.
+    Its own type, so a caller tells "valid JSON with a number too long" from "not JSON" by
+    its type, not its words (Python's own refusal of a long integer is a bare `ValueError`).
     """
 
-    def __init__(self, limit: int, unit: str) -> None:
-        super().__init__(f"JSON number is longer than {limit} {unit}")
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"JSON number is longer than {limit} characters")
         self.limit = limit
-        """The most ``unit`` a number may have."""
-        self.unit = unit
-        """What ``limit`` counts: ``digits`` or ``characters``."""
+        """The most characters a number may have."""
 
 
 class ConfigError(InvalidInput):

@@ -12,13 +12,18 @@ import json
 import math
 from typing import Any
 
-from readmit.errors import InvalidInput, NotJson, RepeatedKey
+from readmit.errors import InvalidInput, LongNumber, NotJson, RepeatedKey
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted (no readmit document nests past ~6)."""
 
 MAX_NUMBER_CHARS = 100
-"""Longest number literal accepted; well above any timestamp, budget or TTL."""
+"""Longest number literal accepted, in every JSON readmit reads from outside: files, every
+HTTP body (`readmit.service.strict_route`), ``/v1/verify``'s and MCP's views. Well above any
+timestamp, budget, epoch or coverage a view or request holds, and far below
+Python's own limit (``sys.get_int_max_str_digits()``, 4,300 digits unless an operator
+changes it, and none at 0), so ``int()`` never refuses, nor spends quadratic time on, a
+number this lets through, whatever the interpreter is set to."""
 
 
 def loads(data: str | bytes) -> Any:
@@ -33,9 +38,9 @@ def loads(data: str | bytes) -> Any:
     Raises:
         NotJson: The input is not JSON at all (an `InvalidInput`).
         RepeatedKey: An object names one key twice (an `InvalidInput`).
-        InvalidInput: The input is not UTF-8, nests deeper than
-            `MAX_DEPTH`, has a number longer than `MAX_NUMBER_CHARS` or a
-            non-finite one, or a string with a lone surrogate.
+        LongNumber: A number is longer than `MAX_NUMBER_CHARS` (an `InvalidInput`).
+        InvalidInput: The input is not UTF-8, nests deeper than `MAX_DEPTH`, has a
+            non-finite number, or a string with a lone surrogate.
     """
     text = _decode(data)
     try:
@@ -43,8 +48,8 @@ def loads(data: str | bytes) -> Any:
             text,
             object_pairs_hook=unique_keys,
             parse_constant=_no_constant,
-            parse_int=_bounded_int,
-            parse_float=_bounded_float,
+            parse_int=bounded_int,
+            parse_float=_finite_float,
         )
     except json.JSONDecodeError as e:
         raise NotJson(e) from None
@@ -77,14 +82,20 @@ def _no_constant(name: str) -> Any:
     raise InvalidInput(f"JSON may not contain {name}")
 
 
-def _bounded_int(literal: str) -> int:
+def bounded_int(literal: str) -> int:
+    """``json.loads``' ``parse_int``: the integer, or `LongNumber` past `MAX_NUMBER_CHARS`."""
     _check_length(literal)
     return int(literal)
 
 
-def _bounded_float(literal: str) -> float:
+def bounded_float(literal: str) -> float:
+    """``json.loads``' ``parse_float``: the float, or `LongNumber` past `MAX_NUMBER_CHARS`."""
     _check_length(literal)
-    value = float(literal)
+    return float(literal)
+
+
+def _finite_float(literal: str) -> float:
+    value = bounded_float(literal)
     if not math.isfinite(value):
         raise InvalidInput(f"JSON number {literal!r} is out of range")
     return value
@@ -92,7 +103,7 @@ def _bounded_float(literal: str) -> float:
 
 def _check_length(literal: str) -> None:
     if len(literal) > MAX_NUMBER_CHARS:
-        raise InvalidInput(f"JSON number is longer than {MAX_NUMBER_CHARS} characters")
+        raise LongNumber(MAX_NUMBER_CHARS)
 
 
 def nests_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:

@@ -4,13 +4,13 @@ FastAPI reads a body with ``json.loads``, which keeps the last of a repeated key
 event sent as ``{"author": "A2", "author": "A1"}`` was recorded as A1's, and a gateway
 or audit tool that reads the first would see another event than the one stored. Every
 route with a JSON body checks it first (`StrictJsonRoute`): a repeated key is a 422
-``invalid_input`` naming it. It is read to `readmit.strict_json.MAX_DEPTH` levels, as every
-JSON readmit reads (no request needs more than a few). ``/v1/verify`` reads its body itself,
+``invalid_input`` naming it. It is read to `readmit.strict_json.MAX_DEPTH` levels, and numbers
+to `readmit.strict_json.MAX_NUMBER_CHARS` characters, as every JSON readmit reads (no request
+needs more than a few levels, or a longer number). ``/v1/verify`` reads its body itself,
 strictly (`readmit.strict_json`), so it is left alone here.
 """
 
 import json
-import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -18,7 +18,7 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
 from readmit.errors import InvalidRequest, LongNumber, RepeatedKey
-from readmit.strict_json import MAX_DEPTH, nests_deeper, unique_keys
+from readmit.strict_json import MAX_DEPTH, bounded_float, bounded_int, nests_deeper, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -49,17 +49,18 @@ def check_body(body: bytes) -> None:
 
     Raises:
         RepeatedKey: An object names a key twice (``invalid_input``: it reads two ways).
-        InvalidRequest: It nests past `MAX_DEPTH` levels (as ``/v1/verify``'s body may not), or
-            has a number Python will not read (``invalid_request``, as JSON that is not JSON).
+        InvalidRequest: It nests past `MAX_DEPTH` levels, or has a number longer than
+            `readmit.strict_json.MAX_NUMBER_CHARS` (``invalid_request``, as JSON that is not
+            JSON is, and as on ``/v1/verify``).
     """
     try:
-        parsed = json.loads(body, object_pairs_hook=unique_keys, parse_int=read_int)
+        parsed = json.loads(
+            body, object_pairs_hook=unique_keys, parse_int=bounded_int, parse_float=bounded_float
+        )
     except RepeatedKey:
         raise  # a ValueError too, so passed on before the next clause
-    except LongNumber as exc:  # valid JSON Python will not read
-        raise InvalidRequest(
-            f"the body has a number of more than {exc.limit} digits: send it as a string"
-        ) from None
+    except LongNumber as exc:  # valid JSON, read no further
+        raise long_number(exc) from None
     except ValueError:
         return
     except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
@@ -68,16 +69,11 @@ def check_body(body: bytes) -> None:
         raise InvalidRequest(_TOO_DEEP)
 
 
-def read_int(literal: str) -> int:
-    """``json.loads``' ``parse_int``: the integer, or `LongNumber` past Python's digit limit.
-
-    Told before ``int()`` refuses it with a bare `ValueError` (``sys.get_int_max_str_digits``,
-    which counts digits, not the sign; 0 is no limit).
-    """
-    limit = sys.get_int_max_str_digits()
-    if limit and len(literal) - literal.startswith("-") > limit:
-        raise LongNumber(limit, "digits")
-    return int(literal)
+def long_number(error: LongNumber, subject: str = "the body") -> InvalidRequest:
+    """What a route says of ``subject`` when it holds a number longer than readmit reads."""
+    return InvalidRequest(
+        f"{subject} has a number longer than {error.limit} characters: send it as a string"
+    )
 
 
 def json_type(content_type: str) -> bool:

@@ -10,9 +10,10 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from readmit import strict_json
-from readmit.errors import InvalidInput, InvalidRequest, NotJson, RepeatedKey
+from readmit.errors import InvalidInput, InvalidRequest, LongNumber, NotJson, RepeatedKey
 from readmit.service.operations import Service
 from readmit.service.schemas import VerifyIn, VerifyOut
+from readmit.service.strict_route import long_number
 
 
 def verified(service: Service, sent: bytes) -> VerifyOut:
@@ -21,6 +22,8 @@ def verified(service: Service, sent: bytes) -> VerifyOut:
         parsed = strict_json.loads(sent)
     except RepeatedKey:
         raise  # invalid_input, as on every route
+    except LongNumber as exc:  # valid JSON: in the words every other route uses
+        raise long_number(exc) from None
     except NotJson as exc:  # in the words every other route uses
         raise InvalidRequest(
             f"the body is not valid JSON: {exc.problem} (at character {exc.at})"
