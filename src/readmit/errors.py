@@ -10,6 +10,7 @@ Our exception hierarchy::
     │   ├── NotJson                      text is not JSON at all (a syntax error)
     │   ├── RepeatedKey                  a JSON object names one key twice
     │   ├── LongNumber                   a JSON number is longer than readmit reads
+    │   ├── TooDeep                      JSON nests deeper than readmit reads
     │   ├── InvalidRequest               an HTTP body does not match the API schema
     │   ├── PayloadTooLarge              a body, batch or string is over the server's limit
     │   ├── ClockSkew                    an ``at`` is further from the server's clock than allowed
@@ -129,6 +130,18 @@ class LongNumber(InvalidInput):
         super().__init__(f"JSON number is longer than {limit} characters")
         self.limit = limit
         """The most characters a number may have."""
+
+
+class TooDeep(InvalidInput):
+    """JSON that nests deeper than `readmit.strict_json.MAX_DEPTH` levels: valid, but unread.
+
+    Its own type, so a caller says the document is too deep, not that it is not JSON.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"JSON nests deeper than {limit} levels")
+        self.limit = limit
+        """The most levels of arrays and objects read."""
 
 
 class ConfigError(InvalidInput):

@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from readmit.errors import InvalidInput, LongNumber, NotJson, RepeatedKey
+from readmit.errors import InvalidInput, LongNumber, NotJson, RepeatedKey, TooDeep
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted (no readmit document nests past ~6)."""
@@ -39,8 +39,9 @@ def loads(data: str | bytes) -> Any:
         NotJson: The input is not JSON at all (an `InvalidInput`).
         RepeatedKey: An object names one key twice (an `InvalidInput`).
         LongNumber: A number is longer than `MAX_NUMBER_CHARS` (an `InvalidInput`).
-        InvalidInput: The input is not UTF-8, nests deeper than `MAX_DEPTH`, has a
-            non-finite number, or a string with a lone surrogate.
+        TooDeep: It nests deeper than `MAX_DEPTH` (an `InvalidInput`).
+        InvalidInput: The input is not UTF-8, has a non-finite number, or a string with a
+            lone surrogate.
     """
     text = _decode(data)
     try:
@@ -54,7 +55,7 @@ def loads(data: str | bytes) -> Any:
     except json.JSONDecodeError as e:
         raise NotJson(e) from None
     except RecursionError:
-        raise InvalidInput(f"JSON nests deeper than {MAX_DEPTH} levels") from None
+        raise TooDeep(MAX_DEPTH) from None
     _check_tree(value)
     return value
 
@@ -131,7 +132,7 @@ def _check_tree(value: Any, depth: int = 0) -> None:
     if not isinstance(value, dict | list):
         return
     if depth >= MAX_DEPTH:
-        raise InvalidInput(f"JSON nests deeper than {MAX_DEPTH} levels")
+        raise TooDeep(MAX_DEPTH)
     if isinstance(value, dict):
         for key in value:
             _check_text(key)

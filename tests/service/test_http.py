@@ -624,16 +624,18 @@ def test_a_body_that_is_not_utf8_says_to_send_utf8_json(client: httpx.Client, te
     assert response.json()["message"].endswith("(send UTF-8 JSON)")
 
 
+@pytest.mark.parametrize("path", ["/v1/events", "/v1/verify"])
 @pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 3000])
 def test_a_body_nested_too_deep_to_read_says_so(
-    client: httpx.Client, team: Team, levels: int
+    client: httpx.Client, team: Team, levels: int, path: str
 ) -> None:
     """It was told to send UTF-8 JSON, which it did (a newcomer's finding); then that at most
-    64 levels are ever needed, though some 900 were read (a review's)."""
+    64 levels are ever needed, though some 900 were read (a review's). /v1/verify called
+    such a body, valid JSON, "not valid JSON"."""
     headers = team.auth("A1") | {"Content-Type": "application/json"}
     deep = '{"events": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
 
-    response = client.post("/v1/events", content=deep, headers=headers)
+    response = client.post(path, content=deep, headers=headers)
 
     assert response.status_code == 422
     assert response.json()["code"] == "invalid_request"
@@ -642,11 +644,14 @@ def test_a_body_nested_too_deep_to_read_says_so(
     )
 
 
-def test_a_body_nested_as_deep_as_is_read_is_read(client: httpx.Client, team: Team) -> None:
+@pytest.mark.parametrize("path", ["/v1/events", "/v1/verify"])
+def test_a_body_nested_as_deep_as_is_read_is_read(
+    client: httpx.Client, team: Team, path: str
+) -> None:
     headers = team.auth("A1") | {"Content-Type": "application/json"}
     deep = '{"events": ' + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "}"
 
-    response = client.post("/v1/events", content=deep, headers=headers)
+    response = client.post(path, content=deep, headers=headers)
 
     assert response.json()["message"].startswith("the request does not match the API schema")
 

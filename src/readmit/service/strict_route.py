@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-from readmit.errors import InvalidRequest, LongNumber, RepeatedKey
+from readmit.errors import InvalidInput, InvalidRequest, LongNumber, NotJson, RepeatedKey, TooDeep
 from readmit.strict_json import MAX_DEPTH, bounded_float, bounded_int, nests_deeper, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -39,9 +39,6 @@ class StrictJsonRoute(APIRoute):
         return strict
 
 
-_TOO_DEEP = f"the body nests deeper than {MAX_DEPTH} levels: JSON is read no deeper here"
-
-
 def check_body(body: bytes) -> None:
     """Refuse a JSON body that repeats a key, nests past `MAX_DEPTH` or has a number too long.
 
@@ -60,20 +57,36 @@ def check_body(body: bytes) -> None:
     except RepeatedKey:
         raise  # a ValueError too, so passed on before the next clause
     except LongNumber as exc:  # valid JSON, read no further
-        raise long_number(exc) from None
+        raise refusal(exc) from None
     except ValueError:
         return
     except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
-        raise InvalidRequest(_TOO_DEEP) from None
+        raise refusal(TooDeep(MAX_DEPTH)) from None
     if nests_deeper(parsed):
-        raise InvalidRequest(_TOO_DEEP)
+        raise refusal(TooDeep(MAX_DEPTH))
 
 
-def long_number(error: LongNumber, subject: str = "the body") -> InvalidRequest:
-    """What a route says of ``subject`` when it holds a number longer than readmit reads."""
-    return InvalidRequest(
-        f"{subject} has a number longer than {error.limit} characters: send it as a string"
-    )
+def refusal(error: InvalidInput, subject: str = "the body") -> InvalidInput:
+    """What a route says of ``subject``, JSON that `readmit.strict_json` refused with ``error``.
+
+    A repeated key stays ``invalid_input`` (the document reads two ways). The rest are
+    ``invalid_request``: JSON read no further (too deep, a number too long) is said to be
+    valid JSON read no further, and anything else is said to be not valid JSON.
+    """
+    match error:
+        case RepeatedKey():
+            return error
+        case TooDeep(limit=limit):
+            return InvalidRequest(
+                f"{subject} nests deeper than {limit} levels: JSON is read no deeper here"
+            )
+        case LongNumber(limit=limit):
+            return InvalidRequest(
+                f"{subject} has a number longer than {limit} characters: send it as a string"
+            )
+        case NotJson(problem=problem, at=at):
+            return InvalidRequest(f"{subject} is not valid JSON: {problem} (at character {at})")
+    return InvalidRequest(f"{subject} is not valid JSON: {error}")
 
 
 def json_type(content_type: str) -> bool:
