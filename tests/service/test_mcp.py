@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from builders import KEY, build_note
 from readmit.errors import ConfigError
 from readmit.service.keys import require_key
+from readmit.service.mcp import create_mcp
 from readmit.store import SqlStore
 from servicekit import Team, make_team
 
@@ -340,3 +341,32 @@ def test_an_agent_key_pasted_with_spaces_or_its_line_end_is_read_as_the_key(past
 def test_an_agent_key_of_only_spaces_is_unset() -> None:
     with pytest.raises(ConfigError, match="set READMIT_AGENT_KEY"):
         require_key({"READMIT_AGENT_KEY": "  \n"}, "READMIT_AGENT_KEY")
+
+
+@pytest.mark.parametrize(
+    ("view_json", "message"),
+    [
+        (
+            "{bad",
+            "view_json is not valid JSON: Expecting property name enclosed in double quotes "
+            "(at character 1)",
+        ),
+        ("[" * 100 + "]" * 100, "view_json nests deeper than 64 levels: JSON is read no deeper"),
+    ],
+    ids=["not json", "too deep"],
+)
+def test_verify_view_refuses_view_json_in_the_words_of_v1_verify(
+    team: Team, view_json: str, message: str
+) -> None:
+    """It said "not JSON: Expecting property name ...: line 1 column 2 (char 1)", and called
+    JSON too deep to read not JSON."""
+    server = create_mcp(team.service, team.service.authenticate(team.keys["A1"]))
+
+    async def session() -> Any:
+        async with Client(server) as mcp:
+            return await mcp.call_tool("verify_view", {"view_json": view_json})
+
+    result = anyio.run(session)
+
+    assert result.is_error
+    assert f"error [invalid_request]: {message}" in result.content[0].text

@@ -56,7 +56,7 @@ from readmit.service.schemas import (
     VerifyIn,
     VerifyOut,
 )
-from readmit.service.strict_route import StrictJsonRoute, json_type
+from readmit.service.strict_route import StrictJsonRoute, json_type, not_json
 from readmit.service.verify_body import verified
 from readmit.wire.edge import did_you_mean
 from readmit.wire.fields import plain
@@ -343,7 +343,7 @@ def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[
     model, shape = _BODIES.get(request.url.path, (None, None))
     if first.get("type") == "json_invalid":
         why, at = first.get("ctx", {}).get("error", "not JSON"), first["loc"][-1]
-        return f"the body is not valid JSON: {why} (at character {at})"
+        return not_json(why, at)
     reads_any = request.url.path == "/v1/verify"  # it parses whatever the Content-Type
     if details and details[0]["loc"] == ["body"] and not json_type(sent) and not reads_any:
         # A body that is not JSON reaches the schema as no object at all: say why.

@@ -26,6 +26,7 @@ from readmit import strict_json
 from readmit.errors import InvalidInput, ReadmitError
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
+from readmit.service.strict_route import refusal
 from readmit.wire import check_name, check_returning, check_text
 from readmit.wire.edge import did_you_mean
 from readmit.wire.fields import plain
@@ -116,8 +117,9 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         """Check a Return View's signature, item digests and expiry.
 
         Give the view as ``view``, or as ``view_json``, the JSON text you received, to have
-        it parsed strictly (a repeated key refused, as ``/v1/verify`` refuses it): as an
-        object, the client's JSON parser has already kept one of any repeated key's values.
+        it parsed strictly (refused as ``/v1/verify`` refuses its body: a repeated key, text
+        that is not JSON): as an object, the client's JSON parser has already kept one of
+        any repeated key's values.
         """
         with refusals():
             return service.verify(_view_of(view, view_json))
@@ -149,7 +151,10 @@ def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:
         raise InvalidInput("give the view once: as view, or as view_json (its JSON text)")
     if view is not None:
         return view
-    parsed = strict_json.loads(text)
+    try:
+        parsed = strict_json.loads(text)
+    except InvalidInput as exc:  # in ``/v1/verify``'s words for its body
+        raise refusal(exc, "view_json") from None
     if not isinstance(parsed, dict):
         raise InvalidInput("view_json: give the view, a JSON object")
     return parsed

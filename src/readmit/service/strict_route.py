@@ -85,8 +85,17 @@ def refusal(error: InvalidInput, subject: str = "the body") -> InvalidInput:
                 f"{subject} has a number longer than {limit} characters: send it as a string"
             )
         case NotJson(problem=problem, at=at):
-            return InvalidRequest(f"{subject} is not valid JSON: {problem} (at character {at})")
-    return InvalidRequest(f"{subject} is not valid JSON: {error}")
+            return InvalidRequest(not_json(problem, at, subject))
+    return InvalidRequest(not_json(str(error), subject=subject))
+
+
+def not_json(problem: str, at: int | None = None, subject: str = "the body") -> str:
+    """What a route says of ``subject`` that is not JSON: ``problem``, at character ``at``.
+
+    In one wording whoever parsed it: FastAPI (`readmit.service.app`) or `readmit.strict_json`.
+    """
+    where = "" if at is None else f" (at character {at})"
+    return f"{subject} is not valid JSON: {problem}{where}"
 
 
 def json_type(content_type: str) -> bool:
