@@ -1,8 +1,12 @@
 """How a body route reads JSON before FastAPI does (`readmit.service.strict_route`)."""
 
+import json
+from typing import Any
+
 import httpx
 import pytest
 
+from builders import build_note
 from readmit.strict_json import MAX_NUMBER_CHARS
 from servicekit import Team
 
@@ -33,3 +37,26 @@ def test_a_number_as_long_as_is_read_is_read(client: httpx.Client, team: Team) -
     )
 
     assert response.json()["message"].startswith("the request does not match the API schema")
+
+
+def test_a_json_body_is_parsed_once_not_again_by_fastapi(
+    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The strict read (repeated keys, depth, numbers) was thrown away and FastAPI parsed the
+    body again: a 1,000-event batch took twice the parsing it needed."""
+    body = json.dumps({"events": [build_note("A2", n) for n in range(3)]}).encode()
+    parses: list[bytes] = []
+    real = json.loads
+
+    def counted(text: str | bytes, **hooks: Any) -> Any:  # the real parser, counted
+        if text == body:
+            parses.append(text)
+        return real(text, **hooks)
+
+    monkeypatch.setattr(json, "loads", counted)
+
+    response = client.post("/v1/events", content=body, headers=JSON | team.auth("A2"))
+
+    assert response.status_code == 200
+    assert len(response.json()["recorded"]) == 3
+    assert len(parses) == 1

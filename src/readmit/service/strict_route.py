@@ -6,12 +6,14 @@ or audit tool that reads the first would see another event than the one stored. 
 route with a JSON body checks it first (`StrictJsonRoute`): a repeated key is a 422
 ``invalid_input`` naming it. It is read to `readmit.strict_json.MAX_DEPTH` levels, and numbers
 to `readmit.strict_json.MAX_NUMBER_CHARS` characters, as every JSON readmit reads (no request
-needs more than a few levels, or a longer number). ``/v1/verify`` reads its body itself,
-strictly (`readmit.strict_json`), so it is left alone here.
+needs more than a few levels, or a longer number). What it read is what FastAPI reads: a
+body is parsed once. ``/v1/verify`` reads its body itself, strictly (`readmit.strict_json`),
+so it is left alone here.
 """
 
 import json
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request, Response
@@ -24,7 +26,13 @@ Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
 class StrictJsonRoute(APIRoute):
-    """A route that refuses a JSON body as `check_body` does, before FastAPI reads it."""
+    """A route that reads a JSON body as `check_body` does, and hands FastAPI what it read.
+
+    FastAPI's handler takes a JSON body from ``request.json()``, which Starlette parses once
+    and keeps (``Request._json``): set here, the body is parsed once, not twice. Were a later
+    Starlette to stop keeping it there, FastAPI would parse the body again, to the same
+    value (`check_body`'s hooks build what ``json.loads``' defaults do): slower, not wrong.
+    """
 
     def get_route_handler(self) -> Handler:
         handler = super().get_route_handler()
@@ -33,16 +41,28 @@ class StrictJsonRoute(APIRoute):
 
         async def strict(request: Request) -> Response:
             if json_type(request.headers.get("content-type", "")):
-                check_body(await request.body())  # kept by the request: FastAPI reads it free
+                read = check_body(await request.body())  # kept by the request, as is this:
+                if read is not None:
+                    request._json = read.value  # what request.json() returns to FastAPI
             return await handler(request)
 
         return strict
 
 
-def check_body(body: bytes) -> None:
-    """Refuse a JSON body that repeats a key, nests past `MAX_DEPTH` or has a number too long.
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A JSON body `check_body` read (its ``value`` may be ``None``: the body ``null``)."""
+
+    value: Any
+
+
+def check_body(body: bytes) -> Read | None:
+    """Read a JSON body, refusing one that repeats a key, nests too deep or has a long number.
 
     Anything else wrong with it (not JSON, not UTF-8) is FastAPI's to say, as it always was.
+
+    Returns:
+        What the body holds, or ``None`` when it is not JSON (FastAPI reads it and says why).
 
     Raises:
         RepeatedKey: An object names a key twice (``invalid_input``: it reads two ways).
@@ -59,11 +79,12 @@ def check_body(body: bytes) -> None:
     except LongNumber as exc:  # valid JSON, read no further
         raise refusal(exc) from None
     except ValueError:
-        return
+        return None
     except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
         raise refusal(TooDeep(MAX_DEPTH)) from None
     if nests_deeper(parsed):
         raise refusal(TooDeep(MAX_DEPTH))
+    return Read(parsed)
 
 
 def refusal(error: InvalidInput, subject: str = "the body") -> InvalidInput:
