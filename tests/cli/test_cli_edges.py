@@ -780,6 +780,35 @@ def test_output_to_a_reader_that_has_gone_ends_quietly_as_a_unix_tool_does(
     assert (result.returncode, result.stderr) == (141, "")  # as a shell shows SIGPIPE's end
 
 
+@pytest.mark.parametrize("args", [["demo"], ["--version"], ["keys", "signing"]])
+def test_a_command_started_with_stdout_closed_fails_in_one_line(args: list[str]) -> None:
+    """``readmit demo >&-`` exited 0: click writes to a closed stdout silently."""
+    result = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "readmit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**_without_readmit(os.environ), "READMIT_SIGNING_KEY": KEY.decode()},
+    )
+
+    assert (result.returncode, result.stderr) == (
+        2,
+        "error [invalid_input]: stdout is closed: send the output to /dev/null to discard it\n",
+    )
+
+
+def test_a_command_started_with_stdout_and_stderr_closed_fails_silently() -> None:
+    result = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&- 2>&-', "sh", sys.executable, "-m", "readmit", "demo"],
+        timeout=120,
+        check=False,
+        env={**_without_readmit(os.environ), "READMIT_SIGNING_KEY": KEY.decode()},
+    )
+
+    assert result.returncode == 2
+
+
 @pytest.mark.parametrize("suite", ["drif", "manbench"])
 def test_a_wrong_bench_suite_leaves_no_results_folder(tmp_path: Path, suite: str) -> None:
     result = CliRunner().invoke(cli, ["bench", "--out", str(tmp_path / "out"), "--suite", suite])

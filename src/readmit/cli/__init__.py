@@ -54,10 +54,11 @@ class _Group(click.Group):
     """Ends every failure in one ``error [code]: message`` line and its exit code, no traceback.
 
     A `ReadmitError` gives its code; a usage error (bad option or argument) is
-    ``invalid_input`` with click's exit code 2; stdout closed by its reader is no
-    failure and ends quietly (`reader_gone`); anything else is a bug, reported as
-    ``internal`` (`readmit.errors.Internal`, as the service answers) with exit 1 rather
-    than a traceback over hostile input.
+    ``invalid_input`` with click's exit code 2, and so is a stdout closed before the
+    command starts (`STDOUT_CLOSED`); stdout closed by its reader is no failure and ends
+    quietly (`reader_gone`); anything else is a bug, reported as ``internal``
+    (`readmit.errors.Internal`, as the service answers) with exit 1 rather than a
+    traceback over hostile input.
     """
 
     def make_context(
@@ -67,6 +68,8 @@ class _Group(click.Group):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        if parent is None and sys.stdout is None:  # Python found no file descriptor 1
+            fail(InvalidInput.code, STDOUT_CLOSED, 2)
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.exceptions.NoArgsIsHelpError:
@@ -93,6 +96,12 @@ class _Group(click.Group):
             reader_gone()
         except Exception as error:
             fail(Internal.code, f"{type(error).__name__}: {error}", 1)
+
+
+STDOUT_CLOSED = "stdout is closed: send the output to /dev/null to discard it"
+"""Why a command started with no stdout (``readmit demo >&-``) does nothing. click writes
+to a closed stdout silently, so it would exit 0 with its output (a new key's secret) lost,
+and the next file it opened would take descriptor 1, where a child process writes."""
 
 
 PIPE_CLOSED = 141
