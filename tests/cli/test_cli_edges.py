@@ -780,6 +780,40 @@ def test_output_to_a_reader_that_has_gone_ends_quietly_as_a_unix_tool_does(
     assert (result.returncode, result.stderr) == (141, "")  # as a shell shows SIGPIPE's end
 
 
+_SOCKET_BREAKS = """
+import socket
+import click
+from readmit.cli import _Group
+
+@click.group(cls=_Group)
+def group() -> None:
+    pass
+
+@group.command()
+def send() -> None:
+    click.echo("sending")
+    ours, theirs = socket.socketpair()
+    theirs.close()
+    ours.sendall(b"x" * 1_000_000)  # the peer has gone: BrokenPipeError
+
+group(["send"])
+"""
+
+
+def test_a_broken_pipe_that_is_not_stdouts_is_a_failure_not_a_reader_gone() -> None:
+    """Every BrokenPipeError ended quietly with 141, as if stdout's reader had gone."""
+    result = subprocess.run(
+        [sys.executable, "-c", _SOCKET_BREAKS],
+        capture_output=True,  # stdout is a pipe whose reader (this test) is still there
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert (result.returncode, result.stdout) == (1, "sending\n")
+    assert result.stderr.startswith("error [internal]: BrokenPipeError: [Errno 32]")
+
+
 @pytest.mark.parametrize("args", [["demo"], ["--version"], ["keys", "signing"]])
 def test_a_command_started_with_stdout_closed_fails_in_one_line(args: list[str]) -> None:
     """``readmit demo >&-`` exited 0: click writes to a closed stdout silently."""

@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import select
 import sys
 from typing import Any, NoReturn
 
@@ -56,9 +57,9 @@ class _Group(click.Group):
     A `ReadmitError` gives its code; a usage error (bad option or argument) is
     ``invalid_input`` with click's exit code 2, and so is a stdout closed before the
     command starts (`STDOUT_CLOSED`); stdout closed by its reader is no failure and ends
-    quietly (`reader_gone`); anything else is a bug, reported as ``internal``
-    (`readmit.errors.Internal`, as the service answers) with exit 1 rather than a
-    traceback over hostile input.
+    quietly (`reader_gone`), but only stdout's broken pipe (`_broken_pipe`); anything else
+    is a bug, reported as ``internal`` (`readmit.errors.Internal`, as the service answers)
+    with exit 1 rather than a traceback over hostile input.
     """
 
     def make_context(
@@ -76,8 +77,8 @@ class _Group(click.Group):
             raise
         except click.UsageError as error:
             fail(InvalidInput.code, _usage(error), error.exit_code)
-        except BrokenPipeError:  # --help or --version, to a reader already gone
-            reader_gone()
+        except BrokenPipeError as error:  # --help or --version, to a reader already gone
+            _broken_pipe(error)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -92,10 +93,43 @@ class _Group(click.Group):
             fail(InvalidInput.code, _usage(error), error.exit_code)
         except (click.exceptions.Exit, click.Abort, click.ClickException):
             raise  # click reports these itself (help, version, Ctrl-C)
-        except BrokenPipeError:  # before click, which would end it with status 1
-            reader_gone()
+        except BrokenPipeError as error:  # before click, which would end it with status 1
+            _broken_pipe(error)
         except Exception as error:
-            fail(Internal.code, f"{type(error).__name__}: {error}", 1)
+            _internal(error)
+
+
+def _internal(error: Exception) -> NoReturn:
+    """End with an error nobody anticipated: a bug, ``internal`` with exit 1, no traceback."""
+    fail(Internal.code, f"{type(error).__name__}: {error}", 1)
+
+
+def _broken_pipe(error: BrokenPipeError) -> NoReturn:
+    """End quietly if stdout's reader has gone (`reader_gone`), else as `_internal`.
+
+    A `BrokenPipeError` says only that some pipe or socket broke, not which: one from a
+    socket (a server that went away) is a failure, not a reader that stopped reading.
+    """
+    if stdout_reader_gone():
+        reader_gone()
+    _internal(error)
+
+
+def stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe or socket whose reader has gone (it polls as error or hang-up).
+
+    Asked of the descriptor without writing to it. Where ``poll`` is missing (Windows) it
+    cannot be asked, and a broken pipe is taken to be stdout's, as Unix tools take SIGPIPE.
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no stdout, or not a file's (a test's)
+        return False
+    if sys.platform == "win32":
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
 
 
 STDOUT_CLOSED = "stdout is closed: send the output to /dev/null to discard it"
