@@ -491,7 +491,7 @@ def test_a_replacement_in_other_words_for_fewer_readers_withdraws_for_those_it_l
     if how == "supersede":
         again = {**again, "op": "supersede", "target": "h0"}
     first, other = run(
-        store, [booked, pickup_item, depart(3), depart(4, "B1"), again, ret(6)] + [ret(7, "B1")]
+        store, [booked, pickup_item, depart(3), depart(4, "B1"), again, ret(6), ret(7, "B1")]
     )
 
     expected = "implicitly_invalidated" if falls else None
