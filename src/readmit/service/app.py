@@ -117,6 +117,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
         redoc_url=None,
     )
     app.router.route_class = StrictJsonRoute
+    app.state.limits = lambda: service.limits  # a batch's events counted before the schema
     add_reference(app)
     # The last added runs first: the size check before the key, the key before the body.
     app.add_middleware(AgentGate, service=service)

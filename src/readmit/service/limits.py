@@ -44,7 +44,7 @@ class Limits:
     max_body_bytes: int = 8 * 1024 * 1024
     """Largest request body, enforced before authentication and while it is read."""
     max_events: int = 1000
-    """Most events one request may record."""
+    """Most events one request may record (`check_events`)."""
     max_text_chars: int = 16384
     """Longest string (text, id, reason) one event or memory may carry."""
     rate: float = 50.0
@@ -111,6 +111,15 @@ class Limits:
             problems.append("max_view_ttl must be positive")
         if problems:
             raise ConfigError("invalid limits: " + "; ".join(problems))
+
+    def check_events(self, count: int) -> None:
+        """Refuse a request recording ``count`` events, more than `max_events`.
+
+        Raises:
+            PayloadTooLarge: ``count`` is over `max_events`.
+        """
+        if count > self.max_events:
+            raise PayloadTooLarge(f"at most {self.max_events} events per request")
 
 
 CHECKPOINT_ROW_BYTES = 48

@@ -25,7 +25,6 @@ from readmit.errors import (
     InvalidEvent,
     InvalidInput,
     NotFound,
-    PayloadTooLarge,
     Unauthenticated,
     ViewRejected,
 )
@@ -168,8 +167,7 @@ class Service:
 
         A refused event is named by its position in the batch (see `readmit.service.batch`).
         """
-        if len(raw_events) > self.limits.max_events:
-            raise PayloadTooLarge(f"at most {self.limits.max_events} events per request")
+        self.limits.check_events(len(raw_events))
         check_sizes(raw_events, self.limits.max_text_chars)
         self.throttle.admit_events((caller.workspace, caller.agent.id), len(raw_events))
         batch = own_batch(caller.agent.id, raw_events, self.clock(), self.limits)

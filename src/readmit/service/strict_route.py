@@ -20,6 +20,7 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
 from readmit.errors import InvalidInput, InvalidRequest, LongNumber, NotJson, RepeatedKey, TooDeep
+from readmit.service.limits import Limits
 from readmit.strict_json import MAX_DEPTH, bounded_float, bounded_int, nests_deeper, unique_keys
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -43,10 +44,23 @@ class StrictJsonRoute(APIRoute):
             if json_type(request.headers.get("content-type", "")):
                 read = check_body(await request.body())  # kept by the request, as is this:
                 if read is not None:
+                    limits = getattr(request.app.state, "limits", None)
+                    check_count(read.value, None if limits is None else limits())
                     request._json = read.value  # what request.json() returns to FastAPI
             return await handler(request)
 
         return strict
+
+
+def check_count(value: Any, limits: Limits | None) -> None:
+    """Refuse a body of more events than ``limits`` allow, before the schema reads each one.
+
+    The schema answers every entry that is not an event with an error of its own: an 8 MiB
+    body of four million ``1``s took 22–40 s to refuse, and stalled the server meanwhile.
+    """
+    events = value.get("events") if isinstance(value, dict) else None
+    if limits is not None and isinstance(events, list):
+        limits.check_events(len(events))
 
 
 @dataclass(frozen=True, slots=True)
