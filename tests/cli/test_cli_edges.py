@@ -843,6 +843,25 @@ def test_a_command_started_with_stdout_and_stderr_closed_fails_silently() -> Non
     assert result.returncode == 2
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_or_version_to_a_full_disk_fails_in_one_line(args: list[str]) -> None:
+    """It ended in a traceback (a review's finding); a command's own output did not."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "readmit", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+            env=_without_readmit(os.environ),
+        )
+
+    assert result.returncode == 1
+    assert result.stderr == "error [internal]: OSError: [Errno 28] No space left on device\n"
+
+
 @pytest.mark.parametrize("suite", ["drif", "manbench"])
 def test_a_wrong_bench_suite_leaves_no_results_folder(tmp_path: Path, suite: str) -> None:
     result = CliRunner().invoke(cli, ["bench", "--out", str(tmp_path / "out"), "--suite", suite])

@@ -79,6 +79,8 @@ class _Group(click.Group):
             fail(InvalidInput.code, _usage(error), error.exit_code)
         except BrokenPipeError as error:  # --help or --version, to a reader already gone
             _broken_pipe(error)
+        except OSError as error:  # --help or --version to a full disk, or read-only stdout
+            _internal(error)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
