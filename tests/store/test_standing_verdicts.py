@@ -1648,18 +1648,21 @@ def test_a_verdict_on_a_keyed_assert_that_replaced_two_items_lapses_by_the_one_i
     assert reason(later, "y") == (None if lapses else "implicitly_invalidated")
 
 
-def test_a_verdict_kept_before_m022_on_a_keyed_assert_that_replaced_two_items_stands(
+def test_a_verdict_kept_before_m022_on_a_keyed_assert_that_replaced_two_items_is_judged_again(
     backend: str, tmp_path: Path
 ) -> None:
     """A verdict kept before m022 does not say which of the two items I2 replaced it rests
-    on: stating I1 again, which would lapse one kept since, leaves it standing."""
+    on: stating I1 again, which lapses one kept since, leaves it standing; m023 lapses it
+    at its evidence, for the next return to judge again (a review's suggestion: it stood
+    for good)."""
     private = {"readers": {"principals": ["neighbours", "family"]}}
+    i2 = assert_item(5, "i2", "The standup room is Room Borealis.", key="room")
     events = [
         assert_item(0, "i1", "The standup room is Room Atlas.", key="room"),
         {**assert_item(1, "b0", "Neighbours meet in the garden.", key="room", **private)},
-        assert_item(2, "y", "Book Room Atlas for the Friday standup."),
+        assert_item(2, "p0", "Book Room Atlas for the Friday standup."),
         depart(3),
-        assert_item(5, "i2", "The standup room is Room Borealis.", key="room"),
+        {**i2, "id": "evidence"},
         ret(6),
     ]
     events[1]["author"] = "B1"
@@ -1668,17 +1671,21 @@ def test_a_verdict_kept_before_m022_on_a_keyed_assert_that_replaced_two_items_st
         [record] = run(store, events)
         assert isinstance(store, SqlStore)
         with store.conn.transaction():  # as a return before m022 left it
-            store.conn.execute("UPDATE invalidations SET premise = NULL")
+            store.conn.execute(
+                "UPDATE invalidations SET premise = NULL, restore_text = NULL, restore_item = NULL"
+            )
         restated = assert_item(7, "g2", "The standup room is Room Atlas.")
         again = load_scenario(scenario([{**restated, "id": "again"}]))
         store.append("trip", list(again.steps))  # type: ignore[arg-type]
-        (lapsed,) = store.conn.execute(
-            "SELECT lapsed_epoch FROM invalidations WHERE item = 'y'"
+        (standing,) = store.conn.execute(
+            "SELECT lapsed_epoch FROM invalidations WHERE item = 'p0'"
         ).fetchone()
-        store.close()
+        epoch = _epoch_of(store, "evidence")
+        lapsed, _ = _migrated_again(store, url, "m023", None)
 
-    assert reason(record, "y") == "implicitly_invalidated"
-    assert lapsed is None
+    assert reason(record, "p0") == "implicitly_invalidated"
+    assert standing is None
+    assert lapsed == epoch
 
 
 def test_an_invalidation_by_what_the_agent_may_not_read_does_not_quote_it(

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from readmit.errors import MigrationError, StoreError
 from readmit.store.connection import Connection
 from readmit.store.restatements import (
+    judged_again,
     lapses_restated_today,
-    refiled_news_judged_again,
     restated_by_their_evidence,
 )
 
@@ -319,10 +319,14 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         ["ALTER TABLE invalidations ADD COLUMN premise TEXT"],
     ),
     (
-        # Verdicts taken to rest on the withdrawal of news filed again in its own words lapse,
-        # to be judged again (and keep what they rest on); watermarks go, as in m016.
-        "m023_refiled_news_judged_again",
-        [refiled_news_judged_again, "DELETE FROM screenings"],
+        # Verdicts taken to rest on the withdrawal of news filed again in its own words, and
+        # those on a keyed event that replaced several items, lapse to be judged again (and
+        # keep what they rest on). Watermarks go, as in m016: a replacement in other words
+        # some readers may not read is now shown to their items as a withdrawal
+        # (`readmit.admission.invalidation.readers`), where returns before judged it in its
+        # words and screened past it.
+        "m023_verdicts_judged_again",
+        [judged_again, "DELETE FROM screenings"],
     ),
 ]
 

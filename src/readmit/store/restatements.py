@@ -76,25 +76,30 @@ def restated_by_their_evidence(db: Connection) -> None:
             )
 
 
-def refiled_news_judged_again(db: Connection) -> None:
-    """Lapse each standing verdict whose evidence states the very text that restores it (m023).
+def judged_again(db: Connection) -> None:
+    """Lapse the standing verdicts that rest on what a store before m022 could not tell (m023).
 
-    Its event replaced an item in that item's own words: news filed again, which a verdict
-    was taken to rest on as a withdrawal, so that only the news itself stated again would
-    restore it and withdrawing the news never did. Which of these the verifier was shown
-    as news (`readmit.admission.invalidation.restored.rests_on`) the store cannot tell
+    One whose evidence states the very text that restores it: its event replaced an item
+    in that item's own words, news filed again, which the verdict was taken to rest on as
+    a withdrawal, so that only the news itself stated again would restore it and
+    withdrawing the news never did. One whose keyed evidence replaced several items: it
+    did not say which it rests on, and nothing restored it. Which item the verifier's pair
+    rested on (`readmit.admission.invalidation.restored.rests_on`) the store cannot tell
     without the readers of the time: each lapses at its evidence, and the next return
-    judges the item again (and keeps what it rests on).
+    judges the item again, and keeps what it rests on.
     """
-    for workspace, item, text, event, epoch in db.execute(
-        "SELECT workspace, item, restore_text, event, event_epoch FROM invalidations "
-        "WHERE lapsed_epoch IS NULL AND restore_text IS NOT NULL"
+    for workspace, item, text, restoring, event, epoch in db.execute(
+        "SELECT workspace, item, restore_text, restore_item, event, event_epoch "
+        "FROM invalidations WHERE lapsed_epoch IS NULL"
     ).fetchall():
         row = db.execute(
             "SELECT body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
         ).fetchone()
         stated = None if row is None else event_of(int(epoch), str(row[0])).event
-        if isinstance(stated, Assert | Supersede) and stated.item.text == text:
+        if not isinstance(stated, Assert | Supersede):
+            continue
+        several = text is None and restoring is None and stated.item.key is not None
+        if several or stated.item.text == text:
             db.execute(
                 "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
                 (epoch, workspace, item),

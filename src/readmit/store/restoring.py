@@ -4,7 +4,8 @@ A verdict whose evidence withdrew or replaced a statement is restored by that st
 text stated again (by one who may read it); one whose evidence only asserted a new item,
 by that item's withdrawal. One whose keyed evidence replaced several items rests on the
 one its judged observation withdrew (its premise, kept with the verdict since m022); one
-kept before, which does not say, is restored by nothing.
+kept before, which does not say, is restored by nothing (m023 lapsed those, to be judged
+again).
 """
 
 import json
