@@ -757,6 +757,19 @@ def test_the_installed_entry_point_prints_one_error_line(
     assert message in result.stderr
 
 
+def _writing_to(stdout: int, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """``readmit`` run with ``args``, its stdout on descriptor ``stdout``, stderr read."""
+    return subprocess.run(
+        [sys.executable, "-m", "readmit", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**_without_readmit(os.environ), "READMIT_SIGNING_KEY": KEY.decode()},
+    )
+
+
 @pytest.mark.parametrize("args", [["demo"], ["--help"], ["--version"], ["demo", "--help"]])
 def test_output_to_a_reader_that_has_gone_ends_quietly_as_a_unix_tool_does(
     args: list[str],
@@ -765,15 +778,7 @@ def test_output_to_a_reader_that_has_gone_ends_quietly_as_a_unix_tool_does(
     read, write = os.pipe()
     os.close(read)  # the reader has gone before the first line: every write fails
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "readmit", *args],
-            stdout=write,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            check=False,
-            env={**_without_readmit(os.environ), "READMIT_SIGNING_KEY": KEY.decode()},
-        )
+        result = _writing_to(write, args)
     finally:
         os.close(write)
 
@@ -848,15 +853,7 @@ def test_a_command_started_with_stdout_and_stderr_closed_fails_silently() -> Non
 def test_help_or_version_to_a_full_disk_fails_in_one_line(args: list[str]) -> None:
     """It ended in a traceback (a review's finding); a command's own output did not."""
     with open("/dev/full", "w") as full:
-        result = subprocess.run(
-            [sys.executable, "-m", "readmit", *args],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            check=False,
-            env=_without_readmit(os.environ),
-        )
+        result = _writing_to(full.fileno(), args)
 
     assert result.returncode == 1
     assert result.stderr == "error [internal]: OSError: [Errno 28] No space left on device\n"

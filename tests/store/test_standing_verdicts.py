@@ -2126,15 +2126,7 @@ def test_m023_a_verdict_taken_to_rest_on_news_filed_again_lapses_to_be_judged_ag
         store = open_store(url)
         run(store, events)
         assert isinstance(store, SqlStore)
-        epoch = _epoch_of(store, "again")
-        with store.conn.transaction():  # as a return before m022 left it
-            store.conn.execute(
-                "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, "
-                "verifier, confidence, detail, decided_epoch, restore_text, principal, role) "
-                "VALUES ('trip', 'p0', 'again', ?, '[\"again\"]', 'pool', 1.0, 'x', ?, ?, "
-                "'family', 'itinerary')",
-                (epoch, epoch, text),
-            )
+        epoch = _old_verdict(store, text)  # as a return before m022 left it
         lapsed, watermarks = _migrated_again(store, url, "m023", None)
 
     assert lapsed == (epoch if lapses else None)
@@ -2288,6 +2280,20 @@ def test_m016_a_verdict_a_bounded_restatement_lapsed_stands_again(
 def _epoch_of(store: SqlStore, event: str) -> int | None:
     row = store.conn.execute("SELECT epoch FROM events WHERE id = ?", (event,)).fetchone()
     return None if row is None else int(row[0])
+
+
+def _old_verdict(store: SqlStore, restore_text: str) -> int | None:
+    """Store p0's verdict resting on event ``again`` (its epoch), as an older rule kept it."""
+    epoch = _epoch_of(store, "again")
+    with store.conn.transaction():
+        store.conn.execute(
+            "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, "
+            "verifier, confidence, detail, decided_epoch, restore_text, principal, role) "
+            "VALUES ('trip', 'p0', 'again', ?, '[\"again\"]', 'v', 1.0, 'x', ?, ?, "
+            "'family', 'itinerary')",
+            (epoch, epoch, restore_text),
+        )
+    return epoch
 
 
 def _migrated_again(
@@ -2562,15 +2568,7 @@ def test_m021_a_verdict_its_own_evidence_restored_lapses_there(
         store = open_store(url)
         run(store, [*events, {**again, "id": "again"}])
         assert isinstance(store, SqlStore)
-        epoch = _epoch_of(store, "again")
-        with store.conn.transaction():  # as a return before m021 left it
-            store.conn.execute(
-                "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, "
-                "verifier, confidence, detail, decided_epoch, restore_text, principal, role) "
-                "VALUES ('trip', 'p0', 'again', ?, '[\"again\"]', 'builtin', 1.0, 'x', ?, "
-                "'Sunrise Hotel is booked.', 'family', 'itinerary')",
-                (epoch, epoch),
-            )
+        epoch = _old_verdict(store, "Sunrise Hotel is booked.")  # as before m021
         lapsed, _ = _migrated_again(store, url, "m021", None)
 
     assert lapsed == (epoch if lapses else None)
