@@ -188,8 +188,8 @@ class ReturnContext:
     """Of the keys given, those some item held at or before the departure
     (`readmit.admission.invalidation.unquoted`); ``None``: every key may have been."""
     restoration: Callable[[str, str | None], Restoring] | None = None
-    """What restores a verdict resting on an event, by its id and the item it is shown
-    withdrawing, if any (of several a keyed event replaced, `readmit.store.restoring`):
+    """What restores a verdict resting on an event, by its id and the item the verdict rests
+    on (`readmit.admission.invalidation.restored.rests_on`; `readmit.store.restoring`):
     the text whose restatement does (even one the returning agent may not read; never
     shown), with who may read the statement it withdrew (so may state it again), or the
     item whose withdrawal does; neither, nothing. A return judges by the same rule

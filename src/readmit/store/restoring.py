@@ -2,10 +2,10 @@
 
 A verdict whose evidence withdrew or replaced a statement is restored by that statement's
 text stated again (by one who may read it); one whose evidence only asserted a new item,
-by that item's withdrawal. One whose keyed evidence replaced several items rests on the
-one its judged observation withdrew (its premise, kept with the verdict since m022); one
-kept before, which does not say, is restored by nothing (m023 lapsed those, to be judged
-again).
+or filed news again in its own words, by that item's withdrawal. One whose keyed evidence
+replaced several items rests on the one its judged observation withdrew (its premise,
+kept with the verdict since m022); one kept before, which does not say, is restored by
+nothing (m023 lapsed those, to be judged again).
 """
 
 import json
@@ -81,7 +81,7 @@ def _stated(item: Item | None) -> Restoring:
 
 def _named(replaced: list[Item] | None, premise: str | None) -> Item | None:
     """Of ``replaced``, the item ``premise`` names (``None``: not one of them, or unknown)."""
-    return next((i for i in replaced or () if premise is not None and i.id == premise), None)
+    return next((i for i in replaced or () if i.id == premise), None)
 
 
 def _replaced(db: Connection, workspace: str, later: Recorded) -> list[Item] | None:
