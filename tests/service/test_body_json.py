@@ -74,3 +74,21 @@ def test_a_batch_is_counted_before_the_schema_reads_each_entry(
 
     assert (response.status_code, response.json()["code"]) == (413, "payload_too_large")
     assert response.json()["message"] == "at most 1000 events per request"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('{"view": 1e400}', "the body is refused: JSON number '1e400' is out of range"),
+        ('{"view": NaN}', "the body is refused: JSON may not contain NaN"),
+    ],
+    ids=["out of range", "NaN"],
+)
+def test_v1_verify_refuses_json_it_will_not_read_without_calling_it_not_json(
+    client: httpx.Client, body: str, message: str
+) -> None:
+    """``1e400`` is valid JSON, out of range: it was called "not valid JSON" (a review)."""
+    response = client.post("/v1/verify", content=body, headers=JSON)
+
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
+    assert response.json()["message"] == message

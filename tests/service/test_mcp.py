@@ -352,8 +352,10 @@ def test_an_agent_key_of_only_spaces_is_unset() -> None:
             "(at character 1)",
         ),
         ("[" * 100 + "]" * 100, "view_json nests deeper than 64 levels: JSON is read no deeper"),
+        ('{"view": 1e400}', "view_json is refused: JSON number '1e400' is out of range"),
+        ("null", "view_json: give the view, a JSON object"),
     ],
-    ids=["not json", "too deep"],
+    ids=["not json", "too deep", "out of range", "no object"],
 )
 def test_verify_view_refuses_view_json_in_the_words_of_v1_verify(
     team: Team, view_json: str, message: str

@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import ValidationError
 
 from readmit import strict_json
-from readmit.errors import InvalidInput, ReadmitError
+from readmit.errors import InvalidInput, InvalidRequest, ReadmitError
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
 from readmit.service.strict_route import refusal
@@ -156,7 +156,7 @@ def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:
     except InvalidInput as exc:  # in ``/v1/verify``'s words for its body
         raise refusal(exc, "view_json") from None
     if not isinstance(parsed, dict):
-        raise InvalidInput("view_json: give the view, a JSON object")
+        raise InvalidRequest("view_json: give the view, a JSON object")  # as /v1/verify
     return parsed
 
 

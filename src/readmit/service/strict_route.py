@@ -106,7 +106,8 @@ def refusal(error: InvalidInput, subject: str = "the body") -> InvalidInput:
 
     A repeated key stays ``invalid_input`` (the document reads two ways). The rest are
     ``invalid_request``: JSON read no further (too deep, a number too long) is said to be
-    valid JSON read no further, and anything else is said to be not valid JSON.
+    valid JSON read no further, text that is not JSON is said to be so, and the rest (``NaN``,
+    a number out of range, a lone surrogate, bytes that are not UTF-8) is refused, saying why.
     """
     match error:
         case RepeatedKey():
@@ -121,7 +122,7 @@ def refusal(error: InvalidInput, subject: str = "the body") -> InvalidInput:
             )
         case NotJson(problem=problem, at=at):
             return InvalidRequest(not_json(problem, at, subject))
-    return InvalidRequest(not_json(str(error), subject=subject))
+    return InvalidRequest(f"{subject} is refused: {error}")  # JSON, but NaN, 1e400, not UTF-8
 
 
 def not_json(problem: str, at: int | None = None, subject: str = "the body") -> str:
