@@ -144,7 +144,7 @@ class Screener:
             max_seconds=self.policy.max_judgment_seconds,
             standing=standing,
             confirmed=tuple(self.confirmed),
-            premises=self.premises,
+            premises=dict(self.premises),
             screened=kept(self.screened, self._starts, unquoted(self.ctx) if self.screened else []),
             screened_as=self.key,
         )
