@@ -2108,6 +2108,43 @@ def test_news_filed_again_in_its_words_then_withdrawn_lapses_the_verdict_resting
     assert ["s" in r["items"] for r in records[2:]] == [True, True]
 
 
+def _pool_closed_now(pair: Pair) -> Verdict:
+    """Words that say the pool is closed, as what holds now, invalidate a swim in it."""
+    news = "closed" in (pair.later.replacement_text or "")
+    return Verdict(invalidates=news and "pool" in pair.earlier.text, confidence=0.9)
+
+
+@pytest.mark.parametrize("middle", [True, False], ids=["judged between", "one return"])
+@pytest.mark.parametrize("how", ["same key", "supersede"])
+@pytest.mark.parametrize(
+    "fewer",
+    [{"readers": {"principals": ["family"]}}, {"readers": "*", "valid_to": at(200)}],
+    ids=["readers", "time"],
+)
+def test_news_filed_again_in_its_words_for_fewer_readers_or_uses_is_still_news(
+    store: WorkStateStore, fewer: dict[str, Any], how: str, middle: bool
+) -> None:
+    """Everyone's N1, the pool is closed, filed again in its words by N2 for the family
+    alone, or until tonight: the family's swim still rests on a closed pool, and stays out
+    until N2 is revoked (a review's finding: N2 was shown to every item as N1's withdrawal,
+    which the swim, older than N1, cannot rest on, and the swim came back while the pool
+    was closed)."""
+    refiled = assert_item(6, "n2", "The pool is closed.", key="pool", **fewer)
+    if how == "supersede":
+        refiled = {**refiled, "op": "supersede", "target": "n1"}
+    first = [assert_item(0, "s", "Swim at 9 in the pool."), depart(1)]
+    closed = assert_item(3, "n1", "The pool is closed.", key="pool", readers="*")
+    between = [ret(4), depart(5)] if middle else []
+    revoked = {"at": at(9), "author": "A2", "op": "revoke", "target": "n2", "why": "reopened"}
+    verifier = FunctionVerifier(_pool_closed_now, name="pool")
+    events = [*first, closed, *between, refiled, ret(7), depart(8), revoked, ret(10)]
+    made = load_scenario(scenario(events))
+    records = [d.record for d in replay(made, store, verifier=verifier, signer=SIGNER)]
+
+    assert [reason(r, "s") for r in records[:-1]] == ["implicitly_invalidated"] * len(records[:-1])
+    assert "s" in records[-1]["items"]
+
+
 @pytest.mark.parametrize(("rewritten", "lapses"), [("the news", True), ("other words", False)])
 def test_m023_a_verdict_taken_to_rest_on_news_filed_again_lapses_to_be_judged_again(
     backend: str, tmp_path: Path, rewritten: str, lapses: bool

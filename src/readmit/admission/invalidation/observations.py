@@ -4,8 +4,7 @@ An assert that replaced an item of the same key, a supersession, a revocation an
 a closing withdrew state, and carry the withdrawn item's text (one observation for each
 item withdrawn: a keyed item replaces every holder of its key its author may read, see
 `readmit.admission.invalidation.holders`), and what replaced it, unless that holds for
-fewer uses, or says the same words for fewer readers (`_replaced`); a new fact or a piece
-of evidence is news.
+fewer uses (`_replaced`); a new fact or a piece of evidence is news.
 A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
@@ -50,7 +49,7 @@ def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
     follow the part remembered are read (never another reader's: `grown_base`).
     """
     made = _MADE[news, len(ctx.tuples), ctx.quote is not None]
-    agents = tuple(ctx.agents.items())  # whom `_stands_in` and `Holders` let read what
+    agents = tuple(ctx.agents.items())  # whom `_readers` and `Holders` let read what
     known = made.found(*ctx.tuples)
     if known is not None and known[0] == agents:
         return known[1]
@@ -132,6 +131,8 @@ def observations_of(
                 continue
         later = _observation(recorded, by_id, agents)
         if later is not None and (news or later.withdrawn_text is not None):
+            if news and isinstance(event, Supersede) and later.replacement_text is None:
+                found.append(_news(event, recorded.epoch))  # as `_with_news`
             found.append(later)
     return found
 
@@ -198,13 +199,8 @@ def _observation(
     # Positional fields (see `Later`): Δ can hold thousands of events a return.
     match event:
         case Assert():
-            item = event.item
-            return Later(
-                event.id, epoch, event.op, item.text, None, None, item.id, item.text,
-                item.depends_on,
-            )  # fmt: skip
+            return _news(event, epoch)
         case Supersede():
-            item = event.item
             return _replaced(event, epoch, event.target, by_id, agents)
         case Revoke() | Close():
             old = by_id.get(event.target)
@@ -221,6 +217,14 @@ def _observation(
             return Later(event.id, epoch, event.op, event.text)
         case _:
             return None
+
+
+def _news(event: Assert | Supersede, epoch: int) -> Later:
+    """``event``'s item as news."""
+    item = event.item
+    return Later(
+        event.id, epoch, event.op, item.text, None, None, item.id, item.text, item.depends_on
+    )  # fmt: skip
 
 
 def _replacing(
@@ -243,7 +247,22 @@ def _replacing(
         withdrawn = [held for held in withdrawn if held.id != event.target]
     elif not withdrawn:
         return [_replaced(event, epoch, None, by_id, agents)]
-    return laters + [_replaced(event, epoch, held.id, by_id, agents, held) for held in withdrawn]
+    laters += [_replaced(event, epoch, held.id, by_id, agents, held) for held in withdrawn]
+    return _with_news(laters, event, epoch)
+
+
+def _with_news(laters: list[Later], event: Assert | Supersede, epoch: int) -> list[Later]:
+    """``laters``, and ``event``'s item as news where none of them shows it in its place.
+
+    A replacement for fewer uses is shown as a withdrawal (`_replaced`), which an item
+    older than what it withdrew cannot rest on; what the new item says is still news to
+    such an item ("the pool is closed until tonight", filed again by its key with an end,
+    is news to a swim at nine). The news comes first: a verdict both confirm rests on the
+    new item, whose withdrawal restores it, not on a statement no one may state again.
+    """
+    if any(later.replacement_text is not None for later in laters):
+        return laters
+    return [_news(event, epoch), *laters]
 
 
 def _replaced(
@@ -256,52 +275,47 @@ def _replaced(
 ) -> Later:
     """``event``'s observation as what replaced ``withdrawn_id`` (none: news).
 
-    An item that states the withdrawn text again, word for word, but for fewer uses or
-    readers than the withdrawn item held it for (`_stands_in`) replaces the statement
-    for none of the others: the verifier is shown the withdrawal with nothing in its
-    place, as a restatement of that kind restores no premise (`readmit.store.verdicts`).
+    An item that states the withdrawn text again, word for word, but for fewer uses than
+    the withdrawn item held it for (`_holds_as`) replaces the statement for none of the
+    others: the verifier is shown the withdrawal, and where the words still hold, as a
+    restatement of that kind restores no premise (`readmit.store.verdicts`). One for fewer
+    readers is news filed again to an item all of whose readers may read it, and a
+    withdrawal to the others (`readmit.admission.invalidation.readers`).
     One in other words that holds for fewer uses (`_narrowed`) is shown as a withdrawal
     too, with what replaced it, and where (a booking "confirmed until Friday" in the place
     of one with no end kept a pickup that rested on it after Friday, when nothing stated
-    the booking any more).
+    the booking any more). Either way the new item is news as well (`_with_news`).
     """
     item = event.item
     old = withdrawn or (by_id.get(withdrawn_id) if withdrawn_id is not None else None)
-    if old is not None and item.text == old.text and not _stands_in(event, old, by_id, agents):
-        text = f"No longer valid: {old.text}"
-        return Later(
-            event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
-            item.depends_on,
-        )  # fmt: skip
-    if old is not None and item.text != old.text and (narrowed := _narrowed(event, old)):
-        text = f"No longer valid: {old.text} (in its place, {narrowed}: {item.text})"
-        return Later(
-            event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
-            item.depends_on,
-        )  # fmt: skip
     readers = None if old is None else _readers(event, by_id, agents)
+    narrowed = None if old is None else _narrowed(event, old)
+    if old is not None and (
+        not _holds_as(event, narrowed, readers) if item.text == old.text else narrowed
+    ):
+        where = f" (in its place, {narrowed}: {item.text})" if narrowed else ""
+        text = f"No longer valid: {old.text}{where}"
+        return Later(
+            event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
+            item.depends_on,
+        )  # fmt: skip
     return Later(
         event.id, epoch, event.op, item.text, withdrawn_id, old.text if old else None, item.id,
         item.text, item.depends_on, fewer(old.scope, readers) if old and readers else None,
     )  # fmt: skip
 
 
-def _stands_in(
-    event: Assert | Supersede, old: Item, by_id: Mapping[str, Item], agents: Mapping[str, Agent]
-) -> bool:
-    """Whether ``event``'s item holds ``old``'s text for every reader, use and time it did.
+def _holds_as(event: Assert | Supersede, narrowed: str | None, readers: Readers | None) -> bool:
+    """Whether ``event``'s item holds the text it replaced for every use and time it did.
 
-    For every use when it `restates` (no bound, no premise, not hearsay), or wherever
-    ``old`` held when it is bounded no tighter (`_narrowed`: a copy of a booking that ends
-    on Friday, or one that ends later; before, only a copy, bounds and all, did). Its
-    readers come from the event (the author's principal, where it names none), not from
-    an item a reader may not have loaded; with no author known, from the item if loaded,
-    and with neither, it does not stand in.
+    For every use when it `restates` (no bound, no premise, not hearsay), or wherever the
+    replaced item held when it is bounded no tighter (``narrowed``, `_narrowed`, is
+    ``None``: a copy of a booking that ends on Friday, or one that ends later). Its
+    readers (``readers``, `_readers`) may be fewer: then it stands in only for an item all
+    of whose readers may read it (`readmit.admission.invalidation.readers`). Readers
+    unknown (no author known, nor the item loaded): it holds for nobody, failing closed.
     """
-    readers = _readers(event, by_id, agents)
-    if readers is None or not old.scope.read_within(*readers):
-        return False  # readers unknown (no author known, nor the item loaded): fail closed
-    return restates(event) or _narrowed(event, old) is None
+    return readers is not None and (restates(event) or narrowed is None)
 
 
 def _readers(

@@ -6,8 +6,9 @@ statement was withdrawn and nothing stands in its place: for an item such a read
 reads, the verifier is shown the withdrawal (a booking everyone read, rewritten for the
 family alone, leaves the neighbours' pickup resting on nothing). For an item only the
 replacement's readers read, or none who read the statement, it is shown as a replacement,
-as before. The same words for fewer readers are shown as a withdrawal for every item, and
-restore what all of whose readers may read them (`readmit.admission.invalidation.restored`).
+as before. The same words for fewer readers likewise: news filed again to an item only
+their readers read (the family's swim, while the pool stays closed for the family), and a
+withdrawal to the others (`readmit.admission.invalidation.restored`).
 """
 
 from collections.abc import Iterable

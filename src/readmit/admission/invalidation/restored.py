@@ -12,9 +12,12 @@ not judged against an item. Otherwise a return would exclude an item, its verdic
 be stored already lapsed, and the next return, with nothing new, would admit it.
 
 The event that withdrew a statement may state it again itself: a replacement in the same
-words read by fewer than the withdrawn item was is shown as a withdrawal
-(`readmit.admission.invalidation.observations`), and restores the statement for an item
-all of whose readers may read it (before, such an item was excluded for nothing).
+words read by fewer than the withdrawn item was is news filed again to an item all of
+whose readers may read it, and a withdrawal to the others
+(`readmit.admission.invalidation.readers`, applied before this rule, so a verdict rests
+on what its verifier was shown). Before, it was a withdrawal to every item: news an item
+predated was lost for it (the family's swim came back though the pool was still closed
+for the family).
 
 "The same rule" is the store's own, asked per event and what it is shown withdrawing
 (`ReturnContext.restoration`): what an event withdrew is known to the store even where
@@ -145,12 +148,12 @@ class Restorations:
 
         A replacement some of them may not read is a withdrawal to them (`as_read_by`).
         """
-        return as_read_by(item, [later for later in laters if not self._restored(later, item)])
+        return [later for later in as_read_by(item, laters) if not self._restored(later, item)]
 
     def _restored(self, later: Later, item: Item) -> bool:
         text, news, said = self._restoring(later)
-        # The event itself restates what it is shown withdrawing (in the same words, for
-        # fewer readers); one shown in its words replacing the statement is judged.
+        # An event shown withdrawing what it restates itself (readers unknown) restores it
+        # for an item its readers cover; one shown in its words replacing it is judged.
         shown_gone = later.replacement_text is None
         if text is not None:  # what it withdrew is stated again, by one who may read it
             key = (later.event_id, text, item.scope)
