@@ -11,7 +11,7 @@ from readmit.admission.invalidation.implicit import Later, Pair, Verdict
 from readmit.admission.invalidation.scanner import Observations
 from readmit.admission.invalidation.screening import Screener
 from readmit.errors import VerifierUnavailable
-from readmit.events import Evidence, Recorded
+from readmit.events import Assert, Evidence, ItemDraft, Recorded, Revoke
 from readmit.policy import Policy
 from readmit.reasons import Reason
 from readmit.testing import FunctionVerifier
@@ -145,6 +145,25 @@ def test_the_scan_never_sees_what_the_item_brought_or_news_restating_it() -> Non
 
     assert [x.text for x in index.unproposed(PICKUP, 0, (), window=8)] == [FLIGHT]
     assert index.unproposed(PICKUP, 7, (), window=8) == []
+
+
+def test_the_scan_is_shown_what_the_verifier_would_be() -> None:
+    """News withdrawn before the return is evidence against nothing: the verifier is not
+    shown it, and neither is the scan (a review's finding: the scan was shown Δ as it
+    came, and spent its tokens on observations the verifier would pass over)."""
+    moved = Assert(id="e6", at=T0, author="A2", item=ItemDraft(id="f6", text=FLIGHT))
+    undone = Revoke(id="e7", at=T0, author="A2", target="f6", why="rebooked")
+    delta = (*DELTA, Recorded(epoch=9, event=moved), Recorded(epoch=10, event=undone))
+    ctx = context((PICKUP,), delta=delta)
+    scan = WordScan("nothing")
+
+    Screener(
+        ctx, ctx.items, FunctionVerifier(flights_break_pickups), Policy(), dependency_scan=scan
+    ).admits(PICKUP)
+
+    shown = [text for batch in scan.shown for text in batch]
+    assert shown.count(FLIGHT) == 1  # n6's; f6's was revoked before the return
+    assert "No longer valid: f6. Reason: rebooked" in shown
 
 
 def _later(recorded: Recorded) -> Later:

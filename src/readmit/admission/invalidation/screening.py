@@ -1,13 +1,12 @@
 """Screening in selection order: judge only what this return could admit, within a budget.
 
 The selector asks `Screener.admits` about each item before it takes it, so verifier work
-grows with the view (its item budget, the obligations and the premises of what it holds),
-not with the store or the length of the absence. The choice of lazy screening over
-judging at write time: a write-time verdict would judge every item against every event
-whether or not any agent ever returns to it, and an LLM verifier would put its latency on
-every write; screening what a view needs costs a bounded number of calls per return, and
-the verdicts it confirms are stored (`readmit.admission.invalidation.standing`) so no
-return judges them again. It can run while the agent is away (`readmit.ahead`).
+grows with the view (its budget, obligations and premises), not with the store or the
+absence. Lazy screening, not judging at write time: that would judge every item against
+every event whether or not any agent returns to it, with an LLM's latency on every write;
+this costs a bounded number of calls per return, and the verdicts it confirms are stored
+(`readmit.admission.invalidation.standing`). It can run while the agent is away
+(`readmit.ahead`).
 
 For one item the screener first screens its premises (an item whose premise falls is
 ``premise_invalidated``), then proposes the later observations the item has not yet been
@@ -210,9 +209,7 @@ class Screener:
         Remembers in `_unavailable` the first pair that got no answer (or an abstention).
         """
         self._unavailable = None
-        departed = self.ctx.departure.epoch
-        before = any(x.epoch <= departed for x in laters)  # the log before the departure too
-        laters = distinct(self._restored(before).kept(item, laters)) if laters else []
+        laters = self._shown(item, laters)
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
             if not self._affordable():
@@ -240,12 +237,8 @@ class Screener:
     ) -> bool | None:
         """Show the model what the scanner did not propose; judge what it names."""
         unavailable = self._unavailable
-        try:
-            left = index.unproposed(item, start, proposed, scan.window)
-        except VerifierUnavailable as exc:
-            self._embed_failure = exc
-            index.embedder = None
-            left = index.unproposed(item, start, proposed, scan.window)
+        left = self._lexical(lambda: index.unproposed(item, start, proposed, scan.window))
+        left = self._shown(item, left)  # as the verifier would be shown them
         named: list[Later] = []
         for offset in range(0, len(left), scan.batch):
             if not self._affordable():
@@ -268,6 +261,13 @@ class Screener:
         outcome = self._verify(item, named)
         self._unavailable = self._unavailable or unavailable
         return outcome
+
+    def _shown(self, item: Item, laters: Sequence[Later]) -> list[Later]:
+        """``laters`` as a verifier or the scan is shown them with ``item`` (`kept`)."""
+        if not laters:
+            return []
+        before = any(x.epoch <= self.ctx.departure.epoch for x in laters)  # the log before it too
+        return distinct(self._restored(before).kept(item, laters))
 
     def _restored(self, before: bool) -> Restorations:
         """What the window's events restore (`restored`): made once a pair is judged.
@@ -348,25 +348,25 @@ class Screener:
     def _spent(self) -> int:
         return _tokens(self.verifier) + _tokens(self.scan) - self.tokens_before
 
-    def _touches(self, item: Item) -> bool:
+    def _lexical(self, call: Callable[[], T]) -> T:
+        """``call()``, again with lexical proposals alone if the embedder failed (fail closed).
+
+        For this return; what they do not confirm is withheld (`_unembedded`).
+        """
         try:
-            return self._touching(item, self._observations)
+            return call()
         except VerifierUnavailable as exc:
             self._embed_failure = exc
             if self._index is not None:
                 self._index.embedder = None
-            return self._touching(item, self._observations)
+            return call()
+
+    def _touches(self, item: Item) -> bool:
+        return self._lexical(lambda: self._touching(item, self._observations))
 
     def _proposals(self, item: Item, start: int) -> list[Later]:
         index = self._observations(start)
-        try:
-            return index.proposals(item, start, self.limits)
-        except VerifierUnavailable as exc:
-            # The embedder failed: fall back to lexical proposals for this return, and
-            # withhold what they do not confirm (fail closed).
-            self._embed_failure = exc
-            index.embedder = None
-            return index.proposals(item, start, self.limits)
+        return self._lexical(lambda: index.proposals(item, start, self.limits))
 
     def _observations(self, start: int) -> Observations:
         """The index over Δ, and back through the history as far as any candidate needs.
