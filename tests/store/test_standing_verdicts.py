@@ -2586,6 +2586,24 @@ def test_m020_watermarks_earned_against_a_narrowing_replacement_go(
     assert migrated == (None, 0)
 
 
+def test_m024_watermarks_earned_past_news_filed_again_for_fewer_go(
+    backend: str, tmp_path: Path
+) -> None:
+    """A return before m024 screened items past the booking filed again in its words for
+    the family alone, never shown its words as news: the next return judges again. (The
+    pickup, everyone's, rests on nothing since: its verdict stays.)"""
+    again = assert_item(5, "h3", "Sunrise Hotel is booked.", key="hotel")
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", key="hotel", readers="*")
+    pickup = assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel.", readers="*")
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, [booked, pickup, *HISTORY[2:5], again, ret(6)])
+        assert isinstance(store, SqlStore)
+        migrated = _migrated_again(store, url, "m024", None)
+
+    assert migrated == (None, 0)
+
+
 @pytest.mark.parametrize(
     ("pickup", "restated", "lapses"),
     [({}, {}, True), ({"readers": "*"}, {}, False), ({}, {"readers": "*"}, False)],

@@ -164,13 +164,10 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         ["{log_fk}"],
     ),
     (
-        # An item's withdrawal (replaced, superseded, revoked, closed) is a row appended here, not
-        # an UPDATE of the item's row: that rewrote the page of an item written long before,
-        # and a batch that withdrew 750 items dirtied 750 such pages (on SQLite 30 us a
-        # withdrawal with its share of the COMMIT, against 2-6 for a narrow insert). The
-        # old column is renamed, not left behind: a readmit from before this migration then
-        # fails loudly wherever it reads which items are active, instead of reading every
-        # item withdrawn since as active.
+        # An item's withdrawal is a row appended here, not an UPDATE that dirtied the page of
+        # an item written long before (on SQLite 30 us a withdrawal with its share of the
+        # COMMIT, against 2-6 for a narrow insert). The old column is renamed: a readmit from
+        # before fails loudly, instead of reading every item withdrawn since as active.
         "m009_withdrawn_items",
         [
             """CREATE TABLE withdrawn (
@@ -185,11 +182,10 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         ],
     ),
     (
-        # Screening watermarks are per reader (principal and role): a watermark one reader's
-        # return earned let another, whose context quotes more (an item only it may read),
-        # skip judging against what it would have found. The rows before are dropped, not
-        # guessed: they may stand for the wrong reader, and without them the next return of
-        # each reader only judges again (its verifier's cache answers pairs it has seen).
+        # Screening watermarks are per reader (principal and role): one reader's let another,
+        # whose context quotes more (an item only it may read), skip judging what it would
+        # have found. The rows before are dropped, not guessed: each reader's next return
+        # judges again (its verifier's cache answers pairs it has seen).
         "m010_screenings_by_reader",
         [
             "DROP TABLE screenings",
@@ -267,8 +263,7 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         [lapses_restated_today, "DELETE FROM screenings"],
     ),
     (
-        # Nor does a restatement resting on other items (``depends_on``): it falls when they
-        # do, and the verdict it lapsed would not come back. As in m016.
+        # Nor does one resting on other items (``depends_on``): it falls with them. As m016.
         "m017_restatements_with_premises_restore_nothing",
         [lapses_restated_today, "DELETE FROM screenings"],
     ),
@@ -295,10 +290,9 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         [lapses_restated_today, "DELETE FROM screenings"],
     ),
     (
-        # A replacement in other words that holds for fewer uses is now shown to the verifier
-        # as a withdrawal (`readmit.admission.invalidation.observations`): a return before
-        # judged an item against it as a replacement, and kept its watermark past it. They go,
-        # and each reader's next return judges again, as after m015.
+        # A replacement in other words for fewer uses is shown as a withdrawal
+        # (`readmit.admission.invalidation.observations`): a return before judged it as a
+        # replacement and kept its watermark past it. They go, as in m015.
         "m020_narrowing_replacements_judged_again",
         ["DELETE FROM screenings"],
     ),
@@ -327,6 +321,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         # words and screened past it.
         "m023_verdicts_judged_again",
         [judged_again, "DELETE FROM screenings"],
+    ),
+    (
+        # News filed again in its words for fewer readers or uses is news still
+        # (`readmit.admission.invalidation.observations`): returns before screened past it
+        # without judging its words. Watermarks go, as in m020.
+        "m024_news_filed_again_for_fewer",
+        ["DELETE FROM screenings"],
     ),
 ]
 
