@@ -22,7 +22,7 @@ from builders import KEY, member_states, member_supersedes
 from integrations.watch import deciding_threads
 from readmit.bench.backends import mem0_bank
 from readmit.clock import now
-from readmit.errors import InvalidInput
+from readmit.errors import Forbidden, InvalidInput
 from readmit.events import ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations import team as shared
 from readmit.integrations.mem0 import (
@@ -700,6 +700,50 @@ def test_the_history_of_a_memory_the_view_removed_is_not_shown(
     assert "C-PRIVATE" in json.dumps(mc.history(card))  # c's own
 
 
+@pytest.mark.parametrize("call", ["update", "delete"])
+def test_another_principals_memory_is_neither_updated_nor_deleted_by_id(
+    three: dict[str, Member], tmp_path: Path, call: str
+) -> None:
+    """b may not read c's card in readmit: changing it in the bank they share is refused
+    before Mem0 is called (a review's finding: Mem0 changed it, and readmit, refusing to
+    record it, kept c's item, so c's view then removed its own card). b's own memory, and
+    one never recorded in readmit, are changed as before."""
+    mb, mc = in_one_bank(three, tmp_path, "b", "c")
+    card = add(mc, "C-PRIVATE: card 4111", "card")
+    flight = add(mb, "The flight leaves on Monday", "flight")
+    before = mc.inner.history(card)
+
+    with pytest.raises(Forbidden, match=f"{call} of memory '{card}'.*Mem0 was not changed"):
+        getattr(mb, call)(card, *(["The card is 5500"] if call == "update" else []))
+
+    assert mc.inner.history(card) == before
+    assert [i.text for i in three["c"].visible()] == ["C-PRIVATE: card 4111"]
+    getattr(mb, call)(flight, *(["The flight leaves on Tuesday"] if call == "update" else []))
+    outside = mc.inner.add("Lunch at noon", user_id="trip", infer=False)["results"][0]["id"]
+    getattr(mb, call)(outside, *(["Lunch at one"] if call == "update" else []))
+
+
+def test_the_async_memory_refuses_another_principals_memory_as_the_sync_one(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    async def scenario() -> list[str]:
+        shared = async_bank(tmp_path)
+        mb = AsyncReadmitMemory(shared, three["b"], key=topic)
+        mc = AsyncReadmitMemory(shared, three["c"], key=topic)
+        card = (await mc.add("C-PRIVATE: card 4111", user_id="trip", infer=False))["results"]
+        said = []
+        for call, args in (("update", ["The card is 5500"]), ("delete", [])):
+            with pytest.raises(Forbidden) as refused:
+                await getattr(mb, call)(card[0]["id"], *args)
+            said.append(str(refused.value))
+        return said
+
+    said = asyncio.run(scenario())
+
+    assert [s.split(" of memory")[0] for s in said] == ["update", "delete"]
+    assert [i.text for i in three["c"].visible()] == ["C-PRIVATE: card 4111"]
+
+
 @pytest.mark.parametrize("days", [["Tuesday"], ["Tuesday", "Wednesday"]], ids=["once", "twice"])
 def test_an_own_keyed_memory_updated_after_the_return_is_served(
     three: dict[str, Member], tmp_path: Path, days: list[str]
@@ -718,12 +762,13 @@ def test_an_own_keyed_memory_updated_after_the_return_is_served(
 def test_a_memory_admitted_in_a_version_the_agent_may_read_is_served(
     three: dict[str, Member], tmp_path: Path
 ) -> None:
-    """c states M privately (v1); b updates M (v2, the team's): a's return admits v2."""
+    """c states M privately (v1), then for everyone (v2): a's return admits v2. (b may
+    not update c's private M itself: that is refused.)"""
     shared = mem0_bank.bank(tmp_path, "team")
-    ma, mb, mc = (ReadmitMemory(shared, three[m]) for m in ("a", "b", "c"))
+    ma, mc = (ReadmitMemory(shared, three[m]) for m in ("a", "c"))
     ma.get_all(filters=TRIP)
     memory = add(mc, "C draft", "hotel")
-    mb.update(memory, text="The hotel is the Ritz")
+    mc.update(memory, text="The hotel is the Ritz", metadata={"_readmit": {"readers": "*"}})
     ma.depart()
 
     assert texts(ma.get_all(filters=TRIP)) == ["The hotel is the Ritz"]

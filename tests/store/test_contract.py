@@ -97,6 +97,23 @@ def test_epochs_are_assigned_gap_free_across_batches(ws: WorkStateStore) -> None
     assert [r.epoch for r in ws.events("ws")] == [1, 2, 3]
 
 
+def test_a_library_caller_may_ask_which_items_an_agent_may_not_read(ws: WorkStateStore) -> None:
+    """The family's items and the agency's, one revoked: X1 may read only its own; an id
+    the store does not hold is not named; an agent the workspace lacks is refused."""
+    agency = frozenset({"agency"})
+    ws.append("ws", [assert_(1, "f1"), assert_(2, "f2"), assert_(3, "x1", principals=agency)])
+    ws.append(
+        "ws", [Revoke(id="e4", at=T0 + timedelta(minutes=4), author="A2", target="f2", why="x")]
+    )
+    ids = ["f1", "f2", "x1", "nothing", "f1"]
+
+    assert ws.unreadable("ws", "X1", ids) == {"f1", "f2"}
+    assert ws.unreadable("ws", "A1", ids) == {"x1"}
+    assert ws.unreadable("ws", "A1", []) == set()
+    with pytest.raises(InvalidInput, match="no agent 'Z9'"):
+        ws.unreadable("ws", "Z9", ids)
+
+
 def test_workspaces_number_their_epochs_independently(ws: WorkStateStore) -> None:
     ws.create_workspace("other", AGENTS)
 

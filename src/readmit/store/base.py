@@ -161,6 +161,13 @@ class WorkStateStore(Protocol):
         """The active items ``agent`` may read now, by id."""
         ...
 
+    def unreadable(self, workspace: str, agent: str, ids: Sequence[str]) -> set[str]:
+        """Of ``ids``, the items stored (any status) that ``agent`` may not read.
+
+        For a library caller about to change another store (`readmit.store.held`).
+        """
+        ...
+
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
 

@@ -1,15 +1,23 @@
-"""What the newest item holding each of some keys says, whoever may read it.
+"""What an integration must know of items whoever may read them: keys' newest, and owners.
 
 An integration whose store keeps one value a path, with the path as the readmit key
 (LangGraph), shows an admitted item's path only while the newest item written there says
 what the admitted one says: a later write of the path by an agent whose item the reader
 may not read (another principal's), or by hearsay (which replaces nothing in readmit),
 put its own value in the application's store, which no view of the reader judged.
+
+An integration whose application store lets any agent change any entry by id (Mem0)
+refuses to change one whose item its agent may not read (`Held.unreadable`) before it
+touches the application's store: readmit would refuse to record the change, and the two
+would disagree. The writer itself reports such an item as unknown, so that writes over
+HTTP cannot probe for hidden ids; a library caller holds the store, and may ask.
 """
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
+from readmit.errors import InvalidInput
+from readmit.model import Agent
 from readmit.store.connection import Connection
 from readmit.store.rows import CHUNK
 from readmit.wire.codec import item_from_json
@@ -17,10 +25,38 @@ from readmit.wire.logged import loads
 
 
 class Held:
-    """The part of `readmit.store.SqlStore` that tells what each key's newest item says."""
+    """The part of `readmit.store.SqlStore` that tells integrations of items, any reader."""
 
     def _read(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
+
+    def agents(self, workspace: str) -> dict[str, Agent]:
+        raise NotImplementedError
+
+    def unreadable(self, workspace: str, agent: str, ids: Sequence[str]) -> set[str]:
+        """Of ``ids``, the items stored (any status) that ``agent`` may not read.
+
+        Raises:
+            InvalidInput: if the workspace has no such agent.
+        """
+        who = self.agents(workspace).get(agent)
+        if who is None:
+            raise InvalidInput(f"no agent {agent!r} in workspace {workspace!r}")
+        found: set[str] = set()
+        unique = sorted(set(ids))
+        with self._read() as db:
+            for start in range(0, len(unique), CHUNK):
+                chunk = unique[start : start + CHUNK]
+                marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
+                rows = db.execute(
+                    f"SELECT id, body FROM items WHERE workspace = ? AND id IN ({marks})",  # noqa: S608
+                    (workspace, *chunk),
+                ).fetchall()
+                found |= {
+                    i for i, body in rows
+                    if not item_from_json(loads(body)).scope.readable_by(who.principal, who.role)
+                }  # fmt: skip
+        return found
 
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.

@@ -4,7 +4,8 @@
 
 1. *Validate.* The write's annotations (``metadata["_readmit"]``) are parsed and their premises
    resolved; for a delete, what it will revoke is read from readmit. A bad annotation raises
-   `InvalidInput` and Mem0 is not called.
+   `InvalidInput` and Mem0 is not called; so does an ``update`` or ``delete`` of a memory
+   whose current version the agent may not read in readmit, with `Forbidden`.
 2. *Mem0 writes.*
 3. *readmit records what Mem0 reported.* If readmit refuses (a premise id or a cited evidence
    id it does not know, ...), the wrapper undoes the Mem0 write where Mem0 can (the memories
@@ -137,6 +138,7 @@ class ReadmitMemory:
         where = f"update of memory {memory_id!r}"
         stated = self.readmit.stated(merged(current, metadata), where)
         before = self.inner.history(memory_id)
+        self.readmit.may_change(memory_id, before, "update")
         result: dict[str, Any] = self.inner.update(memory_id, *args, **kwargs)
         after = self.inner.history(memory_id)
         memory = self.inner.get(memory_id) if self.readmit.key else None
@@ -154,6 +156,7 @@ class ReadmitMemory:
         return result
 
     def delete(self, memory_id: str) -> dict[str, Any]:
+        self.readmit.may_change(memory_id, self.inner.history(memory_id), "delete")
         memory = self.inner.get(memory_id) if self.readmit.key else None
         targets = self.readmit.delete_targets(memory_id, memory)
         result: dict[str, Any] = self.inner.delete(memory_id)
@@ -301,6 +304,7 @@ class AsyncReadmitMemory:
         where = f"update of memory {memory_id!r}"
         stated: Stated = self.readmit.stated(merged(current, metadata), where)
         before = await self.inner.history(memory_id)
+        await self._off_loop(self.readmit.may_change, memory_id, before, "update")
         result: dict[str, Any] = await self.inner.update(memory_id, *args, **kwargs)
         after = await self.inner.history(memory_id)
         memory = await self.inner.get(memory_id) if self.readmit.key else None
@@ -319,6 +323,8 @@ class AsyncReadmitMemory:
         return result
 
     async def delete(self, memory_id: str) -> dict[str, Any]:
+        history = await self.inner.history(memory_id)
+        await self._off_loop(self.readmit.may_change, memory_id, history, "delete")
         memory = await self.inner.get(memory_id) if self.readmit.key else None
         targets = await self._off_loop(self.readmit.delete_targets, memory_id, memory)
         result: dict[str, Any] = await self.inner.delete(memory_id)

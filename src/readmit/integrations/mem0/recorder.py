@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from readmit.clock import format_time
-from readmit.errors import InvalidInput
+from readmit.errors import Forbidden, InvalidInput
 from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.annotations import (
     ANNOTATIONS,
@@ -22,7 +22,14 @@ from readmit.integrations.annotations import (
     resolve,
 )
 from readmit.integrations.following import Following, unreadable_before
-from readmit.integrations.mem0.ids import by_memory, item_id, memory_of, of_memory, writes_text
+from readmit.integrations.mem0.ids import (
+    by_memory,
+    current_item,
+    item_id,
+    memory_of,
+    of_memory,
+    writes_text,
+)
 from readmit.integrations.mem0.index import UNAUTHORIZED, ViewIndex, index, newest
 from readmit.integrations.team import (
     Member,
@@ -248,6 +255,23 @@ class Recorder:
         item = stated.draft(item_id(memory_id, len(after)), text, self.key_of(memory))
         current = of_memory(self.member.visible(), memory_id)
         self.member.record([self._event(current[-1].id if current else None, item)])
+
+    def may_change(self, memory_id: str, history: Sequence[Mapping[str, Any]], call: str) -> None:
+        """Refuse ``call`` of a memory whose current version is an item the agent may not read.
+
+        Asked before Mem0 is: readmit would refuse to record the change (another principal's
+        memory in a shared bank), and Mem0 would hold what readmit does not.
+
+        Raises:
+            Forbidden: naming the memory (Mem0 is not changed).
+        """
+        current, member = current_item(memory_id, history), self.member
+        if current and member.store.unreadable(member.workspace, member.agent, [current]):
+            raise Forbidden(
+                f"{call} of memory {memory_id!r}: its current version is an item "
+                f"{member.agent!r} may not read in readmit (another principal's); "
+                "Mem0 was not changed"
+            )
 
     def delete_targets(self, memory_id: str, memory: Mapping[str, Any] | None = None) -> list[str]:
         """What deleting the memory revokes: its current items, and its text's copies.
