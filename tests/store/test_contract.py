@@ -99,15 +99,14 @@ def test_epochs_are_assigned_gap_free_across_batches(ws: WorkStateStore) -> None
 
 def test_a_library_caller_may_ask_which_items_an_agent_may_not_read(ws: WorkStateStore) -> None:
     """The family's items and the agency's, one revoked: X1 may read only its own; an id
-    the store does not hold is not named; an agent the workspace lacks is refused."""
+    no active item has is not named; an agent the workspace lacks is refused."""
     agency = frozenset({"agency"})
     ws.append("ws", [assert_(1, "f1"), assert_(2, "f2"), assert_(3, "x1", principals=agency)])
-    ws.append(
-        "ws", [Revoke(id="e4", at=T0 + timedelta(minutes=4), author="A2", target="f2", why="x")]
-    )
+    gone = Revoke(id="e4", at=T0 + timedelta(minutes=4), author="A2", target="f2", why="x")
+    ws.append("ws", [gone])
     ids = ["f1", "f2", "x1", "nothing", "f1"]
 
-    assert ws.unreadable("ws", "X1", ids) == {"f1", "f2"}
+    assert ws.unreadable("ws", "X1", ids) == {"f1"}
     assert ws.unreadable("ws", "A1", ids) == {"x1"}
     assert ws.unreadable("ws", "A1", []) == set()
     with pytest.raises(InvalidInput, match="no agent 'Z9'"):

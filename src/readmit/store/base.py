@@ -162,7 +162,7 @@ class WorkStateStore(Protocol):
         ...
 
     def unreadable(self, workspace: str, agent: str, ids: Sequence[str]) -> set[str]:
-        """Of ``ids``, the items stored (any status) that ``agent`` may not read.
+        """Of ``ids``, the active items ``agent`` may not read.
 
         For a library caller about to change another store (`readmit.store.held`).
         """

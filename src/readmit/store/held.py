@@ -7,10 +7,11 @@ may not read (another principal's), or by hearsay (which replaces nothing in rea
 put its own value in the application's store, which no view of the reader judged.
 
 An integration whose application store lets any agent change any entry by id (Mem0)
-refuses to change one whose item its agent may not read (`Held.unreadable`) before it
-touches the application's store: readmit would refuse to record the change, and the two
-would disagree. The writer itself reports such an item as unknown, so that writes over
-HTTP cannot probe for hidden ids; a library caller holds the store, and may ask.
+refuses to change one whose active item its agent may not read (`Held.unreadable`)
+before it touches the application's store: readmit would refuse to record the change,
+and the two would disagree. The writer itself reports such an item as unknown, so that
+writes over HTTP cannot probe for hidden ids; a library caller holds the store, and may
+ask.
 """
 
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from contextlib import AbstractContextManager
 from readmit.errors import InvalidInput
 from readmit.model import Agent
 from readmit.store.connection import Connection
-from readmit.store.rows import CHUNK
+from readmit.store.rows import ACTIVE, CHUNK
 from readmit.wire.codec import item_from_json
 from readmit.wire.logged import loads
 
@@ -34,7 +35,7 @@ class Held:
         raise NotImplementedError
 
     def unreadable(self, workspace: str, agent: str, ids: Sequence[str]) -> set[str]:
-        """Of ``ids``, the items stored (any status) that ``agent`` may not read.
+        """Of ``ids``, the active items ``agent`` may not read.
 
         Raises:
             InvalidInput: if the workspace has no such agent.
@@ -49,13 +50,12 @@ class Held:
                 chunk = unique[start : start + CHUNK]
                 marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
                 rows = db.execute(
-                    f"SELECT id, body FROM items WHERE workspace = ? AND id IN ({marks})",  # noqa: S608
+                    "SELECT i.id, i.body FROM items i WHERE i.workspace = ? "  # noqa: S608
+                    f"AND i.id IN ({marks}) AND {ACTIVE}",
                     (workspace, *chunk),
                 ).fetchall()
-                found |= {
-                    i for i, body in rows
-                    if not item_from_json(loads(body)).scope.readable_by(who.principal, who.role)
-                }  # fmt: skip
+                scopes = ((i, item_from_json(loads(body)).scope) for i, body in rows)
+                found |= {i for i, s in scopes if not s.readable_by(who.principal, who.role)}
         return found
 
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
