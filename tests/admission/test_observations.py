@@ -47,10 +47,11 @@ def test_a_same_words_replacement_read_by_fewer_is_news_only_to_its_readers(
         "q0", "Agency invoice for Sunrise Hotel.", scope=Scope(principals=frozenset({"agency"}))
     )
 
-    [to_p0] = as_read_by(
-        item("p0", scope=Scope(principals=frozenset({"family", "agency"}))), [later]
-    )
+    p0 = item("p0", scope=Scope(principals=frozenset({"family", "agency"})))
+    news, to_p0 = as_read_by(p0, [later])
     assert (to_p0.replacement_text, to_p0.text) == (None, f"No longer valid: {TEXT}")
+    assert (news.withdrawn_id, news.replacement_text, news.text) == (None, TEXT, TEXT)
+    assert as_read_by(p0, [later], news=False) == [to_p0]
     assert as_read_by(agency, [later]) == [later]
     assert (later.replacement_text, later.withdrawn_text, later.text) == (TEXT, TEXT, TEXT)
 

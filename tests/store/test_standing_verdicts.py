@@ -2145,6 +2145,36 @@ def test_news_filed_again_in_its_words_for_fewer_readers_or_uses_is_still_news(
     assert "s" in records[-1]["items"]
 
 
+@pytest.mark.parametrize("bound", [{}, {"valid_to": at(200)}], ids=["for good", "until tonight"])
+@pytest.mark.parametrize("how", ["fresh", "refiled"])
+def test_news_filed_again_for_the_family_is_news_to_every_swim_as_the_familys_own_is(
+    store: WorkStateStore, how: str, bound: dict[str, Any]
+) -> None:
+    """The family's "The pool is closed." makes every swim in the pool stale, whoever reads
+    it, and so does everyone's filed again by its key for the family (a review's finding:
+    everyone's swim came back for the family, and the neighbours' too, unless the refiling
+    had an end)."""
+    family = {"readers": {"principals": ["family"]}, **bound}
+    swims = [
+        assert_item(0, "sf", "Swim at 9 in the pool."),
+        assert_item(0, "sn", "Swim at 10 in the pool.", readers={"principals": ["neighbours"]}),
+        assert_item(0, "se", "Swim at 11 in the pool.", readers="*"),
+    ]
+    news = [assert_item(3, "n2", "The pool is closed.", **family)]
+    if how == "refiled":
+        everyone = assert_item(2, "n1", "The pool is closed.", key="pool", readers="*")
+        news = [everyone, assert_item(3, "n2", "The pool is closed.", key="pool", **family)]
+    events = [*swims, depart(1), depart(1, "B1"), *news, ret(4), ret(5, "B1")]
+    verifier = FunctionVerifier(_pool_closed_now, name="pool")
+    made = load_scenario(scenario(events))
+    family_view, neighbours_view = (
+        d.record for d in replay(made, store, verifier=verifier, signer=SIGNER)
+    )
+
+    assert {reason(family_view, s) for s in ("sf", "se")} == {"implicitly_invalidated"}
+    assert {reason(neighbours_view, s) for s in ("sn", "se")} == {"implicitly_invalidated"}
+
+
 @pytest.mark.parametrize(("rewritten", "lapses"), [("the news", True), ("other words", False)])
 def test_m023_a_verdict_taken_to_rest_on_news_filed_again_lapses_to_be_judged_again(
     backend: str, tmp_path: Path, rewritten: str, lapses: bool

@@ -323,8 +323,8 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         [judged_again, "DELETE FROM screenings"],
     ),
     (
-        # News filed again in its words for fewer readers or uses is news still
-        # (`readmit.admission.invalidation.observations`): returns before screened past it
+        # News filed again for fewer readers or uses, in any words, is news still, to every
+        # item (`readmit.admission.invalidation.readers`): returns before screened past it
         # without judging its words. Watermarks go, as in m020.
         "m024_news_filed_again_for_fewer",
         ["DELETE FROM screenings"],

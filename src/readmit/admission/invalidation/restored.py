@@ -143,12 +143,14 @@ class Restorations:
                 latest[event.author] = max(latest.get(event.author, 0), recorded.epoch)
                 self.keyed[key] = latest
 
-    def kept(self, item: Item, laters: Sequence[Later]) -> list[Later]:
+    def kept(self, item: Item, laters: Sequence[Later], news: bool = True) -> list[Later]:
         """``laters`` but those a later event restored, as ``item``'s readers see them.
 
-        A replacement some of them may not read is a withdrawal to them (`as_read_by`).
+        A replacement some of them may not read is a withdrawal to them, and news with
+        ``news`` (`as_read_by`).
         """
-        return [later for later in as_read_by(item, laters) if not self._restored(later, item)]
+        shown = as_read_by(item, laters, news)
+        return [later for later in shown if not self._restored(later, item)]
 
     def _restored(self, later: Later, item: Item) -> bool:
         text, news, said = self._restoring(later)

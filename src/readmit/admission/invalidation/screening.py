@@ -267,7 +267,7 @@ class Screener:
         if not laters:
             return []
         before = any(x.epoch <= self.ctx.departure.epoch for x in laters)  # the log before it too
-        return distinct(self._restored(before).kept(item, laters))
+        return distinct(self._restored(before).kept(item, laters, self.news))
 
     def _restored(self, before: bool) -> Restorations:
         """What the window's events restore (`restored`): made once a pair is judged.
