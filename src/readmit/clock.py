@@ -50,10 +50,10 @@ def aware(at: object, event_id: str) -> datetime:
     """
     if not isinstance(at, datetime):
         problem = f"at: give a datetime with a time zone, not {type(at).__name__} {at!r}"[:200]
-        raise InvalidEvent(event_id, problem)
+        raise InvalidEvent(event_id, problem, fields=("at",))
     if naive(at):
         problem = "its time has no time zone (give an aware one, e.g. datetime.now(UTC))"
-        raise InvalidEvent(event_id, problem)
+        raise InvalidEvent(event_id, problem, fields=("at",))
     return at
 
 

@@ -55,7 +55,14 @@ class InvalidEvent(InvalidInput):
 
     code = "invalid_event"
 
-    def __init__(self, event_id: str, problem: str, *, unknown: str | None = None) -> None:
+    def __init__(
+        self,
+        event_id: str,
+        problem: str,
+        *,
+        unknown: str | None = None,
+        fields: tuple[str, ...] = (),
+    ) -> None:
         # an id is named, not echoed: a hostile one may be megabytes long
         shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
         super().__init__(f"event {shown!r}: {problem}")
@@ -64,6 +71,8 @@ class InvalidEvent(InvalidInput):
         self.unknown = unknown
         """The reference that named nothing the author may read (a target, premise or cited
         source), when that is the refusal; ``None`` for any other."""
+        self.fields = fields
+        """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""
 
 
 class InvalidEventAt(InvalidEvent):
@@ -84,12 +93,10 @@ class InvalidEventAt(InvalidEvent):
         named: bool = True,
         unknown: str | None = None,
     ) -> None:
-        super().__init__(event_id, problem, unknown=unknown)
+        super().__init__(event_id, problem, unknown=unknown, fields=fields)
         self.index = index
         self.named = named
         """Whether the sender gave the event its id (else ``event_id`` is only a placeholder)."""
-        self.fields = fields
-        """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""
         where = f"events[{index}]"
         shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
         self.args = (f"event {shown!r} ({where}): {problem}" if named else f"{where}: {problem}",)

@@ -7,6 +7,7 @@ no way to find an event; its position in the batch it sent always is.
 from typing import Any
 
 import httpx
+import pytest
 
 from readmit.service.limits import Limits
 from servicekit import Team
@@ -85,8 +86,41 @@ def test_an_event_the_store_refuses_is_located_in_the_batch(
     response = send(client, team, note("a"), note("b"), revoke)
 
     error = response.json()
-    assert error["details"] == {"event_id": None, "index": 2, "fields": []}
+    assert error["details"] == {"event_id": None, "index": 2, "fields": ["target"]}
     assert error["message"] == "events[2]: unknown target item 'A2/nothing'" + HINT
+
+
+SOURCE = {"id": "a", "text": "A source."}
+REVOKE_A = {"op": "revoke", "author": "A2", "target": "a", "why": "gone"}
+
+
+def _obligation(obligation_id: str, role: str = "booking") -> dict[str, Any]:
+    frontier = {"id": f"{obligation_id}-f", "text": "Open."}
+    said = {"id": obligation_id, "text": "Book it.", "role": role, "requires": ["x"]}
+    return {"op": "obligation", "author": "A2", "obligation": {**said, "frontier": frontier}}
+
+
+@pytest.mark.parametrize(
+    ("events", "field"),
+    [
+        ([note("a"), note("a")], "item.id"),
+        ([note("a"), {"op": "evidence", "author": "A2", "source": SOURCE}], "source.id"),
+        ([note("a"), _obligation("a")], "obligation.id"),
+        ([note("a"), _obligation("o", role="partner")], "obligation.role"),
+        ([note("a"), {"op": "resolve", "author": "A2", "target": "o"}], "target"),
+        ([note("a"), REVOKE_A, REVOKE_A], "target"),
+    ],
+    ids=["item id", "source id", "obligation id", "role", "resolve", "revoked twice"],
+)  # fmt: skip
+def test_an_event_the_store_refuses_names_the_field_at_fault(
+    client: httpx.Client, team: Team, events: list[dict[str, Any]], field: str
+) -> None:
+    """The store's own refusals (an id taken, a target or role it does not know) say
+    which field, as the schema's do (a review's finding: ``fields`` was empty)."""
+    error = send(client, team, *events).json()
+
+    assert error["code"] == "invalid_event"
+    assert (error["details"]["index"], error["details"]["fields"]) == (len(events) - 1, [field])
 
 
 def test_a_bare_premise_or_citation_that_names_nothing_gets_the_hint(
@@ -101,6 +135,8 @@ def test_a_bare_premise_or_citation_that_names_nothing_gets_the_hint(
     assert send(client, team, cited).json()["message"] == (
         "events[0]: cites missing evidence 'A2/src'" + HINT
     )
+    assert send(client, team, premise).json()["details"]["fields"] == ["item.depends_on"]
+    assert send(client, team, cited).json()["details"]["fields"] == ["item.cites"]
 
 
 def test_a_teammates_reference_that_names_nothing_gets_no_hint(

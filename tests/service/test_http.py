@@ -139,7 +139,7 @@ def test_a_bad_batch_is_422_and_stores_nothing(client: httpx.Client, team: Team)
 
     assert response.status_code == 422
     assert response.json()["code"] == "invalid_event"
-    assert response.json()["details"] == {"event_id": "A2/bad", "index": 1, "fields": []}
+    assert response.json()["details"] == {"event_id": "A2/bad", "index": 1, "fields": ["target"]}
     assert events(client, team) == []
 
 

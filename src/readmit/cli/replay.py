@@ -189,7 +189,7 @@ def _in_existing(exc: InvalidInput, workspace: str) -> InvalidInput:
         "new --db file, or give the scenario another workspace name"
     )
     if isinstance(exc, InvalidEvent):
-        return InvalidEvent(exc.event_id, f"{exc.problem}; {hint}")
+        return InvalidEvent(exc.event_id, f"{exc.problem}; {hint}", fields=exc.fields)
     return InvalidInput(f"{exc}; {hint}")
 
 

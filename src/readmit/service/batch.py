@@ -143,4 +143,6 @@ def own_hint(error: InvalidEvent, agent: str) -> InvalidEvent:
     if error.unknown is None or not error.unknown.startswith(f"{agent}/"):
         return error
     hint = " (a bare id is your own; name a teammate's as AUTHOR/ID, as /v1/state shows it)"
-    return InvalidEvent(error.event_id, error.problem + hint, unknown=error.unknown)
+    return InvalidEvent(
+        error.event_id, error.problem + hint, unknown=error.unknown, fields=error.fields
+    )

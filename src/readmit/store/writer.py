@@ -1,13 +1,10 @@
 """Recording events: consistency checks and the state projection, in one transaction.
 
-The ``events`` table is the append-only log. ``items``, ``withdrawn``, ``evidence``,
-``obligations`` and ``names`` are projections kept in the same transaction, so they can
-never disagree with the log. An item's row is never rewritten: its withdrawal is a row
-of ``withdrawn``.
-
-Items, evidence sources, obligations and frontiers share one namespace: ``items`` holds
-items' ids, ``names`` the others' (and items' in stores written before), and an id is
-taken when either does.
+The ``events`` table is the append-only log; ``items``, ``withdrawn``, ``evidence``,
+``obligations`` and ``names`` are projections kept in the same transaction, so they never
+disagree with it. An item's row is never rewritten (its withdrawal is a row of
+``withdrawn``). Items, evidence sources, obligations and frontiers share one namespace:
+``items`` holds items' ids, ``names`` the others' (and items' in older stores).
 
 A batch is checked event by event, in order, exactly as if each were appended alone,
 but against the stored state plus what the batch itself wrote so far (`Writer.append`):
@@ -53,6 +50,7 @@ _ITEMS = ("workspace", "id", "epoch", "key", "body")
 _WITHDRAWN = ("workspace", "id", "status", "epoch")
 _EVIDENCE = ("workspace", "id", "epoch", "digest")
 _EVENTS = ("workspace", "epoch", "id", "at", "author", "op", "body", "digest")
+
 _WITH_STATUS = (
     "SELECT i.id, i.body, w.status FROM items i "
     "LEFT JOIN withdrawn w ON w.workspace = i.workspace AND w.id = i.id"
@@ -115,15 +113,16 @@ class Writer:
         aware(event.at, event.id)
         author = self.agents.get(event.author)
         if author is None:
-            raise InvalidEvent(event.id, f"unknown author {event.author!r}")
+            raise InvalidEvent(event.id, f"unknown author {event.author!r}", fields=("author",))
         if self.last_at is not None and event.at < self.last_at:
-            raise InvalidEvent(event.id, "time goes backwards (events must be in time order)")
+            problem = "time goes backwards (events must be in time order)"
+            raise InvalidEvent(event.id, problem, fields=("at",))
         self.epoch += 1
         text, stamped, item = encode(event)
         withdrawn, before = self._rows["withdrawn"], len(self._rows["withdrawn"])
         self._project(event, author, item)
         if self._event_ids[event.id]:  # prefetched for the batch's own ids
-            raise InvalidEvent(event.id, "an event with this id already exists")
+            raise InvalidEvent(event.id, "an event with this id already exists", fields=("id",))
         self._event_ids[event.id] = True
         head = (self.ws, self.epoch, event.id, stamped, event.author, event.op)
         self._events.append((*head, text, digest_text(text)))
@@ -204,7 +203,7 @@ class Writer:
             case Assert():
                 self._add_item(event.id, event.item, author, item)
             case Evidence():
-                self._claim(event.id, event.source_id, "evidence")
+                self._claim(event.id, event.source_id, "evidence", "source.id")
                 self._evidence[event.source_id] = author.principal
                 digest = text_digest(event.source_id, event.text)
                 self._rows["evidence"].append((self.ws, event.source_id, self.epoch, digest))
@@ -220,10 +219,11 @@ class Writer:
             case Resolve():
                 self._resolve(event, author)
 
-    def _claim(self, event_id: str, name: str, kind: str) -> None:
+    def _claim(self, event_id: str, name: str, kind: str, field: str) -> None:
         if taken := self._names[name]:  # prefetched for the batch's own names
             where = "in this workspace" if taken is True else "earlier in this batch"
-            raise InvalidEvent(event_id, f"id {name!r} is already used {where}")
+            problem = f"id {name!r} is already used {where}"
+            raise InvalidEvent(event_id, problem, fields=(field,))
         self._names[name] = "batch"
         if kind != "item":  # an item's row holds its id
             self._rows["names"].append((self.ws, name, kind))
@@ -234,16 +234,16 @@ class Writer:
         if draft.depends_on:
             for premise in sorted(draft.depends_on):
                 if self.readable(premise, author) is None:
+                    problem = f"depends_on names unknown item {premise!r}"
                     raise InvalidEvent(
-                        event_id, f"depends_on names unknown item {premise!r}", unknown=premise
+                        event_id, problem, unknown=premise, fields=("item.depends_on",)
                     )
         if draft.cites:
             for source in sorted(draft.cites):
                 if not self.evidence_readable(source, author):
-                    raise InvalidEvent(
-                        event_id, f"cites missing evidence {source!r}", unknown=source
-                    )
-        self._claim(event_id, draft.id, "item")
+                    problem = f"cites missing evidence {source!r}"
+                    raise InvalidEvent(event_id, problem, unknown=source, fields=("item.cites",))
+        self._claim(event_id, draft.id, "item", "item.id")
         if draft.key is not None:
             if not draft.unconfirmed:  # hearsay (no receipt) replaces nothing
                 self._replace(draft.key, author)
@@ -353,9 +353,11 @@ class Writer:
     def _withdraw(self, event_id: str, target: str, status: str, author: Agent) -> None:
         row = self._readable_row(target, author)
         if row is None:
-            raise InvalidEvent(event_id, f"unknown target item {target!r}", unknown=target)
+            problem = f"unknown target item {target!r}"
+            raise InvalidEvent(event_id, problem, unknown=target, fields=("target",))
         if row.status != "active":
-            raise InvalidEvent(event_id, f"target {target!r} is no longer active ({row.status})")
+            problem = f"target {target!r} is no longer active ({row.status})"
+            raise InvalidEvent(event_id, problem, fields=("target",))
         self._set_status(target, row, status)
 
     def _open(self, event: OpenObligation, author: Agent) -> None:
@@ -365,11 +367,10 @@ class Writer:
         # them. A role held only by another principal is refused like a role nobody holds.
         own = {a.role for a in self.agents.values() if a.principal == author.principal}
         if draft.role not in own:
-            raise InvalidEvent(
-                event.id, f"obligation role {draft.role!r} is no role of your principal's agents"
-            )
-        self._claim(event.id, draft.id, "obligation")
-        self._claim(event.id, draft.frontier_id, "frontier")
+            problem = f"obligation role {draft.role!r} is no role of your principal's agents"
+            raise InvalidEvent(event.id, problem, fields=("obligation.role",))
+        self._claim(event.id, draft.id, "obligation", "obligation.id")
+        self._claim(event.id, draft.frontier_id, "frontier", "obligation.frontier.id")
         obligation = draft.materialize(
             event_id=event.id, author=author.id, principal=author.principal, epoch=self.epoch
         )
@@ -392,7 +393,7 @@ class Writer:
         item = None if row is None else obligation_from_json(json.loads(row[0])).item
         if item is None or not item.scope.readable_by(author.principal, author.role):
             problem = f"no open obligation {event.target!r}"
-            raise InvalidEvent(event.id, problem, unknown=event.target)
+            raise InvalidEvent(event.id, problem, unknown=event.target, fields=("target",))
         self.db.execute(
             "UPDATE obligations SET resolved_epoch = ? WHERE workspace = ? AND id = ?",
             (self.epoch, self.ws, event.target),

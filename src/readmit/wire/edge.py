@@ -59,12 +59,11 @@ from readmit.wire.inbound import (
 
 def at_position(error: InvalidEvent, index: int, *, named: bool = True) -> InvalidEventAt:
     """``error`` with the position of its event in the batch that was sent."""
-    fields = error.fields if isinstance(error, InvalidEventAt) else ()
     return InvalidEventAt(
         error.event_id,
         error.problem,
         index=index,
-        fields=fields,
+        fields=error.fields,
         named=named,
         unknown=error.unknown,
     )
