@@ -43,7 +43,7 @@ def loads(data: str | bytes) -> Any:
         InvalidInput: The input is not UTF-8, has a non-finite number, or a string with a
             lone surrogate.
     """
-    text = _decode(data)
+    text = utf8(data)
     try:
         value = json.loads(
             text,
@@ -60,7 +60,8 @@ def loads(data: str | bytes) -> Any:
     return value
 
 
-def _decode(data: str | bytes) -> str:
+def utf8(data: str | bytes) -> str:
+    """``data`` as text: bytes must be UTF-8 (`InvalidInput` saying where they are not)."""
     if isinstance(data, str):
         return data
     try:

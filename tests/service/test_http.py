@@ -615,13 +615,35 @@ def test_verify_reads_any_content_type_so_a_list_is_told_the_object_to_send(
     assert response.json()["message"].endswith('one JSON object, {"view": <the view>}')
 
 
-def test_a_body_that_is_not_utf8_says_to_send_utf8_json(client: httpx.Client, team: Team) -> None:
+@pytest.mark.parametrize("path", ["/v1/events", "/v1/memories", "/v1/verify"])
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"events": ["\xff"]}', "the body is refused: not valid UTF-8 at byte 13"),
+        ('{"events": []}'.encode("utf-16"), "the body is refused: not valid UTF-8 at byte 0"),
+        (
+            '{"view": {}}'.encode("utf-16-le"),
+            "the body is not valid JSON: Expecting property name enclosed in double quotes "
+            "(at character 1)",
+        ),
+        (
+            '\ufeff{"events": []}'.encode(),
+            "the body is not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) "
+            "(at character 0)",
+        ),
+    ],
+    ids=["not UTF-8", "UTF-16", "UTF-16 without a BOM", "a UTF-8 BOM"],
+)
+def test_a_body_that_is_not_utf8_json_is_refused_alike_on_every_route(
+    client: httpx.Client, team: Team, path: str, body: bytes, said: str
+) -> None:
+    """Body routes read UTF-16 and a BOM (FastAPI's reading), which /v1/verify refused."""
     headers = team.auth("A1") | {"Content-Type": "application/json"}
 
-    response = client.post("/v1/events", content=b'{"events": ["\xff"]}', headers=headers)
+    response = client.post(path, content=body, headers=headers)
 
-    assert response.status_code == 422
-    assert response.json()["message"].endswith("(send UTF-8 JSON)")
+    assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
+    assert response.json()["message"] == said
 
 
 @pytest.mark.parametrize("path", ["/v1/events", "/v1/verify"])

@@ -21,7 +21,14 @@ from fastapi.routing import APIRoute
 
 from readmit.errors import InvalidInput, InvalidRequest, LongNumber, NotJson, RepeatedKey, TooDeep
 from readmit.service.limits import Limits
-from readmit.strict_json import MAX_DEPTH, bounded_float, bounded_int, nests_deeper, unique_keys
+from readmit.strict_json import (
+    MAX_DEPTH,
+    bounded_float,
+    bounded_int,
+    nests_deeper,
+    unique_keys,
+    utf8,
+)
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -73,25 +80,31 @@ class Read:
 def check_body(body: bytes) -> Read | None:
     """Read a JSON body, refusing one that repeats a key, nests too deep or has a long number.
 
-    Anything else wrong with it (not JSON, not UTF-8) is FastAPI's to say, as it always was.
+    Bytes that are not UTF-8, and text that is not JSON (a byte order mark too), are refused
+    as on ``/v1/verify`` and MCP: before, FastAPI read them again its own way, and took
+    UTF-16 and a UTF-8 BOM.
 
     Returns:
-        What the body holds, or ``None`` when it is not JSON (FastAPI reads it and says why).
+        What the body holds, or ``None`` where the parser fails in a way not named below
+        (FastAPI reads it and says why).
 
     Raises:
         RepeatedKey: An object names a key twice (``invalid_input``: it reads two ways).
-        InvalidRequest: It nests past `MAX_DEPTH` levels, or has a number longer than
-            `readmit.strict_json.MAX_NUMBER_CHARS` (``invalid_request``, as JSON that is not
-            JSON is, and as on ``/v1/verify``).
+        InvalidRequest: It is not UTF-8, not JSON, nests past `MAX_DEPTH` levels, or has a
+            number longer than `readmit.strict_json.MAX_NUMBER_CHARS` (``invalid_request``,
+            as on ``/v1/verify``).
     """
     try:
+        text = utf8(body)
         parsed = json.loads(
-            body, object_pairs_hook=unique_keys, parse_int=bounded_int, parse_float=bounded_float
+            text, object_pairs_hook=unique_keys, parse_int=bounded_int, parse_float=bounded_float
         )
     except RepeatedKey:
         raise  # a ValueError too, so passed on before the next clause
-    except LongNumber as exc:  # valid JSON, read no further
+    except (LongNumber, InvalidInput) as exc:  # valid JSON read no further; not UTF-8
         raise refusal(exc) from None
+    except json.JSONDecodeError as exc:  # FastAPI would read UTF-16, and a BOM
+        raise refusal(NotJson(exc)) from None
     except ValueError:
         return None
     except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
