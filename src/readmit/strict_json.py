@@ -45,19 +45,29 @@ def loads(data: str | bytes) -> Any:
     """
     text = utf8(data)
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=unique_keys,
-            parse_constant=_no_constant,
-            parse_int=bounded_int,
-            parse_float=_finite_float,
-        )
+        value = parse(text)
     except json.JSONDecodeError as e:
         raise NotJson(e) from None
     except RecursionError:
         raise TooDeep(MAX_DEPTH) from None
     _check_tree(value)
     return value
+
+
+def parse(text: str) -> Any:
+    """``json.loads`` with the hooks every JSON readmit reads from outside is read with.
+
+    They refuse, as they read, a repeated key (`RepeatedKey`), a number longer than
+    `MAX_NUMBER_CHARS` (`LongNumber`), ``NaN``, ``Infinity`` and a number out of range
+    (`InvalidInput`); the rest is ``json.loads``' to refuse.
+    """
+    return json.loads(
+        text,
+        object_pairs_hook=unique_keys,
+        parse_constant=_no_constant,
+        parse_int=bounded_int,
+        parse_float=_finite_float,
+    )
 
 
 def utf8(data: str | bytes) -> str:
@@ -90,14 +100,13 @@ def bounded_int(literal: str) -> int:
     return int(literal)
 
 
-def bounded_float(literal: str) -> float:
-    """``json.loads``' ``parse_float``: the float, or `LongNumber` past `MAX_NUMBER_CHARS`."""
-    _check_length(literal)
-    return float(literal)
-
-
 def _finite_float(literal: str) -> float:
-    value = bounded_float(literal)
+    """``json.loads``' ``parse_float``: the float, refusing a long or out-of-range one.
+
+    `LongNumber` past `MAX_NUMBER_CHARS`; `InvalidInput` out of range (``1e400``).
+    """
+    _check_length(literal)
+    value = float(literal)
     if not math.isfinite(value):
         raise InvalidInput(f"JSON number {literal!r} is out of range")
     return value

@@ -84,11 +84,13 @@ def test_a_batch_is_counted_before_the_schema_reads_each_entry(
     ],
     ids=["out of range", "NaN"],
 )
-def test_v1_verify_refuses_json_it_will_not_read_without_calling_it_not_json(
-    client: httpx.Client, body: str, message: str
+@pytest.mark.parametrize("path", ["/v1/verify", "/v1/events", "/v1/memories"])
+def test_every_route_refuses_json_it_will_not_read_without_calling_it_not_json(
+    client: httpx.Client, team: Team, body: str, message: str, path: str
 ) -> None:
-    """``1e400`` is valid JSON, out of range: it was called "not valid JSON" (a review)."""
-    response = client.post("/v1/verify", content=body, headers=JSON)
+    """``1e400`` is valid JSON, out of range: it was called "not valid JSON" (a review). The
+    body routes read it as infinity, and ``NaN`` as such, with hooks of their own."""
+    response = client.post(path, content=body, headers=JSON | team.auth("A2"))
 
     assert (response.status_code, response.json()["code"]) == (422, "invalid_request")
     assert response.json()["message"] == message

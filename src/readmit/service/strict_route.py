@@ -21,14 +21,7 @@ from fastapi.routing import APIRoute
 
 from readmit.errors import InvalidInput, InvalidRequest, LongNumber, NotJson, RepeatedKey, TooDeep
 from readmit.service.limits import Limits
-from readmit.strict_json import (
-    MAX_DEPTH,
-    bounded_float,
-    bounded_int,
-    nests_deeper,
-    unique_keys,
-    utf8,
-)
+from readmit.strict_json import MAX_DEPTH, nests_deeper, parse, utf8
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -96,12 +89,10 @@ def check_body(body: bytes) -> Read | None:
     """
     try:
         text = utf8(body)
-        parsed = json.loads(
-            text, object_pairs_hook=unique_keys, parse_int=bounded_int, parse_float=bounded_float
-        )
+        parsed = parse(text)
     except RepeatedKey:
         raise  # a ValueError too, so passed on before the next clause
-    except (LongNumber, InvalidInput) as exc:  # valid JSON read no further; not UTF-8
+    except InvalidInput as exc:  # JSON read no further (a long number, NaN), or not UTF-8
         raise refusal(exc) from None
     except json.JSONDecodeError as exc:  # FastAPI would read UTF-16, and a BOM
         raise refusal(NotJson(exc)) from None
