@@ -20,9 +20,11 @@ from contextlib import AbstractContextManager
 from readmit.errors import InvalidInput
 from readmit.model import Agent
 from readmit.store.connection import Connection
-from readmit.store.rows import ACTIVE, CHUNK
+from readmit.store.rows import ACTIVE, CHUNK, select_in
 from readmit.wire.codec import item_from_json
 from readmit.wire.logged import loads
+
+_BODIES = "SELECT i.id, i.body FROM items i"
 
 
 class Held:
@@ -43,20 +45,12 @@ class Held:
         who = self.agents(workspace).get(agent)
         if who is None:
             raise InvalidInput(f"no agent {agent!r} in workspace {workspace!r}")
-        found: set[str] = set()
-        unique = sorted(set(ids))
         with self._read() as db:
-            for start in range(0, len(unique), CHUNK):
-                chunk = unique[start : start + CHUNK]
-                marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
-                rows = db.execute(
-                    "SELECT i.id, i.body FROM items i WHERE i.workspace = ? "  # noqa: S608
-                    f"AND i.id IN ({marks}) AND {ACTIVE}",
-                    (workspace, *chunk),
-                ).fetchall()
-                scopes = ((i, item_from_json(loads(body)).scope) for i, body in rows)
-                found |= {i for i, s in scopes if not s.readable_by(who.principal, who.role)}
-        return found
+            rows = list(
+                select_in(db, workspace, _BODIES, "i.id", set(ids), f"AND {ACTIVE}", "i.workspace")
+            )
+        scopes = ((i, item_from_json(loads(body)).scope) for i, body in rows)
+        return {i for i, s in scopes if not s.readable_by(who.principal, who.role)}
 
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
