@@ -2175,6 +2175,29 @@ def test_news_filed_again_for_the_family_is_news_to_every_swim_as_the_familys_ow
     assert {reason(neighbours_view, s) for s in ("sn", "se")} == {"implicitly_invalidated"}
 
 
+@pytest.mark.parametrize(
+    "readers", ["*", {"principals": ["family"]}], ids=["everyone's", "family's"]
+)
+def test_news_filed_again_never_excludes_an_item_that_says_the_same(
+    store: WorkStateStore, readers: object
+) -> None:
+    """An item that itself says "The pool is closed." is not made stale by that news filed
+    again for the family (a review's finding: made news, or a replacement in its own words,
+    after the scanner left out news restating an item, it was judged and excluded)."""
+    events = [
+        assert_item(0, "r", "The pool is closed.", readers=readers),
+        depart(1),
+        assert_item(2, "n1", "The pool is closed.", key="pool", readers="*"),
+        assert_item(3, "n2", "The pool is closed.", key="pool", readers={"principals": ["family"]}),
+        ret(4),
+    ]
+    verifier = FunctionVerifier(_pool_closed_now, name="pool")
+    made = load_scenario(scenario(events))
+    [record] = [d.record for d in replay(made, store, verifier=verifier, signer=SIGNER)]
+
+    assert "r" in record["items"]
+
+
 @pytest.mark.parametrize(("rewritten", "lapses"), [("the news", True), ("other words", False)])
 def test_m023_a_verdict_taken_to_rest_on_news_filed_again_lapses_to_be_judged_again(
     backend: str, tmp_path: Path, rewritten: str, lapses: bool
@@ -2616,22 +2639,26 @@ def test_m020_watermarks_earned_against_a_narrowing_replacement_go(
     assert migrated == (None, 0)
 
 
-def test_m024_watermarks_earned_past_news_filed_again_for_fewer_go(
+def test_m024_verdicts_and_watermarks_earned_past_news_filed_again_for_fewer_go(
     backend: str, tmp_path: Path
 ) -> None:
-    """A return before m024 screened items past the booking filed again in its words for
-    the family alone, never shown its words as news: the next return judges again. (The
-    pickup, everyone's, rests on nothing since: its verdict stays.)"""
-    again = assert_item(5, "h3", "Sunrise Hotel is booked.", key="hotel")
-    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", key="hotel", readers="*")
+    """The family's booking filed again in its words for the family: to everyone's pickup,
+    whose readers of the booking (the family) all read the refiling, it is the booking filed
+    again, not its withdrawal, and the pickup is admitted. A store before m024 kept the
+    pickup's verdict on that withdrawal, and watermarks past the refiling: they lapse and
+    go, and the next return judges again (a review's upgrade finding)."""
+    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", key="hotel")
     pickup = assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel.", readers="*")
+    again = {**assert_item(5, "h3", "Sunrise Hotel is booked.", key="hotel"), "id": "again"}
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
-        run(store, [booked, pickup, *HISTORY[2:5], again, ret(6)])
+        [admitted] = run(store, [booked, pickup, *HISTORY[2:5], again, ret(6)])
         assert isinstance(store, SqlStore)
+        epoch = _old_verdict(store, "Sunrise Hotel is booked.")  # as 5650bfd kept it
         migrated = _migrated_again(store, url, "m024", None)
 
-    assert migrated == (None, 0)
+    assert "p0" in admitted["items"]
+    assert migrated == (epoch, 0)
 
 
 @pytest.mark.parametrize(

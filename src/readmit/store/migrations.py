@@ -255,10 +255,9 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
     (
         # A restatement bounded in time, task or purpose no longer restores a premise
         # (`readmit.events.restates`): what one lapsed before stands again, unless a later
-        # restatement restores it under today's rule. A return before this migration did
-        # not judge an item against an event such a restatement seemed to undo, and kept
-        # its watermark past it: watermarks go, as in m015, and each reader's next return
-        # judges again (the verdict cache answers the pairs it has seen).
+        # restatement restores it today. A return before did not judge an item against an
+        # event such a restatement seemed to undo, and kept its watermark past it: they go,
+        # as in m015 (the verdict cache answers the pairs it has seen).
         "m016_bounded_restatements_restore_nothing",
         [lapses_restated_today, "DELETE FROM screenings"],
     ),
@@ -325,9 +324,11 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
     (
         # News filed again for fewer readers or uses, in any words, is news still, to every
         # item (`readmit.admission.invalidation.readers`): returns before screened past it
-        # without judging its words. Watermarks go, as in m020.
+        # without judging its words. Watermarks go, as in m020; verdicts resting on such a
+        # refiling's withdrawal lapse to be judged again, as in m023 (one may now be news
+        # filed again to the item it excluded).
         "m024_news_filed_again_for_fewer",
-        ["DELETE FROM screenings"],
+        [judged_again, "DELETE FROM screenings"],
     ),
 ]
 

@@ -1,4 +1,4 @@
-"""Migrations m016, m017, m019, m021 and m023: verdicts lapse as a restatement restores today."""
+"""Migrations m016, m017, m019, m021, m023 and m024: verdicts lapse as restorations go today."""
 
 from collections import defaultdict
 from collections.abc import Iterator
@@ -78,6 +78,10 @@ def restated_by_their_evidence(db: Connection) -> None:
 
 def judged_again(db: Connection) -> None:
     """Lapse the standing verdicts that rest on what a store before m022 could not tell (m023).
+
+    Again at m024: a refiling in the same words for fewer readers, a withdrawal to every
+    item before, is news filed again to an item whose readers of the first filing may all
+    read it, and is judged so.
 
     One whose evidence states the very text that restores it: its event replaced an item
     in that item's own words, news filed again, which the verdict was taken to rest on as

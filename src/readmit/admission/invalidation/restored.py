@@ -147,10 +147,17 @@ class Restorations:
         """``laters`` but those a later event restored, as ``item``'s readers see them.
 
         A replacement some of them may not read is a withdrawal to them, and news with
-        ``news`` (`as_read_by`).
+        ``news`` (`as_read_by`). What states the item's own words in its place, or as news,
+        cannot invalidate it, and is left out, as the scanner leaves out news restating it
+        (a review's finding: a refiling for fewer readers, made news here after the
+        scanner's filter, excluded everyone's "The pool is closed." for saying it again).
         """
         shown = as_read_by(item, laters, news)
-        return [later for later in shown if not self._restored(later, item)]
+        return [
+            later
+            for later in shown
+            if later.replacement_text != item.text and not self._restored(later, item)
+        ]
 
     def _restored(self, later: Later, item: Item) -> bool:
         text, news, said = self._restoring(later)
