@@ -279,7 +279,7 @@ def _replaced(
     the withdrawn item held it for (`_holds_as`) replaces the statement for none of the
     others: the verifier is shown the withdrawal, and where the words still hold, as a
     restatement of that kind restores no premise (`readmit.store.verdicts`). One for fewer
-    readers is news filed again to an item all of whose readers may read it, and a
+    readers is news filed again to an item whose readers of the first may all read it, and a
     withdrawal to the others (`readmit.admission.invalidation.readers`).
     One in other words that holds for fewer uses (`_narrowed`) is shown as a withdrawal
     too, with what replaced it, and where (a booking "confirmed until Friday" in the place

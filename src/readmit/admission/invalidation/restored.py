@@ -12,8 +12,8 @@ not judged against an item. Otherwise a return would exclude an item, its verdic
 be stored already lapsed, and the next return, with nothing new, would admit it.
 
 The event that withdrew a statement may state it again itself: a replacement in the same
-words read by fewer than the withdrawn item was is news filed again to an item all of
-whose readers may read it, and a withdrawal to the others
+words read by fewer than the withdrawn item was is news filed again to an item whose
+readers of the withdrawn item may all read it, and a withdrawal to the others
 (`readmit.admission.invalidation.readers`, applied before this rule, so a verdict rests
 on what its verifier was shown). Before, it was a withdrawal to every item: news an item
 predated was lost for it (the family's swim came back though the pool was still closed
