@@ -311,9 +311,10 @@ def _holds_as(event: Assert | Supersede, narrowed: str | None, readers: Readers 
     For every use when it `restates` (no bound, no premise, not hearsay), or wherever the
     replaced item held when it is bounded no tighter (``narrowed``, `_narrowed`, is
     ``None``: a copy of a booking that ends on Friday, or one that ends later). Its
-    readers (``readers``, `_readers`) may be fewer: then it stands in only for an item all
-    of whose readers may read it (`readmit.admission.invalidation.readers`). Readers
-    unknown (no author known, nor the item loaded): it holds for nobody, failing closed.
+    readers (``readers``, `_readers`) may be fewer: then it stands in only for an item whose
+    readers of the replaced one may all read it (`readmit.admission.invalidation.readers`).
+    Readers unknown (no author known, nor the item loaded): it holds for nobody, failing
+    closed.
     """
     return readers is not None and (restates(event) or narrowed is None)
 

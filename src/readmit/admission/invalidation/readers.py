@@ -7,9 +7,9 @@ reads, the verifier is shown the withdrawal (a booking everyone read, rewritten 
 family alone, leaves the neighbours' pickup resting on nothing), and the rewrite as news,
 as any news is shown to an item whoever may read it. For an item only the replacement's
 readers read, or none who read the statement, it is shown as a replacement, as before.
-The same words for fewer readers likewise: news filed again to an item only their
-readers read (the family's swim, while the pool stays closed for the family), and a
-withdrawal and news to the others (`readmit.admission.invalidation.restored`).
+The same words for fewer readers likewise: news filed again to an item whose readers of
+the statement may all read them (the family's swim, while the pool stays closed for the
+family), and a withdrawal and news to the others (`readmit.admission.invalidation.restored`).
 """
 
 from collections.abc import Iterable
