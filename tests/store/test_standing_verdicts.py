@@ -2661,6 +2661,28 @@ def test_m024_verdicts_and_watermarks_earned_past_news_filed_again_for_fewer_go(
     assert migrated == (epoch, 0)
 
 
+def test_m024_a_verdict_on_an_item_in_the_excluded_items_own_words_lapses(
+    backend: str, tmp_path: Path
+) -> None:
+    """Everyone's "Sunrise Hotel is closed." (p0), and a keyed note replaced by those very
+    words: that cannot make p0 stale and is no longer judged against it. A store before
+    m024 kept p0's verdict on it: it lapses, to be judged again (a review's upgrade
+    finding, `/tmp/h71/repro_upgrade_ownwords_verdict.py`)."""
+    closed = assert_item(0, "p0", "Sunrise Hotel is closed.", readers="*")
+    moved = assert_item(1, "y1", "Sunrise Hotel moved.", key="sun", readers="*")
+    again = assert_item(5, "y2", "Sunrise Hotel is closed.", key="sun", readers="*")
+    again = {**again, "id": "again"}
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        [admitted] = run(store, [closed, moved, *HISTORY[2:5], again, ret(6)])
+        assert isinstance(store, SqlStore)
+        epoch = _old_verdict(store, "Sunrise Hotel moved.")  # as 5650bfd kept it
+        migrated = _migrated_again(store, url, "m024", None)
+
+    assert "p0" in admitted["items"]
+    assert migrated == (epoch, 0)
+
+
 @pytest.mark.parametrize(
     ("pickup", "restated", "lapses"),
     [({}, {}, True), ({"readers": "*"}, {}, False), ({}, {"readers": "*"}, False)],

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from readmit.errors import MigrationError, StoreError
 from readmit.store.connection import Connection
 from readmit.store.restatements import (
+    in_own_words_again,
     judged_again,
     lapses_restated_today,
     restated_by_their_evidence,
@@ -298,8 +299,7 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
     (
         # A replacement in the same words for fewer readers restores what it withdrew for an
         # item all of whose readers may read it (`readmit.admission.invalidation.restored`);
-        # before, a return excluded such an item and the verdict stood for every agent.
-        # Watermarks go, as in m016: returns before it took other statements as restoring.
+        # before, the verdict stood for every agent. Watermarks go, as in m016.
         "m021_restated_by_their_evidence",
         [restated_by_their_evidence, "DELETE FROM screenings"],
     ),
@@ -325,10 +325,10 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         # News filed again for fewer readers or uses, in any words, is news still, to every
         # item (`readmit.admission.invalidation.readers`): returns before screened past it
         # without judging its words. Watermarks go, as in m020; verdicts resting on such a
-        # refiling's withdrawal lapse to be judged again, as in m023 (one may now be news
-        # filed again to the item it excluded).
+        # refiling's withdrawal, or on an item in the excluded item's own words, lapse to be
+        # judged again, as in m023.
         "m024_news_filed_again_for_fewer",
-        [judged_again, "DELETE FROM screenings"],
+        [in_own_words_again, "DELETE FROM screenings"],
     ),
 ]
 

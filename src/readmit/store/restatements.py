@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from readmit.events import Assert, Supersede
 from readmit.model import Scope
-from readmit.store.bodies import event_of
+from readmit.store.bodies import event_of, item_of
 from readmit.store.connection import Connection
 from readmit.store.restoring import restoration
 from readmit.store.verdicts import readers_of, restores, scope_of, seen_by_all
@@ -76,12 +76,38 @@ def restated_by_their_evidence(db: Connection) -> None:
             )
 
 
+def in_own_words_again(db: Connection) -> None:
+    """Lapse what `judged_again` lapses, and verdicts on what stated the item's own words (m024).
+
+    An observation whose item states the judged item's very words (news, or in the place
+    of what it replaced) is no longer judged against it
+    (`readmit.admission.invalidation.restored.Restorations.kept`); a verdict a store kept on
+    one would bind for good. Each lapses at its evidence, to be judged again, as in m023
+    (a verdict on the same event's withdrawal of the item's statement is confirmed again).
+    """
+    judged_again(db)
+    for workspace, item, body, event, epoch in db.execute(
+        "SELECT v.workspace, v.item, i.body, v.event, v.event_epoch FROM invalidations v "
+        "JOIN items i ON i.workspace = v.workspace AND i.id = v.item "
+        "WHERE v.lapsed_epoch IS NULL"
+    ).fetchall():
+        row = db.execute(
+            "SELECT body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
+        ).fetchone()
+        stated = None if row is None else event_of(int(epoch), str(row[0])).event
+        if isinstance(stated, Assert | Supersede) and stated.item.text == item_of(item, body).text:
+            db.execute(
+                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
+                (epoch, workspace, item),
+            )
+
+
 def judged_again(db: Connection) -> None:
     """Lapse the standing verdicts that rest on what a store before m022 could not tell (m023).
 
-    Again at m024: a refiling in the same words for fewer readers, a withdrawal to every
-    item before, is news filed again to an item whose readers of the first filing may all
-    read it, and is judged so.
+    Again at m024 (`in_own_words_again`): a refiling in the same words for fewer readers,
+    a withdrawal to every item before, is news filed again to an item whose readers of the
+    first filing may all read it, and is judged so.
 
     One whose evidence states the very text that restores it: its event replaced an item
     in that item's own words, news filed again, which the verdict was taken to rest on as
