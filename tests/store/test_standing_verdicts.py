@@ -2639,44 +2639,38 @@ def test_m020_watermarks_earned_against_a_narrowing_replacement_go(
     assert migrated == (None, 0)
 
 
-def test_m024_verdicts_and_watermarks_earned_past_news_filed_again_for_fewer_go(
-    backend: str, tmp_path: Path
+_M024 = {
+    # The family's booking filed again in its words for the family: to everyone's pickup,
+    # whose readers of the booking (the family) all read it, the booking filed again.
+    "refiled": (
+        assert_item(0, "h0", "Sunrise Hotel is booked.", key="hotel"),
+        assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel.", readers="*"),
+        assert_item(5, "h3", "Sunrise Hotel is booked.", key="hotel"),
+    ),
+    # A keyed note replaced by the very words of everyone's p0: it cannot make p0 stale.
+    "own words": (
+        assert_item(0, "y1", "Sunrise Hotel moved.", key="sun", readers="*"),
+        assert_item(1, "p0", "Sunrise Hotel is closed.", readers="*"),
+        assert_item(5, "y2", "Sunrise Hotel is closed.", key="sun", readers="*"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_M024))
+def test_m024_verdicts_and_watermarks_earned_past_what_is_no_longer_judged_go(
+    backend: str, tmp_path: Path, case: str
 ) -> None:
-    """The family's booking filed again in its words for the family: to everyone's pickup,
-    whose readers of the booking (the family) all read the refiling, it is the booking filed
-    again, not its withdrawal, and the pickup is admitted. A store before m024 kept the
-    pickup's verdict on that withdrawal, and watermarks past the refiling: they lapse and
-    go, and the next return judges again (a review's upgrade finding)."""
-    booked = assert_item(0, "h0", "Sunrise Hotel is booked.", key="hotel")
-    pickup = assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel.", readers="*")
-    again = {**assert_item(5, "h3", "Sunrise Hotel is booked.", key="hotel"), "id": "again"}
+    """Neither case now excludes p0. A store before m024 kept p0's verdict on the event,
+    and watermarks past it: they lapse and go, and the next return judges again (a
+    review's upgrade findings, `/tmp/h70/repro_upgrade_verdict_stands.py`,
+    `/tmp/h71/repro_upgrade_ownwords_verdict.py`)."""
+    first, p0, again = _M024[case]  # what the event replaced, the pickup, the event
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
-        [admitted] = run(store, [booked, pickup, *HISTORY[2:5], again, ret(6)])
+        events = [first, p0, *HISTORY[2:5], {**again, "id": "again"}, ret(6)]
+        [admitted] = run(store, events)
         assert isinstance(store, SqlStore)
-        epoch = _old_verdict(store, "Sunrise Hotel is booked.")  # as 5650bfd kept it
-        migrated = _migrated_again(store, url, "m024", None)
-
-    assert "p0" in admitted["items"]
-    assert migrated == (epoch, 0)
-
-
-def test_m024_a_verdict_on_an_item_in_the_excluded_items_own_words_lapses(
-    backend: str, tmp_path: Path
-) -> None:
-    """Everyone's "Sunrise Hotel is closed." (p0), and a keyed note replaced by those very
-    words: that cannot make p0 stale and is no longer judged against it. A store before
-    m024 kept p0's verdict on it: it lapses, to be judged again (a review's upgrade
-    finding, `/tmp/h71/repro_upgrade_ownwords_verdict.py`)."""
-    closed = assert_item(0, "p0", "Sunrise Hotel is closed.", readers="*")
-    moved = assert_item(1, "y1", "Sunrise Hotel moved.", key="sun", readers="*")
-    again = assert_item(5, "y2", "Sunrise Hotel is closed.", key="sun", readers="*")
-    again = {**again, "id": "again"}
-    with store_url(backend, tmp_path) as url:
-        store = open_store(url)
-        [admitted] = run(store, [closed, moved, *HISTORY[2:5], again, ret(6)])
-        assert isinstance(store, SqlStore)
-        epoch = _old_verdict(store, "Sunrise Hotel moved.")  # as 5650bfd kept it
+        epoch = _old_verdict(store, first["item"]["text"])  # as 5650bfd kept it
         migrated = _migrated_again(store, url, "m024", None)
 
     assert "p0" in admitted["items"]

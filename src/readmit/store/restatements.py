@@ -2,6 +2,7 @@
 
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from readmit.events import Assert, Supersede
 from readmit.model import Scope
@@ -85,21 +86,9 @@ def in_own_words_again(db: Connection) -> None:
     one would bind for good. Each lapses at its evidence, to be judged again, as in m023
     (a verdict on the same event's withdrawal of the item's statement is confirmed again).
     """
-    judged_again(db)
-    for workspace, item, body, event, epoch in db.execute(
-        "SELECT v.workspace, v.item, i.body, v.event, v.event_epoch FROM invalidations v "
-        "JOIN items i ON i.workspace = v.workspace AND i.id = v.item "
-        "WHERE v.lapsed_epoch IS NULL"
-    ).fetchall():
-        row = db.execute(
-            "SELECT body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
-        ).fetchone()
-        stated = None if row is None else event_of(int(epoch), str(row[0])).event
-        if isinstance(stated, Assert | Supersede) and stated.item.text == item_of(item, body).text:
-            db.execute(
-                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
-                (epoch, workspace, item),
-            )
+    for verdict in _standing(db):
+        if _unsaid(verdict) or verdict.stated.item.text == item_of("", verdict.body).text:
+            _lapse(db, verdict)
 
 
 def judged_again(db: Connection) -> None:
@@ -118,22 +107,51 @@ def judged_again(db: Connection) -> None:
     without the readers of the time: each lapses at its evidence, and the next return
     judges the item again, and keeps what it rests on.
     """
-    for workspace, item, text, restoring, event, epoch in db.execute(
-        "SELECT workspace, item, restore_text, restore_item, event, event_epoch "
-        "FROM invalidations WHERE lapsed_epoch IS NULL"
+    for verdict in _standing(db):
+        if _unsaid(verdict):
+            _lapse(db, verdict)
+
+
+class _Standing(NamedTuple):
+    """A standing verdict whose evidence asserted an item, with that event and its item."""
+
+    workspace: str
+    item: str
+    body: str
+    """The invalidated item's stored body."""
+    text: str | None
+    restoring: str | None
+    epoch: int
+    stated: Assert | Supersede
+
+
+def _standing(db: Connection) -> Iterator[_Standing]:
+    for workspace, item, body, text, restoring, event, epoch in db.execute(
+        "SELECT v.workspace, v.item, i.body, v.restore_text, v.restore_item, v.event, "
+        "v.event_epoch FROM invalidations v JOIN items i ON i.workspace = v.workspace "
+        "AND i.id = v.item WHERE v.lapsed_epoch IS NULL"
     ).fetchall():
         row = db.execute(
             "SELECT body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
         ).fetchone()
         stated = None if row is None else event_of(int(epoch), str(row[0])).event
-        if not isinstance(stated, Assert | Supersede):
-            continue
-        several = text is None and restoring is None and stated.item.key is not None
-        if several or stated.item.text == text:
-            db.execute(
-                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
-                (epoch, workspace, item),
-            )
+        if isinstance(stated, Assert | Supersede):
+            yield _Standing(workspace, item, body, text, restoring, int(epoch), stated)
+
+
+def _unsaid(verdict: _Standing) -> bool:
+    """Whether it rests on news filed again in its words, or on one of several replaced."""
+    several = verdict.text is None and verdict.restoring is None
+    return (several and verdict.stated.item.key is not None) or (
+        verdict.stated.item.text == verdict.text
+    )
+
+
+def _lapse(db: Connection, verdict: _Standing) -> None:
+    db.execute(
+        "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
+        (verdict.epoch, verdict.workspace, verdict.item),
+    )
 
 
 def _first_restorations(
