@@ -21,6 +21,8 @@ CASES = [
     Case("nested duplicate key", '{"x": [{"items": [], "items": [1]}]}', "repeats the key 'items'"),
     Case("invalid utf-8", b'{"a": "\xff"}', "not valid UTF-8"),
     Case("overlong utf-8", b'{"a": "\xc0\xaf"}', "not valid UTF-8"),
+    Case("utf-8 BOM", b'\xef\xbb\xbf{"a": 1}', "starts with a byte order mark"),
+    Case("utf-16", '{"a": 1}'.encode("utf-16"), "not valid UTF-8"),
     Case("deep arrays", "[" * 65 + "]" * 65, "deeper than 64"),
     Case("deep objects", '{"a":' * 65 + "1" + "}" * 65, "deeper than 64"),
     Case("very deep", "[" * 100_000 + "]" * 100_000, "deeper than 64"),

@@ -71,13 +71,14 @@ def parse(text: str) -> Any:
 
 
 def utf8(data: str | bytes) -> str:
-    """``data`` as text: bytes must be UTF-8 (`InvalidInput` saying where they are not)."""
-    if isinstance(data, str):
-        return data
+    """``data`` as text: UTF-8 bytes, with no byte order mark (`InvalidInput` saying why)."""
     try:
-        return data.decode("utf-8")
+        text = data if isinstance(data, str) else data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InvalidInput(f"not valid UTF-8 at byte {e.start}") from None
+    if text.startswith("\ufeff"):  # Python's own word for it advises the server's code
+        raise InvalidInput("it starts with a byte order mark: send UTF-8 JSON without one")
+    return text
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

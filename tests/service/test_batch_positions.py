@@ -109,8 +109,21 @@ def _obligation(obligation_id: str, role: str = "booking") -> dict[str, Any]:
         ([note("a"), _obligation("o", role="partner")], "obligation.role"),
         ([note("a"), {"op": "resolve", "author": "A2", "target": "o"}], "target"),
         ([note("a"), REVOKE_A, REVOKE_A], "target"),
+        ([note("a"), note("x/y")], "item.id"),
+        ([note("a"), {**note("b"), "id": "x/y"}], "id"),
+        ([note("a"), _obligation("o/p")], "obligation.id"),
     ],
-    ids=["item id", "source id", "obligation id", "role", "resolve", "revoked twice"],
+    ids=[
+        "item id",
+        "source id",
+        "obligation id",
+        "role",
+        "resolve",
+        "revoked twice",
+        "item id in another namespace",
+        "event id in another namespace",
+        "obligation id in another namespace",
+    ],
 )  # fmt: skip
 def test_an_event_the_store_refuses_names_the_field_at_fault(
     client: httpx.Client, team: Team, events: list[dict[str, Any]], field: str

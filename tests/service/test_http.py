@@ -628,8 +628,7 @@ def test_verify_reads_any_content_type_so_a_list_is_told_the_object_to_send(
         ),
         (
             '\ufeff{"events": []}'.encode(),
-            "the body is not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) "
-            "(at character 0)",
+            "the body is refused: it starts with a byte order mark: send UTF-8 JSON without one",
         ),
     ],
     ids=["not UTF-8", "UTF-16", "UTF-16 without a BOM", "a UTF-8 BOM"],

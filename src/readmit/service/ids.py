@@ -72,7 +72,7 @@ def _refs(agent: str, given: frozenset[str]) -> frozenset[str]:
 def _draft(agent: str, draft: ItemDraft) -> ItemDraft:
     return replace(
         draft,
-        id=own(agent, draft.id),
+        id=_own(agent, draft.id, "item.id"),
         depends_on=_refs(agent, draft.depends_on),
         cites=_refs(agent, draft.cites),
     )
@@ -81,7 +81,7 @@ def _draft(agent: str, draft: ItemDraft) -> ItemDraft:
 def _names(event: Event, agent: str) -> Event:
     match event:
         case Evidence():
-            return replace(event, source_id=own(agent, event.source_id))
+            return replace(event, source_id=_own(agent, event.source_id, "source.id"))
         case Assert():
             return replace(event, item=_draft(agent, event.item))
         case Supersede():
@@ -90,7 +90,9 @@ def _names(event: Event, agent: str) -> Event:
             return replace(event, target=ref(agent, event.target))
         case OpenObligation():
             o = event.obligation
-            named = replace(o, id=own(agent, o.id), frontier_id=own(agent, o.frontier_id))
+            stored = _own(agent, o.id, "obligation.id")
+            frontier = _own(agent, o.frontier_id, "obligation.frontier.id")
+            named = replace(o, id=stored, frontier_id=frontier)
             return replace(event, obligation=named)
 
 
@@ -104,7 +106,24 @@ def namespaced(event: Event, agent: str, *, id_given: bool) -> Event:
     """
     try:
         if id_given:
-            event = replace(event, id=own(agent, event.id))
+            event = replace(event, id=_own(agent, event.id, "id"))
         return _names(event, agent)
     except InvalidInput as exc:
-        raise InvalidEvent(event.id, str(exc)) from None
+        fields = (exc.field,) if isinstance(exc, _NewId) else ()
+        raise InvalidEvent(event.id, str(exc), fields=fields) from None
+
+
+class _NewId(InvalidInput):
+    """A new id `own` refused, with the field that gave it."""
+
+    def __init__(self, refused: InvalidInput, field: str) -> None:
+        super().__init__(str(refused))
+        self.field = field
+
+
+def _own(agent: str, given: str, field: str) -> str:
+    """`own`, its refusal naming ``field`` (`_NewId`)."""
+    try:
+        return own(agent, given)
+    except InvalidInput as exc:
+        raise _NewId(exc, field) from None

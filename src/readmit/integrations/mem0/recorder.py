@@ -269,7 +269,7 @@ class Recorder:
         if current and member.store.unreadable(member.workspace, member.agent, [current]):
             raise Forbidden(
                 f"{call} of memory {memory_id!r}: its current version is an item "
-                f"{member.agent!r} may not read in readmit (another principal's); "
+                f"{member.agent!r} may not read in readmit (written for other readers); "
                 "Mem0 was not changed"
             )
 
