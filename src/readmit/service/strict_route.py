@@ -13,7 +13,6 @@ so it is left alone here.
 
 import json
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request, Response
@@ -42,11 +41,10 @@ class StrictJsonRoute(APIRoute):
 
         async def strict(request: Request) -> Response:
             if json_type(request.headers.get("content-type", "")):
-                read = check_body(await request.body())  # kept by the request, as is this:
-                if read is not None:
-                    limits = getattr(request.app.state, "limits", None)
-                    check_count(read.value, None if limits is None else limits())
-                    request._json = read.value  # what request.json() returns to FastAPI
+                value = check_body(await request.body())  # kept by the request, as is this:
+                limits = getattr(request.app.state, "limits", None)
+                check_count(value, None if limits is None else limits())
+                request._json = value  # what request.json() returns to FastAPI
             return await handler(request)
 
         return strict
@@ -63,14 +61,7 @@ def check_count(value: Any, limits: Limits | None) -> None:
         limits.check_events(len(events))
 
 
-@dataclass(frozen=True, slots=True)
-class Read:
-    """A JSON body `check_body` read (its ``value`` may be ``None``: the body ``null``)."""
-
-    value: Any
-
-
-def check_body(body: bytes) -> Read | None:
+def check_body(body: bytes) -> Any:
     """Read a JSON body, refusing one that repeats a key, nests too deep or has a long number.
 
     Bytes that are not UTF-8, and text that is not JSON (a byte order mark too), are refused
@@ -78,8 +69,8 @@ def check_body(body: bytes) -> Read | None:
     UTF-16 and a UTF-8 BOM.
 
     Returns:
-        What the body holds, or ``None`` where the parser fails in a way not named below
-        (FastAPI reads it and says why).
+        What the body holds. (Lone surrogates are left to the schema, which names the field;
+        `readmit.strict_json.loads` would encode every string of the body to find them.)
 
     Raises:
         RepeatedKey: An object names a key twice (``invalid_input``: it reads two ways).
@@ -90,19 +81,15 @@ def check_body(body: bytes) -> Read | None:
     try:
         text = utf8(body)
         parsed = parse(text)
-    except RepeatedKey:
-        raise  # a ValueError too, so passed on before the next clause
-    except InvalidInput as exc:  # JSON read no further (a long number, NaN), or not UTF-8
+    except InvalidInput as exc:  # a repeated key; JSON read no further (NaN, a long number)
         raise refusal(exc) from None
     except json.JSONDecodeError as exc:  # FastAPI would read UTF-16, and a BOM
         raise refusal(NotJson(exc)) from None
-    except ValueError:
-        return None
-    except RecursionError:  # FastAPI would say "send UTF-8 JSON" of UTF-8 JSON
+    except RecursionError:  # nested past what the parser itself can read
         raise refusal(TooDeep(MAX_DEPTH)) from None
     if nests_deeper(parsed):
         raise refusal(TooDeep(MAX_DEPTH))
-    return Read(parsed)
+    return parsed
 
 
 def refusal(error: InvalidInput, subject: str = "the body") -> InvalidInput:

@@ -130,9 +130,11 @@ def observations_of(
                 found += replaced if news else [x for x in replaced if x.withdrawn_text]
                 continue
         later = _observation(recorded, by_id, agents)
-        if later is not None and (news or later.withdrawn_text is not None):
-            if news and isinstance(event, Supersede) and later.replacement_text is None:
-                found.append(_news(event, recorded.epoch))  # as `_with_news`
+        if later is None or not (news or later.withdrawn_text is not None):
+            continue
+        if news and isinstance(event, Supersede):
+            found += _with_news([later], event, recorded.epoch)
+        else:
             found.append(later)
     return found
 
