@@ -145,6 +145,7 @@ def test_the_scanner_builds_observations_in_the_order_later_declares_its_fields(
         "replacement_text",
         "depends_on",
         "fewer",
+        "until",
     ]
 
 

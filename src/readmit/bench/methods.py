@@ -18,7 +18,13 @@ from readmit.admission.coverage import relevance
 from readmit.admission.decision import Issued
 from readmit.admission.gates import temporal
 from readmit.admission.invalidation.explicit import resolve_explicit
-from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier, judges_news
+from readmit.admission.invalidation.implicit import (
+    Pair,
+    Verdict,
+    Verifier,
+    judges_news,
+    tokens_used,
+)
 from readmit.admission.invalidation.propagation import propagate
 from readmit.errors import ConfigError
 from readmit.model import Item
@@ -151,7 +157,7 @@ class _Counting:
 
 
 def _spent(verifier: Verifier) -> int:
-    return int(getattr(verifier, "tokens_used", 0))
+    return tokens_used(verifier)
 
 
 class Trace:

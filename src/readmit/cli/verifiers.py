@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from readmit.admission.invalidation.embeddings import Embedder, ranked
-from readmit.admission.invalidation.implicit import Verifier
+from readmit.admission.invalidation.implicit import Verifier, tokens_used
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
 from readmit.verifiers import gguf
@@ -97,7 +97,7 @@ def calibrate_command(spec: str, pairs_file: Path, split: str | None) -> None:
     from readmit.verifiers.openai_compat import DECIDE_AT_ENV  # a model's client: not loaded before
 
     calls = int(getattr(verifier, "calls", len(labeled)))
-    tokens = int(getattr(verifier, "tokens_used", 0))
+    tokens = tokens_used(verifier)
     click.echo(
         f"{verifier.name}: {calls / len(labeled):.2f} calls, {tokens / len(labeled):.1f} "
         f"tokens, {1000 * elapsed / len(labeled):.1f} ms per pair"
@@ -149,7 +149,7 @@ def _check_verifier(verifier: Verifier) -> int:
             f"confidence={verdict.confidence:.2f}  {verdict.reason[:60]}"
         )
     elapsed = time.perf_counter() - start
-    tokens = int(getattr(verifier, "tokens_used", 0))
+    tokens = tokens_used(verifier)
     click.echo(
         f"{verifier.name}: {right}/{len(PROBES)} right, {answered} answered, "
         f"{1000 * elapsed / len(PROBES):.1f} ms per pair, {tokens} tokens"

@@ -12,42 +12,14 @@ from collections.abc import Callable
 
 from readmit.errors import MigrationError, StoreError
 from readmit.store.connection import Connection
+from readmit.store.dialects import DIALECT
 from readmit.store.restatements import (
     in_own_words_again,
     judged_again,
     lapses_restated_today,
     restated_by_their_evidence,
 )
-
-_LZ4_DECISIONS = (
-    "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
-    "AND 'lz4' = ANY(enumvals)) THEN "
-    "ALTER TABLE decisions ALTER COLUMN body SET COMPRESSION lz4; END IF; END $$"
-)
-"""PostgreSQL: decision bodies compressed with lz4 where the server has it (14 and later,
-built with lz4); nothing otherwise. Only new rows are compressed so."""
-
-_DROP_LOG_FK = (
-    "DO $$ DECLARE c text; BEGIN FOR c IN SELECT conname FROM pg_constraint "
-    "WHERE conrelid = 'events'::regclass AND contype = 'f' LOOP "
-    "EXECUTE 'ALTER TABLE events DROP CONSTRAINT ' || quote_ident(c); END LOOP; END $$"
-)
-"""PostgreSQL: the log's foreign key to ``workspaces`` dropped (see ``m008``)."""
-
-_DIALECT = {
-    "sqlite": {
-        "serial": "INTEGER PRIMARY KEY",
-        "without_rowid": "WITHOUT ROWID",
-        "lz4_decisions": "SELECT 1",
-        "log_fk": "SELECT 1",
-    },
-    "postgres": {
-        "serial": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
-        "without_rowid": "",
-        "lz4_decisions": _LZ4_DECISIONS,
-        "log_fk": _DROP_LOG_FK,
-    },
-}
+from readmit.store.verdicts import ends_of_news
 
 Step = str | Callable[[Connection], None]
 """A migration's step: SQL (formatted for the dialect), or a function of the connection,
@@ -330,6 +302,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         "m024_news_filed_again_for_fewer",
         [in_own_words_again, "DELETE FROM screenings"],
     ),
+    (
+        # News that has ended is no evidence: a verdict resting on it no longer stands at a
+        # return or departure dated at or after its end (`readmit.store.verdicts`). Each
+        # verdict keeps when its news ends; watermarks stay, as ended news is not shown.
+        "m025_verdicts_on_news_end_with_it",
+        ["ALTER TABLE invalidations ADD COLUMN restore_until TEXT", ends_of_news],
+    ),
 ]
 
 _BOOKKEEPING = (
@@ -392,7 +371,7 @@ def migrate(conn: Connection) -> list[str]:
                     if callable(statement):
                         statement(conn)
                     else:
-                        conn.execute(statement.format(**_DIALECT[conn.dialect]))
+                        conn.execute(statement.format(**DIALECT[conn.dialect]))
                 conn.execute("INSERT INTO _readmit_migrations (name) VALUES (?)", (name,))
         except StoreError as exc:
             raise MigrationError(f"migration {name} failed: {exc}") from exc

@@ -26,12 +26,12 @@ from readmit.admission.context import Outside
 from readmit.admission.memo import Grown, keep
 from readmit.model import Agent, Item
 from readmit.store.bodies import BodyCache, items_by
-from readmit.store.connection import Connection
+from readmit.store.connection import Connection, stamp
 from readmit.store.rows import select_in
 
 _DEPENDS_ON = attrgetter("depends_on")
 _WITHDRAWN = "SELECT id FROM withdrawn"
-_STANDING = "SELECT item FROM invalidations"
+_STANDING = "SELECT item, restore_until FROM invalidations"
 _STANDS = "AND lapsed_epoch IS NULL"
 
 
@@ -153,7 +153,8 @@ def _gone(db: Connection, workspace: str, chains: _Chains, at: datetime) -> set[
     """The items of the chains that no longer stand themselves, by the store's rule."""
     ids = chains.items.keys()  # probed by index: a workspace's withdrawals only grow
     gone = {r[0] for r in select_in(db, workspace, _WITHDRAWN, "id", ids)}
-    gone |= {r[0] for r in select_in(db, workspace, _STANDING, "item", ids, _STANDS)}
+    standing = select_in(db, workspace, _STANDING, "item", ids, _STANDS)
+    gone |= {item for item, until in standing if until is None or until > stamp(at)}
     gone |= {i.id for i in chains.items.values() if i.validity.ended(at)}
     return gone | chains.missing
 

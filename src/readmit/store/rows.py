@@ -6,6 +6,7 @@ and bulk inserts the writer does with them.
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from readmit.events import Assert, Close, Event, Evidence, OpenObligation, Revoke, Supersede
 from readmit.model import Item
@@ -79,7 +80,7 @@ def select_in(
     values: Iterable[str],
     extra: str = "",
     where: str = "workspace",
-) -> Iterator[tuple[str, ...]]:
+) -> Iterator[tuple[Any, ...]]:
     """Rows of ``query`` in ``workspace`` whose ``column`` is one of ``values``.
 
     PostgreSQL gets the values as one array parameter, SQLite as ``IN`` lists of

@@ -219,7 +219,7 @@ class SqlStore(AgentKeys, Held, Leases):
             who = self._agent(workspace, agent, f"depart {agent}")
             absence.check_after_return(db, workspace, agent, at)
             active = active_items(db, self._decoded, workspace)
-            standing, _ = verdicts.load(db, workspace, set(map(_ID, active)), None)
+            standing, _ = verdicts.load(db, workspace, set(map(_ID, active)), None, at)
             epoch = self._epoch(db, workspace)
             made, left_out = absence.checkpoint(who, active, standing.keys(), epoch, at)
             absence.insert_checkpoint(db, workspace, made, returning_to, left_out)
@@ -265,9 +265,8 @@ class SqlStore(AgentKeys, Held, Leases):
                 agent=request.agent, epoch=cp_epoch, at=datetime.fromisoformat(row[2]),
                 digest=row[3], item_ids=tuple(map(_ID, kept)),
             )  # fmt: skip
-            delta = self._departures.delta(
-                db, self._parsed, workspace, range(cp_epoch + 1, epoch + 1)
-            )
+            span = range(cp_epoch + 1, epoch + 1)
+            delta = self._departures.delta(db, self._parsed, workspace, span)
             unrecorded = None
             if row[4] is None:  # made before m013 (`readmit.store.left_out`)
                 unrecorded = partial(
@@ -275,9 +274,11 @@ class SqlStore(AgentKeys, Held, Leases):
                     delta, partial(self.agents, workspace),
                 )  # fmt: skip
             left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
-            items, left = verdicts.readmitted(db, workspace, items, left)  # verdicts lapsed
+            items, left = verdicts.readmitted(db, workspace, items, left, request.at)  # lapsed
             outside = premises.outside(db, self._decoded, workspace, items, who, request.at)
-            standing, screened = verdicts.load(db, workspace, items_by_id(items), who, outside)
+            standing, screened = verdicts.load(
+                db, workspace, items_by_id(items), who, request.at, outside
+            )
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))

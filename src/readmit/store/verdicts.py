@@ -14,7 +14,10 @@ return, to every agent, until something restores its premise:
   (`readmit.events.restates`);
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
   (revoked, closed, superseded, or replaced by a later item of its key: the news
-  no longer stands, and what replaced it is judged in its turn).
+  no longer stands, and what replaced it is judged in its turn), and for every return
+  or departure dated at or after N's ``valid_to``: news that has ended is no evidence
+  (`readmit.admission.invalidation.implicit.in_force`). That lapse is read by time
+  (``restore_until``), not written by an event.
 
 The writer of each event lapses the verdicts it restores (`lapse`, one indexed
 update an event, none while the workspace has no standing verdict), so a return
@@ -36,13 +39,14 @@ checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 
 import json
 from collections.abc import Callable, Container, Sequence
+from datetime import datetime
 from operator import attrgetter
 
 from readmit.admission.context import Standing, items_by_id
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
-from readmit.store.connection import Connection
+from readmit.store.connection import Connection, stamp
 from readmit.store.restoring import item_at, restoration, restoration_of, withdrawn_at
 from readmit.store.rows import select_in
 from readmit.wire import item_from_json, parse_event
@@ -75,6 +79,7 @@ def remember(
         # verdict standing there stays: this return's, decided beside the one that stored
         # it, may rest on a premise restored since (its context read before that verdict).
         scope = None if restore_text is None else scope_of(db, workspace, exclusion.item)
+        until = news_end(db, workspace, restore_item)
         lapsed = next(
             (
                 r.epoch
@@ -89,15 +94,17 @@ def remember(
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
             "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
-            "principal, role, premise) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "principal, role, premise, restore_until) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (workspace, item) DO UPDATE "
             "SET event = excluded.event, event_epoch = excluded.event_epoch, "
             "evidence = excluded.evidence, verifier = excluded.verifier, "
             "confidence = excluded.confidence, detail = excluded.detail, "
             "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
             "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
-            "principal = excluded.principal, role = excluded.role, premise = excluded.premise "
-            "WHERE invalidations.lapsed_epoch IS NOT NULL",
+            "principal = excluded.principal, role = excluded.role, premise = excluded.premise, "
+            "restore_until = excluded.restore_until WHERE invalidations.lapsed_epoch IS NOT NULL "
+            "OR invalidations.restore_until <= ?",
             (
                 workspace,
                 exclusion.item,
@@ -114,6 +121,8 @@ def remember(
                 reader.principal,
                 reader.role,
                 premise,
+                until,
+                None if judgment.at is None else stamp(judgment.at),
             ),
         )
     screened_as = judgment.screened_as or judgment.verifier
@@ -127,6 +136,24 @@ def remember(
             (workspace, reader.principal, reader.role, screened_as, item, through)
             for item, through in judgment.screened.items()
         ],
+    )
+
+
+def news_end(db: Connection, workspace: str, news: str | None) -> str | None:
+    """When stored item ``news`` stops holding (its ``valid_to``, as stored), if it does."""
+    found = None if news is None else item_at(db, workspace, news)
+    end = None if found is None else found.validity.valid_to
+    return None if end is None else stamp(end)
+
+
+def ends_of_news(db: Connection) -> None:
+    """Keep with each verdict resting on news when the news ends (migration m025)."""
+    rows = db.execute(
+        "SELECT workspace, item, restore_item FROM invalidations WHERE restore_item IS NOT NULL"
+    ).fetchall()
+    db.executemany(
+        "UPDATE invalidations SET restore_until = ? WHERE workspace = ? AND item = ?",
+        [(end, ws, item) for ws, item, news in rows if (end := news_end(db, ws, news))],
     )
 
 
@@ -233,9 +260,10 @@ def load(
     workspace: str,
     wanted: Container[str],
     reader: Agent | None,
+    at: datetime,
     outside: Container[str] = (),
 ) -> tuple[dict[str, Standing], dict[str, dict[str, int]]]:
-    """The standing verdicts of the items ``wanted`` holds, and their screening watermarks.
+    """The verdicts of the items ``wanted`` holds standing at ``at``, and their watermarks.
 
     Watermarks are by verifier, those ``reader``'s principal and role earned (none
     without a reader); also those of ``outside``, the premises outside C a return
@@ -253,8 +281,9 @@ def load(
         r
         for r in db.execute(
             "SELECT item, evidence, verifier, confidence, detail, decided_epoch, principal, "
-            "role FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL",
-            (workspace,),
+            "role FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL "
+            "AND (restore_until IS NULL OR restore_until > ?)",
+            (workspace, stamp(at)),
         ).fetchall()
         if r[0] in wanted
     ]
@@ -295,9 +324,11 @@ def restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> boo
 
 
 def readmitted(
-    db: Connection, workspace: str, items: tuple[Item, ...], left: tuple[Item, ...]
+    db: Connection, workspace: str, items: tuple[Item, ...], left: tuple[Item, ...], at: datetime
 ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
     """C's ``items`` and what its departure ``left`` out, less what a lapsed verdict let back.
+
+    Lapsed by ``at``, the return's time, where the news a verdict rested on has ended.
 
     Those left out under a verdict lapsed since join C's items (and leave ``left``).
 
@@ -313,8 +344,9 @@ def readmitted(
     out = [i for i in left if i.id not in held]
     if not out:
         return items, left
-    ids, lapsed = [i.id for i in out], "AND lapsed_epoch IS NOT NULL"
-    back = {r[0] for r in select_in(db, workspace, _LAPSED, "item", ids, lapsed)}
+    ids, now = [i.id for i in out], stamp(at)
+    found = select_in(db, workspace, _LAPSED, "item", ids, _MAY_HAVE_LAPSED)
+    back = {item for item, lapsed, until in found if lapsed is not None or until <= now}
     while grown := {i.id for i in out if i.id not in back and i.depends_on & back}:
         back |= grown  # what rests on an item let back, left out as its premise fell
     back -= {r[0] for r in select_in(db, workspace, _GONE, "id", back)}
@@ -324,4 +356,6 @@ def readmitted(
     return items + extra, tuple(i for i in left if i.id not in back)
 
 
-_LAPSED, _GONE = "SELECT item FROM invalidations", "SELECT id FROM withdrawn"
+_LAPSED = "SELECT item, lapsed_epoch, restore_until FROM invalidations"
+_MAY_HAVE_LAPSED = "AND (lapsed_epoch IS NOT NULL OR restore_until IS NOT NULL)"
+_GONE = "SELECT id FROM withdrawn"

@@ -15,7 +15,7 @@ verifier's verdicts stand; when the first raises, the whole call does.
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
+from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier, tokens_used
 from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.urls import shown
 
@@ -43,9 +43,7 @@ class ChainVerifier:
     @property
     def tokens_used(self) -> int:
         """Tokens both parts used."""
-        return int(getattr(self.first, "tokens_used", 0)) + int(
-            getattr(self.second, "tokens_used", 0)
-        )
+        return tokens_used(self.first) + tokens_used(self.second)
 
     def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
         withdrawals = [i for i, p in enumerate(pairs) if p.later.withdrawn_text is not None]

@@ -11,7 +11,13 @@ from typing import Protocol
 
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
-from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier, judges_news
+from readmit.admission.invalidation.implicit import (
+    Pair,
+    Verdict,
+    Verifier,
+    judges_news,
+    tokens_used,
+)
 from readmit.canonical import digest
 from readmit.policy import Policy
 
@@ -100,7 +106,7 @@ class CachedVerifier:
 
     @property
     def tokens_used(self) -> int:
-        return int(getattr(self.inner, "tokens_used", 0))
+        return tokens_used(self.inner)
 
     @property
     def judges_news(self) -> bool:

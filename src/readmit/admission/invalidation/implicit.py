@@ -16,6 +16,7 @@ drives the verifier, in budget and selection order, is
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple, Protocol
 
 from readmit.errors import InvalidInput, VerifierUnavailable
@@ -53,6 +54,20 @@ class Later(NamedTuple):
     fewer: "tuple[Readers, Readers] | None" = None
     """For a replacement shown in its words: who read what it replaced and who reads it,
     where some of the former may not read it (`readmit.admission.invalidation.readers`)."""
+    until: datetime | None = None
+    """For news, when its item stops holding (its ``valid_to``): news that ended by a
+    return is no evidence at it (`in_force`)."""
+
+
+def in_force(laters: list[Later], at: datetime) -> list[Later]:
+    """``laters`` but news ended by ``at``: it is ``expired`` in the view, and no evidence.
+
+    A pool "closed until 8:20" keeps no swim out at 8:30 (its verdicts lapse then too,
+    `readmit.store.verdicts`). A withdrawal stands however its replacement is bounded.
+    """
+    if any(x.until is not None and x.until <= at for x in laters):
+        return [x for x in laters if x.until is None or x.until > at]
+    return laters
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,3 +199,8 @@ def unanswered(pair: Pair, verdict: Verdict | None, verifier: str, shown: bool =
         if verdict
         else f"verifier {verifier} gave no answer about {event}",
     )
+
+
+def tokens_used(model: object) -> int:
+    """The LLM tokens ``model`` (a verifier, a dependency scan) says it used; 0 if it does not."""
+    return int(getattr(model, "tokens_used", 0))

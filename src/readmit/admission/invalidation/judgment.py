@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from readmit.reasons import Exclusion
 
@@ -40,3 +41,6 @@ class Judgment:
     screened_as: str = ""
     """What ``screened`` is kept under (`readmit.admission.invalidation.cache.screening_key`;
     ``verifier`` when empty): a screening binds only returns that would screen alike."""
+    at: datetime | None = None
+    """The time the return was judged as of: a verdict resting on news that ended by then
+    no longer stands (`readmit.store.verdicts`), and one this return confirms may replace it."""

@@ -225,7 +225,8 @@ def _news(event: Assert | Supersede, epoch: int) -> Later:
     """``event``'s item as news."""
     item = event.item
     return Later(
-        event.id, epoch, event.op, item.text, None, None, item.id, item.text, item.depends_on
+        event.id, epoch, event.op, item.text, None, None, item.id, item.text, item.depends_on,
+        None, item.validity.valid_to,
     )  # fmt: skip
 
 
@@ -257,10 +258,10 @@ def _with_news(laters: list[Later], event: Assert | Supersede, epoch: int) -> li
     """``laters``, and ``event``'s item as news where none of them shows it in its place.
 
     A replacement for fewer uses is shown as a withdrawal (`_replaced`), which an item
-    older than what it withdrew cannot rest on; what the new item says is still news to
-    such an item ("the pool is closed until tonight", filed again by its key with an end,
-    is news to a swim at nine). The news comes first: a verdict both confirm rests on the
-    new item, whose withdrawal restores it, not on a statement no one may state again.
+    older than what it withdrew cannot rest on; what the new item says is still news to it
+    ("the pool is closed until tonight", filed again by its key, to a swim at nine). The
+    news comes first: a verdict both confirm rests on the new item, whose withdrawal
+    restores it, not on a statement no one may state again.
     """
     if any(later.replacement_text is not None for later in laters):
         return laters
@@ -301,6 +302,8 @@ def _replaced(
             event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
             item.depends_on,
         )  # fmt: skip
+    if withdrawn_id is None:
+        return _news(event, epoch)
     return Later(
         event.id, epoch, event.op, item.text, withdrawn_id, old.text if old else None, item.id,
         item.text, item.depends_on, fewer(old.scope, readers) if old and readers else None,

@@ -9,12 +9,12 @@ this costs a bounded number of calls per return, and the verdicts it confirms ar
 (`readmit.ahead`).
 
 For one item the screener first screens its premises (an item whose premise falls is
-``premise_invalidated``), then proposes the later observations the item has not yet been
-screened against (`Observations`: after the epoch it was screened through, under the same
-`screening_key`, or its own epoch) and judges them a batch at a time, strongest link
-first, stopping at the first confirmed invalidation. With a `DependencyScan`, a model is
-then shown what the scanner left out, and the verifier judges what it names (see
-`readmit.admission.invalidation.dependency_scan`).
+``premise_invalidated``), then proposes the later observations in force that the item has
+not yet been screened against (`Observations`: after the epoch it was screened through,
+under the same `screening_key`, or its own epoch) and judges them a batch at a time,
+strongest link first, stopping at the first confirmed invalidation. With a
+`DependencyScan`, a model is then shown what the scanner left out, and the verifier judges
+what it names (`readmit.admission.invalidation.dependency_scan`).
 
 Fail closed: a call the budget (``Policy.judgment_calls`` calls, ``max_judgment_tokens``
 tokens, ``max_judgment_seconds`` spent waiting on calls and, in a service, on the return's
@@ -39,9 +39,11 @@ from readmit.admission.invalidation.implicit import (
     Verdict,
     Verifier,
     confirms,
+    in_force,
     invalidated,
     judge_batch,
     judges_news,
+    tokens_used,
     unanswered,
 )
 from readmit.admission.invalidation.indexes import indexed
@@ -101,7 +103,7 @@ class Screener:
         self._starts: dict[str, int] = {}  # where each item's screening started
         self.calls = self.pairs = self.past_budget = 0
         self.seconds = waited  # the time budget bounds the whole wait, a turn's included
-        self.tokens_before = _tokens(verifier) + _tokens(dependency_scan)
+        self.tokens_before = tokens_used(verifier) + tokens_used(dependency_scan)
         self._index: Observations | None = None
         self._index_from = ctx.departure.epoch
         self._before: tuple[Mapping[str, Item], Mapping[str, Recorded]] = ({}, {})  # `readable`
@@ -146,6 +148,7 @@ class Screener:
             premises=dict(self.premises),
             screened=kept(self.screened, self._starts, unquoted(self.ctx) if self.screened else []),
             screened_as=self.key,
+            at=self.ctx.returner.at,
         )
 
     def _premises_hold(self, item: Item) -> bool:
@@ -346,7 +349,7 @@ class Screener:
         return policy.max_judgment_tokens is None or self._spent() < policy.max_judgment_tokens
 
     def _spent(self) -> int:
-        return _tokens(self.verifier) + _tokens(self.scan) - self.tokens_before
+        return tokens_used(self.verifier) + tokens_used(self.scan) - self.tokens_before
 
     def _lexical(self, call: Callable[[], T]) -> T:
         """``call()``, again with lexical proposals alone if the embedder failed (fail closed).
@@ -391,10 +394,7 @@ class Screener:
                 earlier.events, by_id.values(), by_id, self.news, self.ctx.agents, earlier.gone
             )
             laters = before + laters
+        laters = in_force(laters, self.ctx.returner.at) if self.news else laters
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = indexed(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index
-
-
-def _tokens(model: object) -> int:
-    return int(getattr(model, "tokens_used", 0))

@@ -1,0 +1,144 @@
+"""News that has ended is no evidence: nothing is excluded on it, and a verdict on it lapses.
+
+A pool "closed until 8:20" said nothing of the state at a return at 8:30: the view
+leaves it out as ``expired``, and a swim it made stale at 8:06 comes back (before, the
+verdict stood until the news was withdrawn, which nothing would do).
+"""
+
+from pathlib import Path
+from typing import Any
+
+from conftest import store_url
+from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.clock import parse_time
+from readmit.replay import replay
+from readmit.scenario import load_scenario
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore, open_store
+from readmit.store.sql import SqlStore
+from readmit.testing import FunctionVerifier
+
+SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
+
+
+def at(n: int) -> str:
+    return f"2026-05-01T{8 + n // 60:02}:{n % 60:02}:00Z"
+
+
+def item(n: int, id: str, text: str, **extra: Any) -> dict[str, Any]:
+    return {"at": at(n), "author": "A2", "op": "assert", "item": {"id": id, "text": text, **extra}}
+
+
+def ret(n: int, agent: str = "A1") -> dict[str, Any]:
+    return {"at": at(n), "op": "return", "agent": agent, "task": "trip", "purpose": "itinerary"}
+
+
+def depart(n: int, agent: str = "A1") -> dict[str, Any]:
+    return {"at": at(n), "op": "depart", "agent": agent}
+
+
+SWIM = item(0, "s", "Swim at 9 in the pool.", readers="*")
+CLOSED = item(5, "n2", "The pool is closed.", readers="*", valid_to=at(20))
+
+
+def _pool_closed(pair: Pair) -> Verdict:
+    """News that the pool is closed makes a swim in it stale."""
+    closed = "closed" in (pair.later.replacement_text or "")
+    return Verdict(invalidates=closed and "pool" in pair.earlier.text, confidence=0.9)
+
+
+def run(
+    store: WorkStateStore, events: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], FunctionVerifier]:
+    scenario = {
+        "format": "readmit.scenario/1",
+        "workspace": "trip",
+        "agents": [
+            {"id": "A1", "principal": "family", "role": "itinerary"},
+            {"id": "A2", "principal": "family", "role": "booking"},
+            {"id": "A3", "principal": "family", "role": "itinerary"},
+        ],
+        "policy": {"max_items": 8},
+        "events": events,
+    }
+    verifier = FunctionVerifier(_pool_closed, name="pool")
+    decided = replay(load_scenario(scenario), store, verifier=verifier, signer=SIGNER)
+    return [d.record for d in decided], verifier
+
+
+def reason(record: dict[str, Any], it: str) -> str | None:
+    return next((e["reason"] for e in record["excluded"] if e["item"] == it), None)
+
+
+def test_a_verdict_on_news_lapses_when_the_news_ends(store: WorkStateStore) -> None:
+    events = [SWIM, depart(1), CLOSED, ret(6), depart(7), ret(15), depart(16), ret(30)]
+    (during, still, after), verifier = run(store, events)
+
+    assert reason(during, "s") == "implicitly_invalidated"
+    assert "s" not in still["items"]  # its departure left it out, as found stale
+    assert still["judgment"]["calls"] == 0
+    assert "s" in after["items"]
+    assert reason(after, "n2") == "expired"
+    assert all(p.later.event_id != "e2" for batch in verifier.calls[1:] for p in batch)
+
+
+def test_news_that_ended_while_the_agent_was_away_excludes_nothing(store: WorkStateStore) -> None:
+    (record,), verifier = run(store, [SWIM, depart(1), CLOSED, ret(30)])
+
+    assert "s" in record["items"]
+    assert reason(record, "n2") == "expired"
+    assert verifier.calls == []  # not shown to the verifier at all
+
+
+def test_what_rested_on_the_item_comes_back_with_it(store: WorkStateStore) -> None:
+    towels = item(0, "t", "Pack towels for the swim.", readers="*", depends_on=["s"])
+    events = [SWIM, towels, depart(1), CLOSED, ret(6), depart(7), ret(30)]
+    (during, after), _ = run(store, events)
+
+    assert (reason(during, "s"), reason(during, "t")) == (
+        "implicitly_invalidated",
+        "premise_invalidated",
+    )
+    assert {"s", "t"} <= set(after["items"])
+
+
+def test_a_departure_after_the_end_captures_the_item_again(store: WorkStateStore) -> None:
+    run(store, [SWIM, depart(1), CLOSED, ret(6)])
+
+    before = store.depart("trip", "A1", parse_time(at(10)))
+    after = store.depart("trip", "A3", parse_time(at(25)))
+
+    assert "s" not in before.item_ids
+    assert "s" in after.item_ids
+
+
+def test_news_after_the_end_confirms_a_verdict_that_binds_again(store: WorkStateStore) -> None:
+    """The lapsed verdict's row is replaced by the new one, which binds the next return."""
+    again = item(40, "n3", "The pool is closed.", readers="*")
+    events = [SWIM, depart(1), CLOSED, ret(6), depart(7), ret(30), depart(31), again, ret(41)]
+    records, _ = run(store, [*events, depart(42), ret(43)])
+
+    assert [reason(r, "s") for r in records[:3]] == ["implicitly_invalidated", None] * 1 + [
+        "implicitly_invalidated"
+    ]
+    assert "s" in records[1]["items"]
+    assert "s" not in records[3]["items"]
+    assert records[3]["judgment"]["calls"] == 0
+
+
+def test_m025_keeps_when_the_news_of_each_verdict_ends(backend: str, tmp_path: Path) -> None:
+    """A verdict stored before m025 did not say when its news ends: the migration reads it."""
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        run(store, [SWIM, depart(1), CLOSED, ret(6)])
+        assert isinstance(store, SqlStore)
+        with store.conn.transaction():
+            store.conn.execute("ALTER TABLE invalidations DROP COLUMN restore_until")
+            store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m025_%",))
+        store.close()
+        again = open_store(url)
+        assert isinstance(again, SqlStore)
+        rows = again.conn.execute("SELECT item, restore_until FROM invalidations").fetchall()
+        again.close()
+
+    assert [tuple(r) for r in rows] == [("s", "2026-05-01T08:20:00.000000+00:00")]
