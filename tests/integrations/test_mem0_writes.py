@@ -20,7 +20,7 @@ from mem0.utils.factory import LlmFactory
 
 from builders import KEY
 from readmit.bench.backends import mem0_bank
-from readmit.errors import InvalidEvent, InvalidInput
+from readmit.errors import Forbidden, InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory, item_id
 from readmit.integrations.team import Member
@@ -254,6 +254,47 @@ def test_a_delete_all_that_fails_part_way_revokes_what_it_removed(
     assert ops(team[0]) == ["assert", "assert", "revoke"]
     assert len(team[0].visible()) == 1
     assert len(shared.get_all(filters=TRIP)["results"]) == 1
+
+
+@pytest.mark.parametrize("call", ["delete_all", "reset"])
+def test_a_bulk_delete_that_would_remove_another_principals_memory_is_refused(
+    three: dict[str, Member], tmp_path: Path, call: str
+) -> None:
+    """b may not read c's card in readmit, and a bulk delete of the bank they share would
+    remove it: refused before Mem0 is called, as for a delete by id (before, Mem0 removed
+    it, and readmit kept c's item, with no memory behind it)."""
+    shared = bank(tmp_path)
+    mb, mc = ReadmitMemory(shared, three["b"]), ReadmitMemory(shared, three["c"])
+    card = add(mc, "C-PRIVATE: card 4111")
+    add(mb, "The flight leaves on Monday.")
+    elsewhere = mb.add("Call the office.", user_id="office", infer=False)["results"][0]["id"]
+
+    with pytest.raises(Forbidden, match=rf"^{call}\(.*\) would remove 1 memory .*not changed$"):
+        mb.delete_all(user_id="trip") if call == "delete_all" else mb.reset()
+
+    assert shared.get(card) is not None
+    assert len(shared.get_all(filters=TRIP)["results"]) == 2
+    assert [i.text for i in three["c"].visible()] == ["C-PRIVATE: card 4111"]
+    mb.delete_all(user_id="office")  # a scope that holds none of c's memories
+    assert shared.get(elsewhere) is None
+
+
+def test_the_async_bulk_deletes_refuse_another_principals_memory_as_the_sync_ones(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    async def scenario() -> list[str]:
+        shared = mem0_bank.bank(tmp_path, "team", asynchronous=True)
+        mb, mc = AsyncReadmitMemory(shared, three["b"]), AsyncReadmitMemory(shared, three["c"])
+        await mc.add("C-PRIVATE: card 4111", user_id="trip", infer=False)
+        said = []
+        for call in (lambda: mb.delete_all(user_id="trip"), mb.reset):
+            with pytest.raises(Forbidden) as refused:
+                await call()
+            said.append(str(refused.value).split(" would")[0])
+        return said
+
+    assert asyncio.run(scenario()) == ["delete_all(user_id='trip')", "reset()"]
+    assert [i.text for i in three["c"].visible()] == ["C-PRIVATE: card 4111"]
 
 
 def test_async_delete_all_and_reset_are_recorded(

@@ -113,6 +113,23 @@ def test_a_library_caller_may_ask_which_items_an_agent_may_not_read(ws: WorkStat
         ws.unreadable("ws", "Z9", ids)
 
 
+def test_a_library_caller_may_ask_which_items_by_prefix_an_agent_may_not_read(
+    ws: WorkStateStore,
+) -> None:
+    """By an exact prefix: not a pattern (``_`` and ``%`` are plain), nor another case."""
+    agency = frozenset({"agency"})
+    ids = ["m_1", "m_2", "mX1", "M_3", "m%4", "n_5"]
+    ws.append("ws", [assert_(n, i, principals=agency) for n, i in enumerate(ids, 1)])
+    gone = Revoke(id="e9", at=T0 + timedelta(minutes=9), author="X1", target="m_2", why="x")
+    ws.append("ws", [gone, assert_(10, "m_6")])
+
+    assert ws.unreadable_under("ws", "A1", "m_") == {"m_1"}
+    assert ws.unreadable_under("ws", "A1", "m%") == {"m%4"}
+    assert ws.unreadable_under("ws", "X1", "m_") == {"m_6"}
+    with pytest.raises(InvalidInput, match="no agent 'Z9'"):
+        ws.unreadable_under("ws", "Z9", "m_")
+
+
 def test_workspaces_number_their_epochs_independently(ws: WorkStateStore) -> None:
     ws.create_workspace("other", AGENTS)
 

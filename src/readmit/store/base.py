@@ -168,6 +168,13 @@ class WorkStateStore(Protocol):
         """
         ...
 
+    def unreadable_under(self, workspace: str, agent: str, prefix: str) -> set[str]:
+        """The active items ``agent`` may not read whose ids start with ``prefix``.
+
+        For a library caller about to change many entries of another store at once.
+        """
+        ...
+
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
 

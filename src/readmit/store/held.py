@@ -7,14 +7,15 @@ may not read (another principal's), or by hearsay (which replaces nothing in rea
 put its own value in the application's store, which no view of the reader judged.
 
 An integration whose application store lets any agent change any entry by id (Mem0)
-refuses to change one whose active item its agent may not read (`Held.unreadable`)
-before it touches the application's store: readmit would refuse to record the change,
+refuses to change one whose active item its agent may not read (`Held.unreadable`), or
+to remove many where one is such (`Held.unreadable_under`), before it touches the
+application's store: readmit would refuse to record the change,
 and the two would disagree. The writer itself reports such an item as unknown, so that
 writes over HTTP cannot probe for hidden ids; a library caller holds the store, and may
 ask.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 
 from readmit.errors import InvalidInput
@@ -42,15 +43,35 @@ class Held:
         Raises:
             InvalidInput: if the workspace has no such agent.
         """
-        who = self.agents(workspace).get(agent)
-        if who is None:
-            raise InvalidInput(f"no agent {agent!r} in workspace {workspace!r}")
+        who = self._reader(workspace, agent)
         with self._read() as db:
             rows = list(
                 select_in(db, workspace, _BODIES, "i.id", set(ids), f"AND {ACTIVE}", "i.workspace")
             )
-        scopes = ((i, item_from_json(loads(body)).scope) for i, body in rows)
-        return {i for i, s in scopes if not s.readable_by(who.principal, who.role)}
+        return _unreadable(rows, who)
+
+    def unreadable_under(self, workspace: str, agent: str, prefix: str) -> set[str]:
+        """The active items ``agent`` may not read whose ids start with ``prefix``.
+
+        For a bulk change of another store (Mem0's ``delete_all``, ``reset``): one read of
+        the workspace's items, as ``substr`` compares ids exactly on both dialects.
+
+        Raises:
+            InvalidInput: if the workspace has no such agent.
+        """
+        who = self._reader(workspace, agent)
+        with self._read() as db:
+            rows = db.execute(
+                f"{_BODIES} WHERE i.workspace = ? AND substr(i.id, 1, ?) = ? AND {ACTIVE}",
+                (workspace, len(prefix), prefix),
+            ).fetchall()
+        return _unreadable(rows, who)
+
+    def _reader(self, workspace: str, agent: str) -> Agent:
+        who = self.agents(workspace).get(agent)
+        if who is None:
+            raise InvalidInput(f"no agent {agent!r} in workspace {workspace!r}")
+        return who
 
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
@@ -70,3 +91,9 @@ class Held:
                 ).fetchall()
                 bodies.update(rows)  # in epoch order: the last of each key stays
         return {key: item_from_json(loads(body)).text for key, body in bodies.items()}
+
+
+def _unreadable(rows: Iterable[Sequence[str]], who: Agent) -> set[str]:
+    """The ids of ``rows`` (id, body) whose items ``who`` may not read."""
+    scopes = ((i, item_from_json(loads(body)).scope) for i, body in rows)
+    return {i for i, s in scopes if not s.readable_by(who.principal, who.role)}

@@ -10,19 +10,20 @@ from typing import Any
 
 from readmit.model import Item
 
-_PREFIX = "mem0-"
+PREFIX = "mem0-"
+"""What every item id from a Mem0 memory starts with."""
 
 
 def item_id(memory_id: str, version: int) -> str:
     """The readmit item id of version ``version`` of Mem0 memory ``memory_id``."""
-    return f"{_PREFIX}{memory_id}-{version}"
+    return f"{PREFIX}{memory_id}-{version}"
 
 
 def memory_of(item: str) -> tuple[str, int] | None:
     """The memory id and version an item id names; None for an item not from Mem0."""
-    if not item.startswith(_PREFIX):
+    if not item.startswith(PREFIX):
         return None
-    memory_id, _, version = item[len(_PREFIX) :].rpartition("-")
+    memory_id, _, version = item[len(PREFIX) :].rpartition("-")
     return (memory_id, int(version)) if memory_id and version.isdigit() else None
 
 

@@ -168,6 +168,9 @@ class ReadmitMemory:
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
         scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        hidden = self.readmit.hidden_memories()
+        caught = [m for m in hidden if _in_scope(self.inner.get(m), scope)]
+        self.readmit.may_remove(caught, _call("delete_all", scope))
         items = self.readmit.memories()
         present = [m for m in items if _in_scope(self.inner.get(m), scope)]
         try:
@@ -179,6 +182,8 @@ class ReadmitMemory:
 
     def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
+        caught = [m for m in self.readmit.hidden_memories() if self.inner.get(m) is not None]
+        self.readmit.may_remove(caught, "reset()")
         items = self.readmit.memories()
         present = [m for m in items if self.inner.get(m) is not None]
         try:
@@ -336,6 +341,9 @@ class AsyncReadmitMemory:
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
         scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        hidden = await self._off_loop(self.readmit.hidden_memories)
+        caught = [m for m in hidden if _in_scope(await self.inner.get(m), scope)]
+        self.readmit.may_remove(caught, _call("delete_all", scope))
         items = await self._off_loop(self.readmit.memories)
         present = [m for m in items if _in_scope(await self.inner.get(m), scope)]
         try:
@@ -347,6 +355,8 @@ class AsyncReadmitMemory:
 
     async def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
+        hidden = await self._off_loop(self.readmit.hidden_memories)
+        self.readmit.may_remove([m for m in hidden if await self.inner.get(m)], "reset()")
         items = await self._off_loop(self.readmit.memories)
         present = [m for m in items if await self.inner.get(m) is not None]
         try:

@@ -23,6 +23,7 @@ from readmit.integrations.annotations import (
 )
 from readmit.integrations.following import Following, unreadable_before
 from readmit.integrations.mem0.ids import (
+    PREFIX,
     by_memory,
     current_item,
     item_id,
@@ -271,6 +272,25 @@ class Recorder:
                 f"{call} of memory {memory_id!r}: its current version is an item "
                 f"{member.agent!r} may not read in readmit (written for other readers); "
                 "Mem0 was not changed"
+            )
+
+    def hidden_memories(self) -> list[str]:
+        """The memories with an active item the agent may not read (written for others)."""
+        member = self.member
+        hidden = member.store.unreadable_under(member.workspace, member.agent, PREFIX)
+        return sorted({found[0] for i in hidden if (found := memory_of(i)) is not None})
+
+    def may_remove(self, caught: Sequence[str], call: str) -> None:
+        """Refuse ``call``, a bulk delete, if Mem0 would remove ``caught`` (`hidden_memories`).
+
+        Raises:
+            Forbidden: saying how many (Mem0 is not changed).
+        """
+        if caught:
+            what = "1 memory" if len(caught) == 1 else f"{len(caught)} memories"
+            raise Forbidden(
+                f"{call} would remove {what} whose current version {self.member.agent!r} "
+                "may not read in readmit (written for other readers); Mem0 was not changed"
             )
 
     def delete_targets(self, memory_id: str, memory: Mapping[str, Any] | None = None) -> list[str]:
