@@ -34,7 +34,7 @@ An item that is kept out of a Return View is *not* an exception: it is an
 """
 
 import json
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class ReadmitError(Exception):
@@ -42,6 +42,10 @@ class ReadmitError(Exception):
 
     code: ClassVar[str] = "readmit_error"
     """Stable, snake_case identifier used in CLI output and HTTP error bodies."""
+    located: dict[str, Any] | None = None
+    """Where in a batch the refusal was found, as an `InvalidEventAt` says it (``event_id``,
+    ``index``, ``fields``), for one of another class (a string too long, another author);
+    the HTTP answer's ``details``."""
 
 
 class InvalidInput(ReadmitError, ValueError):

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from readmit.clock import format_time, now
 from readmit.service.limits import Limits
 from servicekit import Team
 
@@ -134,6 +135,45 @@ def test_an_event_the_store_refuses_names_the_field_at_fault(
 
     assert error["code"] == "invalid_event"
     assert (error["details"]["index"], error["details"]["fields"]) == (len(events) - 1, [field])
+
+
+LATER = "2030-01-01T00:00:00Z"
+LABEL = {"label": "x" * 20_000}
+OBLIGATION = {"id": "o", "text": "t", "role": "booking", "requires": [LABEL]}
+
+
+@pytest.mark.parametrize(
+    ("event", "status", "field"),
+    [
+        (note("n", text="x\x00y"), 422, "item.text"),
+        (note("n", text="x" * 20_000), 413, "item.text"),
+        (note("n", item={"id": "n", "text": "t", "x\x00": 1}), 422, "item"),
+        ({"op": "open_obligation", "author": "A2", "obligation": OBLIGATION}, 413,
+         "obligation.requires.0.label"),
+        ({**note("n"), "author": "A1"}, 403, "author"),
+        ({**note("n"), "at": LATER}, 422, "at"),
+        (note("n", item={"id": "n", "text": "t", "valid_to": "9999-12-31T23:00:00-14:00"}),
+         422, "item.valid_to"),
+    ],
+    ids=["NUL", "long text", "NUL in a key", "long label", "another author", "clock skew",
+         "outside the calendar"],
+)  # fmt: skip
+def test_a_refusal_of_another_class_names_the_event_and_field_too(
+    client: httpx.Client, team: Team, event: dict[str, Any], status: int, field: str
+) -> None:
+    """Before, ``details`` was null for these, and a NUL or a long string was named by its
+    event alone (a review's finding)."""
+    first = {**note("a"), "at": format_time(now())} if event.get("at") else note("a")
+    sent = {**event, "id": "mine"}
+
+    response = send(client, team, first, sent)
+
+    error = response.json()
+    assert response.status_code == status
+    assert (error["details"]["index"], error["details"]["fields"]) == (1, [field])
+    assert error["details"]["event_id"] in ("mine", "A2/mine")  # as sent, or as stored
+    assert "events[1]" in error["message"]
+    assert f"{field}" in error["message"] or field == "author"
 
 
 def test_a_bare_premise_or_citation_that_names_nothing_gets_the_hint(

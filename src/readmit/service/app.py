@@ -93,7 +93,7 @@ def _closing(pool: "ReturnPool") -> Callable[[FastAPI], AbstractAsyncContextMana
 def _details(error: ReadmitError) -> dict[str, Any] | None:
     """An event's id, and where the sender can find it: its position in the batch, its fields."""
     if not isinstance(error, InvalidEvent):
-        return None
+        return error.located
     details: dict[str, Any] = {"event_id": error.event_id}
     if isinstance(error, InvalidEventAt):
         # An event sent without an id is found by its position: no id the sender never saw.

@@ -8,17 +8,28 @@ is one the agent never wrote. The store's own refusals are located the same way
 """
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
+from typing import TypeVar
 
 from readmit.clock import format_time
-from readmit.errors import Forbidden, InvalidEvent, InvalidEventAt, InvalidInput, PayloadTooLarge
+from readmit.errors import (
+    Forbidden,
+    InvalidEvent,
+    InvalidEventAt,
+    InvalidInput,
+    PayloadTooLarge,
+    ReadmitError,
+)
 from readmit.events import Depart, Event, OpenObligation, RecordExperience, ReturnRequest
 from readmit.service.ids import namespaced
 from readmit.service.limits import Limits, check_strings
 from readmit.service.times import in_calendar, not_ahead
 from readmit.wire import at_position, parse_step
+
+E = TypeVar("E", bound=ReadmitError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +58,13 @@ def check_sizes(raw_events: Sequence[object], max_chars: int) -> None:
         InvalidInput: for a NUL character.
     """
     for index, raw in enumerate(raw_events):
-        check_strings(raw, max_chars, f"events[{index}]")
+        try:
+            check_strings(raw, max_chars, f"events[{index}]")
+        except ReadmitError as exc:
+            sent = raw.get("id") if isinstance(raw, dict) else None
+            fine = isinstance(sent, str) and len(sent) <= max_chars and "\x00" not in sent
+            fields = exc.located["fields"] if exc.located else []
+            raise located(exc, sent if fine else None, index, *fields) from None
 
 
 def own_batch(agent: str, raw_events: Sequence[object], at: datetime, limits: Limits) -> Batch:
@@ -83,9 +100,8 @@ def _check_labels(batch: Batch, most: int) -> None:
         )
         if len(labels[1]) > most:
             where = _where(event, index, batch.named[index])
-            raise PayloadTooLarge(
-                f"{where}: {labels[0]} names {len(labels[1])} labels; at most {most}"
-            )
+            refused = f"{where}: {labels[0]} names {len(labels[1])} labels; at most {most}"
+            raise located(PayloadTooLarge(refused), _shown(batch, index), index, labels[0])
 
 
 def _where(event: Event, index: int, named: bool) -> str:
@@ -100,9 +116,8 @@ def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -
         problem = f"op {step.op!r} has its own endpoint"
         raise InvalidEventAt(step.id, problem, index=index, fields=("op",), named=named)
     if step.author != agent:
-        raise Forbidden(
-            f"{_where(step, index, named)}: agent {agent!r} may only record events it authors"
-        )
+        refused = f"{_where(step, index, named)}: agent {agent!r} may only record events it authors"
+        raise located(Forbidden(refused), step.id if named else None, index, "author")
     if not named:
         # Ids are the server's to give when the agent leaves them out: a per-request
         # index would collide with the events of earlier requests.
@@ -127,11 +142,34 @@ def _check_unique(batch: Batch) -> None:
 def _check_times(batch: Batch, at: datetime, limits: Limits) -> None:
     for index, event in enumerate(batch.events):
         what = _where(event, index, batch.named[index])
-        not_ahead(event.at, at, limits.clock_skew, what)
         validity = getattr(getattr(event, "item", None), "validity", None)
+        checks: list[tuple[str, Callable[[], object]]] = [
+            ("at", partial(not_ahead, event.at, at, limits.clock_skew, what))
+        ]
         if validity is not None:
-            in_calendar(validity.valid_from, what)
-            in_calendar(validity.valid_to, what)
+            checks += [
+                (f, partial(in_calendar, value, f"{what}: {f}"))
+                for f, value in (
+                    ("item.valid_from", validity.valid_from),
+                    ("item.valid_to", validity.valid_to),
+                )
+            ]
+        for field, check in checks:
+            try:
+                check()
+            except ReadmitError as exc:
+                raise located(exc, _shown(batch, index), index, field) from None
+
+
+def _shown(batch: Batch, index: int) -> str | None:
+    """The id of ``batch``'s event ``index`` as the sender gave it (None: it gave none)."""
+    return batch.events[index].id if batch.named[index] else None
+
+
+def located(error: E, event_id: str | None, index: int, *fields: str) -> E:
+    """``error``, saying which event of the batch and which of its fields it refuses."""
+    error.located = {"event_id": event_id, "index": index, "fields": list(fields)}
+    return error
 
 
 def own_hint(error: InvalidEvent, agent: str) -> InvalidEvent:

@@ -248,20 +248,33 @@ class Throttle:
 def check_strings(value: object, limit: int, where: str) -> None:
     """Refuse any string in ``value`` (JSON) longer than ``limit`` or holding a NUL.
 
+    The error names the field (``item.text``; a key is named by the object holding it), in
+    its message and in ``located["fields"]``.
+
     Raises:
         PayloadTooLarge: for a string over the limit.
         InvalidInput: for a NUL character (no store keeps it the same way).
     """
-    stack = [value]
+    stack: list[tuple[str, object]] = [("", value)]
     while stack:
-        current = stack.pop()
+        path, current = stack.pop()
         if isinstance(current, str):
-            if len(current) > limit:
-                raise PayloadTooLarge(f"{where}: a string is longer than {limit} characters")
-            if "\x00" in current:
-                raise InvalidInput(f"{where}: a string holds a NUL character")
+            _check_string(current, limit, where, path)
         elif isinstance(current, dict):
-            stack.extend(current.keys())
-            stack.extend(current.values())
+            for key, inner in current.items():
+                _check_string(str(key), limit, where, path)  # before it is part of a path
+                stack.append((f"{path}.{key}" if path else str(key), inner))
         elif isinstance(current, list):
-            stack.extend(current)
+            stack.extend((f"{path}.{n}" if path else str(n), x) for n, x in enumerate(current))
+
+
+def _check_string(text: str, limit: int, where: str, path: str) -> None:
+    error: InvalidInput | None = None
+    named = f"{where}: {path}" if path else where
+    if len(text) > limit:
+        error = PayloadTooLarge(f"{named}: a string is longer than {limit} characters")
+    elif "\x00" in text:
+        error = InvalidInput(f"{named}: a string holds a NUL character")
+    if error is not None:
+        error.located = {"fields": [path] if path else []}
+        raise error

@@ -187,7 +187,8 @@ class Service:
         self, caller: Caller, memory_id: str, text: str, source: str, at: datetime | None = None
     ) -> MemoryOut:
         """Add a private memory to the caller's own bank (ids as for events: `ids`)."""
-        check_strings([memory_id, text, source], self.limits.max_text_chars, "memory")
+        said = {"id": memory_id, "text": text, "source": source}
+        check_strings(said, self.limits.max_text_chars, "memory")
         try:
             stored = own(caller.agent.id, memory_id)
         except InvalidInput as exc:
