@@ -37,6 +37,30 @@ def test_init_writes_a_starter_and_its_guide_that_replay_cleanly(
     assert "readmit replay start.json" in guide
 
 
+def test_the_guides_commands_verify_the_issued_view(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a newcomer would type them, from the guide (before, it named no way to check
+    the view, and ``verify`` without ``--at`` refuses it as expired: its dates are past)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("READMIT_SIGNING_KEY", "a-secret-of-sixteen-or-more")
+    assert runner.invoke(cli, ["init", "start.json"]).exit_code == 0
+    guide = Path("start.md").read_text(encoding="utf-8")
+    commands = [line.split()[1:] for line in guide.splitlines() if line.startswith("    readmit ")]
+
+    said = []
+    for args in commands:
+        out = args[args.index(">") + 1] if ">" in args else None
+        result = runner.invoke(cli, args[: args.index(">")] if out else args)
+        assert result.exit_code == 0, result.output
+        if out:
+            Path(out).write_text(result.stdout, encoding="utf-8")
+        said.append(result.stdout)
+
+    assert [c[0] for c in commands] == ["replay", "replay", "verify"]
+    assert said[-1].startswith("ok: view")
+
+
 def test_init_never_overwrites_a_file(runner: CliRunner, tmp_path: Path) -> None:
     scenario = tmp_path / "start.json"
     scenario.write_text("mine", encoding="utf-8")

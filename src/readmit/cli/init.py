@@ -154,8 +154,8 @@ def starter() -> tuple[dict[str, Any], list[str]]:
     return scenario, [why for _, why in events]
 
 
-def guide(file: Path, explanations: list[str]) -> str:
-    """The Markdown guide to the starter written at ``file``."""
+def guide(file: Path, explanations: list[str], returned_at: str) -> str:
+    """The Markdown guide to the starter written at ``file``; its issued return ``returned_at``."""
     lines = [
         f"# {file.name}: a starter readmit scenario",
         "",
@@ -175,6 +175,16 @@ def guide(file: Path, explanations: list[str]) -> str:
         "",
     ]
     lines += [f"{n}. {why}" for n, why in enumerate(explanations, start=1)]
+    lines += [
+        "",
+        "Whoever acts on the issued view checks it first. Sign and verify with one key (a",
+        "secret of 16 or more characters in `READMIT_SIGNING_KEY`; without it, `replay` signs",
+        "with a throwaway key), and give `--at`: the scenario's dates are past, and a view",
+        "expires an hour after its return.",
+        "",
+        f"    readmit replay {file.name} --json > decisions.json",
+        f"    readmit verify decisions.json --decision 2 --at {returned_at}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -201,7 +211,7 @@ def init(name: str) -> None:
             raise InvalidInput(f"{path} already exists; pick another name")
     try:
         file.write_text(json.dumps(scenario, indent=2) + "\n", encoding="utf-8")
-        notes.write_text(guide(file, explanations), encoding="utf-8")
+        notes.write_text(guide(file, explanations, scenario["events"][-1]["at"]), encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
     click.echo(f"wrote {file} (the scenario) and {notes} (what each event does)")
