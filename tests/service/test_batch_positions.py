@@ -4,13 +4,15 @@ Ids the sender never wrote (the server's ``ev-…``, or the stored ``<agent>/<id
 no way to find an event; its position in the batch it sent always is.
 """
 
+import tracemalloc
 from typing import Any
 
 import httpx
 import pytest
 
 from readmit.clock import format_time, now
-from readmit.service.limits import Limits
+from readmit.errors import PayloadTooLarge
+from readmit.service.limits import Limits, check_strings
 from servicekit import Team
 
 AT = "2026-05-01T08:00:00Z"
@@ -46,8 +48,8 @@ def test_an_event_with_its_own_id_is_named_by_id_and_position(
     response = send(client, team, note("a"), {**note("b"), "id": "mine", "colour": "red"})
 
     error = response.json()
-    assert error["details"] == {"event_id": "mine", "index": 1, "fields": ["colour"]}
-    assert error["message"] == "event 'mine' (events[1]): colour: unknown field"
+    assert error["details"] == {"event_id": "A2/mine", "index": 1, "fields": ["colour"]}
+    assert error["message"] == "event 'A2/mine' (events[1]): colour: unknown field"
 
 
 def test_an_id_that_is_no_name_is_refused_by_position_and_never_echoed(
@@ -170,10 +172,49 @@ def test_a_refusal_of_another_class_names_the_event_and_field_too(
 
     error = response.json()
     assert response.status_code == status
-    assert (error["details"]["index"], error["details"]["fields"]) == (1, [field])
-    assert error["details"]["event_id"] in ("mine", "A2/mine")  # as sent, or as stored
-    assert "events[1]" in error["message"]
-    assert f"{field}" in error["message"] or field == "author"
+    assert error["details"] == {"event_id": "A2/mine", "index": 1, "fields": [field]}
+    assert error["message"].startswith("event 'A2/mine' (events[1]): ")
+    assert field in error["message"] or field == "author"
+
+
+@pytest.mark.parametrize(
+    "inside",
+    ['{"k\\ud800": "LONG"}', '{"x": {"\\udfff": ["LONG"]}}', '{"k\\ud800": "a\\u0000"}'],
+    ids=["key", "nested key", "key beside a NUL"],
+)
+def test_a_refused_string_under_a_key_no_answer_can_hold_is_still_a_4xx(
+    client: httpx.Client, team: Team, inside: str
+) -> None:
+    """A lone surrogate in a key went into the message and ``fields``: a 500 (a review's
+    finding). A key that is no plain name is shown quoted, escaped and cut."""
+    item = inside[1:-1].replace("LONG", "x" * 20_000)
+    body = '{"events": [{"op": "assert", "id": "e\\ud800", "author": "A2", '
+    body += f'"item": {{"id": "n", "text": "t", {item}}}}}]}}'
+
+    response = client.post(
+        "/v1/events", content=body, headers={**team.auth("A2"), "Content-Type": "application/json"}
+    )
+
+    assert response.status_code in (413, 422), response.text
+    error = response.json()
+    assert error["details"]["event_id"] is None  # the id cannot be stored either
+    assert "\\ud" in error["details"]["fields"][0] or error["details"]["fields"] == ["item"]
+
+
+def test_finding_a_refused_string_holds_no_copy_of_the_body_per_value() -> None:
+    """Each value's path was made up front: a body of 4 MB could take gigabytes (a
+    review's finding, 1 MB more for each number under a 16,000-character key)."""
+    body = {"k" * 1_000: [0] * 100_000, "item": {"text": "x" * 2_000}}
+    tracemalloc.start()
+    try:
+        with pytest.raises(PayloadTooLarge) as refused:
+            check_strings(body, 1_500, "events[0]")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert peak < 1_000_000  # about the depth of the walk, not its size (100 MB before)
+    assert refused.value.located == {"fields": ["item.text"]}
 
 
 def test_a_bare_premise_or_citation_that_names_nothing_gets_the_hint(

@@ -24,7 +24,7 @@ from readmit.errors import (
     ReadmitError,
 )
 from readmit.events import Depart, Event, OpenObligation, RecordExperience, ReturnRequest
-from readmit.service.ids import namespaced
+from readmit.service.ids import namespaced, own
 from readmit.service.limits import Limits, check_strings
 from readmit.service.times import in_calendar, not_ahead
 from readmit.wire import at_position, parse_step
@@ -50,7 +50,7 @@ class Batch:
         return error
 
 
-def check_sizes(raw_events: Sequence[object], max_chars: int) -> None:
+def check_sizes(agent: str, raw_events: Sequence[object], max_chars: int) -> None:
     """Refuse a string over ``max_chars`` (or holding a NUL), naming its event's position.
 
     Raises:
@@ -58,13 +58,24 @@ def check_sizes(raw_events: Sequence[object], max_chars: int) -> None:
         InvalidInput: for a NUL character.
     """
     for index, raw in enumerate(raw_events):
+        stored = _stored(agent, raw)
+        where = f"event {stored!r} (events[{index}])" if stored else f"events[{index}]"
         try:
-            check_strings(raw, max_chars, f"events[{index}]")
+            check_strings(raw, max_chars, where)
         except ReadmitError as exc:
-            sent = raw.get("id") if isinstance(raw, dict) else None
-            fine = isinstance(sent, str) and len(sent) <= max_chars and "\x00" not in sent
             fields = exc.located["fields"] if exc.located else []
-            raise located(exc, sent if fine else None, index, *fields) from None
+            raise located(exc, stored, index, *fields) from None
+
+
+def _stored(agent: str, raw: object) -> str | None:
+    """The id ``raw`` gives, as it would be stored (None: it gives none, or none storable)."""
+    given = raw.get("id") if isinstance(raw, dict) else None
+    if not isinstance(given, str):
+        return None
+    try:
+        return own(agent, given)
+    except InvalidInput:
+        return None
 
 
 def own_batch(agent: str, raw_events: Sequence[object], at: datetime, limits: Limits) -> Batch:
@@ -111,13 +122,23 @@ def _where(event: Event, index: int, named: bool) -> str:
 def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -> Event:
     if isinstance(raw, dict):
         raw = {"at": format_time(at), **raw}
-    step = parse_step(raw, index)
+    try:
+        step = parse_step(raw, index)
+    except InvalidEventAt as exc:  # named as stored, as every other refusal of the batch
+        stored = _stored(agent, raw) if named else None
+        if stored is None:
+            raise
+        raise InvalidEventAt(
+            stored, exc.problem, index=index, fields=exc.fields, unknown=exc.unknown
+        ) from None
     if isinstance(step, RecordExperience | Depart | ReturnRequest):
         problem = f"op {step.op!r} has its own endpoint"
         raise InvalidEventAt(step.id, problem, index=index, fields=("op",), named=named)
     if step.author != agent:
-        refused = f"{_where(step, index, named)}: agent {agent!r} may only record events it authors"
-        raise located(Forbidden(refused), step.id if named else None, index, "author")
+        stored = _stored(agent, raw) if named else None
+        where = f"event {stored!r} (events[{index}])" if stored else f"events[{index}]"
+        refused = f"{where}: agent {agent!r} may only record events it authors"
+        raise located(Forbidden(refused), stored, index, "author")
     if not named:
         # Ids are the server's to give when the agent leaves them out: a per-request
         # index would collide with the events of earlier requests.

@@ -7,6 +7,7 @@ accepted" (413, 422).
 """
 
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -248,33 +249,71 @@ class Throttle:
 def check_strings(value: object, limit: int, where: str) -> None:
     """Refuse any string in ``value`` (JSON) longer than ``limit`` or holding a NUL.
 
-    The error names the field (``item.text``; a key is named by the object holding it), in
-    its message and in ``located["fields"]``.
+    The error names the field (``item.text``; a key by the object holding it), in its
+    message and in ``located["fields"]``. The path is made only for what is refused: each
+    value on the walk holds its parent and its own key, not a copy of the path. A part that
+    is not a plain name (a key with a dot, a control character, a lone surrogate, or over
+    40 characters) is shown quoted, escaped and cut, so the answer always encodes.
 
     Raises:
         PayloadTooLarge: for a string over the limit.
         InvalidInput: for a NUL character (no store keeps it the same way).
     """
-    stack: list[tuple[str, object]] = [("", value)]
-    while stack:
-        path, current = stack.pop()
-        if isinstance(current, str):
-            _check_string(current, limit, where, path)
-        elif isinstance(current, dict):
-            for key, inner in current.items():
-                _check_string(str(key), limit, where, path)  # before it is part of a path
-                stack.append((f"{path}.{key}" if path else str(key), inner))
-        elif isinstance(current, list):
-            stack.extend((f"{path}.{n}" if path else str(n), x) for n, x in enumerate(current))
+    if isinstance(value, str):
+        _check_string(value, limit, where, None)
+    walks: list[tuple[_Step | None, Iterator[tuple[object, object]], bool]] = []
+    _enter(walks, None, value)
+    while walks:  # depth first, one iterator a level: memory grows with depth, not size
+        step, items, keyed = walks[-1]
+        for key, inner in items:
+            if keyed:
+                _check_string(str(key), limit, where, step)  # a key: named by its object
+            if isinstance(inner, str):
+                _check_string(inner, limit, where, (step, key))
+            elif _enter(walks, (step, key), inner):
+                break
+        else:
+            walks.pop()
 
 
-def _check_string(text: str, limit: int, where: str, path: str) -> None:
+def _enter(
+    walks: list[tuple["_Step | None", Iterator[tuple[object, object]], bool]],
+    step: "_Step | None",
+    value: object,
+) -> bool:
+    """Push a walk over ``value``'s members if it is an object or an array."""
+    if isinstance(value, dict):
+        walks.append((step, iter(value.items()), True))
+    elif isinstance(value, list):
+        walks.append((step, enumerate(value), False))
+    else:
+        return False
+    return True
+
+
+_Step = tuple["_Step | None", object]
+"""Where a value sits: its parent's step, and its key or index there."""
+_PLAIN = re.compile(r"[A-Za-z0-9_]{1,40}")
+
+
+def _path(step: _Step | None) -> str:
+    parts: list[str] = []
+    while step is not None:
+        step, part = step
+        shown = str(part)
+        cut = ascii(shown[:40]) + ("…" if len(shown) > 40 else "")
+        parts.append(shown if _PLAIN.fullmatch(shown) else cut)
+    return ".".join(reversed(parts))
+
+
+def _check_string(text: str, limit: int, where: str, step: _Step | None) -> None:
     error: InvalidInput | None = None
-    named = f"{where}: {path}" if path else where
     if len(text) > limit:
-        error = PayloadTooLarge(f"{named}: a string is longer than {limit} characters")
+        error = PayloadTooLarge(f"a string is longer than {limit} characters")
     elif "\x00" in text:
-        error = InvalidInput(f"{named}: a string holds a NUL character")
+        error = InvalidInput("a string holds a NUL character")
     if error is not None:
+        path = _path(step)
+        error.args = (f"{where}: {path}: {error}" if path else f"{where}: {error}",)
         error.located = {"fields": [path] if path else []}
         raise error

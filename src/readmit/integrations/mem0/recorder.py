@@ -289,7 +289,7 @@ class Recorder:
         if caught:
             what = "1 memory" if len(caught) == 1 else f"{len(caught)} memories"
             raise Forbidden(
-                f"{call} would remove {what} whose current version {self.member.agent!r} "
+                f"{call} would remove {what} with an active version {self.member.agent!r} "
                 "may not read in readmit (written for other readers); Mem0 was not changed"
             )
 
