@@ -8,6 +8,8 @@ verdict stood until the news was withdrawn, which nothing would do).
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import store_url
 from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.clock import parse_time
@@ -126,11 +128,52 @@ def test_news_after_the_end_confirms_a_verdict_that_binds_again(store: WorkState
     assert records[3]["judgment"]["calls"] == 0
 
 
-def test_m025_keeps_when_the_news_of_each_verdict_ends(backend: str, tmp_path: Path) -> None:
-    """A verdict stored before m025 did not say when its news ends: the migration reads it."""
+OPEN = item(2, "n1", "The pool is open.", key="pool", readers="*", valid_to=at(10))
+_BROUGHT = {
+    # Everyone's closure filed again in its words, by key or by supersession: news filed
+    # again, shown in the first filing's place (a review's finding: no end was read there).
+    "refiled": [
+        item(2, "n1", "The pool is closed.", key="pool", readers="*", valid_to=at(10)),
+        item(5, "n2", "The pool is closed.", key="pool", readers="*", valid_to=at(20)),
+    ],
+    "superseded": [
+        item(2, "n1", "The pool is closed.", readers="*", valid_to=at(10)),
+        {**item(5, "n2", "The pool is closed.", readers="*", valid_to=at(20)),
+         "op": "supersede", "target": "n1"},
+    ],
+    # For the family alone: to everyone's swim, news and the opening's withdrawal.
+    "for fewer readers": [
+        OPEN,
+        item(5, "n2", "The pool is closed.", key="pool", valid_to=at(20),
+             readers={"principals": ["family"]}),
+    ],
+    # In another's place, in other words: once both have ended.
+    "in other words": [
+        OPEN, item(5, "n2", "The pool is closed.", key="pool", readers="*", valid_to=at(20))
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", list(_BROUGHT))
+def test_what_an_event_brought_in_anothers_place_ends_too(store: WorkStateStore, how: str) -> None:
+    events = [SWIM, depart(1), *_BROUGHT[how], ret(6), depart(7), ret(30), depart(31), ret(90)]
+    records, _ = run(store, events)
+
+    assert reason(records[0], "s") == "implicitly_invalidated"
+    assert ["s" in r["items"] for r in records[1:]] == [True, True]
+
+
+@pytest.mark.parametrize(
+    "evidence", [[CLOSED], _BROUGHT["in other words"]], ids=["news", "other words"]
+)
+def test_m025_keeps_when_the_evidence_of_each_verdict_ends(
+    backend: str, tmp_path: Path, evidence: list[dict[str, Any]]
+) -> None:
+    """A verdict stored before m025 did not say when its evidence ends: the migration reads
+    it, for news and for an item in another's place (once both end)."""
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
-        run(store, [SWIM, depart(1), CLOSED, ret(6)])
+        run(store, [SWIM, depart(1), *evidence, ret(6)])
         assert isinstance(store, SqlStore)
         with store.conn.transaction():
             store.conn.execute("ALTER TABLE invalidations DROP COLUMN restore_until")

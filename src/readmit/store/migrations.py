@@ -19,7 +19,7 @@ from readmit.store.restatements import (
     lapses_restated_today,
     restated_by_their_evidence,
 )
-from readmit.store.verdicts import ends_of_news
+from readmit.store.verdicts import ends_of_evidence
 
 Step = str | Callable[[Connection], None]
 """A migration's step: SQL (formatted for the dialect), or a function of the connection,
@@ -303,11 +303,11 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         [in_own_words_again, "DELETE FROM screenings"],
     ),
     (
-        # News that has ended is no evidence: a verdict resting on it no longer stands at a
-        # return or departure dated at or after its end (`readmit.store.verdicts`). Each
-        # verdict keeps when its news ends; watermarks stay, as ended news is not shown.
-        "m025_verdicts_on_news_end_with_it",
-        ["ALTER TABLE invalidations ADD COLUMN restore_until TEXT", ends_of_news],
+        # An observation that has ended is no evidence: a verdict resting on it no longer
+        # stands at a return or departure dated at or after its end (`readmit.store.verdicts`).
+        # Each verdict keeps when its evidence ends; watermarks stay, as what ended is not shown.
+        "m025_verdicts_end_with_their_evidence",
+        ["ALTER TABLE invalidations ADD COLUMN restore_until TEXT", ends_of_evidence],
     ),
 ]
 

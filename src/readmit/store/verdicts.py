@@ -43,6 +43,7 @@ from datetime import datetime
 from operator import attrgetter
 
 from readmit.admission.context import Standing, items_by_id
+from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
@@ -79,7 +80,7 @@ def remember(
         # verdict standing there stays: this return's, decided beside the one that stored
         # it, may rest on a premise restored since (its context read before that verdict).
         scope = None if restore_text is None else scope_of(db, workspace, exclusion.item)
-        until = news_end(db, workspace, restore_item)
+        until = None if (end := judgment.ends.get(exclusion.item)) is None else stamp(end)
         lapsed = next(
             (
                 r.epoch
@@ -139,21 +140,28 @@ def remember(
     )
 
 
-def news_end(db: Connection, workspace: str, news: str | None) -> str | None:
-    """When stored item ``news`` stops holding (its ``valid_to``, as stored), if it does."""
-    found = None if news is None else item_at(db, workspace, news)
-    end = None if found is None else found.validity.valid_to
-    return None if end is None else stamp(end)
+def ends_of_evidence(db: Connection) -> None:
+    """Keep with each verdict when the observation it rests on ends (migration m025).
 
-
-def ends_of_news(db: Connection) -> None:
-    """Keep with each verdict resting on news when the news ends (migration m025)."""
+    As a return now finds it (`readmit.admission.invalidation.implicit.ends`): news, when
+    its item ends; an item in another's place, once both have ended.
+    """
     rows = db.execute(
-        "SELECT workspace, item, restore_item FROM invalidations WHERE restore_item IS NOT NULL"
+        "SELECT v.workspace, v.item, v.restore_item, v.premise, e.epoch, e.body "
+        "FROM invalidations v JOIN events e ON e.workspace = v.workspace AND e.id = v.event"
     ).fetchall()
+    kept = []
+    for workspace, item, news, premise, epoch, body in rows:
+        event = parse_event(json.loads(body), epoch)
+        if not isinstance(event, Assert | Supersede):
+            continue  # a withdrawal, or evidence: they never end
+        replaced = premise or (event.target if isinstance(event, Supersede) else None)
+        withdrawn = None if news or replaced is None else item_at(db, workspace, replaced)
+        until = ends(event.item.validity.valid_to, withdrawn, replaced=news is None)
+        if until is not None:
+            kept.append((stamp(until), workspace, item))
     db.executemany(
-        "UPDATE invalidations SET restore_until = ? WHERE workspace = ? AND item = ?",
-        [(end, ws, item) for ws, item, news in rows if (end := news_end(db, ws, news))],
+        "UPDATE invalidations SET restore_until = ? WHERE workspace = ? AND item = ?", kept
     )
 
 

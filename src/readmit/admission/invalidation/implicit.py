@@ -55,15 +55,29 @@ class Later(NamedTuple):
     """For a replacement shown in its words: who read what it replaced and who reads it,
     where some of the former may not read it (`readmit.admission.invalidation.readers`)."""
     until: datetime | None = None
-    """For news, when its item stops holding (its ``valid_to``): news that ended by a
-    return is no evidence at it (`in_force`)."""
+    """When the observation stops saying anything of the state (`ends`): none before a
+    return, it is no evidence at it (`in_force`)."""
+
+
+def ends(brought: datetime | None, withdrawn: Item | None, replaced: bool) -> datetime | None:
+    """When an observation that brought an item ending at ``brought`` stops saying anything.
+
+    News (nothing ``replaced``): when its item ends. In ``withdrawn``'s place: once both
+    have ended (a withdrawal stands however its replacement is bounded, while what it
+    withdrew would hold). Never, if either holds for good or what was replaced is unknown.
+    """
+    if not replaced:
+        return brought
+    if withdrawn is None or brought is None or withdrawn.validity.valid_to is None:
+        return None
+    return max(brought, withdrawn.validity.valid_to)
 
 
 def in_force(laters: list[Later], at: datetime) -> list[Later]:
-    """``laters`` but news ended by ``at``: it is ``expired`` in the view, and no evidence.
+    """``laters`` but those that ended by ``at`` (`ends`): no evidence at ``at``.
 
-    A pool "closed until 8:20" keeps no swim out at 8:30 (its verdicts lapse then too,
-    `readmit.store.verdicts`). A withdrawal stands however its replacement is bounded.
+    A pool "closed until 8:20" keeps no swim out at 8:30: it is ``expired`` in the view,
+    and its verdicts lapse then too (`readmit.store.verdicts`).
     """
     if any(x.until is not None and x.until <= at for x in laters):
         return [x for x in laters if x.until is None or x.until > at]

@@ -36,6 +36,9 @@ class Judgment:
     """Of ``confirmed``, the item each one rests on, by the invalidated item's id: what its
     judged observation withdrew, or brought as news (`restored.rests_on`). Of several items
     its event withdrew, it tells which (`readmit.store.restoring`)."""
+    ends: Mapping[str, datetime] = field(default_factory=dict)
+    """Of ``confirmed``, when the observation that confirmed each one ends (`implicit.ends`),
+    where it does: the verdict stands no longer then."""
     screened: Mapping[str, int] = field(default_factory=dict)
     """Items judged valid, with the epoch they are now screened through."""
     screened_as: str = ""

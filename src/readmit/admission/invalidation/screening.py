@@ -98,7 +98,7 @@ class Screener:
         self.decided: dict[str, bool] = {}
         self.excluded: dict[str, Exclusion] = {}
         self.confirmed: list[Exclusion] = []
-        self.premises: dict[str, str] = {}
+        self.confirming: dict[str, Later] = {}  # what confirmed each exclusion
         self.screened: dict[str, int] = {}
         self._starts: dict[str, int] = {}  # where each item's screening started
         self.calls = self.pairs = self.past_budget = 0
@@ -145,7 +145,8 @@ class Screener:
             max_seconds=self.policy.max_judgment_seconds,
             standing=standing,
             confirmed=tuple(self.confirmed),
-            premises=dict(self.premises),
+            premises={i: p for i, x in self.confirming.items() if (p := rests_on(x)) is not None},
+            ends={i: x.until for i, x in self.confirming.items() if x.until is not None},
             screened=kept(self.screened, self._starts, unquoted(self.ctx) if self.screened else []),
             screened_as=self.key,
             at=self.ctx.returner.at,
@@ -304,8 +305,7 @@ class Screener:
         )
         self.excluded[item.id] = exclusion
         self.confirmed.append(exclusion)
-        if (premise := rests_on(pair.later)) is not None:
-            self.premises[item.id] = premise
+        self.confirming[item.id] = pair.later
         return True
 
     def _unembedded(self, item: Item, start: int) -> Exclusion | None:
