@@ -146,6 +146,7 @@ def test_the_scanner_builds_observations_in_the_order_later_declares_its_fields(
         "depends_on",
         "fewer",
         "until",
+        "withdrawn_until",
     ]
 
 

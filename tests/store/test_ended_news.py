@@ -147,6 +147,13 @@ _BROUGHT = {
         item(5, "n2", "The pool is closed.", key="pool", valid_to=at(20),
              readers={"principals": ["family"]}),
     ],
+    # The same in the place of an opening for good: shown as the opening's withdrawal (it
+    # holds for fewer uses), which stands, and as news, which ends.
+    "for fewer readers, for good": [
+        {**OPEN, "item": {k: v for k, v in OPEN["item"].items() if k != "valid_to"}},
+        item(5, "n2", "The pool is closed.", key="pool", valid_to=at(20),
+             readers={"principals": ["family"]}),
+    ],
     # In another's place, in other words: once both have ended.
     "in other words": [
         OPEN, item(5, "n2", "The pool is closed.", key="pool", readers="*", valid_to=at(20))

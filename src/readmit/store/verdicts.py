@@ -157,7 +157,8 @@ def ends_of_evidence(db: Connection) -> None:
             continue  # a withdrawal, or evidence: they never end
         replaced = premise or (event.target if isinstance(event, Supersede) else None)
         withdrawn = None if news or replaced is None else item_at(db, workspace, replaced)
-        until = ends(event.item.validity.valid_to, withdrawn, replaced=news is None)
+        end = None if withdrawn is None else withdrawn.validity.valid_to
+        until = ends(event.item.validity.valid_to, end, replaced=news is None)
         if until is not None:
             kept.append((stamp(until), workspace, item))
     db.executemany(

@@ -55,32 +55,39 @@ class Later(NamedTuple):
     """For a replacement shown in its words: who read what it replaced and who reads it,
     where some of the former may not read it (`readmit.admission.invalidation.readers`)."""
     until: datetime | None = None
-    """When the observation stops saying anything of the state (`ends`): none before a
-    return, it is no evidence at it (`in_force`)."""
+    """When the item the event brought ends (its ``valid_to``; none: it holds for good)."""
+    withdrawn_until: datetime | None = None
+    """When the item it withdrew would have ended (none: never, or unknown): with ``until``,
+    when the observation stops saying anything of the state (`ended`)."""
 
 
-def ends(brought: datetime | None, withdrawn: Item | None, replaced: bool) -> datetime | None:
+def ends(brought: datetime | None, withdrawn: datetime | None, replaced: bool) -> datetime | None:
     """When an observation that brought an item ending at ``brought`` stops saying anything.
 
-    News (nothing ``replaced``): when its item ends. In ``withdrawn``'s place: once both
-    have ended (a withdrawal stands however its replacement is bounded, while what it
-    withdrew would hold). Never, if either holds for good or what was replaced is unknown.
+    News (nothing ``replaced``): when its item ends. In the place of an item that would
+    end at ``withdrawn``: once both have ended (a withdrawal stands however its replacement
+    is bounded, while what it withdrew would hold). Never, if either holds for good.
     """
     if not replaced:
         return brought
-    if withdrawn is None or brought is None or withdrawn.validity.valid_to is None:
-        return None
-    return max(brought, withdrawn.validity.valid_to)
+    return None if brought is None or withdrawn is None else max(brought, withdrawn)
+
+
+def ended(later: Later) -> datetime | None:
+    """When ``later`` stops saying anything of the state (`ends`); none: never."""
+    if later.replacement_id is None:
+        return None  # a revocation or closing withdrew, and brought nothing
+    return ends(later.until, later.withdrawn_until, replaced=later.withdrawn_id is not None)
 
 
 def in_force(laters: list[Later], at: datetime) -> list[Later]:
-    """``laters`` but those that ended by ``at`` (`ends`): no evidence at ``at``.
+    """``laters`` but those that `ended` by ``at``: no evidence at ``at``.
 
     A pool "closed until 8:20" keeps no swim out at 8:30: it is ``expired`` in the view,
     and its verdicts lapse then too (`readmit.store.verdicts`).
     """
     if any(x.until is not None and x.until <= at for x in laters):
-        return [x for x in laters if x.until is None or x.until > at]
+        return [x for x in laters if (end := ended(x)) is None or end > at]
     return laters
 
 

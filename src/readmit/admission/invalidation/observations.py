@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext, grown_base
 from readmit.admission.invalidation.holders import Holders, SameKey
-from readmit.admission.invalidation.implicit import Later, Readers, ends
+from readmit.admission.invalidation.implicit import Later, Readers
 from readmit.admission.invalidation.propagation import premises_readable
 from readmit.admission.invalidation.readers import fewer
 from readmit.admission.invalidation.unquoted import quoted
@@ -226,7 +226,7 @@ def _news(event: Assert | Supersede, epoch: int) -> Later:
     item = event.item
     return Later(
         event.id, epoch, event.op, item.text, None, None, item.id, item.text, item.depends_on,
-        None, ends(item.validity.valid_to, None, replaced=False),
+        None, item.validity.valid_to,
     )  # fmt: skip
 
 
@@ -300,14 +300,14 @@ def _replaced(
         text = f"No longer valid: {old.text}{where}"
         return Later(
             event.id, epoch, event.op, text, withdrawn_id, old.text, item.id, None,
-            item.depends_on, None, ends(item.validity.valid_to, old, replaced=True),
+            item.depends_on, None, item.validity.valid_to, old.validity.valid_to,
         )  # fmt: skip
     if withdrawn_id is None:
         return _news(event, epoch)
     return Later(
         event.id, epoch, event.op, item.text, withdrawn_id, old.text if old else None, item.id,
         item.text, item.depends_on, fewer(old.scope, readers) if old and readers else None,
-        ends(item.validity.valid_to, old, replaced=True),
+        item.validity.valid_to, old.validity.valid_to if old else None,
     )  # fmt: skip
 
 

@@ -345,7 +345,7 @@ def _lists(laters: Sequence[Later], offset: int) -> _Lists:
     restating: dict[str, list[int]] = {}
     dependents: dict[str, list[int]] = {}
     # One pass, fields unpacked: Δ can hold thousands of observations a return.
-    for n, (_, _, _, text, withdrawn, _, replacement, _, depends_on, _, _) in enumerate(
+    for n, (_, _, _, text, withdrawn, _, replacement, _, depends_on, _, _, _) in enumerate(
         laters, offset
     ):
         for premise in depends_on:

@@ -5,8 +5,7 @@ grows with the view (its budget, obligations and premises), not with the store o
 absence. Lazy screening, not judging at write time: that would judge every item against
 every event whether or not any agent returns to it, with an LLM's latency on every write;
 this costs a bounded number of calls per return, and the verdicts it confirms are stored
-(`readmit.admission.invalidation.standing`). It can run while the agent is away
-(`readmit.ahead`).
+(`readmit.admission.invalidation.standing`). It can run while the agent is away (`ahead`).
 
 For one item the screener first screens its premises (an item whose premise falls is
 ``premise_invalidated``), then proposes the later observations in force that the item has
@@ -39,6 +38,7 @@ from readmit.admission.invalidation.implicit import (
     Verdict,
     Verifier,
     confirms,
+    ended,
     in_force,
     invalidated,
     judge_batch,
@@ -146,7 +146,7 @@ class Screener:
             standing=standing,
             confirmed=tuple(self.confirmed),
             premises={i: p for i, x in self.confirming.items() if (p := rests_on(x)) is not None},
-            ends={i: x.until for i, x in self.confirming.items() if x.until is not None},
+            ends={i: end for i, x in self.confirming.items() if (end := ended(x)) is not None},
             screened=kept(self.screened, self._starts, unquoted(self.ctx) if self.screened else []),
             screened_as=self.key,
             at=self.ctx.returner.at,
@@ -394,7 +394,7 @@ class Screener:
                 earlier.events, by_id.values(), by_id, self.news, self.ctx.agents, earlier.gone
             )
             laters = before + laters
-        laters = in_force(laters, self.ctx.returner.at) if self.news else laters
+        laters = in_force(laters, self.ctx.returner.at)
         embedder = None if self._embed_failure is not None else self.embedder
         self._index = indexed(laters, embedder, self.pool, self.policy.scan_embed_top_k)
         return self._index
