@@ -58,12 +58,13 @@ def check_sizes(agent: str, raw_events: Sequence[object], max_chars: int) -> Non
         InvalidInput: for a NUL character.
     """
     for index, raw in enumerate(raw_events):
-        stored = _stored(agent, raw)
-        where = f"event {stored!r} (events[{index}])" if stored else f"events[{index}]"
         try:
-            check_strings(raw, max_chars, where)
+            check_strings(raw, max_chars, f"events[{index}]")
         except ReadmitError as exc:
             fields = exc.located["fields"] if exc.located else []
+            if stored := _stored(agent, raw):  # only now: a name check an event costs
+                where = f"events[{index}]"
+                exc.args = (f"event {stored!r} ({where}){str(exc).removeprefix(where)}",)
             raise located(exc, stored, index, *fields) from None
 
 
@@ -183,7 +184,7 @@ def _check_times(batch: Batch, at: datetime, limits: Limits) -> None:
 
 
 def _shown(batch: Batch, index: int) -> str | None:
-    """The id of ``batch``'s event ``index`` as the sender gave it (None: it gave none)."""
+    """The id of ``batch``'s event ``index``, as stored (None: the sender gave it none)."""
     return batch.events[index].id if batch.named[index] else None
 
 

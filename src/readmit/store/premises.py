@@ -153,8 +153,8 @@ def _gone(db: Connection, workspace: str, chains: _Chains, at: datetime) -> set[
     """The items of the chains that no longer stand themselves, by the store's rule."""
     ids = chains.items.keys()  # probed by index: a workspace's withdrawals only grow
     gone = {r[0] for r in select_in(db, workspace, _WITHDRAWN, "id", ids)}
-    standing = select_in(db, workspace, _STANDING, "item", ids, _STANDS)
-    gone |= {item for item, until in standing if until is None or until > stamp(at)}
+    standing, now = select_in(db, workspace, _STANDING, "item", ids, _STANDS), stamp(at)
+    gone |= {item for item, until in standing if until is None or until > now}
     gone |= {i.id for i in chains.items.values() if i.validity.ended(at)}
     return gone | chains.missing
 

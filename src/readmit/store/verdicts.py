@@ -14,10 +14,11 @@ return, to every agent, until something restores its premise:
   (`readmit.events.restates`);
 - when its evidence only asserted a new item N, it lapses once N is withdrawn
   (revoked, closed, superseded, or replaced by a later item of its key: the news
-  no longer stands, and what replaced it is judged in its turn), and for every return
-  or departure dated at or after N's ``valid_to``: news that has ended is no evidence
-  (`readmit.admission.invalidation.implicit.in_force`). That lapse is read by time
-  (``restore_until``), not written by an event.
+  no longer stands, and what replaced it is judged in its turn);
+- either way, for every return or departure dated at or after the end of the observation
+  it rests on (`readmit.admission.invalidation.implicit.ended`: news at its item's end, an
+  item in another's place once both have ended): what has ended is no evidence. That
+  lapse is read by time (``restore_until``), not written by an event.
 
 The writer of each event lapses the verdicts it restores (`lapse`, one indexed
 update an event, none while the workspace has no standing verdict), so a return
@@ -337,7 +338,7 @@ def readmitted(
 ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
     """C's ``items`` and what its departure ``left`` out, less what a lapsed verdict let back.
 
-    Lapsed by ``at``, the return's time, where the news a verdict rested on has ended.
+    Lapsed by ``at``, the return's time, where what a verdict rested on has ended.
 
     Those left out under a verdict lapsed since join C's items (and leave ``left``).
 

@@ -37,7 +37,7 @@ class Judgment:
     judged observation withdrew, or brought as news (`restored.rests_on`). Of several items
     its event withdrew, it tells which (`readmit.store.restoring`)."""
     ends: Mapping[str, datetime] = field(default_factory=dict)
-    """Of ``confirmed``, when the observation that confirmed each one ends (`implicit.ends`),
+    """Of ``confirmed``, when the observation that confirmed each one ends (`implicit.ended`),
     where it does: the verdict stands no longer then."""
     screened: Mapping[str, int] = field(default_factory=dict)
     """Items judged valid, with the epoch they are now screened through."""
@@ -45,5 +45,6 @@ class Judgment:
     """What ``screened`` is kept under (`readmit.admission.invalidation.cache.screening_key`;
     ``verifier`` when empty): a screening binds only returns that would screen alike."""
     at: datetime | None = None
-    """The time the return was judged as of: a verdict resting on news that ended by then
-    no longer stands (`readmit.store.verdicts`), and one this return confirms may replace it."""
+    """The time the return was judged as of: a verdict resting on an observation that ended
+    by then no longer stands (`readmit.store.verdicts`), and one this return confirms may
+    replace it."""
