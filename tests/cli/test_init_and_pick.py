@@ -57,6 +57,7 @@ def test_the_guides_commands_verify_the_issued_view(
             Path(out).write_text(result.stdout, encoding="utf-8")
         said.append(result.stdout)
 
+    assert "\n    export READMIT_SIGNING_KEY=" in guide  # replay and verify share a key
     assert [c[0] for c in commands] == ["replay", "replay", "verify"]
     assert said[-1].startswith("ok: view")
 

@@ -217,6 +217,34 @@ def test_finding_a_refused_string_holds_no_copy_of_the_body_per_value() -> None:
     assert refused.value.located == {"fields": ["item.text"]}
 
 
+@pytest.mark.parametrize("given", ["A1/ev9", "A2/x/y", "x" * 199])
+def test_an_id_that_cannot_be_stored_is_not_given_back_as_the_events(
+    client: httpx.Client, team: Team, given: str
+) -> None:
+    """docs/reason-codes.md: ``event_id`` is null for an id that cannot be stored (a review
+    found it given back as sent, so A2's refused event read as A1's)."""
+    error = send(client, team, {**note("n"), "id": given}).json()
+
+    assert error["details"]["event_id"] is None
+    assert error["message"].startswith("events[0]: ")
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [("a.b", "item.'a.b'"), ("0", "item.'0'"), ("", "item.''"), ("k" * 50, f"item.'{'k' * 40}'…")],
+)
+def test_an_unknown_key_that_is_no_plain_name_is_shown_as_refused_strings_are(
+    client: httpx.Client, team: Team, key: str, shown: str
+) -> None:
+    """One way to write a key in a path, whatever refuses it (a review found an unknown
+    field's key given back raw, a refused string's quoted)."""
+    unknown = send(client, team, note("n", item={"id": "n", "text": "t", key: 1})).json()
+    nul = send(client, team, note("n", item={"id": "n", "text": "t", key: "\x00"})).json()
+
+    assert unknown["details"]["fields"] == [shown]
+    assert nul["details"]["fields"] == [shown]
+
+
 def test_a_bare_premise_or_citation_that_names_nothing_gets_the_hint(
     client: httpx.Client, team: Team
 ) -> None:
@@ -255,7 +283,9 @@ def test_an_agent_action_in_a_batch_is_named_by_position(client: httpx.Client, t
     response = send(client, team, note("a"), {"op": "depart", "agent": "A2"})
 
     assert response.json()["details"]["index"] == 1
-    assert response.json()["message"] == "events[1]: op 'depart' has its own endpoint"
+    assert (
+        response.json()["message"] == "events[1]: op 'depart' has its own endpoint, POST /v1/depart"
+    )
 
 
 def test_an_event_authored_by_another_agent_is_named_by_position(

@@ -9,6 +9,7 @@ event by event, by number. Both replay as they are.
 import json
 import os
 from pathlib import Path
+from shlex import quote
 from typing import Any
 
 import click
@@ -177,13 +178,18 @@ def guide(file: Path, explanations: list[str], returned_at: str) -> str:
     lines += [f"{n}. {why}" for n, why in enumerate(explanations, start=1)]
     lines += [
         "",
-        "Whoever acts on the issued view checks it first. Sign and verify with one key (a",
-        "secret of 16 or more characters in `READMIT_SIGNING_KEY`; without it, `replay` signs",
-        "with a throwaway key), and give `--at`: the scenario's dates are past, and a view",
-        "expires an hour after its return.",
+        "Whoever acts on the issued view checks it first, with the key it was signed with:",
+        "set `READMIT_SIGNING_KEY` before `replay` (without it, `replay` signs with a",
+        "throwaway key, and nothing can verify the view later). From this folder:",
         "",
-        f"    readmit replay {file.name} --json > decisions.json",
+        "    export READMIT_SIGNING_KEY=$(python3 -c "
+        "'import secrets; print(secrets.token_urlsafe(32))')",
+        f"    readmit replay {quote(file.name)} --json > decisions.json",
         f"    readmit verify decisions.json --decision 2 --at {returned_at}",
+        "",
+        f"`--decision 2` is the second return (event {len(explanations)}), the one that issued",
+        "a view. `--at` is the time to check it at: a view holds from its return until an hour",
+        "later, and the scenario's dates are past, so give its return's time.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -215,4 +221,4 @@ def init(name: str) -> None:
     except OSError as exc:
         raise InvalidInput(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
     click.echo(f"wrote {file} (the scenario) and {notes} (what each event does)")
-    click.echo(f"next: readmit replay {file}")
+    click.echo(f"next: readmit replay {quote(str(file))}")

@@ -123,20 +123,22 @@ def _where(event: Event, index: int, named: bool) -> str:
 def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -> Event:
     if isinstance(raw, dict):
         raw = {"at": format_time(at), **raw}
+    stored = _stored(agent, raw) if named else None  # None too for an id it cannot store
     try:
         step = parse_step(raw, index)
     except InvalidEventAt as exc:  # named as stored, as every other refusal of the batch
-        stored = _stored(agent, raw) if named else None
-        if stored is None:
-            raise
+        event_id = exc.event_id if stored is None else stored
         raise InvalidEventAt(
-            stored, exc.problem, index=index, fields=exc.fields, unknown=exc.unknown
-        ) from None
+            event_id, exc.problem, index=index, fields=exc.fields, named=stored is not None,
+            unknown=exc.unknown,
+        ) from None  # fmt: skip
     if isinstance(step, RecordExperience | Depart | ReturnRequest):
-        problem = f"op {step.op!r} has its own endpoint"
-        raise InvalidEventAt(step.id, problem, index=index, fields=("op",), named=named)
+        problem = f"op {step.op!r} has its own endpoint, POST {_ENDPOINTS[step.op]}"
+        event_id = step.id if stored is None else stored
+        raise InvalidEventAt(
+            event_id, problem, index=index, fields=("op",), named=stored is not None
+        )
     if step.author != agent:
-        stored = _stored(agent, raw) if named else None
         where = f"event {stored!r} (events[{index}])" if stored else f"events[{index}]"
         refused = f"{where}: agent {agent!r} may only record events it authors"
         raise located(Forbidden(refused), stored, index, "author")
@@ -147,7 +149,10 @@ def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -
     try:
         return namespaced(step, agent, id_given=named)
     except InvalidEvent as exc:
-        raise at_position(exc, index, named=named) from None
+        raise at_position(exc, index, named=stored is not None) from None
+
+
+_ENDPOINTS = {"experience": "/v1/memories", "depart": "/v1/depart", "return": "/v1/return"}
 
 
 def _check_unique(batch: Batch) -> None:

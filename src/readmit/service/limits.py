@@ -7,7 +7,6 @@ accepted" (413, 422).
 """
 
 import math
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from readmit.errors import (
     PolicyNotAccepted,
     RateLimited,
 )
+from readmit.wire.edge import path_part
 
 # The refusals' classes live in `readmit.errors`; re-exported here for older imports.
 __all__ = [
@@ -251,9 +251,8 @@ def check_strings(value: object, limit: int, where: str) -> None:
 
     The error names the field (``item.text``; a key by the object holding it), in its
     message and in ``located["fields"]``. The path is made only for what is refused: each
-    value on the walk holds its parent and its own key, not a copy of the path. A part that
-    is not a plain name (a key with a dot, a control character, a lone surrogate, or over
-    40 characters) is shown quoted, escaped and cut, so the answer always encodes.
+    value on the walk holds its parent and its own key, not a copy of the path. A key that
+    is no plain name is shown quoted, escaped and cut (`path_part`).
 
     Raises:
         PayloadTooLarge: for a string over the limit.
@@ -293,16 +292,13 @@ def _enter(
 
 _Step = tuple["_Step | None", object]
 """Where a value sits: its parent's step, and its key or index there."""
-_PLAIN = re.compile(r"[A-Za-z0-9_]{1,40}")
 
 
 def _path(step: _Step | None) -> str:
     parts: list[str] = []
     while step is not None:
         step, part = step
-        shown = str(part)
-        cut = ascii(shown[:40]) + ("…" if len(shown) > 40 else "")
-        parts.append(shown if _PLAIN.fullmatch(shown) else cut)
+        parts.append(path_part(part if isinstance(part, int) else str(part)))
     return ".".join(reversed(parts))
 
 

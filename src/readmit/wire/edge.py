@@ -70,6 +70,19 @@ def at_position(error: InvalidEvent, index: int, *, named: bool = True) -> Inval
 
 
 _FIELD = re.compile(r"[a-z_][a-z0-9_]*")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
+def path_part(part: int | str) -> str:
+    """A part of a field path as a message shows it: an index, or a key.
+
+    A key that is no plain name (one with a dot, a control character, a lone surrogate,
+    only digits, or over 40 characters) is shown quoted, escaped and cut, so the path reads
+    one way and the answer always encodes.
+    """
+    if isinstance(part, int) or _PLAIN.fullmatch(part):
+        return str(part)
+    return ascii(part[:40]) + ("…" if len(part) > 40 else "")
 
 
 def _where(loc: tuple[int | str, ...], unknown: bool) -> str:
@@ -77,11 +90,11 @@ def _where(loc: tuple[int | str, ...], unknown: bool) -> str:
 
     The first part of ``loc`` is the union's tag (the op); pydantic's union-member tags
     (``ReadersIn``, ``list[...]``) are left out; an ``unknown`` field's name, the last
-    part, is kept as given.
+    part, is kept, shown as `path_part` shows it.
     """
     last = len(loc) - 1
     kept = [
-        str(x)
+        path_part(x)
         for n, x in enumerate(loc)
         if n > 0 and (isinstance(x, int) or (unknown and n == last) or _FIELD.fullmatch(x))
     ]
