@@ -85,6 +85,19 @@ def test_verify_picks_one_decision_out_of_replay_output(runner: CliRunner, decis
     assert result.output.startswith("ok: view")
 
 
+def test_verify_before_the_view_was_issued_says_when_it_holds(
+    runner: CliRunner, decisions: Path
+) -> None:
+    """A newcomer gave the blocked return's time and read only when the view expires."""
+    view = json.loads(decisions.read_text(encoding="utf-8"))["decisions"][1]["view"]
+    early = "2026-06-02T13:00:00Z"
+
+    result = runner.invoke(cli, ["verify", str(decisions), "--decision", "2", "--at", early])
+
+    assert result.exit_code == 3
+    assert f"holds from {view['issued_at']} until {view['expires_at']}" in result.output
+
+
 def test_verify_says_a_blocked_decision_has_no_view(runner: CliRunner, decisions: Path) -> None:
     result = runner.invoke(cli, ["verify", str(decisions), "--decision", "1"])
 

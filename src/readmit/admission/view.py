@@ -223,7 +223,8 @@ def _checked(
         if payload is None:
             _check_digests(signed["items"])
         if not parse_time(signed["issued_at"]) <= at < parse_time(signed["expires_at"]):
-            raise ViewRejected(f"not valid at {format_time(at)} (expires {signed['expires_at']})")
+            held = f"it holds from {signed['issued_at']} until {signed['expires_at']}"
+            raise ViewRejected(f"not valid at {format_time(at)} ({held})")
         for name, value in expect.items():
             if signed[name] != value:
                 raise ViewRejected(f"{name} is {signed[name]!r}, expected {value!r}")
