@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import store_url
 from readmit.admission.invalidation.implicit import Pair, Verdict
@@ -192,3 +194,63 @@ def test_m025_keeps_when_the_evidence_of_each_verdict_ends(
         again.close()
 
     assert [tuple(r) for r in rows] == [("s", "2026-05-01T08:20:00.000000+00:00")]
+
+
+@st.composite
+def bounded_histories(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]:
+    """Swims, then closures (and openings) filed while A1 is away, each with or without
+    an end, some by a key (so filed again); A1 returns several times, and departs after
+    each return but the last."""
+    events = [
+        item(0, f"s{n}", f"Swim at {9 + n} in the pool.", readers=draw(st.sampled_from(_READERS)))
+        for n in range(draw(st.integers(1, 3)))
+    ]
+    events.append(depart(1))
+    returns = sorted(draw(st.lists(st.integers(3, 40), min_size=1, max_size=3, unique=True)))
+    for k in range(draw(st.integers(1, 3))):
+        said = draw(st.sampled_from(["The pool is closed.", "The pool is open."]))
+        end = draw(st.sampled_from([None, 4, 12, 25, 60]))
+        filed = draw(st.integers(2, max(2, min(end or 60, returns[-1]) - 1)))
+        bounded = {} if end is None else {"valid_to": at(end)}
+        if draw(st.booleans()):  # filed again by its key, in its words or others
+            bounded["key"] = "pool"
+        events.append({**item(filed, f"n{k}", said, readers="*", **bounded), "id": f"e_n{k}"})
+    for n, when in enumerate(returns):
+        events.append(ret(when))
+        if n < len(returns) - 1:
+            events.append(depart(when))
+    events.sort(key=lambda e: (e["at"], e["op"] in ("return", "depart")))
+    return events, returns
+
+
+_READERS: list[Any] = ["*", {"principals": ["family"]}]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bounded_histories())
+def test_no_return_excludes_on_news_that_ended_and_middle_returns_change_nothing(
+    history: tuple[list[dict[str, Any]], list[int]],
+) -> None:
+    """Whatever the returns in between: nothing is excluded on news ended by the return,
+    and the last return decides as a return with no middle ones does."""
+    events, returns = history
+    ends = {e["id"]: e["item"].get("valid_to") for e in events if e.get("id", "").startswith("e_n")}
+    alone = [
+        e
+        for e in events
+        if e["op"] not in ("return", "depart") or e["at"] in (at(1), at(returns[-1]))
+    ]
+    stores = [open_store("sqlite:///:memory:") for _ in range(2)]
+    try:
+        records, _ = run(stores[0], events)
+        (last_alone,), _ = run(stores[1], alone)
+    finally:
+        for store in stores:
+            store.close()
+
+    for record in records:
+        for excluded in record["excluded"]:
+            if excluded["reason"] == "implicitly_invalidated":
+                end = ends.get(excluded["evidence"][0])
+                assert end is None or end > record["at"], (record["at"], excluded)
+    assert sorted(records[-1]["items"]) == sorted(last_alone["items"])
