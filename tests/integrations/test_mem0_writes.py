@@ -279,6 +279,21 @@ def test_a_bulk_delete_that_would_remove_another_principals_memory_is_refused(
     assert shared.get(elsewhere) is None
 
 
+def test_a_bulk_delete_with_no_filter_is_refused_as_mem0_refuses_it(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """A ``ValueError``, as Mem0's own, before the check of what it would remove (which
+    answered ``Forbidden`` where a hidden memory existed, a review's finding)."""
+    shared = bank(tmp_path)
+    mb, mc = ReadmitMemory(shared, three["b"]), ReadmitMemory(shared, three["c"])
+    card = add(mc, "C-PRIVATE: card 4111")
+
+    with pytest.raises(ValueError, match="delete_all needs user_id, agent_id or run_id"):
+        mb.delete_all()
+
+    assert shared.get(card) is not None
+
+
 def test_the_async_bulk_deletes_refuse_another_principals_memory_as_the_sync_ones(
     three: dict[str, Member], tmp_path: Path
 ) -> None:

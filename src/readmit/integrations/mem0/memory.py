@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
+from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
 from readmit.integrations.mem0.updates import annotating, merged, restored
 from readmit.integrations.team import Member, one_at_a_time
 
@@ -167,7 +167,7 @@ class ReadmitMemory:
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
-        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
         hidden = self.readmit.hidden_memories()
         caught = [m for m in hidden if _in_scope(self.inner.get(m), scope)]
         self.readmit.may_remove(caught, _call("delete_all", scope))
@@ -340,7 +340,7 @@ class AsyncReadmitMemory:
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
-        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
         hidden = await self._off_loop(self.readmit.hidden_memories)
         caught = [m for m in hidden if _in_scope(await self.inner.get(m), scope)]
         self.readmit.may_remove(caught, _call("delete_all", scope))

@@ -343,6 +343,20 @@ class Recorder:
         return [Revoke(id=new_id("mem0"), at=at, author=author, target=t, why=why) for t in targets]
 
 
+def scoped(**scope: str | None) -> dict[str, str | None]:
+    """A ``delete_all``'s scope, refused as Mem0 refuses it when it names nothing.
+
+    Refused first: otherwise the check of what it would remove (`Recorder.may_remove`)
+    answered `Forbidden` where Mem0 answers ``ValueError``.
+
+    Raises:
+        ValueError: if every filter is ``None`` (use ``reset`` to remove everything).
+    """
+    if all(value is None for value in scope.values()):
+        raise ValueError("delete_all needs user_id, agent_id or run_id (reset() removes all)")
+    return scope
+
+
 def current_key(items: Sequence[Item]) -> str | None:
     """The key of the newest of ``items`` (a memory's versions keep its key)."""
     return items[-1].key if items else None
