@@ -123,25 +123,30 @@ def _where(event: Event, index: int, named: bool) -> str:
 def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -> Event:
     if isinstance(raw, dict):
         raw = {"at": format_time(at), **raw}
-    stored = _stored(agent, raw) if named else None  # None too for an id it cannot store
+
+    def stored() -> str | None:
+        """The id as stored, made only for a refusal (None: it gave none it can store)."""
+        return _stored(agent, raw) if named else None
+
     try:
         step = parse_step(raw, index)
     except InvalidEventAt as exc:  # named as stored, as every other refusal of the batch
-        event_id = exc.event_id if stored is None else stored
+        event_id = stored()
         raise InvalidEventAt(
-            event_id, exc.problem, index=index, fields=exc.fields, named=stored is not None,
-            unknown=exc.unknown,
+            event_id or exc.event_id, exc.problem, index=index, fields=exc.fields,
+            named=event_id is not None, unknown=exc.unknown,
         ) from None  # fmt: skip
     if isinstance(step, RecordExperience | Depart | ReturnRequest):
         problem = f"op {step.op!r} has its own endpoint, POST {_ENDPOINTS[step.op]}"
-        event_id = step.id if stored is None else stored
+        event_id = stored()
         raise InvalidEventAt(
-            event_id, problem, index=index, fields=("op",), named=stored is not None
+            event_id or step.id, problem, index=index, fields=("op",), named=event_id is not None
         )
     if step.author != agent:
-        where = f"event {stored!r} (events[{index}])" if stored else f"events[{index}]"
+        event_id = stored()
+        where = f"event {event_id!r} (events[{index}])" if event_id else f"events[{index}]"
         refused = f"{where}: agent {agent!r} may only record events it authors"
-        raise located(Forbidden(refused), stored, index, "author")
+        raise located(Forbidden(refused), event_id, index, "author")
     if not named:
         # Ids are the server's to give when the agent leaves them out: a per-request
         # index would collide with the events of earlier requests.
@@ -149,7 +154,7 @@ def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -
     try:
         return namespaced(step, agent, id_given=named)
     except InvalidEvent as exc:
-        raise at_position(exc, index, named=stored is not None) from None
+        raise at_position(exc, index, named=stored() is not None) from None
 
 
 _ENDPOINTS = {"experience": "/v1/memories", "depart": "/v1/depart", "return": "/v1/return"}
