@@ -8,10 +8,9 @@ is one the agent never wrote. The store's own refusals are located the same way
 """
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import partial
 from typing import TypeVar
 
 from readmit.clock import format_time
@@ -175,22 +174,18 @@ def _check_times(batch: Batch, at: datetime, limits: Limits) -> None:
     for index, event in enumerate(batch.events):
         what = _where(event, index, batch.named[index])
         validity = getattr(getattr(event, "item", None), "validity", None)
-        checks: list[tuple[str, Callable[[], object]]] = [
-            ("at", partial(not_ahead, event.at, at, limits.clock_skew, what))
-        ]
-        if validity is not None:
-            checks += [
-                (f, partial(in_calendar, value, f"{what}: {f}"))
-                for f, value in (
+        field = "at"
+        try:
+            not_ahead(event.at, at, limits.clock_skew, what)
+            if validity is not None:
+                for field, value in (
                     ("item.valid_from", validity.valid_from),
                     ("item.valid_to", validity.valid_to),
-                )
-            ]
-        for field, check in checks:
-            try:
-                check()
-            except ReadmitError as exc:
-                raise located(exc, _shown(batch, index), index, field) from None
+                ):
+                    if value is not None:
+                        in_calendar(value, f"{what}: {field}")
+        except ReadmitError as exc:
+            raise located(exc, _shown(batch, index), index, field) from None
 
 
 def _shown(batch: Batch, index: int) -> str | None:
