@@ -4,15 +4,33 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from readmit.admission.memo import Grown
 from readmit.events import Recorded
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner, Scope
 
-Restoring = tuple[str | None, str | None, Scope | None]
-"""What restores a verdict resting on an event: the text whose restatement does, with who
-may read the statement it withdrew; or the item whose withdrawal does; or neither."""
+StandIn = tuple[str, str | None, Scope | None]
+"""An item standing in for a withdrawn statement: its id, key and readers (``None``:
+unknown, replaced by no key)."""
+
+
+class Restoring(NamedTuple):
+    """What restores a verdict resting on an event.
+
+    The text whose restatement does, with who may read the statement it withdrew; or the
+    item whose withdrawal does; or neither. An event that brought an item in the place of
+    the statement it withdrew also restores it where that item (``in_place``: its id, key
+    and readers) is replaced by one that holds wherever the statement (``withdrawn``) held
+    (`readmit.admission.invalidation.narrowed`).
+    """
+
+    text: str | None = None
+    news: str | None = None
+    said: Scope | None = None
+    in_place: StandIn | None = None
+    withdrawn: Item | None = None
+
 
 _ID = attrgetter("id")
 V = TypeVar("V")

@@ -19,6 +19,7 @@ from readmit.store.restatements import (
     lapses_restated_today,
     restated_by_their_evidence,
 )
+from readmit.store.stand_ins import stand_ins_of_standing
 from readmit.store.verdicts import ends_of_evidence
 
 Step = str | Callable[[Connection], None]
@@ -308,6 +309,19 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         # Each verdict keeps when its evidence ends; watermarks stay, as what ended is not shown.
         "m025_verdicts_end_with_their_evidence",
         ["ALTER TABLE invalidations ADD COLUMN restore_until TEXT", ends_of_evidence],
+    ),
+    (
+        # A verdict whose evidence put an item in the place of the statement it withdrew
+        # lapses where that item is replaced by one that holds wherever the statement held
+        # (`readmit.store.stand_ins`): each standing verdict keeps its stand-in, followed
+        # through the log, and one already so restored lapses. Watermarks stay: the lapsed
+        # item is screened again from its own, as any lapsed verdict's is.
+        "m026_verdicts_follow_what_stands_in",
+        [
+            "ALTER TABLE invalidations ADD COLUMN restore_in_place TEXT",
+            "CREATE INDEX invalidations_by_stand_in ON invalidations (workspace, restore_in_place)",
+            stand_ins_of_standing,
+        ],
     ),
 ]
 

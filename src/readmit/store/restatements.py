@@ -8,8 +8,9 @@ from readmit.events import Assert, Supersede
 from readmit.model import Scope
 from readmit.store.bodies import event_of, item_of
 from readmit.store.connection import Connection
+from readmit.store.readers import readers_of, scope_of, seen_by_all
 from readmit.store.restoring import restoration
-from readmit.store.verdicts import readers_of, restores, scope_of, seen_by_all
+from readmit.store.verdicts import restores
 
 _Lapsed = tuple[int, str, Scope | None, Scope | None]
 """The epoch a verdict lapsed at, its item, who reads that, who read what its evidence

@@ -10,8 +10,8 @@ nothing (m023 lapsed those, to be judged again).
 
 import json
 
-from readmit.admission.context import Restoring
-from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.admission.context import Restoring, StandIn
+from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.connection import Connection
 from readmit.wire import item_from_json, parse_event
@@ -28,7 +28,7 @@ def restoration(
         "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?", (workspace, event_id)
     ).fetchone()
     if row is None:
-        return None, None, None
+        return Restoring()
     recorded = Recorded(epoch=row[0], event=parse_event(json.loads(row[1]), row[0]))
     return restoration_of(db, workspace, recorded, premise)
 
@@ -45,7 +45,8 @@ def restoration_of(
     """
     event = later.event
     if isinstance(event, Assert | Supersede) and premise is not None and premise == event.item.id:
-        return None, premise, None  # news, or news filed again in the same words (`rests_on`)
+        return Restoring(news=premise)  # news, or news filed again in its words (`rests_on`)
+    placed = _in_place(db, workspace, event)
     match event:
         case Supersede() if (
             event.item.key is not None and (replaced := _replaced(db, workspace, later)) != []
@@ -53,30 +54,44 @@ def restoration_of(
             # It withdrew its target and what held its key (or, from before m012, may have):
             # the premise says which the verdict rests on; without one, none restores it.
             if premise == event.target:
-                return _stated(item_at(db, workspace, premise))
-            return _stated(_named(replaced, premise))
-        case Revoke() | Close() | Supersede():
-            return _stated(item_at(db, workspace, event.target))
+                return _stated(item_at(db, workspace, premise), placed)
+            return _stated(_named(replaced, premise), placed)
+        case Revoke() | Close() | Supersede():  # only a supersession put an item in its place
+            return _stated(item_at(db, workspace, event.target), placed)
         case Assert() if event.item.key is not None:
             replaced = _replaced(db, workspace, later)
             if replaced is None:  # from before m012: the key's newest earlier item
                 held = _key_held(db, workspace, later)
                 replaced = [] if held is None else [held]
             if len(replaced) == 1:
-                return _stated(replaced[0])
+                return _stated(replaced[0], placed)
             # None replaced: withdrawing the new item restores; several: the premise says
             # which the verdict rests on (without one, nothing restores it).
-            return (
-                (None, event.item.id, None) if not replaced else _stated(_named(replaced, premise))
-            )
+            if not replaced:
+                return Restoring(news=event.item.id)
+            return _stated(_named(replaced, premise), placed)
         case Assert():
-            return None, event.item.id, None
-    return None, None, None
+            return Restoring(news=event.item.id)
+    return Restoring()
 
 
-def _stated(item: Item | None) -> Restoring:
-    """What restores a verdict resting on ``item``'s withdrawal: its text stated again."""
-    return (None, None, None) if item is None else (item.text, None, item.scope)
+def _stated(item: Item | None, placed: StandIn | None = None) -> Restoring:
+    """What restores a verdict resting on ``item``'s withdrawal: its text stated again.
+
+    Or, where an item was put in its place (``placed``), that item replaced by one that
+    holds wherever ``item`` held (`readmit.admission.invalidation.narrowed`).
+    """
+    if item is None:
+        return Restoring()
+    return Restoring(item.text, None, item.scope, placed, item if placed else None)
+
+
+def _in_place(db: Connection, workspace: str, event: Event) -> StandIn | None:
+    """The item ``event`` brought, as a stand-in for what it withdrew (``None``: none)."""
+    if not isinstance(event, Assert | Supersede):
+        return None
+    placed = item_at(db, workspace, event.item.id)
+    return None if placed is None else (placed.id, placed.key, placed.scope)
 
 
 def _named(replaced: list[Item] | None, premise: str | None) -> Item | None:

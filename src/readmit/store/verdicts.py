@@ -46,9 +46,11 @@ from operator import attrgetter
 from readmit.admission.context import Standing, items_by_id
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede, restates
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
+from readmit.store import stand_ins
 from readmit.store.connection import Connection, stamp
+from readmit.store.readers import draft_readers, knew, scope_of, seen_by_all
 from readmit.store.restoring import item_at, restoration, restoration_of, withdrawn_at
 from readmit.store.rows import select_in
 from readmit.wire import item_from_json, parse_event
@@ -74,30 +76,33 @@ def remember(
             continue
         later = parse_event(json.loads(row[1]), row[0])
         premise = judgment.premises.get(exclusion.item)
-        restore_text, restore_item, said = restoration_of(
-            db, workspace, Recorded(epoch=row[0], event=later), premise
-        )
+        restoring = restoration_of(db, workspace, Recorded(epoch=row[0], event=later), premise)
+        restore_text, restore_item, said = restoring.text, restoring.news, restoring.said
         # Under the workspace lock: nothing is written between this scan and the insert. A
         # verdict standing there stays: this return's, decided beside the one that stored
         # it, may rest on a premise restored since (its context read before that verdict).
         scope = None if restore_text is None else scope_of(db, workspace, exclusion.item)
         until = None if (end := judgment.ends.get(exclusion.item)) is None else stamp(end)
-        lapsed = next(
+        after = events(row[0])
+        stood_in, placed = stand_ins.placed_now(db, workspace, after, restoring, scope)
+        restored = next(
             (
                 r.epoch
-                for r in events(row[0])
+                for r in after
                 if restores(r, restore_text, restore_item)
                 and (restore_text is None or seen_by_all(db, workspace, r, scope, said))
             ),
             None,
         )
-        if restore_item is not None and (at := withdrawn_at(db, workspace, restore_item)):
-            lapsed = at if lapsed is None else min(lapsed, at)  # a keyed item replaced it too
+        replaced = None if restore_item is None else withdrawn_at(db, workspace, restore_item)
+        # The first of a restatement, a stand-in replaced by one that holds as the statement
+        # did, and the withdrawal of the news it rests on (a keyed item replaced it too).
+        lapsed = min((e for e in (restored, stood_in, replaced) if e), default=None)
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
             "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
-            "principal, role, premise, restore_until) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "principal, role, premise, restore_until, restore_in_place) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (workspace, item) DO UPDATE "
             "SET event = excluded.event, event_epoch = excluded.event_epoch, "
             "evidence = excluded.evidence, verifier = excluded.verifier, "
@@ -105,7 +110,9 @@ def remember(
             "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
             "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
             "principal = excluded.principal, role = excluded.role, premise = excluded.premise, "
-            "restore_until = excluded.restore_until WHERE invalidations.lapsed_epoch IS NOT NULL "
+            "restore_until = excluded.restore_until, "
+            "restore_in_place = excluded.restore_in_place "
+            "WHERE invalidations.lapsed_epoch IS NOT NULL "
             "OR invalidations.restore_until <= ?",
             (
                 workspace,
@@ -124,6 +131,7 @@ def remember(
                 reader.role,
                 premise,
                 until,
+                None if lapsed is not None else placed,
                 None if judgment.at is None else stamp(judgment.at),
             ),
         )
@@ -167,58 +175,6 @@ def ends_of_evidence(db: Connection) -> None:
     )
 
 
-def scope_of(db: Connection, workspace: str, item: str) -> Scope | None:
-    """Who may read stored ``item`` (``None``: no such item)."""
-    found = item_at(db, workspace, item)
-    return None if found is None else found.scope
-
-
-def seen_by_all(
-    db: Connection, workspace: str, restoring: Recorded, scope: Scope | None, said: Scope | None
-) -> bool:
-    """Whether every reader of ``scope`` and the author of ``said`` may read what it states.
-
-    That is, all readers of the invalidated item (of ``scope``) may read the item
-    ``restoring`` states, and its author the statement it states again (of ``said``).
-    Readers are compared as sets of principals and roles (``*`` reads for everyone); an
-    item whose scope is unknown is restored by nothing (fail closed), nor is a statement
-    whose readers are.
-    """
-    event = restoring.event
-    if scope is None or not isinstance(event, Assert | Supersede):
-        return False
-    return scope.read_within(*_readers(db, workspace, event.author, event.item)) and _knew(
-        db, workspace, event.author, said
-    )
-
-
-def _knew(db: Connection, workspace: str, author: str, said: Scope | None) -> bool:
-    """Whether ``author`` may read a statement of scope ``said`` (so may state it again)."""
-    row = db.execute(
-        "SELECT principal, role FROM agents WHERE workspace = ? AND id = ?", (workspace, author)
-    ).fetchone()
-    return said is not None and row is not None and said.readable_by(row[0], row[1])
-
-
-def readers_of(db: Connection, workspace: str, stating: Recorded) -> tuple[frozenset[str], ...]:
-    """Who may read the item ``stating`` (an assert or a supersession) states: none else."""
-    event = stating.event
-    if not isinstance(event, Assert | Supersede):
-        return frozenset(), frozenset()
-    return _readers(db, workspace, event.author, event.item)
-
-
-def _readers(
-    db: Connection, workspace: str, author: str, draft: ItemDraft
-) -> tuple[frozenset[str], frozenset[str]]:
-    if draft.principals is not None:
-        return draft.readers(None)
-    row = db.execute(
-        "SELECT principal FROM agents WHERE workspace = ? AND id = ?", (workspace, author)
-    ).fetchone()
-    return draft.readers(None if row is None else row[0])
-
-
 def _said(db: Connection, workspace: str, event: str, premise: str | None) -> Scope | None:
     """Who may read the statement a verdict resting on ``event`` withdrew (`restoration`)."""
     return restoration(db, workspace, event, premise)[2]
@@ -247,14 +203,14 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
             (workspace, event.item.text),
         ).fetchall()
         if restored:
-            readers = _readers(db, workspace, event.author, event.item)
+            readers = draft_readers(db, workspace, event.author, event.item)
             db.executemany(
                 "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
                 [
                     (recorded.epoch, workspace, item)
                     for item, body, evidence, premise in restored
                     if item_from_json(json.loads(body)).scope.read_within(*readers)
-                    and _knew(db, workspace, event.author, _said(db, workspace, evidence, premise))
+                    and knew(db, workspace, event.author, _said(db, workspace, evidence, premise))
                 ],
             )
     if withdrew:
@@ -263,6 +219,7 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
             "AND lapsed_epoch IS NULL AND restore_item = ?",
             [(recorded.epoch, workspace, item) for item in withdrew],
         )
+        stand_ins.lapse(db, workspace, recorded, withdrew)
 
 
 def load(

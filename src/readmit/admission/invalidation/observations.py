@@ -10,17 +10,16 @@ A verifier that cannot judge news is shown none
 """
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from datetime import datetime
 from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext, grown_base
 from readmit.admission.invalidation.holders import Holders, SameKey
 from readmit.admission.invalidation.implicit import Later, Readers
+from readmit.admission.invalidation.narrowed import narrowed as narrowed_for
 from readmit.admission.invalidation.propagation import premises_readable
 from readmit.admission.invalidation.readers import fewer
 from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown
-from readmit.clock import format_time
 from readmit.events import (
     WITHDRAWING_OPS,
     Assert,
@@ -31,7 +30,7 @@ from readmit.events import (
     Supersede,
     restates,
 )
-from readmit.model import ANY, Agent, Item
+from readmit.model import Agent, Item
 
 
 def observations(ctx: ReturnContext, news: bool = True) -> list[Later]:
@@ -284,7 +283,7 @@ def _replaced(
     restatement of that kind restores no premise (`readmit.store.verdicts`). One for fewer
     readers is news filed again to an item whose readers of the first may all read it, and a
     withdrawal to the others (`readmit.admission.invalidation.readers`).
-    One in other words that holds for fewer uses (`_narrowed`) is shown as a withdrawal
+    One in other words that holds for fewer uses (`narrowed`) is shown as a withdrawal
     too, with what replaced it, and where (a booking "confirmed until Friday" in the place
     of one with no end kept a pickup that rested on it after Friday, when nothing stated
     the booking any more). Either way the new item is news as well (`_with_news`).
@@ -292,7 +291,7 @@ def _replaced(
     item = event.item
     old = withdrawn or (by_id.get(withdrawn_id) if withdrawn_id is not None else None)
     readers = None if old is None else _readers(event, by_id, agents)
-    narrowed = None if old is None else _narrowed(event, old)
+    narrowed = None if old is None else narrowed_for(event, old)
     if old is not None and (
         not _holds_as(event, narrowed, readers) if item.text == old.text else narrowed
     ):
@@ -315,12 +314,11 @@ def _holds_as(event: Assert | Supersede, narrowed: str | None, readers: Readers 
     """Whether ``event``'s item holds the text it replaced for every use and time it did.
 
     For every use when it `restates` (no bound, no premise, not hearsay), or wherever the
-    replaced item held when it is bounded no tighter (``narrowed``, `_narrowed`, is
-    ``None``: a copy of a booking that ends on Friday, or one that ends later). Its
-    readers (``readers``, `_readers`) may be fewer: then it stands in only for an item whose
-    readers of the replaced one may all read it (`readmit.admission.invalidation.readers`).
-    Readers unknown (no author known, nor the item loaded): it holds for nobody, failing
-    closed.
+    replaced item held when it is bounded no tighter (``narrowed`` is ``None``: a copy of
+    a booking that ends on Friday, or one that ends later). Its readers (``readers``,
+    `_readers`) may be fewer: then it stands in only for an item whose readers of the
+    replaced one may all read it (`readmit.admission.invalidation.readers`). Readers
+    unknown (no author known, nor the item loaded): it holds for nobody, failing closed.
     """
     return readers is not None and (restates(event) or narrowed is None)
 
@@ -334,40 +332,6 @@ def _readers(
     if draft.principals is not None or author is not None:
         return draft.readers(author.principal if author else None)
     return None if new is None else (new.scope.principals, new.scope.roles)
-
-
-def _narrowed(event: Assert | Supersede, old: Item) -> str | None:
-    """Where ``event``'s item holds for fewer uses than ``old`` held its statement, in words.
-
-    Another task or fewer purposes, a shorter time (an end sooner, or a start later than
-    ``old``'s that has not come when it is made), only as hearsay, or resting on items
-    ``old`` did not: ``None`` when it holds wherever ``old`` did. Readers are not compared
-    here: fewer readers may still be every reader of what rested on ``old``.
-    """
-    draft, where = event.item, list[str]()
-    if draft.task not in (ANY, old.scope.task):
-        where.append(f"only for the task {draft.task!r}")
-    if ANY not in draft.purposes and not old.scope.purposes <= draft.purposes:
-        where.append(f"only for {', '.join(sorted(draft.purposes))}")
-    start, end, was = draft.validity.valid_from, draft.validity.valid_to, old.validity
-    starts_later = (
-        start is not None
-        and not draft.validity.started(event.at)
-        and (was.valid_from is None or was.valid_from < start)
-    )
-    ends_sooner = end is not None and (was.valid_to is None or was.valid_to > end)
-    if starts_later or ends_sooner:
-        where.append(f"only {_interval(start, end)}")
-    if draft.unconfirmed and old.receipt is not None:
-        where.append("unconfirmed")
-    if not draft.depends_on <= old.depends_on:
-        where.append("resting on other items")
-    return ", ".join(where) or None
-
-
-def _interval(start: datetime | None, end: datetime | None) -> str:
-    since = "" if start is None else f"from {format_time(start)}"
-    return " ".join(filter(None, (since, "" if end is None else f"until {format_time(end)}")))
 
 
 def distinct(laters: Sequence[Later]) -> list[Later]:

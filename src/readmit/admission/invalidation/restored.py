@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from readmit.admission.context import Restoring
+from readmit.admission.context import Restoring, StandIn
 from readmit.admission.invalidation.implicit import Later
+from readmit.admission.invalidation.narrowed import follow, holds_in_place
 from readmit.admission.invalidation.readers import as_read_by
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
@@ -71,6 +72,8 @@ class Restorations:
         self.read: set[int] = set()
         self.since: int | None = None
         """How far back the log before the departure was read (`add_from`)."""
+        self.sources: list[Sequence[Recorded]] = []
+        """The events taken in, as given (a later event may restore through a stand-in)."""
         self._known: dict[tuple[str, str, Any], bool] = {}
         self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
@@ -78,7 +81,9 @@ class Restorations:
     def add_from(self, start: int, history: Callable[[int, bool], Any]) -> None:
         """Take in every event of the log after ``start`` (``history``: the context's)."""
         if self.since is None or start < self.since:
-            self.add(history(start, True).events)
+            events = history(start, True).events
+            self.add(events)
+            self.sources.append(events)
             self.since = start
 
     @classmethod
@@ -104,6 +109,7 @@ class Restorations:
                 made.stated, made.withdrawn = dict(stated), dict(withdrawn)
                 made.keyed, made.holders = dict(keyed), dict(holders)
         made.add(delta[start:])
+        made.sources.append(delta)
         if start < len(delta):
             taken = (made.stated, made.withdrawn, made.keyed, made.holders)
             _DELTAS.put((delta,), (*taken, frozenset(made.read), made._principals))
@@ -160,7 +166,8 @@ class Restorations:
         ]
 
     def _restored(self, later: Later, item: Item) -> bool:
-        text, news, said = self._restoring(later)
+        restoring = self._restoring(later)
+        text, news, said = restoring.text, restoring.news, restoring.said
         # An event shown withdrawing what it restates itself (readers unknown) restores it
         # for an item its readers cover; one shown in its words replacing it is judged.
         shown_gone = later.replacement_text is None
@@ -174,13 +181,52 @@ class Restorations:
                     and item.scope.read_within(*readers)
                     and self._knew(author, said)
                     for (readers, author), epoch in statements.items()
-                )
+                ) or self._stood_in(later, item, restoring)
             return found
         if news is not None:  # news, undone
             return self.withdrawn.get(news, later.epoch) > later.epoch or self._replaced(
                 news, later.epoch
             )
         return False
+
+    def _stood_in(self, later: Later, item: Item, restoring: Restoring) -> bool:
+        """Whether what ``later`` put in the place of what it withdrew was replaced so.
+
+        By one that holds wherever the withdrawn statement held, readable by every reader
+        of ``item``, whose author may read that statement (`follow`).
+        """
+        placed, withdrawn, said = restoring.in_place, restoring.withdrawn, restoring.said
+        if placed is None or withdrawn is None:
+            return False
+
+        def restores(recorded: Recorded) -> bool:
+            event = recorded.event
+            return (
+                isinstance(event, Assert | Supersede)
+                and holds_in_place(event, withdrawn)
+                and item.scope.read_within(*self._readers(event))
+                and self._knew(event.author, said)
+            )
+
+        restored, _ = follow(
+            self._after(later.epoch), placed, restores, self._may_replace, self._scope
+        )
+        return restored is not None
+
+    def _after(self, epoch: int) -> list[Recorded]:
+        """The events taken in after ``epoch``, in epoch order."""
+        found = {r.epoch: r for source in self.sources for r in source if r.epoch > epoch}
+        return [found[n] for n in sorted(found)]
+
+    def _may_replace(self, author: str, scope: Scope) -> bool:
+        """Whether an item of ``author``'s replaces a holder of its key read by ``scope``."""
+        who = self.agents.get(author)
+        return scope.readable_by(who.principal, who.role) if who else not self.agents
+
+    def _scope(self, event: Assert | Supersede) -> Scope | None:
+        """Who may read ``event``'s item (``None``: nobody known)."""
+        principals, roles = self._readers(event)
+        return Scope(principals=principals, roles=roles) if principals else None
 
     def _replaced(self, news: str, epoch: int) -> bool:
         """Whether a later item of ``news``'s key replaced it (as the store's writer does).
@@ -214,17 +260,28 @@ class Restorations:
     def _restoring(self, later: Later) -> Restoring:
         """What restores ``later``'s premise (`Restoring`): a text stated again, or an item."""
         if later.op == "evidence":
-            return None, None, None  # a raw source is never withdrawn: its verdicts stand
+            return Restoring()  # a raw source is never withdrawn: its verdicts stand
         premise = rests_on(later)
         if self.rule is None:
             if premise is not None and premise == later.replacement_id:
-                return None, premise, None
+                return Restoring(news=premise)
             withdrawn = self.items.get(later.withdrawn_id or "")
-            return later.withdrawn_text, None, None if withdrawn is None else withdrawn.scope
+            said = None if withdrawn is None else withdrawn.scope
+            return Restoring(later.withdrawn_text, None, said, self._placed(later), withdrawn)
         asked = later.event_id, premise
         if asked not in self._rules:
             self._rules[asked] = self.rule(*asked)
         return self._rules[asked]
+
+    def _placed(self, later: Later) -> StandIn | None:
+        """The item ``later`` brought in the place of what it withdrew (``None``: none)."""
+        new = later.replacement_id
+        if new is None or later.withdrawn_id is None:
+            return None
+        if (held := self.holders.get(new)) is not None:
+            return new, *held
+        found = self.items.get(new)
+        return None if found is None else (new, found.key, found.scope)
 
     def _readers(self, event: Assert | Supersede) -> _Readers:
         if event.author not in self._principals:

@@ -1,0 +1,109 @@
+"""Where a replacement holds for fewer uses than what it replaced, and what undoes that.
+
+A booking "confirmed until Friday" in the place of one with no end is a withdrawal of the
+first for every use after Friday (`readmit.admission.invalidation.observations`). A later
+item of the key, or a supersession, that holds wherever the first booking held (a booking
+"confirmed for the whole stay") undoes it: the first booking's statement is held again, in
+other words, as if that item had replaced it directly, and a verdict resting on the
+narrowing lapses (`readmit.admission.invalidation.restored`, `readmit.store.verdicts`).
+What replaced the stand-in is judged in its turn, as any replacement is.
+"""
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from readmit.admission.context import StandIn
+from readmit.clock import format_time
+from readmit.events import Assert, Close, Recorded, Revoke, Supersede
+from readmit.model import ANY, Item, Scope
+
+
+def narrowed(event: Assert | Supersede, old: Item) -> str | None:
+    """Where ``event``'s item holds for fewer uses than ``old`` held its statement, in words.
+
+    Another task or fewer purposes, a shorter time (an end sooner, or a start later than
+    ``old``'s that has not come when it is made), only as hearsay, or resting on items
+    ``old`` did not: ``None`` when it holds wherever ``old`` did. Readers are not compared
+    here: fewer readers may still be every reader of what rested on ``old``.
+    """
+    draft, where = event.item, list[str]()
+    if draft.task not in (ANY, old.scope.task):
+        where.append(f"only for the task {draft.task!r}")
+    if ANY not in draft.purposes and not old.scope.purposes <= draft.purposes:
+        where.append(f"only for {', '.join(sorted(draft.purposes))}")
+    start, end, was = draft.validity.valid_from, draft.validity.valid_to, old.validity
+    starts_later = (
+        start is not None
+        and not draft.validity.started(event.at)
+        and (was.valid_from is None or was.valid_from < start)
+    )
+    ends_sooner = end is not None and (was.valid_to is None or was.valid_to > end)
+    if starts_later or ends_sooner:
+        where.append(f"only {_interval(start, end)}")
+    if draft.unconfirmed and old.receipt is not None:
+        where.append("unconfirmed")
+    if not draft.depends_on <= old.depends_on:
+        where.append("resting on other items")
+    return ", ".join(where) or None
+
+
+def _interval(start: datetime | None, end: datetime | None) -> str:
+    since = "" if start is None else f"from {format_time(start)}"
+    return " ".join(filter(None, (since, "" if end is None else f"until {format_time(end)}")))
+
+
+def holds_in_place(event: Assert | Supersede, withdrawn: Item) -> bool:
+    """Whether ``event``'s item, replacing a stand-in, holds wherever ``withdrawn`` held.
+
+    Hearsay replaces nothing.
+    """
+    return not event.item.unconfirmed and narrowed(event, withdrawn) is None
+
+
+def follow(
+    events: Iterable[Recorded],
+    stand_in: StandIn,
+    restores: Callable[[Recorded], bool],
+    replaces: Callable[[str, Scope], bool],
+    readers: Callable[[Assert | Supersede], Scope | None],
+) -> tuple[int | None, StandIn | None]:
+    """Where ``events`` (after the evidence, in epoch order) take ``stand_in``.
+
+    The stand-in is followed from one replacement to the next: a supersession of it, or a
+    confirmed item of its key whose author may read it (``replaces(author, its readers)``,
+    as the store's writer replaces; ``readers``: who may read an event's item). The first
+    that ``restores`` (holds wherever the withdrawn statement held, for every reader of the
+    invalidated item) restores the premise: its epoch is returned. One that does not stands
+    in its turn: the last is returned, or ``None`` where it was revoked or closed (nothing
+    holds the statement, and nothing will restore it so).
+    """
+    current: StandIn | None = stand_in
+    for recorded in events:
+        event = recorded.event
+        if current is None:
+            break
+        if isinstance(event, Revoke | Close) and event.target == current[0]:
+            current = None
+        elif isinstance(event, Assert | Supersede) and _replaces(event, current, replaces):
+            if restores(recorded):
+                return recorded.epoch, current
+            current = event.item.id, event.item.key, readers(event)
+    return None, current
+
+
+def _replaces(
+    event: Assert | Supersede, current: StandIn, may: Callable[[str, Scope], bool]
+) -> bool:
+    """Whether ``event`` withdrew the stand-in ``current`` (superseded it, or its key)."""
+    held, key, scope = current
+    if event.item.id == held:
+        return False
+    if isinstance(event, Supersede) and event.target == held:
+        return True
+    return (
+        key is not None
+        and scope is not None
+        and event.item.key == key
+        and not event.item.unconfirmed
+        and may(event.author, scope)
+    )

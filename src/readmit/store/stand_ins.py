@@ -1,0 +1,110 @@
+"""Verdicts resting on an item put in a withdrawn statement's place, followed as it goes.
+
+A verdict whose evidence withdrew a statement and put an item in its place (a booking
+"confirmed until Friday" in the place of one with no end) also lapses where that item is
+replaced by one that holds wherever the statement held, for every reader of the
+invalidated item (`readmit.admission.invalidation.narrowed`). A replacement that does not
+stands in its turn; a revocation or closing of the stand-in leaves nothing to follow. The
+stand-in is kept with the verdict (``restore_in_place``) and moved by the writer of each
+event that withdraws it (`lapse`), as the verdicts' other restorations are
+(`readmit.store.verdicts`).
+"""
+
+from collections.abc import Iterable, Sequence
+from functools import partial
+
+from readmit.admission.context import Restoring
+from readmit.admission.invalidation.narrowed import follow, holds_in_place
+from readmit.events import Assert, Recorded, Supersede
+from readmit.model import Scope
+from readmit.store.bodies import event_of
+from readmit.store.connection import Connection
+from readmit.store.readers import item_readers, may_replace, scope_of, seen_by_all
+from readmit.store.restoring import item_at, restoration
+from readmit.store.rows import select_in
+
+
+def placed_now(
+    db: Connection,
+    workspace: str,
+    events: Iterable[Recorded],
+    restoring: Restoring,
+    scope: Scope | None,
+) -> tuple[int | None, str | None]:
+    """(epoch ``events`` restore at, or ``None``; the stand-in then, or ``None``: none).
+
+    ``restoring``: what restores the verdict, its stand-in where ``events`` start;
+    ``scope``: who may read the invalidated item.
+    """
+    placed, withdrawn = restoring.in_place, restoring.withdrawn
+    if placed is None or withdrawn is None:
+        return None, None
+
+    def restores(recorded: Recorded) -> bool:
+        event = recorded.event
+        return (
+            isinstance(event, Assert | Supersede)
+            and holds_in_place(event, withdrawn)
+            and seen_by_all(db, workspace, recorded, scope, restoring.said)
+        )
+
+    readers = partial(item_readers, db, workspace)
+    at, now = follow(events, placed, restores, partial(may_replace, db, workspace), readers)
+    return at, None if now is None else now[0]
+
+
+def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence[str]) -> None:
+    """Follow the stand-ins ``recorded`` withdrew: lapse the verdicts it restores, or move."""
+    rows = list(
+        select_in(
+            db,
+            workspace,
+            "SELECT item, event, premise, restore_in_place FROM invalidations",
+            "restore_in_place",
+            withdrew,
+            "AND lapsed_epoch IS NULL",
+        )
+    )
+    for item, evidence, premise, held in rows:
+        current = item_at(db, workspace, held)
+        restoring = restoration(db, workspace, evidence, premise)
+        if current is not None:
+            restoring = restoring._replace(in_place=(current.id, current.key, current.scope))
+        at, now = placed_now(db, workspace, (recorded,), restoring, scope_of(db, workspace, item))
+        db.execute(
+            "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
+            "WHERE workspace = ? AND item = ?",
+            (at, None if at is not None else now, workspace, item),
+        )
+
+
+def stand_ins_of_standing(db: Connection) -> None:
+    """Keep each standing verdict's stand-in, lapsing those already restored (m026)."""
+    rows = db.execute(
+        "SELECT workspace, item, event, event_epoch, premise FROM invalidations "
+        "WHERE lapsed_epoch IS NULL AND restore_text IS NOT NULL ORDER BY workspace, event_epoch"
+    ).fetchall()
+    logs: dict[str, list[Recorded]] = {}
+    for workspace, item, evidence, epoch, premise in rows:
+        restoring = restoration(db, workspace, evidence, premise)
+        if restoring.in_place is None:
+            continue
+        if workspace not in logs:  # read once a workspace, from its earliest such evidence
+            logs[workspace] = _log(db, workspace, int(epoch))
+        events = (r for r in logs[workspace] if r.epoch > epoch)
+        at, now = placed_now(db, workspace, events, restoring, scope_of(db, workspace, item))
+        db.execute(
+            "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
+            "WHERE workspace = ? AND item = ?",
+            (at, None if at is not None else now, workspace, item),
+        )
+
+
+def _log(db: Connection, workspace: str, start: int) -> list[Recorded]:
+    """The events of ``workspace`` after epoch ``start`` that may withdraw or replace."""
+    rows = db.execute(
+        "SELECT epoch, body FROM events WHERE workspace = ? AND epoch > ? "
+        "AND op IN ('assert', 'supersede', 'revoke', 'close') ORDER BY epoch",
+        (workspace, start),
+    ).fetchall()
+    return [event_of(int(n), str(body)) for n, body in rows]
