@@ -15,34 +15,13 @@ from hypothesis import strategies as st
 from conftest import store_url
 from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.clock import parse_time
-from readmit.replay import replay
-from readmit.scenario import load_scenario
-from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 from readmit.store.sql import SqlStore
 from readmit.testing import FunctionVerifier
+from trip import assert_item, at, depart, reason, replayed, ret
 
-SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
-
-
-def at(n: int) -> str:
-    return f"2026-05-01T{8 + n // 60:02}:{n % 60:02}:00Z"
-
-
-def item(n: int, id: str, text: str, **extra: Any) -> dict[str, Any]:
-    return {"at": at(n), "author": "A2", "op": "assert", "item": {"id": id, "text": text, **extra}}
-
-
-def ret(n: int, agent: str = "A1") -> dict[str, Any]:
-    return {"at": at(n), "op": "return", "agent": agent, "task": "trip", "purpose": "itinerary"}
-
-
-def depart(n: int, agent: str = "A1") -> dict[str, Any]:
-    return {"at": at(n), "op": "depart", "agent": agent}
-
-
-SWIM = item(0, "s", "Swim at 9 in the pool.", readers="*")
-CLOSED = item(5, "n2", "The pool is closed.", readers="*", valid_to=at(20))
+SWIM = assert_item(0, "s", "Swim at 9 in the pool.", readers="*")
+CLOSED = assert_item(5, "n2", "The pool is closed.", readers="*", valid_to=at(20))
 
 
 def _pool_closed(pair: Pair) -> Verdict:
@@ -54,24 +33,8 @@ def _pool_closed(pair: Pair) -> Verdict:
 def run(
     store: WorkStateStore, events: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], FunctionVerifier]:
-    scenario = {
-        "format": "readmit.scenario/1",
-        "workspace": "trip",
-        "agents": [
-            {"id": "A1", "principal": "family", "role": "itinerary"},
-            {"id": "A2", "principal": "family", "role": "booking"},
-            {"id": "A3", "principal": "family", "role": "itinerary"},
-        ],
-        "policy": {"max_items": 8},
-        "events": events,
-    }
     verifier = FunctionVerifier(_pool_closed, name="pool")
-    decided = replay(load_scenario(scenario), store, verifier=verifier, signer=SIGNER)
-    return [d.record for d in decided], verifier
-
-
-def reason(record: dict[str, Any], it: str) -> str | None:
-    return next((e["reason"] for e in record["excluded"] if e["item"] == it), None)
+    return replayed(store, events, verifier), verifier
 
 
 def test_a_verdict_on_news_lapses_when_the_news_ends(store: WorkStateStore) -> None:
@@ -95,7 +58,7 @@ def test_news_that_ended_while_the_agent_was_away_excludes_nothing(store: WorkSt
 
 
 def test_what_rested_on_the_item_comes_back_with_it(store: WorkStateStore) -> None:
-    towels = item(0, "t", "Pack towels for the swim.", readers="*", depends_on=["s"])
+    towels = assert_item(0, "t", "Pack towels for the swim.", readers="*", depends_on=["s"])
     events = [SWIM, towels, depart(1), CLOSED, ret(6), depart(7), ret(30)]
     (during, after), _ = run(store, events)
 
@@ -118,7 +81,7 @@ def test_a_departure_after_the_end_captures_the_item_again(store: WorkStateStore
 
 def test_news_after_the_end_confirms_a_verdict_that_binds_again(store: WorkStateStore) -> None:
     """The lapsed verdict's row is replaced by the new one, which binds the next return."""
-    again = item(40, "n3", "The pool is closed.", readers="*")
+    again = assert_item(40, "n3", "The pool is closed.", readers="*")
     events = [SWIM, depart(1), CLOSED, ret(6), depart(7), ret(30), depart(31), again, ret(41)]
     records, _ = run(store, [*events, depart(42), ret(43)])
 
@@ -130,35 +93,35 @@ def test_news_after_the_end_confirms_a_verdict_that_binds_again(store: WorkState
     assert records[3]["judgment"]["calls"] == 0
 
 
-OPEN = item(2, "n1", "The pool is open.", key="pool", readers="*", valid_to=at(10))
+OPEN = assert_item(2, "n1", "The pool is open.", key="pool", readers="*", valid_to=at(10))
 _BROUGHT = {
     # Everyone's closure filed again in its words, by key or by supersession: news filed
     # again, shown in the first filing's place (a review's finding: no end was read there).
     "refiled": [
-        item(2, "n1", "The pool is closed.", key="pool", readers="*", valid_to=at(10)),
-        item(5, "n2", "The pool is closed.", key="pool", readers="*", valid_to=at(20)),
+        assert_item(2, "n1", "The pool is closed.", key="pool", readers="*", valid_to=at(10)),
+        assert_item(5, "n2", "The pool is closed.", key="pool", readers="*", valid_to=at(20)),
     ],
     "superseded": [
-        item(2, "n1", "The pool is closed.", readers="*", valid_to=at(10)),
-        {**item(5, "n2", "The pool is closed.", readers="*", valid_to=at(20)),
+        assert_item(2, "n1", "The pool is closed.", readers="*", valid_to=at(10)),
+        {**assert_item(5, "n2", "The pool is closed.", readers="*", valid_to=at(20)),
          "op": "supersede", "target": "n1"},
     ],
     # For the family alone: to everyone's swim, news and the opening's withdrawal.
     "for fewer readers": [
         OPEN,
-        item(5, "n2", "The pool is closed.", key="pool", valid_to=at(20),
+        assert_item(5, "n2", "The pool is closed.", key="pool", valid_to=at(20),
              readers={"principals": ["family"]}),
     ],
     # The same in the place of an opening for good: shown as the opening's withdrawal (it
     # holds for fewer uses), which stands, and as news, which ends.
     "for fewer readers, for good": [
         {**OPEN, "item": {k: v for k, v in OPEN["item"].items() if k != "valid_to"}},
-        item(5, "n2", "The pool is closed.", key="pool", valid_to=at(20),
+        assert_item(5, "n2", "The pool is closed.", key="pool", valid_to=at(20),
              readers={"principals": ["family"]}),
     ],
     # In another's place, in other words: once both have ended.
     "in other words": [
-        OPEN, item(5, "n2", "The pool is closed.", key="pool", readers="*", valid_to=at(20))
+        OPEN, assert_item(5, "n2", "The pool is closed.", key="pool", readers="*", valid_to=at(20))
     ],
 }  # fmt: skip
 
@@ -202,7 +165,9 @@ def bounded_histories(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]
     an end, some by a key (so filed again); A1 returns several times, and departs after
     each return but the last."""
     events = [
-        item(0, f"s{n}", f"Swim at {9 + n} in the pool.", readers=draw(st.sampled_from(_READERS)))
+        assert_item(
+            0, f"s{n}", f"Swim at {9 + n} in the pool.", readers=draw(st.sampled_from(_READERS))
+        )
         for n in range(draw(st.integers(1, 3)))
     ]
     events.append(depart(1))
@@ -214,7 +179,9 @@ def bounded_histories(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]
         bounded = {} if end is None else {"valid_to": at(end)}
         if draw(st.booleans()):  # filed again by its key, in its words or others
             bounded["key"] = "pool"
-        events.append({**item(filed, f"n{k}", said, readers="*", **bounded), "id": f"e_n{k}"})
+        events.append(
+            {**assert_item(filed, f"n{k}", said, readers="*", **bounded), "id": f"e_n{k}"}
+        )
     for n, when in enumerate(returns):
         events.append(ret(when))
         if n < len(returns) - 1:

@@ -18,6 +18,7 @@ from readmit.errors import InvalidEvent
 from readmit.events import Assert, Depart, RecordExperience, ReturnRequest, Supersede
 from readmit.scenario import load_scenario
 from readmit.store import SqlStore, open_store
+from trip import at
 
 AGENTS = [
     {"id": "A1", "principal": "family", "role": "itinerary"},
@@ -25,10 +26,6 @@ AGENTS = [
     {"id": "A3", "principal": "family", "role": "itinerary"},
     {"id": "B1", "principal": "neighbours", "role": "itinerary"},
 ]
-
-
-def at(n: int) -> str:
-    return f"2026-05-01T{8 + n // 60:02}:{n % 60:02}:00Z"
 
 
 def scenario(events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -21,24 +21,11 @@ from readmit.plugins import make_verifier
 from readmit.replay import replay
 from readmit.report import agent_copy
 from readmit.scenario import load_scenario
-from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore
 from readmit.testing import FunctionVerifier
+from trip import SIGNER, at, depart, ret
 
-SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
 PRIVATE = {"principals": ["neighbours"]}
-
-
-def at(n: int) -> str:
-    return f"2026-05-01T08:{n:02}:00Z"
-
-
-def depart(n: int, agent: str = "A1") -> dict[str, Any]:
-    return {"at": at(n), "op": "depart", "agent": agent}
-
-
-def ret(n: int, agent: str = "A1") -> dict[str, Any]:
-    return {"at": at(n), "op": "return", "agent": agent, "task": "trip", "purpose": "itinerary"}
 
 
 def scenario(events: list[dict[str, Any]], policy: dict[str, Any] | None = None) -> dict[str, Any]:

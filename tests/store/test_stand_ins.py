@@ -18,18 +18,10 @@ from conftest import store_url
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.clock import parse_time
 from readmit.plugins import make_verifier
-from readmit.replay import replay
-from readmit.scenario import load_scenario
-from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 from readmit.store.sql import SqlStore
 from readmit.testing import FunctionVerifier
-
-SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
-
-
-def at(n: int) -> str:
-    return f"2026-05-01T{8 + n // 60:02}:{n % 60:02}:00Z"
+from trip import at, depart, replayed, ret
 
 
 def booking(n: int, id: str, until: int | None = None, **extra: Any) -> dict[str, Any]:
@@ -37,14 +29,6 @@ def booking(n: int, id: str, until: int | None = None, **extra: Any) -> dict[str
     text = extra.pop("text", "The Sunrise Hotel booking is confirmed.")
     item = {"id": id, "text": text, "key": "hotel", **bound, **extra}
     return {"at": at(n), "author": "A2", "op": "assert", "item": item}
-
-
-def ret(n: int) -> dict[str, Any]:
-    return {"at": at(n), "op": "return", "agent": "A1", "task": "trip", "purpose": "itinerary"}
-
-
-def depart(n: int) -> dict[str, Any]:
-    return {"at": at(n), "op": "depart", "agent": "A1"}
 
 
 def away(n: int) -> list[dict[str, Any]]:
@@ -70,19 +54,7 @@ def _withdrawn_booking(pair: Pair) -> Verdict:
 def run(
     store: WorkStateStore, events: list[dict[str, Any]], verifier: Verifier | None = None
 ) -> list[dict[str, Any]]:
-    scenario = {
-        "format": "readmit.scenario/1",
-        "workspace": "trip",
-        "agents": [
-            {"id": "A1", "principal": "family", "role": "itinerary"},
-            {"id": "A2", "principal": "family", "role": "booking"},
-        ],
-        "policy": {"max_items": 8},
-        "events": events,
-    }
-    verifier = verifier or FunctionVerifier(_withdrawn_booking, name="booking")
-    decided = replay(load_scenario(scenario), store, verifier=verifier, signer=SIGNER)
-    return [d.record for d in decided]
+    return replayed(store, events, verifier or FunctionVerifier(_withdrawn_booking, name="booking"))
 
 
 def pickup(record: dict[str, Any]) -> str:

@@ -25,45 +25,13 @@ from readmit.policy import Policy
 from readmit.replay import apply_steps, replay
 from readmit.report import agent_copy, decision_json
 from readmit.scenario import Scenario, load_scenario
-from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 from readmit.store.sql import SqlStore
 from readmit.testing import FunctionVerifier, SlowVerifier
+from trip import SIGNER, assert_item, at, depart, reason, ret, scenario
 
 STALE = {"revoked", "stale_or_superseded", "expired", "implicitly_invalidated"}
 STALE |= {"premise_invalidated"}
-SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
-
-
-def at(n: int) -> str:
-    return f"2026-05-01T{8 + n // 60:02}:{n % 60:02}:00Z"
-
-
-def assert_item(n: int, id: str, text: str, **extra: Any) -> dict[str, Any]:
-    return {"at": at(n), "author": "A2", "op": "assert", "item": {"id": id, "text": text, **extra}}
-
-
-def scenario(events: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "format": "readmit.scenario/1",
-        "workspace": "trip",
-        "agents": [
-            {"id": "A1", "principal": "family", "role": "itinerary"},
-            {"id": "A2", "principal": "family", "role": "booking"},
-            {"id": "A3", "principal": "family", "role": "itinerary"},
-            {"id": "B1", "principal": "neighbours", "role": "itinerary"},
-        ],
-        "policy": {"max_items": 8},
-        "events": events,
-    }
-
-
-def ret(n: int, agent: str = "A1") -> dict[str, Any]:
-    return {"at": at(n), "op": "return", "agent": agent, "task": "trip", "purpose": "itinerary"}
-
-
-def depart(n: int, agent: str = "A1") -> dict[str, Any]:
-    return {"at": at(n), "op": "depart", "agent": agent}
 
 
 HISTORY = [
@@ -80,10 +48,6 @@ def run(store: WorkStateStore, events: list[dict[str, Any]]) -> list[dict[str, A
     verifier = make_verifier("builtin")
     decided = replay(load_scenario(scenario(events)), store, verifier=verifier, signer=SIGNER)
     return [d.record for d in decided]
-
-
-def reason(record: dict[str, Any], item: str) -> str | None:
-    return next((e["reason"] for e in record["excluded"] if e["item"] == item), None)
 
 
 def test_a_verdict_binds_the_next_return_with_nothing_new_and_is_not_judged_again(
