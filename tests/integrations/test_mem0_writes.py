@@ -22,7 +22,7 @@ from builders import KEY
 from readmit.bench.backends import mem0_bank
 from readmit.errors import Forbidden, InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
-from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory, item_id
+from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory, bulk, item_id
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
@@ -277,6 +277,71 @@ def test_a_bulk_delete_that_would_remove_another_principals_memory_is_refused(
     assert [i.text for i in three["c"].visible()] == ["C-PRIVATE: card 4111"]
     mb.delete_all(user_id="office")  # a scope that holds none of c's memories
     assert shared.get(elsewhere) is None
+
+
+class AddingMemory(mem0.Memory):  # type: ignore[misc]  # mem0 ships no types
+    """A real Mem0 ``Memory`` that runs ``meanwhile`` once, as it deletes its first memory:
+    another agent's add landing while a ``delete_all`` is under way."""
+
+    meanwhile: Any = None
+
+    def _delete_memory(self, memory_id: str, existing_memory: Any = None) -> str:
+        if (run := self.meanwhile) is not None:
+            self.meanwhile = None
+            run()
+        return str(super()._delete_memory(memory_id, existing_memory))
+
+
+def test_a_memory_added_while_a_bulk_delete_is_under_way_stays(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """c's private memory, added as b's ``delete_all`` deletes, is not removed: exactly what
+    Mem0 listed, checked, is deleted (before, Mem0's own ``delete_all`` listed again after
+    each batch and removed it, and readmit kept c's item with no memory behind it)."""
+    shared = bank(tmp_path, cls=AddingMemory)
+    mb, mc = ReadmitMemory(shared, three["b"]), ReadmitMemory(shared, three["c"])
+    add(mb, "The flight leaves on Monday.")
+    late: list[str] = []
+    shared.meanwhile = lambda: late.append(add(mc, "C-PRIVATE: card 4111"))
+
+    mb.delete_all(user_id="trip")
+
+    assert len(late) == 1
+    assert shared.get(late[0]) is not None
+    assert [m["id"] for m in shared.get_all(filters=TRIP)["results"]] == late
+    assert [i.text for i in three["c"].visible()] == ["C-PRIVATE: card 4111"]
+    assert three["b"].visible() == []
+
+
+def test_a_bulk_delete_of_a_memory_readmit_holds_no_record_of_is_refused(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Added to Mem0 around readmit (or being added now): not removed unseen."""
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+    add(a, "The pickup is at 8:00.")
+    shared.add("Added around readmit.", user_id="trip", infer=False)
+
+    with pytest.raises(Forbidden, match=r"would remove 1 memory readmit holds no record of"):
+        a.delete_all(user_id="trip")
+
+    assert len(shared.get_all(filters=TRIP)["results"]) == 2
+    assert ops(team[0]) == ["assert"]
+
+
+def test_a_bulk_delete_lists_past_its_first_page(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bulk, "PAGE", 2)
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+    for n in range(9):
+        add(a, f"Note {n}.")
+
+    assert a.delete_all(user_id="trip") == {"message": "Memories deleted successfully!"}
+
+    assert shared.get_all(filters=TRIP)["results"] == []
+    assert ops(team[0]).count("revoke") == 9
 
 
 def test_a_bulk_delete_with_no_filter_is_refused_as_mem0_refuses_it(

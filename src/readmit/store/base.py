@@ -175,6 +175,10 @@ class WorkStateStore(Protocol):
         """
         ...
 
+    def recorded_under(self, workspace: str, prefix: str) -> set[str]:
+        """The ids of the items (any status, any reader) that start with ``prefix``."""
+        ...
+
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
 

@@ -67,6 +67,19 @@ class Held:
             ).fetchall()
         return _unreadable(rows, who)
 
+    def recorded_under(self, workspace: str, prefix: str) -> set[str]:
+        """The ids of the items (any status, any reader) that start with ``prefix``.
+
+        What a bulk change of another store may remove knowing readmit holds it: a memory
+        with none is one added outside readmit, or one whose add is being recorded now.
+        """
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT id FROM items WHERE workspace = ? AND substr(id, 1, ?) = ?",
+                (workspace, len(prefix), prefix),
+            ).fetchall()
+        return {str(r[0]) for r in rows}
+
     def _reader(self, workspace: str, agent: str) -> Agent:
         who = self.agents(workspace).get(agent)
         if who is None:

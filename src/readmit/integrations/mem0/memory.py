@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
+from readmit.integrations.mem0 import bulk
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
 from readmit.integrations.mem0.updates import annotating, merged, restored
 from readmit.integrations.team import Member, one_at_a_time
@@ -39,16 +40,6 @@ def _parts(messages: Any, kwargs: Mapping[str, Any]) -> list[Any]:
     if raw and isinstance(messages, list) and len(messages) > 1:
         return [[m] for m in messages]
     return [messages]
-
-
-def _in_scope(memory: Mapping[str, Any] | None, scope: Mapping[str, str | None]) -> bool:
-    return memory is not None and all(
-        v is None or memory.get(k) == str(v).strip() for k, v in scope.items()
-    )
-
-
-def _call(name: str, scope: Mapping[str, str | None]) -> str:
-    return f"{name}({', '.join(f'{k}={v!r}' for k, v in scope.items() if v is not None)})"
 
 
 def _undo_notes(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -168,17 +159,7 @@ class ReadmitMemory:
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
         scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
-        hidden = self.readmit.hidden_memories()
-        caught = [m for m in hidden if _in_scope(self.inner.get(m), scope)]
-        self.readmit.may_remove(caught, _call("delete_all", scope))
-        items = self.readmit.memories()
-        present = [m for m in items if _in_scope(self.inner.get(m), scope)]
-        try:
-            result: dict[str, Any] = self.inner.delete_all(**scope)
-        finally:
-            gone = [m for m in present if self._gone(m)]
-            self.readmit.removed(items, gone, _call("delete_all", scope))
-        return result
+        return bulk.delete_all(self.inner, self.readmit, scope)
 
     def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
@@ -341,17 +322,7 @@ class AsyncReadmitMemory:
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
         scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
-        hidden = await self._off_loop(self.readmit.hidden_memories)
-        caught = [m for m in hidden if _in_scope(await self.inner.get(m), scope)]
-        self.readmit.may_remove(caught, _call("delete_all", scope))
-        items = await self._off_loop(self.readmit.memories)
-        present = [m for m in items if _in_scope(await self.inner.get(m), scope)]
-        try:
-            result: dict[str, Any] = await self.inner.delete_all(**scope)
-        finally:
-            gone = [m for m in present if await self._gone(m)]
-            await self._off_loop(self.readmit.removed, items, gone, _call("delete_all", scope))
-        return result
+        return await bulk.delete_all_async(self.inner, self.readmit, scope, self._off_loop)
 
     async def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""

@@ -293,6 +293,29 @@ class Recorder:
                 "may not read in readmit (written for other readers); Mem0 was not changed"
             )
 
+    def may_remove_listed(self, listed: Sequence[str], call: str) -> None:
+        """Refuse ``call``, a bulk delete of the memories Mem0 ``listed``, before Mem0 is told.
+
+        It may remove none with an active version the agent may not read (`may_remove`),
+        nor one readmit holds no item of: added outside readmit, or being added by another
+        agent whose add is not yet recorded (read after Mem0 listed them, so such an add is
+        caught; Mem0's own ``delete_all`` would remove it, and readmit then keep its item).
+
+        Raises:
+            Forbidden: saying how many (Mem0 is not changed).
+        """
+        member, wanted = self.member, set(listed)
+        self.may_remove(sorted(wanted.intersection(self.hidden_memories())), call)
+        recorded = member.store.recorded_under(member.workspace, PREFIX)
+        unknown = wanted - {found[0] for i in recorded if (found := memory_of(i)) is not None}
+        if unknown:
+            what = "1 memory" if len(unknown) == 1 else f"{len(unknown)} memories"
+            raise Forbidden(
+                f"{call} would remove {what} readmit holds no record of (added outside "
+                "readmit: backfill them first; or being added now: try again); "
+                "Mem0 was not changed"
+            )
+
     def delete_targets(self, memory_id: str, memory: Mapping[str, Any] | None = None) -> list[str]:
         """What deleting the memory revokes: its current items, and its text's copies.
 

@@ -1,0 +1,97 @@
+"""Mem0's ``delete_all`` through readmit: what Mem0 lists, checked, then deleted one by one.
+
+Mem0's own ``delete_all`` lists the scope and deletes each memory it finds, batch after
+batch, so a memory another agent adds meanwhile is removed too, though nothing checked
+it (a review's finding: another principal's private memory, added while an async
+``delete_all`` awaited Mem0, was removed, and readmit kept its item). Here the scope is
+listed once, before readmit is read; the list is refused if it holds a memory the agent
+may not read or one readmit holds no record of (`Recorder.may_remove_listed`), and
+exactly the memories listed are deleted, each by Mem0's ``delete``. A memory added after
+the list stays, as if added after the ``delete_all``.
+"""
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from readmit.integrations.mem0.recorder import Recorder
+
+DONE = {"message": "Memories deleted successfully!"}
+"""What Mem0's ``delete_all`` answers."""
+PAGE = 1000
+"""How many memories the scope is listed for at first (Mem0 deletes 1,000 a batch):
+``get_all`` has no offset, so a full answer is asked again for four times as many."""
+
+
+def call(name: str, scope: Mapping[str, str | None]) -> str:
+    """``name`` called with ``scope``'s filters, as a refusal or revocation names it."""
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in scope.items() if v is not None)})"
+
+
+def delete_all(inner: Any, recorder: Recorder, scope: Mapping[str, str | None]) -> dict[str, Any]:
+    """Delete what Mem0 ``inner`` lists in ``scope``; revoke the items of what it removed."""
+    filters, top_k = {k: v for k, v in scope.items() if v is not None}, PAGE
+    while True:
+        found = inner.get_all(filters=filters, top_k=top_k, show_expired=True)["results"]
+        if len(found) < top_k:
+            break
+        top_k *= 4
+    listed, named = [str(m["id"]) for m in found], call("delete_all", scope)
+    recorder.may_remove_listed(listed, named)
+    items, gone = recorder.memories(), list[str]()
+    try:
+        for memory_id in listed:
+            try:
+                inner.delete(memory_id)
+            except Exception:
+                if _gone(inner, memory_id):
+                    gone.append(memory_id)
+                raise
+            gone.append(memory_id)
+    finally:
+        recorder.removed(items, [m for m in gone if m in items], named)
+    return dict(DONE)
+
+
+async def delete_all_async(
+    inner: Any,
+    recorder: Recorder,
+    scope: Mapping[str, str | None],
+    off_loop: Callable[..., Awaitable[Any]],
+) -> dict[str, Any]:
+    """`delete_all` on Mem0's ``AsyncMemory``; readmit is read and written ``off_loop``."""
+    filters, top_k = {k: v for k, v in scope.items() if v is not None}, PAGE
+    while True:
+        found = (await inner.get_all(filters=filters, top_k=top_k, show_expired=True))["results"]
+        if len(found) < top_k:
+            break
+        top_k *= 4
+    listed, named = [str(m["id"]) for m in found], call("delete_all", scope)
+    await off_loop(recorder.may_remove_listed, listed, named)
+    items, gone = await off_loop(recorder.memories), list[str]()
+    try:
+        for memory_id in listed:
+            try:
+                await inner.delete(memory_id)
+            except Exception:
+                if await _gone_async(inner, memory_id):
+                    gone.append(memory_id)
+                raise
+            gone.append(memory_id)
+    finally:
+        await off_loop(recorder.removed, items, [m for m in gone if m in items], named)
+    return dict(DONE)
+
+
+def _gone(inner: Any, memory_id: str) -> bool:
+    """Whether Mem0 no longer holds the memory (yes, if it cannot say: fail closed)."""
+    try:
+        return inner.get(memory_id) is None
+    except Exception:
+        return True
+
+
+async def _gone_async(inner: Any, memory_id: str) -> bool:
+    try:
+        return await inner.get(memory_id) is None
+    except Exception:
+        return True
