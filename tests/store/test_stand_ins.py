@@ -88,6 +88,14 @@ _CASES = {
     ),
     "for the booking role only": ([NARROWED, booking(5, "h2", readers={"roles": ["booking"]}),
                                    ret(6)], [STALE]),
+    # Its stand-in replaced twice in one batch, the second time by a supersession with no
+    # key (a review's finding: the writer looked the first up before it was stored).
+    "until later, then superseded for good with no key, a return between": (
+        [NARROWED, *away(4), WIDER,
+         {**booking(6, "h3"), "op": "supersede", "target": "h2", "item": {
+             "id": "h3", "text": "The Sunrise Hotel booking is confirmed."}}, ret(8)],
+        [STALE, BACK],
+    ),
     "hearsay, a return between": ([NARROWED, *away(4), booking(5, "h2", unconfirmed=True),
                                    ret(6)], [STALE, "absent"]),
 }  # fmt: skip
@@ -98,6 +106,27 @@ def test_a_narrowing_undone_lets_what_it_made_stale_back(store: WorkStateStore, 
     events, expected = _CASES[case]
 
     assert [pickup(r) for r in run(store, [*BASE, *events])] == expected
+
+
+def test_each_withdrawal_of_one_event_is_restored_by_what_held_its_own_statement(
+    store: WorkStateStore,
+) -> None:
+    """One booking in the place of two in the same words, one ending at 18:50 (for bookers
+    only) and one with no end: a booking until 18:50 holds the first in place, not the
+    second, whose withdrawal stands (a review's finding: the answer for the first, kept
+    by event and words, was taken for the second too)."""
+    text = "Sunrise Hotel is booked."
+    bookers = {"principals": ["*"], "roles": ["booking"]}
+    events = [
+        booking(0, "ha", until=650, text=text, readers=bookers),
+        {**booking(1, "hz", text=text), "author": "A3"},  # A3 may not read ha: both hold
+        *BASE[1:],
+        NARROWED,  # replaces both
+        booking(5, "h2", until=650),
+        ret(6),
+    ]
+
+    assert [pickup(r) for r in run(store, events)] == [STALE]
 
 
 def test_the_built_in_verifier_decides_as_if_the_last_booking_replaced_the_first(

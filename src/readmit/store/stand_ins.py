@@ -20,7 +20,7 @@ from readmit.model import Scope
 from readmit.store.bodies import event_of
 from readmit.store.connection import Connection
 from readmit.store.readers import item_readers, may_replace, scope_of, seen_by_all
-from readmit.store.restoring import item_at, restoration
+from readmit.store.restoring import restoration
 from readmit.store.rows import select_in
 
 
@@ -36,45 +36,63 @@ def placed_now(
     ``restoring``: what restores the verdict, its stand-in where ``events`` start;
     ``scope``: who may read the invalidated item.
     """
-    placed, withdrawn = restoring.in_place, restoring.withdrawn
-    if placed is None or withdrawn is None:
+    placed = restoring.in_place
+    if placed is None or restoring.withdrawn is None:
         return None, None
-
-    def restores(recorded: Recorded) -> bool:
-        event = recorded.event
-        return (
-            isinstance(event, Assert | Supersede)
-            and holds_in_place(event, withdrawn)
-            and seen_by_all(db, workspace, recorded, scope, restoring.said)
-        )
-
+    restores = partial(_restores, db, workspace, restoring, scope)
     readers = partial(item_readers, db, workspace)
     at, now = follow(events, placed, restores, partial(may_replace, db, workspace), readers)
     return at, None if now is None else now[0]
 
 
+def _restores(
+    db: Connection, workspace: str, restoring: Restoring, scope: Scope | None, recorded: Recorded
+) -> bool:
+    """Whether ``recorded``, replacing the stand-in, holds as the withdrawn statement did."""
+    event, withdrawn = recorded.event, restoring.withdrawn
+    return (
+        isinstance(event, Assert | Supersede)
+        and withdrawn is not None
+        and holds_in_place(event, withdrawn)
+        and seen_by_all(db, workspace, recorded, scope, restoring.said)
+    )
+
+
 def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence[str]) -> None:
-    """Follow the stand-ins ``recorded`` withdrew: lapse the verdicts it restores, or move."""
+    """Follow the stand-ins ``recorded`` withdrew: lapse the verdicts it restores, or move.
+
+    The writer says what it withdrew, so the stand-in is not read (one written earlier in
+    the same batch is not stored yet): what replaced it restores the verdict, or stands in
+    its turn; a revocation or closing leaves none.
+    """
     rows = list(
         select_in(
             db,
             workspace,
-            "SELECT item, event, premise, restore_in_place FROM invalidations",
+            "SELECT item, event, premise FROM invalidations",
             "restore_in_place",
             withdrew,
             "AND lapsed_epoch IS NULL",
         )
     )
-    for item, evidence, premise, held in rows:
-        current = item_at(db, workspace, held)
-        restoring = restoration(db, workspace, evidence, premise)
-        if current is not None:
-            restoring = restoring._replace(in_place=(current.id, current.key, current.scope))
-        at, now = placed_now(db, workspace, (recorded,), restoring, scope_of(db, workspace, item))
+    event = recorded.event
+    for item, evidence, premise in rows:
+        if not isinstance(event, Assert | Supersede):
+            at, now = None, None
+        elif _restores(
+            db,
+            workspace,
+            restoration(db, workspace, evidence, premise),
+            scope_of(db, workspace, item),
+            recorded,
+        ):
+            at, now = recorded.epoch, None
+        else:
+            at, now = None, event.item.id
         db.execute(
             "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
             "WHERE workspace = ? AND item = ?",
-            (at, None if at is not None else now, workspace, item),
+            (at, now, workspace, item),
         )
 
 

@@ -27,7 +27,9 @@ the one it withdrew. The text is compared, never shown. A
 context no store made rebuilds the rule from each observation.
 """
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -74,7 +76,8 @@ class Restorations:
         """How far back the log before the departure was read (`add_from`)."""
         self.sources: list[Sequence[Recorded]] = []
         """The events taken in, as given (a later event may restore through a stand-in)."""
-        self._known: dict[tuple[str, str, Any], bool] = {}
+        self._known: dict[tuple[str, str | None, str, Any], bool] = {}
+        self._merged: list[Recorded] | None = None  # ``sources`` in epoch order, once
         self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
 
@@ -84,6 +87,7 @@ class Restorations:
             events = history(start, True).events
             self.add(events)
             self.sources.append(events)
+            self._merged = None
             self.since = start
 
     @classmethod
@@ -172,7 +176,9 @@ class Restorations:
         # for an item its readers cover; one shown in its words replacing it is judged.
         shown_gone = later.replacement_text is None
         if text is not None:  # what it withdrew is stated again, by one who may read it
-            key = (later.event_id, text, item.scope)
+            # What it withdrew decides too (who may state it again, what stood in for it):
+            # one event may withdraw two items in the same words (a keyed replacement).
+            key = (later.event_id, rests_on(later), text, item.scope)
             found = self._known.get(key)
             if found is None:
                 statements = self.stated.get(text, {})
@@ -215,8 +221,10 @@ class Restorations:
 
     def _after(self, epoch: int) -> list[Recorded]:
         """The events taken in after ``epoch``, in epoch order."""
-        found = {r.epoch: r for source in self.sources for r in source if r.epoch > epoch}
-        return [found[n] for n in sorted(found)]
+        if self._merged is None:
+            found = {r.epoch: r for source in self.sources for r in source}
+            self._merged = [found[n] for n in sorted(found)]
+        return self._merged[bisect_right(self._merged, epoch, key=attrgetter("epoch")) :]
 
     def _may_replace(self, author: str, scope: Scope) -> bool:
         """Whether an item of ``author``'s replaces a holder of its key read by ``scope``."""
