@@ -27,8 +27,13 @@ def call(name: str, scope: Mapping[str, str | None]) -> str:
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in scope.items() if v is not None)})"
 
 
-def delete_all(inner: Any, recorder: Recorder, scope: Mapping[str, str | None]) -> dict[str, Any]:
-    """Delete what Mem0 ``inner`` lists in ``scope``; revoke the items of what it removed."""
+def delete_all(
+    inner: Any, recorder: Recorder, scope: Mapping[str, str | None], gone: Callable[[str], bool]
+) -> dict[str, Any]:
+    """Delete what Mem0 ``inner`` lists in ``scope``; revoke the items of what it removed.
+
+    ``gone``: whether Mem0 no longer holds a memory whose delete raised.
+    """
     filters, top_k = {k: v for k, v in scope.items() if v is not None}, PAGE
     while True:
         found = inner.get_all(filters=filters, top_k=top_k, show_expired=True)["results"]
@@ -37,18 +42,18 @@ def delete_all(inner: Any, recorder: Recorder, scope: Mapping[str, str | None]) 
         top_k *= 4
     listed, named = [str(m["id"]) for m in found], call("delete_all", scope)
     recorder.may_remove_listed(listed, named)
-    items, gone = recorder.memories(), list[str]()
+    items, removed = recorder.memories(), list[str]()
     try:
         for memory_id in listed:
             try:
                 inner.delete(memory_id)
             except Exception:
-                if _gone(inner, memory_id):
-                    gone.append(memory_id)
+                if gone(memory_id):
+                    removed.append(memory_id)
                 raise
-            gone.append(memory_id)
+            removed.append(memory_id)
     finally:
-        recorder.removed(items, [m for m in gone if m in items], named)
+        recorder.removed(items, [m for m in removed if m in items], named)
     return dict(DONE)
 
 
@@ -57,6 +62,7 @@ async def delete_all_async(
     recorder: Recorder,
     scope: Mapping[str, str | None],
     off_loop: Callable[..., Awaitable[Any]],
+    gone: Callable[[str], Awaitable[bool]],
 ) -> dict[str, Any]:
     """`delete_all` on Mem0's ``AsyncMemory``; readmit is read and written ``off_loop``."""
     filters, top_k = {k: v for k, v in scope.items() if v is not None}, PAGE
@@ -67,31 +73,16 @@ async def delete_all_async(
         top_k *= 4
     listed, named = [str(m["id"]) for m in found], call("delete_all", scope)
     await off_loop(recorder.may_remove_listed, listed, named)
-    items, gone = await off_loop(recorder.memories), list[str]()
+    items, removed = await off_loop(recorder.memories), list[str]()
     try:
         for memory_id in listed:
             try:
                 await inner.delete(memory_id)
             except Exception:
-                if await _gone_async(inner, memory_id):
-                    gone.append(memory_id)
+                if await gone(memory_id):
+                    removed.append(memory_id)
                 raise
-            gone.append(memory_id)
+            removed.append(memory_id)
     finally:
-        await off_loop(recorder.removed, items, [m for m in gone if m in items], named)
+        await off_loop(recorder.removed, items, [m for m in removed if m in items], named)
     return dict(DONE)
-
-
-def _gone(inner: Any, memory_id: str) -> bool:
-    """Whether Mem0 no longer holds the memory (yes, if it cannot say: fail closed)."""
-    try:
-        return inner.get(memory_id) is None
-    except Exception:
-        return True
-
-
-async def _gone_async(inner: Any, memory_id: str) -> bool:
-    try:
-        return await inner.get(memory_id) is None
-    except Exception:
-        return True

@@ -159,7 +159,7 @@ class ReadmitMemory:
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
         scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
-        return bulk.delete_all(self.inner, self.readmit, scope)
+        return bulk.delete_all(self.inner, self.readmit, scope, self._gone)
 
     def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
@@ -322,7 +322,9 @@ class AsyncReadmitMemory:
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
         scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
-        return await bulk.delete_all_async(self.inner, self.readmit, scope, self._off_loop)
+        return await bulk.delete_all_async(
+            self.inner, self.readmit, scope, self._off_loop, self._gone
+        )
 
     async def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
