@@ -43,9 +43,10 @@ class ReadmitError(Exception):
     code: ClassVar[str] = "readmit_error"
     """Stable, snake_case identifier used in CLI output and HTTP error bodies."""
     located: dict[str, Any] | None = None
-    """Where in a batch the refusal was found, as an `InvalidEventAt` says it (``event_id``,
-    ``index``, ``fields``), for one of another class (a string too long, another author);
-    the HTTP answer's ``details``."""
+    """Where the refusal was found, the HTTP answer's ``details``: an event's id (as stored;
+    ``None`` for one the sender gave none), and in a batch its ``index`` and ``fields``.
+    Every `InvalidEvent` says it; a refusal of another class (a string too long, another
+    author) when the batch locates it (`readmit.service.batch.located`)."""
 
 
 class InvalidInput(ReadmitError, ValueError):
@@ -77,6 +78,7 @@ class InvalidEvent(InvalidInput):
         source), when that is the refusal; ``None`` for any other."""
         self.fields = fields
         """The field paths at fault, as written (``item.readers.roles.0``); empty if none."""
+        self.located = {"event_id": event_id}
 
 
 class InvalidEventAt(InvalidEvent):
@@ -101,6 +103,12 @@ class InvalidEventAt(InvalidEvent):
         self.index = index
         self.named = named
         """Whether the sender gave the event its id (else ``event_id`` is only a placeholder)."""
+        # An event sent without an id is found by its position: no id the sender never saw.
+        self.located = {
+            "event_id": event_id if named else None,
+            "index": index,
+            "fields": list(fields),
+        }
         where = f"events[{index}]"
         shown = event_id if len(event_id) <= 100 else event_id[:100] + "…"
         self.args = (f"event {shown!r} ({where}): {problem}" if named else f"{where}: {problem}",)

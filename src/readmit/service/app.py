@@ -24,8 +24,6 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from readmit.errors import (
-    InvalidEvent,
-    InvalidEventAt,
     InvalidRequest,
     MethodNotAllowed,
     NotFound,
@@ -90,18 +88,6 @@ def _closing(pool: "ReturnPool") -> Callable[[FastAPI], AbstractAsyncContextMana
     return lifespan
 
 
-def _details(error: ReadmitError) -> dict[str, Any] | None:
-    """An event's id, and where the sender can find it: its position in the batch, its fields."""
-    if not isinstance(error, InvalidEvent):
-        return error.located
-    details: dict[str, Any] = {"event_id": error.event_id}
-    if isinstance(error, InvalidEventAt):
-        # An event sent without an id is found by its position: no id the sender never saw.
-        shown = error.event_id if error.named else None
-        details.update(event_id=shown, index=error.index, fields=list(error.fields))
-    return details
-
-
 def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI:
     """The FastAPI application over ``service``; with ``pool``, returns are decided there.
 
@@ -136,7 +122,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
 
     @app.exception_handler(ReadmitError)
     def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
-        details = _details(error)
+        details = error.located
         return _error(status_of(error), error.code, str(error), details, retry_after(error))
 
     @app.exception_handler(StarletteHTTPException)

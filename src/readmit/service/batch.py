@@ -60,7 +60,7 @@ def check_sizes(agent: str, raw_events: Sequence[object], max_chars: int) -> Non
         try:
             check_strings(raw, max_chars, f"events[{index}]")
         except ReadmitError as exc:
-            fields = exc.located["fields"] if exc.located else []
+            fields = (exc.located or {}).get("fields", [])
             if stored := _stored(agent, raw):  # only now: a name check an event costs
                 where = f"events[{index}]"
                 exc.args = (f"event {stored!r} ({where}){str(exc).removeprefix(where)}",)
