@@ -312,8 +312,8 @@ class Recorder:
             what = "1 memory" if len(unknown) == 1 else f"{len(unknown)} memories"
             raise Forbidden(
                 f"{call} would remove {what} readmit holds no record of (added outside "
-                "readmit: backfill them first; or being added now: try again); "
-                "Mem0 was not changed"
+                "readmit: adopt them first with readmit.integrations.mem0.backfill; or being "
+                "added now: try again); Mem0 was not changed"
             )
 
     def delete_targets(self, memory_id: str, memory: Mapping[str, Any] | None = None) -> list[str]:
