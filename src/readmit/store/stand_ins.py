@@ -10,8 +10,11 @@ event that withdraws it (`lapse`), as the verdicts' other restorations are
 (`readmit.store.verdicts`).
 """
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import partial
+from itertools import islice
+from operator import attrgetter
 
 from readmit.admission.context import Restoring
 from readmit.admission.invalidation.narrowed import follow, holds_in_place
@@ -22,6 +25,8 @@ from readmit.store.connection import Connection
 from readmit.store.readers import item_readers, may_replace, scope_of, seen_by_all
 from readmit.store.restoring import restoration
 from readmit.store.rows import select_in
+
+_EPOCH = attrgetter("epoch")
 
 
 def placed_now(
@@ -109,7 +114,8 @@ def stand_ins_of_standing(db: Connection) -> None:
             continue
         if workspace not in logs:  # read once a workspace, from its earliest such evidence
             logs[workspace] = _log(db, workspace, int(epoch))
-        events = (r for r in logs[workspace] if r.epoch > epoch)
+        log = logs[workspace]
+        events = islice(log, bisect_right(log, epoch, key=_EPOCH), None)
         at, now = placed_now(db, workspace, events, restoring, scope_of(db, workspace, item))
         db.execute(
             "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
