@@ -95,10 +95,11 @@ class EventfulMemory(mem0.Memory):  # type: ignore[misc]  # mem0 ships no types
 
 
 class FailingMemory(mem0.Memory):  # type: ignore[misc]  # mem0 ships no types
-    """A real Mem0 ``Memory`` whose writes raise for a text with ``FAIL`` in it, and whose
-    ``delete_all`` fails after deleting one memory when ``fail_bulk`` is set."""
+    """A real Mem0 ``Memory`` whose writes raise for a text with ``FAIL`` in it, and that
+    deletes one memory, then fails to delete any other, when ``fail_bulk`` is set."""
 
     fail_bulk = False
+    deleted = 0
 
     def _create_memory(self, data: str, *args: Any, **kwargs: Any) -> str:
         if "FAIL" in data:
@@ -106,10 +107,10 @@ class FailingMemory(mem0.Memory):  # type: ignore[misc]  # mem0 ships no types
         return str(super()._create_memory(data, *args, **kwargs))
 
     def _delete_memory(self, memory_id: str, existing_memory: Any = None) -> str:
-        result = str(super()._delete_memory(memory_id, existing_memory))
-        if self.fail_bulk:
+        if self.fail_bulk and self.deleted:
             raise OSError("the vector store went away")
-        return result
+        self.deleted += 1
+        return str(super()._delete_memory(memory_id, existing_memory))
 
 
 @pytest.fixture
@@ -246,7 +247,7 @@ def test_a_delete_all_that_fails_part_way_revokes_what_it_removed(
     a = ReadmitMemory(shared, team[0])
     add(a, "The pickup is at 8:00.")
     add(a, "The ferry runs hourly.")
-    shared.fail_bulk = True
+    shared.fail_bulk, shared.deleted = True, 0
 
     with pytest.raises(OSError, match="went away"):
         a.delete_all(user_id="trip")
@@ -280,15 +281,15 @@ def test_a_bulk_delete_that_would_remove_another_principals_memory_is_refused(
 
 
 class AddingMemory(mem0.Memory):  # type: ignore[misc]  # mem0 ships no types
-    """A real Mem0 ``Memory`` that runs ``meanwhile`` once, as it deletes its first memory:
-    another agent's add landing while a ``delete_all`` is under way."""
+    """A real Mem0 ``Memory`` that runs ``meanwhile`` once, as it deletes its first memory
+    (given its id): another agent's write landing while a ``delete_all`` is under way."""
 
     meanwhile: Any = None
 
     def _delete_memory(self, memory_id: str, existing_memory: Any = None) -> str:
         if (run := self.meanwhile) is not None:
             self.meanwhile = None
-            run()
+            run(memory_id)
         return str(super()._delete_memory(memory_id, existing_memory))
 
 
@@ -302,7 +303,7 @@ def test_a_memory_added_while_a_bulk_delete_is_under_way_stays(
     mb, mc = ReadmitMemory(shared, three["b"]), ReadmitMemory(shared, three["c"])
     add(mb, "The flight leaves on Monday.")
     late: list[str] = []
-    shared.meanwhile = lambda: late.append(add(mc, "C-PRIVATE: card 4111"))
+    shared.meanwhile = lambda _: late.append(add(mc, "C-PRIVATE: card 4111"))
 
     mb.delete_all(user_id="trip")
 
@@ -311,6 +312,28 @@ def test_a_memory_added_while_a_bulk_delete_is_under_way_stays(
     assert [m["id"] for m in shared.get_all(filters=TRIP)["results"]] == late
     assert [i.text for i in three["c"].visible()] == ["C-PRIVATE: card 4111"]
     assert three["b"].visible() == []
+
+
+@pytest.mark.parametrize("meanwhile", ["delete", "update"])
+def test_a_teammates_write_during_a_bulk_delete_leaves_nothing_behind(
+    team: tuple[Member, Member], tmp_path: Path, meanwhile: str
+) -> None:
+    """b deletes or updates the other memory while a's ``delete_all`` runs: every memory is
+    gone and every item revoked (a review's finding: the delete of one already gone raised,
+    the rest stayed in Mem0, and the revocation of items read before was refused whole)."""
+    shared = bank(tmp_path, cls=AddingMemory)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    ids = [add(a, "The pickup is at 8:00."), add(a, "The ferry runs hourly.")]
+
+    def teammate(first: str) -> None:
+        other = next(m for m in ids if m != first)
+        b.delete(other) if meanwhile == "delete" else b.update(other, "The ferry runs at 9.")
+
+    shared.meanwhile = teammate
+    a.delete_all(user_id="trip")
+
+    assert shared.get_all(filters=TRIP)["results"] == []
+    assert team[0].visible() == []
 
 
 def test_a_bulk_delete_of_a_memory_readmit_holds_no_record_of_is_refused(

@@ -32,7 +32,11 @@ def delete_all(
 ) -> dict[str, Any]:
     """Delete what Mem0 ``inner`` lists in ``scope``; revoke the items of what it removed.
 
-    ``gone``: whether Mem0 no longer holds a memory whose delete raised.
+    ``gone``: whether Mem0 no longer holds a memory whose delete raised. One it no longer
+    holds counts as removed, and the rest are deleted (another agent's delete of it, as
+    Mem0's async ``delete_all`` goes on); one it still holds stops the call, which raises.
+    What was removed is revoked as readmit holds it then, after the deletes (an update or
+    revocation meanwhile would make an earlier copy's revocation refused).
     """
     filters, top_k = {k: v for k, v in scope.items() if v is not None}, PAGE
     while True:
@@ -42,18 +46,17 @@ def delete_all(
         top_k *= 4
     listed, named = [str(m["id"]) for m in found], call("delete_all", scope)
     recorder.may_remove_listed(listed, named)
-    items, removed = recorder.memories(), list[str]()
+    removed = list[str]()
     try:
         for memory_id in listed:
             try:
                 inner.delete(memory_id)
             except Exception:
-                if gone(memory_id):
-                    removed.append(memory_id)
-                raise
+                if not gone(memory_id):
+                    raise
             removed.append(memory_id)
     finally:
-        recorder.removed(items, [m for m in removed if m in items], named)
+        recorder.removed(removed, named)
     return dict(DONE)
 
 
@@ -73,16 +76,15 @@ async def delete_all_async(
         top_k *= 4
     listed, named = [str(m["id"]) for m in found], call("delete_all", scope)
     await off_loop(recorder.may_remove_listed, listed, named)
-    items, removed = await off_loop(recorder.memories), list[str]()
+    removed = list[str]()
     try:
         for memory_id in listed:
             try:
                 await inner.delete(memory_id)
             except Exception:
-                if await gone(memory_id):
-                    removed.append(memory_id)
-                raise
+                if not await gone(memory_id):
+                    raise
             removed.append(memory_id)
     finally:
-        await off_loop(recorder.removed, items, [m for m in removed if m in items], named)
+        await off_loop(recorder.removed, removed, named)
     return dict(DONE)

@@ -171,7 +171,7 @@ class ReadmitMemory:
             self.inner.reset()
         finally:
             gone = [m for m in present if self._gone(m)]
-            self.readmit.removed(items, gone, "reset()")
+            self.readmit.removed(gone, "reset()")
 
     def _gone(self, memory_id: str) -> bool:
         """Whether Mem0 no longer holds ``memory_id`` (yes, if it cannot say: fail closed)."""
@@ -336,7 +336,7 @@ class AsyncReadmitMemory:
             await self.inner.reset()
         finally:
             gone = [m for m in present if await self._gone(m)]
-            await self._off_loop(self.readmit.removed, items, gone, "reset()")
+            await self._off_loop(self.readmit.removed, gone, "reset()")
 
     async def _gone(self, memory_id: str) -> bool:
         try:

@@ -305,8 +305,9 @@ class Recorder:
             Forbidden: saying how many (Mem0 is not changed).
         """
         member, wanted = self.member, set(listed)
-        self.may_remove(sorted(wanted.intersection(self.hidden_memories())), call)
+        # What readmit records first: an add recorded between the two reads is then hidden.
         recorded = member.store.recorded_under(member.workspace, PREFIX)
+        self.may_remove(sorted(wanted.intersection(self.hidden_memories())), call)
         unknown = wanted - {found[0] for i in recorded if (found := memory_of(i)) is not None}
         if unknown:
             what = "1 memory" if len(unknown) == 1 else f"{len(unknown)} memories"
@@ -350,9 +351,14 @@ class Recorder:
         """Memory id -> its active items the agent may read (what a bulk delete may remove)."""
         return by_memory(self.member.visible())
 
-    def removed(self, items: Mapping[str, list[str]], gone: Iterable[str], call: str) -> None:
-        """Revoke the items of the memories ``call`` removed from Mem0."""
-        targets = [item for memory_id in gone for item in items[memory_id]]
+    def removed(self, gone: Iterable[str], call: str) -> None:
+        """Revoke the items of the memories ``call`` removed from Mem0.
+
+        As readmit holds them now, after Mem0 removed them: a teammate's update or
+        revocation meanwhile leaves another item active than a copy read before.
+        """
+        items = self.memories()
+        targets = [item for memory_id in gone for item in items.get(memory_id, ())]
         self.member.revoke(targets, f"{call} removed it from Mem0 ({self.member.agent})")
 
     def _event(self, target: str | None, item: ItemDraft) -> Event:
