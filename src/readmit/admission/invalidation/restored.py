@@ -77,7 +77,7 @@ class Restorations:
         self.sources: list[Sequence[Recorded]] = []
         """The events taken in, as given (a later event may restore through a stand-in)."""
         self._known: dict[tuple[str, str | None, str, Any], bool] = {}
-        self._merged: list[Recorded] | None = None  # ``sources`` in epoch order, once
+        self._merged: list[Recorded] | None = None  # what may withdraw, in epoch order
         self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
 
@@ -220,9 +220,12 @@ class Restorations:
         return restored is not None
 
     def _after(self, epoch: int) -> list[Recorded]:
-        """The events taken in after ``epoch``, in epoch order."""
+        """The events taken in after ``epoch`` that may withdraw an item, in epoch order.
+
+        A withdrawal, a supersession or a keyed item: news with no key replaces nothing.
+        """
         if self._merged is None:
-            found = {r.epoch: r for source in self.sources for r in source}
+            found = {r.epoch: r for source in self.sources for r in source if _withdraws(r)}
             self._merged = [found[n] for n in sorted(found)]
         return self._merged[bisect_right(self._merged, epoch, key=attrgetter("epoch")) :]
 
@@ -299,6 +302,13 @@ class Restorations:
     def _principal(self, author: str) -> str | None:
         found = self.agents.get(author)
         return None if found is None else found.principal
+
+
+def _withdraws(recorded: Recorded) -> bool:
+    event = recorded.event
+    return isinstance(event, Revoke | Close | Supersede) or (
+        isinstance(event, Assert) and event.item.key is not None
+    )
 
 
 def rests_on(later: Later) -> str | None:
