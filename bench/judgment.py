@@ -12,12 +12,17 @@ their ratio.
 The script uses only APIs that earlier releases also have, so the same command
 measures an older checkout (``PYTHONPATH=OLD/src python bench/judgment.py``).
 
+With ``--narrowed``, each of N / 2 keyed bookings is narrowed (given an end) in Δ, with a
+pickup naming it before, and D keyed notes for another task after: what a verdict's
+stand-in walk reads (stop 54).
+
 With ``--long``, the shape a review sent over HTTP within the server's default limits:
 items of 2,000 characters, then notes of 16,000, each revoked, all drawn from 4,000
 capitalised made-up names, so every pair shares some two hundred names (``--sizes
 100:100`` is that review's workspace: 23.7 s a return before stop 45).
 
-Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3] [--long]
+Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3]
+       [--long | --narrowed]
 """
 
 import argparse
@@ -30,7 +35,7 @@ from readmit.admission import admit
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.bench.timing import best
 from readmit.events import Assert, Event, ItemDraft, ReturnRequest, Revoke
-from readmit.model import Agent
+from readmit.model import Agent, Validity
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
@@ -139,6 +144,41 @@ def long_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
     return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
 
 
+def narrowed_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
+    """``items`` / 2 keyed bookings, each with a pickup naming it; then each booking narrowed
+    (an end) in Δ, and ``delta`` keyed notes for another task after them: a verdict's
+    stand-in walk (`readmit.admission.invalidation.narrowed.follow`) reads each of those."""
+    at = iter(T0 + timedelta(seconds=i) for i in range(2 * items + delta + 10))
+    store = SQLiteStore(":memory:")
+    store.create_workspace("w", AGENTS)
+    pairs = items // 2
+    held: list[Event] = []
+    for n in range(pairs):
+        room = f"R{n}X at {NAMES[n % len(NAMES)]} Hotel"
+        held += [
+            Assert(id=f"a{n}", at=next(at), author="T1",
+                   item=ItemDraft(id=f"h{n}", text=f"Room {room} is booked.", key=f"room{n}")),
+            Assert(id=f"p{n}", at=next(at), author="T1",
+                   item=ItemDraft(id=f"i{n}", text=f"Pickup for room {room}.")),
+        ]  # fmt: skip
+    store.append("w", held)
+    store.depart("w", "A1", next(at))
+    until = Validity(valid_to=T0 + timedelta(days=30))
+    later: list[Event] = [
+        Assert(id=f"b{n}", at=next(at), author="T2",
+               item=ItemDraft(id=f"n{n}", text=f"The booking of room R{n}X is confirmed.",
+                              key=f"room{n}", validity=until))
+        for n in range(pairs)
+    ]  # fmt: skip
+    later += [
+        Assert(id=f"c{n}", at=next(at), author="T3",
+               item=ItemDraft(id=f"x{n}", text=f"Note {n}.", key=f"x{n}", task="other"))
+        for n in range(delta)
+    ]  # fmt: skip
+    store.append("w", later)
+    return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
+
+
 Workspace = Callable[[int, int], tuple[SQLiteStore, ReturnRequest]]
 
 
@@ -171,12 +211,16 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000:500,1000:5000,5000:5000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--long", action="store_true", help="long texts sharing many names")
+    parser.add_argument(
+        "--narrowed", action="store_true", help="bookings narrowed, then keyed notes after them"
+    )
     args = parser.parse_args()
+    shape = long_workspace if args.long else narrowed_workspace if args.narrowed else workspace
     print("| items | delta | verifier calls | pairs | return ms | implicit off ms | ratio |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes.split(","):
         items, delta = (int(x) for x in size.split(":"))
-        r = measure(items, delta, args.repeat, long_workspace if args.long else workspace)
+        r = measure(items, delta, args.repeat, shape)
         print(
             f"| {items} | {delta} | {r['calls']:.0f} | {r['pairs']:.0f} | {r['ms']:.0f} "
             f"| {r['baseline_ms']:.0f} | {r['ms'] / r['baseline_ms']:.2f} |",

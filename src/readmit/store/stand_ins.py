@@ -11,13 +11,12 @@ event that withdraws it (`lapse`), as the verdicts' other restorations are
 """
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import partial
-from itertools import islice
 from operator import attrgetter
 
 from readmit.admission.context import Restoring
-from readmit.admission.invalidation.narrowed import follow, holds_in_place
+from readmit.admission.invalidation.narrowed import after_in, follow, holds_in_place
 from readmit.events import Assert, Recorded, Supersede
 from readmit.model import Scope
 from readmit.store.bodies import event_of
@@ -32,21 +31,26 @@ _EPOCH = attrgetter("epoch")
 def placed_now(
     db: Connection,
     workspace: str,
-    events: Iterable[Recorded],
+    events: Sequence[Recorded],
+    start: int,
     restoring: Restoring,
     scope: Scope | None,
 ) -> tuple[int | None, str | None]:
     """(epoch ``events`` restore at, or ``None``; the stand-in then, or ``None``: none).
 
-    ``restoring``: what restores the verdict, its stand-in where ``events`` start;
-    ``scope``: who may read the invalidated item.
+    ``events``: in epoch order, those after epoch ``start`` (the evidence's) read;
+    ``restoring``: what restores the verdict, its stand-in at ``start``; ``scope``: who
+    may read the invalidated item.
     """
     placed = restoring.in_place
     if placed is None or restoring.withdrawn is None:
         return None, None
     restores = partial(_restores, db, workspace, restoring, scope)
     readers = partial(item_readers, db, workspace)
-    at, now = follow(events, placed, restores, partial(may_replace, db, workspace), readers)
+    touching = after_in(events)
+    at, now = follow(
+        touching, start, placed, restores, partial(may_replace, db, workspace), readers
+    )
     return at, None if now is None else now[0]
 
 
@@ -115,8 +119,8 @@ def stand_ins_of_standing(db: Connection) -> None:
         if workspace not in logs:  # read once a workspace, from its earliest such evidence
             logs[workspace] = _log(db, workspace, int(epoch))
         log = logs[workspace]
-        events = islice(log, bisect_right(log, epoch, key=_EPOCH), None)
-        at, now = placed_now(db, workspace, events, restoring, scope_of(db, workspace, item))
+        events = log[bisect_right(log, epoch, key=_EPOCH) :]
+        at, now = placed_now(db, workspace, events, epoch, restoring, scope_of(db, workspace, item))
         db.execute(
             "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
             "WHERE workspace = ? AND item = ?",

@@ -84,7 +84,7 @@ def remember(
         scope = None if restore_text is None else scope_of(db, workspace, exclusion.item)
         until = None if (end := judgment.ends.get(exclusion.item)) is None else stamp(end)
         after = events(row[0])
-        stood_in, placed = stand_ins.placed_now(db, workspace, after, restoring, scope)
+        stood_in, placed = stand_ins.placed_now(db, workspace, after, row[0], restoring, scope)
         restored = next(
             (
                 r.epoch

@@ -9,7 +9,7 @@ narrowing lapses (`readmit.admission.invalidation.restored`, `readmit.store.verd
 What replaced the stand-in is judged in its turn, as any replacement is.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from readmit.admission.context import StandIn
@@ -60,14 +60,25 @@ def holds_in_place(event: Assert | Supersede, withdrawn: Item) -> bool:
     return not event.item.unconfirmed and narrowed(event, withdrawn) is None
 
 
+Touching = Callable[[StandIn, int], Iterable[Recorded]]
+"""The events after an epoch that may withdraw a stand-in (name its id as their target, or
+hold its key), in epoch order; any others among them are passed over."""
+
+
+def after_in(events: Sequence[Recorded]) -> Touching:
+    """`Touching` over ``events`` (in epoch order), all of them read."""
+    return lambda _, epoch: (r for r in events if r.epoch > epoch)
+
+
 def follow(
-    events: Iterable[Recorded],
+    touching: Touching,
+    start: int,
     stand_in: StandIn,
     restores: Callable[[Recorded], bool],
     replaces: Callable[[str, Scope], bool],
     readers: Callable[[Assert | Supersede], Scope | None],
 ) -> tuple[int | None, StandIn | None]:
-    """Where ``events`` (after the evidence, in epoch order) take ``stand_in``.
+    """Where the events after epoch ``start`` (the evidence's) take ``stand_in``.
 
     The stand-in is followed from one replacement to the next: a supersession of it, or a
     confirmed item of its key whose author may read it (``replaces(author, its readers)``,
@@ -75,20 +86,23 @@ def follow(
     that ``restores`` (holds wherever the withdrawn statement held, for every reader of the
     invalidated item) restores the premise: its epoch is returned. One that does not stands
     in its turn: the last is returned, or ``None`` where it was revoked or closed (nothing
-    holds the statement, and nothing will restore it so).
+    holds the statement, and nothing will restore it so). ``touching``: the events that
+    may withdraw a stand-in after an epoch.
     """
     current: StandIn | None = stand_in
-    for recorded in events:
-        event = recorded.event
-        if current is None:
-            break
-        if isinstance(event, Revoke | Close) and event.target == current[0]:
-            current = None
-        elif isinstance(event, Assert | Supersede) and _replaces(event, current, replaces):
-            if restores(recorded):
-                return recorded.epoch, current
-            current = event.item.id, event.item.key, readers(event)
-    return None, current
+    while current is not None:
+        for recorded in touching(current, start):
+            event = recorded.event
+            if isinstance(event, Revoke | Close) and event.target == current[0]:
+                return None, None
+            if isinstance(event, Assert | Supersede) and _replaces(event, current, replaces):
+                if restores(recorded):
+                    return recorded.epoch, current
+                current, start = (event.item.id, event.item.key, readers(event)), recorded.epoch
+                break
+        else:
+            return None, current
+    return None, None
 
 
 def _replaces(

@@ -29,6 +29,7 @@ context no store made rebuilds the rule from each observation.
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from heapq import merge
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
@@ -77,7 +78,7 @@ class Restorations:
         self.sources: list[Sequence[Recorded]] = []
         """The events taken in, as given (a later event may restore through a stand-in)."""
         self._known: dict[tuple[str, str | None, str, Any], bool] = {}
-        self._merged: list[Recorded] | None = None  # what may withdraw, in epoch order
+        self._merged: _Handles | None = None  # what may withdraw, by target and by key
         self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
 
@@ -215,19 +216,19 @@ class Restorations:
             )
 
         restored, _ = follow(
-            self._after(later.epoch), placed, restores, self._may_replace, self._scope
+            self._touching, later.epoch, placed, restores, self._may_replace, self._scope
         )
         return restored is not None
 
-    def _after(self, epoch: int) -> list[Recorded]:
-        """The events taken in after ``epoch`` that may withdraw an item, in epoch order.
-
-        A withdrawal, a supersession or a keyed item: news with no key replaces nothing.
-        """
+    def _touching(self, stand_in: StandIn, epoch: int) -> Iterable[Recorded]:
+        """The events taken in after ``epoch`` that name ``stand_in`` or hold its key."""
         if self._merged is None:
-            found = {r.epoch: r for source in self.sources for r in source if _withdraws(r)}
-            self._merged = [found[n] for n in sorted(found)]
-        return self._merged[bisect_right(self._merged, epoch, key=attrgetter("epoch")) :]
+            self._merged = _by_handle(self.sources)
+        held, key, _ = stand_in
+        lists = [self._merged.get(("target", held), []), self._merged.get(("key", key), [])]
+        return merge(
+            *(found[bisect_right(found, epoch, key=_EPOCH) :] for found in lists), key=_EPOCH
+        )
 
     def _may_replace(self, author: str, scope: Scope) -> bool:
         """Whether an item of ``author``'s replaces a holder of its key read by ``scope``."""
@@ -304,11 +305,24 @@ class Restorations:
         return None if found is None else found.principal
 
 
-def _withdraws(recorded: Recorded) -> bool:
-    event = recorded.event
-    return isinstance(event, Revoke | Close | Supersede) or (
-        isinstance(event, Assert) and event.item.key is not None
-    )
+_EPOCH = attrgetter("epoch")
+_Handles = dict[tuple[str, str | None], list[Recorded]]
+
+
+def _by_handle(sources: Iterable[Sequence[Recorded]]) -> _Handles:
+    """The events of ``sources`` that may withdraw an item, by target and by key.
+
+    Each list in epoch order; news with no key replaces nothing, and is in none.
+    """
+    found = {r.epoch: r for source in sources for r in source}
+    handles: _Handles = {}
+    for n in sorted(found):
+        event = found[n].event
+        if isinstance(event, Revoke | Close | Supersede):
+            handles.setdefault(("target", event.target), []).append(found[n])
+        if isinstance(event, Assert | Supersede) and event.item.key is not None:
+            handles.setdefault(("key", event.item.key), []).append(found[n])
+    return handles
 
 
 def rests_on(later: Later) -> str | None:
