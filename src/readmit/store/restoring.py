@@ -9,6 +9,7 @@ nothing (m023 lapsed those, to be judged again).
 """
 
 import json
+from functools import partial
 
 from readmit.admission.context import Restoring, StandIn
 from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
@@ -46,7 +47,7 @@ def restoration_of(
     event = later.event
     if isinstance(event, Assert | Supersede) and premise is not None and premise == event.item.id:
         return Restoring(news=premise)  # news, or news filed again in its words (`rests_on`)
-    placed = _in_place(db, workspace, event)
+    placed = partial(_in_place, db, workspace, event)  # read only where a text restores
     match event:
         case Supersede() if (
             event.item.key is not None and (replaced := _replaced(db, workspace, later)) != []
@@ -54,22 +55,22 @@ def restoration_of(
             # It withdrew its target and what held its key (or, from before m012, may have):
             # the premise says which the verdict rests on; without one, none restores it.
             if premise == event.target:
-                return _stated(item_at(db, workspace, premise), placed)
-            return _stated(_named(replaced, premise), placed)
+                return _stated(item_at(db, workspace, premise), placed())
+            return _stated(_named(replaced, premise), placed())
         case Revoke() | Close() | Supersede():  # only a supersession put an item in its place
-            return _stated(item_at(db, workspace, event.target), placed)
+            return _stated(item_at(db, workspace, event.target), placed())
         case Assert() if event.item.key is not None:
             replaced = _replaced(db, workspace, later)
             if replaced is None:  # from before m012: the key's newest earlier item
                 held = _key_held(db, workspace, later)
                 replaced = [] if held is None else [held]
             if len(replaced) == 1:
-                return _stated(replaced[0], placed)
+                return _stated(replaced[0], placed())
             # None replaced: withdrawing the new item restores; several: the premise says
             # which the verdict rests on (without one, nothing restores it).
             if not replaced:
                 return Restoring(news=event.item.id)
-            return _stated(_named(replaced, premise), placed)
+            return _stated(_named(replaced, premise), placed())
         case Assert():
             return Restoring(news=event.item.id)
     return Restoring()

@@ -89,8 +89,8 @@ def follow(
     holds the statement, and nothing will restore it so). ``touching``: the events that
     may withdraw a stand-in after an epoch.
     """
-    current: StandIn | None = stand_in
-    while current is not None:
+    current = stand_in
+    while True:
         for recorded in touching(current, start):
             event = recorded.event
             if isinstance(event, Revoke | Close) and event.target == current[0]:
@@ -102,7 +102,6 @@ def follow(
                 break
         else:
             return None, current
-    return None, None
 
 
 def _replaces(

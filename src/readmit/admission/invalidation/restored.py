@@ -78,7 +78,7 @@ class Restorations:
         self.sources: list[Sequence[Recorded]] = []
         """The events taken in, as given (a later event may restore through a stand-in)."""
         self._known: dict[tuple[str, str | None, str, Any], bool] = {}
-        self._merged: _Handles | None = None  # what may withdraw, by target and by key
+        self._handles: _Handles | None = None  # what may withdraw, by target and by key
         self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
 
@@ -88,7 +88,7 @@ class Restorations:
             events = history(start, True).events
             self.add(events)
             self.sources.append(events)
-            self._merged = None
+            self._handles = None
             self.since = start
 
     @classmethod
@@ -222,10 +222,10 @@ class Restorations:
 
     def _touching(self, stand_in: StandIn, epoch: int) -> Iterable[Recorded]:
         """The events taken in after ``epoch`` that name ``stand_in`` or hold its key."""
-        if self._merged is None:
-            self._merged = _by_handle(self.sources)
+        if self._handles is None:
+            self._handles = _by_handle(self.sources)
         held, key, _ = stand_in
-        lists = [self._merged.get(("target", held), []), self._merged.get(("key", key), [])]
+        lists = [self._handles.get(("target", held), []), self._handles.get(("key", key), [])]
         return merge(
             *(found[bisect_right(found, epoch, key=_EPOCH) :] for found in lists), key=_EPOCH
         )
