@@ -16,17 +16,25 @@ With ``--narrowed``, each of N / 2 keyed bookings is narrowed (given an end) in 
 pickup naming it before, and D keyed notes for another task after: what a verdict's
 stand-in walk reads (stop 54).
 
+With ``--kept``, each of N / 2 bookings has a pickup naming it; Δ revokes every booking
+first, then holds D notes for another task. The return is timed as ``readmit serve``
+decides it (the context, ``admit()`` and the decision recorded, each on a fresh
+workspace), so it includes keeping each pickup's verdict, which looks for what restores
+it after its evidence (`readmit.store.verdicts.remember`; before stop 55 it read the log
+after its evidence once a verdict).
+
 With ``--long``, the shape a review sent over HTTP within the server's default limits:
 items of 2,000 characters, then notes of 16,000, each revoked, all drawn from 4,000
 capitalised made-up names, so every pair shares some two hundred names (``--sizes
 100:100`` is that review's workspace: 23.7 s a return before stop 45).
 
 Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3]
-       [--long | --narrowed]
+       [--long | --narrowed | --kept]
 """
 
 import argparse
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -34,6 +42,7 @@ from datetime import UTC, datetime, timedelta
 from readmit.admission import admit
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.bench.timing import best
+from readmit.decide import decide
 from readmit.events import Assert, Event, ItemDraft, ReturnRequest, Revoke
 from readmit.model import Agent, Validity
 from readmit.plugins import make_verifier
@@ -179,6 +188,37 @@ def narrowed_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnReque
     return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
 
 
+def kept_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
+    """``items`` / 2 bookings, each with a pickup naming it; each booking revoked at the
+    start of Δ, then ``delta`` notes for another task (``--kept``)."""
+    at = iter(T0 + timedelta(seconds=i) for i in range(2 * items + delta + 10))
+    store = SQLiteStore(":memory:")
+    store.create_workspace("w", AGENTS)
+    held: list[Event] = []
+    for n in range(items // 2):
+        room = f"R{n}X at {NAMES[n % len(NAMES)]} Hotel"
+        held += [
+            Assert(id=f"a{n}", at=next(at), author="T1",
+                   item=ItemDraft(id=f"h{n}", text=f"Room {room} is booked.")),
+            Assert(id=f"p{n}", at=next(at), author="T1",
+                   item=ItemDraft(id=f"i{n}", text=f"Pickup for room {room}.")),
+        ]  # fmt: skip
+    store.append("w", held)
+    store.depart("w", "A1", next(at))
+    later: list[Event] = [
+        Revoke(id=f"r{n}", at=next(at), author="T2", target=f"h{n}", why="cancelled")
+        for n in range(items // 2)
+    ]
+    later += [
+        Assert(id=f"c{n}", at=next(at), author="T3",
+               item=ItemDraft(id=f"x{n}", text=f"Note {n}.", task="other"))
+        for n in range(delta)
+    ]  # fmt: skip
+    for start in range(0, len(later), 1000):
+        store.append("w", later[start : start + 1000])
+    return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
+
+
 Workspace = Callable[[int, int], tuple[SQLiteStore, ReturnRequest]]
 
 
@@ -206,6 +246,34 @@ def measure(items: int, delta: int, repeat: int, made: Workspace = workspace) ->
     }
 
 
+def measure_kept(items: int, delta: int, repeat: int) -> dict[str, float]:
+    """``decide`` on fresh ``kept_workspace`` stores (the first return keeps the verdicts),
+    best of ``repeat``, against the same with ``implicit: false``."""
+    signer = HmacSha256Signer(b"bench-judgment-key-0123456789")
+    policy = Policy(max_items=32, max_chars=8192)
+    off = replace(policy, implicit=False)
+    verifier = Counting(make_verifier("builtin"))
+
+    def once(chosen: Policy) -> float:
+        store, request = kept_workspace(items, delta)
+        start = time.perf_counter()
+        decide(store, "w", request, policy=chosen, verifier=verifier, signer=signer)
+        spent = time.perf_counter() - start
+        store.close()
+        return spent
+
+    with_implicit = once(policy)
+    calls, pairs = verifier.calls, verifier.pairs
+    with_implicit = min([with_implicit] + [once(policy) for _ in range(repeat - 1)])
+    without = min(once(off) for _ in range(repeat))
+    return {
+        "calls": calls,
+        "pairs": pairs,
+        "ms": with_implicit * 1000,
+        "baseline_ms": without * 1000,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000:500,1000:5000,5000:5000")
@@ -214,13 +282,19 @@ def main() -> None:
     parser.add_argument(
         "--narrowed", action="store_true", help="bookings narrowed, then keyed notes after them"
     )
+    parser.add_argument(
+        "--kept", action="store_true", help="verdicts kept early in a long delta (decide)"
+    )
     args = parser.parse_args()
     shape = long_workspace if args.long else narrowed_workspace if args.narrowed else workspace
     print("| items | delta | verifier calls | pairs | return ms | implicit off ms | ratio |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes.split(","):
         items, delta = (int(x) for x in size.split(":"))
-        r = measure(items, delta, args.repeat, shape)
+        if args.kept:
+            r = measure_kept(items, delta, args.repeat)
+        else:
+            r = measure(items, delta, args.repeat, shape)
         print(
             f"| {items} | {delta} | {r['calls']:.0f} | {r['pairs']:.0f} | {r['ms']:.0f} "
             f"| {r['baseline_ms']:.0f} | {r['ms'] / r['baseline_ms']:.2f} |",

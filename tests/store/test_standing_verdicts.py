@@ -62,6 +62,34 @@ def test_a_verdict_binds_the_next_return_with_nothing_new_and_is_not_judged_agai
     assert second["judgment"]["calls"] == 0
 
 
+def test_verdicts_kept_together_look_for_restatements_only_after_their_own_evidence(
+    store: WorkStateStore,
+) -> None:
+    # One return keeps two verdicts; the log is read once from the earlier evidence (e5).
+    # The booking is stated again by hx at 6, before its own revocation at 7: that is no
+    # restatement for p0's verdict (or hx's), which must still bind the next return.
+    events = [
+        assert_item(0, "h0", "Sunrise Hotel is booked."),
+        assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel."),
+        assert_item(2, "h9", "Harbor Hotel is booked."),
+        assert_item(3, "p9", "Pickup at 9:00 from Harbor Hotel."),
+        depart(4),
+        {"at": at(5), "author": "A2", "op": "revoke", "target": "h9", "why": "cancelled"},
+        assert_item(6, "hx", "Sunrise Hotel is booked."),
+        {"at": at(7), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
+        ret(8),
+        depart(9),
+        ret(10),
+    ]
+
+    first, second = run(store, events)
+
+    assert reason(first, "p0") == reason(first, "p9") == "implicitly_invalidated"
+    assert "p0" not in second["items"]
+    assert "p9" not in second["items"]
+    assert second["judgment"]["calls"] == 0  # none lapsed, so none is judged again
+
+
 def test_a_verdict_binds_another_agent_without_a_judgment(store: WorkStateStore) -> None:
     first, other = run(store, [*HISTORY, ret(6), ret(7, "A3")])
 

@@ -10,13 +10,11 @@ event that withdraws it (`lapse`), as the verdicts' other restorations are
 (`readmit.store.verdicts`).
 """
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
-from operator import attrgetter
 
 from readmit.admission.context import Restoring
-from readmit.admission.invalidation.narrowed import after_in, follow, holds_in_place
+from readmit.admission.invalidation.narrowed import Handles, Touching, follow, holds_in_place
 from readmit.events import Assert, Recorded, Supersede
 from readmit.model import Scope
 from readmit.store.bodies import event_of
@@ -25,29 +23,26 @@ from readmit.store.readers import item_readers, may_replace, scope_of, seen_by_a
 from readmit.store.restoring import restoration
 from readmit.store.rows import select_in
 
-_EPOCH = attrgetter("epoch")
-
 
 def placed_now(
     db: Connection,
     workspace: str,
-    events: Sequence[Recorded],
+    touching: Touching,
     start: int,
     restoring: Restoring,
     scope: Scope | None,
 ) -> tuple[int | None, str | None]:
-    """(epoch ``events`` restore at, or ``None``; the stand-in then, or ``None``: none).
+    """(epoch the events after ``start`` restore at, or ``None``; the stand-in then, or none).
 
-    ``events``: in epoch order, those after epoch ``start`` (the evidence's) read;
-    ``restoring``: what restores the verdict, its stand-in at ``start``; ``scope``: who
-    may read the invalidated item.
+    ``touching``: the events that may withdraw a stand-in (`Handles.touching` over the log
+    from epoch ``start``, the evidence's, on); ``restoring``: what restores the verdict, its
+    stand-in at ``start``; ``scope``: who may read the invalidated item.
     """
     placed = restoring.in_place
     if placed is None or restoring.withdrawn is None:
         return None, None
     restores = partial(_restores, db, workspace, restoring, scope)
     readers = partial(item_readers, db, workspace)
-    touching = after_in(events)
     at, now = follow(
         touching, start, placed, restores, partial(may_replace, db, workspace), readers
     )
@@ -111,16 +106,15 @@ def stand_ins_of_standing(db: Connection) -> None:
         "SELECT workspace, item, event, event_epoch, premise FROM invalidations "
         "WHERE lapsed_epoch IS NULL AND restore_text IS NOT NULL ORDER BY workspace, event_epoch"
     ).fetchall()
-    logs: dict[str, list[Recorded]] = {}
+    logs: dict[str, Handles] = {}
     for workspace, item, evidence, epoch, premise in rows:
         restoring = restoration(db, workspace, evidence, premise)
         if restoring.in_place is None:
             continue
         if workspace not in logs:  # read once a workspace, from its earliest such evidence
-            logs[workspace] = _log(db, workspace, int(epoch))
-        log = logs[workspace]
-        events = log[bisect_right(log, epoch, key=_EPOCH) :]
-        at, now = placed_now(db, workspace, events, epoch, restoring, scope_of(db, workspace, item))
+            logs[workspace] = Handles([_log(db, workspace, int(epoch))])
+        scope = scope_of(db, workspace, item)
+        at, now = placed_now(db, workspace, logs[workspace].touching, epoch, restoring, scope)
         db.execute(
             "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
             "WHERE workspace = ? AND item = ?",

@@ -39,13 +39,16 @@ checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 """
 
 import json
-from collections.abc import Callable, Container, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Container, Iterator, Sequence
 from datetime import datetime
+from heapq import merge
 from operator import attrgetter
 
 from readmit.admission.context import Standing, items_by_id
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
+from readmit.admission.invalidation.narrowed import Handles
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
 from readmit.store import stand_ins
@@ -57,6 +60,7 @@ from readmit.wire import item_from_json, parse_event
 
 Events = Callable[[int], list[Recorded]]
 """The events after an epoch, in epoch order."""
+_EPOCH = attrgetter("epoch")
 
 
 def remember(
@@ -67,28 +71,32 @@ def remember(
     A premise restored between the evidence and this return is found here, once;
     one restored later is marked by the writer of the restoring event (`lapse`).
     """
+    found = []
     for exclusion in judgment.confirmed:
-        event = exclusion.evidence[0]
         row = db.execute(
-            "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?", (workspace, event)
+            "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?",
+            (workspace, exclusion.evidence[0]),
         ).fetchone()
-        if row is None:
-            continue
-        later = parse_event(json.loads(row[1]), row[0])
+        if row is not None:
+            found.append((exclusion, int(row[0]), str(row[1])))
+    # Read once, from the earliest evidence: each verdict then walks only what may restore it.
+    log = _Log(events(min(e for _, e, _ in found)) if found else [])
+    for exclusion, evidence, body in found:
+        later = parse_event(json.loads(body), evidence)
         premise = judgment.premises.get(exclusion.item)
-        restoring = restoration_of(db, workspace, Recorded(epoch=row[0], event=later), premise)
+        restoring = restoration_of(db, workspace, Recorded(epoch=evidence, event=later), premise)
         restore_text, restore_item, said = restoring.text, restoring.news, restoring.said
         # Under the workspace lock: nothing is written between this scan and the insert. A
         # verdict standing there stays: this return's, decided beside the one that stored
         # it, may rest on a premise restored since (its context read before that verdict).
         scope = None if restore_text is None else scope_of(db, workspace, exclusion.item)
         until = None if (end := judgment.ends.get(exclusion.item)) is None else stamp(end)
-        after = events(row[0])
-        stood_in, placed = stand_ins.placed_now(db, workspace, after, row[0], restoring, scope)
+        touching = log.handles.touching
+        stood_in, placed = stand_ins.placed_now(db, workspace, touching, evidence, restoring, scope)
         restored = next(
             (
                 r.epoch
-                for r in after
+                for r in log.restoring(evidence, restore_text, restore_item)
                 if restores(r, restore_text, restore_item)
                 and (restore_text is None or seen_by_all(db, workspace, r, scope, said))
             ),
@@ -117,8 +125,8 @@ def remember(
             (
                 workspace,
                 exclusion.item,
-                event,
-                row[0],
+                exclusion.evidence[0],
+                evidence,
                 json.dumps(list(exclusion.evidence)),
                 judgment.verifier,
                 exclusion.confidence if exclusion.confidence is not None else 1.0,
@@ -288,6 +296,31 @@ def restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> boo
         case Revoke() | Close() | Supersede() if withdrawn is not None:
             return event.target == withdrawn
     return False
+
+
+class _Log:
+    """The events after an epoch, read once, by what may restore a verdict resting there."""
+
+    def __init__(self, events: list[Recorded]) -> None:
+        self.handles = Handles([events])
+        self._events = events
+        self._stated: dict[str, list[Recorded]] | None = None
+
+    def restoring(self, start: int, text: str | None, withdrawn: str | None) -> Iterator[Recorded]:
+        """The events after ``start`` that may state ``text`` again or withdraw ``withdrawn``.
+
+        In epoch order: items in those words, and what names it as its target (a superset
+        of what `restores` says, which each verdict still asks).
+        """
+        if self._stated is None and text is not None:
+            self._stated = {}
+            for r in self._events:
+                if isinstance(r.event, Assert | Supersede):
+                    self._stated.setdefault(r.event.item.text, []).append(r)
+        found = [] if text is None or self._stated is None else self._stated.get(text, [])
+        stated = found[bisect_right(found, start, key=_EPOCH) :]
+        targeting = [] if withdrawn is None else self.handles.targeting(withdrawn, start)
+        return merge(stated, targeting, key=_EPOCH)
 
 
 def readmitted(

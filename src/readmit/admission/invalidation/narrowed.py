@@ -9,8 +9,11 @@ narrowing lapses (`readmit.admission.invalidation.restored`, `readmit.store.verd
 What replaced the stand-in is judged in its turn, as any replacement is.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
+from heapq import merge
+from operator import attrgetter
 
 from readmit.admission.context import StandIn
 from readmit.clock import format_time
@@ -65,9 +68,38 @@ Touching = Callable[[StandIn, int], Iterable[Recorded]]
 hold its key), in epoch order; any others among them are passed over."""
 
 
-def after_in(events: Sequence[Recorded]) -> Touching:
-    """`Touching` over ``events`` (in epoch order), all of them read."""
-    return lambda _, epoch: (r for r in events if r.epoch > epoch)
+_EPOCH = attrgetter("epoch")
+
+
+class Handles:
+    """The events of a log that may withdraw an item, by target and by key, read once.
+
+    Each list in epoch order; news with no key replaces nothing, and is in none. A walk
+    then reads only the events that touch what it follows, not the log after its start.
+    """
+
+    def __init__(self, sources: Iterable[Sequence[Recorded]]) -> None:
+        found = {r.epoch: r for source in sources for r in source}
+        self._by: dict[tuple[str, str | None], list[Recorded]] = {}
+        for n in sorted(found):
+            event = found[n].event
+            if isinstance(event, Revoke | Close | Supersede):
+                self._by.setdefault(("target", event.target), []).append(found[n])
+            if isinstance(event, Assert | Supersede) and event.item.key is not None:
+                self._by.setdefault(("key", event.item.key), []).append(found[n])
+
+    def touching(self, stand_in: StandIn, epoch: int) -> Iterator[Recorded]:
+        """`Touching`: the events after ``epoch`` that name ``stand_in`` or hold its key."""
+        held, key, _ = stand_in
+        return merge(self.targeting(held, epoch), self._after(("key", key), epoch), key=_EPOCH)
+
+    def targeting(self, item: str, epoch: int) -> list[Recorded]:
+        """The events after ``epoch`` that revoke, close or supersede ``item``."""
+        return self._after(("target", item), epoch)
+
+    def _after(self, handle: tuple[str, str | None], epoch: int) -> list[Recorded]:
+        found = self._by.get(handle, [])
+        return found[bisect_right(found, epoch, key=_EPOCH) :]
 
 
 def follow(

@@ -27,16 +27,13 @@ the one it withdrew. The text is compared, never shown. A
 context no store made rebuilds the rule from each observation.
 """
 
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from heapq import merge
-from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
 from readmit.admission.context import Restoring, StandIn
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.narrowed import follow, holds_in_place
+from readmit.admission.invalidation.narrowed import Handles, follow, holds_in_place
 from readmit.admission.invalidation.readers import as_read_by
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
@@ -78,7 +75,7 @@ class Restorations:
         self.sources: list[Sequence[Recorded]] = []
         """The events taken in, as given (a later event may restore through a stand-in)."""
         self._known: dict[tuple[str, str | None, str, Any], bool] = {}
-        self._handles: _Handles | None = None  # what may withdraw, by target and by key
+        self._handles: Handles | None = None  # what may withdraw, by target and by key
         self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
 
@@ -223,12 +220,8 @@ class Restorations:
     def _touching(self, stand_in: StandIn, epoch: int) -> Iterable[Recorded]:
         """The events taken in after ``epoch`` that name ``stand_in`` or hold its key."""
         if self._handles is None:
-            self._handles = _by_handle(self.sources)
-        held, key, _ = stand_in
-        lists = [self._handles.get(("target", held), []), self._handles.get(("key", key), [])]
-        return merge(
-            *(found[bisect_right(found, epoch, key=_EPOCH) :] for found in lists), key=_EPOCH
-        )
+            self._handles = Handles(self.sources)
+        return self._handles.touching(stand_in, epoch)
 
     def _may_replace(self, author: str, scope: Scope) -> bool:
         """Whether an item of ``author``'s replaces a holder of its key read by ``scope``."""
@@ -303,26 +296,6 @@ class Restorations:
     def _principal(self, author: str) -> str | None:
         found = self.agents.get(author)
         return None if found is None else found.principal
-
-
-_EPOCH = attrgetter("epoch")
-_Handles = dict[tuple[str, str | None], list[Recorded]]
-
-
-def _by_handle(sources: Iterable[Sequence[Recorded]]) -> _Handles:
-    """The events of ``sources`` that may withdraw an item, by target and by key.
-
-    Each list in epoch order; news with no key replaces nothing, and is in none.
-    """
-    found = {r.epoch: r for source in sources for r in source}
-    handles: _Handles = {}
-    for n in sorted(found):
-        event = found[n].event
-        if isinstance(event, Revoke | Close | Supersede):
-            handles.setdefault(("target", event.target), []).append(found[n])
-        if isinstance(event, Assert | Supersede) and event.item.key is not None:
-            handles.setdefault(("key", event.item.key), []).append(found[n])
-    return handles
 
 
 def rests_on(later: Later) -> str | None:
