@@ -579,3 +579,54 @@ def test_another_principals_keyed_fact_takes_nothing_from_the_agent(
 
     assert texts(later)[1:] == ["hotel: the Hilton"]
     assert "c's private" not in texts(later)[0]
+
+
+class HeldSession(SQLiteSession):
+    """A session whose writes go on in the background until the test lets them finish, as
+    the SDK's own do in worker threads, which a cancelled caller does not stop."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writing, self.go_on = asyncio.Event(), asyncio.Event()
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        await self._held(SQLiteSession.add_items(self, items))
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        return await self._held(SQLiteSession.pop_item(self))
+
+    async def _held(self, write: Coroutine[Any, Any, T]) -> T:
+        done = asyncio.ensure_future(write)  # not cancelled with the caller
+        self.writing.set()
+        await self.go_on.wait()
+        return await asyncio.shield(done)
+
+
+@pytest.mark.parametrize("write", ["add_items", "pop_item"])
+def test_a_write_cancelled_while_the_session_writes_is_still_recorded(
+    team: tuple[Member, Member], tmp_path: Path, write: str
+) -> None:
+    """The caller is cancelled (a timeout) while the session writes: readmit records the
+    write before the cancellation is raised (before, a fact popped so stayed in force)."""
+    inner = HeldSession("a", tmp_path / "sessions.db")
+    a = ReadmitSession(inner, team[0], learned=topical)
+
+    async def scenario() -> list[TResponseInputItem]:
+        inner.go_on.set()
+        await a.add_items([said("hotel: the Hilton")])
+        inner.writing.clear()
+        inner.go_on.clear()
+        call = a.add_items([said("dinner: at eight")]) if write == "add_items" else a.pop_item()
+        running = asyncio.ensure_future(call)
+        await inner.writing.wait()
+        running.cancel()
+        await asyncio.sleep(0)
+        inner.go_on.set()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        return await inner.get_items()
+
+    held = texts(run(scenario()))
+
+    assert sorted(i.text for i in team[0].visible()) == sorted(held)
+    assert held == {"add_items": ["hotel: the Hilton", "dinner: at eight"], "pop_item": []}[write]

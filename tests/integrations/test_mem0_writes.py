@@ -7,7 +7,8 @@ with Mem0's ``LlmFactory``: every sentence of the user's new messages is one fac
 
 import asyncio
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from copy import deepcopy
 from pathlib import Path
 from typing import Any
@@ -420,6 +421,58 @@ def test_async_delete_all_and_reset_are_recorded(
 
     assert ops(team[0]) == ["assert", "assert", "revoke", "revoke"]
     assert team[0].visible() == []
+
+
+@pytest.mark.parametrize(
+    ("call", "held"),
+    [("delete", "delete"), ("delete_all", "delete"), ("update", "update"), ("add", "insert")],
+)
+def test_an_async_write_cancelled_while_mem0_writes_is_still_recorded(
+    team: tuple[Member, Member], tmp_path: Path, call: str, held: str
+) -> None:
+    """The caller is cancelled (a timeout) while Mem0 writes in its worker thread, which goes
+    on: readmit records the write before the cancellation is raised (a review: a cancelled
+    ``delete_all`` left the deleted memory's item active, with nothing behind it)."""
+    shared = mem0_bank.bank(tmp_path, "team", asynchronous=True)
+    a = AsyncReadmitMemory(shared, team[0])
+
+    async def scenario() -> list[str]:
+        first = await a.add("The pickup is at 8:00.", user_id="trip", infer=False)
+        memory = first["results"][0]["id"]
+        writing, release = threading.Event(), threading.Event()
+        real: Callable[..., Any] = getattr(shared.vector_store, held)
+
+        def slow(*args: Any, **kwargs: Any) -> Any:  # Mem0 writes until the test lets it
+            writing.set()
+            release.wait(timeout=60)
+            return real(*args, **kwargs)
+
+        setattr(shared.vector_store, held, slow)
+        writes: dict[str, Callable[[], Coroutine[Any, Any, Any]]] = {
+            "delete": lambda: a.delete(memory),
+            "delete_all": lambda: a.delete_all(user_id="trip"),
+            "update": lambda: a.update(memory, "The pickup is at 9:00."),
+            "add": lambda: a.add("The ferry runs hourly.", user_id="trip", infer=False),
+        }
+        running = asyncio.ensure_future(writes[call]())
+        assert await asyncio.to_thread(writing.wait, 60)
+        running.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        return sorted(m["memory"] for m in (await shared.get_all(filters=TRIP))["results"])
+
+    held_now = asyncio.run(scenario())
+    assert sorted(i.text for i in team[0].visible()) == held_now
+    assert (
+        held_now
+        == {
+            "delete": [],
+            "delete_all": [],
+            "update": ["The pickup is at 9:00."],
+            "add": ["The ferry runs hourly.", "The pickup is at 8:00."],
+        }[call]
+    )
 
 
 def test_annotations_in_metadata_cover_an_obligation(

@@ -72,6 +72,7 @@ from readmit.integrations.team import (
     readable,
     removals,
 )
+from readmit.integrations.to_the_end import to_the_end
 
 try:
     from agents import SessionSettings, TResponseInputItem
@@ -246,7 +247,10 @@ class ReadmitSession:
     _turn: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """readmit's work (deciding a return, recording facts) runs in a worker thread, one call
-    at a time, so the event loop is never held by it (a model verifier can take minutes)."""
+    at a time, so the event loop is never held by it (a model verifier can take minutes). A
+    write whose caller is cancelled still runs to its end, the session's part and readmit's,
+    before the cancellation is raised (`to_the_end`): the SDK's sessions write in worker
+    threads that go on whatever the caller does."""
 
     session_id: str = field(init=False)
     """The inner session's id (the SDK's ``Session`` protocol)."""
@@ -288,6 +292,7 @@ class ReadmitSession:
         note: TResponseInputItem = {"role": "developer", "content": judged.note}
         return [note, *kept]
 
+    @to_the_end
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         events = await self._off_loop(self._facts, items)
         await self.inner.add_items(items)
@@ -332,6 +337,7 @@ class ReadmitSession:
             for fact, (_, a) in zip(facts, annotated, strict=True)
         ]
 
+    @to_the_end
     async def pop_item(self) -> TResponseInputItem | None:
         item: TResponseInputItem | None = await self.inner.pop_item()
         fact = self.learned(item) if item is not None else None

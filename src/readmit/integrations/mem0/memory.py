@@ -28,6 +28,7 @@ from readmit.integrations.mem0 import bulk
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
 from readmit.integrations.mem0.updates import annotating, merged, restored
 from readmit.integrations.team import Member, one_at_a_time
+from readmit.integrations.to_the_end import to_the_end
 
 T = TypeVar("T")
 
@@ -209,6 +210,9 @@ class AsyncReadmitMemory:
 
     readmit's own work (deciding a return, which a model verifier can make take minutes, and
     recording writes) runs in a worker thread, one call at a time: it never holds the loop.
+    A write whose caller is cancelled (a timeout) still runs to its end, Mem0's part and
+    readmit's record, before the cancellation is raised (`to_the_end`): Mem0 goes on in its
+    worker threads whatever the caller does.
     """
 
     def __init__(
@@ -244,6 +248,7 @@ class AsyncReadmitMemory:
         """`depart`, awaited: the checkpoint is written off the event loop."""
         await self._off_loop(self.readmit.depart, task, purpose)
 
+    @to_the_end
     async def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")
         rows: list[dict[str, Any]] = []
@@ -284,6 +289,7 @@ class AsyncReadmitMemory:
             except Exception as undo:
                 refused.add_note(f"memory {memory_id} could not be taken back: {undo!r}")
 
+    @to_the_end
     async def update(self, memory_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
         current: dict[str, Any] | None = await self.inner.get(memory_id)
@@ -308,6 +314,7 @@ class AsyncReadmitMemory:
             raise
         return result
 
+    @to_the_end
     async def delete(self, memory_id: str) -> dict[str, Any]:
         history = await self.inner.history(memory_id)
         await self._off_loop(self.readmit.may_change, memory_id, history, "delete")
@@ -317,6 +324,7 @@ class AsyncReadmitMemory:
         await self._off_loop(self.readmit.deleted, memory_id, targets)
         return result
 
+    @to_the_end
     async def delete_all(
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, Any]:
@@ -326,6 +334,7 @@ class AsyncReadmitMemory:
             self.inner, self.readmit, scope, self._off_loop, self._gone
         )
 
+    @to_the_end
     async def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
         hidden = await self._off_loop(self.readmit.hidden_memories)

@@ -1,0 +1,48 @@
+"""Async writes that a cancelled caller cannot cut in two.
+
+An async memory library runs its blocking calls in worker threads, which cancelling the
+awaiting task does not stop: Mem0's ``AsyncMemory`` deletes a memory after a caller's
+``asyncio.wait_for`` has timed out. A wrapper that writes there and then records the write
+in readmit would lose the record, and readmit would keep admitting a memory that is gone (a
+review: an async ``delete_all`` cancelled mid-way left the deleted memory's item active).
+A write marked `to_the_end` runs whole, both sides, and the cancellation is raised after.
+"""
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def run_to_end(work: Coroutine[Any, Any, T]) -> T:
+    """``work``'s result, awaited to its end though the caller is cancelled meanwhile.
+
+    A cancellation (or several) is raised once ``work`` has finished; its own error, if it
+    failed, is raised instead.
+    """
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:  # the caller's, or the work's own: result() tells
+            cancelled = True
+    result = task.result()
+    if cancelled:
+        raise asyncio.CancelledError
+    return result
+
+
+def to_the_end(
+    method: Callable[P, Coroutine[Any, Any, T]],
+) -> Callable[P, Coroutine[Any, Any, T]]:
+    """``method``, run to its end by `run_to_end` whatever cancels its caller."""
+
+    @functools.wraps(method)
+    async def whole(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await run_to_end(method(*args, **kwargs))
+
+    return whole
