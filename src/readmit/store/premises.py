@@ -119,7 +119,8 @@ def _traced(
     for item in found.values():  # an item of C on a chain falls with its premises too
         for premise in item.depends_on:
             dependents.setdefault(premise, []).append(item.id)
-    rests_on = {p: _reached(p, found, held) for p in named | (found.keys() - held)}
+    reached = _reached(found, held)
+    rests_on = {p: frozenset(reached.get(p, ())) for p in named | (found.keys() - held)}
     frozen = {p: tuple(d) for p, d in dependents.items()}
     return _Chains(named, found, frozenset(missing), frozen, rests_on)
 
@@ -133,20 +134,27 @@ def _decoded(
     return [*known.values(), *(items_by(db, cache, workspace, "id", rest) if rest else ())]
 
 
-def _reached(premise: str, found: Mapping[str, Item], held: set[str]) -> frozenset[str]:
-    """The items of C (``held``) that ``premise``'s chain reaches."""
-    reached: set[str] = set()
-    seen = {premise}
-    todo = [premise]
-    while todo:
-        item = found.get(todo.pop())
-        for p in item.depends_on if item is not None else ():
-            if p in held:
-                reached.add(p)
-            elif p not in seen:
-                seen.add(p)
-                todo.append(p)
-    return frozenset(reached)
+def _reached(found: Mapping[str, Item], held: set[str]) -> dict[str, set[str]]:
+    """For each item of the chains, the items of C (``held``) its chain reaches.
+
+    Through items outside C only: a chain stops at the first item of C on it. Walked back
+    from each item of C a chain rests on, so a chain of any length is read once a premise.
+    """
+    resting: dict[str, list[str]] = {}
+    for item in found.values():
+        for premise in item.depends_on:
+            resting.setdefault(premise, []).append(item.id)
+    reached: dict[str, set[str]] = {}
+    for bottom in held & resting.keys():
+        seen: set[str] = set()
+        todo = [bottom]
+        while todo:
+            for above in resting.get(todo.pop(), ()):
+                if above not in held and above not in seen:
+                    seen.add(above)
+                    reached.setdefault(above, set()).add(bottom)
+                    todo.append(above)
+    return reached
 
 
 def _gone(db: Connection, workspace: str, chains: _Chains, at: datetime) -> set[str]:

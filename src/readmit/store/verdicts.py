@@ -347,8 +347,15 @@ def readmitted(
     ids, now = [i.id for i in out], stamp(at)
     found = select_in(db, workspace, _LAPSED, "item", ids, _MAY_HAVE_LAPSED)
     back = {item for item, lapsed, until in found if lapsed is not None or until <= now}
-    while grown := {i.id for i in out if i.id not in back and i.depends_on & back}:
-        back |= grown  # what rests on an item let back, left out as its premise fell
+    resting: dict[str, list[str]] = {}  # what rests on an item let back, left out as it fell
+    for i in out:
+        for premise in i.depends_on:
+            resting.setdefault(premise, []).append(i.id)
+    todo = list(back)
+    while todo:
+        grown = [i for i in resting.get(todo.pop(), ()) if i not in back]
+        back.update(grown)
+        todo += grown
     back -= {r[0] for r in select_in(db, workspace, _GONE, "id", back)}
     if not back:
         return items, left

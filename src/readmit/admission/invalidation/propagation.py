@@ -44,18 +44,29 @@ def _propagated(pool: Sequence[Item], invalid: list[str]) -> tuple[list[Item], l
         premise = invalid.pop()
         for item in dependents.get(premise, ()):
             if item.id not in fallen:
-                fallen[item.id] = Exclusion(
-                    item=item.id,
-                    reason=Reason.PREMISE_INVALIDATED,
-                    stage=Stage.PROPAGATION,
-                    evidence=(premise,),
-                    detail=f"depends on {premise}, which was invalidated",
-                )
+                fallen[item.id] = premise_fell(item.id, premise, Reason.PREMISE_INVALIDATED)
                 invalid.append(item.id)
     if not fallen:  # nothing depended on what was excluded
         return list(pool), []
     kept = [item for item in pool if item.id not in fallen]
     return kept, list(fallen.values())
+
+
+def premise_fell(item: str, premise: str, why: Reason) -> Exclusion:
+    """``item`` excluded as its ``premise`` was excluded for ``why``.
+
+    Stale (`implicitly_invalidated` or `premise_invalidated`), it falls with it; else the
+    premise could not be screened, and neither can the item, for the same reason.
+    """
+    stale = why in (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
+    return Exclusion(
+        item=item,
+        reason=Reason.PREMISE_INVALIDATED if stale else why,
+        stage=Stage.PROPAGATION if stale else Stage.IMPLICIT,
+        evidence=(premise,),
+        detail=f"depends on {premise}, which "
+        + ("was invalidated" if stale else "could not be screened"),
+    )
 
 
 def held_by(premise: str, ctx: ReturnContext) -> tuple[str, ...]:

@@ -2,18 +2,17 @@
 
 The selector asks `Screener.admits` about each item before it takes it, so verifier work
 grows with the view (its budget, obligations and premises), not with the store or the
-absence. Lazy screening, not judging at write time: that would judge every item against
-every event whether or not any agent returns to it, with an LLM's latency on every write;
-this costs a bounded number of calls per return, and the verdicts it confirms are stored
-(`readmit.admission.invalidation.standing`). It can run while the agent is away (`ahead`).
+absence. Lazy, not at write time (which would judge every item against every event, with
+an LLM's latency on every write): a bounded number of calls a return, the verdicts kept
+(`readmit.admission.invalidation.standing`); it can run while the agent is away (`ahead`).
 
-For one item the screener first screens its premises (an item whose premise falls is
-``premise_invalidated``), then proposes the later observations in force that the item has
-not yet been screened against (`Observations`: after the epoch it was screened through,
-under the same `screening_key`, or its own epoch) and judges them a batch at a time,
-strongest link first, stopping at the first confirmed invalidation. With a
-`DependencyScan`, a model is then shown what the scanner left out, and the verifier judges
-what it names (`readmit.admission.invalidation.dependency_scan`).
+For one item the screener first screens its premises, depth first (`depth_first`; an item
+whose premise falls is ``premise_invalidated``), then proposes the later observations in
+force that the item has not yet been screened against (`Observations`: after the epoch it
+was screened through, under the same `screening_key`, or its own epoch) and judges them a
+batch at a time, strongest link first, stopping at the first confirmed invalidation. With
+a `DependencyScan`, a model is then shown what the scanner left out, and the verifier
+judges what it names (`readmit.admission.invalidation.dependency_scan`).
 
 Fail closed: a call the budget (``Policy.judgment_calls`` calls, ``max_judgment_tokens``
 tokens, ``max_judgment_seconds`` spent waiting on calls and, in a service, on the return's
@@ -28,8 +27,10 @@ from itertools import chain
 from typing import ParamSpec, TypeVar
 
 from readmit.admission.context import ReturnContext, events_by_id
+from readmit.admission.invalidation import depth_first
 from readmit.admission.invalidation.cache import screening_key
 from readmit.admission.invalidation.dependency_scan import DependencyScan
+from readmit.admission.invalidation.depth_first import Deciding
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import (
     Later,
@@ -54,7 +55,12 @@ from readmit.admission.invalidation.observations import (
     observations_of,
     readable,
 )
-from readmit.admission.invalidation.propagation import held_by, outside_item, premise_texts
+from readmit.admission.invalidation.propagation import (
+    held_by,
+    outside_item,
+    premise_fell,
+    premise_texts,
+)
 from readmit.admission.invalidation.restored import Restorations, rests_on
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching, screened_from
@@ -119,14 +125,9 @@ class Screener:
 
     def admits(self, item: Item) -> bool:
         """Whether ``item`` survived screening; if not, its exclusion is in `excluded`."""
-        if item.kind in STRUCTURE:
-            return True
-        if item.id not in self.decided:
-            self.decided[item.id] = True  # a premise cycle cannot recurse forever
-            self.decided[item.id] = self._premises_hold(item) and self._judge(item)
-            if not self.decided[item.id] and not self._affordable():
-                self.past_budget += 1  # withheld once the budget was spent (what bounds the walk)
-        return self.decided[item.id]
+        return depth_first.decide(
+            item, lambda i: i.kind in STRUCTURE or self.decided.get(i.id), self._deciding
+        )
 
     def judgment(self, standing: int, unscreened: int | None = None) -> Judgment:
         """The report of everything this screener did (``unscreened``: as the return lists)."""
@@ -152,28 +153,27 @@ class Screener:
             at=self.ctx.returner.at,
         )
 
-    def _premises_hold(self, item: Item) -> bool:
+    def _deciding(self, item: Item) -> Deciding[Item]:
+        """Decide ``item``: yields each premise holder to decide first, sent whether it held."""
+        self.decided[item.id] = True  # a premise cycle cannot recurse forever
+        held = yield from self._premises_hold(item)
+        self.decided[item.id] = held and self._judge(item)
+        if not self.decided[item.id] and not self._affordable():
+            self.past_budget += 1  # withheld once the budget was spent (what bounds the walk)
+        return self.decided[item.id]
+
+    def _premises_hold(self, item: Item) -> Deciding[Item]:
         if not item.depends_on:
             return True
         if self._pooled is None:
             self._pooled = {m.id: m for m in self.pool}
         for premise in sorted(item.depends_on):
             pooled = (self._pooled.get(p) for p in held_by(premise, self.ctx))
-            held = chain((outside_item(premise, self.ctx),), pooled)  # screened too
-            found = next((m for m in held if m is not None and not self.admits(m)), None)
-            if found is None:
-                continue
-            fallen = self.excluded[found.id]
-            stale = fallen.reason in (Reason.IMPLICITLY_INVALIDATED, Reason.PREMISE_INVALIDATED)
-            self.excluded[item.id] = Exclusion(
-                item=item.id,
-                reason=Reason.PREMISE_INVALIDATED if stale else fallen.reason,
-                stage=Stage.PROPAGATION if stale else Stage.IMPLICIT,
-                evidence=(premise,),
-                detail=f"depends on {premise}, which "
-                + ("was invalidated" if stale else "could not be screened"),
-            )
-            return False
+            for held in chain((outside_item(premise, self.ctx),), pooled):  # screened too
+                if held is not None and not (yield held):
+                    fallen = self.excluded[held.id].reason
+                    self.excluded[item.id] = premise_fell(item.id, premise, fallen)
+                    return False
         return True
 
     def _judge(self, item: Item) -> bool:
