@@ -7,6 +7,7 @@ directly: the pickup comes back, in one return or across several (before, it sta
 good, though the same booking filed directly admitted it).
 """
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import store_url
+from readmit.admission import admit
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.clock import parse_time
+from readmit.decide import decide
+from readmit.events import ReturnRequest
 from readmit.plugins import make_verifier
+from readmit.policy import Policy
+from readmit.replay import apply_steps
+from readmit.report import decision_json
+from readmit.scenario import load_scenario
 from readmit.store import WorkStateStore, open_store
 from readmit.store.sql import SqlStore
 from readmit.testing import FunctionVerifier
-from trip import at, depart, replayed, ret
+from trip import SIGNER, at, depart, replayed, ret, scenario
 
 
 def booking(n: int, id: str, until: int | None = None, **extra: Any) -> dict[str, Any]:
@@ -127,6 +135,63 @@ def test_each_withdrawal_of_one_event_is_restored_by_what_held_its_own_statement
     ]
 
     assert [pickup(r) for r in run(store, events)] == [STALE]
+
+
+FAMILY = {"principals": ["family"]}
+TWO_PICKUPS = [
+    BASE[0],
+    {"at": at(1), "author": "A2", "op": "assert",
+     "item": {"id": "p", "text": "Pickup at 8:00 from Sunrise Hotel.", "readers": "*"}},
+    {"at": at(1), "author": "A2", "op": "assert",
+     "item": {"id": "q", "text": "Pickup at 9:00 from Sunrise Hotel.", "readers": FAMILY}},
+    depart(2),
+    NARROWED,
+]  # fmt: skip
+
+
+def test_one_booking_lets_back_only_the_pickups_whose_readers_all_read_it(
+    store: WorkStateStore,
+) -> None:
+    """Both pickups' verdicts rest on one narrowing; the family's booking for the whole
+    stay holds it again for q (the family's), not for p, which the neighbours read too: p's
+    verdict follows the new stand-in (each verdict decided for its own readers)."""
+    events = [*TWO_PICKUPS, *away(4), booking(5, "h2", readers=FAMILY), ret(6)]
+
+    first, last = run(store, events)
+
+    assert [_reason(first, "p"), _reason(first, "q")] == [STALE, STALE]
+    assert [_reason(last, "p"), _reason(last, "q")] == ["absent", BACK]
+
+
+def test_a_booking_written_while_a_return_decides_lets_back_only_the_pickups_it_holds_for(
+    store: WorkStateStore,
+) -> None:
+    """The same booking, written after the return read its context and before its verdicts
+    are kept: they are kept lapsed for q only (the keeping decides each for its readers)."""
+    apply_steps(load_scenario(scenario(TWO_PICKUPS)), store, on_return=None)
+    request = ReturnRequest(
+        id="r5", at=parse_time(at(5)), agent="A1", task="trip", purpose="itinerary"
+    )
+    verifier, policy = FunctionVerifier(_withdrawn_booking, name="booking"), Policy(max_items=8)
+    ctx = store.return_context("trip", request)
+    wide = {**booking(5, "h2", readers=FAMILY), "id": "wide"}
+    store.append("trip", [load_scenario(scenario([wide])).steps[0]])  # type: ignore[list-item]
+    decided = admit(ctx, policy=policy, verifier=verifier, signer=SIGNER)
+    record = decision_json(decided, ctx, policy)
+    store.record_decision(
+        "trip", "A1", request.at, ctx.epoch, decided.outcome, record, judgment=decided.judgment
+    )
+    store.depart("trip", "A1", parse_time(at(6)))
+    later = replace(request, id="r7", at=parse_time(at(7)))
+    again = decide(store, "trip", later, policy=policy, verifier=verifier, signer=SIGNER)
+
+    assert [_reason(record, "p"), _reason(record, "q")] == [STALE, STALE]
+    assert [_reason(again.record, "p"), _reason(again.record, "q")] == ["absent", BACK]
+
+
+def _reason(record: dict[str, Any], item: str) -> str:
+    found = next((e["reason"] for e in record["excluded"] if e["item"] == item), None)
+    return found or ("admitted" if item in record["items"] else "absent")
 
 
 def test_the_built_in_verifier_decides_as_if_the_last_booking_replaced_the_first(

@@ -10,6 +10,7 @@ event that withdraws it (`lapse`), as the verdicts' other restorations are
 (`readmit.store.verdicts`).
 """
 
+import json
 from collections.abc import Sequence
 from functools import partial
 
@@ -22,6 +23,7 @@ from readmit.store.connection import Connection
 from readmit.store.readers import item_readers, may_replace, scope_of, seen_by_all
 from readmit.store.restoring import restoration
 from readmit.store.rows import select_in
+from readmit.wire import item_from_json
 
 
 def placed_now(
@@ -67,37 +69,35 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
 
     The writer says what it withdrew, so the stand-in is not read (one written earlier in
     the same batch is not stored yet): what replaced it restores the verdict, or stands in
-    its turn; a revocation or closing leaves none.
+    its turn; a revocation or closing leaves none. Verdicts resting on one evidence for
+    readers alike are decided once (many pickups resting on one booking).
     """
-    rows = list(
-        select_in(
-            db,
-            workspace,
-            "SELECT item, event, premise FROM invalidations",
-            "restore_in_place",
-            withdrew,
-            "AND lapsed_epoch IS NULL",
-        )
+    rows = select_in(
+        db,
+        workspace,
+        "SELECT v.item, v.event, v.premise, i.body FROM invalidations v LEFT JOIN items i "
+        "ON i.workspace = v.workspace AND i.id = v.item",
+        "v.restore_in_place",
+        withdrew,
+        "AND v.lapsed_epoch IS NULL",
+        where="v.workspace",
     )
-    event = recorded.event
-    for item, evidence, premise in rows:
-        if not isinstance(event, Assert | Supersede):
-            at, now = None, None
-        elif _restores(
-            db,
-            workspace,
-            restoration(db, workspace, evidence, premise),
-            scope_of(db, workspace, item),
-            recorded,
-        ):
-            at, now = recorded.epoch, None
-        else:
-            at, now = None, event.item.id
-        db.execute(
-            "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
-            "WHERE workspace = ? AND item = ?",
-            (at, now, workspace, item),
-        )
+    event, moved = recorded.event, list[tuple[int | None, str | None, str, str]]()
+    decided: dict[tuple[str, str | None, Scope | None], bool] = {}
+    for item, evidence, premise, body in list(rows):
+        at, now = None, None
+        if isinstance(event, Assert | Supersede):
+            scope = None if body is None else item_from_json(json.loads(body)).scope
+            if (key := (evidence, premise, scope)) not in decided:
+                restoring = restoration(db, workspace, evidence, premise)
+                decided[key] = _restores(db, workspace, restoring, scope, recorded)
+            at, now = (recorded.epoch, None) if decided[key] else (None, event.item.id)
+        moved.append((at, now, workspace, item))
+    db.executemany(
+        "UPDATE invalidations SET lapsed_epoch = ?, restore_in_place = ? "
+        "WHERE workspace = ? AND item = ?",
+        moved,
+    )
 
 
 def stand_ins_of_standing(db: Connection) -> None:

@@ -45,7 +45,7 @@ from datetime import datetime
 from heapq import merge
 from operator import attrgetter
 
-from readmit.admission.context import Standing, items_by_id
+from readmit.admission.context import Restoring, Standing, items_by_id
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.invalidation.narrowed import Handles
@@ -81,31 +81,23 @@ def remember(
             found.append((exclusion, int(row[0]), str(row[1])))
     # Read once, from the earliest evidence: each verdict then walks only what may restore it.
     log = _Log(events(min(e for _, e, _ in found)) if found else [])
-    for exclusion, evidence, body in found:
-        later = parse_event(json.loads(body), evidence)
+    restorings: dict[tuple[int, str | None], Restoring] = {}
+    lapses: dict[tuple[int, str | None, Scope | None], tuple[int | None, str | None]] = {}
+    for exclusion, evidence, body in found:  # many verdicts may rest on one event: once each
         premise = judgment.premises.get(exclusion.item)
-        restoring = restoration_of(db, workspace, Recorded(epoch=evidence, event=later), premise)
-        restore_text, restore_item, said = restoring.text, restoring.news, restoring.said
+        if (evidence, premise) not in restorings:
+            later = Recorded(epoch=evidence, event=parse_event(json.loads(body), evidence))
+            restorings[evidence, premise] = restoration_of(db, workspace, later, premise)
+        restoring = restorings[evidence, premise]
+        restore_text, restore_item = restoring.text, restoring.news
         # Under the workspace lock: nothing is written between this scan and the insert. A
         # verdict standing there stays: this return's, decided beside the one that stored
         # it, may rest on a premise restored since (its context read before that verdict).
         scope = None if restore_text is None else scope_of(db, workspace, exclusion.item)
         until = None if (end := judgment.ends.get(exclusion.item)) is None else stamp(end)
-        touching = log.handles.touching
-        stood_in, placed = stand_ins.placed_now(db, workspace, touching, evidence, restoring, scope)
-        restored = next(
-            (
-                r.epoch
-                for r in log.restoring(evidence, restore_text, restore_item)
-                if restores(r, restore_text, restore_item)
-                and (restore_text is None or seen_by_all(db, workspace, r, scope, said))
-            ),
-            None,
-        )
-        replaced = None if restore_item is None else withdrawn_at(db, workspace, restore_item)
-        # The first of a restatement, a stand-in replaced by one that holds as the statement
-        # did, and the withdrawal of the news it rests on (a keyed item replaced it too).
-        lapsed = min((e for e in (restored, stood_in, replaced) if e), default=None)
+        if (key := (evidence, premise, scope)) not in lapses:
+            lapses[key] = log.lapsed(db, workspace, evidence, restoring, scope)
+        lapsed, placed = lapses[key]
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
             "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
@@ -139,7 +131,7 @@ def remember(
                 reader.role,
                 premise,
                 until,
-                None if lapsed is not None else placed,
+                placed,
                 None if judgment.at is None else stamp(judgment.at),
             ),
         )
@@ -212,13 +204,18 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
         ).fetchall()
         if restored:
             readers = draft_readers(db, workspace, event.author, event.item)
+            known: dict[tuple[str, str | None], bool] = {}  # many verdicts rest on one event
+            for _, _, evidence, premise in restored:
+                if (evidence, premise) not in known:
+                    said = _said(db, workspace, evidence, premise)
+                    known[evidence, premise] = knew(db, workspace, event.author, said)
             db.executemany(
                 "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
                 [
                     (recorded.epoch, workspace, item)
                     for item, body, evidence, premise in restored
-                    if item_from_json(json.loads(body)).scope.read_within(*readers)
-                    and knew(db, workspace, event.author, _said(db, workspace, evidence, premise))
+                    if known[evidence, premise]
+                    and item_from_json(json.loads(body)).scope.read_within(*readers)
                 ],
             )
     if withdrew:
@@ -321,6 +318,36 @@ class _Log:
         stated = found[bisect_right(found, start, key=_EPOCH) :]
         targeting = [] if withdrawn is None else self.handles.targeting(withdrawn, start)
         return merge(stated, targeting, key=_EPOCH)
+
+    def lapsed(
+        self,
+        db: Connection,
+        workspace: str,
+        evidence: int,
+        restoring: Restoring,
+        scope: Scope | None,
+    ) -> tuple[int | None, str | None]:
+        """(the epoch a verdict on ``evidence`` lapsed at, or ``None``; its stand-in if not).
+
+        The first of a restatement, a stand-in replaced by one that holds as the statement
+        did, and the withdrawal of the news it rests on (a keyed item replaced it too).
+        ``scope``: who may read the invalidated item.
+        """
+        text, news, said = restoring.text, restoring.news, restoring.said
+        touching = self.handles.touching
+        stood_in, placed = stand_ins.placed_now(db, workspace, touching, evidence, restoring, scope)
+        restored = next(
+            (
+                r.epoch
+                for r in self.restoring(evidence, text, news)
+                if restores(r, text, news)
+                and (text is None or seen_by_all(db, workspace, r, scope, said))
+            ),
+            None,
+        )
+        replaced = None if news is None else withdrawn_at(db, workspace, news)
+        lapsed = min((e for e in (restored, stood_in, replaced) if e), default=None)
+        return lapsed, None if lapsed is not None else placed
 
 
 def readmitted(

@@ -93,13 +93,17 @@ class Handles:
         held, key, _ = stand_in
         return merge(self.targeting(held, epoch), self._after(("key", key), epoch), key=_EPOCH)
 
-    def targeting(self, item: str, epoch: int) -> list[Recorded]:
+    def targeting(self, item: str, epoch: int) -> Iterator[Recorded]:
         """The events after ``epoch`` that revoke, close or supersede ``item``."""
         return self._after(("target", item), epoch)
 
-    def _after(self, handle: tuple[str, str | None], epoch: int) -> list[Recorded]:
+    def _after(self, handle: tuple[str, str | None], epoch: int) -> Iterator[Recorded]:
+        """The events of ``handle`` after ``epoch``, read in place, not copied.
+
+        A walk along a chain of replacements of one key reads each from where it stands.
+        """
         found = self._by.get(handle, [])
-        return found[bisect_right(found, epoch, key=_EPOCH) :]
+        return (found[n] for n in range(bisect_right(found, epoch, key=_EPOCH), len(found)))
 
 
 def follow(
