@@ -22,7 +22,6 @@ The order, so that readmit and the inner store never silently disagree:
 """
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from readmit.integrations.annotations import (
 from readmit.integrations.langgraph.keys import Identity, identity, item_key, render
 from readmit.integrations.langgraph.keys import parse as parse_key
 from readmit.integrations.team import Member, new_id
+from readmit.integrations.to_the_end import run_to_end
 from readmit.model import Item as ReadmitItem
 
 log = logging.getLogger("readmit.integrations")
@@ -288,19 +288,17 @@ async def _undo(
 
 
 async def unstoppable(work: Coroutine[Any, Any, None]) -> None:
-    """Run ``work`` to its end, whatever cancels the caller meanwhile.
+    """Run ``work`` to its end, whatever cancels the caller meanwhile (`run_to_end`).
 
     Its own failure is left to what it noted (`reconcile` notes on the cancellation);
     the caller goes on with the cancellation it is handling.
     """
-    task = asyncio.ensure_future(work)
-    while not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(task)
-    if not task.cancelled() and task.exception() is not None:
-        log.warning(
-            "readmit could not match a cancelled LangGraph write", exc_info=task.exception()
-        )
+    try:
+        await run_to_end(work)
+    except asyncio.CancelledError:
+        pass  # the caller's, which it is handling already
+    except Exception:
+        log.warning("readmit could not match a cancelled LangGraph write", exc_info=True)
 
 
 async def amatch(
