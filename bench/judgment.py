@@ -23,13 +23,19 @@ workspace), so it includes keeping each pickup's verdict, which looks for what r
 it after its evidence (`readmit.store.verdicts.remember`; before stop 55 it read the log
 after its evidence once a verdict).
 
+With ``--outside``, another principal writes N public items, a private item resting on
+all of them, a private chain of D items on that one, and a public item on the chain's
+end; the agent departs after, so the chain is premises outside its C, fanned in on N
+items of C (a review's attack over HTTP: 3,000 and 8,000 made every return of the
+workspace take 15.9 s before stop 55). Timed as ``--kept`` is.
+
 With ``--long``, the shape a review sent over HTTP within the server's default limits:
 items of 2,000 characters, then notes of 16,000, each revoked, all drawn from 4,000
 capitalised made-up names, so every pair shares some two hundred names (``--sizes
 100:100`` is that review's workspace: 23.7 s a return before stop 45).
 
 Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3]
-       [--long | --narrowed | --kept]
+       [--long | --narrowed | --kept | --outside]
 """
 
 import argparse
@@ -219,6 +225,41 @@ def kept_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
     return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
 
 
+def outside_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
+    """``items`` public items, a private one resting on all, a private chain of ``delta``
+    on it and a public item on the chain's end (``--outside``); one note after the
+    departure."""
+    at = iter(T0 + timedelta(seconds=i) for i in range(10))
+    store = SQLiteStore(":memory:")
+    store.create_workspace("w", [*AGENTS, Agent(id="Z1", principal="other", role="ops")])
+    public = frozenset({"*"})
+    made: list[Event] = [
+        Assert(id=f"b{n}", at=T0, author="Z1",
+               item=ItemDraft(id=f"b{n}", text=f"Public fact {n} about the depot.",
+                              principals=public))
+        for n in range(items)
+    ]  # fmt: skip
+    root = ItemDraft(
+        id="p0", text="Private root.", depends_on=frozenset(f"b{n}" for n in range(items))
+    )
+    made.append(Assert(id="p0", at=T0, author="Z1", item=root))
+    made += [
+        Assert(id=f"p{n}", at=T0, author="Z1",
+               item=ItemDraft(id=f"p{n}", text=f"Private step {n}.",
+                              depends_on=frozenset({f"p{n - 1}"})))
+        for n in range(1, delta + 1)
+    ]  # fmt: skip
+    made.append(Assert(id="top", at=T0, author="Z1", item=ItemDraft(
+        id="top", text="Public conclusion on the depot.", principals=public,
+        depends_on=frozenset({f"p{delta}"}))))  # fmt: skip
+    for start in range(0, len(made), 1000):
+        store.append("w", made[start : start + 1000])
+    store.depart("w", "A1", next(at))
+    note = ItemDraft(id="note", text="A note.", task="other")
+    store.append("w", [Assert(id="note", at=next(at), author="T1", item=note)])
+    return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
+
+
 Workspace = Callable[[int, int], tuple[SQLiteStore, ReturnRequest]]
 
 
@@ -246,16 +287,16 @@ def measure(items: int, delta: int, repeat: int, made: Workspace = workspace) ->
     }
 
 
-def measure_kept(items: int, delta: int, repeat: int) -> dict[str, float]:
-    """``decide`` on fresh ``kept_workspace`` stores (the first return keeps the verdicts),
-    best of ``repeat``, against the same with ``implicit: false``."""
+def measure_fresh(items: int, delta: int, repeat: int, made: Workspace) -> dict[str, float]:
+    """``decide`` on fresh ``made`` stores (for ``kept_workspace``, the first return keeps
+    the verdicts), best of ``repeat``, against the same with ``implicit: false``."""
     signer = HmacSha256Signer(b"bench-judgment-key-0123456789")
     policy = Policy(max_items=32, max_chars=8192)
     off = replace(policy, implicit=False)
     verifier = Counting(make_verifier("builtin"))
 
     def once(chosen: Policy) -> float:
-        store, request = kept_workspace(items, delta)
+        store, request = made(items, delta)
         start = time.perf_counter()
         decide(store, "w", request, policy=chosen, verifier=verifier, signer=signer)
         spent = time.perf_counter() - start
@@ -285,14 +326,19 @@ def main() -> None:
     parser.add_argument(
         "--kept", action="store_true", help="verdicts kept early in a long delta (decide)"
     )
+    parser.add_argument(
+        "--outside", action="store_true", help="a private chain fanned in on N items (decide)"
+    )
     args = parser.parse_args()
-    shape = long_workspace if args.long else narrowed_workspace if args.narrowed else workspace
+    shapes: dict[str, Workspace] = {"long": long_workspace, "narrowed": narrowed_workspace}
+    shapes |= {"kept": kept_workspace, "outside": outside_workspace}
+    shape = next((made for name, made in shapes.items() if getattr(args, name)), workspace)
     print("| items | delta | verifier calls | pairs | return ms | implicit off ms | ratio |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes.split(","):
         items, delta = (int(x) for x in size.split(":"))
-        if args.kept:
-            r = measure_kept(items, delta, args.repeat)
+        if args.kept or args.outside:
+            r = measure_fresh(items, delta, args.repeat, shape)
         else:
             r = measure(items, delta, args.repeat, shape)
         print(

@@ -185,21 +185,29 @@ def _w_breaks_z(pair: Pair) -> Verdict:
 
 
 @pytest.mark.parametrize("wanted", [True, False], ids=["room to spare", "a full view"])
+@pytest.mark.parametrize("steps", [0, 3])
 def test_a_premise_outside_c_falls_with_what_it_rests_on_in_c(
-    store: WorkStateStore, wanted: bool
+    store: WorkStateStore, wanted: bool, steps: int
 ) -> None:
     """Y → X (the neighbours') → Z (everyone's), and this return finds Z stale: as the
     departure after it would, it takes X and Y down with it, whether the selector
     reaches Y or not (an obligation makes it want Z first; three items fill the view).
+    With ``steps``, X rests on Z through a chain of the neighbours' items.
     """
     z = _item(0, "z", "Room Atlas is free on Fridays.", readers="*", supports=["d-room"])
-    x = {**X, "at": at(1), "item": {**X["item"], "depends_on": ["z"]}}
+    chain = [
+        _item(1, f"x{n}", f"Step {n} of the plan.", readers=PRIVATE,
+              depends_on=[f"x{n - 1}" if n else "z"])
+        for n in range(steps)
+    ]  # fmt: skip
+    under = f"x{steps - 1}" if steps else "z"
+    x = {**X, "at": at(1), "item": {**X["item"], "depends_on": [under]}}
     y = {**Y, "at": at(2)}
     w = _item(4, "w", "Room Atlas is closed for repairs on Fridays.", author="A2", readers="*")
     room = {"id": "o", "role": "itinerary", "text": "Book a room.", "requires": ["d-room"],
             "frontier": {"id": "f", "text": "No room yet."}}  # fmt: skip
     needs = {"at": at(3), "op": "obligation", "author": "A2", "obligation": room}
-    events = [z, x, y, *([] if wanted else [needs]), depart(3), w, ret(5)]
+    events = [z, *chain, x, y, *([] if wanted else [needs]), depart(3), w, ret(5)]
 
     budget = None if wanted else {"max_items": 3, "on_incomplete": "block"}
     [family] = _decide(store, events, budget, verifier=FunctionVerifier(_w_breaks_z))

@@ -129,11 +129,11 @@ class Outside:
     rests on it falls (``premise_invalidated``)."""
     readable: bool
     """Whether the returning agent may read it: one it may not is never shown to it."""
-    rests_on: frozenset[str] = frozenset()
-    """The items of C its premises (outside C) reach: it falls with any of them."""
     item: Item | None = None
     """The premise as stored, while it stands: a return screens it as it screens C's
-    premises, as the same history without the departure does, its Δ holding the premise."""
+    premises, as the same history without the departure does, its Δ holding the premise.
+    Its own premises outside C are in `ReturnContext.outside` too: it falls with any item
+    of C the chain reaches (`readmit.admission.invalidation.propagation.outside_seeds`)."""
 
 
 Told = tuple[Recorded, tuple[Item | None, ...]]

@@ -6,10 +6,10 @@ before the departure. Propagation over C never sees such a premise fall. A depar
 judges every premise, read or not (`readmit.store.absence.checkpoint`); a return asks
 the store the same of each premise outside C: still active, its validity not ended at
 the return, no standing verdict against it, and the same of its own premises. One that
-stands may still rest on items of C that this return finds stale: the context says
-which (`Outside.rests_on`), and the return judges them as it judges C's own premises.
-It screens those outside C that stand too (`Outside.item`), each after its own premises,
-as the same history without the departure would: its Δ held them.
+stands may still rest on items of C that this return finds stale: the context holds each
+item of the chains outside C (`Outside.item`), and the return screens those that stand as
+it screens C's own premises, each after its own, down to the items of C they rest on, as
+the same history without the departure would: its Δ held them.
 
 The chains never change once written (bodies are immutable), so they are traced once
 per tuple of C's items; each return reads only what may have changed since: which of
@@ -46,9 +46,8 @@ class _Chains:
     """Ids a chain names that no stored item has (a store the writer did not fill)."""
     dependents: Mapping[str, tuple[str, ...]]
     """Each item of the chains: the items of the chains that rest on it."""
-    rests_on: Mapping[str, frozenset[str]]
-    """Each premise named, and each item of the chains outside C: the items of C its
-    chain reaches (not followed past them)."""
+    beyond: frozenset[str]
+    """Each premise named, and each item of the chains outside C."""
 
 
 def outside(
@@ -84,10 +83,9 @@ def _made(chains: _Chains, gone: frozenset[str], reader: Agent) -> Mapping[str, 
         p: Outside(
             fallen=p in fell,
             readable=p in found and found[p].scope.readable_by(reader.principal, reader.role),
-            rests_on=chains.rests_on.get(p, frozenset()),
             item=None if p in fell else found.get(p),
         )
-        for p in sorted(chains.named | chains.rests_on.keys())
+        for p in sorted(chains.beyond)
     }
 
 
@@ -106,7 +104,7 @@ def _traced(
     held = {i.id for i in items} if built_on else set()
     named = frozenset(p for i in built_on for p in i.depends_on if p not in held)
     if not named:
-        return _Chains(named, {}, frozenset(), {}, {})
+        return _Chains(named, {}, frozenset(), {}, named)
     found: dict[str, Item] = {}
     missing: set[str] = set()
     wanted: set[str] = set(named)
@@ -119,10 +117,8 @@ def _traced(
     for item in found.values():  # an item of C on a chain falls with its premises too
         for premise in item.depends_on:
             dependents.setdefault(premise, []).append(item.id)
-    reached = _reached(found, held)
-    rests_on = {p: frozenset(reached.get(p, ())) for p in named | (found.keys() - held)}
     frozen = {p: tuple(d) for p, d in dependents.items()}
-    return _Chains(named, found, frozenset(missing), frozen, rests_on)
+    return _Chains(named, found, frozenset(missing), frozen, named | (found.keys() - held))
 
 
 def _decoded(
@@ -132,29 +128,6 @@ def _decoded(
     known = cache.get(workspace, list(ids))
     rest = sorted(ids - known.keys())
     return [*known.values(), *(items_by(db, cache, workspace, "id", rest) if rest else ())]
-
-
-def _reached(found: Mapping[str, Item], held: set[str]) -> dict[str, set[str]]:
-    """For each item of the chains, the items of C (``held``) its chain reaches.
-
-    Through items outside C only: a chain stops at the first item of C on it. Walked back
-    from each item of C a chain rests on, so a chain of any length is read once a premise.
-    """
-    resting: dict[str, list[str]] = {}
-    for item in found.values():
-        for premise in item.depends_on:
-            resting.setdefault(premise, []).append(item.id)
-    reached: dict[str, set[str]] = {}
-    for bottom in held & resting.keys():
-        seen: set[str] = set()
-        todo = [bottom]
-        while todo:
-            for above in resting.get(todo.pop(), ()):
-                if above not in held and above not in seen:
-                    seen.add(above)
-                    reached.setdefault(above, set()).add(bottom)
-                    todo.append(above)
-    return reached
 
 
 def _gone(db: Connection, workspace: str, chains: _Chains, at: datetime) -> set[str]:

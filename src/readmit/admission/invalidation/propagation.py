@@ -4,7 +4,7 @@ Truth maintenance over ``depends_on`` (Doyle 1979; TRACE §3.2): the closure is
 taken to a fixpoint, so a chain of premises fails as a whole.
 """
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter
 
@@ -69,34 +69,40 @@ def premise_fell(item: str, premise: str, why: Reason) -> Exclusion:
     )
 
 
-def held_by(premise: str, ctx: ReturnContext) -> tuple[str, ...]:
-    """The items of C whose fall takes ``premise``'s dependents down.
+def held_as(premise: str, ctx: ReturnContext, pool: Mapping[str, Item]) -> Item | None:
+    """The item a return screens for ``premise`` (``None``: none).
 
-    Itself, or for a premise outside C (`ReturnContext.outside`), the items of C it rests on.
+    In ``pool`` (C's, as screened), or outside C while it stands (`Outside.item`, screened
+    after its own premises, as C's are).
     """
     outside = ctx.outside.get(premise)
-    return (premise,) if outside is None else tuple(sorted(outside.rests_on))
+    return pool.get(premise) if outside is None else outside.item
 
 
 def outside_seeds(ctx: ReturnContext, fell: Collection[str] | None = None) -> list[Exclusion]:
     """Premises outside C to propagate from.
 
-    Those that fell by the store's rule (``fell`` ``None``), or those that stand resting on
-    an item of ``fell``, which this return excluded.
+    Those that fell by the store's rule (``fell`` ``None``), or those that stand resting,
+    through premises outside C, on an item of ``fell``, which this return excluded: found
+    walking up from those items, each premise once (a chain of any length, however many
+    items of C it rests on).
     """
-    seeds = [
-        p
-        for p, o in ctx.outside.items()
-        if (o.fallen if fell is None else not o.fallen and not o.rests_on.isdisjoint(fell))
-    ]
+    if fell is None:
+        seeds = [p for p, o in ctx.outside.items() if o.fallen]
+    else:
+        resting: dict[str, list[str]] = {}
+        for p, o in ctx.outside.items():
+            for premise in o.item.depends_on if o.item is not None and not o.fallen else ():
+                resting.setdefault(premise, []).append(p)
+        reached: set[str] = set()
+        todo = list(fell)
+        while todo:
+            grown = [p for p in resting.get(todo.pop(), ()) if p not in reached]
+            reached.update(grown)
+            todo += grown
+        seeds = [p for p in ctx.outside if p in reached]
     reason = Reason.PREMISE_INVALIDATED
     return [Exclusion(item=p, reason=reason, stage=Stage.PROPAGATION) for p in seeds]
-
-
-def outside_item(premise: str, ctx: ReturnContext) -> Item | None:
-    """``premise`` as stored, when it is outside C and stands (`Outside.item`)."""
-    outside = ctx.outside.get(premise)
-    return outside.item if outside is not None else None
 
 
 def premise_texts(item: Item, ctx: ReturnContext) -> tuple[str, ...]:
@@ -115,4 +121,4 @@ def premises_readable(item: Item, ctx: ReturnContext) -> bool:
 
 
 def _premises(item: Item, ctx: ReturnContext) -> Iterable[Item | None]:
-    return (ctx.by_id.get(p) or outside_item(p, ctx) for p in sorted(item.depends_on))
+    return (ctx.by_id.get(p) or held_as(p, ctx, {}) for p in sorted(item.depends_on))

@@ -23,7 +23,6 @@ as is one whose embedding proposals failed and no lexical proposal confirmed.
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from itertools import chain
 from typing import ParamSpec, TypeVar
 
 from readmit.admission.context import ReturnContext, events_by_id
@@ -55,12 +54,7 @@ from readmit.admission.invalidation.observations import (
     observations_of,
     readable,
 )
-from readmit.admission.invalidation.propagation import (
-    held_by,
-    outside_item,
-    premise_fell,
-    premise_texts,
-)
+from readmit.admission.invalidation.propagation import held_as, premise_fell, premise_texts
 from readmit.admission.invalidation.restored import Restorations, rests_on
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching, screened_from
@@ -168,12 +162,15 @@ class Screener:
         if self._pooled is None:
             self._pooled = {m.id: m for m in self.pool}
         for premise in sorted(item.depends_on):
-            pooled = (self._pooled.get(p) for p in held_by(premise, self.ctx))
-            for held in chain((outside_item(premise, self.ctx),), pooled):  # screened too
-                if held is not None and not (yield held):
-                    fallen = self.excluded[held.id].reason
-                    self.excluded[item.id] = premise_fell(item.id, premise, fallen)
-                    return False
+            # Outside C, the premise is screened too, after its own premises: the chain is
+            # walked, each of its items once, down to the items of C it rests on.
+            held, fallen = held_as(premise, self.ctx, self._pooled), Reason.PREMISE_INVALIDATED
+            if held is not None and not (yield held):
+                fallen = self.excluded[held.id].reason
+            elif held is not None or premise not in self.ctx.outside:
+                continue
+            self.excluded[item.id] = premise_fell(item.id, premise, fallen)
+            return False
         return True
 
     def _judge(self, item: Item) -> bool:
