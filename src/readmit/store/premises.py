@@ -111,8 +111,9 @@ def _traced(
     while wanted:  # the premises' own premises, to the end of each chain
         fetched = _decoded(db, cache, workspace, wanted)
         found.update((i.id, i) for i in fetched)
-        missing |= wanted - found.keys()
-        wanted = {p for i in fetched for p in i.depends_on} - found.keys() - missing
+        missing.update(w for w in wanted if w not in found)  # not `- found.keys()`: that
+        # copies what was found at every step, and a chain of N steps took N² / 2 of them
+        wanted = {p for i in fetched for p in i.depends_on if p not in found and p not in missing}
     dependents: dict[str, list[str]] = {}
     for item in found.values():  # an item of C on a chain falls with its premises too
         for premise in item.depends_on:
