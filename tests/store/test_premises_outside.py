@@ -254,3 +254,25 @@ def test_a_premise_outside_c_falls_with_an_item_of_c_that_falls_with_its_premise
     )
     assert _y(family).get("reason") == "premise_invalidated"
     assert "y" not in store.depart("trip", "A1", parse_time(at(7))).item_ids
+
+
+@pytest.mark.parametrize("readers", [PRIVATE, "*"], ids=["outside C", "in C"])
+def test_a_frontier_falls_with_a_premise_this_return_finds_stale(
+    store: WorkStateStore, readers: Any
+) -> None:
+    """Y → X (a frontier: structure, never judged itself) → Z, which this return finds
+    stale. X falls with Z, and Y with X, whether X is the neighbours' or everyone's (a
+    review's finding: outside C, X stopped passing Z's fall on; in C, a frontier the
+    selector reached held whatever it rested on, though one left out fell)."""
+    z = _item(0, "z", "Room Atlas is free on Fridays.", readers="*")
+    x = _item(1, "x", "No room yet for the standup.", readers=readers, depends_on=["z"],
+              kind="frontier")  # fmt: skip
+    y = {**Y, "at": at(2)}
+    w = _item(4, "w", "Room Atlas is closed for repairs on Fridays.", author="A2", readers="*")
+
+    [family] = _decide(
+        store, [z, x, y, depart(3), w, ret(5)], verifier=FunctionVerifier(_w_breaks_z)
+    )
+
+    assert _y(family).get("reason") == "premise_invalidated"
+    assert "y" not in family.record["items"]

@@ -119,9 +119,7 @@ class Screener:
 
     def admits(self, item: Item) -> bool:
         """Whether ``item`` survived screening; if not, its exclusion is in `excluded`."""
-        return depth_first.decide(
-            item, lambda i: i.kind in STRUCTURE or self.decided.get(i.id), self._deciding
-        )
+        return depth_first.decide(item, lambda i: self.decided.get(i.id), self._deciding)
 
     def judgment(self, standing: int, unscreened: int | None = None) -> Judgment:
         """The report of everything this screener did (``unscreened``: as the return lists)."""
@@ -148,11 +146,16 @@ class Screener:
         )
 
     def _deciding(self, item: Item) -> Deciding[Item]:
-        """Decide ``item``: yields each premise holder to decide first, sent whether it held."""
+        """Decide ``item``: yields each premise holder to decide first, sent whether it held.
+
+        A structure item (an obligation's, a frontier) is not judged, but falls with its
+        premises, as propagation takes it down (before, one the selector reached held
+        whatever it rested on, and what rested on it stood).
+        """
         self.decided[item.id] = True  # a premise cycle cannot recurse forever
-        held = yield from self._premises_hold(item)
-        self.decided[item.id] = held and self._judge(item)
-        if not self.decided[item.id] and not self._affordable():
+        held, structure = (yield from self._premises_hold(item)), item.kind in STRUCTURE
+        self.decided[item.id] = held and (structure or self._judge(item))
+        if not self.decided[item.id] and not structure and not self._affordable():
             self.past_budget += 1  # withheld once the budget was spent (what bounds the walk)
         return self.decided[item.id]
 
@@ -167,7 +170,7 @@ class Screener:
             held, fallen = held_as(premise, self.ctx, self._pooled), Reason.PREMISE_INVALIDATED
             if held is not None and not (yield held):
                 fallen = self.excluded[held.id].reason
-            elif held is not None or premise not in self.ctx.outside:
+            elif held is not None or not getattr(self.ctx.outside.get(premise), "fallen", 0):
                 continue
             self.excluded[item.id] = premise_fell(item.id, premise, fallen)
             return False
