@@ -84,12 +84,15 @@ def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence
     )
     event, moved = recorded.event, list[tuple[int | None, str | None, str, str]]()
     decided: dict[tuple[str, str | None, Scope | None], bool] = {}
+    restorings: dict[tuple[str, str | None], Restoring] = {}
     for item, evidence, premise, body in list(rows):
         at, now = None, None
         if isinstance(event, Assert | Supersede):
             scope = None if body is None else item_from_json(json.loads(body)).scope
             if (key := (evidence, premise, scope)) not in decided:
-                restoring = restoration(db, workspace, evidence, premise)
+                if (evidence, premise) not in restorings:
+                    restorings[evidence, premise] = restoration(db, workspace, evidence, premise)
+                restoring = restorings[evidence, premise]
                 decided[key] = _restores(db, workspace, restoring, scope, recorded)
             at, now = (recorded.epoch, None) if decided[key] else (None, event.item.id)
         moved.append((at, now, workspace, item))

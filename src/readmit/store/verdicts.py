@@ -39,7 +39,6 @@ checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 """
 
 import json
-from bisect import bisect_right
 from collections.abc import Callable, Container, Iterator, Sequence
 from datetime import datetime
 from heapq import merge
@@ -48,7 +47,7 @@ from operator import attrgetter
 from readmit.admission.context import Restoring, Standing, items_by_id
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.admission.invalidation.narrowed import Handles
+from readmit.admission.invalidation.narrowed import Handles, after
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
 from readmit.store import stand_ins
@@ -315,9 +314,8 @@ class _Log:
                 if isinstance(r.event, Assert | Supersede):
                     self._stated.setdefault(r.event.item.text, []).append(r)
         found = [] if text is None or self._stated is None else self._stated.get(text, [])
-        stated = found[bisect_right(found, start, key=_EPOCH) :]
-        targeting = [] if withdrawn is None else self.handles.targeting(withdrawn, start)
-        return merge(stated, targeting, key=_EPOCH)
+        targeting = iter(()) if withdrawn is None else self.handles.targeting(withdrawn, start)
+        return merge(after(found, start), targeting, key=_EPOCH)
 
     def lapsed(
         self,

@@ -98,12 +98,15 @@ class Handles:
         return self._after(("target", item), epoch)
 
     def _after(self, handle: tuple[str, str | None], epoch: int) -> Iterator[Recorded]:
-        """The events of ``handle`` after ``epoch``, read in place, not copied.
+        return after(self._by.get(handle, []), epoch)
 
-        A walk along a chain of replacements of one key reads each from where it stands.
-        """
-        found = self._by.get(handle, [])
-        return (found[n] for n in range(bisect_right(found, epoch, key=_EPOCH), len(found)))
+
+def after(found: Sequence[Recorded], epoch: int) -> Iterator[Recorded]:
+    """The events of ``found`` (in epoch order) after ``epoch``, read in place, not copied.
+
+    A walk along a chain of replacements of one key reads each from where it stands.
+    """
+    return (found[n] for n in range(bisect_right(found, epoch, key=_EPOCH), len(found)))
 
 
 def follow(

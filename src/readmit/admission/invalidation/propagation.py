@@ -79,6 +79,12 @@ def held_as(premise: str, ctx: ReturnContext, pool: Mapping[str, Item]) -> Item 
     return pool.get(premise) if outside is None else outside.item
 
 
+def fell_outside(premise: str, ctx: ReturnContext) -> bool:
+    """Whether ``premise`` is outside C and no longer stands (`Outside.fallen`)."""
+    outside = ctx.outside.get(premise)
+    return outside is not None and outside.fallen
+
+
 def outside_seeds(ctx: ReturnContext, fell: Collection[str] | None = None) -> list[Exclusion]:
     """Premises outside C to propagate from.
 

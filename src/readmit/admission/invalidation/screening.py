@@ -26,7 +26,7 @@ from functools import partial
 from typing import ParamSpec, TypeVar
 
 from readmit.admission.context import ReturnContext, events_by_id
-from readmit.admission.invalidation import depth_first
+from readmit.admission.invalidation import depth_first, propagation
 from readmit.admission.invalidation.cache import screening_key
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.depth_first import Deciding
@@ -54,7 +54,6 @@ from readmit.admission.invalidation.observations import (
     observations_of,
     readable,
 )
-from readmit.admission.invalidation.propagation import held_as, premise_fell, premise_texts
 from readmit.admission.invalidation.restored import Restorations, rests_on
 from readmit.admission.invalidation.scanner import STRUCTURE, Limits, Observations
 from readmit.admission.invalidation.touched import Touching, screened_from
@@ -149,8 +148,7 @@ class Screener:
         """Decide ``item``: yields each premise holder to decide first, sent whether it held.
 
         A structure item (an obligation's, a frontier) is not judged, but falls with its
-        premises, as propagation takes it down (before, one the selector reached held
-        whatever it rested on, and what rested on it stood).
+        premises, as propagation takes it down.
         """
         self.decided[item.id] = True  # a premise cycle cannot recurse forever
         held, structure = (yield from self._premises_hold(item)), item.kind in STRUCTURE
@@ -165,14 +163,14 @@ class Screener:
         if self._pooled is None:
             self._pooled = {m.id: m for m in self.pool}
         for premise in sorted(item.depends_on):
-            # Outside C, the premise is screened too, after its own premises: the chain is
-            # walked, each of its items once, down to the items of C it rests on.
-            held, fallen = held_as(premise, self.ctx, self._pooled), Reason.PREMISE_INVALIDATED
-            if held is not None and not (yield held):
-                fallen = self.excluded[held.id].reason
-            elif held is not None or not getattr(self.ctx.outside.get(premise), "fallen", 0):
+            held = propagation.held_as(premise, self.ctx, self._pooled)
+            if propagation.fell_outside(premise, self.ctx):
+                fallen = Reason.PREMISE_INVALIDATED  # what rests on it fell before screening
+            elif held is None or (yield held):
                 continue
-            self.excluded[item.id] = premise_fell(item.id, premise, fallen)
+            else:
+                fallen = self.excluded[held.id].reason
+            self.excluded[item.id] = propagation.premise_fell(item.id, premise, fallen)
             return False
         return True
 
@@ -218,7 +216,7 @@ class Screener:
         for offset in range(0, len(laters), size):
             if not self._affordable():
                 return self._unscreened(item, laters[offset:])
-            premises = premise_texts(item, self.ctx)
+            premises = propagation.premise_texts(item, self.ctx)
             answers = self._call(
                 [Pair(later=x, earlier=item, premises=premises) for x in laters[offset:][:size]]
             )
@@ -251,7 +249,9 @@ class Screener:
             self.calls += 1
             self.scans += 1
             try:
-                flags = self._timed(scan.scan, item.text, premise_texts(item, self.ctx), shown)
+                flags = self._timed(
+                    scan.scan, item.text, propagation.premise_texts(item, self.ctx), shown
+                )
             except VerifierUnavailable as exc:
                 unavailable = unavailable or Exclusion(
                     item=item.id,
