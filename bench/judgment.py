@@ -29,13 +29,17 @@ end; the agent departs after, so the chain is premises outside its C, fanned in 
 items of C (a review's attack over HTTP: 3,000 and 8,000 made every return of the
 workspace take 15.9 s before stop 55). Timed as ``--kept`` is.
 
+With ``--chain``, N pickups name one keyed booking, replaced D times in Δ, each time
+confirmed for a shorter time: a chain of stand-ins that each judged observation's walk
+follows (before stop 56, each walk read the chain to its end).
+
 With ``--long``, the shape a review sent over HTTP within the server's default limits:
 items of 2,000 characters, then notes of 16,000, each revoked, all drawn from 4,000
 capitalised made-up names, so every pair shares some two hundred names (``--sizes
 100:100`` is that review's workspace: 23.7 s a return before stop 45).
 
 Usage: python bench/judgment.py [--sizes 1000:500,1000:5000,5000:5000] [--repeat 3]
-       [--long | --narrowed | --kept | --outside]
+       [--long | --narrowed | --kept | --outside | --chain]
 """
 
 import argparse
@@ -194,6 +198,36 @@ def narrowed_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnReque
     return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
 
 
+def chain_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
+    """One keyed booking with ``items`` pickups naming it; in Δ, ``delta`` replacements of
+    the booking, each confirmed for a shorter time (``--chain``)."""
+    at = iter(T0 + timedelta(seconds=i) for i in range(items + delta + 10))
+    store = SQLiteStore(":memory:")
+    store.create_workspace("w", AGENTS)
+    room = "R0X at Atlas Hotel"
+    held: list[Event] = [
+        Assert(id="a0", at=next(at), author="T1",
+               item=ItemDraft(id="h0", text=f"Room {room} is booked.", key="room0"))
+    ]  # fmt: skip
+    held += [
+        Assert(id=f"p{n}", at=next(at), author="T1",
+               item=ItemDraft(id=f"i{n}", text=f"Pickup {n} for room {room}."))
+        for n in range(items)
+    ]  # fmt: skip
+    store.append("w", held)
+    store.depart("w", "A1", next(at))
+    end = T0 + timedelta(days=30)
+    later: list[Event] = [
+        Assert(id=f"b{n}", at=next(at), author="T2",
+               item=ItemDraft(id=f"n{n}", text=f"The booking of room R0X is confirmed ({n}).",
+                              key="room0", validity=Validity(valid_to=end - timedelta(minutes=n))))
+        for n in range(delta)
+    ]  # fmt: skip
+    for start in range(0, len(later), 1000):
+        store.append("w", later[start : start + 1000])
+    return store, ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
+
+
 def kept_workspace(items: int, delta: int) -> tuple[SQLiteStore, ReturnRequest]:
     """``items`` / 2 bookings, each with a pickup naming it; each booking revoked at the
     start of Δ, then ``delta`` notes for another task (``--kept``)."""
@@ -329,9 +363,12 @@ def main() -> None:
     parser.add_argument(
         "--outside", action="store_true", help="a private chain fanned in on N items (decide)"
     )
+    parser.add_argument(
+        "--chain", action="store_true", help="N pickups on a booking replaced D times"
+    )
     args = parser.parse_args()
     shapes: dict[str, Workspace] = {"long": long_workspace, "narrowed": narrowed_workspace}
-    shapes |= {"kept": kept_workspace, "outside": outside_workspace}
+    shapes |= {"kept": kept_workspace, "outside": outside_workspace, "chain": chain_workspace}
     shape = next((made for name, made in shapes.items() if getattr(args, name)), workspace)
     print("| items | delta | verifier calls | pairs | return ms | implicit off ms | ratio |")
     print("|---:|---:|---:|---:|---:|---:|---:|")

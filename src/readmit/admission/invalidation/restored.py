@@ -33,7 +33,7 @@ from typing import Any
 
 from readmit.admission.context import Restoring, StandIn
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.narrowed import Handles, follow, holds_in_place
+from readmit.admission.invalidation.narrowed import Handles, Paths, holds_in_place
 from readmit.admission.invalidation.readers import as_read_by
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
@@ -76,6 +76,7 @@ class Restorations:
         """The events taken in, as given (a later event may restore through a stand-in)."""
         self._known: dict[tuple[str, str | None, str, Any], bool] = {}
         self._handles: Handles | None = None  # what may withdraw, by target and by key
+        self._paths: Paths | None = None  # where each stand-in went, read from the handles
         self._rules: dict[tuple[str, str | None], Restoring] = {}
         self._principals: dict[str, str | None] = {}  # each author's, as `_readers` read it
 
@@ -85,7 +86,7 @@ class Restorations:
             events = history(start, True).events
             self.add(events)
             self.sources.append(events)
-            self._handles = None
+            self._handles, self._paths = None, None
             self.since = start
 
     @classmethod
@@ -212,9 +213,9 @@ class Restorations:
                 and self._knew(event.author, said)
             )
 
-        restored, _ = follow(
-            self._touching, later.epoch, placed, restores, self._may_replace, self._scope
-        )
+        if self._paths is None:
+            self._paths = Paths(self._touching, self._may_replace, self._scope)
+        restored, _ = self._paths.follow(later.epoch, placed, restores)
         return restored is not None
 
     def _touching(self, stand_in: StandIn, epoch: int) -> Iterable[Recorded]:
