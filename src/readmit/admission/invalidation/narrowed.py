@@ -135,19 +135,31 @@ def follow(
     return Paths(touching, replaces, readers).follow(start, stand_in, restores)
 
 
-_Step = tuple[Recorded, StandIn]
-_Path = tuple[list[_Step], int, bool]
-"""A stand-in's replacements from a point on: (each with what then stands in, where the
-point is in the list, whether the last stand-in was revoked or closed)."""
+_At = tuple[StandIn, int]
+"""A stand-in, from an epoch on."""
+
+
+class _Step:
+    """A stand-in's next replacement, and what then stands in (a step of `Paths`).
+
+    ``None`` where nothing replaced it; ``revoked`` where it was revoked or closed.
+    ``next``: the step of what then stands in, once a walk has looked for it.
+    """
+
+    __slots__ = ("next", "recorded", "revoked", "then")
+
+    def __init__(self, recorded: Recorded | None, then: _At | None, revoked: bool) -> None:
+        self.recorded, self.then, self.revoked = recorded, then, revoked
+        self.next: _Step | None = None
 
 
 class Paths:
-    """The replacements each stand-in goes through, each replacement followed once (`follow`).
+    """The replacements each stand-in goes through, each found once (`follow`).
 
     Walks share their chains: an observation that replaced a stand-in is itself a step of
     the walk from an earlier one. A return judging many observations on a chain of L
-    replacements followed each to its end, L steps a judged observation (3,000: about 2 s a
-    return); the chain is now read once, and each walk only asks which step restores.
+    replacements read the log for each step of each walk (3,000: about 2 s a return);
+    each step is now looked for once, and a walk only asks each step whether it restores.
     """
 
     def __init__(
@@ -157,54 +169,39 @@ class Paths:
         readers: Callable[[Assert | Supersede], Scope | None],
     ) -> None:
         self._touching, self._replaces, self._readers = touching, replaces, readers
-        self._from: dict[tuple[StandIn, int], _Path] = {}
+        self._steps: dict[_At, _Step] = {}
 
     def follow(
         self, start: int, stand_in: StandIn, restores: Callable[[Recorded], bool]
     ) -> tuple[int | None, StandIn | None]:
-        """`follow`, along the path of ``stand_in`` from ``start`` (read once)."""
-        steps, first, revoked = self._path(stand_in, start)
-        current = stand_in
-        for n in range(first, len(steps)):
-            recorded, then = steps[n]
-            if restores(recorded):
-                return recorded.epoch, current
-            current = then
-        return (None, None) if revoked else (None, current)
+        """`follow`, each step found once for every walk."""
+        current, step = stand_in, self._step((stand_in, start))
+        while step.recorded is not None and step.then is not None:
+            if restores(step.recorded):
+                return step.recorded.epoch, current
+            current = step.then[0]
+            if step.next is None:
+                step.next = self._step(step.then)
+            step = step.next
+        return None, None if step.revoked else current
 
-    def _path(self, stand_in: StandIn, start: int) -> _Path:
-        """The replacements of ``stand_in`` after ``start``, joining a path already read."""
-        if (found := self._from.get((stand_in, start))) is not None:
+    def _step(self, at: _At) -> _Step:
+        """The next replacement of the stand-in ``at`` after its epoch, found once."""
+        if (found := self._steps.get(at)) is not None:
             return found
-        steps, at, revoked = list[_Step](), list[tuple[tuple[StandIn, int], int]](), False
-        state: tuple[StandIn, int] | None = (stand_in, start)
-        while state is not None:
-            if (known := self._from.get(state)) is not None:
-                path, first, revoked = known
-                steps += path[first:]
-                break
-            at.append((state, len(steps)))
-            state, revoked = self._step(*state, steps)
-        for seen, n in at:
-            self._from[seen] = (steps, n, revoked)
-        return self._from[stand_in, start]
-
-    def _step(
-        self, current: StandIn, start: int, steps: list[_Step]
-    ) -> tuple[tuple[StandIn, int] | None, bool]:
-        """The next replacement of ``current`` after ``start``, added to ``steps``.
-
-        (What then stands in and from when, or ``None`` at the end; whether it was revoked.)
-        """
+        current, start = at
+        made = _Step(None, None, False)
         for recorded in self._touching(current, start):
             event = recorded.event
             if isinstance(event, Revoke | Close) and event.target == current[0]:
-                return None, True
+                made = _Step(None, None, True)
+                break
             if isinstance(event, Assert | Supersede) and _replaces(event, current, self._replaces):
-                then = (event.item.id, event.item.key, self._readers(event))
-                steps.append((recorded, then))
-                return (then, recorded.epoch), False
-        return None, False
+                then = ((event.item.id, event.item.key, self._readers(event)), recorded.epoch)
+                made = _Step(recorded, then, False)
+                break
+        self._steps[at] = made
+        return made
 
 
 def _replaces(
