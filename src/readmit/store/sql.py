@@ -304,7 +304,7 @@ class SqlStore(AgentKeys, Held, Leases):
             history=partial(self._reading, history, *bodies, workspace, cp_epoch),
             named=partial(self._reading, named, *bodies, workspace, cp_epoch),
             keys_before=partial(self._reading, absence.keys_before, workspace, cp_epoch),
-            restoration=partial(self._reading, restoring.restoration, workspace),
+            restoration=partial(self._reading, restoring.Rules().restoration, workspace),
             quote=partial(self._reading, quoted.held_at, self._decoded, workspace, cp_epoch),
             left_out=left,
             outside=outside,

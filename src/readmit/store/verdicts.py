@@ -20,7 +20,7 @@ return, to every agent, until something restores its premise:
   item in another's place once both have ended): what has ended is no evidence. That
   lapse is read by time (``restore_until``), not written by an event.
 
-The writer of each event lapses the verdicts it restores (`lapse`, one indexed
+The writer of each event lapses the verdicts it restores (`readmit.store.lapses`, one indexed
 update an event, none while the workspace has no standing verdict), so a return
 reads standing verdicts without scanning the log.
 An item whose verdict lapsed is screened again from where the returning reader's own
@@ -39,7 +39,7 @@ checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 """
 
 import json
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator
 from datetime import datetime
 from heapq import merge
 from operator import attrgetter
@@ -47,15 +47,15 @@ from operator import attrgetter
 from readmit.admission.context import Restoring, Standing, items_by_id
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.admission.invalidation.narrowed import Handles, after
+from readmit.admission.invalidation.narrowed import Handles, Paths, after
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Item, Scope
 from readmit.store import stand_ins
 from readmit.store.connection import Connection, stamp
-from readmit.store.readers import draft_readers, knew, scope_of, seen_by_all
-from readmit.store.restoring import item_at, restoration, restoration_of, withdrawn_at
+from readmit.store.readers import scope_of, seen_by_all
+from readmit.store.restoring import Rules, item_at, withdrawn_at
 from readmit.store.rows import select_in
-from readmit.wire import item_from_json, parse_event
+from readmit.wire import parse_event
 
 Events = Callable[[int], list[Recorded]]
 """The events after an epoch, in epoch order."""
@@ -68,7 +68,8 @@ def remember(
     """Keep what one return confirmed and screened (inside the caller's transaction).
 
     A premise restored between the evidence and this return is found here, once;
-    one restored later is marked by the writer of the restoring event (`lapse`).
+    one restored later is marked by the writer of the restoring event
+    (`readmit.store.lapses`).
     """
     found = []
     for exclusion in judgment.confirmed:
@@ -80,14 +81,15 @@ def remember(
             found.append((exclusion, int(row[0]), str(row[1])))
     # Read once, from the earliest evidence: each verdict then walks only what may restore it.
     log = _Log(events(min(e for _, e, _ in found)) if found else [])
-    restorings: dict[tuple[int, str | None], Restoring] = {}
+    rules, laters = Rules(), dict[int, Recorded]()
     lapses: dict[tuple[int, str | None, Scope | None], tuple[int | None, str | None]] = {}
     for exclusion, evidence, body in found:  # many verdicts may rest on one event: once each
         premise = judgment.premises.get(exclusion.item)
-        if (evidence, premise) not in restorings:
-            later = Recorded(epoch=evidence, event=parse_event(json.loads(body), evidence))
-            restorings[evidence, premise] = restoration_of(db, workspace, later, premise)
-        restoring = restorings[evidence, premise]
+        if evidence not in laters:
+            laters[evidence] = Recorded(
+                epoch=evidence, event=parse_event(json.loads(body), evidence)
+            )
+        restoring = rules.restoration_of(db, workspace, laters[evidence], premise)
         restore_text, restore_item = restoring.text, restoring.news
         # Under the workspace lock: nothing is written between this scan and the insert. A
         # verdict standing there stays: this return's, decided beside the one that stored
@@ -174,58 +176,6 @@ def ends_of_evidence(db: Connection) -> None:
     )
 
 
-def _said(db: Connection, workspace: str, event: str, premise: str | None) -> Scope | None:
-    """Who may read the statement a verdict resting on ``event`` withdrew (`restoration`)."""
-    return restoration(db, workspace, event, premise)[2]
-
-
-def any_standing(db: Connection, workspace: str) -> bool:
-    """Whether ``workspace`` has a verdict that has not lapsed (else no event can lapse one)."""
-    row = db.execute(
-        "SELECT 1 FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL LIMIT 1",
-        (workspace,),
-    ).fetchone()
-    return row is not None
-
-
-def lapse(db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence[str]) -> None:
-    """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written).
-
-    ``withdrew``: the items it withdrew (its target, and what its key replaced).
-    """
-    event = recorded.event
-    if isinstance(event, Assert | Supersede) and restates(event):
-        restored = db.execute(
-            "SELECT v.item, i.body, v.event, v.premise FROM invalidations v JOIN items i "
-            "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
-            "AND v.lapsed_epoch IS NULL AND v.restore_text = ?",
-            (workspace, event.item.text),
-        ).fetchall()
-        if restored:
-            readers = draft_readers(db, workspace, event.author, event.item)
-            known: dict[tuple[str, str | None], bool] = {}  # many verdicts rest on one event
-            for _, _, evidence, premise in restored:
-                if (evidence, premise) not in known:
-                    said = _said(db, workspace, evidence, premise)
-                    known[evidence, premise] = knew(db, workspace, event.author, said)
-            db.executemany(
-                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
-                [
-                    (recorded.epoch, workspace, item)
-                    for item, body, evidence, premise in restored
-                    if known[evidence, premise]
-                    and item_from_json(json.loads(body)).scope.read_within(*readers)
-                ],
-            )
-    if withdrew:
-        db.executemany(
-            "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? "
-            "AND lapsed_epoch IS NULL AND restore_item = ?",
-            [(recorded.epoch, workspace, item) for item in withdrew],
-        )
-        stand_ins.lapse(db, workspace, recorded, withdrew)
-
-
 def load(
     db: Connection,
     workspace: str,
@@ -300,6 +250,7 @@ class _Log:
     def __init__(self, events: list[Recorded]) -> None:
         self.handles = Handles([events])
         self._events = events
+        self._paths: Paths | None = None  # the stand-ins' walks, shared by the verdicts
         self._stated: dict[str, list[Recorded]] | None = None
 
     def restoring(self, start: int, text: str | None, withdrawn: str | None) -> Iterator[Recorded]:
@@ -332,8 +283,11 @@ class _Log:
         ``scope``: who may read the invalidated item.
         """
         text, news, said = restoring.text, restoring.news, restoring.said
-        touching = self.handles.touching
-        stood_in, placed = stand_ins.placed_now(db, workspace, touching, evidence, restoring, scope)
+        if self._paths is None:
+            self._paths = stand_ins.paths(db, workspace, self.handles)
+        stood_in, placed = stand_ins.placed_now(
+            db, workspace, self._paths, evidence, restoring, scope
+        )
         restored = next(
             (
                 r.epoch

@@ -35,9 +35,9 @@ from readmit.events import (
     text_digest,
 )
 from readmit.model import Agent, Item
-from readmit.store import verdicts
 from readmit.store.connection import Conflict, Connection
 from readmit.store.encoding import encode, item_body, receipt_digest
+from readmit.store.lapses import Lapses
 from readmit.store.rows import ACTIVE, ItemRow, References, Row, insert, select_in
 from readmit.wire.codec import obligation_from_json, obligation_to_json
 
@@ -85,7 +85,7 @@ class Writer:
         self._names: dict[str, bool | str] = {}  # stored (True), or "batch": taken in it
         self._event_ids: dict[str, bool] = {}
         self._evidence: dict[str, str | None] = {}
-        self._verdicts: bool | None = None
+        self._lapses = Lapses(db, workspace)
         self._rows: dict[str, list[Row]] = {"names": [], "evidence": [], "withdrawn": []}
         self._events: list[Row] = []
 
@@ -128,10 +128,7 @@ class Writer:
         self._events.append((*head, text, digest_text(text)))
         self.last_at = event.at
         recorded = Recorded(epoch=self.epoch, event=event)
-        if self._verdicts is None:
-            self._verdicts = verdicts.any_standing(self.db, self.ws)
-        if self._verdicts:  # with no standing verdict there is nothing to lapse
-            verdicts.lapse(self.db, self.ws, recorded, [str(r[1]) for r in withdrawn[before:]])
+        self._lapses.after(recorded, withdrawn[before:])
         return recorded
 
     def _prefetch(self, events: Sequence[Event]) -> None:

@@ -1,0 +1,85 @@
+"""The verdicts an appended event lapses, as the writer records it (`readmit.store.verdicts`).
+
+An event that states a withdrawn statement again lapses the verdicts resting on its
+withdrawal (where every reader of the invalidated item may read it, and its author the
+statement); one that withdraws an item lapses those resting on it as news, and moves or
+lapses those whose stand-in it replaced (`readmit.store.stand_ins`). One indexed update an
+event, none while the workspace has no standing verdict.
+"""
+
+import json
+from collections.abc import Sequence
+
+from readmit.events import Assert, Recorded, Supersede, restates
+from readmit.store import stand_ins
+from readmit.store.connection import Connection
+from readmit.store.readers import draft_readers, knew
+from readmit.store.restoring import Rules
+from readmit.wire import item_from_json
+
+
+def any_standing(db: Connection, workspace: str) -> bool:
+    """Whether ``workspace`` has a verdict that has not lapsed (else no event can lapse one)."""
+    row = db.execute(
+        "SELECT 1 FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL LIMIT 1",
+        (workspace,),
+    ).fetchone()
+    return row is not None
+
+
+class Lapses:
+    """The verdicts a batch's events lapse, as the writer records each (`lapse`)."""
+
+    def __init__(self, db: Connection, workspace: str) -> None:
+        self.db, self.workspace = db, workspace
+        self._standing: bool | None = None
+        self._rules = Rules()  # what restores the verdicts the batch moves, read once
+
+    def after(self, recorded: Recorded, withdrawals: Sequence[Sequence[object]]) -> None:
+        """Lapse what ``recorded`` restores; ``withdrawals``: its rows of ``withdrawn``."""
+        if self._standing is None:
+            self._standing = any_standing(self.db, self.workspace)
+        if self._standing:  # with no standing verdict there is nothing to lapse
+            withdrew = [str(r[1]) for r in withdrawals]
+            lapse(self.db, self.workspace, recorded, withdrew, self._rules)
+
+
+def lapse(
+    db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence[str], rules: Rules
+) -> None:
+    """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written).
+
+    ``withdrew``: the items it withdrew (its target, and what its key replaced); ``rules``:
+    the restorations' rows read so far (`readmit.store.restoring.Rules`, the batch's).
+    """
+    event = recorded.event
+    if isinstance(event, Assert | Supersede) and restates(event):
+        restored = db.execute(
+            "SELECT v.item, i.body, v.event, v.premise FROM invalidations v JOIN items i "
+            "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
+            "AND v.lapsed_epoch IS NULL AND v.restore_text = ?",
+            (workspace, event.item.text),
+        ).fetchall()
+        if restored:
+            readers = draft_readers(db, workspace, event.author, event.item)
+            known: dict[tuple[str, str | None], bool] = {}  # many verdicts rest on one event
+            for _, _, evidence, premise in restored:
+                if (evidence, premise) not in known:
+                    said = rules.restoration(db, workspace, evidence, premise).said
+                    known[evidence, premise] = knew(db, workspace, event.author, said)
+            db.executemany(
+                "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
+                [
+                    (recorded.epoch, workspace, item)
+                    for item, body, evidence, premise in restored
+                    if known[evidence, premise]
+                    and item_from_json(json.loads(body)).scope.read_within(*readers)
+                ],
+            )
+    if withdrew:
+        db.executemany(
+            "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? "
+            "AND lapsed_epoch IS NULL AND restore_item = ?",
+            [(recorded.epoch, workspace, item) for item in withdrew],
+        )
+        stand_ins.lapse(db, workspace, recorded, withdrew, rules)

@@ -1,0 +1,138 @@
+"""Many verdicts resting on one key's history: what restores them is read once, not once a verdict.
+
+Two shapes a scaling probe found quadratic (each above a second a return, and a quarter of
+a second an append, at a few thousand events): verdicts resting on different events along
+one chain of narrowed replacements, each walking the chain to its end when kept and read
+again at every append on the key; and one keyed event replacing many items, each a premise
+of its own verdict, all of them parsed again for every verdict. Counted here, not timed.
+"""
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+import pytest
+
+from readmit.decide import decide
+from readmit.events import Assert, ItemDraft, ReturnRequest
+from readmit.model import Agent, Validity
+from readmit.plugins import make_verifier
+from readmit.policy import Policy
+from readmit.signing import HmacSha256Signer
+from readmit.store import restoring, stand_ins
+from readmit.store.sqlite import SQLiteConnection, SQLiteStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+END = T0 + timedelta(days=300)
+SIGNER = HmacSha256Signer(b"verdicts-at-scale-key-0123456789")
+
+
+class Counted:
+    """Counts the calls of one module attribute while it is patched."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> None:
+        self.calls = 0
+        inner: Callable[..., Any] = getattr(module, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return inner(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+
+def clock() -> Iterator[datetime]:
+    return (T0 + timedelta(seconds=i) for i in range(10**6))
+
+
+def booking(n: int, at: datetime, item: str | None = None, **extra: Any) -> Assert:
+    """The n-th booking of room R0X, each confirmed for a shorter time than the one before."""
+    draft = ItemDraft(
+        id=item or f"n{n}",
+        text=f"The booking of room R0X is confirmed under code Zq{n}k.",
+        key="room0",
+        validity=Validity(valid_to=END - timedelta(minutes=n)),
+        **extra,
+    )
+    return Assert(id=f"b{n}", at=at, author="T2", item=draft)
+
+
+def returns(store: SQLiteStore, at: Iterator[datetime]) -> int:
+    """A1 returns (and departs again) until nothing more is found stale; the verdicts kept."""
+    kept = 0
+    for n in range(50):
+        request = ReturnRequest(id=f"ret{n}", at=next(at), agent="A1", task="t", purpose="p")
+        made = decide(
+            store, "w", request, policy=Policy(), verifier=make_verifier("builtin"), signer=SIGNER
+        )
+        if not made.decision.judgment.confirmed:
+            return kept
+        kept += len(made.decision.judgment.confirmed)
+        store.depart("w", "A1", next(at))
+    raise AssertionError("the returns kept finding more")
+
+
+def workspace() -> SQLiteStore:
+    store = SQLiteStore(":memory:")
+    store.create_workspace("w", [Agent(id=a, principal="org", role="ops") for a in ("A1", "T2")])
+    return store
+
+
+def test_verdicts_along_one_chain_walk_each_replacement_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    links, at = 150, clock()
+    store = workspace()
+    events: list[Assert] = []
+    for n in range(links + 1):
+        events.append(booking(n, next(at)))
+        if n < links:  # a pickup naming the link, made stale by the next one
+            pickup = ItemDraft(id=f"q{n}", text=f"Pickup for booking code Zq{n}k.")
+            events.append(Assert(id=f"p{n}", at=next(at), author="T2", item=pickup))
+    store.append("w", events)
+    store.depart("w", "A1", next(at))
+    steps = Counted(monkeypatch, stand_ins, "may_replace")
+
+    assert returns(store, at) == links  # each pickup on the event after its own link
+    # Each verdict walked from its evidence to the chain's end: 11,175 steps before.
+    assert steps.calls <= 2 * links
+
+    sent: list[str] = []
+    sqlite = cast(SQLiteConnection, store.conn).db
+    sqlite.set_trace_callback(sent.append)
+    store.append("w", [booking(links + 1, next(at))])  # moves every verdict's stand-in
+    sqlite.set_trace_callback(None)
+    moved = store.conn.execute(
+        "SELECT count(*) FROM invalidations WHERE restore_in_place = 'n151'"
+    ).fetchone()
+    assert moved[0] == links
+    # What each verdict's evidence replaced is found by its epoch: found by the key, each
+    # of the 150 read every item the key ever held.
+    replaced = [q for q in sent if "FROM withdrawn w JOIN items i" in q]
+    assert len(replaced) == links
+    plan = str(sqlite.execute("EXPLAIN QUERY PLAN " + replaced[0]).fetchall())
+    assert "withdrawn_by_epoch" in plan
+    assert "items_by_key" not in plan
+
+
+def test_one_event_replacing_many_items_is_read_once_for_all_their_verdicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    held, at = 120, clock()
+    store = workspace()
+    events: list[Assert] = []
+    for n in range(held):  # hearsay replaces nothing: every one holds the key at once
+        events.append(booking(1000 + n, next(at), f"h{n}", unconfirmed=True))
+        pickup = ItemDraft(id=f"q{n}", text=f"Pickup for booking code Zq{1000 + n}k.")
+        events.append(Assert(id=f"p{n}", at=next(at), author="T2", item=pickup))
+    store.append("w", events)
+    store.depart("w", "A1", next(at))
+    store.append("w", [booking(0, next(at))])  # confirmed: it replaces every one of them
+    parsed = Counted(monkeypatch, restoring, "item_from_json")
+
+    assert returns(store, at) == held
+    assert parsed.calls <= 4 * held  # each of the replaced parsed once a return: 29,160 before
+
+    parsed.calls = 0
+    store.append("w", [booking(1, next(at))])  # moves the verdicts' stand-in, n0
+    assert parsed.calls <= 4 * held  # 14,520 before
