@@ -326,7 +326,7 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
     (
         # What a keyed event replaced is found by its epoch (`readmit.store.restoring`): found
         # by its key, every item the key ever held was read once a verdict resting on such
-        # an event, and keeping the verdicts along a chain of 1,350 replacements took 8 s.
+        # an event (an append with 1,000 verdicts along one chain standing took 0.3 s).
         "m027_replacements_by_epoch",
         ["CREATE INDEX withdrawn_by_epoch ON withdrawn (workspace, epoch, status)"],
     ),

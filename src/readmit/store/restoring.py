@@ -21,24 +21,11 @@ from readmit.wire import item_from_json, parse_event
 def restoration(
     db: Connection, workspace: str, event_id: str, premise: str | None = None
 ) -> Restoring:
-    """What restores a verdict resting on ``event_id`` (and its ``premise``, `restoration_of`).
+    """What restores a verdict resting on ``event_id`` (and its ``premise``, `Rules`).
 
     Neither a text nor an item where nothing does, or no such event is stored.
     """
     return Rules().restoration(db, workspace, event_id, premise)
-
-
-def restoration_of(
-    db: Connection, workspace: str, later: Recorded, premise: str | None = None
-) -> Restoring:
-    """(text whose return restores the premise, item whose withdrawal does, who may say it).
-
-    The last: who may read the statement withdrawn, so may state it again (`seen_by_all`).
-    ``premise``: the item the verdict rests on (`Judgment.premises`): of several items a
-    keyed event replaced, the one its judged observation withdrew; or the event's own item,
-    where that was judged as news (`readmit.admission.invalidation.restored.rests_on`).
-    """
-    return Rules().restoration_of(db, workspace, later, premise)
 
 
 class Rules:
@@ -48,7 +35,7 @@ class Rules:
     withdrew and the items it names never change once written, and many verdicts rest on
     one event (each replaced item a premise of its own) or on the items of one chain. Read
     again for each verdict, a keyed event that replaced 900 items was parsed 900 times a
-    verdict (a return took 5.9 s, an append moving their verdicts 2.6 s).
+    verdict (an append moving 384 verdicts resting on it took 1.1 s).
     """
 
     def __init__(self) -> None:
@@ -60,7 +47,7 @@ class Rules:
     def restoration(
         self, db: Connection, workspace: str, event_id: str, premise: str | None = None
     ) -> Restoring:
-        """`restoration`, from the rows read once."""
+        """`restoration`, from the rows read once (`restoration_of` of the stored event)."""
         if (workspace, event_id) not in self._events:
             row = db.execute(
                 "SELECT epoch, body FROM events WHERE workspace = ? AND id = ?",
@@ -79,7 +66,14 @@ class Rules:
     def restoration_of(
         self, db: Connection, workspace: str, later: Recorded, premise: str | None = None
     ) -> Restoring:
-        """`restoration_of`, from the rows read once."""
+        """(text whose return restores the premise, item whose withdrawal does, who may say it).
+
+        The last: who may read the statement withdrawn, so may state it again
+        (`seen_by_all`). ``premise``: the item the verdict rests on (`Judgment.premises`): of
+        several items a keyed event replaced, the one its judged observation withdrew; or
+        the event's own item, where that was judged as news
+        (`readmit.admission.invalidation.restored.rests_on`).
+        """
         event = later.event
         if (
             isinstance(event, Assert | Supersede)

@@ -29,8 +29,8 @@ from readmit.wire import item_from_json
 def paths(db: Connection, workspace: str, handles: Handles) -> Paths:
     """The walks along ``handles``' stand-ins, each step read once for all verdicts walked.
 
-    Verdicts resting on different events of one chain each walked it to its end: keeping
-    a return's verdicts along a chain of 1,350 replacements took 8 s.
+    Verdicts resting on different events of one chain each walked it to its end: returns
+    keeping 128 verdicts each along a chain of 1,000 replacements took up to 1.7 s.
     """
     return Paths(
         handles.touching, partial(may_replace, db, workspace), partial(item_readers, db, workspace)

@@ -158,8 +158,9 @@ class Paths:
 
     Walks share their chains: an observation that replaced a stand-in is itself a step of
     the walk from an earlier one. A return judging many observations on a chain of L
-    replacements read the log for each step of each walk (3,000: about 2 s a return);
-    each step is now looked for once, and a walk only asks each step whether it restores.
+    replacements read the log for each step of each walk (32 pickups on a chain of 5,000:
+    1.1 s a return); each step is now looked for once, and a walk only asks each step
+    whether it restores.
     """
 
     def __init__(
