@@ -7,7 +7,6 @@ lapses those whose stand-in it replaced (`readmit.store.stand_ins`). One indexed
 event, none while the workspace has no standing verdict.
 """
 
-import json
 from collections.abc import Sequence
 
 from readmit.events import Assert, Recorded, Supersede, restates
@@ -15,7 +14,7 @@ from readmit.store import stand_ins
 from readmit.store.connection import Connection
 from readmit.store.readers import draft_readers, knew
 from readmit.store.restoring import Rules
-from readmit.wire import item_from_json
+from readmit.store.rows import Known, stored_item
 
 
 def any_standing(db: Connection, workspace: str) -> bool:
@@ -30,10 +29,11 @@ def any_standing(db: Connection, workspace: str) -> bool:
 class Lapses:
     """The verdicts a batch's events lapse, as the writer records each (`lapse`)."""
 
-    def __init__(self, db: Connection, workspace: str) -> None:
+    def __init__(self, db: Connection, workspace: str, known: Known | None = None) -> None:
         self.db, self.workspace = db, workspace
         self._standing: bool | None = None
         self._rules = Rules()  # what restores the verdicts the batch moves, read once
+        self._known = known  # the items the store has decoded: their readers, not parsed
 
     def after(self, recorded: Recorded, withdrawals: Sequence[Sequence[object]]) -> None:
         """Lapse what ``recorded`` restores; ``withdrawals``: its rows of ``withdrawn``."""
@@ -41,16 +41,23 @@ class Lapses:
             self._standing = any_standing(self.db, self.workspace)
         if self._standing:  # with no standing verdict there is nothing to lapse
             withdrew = [str(r[1]) for r in withdrawals]
-            lapse(self.db, self.workspace, recorded, withdrew, self._rules)
+            lapse(self.db, self.workspace, recorded, withdrew, self._rules, self._known)
 
 
 def lapse(
-    db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence[str], rules: Rules
+    db: Connection,
+    workspace: str,
+    recorded: Recorded,
+    withdrew: Sequence[str],
+    rules: Rules,
+    known: Known | None = None,
 ) -> None:
     """Lapse the standing verdicts whose premise ``recorded`` restores (as it is written).
 
     ``withdrew``: the items it withdrew (its target, and what its key replaced); ``rules``:
-    the restorations' rows read so far (`readmit.store.restoring.Rules`, the batch's).
+    the restorations' rows read so far (`readmit.store.restoring.Rules`, the batch's);
+    ``known``: what the store has decoded of the invalidated items (whose readers decide):
+    a restatement that restored none of 10,000 verdicts parsed each item, 58 ms an append.
     """
     event = recorded.event
     if isinstance(event, Assert | Supersede) and restates(event):
@@ -61,19 +68,20 @@ def lapse(
             (workspace, event.item.text),
         ).fetchall()
         if restored:
+            found = known([r[0] for r in restored]) if known else {}
             readers = draft_readers(db, workspace, event.author, event.item)
-            known: dict[tuple[str, str | None], bool] = {}  # many verdicts rest on one event
+            said_by: dict[tuple[str, str | None], bool] = {}  # many verdicts rest on one event
             for _, _, evidence, premise in restored:
-                if (evidence, premise) not in known:
+                if (evidence, premise) not in said_by:
                     said = rules.restoration(db, workspace, evidence, premise).said
-                    known[evidence, premise] = knew(db, workspace, event.author, said)
+                    said_by[evidence, premise] = knew(db, workspace, event.author, said)
             db.executemany(
                 "UPDATE invalidations SET lapsed_epoch = ? WHERE workspace = ? AND item = ?",
                 [
                     (recorded.epoch, workspace, item)
                     for item, body, evidence, premise in restored
-                    if known[evidence, premise]
-                    and item_from_json(json.loads(body)).scope.read_within(*readers)
+                    if said_by[evidence, premise]
+                    and stored_item(found, item, body).scope.read_within(*readers)
                 ],
             )
     if withdrew:
@@ -82,4 +90,4 @@ def lapse(
             "AND lapsed_epoch IS NULL AND restore_item = ?",
             [(recorded.epoch, workspace, item) for item in withdrew],
         )
-        stand_ins.lapse(db, workspace, recorded, withdrew, rules)
+        stand_ins.lapse(db, workspace, recorded, withdrew, rules, known)

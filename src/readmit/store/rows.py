@@ -4,7 +4,7 @@ Item rows as the batch sees them, what a batch names, and the set-based reads
 and bulk inserts the writer does with them.
 """
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,15 @@ ACTIVE = "NOT EXISTS (SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace 
 CHUNK = 500
 """Values per ``IN (...)`` list (well under every driver's parameter limit)."""
 Row = tuple[object, ...]
+Known = Callable[[list[str]], Mapping[str, Item]]
+"""What a store has already decoded of some items, by id (a committed body never changes;
+`docs/security.md`: no process may run on while its database is replaced)."""
+
+
+def stored_item(known: Mapping[str, Item], item_id: str, body: str) -> Item:
+    """Stored ``item_id``: as the store decoded it (``known``), else parsed from ``body``."""
+    found = known.get(item_id)
+    return found if found is not None else item_from_json(loads(body))
 
 
 @dataclass(slots=True)

@@ -10,7 +10,6 @@ event that withdraws it (`lapse`), as the verdicts' other restorations are
 (`readmit.store.verdicts`).
 """
 
-import json
 from collections.abc import Sequence
 from functools import partial
 
@@ -22,8 +21,7 @@ from readmit.store.bodies import event_of
 from readmit.store.connection import Connection
 from readmit.store.readers import item_readers, may_replace, scope_of, seen_by_all
 from readmit.store.restoring import Rules
-from readmit.store.rows import select_in
-from readmit.wire import item_from_json
+from readmit.store.rows import Known, select_in, stored_item
 
 
 def paths(db: Connection, workspace: str, handles: Handles) -> Paths:
@@ -72,7 +70,12 @@ def _restores(
 
 
 def lapse(
-    db: Connection, workspace: str, recorded: Recorded, withdrew: Sequence[str], rules: Rules
+    db: Connection,
+    workspace: str,
+    recorded: Recorded,
+    withdrew: Sequence[str],
+    rules: Rules,
+    known: Known | None = None,
 ) -> None:
     """Follow the stand-ins ``recorded`` withdrew: lapse the verdicts it restores, or move.
 
@@ -80,7 +83,8 @@ def lapse(
     the same batch is not stored yet): what replaced it restores the verdict, or stands in
     its turn; a revocation or closing leaves none. Verdicts resting on one evidence for
     readers alike are decided once (many pickups resting on one booking); ``rules`` reads
-    each row their restorations need once (the writer's, for its batch).
+    each row their restorations need once (the writer's, for its batch), and ``known`` gives
+    the invalidated items the store has decoded.
     """
     rows = select_in(
         db,
@@ -94,10 +98,12 @@ def lapse(
     )
     event, moved = recorded.event, list[tuple[int | None, str | None, str, str]]()
     decided: dict[tuple[str, str | None, Scope | None], bool] = {}
-    for item, evidence, premise, body in list(rows):
+    held = list(rows)
+    found = known([r[0] for r in held]) if known and isinstance(event, Assert | Supersede) else {}
+    for item, evidence, premise, body in held:
         at, now = None, None
         if isinstance(event, Assert | Supersede):
-            scope = None if body is None else item_from_json(json.loads(body)).scope
+            scope = None if body is None else stored_item(found, item, body).scope
             if (key := (evidence, premise, scope)) not in decided:
                 restoring = rules.restoration(db, workspace, evidence, premise)
                 decided[key] = _restores(db, workspace, restoring, scope, recorded)

@@ -14,7 +14,7 @@ is refused (the caller's transaction rolls back).
 """
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -38,13 +38,10 @@ from readmit.model import Agent, Item
 from readmit.store.connection import Conflict, Connection
 from readmit.store.encoding import encode, item_body, receipt_digest
 from readmit.store.lapses import Lapses
-from readmit.store.rows import ACTIVE, ItemRow, References, Row, insert, select_in
+from readmit.store.rows import ACTIVE, ItemRow, Known, References, Row, insert, select_in
 from readmit.wire.codec import obligation_from_json, obligation_to_json
 
 Clock = Callable[[], datetime]
-Known = Callable[[list[str]], Mapping[str, Item]]
-"""What a store has already decoded of some items, by id (a committed body never changes;
-`docs/security.md`: no process may run on while its database is replaced)."""
 _NAMES = ("workspace", "id", "kind")
 _ITEMS = ("workspace", "id", "epoch", "key", "body")
 _WITHDRAWN = ("workspace", "id", "status", "epoch")
@@ -85,7 +82,7 @@ class Writer:
         self._names: dict[str, bool | str] = {}  # stored (True), or "batch": taken in it
         self._event_ids: dict[str, bool] = {}
         self._evidence: dict[str, str | None] = {}
-        self._lapses = Lapses(db, workspace)
+        self._lapses = Lapses(db, workspace, known)
         self._rows: dict[str, list[Row]] = {"names": [], "evidence": [], "withdrawn": []}
         self._events: list[Row] = []
 
