@@ -57,7 +57,7 @@ def lapse(
     ``withdrew``: the items it withdrew (its target, and what its key replaced); ``rules``:
     the restorations' rows read so far (`readmit.store.restoring.Rules`, the batch's);
     ``known``: what the store has decoded of the invalidated items (whose readers decide):
-    a restatement that restored none of 10,000 verdicts parsed each item, 58 ms an append.
+    a restatement that restored none of 3,000 verdicts parsed each item, 13.6 ms an append.
     """
     event = recorded.event
     if isinstance(event, Assert | Supersede) and restates(event):
