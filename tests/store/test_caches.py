@@ -206,3 +206,26 @@ def test_returns_at_later_epochs_read_only_what_came_since_and_see_all_of_it(
         assert [i.id for i in extended.items] == ["a", "b", "x4", "y4", "y6", "x8", "y8"]
         assert [r.epoch for r in extended.delta] == [r.epoch for r in fresh.delta]
         assert [r.event.id for r in extended.delta] == ["e4", "e5", "r6", "e7", "e8", "e9"]
+
+
+def test_a_refused_batch_leaves_nothing_of_it_decoded_or_parsed(
+    backend: str, tmp_path: Path
+) -> None:
+    """The caches hold committed rows only: the writer reads them, it never fills them.
+
+    A batch that wrote items, withdrew a decoded one and was then refused is rolled back;
+    nothing of it may be served afterwards as stored (a review's point: the writer reads
+    what the store decoded, so an uncommitted body kept there would outlive the rollback).
+    """
+    with two_processes(backend, tmp_path) as (store, _):
+        store.append("ws", [fact(1, "a", key="k")])
+        store.depart("ws", "A1", T0 + timedelta(minutes=2))
+        store.return_context("ws", REQUEST)  # "a" decoded, its event parsed
+        gone = Revoke(id="e4", at=T0 + timedelta(minutes=4), author="A2", target="a", why="x")
+        unknown = Revoke(id="e6", at=T0 + timedelta(minutes=6), author="A2", target="z", why="x")
+        with pytest.raises(InvalidEvent, match="unknown target item 'z'"):
+            store.append("ws", [fact(3, "a2", key="k2"), gone, fact(5, "b"), unknown])
+
+        assert store._decoded.get("ws", ["a", "a2", "b"]).keys() == {"a"}
+        assert store._parsed.get("ws", [2, 3, 4, 5]) == {}
+        assert {i.id for i in store.visible_state("ws", "A1")} == {"a"}
