@@ -75,7 +75,7 @@ def lapse(
     recorded: Recorded,
     withdrew: Sequence[str],
     rules: Rules,
-    known: Known | None = None,
+    known: Known | None,
 ) -> None:
     """Follow the stand-ins ``recorded`` withdrew: lapse the verdicts it restores, or move.
 
