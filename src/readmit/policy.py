@@ -145,6 +145,17 @@ class Policy:
         return self.max_judgments if self.max_judgments is not None else 4 * self.max_items
 
     @property
+    def walk_steps(self) -> int:
+        """The steps one return may walk along chains of stand-ins (1,024 per call).
+
+        A judged observation that put an item in a withdrawn statement's place is followed
+        along what replaced that item, to see if a later one restores the statement
+        (`readmit.admission.invalidation.narrowed.Steps`). Past this many steps the budget
+        is spent, as past its calls: the item is ``unscreened``.
+        """
+        return 1024 * self.judgment_calls
+
+    @property
     def unscreened_limit(self) -> int:
         """The items one return may withhold as ``unscreened`` (four per view item).
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from builders import T0
 from readmit.admission.context import StandIn
-from readmit.admission.invalidation.narrowed import Handles, Paths, follow
+from readmit.admission.invalidation.narrowed import Handles, Paths, Steps, Unfollowed, follow
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
 from readmit.model import Scope
 
@@ -94,3 +94,32 @@ def test_a_chain_is_read_once_for_a_walk_from_each_of_its_replacements() -> None
         assert paths.follow(start, stand_in, lambda r: False) == (None, ("i300", "k", EVERYONE))
 
     assert read[0] <= len(chain) + 1  # each replacement once: each walk alone reads 45,150
+
+
+@given(logs(), st.integers(0, 40), st.sets(st.integers(1, 30)))
+def test_a_walk_asks_at_most_the_steps_it_is_given(
+    log: list[Recorded], budget: int, restoring: set[int]
+) -> None:
+    handles = Handles([log])
+    for start, stand_in in walks(log):
+        asked: list[int] = []
+
+        def restores(r: Recorded, asked: list[int] = asked) -> bool:
+            asked.append(r.epoch)
+            return r.epoch in restoring
+
+        alone = follow(handles.touching, start, stand_in, restores, anyone, readers)
+        needed, asked[:] = len(asked), []
+        steps = Steps(budget)
+        try:
+            found = Paths(handles.touching, anyone, readers).follow(
+                start, stand_in, restores, steps
+            )
+        except Unfollowed:
+            assert needed > budget  # spent before the walk ended: whether it restores is unknown
+            assert len(asked) == budget
+            assert steps.left == 0
+        else:
+            assert found == alone
+            assert needed <= budget
+            assert steps.left == budget - needed

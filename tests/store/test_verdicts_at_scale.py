@@ -14,11 +14,14 @@ from typing import Any, cast
 
 import pytest
 
+from readmit.admission.invalidation import restored
+from readmit.admission.invalidation.implicit import UNFOLLOWED
 from readmit.decide import decide
 from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
 from readmit.model import Agent, Item, Validity
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
+from readmit.reasons import Reason
 from readmit.signing import HmacSha256Signer
 from readmit.store import restoring, stand_ins
 from readmit.store.sqlite import SQLiteConnection, SQLiteStore
@@ -213,3 +216,75 @@ def test_a_restatement_reads_the_verdicts_items_as_the_store_decoded_them(
     ).fetchone()
     assert standing[0] == held  # the pickups' readers may not all read it: none lapses
     assert made[0] <= 10  # 201 before
+
+
+def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A return asks at most `Policy.walk_steps` whether a replacement restores a premise.
+
+    Each pickup names a booking early in a chain of 2,000 replacements, each for a shorter
+    time, so the walk from the observation it is judged against follows most of the chain
+    (`readmit.admission.invalidation.narrowed.Steps`). A return judging 128 pickups against
+    a chain of 20,000 asked 2.6 million steps (3.0 s). What the steps cannot follow is
+    withheld as ``unscreened``, never admitted; each return with nothing new judges one
+    more, its verdict kept.
+    """
+    at, store = clock(), workspace()
+    named = [booking(0, next(at))]
+    named += [
+        Assert(id=f"p{n}", at=next(at), author="T2",
+               item=ItemDraft(id=f"q{n}", text=f"Pickup for booking code Zq{n}k."))
+        for n in (1, 2, 3)
+    ]  # fmt: skip
+    store.append("w", named)
+    store.depart("w", "A1", next(at))
+    store.append("w", [booking(n, next(at)) for n in range(1, 2001)])
+    asked = Counted(monkeypatch, restored, "holds_in_place")
+    policy = Policy(max_items=8, max_judgments=4)  # 4,096 steps: a pickup's walks, not two
+    found: list[tuple[int, int]] = []
+    for n in range(4):
+        asked.calls = 0
+        request = ReturnRequest(id=f"ret{n}", at=next(at), agent="A1", task="t", purpose="p")
+        made = decide(
+            store, "w", request, policy=policy, verifier=make_verifier("builtin"), signer=SIGNER
+        )
+        decision = made.decision
+        assert decision.outcome == "issued"
+        assert asked.calls <= policy.walk_steps
+        assert not [item.id for item in decision.items if item.id.startswith("q")]
+        withheld = [e for e in decision.decided if e.reason is Reason.UNSCREENED]
+        assert all(e.detail == UNFOLLOWED for e in withheld)
+        assert decision.judgment.unscreened == len(withheld)
+        found.append((len(decision.judgment.confirmed), len(withheld)))
+        store.depart("w", "A1", next(at))
+
+    assert found == [(1, 2), (1, 1), (1, 0), (0, 0)]
+
+
+def test_once_the_steps_are_spent_the_selector_stops_as_past_any_budget() -> None:
+    """Spent steps are a spent budget: past `Policy.unscreened_limit` items the selector stops.
+
+    Otherwise it went on down its order ranking what it could no longer judge, every
+    pickup of the store withheld one by one.
+    """
+    at, store = clock(), workspace()
+    named = [booking(0, next(at))]
+    named += [
+        Assert(id=f"p{n}", at=next(at), author="T2",
+               item=ItemDraft(id=f"q{n}", text=f"Pickup for booking code Zq{n}k."))
+        for n in range(1, 41)
+    ]  # fmt: skip
+    store.append("w", named)
+    store.depart("w", "A1", next(at))
+    store.append("w", [booking(n, next(at)) for n in range(1, 2001)])
+    policy = Policy(max_items=2, max_judgments=4)
+    request = ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
+    made = decide(
+        store, "w", request, policy=policy, verifier=make_verifier("builtin"), signer=SIGNER
+    )
+
+    decision = made.decision
+    assert len(decision.judgment.confirmed) == 1
+    assert decision.judgment.unscreened == policy.unscreened_limit == 8
+    assert len([item for item in decision.not_selected if item.startswith("q")]) == 31

@@ -222,6 +222,37 @@ def unanswered(pair: Pair, verdict: Verdict | None, verifier: str, shown: bool =
     )
 
 
+SPENT = (
+    "the return's judgment budget was spent before later events proposed against it could be judged"
+)
+"""Why an item is ``unscreened`` when the budget's calls, tokens or seconds ran out."""
+UNFOLLOWED = (
+    "the return's judgment budget was spent (its `Policy.walk_steps`, following what replaced "
+    "withdrawn items to see whether they were restored) before later events proposed against "
+    "it could be judged"
+)
+"""Why an item is ``unscreened`` when its return's walks along stand-ins ran out of steps."""
+
+
+def unscreened(item: str, left: Sequence[Later], detail: str = SPENT) -> Exclusion:
+    """The exclusion of an item the return's budget left partly judged (fail closed)."""
+    evidence = tuple(later.event_id for later in left)
+    return Exclusion(
+        item=item, reason=Reason.UNSCREENED, stage=Stage.IMPLICIT, evidence=evidence, detail=detail
+    )
+
+
+def unembedded(item: str, news: Later, failure: Exception) -> Exclusion:
+    """The exclusion of an item whose embedding proposals failed while ``news`` could matter."""
+    return Exclusion(
+        item=item,
+        reason=Reason.VERIFIER_UNAVAILABLE,
+        stage=Stage.IMPLICIT,
+        evidence=(news.event_id,),
+        detail=f"not screened against later events: {failure}",
+    )
+
+
 def tokens_used(model: object) -> int:
     """The LLM tokens ``model`` (a verifier, a dependency scan) says it used; 0 if it does not."""
     return int(getattr(model, "tokens_used", 0))

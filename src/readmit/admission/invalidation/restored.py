@@ -33,7 +33,7 @@ from typing import Any
 
 from readmit.admission.context import Restoring, StandIn
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.narrowed import Handles, Paths, holds_in_place
+from readmit.admission.invalidation.narrowed import Handles, Paths, Steps, holds_in_place
 from readmit.admission.invalidation.readers import as_read_by
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
@@ -74,6 +74,8 @@ class Restorations:
         """How far back the log before the departure was read (`add_from`)."""
         self.sources: list[Sequence[Recorded]] = []
         """The events taken in, as given (a later event may restore through a stand-in)."""
+        self.steps: Steps | None = None
+        """What its walks along stand-ins may still ask (`Steps`; none: no bound)."""
         self._known: dict[tuple[str, str | None, str, Any], bool] = {}
         self._handles: Handles | None = None  # what may withdraw, by target and by key
         self._paths: Paths | None = None  # where each stand-in went, read from the handles
@@ -160,6 +162,7 @@ class Restorations:
         cannot invalidate it, and is left out, as the scanner leaves out news restating it
         (a review's finding: a refiling for fewer readers, made news here after the
         scanner's filter, excluded everyone's "The pool is closed." for saying it again).
+        `Unfollowed` where `steps` ran out before a walk along stand-ins ended.
         """
         shown = as_read_by(item, laters, news)
         return [
@@ -215,7 +218,7 @@ class Restorations:
 
         if self._paths is None:
             self._paths = Paths(self._touching, self._may_replace, self._scope)
-        restored, _ = self._paths.follow(later.epoch, placed, restores)
+        restored, _ = self._paths.follow(later.epoch, placed, restores, self.steps)
         return restored is not None
 
     def _touching(self, stand_in: StandIn, epoch: int) -> Iterable[Recorded]:

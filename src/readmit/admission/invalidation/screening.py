@@ -16,9 +16,10 @@ judges what it names (`readmit.admission.invalidation.dependency_scan`).
 
 Fail closed: a call the budget (``Policy.judgment_calls`` calls, ``max_judgment_tokens``
 tokens, ``max_judgment_seconds`` spent waiting on calls and, in a service, on the return's
-turn) cannot pay for is not made, and an item left partly judged is withheld as
-``unscreened``; one whose pairs got no answer or an abstention is ``verifier_unavailable``,
-as is one whose embedding proposals failed and no lexical proposal confirmed.
+turn, `Policy.walk_steps` along chains of stand-ins) cannot pay for is not made, and an item
+left partly judged is withheld as ``unscreened``; one whose pairs got no answer or an
+abstention is ``verifier_unavailable``, as is one whose embedding proposals failed and no
+lexical proposal confirmed.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,8 @@ from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.depth_first import Deciding
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import (
+    SPENT,
+    UNFOLLOWED,
     Later,
     Pair,
     Progress,
@@ -45,9 +48,12 @@ from readmit.admission.invalidation.implicit import (
     judges_news,
     tokens_used,
     unanswered,
+    unembedded,
+    unscreened,
 )
 from readmit.admission.invalidation.indexes import indexed
 from readmit.admission.invalidation.judgment import Judgment
+from readmit.admission.invalidation.narrowed import Steps, Unfollowed
 from readmit.admission.invalidation.observations import (
     distinct,
     observations,
@@ -115,6 +121,7 @@ class Screener:
         self._start = partial(screened_from, departed, self.through)
         self._touching = Touching(pool, self._start)
         self._restorations: Restorations | None = None
+        self._steps = Steps(policy.walk_steps)
 
     def admits(self, item: Item) -> bool:
         """Whether ``item`` survived screening; if not, its exclusion is in `excluded`."""
@@ -193,9 +200,12 @@ class Screener:
             return self._unscreened(item, ())
         else:
             laters = []
-        outcome = self._verify(item, laters)
-        if outcome is None and self.scan is not None and self._index is not None:
-            outcome = self._scan(item, start, laters, self.scan, self._index)
+        try:
+            outcome = self._verify(item, laters)
+            if outcome is None and self.scan is not None and self._index is not None:
+                outcome = self._scan(item, start, laters, self.scan, self._index)
+        except Unfollowed:  # the walks along stand-ins ran out of steps (`Restorations.kept`)
+            return self._unscreened(item, laters)
         if outcome is False:
             return False
         unavailable = self._unavailable or self._unembedded(item, start)
@@ -282,6 +292,7 @@ class Screener:
         if self._restorations is None:
             ctx = self.ctx
             self._restorations = Restorations.of(ctx.delta, ctx.agents, ctx.restoration, ctx.by_id)
+            self._restorations.steps = self._steps
         if before and self.ctx.history is not None:
             self._restorations.add_from(self._index_from, self.ctx.history)
         return self._restorations
@@ -313,23 +324,11 @@ class Screener:
         news = self._index.first_after(start, item) if self._index is not None else None
         if self._embed_failure is None or news is None:
             return None
-        return Exclusion(
-            item=item.id,
-            reason=Reason.VERIFIER_UNAVAILABLE,
-            stage=Stage.IMPLICIT,
-            evidence=(news.event_id,),
-            detail=f"not screened against later events: {self._embed_failure}",
-        )
+        return unembedded(item.id, news, self._embed_failure)
 
     def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
-        self.excluded[item.id] = Exclusion(
-            item=item.id,
-            reason=Reason.UNSCREENED,
-            stage=Stage.IMPLICIT,
-            evidence=tuple(later.event_id for later in left),
-            detail="the return's judgment budget was spent before later events "
-            "proposed against it could be judged",
-        )
+        spent = UNFOLLOWED if self._steps.left <= 0 else SPENT  # which of the budget's parts
+        self.excluded[item.id] = unscreened(item.id, left, spent)
         return False
 
     def _timed(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -342,7 +341,7 @@ class Screener:
 
     def _affordable(self) -> bool:
         policy = self.policy
-        if self.calls >= policy.judgment_calls:
+        if self.calls >= policy.judgment_calls or self._steps.left <= 0:
             return False
         if policy.max_judgment_seconds is not None and self.seconds >= policy.max_judgment_seconds:
             return False
@@ -382,11 +381,8 @@ class Screener:
             return self._index
         laters = observations(self.ctx, self.news)
         if start < self.ctx.departure.epoch and self.ctx.history is not None:
-            widest = min(
-                (self._start(i) for i in self.pool if i.kind not in STRUCTURE),
-                default=start,
-            )
-            self._index_from = min(start, widest)
+            starts = (self._start(i) for i in self.pool if i.kind not in STRUCTURE)
+            self._index_from = min(start, min(starts, default=start))
             earlier = self.ctx.history(self._index_from, self.news)
             self._before = {i.id: i for i in earlier.items}, events_by_id(earlier.events)
             by_id = {i.id: i for i in (*earlier.items, *self.ctx.items, *self.ctx.left_out)}
