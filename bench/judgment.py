@@ -31,7 +31,8 @@ workspace take 15.9 s before stop 55). Timed as ``--kept`` is.
 
 With ``--chain``, N pickups name one keyed booking, replaced D times in Δ, each time
 confirmed for a shorter time: a chain of stand-ins that each judged observation's walk
-follows (before stop 56, each walk read the chain to its end).
+follows (before stop 56, each walk read the chain to its end; since stop 57 a return's walks
+take at most `Policy.walk_steps` steps, and what they cannot follow is ``unscreened``).
 
 With ``--long``, the shape a review sent over HTTP within the server's default limits:
 items of 2,000 characters, then notes of 16,000, each revoked, all drawn from 4,000
@@ -304,11 +305,11 @@ def measure(items: int, delta: int, repeat: int, made: Workspace = workspace) ->
     off = replace(policy, implicit=False)
     verifier = Counting(make_verifier("builtin"))
 
-    def once(chosen: Policy) -> None:
+    def once(chosen: Policy) -> int:
         ctx = store.return_context("w", request)
-        admit(ctx, policy=chosen, verifier=verifier, signer=signer)
+        return admit(ctx, policy=chosen, verifier=verifier, signer=signer).judgment.unscreened
 
-    once(policy)  # warm: items decoded once per store, as on a server
+    unscreened = once(policy)  # warm: items decoded once per store, as on a server
     calls, pairs = verifier.calls, verifier.pairs
     with_implicit = best(lambda: once(policy), repeat)
     without = best(lambda: once(off), repeat)
@@ -316,6 +317,7 @@ def measure(items: int, delta: int, repeat: int, made: Workspace = workspace) ->
     return {
         "calls": calls,
         "pairs": pairs,
+        "unscreened": unscreened,
         "ms": with_implicit * 1000,
         "baseline_ms": without * 1000,
     }
@@ -328,22 +330,25 @@ def measure_fresh(items: int, delta: int, repeat: int, made: Workspace) -> dict[
     policy = Policy(max_items=32, max_chars=8192)
     off = replace(policy, implicit=False)
     verifier = Counting(make_verifier("builtin"))
+    unscreened = [0]  # of the first decision
 
     def once(chosen: Policy) -> float:
         store, request = made(items, delta)
         start = time.perf_counter()
-        decide(store, "w", request, policy=chosen, verifier=verifier, signer=signer)
+        done = decide(store, "w", request, policy=chosen, verifier=verifier, signer=signer)
         spent = time.perf_counter() - start
         store.close()
+        unscreened[0] = done.decision.judgment.unscreened
         return spent
 
     with_implicit = once(policy)
-    calls, pairs = verifier.calls, verifier.pairs
+    calls, pairs, withheld = verifier.calls, verifier.pairs, unscreened[0]
     with_implicit = min([with_implicit] + [once(policy) for _ in range(repeat - 1)])
     without = min(once(off) for _ in range(repeat))
     return {
         "calls": calls,
         "pairs": pairs,
+        "unscreened": withheld,
         "ms": with_implicit * 1000,
         "baseline_ms": without * 1000,
     }
@@ -370,8 +375,11 @@ def main() -> None:
     shapes: dict[str, Workspace] = {"long": long_workspace, "narrowed": narrowed_workspace}
     shapes |= {"kept": kept_workspace, "outside": outside_workspace, "chain": chain_workspace}
     shape = next((made for name, made in shapes.items() if getattr(args, name)), workspace)
-    print("| items | delta | verifier calls | pairs | return ms | implicit off ms | ratio |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| items | delta | verifier calls | pairs | unscreened | return ms | implicit off ms "
+        "| ratio |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes.split(","):
         items, delta = (int(x) for x in size.split(":"))
         if args.kept or args.outside:
@@ -379,7 +387,8 @@ def main() -> None:
         else:
             r = measure(items, delta, args.repeat, shape)
         print(
-            f"| {items} | {delta} | {r['calls']:.0f} | {r['pairs']:.0f} | {r['ms']:.0f} "
+            f"| {items} | {delta} | {r['calls']:.0f} | {r['pairs']:.0f} | {r['unscreened']:.0f} "
+            f"| {r['ms']:.0f} "
             f"| {r['baseline_ms']:.0f} | {r['ms'] / r['baseline_ms']:.2f} |",
             flush=True,
         )
