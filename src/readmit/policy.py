@@ -151,7 +151,8 @@ class Policy:
         A judged observation that put an item in a withdrawn statement's place is followed
         along what replaced that item, to see if a later one restores the statement
         (`readmit.admission.invalidation.narrowed.Steps`). Past this many steps the budget
-        is spent, as past its calls: the item is ``unscreened``.
+        is spent, as past its calls: the items after are ``unscreened``. An item begun
+        with steps left finishes its walks, as a call under way does.
         """
         return 1024 * self.judgment_calls
 

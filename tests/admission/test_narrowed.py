@@ -96,9 +96,9 @@ def test_a_chain_is_read_once_for_a_walk_from_each_of_its_replacements() -> None
     assert read[0] <= len(chain) + 1  # each replacement once: each walk alone reads 45,150
 
 
-@given(logs(), st.integers(0, 40), st.sets(st.integers(1, 30)))
-def test_a_walk_asks_at_most_the_steps_it_is_given(
-    log: list[Recorded], budget: int, restoring: set[int]
+@given(logs(), st.integers(-2, 40), st.booleans(), st.sets(st.integers(1, 30)))
+def test_a_walk_asks_at_most_the_steps_it_is_given_unless_its_item_began_with_some(
+    log: list[Recorded], budget: int, begun: bool, restoring: set[int]
 ) -> None:
     handles = Handles([log])
     for start, stand_in in walks(log):
@@ -111,15 +111,18 @@ def test_a_walk_asks_at_most_the_steps_it_is_given(
         alone = follow(handles.touching, start, stand_in, restores, anyone, readers)
         needed, asked[:] = len(asked), []
         steps = Steps(budget)
+        if begun:
+            steps.begin()  # the walks of an item begun with steps left are finished
         try:
             found = Paths(handles.touching, anyone, readers).follow(
                 start, stand_in, restores, steps
             )
         except Unfollowed:
-            assert needed > budget  # spent before the walk ended: whether it restores is unknown
-            assert len(asked) == budget
-            assert steps.left == 0
+            assert needed > max(budget, 0)  # spent before the walk ended: restored, unknown
+            assert not (begun and budget > 0)
+            assert len(asked) == max(budget, 0)
+            assert steps.spent
         else:
             assert found == alone
-            assert needed <= budget
+            assert needed <= max(budget, 0) or (begun and budget > 0)
             assert steps.left == budget - needed

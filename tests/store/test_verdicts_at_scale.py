@@ -221,14 +221,16 @@ def test_a_restatement_reads_the_verdicts_items_as_the_store_decoded_them(
 def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A return asks at most `Policy.walk_steps` whether a replacement restores a premise.
+    """A return asks about `Policy.walk_steps` whether a replacement restores a premise.
 
-    Each pickup names a booking early in a chain of 2,000 replacements, each for a shorter
-    time, so the walk from the observation it is judged against follows most of the chain
+    Each pickup names a booking early in a chain of 3,000 replacements, each for a shorter
+    time, so the walks from the observations it is judged against follow most of the chain
     (`readmit.admission.invalidation.narrowed.Steps`). A return judging 128 pickups against
-    a chain of 20,000 asked 2.6 million steps (3.0 s). What the steps cannot follow is
-    withheld as ``unscreened``, never admitted; each return with nothing new judges one
-    more, its verdict kept.
+    a chain of 20,000 asked 2.6 million steps (3.0 s). The item begun with steps left
+    finishes its walks, though they alone need more than the policy allows (cut short, it
+    was withheld at every return: a review's finding); what the steps cannot follow after
+    it is withheld as ``unscreened``, never admitted. Each return with nothing new judges
+    one more, its verdict kept.
     """
     at, store = clock(), workspace()
     named = [booking(0, next(at))]
@@ -239,9 +241,9 @@ def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
     ]  # fmt: skip
     store.append("w", named)
     store.depart("w", "A1", next(at))
-    store.append("w", [booking(n, next(at)) for n in range(1, 2001)])
+    store.append("w", [booking(n, next(at)) for n in range(1, 3001)])
     asked = Counted(monkeypatch, restored, "holds_in_place")
-    policy = Policy(max_items=8, max_judgments=4)  # 4,096 steps: a pickup's walks, not two
+    policy = Policy(max_items=8, max_judgments=4)  # 4,096 steps: not even a pickup's walks
     found: list[tuple[int, int]] = []
     for n in range(4):
         asked.calls = 0
@@ -251,7 +253,7 @@ def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
         )
         decision = made.decision
         assert decision.outcome == "issued"
-        assert asked.calls <= policy.walk_steps
+        assert asked.calls <= policy.walk_steps + 2 * 3000  # and the walks of the item begun
         assert not [item.id for item in decision.items if item.id.startswith("q")]
         withheld = [e for e in decision.decided if e.reason is Reason.UNSCREENED]
         assert all(e.detail == UNFOLLOWED for e in withheld)
@@ -285,6 +287,6 @@ def test_once_the_steps_are_spent_the_selector_stops_as_past_any_budget() -> Non
     )
 
     decision = made.decision
-    assert len(decision.judgment.confirmed) == 1
+    assert len(decision.judgment.confirmed) == 2
     assert decision.judgment.unscreened == policy.unscreened_limit == 8
-    assert len([item for item in decision.not_selected if item.startswith("q")]) == 31
+    assert len([item for item in decision.not_selected if item.startswith("q")]) == 30

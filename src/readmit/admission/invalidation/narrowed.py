@@ -147,16 +147,34 @@ class Steps:
     where each step leads, but each asks every step after its start, so a return judging
     128 items against a chain of 20,000 replacements asked 2.6 million (3.0 s); what a
     return does is bounded by its policy, not by the length of a chain (`Policy.walk_steps`).
+
+    The walks of an item judging began with steps left (`begin`) are followed to their
+    ends, as a verifier call under way is not cut short: a return passes its steps by one
+    item's walks at most, and judges each item it begins, so an item whose walks alone
+    need more than the policy allows is still judged (a review's finding: cut short, it
+    was withheld at every return). An item begun with none left is `Unfollowed` at its
+    first step.
     """
 
-    __slots__ = ("left",)
+    __slots__ = ("finishing", "left")
 
     def __init__(self, left: int) -> None:
         self.left = left
+        self.finishing = False
+        """Whether the item being judged began with steps left (`begin`)."""
+
+    def begin(self) -> None:
+        """An item is judged: its walks finish if it begins with steps left."""
+        self.finishing = self.left > 0
+
+    @property
+    def spent(self) -> bool:
+        """Whether none is left, to the item being judged."""
+        return self.left <= 0 and not self.finishing
 
     def take(self) -> None:
-        """One step more, or `Unfollowed` where none is left."""
-        if self.left <= 0:
+        """One step more, or `Unfollowed` where they are `spent`."""
+        if self.spent:
             raise Unfollowed
         self.left -= 1
 

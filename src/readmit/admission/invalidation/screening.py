@@ -160,7 +160,7 @@ class Screener:
         self.decided[item.id] = True  # a premise cycle cannot recurse forever
         held, structure = (yield from self._premises_hold(item)), item.kind in STRUCTURE
         self.decided[item.id] = held and (structure or self._judge(item))
-        if not self.decided[item.id] and not structure and not self._affordable():
+        if not self.decided[item.id] and not structure and self._exhausted():
             self.past_budget += 1  # withheld once the budget was spent (what bounds the walk)
         return self.decided[item.id]
 
@@ -183,6 +183,7 @@ class Screener:
 
     def _judge(self, item: Item) -> bool:
         start = self._start(item)
+        self._steps.begin()
         index = self._index
         if index is not None and not index.laters and start >= self._index_from:
             # Nothing in the window can be proposed (a verifier shown no news, a Δ
@@ -193,7 +194,7 @@ class Screener:
             # Screened through everything C holds (a return with nothing new since the
             # last): no observation can follow, so the index of Δ is not even built.
             laters: list[Later] = []
-        elif self._affordable():
+        elif not self._exhausted():
             laters = self._proposals(item, start)
         elif self._touches(item):
             # The budget is spent: do not even rank what it cannot judge.
@@ -205,7 +206,7 @@ class Screener:
             if outcome is None and self.scan is not None and self._index is not None:
                 outcome = self._scan(item, start, laters, self.scan, self._index)
         except Unfollowed:  # the walks along stand-ins ran out of steps (`Restorations.kept`)
-            return self._unscreened(item, laters)
+            return self._unscreened(item, laters, UNFOLLOWED)
         if outcome is False:
             return False
         unavailable = self._unavailable or self._unembedded(item, start)
@@ -224,7 +225,7 @@ class Screener:
         laters = self._shown(item, laters)
         size = self.policy.batch_size
         for offset in range(0, len(laters), size):
-            if not self._affordable():
+            if self._exhausted():
                 return self._unscreened(item, laters[offset:])
             premises = propagation.premise_texts(item, self.ctx)
             answers = self._call(
@@ -253,7 +254,7 @@ class Screener:
         left = self._shown(item, left)  # as the verifier would be shown them
         named: list[Later] = []
         for offset in range(0, len(left), scan.batch):
-            if not self._affordable():
+            if self._exhausted():
                 return self._unscreened(item, left[offset:])
             shown = left[offset:][: scan.batch]
             self.calls += 1
@@ -326,8 +327,8 @@ class Screener:
             return None
         return unembedded(item.id, news, self._embed_failure)
 
-    def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
-        spent = UNFOLLOWED if self._steps.left <= 0 else SPENT  # which of the budget's parts
+    def _unscreened(self, item: Item, left: Sequence[Later], detail: str | None = None) -> bool:
+        spent = detail or self._exhausted() or SPENT  # which of the budget's parts
         self.excluded[item.id] = unscreened(item.id, left, spent)
         return False
 
@@ -339,13 +340,16 @@ class Screener:
         finally:
             self.seconds += elapsed() - started
 
-    def _affordable(self) -> bool:
-        policy = self.policy
-        if self.calls >= policy.judgment_calls or self._steps.left <= 0:
-            return False
-        if policy.max_judgment_seconds is not None and self.seconds >= policy.max_judgment_seconds:
-            return False
-        return policy.max_judgment_tokens is None or self._spent() < policy.max_judgment_tokens
+    def _exhausted(self) -> str | None:
+        """Why the budget is spent (`SPENT`, or `UNFOLLOWED` for its steps), or ``None``."""
+        seconds, tokens = self.policy.max_judgment_seconds, self.policy.max_judgment_tokens
+        if self.calls >= self.policy.judgment_calls:
+            return SPENT
+        if seconds is not None and self.seconds >= seconds:
+            return SPENT
+        if tokens is not None and self._spent() >= tokens:
+            return SPENT
+        return UNFOLLOWED if self._steps.spent else None  # an item begun is judged (`Steps`)
 
     def _spent(self) -> int:
         return tokens_used(self.verifier) + tokens_used(self.scan) - self.tokens_before
