@@ -14,8 +14,9 @@ from typing import Any, cast
 
 import pytest
 
+from readmit.admission.decision import Decision
 from readmit.admission.invalidation import restored
-from readmit.admission.invalidation.implicit import UNFOLLOWED
+from readmit.admission.invalidation.implicit import SPENT, UNFOLLOWED
 from readmit.decide import decide
 from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
 from readmit.model import Agent, Item, Validity
@@ -218,6 +219,29 @@ def test_a_restatement_reads_the_verdicts_items_as_the_store_decoded_them(
     assert made[0] <= 10  # 201 before
 
 
+def pickups_on_a_chain(pickups: int, links: int, at: Iterator[datetime]) -> SQLiteStore:
+    """A booking with ``pickups`` naming its early links, then replaced ``links`` times
+    after A1 departs, each for a shorter time: each pickup's walks follow most of the chain."""
+    store = workspace()
+    named = [booking(0, next(at))]
+    named += [
+        Assert(id=f"p{n}", at=next(at), author="T2",
+               item=ItemDraft(id=f"q{n}", text=f"Pickup for booking code Zq{n}k."))
+        for n in range(1, pickups + 1)
+    ]  # fmt: skip
+    store.append("w", named)
+    store.depart("w", "A1", next(at))
+    store.append("w", [booking(n, next(at)) for n in range(1, links + 1)])
+    return store
+
+
+def decided(store: SQLiteStore, policy: Policy, at: Iterator[datetime], n: int = 0) -> Decision:
+    """A1's return, decided with the built-in verifier."""
+    request = ReturnRequest(id=f"ret{n}", at=next(at), agent="A1", task="t", purpose="p")
+    verifier = make_verifier("builtin")
+    return decide(store, "w", request, policy=policy, verifier=verifier, signer=SIGNER).decision
+
+
 def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -232,26 +256,14 @@ def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
     it is withheld as ``unscreened``, never admitted. Each return with nothing new judges
     one more, its verdict kept.
     """
-    at, store = clock(), workspace()
-    named = [booking(0, next(at))]
-    named += [
-        Assert(id=f"p{n}", at=next(at), author="T2",
-               item=ItemDraft(id=f"q{n}", text=f"Pickup for booking code Zq{n}k."))
-        for n in (1, 2, 3)
-    ]  # fmt: skip
-    store.append("w", named)
-    store.depart("w", "A1", next(at))
-    store.append("w", [booking(n, next(at)) for n in range(1, 3001)])
+    at = clock()
+    store = pickups_on_a_chain(3, 3000, at)
     asked = Counted(monkeypatch, restored, "holds_in_place")
     policy = Policy(max_items=8, max_judgments=4)  # 4,096 steps: not even a pickup's walks
     found: list[tuple[int, int]] = []
     for n in range(4):
         asked.calls = 0
-        request = ReturnRequest(id=f"ret{n}", at=next(at), agent="A1", task="t", purpose="p")
-        made = decide(
-            store, "w", request, policy=policy, verifier=make_verifier("builtin"), signer=SIGNER
-        )
-        decision = made.decision
+        decision = decided(store, policy, at, n)
         assert decision.outcome == "issued"
         assert asked.calls <= policy.walk_steps + 2 * 3000  # and the walks of the item begun
         assert not [item.id for item in decision.items if item.id.startswith("q")]
@@ -264,29 +276,30 @@ def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
     assert found == [(1, 2), (1, 1), (1, 0), (0, 0)]
 
 
+def test_what_is_withheld_names_the_calls_when_they_ran_out_too() -> None:
+    """The item begun spends the steps and the one call: the others say the calls ran out."""
+    at = clock()
+    store = pickups_on_a_chain(3, 3000, at)
+    decision = decided(store, Policy(max_items=8, max_judgments=1), at)
+
+    assert len(decision.judgment.confirmed) == 1
+    withheld = [e for e in decision.decided if e.reason is Reason.UNSCREENED]
+    assert len(withheld) == 2
+    assert all(e.detail == SPENT for e in withheld)
+
+
 def test_once_the_steps_are_spent_the_selector_stops_as_past_any_budget() -> None:
     """Spent steps are a spent budget: past `Policy.unscreened_limit` items the selector stops.
 
     Otherwise it went on down its order ranking what it could no longer judge, every
     pickup of the store withheld one by one.
     """
-    at, store = clock(), workspace()
-    named = [booking(0, next(at))]
-    named += [
-        Assert(id=f"p{n}", at=next(at), author="T2",
-               item=ItemDraft(id=f"q{n}", text=f"Pickup for booking code Zq{n}k."))
-        for n in range(1, 41)
-    ]  # fmt: skip
-    store.append("w", named)
-    store.depart("w", "A1", next(at))
-    store.append("w", [booking(n, next(at)) for n in range(1, 2001)])
+    at = clock()
+    store = pickups_on_a_chain(40, 2000, at)
     policy = Policy(max_items=2, max_judgments=4)
-    request = ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
-    made = decide(
-        store, "w", request, policy=policy, verifier=make_verifier("builtin"), signer=SIGNER
-    )
+    decision = decided(store, policy, at)
 
-    decision = made.decision
     assert len(decision.judgment.confirmed) == 2
-    assert decision.judgment.unscreened == policy.unscreened_limit == 8
-    assert len([item for item in decision.not_selected if item.startswith("q")]) == 30
+    # The second confirmed spent the steps: it and 7 withheld after it make the limit, 8.
+    assert decision.judgment.unscreened == policy.unscreened_limit - 1 == 7
+    assert len([item for item in decision.not_selected if item.startswith("q")]) == 31

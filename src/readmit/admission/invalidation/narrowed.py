@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from heapq import merge
 from operator import attrgetter
+from typing import Any
 
 from readmit.admission.context import StandIn
 from readmit.clock import format_time
@@ -136,7 +137,14 @@ def follow(
 
 
 class Unfollowed(Exception):
-    """A walk its return's `Steps` ran out on: whether a later event restores is not known."""
+    """A walk its return's `Steps` ran out on: whether a later event restores is not known.
+
+    ``shown``: the observations being judged when it did, where known.
+    """
+
+    def __init__(self, shown: Sequence[Any] = ()) -> None:
+        super().__init__()
+        self.shown = shown
 
 
 class Steps:
@@ -166,6 +174,10 @@ class Steps:
     def begin(self) -> None:
         """An item is judged: its walks finish if it begins with steps left."""
         self.finishing = self.left > 0
+
+    def end(self) -> None:
+        """The item is judged: the steps bound the walks of the next one."""
+        self.finishing = False
 
     @property
     def spent(self) -> bool:

@@ -33,7 +33,13 @@ from typing import Any
 
 from readmit.admission.context import Restoring, StandIn
 from readmit.admission.invalidation.implicit import Later
-from readmit.admission.invalidation.narrowed import Handles, Paths, Steps, holds_in_place
+from readmit.admission.invalidation.narrowed import (
+    Handles,
+    Paths,
+    Steps,
+    Unfollowed,
+    holds_in_place,
+)
 from readmit.admission.invalidation.readers import as_read_by
 from readmit.admission.memo import Grown
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
@@ -165,11 +171,14 @@ class Restorations:
         `Unfollowed` where `steps` ran out before a walk along stand-ins ended.
         """
         shown = as_read_by(item, laters, news)
-        return [
-            later
-            for later in shown
-            if later.replacement_text != item.text and not self._restored(later, item)
-        ]
+        try:
+            return [
+                later
+                for later in shown
+                if later.replacement_text != item.text and not self._restored(later, item)
+            ]
+        except Unfollowed:
+            raise Unfollowed(laters) from None  # the evidence of what is withheld unjudged
 
     def _restored(self, later: Later, item: Item) -> bool:
         restoring = self._restoring(later)

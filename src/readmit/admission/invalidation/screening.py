@@ -160,6 +160,7 @@ class Screener:
         self.decided[item.id] = True  # a premise cycle cannot recurse forever
         held, structure = (yield from self._premises_hold(item)), item.kind in STRUCTURE
         self.decided[item.id] = held and (structure or self._judge(item))
+        self._steps.end()  # judged: what is left of the steps is the return's again
         if not self.decided[item.id] and not structure and self._exhausted():
             self.past_budget += 1  # withheld once the budget was spent (what bounds the walk)
         return self.decided[item.id]
@@ -205,8 +206,8 @@ class Screener:
             outcome = self._verify(item, laters)
             if outcome is None and self.scan is not None and self._index is not None:
                 outcome = self._scan(item, start, laters, self.scan, self._index)
-        except Unfollowed:  # the walks along stand-ins ran out of steps (`Restorations.kept`)
-            return self._unscreened(item, laters, UNFOLLOWED)
+        except Unfollowed as spent:  # the walks ran out of steps (`Restorations.kept`)
+            return self._unscreened(item, spent.shown)
         if outcome is False:
             return False
         unavailable = self._unavailable or self._unembedded(item, start)
@@ -327,8 +328,8 @@ class Screener:
             return None
         return unembedded(item.id, news, self._embed_failure)
 
-    def _unscreened(self, item: Item, left: Sequence[Later], detail: str | None = None) -> bool:
-        spent = detail or self._exhausted() or SPENT  # which of the budget's parts
+    def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
+        spent = self._exhausted() or SPENT  # which of the budget's parts
         self.excluded[item.id] = unscreened(item.id, left, spent)
         return False
 
@@ -343,11 +344,9 @@ class Screener:
     def _exhausted(self) -> str | None:
         """Why the budget is spent (`SPENT`, or `UNFOLLOWED` for its steps), or ``None``."""
         seconds, tokens = self.policy.max_judgment_seconds, self.policy.max_judgment_tokens
-        if self.calls >= self.policy.judgment_calls:
-            return SPENT
-        if seconds is not None and self.seconds >= seconds:
-            return SPENT
-        if tokens is not None and self._spent() >= tokens:
+        if self.calls >= self.policy.judgment_calls or (seconds and self.seconds >= seconds):
+            return SPENT  # a time and a token budget are positive (`Policy`)
+        if tokens and self._spent() >= tokens:
             return SPENT
         return UNFOLLOWED if self._steps.spent else None  # an item begun is judged (`Steps`)
 
