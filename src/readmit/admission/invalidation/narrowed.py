@@ -156,7 +156,7 @@ class Steps:
     128 items against a chain of 20,000 replacements asked 2.6 million (3.0 s); what a
     return does is bounded by its policy, not by the length of a chain (`Policy.walk_steps`).
 
-    The walks of an item judging began with steps left (`begin`) are followed to their
+    The walks of an item whose judging began with steps left (`begin`) are followed to their
     ends, as a verifier call under way is not cut short: a return passes its steps by one
     item's walks at most, and judges each item it begins, so an item whose walks alone
     need more than the policy allows is still judged (a review's finding: cut short, it
