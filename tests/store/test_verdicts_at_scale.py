@@ -306,16 +306,10 @@ def test_once_the_steps_are_spent_the_selector_stops_as_past_any_budget() -> Non
     assert len([item for item in decision.not_selected if item.startswith("q")]) == 31
 
 
-def test_a_text_restated_for_other_readers_is_read_once_for_the_readers_of_each_item(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Whether a withdrawn text was stated again for every reader of an item is found once.
-
-    A probe's shape: 16 bookings in the same words revoked, then their words restated
-    thousands of times, each for other readers. Each (observation, item) pair read every
-    statement again: 1.9 s a return at 5,000, 384,000 readers' checks here.
-    """
-    at, store = clock(), workspace()
+def restated(at: Iterator[datetime], roles: Callable[[int], str]) -> SQLiteStore:
+    """16 bookings in the same words and 40 pickups, each read by a role of its own; after
+    A1 departs, the bookings revoked and their words restated 600 times, for ``roles(n)``."""
+    store = workspace()
     words = "Room R0X at Atlas Hotel is booked."
     held = [Assert(id=f"a{n}", at=next(at), author="T2", item=ItemDraft(id=f"h{n}", text=words))
             for n in range(16)]  # fmt: skip
@@ -333,10 +327,24 @@ def test_a_text_restated_for_other_readers_is_read_once_for_the_readers_of_each_
     ]
     later += [
         Assert(id=f"s{n}", at=next(at), author="T2",
-               item=ItemDraft(id=f"t{n}", text=words, roles=frozenset({f"r{n}"})))
+               item=ItemDraft(id=f"t{n}", text=words, roles=frozenset({roles(n)})))
         for n in range(600)
     ]  # fmt: skip
     store.append("w", later)
+    return store
+
+
+def test_a_text_restated_for_other_readers_is_read_once_for_the_readers_of_each_item(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whether a withdrawn text was stated again for every reader of an item is found once.
+
+    A probe's shape: 16 bookings in the same words revoked, then their words restated
+    thousands of times, each for other readers. Each (observation, item) pair read every
+    statement again: 1.9 s a return at 5,000, 384,000 readers' checks here.
+    """
+    at = clock()
+    store = restated(at, lambda n: f"r{n}")
     checks = Counted(monkeypatch, Scope, "read_within")
     request = ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
     policy = Policy(max_items=32, max_chars=8192)
@@ -349,3 +357,18 @@ def test_a_text_restated_for_other_readers_is_read_once_for_the_readers_of_each_
 
     assert len(made.judgment.confirmed) == 40  # none of the statements restores them
     assert checks.calls <= 41 * 600  # each pickup's readers against each statement, once
+
+
+def test_keeping_verdicts_asks_who_reads_a_restatement_once_for_its_author_and_readers() -> None:
+    """The same words restated 600 times for the same readers: the kept verdicts ask the
+    agents table about them once, not once a statement a verdict (24,004 queries before)."""
+    at = clock()
+    store = restated(at, lambda n: "r")
+    sent: list[str] = []
+    sqlite = cast(SQLiteConnection, store.conn).db
+    sqlite.set_trace_callback(sent.append)
+    decision = decided(store, Policy(max_items=32, max_chars=8192), at)
+    sqlite.set_trace_callback(None)
+
+    assert len(decision.judgment.confirmed) == 40
+    assert len([q for q in sent if "FROM agents" in q]) <= 10 * 40

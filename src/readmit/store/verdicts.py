@@ -252,6 +252,8 @@ class _Log:
         self._events = events
         self._paths: Paths | None = None  # the stand-ins' walks, shared by the verdicts
         self._stated: dict[str, list[Recorded]] | None = None
+        self._seen: dict[tuple[Scope | None, Scope | None], dict[tuple[object, ...], bool]] = {}
+        """`_seen_by_all`'s answers, by the invalidated item's readers and the statement's."""
 
     def restoring(self, start: int, text: str | None, withdrawn: str | None) -> Iterator[Recorded]:
         """The events after ``start`` that may state ``text`` again or withdraw ``withdrawn``.
@@ -283,6 +285,7 @@ class _Log:
         ``scope``: who may read the invalidated item.
         """
         text, news, said = restoring.text, restoring.news, restoring.said
+        seen = self._seen.setdefault((scope, said), {})
         if self._paths is None:
             self._paths = stand_ins.paths(db, workspace, self.handles)
         stood_in, placed = stand_ins.placed_now(
@@ -293,13 +296,36 @@ class _Log:
                 r.epoch
                 for r in self.restoring(evidence, text, news)
                 if restores(r, text, news)
-                and (text is None or seen_by_all(db, workspace, r, scope, said))
+                and (text is None or self._seen_by_all(db, workspace, r, scope, said, seen))
             ),
             None,
         )
         replaced = None if news is None else withdrawn_at(db, workspace, news)
         lapsed = min((e for e in (restored, stood_in, replaced) if e), default=None)
         return lapsed, None if lapsed is not None else placed
+
+    @staticmethod
+    def _seen_by_all(
+        db: Connection,
+        workspace: str,
+        r: Recorded,
+        scope: Scope | None,
+        said: Scope | None,
+        seen: dict[tuple[object, ...], bool],
+    ) -> bool:
+        """`seen_by_all`, asked once for each author and readers a statement has (``seen``).
+
+        It reads nothing else of ``r``. A probe's shape: a text restated 5,000 times in
+        the same words for the same readers sent two queries a statement for each verdict
+        kept (1.5 s a return keeping 128).
+        """
+        event = r.event
+        if not isinstance(event, Assert | Supersede):
+            return False
+        key = (event.author, event.item.principals, event.item.roles)
+        if (found := seen.get(key)) is None:
+            found = seen[key] = seen_by_all(db, workspace, r, scope, said)
+        return found
 
 
 def readmitted(
