@@ -146,13 +146,14 @@ class Policy:
 
     @property
     def walk_steps(self) -> int:
-        """The steps one return may walk along chains of stand-ins (1,024 per call).
+        """The steps one return may take to see what restored a statement (1,024 per call).
 
         A judged observation that put an item in a withdrawn statement's place is followed
         along what replaced that item, to see if a later one restores the statement
-        (`readmit.admission.invalidation.narrowed.Steps`). Past this many steps the budget
-        is spent, as past its calls: the items after are ``unscreened``. An item begun
-        with steps left finishes its walks, as a call under way does.
+        (`readmit.admission.invalidation.narrowed.Steps`); each statement of the withdrawn
+        words, read to see if one restates them for the item's readers, is a step too.
+        Past this many steps the budget is spent, as past its calls: the items after are
+        ``unscreened``. An item begun with steps left finishes, as a call under way does.
         """
         return 1024 * self.judgment_calls
 

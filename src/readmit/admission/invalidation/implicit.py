@@ -227,11 +227,11 @@ SPENT = (
 )
 """Why an item is ``unscreened`` when the budget's calls, tokens or seconds ran out."""
 UNFOLLOWED = (
-    "the return's judgment budget was spent (its `Policy.walk_steps`, following what replaced "
-    "withdrawn items to see whether they were restored) before later events proposed against "
-    "it could be judged"
+    "the return's judgment budget was spent (its `Policy.walk_steps`, reading what replaced "
+    "or restated withdrawn statements to see whether they were restored) before later events "
+    "proposed against it could be judged"
 )
-"""Why an item is ``unscreened`` when its return's walks along stand-ins ran out of steps."""
+"""Why an item is ``unscreened`` when its return's steps (`Policy.walk_steps`) ran out."""
 
 
 def unscreened(item: str, left: Sequence[Later], detail: str = SPENT) -> Exclusion:

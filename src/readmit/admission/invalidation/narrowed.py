@@ -155,6 +155,8 @@ class Steps:
     where each step leads, but each asks every step after its start, so a return judging
     128 items against a chain of 20,000 replacements asked 2.6 million (3.0 s); what a
     return does is bounded by its policy, not by the length of a chain (`Policy.walk_steps`).
+    Each statement of a withdrawn text read to see if it restates it is a step too
+    (`readmit.admission.invalidation.restored`).
 
     The walks of an item whose judging began with steps left (`begin`) are followed to their
     ends, as a verifier call under way is not cut short: a return passes its steps by one

@@ -146,7 +146,8 @@ class Restorations:
                 continue  # most of Δ: nothing stated again, no key
             readers = self._readers(event)
             if restating:
-                # A new dict each time: another return's may share the one it replaces.
+                # A new dict each time: another return's may share the one it replaces, and
+                # `_latest` knows a text's statements by the identity of their dict.
                 stated = dict(self.stated.get(event.item.text) or {})
                 by = (readers, event.author)
                 stated[by] = max(stated.get(by, recorded.epoch), recorded.epoch)
