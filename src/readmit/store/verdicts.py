@@ -253,7 +253,8 @@ class _Log:
         self._paths: Paths | None = None  # the stand-ins' walks, shared by the verdicts
         self._stated: dict[str, list[Recorded]] | None = None
         self._seen: dict[tuple[Scope | None, Scope | None], dict[tuple[object, ...], bool]] = {}
-        """`_seen_by_all`'s answers, by the invalidated item's readers and the statement's."""
+        """`_seen_by_all`'s answers, by the invalidated item's readers and the withdrawn
+        statement's."""
 
     def restoring(self, start: int, text: str | None, withdrawn: str | None) -> Iterator[Recorded]:
         """The events after ``start`` that may state ``text`` again or withdraw ``withdrawn``.

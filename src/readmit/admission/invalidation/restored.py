@@ -81,7 +81,8 @@ class Restorations:
         self.sources: list[Sequence[Recorded]] = []
         """The events taken in, as given (a later event may restore through a stand-in)."""
         self.steps: Steps | None = None
-        """What its walks along stand-ins may still ask (`Steps`; none: no bound)."""
+        """What it may still read to see what restored a statement: steps along stand-ins
+        and statements of the same words (`Steps`; none: no bound)."""
         self._known: dict[tuple[str, str | None, str, Any], bool] = {}
         self._latest_stated: dict[tuple[str, Scope, Scope | None], tuple[_Stated, int]] = {}
         self._handles: Handles | None = None  # what may withdraw, by target and by key
