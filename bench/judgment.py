@@ -330,21 +330,20 @@ def measure_fresh(items: int, delta: int, repeat: int, made: Workspace) -> dict[
     policy = Policy(max_items=32, max_chars=8192)
     off = replace(policy, implicit=False)
     verifier = Counting(make_verifier("builtin"))
-    unscreened = [0]  # of the first decision
 
-    def once(chosen: Policy) -> float:
+    def once(chosen: Policy) -> tuple[float, int]:
+        """The seconds ``decide`` took, and what it left unscreened."""
         store, request = made(items, delta)
         start = time.perf_counter()
         done = decide(store, "w", request, policy=chosen, verifier=verifier, signer=signer)
         spent = time.perf_counter() - start
         store.close()
-        unscreened[0] = done.decision.judgment.unscreened
-        return spent
+        return spent, done.decision.judgment.unscreened
 
-    with_implicit = once(policy)
-    calls, pairs, withheld = verifier.calls, verifier.pairs, unscreened[0]
-    with_implicit = min([with_implicit] + [once(policy) for _ in range(repeat - 1)])
-    without = min(once(off) for _ in range(repeat))
+    with_implicit, withheld = once(policy)
+    calls, pairs = verifier.calls, verifier.pairs
+    with_implicit = min([with_implicit] + [once(policy)[0] for _ in range(repeat - 1)])
+    without = min(once(off)[0] for _ in range(repeat))
     return {
         "calls": calls,
         "pairs": pairs,

@@ -234,8 +234,11 @@ UNFOLLOWED = (
 """Why an item is ``unscreened`` when its return's steps (`Policy.walk_steps`) ran out."""
 
 
-def unscreened(item: str, left: Sequence[Later], detail: str = SPENT) -> Exclusion:
-    """The exclusion of an item the return's budget left partly judged (fail closed)."""
+def unscreened(item: str, left: Sequence[Later], detail: str) -> Exclusion:
+    """The exclusion of an item the return's budget left partly judged (fail closed).
+
+    ``detail``: which part of the budget ran out (`SPENT`, `UNFOLLOWED`).
+    """
     evidence = tuple(later.event_id for later in left)
     return Exclusion(
         item=item, reason=Reason.UNSCREENED, stage=Stage.IMPLICIT, evidence=evidence, detail=detail
