@@ -53,12 +53,6 @@ SIGNING_KEY = "bench-signing-key-0123456789"
 Call = Callable[[str, int], object]
 
 
-STATUSES: Counter[int] = Counter()
-"""HTTP statuses answered to the measured agents."""
-
-JUDGED: Counter[str] = Counter()
-"""Verifier calls the measured returns made, over HTTP and in process."""
-
 _CALLS = re.compile(rb'"judgment":\{"verifier":(?:null|"[^"]*"),"calls":(\d+)')
 
 
@@ -234,20 +228,22 @@ def over_http(
             for a, k in keys.items()
         }
         stop, flood_seen = threading.Event(), Counter[int]()
+        statuses = Counter[int]()  # answered to the measured agents, of this store's run
+        judged_calls = [0]  # verifier calls of the measured returns
         size = flood.batch if flood is not None else 0
         flooder = threading.Thread(target=flooding, args=(base, flood_key, size, stop, flood_seen))
         if flood_key is not None:
             flooder.start()
 
         def ok(response: httpx.Response) -> httpx.Response:
-            STATUSES[response.status_code] += 1
+            statuses[response.status_code] += 1
             if response.status_code >= 500:
                 raise RuntimeError(response.text)
             return response
 
-        def judged(where: str, response: httpx.Response) -> None:
+        def judged(response: httpx.Response) -> None:
             found = _CALLS.search(response.content)
-            JUDGED[where] += int(found.group(1)) if found else 0
+            judged_calls[0] += int(found.group(1)) if found else 0
 
         cpu, start = tree_cpu_seconds(pid), time.perf_counter()
         try:
@@ -260,7 +256,7 @@ def over_http(
                 ),
                 depart=lambda a, i: ok(clients[a].post("/v1/depart", json={})),
                 return_=lambda a, i: judged(
-                    "HTTP", ok(clients[a].post("/v1/return", json={"task": "ops", "purpose": "p"}))
+                    ok(clients[a].post("/v1/return", json={"task": "ops", "purpose": "p"}))
                 ),
             )
         finally:
@@ -268,8 +264,8 @@ def over_http(
             if flood_key is not None:
                 flooder.join()
                 print(f"flood: {dict(flood_seen)}", flush=True)
-            print(f"measured agents' statuses: {dict(STATUSES)}", flush=True)
-            print(f"verifier calls of the measured returns: {JUDGED['HTTP']}", flush=True)
+            print(f"measured agents' statuses: {dict(statuses)}", flush=True)
+            print(f"verifier calls of the measured returns: {judged_calls[0]}", flush=True)
             used, wall = tree_cpu_seconds(pid) - cpu, time.perf_counter() - start
             print(f"server process CPU: {used:.1f} s in {wall:.1f} s", flush=True)
             for client in clients.values():
@@ -284,6 +280,7 @@ def in_process(url: str, agents: int, events: int, returns: int) -> dict[str, di
         verifier=make_verifier("builtin"),
     )
     callers: dict[str, Caller] = {a: service.authenticate(k) for a, k in keys.items()}
+    calls = [0]  # verifier calls of the returns, of this store's run
 
     def record(agent: str, i: int) -> None:
         service.record(callers[agent], [event(agent, i)])
@@ -293,12 +290,12 @@ def in_process(url: str, agents: int, events: int, returns: int) -> dict[str, di
 
     def return_(agent: str, i: int) -> None:
         judgment = service.return_(callers[agent], "ops", "p")["judgment"]
-        JUDGED["in-process"] += judgment["calls"] if judgment else 0
+        calls[0] += judgment["calls"] if judgment else 0
 
     try:
         return workload(list(keys), events, returns, record, depart, return_)
     finally:
-        print(f"verifier calls of the in-process returns: {JUDGED['in-process']}", flush=True)
+        print(f"verifier calls of the in-process returns: {calls[0]}", flush=True)
         service.close()
 
 

@@ -74,6 +74,19 @@ def test_init_never_overwrites_a_file(runner: CliRunner, tmp_path: Path) -> None
     assert scenario.read_text(encoding="utf-8") == "mine"
 
 
+@pytest.mark.parametrize("name", ["trip.yaml", "trip.YML", "trip.toml"])
+def test_init_refuses_a_name_of_another_format(
+    runner: CliRunner, tmp_path: Path, name: str
+) -> None:
+    """A newcomer's ``readmit init x.yaml`` wrote JSON into a file named for YAML."""
+    result = runner.invoke(cli, ["init", str(tmp_path / name)])
+
+    assert result.exit_code == 2
+    assert "a scenario is JSON" in result.output
+    assert "trip.json" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_verify_picks_one_decision_out_of_replay_output(runner: CliRunner, decisions: Path) -> None:
     issued = json.loads(decisions.read_text(encoding="utf-8"))["decisions"][1]
 

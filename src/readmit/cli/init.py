@@ -194,6 +194,10 @@ def guide(file: Path, explanations: list[str], returned_at: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+_OTHER_FORMATS = frozenset({".yaml", ".yml", ".toml", ".ini", ".csv", ".xml"})
+"""Suffixes of formats a scenario is not written in (JSON in such a file misleads)."""
+
+
 @click.command("init")
 @click.argument("name", metavar="FILE")
 def init(name: str) -> None:
@@ -209,6 +213,11 @@ def init(name: str) -> None:
     if file.is_dir():
         raise InvalidInput(
             f"{name} is a folder: give a file in it, such as {file / 'scenario.json'}"
+        )
+    if file.suffix.lower() in _OTHER_FORMATS:
+        raise InvalidInput(
+            f"{name}: a scenario is JSON; give a name ending in .json, such as "
+            f"{file.with_suffix('.json')}"
         )
     scenario, explanations = starter()
     notes = file.with_suffix(".md") if file.suffix != ".md" else file.with_suffix(".guide.md")
