@@ -104,7 +104,10 @@ _TTL = _limit(
     "--max-view-ttl", 86400.0, "Longest validity, in seconds, the policy may give a Return View."
 )
 _LABELS = _limit(
-    "--max-labels", 64, "Requirement labels one obligation may name (or one item support)."
+    "--max-labels",
+    64,
+    "Members of any one set an event names: an obligation's labels, an item's supports, "
+    "premises, citations, readers or purposes.",
 )
 _OPEN = _limit(
     "--max-open-obligations", 256, "Obligations one principal may hold open at once in a workspace."
