@@ -59,11 +59,13 @@ def _exclusion(verdict: Standing, known: Container[str], reader: tuple[str, str]
     redaction hides what the agent may not read); evidence from outside C is left
     out, and so is the verifier's wording, which may quote it. The wording may also
     name what the evidence withdrew, which only readers like the one that confirmed the
-    verdict may read: any other ``reader`` is told the evidence, not the wording.
+    verdict may read: any other ``reader`` is told the evidence, not the wording, nor when
+    it was confirmed (the epoch of another principal's return, a review's finding).
     """
-    decided = f"confirmed at epoch {verdict.decided_epoch}"
+    own = verdict.reader == reader
+    decided = f"confirmed at epoch {verdict.decided_epoch}" if own else "confirmed earlier"
     visible = all(e in known for e in verdict.evidence)
-    if visible and verdict.reader == reader:
+    if visible and own:
         detail = f"{decided} by {verdict.detail}"
     elif visible:
         detail = f"{decided} by {verdict.verifier}: the events given invalidated it"
