@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from builders import T0
+from builders import T0, item
 from conftest import store_url
 from readmit.errors import InvalidEvent
-from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
+from readmit.events import Assert, ItemDraft, Recorded, ReturnRequest, Revoke
 from readmit.model import Agent, Item
 from readmit.store import open_store
-from readmit.store.bodies import BodyCache
+from readmit.store.decoded import BodyCache, weight
 from readmit.store.sql import SqlStore
 from readmit.wire.codec import item_from_json
 
@@ -168,6 +168,23 @@ def test_a_cache_past_its_limit_starts_over_and_still_answers() -> None:
         "b2",
         "b1",
     ]
+
+
+def test_a_cache_counts_long_texts_by_their_size() -> None:
+    """A review's writer of large items grew a server for good: the caches counted values,
+    and a million of them may each hold 16,384 characters. A value costs one unit and one
+    more for each KiB of its text (an item's, or the item an event stated)."""
+    cache: BodyCache[str, Item] = BodyCache(limit=40)
+    long = [item(f"l{n}", "x" * 16_384) for n in range(3)]
+    short = item("s", "A short note.")
+    assert [weight(long[0]), weight(short), weight(fact(1, "f"))] == [17, 1, 1]
+    assert weight(Recorded(epoch=1, event=fact(1, "f"))) == 1
+
+    cache.keep("ws", {i.id: i for i in long[:2]})  # 34 units
+    cache.keep("ws", {"s": short, "l0": long[0]})  # one new unit: 35
+    assert set(cache.get("ws", ["l0", "l1", "s"])) == {"l0", "l1", "s"}
+    cache.keep("ws", {"l2": long[2]})  # 52 units would pass 40: start over
+    assert cache.get("ws", ["l0", "l1", "s", "l2"]) == {"l2": long[2]}
 
 
 def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(

@@ -17,8 +17,8 @@ from readmit.errors import InvalidEvent
 from readmit.events import RecordExperience
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
-from readmit.store.bodies import BodyCache
 from readmit.store.connection import Conflict, Connection, stamp
+from readmit.store.decoded import BodyCache
 from readmit.store.rows import CHUNK
 from readmit.wire.codec import obligation_from_json
 

@@ -2,20 +2,21 @@
 
 An item's body is immutable after its transaction commits (its withdrawal is a row
 of ``withdrawn``, read fresh every time), and the event log is append-only, so
-a decoded item or a parsed event can serve every later read. `BodyCache` keeps
-them per store and workspace; only committed rows are read here (nothing appends
-and reads the log in one transaction).
+a decoded item or a parsed event can serve every later read. `BodyCache`
+(`readmit.store.decoded`) keeps them per store and workspace; only committed rows are
+read here (nothing appends and reads the log in one transaction).
 """
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime
-from typing import Generic, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
 from readmit.admission.memo import grown_from, keep
 from readmit.events import Recorded
 from readmit.model import Item
 from readmit.store.connection import Connection
+from readmit.store.decoded import CACHE_LIMIT, BodyCache
 from readmit.store.rows import ACTIVE
 from readmit.wire.codec import event_from_json, item_from_json
 from readmit.wire.logged import loads
@@ -25,8 +26,6 @@ V = TypeVar("V")
 
 LAST_EPOCH = 2**62
 """An epoch no log reaches (the open end of a range of events)."""
-_CACHE_LIMIT = 1_000_000
-"""Values kept per cache; past this a cache starts over."""
 _CHECKPOINT_IDS = "SELECT item FROM checkpoint_items WHERE checkpoint = ?"
 """A checkpoint's item ids: D_a, in code point order once sorted in Python."""
 _LEFT_OUT_IDS = "SELECT item FROM checkpoint_left_out WHERE checkpoint = ? ORDER BY item"
@@ -37,61 +36,6 @@ _ITEMS_BY = {
     "id": "SELECT id, body FROM items WHERE workspace = ? AND id",
     "key": "SELECT id, body FROM items WHERE workspace = ? AND key",
 }
-
-
-class BodyCache(Generic[K, V]):
-    """Decoded values by workspace and key, shared by the threads of one store."""
-
-    def __init__(self, limit: int = _CACHE_LIMIT) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[str, dict[K, V]] = {}
-        self._size = 0
-        self._filling: dict[str, threading.Lock] = {}
-        self.limit = limit
-
-    def get(self, workspace: str, keys: list[K]) -> dict[K, V]:
-        """What the cache already holds of ``keys`` in ``workspace``."""
-        with self._lock:
-            held = self._values.get(workspace, {})
-            return {k: held[k] for k in keys if k in held}
-
-    def keep(self, workspace: str, values: dict[K, V]) -> None:
-        """Add ``values`` (starting over when the cache would pass its limit)."""
-        with self._lock:
-            if self._size + len(values) > self.limit:
-                self._values.clear()
-                self._size = 0
-            held = self._values.setdefault(workspace, {})
-            before = len(held)
-            held.update(values)
-            self._size += len(held) - before
-
-    def fetch(
-        self,
-        workspace: str,
-        keys: list[K],
-        rows: Callable[[], Iterable[tuple[K, str]]],
-        decode: Callable[[K, str], V],
-    ) -> list[V]:
-        """``keys``' values in order, decoding the bodies ``rows()`` reads that the cache lacks.
-
-        One thread fills a workspace at a time: returns that start together on a cold
-        store wait for the first one's decoding instead of each decoding the same rows.
-        """
-        with self._lock:
-            held = self._values.get(workspace, {})
-            try:
-                return [held[k] for k in keys]  # warm: every value already decoded
-            except KeyError:
-                filling = self._filling.setdefault(workspace, threading.Lock())
-        with filling:
-            found = self.get(workspace, keys)
-            if len(found) < len(keys):
-                for key, body in rows():
-                    if key not in found:
-                        found[key] = decode(key, body)
-                self.keep(workspace, found)
-        return [found[k] for k in keys]
 
 
 def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) -> list[Item]:
@@ -129,7 +73,7 @@ class Departures:
     more than ``limit`` items and events in all, the decoded-item cache's own bound.
     """
 
-    def __init__(self, limit: int = _CACHE_LIMIT) -> None:
+    def __init__(self, limit: int = CACHE_LIMIT) -> None:
         self._lock = threading.Lock()
         self._items: dict[int, tuple[tuple[Item, ...], tuple[str, ...]]] = {}
         self._left_out: dict[int, tuple[Item, ...]] = {}

@@ -9,8 +9,9 @@ from collections.abc import Iterable
 from readmit.admission.context import History, Told
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Item
-from readmit.store.bodies import BodyCache, event_of, items_by, logged_events
+from readmit.store.bodies import event_of, items_by, logged_events
 from readmit.store.connection import Connection
+from readmit.store.decoded import BodyCache
 from readmit.store.rows import CHUNK, select_in
 
 

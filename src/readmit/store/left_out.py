@@ -25,8 +25,9 @@ from functools import cache as cache_once
 
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
-from readmit.store.bodies import BodyCache, items_by
+from readmit.store.bodies import items_by
 from readmit.store.connection import Connection
+from readmit.store.decoded import BodyCache
 
 _NOT_HELD = (
     "SELECT i.id, i.key, w.status, w.epoch FROM items i "

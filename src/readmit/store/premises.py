@@ -25,8 +25,9 @@ from operator import attrgetter
 from readmit.admission.context import Outside
 from readmit.admission.memo import Grown, keep
 from readmit.model import Agent, Item
-from readmit.store.bodies import BodyCache, items_by
+from readmit.store.bodies import items_by
 from readmit.store.connection import Connection, stamp
+from readmit.store.decoded import BodyCache
 from readmit.store.rows import select_in
 
 _DEPENDS_ON = attrgetter("depends_on")

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from readmit.model import Item
-from readmit.store.bodies import BodyCache, item_of
+from readmit.store.bodies import item_of
 from readmit.store.connection import Connection
+from readmit.store.decoded import BodyCache
 from readmit.store.rows import select_in
 
 _HELD = (

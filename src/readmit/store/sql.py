@@ -5,16 +5,15 @@ and ``names`` projections are kept in the same transaction (see `readmit.store.w
 Writers to one workspace are serialized, so epochs are strictly increasing and gap-free;
 a batch is stored whole or not at all.
 
-One store object may be shared between threads. Each transaction has a connection
-of its own (`readmit.store.pool`): reads run in read-only snapshots and never wait
-for a writer; writers are serialized per workspace (in this process by a lock per
-workspace, across processes by the database), so a write to one workspace never
-holds up reads, nor on PostgreSQL writes, of another.
+One store object may be shared between threads. Each transaction has a connection of its own
+(`readmit.store.pool`): reads run in read-only snapshots and never wait for a writer; writers
+are serialized per workspace (by a lock in this process, by the database across processes), so
+a write to one workspace never holds up reads, nor on PostgreSQL writes, of another.
 
 The SQL itself lives with what it is for, in modules of `readmit.store`: `bodies` (decoding
-items and events once), `absence` (departures and what a return reads), `audit` (decisions),
-`agent_keys` (API keys), `held` (a key's newest item), `judgments` (the verdict cache),
-`verdicts` (standing invalidations) and `premises` (premises a return's C does not hold).
+items and events once; `decoded` keeps them), `absence` (departures and what a return reads),
+`audit` (decisions), `agent_keys` (API keys), `held` (a key's newest item), `judgments` (the
+verdict cache), `verdicts` (standing invalidations) and `premises` (premises C does not hold).
 """
 
 import itertools
@@ -36,8 +35,9 @@ from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Retur
 from readmit.store import absence, audit, judgments, left_out, premises, quoted, restoring, verdicts
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import DecisionSummary, Returning
-from readmit.store.bodies import LAST_EPOCH, BodyCache, Departures, active_items, logged_events
+from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
 from readmit.store.connection import Conflict, Connection
+from readmit.store.decoded import BodyCache
 from readmit.store.held import Held
 from readmit.store.history import history, named
 from readmit.store.leases import Leases

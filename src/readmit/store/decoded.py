@@ -1,0 +1,86 @@
+"""Decoded values kept per store and workspace, within a bound on what they hold.
+
+Items and logged events never change once committed (`readmit.store.bodies`), so one
+decoding serves every later read. A cache starts over past its limit, counted in units
+of about one short item: a value costs one unit, and one more for each KiB of text it
+holds, so that a writer of long texts cannot make a cache of a million values hold
+gigabytes (texts run to 16,384 characters; a review's writer of large items grew a server
+by 80 MB a request that the cache never let go).
+"""
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+CACHE_LIMIT = 1_000_000
+"""Units a cache holds (`weight`); past this it starts over."""
+
+
+def weight(value: object) -> int:
+    """What ``value`` costs a cache: one unit, and one for each KiB of its text.
+
+    The text of an item or an obligation, or of the item an event stated.
+    """
+    text = getattr(value, "text", None)
+    if text is None:
+        text = getattr(getattr(getattr(value, "event", None), "item", None), "text", None)
+    return 1 + (len(text) >> 10 if isinstance(text, str) else 0)
+
+
+class BodyCache(Generic[K, V]):
+    """Decoded values by workspace and key, shared by the threads of one store."""
+
+    def __init__(self, limit: int = CACHE_LIMIT) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[str, dict[K, V]] = {}
+        self._size = 0  # units (`weight`) of the values held
+        self._filling: dict[str, threading.Lock] = {}
+        self.limit = limit
+
+    def get(self, workspace: str, keys: list[K]) -> dict[K, V]:
+        """What the cache already holds of ``keys`` in ``workspace``."""
+        with self._lock:
+            held = self._values.get(workspace, {})
+            return {k: held[k] for k in keys if k in held}
+
+    def keep(self, workspace: str, values: dict[K, V]) -> None:
+        """Add ``values`` (starting over when the cache would pass its limit)."""
+        with self._lock:
+            held = self._values.get(workspace, {})
+            cost = sum(weight(v) for k, v in values.items() if k not in held)
+            if self._size + cost > self.limit:
+                self._values.clear()
+                self._size = 0
+                cost = sum(map(weight, values.values()))
+            self._values.setdefault(workspace, {}).update(values)
+            self._size += cost
+
+    def fetch(
+        self,
+        workspace: str,
+        keys: list[K],
+        rows: Callable[[], Iterable[tuple[K, str]]],
+        decode: Callable[[K, str], V],
+    ) -> list[V]:
+        """``keys``' values in order, decoding the bodies ``rows()`` reads that the cache lacks.
+
+        One thread fills a workspace at a time: returns that start together on a cold
+        store wait for the first one's decoding instead of each decoding the same rows.
+        """
+        with self._lock:
+            held = self._values.get(workspace, {})
+            try:
+                return [held[k] for k in keys]  # warm: every value already decoded
+            except KeyError:
+                filling = self._filling.setdefault(workspace, threading.Lock())
+        with filling:
+            found = self.get(workspace, keys)
+            if len(found) < len(keys):
+                for key, body in rows():
+                    if key not in found:
+                        found[key] = decode(key, body)
+                self.keep(workspace, found)
+        return [found[k] for k in keys]
