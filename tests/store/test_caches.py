@@ -186,6 +186,12 @@ def test_a_cache_counts_long_texts_by_their_size() -> None:
     cache.keep("ws", {"l2": long[2]})  # 52 units would pass 40: start over
     assert cache.get("ws", ["l0", "l1", "s", "l2"]) == {"l2": long[2]}
 
+    bodies = {f"b{n}": "y" * 16_400 for n in range(3)}  # counted by the bodies fetched
+    fetched: BodyCache[str, str] = BodyCache(limit=40)
+    fetched.fetch("ws", ["b0", "b1"], lambda: [(k, bodies[k]) for k in ("b0", "b1")], str.__add__)
+    fetched.fetch("ws", ["b2"], lambda: [("b2", bodies["b2"])], str.__add__)
+    assert list(fetched.get("ws", ["b0", "b1", "b2"])) == ["b2"]
+
 
 def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(
     tmp_path: Path,

@@ -20,14 +20,16 @@ CACHE_LIMIT = 1_000_000
 
 
 def weight(value: object) -> int:
-    """What ``value`` costs a cache: one unit, and one for each KiB of its text.
+    """What ``value`` costs a cache: one unit, and one for each KiB of its text (`kib`)."""
+    return 1 + kib(value)
 
-    The text of an item or an obligation, or of the item an event stated.
-    """
+
+def kib(value: object) -> int:
+    """The KiB of text ``value`` holds: an item's, an obligation's, an event's item's."""
     text = getattr(value, "text", None)
     if text is None:
         text = getattr(getattr(getattr(value, "event", None), "item", None), "text", None)
-    return 1 + (len(text) >> 10 if isinstance(text, str) else 0)
+    return len(text) >> 10 if isinstance(text, str) else 0
 
 
 class BodyCache(Generic[K, V]):
@@ -46,17 +48,23 @@ class BodyCache(Generic[K, V]):
             held = self._values.get(workspace, {})
             return {k: held[k] for k in keys if k in held}
 
-    def keep(self, workspace: str, values: dict[K, V]) -> None:
-        """Add ``values`` (starting over when the cache would pass its limit)."""
+    def keep(self, workspace: str, values: dict[K, V], text: int | None = None) -> None:
+        """Add ``values`` (starting over when the cache would pass its limit).
+
+        ``text``: the KiB of text those it does not hold yet hold, where the caller
+        counted them (`fetch`, from their bodies); else read from them (`kib`).
+        """
         with self._lock:
             held = self._values.get(workspace, {})
-            cost = sum(weight(v) for k, v in values.items() if k not in held)
-            if self._size + cost > self.limit:
+            if text is None:
+                text = sum(kib(v) for k, v in values.items() if k not in held)
+            if self._size + len(values) + text > self.limit:
                 self._values.clear()
                 self._size = 0
-                cost = sum(map(weight, values.values()))
-            self._values.setdefault(workspace, {}).update(values)
-            self._size += cost
+            held = self._values.setdefault(workspace, {})
+            before = len(held)
+            held.update(values)
+            self._size += len(held) - before + text
 
     def fetch(
         self,
@@ -79,8 +87,10 @@ class BodyCache(Generic[K, V]):
         with filling:
             found = self.get(workspace, keys)
             if len(found) < len(keys):
+                text = 0
                 for key, body in rows():
                     if key not in found:
                         found[key] = decode(key, body)
-                self.keep(workspace, found)
+                        text += len(body) >> 10  # about its text's KiB: cheaper than `kib`
+                self.keep(workspace, found, text)
         return [found[k] for k in keys]
