@@ -1685,10 +1685,8 @@ def test_an_invalidation_by_what_the_agent_may_not_read_does_not_quote_it(
     store: WorkStateStore,
 ) -> None:
     """B1's private B, then its public B2 replacing it: Y (which names B's room) falls,
-    and A1, who may not read B, is not told B's id nor what linked them. The event is
-    named: it stated B2, which A1 reads, and its id is B2's receipt (stop 48 hid it as
-    about B, and a review found that the hiding told A1 that B2's key had replaced
-    something: `tests/store/test_hidden_events.py`)."""
+    and A1, who may not read B, is not told B's id, what linked them, nor the event
+    (stop 48: the event that replaced B by its key is about B)."""
     [record] = run(
         store,
         [
@@ -1721,14 +1719,9 @@ def test_an_invalidation_by_what_the_agent_may_not_read_does_not_quote_it(
     )
 
     [y] = [e for e in agent_copy(record)["excluded"] if e["item"] == "y"]
-    sanitized = "builtin: an event about what you may not read invalidated it"
-    assert (y["reason"], y["evidence"], y["detail"]) == (
-        "implicitly_invalidated",
-        ["e3"],
-        sanitized,
-    )
+    assert (y["reason"], y["evidence"], "detail" in y) == ("implicitly_invalidated", [], False)
     [said] = [e for e in record["excluded"] if e["item"] == "y"]  # the operator's record
-    assert said["detail"] == sanitized
+    assert said["detail"] == "builtin: an event about what you may not read invalidated it"
 
 
 def test_a_withdrawal_before_the_departure_of_what_the_agent_reads_keeps_its_wording(

@@ -137,8 +137,8 @@ class Outside:
 
 
 Told = tuple[Recorded, tuple[Item | None, ...]]
-"""An event of the log, and the item it is about, if any: the one it stated, or revoked or
-closed (`ReturnContext.named`; ``None``: one the store lacks)."""
+"""An event of the log, and the items it is about (`ReturnContext.named`; ``None``: one
+the store lacks)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,11 +218,11 @@ class ReturnContext:
     given (`readmit.store.quoted`): what Δ withdraws that D_a lacks is quoted as it was
     held (`readmit.admission.invalidation.unquoted.quoted`). ``None``: it goes unquoted."""
     named: Callable[[Sequence[str]], Mapping[str, "Told"]] | None = None
-    """The events before the departure of the ids given, by id, each with the item it is
-    about: the one it stated, or revoked or closed (`readmit.store.history.named`). One an
-    exclusion cites is shown to the returning agent when it may read that item
-    (`readmit.admission.hidden`). ``None``: such an event is hidden, unless an item of C
-    came from it."""
+    """The events before the departure of the ids given, by id, each with the items it is
+    about: those it stated or withdrew, and those its key replaced
+    (`readmit.store.history.named`). One an exclusion cites is shown to the returning
+    agent when it may read all of them (`readmit.admission.hidden`). ``None``: such an
+    event is hidden, unless an item of C came from it."""
     left_out: tuple[Item, ...] = ()
     """The items D_a left out as no longer valid (a standing verdict, an ended validity,
     a fallen premise) that the returning agent may read: not candidates, but quoted when

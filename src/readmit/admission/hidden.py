@@ -1,20 +1,18 @@
 """What a returning agent may not see of its return: ids, and the details that name them.
 
-An item it may not read is never named to it, nor the event that stated it, nor a
-revocation or closing of it, nor a premise outside its context it may not read; an
-exclusion whose evidence names one is shown without it and without its detail
+An item it may not read is never named to it, nor the event that stated it, nor one that
+withdrew it or replaced it by its key, nor a premise outside its context it may not read;
+an exclusion whose evidence names one is shown without it and without its detail
 (docs/security.md). So is an exclusion citing an event from before the departure that no
 item of C came from, unless the store tells it is about only what the agent may read.
-An event that stated an item the agent may read is named whatever it withdrew or its key
-replaced: its id is that item's receipt, and hiding it told the agent that it replaced
-something hidden (a review's finding). What a verifier read with such an event is worded
-for the agent apart (`readmit.admission.invalidation.observations.readable`).
 """
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from readmit.admission.context import ReturnContext, events_by_id, receipt_events
+from readmit.admission.invalidation.observations import observations
+from readmit.admission.invalidation.unquoted import quoted
 from readmit.admission.memo import Grown, Passes
 from readmit.events import Assert, Close, Evidence, Revoke, Supersede
 from readmit.model import Item, Scope
@@ -34,7 +32,7 @@ def hidden_ids(ctx: ReturnContext, exclusions: Sequence[Exclusion]) -> frozenset
     it reads of the context is the returner, the id index and Δ (immutable, kept with
     the answer so that their ids are not reused), and whether it has a store to ask.
     """
-    inputs = (ctx.returner, id(ctx.by_id), id(ctx.delta), ctx.named is None)
+    inputs = (ctx.returner, id(ctx.by_id), id(ctx.delta), ctx.quote is None, ctx.named is None)
     known = _HIDDEN.get(exclusions, inputs)
     if known is None:
         held = (ctx.by_id, ctx.delta)
@@ -103,9 +101,9 @@ def _about_readable(
 ) -> set[str]:
     """Of ``events`` (ids from before the departure), those about what the agent may read.
 
-    An assert or a supersession of an item it may read, a revocation or a closing of one,
-    or evidence it may read; as the store tells (`ReturnContext.named`; none without it).
-    Whatever else is hidden.
+    An assert, a supersession, a revocation or a closing all of whose items it may read
+    (what it stated or withdrew, and what its key replaced), or evidence it may read; as
+    the store tells (`ReturnContext.named`; none without it). Whatever else is hidden.
     """
     if not events or ctx.named is None:
         return set()
@@ -113,7 +111,7 @@ def _about_readable(
     for event_id, (r, about) in ctx.named(sorted(events)).items():
         if isinstance(r.event, Evidence):
             readable = ctx.reads_evidence_of(r.event.author)
-        else:  # what it stated, or revoked or closed (its id is a stated item's receipt)
+        else:
             readable = bool(about) and not any(map(hidden, about))
         if readable:
             shown.add(event_id)
@@ -123,15 +121,16 @@ def _about_readable(
 def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> frozenset[str]:
     """The events of Δ about an item the returner may not read.
 
-    One that stated such an item, or revoked or closed one: a teammate names such an
-    event freely, and its id may tell what it withdrew. One that stated an item the
-    returner may read is not, whatever it superseded or its key replaced (the module's
-    docstring). Remembered per Δ (the store hands returns at one epoch the same tuple) and
-    reader, and grown from a shorter Δ's (a later epoch's extends it): an event's answer
-    depends on the items before it, which an id names forever (made whole, 10k events
-    took 6 ms at every next return).
+    One that stated or withdrew such an item, or whose key replaced one (as the writer
+    does: `observations` quote each item a keyed item replaced, the store's quote among
+    them). A teammate names such an event freely: its id may tell what it withdrew, and
+    hearsay has no receipt to hide it by. Remembered per Δ (the store hands returns at one
+    epoch the same tuple) and reader, and grown from a shorter Δ's (a later epoch's
+    extends it): an event's answer depends on the items before it, which an id names
+    forever (made whole, 10k events took 6 ms at every next return).
     """
-    reader = (ctx.returner.principal, ctx.returner.role, ctx.departure.digest)
+    # A context `detached` from its store shares Δ, and quotes nothing: kept apart.
+    reader = (ctx.returner.principal, ctx.returner.role, ctx.departure.digest, ctx.quote is None)
     delta = ctx.delta
     known = _UNREADABLE.found(delta)
     if known is not None and reader in known:
@@ -140,20 +139,32 @@ def _unreadable(ctx: ReturnContext, hidden: Callable[[Item | None], bool]) -> fr
     start, was = (0, frozenset[str]())
     if base is not None and reader in base[1]:
         start, was = base[0][0], base[1][reader]
-    made, find = set(was), ctx.by_id.get
+    made, find, keyed = set(was), ctx.by_id.get, False
     for r in delta[start:]:
         event = r.event
+        if isinstance(event, Revoke | Close | Supersede) and hidden(find(event.target)):
+            made.add(event.id)
         if isinstance(event, Assert | Supersede):
+            keyed |= event.item.key is not None
             if hidden(find(event.item.id)):
                 made.add(event.id)
-        elif isinstance(event, Revoke | Close) and hidden(find(event.target)):
-            made.add(event.id)
+    if keyed:  # what keyed items replaced: each is one observation with its id
+        after = ctx.departure.epoch + 1 + start  # Δ holds one event an epoch
+        quotable = {i.id: i for i in (*ctx.left_out, *quoted(ctx))}
+        made.update(
+            later.event_id
+            for later in observations(ctx, news=False)
+            if later.epoch >= after
+            and later.withdrawn_id is not None
+            and hidden(find(later.withdrawn_id) or quotable.get(later.withdrawn_id))
+        )
     _UNREADABLE.put((delta,), {**(known or {}), reader: frozenset(made)})
     return frozenset(made)
 
 
-_UNREADABLE: Grown[dict[tuple[str, str, str], frozenset[str]]] = Grown()
-"""`_unreadable` of recent Δs, by reader: principal, role and the departure (C)."""
+_UNREADABLE: Grown[dict[tuple[str, str, str, bool], frozenset[str]]] = Grown()
+"""`_unreadable` of recent Δs, by reader: principal, role, the departure (C), and whether
+the context quotes nothing."""
 
 
 def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
@@ -179,7 +190,19 @@ def seen_by_agent(e: Mapping[str, Any], hidden: frozenset[str]) -> bool:
 
 
 def without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
-    """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names."""
-    shown["evidence"] = [x for x in shown["evidence"] if x not in hidden]
+    """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names.
+
+    An item replaced (by its key or a supersession) by one the agent may read is shown
+    whole, the event with it: that event may be hidden as about another item, one the
+    agent may not read that its key replaced too, but it replaced this one, in the
+    agent's sight. Hiding it there told the agent that an item it may not read held the
+    key (a review's finding, stop 58).
+    """
+    evidence = shown["evidence"]
+    replaced = shown["reason"] == Reason.STALE_OR_SUPERSEDED and len(evidence) == 2
+    if replaced and evidence[1] not in hidden:  # (the event, the item that replaced this one)
+        shown["evidence"] = list(evidence)
+        return shown
+    shown["evidence"] = [x for x in evidence if x not in hidden]
     shown.pop("detail", None)  # the detail may name what was hidden
     return shown

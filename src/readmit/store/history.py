@@ -5,6 +5,7 @@ and for the events from there an exclusion cites (`named`).
 """
 
 from collections.abc import Iterable
+from typing import Any
 
 from readmit.admission.context import History, Told
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
@@ -41,11 +42,12 @@ def named(
     upto: int,
     ids: list[str],
 ) -> dict[str, Told]:
-    """The events of ``ids`` at or before epoch ``upto``, each with the item it is about.
+    """The events of ``ids`` at or before epoch ``upto``, each with the items it is about.
 
-    The item it stated (an assert or a supersession), or revoked or closed (``None`` for
-    one the store lacks; none for evidence): who may read it decides who is told of the
-    event (`readmit.admission.hidden`), whatever else it withdrew or its key replaced.
+    What it stated or withdrew (``None`` for one the store lacks), and what its key
+    replaced, as the writer recorded it. A replacement from before migration m012 kept
+    no epoch: such an item is taken to be replaced by each event that could have (after
+    it, not hearsay, by an author who may read it).
     """
     rows = {
         int(epoch): str(body)
@@ -53,22 +55,44 @@ def named(
         if int(epoch) <= upto
     }
     events = parsed.fetch(workspace, sorted(rows), lambda: rows.items(), event_of)
-    subjects = {r.event.id: _subject(r) for r in events}
-    wanted = sorted({s for s in subjects.values() if s is not None})
-    items = {i.id: i for i in items_by(db, decoded, workspace, "id", wanted)}
-    return {
-        r.event.id: (r, () if (s := subjects[r.event.id]) is None else (items.get(s),))
-        for r in events
-    }
+    items = {i.id: i for i in _about(db, decoded, workspace, events)}
+    replaced = _replaced(db, workspace, [i.id for i in items.values() if i.key is not None])
+    told = {}
+    for r in events:
+        about: list[Item | None] = []
+        if isinstance(r.event, Revoke | Close | Supersede):
+            about.append(items.get(r.event.target))
+        if isinstance(r.event, Assert | Supersede):
+            about.append(items.get(r.event.item.id))
+            held = [i for i in items.values() if i.key is not None and i.key == r.event.item.key]
+            about += [i for i in held if replaced.get(i.id, -1) == r.epoch]
+            if any(replaced.get(i.id, -1) is None for i in held) and not r.event.item.unconfirmed:
+                who = _agent(db, workspace, r.event.author)
+                about += [
+                    i
+                    for i in held
+                    if replaced.get(i.id, -1) is None
+                    and i.epoch < r.epoch
+                    and (who is None or i.scope.readable_by(*who))
+                ]
+        told[r.event.id] = (r, tuple(about))
+    return told
 
 
-def _subject(r: Recorded) -> str | None:
-    """The id of the item ``r`` stated, or revoked or closed (``None``: it names none)."""
-    if isinstance(r.event, Assert | Supersede):
-        return r.event.item.id
-    if isinstance(r.event, Revoke | Close):
-        return r.event.target
-    return None
+def _agent(db: Connection, workspace: str, agent: str) -> tuple[str, str] | None:
+    """``agent``'s principal and role (``None``: not known, so taken to read anything)."""
+    query = "SELECT principal, role FROM agents WHERE workspace = ? AND id = ?"
+    row = db.execute(query, (workspace, agent)).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
+def _replaced(db: Connection, workspace: str, ids: list[str]) -> dict[str, int | None]:
+    """Of ``ids``, those replaced by a keyed item, with the epoch it came at (if kept)."""
+    query = "SELECT id, epoch FROM withdrawn"
+    found: list[tuple[Any, ...]] = [
+        *select_in(db, workspace, query, "id", ids, extra="AND status = 'replaced'")
+    ]  # (id, epoch): the epoch is NULL for a withdrawal from before migration m012
+    return {str(i): None if at is None else int(at) for i, at in found}
 
 
 def _about(
