@@ -7,13 +7,14 @@ import pytest
 
 from builders import KEY, T0, context, item, obligation, revoke
 from readmit.admission import admit
+from readmit.admission.context import History
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation import touched
 from readmit.admission.invalidation.cache import CachedVerifier, screening_key
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judges_news
 from readmit.admission.invalidation.screening import Screener
 from readmit.errors import InvalidInput
-from readmit.events import Evidence, Recorded
+from readmit.events import Assert, Evidence, ItemDraft, Recorded
 from readmit.model import Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
@@ -675,3 +676,76 @@ def test_a_verifier_without_a_name_is_refused_as_its_verdicts_would_bind_nothing
 
     with pytest.raises(InvalidInput, match="needs a name that is a non-empty string"):
         admit(ctx, policy=Policy(), verifier=_Named(name), signer=HmacSha256Signer(KEY))  # type: ignore[arg-type]
+
+
+def test_the_budget_is_checked_between_the_batches_of_one_item() -> None:
+    """A mutation review: without the check, an item's second batch was judged past the
+    budget (one call more than it allows), and the item it left partly judged admitted."""
+    two = (revoke("h0", 8), revoke("h1", 9))
+    h1 = item("h1", "Sunrise Hotel breakfast at 7.")
+    ctx = context((H0, h1, P0), delta=two)
+    screener = Screener(ctx, ctx.items, verdict(False, 0.9), Policy(max_judgments=1, batch_size=1))
+
+    assert not screener.admits(P0)
+    assert screener.judgment(0).calls == 1
+    [withheld] = screener.excluded.values()
+    assert withheld.reason is Reason.UNSCREENED
+    assert len(withheld.evidence) == 1  # the observation it could not judge
+
+
+def test_the_token_budget_is_spent_when_the_tokens_reach_it() -> None:
+    """At exactly the limit no call starts (a mutation review: ``>`` made one more)."""
+    items = [item(f"i{n}", f"Sunrise Hotel note {n}.") for n in range(4)]
+    verifier = _Counting(per_call=250)
+
+    kept, _, screener = screen(items, verifier, Policy(max_judgment_tokens=500))
+
+    assert len(verifier.calls) == 2
+    assert kept == items[:2]
+    assert screener.judgment(0).tokens == 500
+
+
+def test_an_item_never_screened_is_judged_against_the_log_before_the_departure() -> None:
+    """X was screened through the departure, so judging it built the index over Δ alone,
+    which holds nothing the built-in verifier judges (news). P0 was never screened: it is
+    judged back to its own epoch, where H0's revocation came before the departure (a
+    mutation review: without the shortcut's test of where the index starts, P0 was
+    taken as screened and admitted)."""
+    x = item("x", "Garage code is 1234.")
+    p0 = item("p0", "Pickup at 8:00 from Sunrise Hotel.", epoch=2)
+    gone = (revoke("h0", 3),)
+
+    def before(after: int, news: bool = True) -> History:
+        return History(events=tuple(r for r in gone if r.epoch > after), items=(H0,))
+
+    verifier, policy = TermVerifier(), Policy()
+    ctx = context((x, p0), delta=(news(6, "The weather is fine."),), departure_epoch=5)
+    key = screening_key(verifier, policy, None, None)
+    ctx = replace(ctx, history=before, screened={key: {"x": 5}})
+    screener = Screener(ctx, ctx.items, verifier, policy)
+
+    assert screener.admits(x)
+    assert not screener.admits(p0)
+    assert screener.excluded["p0"].reason is Reason.IMPLICITLY_INVALIDATED
+    assert screener.excluded["p0"].evidence == ("rv-h0",)
+
+
+def _keyed_news(epoch: int, text: str, unconfirmed: bool = False) -> Recorded:
+    draft = ItemDraft(id=f"pool{epoch}", text=text, key="pool", unconfirmed=unconfirmed)
+    return Recorded(epoch=epoch, event=Assert(id=f"e{epoch}", at=T0, author="A2", item=draft))
+
+
+@pytest.mark.parametrize("unconfirmed", [True, False])
+def test_hearsay_of_a_key_does_not_undo_news_of_it(unconfirmed: bool) -> None:
+    """The pool's closing is news of key "pool"; a later item of the key replaces it, so
+    the swim is judged against that item alone. Hearsay replaces nothing: the closing
+    still stands against the swim (a mutation review: no test told)."""
+    swim = item("swim", "Swim at the pool at 9.")
+    delta = (_keyed_news(2, "The pool is closed."), _keyed_news(3, "Pool update.", unconfirmed))
+    closes = FunctionVerifier(
+        lambda pair: Verdict(invalidates=pair.later.text == "The pool is closed.", confidence=0.9)
+    )
+    ctx = context((swim,), delta=delta)
+    screener = Screener(ctx, ctx.items, closes, Policy())
+
+    assert screener.admits(swim) is not unconfirmed

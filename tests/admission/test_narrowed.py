@@ -126,3 +126,28 @@ def test_a_walk_asks_at_most_the_steps_it_is_given_unless_its_item_began_with_so
             assert found == alone
             assert needed <= max(budget, 0) or (begun and budget > 0)
             assert steps.left == budget - needed
+
+
+def _assert(epoch: int, unconfirmed: bool = False) -> Recorded:
+    draft = ItemDraft(id=f"i{epoch}", text="Booked.", key="k", unconfirmed=unconfirmed)
+    return Recorded(epoch=epoch, event=Assert(id=f"e{epoch}", at=T0, author="A", item=draft))
+
+
+def _walked(log: list[Recorded]) -> tuple[int | None, StandIn | None]:
+    return follow(
+        Handles([log]).touching, 1, ("i1", "k", EVERYONE), lambda r: False, anyone, readers
+    )
+
+
+def test_hearsay_of_the_key_stands_in_for_nothing() -> None:
+    """A mutation review: nothing told a walk that hearsay replaces no stand-in."""
+    assert _walked([_assert(1), _assert(2, unconfirmed=True)]) == (None, ("i1", "k", EVERYONE))
+    assert _walked([_assert(1), _assert(2)]) == (None, ("i2", "k", EVERYONE))
+
+
+def test_a_walk_ends_with_no_stand_in_where_the_last_was_revoked() -> None:
+    """Nothing stands in for the statement then: a later item of the key restores nothing
+    through it (a mutation review: the revoked stand-in was still handed back)."""
+    revoked = Recorded(epoch=3, event=Revoke(id="e3", at=T0, author="A", target="i2", why="-"))
+
+    assert _walked([_assert(1), _assert(2), revoked]) == (None, None)

@@ -52,3 +52,18 @@ def test_evidence_delta_no_longer_holds_is_left_out() -> None:
     _, excluded = apply_standing([A, B, C], replace(CTX, delta=(), standing=standing))
 
     assert [(e.item, e.evidence) for e in excluded] == [("a", ())]
+
+
+def test_a_split_made_for_one_reader_never_serves_another() -> None:
+    """A mutation review: the memo's inputs without the reader handed the split made for
+    the reader who confirmed a verdict (its wording) to one of another principal."""
+    mine = (CTX.returner.principal, CTX.returner.role)
+    private = replace(verdict("a", "rv-x"), detail="builtin: it quotes a private note", reader=mine)
+    first = replace(CTX, standing={"a": private})
+    other = replace(first, returner=replace(first.returner, principal="neighbours"))
+
+    [own] = apply_standing([A, B, C], first)[1]
+    [theirs] = apply_standing([A, B, C], other)[1]
+
+    assert own.detail == "confirmed at epoch 3 by builtin: it quotes a private note"
+    assert theirs.detail == "confirmed earlier by builtin: the events given invalidated it"

@@ -3,10 +3,14 @@
 from dataclasses import replace
 
 from builders import T0, context, item, revoke, supersede
+from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.observations import observations
-from readmit.admission.invalidation.unquoted import unquoted
+from readmit.admission.invalidation.screening import Screener
+from readmit.admission.invalidation.unquoted import kept, unquoted
 from readmit.events import Assert, ItemDraft, Recorded
 from readmit.model import Agent, Scope
+from readmit.policy import Policy
+from readmit.testing import FunctionVerifier
 
 HELD = item("x", "The standup room is Room Atlas.", key="room", epoch=1)
 TARGET = item("t", "The standup is at 9:00.", epoch=1)
@@ -88,3 +92,25 @@ def test_observations_grown_from_a_remembered_value_leave_it_as_it_was() -> None
 
     assert len(observations(grown, False)) > len(made)
     assert [(o.event_id, o.withdrawn_id) for o in observations(first, False)] == made
+
+
+def test_a_watermark_stops_before_the_first_unquoted_withdrawal_after_its_start() -> None:
+    """A mutation review: nothing tested the cut, nor where it falls (one before the
+    withdrawal, and only a withdrawal after the screening's start)."""
+    screened = {"a": 10, "b": 10, "c": 3, "d": 10}
+    starts = {"a": 1, "b": 5, "c": 1, "d": 7}
+
+    assert kept(screened, starts, [2, 5, 7]) == {"a": 1, "b": 6, "c": 1, "d": 10}
+    assert kept(screened, starts, []) == screened
+
+
+def test_a_screening_is_kept_only_up_to_what_this_reader_could_quote() -> None:
+    """C lacks ``gone``: its revocation (epoch 2) is unquoted here, so the screening of
+    ``t`` through epoch 3 is kept through epoch 1 only, for a reader whose C holds it."""
+    ctx = context((TARGET,), delta=(revoke("gone", 2), keyed("Borealis", 3)))
+    verifier = FunctionVerifier(lambda pair: Verdict(invalidates=False, confidence=0.9))
+    screener = Screener(ctx, ctx.items, verifier, Policy())
+
+    assert screener.admits(TARGET)
+    assert screener.screened == {"t": 3}
+    assert screener.judgment(0).screened == {"t": 1}

@@ -167,6 +167,9 @@ def test_a_restatement_every_reader_can_read_lapses_the_verdict_if_its_author_kn
     assert ("p0" in decisions[-1]["selected"]) is restores
     if not restores:
         assert all(reason(d, "p0") == "implicitly_invalidated" for d in decisions)
+        # the verdict stood: not lapsed and confirmed again (a mutation review: the
+        # writer's lapse without the author check was hidden by the return's rejudging)
+        assert decisions[-1]["judgment"]["standing"] == 1
 
 
 TWO_READERS = [
