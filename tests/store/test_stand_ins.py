@@ -137,6 +137,32 @@ def test_each_withdrawal_of_one_event_is_restored_by_what_held_its_own_statement
     assert [pickup(r) for r in run(store, events)] == [STALE]
 
 
+def test_a_booking_some_readers_may_not_read_undoes_no_narrowing_for_them(
+    store: WorkStateStore, tmp_path: Path
+) -> None:
+    """The bookers' own booking for the whole stay does not hold the first booking again
+    for the pickup, which every role of the family reads: judged only on the first
+    booking's withdrawal, the pickup stays stale (a mutation review: without the readers'
+    test the narrowing was taken as undone for all, and only the booking's other
+    withdrawal, which this verifier does not judge, kept the pickup out)."""
+    first_only = FunctionVerifier(
+        lambda pair: Verdict(
+            invalidates=pair.later.withdrawn_text == "Sunrise Hotel is booked.",
+            confidence=0.9,
+        ),
+        name="first-booking",
+    )
+    events = [*BASE, NARROWED, booking(5, "h2", readers={"roles": ["booking"]}), ret(6)]
+    everyone = [*BASE, NARROWED, booking(5, "h2"), ret(6)]
+
+    assert [pickup(r) for r in run(store, events, first_only)] == [STALE]
+    twin = open_store(f"sqlite:///{tmp_path / 'twin.db'}")
+    try:  # booked for everyone, the same verifier lets the pickup back
+        assert [pickup(r) for r in run(twin, everyone, first_only)] == [BACK]
+    finally:
+        twin.close()
+
+
 FAMILY = {"principals": ["family"]}
 TWO_PICKUPS = [
     BASE[0],
