@@ -49,6 +49,16 @@ def test_a_verdict_on_news_lapses_when_the_news_ends(store: WorkStateStore) -> N
     assert all(p.later.event_id != "e2" for batch in verifier.calls[1:] for p in batch)
 
 
+def test_a_verdict_on_news_lapses_at_the_very_time_the_news_ends(store: WorkStateStore) -> None:
+    """At 8:20 the pool's closing until 8:20 says nothing, as the view's gates hold; the
+    verdict on it lapses then too (a mutation review: ``>=`` kept it standing there)."""
+    (during, at_end), _ = run(store, [SWIM, depart(1), CLOSED, ret(6), depart(7), ret(20)])
+
+    assert reason(during, "s") == "implicitly_invalidated"
+    assert "s" in at_end["items"]
+    assert at_end["judgment"]["standing"] == 0
+
+
 def test_news_that_ended_while_the_agent_was_away_excludes_nothing(store: WorkStateStore) -> None:
     (record,), verifier = run(store, [SWIM, depart(1), CLOSED, ret(30)])
 
