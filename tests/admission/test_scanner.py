@@ -284,3 +284,25 @@ def test_many_targets_are_touched_by_a_premise_a_name_or_a_word_each_as_alone() 
     assert alone == [True, False, True, False]
     assert touched(index, targets, afters) == alone
     assert touched(index, [], []) == []
+
+
+def test_an_item_is_proposed_at_most_per_item_observations_of_every_kind_together() -> None:
+    """Twelve premise withdrawals, twelve observations naming its ticket, eight matching
+    only its words: at most ``per_item`` in all, strongest links first (a mutation review:
+    without the last cut, each kind's own bound let 32 through)."""
+    premises = tuple(f"h{n}" for n in range(12))
+    target = item("p0", "Ticket INC-7 airport transfer.", depends_on=premises)
+    withdrawn = [
+        Later(event_id=f"w{n}", epoch=10 + n, op="revoke", text="-", withdrawn_id=f"h{n}")
+        for n in range(12)
+    ]
+    named = [evidence(f"INC-7 note {n}.", 30 + n)._replace(event_id=f"n{n}") for n in range(12)]
+    worded = [
+        evidence(f"The airport transfer desk {n}.", 50 + n)._replace(event_id=f"m{n}")
+        for n in range(8)
+    ]
+
+    found = [p.later.event_id for p in propose([*withdrawn, *named, *worded], [target])]
+
+    assert len(found) == 16
+    assert found[:12] == [f"w{n}" for n in range(12)]  # premise withdrawals first
