@@ -6,9 +6,9 @@ import pytest
 
 from builders import T0, context, item
 from readmit.admission.context import ReturnContext
-from readmit.admission.invalidation.observations import observations
+from readmit.admission.invalidation.observations import observations, readable
 from readmit.admission.invalidation.readers import as_read_by
-from readmit.events import ItemDraft, Recorded, Supersede
+from readmit.events import Evidence, ItemDraft, Recorded, Supersede
 from readmit.model import Agent, Scope
 
 TEXT = "Sunrise Hotel is booked."
@@ -112,3 +112,25 @@ def test_a_replacement_for_fewer_uses_shows_the_withdrawal_and_where_and_is_news
     assert [x.withdrawn_text for x in observations(replace(ctx, agents=AGENTS), news=False)] == [
         TEXT
     ]
+
+
+def test_evidence_is_read_as_its_authors_principals_each_by_its_own_event() -> None:
+    """Two pieces of evidence in Δ, the family's then the neighbours': a family returner
+    may read the first, not the second (a mutation review: an index off by one read each
+    one's author from the event after it)."""
+
+    def note(epoch: int, author: str) -> Recorded:
+        said = Evidence(id=f"ev{epoch}", at=T0, author=author, source_id=f"s{epoch}", text="Hi.")
+        return Recorded(epoch=epoch, event=said)
+
+    agents = {
+        "A2": Agent(id="A2", principal="family", role="booking"),
+        "B1": Agent(id="B1", principal="neighbours", role="itinerary"),
+    }
+    delta = (note(2, "A2"), note(3, "B1"))
+    ctx = replace(context((item("x", "Swim at 9."),), delta=delta), agents=agents)
+    ours, theirs = observations(ctx, True)
+
+    assert (ours.event_id, theirs.event_id) == ("ev2", "ev3")
+    assert readable(ours, ctx, ctx.items[0])
+    assert not readable(theirs, ctx, ctx.items[0])
