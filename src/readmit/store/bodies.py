@@ -10,7 +10,7 @@ read here (nothing appends and reads the log in one transaction).
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from readmit.admission.memo import grown_from, keep
 from readmit.events import Recorded
@@ -20,9 +20,6 @@ from readmit.store.decoded import CACHE_LIMIT, BodyCache
 from readmit.store.rows import ACTIVE
 from readmit.wire.codec import event_from_json, item_from_json
 from readmit.wire.logged import loads
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 LAST_EPOCH = 2**62
 """An epoch no log reaches (the open end of a range of events)."""

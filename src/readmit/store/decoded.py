@@ -1,11 +1,11 @@
 """Decoded values kept per store and workspace, within a bound on what they hold.
 
 Items and logged events never change once committed (`readmit.store.bodies`), so one
-decoding serves every later read. A cache starts over past its limit, counted in units
-of about one short item: a value costs one unit, and one more for each KiB of text it
-holds, so that a writer of long texts cannot make a cache of a million values hold
-gigabytes (texts run to 16,384 characters; a review's writer of large items grew a server
-by 80 MB a request that the cache never let go).
+decoding serves every later read. A cache's limit counts units of about one short item: a
+value costs one unit, and one more for each KiB of text it holds, so that a writer of long
+texts (up to 16,384 characters each) cannot make a cache of a million values hold
+gigabytes. Past its limit a cache starts over; the values it keeps again then are counted
+without their text, which the next start over corrects.
 """
 
 import threading
