@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from builders import KEY, T0, context, item, obligation, revoke
-from readmit.admission import admit
+from readmit.admission import admit, hidden
 from readmit.admission.context import History
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation import touched
@@ -728,6 +728,9 @@ def test_an_item_never_screened_is_judged_against_the_log_before_the_departure()
     assert not screener.admits(p0)
     assert screener.excluded["p0"].reason is Reason.IMPLICITLY_INVALIDATED
     assert screener.excluded["p0"].evidence == ("rv-h0",)
+    # With no store to tell what it was about, an event from before the departure that no
+    # item of C came from is not named to the agent (a mutation review: nothing told).
+    assert "rv-h0" in hidden.hidden_ids(ctx, list(screener.excluded.values()))
 
 
 def _keyed_news(epoch: int, text: str, unconfirmed: bool = False) -> Recorded:

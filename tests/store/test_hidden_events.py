@@ -184,6 +184,38 @@ def test_an_event_about_what_the_agent_may_not_read_is_not_named_wherever_it_lie
     assert SECRET not in repr(decided.view)
 
 
+@pytest.mark.parametrize("departed", ["before", "after"])
+def test_a_supersession_of_what_the_agent_may_not_read_is_not_named_as_evidence(
+    store: WorkStateStore, departed: str
+) -> None:
+    """B1 supersedes its agency-only note with a shared one; the probe falls on what was
+    withdrawn. The shared note's receipt names the event in the view, as every item's
+    does; the exclusion does not, nor what was withdrawn (a mutation review: nothing told
+    if a supersession of an unreadable target was named)."""
+    shared = {"id": "held2", "text": "Plans changed.", "readers": "*"}
+    held: dict[str, Any] = {"at": _at(1), "author": "B1", "op": "assert", "item": _HELD}
+    superseded: dict[str, Any] = {
+        "at": _at(3),
+        "author": "B1",
+        "id": SECRET,
+        "op": "supersede",
+        "target": "held",
+        "item": shared,
+    }
+    away: dict[str, Any] = {"at": _at(2 if departed == "before" else 4), "op": "depart"}
+    away["agent"] = "A1"
+    events = [away, superseded] if departed == "before" else [superseded, away]
+    decided = _probed(store, [held, *events], FunctionVerifier(_riverside, name="riverside"))
+
+    operator = {e["item"]: e for e in decided.record["excluded"]}
+    assert operator["probe"]["evidence"] == [SECRET]
+    copy = agent_copy(decided.record)
+    assert SECRET not in repr(copy["excluded"])
+    assert "Riverside Hotel room held" not in repr(copy)
+    assert decided.view is not None
+    assert SECRET not in repr(decided.view["excluded"])
+
+
 _OWN = "hotel-note-revoked"
 _SHOWN: dict[str, list[dict[str, Any]]] = {
     "its own revocation": [
@@ -224,6 +256,23 @@ def test_an_event_before_the_departure_about_what_the_agent_reads_is_named_with_
     [probe_out] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "probe"]
     assert probe_out["evidence"] == [_OWN]
     assert probe_out["detail"].startswith("riverside: read: ")
+
+
+def test_evidence_its_own_principals_agent_recorded_while_away_is_named_with_why(
+    store: WorkStateStore,
+) -> None:
+    """A2, of A1's family, recorded the memo while A1 was away: A1's copy names it and
+    what the verifier read (a mutation review: hiding every piece of evidence passed)."""
+    memo = {"id": "memo", "text": "Riverside Hotel closed."}
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        {"at": _at(3), "author": "A2", "id": _OWN, "op": "evidence", "source": memo},
+    ]
+    decided = _probed(store, middle, FunctionVerifier(_riverside, name="riverside"))
+
+    [probe] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "probe"]
+    assert probe["evidence"] == [_OWN]
+    assert probe["detail"].startswith("riverside: read: ")
 
 
 def _says_secret(pair: Pair) -> Verdict:
