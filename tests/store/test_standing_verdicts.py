@@ -280,12 +280,14 @@ def test_an_item_taken_back_into_c_is_no_longer_what_its_checkpoint_left_out(
 def test_what_rests_on_an_item_a_lapsed_verdict_lets_back_comes_back_with_it(
     store: WorkStateStore,
 ) -> None:
-    """A3's checkpoint left q out too (its premise p0 had fallen); h0 stated again lapses
-    p0's verdict: both are candidates again, as in the twin history."""
+    """A3's checkpoint left q and r out too (q rests on p0, r on q); h0 stated again lapses
+    p0's verdict: all three are candidates again, as in the twin history (a mutation
+    review: what rests two deep was never let back, and no test told)."""
     base = [
         assert_item(0, "h0", "Sunrise Hotel is booked."),
         assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel."),
         assert_item(2, "q", "The taxi fare is prepaid.", depends_on=["p0"]),
+        assert_item(3, "r", "Tip the driver in cash.", depends_on=["q"]),
         depart(4, "A3"),
         {"at": at(5), "author": "A2", "op": "revoke", "target": "h0", "why": "cancelled"},
     ]
@@ -294,9 +296,9 @@ def test_what_rests_on_an_item_a_lapsed_verdict_lets_back_comes_back_with_it(
     with store_url("sqlite", Path(tempfile.mkdtemp())) as url:
         (twin,) = run(open_store(url), [*base, *later])
 
-    assert reason(first, "q") == "premise_invalidated"
-    assert {"p0", "q"} <= set(twin["selected"])
-    assert {"p0", "q"} <= set(last["selected"])
+    assert reason(first, "q") == reason(first, "r") == "premise_invalidated"
+    assert {"p0", "q", "r"} <= set(twin["selected"])
+    assert {"p0", "q", "r"} <= set(last["selected"])
 
 
 def test_a_private_restatement_before_the_verdict_was_stored_restores_nothing(
