@@ -151,3 +151,19 @@ def test_a_walk_ends_with_no_stand_in_where_the_last_was_revoked() -> None:
     revoked = Recorded(epoch=3, event=Revoke(id="e3", at=T0, author="A", target="i2", why="-"))
 
     assert _walked([_assert(1), _assert(2), revoked]) == (None, None)
+
+
+def test_an_item_of_the_key_by_an_author_who_may_not_read_the_stand_in_replaces_nothing() -> None:
+    """A key cannot reach across principals: the neighbours' booking of key k does not
+    replace the family's stand-in (a mutation review: nothing told a walk)."""
+    theirs = ItemDraft(id="i2", text="Booked.", key="k")
+    log = [_assert(1), Recorded(epoch=2, event=Assert(id="e2", at=T0, author="B", item=theirs))]
+
+    def family(author: str, scope: Scope) -> bool:
+        return author != "B"
+
+    walked = follow(
+        Handles([log]).touching, 1, ("i1", "k", EVERYONE), lambda r: False, family, readers
+    )
+
+    assert walked == (None, ("i1", "k", EVERYONE))
