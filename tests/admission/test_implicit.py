@@ -752,3 +752,21 @@ def test_hearsay_of_a_key_does_not_undo_news_of_it(unconfirmed: bool) -> None:
     screener = Screener(ctx, ctx.items, closes, Policy())
 
     assert screener.admits(swim) is not unconfirmed
+
+
+def test_revocations_of_two_items_in_the_same_words_are_judged_apart() -> None:
+    """A verifier is shown what each withdrew: the same words, withdrawn from two items,
+    rest on two premises, restored apart (a mutation review: without the withdrawn item in
+    ``distinct``'s key they were judged once, the verdict resting on the earlier alone)."""
+    twin = item("h1", H0.text)
+    seen: list[str | None] = []
+
+    def recording(pair: Pair) -> Verdict:
+        seen.append(pair.later.withdrawn_id)
+        return Verdict(invalidates=False, confidence=0.9)
+
+    ctx = context((H0, twin, P0), delta=(revoke("h0", 8), revoke("h1", 9)))
+    screener = Screener(ctx, ctx.items, FunctionVerifier(recording), Policy())
+
+    assert screener.admits(P0)
+    assert sorted(map(str, seen)) == ["h0", "h1"]
