@@ -275,6 +275,45 @@ def test_evidence_its_own_principals_agent_recorded_while_away_is_named_with_why
     assert probe["detail"].startswith("riverside: read: ")
 
 
+def test_what_one_role_may_not_read_is_hidden_from_it_after_another_roles_return(
+    store: WorkStateStore,
+) -> None:
+    """A1 (itinerary) and A2 (booking) of one family leave with the same checkpoint; a
+    bookers-only note is then revoked, which takes the shared probe down. A2 returns first
+    and is told the revocation; A1, after it, must not be (a mutation review: the hidden
+    events were remembered per principal and departure, not per role)."""
+    family = [("A1", "itinerary"), ("A2", "booking"), ("A4", "booking")]
+    bookers = {"principals": ["family"], "roles": ["booking"]}
+    made = load_scenario(
+        {
+            "format": "readmit.scenario/1",
+            "workspace": "trip",
+            "agents": [{"id": a, "principal": "family", "role": r} for a, r in family],
+            "events": [
+                {"at": _at(0), "author": "A4", "op": "assert",
+                 "item": {"id": "probe", "text": "Probe about Riverside Hotel."}},
+                {"at": _at(1), "op": "depart", "agent": "A1"},
+                {"at": _at(1), "op": "depart", "agent": "A2"},
+                {"at": _at(2), "author": "A4", "op": "assert",
+                 "item": {"id": "held", "text": "Riverside Hotel room held.", "readers": bookers}},
+                {"at": _at(3), "author": "A4", "id": SECRET, "op": "revoke", "target": "held",
+                 "why": "-"},
+                {"at": _at(5), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
+                {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+            ],
+        }
+    )  # fmt: skip
+    bookers_copy, itinerary_copy = (
+        agent_copy(d.record)
+        for d in replay(made, store, signer=SIGNER, verifier=make_verifier("builtin"))
+    )
+
+    assert SECRET in repr(bookers_copy["excluded"])
+    [probe] = [e for e in itinerary_copy["excluded"] if e["item"] == "probe"]
+    assert probe["reason"] == "implicitly_invalidated"
+    assert SECRET not in repr(itinerary_copy)
+
+
 def _says_secret(pair: Pair) -> Verdict:
     """Links the probe to the SECRET event alone, and quotes everything it read."""
     later = pair.later
