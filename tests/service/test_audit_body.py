@@ -42,7 +42,7 @@ def test_an_issued_views_exclusions_are_stored_once_and_read_back_whole(
 
     stored = audit.body(issued)
 
-    assert json.loads(stored)[audit.VIEW_EXCLUDED_REDACTED] is True
+    assert json.loads(stored)[audit.VIEW_EXCLUDED_REDACTED] == 2
     assert "excluded" not in json.loads(stored)["view"]
     assert audit.restored(json.loads(stored), unread) == issued
     assert list(audit.restored(json.loads(stored), unread)["view"]) == sorted(issued["view"])
@@ -69,3 +69,31 @@ def test_a_withheld_decision_is_stored_as_it_is(client: httpx.Client, team: Team
 
     assert audit.VIEW_EXCLUDED_REDACTED not in stored
     assert audit.restored(stored, unread) == blocked
+
+
+def test_a_view_is_rebuilt_by_the_redaction_it_was_signed_under() -> None:
+    """Stop 58 shows an item replaced by one the agent reads whole, its event with it; a
+    view signed before lists only the replacing item, and reads back so (a review: rebuilt
+    by today's rule, a view logged before the upgrade no longer matched its signature)."""
+    replaced = {
+        "item": "i",
+        "reason": "stale_or_superseded",
+        "stage": "explicit",
+        "evidence": ["e", "f2"],
+        "detail": "replaced by f2 (same key 'car')",
+    }
+
+    def stored(rule: object) -> dict[str, Any]:
+        return {
+            "excluded": [replaced],
+            "hidden": ["e"],
+            "not_selected": [],
+            "view": {"items": []},
+            audit.VIEW_EXCLUDED_REDACTED: rule,
+        }
+
+    before = audit.restored(stored(True), unread)["view"]["excluded"]
+    since = audit.restored(stored(2), unread)["view"]["excluded"]
+
+    assert before == [{k: v for k, v in replaced.items() if k != "detail"} | {"evidence": ["f2"]}]
+    assert since == [replaced]

@@ -2,6 +2,7 @@
 decoded items and parsed events in memory, and neither may ever serve from them state the
 other has since changed (an item's status, the log, the checkpoints)."""
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -186,11 +187,17 @@ def test_a_cache_counts_long_texts_by_their_size() -> None:
     cache.keep("ws", {"l2": long[2]})  # 52 units would pass 40: start over
     assert cache.get("ws", ["l0", "l1", "s", "l2"]) == {"l2": long[2]}
 
-    bodies = {f"b{n}": "y" * 16_400 for n in range(3)}  # counted by the bodies fetched
-    fetched: BodyCache[str, str] = BodyCache(limit=40)
-    fetched.fetch("ws", ["b0", "b1"], lambda: [(k, bodies[k]) for k in ("b0", "b1")], str.__add__)
-    fetched.fetch("ws", ["b2"], lambda: [("b2", bodies["b2"])], str.__add__)
-    assert list(fetched.get("ws", ["b0", "b1", "b2"])) == ["b2"]
+    # Fetched, a value is counted by its own text, not its body's length: a stored body
+    # escapes non-ASCII text (a review: 16,384 CJK characters were counted 97 units, not 17).
+    wide = {f"b{n}": json.dumps({"id": f"b{n}", "text": "字" * 16_384}) for n in range(3)}
+    fetched: BodyCache[str, Item] = BodyCache(limit=60)
+
+    def decoded(key: str, body: str) -> Item:
+        return item(key, json.loads(body)["text"])
+
+    fetched.fetch("ws", ["b0", "b1"], lambda: [(k, wide[k]) for k in ("b0", "b1")], decoded)
+    fetched.fetch("ws", ["b2"], lambda: [("b2", wide["b2"])], decoded)  # 51 units, not 291
+    assert list(fetched.get("ws", ["b0", "b1", "b2"])) == ["b0", "b1", "b2"]
 
 
 def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(

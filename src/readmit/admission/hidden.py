@@ -167,11 +167,14 @@ _UNREADABLE: Grown[dict[tuple[str, str, str, bool], frozenset[str]]] = Grown()
 the context quotes nothing."""
 
 
-def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
+def redact(
+    excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str], whole: bool = True
+) -> list[dict[str, Any]]:
     """The exclusions (in wire form) the agent may see, with hidden ids removed from evidence.
 
     ``not_selected`` items are left out: they are valid, just not needed, and
-    the audit log keeps them. The view tells the agent what went stale.
+    the audit log keeps them. The view tells the agent what went stale. ``whole``: as
+    `without`.
     """
     visible = []
     for e in excluded:
@@ -180,7 +183,7 @@ def redact(excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str]) -> lis
         if hidden.isdisjoint(e["evidence"]):
             visible.append({**e, "evidence": list(e["evidence"])})
         else:
-            visible.append(without(dict(e), hidden))
+            visible.append(without(dict(e), hidden, whole))
     return visible
 
 
@@ -189,17 +192,18 @@ def seen_by_agent(e: Mapping[str, Any], hidden: frozenset[str]) -> bool:
     return e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED
 
 
-def without(shown: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+def without(shown: dict[str, Any], hidden: frozenset[str], whole: bool = True) -> dict[str, Any]:
     """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names.
 
     An item replaced (by its key or a supersession) by one the agent may read is shown
     whole, the event with it: that event may be hidden as about another item, one the
     agent may not read that its key replaced too, but it replaced this one, in the
     agent's sight. Hiding it there told the agent that an item it may not read held the
-    key (a review's finding, stop 58).
+    key (a review's finding, stop 58). Unless ``whole`` is false: the rule before, by which
+    views signed then are rebuilt (`readmit.store.audit.restored`).
     """
     evidence = shown["evidence"]
-    replaced = shown["reason"] == Reason.STALE_OR_SUPERSEDED and len(evidence) == 2
+    replaced = whole and shown["reason"] == Reason.STALE_OR_SUPERSEDED and len(evidence) == 2
     if replaced and evidence[1] not in hidden:  # (the event, the item that replaced this one)
         shown["evidence"] = list(evidence)
         return shown

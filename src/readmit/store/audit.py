@@ -30,7 +30,10 @@ from readmit.store.bodies import Departures
 from readmit.store.connection import Connection, stamp
 
 VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
-"""A stored body's flag: its view's ``excluded`` is `redact` of its own, left out."""
+"""A stored body's flag: its view's ``excluded`` is `redact` of its own, left out. ``2``
+since stop 58, when `readmit.admission.hidden.without` began to show an item replaced by
+one the agent may read whole; ``true`` before: its views are rebuilt by the rule they
+were signed under."""
 REST_OF_CHECKPOINT = "rest_of_checkpoint"
 """A stored body's ``not_selected`` when it is `rest_of` the candidates of a return to a
 checkpoint: ``{"rest_of_checkpoint": <checkpoint id>}``, not the ids."""
@@ -52,7 +55,7 @@ def body(record: dict[str, Any], rest_of_checkpoint: int | None = None) -> str:
     view = record.get("view")
     if _rebuildable(view, record):
         slim = {k: v for k, v in view.items() if k != "excluded"}
-        return _json({**record, "view": slim, VIEW_EXCLUDED_REDACTED: True})
+        return _json({**record, "view": slim, VIEW_EXCLUDED_REDACTED: 2})
     return _json(record)
 
 
@@ -185,8 +188,10 @@ def restored(value: dict[str, Any], candidates: Candidates) -> dict[str, Any]:
     if isinstance(rest, dict):
         ids = candidates(value["workspace"], rest[REST_OF_CHECKPOINT], value["epoch"])
         value["not_selected"] = rest_of(value, ids)
-    if value.pop(VIEW_EXCLUDED_REDACTED, False):
-        view = {**value["view"], "excluded": redact(value["excluded"], frozenset(value["hidden"]))}
+    if rule := value.pop(VIEW_EXCLUDED_REDACTED, False):
+        whole = type(rule) is int and rule >= 2  # ``true`` before stop 58
+        excluded = redact(value["excluded"], frozenset(value["hidden"]), whole)
+        view = {**value["view"], "excluded": excluded}
         value["view"] = {k: view[k] for k in sorted(view)}  # canonical order, as it is signed
     return value
 

@@ -90,7 +90,8 @@ class BodyCache(Generic[K, V]):
                 text = 0
                 for key, body in rows():
                     if key not in found:
-                        found[key] = decode(key, body)
-                        text += len(body) >> 10  # about its text's KiB: cheaper than `kib`
+                        value = found[key] = decode(key, body)
+                        if len(body) >> 10:  # a shorter body holds less than a KiB of text
+                            text += kib(value)  # not the body's: it escapes non-ASCII text
                 self.keep(workspace, found, text)
         return [found[k] for k in keys]
