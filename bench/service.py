@@ -229,7 +229,7 @@ def over_http(
         }
         stop, flood_seen = threading.Event(), Counter[int]()
         statuses = Counter[int]()  # answered to the measured agents, of this store's run
-        judged_calls = [0]  # verifier calls of the measured returns
+        judged_calls = 0  # verifier calls of the measured returns
         size = flood.batch if flood is not None else 0
         flooder = threading.Thread(target=flooding, args=(base, flood_key, size, stop, flood_seen))
         if flood_key is not None:
@@ -242,8 +242,9 @@ def over_http(
             return response
 
         def judged(response: httpx.Response) -> None:
+            nonlocal judged_calls
             found = _CALLS.search(response.content)
-            judged_calls[0] += int(found.group(1)) if found else 0
+            judged_calls += int(found.group(1)) if found else 0
 
         cpu, start = tree_cpu_seconds(pid), time.perf_counter()
         try:
@@ -265,7 +266,7 @@ def over_http(
                 flooder.join()
                 print(f"flood: {dict(flood_seen)}", flush=True)
             print(f"measured agents' statuses: {dict(statuses)}", flush=True)
-            print(f"verifier calls of the measured returns: {judged_calls[0]}", flush=True)
+            print(f"verifier calls of the measured returns: {judged_calls}", flush=True)
             used, wall = tree_cpu_seconds(pid) - cpu, time.perf_counter() - start
             print(f"server process CPU: {used:.1f} s in {wall:.1f} s", flush=True)
             for client in clients.values():
@@ -280,7 +281,7 @@ def in_process(url: str, agents: int, events: int, returns: int) -> dict[str, di
         verifier=make_verifier("builtin"),
     )
     callers: dict[str, Caller] = {a: service.authenticate(k) for a, k in keys.items()}
-    calls = [0]  # verifier calls of the returns, of this store's run
+    calls = 0  # verifier calls of the returns, of this store's run
 
     def record(agent: str, i: int) -> None:
         service.record(callers[agent], [event(agent, i)])
@@ -289,13 +290,14 @@ def in_process(url: str, agents: int, events: int, returns: int) -> dict[str, di
         service.depart(callers[agent])
 
     def return_(agent: str, i: int) -> None:
+        nonlocal calls
         judgment = service.return_(callers[agent], "ops", "p")["judgment"]
-        calls[0] += judgment["calls"] if judgment else 0
+        calls += judgment["calls"] if judgment else 0
 
     try:
         return workload(list(keys), events, returns, record, depart, return_)
     finally:
-        print(f"verifier calls of the in-process returns: {calls[0]}", flush=True)
+        print(f"verifier calls of the in-process returns: {calls}", flush=True)
         service.close()
 
 

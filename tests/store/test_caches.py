@@ -20,7 +20,7 @@ from readmit.errors import InvalidEvent
 from readmit.events import Assert, ItemDraft, Recorded, ReturnRequest, Revoke
 from readmit.model import Agent, Item
 from readmit.store import open_store
-from readmit.store.decoded import BodyCache, weight
+from readmit.store.decoded import BodyCache, kib
 from readmit.store.sql import SqlStore
 from readmit.wire.codec import item_from_json
 
@@ -178,8 +178,9 @@ def test_a_cache_counts_long_texts_by_their_size() -> None:
     cache: BodyCache[str, Item] = BodyCache(limit=40)
     long = [item(f"l{n}", "x" * 16_384) for n in range(3)]
     short = item("s", "A short note.")
-    assert [weight(long[0]), weight(short), weight(fact(1, "f"))] == [17, 1, 1]
-    assert weight(Recorded(epoch=1, event=fact(1, "f"))) == 1
+    assert [kib(long[0]), kib(short), kib(fact(1, "f"))] == [16, 0, 0]
+    said = Assert(id="e", at=T0, author="A2", item=ItemDraft(id="l", text="x" * 16_384))
+    assert kib(Recorded(epoch=1, event=said)) == 16  # an event is counted by its item's text
 
     cache.keep("ws", {i.id: i for i in long[:2]})  # 34 units
     cache.keep("ws", {"s": short, "l0": long[0]})  # one new unit: 35

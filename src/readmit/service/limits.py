@@ -309,10 +309,14 @@ def _path(step: _Step | None) -> str:
 
 
 _NOUNS = {
-    **dict.fromkeys(("requires", "critical", "supports"), "labels"),
+    "requires": "labels",
+    "critical": "labels",
+    "supports": "labels",
     "depends_on": "premises",
     "cites": "citations",
-    **{name: name for name in ("principals", "roles", "purposes")},
+    "principals": "principals",
+    "roles": "roles",
+    "purposes": "purposes",
 }
 """What an event's array holds, by its key."""
 

@@ -16,12 +16,8 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 CACHE_LIMIT = 1_000_000
-"""Units a cache holds (`weight`); past this it starts over."""
-
-
-def weight(value: object) -> int:
-    """What ``value`` costs a cache: one unit, and one for each KiB of its text (`kib`)."""
-    return 1 + kib(value)
+"""Units a cache holds (one a value, and one for each KiB of its text: `kib`); past this
+it starts over."""
 
 
 def kib(value: object) -> int:
@@ -38,7 +34,7 @@ class BodyCache(Generic[K, V]):
     def __init__(self, limit: int = CACHE_LIMIT) -> None:
         self._lock = threading.Lock()
         self._values: dict[str, dict[K, V]] = {}
-        self._size = 0  # units (`weight`) of the values held
+        self._size = 0  # units (`CACHE_LIMIT`) of the values held
         self._filling: dict[str, threading.Lock] = {}
         self.limit = limit
 
