@@ -61,7 +61,7 @@ def test_it_runs_the_classs_checks() -> None:
 
 
 def test_a_class_without_checks_is_made_as_is() -> None:
-    made = positional(Exclusion)("m1", Reason.NOT_SELECTED, Stage.SELECTION, (), "", None)
+    made = positional(Exclusion)("m1", Reason.NOT_SELECTED, Stage.SELECTION, (), "", None, ())
 
     assert made == Exclusion(item="m1", reason=Reason.NOT_SELECTED, stage=Stage.SELECTION)
 

@@ -82,3 +82,8 @@ class Exclusion:
     """Human-readable explanation (e.g. the verifier's stated reason and linking terms)."""
     confidence: float | None = None
     """The verifier's confidence, for implicit invalidations."""
+    sighted: tuple[str, ...] = ()
+    """Of ``evidence``, the events whose observation the returning agent may read whole
+    (what the verifier read with the item): named to it even where the event is hidden as
+    about an item it may not read, as another of its observations is
+    (`readmit.admission.hidden.without`)."""

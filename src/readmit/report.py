@@ -60,7 +60,7 @@ def decision_json(
         **thresholds,
         "items": [i.id for i in items],
         "selected": [i.id for i in selected],
-        "excluded": [exclusion_json(e) for e in decided],
+        "excluded": [exclusion_json(e, hidden) for e in decided],
         "not_selected": list(decision.not_selected),
         "hidden": sorted(hidden),  # unreadable items are never not_selected
         "judgment": {**judgment_json(decision.judgment), "shown": _shown(decision, hidden)},

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from builders import KEY, NOW, context, item, obligation, returner, revoke, supersede
 from readmit.admission import admit
 from readmit.admission.decision import Issued
-from readmit.admission.hidden import hidden_ids, redact
+from readmit.admission.hidden import hidden_ids, redact, seen_by_agent
 from readmit.admission.view import (
     VIEW_FIELDS,
     VerifiedView,
@@ -150,19 +150,31 @@ def exclusions(draw: st.DrawFn) -> Exclusion:
         evidence=tuple(draw(st.lists(st.sampled_from(EXCLUSION_IDS), max_size=3))),
         detail=draw(st.sampled_from(["", "names ev-a"])),
         confidence=draw(st.sampled_from([None, 0.9])),
+        sighted=tuple(draw(st.lists(st.sampled_from(EXCLUSION_IDS), max_size=2))),
     )
 
 
 def _redact_reference(
     excluded: list[dict[str, Any]], hidden: frozenset[str]
 ) -> list[dict[str, Any]]:
-    """What the agent may see, spelled out one exclusion at a time."""
+    """What the agent may see, spelled out one exclusion at a time.
+
+    Hidden ids are left out of the evidence, the detail with them (but an ``unscreened``
+    item's), except an event `Exclusion.sighted` and the event that replaced an item by
+    one the agent may read.
+    """
     visible = []
     for e in excluded:
         if e["item"] in hidden or e["reason"] == Reason.NOT_SELECTED:
             continue
-        shown = {**e, "evidence": [x for x in e["evidence"] if x not in hidden]}
-        if hidden & set(e["evidence"]):
+        evidence, sighted = e["evidence"], e.get("sighted", [])
+        replaced = e["reason"] == Reason.STALE_OR_SUPERSEDED and len(evidence) == 2
+        if replaced and evidence[1] not in hidden:
+            kept = list(evidence)
+        else:
+            kept = [x for x in evidence if x not in hidden or x in sighted]
+        shown = {k: v for k, v in e.items() if k != "sighted"} | {"evidence": kept}
+        if len(kept) < len(evidence) and e["reason"] != Reason.UNSCREENED:
             shown.pop("detail", None)
         visible.append(shown)
     return visible
@@ -172,14 +184,17 @@ def _redact_reference(
 def test_the_agent_sees_no_hidden_id_and_no_not_selected_item(
     excluded: list[Exclusion], hidden: frozenset[str]
 ) -> None:
-    wire = [exclusion_json(e) for e in excluded]
+    wire = [exclusion_json(e, hidden) for e in excluded]
     before = copy.deepcopy(wire)
 
     shown = redact(wire, hidden)
 
     assert shown == _redact_reference(wire, hidden)
     assert wire == before  # the operator's record is left as it was
-    assert all(e["item"] not in hidden and hidden.isdisjoint(e["evidence"]) for e in shown)
+    assert all(e["item"] not in hidden and "sighted" not in e for e in shown)
+    for e, w in zip(shown, [w for w in wire if seen_by_agent(w, hidden)], strict=True):
+        named = hidden.intersection(e["evidence"])  # sighted, or the event that replaced it
+        assert named <= set(w.get("sighted", [])) or w["reason"] == Reason.STALE_OR_SUPERSEDED
 
 
 def test_a_view_lists_the_decided_exclusions_an_agent_may_see() -> None:

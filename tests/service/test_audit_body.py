@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from readmit.admission import hidden
 from readmit.examples.travel import travel_scenario
 from readmit.store import audit
 from servicekit import Team, play
@@ -42,7 +43,7 @@ def test_an_issued_views_exclusions_are_stored_once_and_read_back_whole(
 
     stored = audit.body(issued)
 
-    assert json.loads(stored)[audit.VIEW_EXCLUDED_REDACTED] == 2
+    assert json.loads(stored)[audit.VIEW_EXCLUDED_REDACTED] == hidden.RULE == 3
     assert "excluded" not in json.loads(stored)["view"]
     assert audit.restored(json.loads(stored), unread) == issued
     assert list(audit.restored(json.loads(stored), unread)["view"]) == sorted(issued["view"])
@@ -97,3 +98,43 @@ def test_a_view_is_rebuilt_by_the_redaction_it_was_signed_under() -> None:
 
     assert before == [{k: v for k, v in replaced.items() if k != "detail"} | {"evidence": ["f2"]}]
     assert since == [replaced]
+
+
+def test_a_view_signed_before_stop_59_is_rebuilt_without_what_stop_59_names() -> None:
+    """Stop 59 names an event a verifier read with the item where the agent may read the
+    observation (``sighted``), and keeps an ``unscreened`` item's reason; a view signed
+    under rule 2 is rebuilt without both, as it was signed."""
+    excluded = [
+        {
+            "item": "i",
+            "reason": "implicitly_invalidated",
+            "stage": "implicit",
+            "evidence": ["e"],
+            "detail": "v: the pool closed",
+            "sighted": ["e"],
+        },
+        {
+            "item": "j",
+            "reason": "unscreened",
+            "stage": "implicit",
+            "evidence": ["e", "f"],
+            "detail": "the return's judgment budget was spent",
+            "sighted": ["e"],
+        },
+    ]
+
+    def rebuilt(rule: int) -> list[dict[str, Any]]:
+        stored = {
+            "excluded": excluded,
+            "hidden": ["e", "f"],
+            "not_selected": [],
+            "view": {"items": []},
+            audit.VIEW_EXCLUDED_REDACTED: rule,
+        }
+        return list(audit.restored(stored, unread)["view"]["excluded"])
+
+    plain = [{k: v for k, v in e.items() if k != "sighted"} for e in excluded]
+    assert rebuilt(2) == [
+        {k: v for k, v in e.items() if k != "detail"} | {"evidence": []} for e in plain
+    ]
+    assert rebuilt(3) == [plain[0], plain[1] | {"evidence": ["e"]}]

@@ -11,7 +11,14 @@ from readmit.reasons import Reason
 from readmit.store.audit import redacts
 
 IDS = ["i1", "i2", "i3", "ev-1", "ev-2"]
-REASONS = [Reason.NOT_SELECTED, Reason.REVOKED, Reason.UNAUTHORIZED, "stale_or_superseded"]
+REASONS = [
+    Reason.NOT_SELECTED,
+    Reason.REVOKED,
+    Reason.UNAUTHORIZED,
+    "stale_or_superseded",
+    "unscreened",
+    "implicitly_invalidated",
+]
 
 
 @st.composite
@@ -27,6 +34,8 @@ def exclusions(draw: st.DrawFn) -> dict[str, Any]:
         entry["detail"] = draw(st.sampled_from(["why", "why i2"]))
     if draw(st.booleans()):
         entry["confidence"] = draw(st.sampled_from([1, 1.0, 0.9]))
+    if draw(st.booleans()):  # the events named though hidden (`Exclusion.sighted`)
+        entry["sighted"] = [x for x in evidence if draw(st.booleans())]
     return entry
 
 

@@ -118,6 +118,9 @@ class Standing:
     reader: tuple[str, str] | None = None
     """The (principal, role) of the return that confirmed it: ``detail`` may name what
     only such readers may read (``None``: not known)."""
+    premise: str | None = None
+    """The item its judged observation withdrew, or brought as news
+    (`readmit.admission.invalidation.restored.rests_on`; ``None``: not known)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

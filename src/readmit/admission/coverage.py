@@ -191,7 +191,7 @@ class _NotSelected(dict[str, Exclusion]):
     LIMIT = 1 << 17
 
     def __missing__(self, item: str) -> Exclusion:
-        record = _exclusion(item, Reason.NOT_SELECTED, Stage.SELECTION, (), "", None)
+        record = _exclusion(item, Reason.NOT_SELECTED, Stage.SELECTION, (), "", None, ())
         return keep(self, item, record, self.LIMIT)
 
 

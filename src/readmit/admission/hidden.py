@@ -167,13 +167,20 @@ _UNREADABLE: Grown[dict[tuple[str, str, str, bool], frozenset[str]]] = Grown()
 the context quotes nothing."""
 
 
+RULE = 3
+"""The rule `without` redacts by: 3 since stop 59 (an exclusion's `Exclusion.sighted`
+events named, an ``unscreened`` one's reason kept), 2 since stop 58 (an item replaced by
+one the agent may read shown whole), 1 before. A view is rebuilt by the rule it was signed
+under (`readmit.store.audit.restored`)."""
+
+
 def redact(
-    excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str], whole: bool = True
+    excluded: Sequence[Mapping[str, Any]], hidden: frozenset[str], rule: int = RULE
 ) -> list[dict[str, Any]]:
     """The exclusions (in wire form) the agent may see, with hidden ids removed from evidence.
 
     ``not_selected`` items are left out: they are valid, just not needed, and
-    the audit log keeps them. The view tells the agent what went stale. ``whole``: as
+    the audit log keeps them. The view tells the agent what went stale. ``rule``: as
     `without`.
     """
     visible = []
@@ -183,7 +190,7 @@ def redact(
         if hidden.isdisjoint(e["evidence"]):
             visible.append({**e, "evidence": list(e["evidence"])})
         else:
-            visible.append(without(dict(e), hidden, whole))
+            visible.append(without(dict(e), hidden, rule))
     return visible
 
 
@@ -192,21 +199,28 @@ def seen_by_agent(e: Mapping[str, Any], hidden: frozenset[str]) -> bool:
     return e["item"] not in hidden and e["reason"] != Reason.NOT_SELECTED
 
 
-def without(shown: dict[str, Any], hidden: frozenset[str], whole: bool = True) -> dict[str, Any]:
+def without(shown: dict[str, Any], hidden: frozenset[str], rule: int = RULE) -> dict[str, Any]:
     """``shown`` (a fresh wire exclusion) without the hidden ids its evidence names.
 
     An item replaced (by its key or a supersession) by one the agent may read is shown
     whole, the event with it: that event may be hidden as about another item, one the
     agent may not read that its key replaced too, but it replaced this one, in the
     agent's sight. Hiding it there told the agent that an item it may not read held the
-    key (a review's finding, stop 58). Unless ``whole`` is false: the rule before, by which
-    views signed then are rebuilt (`readmit.store.audit.restored`).
+    key (a review's finding, stop 58). So are the events whose observation a verifier read
+    with the item the agent may read whole (``sighted``, `Exclusion.sighted`): hiding one
+    told that it also withdrew what the agent may not read. Else the detail goes with a
+    hidden id (it may name it), but an ``unscreened`` item's, which names nothing
+    (`readmit.admission.invalidation.implicit.SPENT`). ``rule``: the rules before (`RULE`),
+    by which views signed then are rebuilt.
     """
-    evidence = shown["evidence"]
-    replaced = whole and shown["reason"] == Reason.STALE_OR_SUPERSEDED and len(evidence) == 2
+    evidence, sighted = shown["evidence"], shown.pop("sighted", ())
+    replaced = rule >= 2 and shown["reason"] == Reason.STALE_OR_SUPERSEDED and len(evidence) == 2
     if replaced and evidence[1] not in hidden:  # (the event, the item that replaced this one)
         shown["evidence"] = list(evidence)
         return shown
-    shown["evidence"] = [x for x in evidence if x not in hidden]
-    shown.pop("detail", None)  # the detail may name what was hidden
+    named = sighted if rule >= 3 else ()
+    shown["evidence"] = [x for x in evidence if x not in hidden or x in named]
+    said = rule >= 3 and shown["reason"] == Reason.UNSCREENED
+    if len(shown["evidence"]) < len(evidence) and not said:
+        shown.pop("detail", None)  # the detail may name what was hidden
     return shown

@@ -31,8 +31,12 @@ VIEW_FORMAT = "readmit.view/1"
 _BINDING = ("cycle", "workspace", "agent", "principal", "role", "task", "purpose", "epoch")
 
 
-def exclusion_json(e: Exclusion) -> dict[str, Any]:
-    """The wire shape of one exclusion."""
+def exclusion_json(e: Exclusion, hidden: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The wire shape of one exclusion.
+
+    With the ids its agent may not see (``hidden``), for the decision record: the events
+    of `Exclusion.sighted` among them are listed (``sighted``), for `redact` to name.
+    """
     out: dict[str, Any] = {
         "item": e.item,
         "reason": str(e.reason),
@@ -43,6 +47,8 @@ def exclusion_json(e: Exclusion) -> dict[str, Any]:
         out["detail"] = e.detail
     if e.confidence is not None:
         out["confidence"] = e.confidence
+    if hidden and (sighted := [x for x in e.sighted if x in hidden and x in e.evidence]):
+        out["sighted"] = sighted
     return out
 
 
@@ -92,14 +98,14 @@ def _visible(
     for e in exclusions:
         if e.item in hidden or e.reason is Reason.NOT_SELECTED:
             continue
-        entry = exclusion_json(e)
         if hidden.isdisjoint(e.evidence):
+            entry = exclusion_json(e)
             known = _EXCLUDED.get(id(e))
             if known is None or known[0] is not e:
                 known = keep(_EXCLUDED, id(e), (e, canonical_json(entry)), _EXCLUDED_LIMIT)
             texts.append(known[1])
         else:
-            entry = without(entry, hidden)
+            entry = without(exclusion_json(e, hidden), hidden)
             texts.append(canonical_json(entry))
         shown.append(entry)
     return shown, texts

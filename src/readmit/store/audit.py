@@ -21,7 +21,7 @@ from typing import Any, TypeGuard
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from readmit.admission.hidden import redact, seen_by_agent
+from readmit.admission.hidden import RULE, redact, seen_by_agent
 from readmit.errors import DepartedMeanwhile, InvalidInput, StoreError
 from readmit.reasons import Reason
 from readmit.store.absence import last_departure
@@ -30,10 +30,9 @@ from readmit.store.bodies import Departures
 from readmit.store.connection import Connection, stamp
 
 VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
-"""A stored body's flag: its view's ``excluded`` is `redact` of its own, left out. ``2``
-since stop 58, when `readmit.admission.hidden.without` began to show an item replaced by
-one the agent may read whole; ``true`` before: its views are rebuilt by the rule they
-were signed under."""
+"""A stored body's flag: its view's ``excluded`` is `redact` of its own, left out, by the
+rule it names (`readmit.admission.hidden.RULE`; ``true`` before stop 58, for rule 1): its
+views are rebuilt by the rule they were signed under."""
 REST_OF_CHECKPOINT = "rest_of_checkpoint"
 """A stored body's ``not_selected`` when it is `rest_of` the candidates of a return to a
 checkpoint: ``{"rest_of_checkpoint": <checkpoint id>}``, not the ids."""
@@ -55,7 +54,7 @@ def body(record: dict[str, Any], rest_of_checkpoint: int | None = None) -> str:
     view = record.get("view")
     if _rebuildable(view, record):
         slim = {k: v for k, v in view.items() if k != "excluded"}
-        return _json({**record, "view": slim, VIEW_EXCLUDED_REDACTED: 2})
+        return _json({**record, "view": slim, VIEW_EXCLUDED_REDACTED: RULE})
     return _json(record)
 
 
@@ -189,8 +188,8 @@ def restored(value: dict[str, Any], candidates: Candidates) -> dict[str, Any]:
         ids = candidates(value["workspace"], rest[REST_OF_CHECKPOINT], value["epoch"])
         value["not_selected"] = rest_of(value, ids)
     if rule := value.pop(VIEW_EXCLUDED_REDACTED, False):
-        whole = type(rule) is int and rule >= 2  # ``true`` before stop 58
-        excluded = redact(value["excluded"], frozenset(value["hidden"]), whole)
+        number = rule if type(rule) is int else 1  # ``true`` before stop 58
+        excluded = redact(value["excluded"], frozenset(value["hidden"]), number)
         view = {**value["view"], "excluded": excluded}
         value["view"] = {k: view[k] for k in sorted(view)}  # canonical order, as it is signed
     return value

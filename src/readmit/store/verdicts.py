@@ -201,14 +201,14 @@ def load(
     rows = [
         r
         for r in db.execute(
-            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, principal, "
-            "role FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL "
+            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, premise, "
+            "principal, role FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL "
             "AND (restore_until IS NULL OR restore_until > ?)",
             (workspace, stamp(at)),
         ).fetchall()
         if r[0] in wanted
     ]
-    for item, evidence, verifier, confidence, detail, decided, *by in rows:
+    for item, evidence, verifier, confidence, detail, decided, premise, *by in rows:
         standing[item] = Standing(
             item=item,
             evidence=tuple(json.loads(evidence)),
@@ -217,6 +217,7 @@ def load(
             detail=detail,
             decided_epoch=decided,
             reader=None if by[0] is None else (by[0], by[1]),
+            premise=premise,
         )
     rows = (
         []

@@ -201,6 +201,7 @@ def invalidated(pair: Pair, verdict: Verdict, verifier: str, shown: bool = True)
         evidence=(pair.later.event_id,),
         confidence=verdict.confidence,
         detail=detail,
+        sighted=(pair.later.event_id,) if shown else (),
     )
 
 
@@ -219,6 +220,7 @@ def unanswered(pair: Pair, verdict: Verdict | None, verifier: str, shown: bool =
         detail=f"verifier {verifier} could not tell whether {event} invalidates it{said}"
         if verdict
         else f"verifier {verifier} gave no answer about {event}",
+        sighted=(event,) if shown else (),
     )
 
 
@@ -234,14 +236,25 @@ UNFOLLOWED = (
 """Why an item is ``unscreened`` when its return's steps (`Policy.walk_steps`) ran out."""
 
 
-def unscreened(item: str, left: Sequence[Later], detail: str) -> Exclusion:
+def unscreened(
+    item: str, left: Sequence[Later], detail: str, sees: Callable[[Later], bool]
+) -> Exclusion:
     """The exclusion of an item the return's budget left partly judged (fail closed).
 
-    ``detail``: which part of the budget ran out (`SPENT`, `UNFOLLOWED`).
+    ``detail``: which part of the budget ran out (`SPENT`, `UNFOLLOWED`). Its evidence names
+    each event once, however many of its observations were left: an event that also
+    withdrew what the agent may not read is listed as one that did not. ``sees``: whether
+    the agent may read an observation whole (`Exclusion.sighted`).
     """
-    evidence = tuple(later.event_id for later in left)
+    evidence = tuple(dict.fromkeys(later.event_id for later in left))
+    sighted = tuple(dict.fromkeys(later.event_id for later in left if sees(later)))
     return Exclusion(
-        item=item, reason=Reason.UNSCREENED, stage=Stage.IMPLICIT, evidence=evidence, detail=detail
+        item=item,
+        reason=Reason.UNSCREENED,
+        stage=Stage.IMPLICIT,
+        evidence=evidence,
+        detail=detail,
+        sighted=sighted,
     )
 
 

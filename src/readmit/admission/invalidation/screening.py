@@ -235,10 +235,10 @@ class Screener:
             if self._confirmed(item, answers):
                 return False
             failed = [(p, v) for p, v in answers if v is None or v.abstained]
-            if failed and self._unavailable is None:
-                pair, verdict = failed[0]
-                shown = readable(pair.later, self.ctx, item, *self._before)
-                self._unavailable = unanswered(pair, verdict, self.verifier.name, shown)
+            if failed and self._unavailable is None:  # one the agent may read, if any
+                sees = self._sees(item)
+                pair, verdict = min(failed, key=lambda pv: not sees(pv[0].later))
+                self._unavailable = unanswered(pair, verdict, self.verifier.name, sees(pair.later))
         return None
 
     def _scan(
@@ -312,26 +312,27 @@ class Screener:
         found = [(p, v) for p, v in answers if v is not None and confirms(v, self.policy.threshold)]
         if not found:
             return False
-        pair, verdict = min(found, key=lambda pv: pv[0].later.epoch)
-        exclusion = invalidated(
-            pair, verdict, self.verifier.name, readable(pair.later, self.ctx, item, *self._before)
-        )
-        self.excluded[item.id] = exclusion
-        self.confirmed.append(exclusion)
+        sees = self._sees(item)  # of an event's observations, one the agent may read first
+        pair, verdict = min(found, key=lambda pv: (pv[0].later.epoch, not sees(pv[0].later)))
+        self.excluded[item.id] = invalidated(pair, verdict, self.verifier.name, sees(pair.later))
+        self.confirmed.append(self.excluded[item.id])
         self.confirming[item.id] = pair.later
         return True
 
     def _unembedded(self, item: Item, start: int) -> Exclusion | None:
         """``verifier_unavailable`` when the embedder failed and later events could matter."""
         news = self._index.first_after(start, item) if self._index is not None else None
-        if self._embed_failure is None or news is None:
-            return None
-        return unembedded(item.id, news, self._embed_failure)
+        failure = self._embed_failure
+        return None if failure is None or news is None else unembedded(item.id, news, failure)
 
     def _unscreened(self, item: Item, left: Sequence[Later]) -> bool:
-        spent = self._exhausted() or SPENT  # which of the budget's parts
-        self.excluded[item.id] = unscreened(item.id, left, spent)
+        why = self._exhausted() or SPENT  # which of the budget's parts
+        self.excluded[item.id] = unscreened(item.id, left, why, self._sees(item))
         return False
+
+    def _sees(self, item: Item) -> Callable[[Later], bool]:
+        """Whether the returning agent may read what a verifier reads with ``item``."""
+        return lambda later: readable(later, self.ctx, item, *self._before)
 
     def _timed(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``call(*args, **kwargs)``, its time added to what this return spent waiting on calls."""

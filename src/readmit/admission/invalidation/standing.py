@@ -7,12 +7,15 @@ because a later return had nothing new to judge it against. The store lapses
 a verdict when something restores its premise (see `readmit.store.verdicts`).
 """
 
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import replace
 from itertools import compress
 from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext, Standing, events_by_id, receipt_events
+from readmit.admission.invalidation.propagation import premises_readable
 from readmit.admission.memo import Passes
+from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
 
@@ -49,7 +52,40 @@ def _split(pool: list[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclu
     if any(e not in in_delta for verdict in verdicts for e in verdict.evidence):
         known = in_delta.keys() | receipt_events(ctx.items)
     reader = (ctx.returner.principal, ctx.returner.role)
-    return kept, [_exclusion(verdict, known, reader) for verdict in verdicts]
+    made = [_exclusion(verdict, known, reader) for verdict in verdicts]
+    return kept, [_sighted(e, v, ctx, in_delta) for e, v in zip(made, verdicts, strict=True)]
+
+
+def _sighted(
+    made: Exclusion, verdict: Standing, ctx: ReturnContext, in_delta: Mapping[str, Recorded]
+) -> Exclusion:
+    """``made``, its evidence `Exclusion.sighted` where the agent may read its observation.
+
+    Read back from Δ's event and the premise ``verdict`` rests on. Not where that cannot
+    be told (an event outside Δ; a keyed assert judged as news, which may have replaced
+    what the agent may not read): its event stays hidden there.
+    """
+    said = in_delta.get(made.evidence[0]) if len(made.evidence) == 1 else None
+    item = ctx.by_id.get(made.item)
+    if said is None or item is None or not premises_readable(item, ctx):
+        return made
+    event, named = said.event, {verdict.premise}
+    if isinstance(event, Evidence):
+        seen = ctx.reads_evidence_of(event.author)
+    else:
+        if isinstance(event, Supersede | Revoke | Close):
+            named.add(event.target)
+        if isinstance(event, Assert | Supersede):
+            named.add(event.item.id)
+            if isinstance(event, Assert) and event.item.key and verdict.premise == event.item.id:
+                return made  # what its key replaced is not known here
+        who, find = ctx.returner, ctx.by_id.get
+        seen = all(
+            (i := find(x) if x else None) is not None
+            and i.scope.readable_by(who.principal, who.role)
+            for x in named
+        )
+    return replace(made, sighted=made.evidence) if seen else made
 
 
 def _exclusion(verdict: Standing, known: Container[str], reader: tuple[str, str]) -> Exclusion:

@@ -1,0 +1,215 @@
+"""What an agent is told of a judgment does not depend on what it may not read.
+
+B1 (agency) replaces the family's shared booking by its key with a shared item of its own;
+in one world the key also held an agency-only item, which the same event replaced, and in
+the other it did not. The verifier judged the withdrawal of the booking against A1's probe,
+an observation the family may read whole. Before stop 59 the event was hidden from the
+family's agents in the first world, as about an item they may not read, and its wording
+with it: the missing evidence told them that such an item held the key (a review's
+finding, the same shape stop 58 closed for the booking's own exclusion). Each event is now
+named where the agent may read what the verifier read (`Exclusion.sighted`), at the return
+that judged it and wherever its verdict stands later.
+"""
+
+from typing import Any
+
+import pytest
+
+from readmit.admission.invalidation.implicit import Later, Pair, Verdict, unscreened
+from readmit.decide import Decided
+from readmit.replay import replay
+from readmit.report import agent_copy
+from readmit.scenario import load_scenario
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore
+from readmit.testing import FunctionVerifier
+
+SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
+SECRET = "agency-suite-released"
+
+
+def _at(n: int) -> str:
+    return f"2026-05-01T08:{n:02}:00Z"
+
+
+def _judged(pair: Pair) -> Verdict:
+    """Links the probe to the booking's withdrawal alone, and quotes all it read."""
+    later = pair.later
+    said = f"read {later.text} | {later.withdrawn_text} | {later.replacement_text}"
+    mine = later.event_id == SECRET and later.withdrawn_id == "open"
+    return Verdict(invalidates=mine, confidence=0.9, reason=said)
+
+
+def _abstains(pair: Pair) -> Verdict:
+    """Cannot tell about the booking's withdrawal; says no to the rest."""
+    later = pair.later
+    unsure = later.event_id == SECRET and later.withdrawn_id == "open"
+    said = f"unsure of {later.withdrawn_text}" if unsure else "no"
+    return Verdict(invalidates=False, confidence=0.5, reason=said, abstained=unsure)
+
+
+def _returns(
+    store: WorkStateStore,
+    key: str,
+    middle: list[dict[str, Any]],
+    verdict: Any = _judged,
+    second: tuple[str, str] = ("family", "r"),
+) -> list[Decided]:
+    """A1's shared probe and booking (key room), an agency-only item of ``key``, then
+    ``middle``, in which B1's SECRET replaces the booking by its key."""
+    theirs = {
+        "id": "held",
+        "key": key,
+        "text": "Suite held.",
+        "readers": {"principals": ["agency"]},
+    }
+    shared = {"readers": "*"}
+    events: list[dict[str, Any]] = [
+        {"at": _at(0), "author": "B1", "op": "assert", "item": theirs},
+        {"at": _at(0), "author": "A1", "op": "assert",
+         "item": {"id": "probe", "text": "Probe about Riverside Hotel.", **shared}},
+        {"at": _at(0), "author": "A1", "op": "assert",
+         "item": {"id": "open", "key": "room", "text": "Riverside Hotel room open.", **shared}},
+        *middle,
+    ]  # fmt: skip
+    agents = [("A1", "family", "r"), ("A2", *second), ("B1", "agency", "r")]
+    made = load_scenario(
+        {
+            "format": "readmit.scenario/1",
+            "workspace": f"trip-{key}",
+            "agents": [{"id": a, "principal": p, "role": r} for a, p, r in agents],
+            "events": events,
+        }
+    )
+    return replay(made, store, signer=SIGNER, verifier=FunctionVerifier(verdict, name="v"))
+
+
+_RELEASED: dict[str, Any] = {
+    "at": _at(3),
+    "author": "B1",
+    "id": SECRET,
+    "op": "assert",
+    "item": {"id": "gone", "key": "room", "text": "Room 7 given away.", "readers": "*"},
+}
+
+
+def _probe(decided: Decided) -> dict[str, Any]:
+    [probe] = [e for e in agent_copy(decided.record)["excluded"] if e["item"] == "probe"]
+    return dict(probe)
+
+
+@pytest.mark.parametrize("departed", ["before", "after"])
+def test_an_implicit_invalidation_reads_the_same_whatever_else_its_event_replaced(
+    store: WorkStateStore, departed: str
+) -> None:
+    """Judged at A1's return, the event in Δ or before the departure (the store's quote)."""
+    away: dict[str, Any] = {
+        "at": _at(1 if departed == "before" else 4),
+        "op": "depart",
+        "agent": "A1",
+    }
+    middle = [away, _RELEASED] if departed == "before" else [_RELEASED, away]
+    back: dict[str, Any] = {
+        "at": _at(5),
+        "op": "return",
+        "agent": "A1",
+        "task": "trip",
+        "purpose": "plan",
+    }
+
+    seen = [_probe(_returns(store, key, [*middle, back])[0]) for key in ("room", "other")]
+
+    assert seen[0] == seen[1]
+    assert seen[0]["reason"] == "implicitly_invalidated"
+    assert seen[0]["evidence"] == [SECRET]
+    assert "Riverside Hotel room open." in seen[0]["detail"]
+    assert "Suite held." not in repr(seen[0])
+
+
+def test_a_verifiers_abstention_reads_the_same_whatever_else_its_event_replaced(
+    store: WorkStateStore,
+) -> None:
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        _RELEASED,
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+
+    seen = [_probe(_returns(store, k, middle, _abstains)[0]) for k in ("room", "other")]
+
+    assert seen[0] == seen[1]
+    assert seen[0]["reason"] == "verifier_unavailable"
+    assert seen[0]["evidence"] == [SECRET]
+    assert "unsure of Riverside Hotel room open." in seen[0]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("second", "told"),
+    [
+        (("family", "r"), "confirmed at epoch"),  # A1's reader: the verifier's wording
+        (("family", "s"), "the events given"),
+        (("other", "r"), "the events given"),
+    ],
+)
+def test_a_standing_verdict_reads_the_same_to_a_later_reader_whatever_else_its_event_replaced(
+    store: WorkStateStore, second: tuple[str, str], told: str
+) -> None:
+    """A1's return confirms the verdict; A2, away over the same events, finds it standing.
+    The verdict's observation is read back for A2 (the event in A2's Δ, the premise the
+    verdict rests on): A2 may read it whole, so the event is named to it."""
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        {"at": _at(1), "op": "depart", "agent": "A2"},
+        _RELEASED,
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+        {"at": _at(6), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
+    ]
+
+    seen = [_probe(_returns(store, k, middle, second=second)[1]) for k in ("room", "other")]
+
+    assert seen[0] == seen[1]
+    assert seen[0]["evidence"] == [SECRET]
+    assert told in seen[0]["detail"]
+
+
+def test_a_standing_verdict_on_what_a_later_reader_may_not_read_names_no_event(
+    store: WorkStateStore,
+) -> None:
+    """The booking is the family's alone: A2 (another principal) may read the probe but
+    not the booking whose withdrawal took it down, so the event stays hidden from it."""
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        {"at": _at(1), "op": "depart", "agent": "A2"},
+        {**_RELEASED, "item": {**_RELEASED["item"], "readers": {"principals": ["family"]}}},
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+        {"at": _at(6), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
+    ]
+
+    first, later = _returns(store, "room", middle, second=("other", "r"))
+
+    assert _probe(first)["evidence"] == [SECRET]
+    assert SECRET in later.record["hidden"]
+    assert _probe(later)["evidence"] == []
+    assert "detail" not in _probe(later)
+
+
+def _later(event: str, withdrawn: str) -> Later:
+    return Later(
+        event_id=event,
+        epoch=5,
+        op="assert",
+        text="Room 7 given away.",
+        withdrawn_id=withdrawn,
+        withdrawn_text=f"{withdrawn} text",
+    )
+
+
+def test_an_unscreened_item_names_each_event_left_once_and_those_the_agent_may_read() -> None:
+    """An event left with two observations, one about what the agent may not read, is
+    listed once, as an event left with one is: the count told what it also withdrew."""
+    left = [_later(SECRET, "open"), _later(SECRET, "held"), _later("e2", "held")]
+
+    made = unscreened("probe", left, "spent", lambda later: later.withdrawn_id == "open")
+
+    assert made.evidence == (SECRET, "e2")
+    assert made.sighted == (SECRET,)
