@@ -17,6 +17,8 @@ from readmit.model import (
     Scope,
     Validity,
 )
+from readmit.report import upgrade_record
+from readmit.store import WorkStateStore
 
 T0 = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=2)
@@ -191,3 +193,18 @@ def logged(workspace: str = "ws", agent: str = "A1", **more: Any) -> dict[str, A
     return {"workspace": workspace, "cycle": "c", "agent": agent, "outcome": "issued"} | (
         empty | at | more
     )
+
+
+def spent(store: WorkStateStore, workspace: str, agent: str) -> dict[str, Any]:
+    """The operator's judgment of ``agent``'s latest decision in ``workspace``: what it
+    spent (calls, scans, pairs, tokens, seconds), which the agent's copy does not say.
+
+    Read as ``readmit explain`` reads it, upgraded (`readmit.report.upgrade_record`): a
+    record logged in an older shape reads in today's.
+    """
+    latest = store.decisions(workspace, agent)[-1]
+    judgment: dict[str, Any] | None = upgrade_record(store.decision(latest.id, workspace))[
+        "judgment"
+    ]
+    assert judgment is not None, "logged before readmit recorded the implicit stage's work"
+    return judgment

@@ -286,6 +286,7 @@ def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
             "only the operator's copy (readmit explain) shows it"
         )
     hidden = frozenset(record["hidden"])
+    excluded = redact(record["excluded"], hidden)
     named = {k: [see(e, hidden) for e in record[k]] for k, see in _SEEN.items() if k in record}
     thresholds = {"thresholds": record["thresholds"]} if "thresholds" in record else {}
     returned_to: dict[str, Any] = {k: record[k] for k in ("task", "purpose") if k in record}
@@ -299,19 +300,32 @@ def agent_copy(record: Mapping[str, Any]) -> dict[str, Any]:
         **named,
         "items": record["items"],
         "selected": [i for i in record["selected"] if i not in hidden],
-        "excluded": redact(record["excluded"], hidden),
+        "excluded": excluded,
         "readmitted": record["readmitted"],
-        "judgment": _judgment_seen(record.get("judgment")),
+        "judgment": _judgment_seen(record.get("judgment"), excluded),
         "view": record["view"],
     }
 
 
-def _judgment_seen(judgment: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The record's judgment, counting only what the agent's copy lists (`_shown`)."""
+def _judgment_seen(
+    judgment: Mapping[str, Any] | None, excluded: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """The record's judgment as its agent is told it (`AgentJudgmentOut`).
+
+    It counts only what the agent's copy lists (``shown``, `_shown`; the items of its
+    ``excluded`` left ``unscreened``), and not what the stage spent: calls, pairs, tokens
+    and seconds count the pairs made with events the agent may not read too.
+    """
     if judgment is None:
         return None
-    seen = {k: v for k, v in judgment.items() if k != "shown"}
-    return {**seen, **judgment.get("shown", {})}
+    shown = judgment.get("shown") or {k: judgment[k] for k in ("standing", "confirmed")}
+    unscreened = sum(e["reason"] == Reason.UNSCREENED for e in excluded)
+    return {
+        "verifier": judgment["verifier"],
+        "unscreened": unscreened,
+        **shown,
+        "budget": judgment["budget"],
+    }
 
 
 def _missing_seen(m: Mapping[str, Any], hidden: frozenset[str]) -> dict[str, Any]:

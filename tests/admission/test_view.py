@@ -159,9 +159,9 @@ def _redact_reference(
 ) -> list[dict[str, Any]]:
     """What the agent may see, spelled out one exclusion at a time.
 
-    Hidden ids are left out of the evidence, the detail with them (but an ``unscreened``
-    item's), except an event `Exclusion.sighted` and the event that replaced an item by
-    one the agent may read.
+    Hidden ids are left out of the evidence, the detail and confidence with them (but an
+    ``unscreened`` item's detail), except an event `Exclusion.sighted` and the event that
+    replaced an item by one the agent may read.
     """
     visible = []
     for e in excluded:
@@ -176,6 +176,7 @@ def _redact_reference(
         shown = {k: v for k, v in e.items() if k != "sighted"} | {"evidence": kept}
         if len(kept) < len(evidence) and e["reason"] != Reason.UNSCREENED:
             shown.pop("detail", None)
+            shown.pop("confidence", None)
         visible.append(shown)
     return visible
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from builders import KEY, build_note
+from builders import KEY, build_note, spent
 from readmit.cli import cli
 from readmit.clock import now
 from readmit.model import Agent
@@ -194,8 +194,13 @@ def test_a_return_to_a_server_judging_ahead_finds_its_items_judged(tmp_path: Pat
         last = recorded.json()["recorded"][-1]["epoch"]
         until_screened_through(db, last)
         judgment = c.post("/v1/return", json=TASK, headers=auth["A1"]).json()["judgment"]
+    store = open_store(db)
+    try:
+        logged = spent(store, "trip", "A1")  # what it spent: only the operator's record says
+    finally:
+        store.close()
 
-    assert judgment["calls"] == 0
+    assert logged["calls"] == 0
     assert judgment["unscreened"] == 0
 
 

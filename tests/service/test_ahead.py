@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from builders import KEY, build_note
+from builders import KEY, build_note, spent
 from conftest import store_url
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
@@ -89,19 +89,18 @@ def _held() -> tuple[FunctionVerifier, threading.Event, threading.Event]:
 
 def _returning(
     service: Service, away: Caller, asks: Callable[[], bool], release: threading.Event
-) -> Any:
+) -> dict[str, Any]:
     """``away``'s return through ``service`` in a thread; once ``asks()`` says it asks for
-    the workspace, ``release`` is set (the pass goes on from where it was held). Its
-    judgment."""
+    the workspace, ``release`` is set (the pass goes on from where it was held). The
+    operator's record of its judgment (`spent`), which says what it spent."""
     answer: list[Any] = []
-    returning = threading.Thread(
-        target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
-    )
+    returning = threading.Thread(target=lambda: answer.append(service.return_(away, "ops", "p")))
     returning.start()
     _until(asks)
     release.set()
     returning.join(SETTLED_S)
-    return answer[0]
+    assert answer, "the return did not end"
+    return spent(service.store, away.workspace, away.agent.id)
 
 
 @pytest.fixture
@@ -124,7 +123,7 @@ def test_an_away_agents_return_is_judged_ahead_and_judges_nothing(
 
     assert ahead.passes >= 1
     assert judgment is not None
-    assert judgment["calls"] == 0
+    assert spent(service.store, "w", "a0")["calls"] == 0
     assert judgment["unscreened"] == 0
 
 
@@ -135,10 +134,9 @@ def test_without_judging_ahead_the_same_return_judges(
     service, away, other = judged
 
     _changes(service, other)
-    judgment = service.return_(away, "ops", "p")["judgment"]
+    service.return_(away, "ops", "p")
 
-    assert judgment is not None
-    assert judgment["calls"] > 0
+    assert spent(service.store, "w", "a0")["calls"] > 0
 
 
 def test_an_agent_whose_task_is_unknown_is_not_judged_ahead(store: SqlStore) -> None:
@@ -240,7 +238,7 @@ def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
         assert inside.wait(SETTLED_S)
         answer: list[Any] = []
         returning = threading.Thread(
-            target=lambda: answer.append(service.return_(away, "ops", "p")["judgment"])
+            target=lambda: answer.append(service.return_(away, "ops", "p"))
         )
         returning.start()
         _until(lambda: service.turns.contended("w"))
@@ -250,7 +248,8 @@ def test_a_returns_wait_behind_the_judge_does_not_count_against_its_time_budget(
     finally:
         ahead.close()
 
-    assert answer[0]["calls"] > 0
+    assert answer, "the return did not end"
+    assert spent(service.store, "w", "a0")["calls"] > 0
 
 
 def test_a_pass_that_keeps_what_the_last_kept_is_not_repeated(store: SqlStore) -> None:
@@ -282,11 +281,10 @@ def test_an_agent_whose_departure_says_its_task_is_judged_ahead_without_a_view(
 ) -> None:
     service, away, other = _team(store, make_verifier("builtin"), said=("ops", "p"))
     ahead = _judged_after_changes(service, other)
-    judgment = service.return_(away, "ops", "p")["judgment"]
+    service.return_(away, "ops", "p")
 
     assert ahead.passes >= 1
-    assert judgment is not None
-    assert judgment["calls"] == 0
+    assert spent(service.store, "w", "a0")["calls"] == 0
 
 
 def test_an_agent_that_returned_while_the_pass_waited_for_its_turn_is_not_judged(

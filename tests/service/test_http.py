@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from builders import spent
 from readmit.examples.travel import travel_scenario
 from readmit.strict_json import MAX_DEPTH
 from readmit.testing import UnavailableEmbedder
@@ -291,7 +292,7 @@ def test_a_stale_plan_stays_out_after_departing_again_over_http(
 
     assert again["outcome"] == "issued"
     assert "A1/p0" not in again["items"]
-    assert again["judgment"]["calls"] == 0  # nothing new: nothing to judge
+    assert spent(team.service.store, "trip", "A1")["calls"] == 0  # nothing new: nothing to judge
 
 
 def test_decision_ids_count_only_the_callers_own_decisions(

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from builders import KEY, build_note
+from builders import KEY, build_note, spent
 from readmit.errors import ConfigError
 from readmit.service.keys import require_key
 from readmit.service.mcp import create_mcp
@@ -121,7 +121,7 @@ def test_an_mcp_server_judging_ahead_judges_an_away_teammates_return(store: SqlS
     judgment = team.service.return_(a2, "ops", "p")["judgment"]
 
     assert judgment is not None
-    assert judgment["calls"] == 0
+    assert spent(store, "trip", "A2")["calls"] == 0
     assert judgment["unscreened"] == 0
 
 

@@ -3,7 +3,8 @@
 The audit log is never rewritten, so a record keeps the shape of the readmit that
 logged it. Each case below writes a record in one of those older shapes straight into
 the store (as that readmit did, through ``record_decision``) and reads it back as the
-agent would.
+agent would, and what the agent is not told of it (what its judgment spent) as the
+operator would.
 """
 
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from builders import KEY
+from builders import KEY, spent
 from readmit.admission.view import sign_view
 from readmit.examples.travel import travel_scenario
 from readmit.signing import HmacSha256Signer
@@ -89,7 +90,8 @@ class Case:
     named: bool
     """Whether the old record names what is missing and why memories wait."""
     scans: int | None
-    """The judgment's ``scans`` as shown, ``None`` when the record has no judgment."""
+    """The judgment's ``scans`` as the operator's copy shows it (the agent's copy does not
+    say what the judgment spent), ``None`` when the record has no judgment."""
 
 
 CASES = [
@@ -133,6 +135,7 @@ def test_a_decision_logged_in_an_older_shape_reads_back(
     now = returns[which].json()
     store = team.service.store
     summary = store.decisions("trip", "A1")[which]
+    logged = store.decision(summary.id, "trip")
     old = case.shape(store.decision(summary.id, "trip"))
     store.record_decision("trip", "A1", summary.at, summary.epoch, summary.outcome, old)
     assert any(e["reason"] == "not_selected" for e in old["excluded"])
@@ -151,5 +154,6 @@ def test_a_decision_logged_in_an_older_shape_reads_back(
     if case.scans is None:
         assert shown["judgment"] is None
     else:
-        assert shown["judgment"] == {**now["judgment"], "scans": case.scans}
+        assert shown["judgment"] == now["judgment"]  # its budget's seconds restored, if gone
+        assert spent(store, "trip", "A1") == {**logged["judgment"], "scans": case.scans}
     assert shown["view"] == old["view"]  # exactly as it was signed

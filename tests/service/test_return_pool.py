@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import KEY
+from builders import KEY, spent
 from readmit.clock import now
 from readmit.collector import YOUNG
 from readmit.errors import Abandoned, ClockSkew
@@ -117,8 +117,10 @@ def test_a_team_returning_together_through_the_workers_judges_once(
         returns = (pool.return_(c, "ops", "p", None, threading.Event()) for c in callers)
         return await asyncio.gather(*returns)
 
-    calls = sorted(json.loads(answer)["judgment"]["calls"] for answer in asyncio.run(together()))
+    answers = asyncio.run(together())
+    calls = sorted(spent(front.store, "team", c.agent.id)["calls"] for c in callers)
 
+    assert all(json.loads(answer)["judgment"] is not None for answer in answers)
     assert calls[:-1] == [0] * (len(callers) - 1)
     assert calls[-1] > 0
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from builders import KEY, build_note
+from builders import KEY, build_note, spent
 from readmit.clock import elapsed
 from readmit.errors import Abandoned
 from readmit.model import Agent
@@ -247,20 +247,20 @@ def test_a_team_returning_together_judges_once(store: SqlStore) -> None:
     """
     service = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
     callers = team_away_while_changed(service, "w", "a")
-    calls: list[int] = []
+    returned: list[str] = []
     start = threading.Barrier(len(callers))
 
     def return_(caller: Caller) -> None:
         start.wait(30)
-        judgment = service.return_(caller, "ops", "p")["judgment"]
-        assert judgment is not None
-        calls.append(judgment["calls"])
+        assert service.return_(caller, "ops", "p")["judgment"] is not None
+        returned.append(caller.agent.id)
 
     threads = [threading.Thread(target=return_, args=(c,)) for c in callers]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(120)
+    calls = [spent(store, "w", agent)["calls"] for agent in returned]
 
     assert len(calls) == len(callers)
     assert sorted(calls)[:-1] == [0] * (len(callers) - 1)
@@ -328,11 +328,12 @@ def test_the_wait_for_a_turn_counts_against_the_time_budget(store: SqlStore) -> 
         time.sleep(0.15)  # longer than the whole budget
     waiting.join(120)
     return_(first)
+    logged = {agent: spent(store, "w", agent) for agent in judged}  # what each spent
 
-    assert judged["a1"]["calls"] == 0
-    assert judged["a1"]["seconds"] >= 0.15
+    assert logged["a1"]["calls"] == 0
+    assert logged["a1"]["seconds"] >= 0.15
     assert judged["a1"]["unscreened"] > 0
-    assert judged["a0"]["calls"] > 0  # the same return, not kept waiting, judges
+    assert logged["a0"]["calls"] > 0  # the same return, not kept waiting, judges
 
 
 def test_a_worker_counts_the_time_its_return_waited_for_a_worker(
@@ -347,5 +348,6 @@ def test_a_worker_counts_the_time_its_return_waited_for_a_worker(
 
     assert error is None
     judgment = json.loads(answer)["judgment"]
-    assert (judgment["calls"], judgment["seconds"] >= 1) == (0, True)
+    logged = spent(store, "w", "a1")  # what it spent: only the operator's record says
+    assert (logged["calls"], logged["seconds"] >= 1) == (0, True)
     assert judgment["unscreened"] > 0

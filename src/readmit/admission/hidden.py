@@ -169,9 +169,9 @@ the context quotes nothing."""
 
 RULE = 3
 """The rule `without` redacts by: 3 since stop 59 (an exclusion's `Exclusion.sighted`
-events named, an ``unscreened`` one's reason kept), 2 since stop 58 (an item replaced by
-one the agent may read shown whole), 1 before. A view is rebuilt by the rule it was signed
-under (`readmit.store.audit.restored`)."""
+events named, an ``unscreened`` one's reason kept, a confidence left out with the
+detail), 2 since stop 58 (an item replaced by one the agent may read shown whole), 1
+before. A view is rebuilt by the rule it was signed under (`readmit.store.audit.restored`)."""
 
 
 def redact(
@@ -209,7 +209,8 @@ def without(shown: dict[str, Any], hidden: frozenset[str], rule: int = RULE) -> 
     key (a review's finding, stop 58). So are the events whose observation a verifier read
     with the item the agent may read whole (``sighted``, `Exclusion.sighted`): hiding one
     told that it also withdrew what the agent may not read. Else the detail goes with a
-    hidden id (it may name it), but an ``unscreened`` item's, which names nothing
+    hidden id (it may name it), and the verifier's confidence with it, but an
+    ``unscreened`` item's detail, which names nothing
     (`readmit.admission.invalidation.implicit.SPENT`). ``rule``: the rules before (`RULE`),
     by which views signed then are rebuilt.
     """
@@ -223,4 +224,6 @@ def without(shown: dict[str, Any], hidden: frozenset[str], rule: int = RULE) -> 
     said = rule >= 3 and shown["reason"] == Reason.UNSCREENED
     if len(shown["evidence"]) < len(evidence) and not said:
         shown.pop("detail", None)  # the detail may name what was hidden
+        if rule >= 3:  # a model's confidence tells of the words it read (a review, stop 59)
+            shown.pop("confidence", None)
     return shown

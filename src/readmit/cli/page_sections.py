@@ -258,15 +258,19 @@ def judgment(record: Mapping[str, Any]) -> list[str]:
         return []
     if not j["verifier"]:
         line = f"Implicit invalidation was off; {j['standing']} standing verdict(s) applied."
-    else:
+    else:  # an agent's copy does not say what was spent (`AgentJudgmentOut`)
+        allowed = j["budget"]["calls"]
+        made = (
+            f"made {j['calls']} of {allowed} allowed" if "calls" in j else f"was allowed {allowed}"
+        )
         line = (
-            f"The verifier {j['verifier']} made {j['calls']} of {j['budget']['calls']} allowed "
+            f"The verifier {j['verifier']} {made} "
             f"calls: {j['confirmed']} new and {j['standing']} standing invalidation(s) "
             "(a standing verdict is one confirmed at an earlier return and kept); "
             f"{j['unscreened']} item(s) left unscreened for lack of budget."
         )
         seconds = j["budget"]["seconds"]  # null without a time budget
-        if seconds is not None:
+        if seconds is not None and "seconds" in j:
             line += f" It waited {j['seconds']:.1f} of {seconds:g} allowed seconds on calls."
     return ["<h2>Judgment</h2>", f"<p>{esc(line)}</p>"]
 

@@ -212,15 +212,19 @@ def _judgment(j: dict[str, Any]) -> str:
     if not j["verifier"]:
         return f"implicit invalidation off; {j['standing']} standing verdict(s) applied"
     budget = j["budget"]
+    found = (
+        f"{j['confirmed']} new and {j['standing']} standing invalidation(s); "
+        f"{j['unscreened']} item(s) left unscreened"
+    )
+    if "calls" not in j:  # an agent's copy: what was spent is the operator's to see
+        return f"verifier {j['verifier']} (budget {budget['calls']} calls); {found}"
     tokens = f", {j['tokens']} tokens" if j["tokens"] else ""
     limit = f" of {budget['tokens']}" if tokens and budget["tokens"] else ""
     seconds = budget["seconds"]  # null without a time budget (`upgrade_record` for older ones)
     waited = f", {j['seconds']:.1f} of {seconds:g} s" if seconds is not None else ""
     return (
         f"{j['calls']} verifier calls (budget {budget['calls']}; {j['verifier']}){tokens}{limit}"
-        f"{waited}; "
-        f"{j['confirmed']} new and {j['standing']} standing invalidation(s); "
-        f"{j['unscreened']} item(s) left unscreened"
+        f"{waited}; {found}"
     )
 
 

@@ -164,20 +164,33 @@ class BudgetOut(TypedDict):
 
 
 @with_config(_CLOSED)
-class JudgmentOut(TypedDict):
-    """What the implicit-invalidation stage spent and found (no item ids)."""
+class AgentJudgmentOut(TypedDict):
+    """What an agent is told of the implicit stage: what it found that the agent may see.
+
+    With the budget it ran under, and not what it spent: its calls, pairs, tokens and
+    seconds count the pairs made with events the agent may not read too, and planted words
+    told which of them such an event's text held (a review's finding, stop 59). The
+    operator's record keeps them.
+    """
 
     verifier: str | None
+    unscreened: int
+    """The items the agent's copy lists ``unscreened``."""
+    standing: int
+    confirmed: int
+    budget: BudgetOut
+
+
+@with_config(_CLOSED)
+class JudgmentOut(AgentJudgmentOut):
+    """What the implicit-invalidation stage spent and found (no item ids)."""
+
     calls: int
     scans: int
     pairs: int
     tokens: int
     seconds: float | None
     """Seconds spent waiting on verifier calls; ``null`` without a time budget."""
-    unscreened: int
-    standing: int
-    confirmed: int
-    budget: BudgetOut
 
 
 @with_config(_CLOSED)
@@ -284,7 +297,7 @@ class AgentDecisionOut(TypedDict):
     readmitted: list[MemoryOut]
     """The private memories readmitted with the view."""
     withheld_memories: NotRequired[list[WithheldMemoryOut]]
-    judgment: JudgmentOut | None
+    judgment: AgentJudgmentOut | None
     """``null`` only for a decision logged before readmit recorded the implicit stage's work."""
     view: SignedViewOut | None
     decision: int

@@ -9,7 +9,8 @@ A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from operator import itemgetter
 from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext, grown_base
@@ -334,16 +335,19 @@ def _readers(
     return None if new is None else (new.scope.principals, new.scope.roles)
 
 
-def distinct(laters: Sequence[Later]) -> list[Later]:
-    """``laters`` with one observation per text a verifier reads, the earliest of each.
+def distinct(laters: Sequence[Later], sees: Callable[[Later], bool] | None = None) -> list[Later]:
+    """``laters`` with one observation per text a verifier reads, those ``sees`` first.
 
     A verifier sees an observation's words (its op, text, and what it withdrew or
     brought), not its id or epoch, so observations that say the same thing (four
     teammates asserting the same answer) get one verdict: judging each again would
     spend a call, and an LLM's tokens, for nothing. The earliest is kept, as the
-    evidence a confirmed invalidation cites, in the place of the first.
+    evidence a confirmed invalidation cites, in the place of the first. ``sees``: whether
+    the returning agent may read one whole (`readable`): one it may is kept before an
+    earlier it may not, and judged before those (their order kept otherwise), so that
+    what it is told does not depend on what it may not read (a review's finding, stop 59).
     """
-    kept: dict[tuple[str | None, ...], Later] = {}
+    kept: dict[tuple[str | None, ...], tuple[bool, int, Later]] = {}
     for later in laters:
         seen = (
             later.op,
@@ -352,6 +356,8 @@ def distinct(laters: Sequence[Later]) -> list[Later]:
             later.withdrawn_text,
             later.replacement_text,
         )
-        if seen not in kept or later.epoch < kept[seen].epoch:
-            kept[seen] = later
-    return list(kept.values())
+        hidden = sees is not None and not sees(later)
+        known = kept.get(seen)
+        if known is None or (hidden, later.epoch) < known[:2]:
+            kept[seen] = (hidden, later.epoch, later)
+    return [later for _, _, later in sorted(kept.values(), key=itemgetter(0))]

@@ -115,6 +115,6 @@ def _exclusion(verdict: Standing, known: Container[str], reader: tuple[str, str]
         reason=Reason.IMPLICITLY_INVALIDATED,
         stage=Stage.IMPLICIT,
         evidence=verdict.evidence if visible else (),
-        confidence=verdict.confidence,
+        confidence=verdict.confidence if visible or own else None,  # it tells of the words
         detail=detail,
     )
