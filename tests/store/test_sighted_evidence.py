@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, unscreened
+from readmit.admission.invalidation.observations import distinct
 from readmit.decide import Decided
 from readmit.replay import replay
 from readmit.report import agent_copy
@@ -213,3 +214,83 @@ def test_an_unscreened_item_names_each_event_left_once_and_those_the_agent_may_r
 
     assert made.evidence == (SECRET, "e2")
     assert made.sighted == (SECRET,)
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_withdrawal_the_agent_may_read_is_the_evidence_whatever_came_before_it(
+    store: WorkStateStore, named: bool
+) -> None:
+    """An agency-only note is revoked, then the family's shared booking: both withdrawals
+    name the hotel, or only the family's does. A1 is told of the family's either way (a
+    review's finding: the agency's came first and was the evidence, hidden, its wording
+    with it, so A1 learned that a note it may not read named the hotel)."""
+    note = "Riverside Hotel suite held." if named else "Office plants watered."
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "author": "B1", "op": "assert",
+         "item": {"id": "note", "text": note, "readers": {"principals": ["agency"]}}},
+        {"at": _at(2), "op": "depart", "agent": "A1"},
+        {"at": _at(3), "author": "B1", "id": SECRET, "op": "revoke", "target": "note",
+         "why": "-"},
+        {"at": _at(4), "author": "A1", "id": "booking-cancelled", "op": "revoke",
+         "target": "open", "why": "cancelled"},
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]  # fmt: skip
+
+    def hotel(pair: Pair) -> Verdict:
+        said = f"{pair.later.withdrawn_text} names the hotel"
+        linked = "Riverside" in (pair.later.withdrawn_text or "")
+        return Verdict(invalidates=linked, confidence=0.9, reason=said)
+
+    [decided] = _returns(store, "other", middle, hotel)
+
+    probe = _probe(decided)
+    assert probe["evidence"] == ["booking-cancelled"]
+    assert probe["detail"] == "v: Riverside Hotel room open. names the hotel"
+
+
+def test_the_confidence_of_an_invalidation_on_what_the_agent_may_not_read_is_not_shown(
+    store: WorkStateStore,
+) -> None:
+    """A model's confidence tells of the words it read: it goes with the wording."""
+    note = {
+        "id": "note",
+        "text": "Riverside Hotel suite held.",
+        "readers": {"principals": ["agency"]},
+    }
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "author": "B1", "op": "assert", "item": note},
+        {"at": _at(2), "op": "depart", "agent": "A1"},
+        {"at": _at(3), "author": "B1", "id": SECRET, "op": "revoke", "target": "note",
+         "why": "-"},
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]  # fmt: skip
+
+    def unsure(pair: Pair) -> Verdict:
+        said = f"{pair.later.withdrawn_text}"
+        return Verdict(invalidates=pair.later.event_id == SECRET, confidence=0.77, reason=said)
+
+    [decided] = _returns(store, "room", middle, unsure)
+
+    operator = {e["item"]: e for e in decided.record["excluded"]}
+    assert operator["probe"]["confidence"] == 0.77
+    assert _probe(decided) == {
+        "item": "probe",
+        "reason": "implicitly_invalidated",
+        "stage": "implicit",
+        "evidence": [],
+    }
+
+
+def test_of_identical_words_one_the_agent_may_read_is_kept_and_shown_first() -> None:
+    """Two teammates state the same words, the earlier one another principal's: the one
+    the agent may read stands for both, and is judged before what it may not read."""
+    theirs = _later("theirs", "x")._replace(epoch=3, withdrawn_id=None, withdrawn_text=None)
+    mine = theirs._replace(event_id="mine", epoch=4)  # the same words, later
+    other = _later("other", "held")._replace(epoch=2)
+
+    def sees(later: Later) -> bool:
+        return later.event_id == "mine"
+
+    assert distinct([theirs, mine]) == [theirs]  # without a reader: the earliest
+    assert distinct([theirs, mine], sees) == [mine]
+    assert distinct([other, theirs, mine], sees) == [mine, other]
