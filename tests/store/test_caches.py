@@ -218,6 +218,29 @@ def test_remembered_checkpoints_past_their_limit_start_over_and_still_answer(
         assert store._departures._size <= 4
 
 
+def test_remembered_checkpoints_count_long_texts_by_their_size(tmp_path: Path) -> None:
+    """Tuples of D_a's and C's items were counted as items, so that a review's writer of
+    16,384-character texts could make them hold 16 GB within the limit. They cost what the
+    decoded caches count: one unit an item and one a KiB of its text."""
+    with two_processes("sqlite", tmp_path) as (store, _):
+        for n in (1, 2):
+            draft = ItemDraft(id=f"l{n}", text="x" * 16_384)
+            store.append(
+                "ws", [Assert(id=f"e{n}", at=T0 + timedelta(minutes=n), author="A2", item=draft)]
+            )
+        store.append("ws", [fact(3, "short")])
+        store.depart("ws", "A1", T0 + timedelta(minutes=4))
+        store._departures.limit = 40  # D_a costs 35 units; C, 35 more, starts them over
+        first = store.return_context("ws", REQUEST)
+        assert store._departures._size == 35
+        store.append("ws", [fact(5, "later")])  # C grows by one short item: one unit
+        later = store.return_context("ws", REQUEST)
+
+        assert [i.id for i in first.items] == ["l1", "l2", "short"]
+        assert [i.id for i in later.items] == ["l1", "l2", "short", "later"]
+        assert store._departures._size == 35 + 1 + 1  # and Δ's one event
+
+
 def test_returns_at_later_epochs_read_only_what_came_since_and_see_all_of_it(
     backend: str, tmp_path: Path
 ) -> None:

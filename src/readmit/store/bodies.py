@@ -16,7 +16,7 @@ from readmit.admission.memo import grown_from, keep
 from readmit.events import Recorded
 from readmit.model import Item
 from readmit.store.connection import Connection
-from readmit.store.decoded import CACHE_LIMIT, BodyCache
+from readmit.store.decoded import CACHE_LIMIT, BodyCache, units
 from readmit.store.rows import ACTIVE
 from readmit.wire.codec import event_from_json, item_from_json
 from readmit.wire.logged import loads
@@ -66,8 +66,10 @@ class Departures:
     workspace commit in epoch order), so a return at the same epoch as an earlier one
     gets the very same tuples of C's items and of Δ, and what is derived from them alone
     (`readmit.admission.context.ReturnContext.by_id`, explicit invalidation's split of
-    C's items) is derived once. The memos start over when the tuples they hold would name
-    more than ``limit`` items and events in all, the decoded-item cache's own bound.
+    C's items) is derived once. The memos start over when the tuples they hold would cost
+    more than ``limit`` units in all, as the decoded caches count them (`units`: one an item
+    or event, and one a KiB of its text; counting items alone, tuples of 16,384-character
+    texts could hold 16 GB, a review's finding).
     """
 
     def __init__(self, limit: int = CACHE_LIMIT) -> None:
@@ -80,14 +82,18 @@ class Departures:
         self._size = 0
         self.limit = limit
 
-    def _held(self, size: int) -> None:
-        """Make room for tuples of ``size`` items (the caller holds the lock)."""
+    def _held(self, size: int, whole: Callable[[], int] | None = None) -> None:
+        """Make room for ``size`` more units (the caller holds the lock).
+
+        ``whole``: what the tuple that grew by them costs, counted after a start over.
+        """
         if self._size + size > self.limit:
             self._items.clear()
             self._left_out.clear()
             self._contexts.clear()
             self._deltas.clear()
             self._size = 0
+            size = size if whole is None else whole()
         self._size += size
 
     def left_out(
@@ -115,7 +121,7 @@ class Departures:
             found = tuple(items_by(db, cache, workspace, "id", ids)) if ids else ()
         with self._lock:
             if checkpoint not in self._left_out:
-                self._held(len(found))
+                self._held(units(found))
                 self._left_out[checkpoint] = found
         return self._left_out.get(checkpoint, found)
 
@@ -143,7 +149,7 @@ class Departures:
         found = (items, tuple(ids))
         with self._lock:
             if checkpoint not in self._items:
-                self._held(len(items))
+                self._held(units(items))
                 self._items[checkpoint] = found
         return found
 
@@ -193,8 +199,9 @@ class Departures:
             if (cp_id, epoch) not in self._contexts:
                 if since is not None and (cp_id, since) in self._contexts:
                     del self._contexts[cp_id, since]  # returns move on to later epochs
-                    self._size -= len(base[1].items)
-                self._held(len(extended.items))
+                    self._held(units(added), lambda: units(extended.items))  # ``base`` counted
+                else:
+                    self._held(units(extended.items))
                 self._contexts[cp_id, epoch] = (base[0], extended)
         return base[0], extended.items
 
@@ -263,8 +270,9 @@ class Departures:
         with self._lock:
             if key not in self._deltas:
                 if self._deltas.pop((workspace, span.start, stop), None) is not None:
-                    self._size -= len(base)  # returns move on to later epochs
-                self._held(len(found))
+                    self._held(units(found[len(base) :]), lambda: units(found))  # moved on
+                else:
+                    self._held(units(found))
                 self._deltas[key] = found
         return found
 

@@ -9,8 +9,11 @@ without their text, which the next start over corrects.
 """
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Generic, TypeVar
+
+from readmit.model import Item
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -26,6 +29,16 @@ def kib(value: object) -> int:
     if text is None:
         text = getattr(getattr(getattr(value, "event", None), "item", None), "text", None)
     return len(text) >> 10 if isinstance(text, str) else 0
+
+
+def units(values: Sequence[object]) -> int:
+    """What ``values`` cost a cache: one unit a value and one a KiB of its text (`kib`)."""
+    if values and isinstance(values[0], Item):  # a text each, measured in C
+        return len(values) + (sum(map(len, map(_TEXT, values))) >> 10)
+    return len(values) + sum(map(kib, values))
+
+
+_TEXT = attrgetter("text")
 
 
 class BodyCache(Generic[K, V]):
