@@ -55,18 +55,19 @@ def _returns(
     middle: list[dict[str, Any]],
     verdict: Any = _judged,
     second: tuple[str, str] = ("family", "r"),
+    theirs: str = "Suite held.",
 ) -> list[Decided]:
-    """A1's shared probe and booking (key room), an agency-only item of ``key``, then
-    ``middle``, in which B1's SECRET replaces the booking by its key."""
-    theirs = {
+    """A1's shared probe and booking (key room), an agency-only item of ``key`` saying
+    ``theirs``, then ``middle``, in which B1's SECRET replaces the booking by its key."""
+    held = {
         "id": "held",
         "key": key,
-        "text": "Suite held.",
+        "text": theirs,
         "readers": {"principals": ["agency"]},
     }
     shared = {"readers": "*"}
     events: list[dict[str, Any]] = [
-        {"at": _at(0), "author": "B1", "op": "assert", "item": theirs},
+        {"at": _at(0), "author": "B1", "op": "assert", "item": held},
         {"at": _at(0), "author": "A1", "op": "assert",
          "item": {"id": "probe", "text": "Probe about Riverside Hotel.", **shared}},
         {"at": _at(0), "author": "A1", "op": "assert",
@@ -216,36 +217,71 @@ def test_an_unscreened_item_names_each_event_left_once_and_those_the_agent_may_r
     assert made.sighted == (SECRET,)
 
 
-@pytest.mark.parametrize("named", [True, False])
-def test_a_withdrawal_the_agent_may_read_is_the_evidence_whatever_came_before_it(
-    store: WorkStateStore, named: bool
+@pytest.mark.parametrize("again", [True, False])
+def test_a_verdicts_evidence_does_not_depend_on_who_judged_it(
+    store: WorkStateStore, again: bool
 ) -> None:
-    """An agency-only note is revoked, then the family's shared booking: both withdrawals
-    name the hotel, or only the family's does. A1 is told of the family's either way (a
-    review's finding: the agency's came first and was the evidence, hidden, its wording
-    with it, so A1 learned that a note it may not read named the hotel)."""
-    note = "Riverside Hotel suite held." if named else "Office plants watered."
+    """The agency's note, then (or not) the family's in the same words: A1's return keeps
+    the earliest, the agency's, though A1 may read only the family's, and B2 of the agency
+    finds the verdict standing on its own note either way (a review's finding: kept as
+    the one A1 may read, the family's, it told B2 that a family note said so)."""
+    closed = "Riverside Hotel is closed."
     middle: list[dict[str, Any]] = [
-        {"at": _at(1), "author": "B1", "op": "assert",
-         "item": {"id": "note", "text": note, "readers": {"principals": ["agency"]}}},
-        {"at": _at(2), "op": "depart", "agent": "A1"},
-        {"at": _at(3), "author": "B1", "id": SECRET, "op": "revoke", "target": "note",
-         "why": "-"},
-        {"at": _at(4), "author": "A1", "id": "booking-cancelled", "op": "revoke",
-         "target": "open", "why": "cancelled"},
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        {"at": _at(1), "op": "depart", "agent": "A2"},
+        {"at": _at(3), "author": "B1", "id": SECRET, "op": "assert",
+         "item": {"id": "n1", "text": closed, "readers": {"principals": ["agency"]}}},
+        *([{"at": _at(4), "author": "A1", "id": "family-note", "op": "assert",
+            "item": {"id": "n2", "text": closed, "readers": {"principals": ["family"]}}}]
+          if again else []),
         {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+        {"at": _at(6), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
     ]  # fmt: skip
 
-    def hotel(pair: Pair) -> Verdict:
-        said = f"{pair.later.withdrawn_text} names the hotel"
-        linked = "Riverside" in (pair.later.withdrawn_text or "")
-        return Verdict(invalidates=linked, confidence=0.9, reason=said)
+    def closing(pair: Pair) -> Verdict:
+        return Verdict(invalidates=pair.later.text == closed, confidence=0.9, reason="closed")
 
-    [decided] = _returns(store, "other", middle, hotel)
+    first, later = _returns(store, f"k{again}", middle, closing, second=("agency", "r"))
 
-    probe = _probe(decided)
-    assert probe["evidence"] == ["booking-cancelled"]
-    assert probe["detail"] == "v: Riverside Hotel room open. names the hotel"
+    assert [e["evidence"] for e in first.record["excluded"] if e["item"] == "probe"] == [[SECRET]]
+    assert _probe(later)["evidence"] == [SECRET]
+    assert _probe(later)["detail"] == "confirmed earlier by v: the events given invalidated it"
+
+
+@pytest.mark.parametrize("key", ["room", "other"])
+def test_a_standing_verdict_names_an_event_in_the_readers_sight_whatever_it_rests_on(
+    store: WorkStateStore, key: str
+) -> None:
+    """B2 of the agency confirms the verdict on the withdrawal of the agency's own item
+    (key room: B1's SECRET replaced it with the booking) or of the booking (key other).
+    A1 finds it standing, named either way: SECRET brought an item A1 may read, whose
+    receipt names it, and A1 is not told the words of another reader's judgment."""
+    theirs = "Probe about Riverside Hotel: suite held."
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        {"at": _at(1), "op": "depart", "agent": "A2"},
+        _RELEASED,
+        {"at": _at(5), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
+        {"at": _at(6), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+
+    def agencys(pair: Pair) -> Verdict:
+        later = pair.later
+        mine = later.event_id == SECRET and later.withdrawn_id == (
+            "held" if key == "room" else "open"
+        )
+        return Verdict(invalidates=mine, confidence=0.9, reason=f"read {later.withdrawn_text}")
+
+    judged, standing = _returns(store, key, middle, agencys, second=("agency", "r"), theirs=theirs)
+
+    assert _probe(judged)["evidence"] == [SECRET]
+    assert _probe(standing) == {
+        "item": "probe",
+        "reason": "implicitly_invalidated",
+        "stage": "implicit",
+        "evidence": [SECRET],
+        "detail": "confirmed earlier by v: the events given invalidated it",
+    }
 
 
 def test_the_confidence_of_an_invalidation_on_what_the_agent_may_not_read_is_not_shown(
@@ -281,16 +317,11 @@ def test_the_confidence_of_an_invalidation_on_what_the_agent_may_not_read_is_not
     }
 
 
-def test_of_identical_words_one_the_agent_may_read_is_kept_and_shown_first() -> None:
-    """Two teammates state the same words, the earlier one another principal's: the one
-    the agent may read stands for both, and is judged before what it may not read."""
+def test_of_identical_words_the_earliest_is_kept_whoever_may_read_it() -> None:
+    """A verdict binds every agent: its evidence is the same whoever returns to judge it."""
     theirs = _later("theirs", "x")._replace(epoch=3, withdrawn_id=None, withdrawn_text=None)
     mine = theirs._replace(event_id="mine", epoch=4)  # the same words, later
     other = _later("other", "held")._replace(epoch=2)
 
-    def sees(later: Later) -> bool:
-        return later.event_id == "mine"
-
-    assert distinct([theirs, mine]) == [theirs]  # without a reader: the earliest
-    assert distinct([theirs, mine], sees) == [mine]
-    assert distinct([other, theirs, mine], sees) == [mine, other]
+    assert distinct([mine, theirs]) == [theirs]
+    assert distinct([other, mine, theirs]) == [other, theirs]

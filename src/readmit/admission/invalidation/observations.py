@@ -9,8 +9,7 @@ A verifier that cannot judge news is shown none
 (`readmit.admission.invalidation.implicit.judges_news`), so for it no news is even built.
 """
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from operator import itemgetter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from readmit.admission.context import ReturnContext, grown_base
@@ -335,19 +334,18 @@ def _readers(
     return None if new is None else (new.scope.principals, new.scope.roles)
 
 
-def distinct(laters: Sequence[Later], sees: Callable[[Later], bool] | None = None) -> list[Later]:
-    """``laters`` with one observation per text a verifier reads, those ``sees`` first.
+def distinct(laters: Sequence[Later]) -> list[Later]:
+    """``laters`` with one observation per text a verifier reads, the earliest of each.
 
     A verifier sees an observation's words (its op, text, and what it withdrew or
     brought), not its id or epoch, so observations that say the same thing (four
     teammates asserting the same answer) get one verdict: judging each again would
     spend a call, and an LLM's tokens, for nothing. The earliest is kept, as the
-    evidence a confirmed invalidation cites, in the place of the first. ``sees``: whether
-    the returning agent may read one whole (`readable`): one it may is kept before an
-    earlier it may not, and judged before those (their order kept otherwise), so that
-    what it is told does not depend on what it may not read (a review's finding, stop 59).
+    evidence a confirmed invalidation cites, in the place of the first. Whoever returns:
+    a verdict binds every agent, and its evidence must not depend on who judged it (a
+    review's finding, stop 59, against keeping one the returning agent may read).
     """
-    kept: dict[tuple[str | None, ...], tuple[bool, int, Later]] = {}
+    kept: dict[tuple[str | None, ...], Later] = {}
     for later in laters:
         seen = (
             later.op,
@@ -356,8 +354,6 @@ def distinct(laters: Sequence[Later], sees: Callable[[Later], bool] | None = Non
             later.withdrawn_text,
             later.replacement_text,
         )
-        hidden = sees is not None and not sees(later)
-        known = kept.get(seen)
-        if known is None or (hidden, later.epoch) < known[:2]:
-            kept[seen] = (hidden, later.epoch, later)
-    return [later for _, _, later in sorted(kept.values(), key=itemgetter(0))]
+        if seen not in kept or later.epoch < kept[seen].epoch:
+            kept[seen] = later
+    return list(kept.values())

@@ -279,11 +279,11 @@ class Screener:
         return outcome
 
     def _shown(self, item: Item, laters: Sequence[Later]) -> list[Later]:
-        """``laters`` as a verifier or the scan is shown them with ``item`` (`kept`, `distinct`)."""
+        """``laters`` as a verifier or the scan is shown them with ``item`` (`kept`)."""
         if not laters:
             return []
         before = any(x.epoch <= self.ctx.departure.epoch for x in laters)  # the log before it too
-        return distinct(self._restored(before).kept(item, laters, self.news), self._sees(item))
+        return distinct(self._restored(before).kept(item, laters, self.news))
 
     def _restored(self, before: bool) -> Restorations:
         """What the window's events restore (`restored`): made once a pair is judged.
@@ -312,8 +312,8 @@ class Screener:
         found = [(p, v) for p, v in answers if v is not None and confirms(v, self.policy.threshold)]
         if not found:
             return False
-        sees = self._sees(item)  # one the agent may read first, as it was shown (`distinct`)
-        pair, verdict = min(found, key=lambda pv: (not sees(pv[0].later), pv[0].later.epoch))
+        sees = self._sees(item)  # of the earliest event's observations, one the agent may read
+        pair, verdict = min(found, key=lambda pv: (pv[0].later.epoch, not sees(pv[0].later)))
         self.excluded[item.id] = invalidated(pair, verdict, self.verifier.name, sees(pair.later))
         self.confirmed.append(self.excluded[item.id])
         self.confirming[item.id] = pair.later

@@ -13,7 +13,6 @@ from itertools import compress
 from operator import attrgetter, not_
 
 from readmit.admission.context import ReturnContext, Standing, events_by_id, receipt_events
-from readmit.admission.invalidation.propagation import premises_readable
 from readmit.admission.memo import Passes
 from readmit.events import Assert, Close, Evidence, Recorded, Revoke, Supersede
 from readmit.model import Item
@@ -52,39 +51,33 @@ def _split(pool: list[Item], ctx: ReturnContext) -> tuple[list[Item], list[Exclu
     if any(e not in in_delta for verdict in verdicts for e in verdict.evidence):
         known = in_delta.keys() | receipt_events(ctx.items)
     reader = (ctx.returner.principal, ctx.returner.role)
-    made = [_exclusion(verdict, known, reader) for verdict in verdicts]
-    return kept, [_sighted(e, v, ctx, in_delta) for e, v in zip(made, verdicts, strict=True)]
+    return kept, [
+        _sighted(_exclusion(verdict, known, reader), ctx, in_delta) for verdict in verdicts
+    ]
 
 
-def _sighted(
-    made: Exclusion, verdict: Standing, ctx: ReturnContext, in_delta: Mapping[str, Recorded]
-) -> Exclusion:
-    """``made``, its evidence `Exclusion.sighted` where the agent may read its observation.
+def _sighted(made: Exclusion, ctx: ReturnContext, in_delta: Mapping[str, Recorded]) -> Exclusion:
+    """``made``, its event `Exclusion.sighted` where it is in the returning agent's sight.
 
-    Read back from Δ's event and the premise ``verdict`` rests on. Not where that cannot
-    be told (an event outside Δ; a keyed assert judged as news, which may have replaced
-    what the agent may not read): its event stays hidden there.
+    An event of its Δ that brought an item it may read (whose receipt names the event), or
+    withdrew one it may read and brought none, or evidence it may read: named to it,
+    whatever else the event withdrew, and whichever of its observations the verdict
+    rests on. That one is another reader's judgment: its words are not shown to another
+    reader (`_exclusion`), so naming the event tells nothing of them, and hiding it told
+    that the event was also about what the agent may not read (a review's finding).
     """
     said = in_delta.get(made.evidence[0]) if len(made.evidence) == 1 else None
-    item = ctx.by_id.get(made.item)
-    if said is None or item is None or not premises_readable(item, ctx):
+    if said is None:
         return made
-    event, named = said.event, {verdict.premise}
+    event, who = said.event, ctx.returner
     if isinstance(event, Evidence):
         seen = ctx.reads_evidence_of(event.author)
     else:
-        if isinstance(event, Supersede | Revoke | Close):
-            named.add(event.target)
-        if isinstance(event, Assert | Supersede):
-            named.add(event.item.id)
-            if isinstance(event, Assert) and event.item.key and verdict.premise == event.item.id:
-                return made  # what its key replaced is not known here
-        who, find = ctx.returner, ctx.by_id.get
-        seen = all(
-            (i := find(x) if x else None) is not None
-            and i.scope.readable_by(who.principal, who.role)
-            for x in named
-        )
+        named = event.item.id if isinstance(event, Assert | Supersede) else None
+        if isinstance(event, Revoke | Close):
+            named = event.target
+        found = None if named is None else ctx.by_id.get(named)
+        seen = found is not None and found.scope.readable_by(who.principal, who.role)
     return replace(made, sighted=made.evidence) if seen else made
 
 
@@ -115,6 +108,6 @@ def _exclusion(verdict: Standing, known: Container[str], reader: tuple[str, str]
         reason=Reason.IMPLICITLY_INVALIDATED,
         stage=Stage.IMPLICIT,
         evidence=verdict.evidence if visible else (),
-        confidence=verdict.confidence if visible or own else None,  # it tells of the words
+        confidence=verdict.confidence if own else None,  # it tells of the words, as they do
         detail=detail,
     )
