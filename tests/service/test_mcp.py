@@ -55,6 +55,14 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
     async def session() -> tuple[set[str], dict[str, Any], dict[str, Any], list[Any]]:
         async with Client(params, read_timeout_seconds=60) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
+            first = structured(await client.call_tool("state", {"limit": 1}))  # a page
+            rest = structured(await client.call_tool("state", {"after": first["next"]}))
+            assert first["next"] == first["items"][0]["id"]
+            assert [i["id"] for i in first["items"] + rest["items"]] == ["A2/h0", "A2/p0"]
+            assert rest["next"] is None
+            refused = await client.call_tool("state", {"limit": 0})
+            assert refused.is_error
+            assert "invalid_input" in getattr(refused.content[0], "text", "")
             said = {"task": "trip", "purpose": "itinerary"}
             structured(await client.call_tool("depart", said))
             team.service.record(
@@ -330,7 +338,7 @@ def test_the_readme_client_entry_starts_a_server_after_the_readme_key_flow(
 
     assert set(server["env"]) == {"READMIT_AGENT_KEY", "READMIT_DB", "READMIT_SIGNING_KEY"}
     assert "return_view" in tools
-    assert state == {"items": []}
+    assert state == {"items": [], "next": None}
 
 
 @pytest.mark.parametrize("pasted", ["rmk_abc\n", "  rmk_abc ", "rmk_abc"])

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import anyio.to_thread
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -40,6 +40,8 @@ from readmit.service.operations import Caller, Service
 from readmit.service.schemas import (
     ERROR_RESPONSES,
     HEALTH_RESPONSES,
+    STATE_MOST,
+    STATE_PAGE,
     VERIFY_RESPONSES,
     DecisionsOut,
     DepartIn,
@@ -273,9 +275,18 @@ def _routes(  # noqa: C901 - one route each
         return Response(decision_json(shown), media_type="application/json")
 
     @app.get("/v1/state", response_model=StateOut, responses=ERROR_RESPONSES)
-    def state(caller: me) -> StateOut:
-        """The active items you may read now."""
-        return {"items": service.state(caller)}
+    def state(
+        caller: me,
+        after: Annotated[str | None, Query(max_length=1024)] = None,  # ids are far shorter
+        limit: Annotated[int, Query(ge=1, le=STATE_MOST)] = STATE_PAGE,
+    ) -> StateOut:
+        """The active items you may read now, by id, a page at a time.
+
+        ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
+        the answer's ``next`` as ``after`` for the next page, until it is ``null``.
+        """
+        items, following = service.state(caller, after, limit)
+        return {"items": items, "next": following}
 
 
 VERIFY_SLOTS = 2

@@ -25,7 +25,15 @@ from pydantic import ValidationError
 from readmit import strict_json
 from readmit.errors import InvalidInput, InvalidRequest, ReadmitError
 from readmit.service.operations import Caller, Service
-from readmit.service.schemas import DecisionsOut, DepartureOut, RecordedOut, StateOut, VerifyOut
+from readmit.service.schemas import (
+    STATE_MOST,
+    STATE_PAGE,
+    DecisionsOut,
+    DepartureOut,
+    RecordedOut,
+    StateOut,
+    VerifyOut,
+)
 from readmit.service.strict_route import refusal
 from readmit.wire import check_name, check_returning, check_text
 from readmit.wire.edge import did_you_mean
@@ -137,10 +145,17 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.explain(caller, decision_id)
 
     @server.tool()
-    def state() -> StateOut:
-        """The active shared items you may read now."""
+    def state(after: str | None = None, limit: int = STATE_PAGE) -> StateOut:
+        """The active shared items you may read now, by id, a page at a time.
+
+        ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
+        the answer's ``next`` as ``after`` for the next page, until it is null.
+        """
         with refusals():
-            return {"items": service.state(caller)}
+            if not 1 <= limit <= STATE_MOST:
+                raise InvalidInput(f"limit must be from 1 to {STATE_MOST}, not {limit}")
+            items, following = service.state(caller, after, limit)
+            return {"items": items, "next": following}
 
     return server
 

@@ -374,9 +374,12 @@ class Service:
         readmitted = [bank[i] for i in record["readmitted"] if i in bank]
         return shown(record, decision_id, readmitted)
 
-    def state(self, caller: Caller) -> list[ItemOut]:
-        """The active items the caller may read now."""
-        return [item_out(i) for i in self.store.visible_state(caller.workspace, caller.agent.id)]
+    def state(
+        self, caller: Caller, after: str | None, limit: int
+    ) -> tuple[list[ItemOut], str | None]:
+        """A page of the items the caller may read now, and the next's cursor (`State.page`)."""
+        items, following = self.store.page(caller.workspace, caller.agent.id, after, limit)
+        return [item_out(i) for i in items], following
 
     def memories(self, caller: Caller) -> list[MemoryOut]:
         """The caller's own private bank."""

@@ -204,11 +204,17 @@ class DecisionsOut(TypedDict):
     decisions: list[DecisionSummaryOut]
 
 
+STATE_PAGE, STATE_MOST = 1000, 10_000
+"""Items a page of ``/v1/state`` holds unless asked for fewer, and the most it may hold."""
+
+
 @with_config(_CLOSED)
 class StateOut(TypedDict):
-    """The active items you may read, by id."""
+    """A page of the active items you may read, by id."""
 
     items: list[ItemOut]
+    next: str | None
+    """The cursor of the next page: pass it as ``after``. ``null`` on the last page."""
 
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {

@@ -157,8 +157,10 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def visible_state(self, workspace: str, agent: str) -> list[Item]:
-        """The active items ``agent`` may read now, by id."""
+    def visible_state(
+        self, workspace: str, agent: str, after: str | None = None, limit: int | None = None
+    ) -> list[Item]:
+        """The active items ``agent`` may read now, by id: after ``after``, ``limit`` of them."""
         ...
 
     def unreadable(self, workspace: str, agent: str, ids: Sequence[str]) -> set[str]:

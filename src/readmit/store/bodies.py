@@ -8,13 +8,15 @@ read here (nothing appends and reads the log in one transaction).
 """
 
 import threading
+from bisect import bisect_right
 from collections.abc import Callable
 from datetime import datetime
+from operator import attrgetter
 from typing import NamedTuple
 
 from readmit.admission.memo import grown_from, keep
 from readmit.events import Recorded
-from readmit.model import Item
+from readmit.model import Agent, Item
 from readmit.store.connection import Connection
 from readmit.store.decoded import CACHE_LIMIT, BodyCache, units
 from readmit.store.rows import ACTIVE
@@ -43,6 +45,36 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
 
 
 _ACTIVE = "FROM items i WHERE workspace = ? AND " + ACTIVE
+_ID = attrgetter("id")
+
+
+def readable_page(
+    db: Connection,
+    cache: BodyCache[str, Item],
+    workspace: str,
+    who: Agent,
+    after: str | None = None,
+    limit: int | None = None,
+) -> list[Item]:
+    """The active items ``who`` may read, by id, after ``after``: at most ``limit``.
+
+    Ids sort in Python, by code point (a PostgreSQL collation would sort them otherwise).
+    Of a page, only the ids are read of the rest, and bodies are decoded a chunk at a time
+    until it is full: a page of a 100k-item workspace decodes what it shows, not the store.
+    """
+    if limit is None and after is None:
+        every = active_items(db, cache, workspace)
+        return sorted((i for i in every if i.scope.readable_by(who.principal, who.role)), key=_ID)
+    ids = sorted(r[0] for r in db.execute("SELECT id " + _ACTIVE, (workspace,)).fetchall())
+    limit = len(ids) if limit is None else limit
+    found: list[Item] = []
+    start = 0 if after is None else bisect_right(ids, after)
+    while start < len(ids) and len(found) < limit:
+        chunk = ids[start : start + max(limit, 64)]
+        start += len(chunk)
+        decoded = sorted(items_by(db, cache, workspace, "id", chunk), key=_ID)
+        found += (i for i in decoded if i.scope.readable_by(who.principal, who.role))
+    return found[:limit]
 
 
 class _Items(NamedTuple):

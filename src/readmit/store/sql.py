@@ -44,6 +44,7 @@ from readmit.store.leases import Leases
 from readmit.store.migrations import migrate, missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
+from readmit.store.state import State
 from readmit.store.writer import Clock, Writer
 from readmit.wire import domain
 
@@ -51,7 +52,7 @@ _ID = attrgetter("id")
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys, Held, Leases):
+class SqlStore(AgentKeys, Held, Leases, State):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:
@@ -234,14 +235,6 @@ class SqlStore(AgentKeys, Held, Leases):
     def has_departed(self, workspace: str, agent: str, at: datetime) -> bool:
         """Whether ``agent`` has a departure at or before ``at`` (a return can be decided)."""
         return self._reading(absence.last_departure, workspace, agent, at) is not None
-
-    def visible_state(self, workspace: str, agent: str) -> list[Item]:
-        """The active items ``agent`` may read now, by id."""
-        with self._read() as db:
-            who = self._agent(workspace, agent, f"state of {agent}")
-            items = active_items(db, self._decoded, workspace)
-        readable = (i for i in items if i.scope.readable_by(who.principal, who.role))
-        return sorted(readable, key=lambda i: i.id)
 
     def experiences(self, workspace: str, agent: str) -> list[Experience]:
         """``agent``'s own private bank, oldest first."""

@@ -1,0 +1,100 @@
+"""``GET /v1/state`` answers a page at a time: a 100k-item workspace answered whole was
+tens of megabytes of JSON at every call, by any agent."""
+
+from typing import Any
+
+import httpx
+import pytest
+
+from builders import T0
+from readmit.events import Assert, ItemDraft
+from readmit.model import Agent
+from readmit.store import WorkStateStore
+from servicekit import Team
+
+IDS = ["Zeta", "alpha", "b-9", "b-10", "éclair", "Ωmega", "z"]
+"""Ids as code points sort them (uppercase first, accents after): whatever a PostgreSQL
+collation would say, the pages are in the order `sorted` gives."""
+
+
+def _noted(client: httpx.Client, team: Team, ids: list[str], agency: set[str]) -> None:
+    """A2 records an item per id; those in ``agency`` only the agency may read."""
+    events = [
+        {
+            "at": f"2026-05-01T08:{n:02}:00Z",
+            "op": "assert",
+            "author": "A2",
+            "item": {"id": i, "text": f"Note {i}."}
+            | ({"readers": {"principals": ["agency"]}} if i in agency else {}),
+        }
+        for n, i in enumerate(ids)
+    ]
+    response = client.post("/v1/events", json={"events": events}, headers=team.auth("A2"))
+    assert response.status_code == 200, response.text
+
+
+def _pages(client: httpx.Client, team: Team, limit: int) -> list[list[str]]:
+    pages, after = [], None
+    while True:
+        params: dict[str, Any] = {"limit": limit} | ({"after": after} if after else {})
+        answer = client.get("/v1/state", params=params, headers=team.auth("A1")).json()
+        pages.append([i["id"] for i in answer["items"]])
+        after = answer["next"]
+        if after is None:
+            return pages
+
+
+def test_pages_list_every_item_the_agent_may_read_once_in_code_point_order(
+    client: httpx.Client, team: Team
+) -> None:
+    _noted(client, team, IDS, agency={"b-9", "z"})
+    shown = sorted(f"A2/{i}" for i in IDS if i not in {"b-9", "z"})
+
+    assert _pages(client, team, limit=2) == [shown[:2], shown[2:4], shown[4:]]
+    assert _pages(client, team, limit=5) == [shown]
+    whole = client.get("/v1/state", headers=team.auth("A1")).json()  # 1,000 unless asked
+    assert ([i["id"] for i in whole["items"]], whole["next"]) == (shown, None)
+
+
+def test_a_page_past_the_last_item_is_empty(client: httpx.Client, team: Team) -> None:
+    _noted(client, team, ["a", "b"], agency=set())
+
+    answer = client.get("/v1/state", params={"after": "A2/b"}, headers=team.auth("A1"))
+
+    assert answer.json() == {"items": [], "next": None}
+
+
+@pytest.mark.parametrize("params", [{"limit": 0}, {"limit": 10_001}, {"after": "x" * 1025}])
+def test_a_page_out_of_bounds_is_refused(
+    client: httpx.Client, team: Team, params: dict[str, Any]
+) -> None:
+    answer = client.get("/v1/state", params=params, headers=team.auth("A1"))
+
+    assert answer.status_code == 422
+    assert answer.json()["code"] == "invalid_request"
+
+
+def test_a_page_decodes_chunks_until_it_holds_what_the_agent_may_read(
+    store: WorkStateStore,
+) -> None:
+    """Readable items far apart, past chunks of unreadable ones, fill a page in id order."""
+    store.create_workspace(
+        "w", [Agent(id="a", principal="p", role="r"), Agent(id="b", principal="q", role="r")]
+    )
+    shared = frozenset({"p", "q"})
+    events = [
+        Assert(
+            id=f"e{n}",
+            at=T0,
+            author="b",
+            item=ItemDraft(id=f"i{n:03}", text=f"Note {n}.", principals=None if n % 70 else shared),
+        )
+        for n in range(300)
+    ]
+    store.append("w", events)
+    readable = [f"i{n:03}" for n in range(0, 300, 70)]
+
+    assert [i.id for i in store.visible_state("w", "a")] == readable
+    assert [i.id for i in store.visible_state("w", "a", limit=2)] == readable[:2]
+    assert [i.id for i in store.visible_state("w", "a", after="i000", limit=3)] == readable[1:4]
+    assert [i.id for i in store.visible_state("w", "a", after="i280")] == []
