@@ -14,6 +14,7 @@ that judged it and wherever its verdict stands later.
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, unscreened
 from readmit.admission.invalidation.observations import distinct
@@ -24,6 +25,7 @@ from readmit.scenario import load_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore
 from readmit.testing import FunctionVerifier
+from readmit.wire.outbound import DecisionRecordOut
 
 SIGNER = HmacSha256Signer(b"test-signing-key-0123456789")
 SECRET = "agency-suite-released"
@@ -325,3 +327,19 @@ def test_of_identical_words_the_earliest_is_kept_whoever_may_read_it() -> None:
 
     assert distinct([mine, theirs]) == [theirs]
     assert distinct([other, mine, theirs]) == [other, theirs]
+
+
+def test_the_operators_record_lists_the_events_named_though_hidden(store: WorkStateStore) -> None:
+    middle: list[dict[str, Any]] = [
+        {"at": _at(1), "op": "depart", "agent": "A1"},
+        _RELEASED,
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]
+
+    [decided] = _returns(store, "room", middle)
+
+    record = TypeAdapter(DecisionRecordOut).validate_python(decided.record)
+    [probe] = [e for e in record["excluded"] if e["item"] == "probe"]
+    assert SECRET in record["hidden"]
+    assert probe.get("sighted") == [SECRET]
+    assert "sighted" not in _probe(decided)

@@ -85,6 +85,16 @@ class ExclusionOut(TypedDict):
 
 
 @with_config(_CLOSED)
+class RecordExclusionOut(ExclusionOut):
+    """The operator's `ExclusionOut`: with the evidence its agent is shown though hidden."""
+
+    sighted: NotRequired[list[str]]
+    """Of ``evidence``, the events among ``hidden`` whose observation the agent may read
+    whole (`readmit.reasons.Exclusion.sighted`): named to it (absent where none is, and in
+    records logged before stop 59)."""
+
+
+@with_config(_CLOSED)
 class CoverageOut(TypedDict):
     """Cov and Crit: the share of obligations met and of critical requirements covered."""
 
@@ -333,7 +343,7 @@ class DecisionRecordOut(TypedDict):
     decisions named them: the pages then say the record does not say)."""
     items: list[str]
     selected: list[str]
-    excluded: list[ExclusionOut]
+    excluded: list[RecordExclusionOut]
     """Every exclusion but ``not_selected`` ones."""
     not_selected: NotRequired[list[str]]
     """The items left out only because the selector did not need or fit them (absent in
