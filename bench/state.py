@@ -5,8 +5,9 @@ store, served in process (the FastAPI app through its test client, so the answer
 serialised and validated as on the wire). After a first call of each (the items decoded
 once, as a running server has them), the best of ``--repeat`` calls of: the whole state
 (every page of 10,000 followed from ``next``; run on a tree from before pages, the one
-call that answered it all), and one page of
-1,000 (the default). Reports milliseconds and bytes for each, and their ratios.
+call that answered it all), and one page of 1,000 (the default), again at the same epoch;
+then the best of the first page after each of ``--repeat`` writes (what the reader may read
+is then made anew). Reports milliseconds and bytes, and the ratios of page to whole.
 
 Usage:
     python bench/state.py                       # 100k items
@@ -83,10 +84,17 @@ def main() -> None:
                 size = call()  # decodes what it reads once
                 best = min(_timed(call) for _ in range(args.repeat))
                 figures[name] = (best, size)
+            after_write = []  # the first page at a new epoch: what it may read is made anew
+            for n in range(args.repeat):
+                note = ItemDraft(id=f"new{n}", text=f"Note {n}.")
+                at = T0 + timedelta(hours=1, seconds=n)
+                store.append("w", [Assert(id=f"w{n}", at=at, author="a2", item=note)])
+                after_write.append(_timed(page))
         store.close()
     (whole_s, whole_b), (page_s, page_b) = figures["whole"], figures["page"]
     print(f"items {args.items}: whole state {whole_s * 1e3:.0f} ms, {whole_b / 2**20:.1f} MiB;")
     print(f"one page of 1,000: {page_s * 1e3:.1f} ms, {page_b / 2**10:.0f} KiB;")
+    print(f"the first page after a write: {min(after_write) * 1e3:.1f} ms;")
     print(f"page / whole: time x{page_s / whole_s:.3f}, bytes x{page_b / whole_b:.3f}")
 
 

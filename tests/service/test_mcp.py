@@ -60,9 +60,10 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
             assert first["next"] == first["items"][0]["id"]
             assert [i["id"] for i in first["items"] + rest["items"]] == ["A2/h0", "A2/p0"]
             assert rest["next"] is None
-            refused = await client.call_tool("state", {"limit": 0})
-            assert refused.is_error
-            assert "invalid_input" in getattr(refused.content[0], "text", "")
+            for asked in ({"limit": 0}, {"limit": True}, {"after": "x" * 1025}, {"after": "a\x00"}):
+                refused = await client.call_tool("state", asked)  # as GET /v1/state refuses
+                assert refused.is_error, asked
+                assert "invalid_input" in getattr(refused.content[0], "text", "")
             said = {"task": "trip", "purpose": "itinerary"}
             structured(await client.call_tool("depart", said))
             team.service.record(

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from builders import T0
-from readmit.events import Assert, ItemDraft
+from readmit.events import Assert, ItemDraft, Revoke
 from readmit.model import Agent
 from readmit.store import WorkStateStore
 from servicekit import Team
@@ -64,6 +64,29 @@ def test_a_page_past_the_last_item_is_empty(client: httpx.Client, team: Team) ->
     assert answer.json() == {"items": [], "next": None}
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "limit=1&limit=2",  # FastAPI kept the last: a gateway may read the first
+        "after=a&after=b",
+        "lmit=5",  # a typo read as no limit at all
+        "limit=1.0",
+        "limit=%2B5",
+        "limit=%205",
+        "limit=1_0",
+        "after=a%00b",
+        "after=a%E2%80%8Bb",  # a zero-width space
+    ],
+)
+def test_a_query_is_read_as_strictly_as_a_body(
+    client: httpx.Client, team: Team, query: str
+) -> None:
+    answer = client.get(f"/v1/state?{query}", headers=team.auth("A1"))
+
+    assert answer.status_code == 422
+    assert answer.json()["code"] == "invalid_request"
+
+
 @pytest.mark.parametrize("params", [{"limit": 0}, {"limit": 10_001}, {"after": "x" * 1025}])
 def test_a_page_out_of_bounds_is_refused(
     client: httpx.Client, team: Team, params: dict[str, Any]
@@ -74,10 +97,12 @@ def test_a_page_out_of_bounds_is_refused(
     assert answer.json()["code"] == "invalid_request"
 
 
-def test_a_page_decodes_chunks_until_it_holds_what_the_agent_may_read(
+def test_a_page_holds_the_items_the_agent_may_read_however_far_apart(
     store: WorkStateStore,
 ) -> None:
-    """Readable items far apart, past chunks of unreadable ones, fill a page in id order."""
+    """Readable items far apart among unreadable ones fill a page in id order. A page is cut
+    from every item the agent may read: decoding until it was full took longer the more
+    unreadable ids followed ``after``, which told them a letter at a time (a review)."""
     store.create_workspace(
         "w", [Agent(id="a", principal="p", role="r"), Agent(id="b", principal="q", role="r")]
     )
@@ -98,3 +123,16 @@ def test_a_page_decodes_chunks_until_it_holds_what_the_agent_may_read(
     assert [i.id for i in store.visible_state("w", "a", limit=2)] == readable[:2]
     assert [i.id for i in store.visible_state("w", "a", after="i000", limit=3)] == readable[1:4]
     assert [i.id for i in store.visible_state("w", "a", after="i280")] == []
+
+
+def test_a_page_after_a_write_shows_it(store: WorkStateStore) -> None:
+    """What a reader may read is remembered by epoch, and every change is an event."""
+    store.create_workspace("w", [Agent(id="a", principal="p", role="r")])
+    store.append("w", [Assert(id="e1", at=T0, author="a", item=ItemDraft(id="i1", text="One."))])
+    assert [i.id for i in store.visible_state("w", "a", limit=5)] == ["i1"]
+
+    store.append("w", [Assert(id="e2", at=T0, author="a", item=ItemDraft(id="i0", text="Two."))])
+    assert [i.id for i in store.visible_state("w", "a", limit=5)] == ["i0", "i1"]
+
+    store.append("w", [Revoke(id="e3", at=T0, author="a", target="i1", why="gone")])
+    assert [i.id for i in store.visible_state("w", "a", limit=5)] == ["i0"]

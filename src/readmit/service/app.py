@@ -40,6 +40,7 @@ from readmit.service.operations import Caller, Service
 from readmit.service.schemas import (
     ERROR_RESPONSES,
     HEALTH_RESPONSES,
+    STATE_AFTER_MOST,
     STATE_MOST,
     STATE_PAGE,
     VERIFY_RESPONSES,
@@ -56,7 +57,7 @@ from readmit.service.schemas import (
     VerifyIn,
     VerifyOut,
 )
-from readmit.service.strict_route import StrictJsonRoute, json_type, not_json
+from readmit.service.strict_route import StrictJsonRoute, json_type, not_json, plain_query
 from readmit.service.verify_body import verified
 from readmit.wire.edge import did_you_mean
 from readmit.wire.fields import plain
@@ -276,8 +277,9 @@ def _routes(  # noqa: C901 - one route each
 
     @app.get("/v1/state", response_model=StateOut, responses=ERROR_RESPONSES)
     def state(
+        request: Request,
         caller: me,
-        after: Annotated[str | None, Query(max_length=1024)] = None,  # ids are far shorter
+        after: Annotated[str | None, Query(max_length=STATE_AFTER_MOST)] = None,
         limit: Annotated[int, Query(ge=1, le=STATE_MOST)] = STATE_PAGE,
     ) -> StateOut:
         """The active items you may read now, by id, a page at a time.
@@ -285,9 +287,12 @@ def _routes(  # noqa: C901 - one route each
         ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
         the answer's ``next`` as ``after`` for the next page, until it is ``null``.
         """
+        plain_query(request, _STATE_PARAMS, frozenset({"limit"}))
         items, following = service.state(caller, after, limit)
         return {"items": items, "next": following}
 
+
+_STATE_PARAMS = frozenset({"after", "limit"})
 
 VERIFY_SLOTS = 2
 """Views ``/v1/verify`` checks at once: it needs no key, so a flood of large views must not

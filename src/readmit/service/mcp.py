@@ -20,12 +20,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import ValidationError
+from pydantic import StrictInt, ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput, InvalidRequest, ReadmitError
 from readmit.service.operations import Caller, Service
 from readmit.service.schemas import (
+    STATE_AFTER_MOST,
     STATE_MOST,
     STATE_PAGE,
     DecisionsOut,
@@ -145,19 +146,26 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.explain(caller, decision_id)
 
     @server.tool()
-    def state(after: str | None = None, limit: int = STATE_PAGE) -> StateOut:
+    def state(after: str | None = None, limit: StrictInt = STATE_PAGE) -> StateOut:
         """The active shared items you may read now, by id, a page at a time.
 
         ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
         the answer's ``next`` as ``after`` for the next page, until it is null.
         """
         with refusals():
-            if not 1 <= limit <= STATE_MOST:
-                raise InvalidInput(f"limit must be from 1 to {STATE_MOST}, not {limit}")
+            _check_page(after, limit)
             items, following = service.state(caller, after, limit)
             return {"items": items, "next": following}
 
     return server
+
+
+def _check_page(after: str | None, limit: int) -> None:
+    """Refuse what ``GET /v1/state`` refuses of a page's ``after`` and ``limit``."""
+    if not 1 <= limit <= STATE_MOST:
+        raise InvalidInput(f"limit must be a whole number from 1 to {STATE_MOST}")
+    if after is not None and (len(after) > STATE_AFTER_MOST or not after.isprintable()):
+        raise InvalidInput(f"after must be an id: at most {STATE_AFTER_MOST} printable characters")
 
 
 def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:

@@ -204,8 +204,9 @@ class DecisionsOut(TypedDict):
     decisions: list[DecisionSummaryOut]
 
 
-STATE_PAGE, STATE_MOST = 1000, 10_000
-"""Items a page of ``/v1/state`` holds unless asked for fewer, and the most it may hold."""
+STATE_PAGE, STATE_MOST, STATE_AFTER_MOST = 1000, 10_000, 1024
+"""Items a page of ``/v1/state`` holds unless asked for fewer, the most it may hold, and the
+longest cursor (``after``) it takes: ids are far shorter."""
 
 
 @with_config(_CLOSED)

@@ -57,6 +57,12 @@ class BodyCache(Generic[K, V]):
             held = self._values.get(workspace, {})
             return {k: held[k] for k in keys if k in held}
 
+    def lacking(self, workspace: str, keys: list[K]) -> list[K]:
+        """The ``keys`` the cache holds no value of in ``workspace``."""
+        with self._lock:
+            held = self._values.get(workspace, {})
+            return [k for k in keys if k not in held]
+
     def keep(self, workspace: str, values: dict[K, V], text: int | None = None) -> None:
         """Add ``values`` (starting over when the cache would pass its limit).
 

@@ -71,6 +71,7 @@ class SqlStore(AgentKeys, Held, Leases, State):
         self._parsed: BodyCache[int, Recorded] = BodyCache()
         self._obligations: BodyCache[str, Obligation] = BodyCache()
         self._departures = Departures()
+        self._readable: dict[tuple[str, str, str, int], list[Item]] = {}  # `State`
         self.generation = 0  # write transactions committed through this object: readers poll it
         self._commits = itertools.count(1)  # next() on it is atomic: no increment is lost
         try:

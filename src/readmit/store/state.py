@@ -5,20 +5,31 @@ a workspace of 100k items answered whole was tens of megabytes of JSON per reque
 again at every call, by any agent.
 """
 
+from bisect import bisect_right
 from contextlib import AbstractContextManager
+from operator import attrgetter
 
+from readmit.admission.memo import keep
 from readmit.model import Agent, Item
-from readmit.store.bodies import readable_page
+from readmit.store.bodies import readable_items
 from readmit.store.connection import Connection
 from readmit.store.decoded import BodyCache
+
+_ID = attrgetter("id")
 
 
 class State:
     """The part of `readmit.store.SqlStore` that reads an agent's visible state."""
 
     _decoded: BodyCache[str, Item]
+    _readable: dict[tuple[str, str, str, int], list[Item]]
+    """What a reader (workspace, principal, role) may read at an epoch, by id: every change
+    to the active items is an event, so following the pages reads them once."""
 
     def _read(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _epoch(self, db: Connection, workspace: str) -> int:
         raise NotImplementedError
 
     def _agent(self, workspace: str, agent: str, step_id: str) -> Agent:
@@ -36,7 +47,17 @@ class State:
         """
         with self._read() as db:
             who = self._agent(workspace, agent, f"state of {agent}")
-            return readable_page(db, self._decoded, workspace, who, after, limit)
+            reader = (workspace, who.principal, who.role, self._epoch(db, workspace))
+            readable = self._readable.get(reader)
+            if readable is None:
+                made = readable_items(db, self._decoded, workspace, who)
+                readable = keep(self._readable, reader, made, 16)
+        # A page is cut from all the reader may read, so that what it costs does not depend
+        # on where the items it may not read lie among the ids: decoding until a page was
+        # full took 3 ms more for each 1,000 unreadable ids after ``after``, and a helper
+        # read another principal's ids off that, a letter at a time (stop 59).
+        start = 0 if after is None else bisect_right(readable, after, key=_ID)
+        return readable[start:] if limit is None else readable[start : start + limit]
 
     def page(
         self, workspace: str, agent: str, after: str | None, limit: int
