@@ -343,3 +343,34 @@ def test_the_operators_record_lists_the_events_named_though_hidden(store: WorkSt
     assert SECRET in record["hidden"]
     assert probe.get("sighted") == [SECRET]
     assert "sighted" not in _probe(decided)
+
+
+@pytest.mark.parametrize("key", ["train", "other"])
+def test_an_item_replaced_by_key_names_what_replaced_it_whatever_came_after(
+    store: WorkStateStore, key: str
+) -> None:
+    """A1's t1, t2, t3 hold key train in turn; then B1's agency-only item of ``key``, which
+    replaced nothing (t1 and t2 were gone, t3 is the family's own). Each is named with the
+    item that replaced it, the writer's, not the newest of the key: naming B1's, hidden
+    from A1, told A1 that an agency item held the key (a review's finding)."""
+    stated: list[dict[str, Any]] = [
+        {"at": _at(n), "author": "A1", "op": "assert",
+         "item": {"id": f"t{n}", "key": "train", "text": f"Train {n}.", "readers": "*"}}
+        for n in (1, 2)
+    ]  # fmt: skip
+    middle: list[dict[str, Any]] = [
+        {"at": _at(0), "op": "depart", "agent": "A1"},
+        *stated,
+        {"at": _at(3), "author": "A1", "op": "assert",
+         "item": {"id": "t3", "key": "train", "text": "Train 3."}},
+        {"at": _at(4), "author": "B1", "id": SECRET, "op": "assert",
+         "item": {"id": "v", "key": key, "text": "Suite.", "readers": {"principals": ["agency"]}}},
+        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
+    ]  # fmt: skip
+
+    [decided] = _returns(store, f"{key}-held", middle)
+
+    copy = {e["item"]: e["evidence"] for e in agent_copy(decided.record)["excluded"]}
+    assert copy["t1"][1:] == ["t2"]
+    assert copy["t2"][1:] == ["t3"]
+    assert SECRET not in repr(agent_copy(decided.record))

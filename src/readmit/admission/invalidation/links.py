@@ -6,6 +6,7 @@ supersede and close links from Δ's events, a close only once in force at the re
 it replaces (`same_key_replacements`).
 """
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -17,6 +18,8 @@ from readmit.admission.memo import Grown, keep
 from readmit.events import WITHDRAWING_OPS, Close, Recorded, Revoke, Supersede
 from readmit.model import Agent, Item
 from readmit.reasons import Exclusion, Reason, Stage
+
+_EPOCH = attrgetter("epoch")
 
 Link = tuple[Reason, tuple[str, ...], str]
 
@@ -74,10 +77,14 @@ def event_links(
 
 
 def same_key_replacements(ctx: ReturnContext, pool: Sequence[Item]) -> dict[str, Link]:
-    """Items of ``pool`` a later item with the same key replaced, newest replacement as evidence.
+    """Items of ``pool`` a later item with the same key replaced, with what replaced it.
 
     Only a sourced item replaces: hearsay (no receipt) cannot retire recorded state. And
     only one whose author may read the earlier item: a key cannot reach across principals.
+    The evidence is the first such item, the one the writer replaced the earlier with
+    (`readmit.store.writer`). Until stop 59 it was the newest, so an item of another
+    principal that came after, and replaced nothing (the earlier one gone), was named
+    there, hidden from the agent: its missing evidence told that such an item held the key.
     The store's items include everything ever replaced; only those this return could admit
     (the pool's) are looked into.
     """
@@ -96,11 +103,9 @@ def group_replacements(
 ) -> dict[str, Link]:
     """`same_key_replacements` of the ``asked`` items of ``key``'s ``group``."""
     found: dict[str, Link] = {}
-    sourced = sorted(
-        (m for m in group if m.receipt is not None), key=lambda m: m.epoch, reverse=True
-    )
+    sourced = sorted((m for m in group if m.receipt is not None), key=lambda m: m.epoch)
     for item in asked:
-        latest = _latest_replacement(ctx, item, sourced)
+        latest = _first_replacement(ctx, item, sourced)
         if latest is not None and latest.receipt is not None:
             found[item.id] = (
                 Reason.STALE_OR_SUPERSEDED,
@@ -166,16 +171,10 @@ def ids_unless_all(pool: Sequence[Item], items: tuple[Item, ...]) -> set[str] | 
     return {item.id for item in pool}
 
 
-def _latest_replacement(
-    ctx: ReturnContext, item: Item, newest_first: Sequence[Item]
-) -> Item | None:
-    """The newest of ``newest_first`` (``item``'s key group) after it that may replace it."""
-    for later in newest_first:
-        if later.epoch <= item.epoch:
-            return None
-        if may_replace(ctx.agents, later.author, item):
-            return later
-    return None
+def _first_replacement(ctx: ReturnContext, item: Item, oldest_first: Sequence[Item]) -> Item | None:
+    """The first of ``oldest_first`` (``item``'s key group) after it that may replace it."""
+    start = bisect_right(oldest_first, item.epoch, key=_EPOCH)
+    return next((m for m in oldest_first[start:] if may_replace(ctx.agents, m.author, item)), None)
 
 
 def may_replace(agents: Mapping[str, Agent], author: str, earlier: Item) -> bool:
