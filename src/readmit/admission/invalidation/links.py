@@ -103,14 +103,14 @@ def group_replacements(
 ) -> dict[str, Link]:
     """`same_key_replacements` of the ``asked`` items of ``key``'s ``group``."""
     found: dict[str, Link] = {}
-    sourced = sorted((m for m in group if m.receipt is not None), key=lambda m: m.epoch)
+    sourced = sorted((m for m in group if m.receipt is not None), key=_EPOCH)
     for item in asked:
-        latest = _first_replacement(ctx, item, sourced)
-        if latest is not None and latest.receipt is not None:
+        first = _first_replacement(ctx, item, sourced)
+        if first is not None and first.receipt is not None:
             found[item.id] = (
                 Reason.STALE_OR_SUPERSEDED,
-                (latest.receipt.event_id, latest.id),
-                f"replaced by {latest.id} (same key {key!r})",
+                (first.receipt.event_id, first.id),
+                f"replaced by {first.id} (same key {key!r})",
             )
     return found
 
