@@ -54,10 +54,13 @@ def _calls_at_return(db: str) -> int:
     (`spent`: the agent's copy does not)."""
     service = _service(db)
     try:
-        service.return_(Caller("w", Agent(id="a0", principal="org", role="r")), "ops", "p")
+        judgment = service.return_(
+            Caller("w", Agent(id="a0", principal="org", role="r")), "ops", "p"
+        )["judgment"]
         calls: int = spent(service.store, "w", "a0")["calls"]
     finally:
         service.close()
+    assert judgment is not None
     return calls
 
 

@@ -100,6 +100,7 @@ def _returning(
     release.set()
     returning.join(SETTLED_S)
     assert answer, "the return did not end"
+    assert answer[0]["judgment"] is not None
     return spent(service.store, away.workspace, away.agent.id)
 
 
@@ -134,8 +135,9 @@ def test_without_judging_ahead_the_same_return_judges(
     service, away, other = judged
 
     _changes(service, other)
-    service.return_(away, "ops", "p")
+    judgment = service.return_(away, "ops", "p")["judgment"]
 
+    assert judgment is not None
     assert spent(service.store, "w", "a0")["calls"] > 0
 
 
@@ -281,9 +283,10 @@ def test_an_agent_whose_departure_says_its_task_is_judged_ahead_without_a_view(
 ) -> None:
     service, away, other = _team(store, make_verifier("builtin"), said=("ops", "p"))
     ahead = _judged_after_changes(service, other)
-    service.return_(away, "ops", "p")
+    judgment = service.return_(away, "ops", "p")["judgment"]
 
     assert ahead.passes >= 1
+    assert judgment is not None
     assert spent(service.store, "w", "a0")["calls"] == 0
 
 
