@@ -43,7 +43,8 @@ from readmit.clock import now
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.service.keys import key_hash, new_key
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
 

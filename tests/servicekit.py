@@ -19,7 +19,8 @@ from readmit.examples.travel import travel_scenario
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.service.keys import key_hash, new_key
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore
 

@@ -111,7 +111,8 @@ def returned_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str,
     Of its last `RECORDS_READ` decisions: what it is judged ahead for when its departure
     did not say.
     """
-    for summary in reversed(store.decisions(workspace, agent)[-RECORDS_READ:]):
+    latest = max(0, store.decision_count(workspace, agent) - RECORDS_READ)
+    for summary in reversed(store.decisions(workspace, agent, latest)):
         view = store.decision(summary.id, workspace).get("view")
         if view is not None:
             return str(view["task"]), str(view["purpose"])

@@ -102,7 +102,8 @@ if "service" in config["actions"]:
     from readmit.service.app import create_app
     from readmit.service.mcp import create_mcp
     from readmit.model import Agent
-    from readmit.service.operations import Caller, Service
+    from readmit.service.operations import Service
+    from readmit.service.reading import Caller
     service = Service.from_env("sqlite://:memory:", "builtin", {"READMIT_SIGNING_KEY": "k" * 32})
     paths = {route.path for route in create_app(service).routes}
     assert {"/health", "/docs", "/openapi.json"} <= paths, paths

@@ -22,7 +22,8 @@ from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.service.ahead import AheadJudge
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
 from readmit.testing import FunctionVerifier, UnavailableVerifier

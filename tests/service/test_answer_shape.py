@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 from readmit.examples.travel import travel_scenario
 from readmit.service.copies import decision_json
-from readmit.service.operations import Caller
+from readmit.service.reading import Caller
 from readmit.store import SqlStore
 from readmit.wire.outbound import AgentDecisionOut
 from servicekit import Team, make_team, play

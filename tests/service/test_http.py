@@ -96,7 +96,10 @@ def test_decisions_of_other_agents_are_not_found(client: httpx.Client, team: Tea
 
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
-    assert client.get("/v1/decisions", headers=team.auth("A2")).json() == {"decisions": []}
+    assert client.get("/v1/decisions", headers=team.auth("A2")).json() == {
+        "decisions": [],
+        "next": None,
+    }
 
 
 @pytest.mark.parametrize(

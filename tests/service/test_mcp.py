@@ -70,6 +70,11 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
                 a2, [{"op": "revoke", "author": "A2", "target": "h0", "why": "Sunrise cancelled."}]
             )
             returned = structured(await client.call_tool("return_view", {}))  # as departed
+            listed = structured(await client.call_tool("audit", {"limit": 1}))  # a page
+            assert [(d["id"], d["outcome"]) for d in listed["decisions"]] == [(1, "issued")]
+            assert listed["next"] is None
+            past = structured(await client.call_tool("audit", {"after": 1}))
+            assert past == {"decisions": [], "next": None}
             checked = structured(await client.call_tool("verify_view", {"view": returned["view"]}))
             text = json.dumps(returned["view"])  # as received: parsed strictly
             as_text = await client.call_tool("verify_view", {"view_json": text})
@@ -224,6 +229,9 @@ def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
             "record_events: unknown argument 'event' (did you mean 'events'?); it takes events",
         ),
         ("explain", {"decision_id": "abc"}, "explain: decision_id: Input should be a valid int"),
+        ("audit", {"limit": 0}, "limit must be a whole number from 1 to 10000"),
+        ("audit", {"limit": 10_001}, "limit must be a whole number from 1 to 10000"),
+        ("audit", {"after": -1}, "after must be a whole number, 0 or more"),
     ],
 )
 def test_tool_arguments_are_checked_like_the_http_apis(
@@ -244,8 +252,8 @@ def test_tool_arguments_are_checked_like_the_http_apis(
     assert result.is_error
     assert f"error [invalid_input]: {problem}" in result.content[0].text
     assert "pydantic" not in result.content[0].text
-    assert team.service.memories(a1) == []
-    assert team.service.decisions(a1) == []
+    assert team.service.memories(a1) == ([], None)
+    assert team.service.decisions(a1) == ([], None)
 
 
 def test_a_blocked_return_through_mcp_names_what_is_missing_and_why_memories_wait(

@@ -20,7 +20,8 @@ from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.service.copies import decision_json
 from readmit.service.keys import key_hash, new_key
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.service.turns import Turns
 from readmit.service.workers import ReturnPool, ServerConfig
 from readmit.signing import HmacSha256Signer
@@ -94,14 +95,14 @@ def test_a_workers_refusal_is_the_servers_own(served: tuple[Service, ReturnPool,
 
 def test_a_cancelled_return_records_nothing(served: tuple[Service, ReturnPool, Caller]) -> None:
     front, pool, caller = served
-    before = len(front.decisions(caller))
+    before = len(front.decisions(caller)[0])
     cancel = threading.Event()
     cancel.set()  # the client went away
 
     with pytest.raises(Abandoned):
         in_pool(pool, caller, cancel)
 
-    assert len(front.decisions(caller)) == before
+    assert len(front.decisions(caller)[0]) == before
 
 
 def test_a_team_returning_together_through_the_workers_judges_once(

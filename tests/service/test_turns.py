@@ -16,7 +16,8 @@ from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.service import turns, workers
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.service.turns import Turns
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore

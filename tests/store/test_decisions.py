@@ -51,6 +51,24 @@ def test_each_workspace_numbers_its_decisions_from_one(two: WorkStateStore) -> N
     assert two.decision(2, workspace="other")["n"] == 1
 
 
+def test_an_agents_decisions_are_read_a_page_at_a_time_and_counted(two: WorkStateStore) -> None:
+    """Pages of one agent's decisions in one workspace, interleaved with another workspace's:
+    by the agent's own order, whatever the other workspace numbered meanwhile."""
+    for n in range(7):
+        _decide(two, "ws", n)
+        _decide(two, "other", 100 + n)
+
+    pages = [two.decisions("ws", "A1", after, 3) for after in (0, 3, 6, 7)]
+
+    assert [[d.id for d in page] for page in pages] == [[1, 2, 3], [4, 5, 6], [7], []]
+    assert {d.workspace for page in pages for d in page} == {"ws"}
+    assert two.decisions("ws", "A1", 5) == two.decisions("ws", "A1")[5:]  # no limit
+    assert two.decisions("ws", "A1", 2**70, 2**70) == []  # past any database's integers
+    assert [d.id for d in two.decisions("ws", "A1", 0, 2**70)] == list(range(1, 8))
+    assert (two.decision_count("ws", "A1"), two.decision_count("ws", "A2")) == (7, 0)
+    assert [d.workspace for d in two.decisions(None, None, 12, 5)] == ["ws", "other"]
+
+
 def test_an_id_in_several_workspaces_needs_one_named(two: WorkStateStore) -> None:
     _decide(two, "ws", 0)
     _decide(two, "other", 1)

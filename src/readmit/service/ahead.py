@@ -315,7 +315,7 @@ class AheadJudge:
         key = (workspace, agent)
         if key in self._tasks:
             return self._tasks[key]
-        decided = len(self.store.decisions(workspace, agent))
+        decided = self.store.decision_count(workspace, agent)
         if self._unknown.get(key) == decided:
             return None  # nothing new in the audit log since it was read
         known = returned_to(self.store, workspace, agent)

@@ -36,13 +36,14 @@ from readmit.service.body import BodyLimit
 from readmit.service.copies import decision_json
 from readmit.service.docs import add_reference
 from readmit.service.gate import AgentGate, caller_of
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.service.schemas import (
+    AFTER_MOST,
     ERROR_RESPONSES,
     HEALTH_RESPONSES,
-    STATE_AFTER_MOST,
-    STATE_MOST,
-    STATE_PAGE,
+    PAGE,
+    PAGE_MOST,
     VERIFY_RESPONSES,
     DecisionsOut,
     DepartIn,
@@ -57,7 +58,7 @@ from readmit.service.schemas import (
     VerifyIn,
     VerifyOut,
 )
-from readmit.service.strict_route import StrictJsonRoute, json_type, not_json, plain_query
+from readmit.service.strict_route import StrictJsonRoute, json_type, not_json, routed_query
 from readmit.service.verify_body import verified
 from readmit.wire.edge import did_you_mean
 from readmit.wire.fields import plain
@@ -119,6 +120,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
     ) -> Caller:
         # `credentials` declares the bearer scheme in the OpenAPI; the gate (which runs
         # before the body is read) has already authenticated it and counted the request.
+        routed_query(request)  # before FastAPI reads the parameters
         return caller_of(request)
 
     Me = Annotated[Caller, Depends(caller)]
@@ -178,9 +180,18 @@ def _routes(  # noqa: C901 - one route each
         return service.remember(caller, body.id, body.text, body.source, body.at)
 
     @app.get("/v1/memories", response_model=MemoriesOut, responses=ERROR_RESPONSES)
-    def memories(caller: me) -> MemoriesOut:
-        """Your own private bank (never another agent's)."""
-        return {"memories": service.memories(caller)}
+    def memories(
+        caller: me,
+        after: Annotated[str | None, Query(max_length=AFTER_MOST)] = None,
+        limit: Annotated[int, Query(ge=1, le=PAGE_MOST)] = PAGE,
+    ) -> MemoriesOut:
+        """Your own private bank (never another agent's), oldest first, a page at a time.
+
+        ``limit`` memories at most (1,000 unless asked; 10,000 at most) after the memory
+        ``after``: give the answer's ``next`` as ``after`` for the next page, until null.
+        """
+        found, following = service.memories(caller, after, limit)
+        return {"memories": found, "next": following}
 
     @app.post("/v1/depart", response_model=DepartureOut, responses=ERROR_RESPONSES)
     def depart(caller: me, body: DepartIn | None = None) -> DepartureOut:
@@ -260,9 +271,19 @@ def _routes(  # noqa: C901 - one route each
     verifying, reading = [0], list[str]()  # views being checked; senders of views arriving
 
     @app.get("/v1/decisions", response_model=DecisionsOut, responses=ERROR_RESPONSES)
-    def decisions(caller: me) -> DecisionsOut:
-        """Your return decisions (the audit log, as far as it is yours)."""
-        return {"decisions": service.decisions(caller)}
+    def decisions(
+        caller: me,
+        after: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=PAGE_MOST)] = PAGE,
+    ) -> DecisionsOut:
+        """Your return decisions (the audit log, as far as it is yours), oldest first.
+
+        Numbered from 1 for you: ``limit`` at most (1,000 unless asked; 10,000 at most)
+        numbered after ``after``; give the answer's ``next`` as ``after`` for the next
+        page, until it is ``null``.
+        """
+        found, following = service.decisions(caller, after, limit)
+        return {"decisions": found, "next": following}
 
     @app.get(
         "/v1/decisions/{decision_id}", response_model=AgentDecisionOut, responses=ERROR_RESPONSES
@@ -277,22 +298,18 @@ def _routes(  # noqa: C901 - one route each
 
     @app.get("/v1/state", response_model=StateOut, responses=ERROR_RESPONSES)
     def state(
-        request: Request,
         caller: me,
-        after: Annotated[str | None, Query(max_length=STATE_AFTER_MOST)] = None,
-        limit: Annotated[int, Query(ge=1, le=STATE_MOST)] = STATE_PAGE,
+        after: Annotated[str | None, Query(max_length=AFTER_MOST)] = None,
+        limit: Annotated[int, Query(ge=1, le=PAGE_MOST)] = PAGE,
     ) -> StateOut:
         """The active items you may read now, by id, a page at a time.
 
         ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
         the answer's ``next`` as ``after`` for the next page, until it is ``null``.
         """
-        plain_query(request, _STATE_PARAMS, frozenset({"limit"}))
         items, following = service.state(caller, after, limit)
         return {"items": items, "next": following}
 
-
-_STATE_PARAMS = frozenset({"after", "limit"})
 
 VERIFY_SLOTS = 2
 """Views ``/v1/verify`` checks at once: it needs no key, so a flood of large views must not

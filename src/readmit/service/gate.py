@@ -24,7 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from readmit.errors import Internal, RateLimited, ReadmitError
 from readmit.service.answers import answer
 from readmit.service.body import declared_length
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 
 _CALLER = "readmit.caller"
 """The scope key under which the gate leaves the authenticated `Caller` for the routes."""

@@ -24,11 +24,12 @@ from pydantic import StrictInt, ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput, InvalidRequest, ReadmitError
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.service.schemas import (
-    STATE_AFTER_MOST,
-    STATE_MOST,
-    STATE_PAGE,
+    AFTER_MOST,
+    PAGE,
+    PAGE_MOST,
     DecisionsOut,
     DepartureOut,
     RecordedOut,
@@ -134,10 +135,18 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.verify(_view_of(view, view_json))
 
     @server.tool()
-    def audit() -> DecisionsOut:
-        """List your return decisions."""
+    def audit(after: StrictInt = 0, limit: StrictInt = PAGE) -> DecisionsOut:
+        """List your return decisions, oldest first, numbered from 1, a page at a time.
+
+        ``limit`` at most (1,000 unless asked; 10,000 at most) numbered after ``after``:
+        give the answer's ``next`` as ``after`` for the next page, until it is null.
+        """
         with refusals():
-            return {"decisions": service.decisions(caller)}
+            _check_limit(limit)
+            if after < 0:
+                raise InvalidInput("after must be a whole number, 0 or more")
+            found, following = service.decisions(caller, after, limit)
+            return {"decisions": found, "next": following}
 
     @server.tool()
     def explain(decision_id: int) -> AgentDecisionOut:
@@ -146,7 +155,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.explain(caller, decision_id)
 
     @server.tool()
-    def state(after: str | None = None, limit: StrictInt = STATE_PAGE) -> StateOut:
+    def state(after: str | None = None, limit: StrictInt = PAGE) -> StateOut:
         """The active shared items you may read now, by id, a page at a time.
 
         ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
@@ -162,10 +171,15 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
 
 def _check_page(after: str | None, limit: int) -> None:
     """Refuse what ``GET /v1/state`` refuses of a page's ``after`` and ``limit``."""
-    if not 1 <= limit <= STATE_MOST:
-        raise InvalidInput(f"limit must be a whole number from 1 to {STATE_MOST}")
-    if after is not None and (len(after) > STATE_AFTER_MOST or not after.isprintable()):
-        raise InvalidInput(f"after must be an id: at most {STATE_AFTER_MOST} printable characters")
+    _check_limit(limit)
+    if after is not None and (len(after) > AFTER_MOST or not after.isprintable()):
+        raise InvalidInput(f"after must be an id: at most {AFTER_MOST} printable characters")
+
+
+def _check_limit(limit: int) -> None:
+    """Refuse a page's ``limit`` as the HTTP routes refuse it."""
+    if not 1 <= limit <= PAGE_MOST:
+        raise InvalidInput(f"limit must be a whole number from 1 to {PAGE_MOST}")
 
 
 def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:

@@ -7,9 +7,8 @@ own private bank, with exclusions of items it may not read removed entirely.
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.cache import with_cache
@@ -24,22 +23,20 @@ from readmit.errors import (
     ConfigError,
     InvalidEvent,
     InvalidInput,
-    NotFound,
     Unauthenticated,
     ViewRejected,
 )
 from readmit.events import RecordExperience, ReturnRequest
-from readmit.model import Agent
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import Policy
 from readmit.service.ahead import QUIET_S, AheadJudge, asking
 from readmit.service.batch import check_sizes, own_batch, own_hint
-from readmit.service.copies import answer, shown
+from readmit.service.copies import answer
 from readmit.service.ids import own, ref
 from readmit.service.keys import key_hash
 from readmit.service.limits import CHECKPOINT_ROW_BYTES, Limits, Throttle, check_strings
+from readmit.service.reading import Caller, Reading
 from readmit.service.schemas import (
-    DecisionSummaryOut,
     DepartureOut,
     RecordedEventOut,
     VerifyOut,
@@ -52,25 +49,14 @@ from readmit.store import SqlStore, open_store
 from readmit.store.base import Returning
 from readmit.wire.outbound import (
     AgentDecisionOut,
-    ItemOut,
     MemoryOut,
-    Outcome,
-    item_out,
     memory_out,
 )
 
 Clock = Callable[[], datetime]
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """The authenticated agent a request acts as."""
-
-    workspace: str
-    agent: Agent
-
-
-class Service:
+class Service(Reading):
     """readmit's operations over one store, for authenticated agents."""
 
     def __init__(
@@ -344,46 +330,6 @@ class Service:
         except ViewRejected as exc:
             return {"valid": False, "problem": exc.problem}
         return {"valid": True, "items": list(verified.item_ids)}
-
-    def decisions(self, caller: Caller) -> list[DecisionSummaryOut]:
-        """The caller's own decisions, oldest first, numbered from 1 for the caller."""
-        rows = self.store.decisions(caller.workspace, caller.agent.id)
-        return [
-            {
-                "id": n,
-                "at": format_time(r.at),
-                "epoch": r.epoch,
-                "outcome": cast(Outcome, r.outcome),  # the store keeps what decide wrote
-            }
-            for n, r in enumerate(rows, start=1)
-        ]
-
-    def explain(self, caller: Caller, decision_id: int) -> AgentDecisionOut:
-        """The caller's decision number ``decision_id``, as the caller may see it.
-
-        Raises:
-            NotFound: if the caller has no decision with that number.
-        """
-        rows = self.store.decisions(caller.workspace, caller.agent.id)
-        if not 1 <= decision_id <= len(rows):
-            raise NotFound(f"you have no decision {decision_id}")
-        record = self.store.decision(rows[decision_id - 1].id, caller.workspace)
-        # The record keeps the ids of what was readmitted; the agent sees the memories,
-        # as the return itself showed them (memories are never changed nor removed).
-        bank = {m["id"]: m for m in self.memories(caller)}
-        readmitted = [bank[i] for i in record["readmitted"] if i in bank]
-        return shown(record, decision_id, readmitted)
-
-    def state(
-        self, caller: Caller, after: str | None, limit: int
-    ) -> tuple[list[ItemOut], str | None]:
-        """A page of the items the caller may read now, and the next's cursor (`State.page`)."""
-        items, following = self.store.page(caller.workspace, caller.agent.id, after, limit)
-        return [item_out(i) for i in items], following
-
-    def memories(self, caller: Caller) -> list[MemoryOut]:
-        """The caller's own private bank."""
-        return [memory_out(e) for e in self.store.experiences(caller.workspace, caller.agent.id)]
 
     def close(self) -> None:
         if self.ahead is not None:

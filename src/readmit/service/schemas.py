@@ -149,9 +149,11 @@ class RecordedOut(TypedDict):
 
 @with_config(_CLOSED)
 class MemoriesOut(TypedDict):
-    """Your private bank, oldest first."""
+    """A page of your private bank, oldest first."""
 
     memories: list[MemoryOut]
+    next: str | None
+    """The cursor of the next page: pass it as ``after``. ``null`` on the last page."""
 
 
 @with_config(_CLOSED)
@@ -199,14 +201,17 @@ class DecisionSummaryOut(TypedDict):
 
 @with_config(_CLOSED)
 class DecisionsOut(TypedDict):
-    """Your decisions, oldest first."""
+    """A page of your decisions, oldest first."""
 
     decisions: list[DecisionSummaryOut]
+    next: int | None
+    """The cursor of the next page: pass it as ``after``. ``null`` on the last page."""
 
 
-STATE_PAGE, STATE_MOST, STATE_AFTER_MOST = 1000, 10_000, 1024
-"""Items a page of ``/v1/state`` holds unless asked for fewer, the most it may hold, and the
-longest cursor (``after``) it takes: ids are far shorter."""
+PAGE, PAGE_MOST, AFTER_MOST = 1000, 10_000, 1024
+"""Entries a page of ``/v1/state``, ``/v1/decisions`` or ``/v1/memories`` holds unless asked
+for fewer, the most it may hold, and the longest cursor (``after``) a page takes: ids are far
+shorter."""
 
 
 @with_config(_CLOSED)

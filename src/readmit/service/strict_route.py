@@ -155,3 +155,23 @@ def plain_query(request: Request, known: frozenset[str], whole: frozenset[str]) 
             raise InvalidRequest(f"query: {name!r} must be a whole number in digits")
         if not value.isprintable():
             raise InvalidRequest(f"query: {name!r} holds a control or invisible character")
+
+
+def routed_query(request: Request) -> None:
+    """`plain_query` with the parameters the request's route takes (`QUERIES`)."""
+    route = request.scope.get("route")
+    path = route.path if isinstance(route, APIRoute) else ""
+    plain_query(request, *QUERIES.get((request.method, path), _NO_QUERY))
+
+
+_PAGE = frozenset({"after", "limit"})
+QUERIES = {
+    ("GET", "/v1/state"): (_PAGE, frozenset({"limit"})),
+    ("GET", "/v1/memories"): (_PAGE, frozenset({"limit"})),
+    ("GET", "/v1/decisions"): (_PAGE, _PAGE),
+}
+"""The query parameters of each route that takes some, and those of them that are whole
+numbers. Every route an agent calls reads its query with `plain_query`: another route
+refuses any (``POST /v1/return?task=...`` returned to the departure's task, the query
+unread)."""
+_NO_QUERY = (frozenset[str](), frozenset[str]())

@@ -37,7 +37,8 @@ from readmit.collector import tune_for_server
 from readmit.errors import ConfigError, RateLimited, ReadmitError, WorkerLost
 from readmit.model import Agent
 from readmit.service.copies import decision_json
-from readmit.service.operations import Caller, Service
+from readmit.service.operations import Service
+from readmit.service.reading import Caller
 from readmit.service.settings import limits_from_flags, load_policy
 from readmit.service.turns import Turns
 

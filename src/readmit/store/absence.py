@@ -13,7 +13,7 @@ from typing import Any
 from readmit.admission.invalidation.propagation import propagate
 from readmit.canonical import digest
 from readmit.clock import format_time
-from readmit.errors import InvalidEvent
+from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import RecordExperience
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
@@ -221,14 +221,37 @@ def evidence_ids(db: Connection, workspace: str) -> frozenset[str]:
 
 
 def bank(
-    db: Connection, workspace: str, agent: str, at: datetime | None = None
+    db: Connection,
+    workspace: str,
+    agent: str,
+    at: datetime | None = None,
+    after: str | None = None,
+    limit: int | None = None,
 ) -> list[Experience]:
-    """``agent``'s private bank, oldest first (only what was recorded by ``at``, if given)."""
-    query = "SELECT id, source_item, text, epoch FROM experiences WHERE workspace = ? AND agent = ?"
-    params: tuple[object, ...] = (workspace, agent)
+    """``agent``'s private bank, oldest first (only what was recorded by ``at``, if given).
+
+    Past the memory ``after`` (by epoch, then id), ``limit`` at most.
+
+    Raises:
+        InvalidInput: if ``after`` names no memory of the bank.
+    """
+    where, params = "workspace = ? AND agent = ?", tuple[object, ...]((workspace, agent))
     if at is not None:
-        query, params = query + " AND at <= ?", (*params, stamp(at))
-    rows = db.execute(query + " ORDER BY epoch, id", params).fetchall()
+        where, params = where + " AND at <= ?", (*params, stamp(at))
+    if after is not None:
+        row = db.execute(
+            f"SELECT epoch FROM experiences WHERE {where} AND id = ?",  # noqa: S608 (fixed text)
+            (*params, after),
+        ).fetchone()
+        if row is None:
+            raise InvalidInput(f"after: you have no memory {after!r}")
+        where += " AND (epoch > ? OR (epoch = ? AND id > ?))"
+        params = (*params, row[0], row[0], after)
+    query = f"SELECT id, source_item, text, epoch FROM experiences WHERE {where}"  # noqa: S608
+    query += " ORDER BY epoch, id"
+    if limit is not None:
+        query, params = query + " LIMIT ?", (*params, limit)
     return [
-        Experience(id=r[0], agent=agent, source_item_id=r[1], text=r[2], epoch=r[3]) for r in rows
+        Experience(id=r[0], agent=agent, source_item_id=r[1], text=r[2], epoch=r[3])
+        for r in db.execute(query, params).fetchall()
     ]

@@ -244,13 +244,28 @@ def own_number(db: Connection, workspace: str, agent: str, number: int) -> int:
     return int(count)
 
 
-def summaries(db: Connection, workspace: str | None, agent: str | None) -> list[DecisionSummary]:
-    """The logged decisions, oldest first, of one workspace or agent if named."""
+def summaries(
+    db: Connection,
+    workspace: str | None,
+    agent: str | None,
+    after: int = 0,
+    limit: int | None = None,
+) -> list[DecisionSummary]:
+    """The logged decisions, oldest first, of one workspace or agent if named.
+
+    Past the first ``after``, ``limit`` at most, read off an index (`decisions_by_agent`,
+    `decisions_by_number`): the rows before ``after`` are not decoded.
+    """
     query = "SELECT number, workspace, agent, at, epoch, outcome FROM decisions"
     filters = [(c, v) for c, v in (("workspace", workspace), ("agent", agent)) if v is not None]
     if filters:
         query += " WHERE " + " AND ".join(f"{c} = ?" for c, _ in filters)
-    rows = db.execute(query + " ORDER BY id", [v for _, v in filters]).fetchall()
+    # In a workspace, numbers are given in the order of ids: `decisions_by_agent` reads it.
+    query += " ORDER BY number" if workspace is not None else " ORDER BY id"
+    params: list[object] = [v for _, v in filters]
+    if limit is not None or after:
+        query += " LIMIT ? OFFSET ?"
+        params += [_ALL if limit is None else min(limit, _ALL), min(after, _ALL)]
     return [
         DecisionSummary(
             id=r[0],
@@ -260,8 +275,22 @@ def summaries(db: Connection, workspace: str | None, agent: str | None) -> list[
             epoch=r[4],
             outcome=r[5],
         )
-        for r in rows
+        for r in db.execute(query, params).fetchall()
     ]
+
+
+_ALL = 1 << 62
+"""A limit no table reaches (SQLite takes ``OFFSET`` only after a ``LIMIT``), and the most a
+limit or an offset is given as: a larger one reads the same, and neither database takes one
+past 2**63."""
+
+
+def count(db: Connection, workspace: str, agent: str) -> int:
+    """How many decisions ``agent`` has in ``workspace`` (counted on the index)."""
+    (n,) = db.execute(
+        "SELECT COUNT(*) FROM decisions WHERE workspace = ? AND agent = ?", (workspace, agent)
+    ).fetchone()
+    return int(n)
 
 
 def record(

@@ -137,9 +137,20 @@ class WorkStateStore(Protocol):
         ...
 
     def decisions(
-        self, workspace: str | None = None, agent: str | None = None
+        self,
+        workspace: str | None = None,
+        agent: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
     ) -> list[DecisionSummary]:
-        """The audit log, oldest first (optionally of one workspace, one agent)."""
+        """The audit log, oldest first (optionally of one workspace, one agent).
+
+        Past the first ``after`` of them, ``limit`` at most.
+        """
+        ...
+
+    def decision_count(self, workspace: str, agent: str) -> int:
+        """How many decisions ``agent`` has in ``workspace``."""
         ...
 
     def own_number(self, workspace: str, agent: str, decision_id: int) -> int:
@@ -188,8 +199,14 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def experiences(self, workspace: str, agent: str) -> list[Experience]:
-        """``agent``'s own private bank, oldest first."""
+    def experiences(
+        self, workspace: str, agent: str, after: str | None = None, limit: int | None = None
+    ) -> list[Experience]:
+        """``agent``'s own private bank, oldest first: past the memory ``after``, ``limit`` at most.
+
+        Raises:
+            InvalidInput: if ``after`` names no memory of the bank.
+        """
         ...
 
     def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:

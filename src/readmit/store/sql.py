@@ -237,10 +237,10 @@ class SqlStore(AgentKeys, Held, Leases, State):
         """Whether ``agent`` has a departure at or before ``at`` (a return can be decided)."""
         return self._reading(absence.last_departure, workspace, agent, at) is not None
 
-    def experiences(self, workspace: str, agent: str) -> list[Experience]:
-        """``agent``'s own private bank, oldest first."""
-        with self._read() as db:
-            return absence.bank(db, workspace, agent)
+    def experiences(
+        self, workspace: str, agent: str, after: str | None = None, limit: int | None = None
+    ) -> list[Experience]:
+        return self._reading(absence.bank, workspace, agent, None, after, limit)
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
         domain.checked_return(request)
@@ -359,14 +359,19 @@ class SqlStore(AgentKeys, Held, Leases, State):
         return audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
 
     def decisions(
-        self, workspace: str | None = None, agent: str | None = None
+        self,
+        workspace: str | None = None,
+        agent: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
     ) -> list[DecisionSummary]:
-        with self._read() as db:
-            return audit.summaries(db, workspace, agent)
+        return self._reading(audit.summaries, workspace, agent, after, limit)
+
+    def decision_count(self, workspace: str, agent: str) -> int:
+        return self._reading(audit.count, workspace, agent)
 
     def own_number(self, workspace: str, agent: str, decision_id: int) -> int:
-        with self._read() as db:
-            return audit.own_number(db, workspace, agent, decision_id)
+        return self._reading(audit.own_number, workspace, agent, decision_id)
 
     def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:
         """One stored decision record, by its number in ``workspace``.

@@ -1,0 +1,102 @@
+"""What an agent reads back over HTTP and MCP: its decisions, its bank, the state, by the page.
+
+Each list grows with the agent's history or the workspace, so each is answered a page at a
+time (`PAGE` entries unless asked, `PAGE_MOST` at most) with the cursor of the next page,
+and read from the store a page at a time: an agent with a year of returns behind it reads
+its latest decision, or has one explained, without every row of its history being read.
+"""
+
+from dataclasses import dataclass
+from typing import cast
+
+from readmit.clock import format_time
+from readmit.errors import NotFound
+from readmit.model import Agent
+from readmit.service.copies import shown
+from readmit.service.schemas import DecisionSummaryOut
+from readmit.store import SqlStore
+from readmit.wire.outbound import (
+    AgentDecisionOut,
+    ItemOut,
+    MemoryOut,
+    Outcome,
+    item_out,
+    memory_out,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated agent a request acts as."""
+
+    workspace: str
+    agent: Agent
+
+
+class Reading:
+    """The reading operations of `readmit.service.operations.Service`, over ``store``."""
+
+    store: SqlStore
+
+    def decisions(
+        self, caller: Caller, after: int = 0, limit: int | None = None
+    ) -> tuple[list[DecisionSummaryOut], int | None]:
+        """The caller's own decisions, oldest first, numbered from 1 for the caller.
+
+        Those numbered past ``after``, ``limit`` at most; and the next page's cursor.
+        """
+        rows = self.store.decisions(caller.workspace, caller.agent.id, after, _one_more(limit))
+        page = [
+            DecisionSummaryOut(
+                id=n,
+                at=format_time(r.at),
+                epoch=r.epoch,
+                outcome=cast(Outcome, r.outcome),  # the store keeps what decide wrote
+            )
+            for n, r in enumerate(rows[:limit], start=after + 1)
+        ]
+        return page, (after + len(page) if len(rows) > len(page) else None)
+
+    def explain(self, caller: Caller, decision_id: int) -> AgentDecisionOut:
+        """The caller's decision number ``decision_id``, as the caller may see it.
+
+        Raises:
+            NotFound: if the caller has no decision with that number.
+        """
+        ws, agent = caller.workspace, caller.agent.id
+        row = self.store.decisions(ws, agent, decision_id - 1, 1) if decision_id >= 1 else []
+        if not row:
+            raise NotFound(f"you have no decision {decision_id}")
+        record = self.store.decision(row[0].id, ws)
+        # The record keeps the ids of what was readmitted; the agent sees the memories,
+        # as the return itself showed them (memories are never changed nor removed).
+        bank = {m.id: memory_out(m) for m in self.store.experiences(ws, agent)}
+        readmitted = [bank[i] for i in record["readmitted"] if i in bank]
+        return shown(record, decision_id, readmitted)
+
+    def state(
+        self, caller: Caller, after: str | None, limit: int
+    ) -> tuple[list[ItemOut], str | None]:
+        """A page of the items the caller may read now, and the next's cursor (`State.page`)."""
+        items, following = self.store.page(caller.workspace, caller.agent.id, after, limit)
+        return [item_out(i) for i in items], following
+
+    def memories(
+        self, caller: Caller, after: str | None = None, limit: int | None = None
+    ) -> tuple[list[MemoryOut], str | None]:
+        """The caller's own private bank, oldest first.
+
+        Past the memory ``after``, ``limit`` at most; and the next page's cursor (the last
+        memory's id).
+
+        Raises:
+            InvalidInput: if ``after`` names no memory of the caller's.
+        """
+        found = self.store.experiences(caller.workspace, caller.agent.id, after, _one_more(limit))
+        page = found[:limit]
+        return [memory_out(e) for e in page], (page[-1].id if len(found) > len(page) else None)
+
+
+def _one_more(limit: int | None) -> int | None:
+    """A page's read: one entry past it tells whether another page follows."""
+    return None if limit is None else limit + 1

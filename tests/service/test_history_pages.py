@@ -1,0 +1,156 @@
+"""``GET /v1/decisions`` and ``GET /v1/memories`` answer a page at a time.
+
+Both grow with an agent's history: a year of returns answered whole was every row of the
+audit log at every call, and ``explain`` read every one of them to find one.
+"""
+
+from typing import Any
+
+import httpx
+import pytest
+
+from servicekit import Team
+
+RETURNS = 5
+
+
+def _returns(client: httpx.Client, team: Team, n: int) -> list[int]:
+    """A1 departs and returns ``n`` times; the numbers its returns answered with."""
+    headers = team.auth("A1")
+    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
+    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
+    numbers = []
+    for i in range(n):
+        team.clock.set(f"2026-05-0{1 + i}T09:00:00Z")
+        assert client.post("/v1/depart", headers=headers).status_code == 200
+        team.clock.set(f"2026-05-0{1 + i}T10:00:00Z")
+        answer = client.post("/v1/return", json={"task": "t", "purpose": "p"}, headers=headers)
+        assert answer.status_code == 200, answer.text
+        numbers.append(answer.json()["decision"])
+    return numbers
+
+
+def _pages(client: httpx.Client, team: Team, path: str, limit: int) -> list[list[Any]]:
+    pages, after = [], None
+    while True:
+        params: dict[str, Any] = {"limit": limit} | ({} if after is None else {"after": after})
+        answer = client.get(path, params=params, headers=team.auth("A1"))
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        listed = body["decisions" if path == "/v1/decisions" else "memories"]
+        pages.append([entry["id"] for entry in listed])
+        after = body["next"]
+        if after is None:
+            return pages
+
+
+def test_decisions_come_in_pages_numbered_as_the_returns_were(
+    client: httpx.Client, team: Team
+) -> None:
+    numbers = _returns(client, team, RETURNS)
+
+    assert numbers == [1, 2, 3, 4, 5]
+    assert _pages(client, team, "/v1/decisions", limit=2) == [[1, 2], [3, 4], [5]]
+    assert _pages(client, team, "/v1/decisions", limit=5) == [[1, 2, 3, 4, 5]]
+    whole = client.get("/v1/decisions", headers=team.auth("A1")).json()  # 1,000 unless asked
+    assert ([d["id"] for d in whole["decisions"]], whole["next"]) == (numbers, None)
+    later = client.get("/v1/decisions", params={"after": 3}, headers=team.auth("A1")).json()
+    assert later["decisions"] == whole["decisions"][3:]
+    past = client.get("/v1/decisions", params={"after": 10**30}, headers=team.auth("A1"))
+    assert past.json() == {"decisions": [], "next": None}
+
+
+def test_each_decision_is_explained_by_its_number_alone(client: httpx.Client, team: Team) -> None:
+    numbers = _returns(client, team, 3)
+    listed = client.get("/v1/decisions", headers=team.auth("A1")).json()["decisions"]
+
+    for n, summary in zip(numbers, listed, strict=True):
+        explained = client.get(f"/v1/decisions/{n}", headers=team.auth("A1")).json()
+        assert (explained["decision"], explained["epoch"]) == (n, summary["epoch"])
+    for missing in (0, 4, 10**30):
+        answer = client.get(f"/v1/decisions/{missing}", headers=team.auth("A1"))
+        assert (answer.status_code, answer.json()["code"]) == (404, "not_found"), missing
+
+
+def test_another_agents_decisions_are_neither_listed_nor_counted(
+    client: httpx.Client, team: Team
+) -> None:
+    _returns(client, team, 2)
+
+    answer = client.get("/v1/decisions", params={"limit": 1}, headers=team.auth("A2"))
+
+    assert answer.json() == {"decisions": [], "next": None}
+
+
+def test_memories_come_in_pages_oldest_first_with_the_last_id_as_cursor(
+    client: httpx.Client, team: Team
+) -> None:
+    headers = team.auth("A1")
+    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
+    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
+    for memory in ["m3", "m1", "m2"]:  # one epoch: in id order
+        said = {"id": memory, "text": f"I noted {memory}.", "source": "f"}
+        assert client.post("/v1/memories", json=said, headers=headers).status_code == 200
+    later = {"op": "assert", "author": "A1", "item": {"id": "g", "text": "Room 14 is free."}}
+    assert client.post("/v1/events", json={"events": [later]}, headers=headers).status_code == 200
+    said = {"id": "m0", "text": "I noted m0.", "source": "g"}  # a later epoch: after the rest
+    assert client.post("/v1/memories", json=said, headers=headers).status_code == 200
+
+    shown = ["A1/m1", "A1/m2", "A1/m3", "A1/m0"]  # as stored (`readmit.service.ids`)
+    assert _pages(client, team, "/v1/memories", limit=2) == [shown[:2], shown[2:]]
+    assert _pages(client, team, "/v1/memories", limit=4) == [shown]
+    answer = client.get("/v1/memories", params={"after": "A1/m9"}, headers=headers)
+    assert (answer.status_code, answer.json()["code"]) == (422, "invalid_input")
+    assert "you have no memory 'A1/m9'" in answer.json()["message"]
+    other = client.get("/v1/memories", params={"after": "A1/m1"}, headers=team.auth("A2"))
+    assert other.status_code == 422  # A2's bank is its own: A1's memory is none of its
+
+
+@pytest.mark.parametrize("path", ["/v1/decisions", "/v1/memories"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "limit=1&limit=2",
+        "lmit=5",
+        "limit=0",
+        "limit=10001",
+        "limit=1.0",
+        "limit=%2B5",
+        "limit=1_0",
+        "after=a%00b",
+    ],
+)
+def test_a_page_query_is_read_strictly(
+    client: httpx.Client, team: Team, path: str, query: str
+) -> None:
+    answer = client.get(f"{path}?{query}", headers=team.auth("A1"))
+
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["code"] in {"invalid_request", "invalid_input"}
+
+
+@pytest.mark.parametrize("query", ["after=-1", "after=1.0", "after=%2B1", "after=x"])
+def test_a_decisions_cursor_is_a_number_of_yours(
+    client: httpx.Client, team: Team, query: str
+) -> None:
+    answer = client.get(f"/v1/decisions?{query}", headers=team.auth("A1"))
+
+    assert answer.status_code == 422, answer.text
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/return?task=t&purpose=p"),  # was read as no task: the departure's
+        ("POST", "/v1/depart?at=2026-05-01T09:00:00Z"),
+        ("POST", "/v1/events?dry_run=1"),
+        ("GET", "/v1/decisions/1?verbose=1"),
+    ],
+)
+def test_a_route_that_takes_no_query_refuses_one(
+    client: httpx.Client, team: Team, method: str, path: str
+) -> None:
+    answer = client.request(method, path, json={"events": []}, headers=team.auth("A1"))
+
+    assert (answer.status_code, answer.json()["code"]) == (422, "invalid_request"), answer.text
+    assert "query: unknown parameter" in answer.json()["message"]
