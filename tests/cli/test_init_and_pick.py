@@ -37,6 +37,28 @@ def test_init_writes_a_starter_and_its_guide_that_replay_cleanly(
     assert "readmit replay start.json" in guide
 
 
+def test_two_starters_replay_into_one_store_each_in_a_workspace_named_after_its_file(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path}/team.db"
+    for name in ("release.json", "hotfix.json", " spaced.json"):
+        assert runner.invoke(cli, ["init", str(tmp_path / name)]).exit_code == 0
+
+    for name in ("release.json", "hotfix.json", " spaced.json"):
+        replayed = runner.invoke(cli, ["replay", str(tmp_path / name), "--db", db])
+        assert replayed.exit_code == 0, replayed.output
+    audit = runner.invoke(cli, ["audit", "--db", db])
+
+    assert audit.exit_code == 0, audit.output
+    named = [
+        json.loads((tmp_path / n).read_text("utf-8"))["workspace"]
+        for n in ("release.json", " spaced.json")
+    ]
+    assert named == ["release", "starter"]  # a stem that is no workspace name: the default
+    for workspace in ("release", "hotfix", "starter"):
+        assert workspace in audit.output
+
+
 def test_the_guides_commands_verify_the_issued_view(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,14 +15,15 @@ from typing import Any
 import click
 
 from readmit.errors import InvalidInput
+from readmit.wire.fields import check_name
 
 
 def _at(day: int, hour: int, minute: int = 0) -> str:
     return f"2026-06-{day:02d}T{hour:02d}:{minute:02d}:00Z"
 
 
-def starter() -> tuple[dict[str, Any], list[str]]:
-    """The starter scenario and one explanation per event, in order."""
+def starter(workspace: str = "starter") -> tuple[dict[str, Any], list[str]]:
+    """The starter scenario of ``workspace`` and one explanation per event, in order."""
     events: list[tuple[dict[str, Any], str]] = [
         (
             {
@@ -144,7 +145,7 @@ def starter() -> tuple[dict[str, Any], list[str]]:
     ]
     scenario = {
         "format": "readmit.scenario/1",
-        "workspace": "starter",
+        "workspace": workspace,
         "agents": [
             {"id": "dev", "principal": "acme", "role": "release"},
             {"id": "ops", "principal": "acme", "role": "operations"},
@@ -198,6 +199,18 @@ _OTHER_FORMATS = frozenset({".yaml", ".yml", ".toml", ".ini", ".csv", ".xml"})
 """Suffixes of formats a scenario is not written in (JSON in such a file misleads)."""
 
 
+def _workspace(file: Path) -> str:
+    """The workspace a starter at ``file`` names: the file's stem.
+
+    Two starters then replay into one store side by side (both named ``starter``, the
+    second was refused); ``starter`` where the stem is no workspace name.
+    """
+    try:
+        return check_name(file.stem, "workspace")
+    except InvalidInput:
+        return "starter"
+
+
 @click.command("init")
 @click.argument("name", metavar="FILE")
 def init(name: str) -> None:
@@ -219,7 +232,7 @@ def init(name: str) -> None:
             f"{name}: a scenario is JSON; give a name ending in .json, such as "
             f"{file.with_suffix('.json')}"
         )
-    scenario, explanations = starter()
+    scenario, explanations = starter(_workspace(file))
     notes = file.with_suffix(".md") if file.suffix != ".md" else file.with_suffix(".guide.md")
     for path in (file, notes):
         if path.exists():
