@@ -129,7 +129,7 @@ def test_a_page_query_is_read_strictly(
     assert answer.json()["code"] in {"invalid_request", "invalid_input"}
 
 
-@pytest.mark.parametrize("query", ["after=-1", "after=1.0", "after=%2B1", "after=x"])
+@pytest.mark.parametrize("query", ["after=-1", "after=1.0", "after=%2B1", "after=x", "x=1"])
 def test_a_decisions_cursor_is_a_number_of_yours(
     client: httpx.Client, team: Team, query: str
 ) -> None:
@@ -154,3 +154,59 @@ def test_a_route_that_takes_no_query_refuses_one(
 
     assert (answer.status_code, answer.json()["code"]) == (422, "invalid_request"), answer.text
     assert "query: unknown parameter" in answer.json()["message"]
+
+
+@pytest.mark.parametrize("number", ["+1", "1_0", "1.0", "%201", "01x"])
+def test_a_decision_number_in_the_path_is_read_in_digits_alone(
+    client: httpx.Client, team: Team, number: str
+) -> None:
+    _returns(client, team, 1)
+
+    answer = client.get(f"/v1/decisions/{number}", headers=team.auth("A1"))
+
+    assert (answer.status_code, answer.json()["code"]) == (422, "invalid_request"), answer.text
+
+
+def test_a_page_walks_past_any_id_the_server_took(client: httpx.Client, team: Team) -> None:
+    """An id may hold a private-use or unassigned character (``isprintable`` says no): a
+    cursor that was such an id was refused, and the walk stopped there."""
+    headers = team.auth("A1")
+    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
+    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
+    for memory in ["m1", "m2\ue000", "m3\u0378", "m4"]:
+        said = {"id": memory, "text": "Noted.", "source": "f"}
+        assert client.post("/v1/memories", json=said, headers=headers).status_code == 200
+    odd = [{"id": f"b{c}", "text": "Shared."} for c in ("\u0378", "\ue000", "z")]
+    events = [{"op": "assert", "author": "A2", "item": item} for item in odd]
+    assert client.post("/v1/events", json={"events": events}, headers=team.auth("A2")).is_success
+
+    memories = _pages(client, team, "/v1/memories", limit=1)
+    assert memories == [["A1/m1"], ["A1/m2\ue000"], ["A1/m3\u0378"], ["A1/m4"]]
+    state, after = [], None
+    while True:
+        params: dict[str, Any] = {"limit": 1} | ({} if after is None else {"after": after})
+        page = client.get("/v1/state", params=params, headers=headers)
+        assert page.status_code == 200, page.text
+        state += [i["id"] for i in page.json()["items"]]
+        after = page.json()["next"]
+        if after is None:
+            break
+    assert state == sorted(["A1/f", "A2/b\u0378", "A2/b\ue000", "A2/bz"])
+    invisible = client.get("/v1/state", params={"after": "a\u200bb"}, headers=headers)
+    assert invisible.status_code == 422  # a zero-width space: no id holds one
+
+
+def test_memories_sort_by_code_point_on_either_database(client: httpx.Client, team: Team) -> None:
+    """Pages list a bank by id in code point order on both backends (the order under a
+    PostgreSQL collation that says otherwise: tests/store/test_bank_order.py)."""
+    headers = team.auth("A1")
+    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
+    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
+    ids = ["b", "Z", "a_1", "é", "B", "a1"]
+    for memory in ids:
+        said = {"id": memory, "text": "Noted.", "source": "f"}
+        assert client.post("/v1/memories", json=said, headers=headers).status_code == 200
+
+    walked = [i for page in _pages(client, team, "/v1/memories", limit=2) for i in page]
+
+    assert walked == sorted(f"A1/{i}" for i in ids)

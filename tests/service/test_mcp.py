@@ -229,6 +229,8 @@ def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
             "record_events: unknown argument 'event' (did you mean 'events'?); it takes events",
         ),
         ("explain", {"decision_id": "abc"}, "explain: decision_id: Input should be a valid int"),
+        ("explain", {"decision_id": "1"}, "explain: decision_id: Input should be a valid int"),
+        ("explain", {"decision_id": True}, "explain: decision_id: Input should be a valid int"),
         ("audit", {"limit": 0}, "limit must be a whole number from 1 to 10000"),
         ("audit", {"limit": 10_001}, "limit must be a whole number from 1 to 10000"),
         ("audit", {"after": -1}, "after must be a whole number, 0 or more"),

@@ -67,6 +67,9 @@ def test_an_agents_decisions_are_read_a_page_at_a_time_and_counted(two: WorkStat
     assert [d.id for d in two.decisions("ws", "A1", 0, 2**70)] == list(range(1, 8))
     assert (two.decision_count("ws", "A1"), two.decision_count("ws", "A2")) == (7, 0)
     assert [d.workspace for d in two.decisions(None, None, 12, 5)] == ["ws", "other"]
+    for after, limit in ((-1, None), (0, -1)):  # SQLite read -1 as no limit at all
+        with pytest.raises(InvalidInput, match="may not be negative"):
+            two.decisions("ws", "A1", after, limit)
 
 
 def test_an_id_in_several_workspaces_needs_one_named(two: WorkStateStore) -> None:

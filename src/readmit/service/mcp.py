@@ -39,7 +39,7 @@ from readmit.service.schemas import (
 from readmit.service.strict_route import refusal
 from readmit.wire import check_name, check_returning, check_text
 from readmit.wire.edge import did_you_mean
-from readmit.wire.fields import plain
+from readmit.wire.fields import name_characters, plain
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
 
@@ -149,7 +149,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return {"decisions": found, "next": following}
 
     @server.tool()
-    def explain(decision_id: int) -> AgentDecisionOut:
+    def explain(decision_id: StrictInt) -> AgentDecisionOut:
         """Why each item of one of your decisions was kept or excluded."""
         with refusals():
             return service.explain(caller, decision_id)
@@ -172,8 +172,10 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
 def _check_page(after: str | None, limit: int) -> None:
     """Refuse what ``GET /v1/state`` refuses of a page's ``after`` and ``limit``."""
     _check_limit(limit)
-    if after is not None and (len(after) > AFTER_MOST or not after.isprintable()):
-        raise InvalidInput(f"after must be an id: at most {AFTER_MOST} printable characters")
+    if after is not None and (len(after) > AFTER_MOST or not name_characters(after)):
+        raise InvalidInput(
+            f"after must be an id: at most {AFTER_MOST} characters, none control or invisible"
+        )
 
 
 def _check_limit(limit: int) -> None:

@@ -70,8 +70,8 @@ class Reading:
         record = self.store.decision(row[0].id, ws)
         # The record keeps the ids of what was readmitted; the agent sees the memories,
         # as the return itself showed them (memories are never changed nor removed).
-        bank = {m.id: memory_out(m) for m in self.store.experiences(ws, agent)}
-        readmitted = [bank[i] for i in record["readmitted"] if i in bank]
+        bank = self.store.experiences_named(ws, agent, record["readmitted"])
+        readmitted = [memory_out(bank[i]) for i in record["readmitted"] if i in bank]
         return shown(record, decision_id, readmitted)
 
     def state(

@@ -17,10 +17,12 @@ from typing import Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from pydantic.fields import FieldInfo
 
 from readmit.errors import InvalidInput, InvalidRequest, LongNumber, NotJson, RepeatedKey, TooDeep
 from readmit.service.limits import Limits
 from readmit.strict_json import MAX_DEPTH, nests_deeper, parse, utf8
+from readmit.wire.fields import name_characters
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -138,8 +140,9 @@ def plain_query(request: Request, known: frozenset[str], whole: frozenset[str]) 
 
     Each parameter once (FastAPI keeps the last of a repeated one), only ``known`` ones (an
     unknown one is a typo, or meant for another reader), the ``whole`` numbers in digits
-    alone (FastAPI reads ``1.0``, ``+5``, `` 5`` and ``1_0`` as numbers), and no control or
-    invisible character (as ids refuse them). A helper found each read loosely (stop 59).
+    alone (FastAPI reads ``1.0``, ``+5``, `` 5`` and ``1_0`` as numbers), and no character
+    an id refuses (`readmit.wire.fields.name_characters`: a control or invisible one). A
+    helper found each read loosely (stop 59).
 
     Raises:
         InvalidRequest: naming the parameter.
@@ -151,27 +154,32 @@ def plain_query(request: Request, known: frozenset[str], whole: frozenset[str]) 
         if name in seen:
             raise InvalidRequest(f"query: {name!r} is given more than once")
         seen.add(name)
-        if name in whole and not (value.isascii() and value.isdigit()):
+        if name in whole and not _digits(value):
             raise InvalidRequest(f"query: {name!r} must be a whole number in digits")
-        if not value.isprintable():
+        if not name_characters(value):
             raise InvalidRequest(f"query: {name!r} holds a control or invisible character")
 
 
 def routed_query(request: Request) -> None:
-    """`plain_query` with the parameters the request's route takes (`QUERIES`)."""
+    """`plain_query` with the query parameters the request's route declares.
+
+    Each route that takes a key reads its query through this (``POST /v1/return?task=...``
+    was answered as a return to the departure's task, the query unread), and its whole
+    number path parameters in digits alone (``/v1/decisions/+1`` and ``/1_0`` were read as
+    decisions 1 and 10).
+    """
     route = request.scope.get("route")
-    path = route.path if isinstance(route, APIRoute) else ""
-    plain_query(request, *QUERIES.get((request.method, path), _NO_QUERY))
+    params = route.dependant.query_params if isinstance(route, APIRoute) else []
+    known = frozenset(p.alias for p in params)
+    plain_query(request, known, frozenset(p.alias for p in params if _whole(p.field_info)))
+    for p in route.dependant.path_params if isinstance(route, APIRoute) else []:
+        if _whole(p.field_info) and not _digits(str(request.path_params.get(p.alias, ""))):
+            raise InvalidRequest(f"path: {p.alias!r} must be a whole number in digits")
 
 
-_PAGE = frozenset({"after", "limit"})
-QUERIES = {
-    ("GET", "/v1/state"): (_PAGE, frozenset({"limit"})),
-    ("GET", "/v1/memories"): (_PAGE, frozenset({"limit"})),
-    ("GET", "/v1/decisions"): (_PAGE, _PAGE),
-}
-"""The query parameters of each route that takes some, and those of them that are whole
-numbers. Every route an agent calls reads its query with `plain_query`: another route
-refuses any (``POST /v1/return?task=...`` returned to the departure's task, the query
-unread)."""
-_NO_QUERY = (frozenset[str](), frozenset[str]())
+def _whole(field: FieldInfo) -> bool:
+    return field.annotation is int
+
+
+def _digits(value: str) -> bool:
+    return value.isascii() and value.isdigit()

@@ -227,17 +227,25 @@ def bank(
     at: datetime | None = None,
     after: str | None = None,
     limit: int | None = None,
+    ids: Collection[str] | None = None,
 ) -> list[Experience]:
     """``agent``'s private bank, oldest first (only what was recorded by ``at``, if given).
 
-    Past the memory ``after`` (by epoch, then id), ``limit`` at most.
+    Past the memory ``after`` (by epoch, then id by code point on either database), ``limit``
+    at most; only the memories ``ids`` names, if given.
 
     Raises:
-        InvalidInput: if ``after`` names no memory of the bank.
+        InvalidInput: if ``after`` names no memory of the bank, or ``limit`` is negative.
     """
+    if limit is not None and limit < 0:  # SQLite reads -1 as no limit at all
+        raise InvalidInput(f"limit ({limit}) may not be negative")
     where, params = "workspace = ? AND agent = ?", tuple[object, ...]((workspace, agent))
+    by_id = "id" if db.dialect == "sqlite" else 'id COLLATE "C"'  # SQLite's own order
     if at is not None:
         where, params = where + " AND at <= ?", (*params, stamp(at))
+    if ids is not None:  # a chunk (`readmit.store.rows.CHUNK`): placeholders, no data
+        where += f" AND id IN ({', '.join('?' * len(ids)) or 'NULL'})"
+        params = (*params, *ids)
     if after is not None:
         row = db.execute(
             f"SELECT epoch FROM experiences WHERE {where} AND id = ?",  # noqa: S608 (fixed text)
@@ -245,10 +253,10 @@ def bank(
         ).fetchone()
         if row is None:
             raise InvalidInput(f"after: you have no memory {after!r}")
-        where += " AND (epoch > ? OR (epoch = ? AND id > ?))"
+        where += f" AND (epoch > ? OR (epoch = ? AND {by_id} > ?))"
         params = (*params, row[0], row[0], after)
     query = f"SELECT id, source_item, text, epoch FROM experiences WHERE {where}"  # noqa: S608
-    query += " ORDER BY epoch, id"
+    query += f" ORDER BY epoch, {by_id}"
     if limit is not None:
         query, params = query + " LIMIT ?", (*params, limit)
     return [

@@ -255,7 +255,12 @@ def summaries(
 
     Past the first ``after``, ``limit`` at most, read off an index (`decisions_by_agent`,
     `decisions_by_number`): the rows before ``after`` are not decoded.
+
+    Raises:
+        InvalidInput: if ``after`` or ``limit`` is negative.
     """
+    if after < 0 or (limit is not None and limit < 0):  # SQLite reads -1 as no limit at all
+        raise InvalidInput(f"after ({after}) and limit ({limit}) may not be negative")
     query = "SELECT number, workspace, agent, at, epoch, outcome FROM decisions"
     filters = [(c, v) for c, v in (("workspace", workspace), ("agent", agent)) if v is not None]
     if filters:

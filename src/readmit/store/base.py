@@ -15,7 +15,7 @@ Guarantees every implementation gives:
 - a damaged database does not open (`check` reports the same at any time).
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -207,6 +207,12 @@ class WorkStateStore(Protocol):
         Raises:
             InvalidInput: if ``after`` names no memory of the bank.
         """
+        ...
+
+    def experiences_named(
+        self, workspace: str, agent: str, ids: Collection[str]
+    ) -> dict[str, Experience]:
+        """The memories of ``agent``'s bank that ``ids`` names, by id (the rest unread)."""
         ...
 
     def add_agent_key(self, workspace: str, agent: str, key_hash: str, at: datetime) -> None:

@@ -34,7 +34,7 @@ from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
 from readmit.store import absence, audit, judgments, left_out, premises, quoted, restoring, verdicts
 from readmit.store.agent_keys import AgentKeys
-from readmit.store.base import DecisionSummary, Returning
+from readmit.store.base import Returning
 from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
 from readmit.store.connection import Conflict, Connection
 from readmit.store.decoded import BodyCache
@@ -44,6 +44,7 @@ from readmit.store.leases import Leases
 from readmit.store.migrations import migrate, missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
+from readmit.store.records import Records
 from readmit.store.state import State
 from readmit.store.writer import Clock, Writer
 from readmit.wire import domain
@@ -52,7 +53,7 @@ _ID = attrgetter("id")
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys, Held, Leases, State):
+class SqlStore(AgentKeys, Held, Leases, Records, State):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:
@@ -237,11 +238,6 @@ class SqlStore(AgentKeys, Held, Leases, State):
         """Whether ``agent`` has a departure at or before ``at`` (a return can be decided)."""
         return self._reading(absence.last_departure, workspace, agent, at) is not None
 
-    def experiences(
-        self, workspace: str, agent: str, after: str | None = None, limit: int | None = None
-    ) -> list[Experience]:
-        return self._reading(absence.bank, workspace, agent, None, after, limit)
-
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:
         domain.checked_return(request)
         with self._read() as db:
@@ -357,33 +353,6 @@ class SqlStore(AgentKeys, Held, Leases, State):
     ) -> int | None:
         """The checkpoint ``record``'s ``not_selected`` is the rest of (`audit.checkpoint_rest`)."""
         return audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
-
-    def decisions(
-        self,
-        workspace: str | None = None,
-        agent: str | None = None,
-        after: int = 0,
-        limit: int | None = None,
-    ) -> list[DecisionSummary]:
-        return self._reading(audit.summaries, workspace, agent, after, limit)
-
-    def decision_count(self, workspace: str, agent: str) -> int:
-        return self._reading(audit.count, workspace, agent)
-
-    def own_number(self, workspace: str, agent: str, decision_id: int) -> int:
-        return self._reading(audit.own_number, workspace, agent, decision_id)
-
-    def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:
-        """One stored decision record, by its number in ``workspace``.
-
-        Raises:
-            StoreError: if there is no such decision.
-            InvalidInput: if several workspaces have one and ``workspace`` was not named.
-        """
-        with self._read() as db:
-            return audit.record(
-                db, decision_id, workspace, partial(self._departures.candidate_ids, db)
-            )
 
     def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
         """Cached verdicts (`readmit.admission.invalidation.cache.JudgmentCache`)."""

@@ -67,6 +67,15 @@ _NAME_CHARS = _refuse(
 )
 
 
+def name_characters(value: str) -> bool:
+    """Whether ``value`` holds no character a name or id refuses (control or invisible)."""
+    try:
+        _NAME_CHARS(value)
+    except ValueError:
+        return False
+    return True
+
+
 def name_shape(value: object) -> object:
     """A name's characters and ends, checked before its pattern says the same less plainly.
 
