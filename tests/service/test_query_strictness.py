@@ -1,0 +1,39 @@
+"""``GET /v1/state`` takes ``after`` and ``limit``, and nothing else, as a body's keys are
+read (`readmit.service.strict_route.plain_query`)."""
+
+import httpx
+import pytest
+
+from servicekit import Team
+
+
+@pytest.mark.parametrize("query", ["cursor=a", "page=2", "offset=1", "Limit=5", "after_=a"])
+def test_a_parameter_the_state_route_does_not_take_is_refused(
+    client: httpx.Client, team: Team, query: str
+) -> None:
+    """A name near one it takes (another API's cursor, a case or a character off) is a
+    typo or meant for another reader: read as absent, it would page otherwise than asked."""
+    answer = client.get(f"/v1/state?{query}", headers=team.auth("A1"))
+
+    assert answer.status_code == 422
+    assert answer.json()["code"] == "invalid_request"
+
+
+@pytest.mark.parametrize("digits", ["%D9%A3", "%C2%B2", "%EF%BC%95"])  # ٣, ², a fullwidth 5
+def test_a_limit_in_digits_other_than_ascii_is_refused(
+    client: httpx.Client, team: Team, digits: str
+) -> None:
+    """Only ASCII digits make a number: ``int`` reads ``٣`` and a fullwidth ``5`` as
+    numbers, ``str.isdigit`` takes ``²`` too."""
+    answer = client.get(f"/v1/state?limit={digits}", headers=team.auth("A1"))
+
+    assert answer.status_code == 422
+    assert answer.json()["code"] == "invalid_request"
+
+
+def test_the_parameters_it_takes_are_read(client: httpx.Client, team: Team) -> None:
+    """Both at once, each once, ``limit`` in ASCII digits: an empty workspace's last page."""
+    answer = client.get("/v1/state?after=a&limit=5", headers=team.auth("A1"))
+
+    assert answer.status_code == 200
+    assert answer.json() == {"items": [], "next": None}
