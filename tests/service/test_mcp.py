@@ -64,6 +64,12 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
                 refused = await client.call_tool("state", asked)  # as GET /v1/state refuses
                 assert refused.is_error, asked
                 assert "invalid_input" in getattr(refused.content[0], "text", "")
+            noted = {"id": "m1", "text": "Ask for a late checkout.", "source": "A2/h0"}
+            structured(await client.call_tool("remember", noted))
+            bank = structured(await client.call_tool("memories", {"limit": 1}))  # a page
+            assert ([m["id"] for m in bank["memories"]], bank["next"]) == (["A1/m1"], None)
+            unknown = await client.call_tool("memories", {"after": "A1/m9"})
+            assert "you have no memory 'A1/m9'" in getattr(unknown.content[0], "text", "")
             said = {"task": "trip", "purpose": "itinerary"}
             structured(await client.call_tool("depart", said))
             team.service.record(
@@ -93,6 +99,7 @@ def test_an_agent_departs_and_returns_through_mcp_tools(store: SqlStore) -> None
         "explain",
         "state",
         "remember",
+        "memories",
     } <= tools
     assert returned["outcome"] == "issued"
     assert {e["item"]: e["reason"] for e in returned["excluded"]} == {

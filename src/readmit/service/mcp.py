@@ -32,6 +32,7 @@ from readmit.service.schemas import (
     PAGE_MOST,
     DecisionsOut,
     DepartureOut,
+    MemoriesOut,
     RecordedOut,
     StateOut,
     VerifyOut,
@@ -103,6 +104,18 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.remember(caller, id, text, source)
 
     @server.tool()
+    def memories(after: str | None = None, limit: StrictInt = PAGE) -> MemoriesOut:
+        """Your own private bank, oldest first, a page at a time.
+
+        ``limit`` memories at most (1,000 unless asked; 10,000 at most) after the memory
+        ``after``: give the answer's ``next`` as ``after`` for the next page, until it is null.
+        """
+        with refusals():
+            _check_page(after, limit)
+            found, following = service.memories(caller, after, limit)
+            return {"memories": found, "next": following}
+
+    @server.tool()
     def depart(task: str | None = None, purpose: str | None = None) -> DepartureOut:
         """Checkpoint what you can see now, before you go away.
 
@@ -142,9 +155,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         give the answer's ``next`` as ``after`` for the next page, until it is null.
         """
         with refusals():
-            _check_limit(limit)
-            if after < 0:
-                raise InvalidInput("after must be a whole number, 0 or more")
+            _check_numbered(after, limit)
             found, following = service.decisions(caller, after, limit)
             return {"decisions": found, "next": following}
 
@@ -170,12 +181,19 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
 
 
 def _check_page(after: str | None, limit: int) -> None:
-    """Refuse what ``GET /v1/state`` refuses of a page's ``after`` and ``limit``."""
+    """Refuse what ``GET /v1/state`` and ``/v1/memories`` refuse of a page's cursor and size."""
     _check_limit(limit)
     if after is not None and (len(after) > AFTER_MOST or not name_characters(after)):
         raise InvalidInput(
             f"after must be an id: at most {AFTER_MOST} characters, none control or invisible"
         )
+
+
+def _check_numbered(after: int, limit: int) -> None:
+    """Refuse what ``GET /v1/decisions`` refuses of a page's ``after`` and ``limit``."""
+    _check_limit(limit)
+    if after < 0:
+        raise InvalidInput("after must be a whole number, 0 or more")
 
 
 def _check_limit(limit: int) -> None:
