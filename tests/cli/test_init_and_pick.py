@@ -37,14 +37,19 @@ def test_init_writes_a_starter_and_its_guide_that_replay_cleanly(
     assert "readmit replay start.json" in guide
 
 
+NAMES = ("release.json", "hotfix.json", " spaced.json")
+
+
 def test_two_starters_replay_into_one_store_each_in_a_workspace_named_after_its_file(
     runner: CliRunner, tmp_path: Path
 ) -> None:
     db = f"sqlite:///{tmp_path}/team.db"
-    for name in ("release.json", "hotfix.json", " spaced.json"):
-        assert runner.invoke(cli, ["init", str(tmp_path / name)]).exit_code == 0
+    made = [runner.invoke(cli, ["init", str(tmp_path / name)]) for name in NAMES]
+    assert [m.exit_code for m in made] == [0, 0, 0]
+    assert "(the scenario, workspace 'release')" in made[0].output
+    assert "' spaced' is no workspace name, so the workspace is 'starter'" in made[2].output
 
-    for name in ("release.json", "hotfix.json", " spaced.json"):
+    for name in NAMES:
         replayed = runner.invoke(cli, ["replay", str(tmp_path / name), "--db", db])
         assert replayed.exit_code == 0, replayed.output
     audit = runner.invoke(cli, ["audit", "--db", db])

@@ -99,6 +99,8 @@ def test_memories_come_in_pages_oldest_first_with_the_last_id_as_cursor(
     shown = ["A1/m1", "A1/m2", "A1/m3", "A1/m0"]  # as stored (`readmit.service.ids`)
     assert _pages(client, team, "/v1/memories", limit=2) == [shown[:2], shown[2:]]
     assert _pages(client, team, "/v1/memories", limit=4) == [shown]
+    as_given = client.get("/v1/memories", params={"after": "m2"}, headers=headers).json()
+    assert [m["id"] for m in as_given["memories"]] == shown[2:]  # ``m2`` as A1 named it
     answer = client.get("/v1/memories", params={"after": "A1/m9"}, headers=headers)
     assert (answer.status_code, answer.json()["code"]) == (422, "invalid_input")
     assert "you have no memory 'A1/m9'" in answer.json()["message"]

@@ -238,9 +238,10 @@ def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
         ("explain", {"decision_id": "abc"}, "explain: decision_id: Input should be a valid int"),
         ("explain", {"decision_id": "1"}, "explain: decision_id: Input should be a valid int"),
         ("explain", {"decision_id": True}, "explain: decision_id: Input should be a valid int"),
-        ("audit", {"limit": 0}, "limit must be a whole number from 1 to 10000"),
-        ("audit", {"limit": 10_001}, "limit must be a whole number from 1 to 10000"),
-        ("audit", {"after": -1}, "after must be a whole number, 0 or more"),
+        ("audit", {"limit": 0}, "audit: limit: Input should be greater than or equal to 1"),
+        ("audit", {"limit": 10_001}, "audit: limit: Input should be less than or equal to 10000"),
+        ("audit", {"after": -1}, "audit: after: Input should be greater than or equal to 0"),
+        ("memories", {"after": "m\u200b"}, "after must be an id: no control or invisible"),
     ],
 )
 def test_tool_arguments_are_checked_like_the_http_apis(

@@ -242,5 +242,10 @@ def init(name: str) -> None:
         notes.write_text(guide(file, explanations, scenario["events"][-1]["at"]), encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(f"cannot write {exc.filename}: {exc.strerror or exc}") from None
-    click.echo(f"wrote {file} (the scenario) and {notes} (what each event does)")
+    named = scenario["workspace"]
+    click.echo(
+        f"wrote {file} (the scenario, workspace {named!r}) and {notes} (what each event does)"
+    )
+    if named != file.stem:
+        click.echo(f"note: {file.stem!r} is no workspace name, so the workspace is {named!r}")
     click.echo(f"next: readmit replay {quote(str(file))}")

@@ -14,13 +14,13 @@ is ``invalid_input`` naming the argument, and names and texts are checked
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import StrictInt, ValidationError
+from pydantic import Field, StrictInt, ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput, InvalidRequest, ReadmitError
@@ -65,6 +65,14 @@ def _acting(service: Service, key: str | None) -> Iterator[None]:
         yield
 
 
+Limit = Annotated[StrictInt, Field(ge=1, le=PAGE_MOST)]
+"""A page's size, bounded in the tool's schema as in the HTTP API's."""
+After = Annotated[StrictInt, Field(ge=0)]
+"""A page of decisions' cursor: how many of yours the pages before held."""
+Cursor = Annotated[str, Field(max_length=AFTER_MOST)]
+"""A page of the state's or the memories' cursor: an id."""
+
+
 def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPServer:
     """An MCP server whose tools act as ``caller``.
 
@@ -104,14 +112,14 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.remember(caller, id, text, source)
 
     @server.tool()
-    def memories(after: str | None = None, limit: StrictInt = PAGE) -> MemoriesOut:
+    def memories(after: Cursor | None = None, limit: Limit = PAGE) -> MemoriesOut:
         """Your own private bank, oldest first, a page at a time.
 
         ``limit`` memories at most (1,000 unless asked; 10,000 at most) after the memory
         ``after``: give the answer's ``next`` as ``after`` for the next page, until it is null.
         """
         with refusals():
-            _check_page(after, limit)
+            _check_cursor(after)
             found, following = service.memories(caller, after, limit)
             return {"memories": found, "next": following}
 
@@ -148,14 +156,13 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.verify(_view_of(view, view_json))
 
     @server.tool()
-    def audit(after: StrictInt = 0, limit: StrictInt = PAGE) -> DecisionsOut:
+    def audit(after: After = 0, limit: Limit = PAGE) -> DecisionsOut:
         """List your return decisions, oldest first, numbered from 1, a page at a time.
 
         ``limit`` at most (1,000 unless asked; 10,000 at most) numbered after ``after``:
         give the answer's ``next`` as ``after`` for the next page, until it is null.
         """
         with refusals():
-            _check_numbered(after, limit)
             found, following = service.decisions(caller, after, limit)
             return {"decisions": found, "next": following}
 
@@ -166,40 +173,24 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.explain(caller, decision_id)
 
     @server.tool()
-    def state(after: str | None = None, limit: StrictInt = PAGE) -> StateOut:
+    def state(after: Cursor | None = None, limit: Limit = PAGE) -> StateOut:
         """The active shared items you may read now, by id, a page at a time.
 
         ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
         the answer's ``next`` as ``after`` for the next page, until it is null.
         """
         with refusals():
-            _check_page(after, limit)
+            _check_cursor(after)
             items, following = service.state(caller, after, limit)
             return {"items": items, "next": following}
 
     return server
 
 
-def _check_page(after: str | None, limit: int) -> None:
-    """Refuse what ``GET /v1/state`` and ``/v1/memories`` refuse of a page's cursor and size."""
-    _check_limit(limit)
-    if after is not None and (len(after) > AFTER_MOST or not name_characters(after)):
-        raise InvalidInput(
-            f"after must be an id: at most {AFTER_MOST} characters, none control or invisible"
-        )
-
-
-def _check_numbered(after: int, limit: int) -> None:
-    """Refuse what ``GET /v1/decisions`` refuses of a page's ``after`` and ``limit``."""
-    _check_limit(limit)
-    if after < 0:
-        raise InvalidInput("after must be a whole number, 0 or more")
-
-
-def _check_limit(limit: int) -> None:
-    """Refuse a page's ``limit`` as the HTTP routes refuse it."""
-    if not 1 <= limit <= PAGE_MOST:
-        raise InvalidInput(f"limit must be a whole number from 1 to {PAGE_MOST}")
+def _check_cursor(after: str | None) -> None:
+    """Refuse a cursor as ``GET /v1/state`` and ``/v1/memories`` do (its length: the schema)."""
+    if after is not None and not name_characters(after):
+        raise InvalidInput("after must be an id: no control or invisible character")
 
 
 def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from readmit.clock import format_time
 from readmit.errors import NotFound
 from readmit.model import Agent
 from readmit.service.copies import shown
+from readmit.service.ids import ref
 from readmit.service.schemas import DecisionSummaryOut
 from readmit.store import SqlStore
 from readmit.wire.outbound import (
@@ -86,13 +87,15 @@ class Reading:
     ) -> tuple[list[MemoryOut], str | None]:
         """The caller's own private bank, oldest first.
 
-        Past the memory ``after``, ``limit`` at most; and the next page's cursor (the last
+        Past the memory ``after`` (a reference, as `readmit.service.ids.ref` reads it: ``m1``
+        is the caller's ``A1/m1``), ``limit`` at most; and the next page's cursor (the last
         memory's id).
 
         Raises:
             InvalidInput: if ``after`` names no memory of the caller's.
         """
-        found = self.store.experiences(caller.workspace, caller.agent.id, after, _one_more(limit))
+        mine = None if after is None else ref(caller.agent.id, after)  # ``m1`` is ``A1/m1``
+        found = self.store.experiences(caller.workspace, caller.agent.id, mine, _one_more(limit))
         page = found[:limit]
         return [memory_out(e) for e in page], (page[-1].id if len(found) > len(page) else None)
 
