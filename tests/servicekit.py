@@ -159,3 +159,23 @@ def team_away_while_changed(service: Service, workspace: str, prefix: str) -> li
         for caller in callers:
             service.record(caller, [build_note(caller.agent.id, n)])
     return callers
+
+
+LISTS = {"/v1/state": "items", "/v1/decisions": "decisions", "/v1/memories": "memories"}
+"""Each paged list's path, and the key its answer lists under."""
+
+
+def pages(
+    client: httpx.Client, team: Team, path: str, limit: int, agent: str = "A1"
+) -> list[list[Any]]:
+    """The ids of each page of the list at ``path``, as ``agent`` walks it from ``next`` to
+    ``next`` with pages of ``limit``."""
+    walked, after = [], None
+    while True:
+        params: dict[str, Any] = {"limit": limit} | ({} if after is None else {"after": after})
+        answer = client.get(path, params=params, headers=team.auth(agent))
+        assert answer.status_code == 200, answer.text
+        walked.append([entry["id"] for entry in answer.json()[LISTS[path]]])
+        after = answer.json()["next"]
+        if after is None:
+            return walked

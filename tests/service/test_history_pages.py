@@ -4,12 +4,11 @@ Both grow with an agent's history: a year of returns answered whole was every ro
 audit log at every call, and ``explain`` read every one of them to find one.
 """
 
-from typing import Any
 
 import httpx
 import pytest
 
-from servicekit import Team
+from servicekit import Team, pages
 
 RETURNS = 5
 
@@ -30,28 +29,14 @@ def _returns(client: httpx.Client, team: Team, n: int) -> list[int]:
     return numbers
 
 
-def _pages(client: httpx.Client, team: Team, path: str, limit: int) -> list[list[Any]]:
-    pages, after = [], None
-    while True:
-        params: dict[str, Any] = {"limit": limit} | ({} if after is None else {"after": after})
-        answer = client.get(path, params=params, headers=team.auth("A1"))
-        assert answer.status_code == 200, answer.text
-        body = answer.json()
-        listed = body["decisions" if path == "/v1/decisions" else "memories"]
-        pages.append([entry["id"] for entry in listed])
-        after = body["next"]
-        if after is None:
-            return pages
-
-
 def test_decisions_come_in_pages_numbered_as_the_returns_were(
     client: httpx.Client, team: Team
 ) -> None:
     numbers = _returns(client, team, RETURNS)
 
     assert numbers == [1, 2, 3, 4, 5]
-    assert _pages(client, team, "/v1/decisions", limit=2) == [[1, 2], [3, 4], [5]]
-    assert _pages(client, team, "/v1/decisions", limit=5) == [[1, 2, 3, 4, 5]]
+    assert pages(client, team, "/v1/decisions", limit=2) == [[1, 2], [3, 4], [5]]
+    assert pages(client, team, "/v1/decisions", limit=5) == [[1, 2, 3, 4, 5]]
     whole = client.get("/v1/decisions", headers=team.auth("A1")).json()  # 1,000 unless asked
     assert ([d["id"] for d in whole["decisions"]], whole["next"]) == (numbers, None)
     later = client.get("/v1/decisions", params={"after": 3}, headers=team.auth("A1")).json()
@@ -97,8 +82,8 @@ def test_memories_come_in_pages_oldest_first_with_the_last_id_as_cursor(
     assert client.post("/v1/memories", json=said, headers=headers).status_code == 200
 
     shown = ["A1/m1", "A1/m2", "A1/m3", "A1/m0"]  # as stored (`readmit.service.ids`)
-    assert _pages(client, team, "/v1/memories", limit=2) == [shown[:2], shown[2:]]
-    assert _pages(client, team, "/v1/memories", limit=4) == [shown]
+    assert pages(client, team, "/v1/memories", limit=2) == [shown[:2], shown[2:]]
+    assert pages(client, team, "/v1/memories", limit=4) == [shown]
     as_given = client.get("/v1/memories", params={"after": "m2"}, headers=headers).json()
     assert [m["id"] for m in as_given["memories"]] == shown[2:]  # ``m2`` as A1 named it
     answer = client.get("/v1/memories", params={"after": "A1/m9"}, headers=headers)
@@ -182,17 +167,9 @@ def test_a_page_walks_past_any_id_the_server_took(client: httpx.Client, team: Te
     events = [{"op": "assert", "author": "A2", "item": item} for item in odd]
     assert client.post("/v1/events", json={"events": events}, headers=team.auth("A2")).is_success
 
-    memories = _pages(client, team, "/v1/memories", limit=1)
+    memories = pages(client, team, "/v1/memories", limit=1)
     assert memories == [["A1/m1"], ["A1/m2\ue000"], ["A1/m3\u0378"], ["A1/m4"]]
-    state, after = [], None
-    while True:
-        params: dict[str, Any] = {"limit": 1} | ({} if after is None else {"after": after})
-        page = client.get("/v1/state", params=params, headers=headers)
-        assert page.status_code == 200, page.text
-        state += [i["id"] for i in page.json()["items"]]
-        after = page.json()["next"]
-        if after is None:
-            break
+    state = [i for page in pages(client, team, "/v1/state", limit=1) for i in page]
     assert state == sorted(["A1/f", "A2/b\u0378", "A2/b\ue000", "A2/bz"])
     invisible = client.get("/v1/state", params={"after": "a\u200bb"}, headers=headers)
     assert invisible.status_code == 422  # a zero-width space: no id holds one
@@ -209,6 +186,6 @@ def test_memories_sort_by_code_point_on_either_database(client: httpx.Client, te
         said = {"id": memory, "text": "Noted.", "source": "f"}
         assert client.post("/v1/memories", json=said, headers=headers).status_code == 200
 
-    walked = [i for page in _pages(client, team, "/v1/memories", limit=2) for i in page]
+    walked = [i for page in pages(client, team, "/v1/memories", limit=2) for i in page]
 
     assert walked == sorted(f"A1/{i}" for i in ids)

@@ -10,7 +10,7 @@ from builders import T0
 from readmit.events import Assert, ItemDraft, Revoke
 from readmit.model import Agent
 from readmit.store import WorkStateStore
-from servicekit import Team
+from servicekit import Team, pages
 
 IDS = ["Zeta", "alpha", "b-9", "b-10", "éclair", "Ωmega", "z"]
 """Ids as code points sort them (uppercase first, accents after): whatever a PostgreSQL
@@ -33,25 +33,14 @@ def _noted(client: httpx.Client, team: Team, ids: list[str], agency: set[str]) -
     assert response.status_code == 200, response.text
 
 
-def _pages(client: httpx.Client, team: Team, limit: int) -> list[list[str]]:
-    pages, after = [], None
-    while True:
-        params: dict[str, Any] = {"limit": limit} | ({"after": after} if after else {})
-        answer = client.get("/v1/state", params=params, headers=team.auth("A1")).json()
-        pages.append([i["id"] for i in answer["items"]])
-        after = answer["next"]
-        if after is None:
-            return pages
-
-
 def test_pages_list_every_item_the_agent_may_read_once_in_code_point_order(
     client: httpx.Client, team: Team
 ) -> None:
     _noted(client, team, IDS, agency={"b-9", "z"})
     shown = sorted(f"A2/{i}" for i in IDS if i not in {"b-9", "z"})
 
-    assert _pages(client, team, limit=2) == [shown[:2], shown[2:4], shown[4:]]
-    assert _pages(client, team, limit=5) == [shown]
+    assert pages(client, team, "/v1/state", limit=2) == [shown[:2], shown[2:4], shown[4:]]
+    assert pages(client, team, "/v1/state", limit=5) == [shown]
     whole = client.get("/v1/state", headers=team.auth("A1")).json()  # 1,000 unless asked
     assert ([i["id"] for i in whole["items"]], whole["next"]) == (shown, None)
 
