@@ -4,10 +4,11 @@ Both grow with an agent's history: a year of returns answered whole was every ro
 audit log at every call, and ``explain`` read every one of them to find one.
 """
 
-
 import httpx
 import pytest
 
+from builders import T0
+from readmit.events import Assert, ItemDraft, RecordExperience
 from servicekit import Team, pages
 
 RETURNS = 5
@@ -189,3 +190,22 @@ def test_memories_sort_by_code_point_on_either_database(client: httpx.Client, te
     walked = [i for page in pages(client, team, "/v1/memories", limit=2) for i in page]
 
     assert walked == sorted(f"A1/{i}" for i in ids)
+
+
+def test_a_bank_replayed_from_a_scenario_is_walked_by_its_plain_ids(
+    client: httpx.Client, team: Team
+) -> None:
+    """``readmit replay`` stores memory ids as the scenario wrote them (``tip``, no owner):
+    the cursor ``tip`` was read back as the caller's ``A1/tip``, and the walk stopped."""
+    store = team.service.store
+    fact = ItemDraft(id="f", text="Room 12 is free.")
+    store.append("trip", [Assert(id="e", at=T0, author="A1", item=fact)])
+    for memory in ("tip", "tip2", "/odd"):
+        said = RecordExperience(
+            id=f"x{memory}", at=T0, agent="A1", experience_id=memory, text="Noted.", source="f"
+        )
+        store.record_experience("trip", said)
+
+    walked = pages(client, team, "/v1/memories", limit=1)
+
+    assert walked == [["/odd"], ["tip"], ["tip2"]]

@@ -97,7 +97,15 @@ class Reading:
         mine = None if after is None else ref(caller.agent.id, after)  # ``m1`` is ``A1/m1``
         found = self.store.experiences(caller.workspace, caller.agent.id, mine, _one_more(limit))
         page = found[:limit]
-        return [memory_out(e) for e in page], (page[-1].id if len(found) > len(page) else None)
+        last = page[-1].id if len(found) > len(page) else None
+        # The cursor reads back as the last memory (`ref`): a plain id (``tip``, replayed
+        # from a scenario) is ``/tip``, as ``tip`` would be the caller's ``A1/tip``.
+        return [memory_out(e) for e in page], (None if last is None else _cursor(last))
+
+
+def _cursor(stored: str) -> str:
+    """The reference `ref` reads back as the stored id ``stored``, whoever gives it."""
+    return stored if "/" in stored and not stored.startswith("/") else f"/{stored}"
 
 
 def _one_more(limit: int | None) -> int | None:
