@@ -88,8 +88,8 @@ class Reading:
         """The caller's own private bank, oldest first.
 
         Past the memory ``after`` (a reference, as `readmit.service.ids.ref` reads it: ``m1``
-        is the caller's ``A1/m1``), ``limit`` at most; and the next page's cursor (the last
-        memory's id).
+        is the caller's ``A1/m1``), ``limit`` at most; and the next page's cursor (a reference
+        to the last memory, `_cursor`).
 
         Raises:
             InvalidInput: if ``after`` names no memory of the caller's.
