@@ -88,6 +88,18 @@ def _returns(
     return replay(made, store, signer=SIGNER, verifier=FunctionVerifier(verdict, name="v"))
 
 
+def _away(changes: list[dict[str, Any]], *returning: str) -> list[dict[str, Any]]:
+    """The agents ``returning`` (A1 unless named) depart, ``changes`` happen, and they
+    return in that order."""
+    agents = returning or ("A1",)
+    departs = [{"at": _at(1), "op": "depart", "agent": a} for a in sorted(agents)]
+    returns = [
+        {"at": _at(5 + n), "op": "return", "agent": a, "task": "trip", "purpose": "plan"}
+        for n, a in enumerate(agents)
+    ]
+    return [*departs, *changes, *returns]
+
+
 _RELEASED: dict[str, Any] = {
     "at": _at(3),
     "author": "B1",
@@ -133,11 +145,7 @@ def test_an_implicit_invalidation_reads_the_same_whatever_else_its_event_replace
 def test_a_verifiers_abstention_reads_the_same_whatever_else_its_event_replaced(
     store: WorkStateStore,
 ) -> None:
-    middle: list[dict[str, Any]] = [
-        {"at": _at(1), "op": "depart", "agent": "A1"},
-        _RELEASED,
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-    ]
+    middle = _away([_RELEASED])
 
     seen = [_probe(_returns(store, k, middle, _abstains)[0]) for k in ("room", "other")]
 
@@ -161,13 +169,7 @@ def test_a_standing_verdict_reads_the_same_to_a_later_reader_whatever_else_its_e
     """A1's return confirms the verdict; A2, away over the same events, finds it standing.
     The verdict's observation is read back for A2 (the event in A2's Δ, the premise the
     verdict rests on): A2 may read it whole, so the event is named to it."""
-    middle: list[dict[str, Any]] = [
-        {"at": _at(1), "op": "depart", "agent": "A1"},
-        {"at": _at(1), "op": "depart", "agent": "A2"},
-        _RELEASED,
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-        {"at": _at(6), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
-    ]
+    middle = _away([_RELEASED], "A1", "A2")
 
     seen = [_probe(_returns(store, k, middle, second=second)[1]) for k in ("room", "other")]
 
@@ -181,13 +183,10 @@ def test_a_standing_verdict_on_what_a_later_reader_may_not_read_names_no_event(
 ) -> None:
     """The booking is the family's alone: A2 (another principal) may read the probe but
     not the booking whose withdrawal took it down, so the event stays hidden from it."""
-    middle: list[dict[str, Any]] = [
-        {"at": _at(1), "op": "depart", "agent": "A1"},
-        {"at": _at(1), "op": "depart", "agent": "A2"},
-        {**_RELEASED, "item": {**_RELEASED["item"], "readers": {"principals": ["family"]}}},
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-        {"at": _at(6), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
-    ]
+    family_only = {"principals": ["family"]}
+    middle = _away(
+        [{**_RELEASED, "item": {**_RELEASED["item"], "readers": family_only}}], "A1", "A2"
+    )
 
     first, later = _returns(store, "room", middle, second=("other", "r"))
 
@@ -259,13 +258,7 @@ def test_a_standing_verdict_names_an_event_in_the_readers_sight_whatever_it_rest
     A1 finds it standing, named either way: SECRET brought an item A1 may read, whose
     receipt names it, and A1 is not told the words of another reader's judgment."""
     theirs = "Probe about Riverside Hotel: suite held."
-    middle: list[dict[str, Any]] = [
-        {"at": _at(1), "op": "depart", "agent": "A1"},
-        {"at": _at(1), "op": "depart", "agent": "A2"},
-        _RELEASED,
-        {"at": _at(5), "op": "return", "agent": "A2", "task": "trip", "purpose": "plan"},
-        {"at": _at(6), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-    ]
+    middle = _away([_RELEASED], "A2", "A1")
 
     def agencys(pair: Pair) -> Verdict:
         later = pair.later
@@ -330,11 +323,7 @@ def test_of_identical_words_the_earliest_is_kept_whoever_may_read_it() -> None:
 
 
 def test_the_operators_record_lists_the_events_named_though_hidden(store: WorkStateStore) -> None:
-    middle: list[dict[str, Any]] = [
-        {"at": _at(1), "op": "depart", "agent": "A1"},
-        _RELEASED,
-        {"at": _at(5), "op": "return", "agent": "A1", "task": "trip", "purpose": "plan"},
-    ]
+    middle = _away([_RELEASED])
 
     [decided] = _returns(store, "room", middle)
 
