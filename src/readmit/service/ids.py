@@ -65,6 +65,14 @@ def ref(agent: str, given: str) -> str:
     return given if "/" in given else f"{agent}/{given}"
 
 
+def reference(stored: str) -> str:
+    """The reference `ref` reads back as the stored id ``stored``, whichever agent gives it.
+
+    An owned id is itself (``A1/h0``); a plain one takes a leading ``/`` (``h0`` is ``/h0``).
+    """
+    return stored if "/" in stored and not stored.startswith("/") else f"/{stored}"
+
+
 def _refs(agent: str, given: frozenset[str]) -> frozenset[str]:
     return frozenset(ref(agent, g) for g in given)
 

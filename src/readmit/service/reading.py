@@ -13,7 +13,7 @@ from readmit.clock import format_time
 from readmit.errors import NotFound
 from readmit.model import Agent
 from readmit.service.copies import shown
-from readmit.service.ids import ref
+from readmit.service.ids import ref, reference
 from readmit.service.schemas import DecisionSummaryOut
 from readmit.store import SqlStore
 from readmit.wire.outbound import (
@@ -89,7 +89,7 @@ class Reading:
 
         Past the memory ``after`` (a reference, as `readmit.service.ids.ref` reads it: ``m1``
         is the caller's ``A1/m1``), ``limit`` at most; and the next page's cursor (a reference
-        to the last memory, `_cursor`).
+        to the last memory, `readmit.service.ids.reference`).
 
         Raises:
             InvalidInput: if ``after`` names no memory of the caller's.
@@ -100,12 +100,7 @@ class Reading:
         last = page[-1].id if len(found) > len(page) else None
         # The cursor reads back as the last memory (`ref`): a plain id (``tip``, replayed
         # from a scenario) is ``/tip``, as ``tip`` would be the caller's ``A1/tip``.
-        return [memory_out(e) for e in page], (None if last is None else _cursor(last))
-
-
-def _cursor(stored: str) -> str:
-    """The reference `ref` reads back as the stored id ``stored``, whoever gives it."""
-    return stored if "/" in stored and not stored.startswith("/") else f"/{stored}"
+        return [memory_out(e) for e in page], (None if last is None else reference(last))
 
 
 def _one_more(limit: int | None) -> int | None:

@@ -169,10 +169,11 @@ def routed_query(request: Request) -> None:
     decisions 1 and 10).
     """
     route = request.scope.get("route")
-    params = route.dependant.query_params if isinstance(route, APIRoute) else []
+    taken = route.dependant if isinstance(route, APIRoute) else None
+    params = [] if taken is None else taken.query_params
     known = frozenset(p.alias for p in params)
     plain_query(request, known, frozenset(p.alias for p in params if _whole(p.field_info)))
-    for p in route.dependant.path_params if isinstance(route, APIRoute) else []:
+    for p in [] if taken is None else taken.path_params:
         if _whole(p.field_info) and not _digits(str(request.path_params.get(p.alias, ""))):
             raise InvalidRequest(f"path: {p.alias!r} must be a whole number in digits")
 
