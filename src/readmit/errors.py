@@ -291,5 +291,9 @@ class Internal(ReadmitError):
 
 
 def install_hint(extra: str) -> str:
-    """How to install the optional ``extra``: from the package index, or from a checkout."""
-    return f"pip install 'readmit[{extra}]' (in a checkout: pip install '.[{extra}]')"
+    """How to install the optional ``extra``, from the checkout readmit is installed from.
+
+    Not by the bare name ``readmit[extra]``: readmit installs from a checkout (README,
+    "Install"), and a package index may hold another project under that name.
+    """
+    return f"pip install '.[{extra}]' in the readmit checkout"

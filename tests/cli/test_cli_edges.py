@@ -95,7 +95,8 @@ CASES = [
     Case("4301-digit integer", VERIFY, "invalid_input", "longer than", {"v.json": "9" * 4301}),
     Case("NaN", VERIFY, "invalid_input", "NaN", {"v.json": '{"x": NaN}'}),
     Case("lone surrogate", VERIFY, "invalid_input", "surrogate", {"v.json": '["\\udc80"]'}),
-    Case("empty file", VERIFY, "invalid_input", "not JSON", {"v.json": ""}),
+    Case("empty file", VERIFY, "invalid_input", "v.json is empty", {"v.json": ""}),
+    Case("blank file", VERIFY, "invalid_input", "v.json is empty", {"v.json": " \n"}),
     Case("a list", VERIFY, "invalid_input", "holds no view", {"v.json": "[]"}),
     Case(
         "an issued decision without its view",

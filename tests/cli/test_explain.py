@@ -151,7 +151,7 @@ def test_replay_with_a_db_names_each_decision_and_the_command_that_explains_it(
     commands = re.findall(r"stored as decision (\d+): (readmit explain .*)", replayed.stdout)
     assert [n for n, _ in commands] == ["1", "2"]
     for n, command in commands:
-        assert command == f"readmit explain {n} --db {db}"
+        assert command == f"readmit explain {n} --db {db} --workspace family-trip"
         explained = runner.invoke(cli, command.split()[1:])
         assert explained.exit_code == 0, explained.output
     assert "stored as decision" not in runner.invoke(cli, ["replay", str(scenario_file)]).output
@@ -165,7 +165,26 @@ def test_replay_json_with_a_db_names_the_commands_on_stderr(
     replayed = runner.invoke(cli, ["replay", str(scenario_file), "--db", db, "--json"])
 
     assert json.loads(replayed.stdout)["decisions"]
-    assert f"stored as decision 2: readmit explain 2 --db {db}" in replayed.stderr
+    assert f"stored as decision 2: readmit explain 2 --db {db} --workspace family-trip" in (
+        replayed.stderr
+    )
+
+
+def test_a_printed_explain_command_still_works_once_another_workspace_shares_the_store(
+    runner: CliRunner, scenario_file: Path, tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path / 'two.db'}"
+    first = runner.invoke(cli, ["replay", str(scenario_file), "--db", db])
+    other = tmp_path / "other.json"
+    scenario = json.loads(scenario_file.read_text())
+    other.write_text(json.dumps({**scenario, "workspace": "other-trip"}))
+    assert runner.invoke(cli, ["replay", str(other), "--db", db]).exit_code == 0
+
+    command = re.findall(r"stored as decision 1: (readmit explain .*)", first.stdout)[0]
+    explained = runner.invoke(cli, command.split()[1:])
+
+    assert explained.exit_code == 0, explained.output  # not "in several workspaces"
+    assert explained.output.startswith("return of A1")
 
 
 def test_explain_shows_what_replay_showed(

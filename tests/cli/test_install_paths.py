@@ -255,25 +255,24 @@ def test_the_library_alone_names_the_extra_a_command_needs(tmp_path: Path) -> No
 
     done = child(config, tmp_path)
 
-    in_a_checkout = " (in a checkout: pip install '.[{}]')"
     assert done.stderr.splitlines() == [
-        "error [config_error]: readmit bench needs matplotlib: pip install 'readmit[bench]'"
-        + in_a_checkout.format("bench"),
+        "error [config_error]: readmit bench needs matplotlib: pip install '.[bench]' in the "
+        "readmit checkout",
         "exit 2",
         *[
             "error [config_error]: Ed25519 signing needs cryptography: pip install "
-            "'readmit[ed25519]'" + in_a_checkout.format("ed25519"),
+            "'.[ed25519]' in the readmit checkout",
             "exit 2",
         ]
         * 3,
         "error [config_error]: The PostgreSQL store needs psycopg: pip install "
-        "'readmit[postgres]'" + in_a_checkout.format("postgres"),
+        "'.[postgres]' in the readmit checkout",
         "exit 2",
         "error [config_error]: verifier 'openai-compat' needs httpx: pip install "
-        "'readmit[openai]'" + in_a_checkout.format("openai"),
+        "'.[openai]' in the readmit checkout",
         "exit 2",
         "error [config_error]: verifier 'gguf' needs httpx: pip install "
-        "'readmit[gguf]'" + in_a_checkout.format("gguf"),
+        "'.[gguf]' in the readmit checkout",
         "exit 2",
     ]
 

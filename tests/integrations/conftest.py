@@ -8,6 +8,7 @@ import pytest
 
 from builders import KEY
 from readmit.bench.backends.mem0_bank import quiet_home
+from readmit.integrations.langgraph import writes
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
@@ -31,3 +32,15 @@ def three(tmp_path: Path) -> Iterator[dict[str, Member]]:
     signer = HmacSha256Signer(KEY)
     yield {a: Member(store, "trip", a, signer, clock=tick) for a, _ in agents}
     store.close()
+
+
+@pytest.fixture
+def checks_raced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LangGraph writes as if each path's check ran before another principal's write there.
+
+    `readmit.integrations.langgraph.writes.may_write` refuses a write over a version the
+    writer may not read; between that check and the write, another principal's write can
+    still land at the path, a race the check does not close. Tests of what readers show
+    then reach that state by writing past the check.
+    """
+    monkeypatch.setattr(writes, "may_write", lambda member, last: None)

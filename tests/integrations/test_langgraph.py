@@ -208,11 +208,13 @@ def _family_and_agency(inner: BaseStore) -> tuple[Member, ReadmitStore, ReadmitS
     return x1, ReadmitStore(inner, a1), ReadmitStore(inner, x1)
 
 
+@pytest.mark.usefixtures("checks_raced")
 def test_a_path_another_principal_overwrote_shows_its_agent_nothing_no_view_judged() -> None:
     """The inner store keeps one value a path: a1 (family) writing x1's agency-only path
-    replaces x1's value there, while readmit keeps x1's item (a1 may not read it, so a1's
-    item replaces nothing). x1's next view admits its own item; its path now holds a1's
-    family-only value, which x1 must not read."""
+    past the check that refuses it (a race, `checks_raced`) replaces x1's value there,
+    while readmit keeps x1's item (a1 may not read it, so a1's item replaces nothing).
+    x1's next view admits its own item; its path now holds a1's family-only value, which
+    x1 must not read."""
     inner = InMemoryStore()
     x1, s1, sx = _family_and_agency(inner)
     sx.put(("agency",), "margin", {"text": "Riverside margin is 12%."})
@@ -229,6 +231,7 @@ def test_a_path_another_principal_overwrote_shows_its_agent_nothing_no_view_judg
     assert [i.key for i in sx.search(("agency",))] == ["kept"]
 
 
+@pytest.mark.usefixtures("checks_raced")
 def test_a_teammates_failed_overwrite_leaves_the_admitted_path_shown() -> None:
     """a1's write of x1's path failed: readmit undid it and stated again, in a1's name,
     the value the path still holds (x1's). x1's view admits that value: shown."""

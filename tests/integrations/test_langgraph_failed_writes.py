@@ -62,6 +62,7 @@ def _held_reads(
     return read, go
 
 
+@pytest.mark.usefixtures("checks_raced")
 def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_path(
     three: dict[str, Member],
 ) -> None:
@@ -125,6 +126,7 @@ def test_a_failed_delete_keeps_showing_the_admitted_value_the_path_still_holds(
     assert hotel.value == {"text": "Sunrise"}
 
 
+@pytest.mark.usefixtures("checks_raced")
 def test_a_view_that_expires_while_an_own_write_is_in_flight_keeps_it_pending(
     three: dict[str, Member],
 ) -> None:
@@ -155,6 +157,7 @@ def test_a_view_that_expires_while_an_own_write_is_in_flight_keeps_it_pending(
     assert seen is None
 
 
+@pytest.mark.usefixtures("checks_raced")
 def test_a_failed_write_never_shows_what_a_teammate_wrote_at_the_path(
     three: dict[str, Member],
 ) -> None:
@@ -200,6 +203,7 @@ def test_a_failed_write_keeps_showing_the_value_the_path_still_holds(
     assert hotel.value == {"text": "Sunrise"}
 
 
+@pytest.mark.usefixtures("checks_raced")
 def test_an_own_write_not_yet_landed_shows_nothing_of_what_the_path_held(
     three: dict[str, Member],
 ) -> None:
@@ -252,6 +256,7 @@ def test_failed_writes_stop_being_pending_once_a_return_holds_them(
     assert hotel.value == {"text": "Sunrise"}
 
 
+@pytest.mark.usefixtures("checks_raced")
 def test_a_read_whose_lens_a_new_return_replaced_still_hides_a_teammates_overwrite(
     three: dict[str, Member],
 ) -> None:
@@ -352,6 +357,7 @@ class _SlowPuts(InMemoryStore):
         return await super().abatch(listed)
 
 
+@pytest.mark.usefixtures("checks_raced")
 @pytest.mark.parametrize("twice", [False, True], ids=["once", "twice"])
 @pytest.mark.parametrize("while_", ["recording", "writing"])
 def test_a_cancelled_async_write_leaves_readmit_matching_the_inner_store(

@@ -130,6 +130,32 @@ def test_a_library_caller_may_ask_which_items_by_prefix_an_agent_may_not_read(
         ws.unreadable_under("ws", "Z9", "m_")
 
 
+def test_a_library_caller_may_ask_which_keys_hold_an_item_an_agent_may_not_read(
+    ws: WorkStateStore,
+) -> None:
+    """A key held by an active item of the agency's (alone, or beside one of the family's
+    that did not replace it); one whose agency item was revoked holds none."""
+    agency = frozenset({"agency"})
+    ws.append(
+        "ws",
+        [
+            assert_(1, "f1", key="k1"),
+            assert_(2, "x1", key="k2", principals=agency),
+            assert_(3, "f2", key="k2"),
+            assert_(4, "x2", key="k3", principals=agency),
+        ],
+    )
+    gone = Revoke(id="e5", at=T0 + timedelta(minutes=5), author="X1", target="x2", why="x")
+    ws.append("ws", [gone])
+    keys = ["k1", "k2", "k3", "none", "k2"]
+
+    assert ws.unreadable_keys("ws", "A1", keys) == {"k2"}
+    assert ws.unreadable_keys("ws", "X1", keys) == {"k1", "k2"}
+    assert ws.unreadable_keys("ws", "A1", []) == set()
+    with pytest.raises(InvalidInput, match="no agent 'Z9'"):
+        ws.unreadable_keys("ws", "Z9", keys)
+
+
 def test_workspaces_number_their_epochs_independently(ws: WorkStateStore) -> None:
     ws.create_workspace("other", AGENTS)
 

@@ -17,6 +17,7 @@ from readmit.cli.audit import db_given
 from readmit.cli.inputs import open_existing_store, workspace_agents
 from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
 from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan
+from readmit.cli.words import counted
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.plugins import make_embedder, make_verifier
 from readmit.policy import MAX_JUDGMENT_SECONDS, Policy
@@ -105,8 +106,8 @@ def judge_ahead_command(
             finally:
                 store.lease(workspace_name, LEASE, holder, 0)
             click.echo(
-                f"{agent}: {_count(j.calls, 'call')}, {_count(j.pairs, 'pair')}, "
-                f"{_count(j.tokens, 'token')}, {len(j.confirmed)} invalidated, "
+                f"{agent}: {counted(j.calls, 'call')}, {counted(j.pairs, 'pair')}, "
+                f"{counted(j.tokens, 'token')}, {len(j.confirmed)} invalidated, "
                 f"{len(j.screened)} screened, {j.unscreened} left unscreened, {j.seconds:.1f} s"
             )
     finally:
@@ -193,7 +194,3 @@ def _away(store: SqlStore, workspace: str, named: tuple[str, ...]) -> list[str]:
     if not away:
         click.echo(f"no agent of {workspace!r} is away: nothing to judge", err=True)
     return list(dict.fromkeys(named)) or away
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")

@@ -25,6 +25,8 @@ def read_json(path: Path) -> Any:
         data = path.read_bytes()
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not data.strip():  # a shell redirect of a command that failed leaves it so
+        raise InvalidInput(f"{path} is empty: nothing was written to it")
     try:
         return strict_json.loads(data)
     except InvalidInput as exc:

@@ -28,7 +28,7 @@ from readmit.plugins import make_dependency_scan, make_embedder, make_verifier
 from readmit.replay import replay
 from readmit.scenario import Scenario, load_scenario
 from readmit.signing import Signer
-from readmit.store import SqlStore, open_store
+from readmit.store import open_store
 
 
 @contextmanager
@@ -148,7 +148,7 @@ def _stored(
                 if made is None and not existed and store.agents(scenario.workspace):
                     exc.add_note(_PART_STORED.format(scenario.workspace))
                 raise
-        explain = _explain_commands(store, db, db_flag, scenario.workspace, decided)
+        explain = _explain_commands(db, db_flag, scenario.workspace, decided)
         done = True
         return decided, explain
     finally:
@@ -193,15 +193,16 @@ def _in_existing(exc: InvalidInput, workspace: str) -> InvalidInput:
     return InvalidInput(f"{exc}; {hint}")
 
 
-def _explain_commands(
-    store: SqlStore, db: str, db_flag: bool, workspace: str, decided: list[Decided]
-) -> list[str]:
-    """For each decision, its number and the command that explains it ([] in memory)."""
+def _explain_commands(db: str, db_flag: bool, workspace: str, decided: list[Decided]) -> list[str]:
+    """For each decision, its number and the command that explains it ([] in memory).
+
+    The command names the workspace: decision numbers are per workspace, and a command
+    printed now must still work once another scenario is replayed into the same store.
+    """
     if db.startswith("sqlite") and sqlite_path(db) is None:
         return []  # an in-memory store is gone when the command ends
     options = f" --db {shlex.quote(db)}" if db_flag else ""
-    if {r.workspace for r in store.decisions()} != {workspace}:
-        options += f" --workspace {shlex.quote(workspace)}"
+    options += f" --workspace {shlex.quote(workspace)}"
     return [f"stored as decision {d.id}: readmit explain {d.id}{options}" for d in decided]
 
 

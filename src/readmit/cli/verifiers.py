@@ -10,6 +10,7 @@ import click
 
 from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Verifier, tokens_used
+from readmit.cli.words import counted
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
 from readmit.verifiers import gguf
@@ -115,7 +116,7 @@ def _report(found: Calibration, said: set[int]) -> None:
         how = "chosen on" if split == found.chosen_on else "scored at the cut-off"
         recall = f"{scores.recall:.3f}" if any(p.invalidates for p in pairs) else "n/a"
         click.echo(
-            f"{name} ({_count(len(pairs), 'pair')}, {how}): P {scores.precision:.3f} "
+            f"{name} ({counted(len(pairs), 'pair')}, {how}): P {scores.precision:.3f} "
             f"R {recall} F1 {scores.f1:.3f}"
         )
         yes = Counter(p.kind for p in pairs if id(p) in said)
@@ -123,10 +124,6 @@ def _report(found: Calibration, said: set[int]) -> None:
         click.echo(
             "    said invalidates: " + ", ".join(f"{k} {yes[k]}/{total[k]}" for k in sorted(total))
         )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _check_verifier(verifier: Verifier) -> int:

@@ -9,6 +9,7 @@ import click
 
 from readmit.admission.view import verify_view
 from readmit.cli.inputs import read_json
+from readmit.cli.words import counted
 from readmit.clock import now, parse_time
 from readmit.config import verifier_from_env
 from readmit.errors import InvalidInput, ViewRejected
@@ -45,7 +46,7 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
             ) from None
         raise
     click.echo(
-        f"ok: view {view.get('cycle')} verified: {len(verified.item_ids)} items, "
+        f"ok: view {view.get('cycle')} verified: {counted(len(verified.item_ids), 'item')}, "
         f"expires {view.get('expires_at')}"
     )
 

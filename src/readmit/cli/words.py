@@ -60,6 +60,11 @@ UNBLOCK: dict[Reason, str] = {
 replacement, cover the label (``missing_receipt`` depends on the item: `fix_for`)."""
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one ("1 item", "3 items")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def fix_for(reason: str, evidence: Sequence[str]) -> str:
     """What would let an item excluded for ``reason`` cover a missing label ('' if unknown).
 

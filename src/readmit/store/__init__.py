@@ -1,7 +1,7 @@
 """Work-state stores, chosen by URL.
 
 - ``sqlite:///path/to/readmit.db`` (relative), ``sqlite:////abs/path.db``, ``sqlite://:memory:``
-- ``postgresql://user@host:port/dbname`` (needs ``readmit[postgres]``)
+- ``postgresql://user@host:port/dbname`` (needs the ``[postgres]`` extra)
 """
 
 from readmit.errors import ConfigError

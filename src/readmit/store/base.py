@@ -188,6 +188,14 @@ class WorkStateStore(Protocol):
         """
         ...
 
+    def unreadable_keys(self, workspace: str, agent: str, keys: Sequence[str]) -> set[str]:
+        """Of ``keys``, those an active item ``agent`` may not read holds.
+
+        For a library caller about to write a path of another store that keeps one value
+        a key.
+        """
+        ...
+
     def recorded_under(self, workspace: str, prefix: str) -> set[str]:
         """The ids of the items (any status, any reader) that start with ``prefix``."""
         ...

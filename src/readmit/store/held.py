@@ -26,6 +26,7 @@ from readmit.wire.codec import item_from_json
 from readmit.wire.logged import loads
 
 _BODIES = "SELECT i.id, i.body FROM items i"
+_KEYED = "SELECT i.key, i.body FROM items i"
 
 
 class Held:
@@ -66,6 +67,22 @@ class Held:
                 (workspace, len(prefix), prefix),
             ).fetchall()
         return _unreadable(rows, who)
+
+    def unreadable_keys(self, workspace: str, agent: str, keys: Sequence[str]) -> set[str]:
+        """Of ``keys``, those an active item ``agent`` may not read holds.
+
+        For an integration whose store keeps one value a path, the path being the key
+        (LangGraph): a write there would replace another principal's value in that store.
+
+        Raises:
+            InvalidInput: if the workspace has no such agent.
+        """
+        who = self._reader(workspace, agent)
+        with self._read() as db:
+            rows = select_in(
+                db, workspace, _KEYED, "i.key", set(keys), f"AND {ACTIVE}", "i.workspace"
+            )
+        return {key for key, body in rows if not _readable(body, who)}
 
     def recorded_under(self, workspace: str, prefix: str) -> set[str]:
         """The ids of the items (any status, any reader) that start with ``prefix``.
@@ -108,5 +125,9 @@ class Held:
 
 def _unreadable(rows: Iterable[Sequence[str]], who: Agent) -> set[str]:
     """The ids of ``rows`` (id, body) whose items ``who`` may not read."""
-    scopes = ((i, item_from_json(loads(body)).scope) for i, body in rows)
-    return {i for i, s in scopes if not s.readable_by(who.principal, who.role)}
+    return {i for i, body in rows if not _readable(body, who)}
+
+
+def _readable(body: str, who: Agent) -> bool:
+    """Whether ``who`` may read the item stored as ``body``."""
+    return item_from_json(loads(body)).scope.readable_by(who.principal, who.role)

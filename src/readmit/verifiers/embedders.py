@@ -3,7 +3,7 @@
 ``openai-compat`` posts to ``/embeddings`` of any OpenAI-compatible server
 (vLLM, Ollama, llama.cpp, hosted APIs; key from ``READMIT_EMBEDDINGS_API_KEY``).
 ``gguf`` serves a GGUF file you already have with llama.cpp's server (in a child process)
-in embedding mode (``pip install 'readmit[gguf]'``). Both are entry points of the
+in embedding mode (``pip install '.[gguf]'``). Both are entry points of the
 group ``readmit.embedders``, which `readmit.plugins.make_embedder` searches. Vectors
 are kept per text, so an item is embedded once per process, not once per return.
 Any transport error, timeout or malformed answer raises `VerifierUnavailable`, and

@@ -5,7 +5,7 @@ llama.cpp's OpenAI-compatible server) in a child process of its own
 (`readmit.verifiers.gguf_host`), and judged through `OpenAICompatVerifier`, so both
 share one tested request path. A child process can always be stopped: llama.cpp's
 in-process shutdown joins threads that do not always stop. Optional extra:
-``pip install 'readmit[gguf]'``.
+``pip install '.[gguf]'``.
 
 llama.cpp's server logs every load and request on its standard error. `log_to` sends
 that to a file instead; the ``readmit`` command does so for every command

@@ -5,7 +5,7 @@ trained for sentence similarity from the token embeddings of Llama 2 and Phi-3
 models (its README says so; their terms may matter to a user), mean-pooled. Its
 wheel carries the 256-dimension ``l2_supercat`` weights (16 MB) and their
 tokenizer, so it embeds in-process, on the CPU, in well under a millisecond per
-text. Install it with ``pip install 'readmit[wordllama]'``.
+text. Install it with ``pip install '.[wordllama]'``.
 
 The model is loaded from the installed package only: downloads are disabled, so
 a missing file is a `ConfigError`, never a request to a hub. (WordLlama looks for

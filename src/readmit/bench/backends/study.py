@@ -26,7 +26,7 @@ from readmit.bench.backends.team import Clock, Tracking, team
 from readmit.bench.episode import Episode
 from readmit.bench.methods import rank
 from readmit.clock import parse_time
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, install_hint
 from readmit.events import Assert, Depart, RecordExperience, ReturnRequest, Revoke, Step, Supersede
 from readmit.scenario import load_scenario
 
@@ -71,7 +71,7 @@ def make(name: str, members: dict[str, Tracking]) -> Backend:
 
                 return Mem0Backend(members)
     except ImportError as exc:
-        raise ConfigError(f"--backend {name} needs pip install 'readmit[{name}]' ({exc})") from None
+        raise ConfigError(f"--backend {name} needs {install_hint(name)} ({exc})") from None
     raise ConfigError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
 
 

@@ -1,4 +1,4 @@
-"""readmit for LangGraph (``pip install 'readmit[langgraph]'``).
+"""readmit for LangGraph (``pip install '.[langgraph]'``).
 
 A store that admits what a returning agent may read, and the hooks that depart and
 return the agent.

@@ -29,7 +29,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, Result
 
-from readmit.errors import InvalidInput
+from readmit.errors import Forbidden, InvalidInput
 from readmit.events import Assert, Event, Recorded, Revoke
 from readmit.integrations.annotations import (
     ANNOTATIONS,
@@ -99,8 +99,10 @@ def plan(member: Member, puts: list[PutOp]) -> list[Write]:
 
     Raises:
         InvalidInput: for a malformed annotation or a premise that names nothing.
+        Forbidden: if a path holds a version the agent may not read (`may_write`).
     """
     last: dict[Identity, PutOp] = {identity(op.namespace, op.key): op for op in puts}
+    may_write(member, last)
     ids = {i: new_id("lg") for i, op in last.items() if op.value is not None}
     annotated = {i: annotations(op) for i, op in last.items()}
     local = {item_key(i): item for i, item in ids.items()}
@@ -127,6 +129,28 @@ def plan(member: Member, puts: list[PutOp]) -> list[Write]:
             )
         writes.append(Write(ident, op, ids.get(ident), event))
     return writes
+
+
+def may_write(member: Member, last: Mapping[Identity, PutOp]) -> None:
+    """Refuse the batch if a path it writes holds a version the agent may not read.
+
+    The inner store keeps one value a path: a put or a delete there would replace or
+    remove another principal's value, which readmit keeps (it replaces only what the
+    writer may read), and the two stores would disagree. Asked before anything is
+    written, as Mem0's wrapper asks of a memory's id.
+
+    Raises:
+        Forbidden: naming the first such path (neither store is changed).
+    """
+    keys = {item_key(ident): op for ident, op in last.items()}
+    held = member.store.unreadable_keys(member.workspace, member.agent, list(keys))
+    if held:
+        first = keys[min(held)]
+        more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
+        raise Forbidden(
+            f"{where(first)}{more}: the path holds a version {member.agent!r} may not read "
+            "in readmit (written for other readers); neither store was changed"
+        )
 
 
 def record(member: Member, puts: list[PutOp]) -> list[Write]:
