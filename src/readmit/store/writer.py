@@ -54,6 +54,9 @@ _WITH_STATUS = (
 )
 """Items with their withdrawal's status (``None``: active)."""
 _KEYED, _AND_ACTIVE = "SELECT id, body, key FROM items i", "AND " + ACTIVE
+_STATUS_SAID = {"replaced": "superseded or replaced", "superseded": "superseded or replaced"}
+"""A refused target's status as told: "replaced" told its writer that an item it may not read
+holds the key, where a return shows both as stale_or_superseded with no evidence."""
 
 
 class Writer:
@@ -350,7 +353,8 @@ class Writer:
             problem = f"unknown target item {target!r}"
             raise InvalidEvent(event_id, problem, unknown=target, fields=("target",))
         if row.status != "active":
-            problem = f"target {target!r} is no longer active ({row.status})"
+            said = _STATUS_SAID.get(row.status, row.status)
+            problem = f"target {target!r} is no longer active ({said})"
             raise InvalidEvent(event_id, problem, fields=("target",))
         self._set_status(target, row, status)
 
