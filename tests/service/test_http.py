@@ -474,7 +474,11 @@ def test_a_return_without_task_and_purpose_returns_to_those_its_departure_named(
 @pytest.mark.parametrize(
     ("body", "code", "said"),
     [
-        ({}, "invalid_input", "give task and purpose: your latest departure named none"),
+        (
+            {},
+            "invalid_input",
+            'give task and purpose ("*" for any): your latest departure named none',
+        ),
         ({"task": "trip"}, "invalid_request", "give task and purpose together, or neither"),
     ],
 )

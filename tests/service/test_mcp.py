@@ -224,7 +224,11 @@ def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
         ("return_view", {"task": "t", "purpose": "p\x00"}, "purpose: "),
         ("return_view", {"task": "t" * 201, "purpose": "p"}, "task: "),
         ("return_view", {"task": "t"}, "give task and purpose together, or neither"),
-        ("return_view", {}, "give task and purpose: your latest departure named none"),
+        (
+            "return_view",
+            {},
+            'give task and purpose ("*" for any): your latest departure named none',
+        ),
         (
             "return_view",
             {"task": "t", "purpose": "p", "policy": {"gamma": 0}},

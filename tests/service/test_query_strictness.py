@@ -37,3 +37,24 @@ def test_the_parameters_it_takes_are_read(client: httpx.Client, team: Team) -> N
 
     assert answer.status_code == 200
     assert answer.json() == {"items": [], "next": None}
+
+
+def test_a_body_field_given_in_the_query_is_told_where_it_goes(
+    client: httpx.Client, team: Team
+) -> None:
+    """``POST /v1/return?task=trip`` names a field of the return's JSON body."""
+    answer = client.post("/v1/return?task=trip", json={}, headers=team.auth("A1"))
+
+    assert answer.status_code == 422
+    assert answer.json()["message"] == (
+        "query: unknown parameter 'task'; give 'task' in the JSON body"
+    )
+
+
+def test_a_misspelled_parameter_is_told_the_one_it_is_closest_to(
+    client: httpx.Client, team: Team
+) -> None:
+    answer = client.get("/v1/state?limt=5", headers=team.auth("A1"))
+
+    assert answer.status_code == 422
+    assert answer.json()["message"] == ("query: unknown parameter 'limt' (did you mean 'limit'?)")

@@ -232,7 +232,7 @@ class Service(Reading):
             return named
         if not self.store.has_departed(caller.workspace, caller.agent.id, at):
             raise InvalidInput(f"agent {caller.agent.id!r} has not departed: depart first")
-        raise InvalidInput("give task and purpose: your latest departure named none")
+        raise InvalidInput('give task and purpose ("*" for any): your latest departure named none')
 
     def return_(
         self,

@@ -12,16 +12,18 @@ so it is left alone here.
 """
 
 import json
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol, get_args
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from readmit.errors import InvalidInput, InvalidRequest, LongNumber, NotJson, RepeatedKey, TooDeep
 from readmit.service.limits import Limits
 from readmit.strict_json import MAX_DEPTH, nests_deeper, parse, utf8
+from readmit.wire.edge import did_you_mean
 from readmit.wire.fields import name_characters
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -135,7 +137,12 @@ def json_type(content_type: str) -> bool:
     )
 
 
-def plain_query(request: Request, known: frozenset[str], whole: frozenset[str]) -> None:
+def plain_query(
+    request: Request,
+    known: frozenset[str],
+    whole: frozenset[str],
+    body: frozenset[str] = frozenset(),
+) -> None:
     """Refuse a query string read otherwise than the strict bodies are.
 
     Each parameter once (FastAPI keeps the last of a repeated one), only ``known`` ones (an
@@ -145,12 +152,15 @@ def plain_query(request: Request, known: frozenset[str], whole: frozenset[str]) 
     helper found each read loosely (stop 59).
 
     Raises:
-        InvalidRequest: naming the parameter.
+        InvalidRequest: naming the parameter, and where it goes when it is a field of the
+            route's JSON ``body``, or the known one it is closest to.
     """
     seen: set[str] = set()
     for name, value in request.query_params.multi_items():
         if name not in known:
-            raise InvalidRequest(f"query: unknown parameter {name!r}")
+            where = f"; give {name!r} in the JSON body" if name in body else ""
+            hint = None if where else did_you_mean(name, known)
+            raise InvalidRequest(f"query: unknown parameter {name!r}{where}" + _said(hint))
         if name in seen:
             raise InvalidRequest(f"query: {name!r} is given more than once")
         seen.add(name)
@@ -172,10 +182,35 @@ def routed_query(request: Request) -> None:
     taken = route.dependant if isinstance(route, APIRoute) else None
     params = [] if taken is None else taken.query_params
     known = frozenset(p.alias for p in params)
-    plain_query(request, known, frozenset(p.alias for p in params if _whole(p.field_info)))
+    whole = frozenset(p.alias for p in params if _whole(p.field_info))
+    plain_query(request, known, whole, _body_fields([] if taken is None else taken.body_params))
     for p in [] if taken is None else taken.path_params:
         if _whole(p.field_info) and not _digits(str(request.path_params.get(p.alias, ""))):
             raise InvalidRequest(f"path: {p.alias!r} must be a whole number in digits")
+
+
+class _Declared(Protocol):
+    """A parameter a FastAPI route declares (its ``dependant``'s)."""
+
+    @property
+    def field_info(self) -> FieldInfo: ...
+
+
+def _body_fields(params: Sequence[_Declared]) -> frozenset[str]:
+    """The fields of the JSON body a route reads (those of its body model, maybe optional)."""
+    models = [
+        m for p in params for m in (p.field_info.annotation, *get_args(p.field_info.annotation))
+    ]
+    return frozenset(
+        f.alias or name
+        for model in models
+        if isinstance(model, type) and issubclass(model, BaseModel)
+        for name, f in model.model_fields.items()
+    )
+
+
+def _said(hint: str | None) -> str:
+    return "" if hint is None else f" ({hint})"
 
 
 def _whole(field: FieldInfo) -> bool:
