@@ -523,6 +523,12 @@ def test_a_path_or_method_the_api_lacks_is_answered_in_the_error_shape(
         ("/v1/events", "{'events': []}", "the body is not valid JSON: Expecting property name"),
         ("/v1/events", "[]", 'the body must be one JSON object, {"events": [event, ...]}'),
         ("/v1/memories", '[{"id": "m"}]', 'one JSON object, {"id", "text", "source"}'),
+        (
+            "/v1/events",
+            '{"op": "assert", "author": "A1", "item": {"id": "i", "text": "T."}}',
+            'the body must be one JSON object, {"events": [event, ...]} '
+            "(it held 'op', 'author', 'item')",
+        ),
     ],
 )
 def test_a_body_that_is_not_one_json_object_is_told_what_to_send(

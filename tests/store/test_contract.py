@@ -189,6 +189,15 @@ def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(
     assert ws.events("ws") == []
 
 
+def test_a_departure_or_return_to_a_workspace_never_created_names_the_workspace(
+    ws: WorkStateStore,
+) -> None:
+    with pytest.raises(InvalidEvent, match="no workspace 'nowhere' in this store"):
+        ws.depart("nowhere", "A1", T0)
+    with pytest.raises(InvalidEvent, match="unknown agent 'Z9' in workspace 'ws'"):
+        ws.depart("ws", "Z9", T0)
+
+
 def _claiming(kind: str, name: str, n: int) -> Event:
     """An event of author A2 (role booking) that claims ``name`` as a ``kind``."""
     at = T0 + timedelta(minutes=n)

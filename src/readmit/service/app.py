@@ -10,7 +10,7 @@ request rate and the byte budget, before the body is read). Routes are plain
 """
 
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -20,7 +20,6 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from readmit.errors import (
@@ -38,6 +37,7 @@ from readmit.service.docs import add_reference
 from readmit.service.gate import AgentGate, caller_of
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
+from readmit.service.schema_problem import schema_problem
 from readmit.service.schemas import (
     AFTER_MOST,
     ERROR_RESPONSES,
@@ -58,9 +58,8 @@ from readmit.service.schemas import (
     VerifyIn,
     VerifyOut,
 )
-from readmit.service.strict_route import StrictJsonRoute, json_type, not_json, routed_query
+from readmit.service.strict_route import StrictJsonRoute, routed_query
 from readmit.service.verify_body import verified
-from readmit.wire.edge import did_you_mean
 from readmit.wire.fields import plain
 from readmit.wire.outbound import AgentDecisionOut, MemoryOut
 
@@ -152,7 +151,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
     def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         errors = error.errors()
         details = [{"loc": list(e["loc"]), "msg": plain(e["msg"])} for e in errors]
-        message = _schema_problem(request, errors, details)
+        message = schema_problem(request, errors, details)
         return _error(422, InvalidRequest.code, message, details)
 
     _routes(app, service, Me, pool)
@@ -353,48 +352,3 @@ def _methods(request: Request) -> list[str]:
         if methods and pattern is not None and pattern.match(path):
             found |= methods
     return sorted(found)
-
-
-def _schema_problem(request: Request, errors: Sequence[Any], details: list[dict[str, Any]]) -> str:
-    """What a person reads first of a body the API schema refused: its first problem."""
-    message = "the request does not match the API schema"
-    sent = request.headers.get("content-type", "")
-    first = errors[0] if errors else {}
-    model, shape = _BODIES.get(request.url.path, (None, None))
-    if first.get("type") == "json_invalid":
-        why, at = first.get("ctx", {}).get("error", "not JSON"), first["loc"][-1]
-        return not_json(why, at)
-    reads_any = request.url.path == "/v1/verify"  # it parses whatever the Content-Type
-    if details and details[0]["loc"] == ["body"] and not json_type(sent) and not reads_any:
-        # A body that is not JSON reaches the schema as no object at all: say why.
-        got = f"Content-Type: {sent[:80]}" if sent else "no Content-Type"
-        return (
-            f"{message}: send the body as JSON with the header Content-Type: "
-            f"application/json (it came with {got})"
-        )
-    not_an_object = first.get("type") in (
-        "missing",
-        "model_attributes_type",
-        "dict_type",
-        "model_type",
-    )
-    if details and details[0]["loc"] == ["body"] and not_an_object and shape is not None:
-        return f"{message}: the body must be one JSON object, {shape}"
-    extra = [e["loc"][1] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 2]
-    hint = did_you_mean(extra[0], model.model_fields) if extra and model is not None else None
-    if hint:  # a misspelled field: it also shows as the field it meant, missing
-        return f"{message}: {extra[0]}: Extra inputs are not permitted ({hint})"
-    if details:  # the first problem, where it is
-        where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
-        return f"{message}: {where}: {details[0]['msg']}"
-    return message
-
-
-_BODIES: dict[str, tuple[type[BaseModel], str]] = {
-    "/v1/events": (EventsIn, '{"events": [event, ...]}'),
-    "/v1/memories": (MemoryIn, '{"id", "text", "source"}'),
-    "/v1/depart": (DepartIn, '{"at", "task", "purpose"} (each optional)'),
-    "/v1/return": (ReturnIn, '{"task", "purpose"} (optional, together)'),
-    "/v1/verify": (VerifyIn, '{"view": <the view>}'),
-}
-"""The body each route takes: for a misspelled field, and a body that is no JSON object."""

@@ -50,6 +50,7 @@ from readmit.store.writer import Clock, Writer
 from readmit.wire import domain
 
 _ID = attrgetter("id")
+_NO_WORKSPACE = "no workspace {!r} in this store"
 T = TypeVar("T")
 
 
@@ -152,9 +153,11 @@ class SqlStore(AgentKeys, Held, Leases, Records, State):
         return {r[0]: Agent(id=r[0], principal=r[1], role=r[2]) for r in rows}
 
     def _agent(self, workspace: str, agent: str, step_id: str) -> Agent:
-        found = self.agents(workspace).get(agent)
-        if found is None:
-            raise InvalidEvent(step_id, f"unknown agent {agent!r} in workspace {workspace!r}")
+        agents = self.agents(workspace)
+        found = agents.get(agent)
+        if found is None:  # no agents at all: no such workspace, as `_append` says
+            problem = f"unknown agent {agent!r} in workspace {workspace!r}"
+            raise InvalidEvent(step_id, problem if agents else _NO_WORKSPACE.format(workspace))
         return found
 
     def append(
@@ -180,7 +183,7 @@ class SqlStore(AgentKeys, Held, Leases, Records, State):
         domain.checked_events(events)
         agents = self.agents(workspace)
         if not agents and events:  # not each author unknown: the workspace is
-            raise InvalidEvent(events[0].id, f"no workspace {workspace!r} in this store")
+            raise InvalidEvent(events[0].id, _NO_WORKSPACE.format(workspace))
         known = partial(self._decoded.get, workspace)
         # Most batches claim only new ids: the unique indexes check those as the rows go
         # in, with no lookup first. A batch refused that way (or any other) is rolled back
