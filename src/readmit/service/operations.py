@@ -128,7 +128,8 @@ class Service(Reading):
         if found is None:
             raise Unauthenticated(
                 "that agent key is not known to this store (an operator makes one with "
-                "'readmit keys create WORKSPACE AGENT' against the store the server serves)"
+                "'readmit keys create WORKSPACE AGENT' against this same store: its --db or "
+                "READMIT_DB)"
             )
         return Caller(workspace=found[0], agent=found[1])
 
