@@ -1,6 +1,9 @@
 """Helpers for service tests: a team of agents with keys, a loopback server, the travel case."""
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -87,6 +90,33 @@ def serving(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=120)
+
+
+@contextmanager
+def served(db: str, *flags: str) -> Iterator[tuple[str, "subprocess.Popen[bytes]"]]:
+    """``readmit serve [flags]`` over ``db`` in a process of its own, on a free loopback
+    port, until the block ends: its base URL and the process."""
+    port = free_port()
+    command = [sys.executable, "-m", "readmit", "serve", "--db", db, "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, *flags],
+        env={**os.environ, "READMIT_SIGNING_KEY": KEY.decode()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield url, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def as_sent(event: dict[str, Any], owners: dict[str, str]) -> dict[str, Any]:

@@ -2,9 +2,7 @@
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,39 +18,14 @@ from readmit.clock import now
 from readmit.model import Agent
 from readmit.service.keys import key_hash, new_key
 from readmit.store import open_store
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from servicekit import served
 
 
 @contextmanager
 def workers(db: str, *flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``readmit serve --workers 2 [flags]`` on a free loopback port, until the block ends."""
-    port = free_port()
-    command = [sys.executable, "-m", "readmit", "serve", "--db", db, "--port", str(port)]
-    proc = subprocess.Popen(
-        [*command, "--workers", "2", *flags],
-        env={**os.environ, "READMIT_SIGNING_KEY": KEY.decode()},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield url, proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with served(db, "--workers", "2", *flags) as running:
+        yield running
 
 
 NOTE = {"op": "assert", "author": "A1", "item": {"id": "n0", "text": "A note."}}
