@@ -30,6 +30,7 @@ def test_bench_writes_results_a_table_and_plots(tmp_path: Path) -> None:
     assert {r["team_size"] for r in data["rows"]} == {4, 8}
     assert any("Overall not computed for stale" in n for n in data["notes"])
     assert "| Average | TRACE |" in (tmp_path / "results.md").read_text(encoding="utf-8")
+    assert "episodes" not in result.stderr  # no bar's label where stderr is no terminal
 
 
 def test_bench_rejects_a_data_suite_without_a_path(tmp_path: Path) -> None:

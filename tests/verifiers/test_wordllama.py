@@ -112,5 +112,5 @@ def test_without_the_package_the_error_says_what_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "wordllama", None)
 
-    with pytest.raises(ConfigError, match=r"pip install 'readmit\[wordllama\]'"):
+    with pytest.raises(ConfigError, match=r"pip install '\.\[wordllama\]' in the readmit checkout"):
         make_embedder("wordllama")

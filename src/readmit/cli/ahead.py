@@ -15,7 +15,8 @@ from readmit.admission.invalidation.judgment import Judgment
 from readmit.ahead import LEASE, LEASE_MARGIN_S, WANTED, judge_ahead, returns_to
 from readmit.cli.audit import db_given
 from readmit.cli.inputs import open_existing_store, workspace_agents
-from readmit.cli.replay import EMBEDDINGS_OPTION, progress_bar
+from readmit.cli.progress import progress_bar
+from readmit.cli.replay import EMBEDDINGS_OPTION
 from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan
 from readmit.cli.words import counted
 from readmit.errors import InvalidEvent, InvalidInput

@@ -3,7 +3,6 @@
 import os
 import random
 import shutil
-import sys
 import tempfile
 from difflib import get_close_matches
 from functools import partial
@@ -14,6 +13,7 @@ import click
 
 from readmit.bench.backends import BACKENDS
 from readmit.bench.episode import Episode
+from readmit.cli.progress import steps_bar
 from readmit.clock import format_time, now
 from readmit.errors import ConfigError, InvalidInput, install_hint
 
@@ -192,12 +192,12 @@ def bench(
     if backends:
         _portability(episodes, backends, verifier_spec, out, suites, seeds, teams, sample)
         return
-    with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
+    with steps_bar(len(episodes), "episodes") as advance:
         rows = run(
             episodes,
             chosen,
             reader=model.reader if model else offline_reader,
-            on_episode=lambda _: bar.update(1),
+            on_episode=lambda _: advance(1),
             judge=partial(judge_episode, model) if model else None,
             threshold=threshold,
         )
@@ -282,8 +282,8 @@ def _portability(
 
     verifier = make_verifier(verifier_spec, os.environ)
     chosen = tuple(dict.fromkeys(backends))
-    with click.progressbar(length=len(episodes), label="episodes", file=sys.stderr) as bar:
-        played = study.run(episodes, chosen, verifier, on_episode=lambda _: bar.update(1))
+    with steps_bar(len(episodes), "episodes") as advance:
+        played = study.run(episodes, chosen, verifier, on_episode=lambda _: advance(1))
     meta: dict[str, Any] = {
         "at": format_time(now()),
         "backends": list(chosen),

@@ -3,21 +3,18 @@
 import json
 import os
 import shlex
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
-from click._termui_impl import ProgressBar
 
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
-from readmit.admission.invalidation.implicit import Progress, Verifier
+from readmit.admission.invalidation.implicit import Verifier
 from readmit.cli.history import for_page, history
 from readmit.cli.inputs import read_json, sqlite_path
+from readmit.cli.progress import progress_bar
 from readmit.cli.render import render_decision
 from readmit.cli.report_html import write_html
 from readmit.config import DB_ENV, EMBEDDINGS_ENV, signer_from_env
@@ -29,26 +26,6 @@ from readmit.replay import replay
 from readmit.scenario import Scenario, load_scenario
 from readmit.signing import Signer
 from readmit.store import open_store
-
-
-@contextmanager
-def progress_bar() -> Iterator[Progress]:
-    """A progress callback that draws a bar on a terminal's stderr while the verifier works."""
-    stderr = sys.stderr
-    bars: list[ProgressBar[int]] = []
-
-    def update(done: int, total: int) -> None:
-        if not stderr.isatty():
-            return
-        if not bars:
-            bars.append(click.progressbar(length=total, label="verifying pairs", file=stderr))
-        bars[0].update(done - bars[0].pos)
-
-    try:
-        yield update
-    finally:
-        for bar in bars:
-            bar.render_finish()
 
 
 def item_texts(scenario: Scenario) -> dict[str, str]:

@@ -1,7 +1,6 @@
 """``readmit verifiers``: list installed verifiers and check one against known pairs."""
 
 import os
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -10,6 +9,7 @@ import click
 
 from readmit.admission.invalidation.embeddings import Embedder, ranked
 from readmit.admission.invalidation.implicit import Verifier, tokens_used
+from readmit.cli.progress import steps_bar
 from readmit.cli.words import counted
 from readmit.errors import VerifierUnavailable
 from readmit.plugins import make_embedder, make_verifier, verifier_names
@@ -86,8 +86,8 @@ def calibrate_command(spec: str, pairs_file: Path, split: str | None) -> None:
     verifier = make_verifier(spec, os.environ)
     model_of(verifier)
     start = time.perf_counter()
-    with click.progressbar(length=len(labeled), label="judging pairs", file=sys.stderr) as bar:
-        found = calibrate(verifier, labeled, split, bar.update)
+    with steps_bar(len(labeled), "judging pairs") as advance:
+        found = calibrate(verifier, labeled, split, advance)
     elapsed = time.perf_counter() - start
     for pair in found.unavailable:
         click.echo(f"  unavailable: {pair.id}")
