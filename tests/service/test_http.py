@@ -106,7 +106,8 @@ def test_decisions_of_other_agents_are_not_found(client: httpx.Client, team: Tea
     ("headers", "says"),
     [
         ({}, "send your agent key as 'Authorization: Bearer <key>'"),
-        ({"Authorization": "Bearer rmk_wrong"}, "not known to this store"),
+        ({"Authorization": "Bearer rmk_wrong"}, "its --db or READMIT_DB)"),
+        ({"Authorization": "Bearer signing-key-0123"}, "; an agent key starts with rmk_)"),
         ({"Authorization": "Basic QTE6eA=="}, "send your agent key as"),
     ],
 )

@@ -33,7 +33,7 @@ from readmit.service.ahead import QUIET_S, AheadJudge, asking
 from readmit.service.batch import check_sizes, own_batch, own_hint
 from readmit.service.copies import answer
 from readmit.service.ids import own, ref
-from readmit.service.keys import key_hash
+from readmit.service.keys import PREFIX, key_hash
 from readmit.service.limits import CHECKPOINT_ROW_BYTES, Limits, Throttle, check_strings
 from readmit.service.reading import Caller, Reading
 from readmit.service.schemas import (
@@ -126,10 +126,11 @@ class Service(Reading):
             raise Unauthenticated("send your agent key as 'Authorization: Bearer <key>'")
         found = self.store.agent_for_key(key_hash(key))
         if found is None:
+            shape = "" if key.startswith(PREFIX) else f"; an agent key starts with {PREFIX}"
             raise Unauthenticated(
                 "that agent key is not known to this store (an operator makes one with "
                 "'readmit keys create WORKSPACE AGENT' against this same store: its --db or "
-                "READMIT_DB)"
+                f"READMIT_DB{shape})"
             )
         return Caller(workspace=found[0], agent=found[1])
 
