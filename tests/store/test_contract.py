@@ -24,7 +24,7 @@ from readmit.events import (
 )
 from readmit.model import Agent
 from readmit.reasons import Reason
-from readmit.store import WorkStateStore, open_store
+from readmit.store import WorkStateStore, open_store, pool
 from readmit.store.migrations import MIGRATIONS, pending
 from readmit.store.sql import SqlStore
 
@@ -154,6 +154,18 @@ def test_a_library_caller_may_ask_which_keys_hold_an_item_an_agent_may_not_read(
     assert ws.unreadable_keys("ws", "A1", []) == set()
     with pytest.raises(InvalidInput, match="no agent 'Z9'"):
         ws.unreadable_keys("ws", "Z9", keys)
+
+
+def test_which_keys_an_agent_may_not_read_is_read_within_the_read_it_opens(
+    ws: WorkStateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows are fetched before the connection goes back to the pool: one given back
+    beyond what the pool keeps idle is closed (and one kept may be another thread's by
+    then), so a query run after it was returned failed ("closed")."""
+    ws.append("ws", [assert_(1, "x1", key="k1", principals=frozenset({"agency"}))])
+    monkeypatch.setattr(pool, "_KEEP", 0)  # as when more connections are out than it keeps
+
+    assert ws.unreadable_keys("ws", "A1", ["k1", "k2"]) == {"k1"}
 
 
 def test_workspaces_number_their_epochs_independently(ws: WorkStateStore) -> None:

@@ -79,8 +79,8 @@ class Held:
         """
         who = self._reader(workspace, agent)
         with self._read() as db:
-            rows = select_in(
-                db, workspace, _KEYED, "i.key", set(keys), f"AND {ACTIVE}", "i.workspace"
+            rows = list(  # fetched here: the connection goes back to the pool after
+                select_in(db, workspace, _KEYED, "i.key", set(keys), f"AND {ACTIVE}", "i.workspace")
             )
         return {key for key, body in rows if not _readable(body, who)}
 
