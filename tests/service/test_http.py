@@ -543,6 +543,23 @@ def test_a_body_that_is_not_one_json_object_is_told_what_to_send(
     assert said in response.json()["message"]
 
 
+def test_a_body_of_the_right_shape_with_an_unknown_field_is_not_told_of_another_shape(
+    client: httpx.Client, team: Team
+) -> None:
+    """Only a body holding none of the route's required fields is of another shape: a
+    memory with its id and text but ``note`` for ``source`` is told that source is missing,
+    not that it must be one JSON object (it is one) holding 'note'."""
+    headers = team.auth("A1") | {"Content-Type": "application/json"}
+    body = '{"id": "m", "text": "T.", "note": "x"}'
+
+    response = client.post("/v1/memories", content=body, headers=headers)
+
+    assert response.status_code == 422
+    message = response.json()["message"]
+    assert "must be one JSON object" not in message
+    assert message.endswith("source: Field required")
+
+
 @pytest.mark.parametrize("given", ["h0", "nothing"])
 def test_a_bare_reference_that_names_nothing_of_yours_says_how_to_name_a_teammates(
     client: httpx.Client, team: Team, given: str

@@ -45,14 +45,20 @@ def schema_problem(request: Request, errors: Sequence[Any], details: list[dict[s
     hint = did_you_mean(extra[0], model.model_fields) if extra and model is not None else None
     if hint:  # a misspelled field: it also shows as the field it meant, missing
         return f"{message}: {extra[0]}: Extra inputs are not permitted ({hint})"
-    missing = [e for e in errors if e["type"] == "missing" and len(e["loc"]) == 2]
-    if extra and missing and shape is not None:  # a body of another shape (one event, bare)
+    missing = {e["loc"][1] for e in errors if e["type"] == "missing" and len(e["loc"]) == 2}
+    if extra and missing and model is not None and missing >= _required(model):
+        # a body of another shape (one event, bare): none of the fields the route requires
         held = ", ".join(map(repr, extra[:3])) + (", ..." if len(extra) > 3 else "")
         return f"{message}: the body must be one JSON object, {shape} (it held {held})"
     if details:  # the first problem, where it is
         where = ".".join(str(part) for part in details[0]["loc"][1:]) or "body"
         return f"{message}: {where}: {details[0]['msg']}"
     return message
+
+
+def _required(model: type[BaseModel]) -> set[str]:
+    """The top-level fields a body of ``model`` must hold, as a validation error names them."""
+    return {f.alias or name for name, f in model.model_fields.items() if f.is_required()}
 
 
 _BODIES: dict[str, tuple[type[BaseModel], str]] = {
