@@ -9,7 +9,7 @@ it, while readmit went on admitting the item to its owner.
 import asyncio
 
 import pytest
-from langgraph.store.base import PutOp
+from langgraph.store.base import GetOp, Op, PutOp
 from langgraph.store.memory import InMemoryStore
 
 from readmit.errors import Forbidden
@@ -95,3 +95,31 @@ def test_the_owner_still_writes_its_own_path(three: dict[str, Member]) -> None:
     c.put(("shared",), "plan", {**PRIVATE, "text": "C-NEWER"})
 
     assert inner.get(("shared",), "plan").value["text"] == "C-NEWER"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("run", ["batch", "abatch"])
+def test_a_batch_read_through_a_return_and_writing_such_a_path_is_refused_whole(
+    three: dict[str, Member], run: str
+) -> None:
+    """After a return (reads go through its view), a batch that reads and writes, one
+    write over such a path, writes nothing and leaves nothing pending: a later write of
+    its own path is shown."""
+    inner, a, _ = _stores(three)
+    a.put(("own",), "note", {"text": "A-NOTE"})
+    three["a"].depart()
+    three["a"].return_()
+    before = _events(three["a"])
+    ops: list[Op] = [
+        GetOp(("own",), "note"),
+        PutOp(("own",), "next", {"text": "A-NEXT"}),
+        PutOp(("shared",), "plan", None),
+    ]
+
+    with pytest.raises(Forbidden, match=r"delete 'shared/plan'"):
+        a.batch(ops) if run == "batch" else asyncio.run(a.abatch(ops))
+
+    assert _events(three["a"]) == before
+    assert inner.get(("own",), "next") is None
+    assert inner.get(("shared",), "plan").value == PRIVATE  # type: ignore[union-attr]
+    a.put(("own",), "later", {"text": "A-LATER"})
+    assert a.get(("own",), "later").value == {"text": "A-LATER"}  # type: ignore[union-attr]
