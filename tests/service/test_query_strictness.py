@@ -58,3 +58,11 @@ def test_a_misspelled_parameter_is_told_the_one_it_is_closest_to(
 
     assert answer.status_code == 422
     assert answer.json()["message"] == ("query: unknown parameter 'limt' (did you mean 'limit'?)")
+
+
+def test_verify_takes_no_query(client: httpx.Client) -> None:
+    """No key, no parameters: a view or a flag sent in the query is refused, not ignored."""
+    answer = client.post("/v1/verify?view=1", json={"view": {}})
+
+    assert answer.status_code == 422
+    assert answer.json()["message"] == "query: unknown parameter 'view'"

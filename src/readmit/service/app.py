@@ -251,6 +251,7 @@ def _routes(  # noqa: C901 - one route each
         `VERIFY_READING` bodies are received and `VERIFY_SLOTS` views checked at once (429
         past either; the former unread).
         """
+        routed_query(request)  # it takes none: a view sent in the query is not the one read
         client = request.client.host if request.client else ""
         if len(reading) >= VERIFY_READING or reading.count(client) >= VERIFY_READING_PER_CLIENT:
             raise RateLimited("too many views being sent at once; try again", 1)
