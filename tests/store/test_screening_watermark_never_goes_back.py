@@ -2,65 +2,13 @@
 reader like its own, and recorded after it, leaves the later one's reach
 (`readmit.store.verdicts.remember`: ``through`` is the greater of the two)."""
 
-from typing import Any
-
-from readmit.admission.invalidation.implicit import Pair, Verdict
-from readmit.decide import decide
-from readmit.events import Depart, RecordExperience, ReturnRequest
-from readmit.scenario import Scenario, load_scenario
+from readmit.admission.invalidation.implicit import Verdict
 from readmit.store import WorkStateStore
 from readmit.testing import FunctionVerifier
-from trip import AGENTS, SIGNER, assert_item, depart, ret, scenario
+from trip import AGENTS, assert_item, depart, replayed_beside, ret
 
 ITINERARY = [*AGENTS, {"id": "A4", "principal": "family", "role": "itinerary"}]
 """A1, A3 and A4 read as one reader: the family's itinerary role."""
-
-
-def replayed_beside(
-    store: WorkStateStore,
-    events: list[dict[str, Any]],
-    beside: list[dict[str, Any]],
-    verifier: FunctionVerifier,
-) -> list[tuple[dict[str, Any], list[Pair]]]:
-    """The records of ``events``' returns, in the order they were recorded, each with the
-    pairs it judged, with ``beside`` happening while the first return is decided: after it
-    read its context and judged, before it is recorded (``beside``'s own returns are
-    recorded first)."""
-    main = load_scenario(scenario(events, ITINERARY))
-    meanwhile = load_scenario(
-        scenario([{"id": f"beside-{n}", **e} for n, e in enumerate(beside)], ITINERARY)
-    )
-    records: list[tuple[dict[str, Any], list[Pair]]] = []
-
-    def returned(of: Scenario, request: ReturnRequest, first: bool = False) -> None:
-        hook = (lambda: steps(meanwhile)) if first else None
-        policy, calls = of.policy_for(request), len(verifier.calls)
-        decided = decide(
-            store,
-            "trip",
-            request,
-            policy=policy,
-            verifier=verifier,
-            signer=SIGNER,
-            before_record=hook,
-        )
-        judged = [] if first else [p for batch in verifier.calls[calls:] for p in batch]
-        records.append((decided.record, judged))
-
-    def steps(of: Scenario) -> None:
-        for step in of.steps:
-            if isinstance(step, ReturnRequest):
-                returned(of, step, first=of is main and not records)
-            elif isinstance(step, Depart):
-                store.depart("trip", step.agent, step.at)
-            elif isinstance(step, RecordExperience):
-                store.record_experience("trip", step)
-            else:
-                store.append("trip", [step])
-
-    store.create_workspace("trip", main.agents)
-    steps(main)
-    return records
 
 
 def test_a_return_recorded_after_a_later_one_of_its_reader_leaves_that_ones_reach(
@@ -84,7 +32,7 @@ def test_a_return_recorded_after_a_later_one_of_its_reader_leaves_that_ones_reac
     beside = [assert_item(9, "n2", "Sunrise Hotel changed its check-in desk."), ret(10, "A3")]
 
     (by_a3, a3_judged), (by_a1, _), (by_a4, a4_judged) = replayed_beside(
-        store, events, beside, verifier
+        store, events, beside, verifier, ITINERARY
     )
 
     assert [r["agent"] for r in (by_a3, by_a1, by_a4)] == ["A3", "A1", "A4"]

@@ -3,56 +3,9 @@ before it was stored (`readmit.store.verdicts.remember`: the upsert's ``WHERE``)
 
 from typing import Any
 
-from readmit.admission.invalidation.implicit import Verifier
-from readmit.decide import decide
-from readmit.events import Depart, RecordExperience, ReturnRequest
 from readmit.plugins import make_verifier
-from readmit.scenario import Scenario, load_scenario
 from readmit.store import WorkStateStore
-from trip import SIGNER, assert_item, at, depart, reason, ret, scenario
-
-
-def replayed_beside(
-    store: WorkStateStore,
-    events: list[dict[str, Any]],
-    beside: list[dict[str, Any]],
-    verifier: Verifier,
-) -> list[dict[str, Any]]:
-    """The records of ``events``' returns, in the order they were recorded, with ``beside``
-    happening while the first return is decided: after it read its context and judged,
-    before it is recorded (``beside``'s own returns are recorded first)."""
-    main = load_scenario(scenario(events))
-    meanwhile = load_scenario(scenario([{"id": f"beside-{n}", **e} for n, e in enumerate(beside)]))
-    records: list[dict[str, Any]] = []
-
-    def returned(of: Scenario, request: ReturnRequest, first: bool = False) -> None:
-        hook = (lambda: steps(meanwhile)) if first else None
-        policy = of.policy_for(request)
-        decided = decide(
-            store,
-            "trip",
-            request,
-            policy=policy,
-            verifier=verifier,
-            signer=SIGNER,
-            before_record=hook,
-        )
-        records.append(decided.record)
-
-    def steps(of: Scenario) -> None:
-        for step in of.steps:
-            if isinstance(step, ReturnRequest):
-                returned(of, step, first=of is main and not records)
-            elif isinstance(step, Depart):
-                store.depart("trip", step.agent, step.at)
-            elif isinstance(step, RecordExperience):
-                store.record_experience("trip", step)
-            else:
-                store.append("trip", [step])
-
-    store.create_workspace("trip", main.agents)
-    steps(main)
-    return records
+from trip import assert_item, at, depart, reason, replayed_beside, ret
 
 
 def cited(record: dict[str, Any], item: str) -> list[str]:
@@ -83,7 +36,9 @@ def test_a_verdict_stored_while_a_return_was_decided_stays_for_the_next_return(
     ]
     beside = [assert_item(9, "hx", "Sunrise Hotel is booked."), train, ret(11, "A2")]
 
-    by_a2, by_a1, by_a3 = replayed_beside(store, events, beside, make_verifier("builtin"))
+    (by_a2, _), (by_a1, _), (by_a3, _) = replayed_beside(
+        store, events, beside, make_verifier("builtin")
+    )
 
     assert [r["agent"] for r in (by_a2, by_a1, by_a3)] == ["A2", "A1", "A3"]
     assert reason(by_a1, "p0") == reason(by_a2, "p0") == "implicitly_invalidated"
