@@ -11,9 +11,11 @@ readmit refuses, or whose annotations are bad, reaches neither store. A new (nam
 asserts an item; an overwrite asserts the next version under the same readmit key, a
 same-key replacement of the one before; a delete revokes the current version. A value's
 ``"_readmit"`` key carries the item's annotations (``supports``, ``depends_on``, scope,
-validity, ``cites``: `readmit.integrations.annotations`). If the inner store then fails the
-write, readmit records what makes it match what the inner store holds, and the inner store's
-error is raised.
+validity, ``cites``: `readmit.integrations.annotations`). A batch that would write a path
+holding a version the agent may not read (another principal's) is refused whole with
+`Forbidden`, before either store is written (`writes.may_write`). If the inner store then
+fails the write, readmit records what makes it match what the inner store holds, and the
+inner store's error is raised.
 
 Reads (``get``, ``search``, ``list_namespaces``) show only what the agent's latest issued
 view admits, plus what the agent itself wrote since that return, less the paths a teammate

@@ -158,6 +158,7 @@ def record(member: Member, puts: list[PutOp]) -> list[Write]:
 
     Raises:
         InvalidInput: if a put's annotations are bad, or readmit refuses an event.
+        Forbidden: if a path holds a version the agent may not read (`may_write`).
     """
     writes = plan(member, puts)
     recorded(member, writes)
