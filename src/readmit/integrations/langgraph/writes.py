@@ -145,7 +145,7 @@ def may_write(member: Member, last: Mapping[Identity, PutOp]) -> None:
     keys = {item_key(ident): op for ident, op in last.items()}
     held = member.store.unreadable_keys(member.workspace, member.agent, list(keys))
     if held:
-        first = keys[min(held)]
+        first = next(op for key, op in keys.items() if key in held)  # in the batch's order
         more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
         raise Forbidden(
             f"{where(first)}{more}: the path holds a version {member.agent!r} may not read "
