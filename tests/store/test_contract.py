@@ -201,6 +201,15 @@ def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(
     assert ws.events("ws") == []
 
 
+def test_a_workspace_of_no_agents_is_refused(store: WorkStateStore) -> None:
+    """The store tells a workspace by its agents: one made empty would read as never made."""
+    with pytest.raises(InvalidInput, match="a workspace needs at least one agent"):
+        store.create_workspace("empty", [])
+
+    with pytest.raises(InvalidEvent, match="no workspace 'empty' in this store"):
+        store.depart("empty", "A1", T0)
+
+
 def test_a_departure_or_return_to_a_workspace_never_created_names_the_workspace(
     ws: WorkStateStore,
 ) -> None:

@@ -46,7 +46,7 @@ class WorkStateStore(Protocol):
     """Durable shared work state for one or more workspaces."""
 
     def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
-        """Create ``workspace`` with its agents (adding agents if it exists)."""
+        """Create ``workspace`` with its agents, at least one (adding them if it exists)."""
         ...
 
     def agents(self, workspace: str) -> dict[str, Agent]:

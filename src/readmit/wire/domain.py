@@ -201,6 +201,8 @@ def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:
     if isinstance(agents, str | bytes) or not isinstance(agents, Iterable):
         raise InvalidInput(f"agents must be a list of readmit.Agent, not {agents!r}")
     made = tuple(agents)  # one pass: a generator is read once
+    if not made:  # the store tells a workspace by its agents (`SqlStore._append`)
+        raise InvalidInput("a workspace needs at least one agent")
     for agent in made:
         if not isinstance(agent, Agent):
             raise InvalidInput(f"agents must hold readmit.Agent values, not {agent!r}")
