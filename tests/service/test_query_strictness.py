@@ -65,4 +65,6 @@ def test_verify_takes_no_query(client: httpx.Client) -> None:
     answer = client.post("/v1/verify?view=1", json={"view": {}})
 
     assert answer.status_code == 422
-    assert answer.json()["message"] == "query: unknown parameter 'view'"
+    assert answer.json()["message"] == (
+        "query: unknown parameter 'view'; give 'view' in the JSON body"
+    )

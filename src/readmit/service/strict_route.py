@@ -183,7 +183,8 @@ def routed_query(request: Request) -> None:
     params = [] if taken is None else taken.query_params
     known = frozenset(p.alias for p in params)
     whole = frozenset(p.alias for p in params if _whole(p.field_info))
-    plain_query(request, known, whole, _body_fields([] if taken is None else taken.body_params))
+    body = _body_fields([] if taken is None else taken.body_params) | _documented(route)
+    plain_query(request, known, whole, body)
     for p in [] if taken is None else taken.path_params:
         if _whole(p.field_info) and not _digits(str(request.path_params.get(p.alias, ""))):
             raise InvalidRequest(f"path: {p.alias!r} must be a whole number in digits")
@@ -207,6 +208,14 @@ def _body_fields(params: Sequence[_Declared]) -> frozenset[str]:
         if isinstance(model, type) and issubclass(model, BaseModel)
         for name, f in model.model_fields.items()
     )
+
+
+def _documented(route: object) -> frozenset[str]:
+    """The fields of a JSON body a route reads itself (``/v1/verify``), as documented."""
+    extra = route.openapi_extra if isinstance(route, APIRoute) else None
+    content = ((extra or {}).get("requestBody") or {}).get("content") or {}
+    schema = (content.get("application/json") or {}).get("schema") or {}
+    return frozenset(schema.get("properties") or ())
 
 
 def _said(hint: str | None) -> str:
