@@ -106,12 +106,14 @@ def served(db: str, *flags: str) -> Iterator[tuple[str, "subprocess.Popen[bytes]
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 120  # generous: a busy CI machine starts slowly
+        while True:
             try:
                 if httpx.get(f"{url}/health").status_code == 200:
                     break
             except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"readmit serve did not start ({proc.poll()=})") from None
                 time.sleep(0.1)
         yield url, proc
     finally:

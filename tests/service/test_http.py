@@ -106,8 +106,17 @@ def test_decisions_of_other_agents_are_not_found(client: httpx.Client, team: Tea
     ("headers", "says"),
     [
         ({}, "send your agent key as 'Authorization: Bearer <key>'"),
-        ({"Authorization": "Bearer rmk_wrong"}, "its --db or READMIT_DB)"),
-        ({"Authorization": "Bearer signing-key-0123"}, "; an agent key starts with rmk_)"),
+        (
+            {"Authorization": "Bearer rmk_wrong"},
+            "that agent key is not known to this store (an operator makes one with 'readmit "
+            "keys create WORKSPACE AGENT' against this same store: its --db or READMIT_DB)",
+        ),
+        (
+            {"Authorization": "Bearer signing-key-0123"},
+            "that agent key is not known to this store (an operator makes one with 'readmit "
+            "keys create WORKSPACE AGENT' against this same store: its --db or READMIT_DB; "
+            "an agent key starts with rmk_)",
+        ),
         ({"Authorization": "Basic QTE6eA=="}, "send your agent key as"),
     ],
 )
