@@ -12,8 +12,9 @@ so it is left alone here.
 """
 
 import json
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Protocol, get_args
+from collections.abc import Callable, Coroutine
+from functools import cached_property
+from typing import Any, NamedTuple, get_args
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
@@ -37,6 +38,11 @@ class StrictJsonRoute(APIRoute):
     Starlette to stop keeping it there, FastAPI would parse the body again, to the same
     value (`check_body`'s hooks build what ``json.loads``' defaults do): slower, not wrong.
     """
+
+    @cached_property
+    def declared(self) -> "_Declaration":
+        """What the route declares of its query, path and body, read at its first request."""
+        return _declared(self)
 
     def get_route_handler(self) -> Handler:
         handler = super().get_route_handler()
@@ -179,43 +185,58 @@ def routed_query(request: Request) -> None:
     decisions 1 and 10).
     """
     route = request.scope.get("route")
-    taken = route.dependant if isinstance(route, APIRoute) else None
-    params = [] if taken is None else taken.query_params
-    known = frozenset(p.alias for p in params)
-    whole = frozenset(p.alias for p in params if _whole(p.field_info))
-    body = _body_fields([] if taken is None else taken.body_params) | _documented(route)
-    plain_query(request, known, whole, body)
-    for p in [] if taken is None else taken.path_params:
-        if _whole(p.field_info) and not _digits(str(request.path_params.get(p.alias, ""))):
-            raise InvalidRequest(f"path: {p.alias!r} must be a whole number in digits")
+    if isinstance(route, StrictJsonRoute):
+        declared = route.declared
+    else:
+        declared = _declared(route) if isinstance(route, APIRoute) else _NOTHING
+    plain_query(request, declared.known, declared.whole, declared.body)
+    for name in declared.whole_path:
+        if not _digits(str(request.path_params.get(name, ""))):
+            raise InvalidRequest(f"path: {name!r} must be a whole number in digits")
 
 
-class _Declared(Protocol):
-    """A parameter a FastAPI route declares (its ``dependant``'s)."""
+class _Declaration(NamedTuple):
+    """What a route declares of its query, path and body, read once a route (`_declared`)."""
 
-    @property
-    def field_info(self) -> FieldInfo: ...
+    known: frozenset[str]
+    """Its query parameters."""
+    whole: frozenset[str]
+    """Of those, the whole numbers."""
+    body: frozenset[str]
+    """The fields of its JSON body: its body model's, or its documented body's (a route
+    reading the body itself, ``/v1/verify``)."""
+    whole_path: tuple[str, ...]
+    """Its whole-number path parameters."""
 
 
-def _body_fields(params: Sequence[_Declared]) -> frozenset[str]:
-    """The fields of the JSON body a route reads (those of its body model, maybe optional)."""
+_NOTHING = _Declaration(frozenset(), frozenset(), frozenset(), ())
+
+
+def _declared(route: APIRoute) -> _Declaration:
+    """What ``route`` declares (`StrictJsonRoute.declared` keeps it: it never changes)."""
+    taken = route.dependant
+    query = taken.query_params
     models = [
-        m for p in params for m in (p.field_info.annotation, *get_args(p.field_info.annotation))
+        m
+        for p in taken.body_params
+        for m in (p.field_info.annotation, *get_args(p.field_info.annotation))
     ]
-    return frozenset(
+    body = {
         f.alias or name
         for model in models
         if isinstance(model, type) and issubclass(model, BaseModel)
         for name, f in model.model_fields.items()
+    }
+    content = ((route.openapi_extra or {}).get("requestBody") or {}).get("content") or {}
+    body.update(
+        ((content.get("application/json") or {}).get("schema") or {}).get("properties") or ()
     )
-
-
-def _documented(route: object) -> frozenset[str]:
-    """The fields of a JSON body a route reads itself (``/v1/verify``), as documented."""
-    extra = route.openapi_extra if isinstance(route, APIRoute) else None
-    content = ((extra or {}).get("requestBody") or {}).get("content") or {}
-    schema = (content.get("application/json") or {}).get("schema") or {}
-    return frozenset(schema.get("properties") or ())
+    return _Declaration(
+        known=frozenset(p.alias for p in query),
+        whole=frozenset(p.alias for p in query if _whole(p.field_info)),
+        body=frozenset(body),
+        whole_path=tuple(p.alias for p in taken.path_params if _whole(p.field_info)),
+    )
 
 
 def _said(hint: str | None) -> str:
