@@ -171,7 +171,7 @@ def _routes(  # noqa: C901 - one route each
     @app.post("/v1/events", response_model=RecordedOut, responses=ERROR_RESPONSES)
     def record(body: EventsIn, caller: me) -> RecordedOut:
         """Record events you author, atomically: all are stored or none."""
-        return {"recorded": service.record(caller, body.events)}
+        return service.record(caller, body.events)
 
     @app.post("/v1/memories", response_model=MemoryOut, responses=ERROR_RESPONSES)
     def remember(body: MemoryIn, caller: me) -> MemoryOut:

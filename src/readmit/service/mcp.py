@@ -96,7 +96,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         Ids you give are stored as `<you>/<id>`; name a teammate's item by its full id.
         """
         with refusals():  # the key was looked up by the server (`_CheckedServer`)
-            return {"recorded": service.record(caller, events)}
+            return service.record(caller, events)
 
     @server.tool()
     def remember(id: str, text: str, source: str) -> MemoryOut:

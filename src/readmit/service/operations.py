@@ -35,10 +35,11 @@ from readmit.service.copies import answer
 from readmit.service.ids import own, ref
 from readmit.service.keys import PREFIX, key_hash
 from readmit.service.limits import CHECKPOINT_ROW_BYTES, Limits, Throttle, check_strings
+from readmit.service.readers_check import left_out
 from readmit.service.reading import Caller, Reading
 from readmit.service.schemas import (
     DepartureOut,
-    RecordedEventOut,
+    RecordedOut,
     VerifyOut,
     departure_out,
 )
@@ -150,10 +151,11 @@ class Service(Reading):
         """
         self.throttle.admit_bytes((caller.workspace, caller.agent.id), count)
 
-    def record(self, caller: Caller, raw_events: Sequence[object]) -> list[RecordedEventOut]:
+    def record(self, caller: Caller, raw_events: Sequence[object]) -> RecordedOut:
         """Validate every event, then record them all atomically (or none).
 
-        A refused event is named by its position in the batch (see `readmit.service.batch`).
+        A refused event is named by its position in the batch (see `readmit.service.batch`);
+        an item its writer may not read itself is recorded with a warning (`readers_check`).
         """
         limits = self.limits
         limits.check_events(len(raw_events))
@@ -170,7 +172,10 @@ class Service(Reading):
             raise batch.locate(own_hint(exc, caller.agent.id)) from None
         if self.ahead is not None:
             self.ahead.changed(caller.workspace)
-        return [{"id": r.event.id, "epoch": r.epoch} for r in recorded]
+        out: RecordedOut = {"recorded": [{"id": r.event.id, "epoch": r.epoch} for r in recorded]}
+        if warnings := left_out(caller.agent, batch.events):
+            out["warnings"] = warnings
+        return out
 
     def remember(
         self, caller: Caller, memory_id: str, text: str, source: str, at: datetime | None = None

@@ -141,10 +141,26 @@ class RecordedEventOut(TypedDict):
 
 
 @with_config(_CLOSED)
+class WarningOut(TypedDict):
+    """Something recorded as sent that is likely not what its writer meant."""
+
+    index: int
+    """The event's position in the batch (``events[index]``)."""
+    id: str
+    """The event's stored id."""
+    field: str
+    message: str
+
+
+@with_config(_CLOSED)
 class RecordedOut(TypedDict):
     """The events recorded, in the order sent."""
 
     recorded: list[RecordedEventOut]
+    warnings: NotRequired[list[WarningOut]]
+    """Only when there is one: an item you wrote whose readers leave you out (a misspelled
+    principal or role makes an item no agent may read; names are not checked against the
+    workspace's agents). The events were recorded all the same."""
 
 
 @with_config(_CLOSED)
