@@ -20,8 +20,8 @@ from readmit.testing import FunctionVerifier
 from readmit.wire.outbound import AgentJudgmentOut
 from trip import SIGNER, at, depart, ret
 
-BUDGET = {"calls": 8, "tokens": None, "seconds": None}
-SPENDING = {"calls": 7, "scans": 1, "pairs": 9, "tokens": 300, "seconds": None}
+BUDGET = {"calls": 8, "tokens": None, "seconds": None, "steps": 8192}
+SPENDING = {"calls": 7, "scans": 1, "pairs": 9, "tokens": 300, "seconds": None, "steps": 40}
 
 
 def _excluded(item: str, reason: str) -> dict[str, Any]:

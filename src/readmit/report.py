@@ -195,6 +195,7 @@ def judgment_json(judgment: Judgment) -> dict[str, Any]:
         "tokens": judgment.tokens,
         # Time spent only under a time budget: without one, a record stays the same on a replay.
         "seconds": None if judgment.max_seconds is None else round(judgment.seconds, 3),
+        "steps": judgment.steps,
         "unscreened": judgment.unscreened,
         "standing": judgment.standing,
         "confirmed": len(judgment.confirmed),
@@ -202,6 +203,7 @@ def judgment_json(judgment: Judgment) -> dict[str, Any]:
             "calls": judgment.max_calls,
             "tokens": judgment.max_tokens,
             "seconds": judgment.max_seconds,
+            "steps": judgment.max_steps,
         },
     }
 
@@ -230,7 +232,8 @@ def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
     list, a ``judgment`` without ``scans`` (logged before the dependency scan
     existed, so it made none) gets ``scans: 0``, and one without ``seconds`` (logged
     before time budgets, so under none) gets ``seconds: null`` and a budget of
-    ``seconds: null``. What an older readmit never recorded
+    ``seconds: null``; one without ``steps`` (logged before walk steps were counted)
+    gets ``steps: null`` and a budget of ``steps: null``. What an older readmit never recorded
     (``judgment``, ``missing``, ``obligation_coverage``, ``withheld_memories``,
     ``texts``, ``thresholds``) stays absent rather than invented: the policy a record
     was decided under may not have been the default, so no threshold is guessed. A view
@@ -256,7 +259,10 @@ def upgrade_record(record: Mapping[str, Any]) -> dict[str, Any]:
         judgment = out["judgment"] = {**judgment, "scans": 0}
     if judgment is not None and "seconds" not in judgment:
         budget = {**judgment["budget"], "seconds": None}
-        out["judgment"] = {**judgment, "seconds": None, "budget": budget}
+        judgment = out["judgment"] = {**judgment, "seconds": None, "budget": budget}
+    if judgment is not None and "steps" not in judgment:
+        budget = {**judgment["budget"], "steps": None}
+        out["judgment"] = {**judgment, "steps": None, "budget": budget}
     return out
 
 

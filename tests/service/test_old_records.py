@@ -65,11 +65,18 @@ def _first_service(record: dict[str, Any]) -> dict[str, Any]:
     return _view_without_policy(_not_selected_inside_excluded(record))
 
 
+def _judgment_without_steps(record: dict[str, Any]) -> dict[str, Any]:
+    """Before walk steps were counted (stop 62): none taken, and no budget of them."""
+    del record["judgment"]["steps"]
+    del record["judgment"]["budget"]["steps"]
+    return record
+
+
 def _judgment_without_seconds(record: dict[str, Any]) -> dict[str, Any]:
     """Before time budgets: no time spent, and a budget of calls and tokens only."""
     del record["judgment"]["seconds"]
     del record["judgment"]["budget"]["seconds"]
-    return record
+    return _judgment_without_steps(record)
 
 
 def _judgment_without_scans(record: dict[str, Any]) -> dict[str, Any]:
@@ -80,7 +87,7 @@ def _judgment_without_scans(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _before_the_split(record: dict[str, Any]) -> dict[str, Any]:
-    return _not_selected_inside_excluded(record)
+    return _not_selected_inside_excluded(_judgment_without_steps(record))
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,7 @@ CASES = [
     Case("not_selected inside excluded", _before_the_split, named=True, scans=0),
     Case(
         "judgment without seconds",
-        lambda r: _before_the_split(_judgment_without_seconds(r)),
+        lambda r: _not_selected_inside_excluded(_judgment_without_seconds(r)),
         named=True,
         scans=0,
     ),
@@ -153,7 +160,9 @@ def test_a_decision_logged_in_an_older_shape_reads_back(
         assert shown.get(key) == (now[key] if case.named else None)  # absent, not invented
     if case.scans is None:
         assert shown["judgment"] is None
-    else:
-        assert shown["judgment"] == now["judgment"]  # its budget's seconds restored, if gone
-        assert spent(store, "trip", "A1") == {**logged["judgment"], "scans": case.scans}
+    else:  # its budget's seconds restored, if gone; its steps unknown: null, not invented
+        budget = {**now["judgment"]["budget"], "steps": None}
+        assert shown["judgment"] == {**now["judgment"], "budget": budget}
+        operators = {**logged["judgment"], "budget": budget, "steps": None}
+        assert spent(store, "trip", "A1") == {**operators, "scans": case.scans}
     assert shown["view"] == old["view"]  # exactly as it was signed

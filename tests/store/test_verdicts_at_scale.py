@@ -18,6 +18,7 @@ from readmit.admission import admit
 from readmit.admission.decision import Decision
 from readmit.admission.invalidation import restored
 from readmit.admission.invalidation.implicit import SPENT, UNFOLLOWED
+from readmit.cli.render import render_decision
 from readmit.decide import decide
 from readmit.events import Assert, Event, ItemDraft, ReturnRequest, Revoke
 from readmit.model import Agent, Item, Scope, Validity
@@ -275,6 +276,27 @@ def test_walks_along_a_chain_stop_at_the_policy_s_steps_and_withhold_the_rest(
         store.depart("w", "A1", next(at))
 
     assert found == [(1, 2), (1, 1), (1, 0), (0, 0)]
+
+
+def test_a_return_whose_steps_ran_out_says_so_in_its_record() -> None:
+    """The record counts the steps taken against the policy's, as it counts calls.
+
+    Before, a return that withheld items as ``unscreened`` with most of its calls unmade
+    said nothing of the steps that had run out.
+    """
+    at = clock()
+    store = pickups_on_a_chain(3, 3000, at)
+    request = ReturnRequest(id="ret", at=next(at), agent="A1", task="t", purpose="p")
+    policy, verifier = Policy(max_items=8, max_judgments=4), make_verifier("builtin")
+    made = decide(store, "w", request, policy=policy, verifier=verifier, signer=SIGNER)
+    judgment, logged = made.decision.judgment, store.decision(made.id, "w")["judgment"]
+
+    assert judgment.unscreened == 2
+    assert judgment.calls < judgment.max_calls  # the steps ran out, not the calls
+    assert logged["budget"] == {"calls": 4, "tokens": None, "seconds": None, "steps": 4096}
+    assert logged["steps"] == judgment.steps > 4096  # the item begun finished its walks
+    line = f", {judgment.steps:,} of 4,096 walk steps; 1 new and 0 standing"
+    assert any(line in x for x in render_decision(store.decision(made.id, "w")))
 
 
 def test_what_is_withheld_names_the_calls_when_they_ran_out_too() -> None:

@@ -272,6 +272,12 @@ def judgment(record: Mapping[str, Any]) -> list[str]:
         seconds = j["budget"]["seconds"]  # null without a time budget
         if seconds is not None and "seconds" in j:
             line += f" It waited {j['seconds']:.1f} of {seconds:g} allowed seconds on calls."
+        if j.get("steps"):  # an agent's copy has none; a record from before them, null
+            allowed = j["budget"]["steps"]
+            line += (
+                f" It took {j['steps']:,} of {allowed:,} allowed steps along chains of "
+                "replacements and restatements."
+            )
     return ["<h2>Judgment</h2>", f"<p>{esc(line)}</p>"]
 
 

@@ -222,9 +222,10 @@ def _judgment(j: dict[str, Any]) -> str:
     limit = f" of {budget['tokens']}" if tokens and budget["tokens"] else ""
     seconds = budget["seconds"]  # null without a time budget (`upgrade_record` for older ones)
     waited = f", {j['seconds']:.1f} of {seconds:g} s" if seconds is not None else ""
+    walked = f", {j['steps']:,} of {budget['steps']:,} walk steps" if j["steps"] else ""
     return (
         f"{j['calls']} verifier calls (budget {budget['calls']}; {j['verifier']}){tokens}{limit}"
-        f"{waited}; {found}"
+        f"{waited}{walked}; {found}"
     )
 
 

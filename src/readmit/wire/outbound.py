@@ -171,6 +171,9 @@ class BudgetOut(TypedDict):
     calls: int | None
     tokens: int | None
     seconds: float | None
+    steps: int | None
+    """Walk steps (`readmit.policy.Policy.walk_steps`); ``null`` in a record logged before
+    they were counted."""
 
 
 @with_config(_CLOSED)
@@ -201,6 +204,8 @@ class JudgmentOut(AgentJudgmentOut):
     tokens: int
     seconds: float | None
     """Seconds spent waiting on verifier calls; ``null`` without a time budget."""
+    steps: int | None
+    """Steps taken along chains of replacements and restatements (`BudgetOut.steps`)."""
 
 
 @with_config(_CLOSED)

@@ -28,6 +28,10 @@ class Judgment:
     """Seconds spent waiting: on the verifier's and the dependency scan's calls, and before
     the decision on the return's turn in a service."""
     max_seconds: float | None = None
+    steps: int = 0
+    """Steps taken along chains of stand-ins and restatements (`Policy.walk_steps`): a walk
+    finishing an item begun with steps left may take it past ``max_steps``."""
+    max_steps: int = 0
     standing: int = 0
     """Stored verdicts that applied (no judgment needed)."""
     confirmed: tuple[Exclusion, ...] = ()

@@ -89,14 +89,10 @@ class Screener:
         dependency_scan: DependencyScan | None = None,
         waited: float = 0.0,
     ) -> None:
-        self.ctx = ctx
-        self.pool = pool
+        self.ctx, self.pool, self.verifier, self.policy = ctx, pool, verifier, policy
         self._pooled: dict[str, Item] | None = None
-        self.verifier = verifier
         self.news = judges_news(verifier)
-        self.policy = policy
-        self.embedder = embedder
-        self.on_progress = on_progress
+        self.embedder, self.on_progress = embedder, on_progress
         self.limits = Limits(top_k=policy.scan_top_k, per_item=policy.scan_per_item)
         self.key = screening_key(verifier, policy, embedder, dependency_scan)
         self.through = ctx.screened.get(self.key, {})
@@ -142,6 +138,8 @@ class Screener:
             max_tokens=self.policy.max_judgment_tokens,
             seconds=self.seconds,
             max_seconds=self.policy.max_judgment_seconds,
+            steps=self.policy.walk_steps - self._steps.left,
+            max_steps=self.policy.walk_steps,
             standing=standing,
             confirmed=tuple(self.confirmed),
             premises={i: p for i, x in self.confirming.items() if (p := rests_on(x)) is not None},
