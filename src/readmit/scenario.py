@@ -10,6 +10,7 @@ and `readmit.replay.replay` runs it before it writes anything. Errors name the e
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ from readmit.events import (
     Step,
     Supersede,
 )
-from readmit.model import Agent
+from readmit.model import ANY, Agent
 from readmit.policy import Policy
 from readmit.wire import Name, parse_step, unknown_field
 from readmit.wire.fields import plain
@@ -161,3 +162,31 @@ def _check_namespaces(steps: Sequence[Step], agents: Sequence[Agent]) -> None:
                     f"id {given!r} is in agent {owner[:-1]!r}'s namespace: the service stores "
                     f"the ids that agent gives as {owner}ID, so a scenario may not use that form",
                 )
+
+
+def unknown_readers(scenario: Scenario) -> list[str]:
+    """A warning for each item whose readers name a principal or role no agent here holds.
+
+    Not refused (the store never checks readers against the workspace's agents, and an
+    agent may join later), but a misspelled reader is the usual cause, and it makes an item
+    that reader's agents, its author's among them perhaps, may not read.
+    """
+    known = {
+        "principals": {a.principal for a in scenario.agents},
+        "roles": {a.role for a in scenario.agents},
+    }
+    said = []
+    for step in scenario.steps:
+        if not isinstance(step, Assert | Supersede):
+            continue
+        draft = step.item
+        named = {"principals": draft.principals or frozenset(), "roles": draft.roles}
+        for field, names in named.items():
+            for name in sorted(names - known[field] - {ANY}):
+                close = get_close_matches(name, sorted(known[field]), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                said.append(
+                    f"event {step.id!r}: item {draft.id!r}: readers.{field} names {name!r}, "
+                    f"which no agent of the scenario has{hint}"
+                )
+    return said

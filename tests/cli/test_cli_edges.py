@@ -958,3 +958,35 @@ def test_a_return_whose_view_could_not_expire_is_refused_before_anything_is_stor
     assert result.exit_code == 2
     assert "would expire after the year 9999" in result.stderr
     assert runner.invoke(cli, ["audit", "--db", db]).stdout.startswith("no decisions stored")
+
+
+def test_replay_warns_of_a_reader_no_agent_of_the_scenario_has(
+    runner: CliRunner, travel: dict[str, Any], tmp_path: Path
+) -> None:
+    """A misspelled reader is stored as given (the store never checks readers against the
+    workspace's agents) and makes an item its agents may not read (here A2 could not have
+    superseded its own booking without 'booking' beside it): the author of a scenario, who
+    lists every agent, is told of it, and the replay goes on."""
+    events = travel["events"]
+    events[0]["item"]["readers"] = {"principals": ["famliy", "family"]}
+    events[1]["item"]["readers"] = {"roles": ["booking", "itinerary", "bookng"]}
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps(travel), encoding="utf-8")
+
+    result = runner.invoke(cli, ["replay", str(path), "--json"])
+
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert said == [
+        "warning: event 'e0': item 'c': readers.principals names 'famliy', which no agent of "
+        "the scenario has (did you mean 'family'?)",
+        "warning: event 'e1': item 'h0': readers.roles names 'bookng', which no agent of the "
+        "scenario has (did you mean 'booking'?)",
+    ]
+
+
+def test_replay_of_the_travel_case_warns_of_nothing(runner: CliRunner, scenario_file: Path) -> None:
+    result = runner.invoke(cli, ["replay", str(scenario_file), "--json"])
+
+    assert result.exit_code == 0, result.output
+    assert "warning:" not in result.stderr

@@ -23,7 +23,7 @@ from readmit.errors import InvalidEvent, InvalidInput, ReadmitError
 from readmit.events import Assert, OpenObligation, Supersede
 from readmit.plugins import make_dependency_scan, make_embedder, make_verifier
 from readmit.replay import replay
-from readmit.scenario import Scenario, load_scenario
+from readmit.scenario import Scenario, load_scenario, unknown_readers
 from readmit.signing import Signer
 from readmit.store import open_store
 
@@ -68,6 +68,8 @@ def run(
         _html_folder(html_dir)
     if intro is not None:
         click.echo(intro)
+    for warning in unknown_readers(scenario):
+        click.echo(f"warning: {warning}", err=True)
     if choice.ephemeral:
         click.echo(
             "note: READMIT_SIGNING_KEY is unset; views are signed with a throwaway key "
