@@ -62,6 +62,16 @@ class Watch:
         """Note the log as read (what `due` answered), its news applied."""
         self.generation, self.due_at = noted
 
+    def moved(self) -> bool:
+        """Whether a write was recorded through the store object since the log was last read.
+
+        Asked after a read of the memory layer: a teammate's write recorded meanwhile may
+        have reached it too (readmit records first), so what the read found is filtered
+        again once the log is followed. A store with no ``generation`` says no.
+        """
+        generation = getattr(self.store, "generation", None)
+        return generation is not None and generation != self.generation
+
 
 @dataclass(slots=True)
 class Following:

@@ -27,6 +27,7 @@ from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, pa
 from readmit.integrations.langgraph.writes import RESTORED
 from readmit.integrations.team import (
     FOREVER,
+    Member,
     ViewExpired,
     ViewWithheld,
     agent_notice,
@@ -189,6 +190,32 @@ class Lens:
             self.epoch = later[-1].epoch
         if hidden:
             self.prefixes = {ns[:n] for ns, _, _ in self.visible for n in range(len(ns) + 1)}
+
+    def catch_up(self, member: Member) -> None:
+        """Bring the lens up to ``member``'s workspace log: hide what teammates wrote since.
+
+        When due (`readmit.integrations.following.Watch`): the log is read outside the
+        lock and applied under it, one thread at a time, past what is applied.
+        """
+        watch = self.watch = self.watch or Watch(member.store)
+        noted = watch.due()
+        if noted is None:
+            return
+        later = member.store.events(member.workspace, self.epoch)  # read outside the lock
+        with self.lock:
+            self.follow([r for r in later if r.epoch > self.epoch], member.agent)
+            watch.read(noted)
+
+    def since(self, member: Member) -> bool:
+        """Catch up if a write was recorded while a read was at the inner store.
+
+        readmit records a write before the inner store gets it, so a teammate's write
+        recorded meanwhile may be what the read found: then the caller filters it again.
+        """
+        if self.watch is None or not self.watch.moved():
+            return False
+        self.catch_up(member)
+        return True
 
     def _own(self, event: Assert | Supersede, ident: Identity) -> None:
         """Take in the agent's own statement at ``ident`` (a write, or readmit's restore)."""

@@ -7,7 +7,7 @@ share each round trip to the inner store.
 """
 
 import math
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, TypeVar, cast
 
 from langgraph.store.base import GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchOp
@@ -39,6 +39,14 @@ def _get(op: GetOp, lens: Lens) -> Reader:
 def admit(found: Result, lens: Lens) -> Result:
     """A got item if the lens shows it, else None."""
     return found if isinstance(found, Item) and lens.shows(found) else None
+
+
+def refiltered(ops: Sequence[Op], results: list[Result], lens: Lens) -> list[Result]:
+    """The results of the reads ``ops`` filtered through ``lens`` again (it followed the log)."""
+    return [
+        admit(found, lens) if isinstance(op, GetOp) else _shown(cast(list[Any], found), lens)
+        for op, found in zip(ops, results, strict=True)
+    ]
 
 
 def paged(op: SearchOp | ListNamespacesOp, lens: Lens) -> Reader:

@@ -55,9 +55,16 @@ from langgraph.store.base import (
 )
 
 from readmit.errors import InvalidInput
-from readmit.integrations.following import Watch
 from readmit.integrations.langgraph.admitted import Lens
-from readmit.integrations.langgraph.paging import admit, arun, merge, paged, reader, rounds, run
+from readmit.integrations.langgraph.paging import (
+    admit,
+    arun,
+    merge,
+    reader,
+    refiltered,
+    rounds,
+    run,
+)
 from readmit.integrations.langgraph.pending import Pending
 from readmit.integrations.langgraph.writes import (
     Write,
@@ -114,6 +121,8 @@ class ReadmitStore(BaseStore):
             results = [admit(found, lens) for found in self.inner.batch(reads)] if reads else []
         else:
             results = run(rounds([reader(op, lens) for op in reads]), self.inner.batch)
+        if lens.since(self.member):  # a write recorded meanwhile: filtered again
+            results = refiltered(reads, results, lens)
         if puts:
             writes = self._recorded(lens, puts)
             try:
@@ -135,6 +144,9 @@ class ReadmitStore(BaseStore):
             return await self._aland(writes, ops)
         reads = [op for op in ops if not isinstance(op, PutOp)]
         results = await arun(rounds([reader(op, lens) for op in reads]), self.inner.abatch)
+        if lens.watch is not None and lens.watch.moved():  # as `Lens.since`, off the loop
+            await asyncio.to_thread(lens.catch_up, self.member)
+            results = refiltered(reads, results, lens)
         if puts:
             undone = partial(self._landed, lens, shown=False)
             made = partial(self._recorded, lens, puts)
@@ -243,10 +255,11 @@ class ReadmitStore(BaseStore):
             or watch.generation != getattr(member.store, "generation", None)
             or monotonic() >= watch.due_at
         ):
-            self._follow(lens)  # `Watch.due`, inlined as far as nothing is due
+            lens.catch_up(member)  # `Watch.due`, inlined as far as nothing is due
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
         if lens is None or found is None:
             return found
+        lens.since(member)  # a write recorded while it read: hidden if it is what was found
         return found if lens.shows(found) else None
 
     async def _aready(self) -> None:
@@ -260,11 +273,8 @@ class ReadmitStore(BaseStore):
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
-        await self._aready()
-        lens = self._read_lens(follow=False)
-        await self._afollow(lens)
-        found = await self.inner.aget(namespace, key, refresh_ttl=refresh_ttl)
-        return found if lens is None or found is None or lens.shows(found) else None
+        op = GetOp(namespace, key, self._refresh(refresh_ttl))
+        return cast(Item | None, (await self.abatch([op]))[0])
 
     def search(
         self,
@@ -277,14 +287,8 @@ class ReadmitStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
-        lens = self._read_lens()
-        if lens is None:
-            return self.inner.search(
-                namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
-                refresh_ttl=refresh_ttl,
-            )  # fmt: skip
         op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        return cast(list[SearchItem], run(paged(op, lens), self.inner.batch))
+        return cast(list[SearchItem], self.batch([op])[0])
 
     async def asearch(
         self,
@@ -297,16 +301,8 @@ class ReadmitStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
-        await self._aready()
-        lens = self._read_lens(follow=False)
-        await self._afollow(lens)
-        if lens is None:
-            return await self.inner.asearch(
-                namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
-                refresh_ttl=refresh_ttl,
-            )  # fmt: skip
         op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        return cast(list[SearchItem], await arun(paged(op, lens), self.inner.abatch))
+        return cast(list[SearchItem], (await self.abatch([op]))[0])
 
     def _search_op(
         self,
@@ -317,12 +313,16 @@ class ReadmitStore(BaseStore):
         offset: int,
         refresh_ttl: bool | None,
     ) -> SearchOp:
-        """The op `BaseStore.search` would send (its TTL default: refresh unless configured)."""
-        if refresh_ttl is None:
-            refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
-        op = SearchOp(prefix, filter, limit, offset, query, refresh_ttl)
+        """The op `BaseStore.search` would send."""
+        op = SearchOp(prefix, filter, limit, offset, query, self._refresh(refresh_ttl))
         validate_op_namespace(op)
         return op
+
+    def _refresh(self, refresh_ttl: bool | None) -> bool:
+        """Whether a read refreshes TTLs: as asked, else as configured (by default, yes)."""
+        if refresh_ttl is None:
+            return bool((self.ttl_config or {}).get("refresh_on_read", True))
+        return refresh_ttl
 
     def _read_lens(self, follow: bool = True) -> Lens | None:
         """The lens reads go through now (None: unfiltered); with ``follow``, up to the log.
@@ -358,7 +358,7 @@ class ReadmitStore(BaseStore):
     def _current_lens(self, follow: bool = True) -> Lens | None:
         """The lens of the agent's latest decision; a lapsed one once its view expired.
 
-        With ``follow``, brought up to the workspace's log (`_follow`).
+        With ``follow``, brought up to the workspace's log (`Lens.catch_up`).
         """
         latest = self._latest()
         if latest is None:
@@ -373,26 +373,10 @@ class ReadmitStore(BaseStore):
             lens = self._lens = lens.lapsed()
             self._pending.settled(lens)
         if follow:
-            self._follow(lens)
+            lens.catch_up(self.member)
         return lens
 
-    def _follow(self, lens: Lens) -> None:
-        """Bring ``lens`` up to the workspace's log: hide the paths teammates wrote since.
-
-        When due (`readmit.integrations.following.Watch`): the log is read outside the
-        lens's lock and applied under it, one thread at a time, past what is applied.
-        """
-        member = self.member
-        watch = lens.watch = lens.watch or Watch(member.store)
-        noted = watch.due()
-        if noted is None:
-            return
-        later = member.store.events(member.workspace, lens.epoch)  # read outside the lock
-        with lens.lock:
-            lens.follow([r for r in later if r.epoch > lens.epoch], member.agent)
-            watch.read(noted)
-
     async def _afollow(self, lens: Lens | None) -> None:
-        """`_follow` in a worker thread, when the log may hold news: not in the event loop."""
+        """`Lens.catch_up` in a worker thread, when the log may hold news: not in the loop."""
         if lens is not None and (lens.watch is None or lens.watch.due() is not None):
-            await asyncio.to_thread(self._follow, lens)
+            await asyncio.to_thread(lens.catch_up, self.member)

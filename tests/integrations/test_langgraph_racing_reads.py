@@ -1,0 +1,100 @@
+"""A teammate's write that lands while a returned agent's read is at the inner store.
+
+readmit records a write before the inner store gets it, so a read that checked the
+log before the record and reached the inner store after the write would show a value
+no view of the reader judged. Each test lands a teammate's overwrite in that window.
+"""
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from langgraph.store.base import GetOp, Op, Result, SearchOp
+from langgraph.store.memory import InMemoryStore
+
+from builders import KEY
+from readmit.integrations.langgraph import ReadmitStore, arrive
+from readmit.integrations.team import Member
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore, open_store
+
+TRIP = ("trip",)
+SUNRISE = {"text": "Sunrise Hotel is booked."}
+RIVERSIDE = {"text": "Riverside Hotel is booked."}
+
+
+class Racing(InMemoryStore):
+    """An ``InMemoryStore`` that runs ``meanwhile`` once, as its next read starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.meanwhile: Callable[[], None] | None = None
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        meanwhile, self.meanwhile = self.meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
+        return super().batch(listed)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return self.batch(ops)
+
+
+@pytest.fixture
+def readmit(tmp_path: Path) -> Iterator[SqlStore]:
+    store = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    agents = [Agent(id=a, principal="family", role="planner") for a in ("a1", "a2")]
+    store.create_workspace("trip", agents)
+    yield store
+    store.close()
+
+
+def racing(readmit: SqlStore) -> tuple[Racing, ReadmitStore]:
+    """a2 books Sunrise; a1 departs and returns with it admitted."""
+    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
+
+    def tick() -> datetime:
+        at[0] += timedelta(seconds=1)
+        return at[0]
+
+    a1, a2 = (Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=tick) for a in ("a1", "a2"))
+    inner = Racing()
+    s1, s2 = ReadmitStore(inner, a1), ReadmitStore(inner, a2)
+    s2.put(TRIP, "hotel", SUNRISE)
+    a1.depart()
+    arrive(a1)
+    hotel = s1.get(TRIP, "hotel")
+    assert hotel is not None
+    assert hotel.value == SUNRISE
+    inner.meanwhile = lambda: s2.put(TRIP, "hotel", RIVERSIDE)
+    return inner, s1
+
+
+READS: dict[str, Callable[[ReadmitStore], object]] = {
+    "get": lambda s: s.get(TRIP, "hotel"),
+    "search": lambda s: s.search(TRIP),
+    "list_namespaces": lambda s: s.list_namespaces(),
+    "batch": lambda s: s.batch([GetOp(TRIP, "hotel"), SearchOp(TRIP)]),
+    "aget": lambda s: asyncio.run(s.aget(TRIP, "hotel")),
+    "asearch": lambda s: asyncio.run(s.asearch(TRIP)),
+    "alist_namespaces": lambda s: asyncio.run(s.alist_namespaces()),
+    "abatch": lambda s: asyncio.run(s.abatch([GetOp(TRIP, "hotel"), SearchOp(TRIP)])),
+}
+NOTHING: dict[str, object] = {"get": None, "aget": None, "batch": [None, []], "abatch": [None, []]}
+
+
+@pytest.mark.parametrize("read", READS)
+def test_a_read_does_not_show_an_overwrite_that_landed_while_it_read(
+    readmit: SqlStore, read: str
+) -> None:
+    inner, s1 = racing(readmit)
+
+    assert READS[read](s1) == NOTHING.get(read, [])
+    assert inner.meanwhile is None  # the overwrite did land during the read
+    landed = inner.get(TRIP, "hotel")
+    assert landed is not None
+    assert landed.value == RIVERSIDE
