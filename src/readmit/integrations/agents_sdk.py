@@ -72,7 +72,7 @@ from readmit.integrations.team import (
     readable,
     removals,
 )
-from readmit.integrations.to_the_end import to_the_end
+from readmit.integrations.to_the_end import Turn, to_the_end
 
 try:
     from agents import SessionSettings, TResponseInputItem
@@ -244,7 +244,7 @@ class ReadmitSession:
     (`Member.owes_return`)."""
     _judged: _Judged | None = field(default=None, repr=False)
     _following: Following | None = field(default=None, repr=False)
-    _turn: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    _turn: Turn = field(default_factory=Turn, repr=False)
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """readmit's work (deciding a return, recording facts) runs in a worker thread, one call
     at a time, so the event loop is never held by it (a model verifier can take minutes). A
@@ -280,7 +280,7 @@ class ReadmitSession:
         self.returning = True
 
     async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
-        async with self._turn:
+        async with self._turn():
             return await asyncio.to_thread(one_at_a_time, self._working, work, *args)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:

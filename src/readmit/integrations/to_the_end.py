@@ -1,4 +1,4 @@
-"""Async writes that a cancelled caller cannot cut in two.
+"""Async writes that a cancelled caller cannot cut in two, and calls that queue in their loop.
 
 An async memory library runs its blocking calls in worker threads, which cancelling the
 awaiting task does not stop: Mem0's ``AsyncMemory`` deletes a memory after a caller's
@@ -46,3 +46,24 @@ def to_the_end(
         return await run_to_end(method(*args, **kwargs))
 
     return whole
+
+
+class Turn:
+    """The queue an async wrapper's calls wait in, in whichever event loop is running.
+
+    ``Turn()`` is an ``asyncio.Lock`` of the running loop. One lock kept for good binds to
+    the loop of its first contended wait, and the next loop's wait raises ``RuntimeError``
+    (a wrapper kept across ``asyncio.run`` calls, or a test framework's loop per test),
+    though the sessions and banks wrapped work in any loop. A new loop gets a new lock;
+    the threading lock the work itself holds (`readmit.integrations.team.one_at_a_time`)
+    keeps calls from different loops apart.
+    """
+
+    def __init__(self) -> None:
+        self._current: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+
+    def __call__(self) -> asyncio.Lock:
+        loop, current = asyncio.get_running_loop(), self._current
+        if current is None or current[0] is not loop:
+            current = self._current = (loop, asyncio.Lock())
+        return current[1]

@@ -28,7 +28,7 @@ from readmit.integrations.mem0 import bulk
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
 from readmit.integrations.mem0.updates import annotating, merged, restored
 from readmit.integrations.team import Member, one_at_a_time
-from readmit.integrations.to_the_end import to_the_end
+from readmit.integrations.to_the_end import Turn, to_the_end
 
 T = TypeVar("T")
 
@@ -225,7 +225,7 @@ class AsyncReadmitMemory:
     ) -> None:
         self.inner = inner
         self.readmit = Recorder(member, key, on_withheld)
-        self._turn = asyncio.Lock()
+        self._turn = Turn()
         self._working = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
@@ -233,7 +233,7 @@ class AsyncReadmitMemory:
 
     async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
         """``work(*args)`` in a worker thread, after any earlier call has finished."""
-        async with self._turn:
+        async with self._turn():
             return await asyncio.to_thread(one_at_a_time, self._working, work, *args)
 
     def depart(self, task: str | None = None, purpose: str | None = None) -> None:
