@@ -44,7 +44,7 @@ def admit(found: Result, lens: Lens) -> Result:
 def refiltered(ops: Sequence[Op], results: list[Result], lens: Lens) -> list[Result]:
     """The results of the reads ``ops`` filtered through ``lens`` again (it followed the log)."""
     return [
-        admit(found, lens) if isinstance(op, GetOp) else _shown(cast(list[Any], found), lens)
+        admit(found, lens) if isinstance(op, GetOp) else _shown(cast(list[Any], found), lens, op)
         for op, found in zip(ops, results, strict=True)
     ]
 
@@ -65,7 +65,7 @@ def paged(op: SearchOp | ListNamespacesOp, lens: Lens) -> Reader:
         )
         (page,) = yield [ask]
         rows = cast(list[Any], page)
-        shown = _shown(rows, lens)
+        shown = _shown(rows, lens, op)
         kept += shown
         if len(rows) < size:
             break
@@ -74,16 +74,31 @@ def paged(op: SearchOp | ListNamespacesOp, lens: Lens) -> Reader:
     return kept[offset:want]
 
 
-def _shown(rows: list[Any], lens: Lens) -> list[Any]:
-    """The rows (items, or namespaces) the lens shows, in order."""
+def _shown(rows: list[Any], lens: Lens, op: Op) -> list[Any]:
+    """The rows (items, or namespaces) of the read ``op`` that the lens shows, in order."""
     if not rows or not isinstance(rows[0], Item):
-        return [ns for ns in rows if ns in lens.prefixes]
+        return _namespaces(rows, lens, op.max_depth if isinstance(op, ListNamespacesOp) else None)
     visible = lens.visible  # inlined `Lens.shows`: this runs for every row of every page
     return [
         r
         for r in rows
         if ((r.namespace, r.key, False) if len(r.key) <= LONG_KEY else identity(r.namespace, r.key))
         in visible
+    ]
+
+
+def _namespaces(rows: list[Any], lens: Lens, depth: int | None) -> list[Any]:
+    """The namespaces listed (cut at ``depth``) that hold, or lead to, a value the lens shows.
+
+    One shorter than ``depth`` (or any, without one) is listed because a value is
+    stored right there: it is shown only if a shown value is. A prefix of a shown
+    value's namespace holding only what the lens hides is not named.
+    """
+    exact = {namespace for namespace, _, _ in list(lens.visible)}  # a copy: threads add to it
+    return [
+        ns
+        for ns in rows
+        if ns in exact or (depth is not None and len(ns) == depth and ns in lens.prefixes)
     ]
 
 
