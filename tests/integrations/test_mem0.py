@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import pytest
 from builders import KEY, member_states, member_supersedes
 from integrations.watch import deciding_threads
 from readmit.bench.backends import mem0_bank
-from readmit.clock import now
+from readmit.clock import format_time, now
 from readmit.errors import Forbidden, InvalidInput
 from readmit.events import ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations import team as shared
@@ -564,7 +564,9 @@ def test_an_update_of_only_the_annotations_is_refused_and_undone(
     a = ReadmitMemory(shared, team[0])
     memory_id = add(a, "The museum opens at ten", "museum")
 
-    with pytest.raises(InvalidInput, match="annotations change with the memory's text"):
+    with pytest.raises(
+        InvalidInput, match="annotations and the expiration date change with the memory's text"
+    ):
         a.update(memory_id, metadata={"_readmit": {"unconfirmed": True}})
 
     assert (shared.get(memory_id)["metadata"] or {}).get("_readmit") is None
@@ -791,3 +793,94 @@ def test_the_agents_own_update_shows_over_a_teammates_earlier_version(
     mb.update(memory, text="The flight leaves on Friday")
 
     assert texts(mb.get_all(filters=TRIP)) == ["The flight leaves on Friday"]
+
+
+# Mem0's expiration dates (a memory it hides from the day after its expiration_date on)
+
+
+def _ends(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
+
+
+def test_a_memory_mem0_let_expire_is_withheld_as_expired(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """It was admitted for good: ``get`` and ``show_expired`` served what Mem0 had let go."""
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    past = now().date() - timedelta(days=2)
+    added = a.add("The pool is open until noon", **TRIP, infer=False, expiration_date=past)
+    pool = str(added["results"][0]["id"])
+    add(a, "The gym opens at six", "gym")
+    b.depart()
+
+    result = b.get_all(filters=TRIP, show_expired=True)
+
+    assert texts(result) == ["The gym opens at six"]
+    assert reasons(result) == {"The pool is open until noon": "expired"}
+    assert b.get(pool) is None
+    [item] = [i for i in team[1].visible() if i.text.startswith("The pool")]
+    assert item.validity.valid_to == _ends(past)
+
+
+def test_an_updated_text_keeps_the_memorys_expiration_date(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    a = ReadmitMemory(bank(tmp_path), team[0])
+    later = now().date() + timedelta(days=5)
+    added = a.add("The pool is open until noon", **TRIP, infer=False, expiration_date=later)
+    pool = str(added["results"][0]["id"])
+
+    a.update(pool, text="The pool is open until one")
+
+    [item] = team[0].visible()
+    assert (item.text, item.validity.valid_to) == ("The pool is open until one", _ends(later))
+
+
+def test_an_update_of_only_the_expiration_date_is_refused_and_undone(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Its item would keep the old end, admitted after Mem0 hid the memory."""
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+    memory_id = add(a, "The museum opens at ten", "museum")
+
+    with pytest.raises(InvalidInput, match="the expiration date change with the memory's text"):
+        a.update(memory_id, expiration_date=now().date() - timedelta(days=1))
+
+    assert shared.get(memory_id).get("expiration_date") is None
+    assert [i.validity.valid_to for i in team[0].visible()] == [None]
+
+
+def test_an_expiration_before_the_memorys_valid_from_is_refused_and_undone(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0])
+    past = now().date() - timedelta(days=2)
+    starts = {"_readmit": {"valid_from": format_time(_ends(past))}}
+
+    with pytest.raises(InvalidInput, match="before its readmit valid_from"):
+        a.add("The pool opens", **TRIP, infer=False, expiration_date=past, metadata=starts)
+
+    assert shared.get_all(filters=TRIP, show_expired=True)["results"] == []
+    assert team[0].visible() == []
+
+
+def test_the_async_memory_withholds_an_expired_memory_too(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    shared = async_bank(tmp_path)
+    a, b = AsyncReadmitMemory(shared, team[0]), AsyncReadmitMemory(shared, team[1])
+    past = now().date() - timedelta(days=2)
+
+    async def story() -> dict[str, Any]:
+        await a.add("The pool is open until noon", **TRIP, infer=False, expiration_date=past)
+        b.depart()
+        result: dict[str, Any] = await b.get_all(filters=TRIP, show_expired=True)
+        return result
+
+    result = asyncio.run(story())
+
+    assert texts(result) == []
+    assert reasons(result) == {"The pool is open until noon": "expired"}

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-from readmit.integrations.mem0 import bulk
+from readmit.integrations.mem0 import bulk, expiry
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
 from readmit.integrations.mem0.updates import annotating, merged, restored
 from readmit.integrations.team import Member, one_at_a_time
@@ -100,7 +100,7 @@ class ReadmitMemory:
         changed = [str(r["id"]) for r in rows if r.get("event") in ("UPDATE", "DELETE")]
         histories = {m: self.inner.history(m) for m in changed}
         keyed = [str(r["id"]) for r in rows if r.get("event") != "DELETE"]
-        memories = {m: self.inner.get(m) for m in keyed} if self.readmit.key else {}
+        memories = {m: self.inner.get(m) for m in keyed}  # their keys and expiration dates
         try:
             self.readmit.added(rows, stated, memories, histories)
         except Exception as refused:
@@ -133,15 +133,14 @@ class ReadmitMemory:
         self.readmit.may_change(memory_id, before, "update")
         result: dict[str, Any] = self.inner.update(memory_id, *args, **kwargs)
         after = self.inner.history(memory_id)
-        memory = self.inner.get(memory_id) if self.readmit.key else None
+        memory = self.inner.get(memory_id)
         try:
-            self.readmit.updated(
-                memory_id, before, after, memory, stated, annotating(current, metadata)
-            )
+            changes = annotating(current, metadata) or expiry.changed(current, memory)
+            self.readmit.updated(memory_id, before, after, memory, stated, changes)
         except Exception as refused:
             if current is not None:
                 try:
-                    self.inner.update(memory_id, **restored(current, metadata))
+                    self.inner.update(memory_id, **restored(current, metadata, memory))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
             raise
@@ -264,7 +263,7 @@ class AsyncReadmitMemory:
         changed = [str(r["id"]) for r in rows if r.get("event") in ("UPDATE", "DELETE")]
         histories = {m: await self.inner.history(m) for m in changed}
         keyed = [str(r["id"]) for r in rows if r.get("event") != "DELETE"]
-        memories = {m: await self.inner.get(m) for m in keyed} if self.readmit.key else {}
+        memories = {m: await self.inner.get(m) for m in keyed}  # keys, expiration dates
         try:
             await self._off_loop(self.readmit.added, rows, stated, memories, histories)
         except Exception as refused:
@@ -299,16 +298,16 @@ class AsyncReadmitMemory:
         await self._off_loop(self.readmit.may_change, memory_id, before, "update")
         result: dict[str, Any] = await self.inner.update(memory_id, *args, **kwargs)
         after = await self.inner.history(memory_id)
-        memory = await self.inner.get(memory_id) if self.readmit.key else None
+        memory = await self.inner.get(memory_id)
         try:
-            changes = annotating(current, metadata)
+            changes = annotating(current, metadata) or expiry.changed(current, memory)
             await self._off_loop(
                 self.readmit.updated, memory_id, before, after, memory, stated, changes
             )
         except Exception as refused:
             if current is not None:
                 try:
-                    await self.inner.update(memory_id, **restored(current, metadata))
+                    await self.inner.update(memory_id, **restored(current, metadata, memory))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
             raise

@@ -22,6 +22,7 @@ from readmit.integrations.annotations import (
     resolve,
 )
 from readmit.integrations.following import Following, unreadable_before
+from readmit.integrations.mem0.expiry import ending
 from readmit.integrations.mem0.ids import (
     PREFIX,
     by_memory,
@@ -61,8 +62,11 @@ class Stated:
     annotations: Annotations | None = None
     premises: Mapping[Ref, str] = field(default_factory=dict)
 
-    def draft(self, item: str, text: str, key: str | None) -> ItemDraft:
-        return draft(self.annotations, item, text, key, self.premises)
+    def draft(
+        self, item: str, text: str, key: str | None, memory: Mapping[str, Any] | None
+    ) -> ItemDraft:
+        """The item of ``memory``'s text, valid as long as Mem0 shows it (`expiry`)."""
+        return ending(draft(self.annotations, item, text, key, self.premises), memory)
 
 
 def _matches(ref: Ref, item: Item) -> bool:
@@ -201,8 +205,8 @@ class Recorder:
     ) -> None:
         """Record what an ``add`` reported: ADD asserts, UPDATE supersedes, DELETE revokes.
 
-        ``memories`` and ``histories`` (by memory id) are the memories it added (for their
-        keys) and the histories of those it updated or deleted.
+        ``memories`` and ``histories`` (by memory id) are the memories it added or updated
+        (for their keys and expiration dates) and the histories of those it updated or deleted.
         """
         events: list[Event] = []
         visible: list[Item] | None = None
@@ -210,7 +214,8 @@ class Recorder:
             memory_id, op = str(row.get("id")), row.get("event")
             if op == "ADD":
                 key = self.key_of(memories.get(memory_id))
-                item = stated.draft(item_id(memory_id, 1), str(row["memory"]), key)
+                memory = memories.get(memory_id)
+                item = stated.draft(item_id(memory_id, 1), str(row["memory"]), key, memory)
                 events.append(self._event(None, item))
             elif op in ("UPDATE", "DELETE"):
                 visible = self.member.visible() if visible is None else visible
@@ -225,7 +230,8 @@ class Recorder:
                         if memory_id in memories
                         else current_key(current)
                     )
-                    item = stated.draft(item_id(memory_id, len(history)), new, key)
+                    version = item_id(memory_id, len(history))
+                    item = stated.draft(version, new, key, memories.get(memory_id))
                     events.append(self._event(current[-1].id if current else None, item))
         if events:
             self.member.record(events)
@@ -242,18 +248,19 @@ class Recorder:
         """Supersede the memory's current item if the update changed its text.
 
         Raises:
-            InvalidInput: if the update changed the memory's annotations (``annotated``)
-                and not its text: its item would keep the old ones, so the caller undoes it.
+            InvalidInput: if the update changed the memory's annotations or expiration date
+                (``annotated``) and not its text: its item would keep the old ones, so the
+                caller undoes it.
         """
         if len(after) <= len(before) or not writes_text(after[-1]):
             if annotated:
                 raise InvalidInput(
-                    f"memory {memory_id}: readmit annotations change with the memory's text "
-                    "(update its text too, or delete it and add it again)"
+                    f"memory {memory_id}: readmit annotations and the expiration date change "
+                    "with the memory's text (update its text too, or delete it and add it again)"
                 )
             return
         text = str(after[-1]["new_memory"])
-        item = stated.draft(item_id(memory_id, len(after)), text, self.key_of(memory))
+        item = stated.draft(item_id(memory_id, len(after)), text, self.key_of(memory), memory)
         current = of_memory(self.member.visible(), memory_id)
         self.member.record([self._event(current[-1].id if current else None, item)])
 

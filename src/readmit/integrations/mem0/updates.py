@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from readmit.integrations.annotations import ANNOTATIONS
+from readmit.integrations.mem0.expiry import EXPIRATION, changed
 
 
 def merged(current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -18,8 +19,19 @@ def annotating(current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | 
     return bool(((current or {}).get("metadata") or {}).get(ANNOTATIONS) != metadata[ANNOTATIONS])
 
 
-def restored(current: Mapping[str, Any], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The update that writes back a memory's text and the metadata keys an update changed."""
+def restored(
+    current: Mapping[str, Any],
+    metadata: Mapping[str, Any] | None,
+    memory: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The update that writes back what an update changed of a memory.
+
+    Its text, the metadata keys the update named, and its expiration date if the update
+    (leaving ``memory``) changed that.
+    """
     before = current.get("metadata") or {}
     restore = {k: before.get(k) for k in metadata or {}}
-    return {"text": current.get("memory"), "metadata": restore or None}
+    back = {"text": current.get("memory"), "metadata": restore or None}
+    if changed(current, memory):
+        back[EXPIRATION] = current.get(EXPIRATION)
+    return back

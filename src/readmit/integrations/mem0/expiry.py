@@ -1,0 +1,54 @@
+"""Mem0's ``expiration_date`` as the end of its memory's item's validity.
+
+Mem0 stops showing a memory once its expiration date (a day) lies before today's date in
+UTC: it is shown through that whole day, and hidden from 00:00 UTC the next. readmit
+admitted the memory's item for good, so a view held state its own memory layer had let
+expire. The item's validity now ends when Mem0 stops showing the memory (or earlier, at
+the annotations' own ``valid_to``), read from the memory as Mem0 stored it.
+"""
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from readmit.errors import InvalidInput
+from readmit.events import ItemDraft
+from readmit.model import Validity
+
+EXPIRATION = "expiration_date"
+"""Where a Mem0 memory (as ``get`` returns it) holds its expiration day."""
+
+
+def expires(memory: Mapping[str, Any] | None) -> datetime | None:
+    """When Mem0 stops showing ``memory``: the day after its expiration date, 00:00 UTC."""
+    day = None if memory is None else memory.get(EXPIRATION)
+    if not day:
+        return None
+    try:  # Mem0 stores the day as it normalized it: YYYY-MM-DD
+        return datetime.combine(date.fromisoformat(str(day)) + timedelta(days=1), time(), UTC)
+    except ValueError:  # not a day Mem0 would store; it shows such a memory for good
+        return None
+
+
+def ending(draft: ItemDraft, memory: Mapping[str, Any] | None) -> ItemDraft:
+    """``draft``, valid no longer than Mem0 shows ``memory``.
+
+    Raises:
+        InvalidInput: if the annotations' ``valid_from`` is not before the memory expires.
+    """
+    end = expires(memory)
+    validity = draft.validity
+    if end is None or (validity.valid_to is not None and validity.valid_to <= end):
+        return draft
+    if validity.valid_from is not None and validity.valid_from >= end:
+        raise InvalidInput(
+            f"the memory expires ({EXPIRATION}: Mem0 hides it from {end.isoformat()}) before "
+            "its readmit valid_from"
+        )
+    return replace(draft, validity=Validity(valid_from=validity.valid_from, valid_to=end))
+
+
+def changed(current: Mapping[str, Any] | None, memory: Mapping[str, Any] | None) -> bool:
+    """Whether an update changed the memory's expiration date."""
+    return (current or {}).get(EXPIRATION) != (memory or {}).get(EXPIRATION)
