@@ -17,7 +17,8 @@ back once the workspace is quiet again. A return's wait is at most one verifier 
 An agent is judged ahead only once its task is known: from its latest departure, if
 that said (``task`` and ``purpose`` on ``POST /v1/depart``), else from a return this
 process served, or from the latest of its last four decisions in the audit log that
-issued a view. With several server processes over one database, each judges ahead after the
+issued a view (read again once the agent has a decision since, in any process). With
+several server processes over one database, each judges ahead after the
 events it recorded, one at a time for a workspace: a pass holds the workspace's lease
 (`readmit.store.leases`), and a process that finds another holding it tries again once it
 is quiet, when what the other judged is in the store (verdicts, watermarks, the
@@ -144,6 +145,9 @@ class AheadJudge:
         self._cycle: dict[str, set[str]] = {}
         """The away agents of each workspace that have had a pass since every one last had."""
         self._tasks: dict[tuple[str, str], tuple[str, str]] = {}
+        self._noted: dict[tuple[str, str], int] = {}
+        """The agent's decisions counted (`SqlStore.decision_count`) up to which its entry
+        of ``_tasks`` stands: a later decision, maybe another process's, says anew."""
         self._unknown: dict[tuple[str, str], int] = {}
         self._kept: dict[tuple[str, str], tuple[dict[str, int], tuple[str, ...]]] = {}
         self._pending: dict[str, float] = {}
@@ -154,8 +158,12 @@ class AheadJudge:
         self._thread.start()
 
     def returning(self, workspace: str, agent: str, task: str, purpose: str) -> None:
-        """Note what ``agent`` returns to: the task and purpose it is judged ahead for."""
+        """Note what ``agent`` returns to: the task and purpose it is judged ahead for.
+
+        It stands until a decision after the one this return makes is recorded.
+        """
         self._tasks[(workspace, agent)] = (task, purpose)
+        self._noted[(workspace, agent)] = self.store.decision_count(workspace, agent) + 1
 
     def changed(self, workspace: str) -> None:
         """Events were recorded in ``workspace``: judge it ahead once it has been quiet."""
@@ -313,14 +321,14 @@ class AheadJudge:
         if said is not None:
             return said
         key = (workspace, agent)
-        if key in self._tasks:
-            return self._tasks[key]
         decided = self.store.decision_count(workspace, agent)
+        if key in self._tasks and decided <= self._noted.get(key, -1):
+            return self._tasks[key]  # no decision since, in any process
         if self._unknown.get(key) == decided:
             return None  # nothing new in the audit log since it was read
         known = returned_to(self.store, workspace, agent)
         if known is None:
             self._unknown[key] = decided
         else:
-            self._tasks[key] = known
+            self._tasks[key], self._noted[key] = known, decided
         return known
