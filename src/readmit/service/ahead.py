@@ -165,6 +165,14 @@ class AheadJudge:
         self._tasks[(workspace, agent)] = (task, purpose)
         self._noted[(workspace, agent)] = self.store.decision_count(workspace, agent) + 1
 
+    def stopped(self, workspace: str, agent: str) -> None:
+        """The return `returning` noted raised, maybe before making its decision.
+
+        What it noted then stands only until the agent's next decision, in any process.
+        """
+        if (workspace, agent) in self._noted:
+            self._noted[(workspace, agent)] = self.store.decision_count(workspace, agent)
+
     def changed(self, workspace: str) -> None:
         """Events were recorded in ``workspace``: judge it ahead once it has been quiet."""
         with self._cond:

@@ -222,9 +222,8 @@ def _routes(  # noqa: C901 - one route each
 
         async def decide() -> bytes:
             if pool is not None:
-                if body.task is not None and body.purpose is not None:
-                    service.returning(caller, body.task, body.purpose)
-                return await pool.return_(caller, *named, body.at, cancel)
+                with service.returning(caller, *named):
+                    return await pool.return_(caller, *named, body.at, cancel)
             return await anyio.to_thread.run_sync(work)
 
         with service.throttle.return_slot((caller.workspace, caller.agent.id)) as cancel:

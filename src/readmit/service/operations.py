@@ -6,7 +6,8 @@ own private bank, with exclusions of items it may not read removed entirely.
 """
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -266,9 +267,10 @@ class Service(Reading):
             Abandoned: if ``cancel`` was set.
         """
         asked = elapsed() if asked is None else asked
-        if task is not None and purpose is not None:
-            self.returning(caller, task, purpose)
-        with self.turns.take(caller.workspace, cancel) as turn:
+        with (
+            self.returning(caller, task, purpose),
+            self.turns.take(caller.workspace, cancel) as turn,
+        ):
             # Counts against the policy's time budget, less its wait on the background judge.
             waited = max(0.0, elapsed() - asked - turn.excused)
             when = return_time(at, self.clock(), self.limits.clock_skew)
@@ -325,10 +327,23 @@ class Service(Reading):
         )
         return self.ahead
 
-    def returning(self, caller: Caller, task: str, purpose: str) -> None:
-        """Note what the caller returns to (before its turn): it is judged ahead for it."""
-        if self.ahead is not None:
-            self.ahead.returning(caller.workspace, caller.agent.id, task, purpose)
+    @contextmanager
+    def returning(self, caller: Caller, task: str | None, purpose: str | None) -> Iterator[None]:
+        """Note what the caller returns to, if it named it (before its turn).
+
+        It is judged ahead for it. A return that raises may have recorded no decision: what
+        it noted then stands only until the caller's next decision (`AheadJudge.stopped`).
+        """
+        ahead = self.ahead
+        if ahead is None or task is None or purpose is None:
+            yield
+            return
+        ahead.returning(caller.workspace, caller.agent.id, task, purpose)
+        try:
+            yield
+        except BaseException:
+            ahead.stopped(caller.workspace, caller.agent.id)
+            raise
 
     def verify(self, view: Mapping[str, Any], at: datetime | None = None) -> VerifyOut:
         """Check a view's signature, digests and expiry (never raises for a bad view)."""
