@@ -601,3 +601,19 @@ def test_a_memory_for_a_task_is_read_on_a_return_to_that_task(
     assert sorted(texts(result)) == ["Riverside is booked.", "The train leaves at nine."]
     reasons = {r["memory"]: r["reason"] for r in result["readmit"]["removed"]}
     assert reasons == {"The budget is 900 EUR.": "not_applicable"}
+
+
+def test_an_update_event_of_an_add_keeps_the_key_of_the_memory_it_updates(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """A wrapper with no key of its own carries the memory's key to its new version, as
+    its versions keep it (`current_key`): the next memory under that key replaces it."""
+    shared = bank(tmp_path, cls=EventfulMemory)
+    keyed = ReadmitMemory(shared, team[0], key=lambda m: (m.get("metadata") or {}).get("topic"))
+    pickup = add(keyed, "The pickup is at 8:00.", topic="pickup")
+    shared.llm.decisions = [{"event": "UPDATE", "id": pickup, "text": "The pickup is at 8:30."}]
+
+    ReadmitMemory(shared, team[0]).add("Pickup moved.", user_id="trip")
+
+    [item] = team[0].visible()
+    assert (item.id, item.key) == (item_id(pickup, 2), "pickup")

@@ -225,9 +225,9 @@ class Recorder:
                     events += self._revokes([i.id for i in current], "deleted by Mem0's add")
                 elif history and writes_text(history[-1]):
                     new = str(history[-1]["new_memory"])
-                    key = (
+                    key = (  # `memories` holds every memory now, for its expiration date
                         self.key_of(memories[memory_id])
-                        if memory_id in memories
+                        if self.key is not None and memory_id in memories
                         else current_key(current)
                     )
                     version = item_id(memory_id, len(history))
