@@ -884,3 +884,22 @@ def test_the_async_memory_withholds_an_expired_memory_too(
 
     assert texts(result) == []
     assert reasons(result) == {"The pool is open until noon": "expired"}
+
+
+def test_a_backfilled_memory_mem0_let_expire_is_withheld_as_expired(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """An adopted bank is filtered like one written through the wrappers: its memory's
+    item ends when Mem0 stops showing it, or ``get`` serves what Mem0 had let go."""
+    plain = bank(tmp_path)
+    past = now().date() - timedelta(days=2)
+    added = plain.add("The pool is open until noon", **TRIP, infer=False, expiration_date=past)
+    pool = str(added["results"][0]["id"])
+    b = ReadmitMemory(plain, team[1])
+    b.depart()
+
+    backfill(plain, team[0], [pool])
+
+    assert b.get(pool) is None
+    [item] = team[1].visible()
+    assert item.validity.valid_to == _ends(past)

@@ -3,14 +3,16 @@
 ADD asserts, an UPDATE that changes the text supersedes, DELETE revokes, memory by
 memory in history order, with the item ids the wrappers use
 (`readmit.integrations.mem0.ids`), so a bank adopted this way is filtered like one
-written through them. Items get their text and key; annotations are not replayed
-(Mem0 keeps only a memory's current metadata, not each version's).
+written through them. Items get their text and key, and end when Mem0 stops showing the
+memory (its current ``expiration_date``, `readmit.integrations.mem0.expiry`); annotations
+are not replayed (Mem0 keeps only a memory's current metadata, not each version's).
 """
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
+from readmit.integrations.mem0.expiry import ending
 from readmit.integrations.mem0.ids import item_id, writes_text
 from readmit.integrations.mem0.recorder import MemoryKey
 from readmit.integrations.team import Member, new_id
@@ -20,8 +22,14 @@ def backfill_events(
     histories: Mapping[str, Sequence[Mapping[str, Any]]],
     member: Member,
     keys: Mapping[str, str | None] | None = None,
+    *,
+    memories: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> list[Event]:
-    """The events that replay Mem0 histories (memory id -> ``history()`` rows) for ``member``."""
+    """The events that replay Mem0 histories (memory id -> ``history()`` rows) for ``member``.
+
+    ``memories`` (by id, as ``get`` returns them) end each memory's items when Mem0 stops
+    showing it.
+    """
     events: list[Event] = []
     at, author = member.clock(), member.agent
     for memory_id, rows in histories.items():
@@ -36,6 +44,7 @@ def backfill_events(
             elif writes_text(row):
                 key = (keys or {}).get(memory_id)
                 draft = ItemDraft(id=item_id(memory_id, n), text=str(row["new_memory"]), key=key)
+                draft = ending(draft, (memories or {}).get(memory_id))
                 if current is None:
                     events.append(Assert(id=new_id("mem0"), at=at, author=author, item=draft))
                 else:
@@ -59,8 +68,9 @@ def backfill(
     """
     ids = list(memory_ids)
     histories = {m: memory.history(m) for m in ids}
-    keys = {m: key(got) for m in ids if key and (got := memory.get(m)) is not None}
-    events = backfill_events(histories, member, keys)
+    memories = {m: memory.get(m) for m in ids}  # for their keys and expiration dates
+    keys = {m: key(got) for m, got in memories.items() if key and got is not None}
+    events = backfill_events(histories, member, keys, memories=memories)
     return member.record(events) if events else []
 
 
@@ -70,10 +80,7 @@ async def abackfill(
     """`backfill` for a ``mem0.AsyncMemory``."""
     ids = list(memory_ids)
     histories = {m: await memory.history(m) for m in ids}
-    keys: dict[str, str | None] = {}
-    for m in ids:
-        got = await memory.get(m) if key else None
-        if key and got is not None:
-            keys[m] = key(got)
-    events = backfill_events(histories, member, keys)
+    memories = {m: await memory.get(m) for m in ids}  # for their keys and expiration dates
+    keys = {m: key(got) for m, got in memories.items() if key and got is not None}
+    events = backfill_events(histories, member, keys, memories=memories)
     return member.record(events) if events else []
