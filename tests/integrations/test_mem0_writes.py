@@ -603,6 +603,21 @@ def test_a_memory_for_a_task_is_read_on_a_return_to_that_task(
     assert reasons == {"The budget is 900 EUR.": "not_applicable"}
 
 
+def test_an_update_by_a_wrapper_with_no_key_keeps_the_key_of_the_memory_it_updates(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """As an add's UPDATE does: ``update`` through a wrapper with no key of its own gave the
+    new version no key, so the next memory under the key no longer replaced it."""
+    shared = bank(tmp_path)
+    keyed = ReadmitMemory(shared, team[0], key=lambda m: (m.get("metadata") or {}).get("topic"))
+    pickup = add(keyed, "The pickup is at 8:00.", topic="pickup")
+
+    ReadmitMemory(shared, team[0]).update(pickup, text="The pickup is at 8:30.")
+
+    [item] = team[0].visible()
+    assert (item.id, item.key) == (item_id(pickup, 2), "pickup")
+
+
 def test_an_update_event_of_an_add_keeps_the_key_of_the_memory_it_updates(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

@@ -259,9 +259,9 @@ class Recorder:
                     "with the memory's text (update its text too, or delete it and add it again)"
                 )
             return
-        text = str(after[-1]["new_memory"])
-        item = stated.draft(item_id(memory_id, len(after)), text, self.key_of(memory), memory)
-        current = of_memory(self.member.visible(), memory_id)
+        text, current = str(after[-1]["new_memory"]), of_memory(self.member.visible(), memory_id)
+        key = self.key_of(memory) if self.key is not None else current_key(current)  # as `added`
+        item = stated.draft(item_id(memory_id, len(after)), text, key, memory)
         self.member.record([self._event(current[-1].id if current else None, item)])
 
     def may_change(self, memory_id: str, history: Sequence[Mapping[str, Any]], call: str) -> None:
