@@ -98,3 +98,35 @@ def test_a_read_does_not_show_an_overwrite_that_landed_while_it_read(
     landed = inner.get(TRIP, "hotel")
     assert landed is not None
     assert landed.value == RIVERSIDE
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["search", "asearch"])
+def test_a_page_that_raced_an_overwrite_is_read_again_to_its_limit(
+    readmit: SqlStore, asynchronous: bool
+) -> None:
+    """Filtered again, the page lost the overwritten hotel and came back one short, though
+    another admitted value was there to fill it: a caller paging by ``limit`` stopped."""
+    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
+
+    def tick() -> datetime:
+        at[0] += timedelta(seconds=1)
+        return at[0]
+
+    a1, a2 = (Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=tick) for a in ("a1", "a2"))
+    inner = Racing()
+    s1, s2 = ReadmitStore(inner, a1), ReadmitStore(inner, a2)
+    for key, text in [
+        ("hotel", SUNRISE),
+        ("train", {"text": "The 9:00 train."}),
+        ("taxi", {"text": "A taxi at 8."}),
+    ]:
+        s2.put(TRIP, key, text)
+    a1.depart()
+    arrive(a1)
+    assert [i.key for i in s1.search(TRIP, limit=10)] == ["hotel", "train", "taxi"]
+    inner.meanwhile = lambda: s2.put(TRIP, "hotel", RIVERSIDE)
+
+    found = asyncio.run(s1.asearch(TRIP, limit=2)) if asynchronous else s1.search(TRIP, limit=2)
+
+    assert inner.meanwhile is None  # the overwrite did land during the read
+    assert [i.key for i in found] == ["train", "taxi"]

@@ -6,6 +6,7 @@ results, and returns its own result, so one piece of code serves ``batch`` and
 share each round trip to the inner store.
 """
 
+import asyncio
 import math
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, TypeVar, cast
@@ -14,6 +15,7 @@ from langgraph.store.base import GetOp, Item, ListNamespacesOp, Op, PutOp, Resul
 
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.keys import LONG_KEY, identity
+from readmit.integrations.team import Member
 
 T = TypeVar("T")
 
@@ -47,6 +49,51 @@ def refiltered(ops: Sequence[Op], results: list[Result], lens: Lens) -> list[Res
         admit(found, lens) if isinstance(op, GetOp) else _shown(cast(list[Any], found), lens, op)
         for op, found in zip(ops, results, strict=True)
     ]
+
+
+def read_again(
+    ops: Sequence[Op],
+    results: list[Result],
+    lens: Lens,
+    member: Member,
+    batch: Callable[[list[Op]], list[Result]],
+) -> list[Result]:
+    """The reads ``ops`` once ``lens`` followed the log past a write made while they ran.
+
+    Gets are filtered again; searches and listings are read again, as filtering what they
+    found could leave a page short of its ``limit``. A write recorded while they are read
+    again is filtered out (`refiltered`), not read a third time.
+    """
+    results = run(_again(ops, results, lens), batch)
+    return refiltered(ops, results, lens) if lens.since(member) else results
+
+
+async def aread_again(
+    ops: Sequence[Op],
+    results: list[Result],
+    lens: Lens,
+    member: Member,
+    abatch: Callable[[list[Op]], Awaitable[list[Result]]],
+) -> list[Result]:
+    """`read_again` for ``abatch``, the log read in a worker thread (`Lens.catch_up`)."""
+    await asyncio.to_thread(lens.catch_up, member)
+    results = await arun(_again(ops, results, lens), abatch)
+    if lens.watch is not None and lens.watch.moved():
+        await asyncio.to_thread(lens.catch_up, member)
+        results = refiltered(ops, results, lens)
+    return results
+
+
+def _again(ops: Sequence[Op], results: list[Result], lens: Lens) -> Rounds:
+    """Gets' ``results`` filtered through ``lens`` again, and the other reads run again."""
+    at = [i for i, op in enumerate(ops) if not isinstance(op, GetOp)]
+    found = yield from rounds([reader(ops[i], lens) for i in at])
+    out = [
+        admit(r, lens) if isinstance(op, GetOp) else r for op, r in zip(ops, results, strict=True)
+    ]
+    for i, read in zip(at, found, strict=True):
+        out[i] = read
+    return out
 
 
 def paged(op: SearchOp | ListNamespacesOp, lens: Lens) -> Reader:

@@ -58,10 +58,11 @@ from readmit.errors import InvalidInput
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.paging import (
     admit,
+    aread_again,
     arun,
     merge,
+    read_again,
     reader,
-    refiltered,
     rounds,
     run,
 )
@@ -121,8 +122,8 @@ class ReadmitStore(BaseStore):
             results = [admit(found, lens) for found in self.inner.batch(reads)] if reads else []
         else:
             results = run(rounds([reader(op, lens) for op in reads]), self.inner.batch)
-        if lens.since(self.member):  # a write recorded meanwhile: filtered again
-            results = refiltered(reads, results, lens)
+        if lens.since(self.member):  # a write recorded meanwhile: read again through the lens
+            results = read_again(reads, results, lens, self.member, self.inner.batch)
         if puts:
             writes = self._recorded(lens, puts)
             try:
@@ -145,8 +146,7 @@ class ReadmitStore(BaseStore):
         reads = [op for op in ops if not isinstance(op, PutOp)]
         results = await arun(rounds([reader(op, lens) for op in reads]), self.inner.abatch)
         if lens.watch is not None and lens.watch.moved():  # as `Lens.since`, off the loop
-            await asyncio.to_thread(lens.catch_up, self.member)
-            results = refiltered(reads, results, lens)
+            results = await aread_again(reads, results, lens, self.member, self.inner.abatch)
         if puts:
             undone = partial(self._landed, lens, shown=False)
             made = partial(self._recorded, lens, puts)
