@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
 from langgraph.store.base import GetOp, Op, Result, SearchOp
@@ -124,7 +125,11 @@ def test_a_page_that_raced_an_overwrite_is_read_again_to_its_limit(
     a1.depart()
     arrive(a1)
     assert [i.key for i in s1.search(TRIP, limit=10)] == ["hotel", "train", "taxi"]
-    inner.meanwhile = lambda: s2.put(TRIP, "hotel", RIVERSIDE)
+
+    def overwrite() -> None:
+        s2.put(TRIP, "hotel", RIVERSIDE)
+
+    inner.meanwhile = cast(Callable[[], None] | None, overwrite)  # not narrowed: it is reset
 
     found = asyncio.run(s1.asearch(TRIP, limit=2)) if asynchronous else s1.search(TRIP, limit=2)
 
