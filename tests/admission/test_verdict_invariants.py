@@ -8,10 +8,10 @@ events never admits anything the previous decision excluded as stale."
 Histories of the trip's agents (the family's itinerary and booking roles, a neighbour):
 items of three topics with keys, premises and readers of every shape, asserted,
 superseded, revoked and closed by any of them, restated in the same words, and raw
-evidence; departures and returns in random order (with ``timed``, items that end,
-hearsay, and items and returns for one purpose). The verifier is a plain function of the
-texts it is shown: a withdrawal of a statement on the topic of an item or of its premises,
-or news or evidence that the topic is closed, invalidates the item.
+evidence; departures and returns in random order (with ``timed``, items that start
+later or end, hearsay, and items and returns for one purpose). The verifier is a plain
+function of the texts it is shown: a withdrawal of a statement on the topic of an item or
+of its premises, or news or evidence that the topic is closed, invalidates the item.
 
 Checked: what a return excludes as stale no later return admits, to any agent, while
 nothing new happens, nor does a departure keep it; each return admits what the same return
@@ -115,6 +115,8 @@ class Spec:
     depends_on: tuple[str, ...] = ()
     until: int | None = None
     """The minute its validity ends (none: it holds for good)."""
+    since: int | None = None
+    """The minute its validity starts (none: when it is asserted)."""
     hearsay: bool = False
     purposes: tuple[str, ...] = ()
 
@@ -168,9 +170,11 @@ def _spec(draw: st.DrawFn, drawn: Drawn, author: str, timed: bool = False) -> Sp
     )
     if timed:  # bounded in time, hearsay, for fewer purposes
         ends = draw(st.sampled_from([None, None, None, 2, 6, 12]))
+        starts = draw(st.sampled_from([None, None, None, None, 3]))
         spec = replace(
             spec,
-            until=None if ends is None else len(drawn.steps) + ends,
+            until=None if ends is None or ends <= (starts or 0) else len(drawn.steps) + ends,
+            since=None if starts is None else len(drawn.steps) + starts,
             hearsay=draw(st.integers(0, 5)) == 0,
             purposes=draw(st.sampled_from([(), (), (), ("itinerary",), ("booking",)])),
         )
@@ -285,6 +289,7 @@ class World:
             "key": spec.key,
             "depends_on": [self.name(i) for i in spec.depends_on] or None,
             "valid_to": None if spec.until is None else at(spec.until),
+            "valid_from": None if spec.since is None else at(spec.since),
             "unconfirmed": spec.hearsay or None,
             "purposes": list(spec.purposes) or None,
         }
