@@ -13,7 +13,7 @@ import pytest
 import readmit.scenario
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.replay import check_references, replay
-from readmit.scenario import Scenario, load_scenario, read_scenario
+from readmit.scenario import Scenario, load_scenario, read_scenario, unknown_readers
 from readmit.signing import HmacSha256Signer
 from readmit.store.sqlite import SQLiteStore
 
@@ -347,3 +347,26 @@ def test_a_scenario_file_may_be_named_by_a_path_or_a_string(
     path.write_text(json.dumps(travel), encoding="utf-8")
 
     assert read_scenario(str(path)) == read_scenario(path)
+
+
+def test_every_unknown_reader_of_every_item_is_named_after_other_steps_too(
+    travel: dict[str, Any],
+) -> None:
+    """Past the departure, of a supersession too, and each name unknown, with or without a
+    close agent's to suggest."""
+    events = travel["events"]
+    assert events[8]["op"] == "depart"
+    assert events[11]["op"] == "supersede"
+    events[10]["item"]["readers"] = {"principals": ["famliy", "zzqx"]}
+    events[11]["item"]["readers"] = {"roles": ["trasport"]}
+
+    said = unknown_readers(load_scenario(travel))
+
+    assert said == [
+        "event 'e10': item 'h1': readers.principals names 'famliy', which no agent of the "
+        "scenario has (did you mean 'family'?)",
+        "event 'e10': item 'h1': readers.principals names 'zzqx', which no agent of the "
+        "scenario has",
+        "event 'e11': item 't1': readers.roles names 'trasport', which no agent of the "
+        "scenario has (did you mean 'transport'?)",
+    ]

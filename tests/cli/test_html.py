@@ -299,3 +299,16 @@ def test_the_judgment_says_how_long_it_waited_under_a_time_budget(runner: CliRun
 
     assert "seconds" not in untimed
     assert timed.endswith("It waited 1.2 of 5 allowed seconds on calls.")
+
+
+def test_the_judgment_says_how_many_walk_steps_it_took(runner: CliRunner) -> None:
+    record: dict[str, Any] = json.loads(runner.invoke(cli, ["demo", "--json"]).stdout)["decisions"][
+        0
+    ]
+    record["judgment"] |= {"steps": 1234, "budget": {**record["judgment"]["budget"], "steps": 8192}}
+
+    walked = read(decision_html(record)).section("Judgment")
+
+    assert walked.endswith(
+        "It took 1,234 of 8,192 allowed steps along chains of replacements and restatements."
+    )

@@ -135,3 +135,23 @@ def test_a_page_that_raced_an_overwrite_is_read_again_to_its_limit(
 
     assert inner.meanwhile is None  # the overwrite did land during the read
     assert [i.key for i in found] == ["train", "taxi"]
+
+
+@pytest.mark.parametrize("read", ["list_namespaces", "alist_namespaces"])
+def test_a_listing_cut_at_a_depth_keeps_its_cut_namespaces_when_filtered_again(
+    readmit: SqlStore, read: str
+) -> None:
+    """Filtered again after the overwrite, the listing is still cut at its ``max_depth``:
+    ('trip',) leads to a1's own notes, though the value stored right there is hidden."""
+    inner, s1 = racing(readmit)
+    overwrite, inner.meanwhile = inner.meanwhile, None  # not during a1's own write
+    s1.put((*TRIP, "notes"), "n1", {"text": "Check in after three."})
+    inner.meanwhile = overwrite
+
+    if read == "list_namespaces":
+        listed = s1.list_namespaces(max_depth=1)
+    else:
+        listed = asyncio.run(s1.alist_namespaces(max_depth=1))
+
+    assert inner.meanwhile is None  # the overwrite did land during the read
+    assert listed == [TRIP]

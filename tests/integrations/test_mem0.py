@@ -34,8 +34,9 @@ from readmit.integrations.mem0 import (
     backfill,
     item_id,
 )
+from readmit.integrations.mem0.expiry import ending, expires
 from readmit.integrations.team import Member, new_id
-from readmit.model import Agent
+from readmit.model import Agent, Validity
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
@@ -903,3 +904,54 @@ def test_a_backfilled_memory_mem0_let_expire_is_withheld_as_expired(
     assert b.get(pool) is None
     [item] = team[1].visible()
     assert item.validity.valid_to == _ends(past)
+
+
+def test_the_async_memory_refuses_and_undoes_an_update_of_only_the_expiration_date(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """As the sync one: the item would keep no end, and the memory gets its own back."""
+    shared = async_bank(tmp_path)
+    a = AsyncReadmitMemory(shared, team[0])
+
+    async def story() -> str:
+        added = await a.add("The museum opens at ten", **TRIP, infer=False)
+        memory_id = str(added["results"][0]["id"])
+        with pytest.raises(InvalidInput, match="the expiration date change with the memory's"):
+            await a.update(memory_id, expiration_date=now().date() - timedelta(days=1))
+        return memory_id
+
+    memory_id = asyncio.run(story())
+
+    assert asyncio.run(shared.get(memory_id)).get("expiration_date") is None
+    assert [i.validity.valid_to for i in team[0].visible()] == [None]
+
+
+MUSEUM = ItemDraft(id="m", text="The museum opens at ten")
+DAY = date(2026, 5, 3)
+
+
+def test_a_day_mem0_would_not_store_ends_nothing() -> None:
+    """Mem0 shows a memory with no date it can read for good: so is its item valid."""
+    assert expires({"expiration_date": "someday"}) is None
+    assert expires({"expiration_date": ""}) is None
+    assert ending(MUSEUM, {"expiration_date": "someday"}) == MUSEUM
+
+
+def test_an_item_already_ending_before_the_memory_expires_keeps_its_end() -> None:
+    earlier = _ends(DAY) - timedelta(hours=5)
+    draft = replace(MUSEUM, validity=Validity(valid_to=earlier))
+
+    assert ending(draft, {"expiration_date": DAY.isoformat()}) == draft
+    at_once = replace(MUSEUM, validity=Validity(valid_to=_ends(DAY)))
+    assert ending(at_once, {"expiration_date": DAY.isoformat()}) == at_once
+
+
+def test_an_item_ending_after_the_memory_expires_ends_with_it_from_where_it_began() -> None:
+    began = _ends(DAY) - timedelta(days=3)
+    draft = replace(MUSEUM, validity=Validity(valid_from=began, valid_to=_ends(DAY) + timedelta(1)))
+
+    ended = ending(draft, {"expiration_date": DAY.isoformat()})
+
+    assert ended.validity == Validity(valid_from=began, valid_to=_ends(DAY))
+    started = replace(MUSEUM, validity=Validity(valid_from=began))
+    assert ending(started, {"expiration_date": DAY.isoformat()}).validity == ended.validity

@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from copy import deepcopy
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from mem0.utils.factory import LlmFactory
 
 from builders import KEY
 from readmit.bench.backends import mem0_bank
+from readmit.clock import now
 from readmit.errors import Forbidden, InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory, bulk, item_id
@@ -632,3 +634,22 @@ def test_an_update_event_of_an_add_keeps_the_key_of_the_memory_it_updates(
 
     [item] = team[0].visible()
     assert (item.id, item.key) == (item_id(pickup, 2), "pickup")
+
+
+def test_an_update_event_of_an_add_keeps_the_memorys_expiration_date(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Mem0 keeps the date on the memory it updates: the new version ends when it does."""
+    shared = bank(tmp_path, cls=EventfulMemory)
+    memory = ReadmitMemory(shared, team[0])
+    later = now().date() + timedelta(days=5)
+    added = memory.add("The pickup is at 8:00.", user_id="trip", infer=False, expiration_date=later)
+    pickup = str(added["results"][0]["id"])
+    shared.llm.decisions = [{"event": "UPDATE", "id": pickup, "text": "The pickup is at 8:30."}]
+
+    memory.add("Pickup moved.", user_id="trip")
+
+    assert shared.get(pickup).get("expiration_date") == later.isoformat()
+    [item] = team[0].visible()
+    ends = datetime(later.year, later.month, later.day, tzinfo=UTC) + timedelta(days=1)
+    assert (item.id, item.validity.valid_to) == (item_id(pickup, 2), ends)

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from readmit.integrations.to_the_end import run_to_end, to_the_end
+from readmit.integrations.to_the_end import Turn, run_to_end, to_the_end
 
 
 class Writer:
@@ -76,3 +76,17 @@ def test_work_cancelled_itself_raises_the_cancellation() -> None:
             await run_to_end(cancelled())
 
     asyncio.run(scenario())
+
+
+def test_a_turn_is_one_lock_in_a_loop_and_a_new_one_in_the_next() -> None:
+    """Calls in one loop queue on the same lock; a later loop's get a lock of their own."""
+    turn = Turn()
+
+    async def locks() -> tuple[asyncio.Lock, asyncio.Lock]:
+        return turn(), turn()
+
+    first, again = asyncio.run(locks())
+    later, _ = asyncio.run(locks())
+
+    assert first is again
+    assert later is not first

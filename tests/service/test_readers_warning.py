@@ -116,3 +116,16 @@ def test_the_mcp_tool_answers_the_same_warning(team: Team) -> None:
     (warning,) = result.structured_content["warnings"]
     assert warning["field"] == "item.readers.roles"
     assert warning["message"].startswith("you may not read item 'A2/h0' yourself: its roles")
+
+
+def test_the_principals_a_warning_names_are_sorted(client: httpx.Client, team: Team) -> None:
+    """The same readers give the same message, whatever order a set iterates in."""
+    named = ["zeta", "famliy", "agency", "mu", "beta", "omega"]
+
+    answer = send(client, team, note("h0", principals=named))
+
+    (warning,) = answer["warnings"]
+    assert warning["message"] == (
+        "you may not read item 'A2/h0' yourself: its principals ('agency', 'beta', 'famliy', "
+        f"'mu', 'omega', 'zeta') leave out yours ('family'). {KEPT}"
+    )
