@@ -9,7 +9,6 @@ import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import cast
 
 import pytest
 from langgraph.store.base import GetOp, Op, Result, SearchOp
@@ -54,8 +53,11 @@ def readmit(tmp_path: Path) -> Iterator[SqlStore]:
     store.close()
 
 
-def racing(readmit: SqlStore) -> tuple[Racing, ReadmitStore]:
-    """a2 books Sunrise; a1 departs and returns with it admitted."""
+def racing(readmit: SqlStore, *more: tuple[str, dict[str, str]]) -> tuple[Racing, ReadmitStore]:
+    """a2 books Sunrise (and writes ``more`` paths); a1 departs and returns with it admitted.
+
+    a2's overwrite of the booking is to land as a1's next read starts.
+    """
     at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
 
     def tick() -> datetime:
@@ -66,6 +68,8 @@ def racing(readmit: SqlStore) -> tuple[Racing, ReadmitStore]:
     inner = Racing()
     s1, s2 = ReadmitStore(inner, a1), ReadmitStore(inner, a2)
     s2.put(TRIP, "hotel", SUNRISE)
+    for key, value in more:
+        s2.put(TRIP, key, value)
     a1.depart()
     arrive(a1)
     hotel = s1.get(TRIP, "hotel")
@@ -107,29 +111,8 @@ def test_a_page_that_raced_an_overwrite_is_read_again_to_its_limit(
 ) -> None:
     """Filtered again, the page lost the overwritten hotel and came back one short, though
     another admitted value was there to fill it: a caller paging by ``limit`` stopped."""
-    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
-
-    def tick() -> datetime:
-        at[0] += timedelta(seconds=1)
-        return at[0]
-
-    a1, a2 = (Member(readmit, "trip", a, HmacSha256Signer(KEY), clock=tick) for a in ("a1", "a2"))
-    inner = Racing()
-    s1, s2 = ReadmitStore(inner, a1), ReadmitStore(inner, a2)
-    for key, text in [
-        ("hotel", SUNRISE),
-        ("train", {"text": "The 9:00 train."}),
-        ("taxi", {"text": "A taxi at 8."}),
-    ]:
-        s2.put(TRIP, key, text)
-    a1.depart()
-    arrive(a1)
-    assert [i.key for i in s1.search(TRIP, limit=10)] == ["hotel", "train", "taxi"]
-
-    def overwrite() -> None:
-        s2.put(TRIP, "hotel", RIVERSIDE)
-
-    inner.meanwhile = cast(Callable[[], None] | None, overwrite)  # not narrowed: it is reset
+    train, taxi = {"text": "The 9:00 train."}, {"text": "A taxi at 8."}
+    inner, s1 = racing(readmit, ("train", train), ("taxi", taxi))
 
     found = asyncio.run(s1.asearch(TRIP, limit=2)) if asynchronous else s1.search(TRIP, limit=2)
 

@@ -4,6 +4,9 @@ a return this process served before a later one of the other process (`AheadJudg
 
 import asyncio
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,15 +16,30 @@ from conftest import store_url
 from readmit.errors import Abandoned
 from readmit.model import Agent
 from readmit.plugins import make_verifier
+from readmit.service.ahead import AheadJudge
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
 from readmit.signing import HmacSha256Signer
 from readmit.store import open_store
 
 
-def test_a_judge_follows_the_task_of_a_return_another_process_decided(
-    backend: str, tmp_path: Path
-) -> None:
+@dataclass
+class Processes:
+    """Two services over one database, as two server processes; the first judges ahead.
+
+    ``away`` (a0) has returned through the first to ``ops/p`` after ``other`` (a1) wrote a
+    note, and departed again.
+    """
+
+    first: Service
+    second: Service
+    away: Caller
+    other: Caller
+    judge: AheadJudge
+
+
+@contextmanager
+def processes(backend: str, tmp_path: Path) -> Iterator[Processes]:
     with store_url(backend, tmp_path) as url:
         stores = open_store(url), open_store(url)
         team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
@@ -31,23 +49,30 @@ def test_a_judge_follows_the_task_of_a_return_another_process_decided(
             Service(s, signer=signer, verifier=make_verifier("builtin")) for s in stores
         )
         away, other = (Caller(workspace="w", agent=agent) for agent in team)
-        judge = first.judge_ahead(30.0, quiet=3600.0)  # no pass of its own in this test
+        judge = first.judge_ahead(30.0, quiet=3600.0)  # no pass of its own in these tests
         try:
             first.record(other, [build_note("a1", 0)])
             first.depart(away)
             first.return_(away, "ops", "p")  # the first process hears of this task
             first.depart(away)
-            second.return_(away, "sales", "q")  # a later return, through the other process
-            second.depart(away)  # naming no task: its latest return's is the one
-
-            assert judge._task("w", "a0") == ("sales", "q")
-            # A return through its own process after that is followed again.
-            first.return_(away, "billing", "r")
-            assert judge._task("w", "a0") == ("billing", "r")
+            yield Processes(first, second, away, other, judge)
         finally:
             judge.close()
             for store in stores:
                 store.close()
+
+
+def test_a_judge_follows_the_task_of_a_return_another_process_decided(
+    backend: str, tmp_path: Path
+) -> None:
+    with processes(backend, tmp_path) as p:
+        p.second.return_(p.away, "sales", "q")  # a later return, through the other process
+        p.second.depart(p.away)  # naming no task: its latest return's is the one
+
+        assert p.judge._task("w", "a0") == ("sales", "q")
+        # A return through its own process after that is followed again.
+        p.first.return_(p.away, "billing", "r")
+        assert p.judge._task("w", "a0") == ("billing", "r")
 
 
 def test_a_return_that_recorded_nothing_does_not_hide_another_process_s_later_one(
@@ -56,33 +81,15 @@ def test_a_return_that_recorded_nothing_does_not_hide_another_process_s_later_on
     """A return noted before its turn that then stops (its client went away) made no
     decision: another process's return after it is the agent's latest, and its task the
     one judged ahead for."""
-    with store_url(backend, tmp_path) as url:
-        stores = open_store(url), open_store(url)
-        team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
-        stores[0].create_workspace("w", team)
-        signer = HmacSha256Signer(KEY)
-        first, second = (
-            Service(s, signer=signer, verifier=make_verifier("builtin")) for s in stores
-        )
-        away, other = (Caller(workspace="w", agent=agent) for agent in team)
-        judge = first.judge_ahead(30.0, quiet=3600.0)  # no pass of its own in this test
-        gone = threading.Event()
-        gone.set()
-        try:
-            first.record(other, [build_note("a1", 0)])
-            first.depart(away)
-            first.return_(away, "ops", "p")
-            first.depart(away)
-            with pytest.raises(Abandoned):
-                first.return_(away, "billing", "r", cancel=gone)  # records nothing
-            second.return_(away, "sales", "q")  # the agent's latest return
-            second.depart(away)  # naming no task: its latest return's is the one
+    gone = threading.Event()
+    gone.set()
+    with processes(backend, tmp_path) as p:
+        with pytest.raises(Abandoned):
+            p.first.return_(p.away, "billing", "r", cancel=gone)  # records nothing
+        p.second.return_(p.away, "sales", "q")  # the agent's latest return
+        p.second.depart(p.away)  # naming no task: its latest return's is the one
 
-            assert judge._task("w", "a0") == ("sales", "q")
-        finally:
-            judge.close()
-            for store in stores:
-                store.close()
+        assert p.judge._task("w", "a0") == ("sales", "q")
 
 
 def test_a_return_cancelled_in_its_event_loop_does_not_hide_another_process_s_later_one(
@@ -91,31 +98,13 @@ def test_a_return_cancelled_in_its_event_loop_does_not_hide_another_process_s_la
     """A return through the pool is awaited inside `Service.returning` (``app.py``): a
     client that goes away cancels it there, which is no ``Exception``; the decision it
     never made must not stand in for another process's later one."""
-    with store_url(backend, tmp_path) as url:
-        stores = open_store(url), open_store(url)
-        team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
-        stores[0].create_workspace("w", team)
-        signer = HmacSha256Signer(KEY)
-        first, second = (
-            Service(s, signer=signer, verifier=make_verifier("builtin")) for s in stores
-        )
-        away, other = (Caller(workspace="w", agent=agent) for agent in team)
-        judge = first.judge_ahead(30.0, quiet=3600.0)  # no pass of its own in this test
-        try:
-            first.record(other, [build_note("a1", 0)])
-            first.depart(away)
-            first.return_(away, "ops", "p")
-            first.depart(away)
-            with pytest.raises(asyncio.CancelledError), first.returning(away, "billing", "r"):
-                raise asyncio.CancelledError  # the pool's return, cancelled: no decision
-            second.return_(away, "sales", "q")  # the agent's latest return
-            second.depart(away)  # naming no task: its latest return's is the one
+    with processes(backend, tmp_path) as p:
+        with pytest.raises(asyncio.CancelledError), p.first.returning(p.away, "billing", "r"):
+            raise asyncio.CancelledError  # the pool's return, cancelled: no decision
+        p.second.return_(p.away, "sales", "q")  # the agent's latest return
+        p.second.depart(p.away)  # naming no task: its latest return's is the one
 
-            assert judge._task("w", "a0") == ("sales", "q")
-        finally:
-            judge.close()
-            for store in stores:
-                store.close()
+        assert p.judge._task("w", "a0") == ("sales", "q")
 
 
 def test_a_return_this_process_serves_is_judged_ahead_for_while_and_after_it_is_decided(
