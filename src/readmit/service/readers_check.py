@@ -2,10 +2,11 @@
 
 An item's ``readers`` are not checked against the workspace's agents: that would tell a
 writer which principals and roles the workspace holds. So a misspelled principal or role
-is stored as given, and the item is one no agent may read. When the writer itself is left
-out, the answer says so (`warnings`), from the writer's own principal and role alone: it
-tells nothing of anyone else. The events are recorded all the same: writing for others
-only is allowed, though the writer then cannot revoke or supersede what it wrote.
+is stored as given, and the agents it was meant for may not read the item. When the
+writer itself is left out (the usual sign: it meant itself among the readers), the answer
+says so (`warnings`), from the writer's own principal and role alone: it tells nothing of
+anyone else. The events are recorded all the same: writing for others only is allowed,
+though the writer then cannot revoke or supersede what it wrote.
 """
 
 from collections.abc import Sequence

@@ -158,9 +158,10 @@ class RecordedOut(TypedDict):
 
     recorded: list[RecordedEventOut]
     warnings: NotRequired[list[WarningOut]]
-    """Only when there is one: an item you wrote whose readers leave you out (a misspelled
-    principal or role makes an item no agent may read; names are not checked against the
-    workspace's agents). The events were recorded all the same."""
+    """Only when there is one: an item you wrote whose readers leave you out (names are not
+    checked against the workspace's agents, so a misspelled principal or role is kept as
+    sent, and you may not read, revoke or supersede the item). The events were recorded
+    all the same."""
 
 
 @with_config(_CLOSED)
