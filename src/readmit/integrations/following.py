@@ -66,8 +66,8 @@ class Watch:
         """Whether a write was recorded through the store object since the log was last read.
 
         Asked after a read of the memory layer: a teammate's write recorded meanwhile may
-        have reached it too (readmit records first), so what the read found is filtered
-        again once the log is followed. A store with no ``generation`` says no.
+        have reached it too (readmit records first), so the read is filtered or made again
+        once the log is followed. A store with no ``generation`` says no.
         """
         generation = getattr(self.store, "generation", None)
         return generation is not None and generation != self.generation

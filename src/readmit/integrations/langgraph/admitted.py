@@ -210,7 +210,8 @@ class Lens:
         """Catch up if a write was recorded while a read was at the inner store.
 
         readmit records a write before the inner store gets it, so a teammate's write
-        recorded meanwhile may be what the read found: then the caller filters it again.
+        recorded meanwhile may be what the read found: then the caller reads it again
+        (`readmit.integrations.langgraph.paging.read_again`).
         """
         if self.watch is None or not self.watch.moved():
             return False
