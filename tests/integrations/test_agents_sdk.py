@@ -228,6 +228,27 @@ def test_a_fact_withdrawn_by_a_teammate_while_present_is_left_out_at_the_next_re
     assert "- hotel: the Hilton\n" not in note  # no longer among the facts to rely on
 
 
+def test_a_fact_the_agent_itself_withdraws_through_readmit_is_left_out_at_the_next_read(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """b revokes its own fact through readmit (over HTTP, say), not its session: the
+    session served it until b's next return, where a teammate's revocation shows at once."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("hotel: the Hilton"), said("dinner: at eight")])
+        b.depart()
+        await b.get_items()
+        [hilton] = [i.id for i in team[1].visible() if i.text == "hotel: the Hilton"]
+        team[1].revoke([hilton], "We cancelled the Hilton.")
+        return await b.get_items()
+
+    later = run(scenario())
+
+    assert texts(later)[1:] == ["dinner: at eight"]
+    assert "hotel: the Hilton (revoked: We cancelled the Hilton.)" in texts(later)[0]
+
+
 def test_before_the_first_return_the_history_is_the_inner_sessions(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

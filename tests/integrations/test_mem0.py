@@ -166,6 +166,27 @@ def test_a_memory_a_teammate_withdraws_while_the_agent_is_present_is_removed_at_
     assert b.get(hilton) is None
 
 
+def test_a_memory_the_agent_itself_withdraws_through_readmit_is_removed_at_once(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """b revokes its own memory's item through readmit (over HTTP, say), not Mem0: the
+    wrapper served it until b's next return, where a teammate's revocation shows at once."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
+    hilton = add(b, "The team hotel is the Hilton", "hotel")
+    add(b, "The flight leaves on Monday", "flight")
+    b.depart()
+    assert len(texts(b.get_all(filters=TRIP))) == 2  # the return admits both
+
+    team[1].revoke([item_id(hilton, 1)], "We cancelled the Hilton.")
+    result = b.get_all(filters=TRIP)
+
+    assert texts(result) == ["The flight leaves on Monday"]
+    assert reasons(result) == {"The team hotel is the Hilton": "revoked"}
+    assert result["readmit"]["removed"][0]["detail"] == "We cancelled the Hilton."
+    assert b.get(hilton) is None
+
+
 def test_an_update_while_away_is_admitted_as_the_memorys_new_version(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

@@ -1,13 +1,14 @@
-"""What teammates withdrew after a return, for the memory layers that serve between returns.
+"""What was withdrawn after a return, for the memory layers that serve between returns.
 
 A return judges the workspace as it was; the Mem0 and Agents SDK wrappers then serve
 the agent's memory until its next return. A teammate that revokes or closes a fact, or
 supersedes it, or states a newer one under its key, withdraws it in readmit while the
-memory layer still holds its text. `Following` reads the workspace's log after the
-return (a read that never waits for writers) and names what was withdrawn, by the
-store's own rules, so that a read stops serving it at once rather than at the next
-return; and, for a memory bank shared with another principal, what the agent may not
-read (`unreadable_before` names the same of what came before the return).
+memory layer still holds its text; so does the agent itself when it revokes or closes
+one through readmit (over HTTP, say) rather than through the layer. `Following` reads the
+workspace's log after the return (a read that never waits for writers) and names what
+was withdrawn, by the store's own rules, so that a read stops serving it at once rather
+than at the next return; and, for a memory bank shared with another principal, what the
+agent may not read (`unreadable_before` names the same of what came before the return).
 
 A read does not read the log every time (`Watch`): a memory layer's own read can take
 a microsecond, the log's a few. It reads it after any write through the same store
@@ -109,7 +110,7 @@ class Following:
                 self._keyed[item.id] = item.key
 
     def withdrawn(self, member: Member) -> list[Removal]:
-        """The items others withdrew since the last read of the log, each with why."""
+        """The items withdrawn since the last read of the log, each with why."""
         if self.watch is None:
             self.watch = Watch(member.store)
         noted = self.watch.due()
@@ -122,8 +123,9 @@ class Following:
     def take(self, later: Sequence[Recorded], agent: str) -> list[Removal]:
         """What ``later`` (the events after `epoch`) takes from ``agent``, each with why.
 
-        Its teammates' withdrawals, what a keyed statement replaced (its own too), and
-        what others stated that it may not read.
+        Revocations and closings (its own too: one made through readmit, not through the
+        memory layer, which holds the text still), its teammates' supersessions, what a
+        keyed statement replaced (its own too), and what others stated that it may not read.
         """
         gone: list[Removal] = []
         for recorded in later:
@@ -131,12 +133,14 @@ class Following:
             theirs = event.author != agent
             if isinstance(event, Revoke | Close | Supersede):
                 self._withdrawn(event.target)  # no key replaces it again: only active items
-            match event:
-                case Revoke() if theirs:
-                    why = event.why if self._told(event.target) else "revoked by a teammate"
+            match event:  # its own too: a withdrawal made through readmit, not the layer
+                case Revoke():
+                    by = "a teammate" if theirs else "you"
+                    why = event.why if self._told(event.target) else f"revoked by {by}"
                     gone.append(Removal(event.target, Reason.REVOKED.value, why))
-                case Close() if theirs:
-                    gone.append(Removal(event.target, Reason.EXPIRED.value, "closed by a teammate"))
+                case Close():
+                    by = "a teammate" if theirs else "you"
+                    gone.append(Removal(event.target, Reason.EXPIRED.value, f"closed by {by}"))
                 case Supersede() if theirs:
                     why = "superseded by a teammate's later statement"
                     gone.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
