@@ -249,6 +249,26 @@ def test_a_fact_the_agent_itself_withdraws_through_readmit_is_left_out_at_the_ne
     assert "hotel: the Hilton (revoked: We cancelled the Hilton.)" in texts(later)[0]
 
 
+def test_a_fact_popped_from_the_agents_own_session_is_no_longer_one_to_rely_on(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """The message listed it among the facts to rely on, though the agent had popped it."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("hotel: the Hilton"), said("dinner: at eight")])
+        b.depart()
+        await b.get_items()
+        await b.pop_item()
+        return await b.get_items()
+
+    note, *rest = texts(run(scenario()))
+
+    assert rest == ["hotel: the Hilton"]
+    assert "- dinner: at eight\n" not in note
+    assert "dinner: at eight (revoked: b withdrew it from its session)" in note
+
+
 def test_before_the_first_return_the_history_is_the_inner_sessions(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
