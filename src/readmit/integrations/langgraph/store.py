@@ -61,6 +61,7 @@ from readmit.integrations.langgraph.paging import (
     aread_again,
     arun,
     merge,
+    paged,
     read_again,
     reader,
     rounds,
@@ -259,7 +260,9 @@ class ReadmitStore(BaseStore):
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
         if lens is None or found is None:
             return found
-        lens.since(member)  # a write recorded while it read: hidden if it is what was found
+        watch = lens.watch  # `Lens.since`, inlined: a write recorded while it read is hidden
+        if watch is not None and watch.generation != getattr(member.store, "generation", None):
+            lens.catch_up(member)
         return found if lens.shows(found) else None
 
     async def _aready(self) -> None:
@@ -287,8 +290,14 @@ class ReadmitStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
+        lens = self._read_lens()
         op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        return cast(list[SearchItem], self.batch([op])[0])
+        if lens is None:
+            return cast(list[SearchItem], self.inner.batch([op])[0])
+        found = run(paged(op, lens), self.inner.batch)  # `batch`'s read, less its rounds
+        if lens.since(self.member):  # a write recorded meanwhile: read again through the lens
+            found = read_again([op], [found], lens, self.member, self.inner.batch)[0]
+        return cast(list[SearchItem], found)
 
     async def asearch(
         self,
