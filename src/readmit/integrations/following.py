@@ -131,15 +131,14 @@ class Following:
         for recorded in later:
             event = recorded.event
             theirs = event.author != agent
+            by = "a teammate" if theirs else "you"
             if isinstance(event, Revoke | Close | Supersede):
                 self._withdrawn(event.target)  # no key replaces it again: only active items
             match event:  # its own too: a withdrawal made through readmit, not the layer
                 case Revoke():
-                    by = "a teammate" if theirs else "you"
                     why = event.why if self._told(event.target) else f"revoked by {by}"
                     gone.append(Removal(event.target, Reason.REVOKED.value, why))
                 case Close():
-                    by = "a teammate" if theirs else "you"
                     gone.append(Removal(event.target, Reason.EXPIRED.value, f"closed by {by}"))
                 case Supersede() if theirs:
                     why = "superseded by a teammate's later statement"

@@ -107,6 +107,10 @@ class Recorder:
     def key_of(self, memory: Mapping[str, Any] | None) -> str | None:
         return self.key(memory) if self.key is not None and memory is not None else None
 
+    def carried_key(self, memory: Mapping[str, Any] | None, versions: Sequence[Item]) -> str | None:
+        """A memory's new version's key: the wrapper's, else its versions' (`current_key`)."""
+        return self.key_of(memory) if self.key is not None else current_key(versions)
+
     def depart(self, task: str | None = None, purpose: str | None = None) -> None:
         self.member.depart(task, purpose)
         self.returning = True
@@ -225,13 +229,9 @@ class Recorder:
                     events += self._revokes([i.id for i in current], "deleted by Mem0's add")
                 elif history and writes_text(history[-1]):
                     new = str(history[-1]["new_memory"])
-                    key = (  # `memories` holds every memory now, for its expiration date
-                        self.key_of(memories[memory_id])
-                        if self.key is not None and memory_id in memories
-                        else current_key(current)
-                    )
+                    memory = memories.get(memory_id)
                     version = item_id(memory_id, len(history))
-                    item = stated.draft(version, new, key, memories.get(memory_id))
+                    item = stated.draft(version, new, self.carried_key(memory, current), memory)
                     events.append(self._event(current[-1].id if current else None, item))
         if events:
             self.member.record(events)
@@ -260,7 +260,7 @@ class Recorder:
                 )
             return
         text, current = str(after[-1]["new_memory"]), of_memory(self.member.visible(), memory_id)
-        key = self.key_of(memory) if self.key is not None else current_key(current)  # as `added`
+        key = self.carried_key(memory, current)
         item = stated.draft(item_id(memory_id, len(after)), text, key, memory)
         self.member.record([self._event(current[-1].id if current else None, item)])
 
