@@ -201,6 +201,12 @@ def _require_service_extra() -> None:
     help="Returns one agent may run at the same time.",
 )
 @click.option(
+    "--shared-limits",
+    is_flag=True,
+    help="Keep each agent's rates and running returns in the store, shared by every server "
+    "process over it (else each keeps its own: N processes give an agent N times each).",
+)
+@click.option(
     "--workers",
     default=1,
     show_default=True,

@@ -35,6 +35,7 @@ from readmit.service.body import BodyLimit
 from readmit.service.copies import decision_json
 from readmit.service.docs import add_reference
 from readmit.service.gate import AgentGate, caller_of
+from readmit.service.limits import Throttle
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
 from readmit.service.schema_problem import schema_problem
@@ -226,7 +227,7 @@ def _routes(  # noqa: C901 - one route each
                     return await pool.return_(caller, *named, body.at, cancel)
             return await anyio.to_thread.run_sync(work)
 
-        with service.throttle.return_slot((caller.workspace, caller.agent.id)) as cancel:
+        async with _slot(service.throttle, (caller.workspace, caller.agent.id)) as cancel:
             answer = await _until_gone(request, cancel, decide)
         return Response(answer, media_type="application/json")
 
@@ -318,6 +319,21 @@ VERIFY_READING, VERIFY_READING_PER_CLIENT = 16, 2
 body of ``--max-body-bytes`` while it arrives (``--body-timeout``): 1,024 connections each
 sending 8 MiB but its last byte held the server at 8.5 GiB. One address holding every
 place would keep everyone else from verifying."""
+
+
+@asynccontextmanager
+async def _slot(throttle: Throttle, agent: tuple[str, str]) -> AsyncIterator[threading.Event]:
+    """``agent``'s return slot (`Throttle.return_slot`), off the event loop.
+
+    Taken and given back in a worker thread: a shared throttle's are leases in the store.
+    """
+    slot = throttle.return_slot(agent)
+    cancel = await anyio.to_thread.run_sync(slot.__enter__)
+    try:
+        yield cancel
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(slot.__exit__, None, None, None)
 
 
 async def _until_gone(

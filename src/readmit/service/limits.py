@@ -89,6 +89,10 @@ class Limits:
     """Most obligations one principal's agents may hold open at once in a workspace (a batch
     that would open more is refused, counted in its own transaction; resolving some makes
     room)."""
+    shared: bool = False
+    """Whether every server process over the store keeps the per-agent buckets and return
+    slots above together, in the store (`readmit.service.shared_limits`), rather than each
+    its own (an agent whose requests reach N processes would get N times each)."""
 
     def __post_init__(self) -> None:
         counts = {
@@ -140,15 +144,21 @@ class _Bucket:
     at: float
 
 
+REQUESTS, EVENTS, BYTES = "requests", "events", "bytes"
+"""The buckets each agent has: requests, events recorded, request-body bytes."""
+
+
 @dataclass
 class Throttle:
-    """Per-agent token buckets and concurrent-return slots (one per server process)."""
+    """Per-agent token buckets and concurrent-return slots, kept by one server process.
+
+    `readmit.service.shared_limits.SharedThrottle` keeps the same in the store, for
+    several processes over one database (``readmit serve --shared-limits``).
+    """
 
     limits: Limits
     monotonic: Monotonic = time.monotonic
-    _buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
-    _events: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
-    _bytes: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+    _buckets: dict[tuple[str, tuple[str, str]], _Bucket] = field(default_factory=dict)
     _returns: dict[tuple[str, str], list[threading.Event]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -158,8 +168,7 @@ class Throttle:
         Raises:
             RateLimited: if the bucket is empty (with the seconds until a token is back).
         """
-        rate = self.limits.rate
-        self._take(self._buckets, agent, 1, rate, self.limits.burst, f"{rate:g} requests")
+        self._admit(REQUESTS, agent, 1)
 
     def admit_events(self, agent: tuple[str, str], count: int) -> None:
         """Take ``count`` tokens from ``agent``'s event bucket (nothing when it has too few).
@@ -167,9 +176,7 @@ class Throttle:
         Raises:
             RateLimited: if it has too few (with the seconds until it has enough).
         """
-        rate = self.limits.event_rate
-        size = self.limits.max_events
-        self._take(self._events, agent, count, rate, size, f"{rate:g} events")
+        self._admit(EVENTS, agent, count)
 
     def admit_bytes(self, agent: tuple[str, str], count: int) -> None:
         """Take ``count`` tokens from ``agent``'s body-byte bucket (nothing when it has too few).
@@ -177,9 +184,7 @@ class Throttle:
         Raises:
             RateLimited: if it has too few (with the seconds until it has enough).
         """
-        rate = self.limits.byte_rate
-        size = self.limits.max_body_bytes
-        self._take(self._bytes, agent, count, rate, size, f"{rate:g} bytes of request body")
+        self._admit(BYTES, agent, count)
 
     def charge_bytes(self, agent: tuple[str, str], count: int) -> None:
         """Take ``count`` tokens from ``agent``'s byte bucket after the fact, refusing nothing.
@@ -187,40 +192,43 @@ class Throttle:
         For what a request made the store keep beyond its body (a departure's checkpoint):
         the bucket may go below empty, and its later requests wait until it refills.
         """
-        with self._lock:
-            bucket = self._refilled(self._bytes, agent, self.limits.byte_rate)
-            bucket.tokens -= count
+        self._take(BYTES, agent, count, *self.bucket(BYTES), force=True)
+
+    def bucket(self, kind: str) -> tuple[float, float]:
+        """The refill rate and the size of the ``kind`` buckets."""
+        limits = self.limits
+        if kind == REQUESTS:
+            return limits.rate, limits.burst
+        if kind == EVENTS:
+            return limits.event_rate, limits.max_events
+        return limits.byte_rate, limits.max_body_bytes
+
+    def _admit(self, kind: str, agent: tuple[str, str], cost: int) -> None:
+        rate, size = self.bucket(kind)
+        short = self._take(kind, agent, cost, rate, size, force=False)
+        if short > 0:
+            what = {REQUESTS: "requests", EVENTS: "events", BYTES: "bytes of request body"}[kind]
+            raise RateLimited(
+                f"more than {rate:g} {what} per second; slow down", math.ceil(short / rate)
+            )
 
     def _take(
-        self,
-        buckets: dict[tuple[str, str], _Bucket],
-        agent: tuple[str, str],
-        cost: int,
-        rate: float,
-        size: int,
-        what: str,
-    ) -> None:
-        with self._lock:
-            bucket = self._refilled(buckets, agent, rate, size)
-            if bucket.tokens < cost:
-                wait = math.ceil((cost - bucket.tokens) / rate)
-                raise RateLimited(f"more than {what} per second; slow down", wait)
-            bucket.tokens -= cost
+        self, kind: str, agent: tuple[str, str], cost: int, rate: float, size: float, force: bool
+    ) -> float:
+        """Take ``cost`` tokens refilled at ``rate`` up to ``size``.
 
-    def _refilled(
-        self,
-        buckets: dict[tuple[str, str], _Bucket],
-        agent: tuple[str, str],
-        rate: float,
-        size: float | None = None,
-    ) -> _Bucket:
-        """``agent``'s bucket, refilled at ``rate`` up to ``size`` (the byte bucket's)."""
-        size = self.limits.max_body_bytes if size is None else size
-        t = self.monotonic()
-        bucket = buckets.setdefault(agent, _Bucket(tokens=size, at=t))
-        bucket.tokens = min(size, bucket.tokens + (t - bucket.at) * rate)
-        bucket.at = t
-        return bucket
+        Returns the tokens it lacks (nothing taken), or 0. ``force``: take them anyway,
+        below empty.
+        """
+        with self._lock:
+            t = self.monotonic()
+            bucket = self._buckets.setdefault((kind, agent), _Bucket(tokens=size, at=t))
+            bucket.tokens = min(size, bucket.tokens + (t - bucket.at) * rate)
+            bucket.at = t
+            if bucket.tokens < cost and not force:
+                return cost - bucket.tokens
+            bucket.tokens -= cost
+            return 0.0
 
     @contextmanager
     def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:
@@ -247,6 +255,9 @@ class Throttle:
         """The cancel flags of ``agent``'s returns in progress."""
         with self._lock:
             return list(self._returns.get(agent, []))
+
+    def close(self) -> None:
+        """Stop what the throttle runs in the background (this one runs nothing)."""
 
 
 def check_strings(value: object, limit: int, where: str, most: int | None = None) -> None:

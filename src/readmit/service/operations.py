@@ -44,6 +44,7 @@ from readmit.service.schemas import (
     VerifyOut,
     departure_out,
 )
+from readmit.service.shared_limits import SharedThrottle
 from readmit.service.times import not_ahead, return_time
 from readmit.service.turns import Cancel, Turns
 from readmit.signing import Signer
@@ -79,7 +80,9 @@ class Service(Reading):
         self.policy = policy or Policy()
         self.clock = clock
         self.limits = limits or Limits()
-        self.throttle = Throttle(self.limits)
+        self.throttle = (
+            SharedThrottle(self.limits, store) if self.limits.shared else Throttle(self.limits)
+        )
         self.turns = Turns()
         self.ahead: AheadJudge | None = None
         """Judges away agents' returns in the background (`judge_ahead`), if started."""
@@ -356,6 +359,7 @@ class Service(Reading):
     def close(self) -> None:
         if self.ahead is not None:
             self.ahead.close()
+        self.throttle.close()
         self.store.close()
 
 

@@ -56,6 +56,7 @@ def limits_from_flags(
     max_view_ttl: float = _DEFAULT.max_view_ttl.total_seconds(),
     max_labels: int = _DEFAULT.max_labels,
     max_open_obligations: int = _DEFAULT.max_open_obligations,
+    shared_limits: bool = _DEFAULT.shared,
 ) -> Limits:
     """`Limits` from ``readmit serve``'s flags (durations in seconds).
 
@@ -80,4 +81,5 @@ def limits_from_flags(
         max_view_ttl=timedelta(seconds=max_view_ttl),
         max_labels=max_labels,
         max_open_obligations=max_open_obligations,
+        shared=shared_limits,
     )

@@ -28,6 +28,21 @@ class Leases:
         with self._transaction(lock=workspace) as db:
             return take(db, (workspace, name), holder, seconds)
 
+    def renew_lease(self, workspace: str, name: str, holder: str, seconds: float) -> bool:
+        """Hold lease ``name`` of ``workspace`` ``seconds`` more, if ``holder`` has it still.
+
+        One given back, or run out and taken by another, is not taken again.
+        """
+        with self._transaction(lock=workspace) as db:
+            until, now = time.time() + seconds, time.time()
+            return bool(
+                db.execute(
+                    "UPDATE leases SET until = ? WHERE workspace = ? AND name = ? AND holder = ? "
+                    "AND until > ?",
+                    (until, workspace, name, holder, now),
+                ).rowcount
+            )
+
     def lease_holder(self, workspace: str, name: str) -> str | None:
         """Who holds lease ``name`` of ``workspace`` now, if anyone."""
         with self._read() as db:

@@ -1,16 +1,16 @@
 """Schema migrations: named, applied in order, recorded in ``_readmit_migrations``.
 
-Each migration runs in one transaction together with its record, so a failure
-leaves it either applied and recorded or not applied at all. The schema is
-written once for both dialects; ``{serial}``, ``{without_rowid}``, ``{lz4_decisions}``
-and ``{log_fk}`` are the only differences. A step may also be a function of the
-connection, where the change needs what only Python reads (an event's body). Never
-edit a shipped migration; add a new one.
+Each migration runs in one transaction together with its record, so a failure leaves it
+either applied and recorded or not applied at all. The schema is written once for both
+dialects; ``{serial}``, ``{without_rowid}``, ``{lz4_decisions}`` and ``{log_fk}`` are the
+only differences. A step may also be a function of the connection, where the change needs
+what only Python reads (an event's body). Never edit a shipped migration; add a new one.
 """
 
 from collections.abc import Callable
 
 from readmit.errors import MigrationError, StoreError
+from readmit.store.buckets import RATE_BUCKETS
 from readmit.store.connection import Connection
 from readmit.store.dialects import DIALECT
 from readmit.store.restatements import (
@@ -330,13 +330,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         "m027_replacements_by_epoch",
         ["CREATE INDEX withdrawn_by_epoch ON withdrawn (workspace, epoch, status)"],
     ),
+    ("m028_rate_buckets", [RATE_BUCKETS]),  # `readmit.store.buckets`
 ]
 
 _BOOKKEEPING = (
     "CREATE TABLE IF NOT EXISTS _readmit_migrations "
     "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
 )
-
 
 _LOCK = "_readmit_migrations"
 

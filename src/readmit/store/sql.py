@@ -36,6 +36,7 @@ from readmit.store import absence, audit, judgments, left_out, premises, quoted,
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import Returning
 from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
+from readmit.store.buckets import Buckets
 from readmit.store.connection import Conflict, Connection
 from readmit.store.decoded import BodyCache
 from readmit.store.held import Held
@@ -54,7 +55,7 @@ _NO_WORKSPACE = "no workspace {!r} in this store"
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys, Held, Leases, Records, State):
+class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Raises:

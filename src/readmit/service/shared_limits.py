@@ -1,0 +1,109 @@
+"""Per-agent limits kept in the store, for several server processes over one database.
+
+`readmit.service.limits.Throttle` keeps each agent's token buckets and running returns in
+its process: an agent whose requests reach N processes gets N times each. With
+``readmit serve --shared-limits`` (`Limits.shared`) every process takes from the same
+buckets, rows of the store (`readmit.store.buckets`), and a return holds one of its
+agent's ``concurrent_returns`` slots as a lease in the store (`readmit.store.leases`),
+renewed while it runs and given back when it ends; one left by a process that died runs
+out within `SLOT_S`. Each request then costs a short write transaction or two (measured
+in `bench/service.py --shared-limits`).
+"""
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from readmit.errors import RateLimited
+from readmit.service.limits import Limits, Throttle
+from readmit.store import SqlStore
+
+SLOT_S = 30.0
+"""How long a return's slot stands in the store without being renewed."""
+RENEW_S = 10.0
+"""How often the slots this process holds are renewed."""
+SLOT = "return-slot "
+"""The leases' names: this, the agent's id and the slot's number."""
+
+_log = logging.getLogger(__name__)
+
+
+class SharedThrottle(Throttle):
+    """`Throttle`, its buckets and return slots kept in ``store`` for every process over it."""
+
+    def __init__(
+        self, limits: Limits, store: SqlStore, clock: Callable[[], float] = time.time
+    ) -> None:
+        super().__init__(limits)
+        self.store = store
+        self.clock = clock
+        """Wall-clock seconds: processes on several machines share no other clock."""
+        self.me = f"{uuid.uuid4().hex} "
+        self._held: dict[tuple[str, str], str] = {}  # lease (workspace, name) -> holder
+        self._renewing: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    def _take(
+        self, kind: str, agent: tuple[str, str], cost: int, rate: float, size: float, force: bool
+    ) -> float:
+        return self.store.take_tokens((*agent, kind), cost, (rate, size), self.clock(), force)
+
+    @contextmanager
+    def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:
+        """This process's slot (its cancel flag), and one of the agent's in the store.
+
+        Raises:
+            RateLimited: if every one of the agent's slots is held, here or elsewhere.
+        """
+        with super().return_slot(agent) as cancel:
+            lease = self._claim(agent)
+            try:
+                yield cancel
+            finally:
+                self._give_back(lease)
+
+    def close(self) -> None:
+        """Stop renewing (the slots still held run out)."""
+        self._closed.set()
+
+    def _claim(self, agent: tuple[str, str]) -> tuple[str, str]:
+        workspace, who = agent
+        holder = self.me + uuid.uuid4().hex
+        for slot in range(self.limits.concurrent_returns):
+            lease = (workspace, f"{SLOT}{who} {slot}")
+            if self.store.lease(*lease, holder, SLOT_S):
+                with self._lock:
+                    self._held[lease] = holder
+                    if self._renewing is None:
+                        self._renewing = threading.Thread(
+                            target=self._renew, name="readmit-return-slots", daemon=True
+                        )
+                        self._renewing.start()
+                return lease
+        raise RateLimited(
+            f"at most {self.limits.concurrent_returns} returns at a time per agent", 1
+        )
+
+    def _give_back(self, lease: tuple[str, str]) -> None:
+        with self._lock:
+            holder = self._held.pop(lease)
+        try:
+            self.store.lease(*lease, holder, 0)
+        except Exception:  # it runs out within SLOT_S; the return's answer stands
+            _log.warning("could not give back the return slot %s", lease, exc_info=True)
+
+    def _renew(self) -> None:
+        while not self._closed.wait(RENEW_S):
+            with self._lock:
+                held = list(self._held.items())
+                if not held:
+                    self._renewing = None
+                    return
+            for lease, holder in held:
+                try:
+                    self.store.renew_lease(*lease, holder, SLOT_S)
+                except Exception:
+                    _log.warning("could not renew the return slot %s", lease, exc_info=True)

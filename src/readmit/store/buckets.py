@@ -1,0 +1,55 @@
+"""Token buckets kept in the store, shared by every server process over it.
+
+One row per agent and kind (requests, events, request-body bytes): the tokens it held and
+when (wall-clock seconds, as the processes on several machines share no other clock).
+Each take refills the bucket for the time since and takes from it in one short
+transaction, serialized only with the same agent's other takes (its own lock name), so
+one agent's flood waits on itself, not on other agents or on the workspace's writers.
+"""
+
+from contextlib import AbstractContextManager
+
+from readmit.store.connection import Connection
+
+RATE_BUCKETS = """CREATE TABLE rate_buckets (
+    workspace TEXT NOT NULL, agent TEXT NOT NULL, kind TEXT NOT NULL,
+    tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (workspace, agent, kind))"""
+"""Migration m028's table (`readmit.store.migrations`): never edit it; migrate instead."""
+_READ = "SELECT tokens, at FROM rate_buckets WHERE workspace = ? AND agent = ? AND kind = ?"
+_WRITE = (
+    "INSERT INTO rate_buckets (workspace, agent, kind, tokens, at) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (workspace, agent, kind) DO UPDATE SET tokens = excluded.tokens, "
+    "at = excluded.at"
+)
+
+
+class Buckets:
+    """The part of `readmit.store.SqlStore` that keeps the shared token buckets."""
+
+    def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def take_tokens(
+        self,
+        bucket: tuple[str, str, str],
+        cost: float,
+        refill: tuple[float, float],
+        now: float,
+        force: bool = False,
+    ) -> float:
+        """Take ``cost`` tokens from ``bucket`` (workspace, agent, kind) at ``now``.
+
+        ``refill``: its rate a second and its size; a bucket never seen is full. Returns
+        the tokens it lacks, taking none, or 0 once taken. ``force``: take them anyway,
+        leaving it below empty (a charge after the fact).
+        """
+        rate, size = refill
+        workspace, agent, _ = bucket
+        with self._transaction(lock=f"_readmit_rate {workspace} {agent}") as db:
+            row = db.execute(_READ, bucket).fetchone()
+            tokens = size if row is None else min(size, row[0] + max(0.0, now - row[1]) * rate)
+            if tokens < cost and not force:
+                return cost - tokens
+            db.execute(_WRITE, (*bucket, tokens - cost, max(now, row[1]) if row else now))
+            return 0.0

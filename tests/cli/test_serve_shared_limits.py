@@ -1,0 +1,51 @@
+"""``readmit serve --shared-limits``: two real server processes over one store give an agent
+one budget between them; without the flag each gives it its own."""
+
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+
+from readmit.clock import now
+from readmit.model import Agent
+from readmit.service.keys import key_hash, new_key
+from readmit.store import open_store
+from servicekit import served
+
+LIMITS = ("--rate", "0.01", "--burst", "3")  # nothing refills within a test
+
+
+def workspace(tmp_path: Path) -> tuple[str, str]:
+    db = f"sqlite:///{tmp_path / 'readmit.db'}"
+    store = open_store(db)
+    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
+    key = new_key()
+    store.add_agent_key("trip", "A1", key_hash(key), now())
+    store.close()
+    return db, key
+
+
+def statuses(db: str, key: str, *flags: str) -> list[int]:
+    """Eight requests of A1's, alternating between two servers over ``db``."""
+    with ExitStack() as stack:
+        urls = [stack.enter_context(served(db, *LIMITS, *flags))[0] for _ in range(2)]
+        headers = {"Authorization": f"Bearer {key}"}
+        return [
+            httpx.get(f"{urls[n % 2]}/v1/decisions", headers=headers, timeout=60).status_code
+            for n in range(8)
+        ]
+
+
+@pytest.mark.slow
+def test_two_servers_sharing_limits_give_an_agent_one_burst(tmp_path: Path) -> None:
+    db, key = workspace(tmp_path)
+
+    assert statuses(db, key, "--shared-limits") == [200] * 3 + [429] * 5
+
+
+@pytest.mark.slow
+def test_two_servers_without_sharing_give_an_agent_a_burst_each(tmp_path: Path) -> None:
+    db, key = workspace(tmp_path)
+
+    assert statuses(db, key) == [200] * 6 + [429] * 2
