@@ -106,6 +106,13 @@ CASES = [
         {"v.json": '{"decisions": [{"outcome": "issued"}]}'},
     ),
     Case("missing file", VERIFY, "invalid_input", "cannot read", {}),
+    Case(
+        "a scenario, not a view",
+        VERIFY,
+        "invalid_input",
+        "is a scenario, not a view: replay it first",
+        {"v.json": SCENARIO},
+    ),
     Case("a directory", ["verify", "{tmp}"], "invalid_input", "is a directory", {}),
     Case(
         "duplicated items key",

@@ -13,6 +13,7 @@ from readmit.cli.words import counted
 from readmit.clock import now, parse_time
 from readmit.config import verifier_from_env
 from readmit.errors import InvalidInput, ViewRejected
+from readmit.scenario import FORMAT as SCENARIO_FORMAT
 
 
 @click.command()
@@ -73,6 +74,12 @@ def _load(path: Path, number: int | None) -> dict[str, Any]:
         if number > len(decisions):
             raise InvalidInput(f"{path} has no decision {number} (it holds {len(decisions)})")
         data = decisions[number - 1]
+    elif isinstance(data, dict) and data.get("format") == SCENARIO_FORMAT:
+        raise InvalidInput(
+            f"{path} is a scenario, not a view: replay it first "
+            f"('readmit replay {path} --json > decisions.json'), then verify that output "
+            "with --decision N"
+        )
     elif number is not None:
         raise InvalidInput(f'--decision: {path} is not replay output (no "decisions" list)')
     what = f"decision {number}" if listed else str(path)
