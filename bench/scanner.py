@@ -6,7 +6,8 @@ distinctive terms, depends_on), and with the embedder's nearest items added: on
 a first return (every text embedded) and on later ones (vectors kept per text,
 as in a running service). The ratios are to the lexical baseline.
 
-The embedder is WordLlama's packaged model (``pip install 'readmit[wordllama]'``).
+The embedder is WordLlama's packaged model (``pip install '.[wordllama]'`` in the
+readmit checkout).
 
 Usage: python bench/scanner.py [--sizes 100,1000,5000] [--repeat 3]
 """

@@ -1,7 +1,8 @@
 """Two Agents SDK agents with their own sessions; one withdraws a fact while the other is away.
 
 Offline: the SDK's own ``ScriptedModel`` answers, tracing is off, sessions and the
-readmit store live in a temporary directory. Run: ``python examples/agents_sdk_team.py``.
+readmit store live in a temporary directory. Run: ``python examples/agents_sdk_team.py``
+(needs ``pip install '.[agents]'`` in the readmit checkout).
 
 The application code is plain Agents SDK except for the construction line (marked)
 and ``depart()`` when an agent leaves.

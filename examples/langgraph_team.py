@@ -1,7 +1,8 @@
 # ruff: noqa: T201  (an example: it prints its story)
 """Two LangGraph agents share one memory store; one changes the plan while the other is away.
 
-Run it offline: ``python examples/langgraph_team.py`` (needs ``readmit[langgraph]``).
+Run it offline: ``python examples/langgraph_team.py`` (needs ``pip install '.[langgraph]'``
+in the readmit checkout).
 The agents are LangChain ``create_agent`` agents driven by LangChain's own scripted
 fake chat model, so the example needs no network and no API key.
 

@@ -1,7 +1,8 @@
 """Two agents with their own Mem0 banks; one deletes a fact while the other is away.
 
 Offline: Qdrant in memory, a local bag-of-words embedder, ``infer=False`` adds (no
-model calls), a readmit store in a temporary directory. Run: ``python examples/mem0_team.py``.
+model calls), a readmit store in a temporary directory. Run: ``python examples/mem0_team.py``
+(needs ``pip install '.[mem0]'`` in the readmit checkout).
 
 The application code is plain Mem0 except for the construction line (marked) and
 ``depart()`` when an agent leaves.
