@@ -1,9 +1,11 @@
 """Inner LangGraph stores for the integration's tests."""
 
+import sqlite3
 from collections.abc import Iterable
 
-from langgraph.store.base import Op, PutOp, Result
+from langgraph.store.base import Op, PutOp, Result, TTLConfig
 from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
 
 
 class FailingStore(InMemoryStore):
@@ -22,3 +24,17 @@ class FailingStore(InMemoryStore):
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return self.batch(ops)
+
+
+class FailingSqliteStore(SqliteStore):
+    """A real ``SqliteStore`` (it keeps TTLs) whose writes raise while ``failing``."""
+
+    def __init__(self, conn: sqlite3.Connection, *, ttl: TTLConfig | None = None) -> None:
+        super().__init__(conn, ttl=ttl)
+        self.failing = False
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if self.failing and any(isinstance(op, PutOp) for op in listed):
+            raise OSError("disk full")
+        return super().batch(listed)

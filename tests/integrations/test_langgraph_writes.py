@@ -22,6 +22,7 @@ from readmit.integrations.langgraph import (
     item_key,
     notice,
 )
+from readmit.integrations.langgraph.expiry import Expiry
 from readmit.integrations.langgraph.keys import identity
 from readmit.integrations.langgraph.writes import plan, reads, reconcile, recorded
 from readmit.integrations.team import Member
@@ -336,7 +337,7 @@ def test_a_correction_leaves_alone_what_a_later_write_of_the_path_replaced(team:
     next write had replaced, was refused as a whole, and left readmit showing nothing
     while the inner store held the last value (a review)."""
     s2 = team.store(team.a2)
-    writes = plan(team.a2, [PutOp(TRIP, "hotel", HOTEL)])
+    writes = plan(team.a2, [PutOp(TRIP, "hotel", HOTEL)], Expiry.of(team.inner))
     recorded(team.a2, writes)  # in readmit; its inner write never came
     s2.put(TRIP, "hotel", {"text": "Riverside"})  # a later write of the path, landed
 

@@ -11,11 +11,12 @@ readmit refuses, or whose annotations are bad, reaches neither store. A new (nam
 asserts an item; an overwrite asserts the next version under the same readmit key, a
 same-key replacement of the one before; a delete revokes the current version. A value's
 ``"_readmit"`` key carries the item's annotations (``supports``, ``depends_on``, scope,
-validity, ``cites``: `readmit.integrations.annotations`). A batch that would write a path
-holding a version the agent may not read (another principal's) is refused whole with
-`Forbidden`, before either store is written (`writes.may_write`). If the inner store then
-fails the write, readmit records what makes it match what the inner store holds, and the
-inner store's error is raised.
+validity, ``cites``: `readmit.integrations.annotations`); a value put with a TTL ends its
+item when the inner store may sweep it (`readmit.integrations.langgraph.expiry`). A batch
+that would write a path holding a version the agent may not read (another principal's) is
+refused whole with `Forbidden`, before either store is written (`writes.may_write`). If the
+inner store then fails the write, readmit records what makes it match what the inner store
+holds, and the inner store's error is raised.
 
 Reads (``get``, ``search``, ``list_namespaces``) show only what the agent's latest issued
 view admits, plus what the agent itself wrote since that return, less the paths a teammate
@@ -56,6 +57,7 @@ from langgraph.store.base import (
 
 from readmit.errors import InvalidInput
 from readmit.integrations.langgraph.admitted import Lens
+from readmit.integrations.langgraph.expiry import Expiry
 from readmit.integrations.langgraph.paging import (
     admit,
     aread_again,
@@ -107,6 +109,7 @@ class ReadmitStore(BaseStore):
         self.on_withheld = on_withheld
         self.supports_ttl = inner.supports_ttl
         self.ttl_config = inner.ttl_config
+        self._expiry = Expiry.of(inner)
         self._lens: Lens | None = None
         self._latest = OwedReturn(member)  # in a process started after a departure: a return
         self._pending = Pending()
@@ -117,7 +120,7 @@ class ReadmitStore(BaseStore):
         if lens is None:
             if not puts:
                 return self.inner.batch(ops)
-            return self._land(record(self.member, puts), ops)
+            return self._land(record(self.member, puts, self._expiry), ops)
         reads = [op for op in ops if not isinstance(op, PutOp)]
         if all(isinstance(op, GetOp) for op in reads):  # one round, no paging: the common case
             results = [admit(found, lens) for found in self.inner.batch(reads)] if reads else []
@@ -142,7 +145,8 @@ class ReadmitStore(BaseStore):
         if lens is None:
             if not puts:
                 return await self.inner.abatch(ops)
-            writes = await arecorded(lambda: record(self.member, puts), self.inner, self.member)
+            made = partial(record, self.member, puts, self._expiry)
+            writes = await arecorded(made, self.inner, self.member)
             return await self._aland(writes, ops)
         reads = [op for op in ops if not isinstance(op, PutOp)]
         results = await arun(rounds([reader(op, lens) for op in reads]), self.inner.abatch)
@@ -162,7 +166,7 @@ class ReadmitStore(BaseStore):
 
     def _recorded(self, lens: Lens, puts: list[PutOp]) -> list[Write]:
         """Record ``puts`` as the agent's events, noted pending in ``lens`` until they land."""
-        writes = plan(self.member, puts)
+        writes = plan(self.member, puts, self._expiry)
         ids = {w.event.id for w in writes if w.event is not None}
         with lens.lock:
             lens.pending |= ids

@@ -25,6 +25,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, Result
@@ -40,6 +41,7 @@ from readmit.integrations.annotations import (
     parse,
     resolve,
 )
+from readmit.integrations.langgraph.expiry import Expiry, ending
 from readmit.integrations.langgraph.keys import Identity, identity, item_key, render
 from readmit.integrations.langgraph.keys import parse as parse_key
 from readmit.integrations.team import Member, new_id
@@ -92,10 +94,11 @@ def _matches(ref: Ref, item: ReadmitItem) -> bool:
     return item.key == _key_of(ref)
 
 
-def plan(member: Member, puts: list[PutOp]) -> list[Write]:
+def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
     """Validate ``puts`` and build their events (nothing is recorded yet).
 
-    The last write to a path in one batch wins, as in the inner stores.
+    The last write to a path in one batch wins, as in the inner stores. A put's item ends
+    when ``expiry`` (the inner store's) says its value may be swept (`Expiry.end`).
 
     Raises:
         InvalidInput: for a malformed annotation or a premise that names nothing.
@@ -121,6 +124,7 @@ def plan(member: Member, puts: list[PutOp]) -> list[Write]:
         if op.value is not None:
             text = render(op.namespace, op.key, op.value)
             item = draft(annotated[ident], ids[ident], text, item_key(ident), premises)
+            item = ending(item, expiry.end(op, at), where(op))
             event = Assert(id=new_id("put"), at=at, author=author, item=item)
         elif ident in current:
             why = f"deleted {'/'.join((*op.namespace, op.key))!r} from the LangGraph store"
@@ -153,14 +157,14 @@ def may_write(member: Member, last: Mapping[Identity, PutOp]) -> None:
         )
 
 
-def record(member: Member, puts: list[PutOp]) -> list[Write]:
+def record(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
     """Validate ``puts``, then record their events atomically (step 1 and 2).
 
     Raises:
         InvalidInput: if a put's annotations are bad, or readmit refuses an event.
         Forbidden: if a path holds a version the agent may not read (`may_write`).
     """
-    writes = plan(member, puts)
+    writes = plan(member, puts, expiry)
     recorded(member, writes)
     return writes
 
@@ -211,8 +215,10 @@ def reconcile(
                 events.append(
                     Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why)
                 )
-        if isinstance(got, Item) and w.event is not None and was_recorded(member, w):
-            events.append(restore(member, w, got))
+        if isinstance(got, Item) and w.event is not None:
+            held = earlier(member, w, got)
+            if held is not None:
+                events.append(restore(member, w, got, held.item.validity.valid_to))
     if not events:
         return
     try:
@@ -234,24 +240,27 @@ def landed(w: Write, got: Result) -> bool:
     return isinstance(got, Item) and got.value == w.op.value
 
 
-def was_recorded(member: Member, w: Write) -> bool:
-    """Whether readmit held a version of ``w``'s path before ``w`` (it must be restored).
+def earlier(member: Member, w: Write, got: Item) -> Assert | None:
+    """The version readmit recorded of ``w``'s path before ``w``, which ``got`` still holds.
 
-    Only on the failure path: it reads the workspace's log.
+    The latest that states ``got``'s value, else the latest; None where readmit recorded
+    none (nothing is restored). Only on the failure path: it reads the workspace's log.
     """
-    if w.item is None:
-        return True  # a delete revoked the version it found
-    key = item_key(w.ident)
-    return any(
-        isinstance(r.event, Assert) and r.event.item.key == key and r.event.item.id != w.item
+    key, text = item_key(w.ident), render(got.namespace, got.key, got.value)
+    found: list[Assert] = [
+        r.event
         for r in member.store.events(member.workspace)
-    )
+        if isinstance(r.event, Assert) and r.event.item.key == key and r.event.item.id != w.item
+    ]
+    same = [event for event in found if event.item.text == text]
+    return (same or found)[-1] if found else None
 
 
-def restore(member: Member, w: Write, got: Item) -> Assert:
+def restore(member: Member, w: Write, got: Item, end: datetime | None) -> Assert:
     """Assert again the value the inner store still holds at ``w``'s path.
 
-    With its own annotations if they still resolve, else without.
+    With its own annotations if they still resolve, else without; valid no longer than the
+    version it was put as (``end``: its TTL, `readmit.integrations.langgraph.expiry`).
     """
     op = PutOp(got.namespace, got.key, got.value)
     item = new_id("lg")
@@ -259,9 +268,9 @@ def restore(member: Member, w: Write, got: Item) -> Assert:
     try:
         annotated = annotations(op)
         premises = resolve([(where(op), annotated)], member, _matches)
-        restored = draft(annotated, item, text, item_key(w.ident), premises)
+        restored = ending(draft(annotated, item, text, item_key(w.ident), premises), end, where(op))
     except InvalidInput:
-        restored = draft(None, item, text, item_key(w.ident), {})
+        restored = ending(draft(None, item, text, item_key(w.ident), {}), end, where(op))
     return Assert(id=new_id(RESTORED), at=member.clock(), author=member.agent, item=restored)
 
 

@@ -1,0 +1,313 @@
+"""A LangGraph value's TTL ends its readmit item, on real TTL stores (SQLite, PostgreSQL).
+
+The stores sweep by the wall clock; these tests judge readmit's recorded end and the view's
+admission at a chosen return time instead of waiting for a sweep.
+"""
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.store.base import BaseStore, PutOp, TTLConfig
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
+
+from builders import KEY
+from conftest import fresh_postgres_schema
+from integrations.stores import FailingSqliteStore
+from readmit.clock import now
+from readmit.errors import InvalidInput
+from readmit.events import Assert, ObligationDraft, OpenObligation
+from readmit.integrations.langgraph import ReadmitStore, arrive, item_key, notice
+from readmit.integrations.langgraph.keys import identity
+from readmit.integrations.team import Member
+from readmit.model import Agent, Item
+from readmit.signing import HmacSha256Signer
+from readmit.store import SqlStore, open_store
+
+T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
+TRIP = ("trip",)
+HOTEL = {"text": "Riverside Hotel is booked."}
+CONFIG: TTLConfig = {"default_ttl": 30, "refresh_on_read": True}
+MINUTE = timedelta(minutes=1)
+
+
+@dataclass
+class Ticking:
+    """A clock one second later at every call, that a test can also move forward."""
+
+    at: datetime = T0
+
+    def __call__(self) -> datetime:
+        self.at += timedelta(seconds=1)
+        return self.at
+
+
+@dataclass
+class Timed:
+    """An inner store that keeps TTLs, and what it holds as a value's ``expires_at``."""
+
+    store: BaseStore
+    expires: Callable[[tuple[str, ...], str], datetime | None]
+
+
+@dataclass
+class Team:
+    readmit: SqlStore
+    inner: BaseStore
+    a1: Member
+    a2: Member
+    clock: Ticking = field(default_factory=Ticking)
+
+    def store(self, member: Member) -> ReadmitStore:
+        return ReadmitStore(self.inner, member)
+
+    def events(self) -> int:
+        return len(self.readmit.events("trip"))
+
+    def current(self, path: tuple[str, ...] = TRIP, key: str = "hotel") -> Item:
+        """The version of ``path``/``key`` readmit holds active."""
+        (item,) = [i for i in self.a2.visible() if i.key == item_key(identity(path, key))]
+        return item
+
+    def put_at(self) -> datetime:
+        """When the latest put was recorded."""
+        return [r.event.at for r in self.readmit.events("trip") if isinstance(r.event, Assert)][-1]
+
+    def ends_after(self, ttl: float, before: datetime) -> bool:
+        """Whether the current item ends ``ttl`` minutes after a time of its put.
+
+        After ``before`` (the clock before the put), at the latest when it was recorded.
+        """
+        end = self.current().validity.valid_to
+        return end is not None and before < end - ttl * MINUTE <= self.put_at()
+
+
+def _sqlite_expires(conn: sqlite3.Connection) -> Callable[[tuple[str, ...], str], datetime | None]:
+    def expires(namespace: tuple[str, ...], key: str) -> datetime | None:
+        query = "SELECT expires_at FROM store WHERE prefix = ? AND key = ?"
+        (found,) = conn.execute(query, (".".join(namespace), key)).fetchone()
+        if found is None:
+            return None
+        at = datetime.fromisoformat(found)  # a put's has its zone; a refresh's is UTC, bare
+        return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+    return expires
+
+
+def _postgres_expires(url: str) -> Callable[[tuple[str, ...], str], datetime | None]:
+    import psycopg
+
+    def expires(namespace: tuple[str, ...], key: str) -> datetime | None:
+        query = "SELECT expires_at FROM store WHERE prefix = %s AND key = %s"
+        with psycopg.connect(url) as conn:
+            row = conn.execute(query, (".".join(namespace), key)).fetchone()
+        assert row is not None
+        return row[0]  # type: ignore[no-any-return]
+
+    return expires
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Timed]:
+    """A LangGraph store that keeps TTLs (``default_ttl`` 30 minutes, refreshed on read)."""
+    if request.param == "sqlite":
+        conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+        store = SqliteStore(conn, ttl=CONFIG)
+        store.setup()
+        yield Timed(store, _sqlite_expires(conn))
+        conn.close()
+    else:
+        from langgraph.store.postgres import PostgresStore
+
+        with fresh_postgres_schema() as url, PostgresStore.from_conn_string(url, ttl=CONFIG) as pg:
+            pg.setup()
+            yield Timed(pg, _postgres_expires(url))
+
+
+def make_team(inner: BaseStore, tmp_path: Path, clock: Any = None) -> Team:
+    readmit = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    agents = [Agent(id="a1", principal="family", role="planner")]
+    readmit.create_workspace("trip", [*agents, Agent(id="a2", principal="family", role="booking")])
+    ticking, signer = Ticking(), HmacSha256Signer(KEY)
+    a1, a2 = (Member(readmit, "trip", a, signer, clock=clock or ticking) for a in ("a1", "a2"))
+    return Team(readmit, inner, a1, a2, ticking)
+
+
+@pytest.fixture
+def team(timed: Timed, tmp_path: Path) -> Iterator[Team]:
+    made = make_team(timed.store, tmp_path)
+    yield made
+    made.readmit.close()
+
+
+def open_obligation(team: Team) -> None:
+    """An obligation of a1's role that an item supporting ``d-hotel`` covers."""
+    draft = ObligationDraft(
+        id="o-hotel",
+        text="Keep the hotel booking current.",
+        role="planner",
+        requires=frozenset({"d-hotel"}),
+        critical=frozenset({"d-hotel"}),
+        frontier_id="f-hotel",
+        frontier_text="Hotel booking to confirm.",
+    )
+    team.a2.record([OpenObligation(id="open", at=team.clock(), author="a2", obligation=draft)])
+
+
+def test_a_put_with_a_ttl_ends_its_item_when_the_store_may_sweep_it(team: Team) -> None:
+    before = team.clock.at
+
+    team.store(team.a2).put(TRIP, "hotel", HOTEL, ttl=10)
+
+    assert team.ends_after(10, before)
+
+
+def test_a_put_without_a_ttl_takes_the_default_and_an_explicit_none_never_ends(
+    team: Team,
+) -> None:
+    s2 = team.store(team.a2)
+
+    before = team.clock.at
+    s2.put(TRIP, "hotel", HOTEL)
+    assert team.ends_after(30, before)  # default_ttl
+
+    s2.put(TRIP, "hotel", HOTEL, ttl=None)
+    assert team.current().validity.valid_to is None
+
+
+def test_an_update_of_only_the_ttl_moves_the_end(team: Team) -> None:
+    s2 = team.store(team.a2)
+
+    for ttl in (10, 60, 5):
+        before = team.clock.at
+        s2.put(TRIP, "hotel", HOTEL, ttl=ttl)
+        assert team.ends_after(ttl, before)
+    s2.put(TRIP, "hotel", HOTEL, ttl=None)
+    assert team.current().validity.valid_to is None
+
+
+def test_a_return_after_the_ttl_leaves_the_value_out_and_it_covers_nothing(team: Team) -> None:
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    team.a1.depart()
+    open_obligation(team)
+    s2.put(TRIP, "hotel", {**HOTEL, "_readmit": {"supports": ["d-hotel"]}}, ttl=10)
+    end = team.put_at() + 10 * MINUTE  # the store may sweep it from then at the latest
+
+    team.clock.at += 5 * MINUTE
+    before = arrive(team.a1)
+    assert before is not None
+    assert before.decision.outcome == "issued"
+    assert s1.get(TRIP, "hotel") is not None
+    assert datetime.fromisoformat(notice(before)["view"]["expires_at"]) <= end
+
+    team.a1.depart()
+    team.clock.at = end
+    after = arrive(team.a1)
+
+    assert after is not None
+    assert after.decision.outcome != "issued"  # nothing else covers the obligation
+    reasons = {e["key"]: e["reason"] for e in notice(after)["excluded"]}
+    assert reasons["hotel"] == "expired"
+
+
+def test_the_annotations_end_wins_when_earlier(team: Team) -> None:
+    s2 = team.store(team.a2)
+    soon, late = T0 + 2 * MINUTE, T0 + timedelta(days=1)
+
+    s2.put(TRIP, "hotel", {**HOTEL, "_readmit": {"valid_to": soon.isoformat()}}, ttl=10)
+    assert team.current().validity.valid_to == soon
+
+    before = team.clock.at
+    s2.put(TRIP, "hotel", {**HOTEL, "_readmit": {"valid_to": late.isoformat()}}, ttl=10)
+    assert team.ends_after(10, before)
+
+
+def test_a_value_swept_before_it_would_start_is_refused(team: Team) -> None:
+    later = {**HOTEL, "_readmit": {"valid_from": (T0 + timedelta(hours=1)).isoformat()}}
+
+    with pytest.raises(InvalidInput, match=r"ttl ends .* before its readmit valid_from"):
+        team.store(team.a2).put(TRIP, "hotel", later, ttl=10)
+
+    assert team.inner.get(TRIP, "hotel", refresh_ttl=False) is None
+    assert team.events() == 0
+
+
+def test_a_refreshing_read_writes_nothing_to_readmit_and_keeps_the_puts_end(team: Team) -> None:
+    s2 = team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL, ttl=10)
+    end, recorded = team.current().validity.valid_to, team.events()
+    assert end is not None
+    team.a2.depart()
+    arrive(team.a2)
+
+    assert s2.get(TRIP, "hotel", refresh_ttl=True) is not None
+    assert [i.key for i in s2.search(TRIP, refresh_ttl=True)] == ["hotel"]
+
+    assert team.events() == recorded  # no read wrote
+    assert team.current().validity.valid_to == end
+
+
+@pytest.mark.parametrize("ttl", [10, 1.4])
+def test_readmits_end_is_never_after_the_stores_own(
+    timed: Timed, tmp_path: Path, ttl: float
+) -> None:
+    """By the wall clock the store keeps: after the put, and after reads that refresh it.
+
+    PostgreSQL refreshes a TTL of 1.4 minutes as 1 (it keeps whole minutes), SQLite from
+    a time cut to the second: readmit's end is before either.
+    """
+    team = make_team(timed.store, tmp_path, clock=now)  # the stores keep wall times
+    s2 = team.store(team.a2)
+
+    s2.put(TRIP, "hotel", HOTEL, ttl=ttl)
+    end = team.current().validity.valid_to
+    put = timed.expires(TRIP, "hotel")
+    s2.get(TRIP, "hotel", refresh_ttl=True)
+    refreshed = timed.expires(TRIP, "hotel")
+
+    assert end is not None
+    assert put is not None
+    assert refreshed is not None
+    assert end <= put
+    assert end <= refreshed
+    team.readmit.close()
+
+
+def test_a_store_without_ttl_support_never_ends_a_value(tmp_path: Path) -> None:
+    team = make_team(InMemoryStore(), tmp_path)
+    s2 = team.store(team.a2)
+
+    s2.batch([PutOp(TRIP, "hotel", HOTEL, ttl=10)])  # InMemoryStore ignores it
+
+    assert team.current().validity.valid_to is None
+    with pytest.raises(NotImplementedError, match="TTL is not supported"):
+        s2.put(TRIP, "hotel", HOTEL, ttl=10)
+    team.readmit.close()
+
+
+@pytest.mark.parametrize("failing", ["put", "delete"])
+def test_a_value_restored_after_a_failed_write_keeps_its_end(tmp_path: Path, failing: str) -> None:
+    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+    inner = FailingSqliteStore(conn, ttl=CONFIG)
+    inner.setup()
+    team = make_team(inner, tmp_path)
+    s2 = team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL, ttl=10)
+    end = team.current().validity.valid_to
+    assert end is not None
+
+    inner.failing = True
+    op = PutOp(TRIP, "hotel", {"text": "Sunrise Hotel is booked."} if failing == "put" else None)
+    with pytest.raises(OSError, match="disk full"):
+        s2.batch([op])
+
+    restored = team.current()
+    assert restored.text == '"trip/hotel" = {"text": "Riverside Hotel is booked."}'
+    assert restored.validity.valid_to == end
+    team.readmit.close()
+    conn.close()
