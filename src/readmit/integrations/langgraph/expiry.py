@@ -6,8 +6,10 @@ value put with ``ttl`` (minutes; a ``put`` without one takes ``ttl_config``'s
 good, so a view held, and counted towards its coverage, a value the application no longer
 had. The item's validity now ends when the inner store may first sweep the value (or
 earlier, at the annotations' own ``valid_to``): the put's time, to the whole second below,
-plus its TTL. An explicit ``ttl=None`` never expires, and neither does a value put in a store
-without TTL support (``InMemoryStore`` ignores a `PutOp`'s ``ttl``).
+plus its TTL. A return after that leaves the item out as ``expired``, and a view that
+admits it expires then. An explicit ``ttl=None`` never ends, and neither does a value put
+in a store without TTL support (``InMemoryStore`` ignores a `PutOp`'s ``ttl``). Every put
+asserts a new version with its own end, so one that changes only the TTL moves the end.
 
 A read may refresh the TTL (``refresh_ttl``, ``ttl_config``'s ``refresh_on_read``): the
 inner store then keeps the value longer, but its item still ends where its put said. The
@@ -16,10 +18,13 @@ readmit could record it only as a new version of the item, written by whoever re
 what rests on the value would fall (``premise_invalidated``), the old version would be
 left out as ``stale_or_superseded``, and teammates would stop seeing the path until their
 next return, all for a read. The end a put records is the earliest the inner store may
-sweep the value, whatever reads it since; a value that should stay admitted is put again.
+sweep the value, whatever reads it since (fail closed: a value kept alive by reads is left
+out at returns after its put's TTL, though the store still holds it); a value that should
+stay admitted is put again.
 
 ``PostgresStore`` keeps a TTL in whole minutes and refreshes with that: for it the end is
-taken with the TTL rounded as Postgres rounds it, where that is shorter.
+taken with the TTL rounded as Postgres rounds it, where that is shorter. SQLite refreshes
+from a time cut to the second, hence the second below.
 """
 
 import math
