@@ -13,7 +13,7 @@ each exclusion with its reason, what is missing) is the same in both runs, then 
 every agent write concurrently through all processes and checks that the log's epochs
 are exactly 1..N (strictly increasing, gap-free, nothing lost).
 
-Usage: python bench/multiprocess.py --postgres URL [--servers 2] [--rounds 30]
+Usage: python bench/multiprocess.py --postgres URL [--servers 2] [--rounds 30] [--shared-limits]
 Exits 1, naming the first difference, if the proof fails.
 """
 
@@ -113,13 +113,13 @@ def setup(url: str) -> dict[str, str]:
 
 
 @contextmanager
-def server(url: str) -> Iterator[str]:
-    """``readmit serve`` in its own process on a free loopback port, limits opened wide."""
+def server(url: str, *flags: str) -> Iterator[str]:
+    """``readmit serve [flags]`` in its own process on a free loopback port, limits opened wide."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     command = [sys.executable, "-m", "readmit", "serve", "--db", url, "--port", str(port)]
-    command += ["--rate", "100000", "--burst", "100000", "--event-rate", "1000000"]
+    command += ["--rate", "100000", "--burst", "100000", "--event-rate", "1000000", *flags]
     env = {**os.environ, "READMIT_SIGNING_KEY": SIGNING_KEY}
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
@@ -139,12 +139,14 @@ def server(url: str) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def decisions(url: str, servers: int, steps: list[Step]) -> list[dict[str, Any]]:
+def decisions(
+    url: str, servers: int, steps: list[Step], flags: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
     """Run ``steps`` over ``servers`` processes in turn; the compared part of each return."""
     keys = setup(url)
     out: list[dict[str, Any]] = []
     with ExitStack() as stack:
-        bases = [stack.enter_context(server(url)) for _ in range(servers)]
+        bases = [stack.enter_context(server(url, *flags)) for _ in range(servers)]
         clients = [stack.enter_context(httpx.Client(base_url=b, timeout=300)) for b in bases]
         for i, (agent, path, body) in enumerate(steps):
             answer = clients[i % servers].post(
@@ -192,18 +194,22 @@ def main() -> None:
     parser.add_argument("--postgres", required=True, metavar="URL")
     parser.add_argument("--servers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument(
+        "--shared-limits", action="store_true", help="start the processes with --shared-limits"
+    )
     args = parser.parse_args()
+    flags = ("--shared-limits",) if args.shared_limits else ()
     steps = script(args.rounds)
     returns = sum(1 for _, path, _ in steps if path == "/v1/return")
     progress(f"{len(steps)} steps ({returns} returns) over {args.servers} processes")
     with fresh_schema(args.postgres) as url:
-        many = decisions(url, args.servers, steps)
+        many = decisions(url, args.servers, steps, flags)
         store = open_store(url)
         epochs = [r.epoch for r in store.events("team")]
         store.close()
     progress("the same steps over one process")
     with fresh_schema(args.postgres) as url:
-        one = decisions(url, 1, steps)
+        one = decisions(url, 1, steps, flags)
     problems = [
         f"return {n} ({a['agent']}): {args.servers} processes {json.dumps(a)} "
         f"!= one process {json.dumps(b)}"
