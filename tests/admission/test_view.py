@@ -21,6 +21,7 @@ from readmit.admission.view import (
     sign_view,
     verify_view,
 )
+from readmit.canonical import canonical_json
 from readmit.clock import format_time
 from readmit.errors import InvalidInput, ViewRejected
 from readmit.model import Scope, Validity
@@ -453,3 +454,55 @@ def test_a_view_short_of_the_roles_obligations_is_not_exposed() -> None:
     with pytest.raises(ViewRejected, match="does not cover the role's obligations"):
         expose(signed, CTX, SIGNER, Policy())
     assert expose(signed, CTX, SIGNER, Policy(complete_view_gate=False)).item_ids == ("o", "f_o")
+
+
+def _integral_fractions_as_ints(value: Any) -> Any:
+    """``value`` as jq 1.6 writes it back: a float with no fraction (``1.0``) as an int."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral_fractions_as_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral_fractions_as_ints(v) for v in value]
+    return value
+
+
+def _signed_anew(view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` signed over its content as it is now, as `issue` signs."""
+    unsigned = {k: v for k, v in view.items() if k != "signature"}
+    value = SIGNER.sign(canonical_json(unsigned).encode("utf-8"))
+    return {**unsigned, "signature": {"alg": SIGNER.alg, "value": value}}
+
+
+def test_a_view_whose_fractions_a_json_tool_wrote_without_their_fraction_verifies() -> None:
+    view = issued()
+    assert view["coverage"] == {"obligations": 1.0, "critical": 1.0}
+    with_confidence = copy.deepcopy(view)
+    with_confidence["excluded"] = [{"item": "x", "reason": "implicitly_invalidated",
+                                    "confidence": 1.0}]  # fmt: skip
+    with_confidence = _signed_anew(with_confidence)
+
+    for signed in (view, with_confidence):
+        rewritten = _integral_fractions_as_ints(copy.deepcopy(signed))
+        assert type(rewritten["coverage"]["critical"]) is int
+
+        assert verify_view(rewritten, SIGNER, NOW).item_ids == ("o", "f_o", "c")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda v: v["coverage"].update(critical=0),
+        lambda v: v["coverage"].update(obligations=True),
+        lambda v: v.update(epoch=float(v["epoch"])),
+    ],
+    ids=["coverage 1.0 rewritten as 0", "coverage as a boolean", "an integer as a float"],
+)
+def test_a_fraction_read_back_as_a_float_makes_no_other_change_verify(
+    change: Callable[[dict[str, Any]], object],
+) -> None:
+    view = _integral_fractions_as_ints(issued())
+    change(view)
+
+    with pytest.raises(ViewRejected, match="signature does not match"):
+        verify_view(view, SIGNER, NOW)

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -689,6 +690,26 @@ def test_a_well_formed_view_still_verifies(
 
     result = CliRunner(env={"READMIT_VERIFY_KEY": ED25519_PUBLIC}).invoke(
         cli, ["verify", str(tmp_path / "v.json"), "--at", at]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("ok: view")
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="needs jq")
+def test_a_view_passed_through_jq_still_verifies(
+    tmp_path: Path, decisions: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jq 1.6 writes the coverage 1.0 as 1; the view was refused as tampered with."""
+    (tmp_path / "v.json").write_text(json.dumps(_view(decisions, "ed25519")), encoding="utf-8")
+    rewritten = subprocess.run(
+        ["jq", ".", str(tmp_path / "v.json")], capture_output=True, check=True, timeout=60
+    ).stdout
+    (tmp_path / "jq.json").write_bytes(rewritten)
+    monkeypatch.delenv("READMIT_SIGNING_KEY", raising=False)
+
+    result = CliRunner(env={"READMIT_VERIFY_KEY": ED25519_PUBLIC}).invoke(
+        cli, ["verify", str(tmp_path / "jq.json"), "--at", AT]
     )
 
     assert result.exit_code == 0, result.output

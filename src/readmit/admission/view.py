@@ -252,8 +252,44 @@ def _check_signature(signed: Mapping[str, Any], signer: Signer, payload: bytes |
             f"checked with a {signer.alg!r} key"
         )
     signed_bytes = _unsigned(signed) if payload is None else payload
-    if not signer.verify(signed_bytes, signature["value"]):
+    if signer.verify(signed_bytes, signature["value"]):
+        return
+    rewritten = _as_issued(signed) if payload is None else None
+    if rewritten is None or not signer.verify(_unsigned(rewritten), signature["value"]):
         raise ViewRejected("signature does not match")
+
+
+_FRACTIONS = ("obligations", "critical")
+"""The view's coverage, fractions `issue` writes as floats (``1.0``), as its exclusions'
+``confidence``."""
+
+
+def _as_issued(view: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``view`` with its fractions as floats, where a JSON tool rewrote one (``1.0`` as ``1``).
+
+    jq 1.6 does, and the signature covers the canonical JSON, where ``1`` and ``1.0``
+    differ: a view passed through it was refused as tampered with. The same numbers
+    written the other way are the same view. None when no fraction was rewritten.
+    """
+    coverage, excluded = view.get("coverage"), view.get("excluded")
+    if not isinstance(coverage, Mapping) or not isinstance(excluded, list):
+        return None
+    rewritten = [0]
+
+    def fraction(value: object) -> object:
+        if type(value) is int and value in (0, 1):  # a fraction: 0 and 1 are its only ints
+            rewritten[0] += 1
+            return float(value)
+        return value
+
+    fixed = {k: fraction(v) if k in _FRACTIONS else v for k, v in coverage.items()}
+    ruled = [
+        {k: fraction(v) if k == "confidence" else v for k, v in e.items()}
+        if isinstance(e, Mapping)
+        else e
+        for e in excluded
+    ]
+    return {**view, "coverage": fixed, "excluded": ruled} if rewritten[0] else None
 
 
 def _check_digests(entries: Sequence[Mapping[str, Any]]) -> None:
