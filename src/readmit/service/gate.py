@@ -14,7 +14,7 @@ missing, malformed or unknown key is one same 401, and a key that exists is neve
 charged or refused differently from the outside before it has authenticated.
 """
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio.to_thread
 from fastapi import Request
@@ -86,7 +86,7 @@ class AgentGate:
         if declared is not None:
             await self.app(scope, receive, send)
             return
-        meter = _Meter(receive, send, lambda n: self.service.admit_bytes(caller, n))
+        meter = _Meter(receive, send, self._charge(caller))
         try:
             await self.app(scope, meter.receive, meter.send)
         except Exception:
@@ -94,6 +94,23 @@ class AgentGate:
                 raise
         if meter.refused is not None:
             await answer(send, meter.refused, close=True)
+
+    def _charge(self, caller: Caller) -> Callable[[int], Awaitable[None]]:
+        """What charges each chunk of ``caller``'s body to its byte budget.
+
+        A shared throttle's take is a write to the store: made in a worker thread, as the
+        gate's own admission is (on the event loop it stopped every other request while it
+        waited for another process's write, up to SQLite's busy timeout).
+        """
+        admit = self.service.admit_bytes
+
+        async def charge(count: int) -> None:
+            if self.service.limits.shared:
+                await anyio.to_thread.run_sync(admit, caller, count)
+            else:
+                admit(caller, count)
+
+        return charge
 
     def _admit(self, key: str | None, length: int) -> Caller:
         caller = self.service.authenticate(key)
@@ -117,7 +134,9 @@ class _OverBudget(Exception):
 class _Meter:
     """A chunked body's receive (charging each chunk) and send (dropped once refused)."""
 
-    def __init__(self, receive: Receive, send: Send, charge: Callable[[int], None]) -> None:
+    def __init__(
+        self, receive: Receive, send: Send, charge: Callable[[int], Awaitable[None]]
+    ) -> None:
         self._receive = receive
         self._send = send
         self._charge = charge
@@ -127,7 +146,7 @@ class _Meter:
         message = await self._receive()
         if message["type"] == "http.request":
             try:
-                self._charge(len(message.get("body", b"")))
+                await self._charge(len(message.get("body", b"")))
             except RateLimited as error:
                 self.refused = error
                 raise
