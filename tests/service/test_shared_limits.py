@@ -193,3 +193,26 @@ def test_without_sharing_each_process_keeps_its_own_buckets(two: Two) -> None:
     takes = [admitted(t.admit_request, A1) for t in own * 3]
 
     assert takes == [True] * 6  # the default: N processes give an agent N times the burst
+
+
+def test_a_slot_run_out_and_taken_again_here_is_given_back_by_its_own_return(two: Two) -> None:
+    """A return's slot ran out while it ran (its renewals failed: the store was down), and
+    another return of the same process took it: each gives back only its own."""
+    lease = ("w", f"{shared_limits.SLOT}A1 0")
+    first = two.first.return_slot(A1)
+    first.__enter__()
+    holder = two.store.lease_holder(*lease)
+    assert holder is not None
+    assert two.store.lease(*lease, holder, 0.05)  # now nearly out, as unrenewed
+    threading.Event().wait(0.1)  # waits at least that long, however slow the machine
+    second = two.first.return_slot(A1)
+    second.__enter__()
+    taken = two.store.lease_holder(*lease)
+
+    first.__exit__(None, None, None)
+    kept = two.store.lease_holder(*lease)
+    second.__exit__(None, None, None)
+
+    assert taken not in (None, holder)
+    assert kept == taken  # the first return gave back none of the second's
+    assert two.store.lease_holder(*lease) is None

@@ -42,7 +42,9 @@ class SharedThrottle(Throttle):
         self.clock = clock
         """Wall-clock seconds: processes on several machines share no other clock."""
         self.me = f"{uuid.uuid4().hex} "
-        self._held: dict[tuple[str, str], str] = {}  # lease (workspace, name) -> holder
+        self._held: dict[str, tuple[str, str]] = {}  # holder -> lease (workspace, name)
+        """The slots this process holds, by holder: one run out and taken again here by
+        another return has two holders in turn, each giving back only its own."""
         self._renewing: threading.Thread | None = None
         self._closed = threading.Event()
 
@@ -59,37 +61,38 @@ class SharedThrottle(Throttle):
             RateLimited: if every one of the agent's slots is held, here or elsewhere.
         """
         with super().return_slot(agent) as cancel:
-            lease = self._claim(agent)
+            holder = self._claim(agent)
             try:
                 yield cancel
             finally:
-                self._give_back(lease)
+                self._give_back(holder)
 
     def close(self) -> None:
         """Stop renewing (the slots still held run out)."""
         self._closed.set()
 
-    def _claim(self, agent: tuple[str, str]) -> tuple[str, str]:
+    def _claim(self, agent: tuple[str, str]) -> str:
+        """Hold a free slot of ``agent``'s in the store; its holder (this return's name)."""
         workspace, who = agent
         holder = self.me + uuid.uuid4().hex
         for slot in range(self.limits.concurrent_returns):
             lease = (workspace, f"{SLOT}{who} {slot}")
             if self.store.lease(*lease, holder, SLOT_S):
                 with self._lock:
-                    self._held[lease] = holder
+                    self._held[holder] = lease
                     if self._renewing is None:
                         self._renewing = threading.Thread(
                             target=self._renew, name="readmit-return-slots", daemon=True
                         )
                         self._renewing.start()
-                return lease
+                return holder
         raise RateLimited(
             f"at most {self.limits.concurrent_returns} returns at a time per agent", 1
         )
 
-    def _give_back(self, lease: tuple[str, str]) -> None:
+    def _give_back(self, holder: str) -> None:
         with self._lock:
-            holder = self._held.pop(lease)
+            lease = self._held.pop(holder)
         try:
             self.store.lease(*lease, holder, 0)
         except Exception:  # it runs out within SLOT_S; the return's answer stands
@@ -102,7 +105,7 @@ class SharedThrottle(Throttle):
                 if not held:
                     self._renewing = None
                     return
-            for lease, holder in held:
+            for holder, lease in held:
                 try:
                     self.store.renew_lease(*lease, holder, SLOT_S)
                 except Exception:
