@@ -311,3 +311,29 @@ def test_a_value_restored_after_a_failed_write_keeps_its_end(tmp_path: Path, fai
     assert restored.validity.valid_to == end
     team.readmit.close()
     conn.close()
+
+
+@pytest.mark.parametrize("ttl", [600, None])
+def test_a_failed_put_that_only_lengthens_the_ttl_keeps_the_end_the_store_may_hold(
+    tmp_path: Path, ttl: float | None
+) -> None:
+    """The store failed the put: it holds the same value, maybe still with its old TTL (a
+    LangGraph item does not say). readmit cannot tell it landed: the end stays the old one."""
+    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+    inner = FailingSqliteStore(conn, ttl=CONFIG)
+    inner.setup()
+    team = make_team(inner, tmp_path)
+    s2 = team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL, ttl=10)
+    end = team.current().validity.valid_to
+    assert end is not None
+
+    inner.failing = True
+    with pytest.raises(OSError, match="disk full"):
+        s2.batch([PutOp(TRIP, "hotel", HOTEL, ttl=ttl)])
+
+    kept = team.current().validity.valid_to
+    assert kept is not None
+    assert kept <= end
+    team.readmit.close()
+    conn.close()

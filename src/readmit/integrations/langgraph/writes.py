@@ -207,7 +207,7 @@ def reconcile(
     active: set[str] | None = None
     for n, w in enumerate(writes):
         got = found[n] if found is not None else None
-        if found is not None and landed(w, got):
+        if found is not None and landed(w, got) and not outlasts(member, w, got):
             continue
         if w.item is not None:
             active = {i.id for i in member.visible()} if active is None else active
@@ -238,6 +238,22 @@ def landed(w: Write, got: Result) -> bool:
     if w.op.value is None:
         return got is None
     return isinstance(got, Item) and got.value == w.op.value
+
+
+def outlasts(member: Member, w: Write, got: Result) -> bool:
+    """Whether ``w``, a put of the value ``got`` holds, ends after the version it replaced.
+
+    A LangGraph item does not say its TTL: after a failed put of the same value the store
+    may hold the one before, swept at that version's end. readmit then keeps that end
+    (`reconcile` restores it), never a later one the store may not hold.
+    """
+    if not isinstance(w.event, Assert) or not isinstance(got, Item):
+        return False
+    held = earlier(member, w, got)
+    if held is None or held.item.text != w.event.item.text:
+        return False  # the value changed: the put landed
+    before, after = held.item.validity.valid_to, w.event.item.validity.valid_to
+    return before is not None and (after is None or after > before)
 
 
 def earlier(member: Member, w: Write, got: Item) -> Assert | None:
