@@ -216,3 +216,14 @@ def test_a_slot_run_out_and_taken_again_here_is_given_back_by_its_own_return(two
     assert taken not in (None, holder)
     assert kept == taken  # the first return gave back none of the second's
     assert two.store.lease_holder(*lease) is None
+
+
+def test_closing_stops_the_renewals_before_the_store_is_closed(two: Two) -> None:
+    """`Service.close` closes the store right after the throttle: no renewal may still run."""
+    with two.first.return_slot(A1):
+        renewing = two.first._renewing
+        assert renewing is not None
+        two.first.close()
+        alive = renewing.is_alive()
+
+    assert not alive

@@ -68,8 +68,15 @@ class SharedThrottle(Throttle):
                 self._give_back(holder)
 
     def close(self) -> None:
-        """Stop renewing (the slots still held run out)."""
+        """Stop renewing, waiting for a renewal under way (the slots still held run out).
+
+        Waited for: `Service.close` closes the store next, which a renewal still uses.
+        """
         self._closed.set()
+        with self._lock:
+            renewing = self._renewing
+        if renewing is not None and renewing is not threading.current_thread():
+            renewing.join()
 
     def _claim(self, agent: tuple[str, str]) -> str:
         """Hold a free slot of ``agent``'s in the store; its holder (this return's name)."""
