@@ -3,6 +3,7 @@ buckets and return slots (`readmit.service.shared_limits`). Two store objects ov
 database stand for two processes; the clock is the test's."""
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -227,3 +228,18 @@ def test_closing_stops_the_renewals_before_the_store_is_closed(two: Two) -> None
         alive = renewing.is_alive()
 
     assert not alive
+
+
+def test_without_a_clock_of_its_own_a_bucket_keeps_the_databases_time(two: Two) -> None:
+    """PostgreSQL's clock, which processes on several machines share (SQLite's machine's)."""
+    throttle = SharedThrottle(two.first.limits, two.store)
+    throttle.admit_request(A1)
+
+    (kept,) = two.store.conn.execute(
+        "SELECT at FROM rate_buckets WHERE workspace = 'w' AND agent = 'A1'"
+    ).fetchone()
+    if two.store.conn.dialect == "postgres":
+        (now,) = two.store.conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
+    else:
+        now = time.time()
+    assert 0 <= float(now) - kept < 60

@@ -12,7 +12,6 @@ in `bench/service.py --shared-limits`).
 
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,12 +34,13 @@ class SharedThrottle(Throttle):
     """`Throttle`, its buckets and return slots kept in ``store`` for every process over it."""
 
     def __init__(
-        self, limits: Limits, store: SqlStore, clock: Callable[[], float] = time.time
+        self, limits: Limits, store: SqlStore, clock: Callable[[], float] | None = None
     ) -> None:
         super().__init__(limits)
         self.store = store
         self.clock = clock
-        """Wall-clock seconds: processes on several machines share no other clock."""
+        """Seconds since the epoch for the buckets; by default the store's clock (the
+        database's on PostgreSQL: processes on several machines share it)."""
         self.me = f"{uuid.uuid4().hex} "
         self._held: dict[str, tuple[str, str]] = {}  # holder -> lease (workspace, name)
         """The slots this process holds, by holder: one run out and taken again here by
@@ -51,7 +51,8 @@ class SharedThrottle(Throttle):
     def _take(
         self, kind: str, agent: tuple[str, str], cost: int, rate: float, size: float, force: bool
     ) -> float:
-        return self.store.take_tokens((*agent, kind), cost, (rate, size), self.clock(), force)
+        now = None if self.clock is None else self.clock()
+        return self.store.take_tokens((*agent, kind), cost, (rate, size), now, force)
 
     @contextmanager
     def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:

@@ -1,12 +1,16 @@
 """Token buckets kept in the store, shared by every server process over it.
 
 One row per agent and kind (requests, events, request-body bytes): the tokens it held and
-when (wall-clock seconds, as the processes on several machines share no other clock).
+when, in seconds of the database's clock on PostgreSQL (processes on several machines
+share it; one machine whose clock ran ahead would otherwise stop every bucket's refill
+until the others caught up), of this machine's on SQLite (its processes share a machine).
 Each take refills the bucket for the time since and takes from it in one short
-transaction, serialized only with the same agent's other takes (its own lock name), so
-one agent's flood waits on itself, not on other agents or on the workspace's writers.
+transaction. On PostgreSQL it is serialized only with the same agent's other takes (a
+lock of its own), so one agent's flood waits on itself; on SQLite every write transaction
+takes the whole file, so a take also waits for any writer of any workspace.
 """
 
+import time
 from contextlib import AbstractContextManager
 
 from readmit.store.connection import Connection
@@ -35,10 +39,13 @@ class Buckets:
         bucket: tuple[str, str, str],
         cost: float,
         refill: tuple[float, float],
-        now: float,
+        now: float | None = None,
         force: bool = False,
     ) -> float:
         """Take ``cost`` tokens from ``bucket`` (workspace, agent, kind) at ``now``.
+
+        ``now``: seconds since the epoch; by default the database's clock (PostgreSQL) or
+        this machine's (SQLite).
 
         ``refill``: its rate a second and its size; a bucket never seen is full. Returns
         the tokens it lacks, taking none, or 0 once taken. ``force``: take them anyway,
@@ -47,9 +54,19 @@ class Buckets:
         rate, size = refill
         workspace, agent, _ = bucket
         with self._transaction(lock=f"_readmit_rate {workspace} {agent}") as db:
+            if now is None:
+                now = _now(db)
             row = db.execute(_READ, bucket).fetchone()
             tokens = size if row is None else min(size, row[0] + max(0.0, now - row[1]) * rate)
             if tokens < cost and not force:
                 return cost - tokens
             db.execute(_WRITE, (*bucket, tokens - cost, max(now, row[1]) if row else now))
             return 0.0
+
+
+def _now(db: Connection) -> float:
+    """Seconds since the epoch by the database's clock (PostgreSQL), else this machine's."""
+    if db.dialect != "postgres":
+        return time.time()
+    (seconds,) = db.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
+    return float(seconds)
