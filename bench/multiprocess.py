@@ -19,9 +19,6 @@ Exits 1, naming the first difference, if the proof fails.
 
 import argparse
 import json
-import os
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -33,6 +30,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from readmit.bench.served import served
 from readmit.clock import now
 from readmit.model import Agent
 from readmit.service.keys import key_hash, new_key
@@ -112,31 +110,8 @@ def setup(url: str) -> dict[str, str]:
     return keys
 
 
-@contextmanager
-def server(url: str, *flags: str) -> Iterator[str]:
-    """``readmit serve [flags]`` in its own process on a free loopback port, limits opened wide."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [sys.executable, "-m", "readmit", "serve", "--db", url, "--port", str(port)]
-    command += ["--rate", "100000", "--burst", "100000", "--event-rate", "1000000", *flags]
-    env = {**os.environ, "READMIT_SIGNING_KEY": SIGNING_KEY}
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120  # a busy machine starts slowly
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("readmit serve did not start") from None
-                time.sleep(0.1)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+WIDE = ("--rate", "100000", "--burst", "100000", "--event-rate", "1000000")
+"""Limits opened wide: the proof is of decisions, not of refusals."""
 
 
 def decisions(
@@ -146,7 +121,9 @@ def decisions(
     keys = setup(url)
     out: list[dict[str, Any]] = []
     with ExitStack() as stack:
-        bases = [stack.enter_context(server(url, *flags)) for _ in range(servers)]
+        bases = [
+            stack.enter_context(served(url, SIGNING_KEY, *WIDE, *flags))[0] for _ in range(servers)
+        ]
         clients = [stack.enter_context(httpx.Client(base_url=b, timeout=300)) for b in bases]
         for i, (agent, path, body) in enumerate(steps):
             answer = clients[i % servers].post(

@@ -26,7 +26,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -39,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from readmit.bench.served import served
 from readmit.clock import now
 from readmit.model import Agent
 from readmit.plugins import make_verifier
@@ -168,31 +168,9 @@ def server(url: str, workers: int = 1) -> Iterator[tuple[str, int]]:
 
     With several workers ``pid`` is their parent's, and the CPU reported is the workers'.
     """
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "READMIT_SIGNING_KEY": SIGNING_KEY}
     extra = ["--workers", str(workers)] if workers > 1 else []
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "readmit", "serve", "--db", url, "--port", str(port), *extra],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                if httpx.get(f"{base}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
+    with served(url, SIGNING_KEY, *extra) as (base, proc):
         yield base, proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def verifier_calls(url: str) -> int:

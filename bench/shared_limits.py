@@ -15,10 +15,7 @@ Usage: python bench/shared_limits.py [--postgres URL] [--threads 4] [--requests 
 
 import argparse
 import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,6 +29,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from readmit.bench.served import served
 from readmit.bench.timing import best
 from readmit.clock import now
 from readmit.model import Agent
@@ -41,7 +39,8 @@ from readmit.service.shared_limits import SharedThrottle
 from readmit.store import open_store
 
 WIDE = Limits(rate=1e9, burst=10**9, shared=True)
-FLAGS = ["--rate", "1000000000", "--burst", "1000000000"]
+FLAGS = ("--rate", "1000000000", "--burst", "1000000000")
+SIGNING_KEY = "bench-signing-key-0123456789abcdef"
 
 
 def progress(message: str) -> None:
@@ -95,37 +94,11 @@ def takes(url: str, repeat: int, count: int = 2000) -> dict[str, float]:
     return out
 
 
-@contextmanager
-def server(url: str, *flags: str) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [sys.executable, "-m", "readmit", "serve", "--db", url, "--port", str(port)]
-    env = {**os.environ, "READMIT_SIGNING_KEY": "bench-signing-key-0123456789abcdef"}
-    proc = subprocess.Popen([*command, *FLAGS, *flags], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("readmit serve did not start") from None
-                time.sleep(0.1)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
 def over_http(url: str, keys: list[str], requests: int, *flags: str) -> dict[str, float]:
     """Requests/s and p50 ms of keyed reads from ``len(keys)`` agents at once."""
     latencies: list[float] = []
     lock = threading.Lock()
-    with server(url, *flags) as base:
+    with served(url, SIGNING_KEY, *FLAGS, *flags) as (base, _):
 
         def agent(key: str) -> None:
             with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as c:
