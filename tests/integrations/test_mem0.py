@@ -845,6 +845,24 @@ def test_a_memory_mem0_let_expire_is_withheld_as_expired(
     assert item.validity.valid_to == _ends(past)
 
 
+def test_an_expiration_date_given_in_the_metadata_ends_the_memorys_item(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Mem0 keeps it as the argument's: a plain add is read back for it too."""
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0]), ReadmitMemory(shared, team[1])
+    past = now().date() - timedelta(days=2)
+    dated = {"expiration_date": past.isoformat()}
+    added = a.add("The pool is open until noon", **TRIP, infer=False, metadata=dated)
+    pool = str(added["results"][0]["id"])
+    b.depart()
+
+    assert shared.get_all(filters=TRIP)["results"] == []  # Mem0 hides it
+    assert b.get(pool) is None
+    [item] = [i for i in team[1].visible() if i.text.startswith("The pool")]
+    assert item.validity.valid_to == _ends(past)
+
+
 def test_an_updated_text_keeps_the_memorys_expiration_date(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

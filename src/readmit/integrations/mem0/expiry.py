@@ -7,7 +7,7 @@ expire. The item's validity now ends when Mem0 stops showing the memory (or earl
 the annotations' own ``valid_to``), read from the memory as Mem0 stored it.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -52,3 +52,25 @@ def ending(draft: ItemDraft, memory: Mapping[str, Any] | None) -> ItemDraft:
 def changed(current: Mapping[str, Any] | None, memory: Mapping[str, Any] | None) -> bool:
     """Whether an update changed the memory's expiration date."""
     return (current or {}).get(EXPIRATION) != (memory or {}).get(EXPIRATION)
+
+
+def read_back(
+    rows: Iterable[Mapping[str, Any]], kwargs: Mapping[str, Any], keyed: bool
+) -> list[str]:
+    """The memories an ``add`` (its ``kwargs``) reported in ``rows`` that are read back.
+
+    For their keys (``keyed``: the wrapper has a key function) and expiration dates. An
+    updated memory keeps a date set before; a memory added new has one only if the add
+    gave it (the argument, or a metadata key Mem0 keeps as it), and without a key function
+    it is not read back: one more Mem0 ``get`` for every memory a plain add wrote.
+    """
+    metadata = kwargs.get("metadata")
+    dated = kwargs.get(EXPIRATION) is not None or (
+        isinstance(metadata, Mapping) and EXPIRATION in metadata
+    )
+    new_too = keyed or dated
+    return [
+        str(r["id"])
+        for r in rows
+        if r.get("event") == "UPDATE" or (new_too and r.get("event") == "ADD")
+    ]

@@ -99,7 +99,7 @@ class ReadmitMemory:
             rows += result.get("results", [])
         changed = [str(r["id"]) for r in rows if r.get("event") in ("UPDATE", "DELETE")]
         histories = {m: self.inner.history(m) for m in changed}
-        keyed = [str(r["id"]) for r in rows if r.get("event") != "DELETE"]
+        keyed = expiry.read_back(rows, kwargs, self.readmit.key is not None)
         memories = {m: self.inner.get(m) for m in keyed}  # their keys and expiration dates
         try:
             self.readmit.added(rows, stated, memories, histories)
@@ -262,7 +262,7 @@ class AsyncReadmitMemory:
             rows += result.get("results", [])
         changed = [str(r["id"]) for r in rows if r.get("event") in ("UPDATE", "DELETE")]
         histories = {m: await self.inner.history(m) for m in changed}
-        keyed = [str(r["id"]) for r in rows if r.get("event") != "DELETE"]
+        keyed = expiry.read_back(rows, kwargs, self.readmit.key is not None)
         memories = {m: await self.inner.get(m) for m in keyed}  # keys, expiration dates
         try:
             await self._off_loop(self.readmit.added, rows, stated, memories, histories)
