@@ -7,7 +7,7 @@ buckets, rows of the store (`readmit.store.buckets`), and a return holds one of 
 agent's ``concurrent_returns`` slots as a lease in the store (`readmit.store.leases`),
 renewed while it runs and given back when it ends; one left by a process that died runs
 out within `SLOT_S`. Each request then costs a short write transaction or two (measured
-in `bench/service.py --shared-limits`).
+by `bench/shared_limits.py`).
 """
 
 import logging
