@@ -5,13 +5,13 @@ database stand for two processes; the clock is the test's."""
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from conftest import store_url
-from readmit.errors import RateLimited
+from readmit.errors import RateLimited, StoreError
 from readmit.model import Agent
 from readmit.service import shared_limits
 from readmit.service.limits import BYTES, EVENTS, REQUESTS, Limits, Throttle
@@ -243,3 +243,54 @@ def test_without_a_clock_of_its_own_a_bucket_keeps_the_databases_time(two: Two) 
     else:
         now = time.time()
     assert 0 <= float(now) - kept < 60
+
+
+@dataclass
+class Outage:
+    """The store refuses to give a slot back while ``down`` is set, as one gone away does."""
+
+    store: SqlStore
+    down: bool = True
+
+    def lease(self, workspace: str, name: str, holder: str, seconds: float) -> bool:
+        if self.down and seconds <= 0:
+            raise StoreError("PostgreSQL: terminating connection due to administrator command")
+        return SqlStore.lease(self.store, workspace, name, holder, seconds)
+
+
+def test_a_slot_not_given_back_while_the_store_was_down_is_given_back_on_the_next_claim(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not left held until it runs out (30 s of 429s for an agent with nothing running)."""
+    outage = Outage(two.first.store)
+    monkeypatch.setattr(two.first.store, "lease", outage.lease)
+    two.first.limits = replace(two.first.limits, concurrent_returns=1)
+    with two.first.return_slot(A1):
+        pass  # its give-back failed: the store was down
+    outage.down = False
+
+    with two.first.return_slot(A1):  # the store is back: this process's next return
+        pass
+
+
+def test_a_slot_not_given_back_while_the_store_was_down_is_given_back_in_the_background(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's return gets it once the store is back, long before it runs out."""
+    monkeypatch.setattr(shared_limits, "GIVE_BACK_S", 0.01, raising=False)
+    outage = Outage(two.first.store)
+    monkeypatch.setattr(two.first.store, "lease", outage.lease)
+    for throttle in (two.first, two.second):
+        throttle.limits = replace(throttle.limits, concurrent_returns=1)
+    with two.first.return_slot(A1):
+        pass
+    refused = not admitted(lambda: two.second.return_slot(A1).__enter__())
+    outage.down = False
+    renewing = two.first._renewing
+    assert renewing is not None
+    renewing.join(60)  # it ends once it has nothing left to give back or renew
+
+    assert refused
+    assert not renewing.is_alive()
+    with two.second.return_slot(A1):
+        pass

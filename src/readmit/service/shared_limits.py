@@ -6,12 +6,15 @@ its process: an agent whose requests reach N processes gets N times each. With
 buckets, rows of the store (`readmit.store.buckets`), and a return holds one of its
 agent's ``concurrent_returns`` slots as a lease in the store (`readmit.store.leases`),
 renewed while it runs and given back when it ends; one left by a process that died runs
-out within `SLOT_S`. Each request then costs a short write transaction or two (measured
-by `bench/shared_limits.py`).
+out within `SLOT_S`. One this process could not give back (the store was down) is given
+back once the store answers again, by its next claim or in the background within
+`GIVE_BACK_S`, rather than refusing its agent's returns until it runs out. Each request
+then costs a short write transaction or two (measured by `bench/shared_limits.py`).
 """
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +27,8 @@ SLOT_S = 30.0
 """How long a return's slot stands in the store without being renewed."""
 RENEW_S = 10.0
 """How often the slots this process holds are renewed."""
+GIVE_BACK_S = 1.0
+"""How often a slot this process could not give back is tried again."""
 SLOT = "return-slot "
 """The leases' names: this, the agent's id and the slot's number."""
 
@@ -45,8 +50,12 @@ class SharedThrottle(Throttle):
         self._held: dict[str, tuple[str, str]] = {}  # holder -> lease (workspace, name)
         """The slots this process holds, by holder: one run out and taken again here by
         another return has two holders in turn, each giving back only its own."""
+        self._unreturned: dict[str, tuple[str, str]] = {}  # holder -> lease
+        """Slots whose return ended but whose give-back failed (the store was down)."""
         self._renewing: threading.Thread | None = None
         self._closed = threading.Event()
+        self._stir = threading.Event()
+        """Wakes the renewing thread: to close, or to give back a slot at once."""
 
     def _take(
         self, kind: str, agent: tuple[str, str], cost: int, rate: float, size: float, force: bool
@@ -74,6 +83,7 @@ class SharedThrottle(Throttle):
         Waited for: `Service.close` closes the store next, which a renewal still uses.
         """
         self._closed.set()
+        self._stir.set()
         with self._lock:
             renewing = self._renewing
         if renewing is not None and renewing is not threading.current_thread():
@@ -83,36 +93,72 @@ class SharedThrottle(Throttle):
         """Hold a free slot of ``agent``'s in the store; its holder (this return's name)."""
         workspace, who = agent
         holder = self.me + uuid.uuid4().hex
+        self._give_back_unreturned()
         for slot in range(self.limits.concurrent_returns):
             lease = (workspace, f"{SLOT}{who} {slot}")
             if self.store.lease(*lease, holder, SLOT_S):
                 with self._lock:
                     self._held[holder] = lease
-                    if self._renewing is None:
-                        self._renewing = threading.Thread(
-                            target=self._renew, name="readmit-return-slots", daemon=True
-                        )
-                        self._renewing.start()
+                    self._keep_renewing()
                 return holder
         raise RateLimited(
             f"at most {self.limits.concurrent_returns} returns at a time per agent", 1
         )
+
+    def _keep_renewing(self) -> None:
+        """Start the renewing thread if it is not running (called under ``_lock``)."""
+        if self._renewing is None and not self._closed.is_set():
+            self._renewing = threading.Thread(
+                target=self._renew, name="readmit-return-slots", daemon=True
+            )
+            self._renewing.start()
 
     def _give_back(self, holder: str) -> None:
         with self._lock:
             lease = self._held.pop(holder)
         try:
             self.store.lease(*lease, holder, 0)
-        except Exception:  # it runs out within SLOT_S; the return's answer stands
+        except Exception:  # tried again until the store answers; the return's answer stands
             _log.warning("could not give back the return slot %s", lease, exc_info=True)
+            with self._lock:
+                self._unreturned[holder] = lease
+                self._keep_renewing()
+            self._stir.set()  # the renewing thread may be waiting out RENEW_S
+
+    def _give_back_unreturned(self) -> None:
+        """Give back the slots whose give-back failed; those that fail again stay listed."""
+        with self._lock:
+            unreturned = list(self._unreturned.items())
+        for holder, lease in unreturned:
+            try:
+                self.store.lease(*lease, holder, 0)
+            except Exception:  # still down: tried again; it was logged when it first failed
+                _log.debug("could not give back the return slot %s", lease, exc_info=True)
+                continue
+            with self._lock:
+                self._unreturned.pop(holder, None)
 
     def _renew(self) -> None:
-        while not self._closed.wait(RENEW_S):
+        """Renew the held slots every `RENEW_S`, and try the unreturned every `GIVE_BACK_S`."""
+        due = time.monotonic() + RENEW_S
+        while True:
+            with self._lock:
+                pause = due - time.monotonic()
+                if self._unreturned:
+                    pause = min(pause, GIVE_BACK_S)
+            self._stir.wait(max(0.0, pause))
+            self._stir.clear()
+            if self._closed.is_set():
+                return
+            self._give_back_unreturned()
             with self._lock:
                 held = list(self._held.items())
-                if not held:
+                if not held and not self._unreturned:
                     self._renewing = None
                     return
+            if time.monotonic() < due:
+                continue
+            due = time.monotonic() + RENEW_S
             for holder, lease in held:
                 try:
                     self.store.renew_lease(*lease, holder, SLOT_S)
