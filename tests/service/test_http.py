@@ -10,6 +10,7 @@ import pytest
 
 from builders import spent
 from readmit.examples.travel import travel_scenario
+from readmit.service.answers import UNAVAILABLE
 from readmit.strict_json import MAX_DEPTH
 from readmit.testing import UnavailableEmbedder
 from servicekit import Team, play
@@ -265,6 +266,19 @@ def test_health_reports_a_damaged_store(client: httpx.Client, team: Team) -> Non
 
     assert health.status_code == 503
     assert health.json()["code"] == "store_error"
+
+
+def test_a_database_error_is_answered_without_the_databases_words(
+    client: httpx.Client, team: Team, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its text can name the database's host, port and statements, to any caller."""
+    team.service.store.conn.execute("ALTER TABLE agent_keys RENAME TO agent_keys_gone")
+
+    refused = client.get("/v1/decisions", headers=team.auth("A1"))  # the key lookup fails
+
+    assert refused.status_code == 503
+    assert refused.json() == {"code": "store_error", "message": UNAVAILABLE, "details": None}
+    assert "agent_keys" in caplog.text  # the operator's log has it
 
 
 def test_the_openapi_schema_is_published(client: httpx.Client) -> None:

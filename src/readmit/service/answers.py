@@ -6,6 +6,8 @@ here directly, with the same status, body and ``Retry-After``.
 """
 
 import json
+import logging
+import sqlite3
 
 from starlette.types import Send
 
@@ -49,6 +51,35 @@ def status_of(error: ReadmitError) -> int:
     return next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 500)
 
 
+_log = logging.getLogger(__name__)
+
+UNAVAILABLE = "the store's database failed; try again later (the server's log has why)"
+"""What a client is told of a database's own error: its text names the database's host
+and port, and sometimes the statement, to any caller (``/health`` and a key lookup answer
+before authentication)."""
+
+
+def message_of(error: ReadmitError) -> str:
+    """The message a client is shown for ``error``: its own, but for a database's error.
+
+    That one is logged here, where the operator reads it, and answered as `UNAVAILABLE`.
+    """
+    cause = error.__cause__
+    if isinstance(error, StoreError) and isinstance(cause, sqlite3.Error | _driver_error()):
+        _log.warning("the store's database failed: %s", error)
+        return UNAVAILABLE
+    return str(error)
+
+
+def _driver_error() -> type[Exception]:
+    """PostgreSQL's driver's base error, where it is installed (else SQLite's)."""
+    try:
+        import psycopg
+    except ImportError:
+        return sqlite3.Error
+    return psycopg.Error
+
+
 def retry_after(error: ReadmitError) -> dict[str, str] | None:
     """The ``Retry-After`` header of a `RateLimited` refusal (no header for any other)."""
     return {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
@@ -63,7 +94,7 @@ async def answer(send: Send, error: ReadmitError, *, close: bool = False) -> Non
         close: ask for the connection to be closed after the answer (the client is still
             sending a body nobody will read, with no length that bounds it).
     """
-    refusal = {"code": error.code, "message": str(error), "details": None}
+    refusal = {"code": error.code, "message": message_of(error), "details": None}
     # As the app's own JSON answers are written (Starlette's JSONResponse): compact, UTF-8.
     body = json.dumps(refusal, ensure_ascii=False, separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]

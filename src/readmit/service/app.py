@@ -30,7 +30,7 @@ from readmit.errors import (
     RateLimited,
     ReadmitError,
 )
-from readmit.service.answers import retry_after, status_of
+from readmit.service.answers import message_of, retry_after, status_of
 from readmit.service.body import BodyLimit
 from readmit.service.copies import decision_json
 from readmit.service.docs import add_reference
@@ -128,7 +128,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
     @app.exception_handler(ReadmitError)
     def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
         details = error.located
-        return _error(status_of(error), error.code, str(error), details, retry_after(error))
+        return _error(status_of(error), error.code, message_of(error), details, retry_after(error))
 
     @app.exception_handler(StarletteHTTPException)
     def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
