@@ -3,7 +3,8 @@
 A read never waits for a writer's connection, nor a writer of one workspace for
 a writer of another (beyond what the database itself serializes: SQLite has one
 file writer, PostgreSQL none). A connection goes back to the pool when its
-transaction ends; one that failed with a store error is closed, never reused.
+transaction ends; one that failed with a store error is closed, never reused, and the
+idle ones with it.
 """
 
 import threading
@@ -45,6 +46,7 @@ class Pool:
             yield db
         except StoreError:
             db.close()  # it may be broken (server gone, file unreadable)
+            self._drain()  # and so may the idle ones, each failing once otherwise
             raise
         except BaseException:
             self._give(db)
@@ -65,6 +67,17 @@ class Pool:
                 self._idle.append(db)
                 return
         db.close()
+
+    def _drain(self) -> None:
+        """Close the idle connections.
+
+        After a restart of the database server each would fail the request that took it
+        (a probe's servers answered up to eight 503s each before they recovered).
+        """
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for db in idle:
+            db.close()
 
     def close(self) -> None:
         """Close every idle connection and the first; those in use close when given back."""
