@@ -1,23 +1,27 @@
 """Limits at the service edge: body size before authentication, batch and text sizes, rate,
 concurrent returns, abandoned returns and crashes that stay JSON."""
 
+import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any, cast
 
+import anyio
 import httpx
 import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
 from readmit.admission.invalidation.implicit import Pair, Verdict
+from readmit.errors import RateLimited
 from readmit.events import OpenObligation, Resolve
 from readmit.examples.travel import travel_scenario
-from readmit.service.app import create_app
+from readmit.service.app import _slot, create_app
 from readmit.service.connections import guarded
 from readmit.service.limits import Limits, Throttle
+from readmit.service.shared_limits import SharedThrottle
 from readmit.store import SqlStore
 from readmit.testing import FunctionVerifier
 from servicekit import Team, free_port, make_team, play, serving
@@ -508,3 +512,70 @@ def test_a_principal_holds_only_so_many_open_obligations_and_others_are_not_crow
     assert "open obligations here, over" in over.json()["message"]
     assert theirs.status_code == 200  # another principal's count is its own
     assert again.status_code == 200
+
+
+def test_a_bucket_refills_from_its_last_take_and_no_further_than_its_size() -> None:
+    t = [0.0]
+    throttle = Throttle(Limits(rate=1.0, burst=2), monotonic=lambda: t[0])
+    agent = ("trip", "A1")
+
+    def takes(n: int) -> list[bool]:
+        made = []
+        for _ in range(n):
+            try:
+                throttle.admit_request(agent)
+            except RateLimited:
+                made.append(False)
+            else:
+                made.append(True)
+        return made
+
+    emptied = takes(2)
+    t[0] = 1.0
+    one_back = takes(2)  # one second: one token, counted once
+    t[0] = 100.0
+    full = takes(3)  # a long wait fills the bucket to its size, no more
+
+    assert (emptied, one_back, full) == ([True, True], [True, False], [True, True, False])
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize("shared", [False, True], ids=["own", "shared"])
+def test_a_chunked_body_is_charged_to_the_byte_budget(
+    client: httpx.Client, team: Team, shared: bool
+) -> None:
+    """A body without a declared length is charged as it arrives, chunk by chunk."""
+    limited(team, byte_rate=1.0, max_body_bytes=1000, refusal_pause=0.0, shared=shared)
+    if shared:
+        team.service.throttle = SharedThrottle(team.service.limits, team.service.store)
+
+    def body(n: int) -> Iterator[bytes]:
+        text = json.dumps({"events": [{**NOTE, "item": {"id": f"n{n}", "text": "x" * 500}}]})
+        yield text[:100].encode()
+        yield text[100:].encode()
+
+    headers = {**team.auth("A2"), "Content-Type": "application/json"}
+    first = client.post("/v1/events", content=body(0), headers=headers)
+    recorded = len(team.service.store.events("trip"))
+    second = client.post("/v1/events", content=body(1), headers=headers)  # 400 bytes left
+
+    assert first.status_code == 200, first.text
+    assert (second.status_code, second.json()["code"]) == (429, "rate_limited")
+    assert "bytes of request body" in second.json()["message"]
+    assert len(team.service.store.events("trip")) == recorded
+
+
+def test_a_return_slot_is_given_back_when_the_request_is_cancelled() -> None:
+    """`_slot` gives the slot back in a worker thread even as its request is cancelled."""
+    throttle = Throttle(Limits(concurrent_returns=1))
+    agent = ("trip", "A1")
+
+    async def cancelled() -> None:
+        with anyio.CancelScope() as scope:
+            async with _slot(throttle, agent):
+                scope.cancel()
+                await anyio.sleep(0)
+
+    anyio.run(cancelled)
+
+    assert throttle.running_returns(agent) == []

@@ -2,6 +2,8 @@
 buckets and return slots (`readmit.service.shared_limits`). Two store objects over one
 database stand for two processes; the clock is the test's."""
 
+import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +18,7 @@ from readmit.model import Agent
 from readmit.service import shared_limits
 from readmit.service.limits import BYTES, EVENTS, REQUESTS, Limits, Throttle
 from readmit.service.shared_limits import SharedThrottle
-from readmit.store import SqlStore, open_store
+from readmit.store import SqlStore, open_store, sqlite
 
 A1, A2 = ("w", "A1"), ("w", "A2")
 
@@ -171,17 +173,27 @@ def test_a_held_slot_is_renewed_while_its_return_runs(
     two: Two, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shared_limits, "RENEW_S", 0.01)
+    monkeypatch.setattr(shared_limits, "SLOT_S", 3600.0)  # renewed every RENEW_S all the same
     renewed = threading.Event()
     original = two.store.renew_lease
 
     def renew(*args: object) -> bool:
         found = original(*args)  # type: ignore[arg-type]
-        renewed.set()
+        if found:
+            renewed.set()
         return found
 
     monkeypatch.setattr(two.first.store, "renew_lease", renew)
+    lease = ("w", f"{shared_limits.SLOT}A1 0")
     with two.first.return_slot(A1):
-        assert renewed.wait(60)
+        (taken,) = two.store.conn.execute(
+            "SELECT until FROM leases WHERE workspace = ? AND name = ?", lease
+        ).fetchone()
+        assert renewed.wait(60)  # a renewal that found the slot still held by this return
+        (until,) = two.store.conn.execute(
+            "SELECT until FROM leases WHERE workspace = ? AND name = ?", lease
+        ).fetchone()
+        assert until > taken  # held SLOT_S from the renewal, later than from the claim
     (holders,) = two.store.conn.execute(
         "SELECT COUNT(*) FROM leases WHERE workspace = 'w' AND name <> 'judge-ahead'"
     ).fetchone()
@@ -294,3 +306,141 @@ def test_a_slot_not_given_back_while_the_store_was_down_is_given_back_in_the_bac
     assert not renewing.is_alive()
     with two.second.return_slot(A1):
         pass
+
+
+def test_a_clock_behind_takes_what_is_there_and_never_moves_the_bucket_back(two: Two) -> None:
+    """A process whose clock is behind the last take neither loses tokens to it nor refills
+    the bucket from its earlier time when the clocks agree again."""
+    two.first.admit_request(A1)
+    two.clock.t -= 60.0  # another machine, its clock a minute behind
+    behind = [admitted(two.second.admit_request, A1) for _ in range(2)]
+    two.clock.t += 60.0
+
+    assert behind == [True, True]  # the two tokens left, not less for the clock
+    assert not admitted(two.first.admit_request, A1)  # no refill for the minute behind
+
+
+def test_renewing_a_slot_holds_it_longer_and_one_run_out_is_not_taken_again(two: Two) -> None:
+    held, lapsed = ("w", f"{shared_limits.SLOT}A1 0"), ("w", f"{shared_limits.SLOT}A1 1")
+    for lease in (held, lapsed):
+        assert two.store.lease(*lease, "me", 0.05)  # nearly out
+    kept = two.store.renew_lease(*held, "me", 30)
+
+    threading.Event().wait(0.1)  # waits at least that long, however slow the machine
+
+    assert kept
+    assert two.store.lease_holder(*held) == "me"  # renewed for 30 s, not for 0.05
+    assert not two.store.renew_lease(*lapsed, "me", 30)  # ran out: gone, if no one took it
+    assert two.store.lease_holder(*lapsed) is None
+
+
+def _renewing_threads() -> int:
+    return sum(t.name == "readmit-return-slots" for t in threading.enumerate())
+
+
+def test_one_thread_renews_every_slot_a_process_holds(two: Two) -> None:
+    before = _renewing_threads()
+
+    with two.first.return_slot(A1), two.first.return_slot(A2):
+        during = _renewing_threads()
+
+    assert during - before == 1
+
+
+def test_renewals_start_again_for_a_slot_taken_after_the_last_one_ended(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shared_limits, "RENEW_S", 0.01)
+    with two.first.return_slot(A1):
+        renewing = two.first._renewing
+    assert renewing is not None
+    renewing.join(60)  # it ends once it finds no slot held
+    assert not renewing.is_alive()
+
+    with two.first.return_slot(A1):
+        again = two.first._renewing
+        running = again is not None and again.is_alive()
+
+    assert running
+
+
+@dataclass
+class Locked:
+    """A throttle over a SQLite store whose writes give up at once while ``other`` (another
+    process) holds the file's write lock."""
+
+    throttle: SharedThrottle
+    store: SqlStore
+    other: sqlite3.Connection
+    warned: list[str]
+
+    def lock(self) -> None:
+        self.other.execute("BEGIN IMMEDIATE")
+
+    def unlock(self) -> None:
+        self.other.execute("COMMIT")
+
+
+@pytest.fixture
+def locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Locked]:
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_S", 0.01)
+    path = tmp_path / "readmit.db"
+    store = open_store(f"sqlite:///{path}")
+    store.create_workspace("w", [Agent(id="A1", principal="org", role="r")])
+    throttle = SharedThrottle(Limits(shared=True), store)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    warned: list[str] = []
+
+    class Heard(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            warned.append(record.getMessage())
+
+    heard = Heard(logging.WARNING)
+    logging.getLogger(shared_limits.__name__).addHandler(heard)
+    try:
+        yield Locked(throttle, store, other, warned)
+    finally:
+        logging.getLogger(shared_limits.__name__).removeHandler(heard)
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+        other.close()
+        throttle.close()
+        store.close()
+
+
+def test_a_slot_that_cannot_be_given_back_leaves_the_returns_answer_standing(
+    locked: Locked,
+) -> None:
+    with locked.throttle.return_slot(A1):
+        locked.lock()  # the store cannot be written as the return ends
+    locked.unlock()
+
+    assert [m for m in locked.warned if "could not give back the return slot" in m]
+    assert locked.store.lease_holder("w", f"{shared_limits.SLOT}A1 0") is not None  # runs out
+
+
+def test_a_renewal_that_fails_is_tried_again(
+    locked: Locked, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shared_limits, "RENEW_S", 0.01)
+    failed, renewed = threading.Event(), threading.Event()
+    original = locked.store.renew_lease
+
+    def renew(*args: object) -> bool:
+        try:
+            found = original(*args)  # type: ignore[arg-type]
+        except Exception:
+            failed.set()
+            raise
+        if failed.is_set():
+            renewed.set()
+        return found
+
+    monkeypatch.setattr(locked.store, "renew_lease", renew)
+    with locked.throttle.return_slot(A1):
+        locked.lock()
+        assert failed.wait(60)
+        locked.unlock()
+        assert renewed.wait(60)  # the renewals went on after the one that failed
+
+    assert [m for m in locked.warned if "could not renew the return slot" in m]
