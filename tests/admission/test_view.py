@@ -481,8 +481,11 @@ def test_a_view_whose_fractions_a_json_tool_wrote_without_their_fraction_verifie
     with_confidence["excluded"] = [{"item": "x", "reason": "implicitly_invalidated",
                                     "confidence": 1.0}]  # fmt: skip
     with_confidence = _signed_anew(with_confidence)
+    with_zeros = copy.deepcopy(with_confidence)  # 0.0 is written as 0 too
+    with_zeros["coverage"]["critical"] = with_zeros["excluded"][0]["confidence"] = 0.0
+    with_zeros = _signed_anew(with_zeros)
 
-    for signed in (view, with_confidence):
+    for signed in (view, with_confidence, with_zeros):
         rewritten = _integral_fractions_as_ints(copy.deepcopy(signed))
         assert type(rewritten["coverage"]["critical"]) is int
 
@@ -495,8 +498,14 @@ def test_a_view_whose_fractions_a_json_tool_wrote_without_their_fraction_verifie
         lambda v: v["coverage"].update(critical=0),
         lambda v: v["coverage"].update(obligations=True),
         lambda v: v.update(epoch=float(v["epoch"])),
+        lambda v: v.update(coverage=1),
     ],
-    ids=["coverage 1.0 rewritten as 0", "coverage as a boolean", "an integer as a float"],
+    ids=[
+        "coverage 1.0 rewritten as 0",
+        "coverage as a boolean",
+        "an integer as a float",
+        "coverage no object",
+    ],
 )
 def test_a_fraction_read_back_as_a_float_makes_no_other_change_verify(
     change: Callable[[dict[str, Any]], object],
