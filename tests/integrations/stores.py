@@ -27,14 +27,20 @@ class FailingStore(InMemoryStore):
 
 
 class FailingSqliteStore(SqliteStore):
-    """A real ``SqliteStore`` (it keeps TTLs) whose writes raise while ``failing``."""
+    """A real ``SqliteStore`` (it keeps TTLs) whose writes raise while ``failing``; while
+    ``landing``, they raise after they are written (as if the answer were lost)."""
 
     def __init__(self, conn: sqlite3.Connection, *, ttl: TTLConfig | None = None) -> None:
         super().__init__(conn, ttl=ttl)
         self.failing = False
+        self.landing = False
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         listed = list(ops)
-        if self.failing and any(isinstance(op, PutOp) for op in listed):
+        writes = any(isinstance(op, PutOp) for op in listed)
+        if self.failing and writes:
             raise OSError("disk full")
-        return super().batch(listed)
+        found = super().batch(listed)
+        if self.landing and writes:
+            raise OSError("connection lost")
+        return found

@@ -4,6 +4,7 @@ The stores sweep by the wall clock; these tests judge readmit's recorded end and
 admission at a chosen return time instead of waiting for a sweep.
 """
 
+import math
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,11 +22,12 @@ from conftest import fresh_postgres_schema
 from integrations.stores import FailingSqliteStore
 from readmit.clock import now
 from readmit.errors import InvalidInput
-from readmit.events import Assert, ObligationDraft, OpenObligation
+from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.langgraph import ReadmitStore, arrive, item_key, notice
+from readmit.integrations.langgraph.expiry import Expiry, ending
 from readmit.integrations.langgraph.keys import identity
 from readmit.integrations.team import Member
-from readmit.model import Agent, Item
+from readmit.model import Agent, Item, Validity
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
 
@@ -337,3 +339,120 @@ def test_a_failed_put_that_only_lengthens_the_ttl_keeps_the_end_the_store_may_ho
     assert kept <= end
     team.readmit.close()
     conn.close()
+
+
+def test_a_ttl_in_a_fraction_of_a_minute_ends_where_the_store_refreshes_it(team: Team) -> None:
+    """SQLite keeps 1.4 minutes; PostgreSQL refreshes them as 1 (`Expiry`)."""
+    before = team.clock.at
+
+    team.store(team.a2).put(TRIP, "hotel", HOTEL, ttl=1.4)
+
+    assert team.ends_after(1.4 if isinstance(team.inner, SqliteStore) else 1, before)
+
+
+@pytest.mark.parametrize("whole_minutes", [False, True], ids=["sqlite", "postgres"])
+def test_a_ttl_past_any_time_never_ends_and_one_before_any_ends_at_once(
+    whole_minutes: bool,
+) -> None:
+    expiry = Expiry(supported=True, whole_minutes=whole_minutes)
+    at = T0 + timedelta(microseconds=500)
+
+    def end(ttl: float) -> datetime | None:
+        return expiry.end(PutOp(TRIP, "hotel", HOTEL, ttl=ttl), at)
+
+    assert [end(math.inf), end(1e15)] == [None, None]
+    assert [end(-math.inf), end(-1e15)] == [T0, T0]
+
+
+@pytest.mark.parametrize("ttl", ["soon", math.nan, [10]])
+def test_a_ttl_that_is_no_number_is_refused(ttl: Any) -> None:
+    op = PutOp(TRIP, "hotel", HOTEL, ttl=ttl)
+
+    with pytest.raises(InvalidInput, match="put 'trip/hotel': ttl must be a number of minutes"):
+        Expiry(supported=True).end(op, T0)
+
+
+def test_a_value_swept_as_it_would_start_is_refused() -> None:
+    end = T0 + 10 * MINUTE
+    draft = ItemDraft(id="h", text="Riverside Hotel is booked.", validity=Validity(valid_from=end))
+
+    with pytest.raises(InvalidInput, match=r"ttl ends .* before its readmit valid_from"):
+        ending(draft, end, "put 'trip/hotel'")
+
+
+@pytest.fixture
+def landing(tmp_path: Path) -> Iterator[tuple[Team, FailingSqliteStore]]:
+    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+    inner = FailingSqliteStore(conn, ttl=CONFIG)
+    inner.setup()
+    team = make_team(inner, tmp_path)
+    yield team, inner
+    team.readmit.close()
+    conn.close()
+
+
+def test_a_new_value_that_landed_before_the_store_failed_keeps_its_own_end(
+    landing: tuple[Team, FailingSqliteStore],
+) -> None:
+    """The store holds the new value: readmit keeps the put as it was, its TTL's end with it
+    (a later end than the version before's)."""
+    team, inner = landing
+    s2 = team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL, ttl=10)
+
+    inner.landing = True
+    before = team.clock.at
+    with pytest.raises(OSError, match="connection lost"):
+        s2.batch([PutOp(TRIP, "hotel", {"text": "Sunrise Hotel is booked."}, ttl=600)])
+
+    assert team.current().text == '"trip/hotel" = {"text": "Sunrise Hotel is booked."}'
+    assert team.ends_after(600, before)
+
+
+@pytest.mark.parametrize("ttl", [None, "same end"])
+def test_a_failed_put_of_the_same_value_that_ends_no_later_changes_nothing(
+    landing: tuple[Team, FailingSqliteStore], ttl: str | None
+) -> None:
+    """Whether it landed or not, readmit's version holds: it is neither revoked nor put again
+    (what rests on it stays)."""
+    team, inner = landing
+    s2 = team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL, ttl=None if ttl is None else 10)
+    kept, end = team.current(), team.current().validity.valid_to
+    minutes: float | None = None
+    if ttl is not None:  # put a minute later for a minute less: the same end
+        assert end is not None
+        team.clock.at += timedelta(seconds=59)
+        minutes = (end - (team.clock.at + timedelta(seconds=1))) / MINUTE
+
+    inner.landing = True
+    with pytest.raises(OSError, match="connection lost"):
+        s2.batch([PutOp(TRIP, "hotel", HOTEL, ttl=minutes)])
+
+    assert team.current().validity.valid_to == end
+    assert team.current().id != kept.id  # the put's own version
+    assert [type(r.event) for r in team.readmit.events("trip")] == [Assert, Assert]  # no undo
+
+
+def test_a_value_restored_without_its_annotations_keeps_its_end(
+    landing: tuple[Team, FailingSqliteStore],
+) -> None:
+    """Its premise deleted since, the value the store still holds is asserted again without
+    its annotations (they no longer resolve), valid no longer than its TTL."""
+    team, inner = landing
+    s2 = team.store(team.a2)
+    s2.put(TRIP, "flight", {"text": "Flight LH 400."}, ttl=None)
+    needs = {**HOTEL, "_readmit": {"depends_on": [{"path": ["trip", "flight"]}]}}
+    s2.put(TRIP, "hotel", needs, ttl=10)
+    end = team.current().validity.valid_to
+    assert end is not None
+    s2.delete(TRIP, "flight")
+
+    inner.failing = True
+    with pytest.raises(OSError, match="disk full"):
+        s2.batch([PutOp(TRIP, "hotel", {"text": "Sunrise Hotel is booked."})])
+
+    restored = team.current()
+    assert restored.text.startswith('"trip/hotel" = {"text": "Riverside Hotel is booked."')
+    assert restored.depends_on == frozenset()
+    assert restored.validity.valid_to == end
