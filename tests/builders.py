@@ -1,5 +1,6 @@
 """Small constructors for domain values in tests (real values, real receipts)."""
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,6 +23,19 @@ from readmit.store import WorkStateStore
 
 T0 = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=2)
+
+
+@dataclass
+class Ticking:
+    """A clock one second later at every call, that a test moves forward: no test sleeps."""
+
+    at: datetime = T0
+
+    def __call__(self) -> datetime:
+        self.at += timedelta(seconds=1)
+        return self.at
+
+
 KEY = b"test-signing-key-0123456789"
 
 

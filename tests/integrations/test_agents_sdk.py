@@ -4,8 +4,8 @@ import asyncio
 import runpy
 import threading
 from collections.abc import Coroutine, Iterator
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,7 +14,7 @@ from agents import Agent as SdkAgent
 from agents import RunConfig, Runner, Session, SQLiteSession, TResponseInputItem
 from agents.testing import ScriptedModel, assistant_message
 
-from builders import KEY, member_states, member_supersedes
+from builders import KEY, Ticking, member_states, member_supersedes
 from integrations.watch import deciding_threads
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
@@ -460,20 +460,6 @@ def test_facts_readmit_refuses_leave_the_session_as_it_was(
 
     assert texts(run(session.get_items())) == ["Where do we stay?"]
     assert team[0].visible() == []
-
-
-T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
-
-
-@dataclass
-class Ticking:
-    """A clock one second later at every call, that a test moves forward: no test sleeps."""
-
-    at: datetime = T0
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
 
 
 def timed_sessions(

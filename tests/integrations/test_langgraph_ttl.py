@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore, PutOp, TTLConfig
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
-from builders import KEY
+from builders import KEY, T0, Ticking
 from conftest import fresh_postgres_schema
 from integrations.stores import FailingSqliteStore
 from readmit.clock import now
@@ -31,22 +31,10 @@ from readmit.model import Agent, Item, Validity
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
 
-T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
 TRIP = ("trip",)
 HOTEL = {"text": "Riverside Hotel is booked."}
 CONFIG: TTLConfig = {"default_ttl": 30, "refresh_on_read": True}
 MINUTE = timedelta(minutes=1)
-
-
-@dataclass
-class Ticking:
-    """A clock one second later at every call, that a test can also move forward."""
-
-    at: datetime = T0
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langgraph.store.base import PutOp
 
-from builders import KEY
+from builders import KEY, Ticking
 from integrations.stores import FailingStore
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
@@ -31,20 +31,8 @@ from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
 
-T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
 TRIP = ("trip",)
 HOTEL = {"text": "Riverside Hotel is booked."}
-
-
-@dataclass
-class Ticking:
-    """A clock one second later at every call, that a test can also move forward."""
-
-    at: datetime = T0
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
 
 
 @dataclass

@@ -11,14 +11,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builders import KEY, member_states, member_supersedes
+from builders import KEY, Ticking, member_states, member_supersedes
 from integrations.watch import deciding_threads
 from readmit.bench.backends import mem0_bank
 from readmit.clock import format_time, now
@@ -420,20 +420,6 @@ def test_the_example_runs_offline_explains_the_removal_and_prints_nothing_else()
     assert "revoked" in ran.stdout
     assert "Hilton" in ran.stdout
     assert ran.stderr == ""
-
-
-T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
-
-
-@dataclass
-class Ticking:
-    """A clock one second later at every call, that a test moves forward: no test sleeps."""
-
-    at: datetime = T0
-
-    def __call__(self) -> datetime:
-        self.at += timedelta(seconds=1)
-        return self.at
 
 
 @pytest.fixture
