@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,7 +26,7 @@ from readmit.service.keys import key_hash, new_key
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
 from readmit.signing import HmacSha256Signer
-from readmit.store import SqlStore
+from readmit.store import SqlStore, open_store
 
 AGENTS = [Agent(**a) for a in travel_scenario()["agents"]]
 """The travel case's team: A1-A4 of the family, X1 of the agency."""
@@ -90,6 +91,18 @@ def serving(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=120)
+
+
+def keyed_workspace(directory: Path) -> tuple[str, str]:
+    """A SQLite store in ``directory`` with workspace ``trip`` and agent A1: its URL and
+    A1's key (for a ``readmit serve`` of its own)."""
+    db = f"sqlite:///{directory / 'readmit.db'}"
+    store = open_store(db)
+    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
+    key = new_key()
+    store.add_agent_key("trip", "A1", key_hash(key), now())
+    store.close()
+    return db, key
 
 
 @contextmanager

@@ -7,23 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from readmit.clock import now
-from readmit.model import Agent
-from readmit.service.keys import key_hash, new_key
-from readmit.store import open_store
-from servicekit import served
+from servicekit import keyed_workspace, served
 
 LIMITS = ("--rate", "0.01", "--burst", "3")  # nothing refills within a test
-
-
-def workspace(tmp_path: Path) -> tuple[str, str]:
-    db = f"sqlite:///{tmp_path / 'readmit.db'}"
-    store = open_store(db)
-    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
-    key = new_key()
-    store.add_agent_key("trip", "A1", key_hash(key), now())
-    store.close()
-    return db, key
 
 
 def statuses(db: str, key: str, *flags: str) -> list[int]:
@@ -39,13 +25,13 @@ def statuses(db: str, key: str, *flags: str) -> list[int]:
 
 @pytest.mark.slow
 def test_two_servers_sharing_limits_give_an_agent_one_burst(tmp_path: Path) -> None:
-    db, key = workspace(tmp_path)
+    db, key = keyed_workspace(tmp_path)
 
     assert statuses(db, key, "--shared-limits") == [200] * 3 + [429] * 5
 
 
 @pytest.mark.slow
 def test_two_servers_without_sharing_give_an_agent_a_burst_each(tmp_path: Path) -> None:
-    db, key = workspace(tmp_path)
+    db, key = keyed_workspace(tmp_path)
 
     assert statuses(db, key) == [200] * 6 + [429] * 2

@@ -18,7 +18,7 @@ from readmit.clock import now
 from readmit.model import Agent
 from readmit.service.keys import key_hash, new_key
 from readmit.store import open_store
-from servicekit import served
+from servicekit import keyed_workspace, served
 
 
 @contextmanager
@@ -29,17 +29,6 @@ def workers(db: str, *flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]
 
 
 NOTE = {"op": "assert", "author": "A1", "item": {"id": "n0", "text": "A note."}}
-
-
-def workspace(tmp_path: Path) -> tuple[str, str]:
-    """A SQLite store with workspace ``trip`` and agent A1: its URL and A1's key."""
-    db = f"sqlite:///{tmp_path / 'readmit.db'}"
-    store = open_store(db)
-    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
-    key = new_key()
-    store.add_agent_key("trip", "A1", key_hash(key), now())
-    store.close()
-    return db, key
 
 
 def children(pid: int) -> set[int]:
@@ -57,7 +46,7 @@ def alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 def test_returns_run_in_the_workers_and_the_workers_stop_with_the_server(tmp_path: Path) -> None:
-    db, key = workspace(tmp_path)
+    db, key = keyed_workspace(tmp_path)
 
     with workers(db) as (url, server):
         spawned = children(server.pid)
@@ -115,7 +104,7 @@ def return_workers(pid: int) -> set[int]:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 def test_a_worker_that_dies_costs_one_answer_not_the_pool(tmp_path: Path) -> None:
-    db, key = workspace(tmp_path)
+    db, key = keyed_workspace(tmp_path)
 
     with (
         workers(db) as (url, server),
