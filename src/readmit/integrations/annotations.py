@@ -25,7 +25,8 @@ the agent may read is refused the same way.
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -275,3 +276,20 @@ def resolve(
             named = max(candidates, key=lambda i: i.epoch).id
         found[ref] = named
     return found
+
+
+def kept_until(draft: ItemDraft, end: datetime | None, why: Callable[[datetime], str]) -> ItemDraft:
+    """``draft``, valid no longer than its backend keeps the value (until ``end``, if any).
+
+    The annotations' own earlier ``valid_to`` stands.
+
+    Raises:
+        InvalidInput: ``why(end)`` and that it is before the readmit ``valid_from``, if the
+            annotations' ``valid_from`` is not before ``end``.
+    """
+    validity = draft.validity
+    if end is None or (validity.valid_to is not None and validity.valid_to <= end):
+        return draft
+    if validity.valid_from is not None and validity.valid_from >= end:
+        raise InvalidInput(f"{why(end)} before its readmit valid_from")
+    return replace(draft, validity=Validity(valid_from=validity.valid_from, valid_to=end))

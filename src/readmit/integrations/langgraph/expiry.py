@@ -28,14 +28,14 @@ from a time cut to the second, hence the second below.
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from langgraph.store.base import BaseStore, PutOp
 
 from readmit.errors import InvalidInput
 from readmit.events import ItemDraft
-from readmit.model import Validity
+from readmit.integrations.annotations import kept_until
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +84,8 @@ def ending(draft: ItemDraft, end: datetime | None, where: str) -> ItemDraft:
     Raises:
         InvalidInput: if the annotations' ``valid_from`` is not before ``end``.
     """
-    validity = draft.validity
-    if end is None or (validity.valid_to is not None and validity.valid_to <= end):
-        return draft
-    if validity.valid_from is not None and validity.valid_from >= end:
-        raise InvalidInput(
-            f"{where}: the value's ttl ends (the store may sweep it from {end.isoformat()}) "
-            "before its readmit valid_from"
-        )
-    return replace(draft, validity=Validity(valid_from=validity.valid_from, valid_to=end))
+    return kept_until(
+        draft,
+        end,
+        lambda at: f"{where}: the value's ttl ends (the store may sweep it from {at.isoformat()})",
+    )

@@ -8,13 +8,11 @@ the annotations' own ``valid_to``), read from the memory as Mem0 stored it.
 """
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from readmit.errors import InvalidInput
 from readmit.events import ItemDraft
-from readmit.model import Validity
+from readmit.integrations.annotations import kept_until
 
 EXPIRATION = "expiration_date"
 """Where a Mem0 memory (as ``get`` returns it) holds its expiration day."""
@@ -37,16 +35,11 @@ def ending(draft: ItemDraft, memory: Mapping[str, Any] | None) -> ItemDraft:
     Raises:
         InvalidInput: if the annotations' ``valid_from`` is not before the memory expires.
     """
-    end = expires(memory)
-    validity = draft.validity
-    if end is None or (validity.valid_to is not None and validity.valid_to <= end):
-        return draft
-    if validity.valid_from is not None and validity.valid_from >= end:
-        raise InvalidInput(
-            f"the memory expires ({EXPIRATION}: Mem0 hides it from {end.isoformat()}) before "
-            "its readmit valid_from"
-        )
-    return replace(draft, validity=Validity(valid_from=validity.valid_from, valid_to=end))
+    return kept_until(
+        draft,
+        expires(memory),
+        lambda at: f"the memory expires ({EXPIRATION}: Mem0 hides it from {at.isoformat()})",
+    )
 
 
 def changed(current: Mapping[str, Any] | None, memory: Mapping[str, Any] | None) -> bool:
