@@ -67,6 +67,7 @@ from typing import Any
 from readmit.admission import admit
 from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.implicit import Verifier
+from readmit.bench.schemas import fresh_schema
 from readmit.bench.timing import best
 from readmit.canonical import digest_text
 from readmit.collector import paused
@@ -215,16 +216,8 @@ class Backend:
         if self.postgres is None:
             yield f"sqlite:///{self.tmp}/{uuid.uuid4().hex}.db"
             return
-        import psycopg
-
-        schema = f"bench_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(self.postgres, autocommit=True) as admin:
-            admin.execute(f"CREATE SCHEMA {schema}")
-        try:
-            yield f"{self.postgres}?options=-c%20search_path%3D{schema}"
-        finally:
-            with psycopg.connect(self.postgres, autocommit=True) as admin:
-                admin.execute(f"DROP SCHEMA {schema} CASCADE")
+        with fresh_schema(self.postgres) as url:
+            yield url
 
 
 def raw_rows(events: list[Event], start: int) -> list[tuple[object, ...]]:

@@ -22,14 +22,12 @@ import json
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import Any
 
 import httpx
-import psycopg
 
+from readmit.bench.schemas import fresh_schema
 from readmit.bench.served import served
 from readmit.clock import now
 from readmit.model import Agent
@@ -45,19 +43,6 @@ Step = tuple[str, str, dict[str, Any]]
 
 def progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-@contextmanager
-def fresh_schema(base: str) -> Iterator[str]:
-    """A URL whose connections see only a new, empty schema, dropped afterwards."""
-    schema = f"multi_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(base, autocommit=True) as admin:
-        admin.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{base}?options=-c%20search_path%3D{schema}"
-    finally:
-        with psycopg.connect(base, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def script(rounds: int) -> list[Step]:

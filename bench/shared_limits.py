@@ -20,15 +20,14 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 
+from readmit.bench.schemas import fresh_schema
 from readmit.bench.served import served
 from readmit.bench.timing import best
 from readmit.clock import now
@@ -54,14 +53,8 @@ def store_url(postgres: str | None) -> Iterator[str]:
         with tempfile.TemporaryDirectory() as tmp:
             yield f"sqlite:///{Path(tmp) / 'readmit.db'}"
         return
-    schema = f"limits_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres, autocommit=True) as admin:
-        admin.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{postgres}?options=-c%20search_path%3D{schema}"
-    finally:
-        with psycopg.connect(postgres, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+    with fresh_schema(postgres, "limits") as url:
+        yield url
 
 
 def agents(url: str, count: int) -> list[str]:

@@ -1,7 +1,6 @@
 """Shared fixtures: a real SQLite store per test, a test signer, hypothesis profiles."""
 
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from builders import KEY
+from readmit.bench.schemas import fresh_schema
 from readmit.examples.travel import travel_scenario
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
@@ -44,17 +44,8 @@ def postgres_url() -> str:
 @contextmanager
 def fresh_postgres_schema() -> Iterator[str]:
     """A URL whose connections see only a new, empty schema, dropped afterwards."""
-    import psycopg
-
-    base = postgres_url()
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(base, autocommit=True) as admin:
-        admin.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{base}?options=-c%20search_path%3D{schema}"
-    finally:
-        with psycopg.connect(base, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+    with fresh_schema(postgres_url(), "t") as url:
+        yield url
 
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]

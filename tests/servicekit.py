@@ -1,9 +1,7 @@
 """Helpers for service tests: a team of agents with keys, a loopback server, the travel case."""
 
-import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from builders import KEY, build_note
+from readmit.bench.served import served as bench_served
 from readmit.clock import now, parse_time
 from readmit.examples.travel import travel_scenario
 from readmit.model import Agent
@@ -108,30 +107,9 @@ def keyed_workspace(directory: Path) -> tuple[str, str]:
 @contextmanager
 def served(db: str, *flags: str) -> Iterator[tuple[str, "subprocess.Popen[bytes]"]]:
     """``readmit serve [flags]`` over ``db`` in a process of its own, on a free loopback
-    port, until the block ends: its base URL and the process."""
-    port = free_port()
-    command = [sys.executable, "-m", "readmit", "serve", "--db", db, "--port", str(port)]
-    proc = subprocess.Popen(
-        [*command, *flags],
-        env={**os.environ, "READMIT_SIGNING_KEY": KEY.decode()},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120  # generous: a busy CI machine starts slowly
-        while True:
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"readmit serve did not start ({proc.poll()=})") from None
-                time.sleep(0.1)
-        yield url, proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    port, signing with the tests' key, until the block ends: its base URL and the process."""
+    with bench_served(db, KEY.decode(), *flags) as running:
+        yield running
 
 
 def as_sent(event: dict[str, Any], owners: dict[str, str]) -> dict[str, Any]:
