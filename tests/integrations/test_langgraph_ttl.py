@@ -280,12 +280,22 @@ def test_a_store_without_ttl_support_never_ends_a_value(tmp_path: Path) -> None:
     team.readmit.close()
 
 
-@pytest.mark.parametrize("failing", ["put", "delete"])
-def test_a_value_restored_after_a_failed_write_keeps_its_end(tmp_path: Path, failing: str) -> None:
+@pytest.fixture
+def landing(tmp_path: Path) -> Iterator[tuple[Team, FailingSqliteStore]]:
     conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
     inner = FailingSqliteStore(conn, ttl=CONFIG)
     inner.setup()
     team = make_team(inner, tmp_path)
+    yield team, inner
+    team.readmit.close()
+    conn.close()
+
+
+@pytest.mark.parametrize("failing", ["put", "delete"])
+def test_a_value_restored_after_a_failed_write_keeps_its_end(
+    landing: tuple[Team, FailingSqliteStore], failing: str
+) -> None:
+    team, inner = landing
     s2 = team.store(team.a2)
     s2.put(TRIP, "hotel", HOTEL, ttl=10)
     end = team.current().validity.valid_to
@@ -299,20 +309,15 @@ def test_a_value_restored_after_a_failed_write_keeps_its_end(tmp_path: Path, fai
     restored = team.current()
     assert restored.text == '"trip/hotel" = {"text": "Riverside Hotel is booked."}'
     assert restored.validity.valid_to == end
-    team.readmit.close()
-    conn.close()
 
 
 @pytest.mark.parametrize("ttl", [600, None])
 def test_a_failed_put_that_only_lengthens_the_ttl_keeps_the_end_the_store_may_hold(
-    tmp_path: Path, ttl: float | None
+    landing: tuple[Team, FailingSqliteStore], ttl: float | None
 ) -> None:
     """The store failed the put: it holds the same value, maybe still with its old TTL (a
     LangGraph item does not say). readmit cannot tell it landed: the end stays the old one."""
-    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
-    inner = FailingSqliteStore(conn, ttl=CONFIG)
-    inner.setup()
-    team = make_team(inner, tmp_path)
+    team, inner = landing
     s2 = team.store(team.a2)
     s2.put(TRIP, "hotel", HOTEL, ttl=10)
     end = team.current().validity.valid_to
@@ -325,8 +330,6 @@ def test_a_failed_put_that_only_lengthens_the_ttl_keeps_the_end_the_store_may_ho
     kept = team.current().validity.valid_to
     assert kept is not None
     assert kept <= end
-    team.readmit.close()
-    conn.close()
 
 
 def test_a_ttl_in_a_fraction_of_a_minute_ends_where_the_store_refreshes_it(team: Team) -> None:
@@ -366,17 +369,6 @@ def test_a_value_swept_as_it_would_start_is_refused() -> None:
 
     with pytest.raises(InvalidInput, match=r"ttl ends .* before its readmit valid_from"):
         ending(draft, end, "put 'trip/hotel'")
-
-
-@pytest.fixture
-def landing(tmp_path: Path) -> Iterator[tuple[Team, FailingSqliteStore]]:
-    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
-    inner = FailingSqliteStore(conn, ttl=CONFIG)
-    inner.setup()
-    team = make_team(inner, tmp_path)
-    yield team, inner
-    team.readmit.close()
-    conn.close()
 
 
 def test_a_new_value_that_landed_before_the_store_failed_keeps_its_own_end(
