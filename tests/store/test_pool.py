@@ -1,14 +1,17 @@
-"""A store's pool after its database server dropped every connection (a restart)."""
+"""A store's connections when its database server restarts, or stops answering."""
 
+import socket
 import threading
+import time
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from conftest import store_url
 from readmit.errors import StoreError
 from readmit.model import Agent
-from readmit.store import open_store
+from readmit.store import open_store, postgres
 
 
 def test_after_the_server_drops_its_connections_one_request_fails_not_one_per_idle_one(
@@ -46,3 +49,20 @@ def test_after_the_server_drops_its_connections_one_request_fails_not_one_per_id
         store.close()
 
     assert failed == 1
+
+
+def test_a_server_that_never_answers_is_a_store_error_not_a_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stopped or overloaded server accepts the connection and says nothing: each request
+    that opened a connection waited for good."""
+    monkeypatch.setattr(postgres, "CONNECT_TIMEOUT_S", 1)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+            open_store(f"postgresql://u@127.0.0.1:{port}/db")
+
+    assert time.monotonic() - started < 60  # the timeout, not a hang

@@ -40,6 +40,12 @@ def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
+CONNECT_TIMEOUT_S = 10
+"""How long a new connection waits for the server, unless the URL says (``connect_timeout``):
+a server that accepts and never answers (stopped, overloaded) held each request that opened
+one for good; it is now a 503 ``store_error`` after this."""
+
+
 class PostgresConnection:
     """`Connection` over psycopg 3, in autocommit mode with explicit transactions."""
 
@@ -55,7 +61,10 @@ class PostgresConnection:
         except UnicodeError:  # a byte that is not UTF-8
             raise ConfigError("the PostgreSQL URL is malformed: it is not UTF-8") from None
         try:
-            self.db = psycopg.connect(url, autocommit=True)
+            if "connect_timeout" in params:
+                self.db = psycopg.connect(url, autocommit=True)
+            else:
+                self.db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
         except psycopg.Error as exc:
             said = _said(exc)
             if quotes_password(said, url, str(params.get("password") or "")):
