@@ -265,7 +265,7 @@ def test_the_library_alone_names_the_extra_a_command_needs(tmp_path: Path) -> No
             "exit 2",
         ]
         * 3,
-        "error [config_error]: The PostgreSQL store needs psycopg: pip install "
+        "error [config_error]: the PostgreSQL store needs psycopg: pip install "
         "'.[postgres]' in the readmit checkout",
         "exit 2",
         "error [config_error]: verifier 'openai-compat' needs httpx: pip install "

@@ -19,7 +19,7 @@ try:
     from psycopg.conninfo import conninfo_to_dict
 except ImportError as _import_error:  # pragma: no cover - exercised without the extra
     raise ImportError(
-        f"The PostgreSQL store needs psycopg: {install_hint('postgres')}"
+        f"the PostgreSQL store needs psycopg: {install_hint('postgres')}"
     ) from _import_error
 
 from readmit.store.connection import Conflict, Cursor
