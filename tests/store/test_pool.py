@@ -8,10 +8,28 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import store_url
+from conftest import BACKENDS, store_url
 from readmit.errors import StoreError
 from readmit.model import Agent
-from readmit.store import open_store, postgres
+from readmit.store import SqlStore, open_store, postgres
+
+
+def with_idle_connections(store: SqlStore, count: int = 4) -> None:
+    """Leave ``count`` connections idle in ``store``'s pool (opened at once, given back)."""
+    started, go = threading.Barrier(count), threading.Event()
+
+    def read() -> None:
+        with store._pool.connection() as db:
+            started.wait(60)
+            go.wait(60)
+            db.execute("SELECT 1").fetchone()
+
+    readers = [threading.Thread(target=read) for _ in range(count)]
+    for t in readers:
+        t.start()
+    go.set()
+    for t in readers:
+        t.join()
 
 
 def test_after_the_server_drops_its_connections_one_request_fails_not_one_per_idle_one(
@@ -20,20 +38,7 @@ def test_after_the_server_drops_its_connections_one_request_fails_not_one_per_id
     with store_url("postgres", tmp_path) as url:
         store = open_store(url)
         store.create_workspace("w", [Agent(id="a", principal="p", role="r")])
-        started, go = threading.Barrier(4), threading.Event()
-
-        def read() -> None:  # four at once: four connections, then idle in the pool
-            with store._pool.connection() as db:
-                started.wait(60)
-                go.wait(60)
-                db.execute("SELECT 1").fetchone()
-
-        readers = [threading.Thread(target=read) for _ in range(4)]
-        for t in readers:
-            t.start()
-        go.set()
-        for t in readers:
-            t.join()
+        with_idle_connections(store)
         with psycopg.connect(url, autocommit=True) as admin:  # as a restart would
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -49,6 +54,24 @@ def test_after_the_server_drops_its_connections_one_request_fails_not_one_per_id
         store.close()
 
     assert failed == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_error_of_readmit_s_own_keeps_the_idle_connections(backend: str, tmp_path: Path) -> None:
+    """Only a lost server takes them: a caller asking for decisions that do not exist would
+    otherwise make every later request open a connection again."""
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        with_idle_connections(store)
+        idle = len(store._pool._idle)
+
+        with pytest.raises(StoreError, match="no decision 7"):
+            store.decision(7)
+        kept = len(store._pool._idle)
+        store.close()
+
+    assert idle >= 3  # SQLite keeps its first connection apart too
+    assert kept == idle - 1  # the one that failed is closed, as before
 
 
 def test_a_server_that_never_answers_is_a_store_error_not_a_hang(

@@ -84,6 +84,14 @@ class Connection(Protocol):
         """
         ...
 
+    @property
+    def broken(self) -> bool:
+        """Whether its server is lost to it (dropped, restarted).
+
+        The pool's idle connections to it are then likely lost too (`readmit.store.pool`).
+        """
+        ...
+
     def close(self) -> None:
         """Close the connection."""
         ...

@@ -4,7 +4,7 @@ A read never waits for a writer's connection, nor a writer of one workspace for
 a writer of another (beyond what the database itself serializes: SQLite has one
 file writer, PostgreSQL none). A connection goes back to the pool when its
 transaction ends; one that failed with a store error is closed, never reused, and the
-idle ones with it.
+idle ones with it when it lost its server.
 """
 
 import threading
@@ -45,8 +45,10 @@ class Pool:
         try:
             yield db
         except StoreError:
+            lost = db.broken
             db.close()  # it may be broken (server gone, file unreadable)
-            self._drain()  # and so may the idle ones, each failing once otherwise
+            if lost:  # the server restarted: so are the idle ones, each failing once else
+                self._drain()
             raise
         except BaseException:
             self._give(db)

@@ -137,6 +137,10 @@ class PostgresConnection:
     def check(self) -> None:
         self.execute("SELECT 1").fetchone()  # the server answers; the schema is checked apart
 
+    @property
+    def broken(self) -> bool:
+        return self.db.broken
+
     def close(self) -> None:
         self.db.close()
 

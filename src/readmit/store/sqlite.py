@@ -119,6 +119,10 @@ class SQLiteConnection:
         if rows != ["ok"]:
             raise StoreError(f"SQLite store is damaged: {'; '.join(map(str, rows[:3]))}")
 
+    @property
+    def broken(self) -> bool:
+        return False  # a file: nothing between it and the connection to lose
+
     def close(self) -> None:
         self.db.close()
 
