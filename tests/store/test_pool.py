@@ -3,6 +3,7 @@
 import socket
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -36,13 +37,15 @@ def test_after_the_server_drops_its_connections_one_request_fails_not_one_per_id
     tmp_path: Path,
 ) -> None:
     with store_url("postgres", tmp_path) as url:
-        store = open_store(url)
+        name = f"readmit-pool-{uuid.uuid4().hex}"  # its connections only, not other tests'
+        store = open_store(f"{url}&application_name={name}")
         store.create_workspace("w", [Agent(id="a", principal="p", role="r")])
         with_idle_connections(store)
         with psycopg.connect(url, autocommit=True) as admin:  # as a restart would
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                "WHERE application_name = %s",
+                (name,),
             )
 
         failed = 0
