@@ -21,6 +21,11 @@ RATE_BUCKETS = """CREATE TABLE rate_buckets (
     PRIMARY KEY (workspace, agent, kind))"""
 """Migration m028's table (`readmit.store.migrations`): never edit it; migrate instead."""
 _READ = "SELECT tokens, at FROM rate_buckets WHERE workspace = ? AND agent = ? AND kind = ?"
+_READ_AT_NOW = (
+    "SELECT b.tokens, b.at, EXTRACT(EPOCH FROM clock_timestamp()) FROM (SELECT 1) AS one "
+    "LEFT JOIN rate_buckets b ON b.workspace = ? AND b.agent = ? AND b.kind = ?"
+)
+"""`_READ` with PostgreSQL's clock, in one round trip (a row of NULLs for a new bucket)."""
 _WRITE = (
     "INSERT INTO rate_buckets (workspace, agent, kind, tokens, at) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (workspace, agent, kind) DO UPDATE SET tokens = excluded.tokens, "
@@ -54,19 +59,14 @@ class Buckets:
         rate, size = refill
         workspace, agent, _ = bucket
         with self._transaction(lock=f"_readmit_rate {workspace} {agent}") as db:
-            if now is None:
-                now = _now(db)
-            row = db.execute(_READ, bucket).fetchone()
+            if now is None and db.dialect == "postgres":  # the row and the clock at once
+                tokens_at, at, clock = db.execute(_READ_AT_NOW, bucket).fetchone()
+                row, now = (None if at is None else (tokens_at, at)), float(clock)
+            else:
+                row = db.execute(_READ, bucket).fetchone()
+                now = time.time() if now is None else now
             tokens = size if row is None else min(size, row[0] + max(0.0, now - row[1]) * rate)
             if tokens < cost and not force:
                 return cost - tokens
             db.execute(_WRITE, (*bucket, tokens - cost, max(now, row[1]) if row else now))
             return 0.0
-
-
-def _now(db: Connection) -> float:
-    """Seconds since the epoch by the database's clock (PostgreSQL), else this machine's."""
-    if db.dialect != "postgres":
-        return time.time()
-    (seconds,) = db.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
-    return float(seconds)
