@@ -323,11 +323,16 @@ place would keep everyone else from verifying."""
 
 @asynccontextmanager
 async def _slot(throttle: Throttle, agent: tuple[str, str]) -> AsyncIterator[threading.Event]:
-    """``agent``'s return slot (`Throttle.return_slot`), off the event loop.
+    """``agent``'s return slot (`Throttle.return_slot`), off the event loop where it waits.
 
-    Taken and given back in a worker thread: a shared throttle's are leases in the store.
+    A shared throttle's are leases in the store: taken and given back in a worker thread.
+    A process's own are taken in memory, here (two thread hops a return for nothing).
     """
     slot = throttle.return_slot(agent)
+    if not throttle.stored:
+        with slot as cancel:
+            yield cancel
+        return
     cancel = await anyio.to_thread.run_sync(slot.__enter__)
     try:
         yield cancel

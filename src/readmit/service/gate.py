@@ -105,7 +105,7 @@ class AgentGate:
         admit = self.service.admit_bytes
 
         async def charge(count: int) -> None:
-            if self.service.limits.shared:
+            if self.service.throttle.stored:
                 await anyio.to_thread.run_sync(admit, caller, count)
             else:
                 admit(caller, count)

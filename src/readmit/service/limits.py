@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import ClassVar
 
 from readmit.errors import (
     Abandoned,
@@ -161,6 +162,9 @@ class Throttle:
     _buckets: dict[tuple[str, tuple[str, str]], _Bucket] = field(default_factory=dict)
     _returns: dict[tuple[str, str], list[threading.Event]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    stored: ClassVar[bool] = False
+    """Whether its takes and slots are writes to the store (they then wait on it, and the
+    server makes them off its event loop); this one keeps them in memory."""
 
     def admit_request(self, agent: tuple[str, str]) -> None:
         """Take one token from ``agent``'s request bucket.

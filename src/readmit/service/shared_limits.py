@@ -38,6 +38,8 @@ _log = logging.getLogger(__name__)
 class SharedThrottle(Throttle):
     """`Throttle`, its buckets and return slots kept in ``store`` for every process over it."""
 
+    stored = True
+
     def __init__(
         self, limits: Limits, store: SqlStore, clock: Callable[[], float] | None = None
     ) -> None:
