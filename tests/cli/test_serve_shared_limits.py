@@ -9,7 +9,7 @@ import pytest
 
 from servicekit import keyed_workspace, served
 
-LIMITS = ("--rate", "0.01", "--burst", "3")  # nothing refills within a test
+LIMITS = ("--rate", "0.001", "--burst", "3")  # a token in 1,000 s: none refills in a test
 
 
 def statuses(db: str, key: str, *flags: str) -> list[int]:
