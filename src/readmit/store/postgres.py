@@ -6,6 +6,7 @@ lock, so epochs stay strictly increasing and gap-free under concurrent writers
 ONLY snapshots, so one return sees one snapshot and takes no lock.
 """
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -23,6 +24,7 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
     ) from _import_error
 
 from readmit.store.connection import Conflict, Cursor
+from readmit.store.deadline import ENV, Deadline, seconds_from
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
 from readmit.urls import one_at, quotes_password, shown
@@ -51,7 +53,7 @@ class PostgresConnection:
 
     dialect = "postgres"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, deadline: float | None = None) -> None:
         one_at(url)
         try:
             params = conninfo_to_dict(url)
@@ -72,27 +74,44 @@ class PostgresConnection:
             raise StoreError(f"cannot connect to PostgreSQL: {said}") from exc
         except UnicodeError:  # a host name with an empty or over-long label
             raise ConfigError("the PostgreSQL URL names a host that cannot be encoded") from None
+        self._deadline = None if deadline is None else Deadline(self._socket, deadline)
+
+    def _socket(self) -> int:
+        try:
+            return self.db.pgconn.socket
+        except psycopg.Error:  # closed: -1 is no descriptor
+            return -1
+
+    @contextmanager
+    def _sent(self) -> Iterator[None]:
+        """A round trip to the server, within the statement deadline, its errors as ours."""
+        try:
+            if self._deadline is None:
+                yield
+            else:
+                with self._deadline.running():
+                    yield
+        except pg_errors.UniqueViolation as exc:
+            raise Conflict(str(exc)) from exc
+        except psycopg.Error as exc:
+            if self._deadline is not None and self._deadline.cut:
+                raise StoreError(
+                    f"PostgreSQL did not answer a statement within {self._deadline.seconds:g} s "
+                    f"(the connection was closed; {ENV} sets the deadline)"
+                ) from exc
+            raise StoreError(f"PostgreSQL: {exc}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
-        try:
+        with self._sent():
             # A statement with an array parameter (a batch's lookups) is planned for its
             # values each time: a generic plan made while the table was small would scan it.
             prepare = False if any(isinstance(p, list) for p in params) else None
             cursor: Any = self.db.execute(_pg(sql), list(params), prepare=prepare)
-        except pg_errors.UniqueViolation as exc:
-            raise Conflict(str(exc)) from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
         return cursor  # type: ignore[no-any-return]
 
     def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
-        try:
-            with self.db.cursor() as cursor:
-                cursor.executemany(_pg(sql), [list(r) for r in rows])
-        except pg_errors.UniqueViolation as exc:
-            raise Conflict(str(exc)) from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+        with self._sent(), self.db.cursor() as cursor:
+            cursor.executemany(_pg(sql), [list(r) for r in rows])
 
     def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
         """Load ``rows`` into ``table`` with ``COPY ... FROM STDIN``, in the caller's transaction.
@@ -101,38 +120,45 @@ class PostgresConnection:
         times faster than one INSERT a row even pipelined.
         """
         statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN"  # names are ours
+        with self._sent(), self.db.cursor() as cursor, cursor.copy(statement) as load:
+            for row in rows:
+                load.write_row(row)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """A transaction of psycopg's, its BEGIN and its end each within the deadline.
+
+        Not the work between them: a return decodes its items inside one.
+        """
+        block = self.db.transaction()
+        with self._sent():
+            block.__enter__()
         try:
-            with self.db.cursor() as cursor, cursor.copy(statement) as load:
-                for row in rows:
-                    load.write_row(row)
-        except pg_errors.UniqueViolation as exc:
-            raise Conflict(str(exc)) from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+            yield
+        except BaseException as exc:
+            with self._sent():
+                block.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        with self._sent():
+            block.__exit__(None, None, None)
 
     @contextmanager
     def transaction(self, lock: str | None = None) -> Iterator[None]:
-        try:
-            with self.db.transaction():
-                self.execute(
-                    "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
-                    if lock
-                    else "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
-                )
-                if lock is not None:
-                    self.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (lock,))
-                yield
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+        with self._transaction():
+            self.execute(
+                "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
+                if lock
+                else "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+            )
+            if lock is not None:
+                self.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (lock,))
+            yield
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        try:
-            with self.db.transaction():
-                self.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                yield
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+        with self._transaction():
+            self.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield
 
     def check(self) -> None:
         self.execute("SELECT 1").fetchone()  # the server answers; the schema is checked apart
@@ -149,4 +175,5 @@ class PostgresStore(SqlStore):
     """A `WorkStateStore` in a PostgreSQL database (a connection per transaction in flight)."""
 
     def __init__(self, url: str) -> None:
-        super().__init__(Pool(partial(PostgresConnection, url)), url)
+        deadline = seconds_from(os.environ)  # a setting it refuses before any connection
+        super().__init__(Pool(partial(PostgresConnection, url, deadline)), url)

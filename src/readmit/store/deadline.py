@@ -1,0 +1,140 @@
+"""A deadline for each round trip to a PostgreSQL server.
+
+A server that stops answering fails the statement instead of holding its caller for
+good. psycopg waits for a statement's reply without limit, and a server that was stopped, or
+whose disk or host hangs, keeps the connection open and says nothing: every request of a
+``readmit serve`` process that reached the database waited with it, and so did the
+server's threads. A connection now says when it sends a statement and when the reply
+came (`Deadline.running`); one thread a process (`_Watcher`) looks at the statements in
+flight a few times a second and shuts down the socket of one that has waited past its
+deadline. libpq then reads the end of the stream, psycopg raises, and the statement fails
+as a `StoreError`; the connection is broken, so its pool closes it and the idle ones with
+it (`readmit.store.pool`). A statement that takes long on a server that is working (a
+lock held for minutes, a migration of a very large store) is cut the same way: the
+deadline (`SECONDS`, or ``READMIT_PG_STATEMENT_TIMEOUT``) is far above what readmit's
+statements take, and ``0`` turns it off.
+"""
+
+import math
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+from readmit.errors import ConfigError
+
+SECONDS = 60.0
+"""How long a statement may wait for the server's reply, unless the environment says."""
+ENV = "READMIT_PG_STATEMENT_TIMEOUT"
+
+
+def seconds_from(env: Mapping[str, str]) -> float | None:
+    """The deadline ``env`` sets (`ENV`), `SECONDS` without one; ``None`` for ``0``: none.
+
+    Raises:
+        ConfigError: if it is not a number of seconds, 0 or more.
+    """
+    said = env.get(ENV, "").strip()
+    if not said:
+        return SECONDS
+    try:
+        seconds = float(said)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds < math.inf:
+        raise ConfigError(f"{ENV} must be a number of seconds, 0 or more (0: no deadline), "
+                          f"not {said!r}")  # fmt: skip
+    return seconds or None
+
+
+class Deadline:
+    """The statements one connection sends, each cut off once it waited ``seconds``.
+
+    ``socket_of`` gives the connection's socket (a file descriptor), read only when a
+    statement is cut.
+    """
+
+    def __init__(self, socket_of: Callable[[], int], seconds: float) -> None:
+        self.seconds = seconds
+        self.cut = False
+        """Whether a statement was cut: the connection is broken for good."""
+        self._socket_of = socket_of
+        self._due: float | None = None
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Watch the round trip the body makes (one at a time on a connection)."""
+        with self._lock:
+            self._due = time.monotonic() + self.seconds
+        _WATCHER.add(self)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._due = None
+            _WATCHER.discard(self)
+
+    def cut_if_due(self, now: float) -> None:
+        """Shut the socket down if the statement in flight has waited past its deadline.
+
+        Under the lock `running` clears the deadline with: a reply that came meanwhile
+        leaves the socket as it is.
+        """
+        with self._lock:
+            if self._due is None or now < self._due:
+                return
+            self._due = None
+            self.cut = True
+            try:
+                held = socket.socket(fileno=os.dup(self._socket_of()))
+            except (OSError, ValueError):  # closed meanwhile: nothing waits on it
+                return
+            try:
+                held.shutdown(socket.SHUT_RDWR)  # the waiting side reads the end of the stream
+            except OSError:
+                pass
+            finally:
+                held.close()
+
+
+class _Watcher:
+    """The thread that cuts the statements that waited too long, started when first needed."""
+
+    TICK = 0.25
+    """Seconds between looks: a statement is cut at most this much after its deadline."""
+
+    def __init__(self) -> None:
+        self._watched: set[Deadline] = set()
+        self._lock = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, deadline: Deadline) -> None:
+        with self._lock:
+            self._watched.add(deadline)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="readmit-pg-deadline", daemon=True
+                )
+                self._thread.start()
+            self._lock.notify()
+
+    def discard(self, deadline: Deadline) -> None:
+        with self._lock:
+            self._watched.discard(deadline)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._watched:
+                    self._lock.wait()
+                watched = list(self._watched)
+            now = time.monotonic()
+            for deadline in watched:
+                deadline.cut_if_due(now)
+            time.sleep(self.TICK)
+
+
+_WATCHER = _Watcher()

@@ -1,0 +1,166 @@
+"""A PostgreSQL statement the server never answers fails after a deadline, not never."""
+
+import math
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+import psycopg
+import pytest
+
+from conftest import store_url
+from readmit.errors import ConfigError, StoreError
+from readmit.model import Agent
+from readmit.store import SqlStore, open_store
+from readmit.store.deadline import ENV, SECONDS, seconds_from
+from readmit.store.postgres import PostgresConnection
+
+AGENTS = [Agent(id="a", principal="p", role="r")]
+
+
+class Named(NamedTuple):
+    store: SqlStore
+    url: str
+    """The database's, for an admin connection."""
+    name: str
+    """The store's connections' ``application_name``."""
+
+
+@contextmanager
+def named_store(tmp_path: Path, deadline: str) -> Iterator[Named]:
+    """A PostgreSQL store whose connections carry a name of their own (other tests' are
+    left alone), with ``deadline`` set."""
+    with store_url("postgres", tmp_path) as url:
+        name = f"readmit-deadline-{uuid.uuid4().hex}"
+        mp = pytest.MonkeyPatch()
+        mp.setenv(ENV, deadline)
+        try:
+            store = open_store(f"{url}&application_name={name}")
+        finally:
+            mp.undo()
+        try:
+            yield Named(store, url, name)
+        finally:
+            store.close()
+
+
+def backends(url: str, name: str) -> list[int]:
+    with psycopg.connect(url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (name,)
+        ).fetchall()
+    return [pid for (pid,) in rows]
+
+
+def in_thread(call: object) -> tuple[threading.Thread, list[BaseException | object]]:
+    """``call`` run in a thread, so that a hang fails the test instead of the suite."""
+    got: list[BaseException | object] = []
+
+    def run() -> None:
+        try:
+            got.append(call())  # type: ignore[operator]
+        except BaseException as exc:  # handed to the test
+            got.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, got
+
+
+def test_a_stopped_server_fails_the_statement_and_the_store_recovers(tmp_path: Path) -> None:
+    """The server's processes stopped (SIGSTOP): the connection stays open and nothing comes
+    back, as with a host or disk that hangs. The read waited for good before."""
+    with named_store(tmp_path, "1") as named:
+        store = named.store
+        store.create_workspace("w", AGENTS)
+        stopped = backends(named.url, named.name)
+        try:
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+        except PermissionError:
+            pytest.skip("the test cannot signal the database server's processes")
+        try:
+            thread, got = in_thread(lambda: store.agents("w"))
+            thread.join(120)
+        finally:
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
+        assert not thread.is_alive(), "the read still waits for the stopped server"
+        assert isinstance(got[0], StoreError)
+        assert "did not answer a statement within 1 s" in str(got[0])
+        assert ENV in str(got[0])
+
+        assert list(store.agents("w")) == ["a"]  # a new connection
+
+
+def test_a_statement_past_the_deadline_is_cut_and_the_idle_connections_go_with_it(
+    tmp_path: Path,
+) -> None:
+    with named_store(tmp_path, "0.5") as named:
+        store = named.store
+        with store._pool.connection() as db:
+            db.execute("SELECT 1").fetchone()  # one idle connection besides the first
+        assert len(store._pool._idle) == 1
+
+        with pytest.raises(StoreError, match=r"within 0.5 s"), store._pool.connection() as db:
+            db.execute("SELECT pg_sleep(30)")
+
+        assert store._pool._idle == []  # a server that hangs hangs them too
+        with store._pool.connection() as db:
+            assert db.execute("SELECT 2").fetchone() == (2,)
+
+
+def test_a_connection_idle_past_the_deadline_is_not_cut(tmp_path: Path) -> None:
+    """Only a statement in flight is timed: a reply that came clears its deadline."""
+    with named_store(tmp_path, "0.2") as named:
+        store = named.store
+        store.create_workspace("w", AGENTS)
+        with store._pool.connection() as db:
+            db.execute("SELECT 1").fetchone()
+            time.sleep(1.0)  # past the deadline and more than one look of the watcher
+            assert db.execute("SELECT 2").fetchone() == (2,)
+            assert not db.broken
+        with store._pool.connection() as db, db.transaction():  # BEGIN and COMMIT timed too
+            time.sleep(1.0)  # the work between statements is not
+            assert db.execute("SELECT 3").fetchone() == (3,)
+        assert list(store.agents("w")) == ["a"]
+
+
+def test_statements_within_the_deadline_run_as_before(tmp_path: Path) -> None:
+    with named_store(tmp_path, "30") as named:
+        store = named.store
+        with store._pool.connection() as db:
+            assert db.execute("SELECT pg_sleep(0.3), 1").fetchone() == ("", 1)
+
+
+def test_the_deadline_is_read_from_the_environment() -> None:
+    assert seconds_from({}) == SECONDS == 60
+    assert seconds_from({ENV: " "}) == SECONDS
+    assert seconds_from({ENV: "2.5"}) == 2.5
+    assert seconds_from({ENV: "0"}) is None  # none
+    for bad in ("abc", "-1", "inf", "nan", "1e999"):
+        with pytest.raises(ConfigError, match=f"{ENV} must be a number of seconds"):
+            seconds_from({ENV: bad})
+    assert not math.isnan(SECONDS)
+
+
+def test_a_bad_deadline_is_refused_before_any_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Said as the setting's mistake, not as a server that cannot be reached."""
+    monkeypatch.setenv(ENV, "soon")
+    with pytest.raises(ConfigError, match=ENV):
+        open_store("postgresql://u@127.0.0.1:1/db")
+
+
+def test_without_a_deadline_statements_are_not_watched(tmp_path: Path) -> None:
+    with named_store(tmp_path, "0") as named:
+        store = named.store
+        with store._pool.connection() as db:
+            assert isinstance(db, PostgresConnection)
+            assert db._deadline is None
+            assert db.execute("SELECT 1").fetchone() == (1,)
