@@ -118,10 +118,7 @@ class SharedThrottle(Throttle):
     def _give_back(self, holder: str) -> None:
         with self._lock:
             lease = self._held.pop(holder)
-        try:
-            self.store.lease(*lease, holder, 0)
-        except Exception:  # tried again until the store answers; the return's answer stands
-            _log.warning("could not give back the return slot %s", lease, exc_info=True)
+        if not self._gave_back(holder, lease, logged=False):  # tried again until it answers
             with self._lock:
                 self._unreturned[holder] = lease
                 self._keep_renewing()
@@ -132,13 +129,22 @@ class SharedThrottle(Throttle):
         with self._lock:
             unreturned = list(self._unreturned.items())
         for holder, lease in unreturned:
-            try:
-                self.store.lease(*lease, holder, 0)
-            except Exception:  # still down: tried again; it was logged when it first failed
-                _log.debug("could not give back the return slot %s", lease, exc_info=True)
-                continue
-            with self._lock:
-                self._unreturned.pop(holder, None)
+            if self._gave_back(holder, lease, logged=True):
+                with self._lock:
+                    self._unreturned.pop(holder, None)
+
+    def _gave_back(self, holder: str, lease: tuple[str, str], logged: bool) -> bool:
+        """Whether the store took back ``holder``'s slot (a failure leaves the answer be).
+
+        A failure is logged as a warning the first time, then quietly (``logged``).
+        """
+        try:
+            self.store.lease(*lease, holder, 0)
+        except Exception:
+            log = _log.debug if logged else _log.warning
+            log("could not give back the return slot %s", lease, exc_info=True)
+            return False
+        return True
 
     def _renew(self) -> None:
         """Renew the held slots every `RENEW_S`, and try the unreturned every `GIVE_BACK_S`."""
