@@ -196,6 +196,8 @@ def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(
     It names the workspace, not each author, as unknown."""
     with pytest.raises(InvalidEvent, match="no workspace 'nowhere' in this store"):
         ws.append("nowhere", [assert_(1, "a")])
+    with pytest.raises(InvalidInput, match="no workspace 'nowhere' in this store"):
+        ws.append("nowhere", [])  # an empty batch too: it answered [] as if it were there
 
     assert ws.events("nowhere") == []
     assert ws.events("ws") == []

@@ -183,7 +183,9 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
     ) -> list[Recorded]:
         domain.checked_events(events)
         agents = self.agents(workspace)
-        if not agents and events:  # not each author unknown: the workspace is
+        if not agents:  # not each author unknown: the workspace is
+            if not events:  # nothing to blame it on, but an empty batch is no answer either
+                raise InvalidInput(_NO_WORKSPACE.format(workspace))
             raise InvalidEvent(events[0].id, _NO_WORKSPACE.format(workspace))
         known = partial(self._decoded.get, workspace)
         # Most batches claim only new ids: the unique indexes check those as the rows go
