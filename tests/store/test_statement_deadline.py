@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import psycopg
 import pytest
@@ -18,6 +18,7 @@ from conftest import store_url
 from readmit.errors import ConfigError, StoreError
 from readmit.model import Agent
 from readmit.store import SqlStore, open_store
+from readmit.store.connection import Connection
 from readmit.store.deadline import ENV, SECONDS, seconds_from
 from readmit.store.postgres import PostgresConnection
 
@@ -164,3 +165,54 @@ def test_without_a_deadline_statements_are_not_watched(tmp_path: Path) -> None:
             assert isinstance(db, PostgresConnection)
             assert db._deadline is None
             assert db.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_connection_cut_as_its_answer_came_is_not_handed_out_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher may look after the answer came and before the thread that waited for it
+    says so (it waits for the GIL behind the process's busy threads): the statement has its
+    rows, and its socket is shut down all the same. Given back to the pool, the connection
+    failed the next request, as a statement "not answered within" the deadline."""
+    with named_store(tmp_path, "0.2") as named:
+        store = named.store
+        execute = psycopg.Connection.execute
+
+        def answered_then_held(self: psycopg.Connection[Any], *args: Any, **kwargs: Any) -> Any:
+            cursor = execute(self, *args, **kwargs)
+            time.sleep(0.8)  # answered; the thread that waited is not back yet
+            return cursor
+
+        with monkeypatch.context() as patched:
+            patched.setattr(psycopg.Connection, "execute", answered_then_held)
+            with store._pool.connection() as db:
+                assert db.execute("SELECT 1").fetchone() == (1,)  # its rows came
+        with store._pool.connection() as db:
+            assert db.execute("SELECT 2").fetchone() == (2,)
+
+
+def test_a_connection_whose_rollback_was_cut_is_not_handed_out_again(tmp_path: Path) -> None:
+    """An error of the caller's own (not the store's) rolls the transaction back; a server that
+    stopped answering then has the ROLLBACK cut, which psycopg only logs. The connection went
+    back to the pool broken and failed the next request."""
+    stopped: list[int] = []
+
+    def stop_its_server_and_fail(db: Connection) -> None:
+        (pid,) = db.execute("SELECT pg_backend_pid()").fetchone()
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except PermissionError:
+            pytest.skip("the test cannot signal the database server's processes")
+        stopped.append(pid)
+        raise LookupError("the caller's own error")
+
+    with named_store(tmp_path, "0.5") as named:
+        store = named.store
+        try:
+            with pytest.raises(LookupError), store._pool.connection() as db, db.transaction():
+                stop_its_server_and_fail(db)
+        finally:
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
+        with store._pool.connection() as db:
+            assert db.execute("SELECT 2").fetchone() == (2,)

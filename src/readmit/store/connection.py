@@ -86,7 +86,7 @@ class Connection(Protocol):
 
     @property
     def broken(self) -> bool:
-        """Whether its server is lost to it (dropped, restarted).
+        """Whether its server is lost to it (dropped, restarted, its statement cut).
 
         The pool's idle connections to it are then likely lost too (`readmit.store.pool`).
         """

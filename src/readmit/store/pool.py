@@ -4,7 +4,8 @@ A read never waits for a writer's connection, nor a writer of one workspace for
 a writer of another (beyond what the database itself serializes: SQLite has one
 file writer, PostgreSQL none). A connection goes back to the pool when its
 transaction ends; one that failed with a store error is closed, never reused, and the
-idle ones with it when it lost its server.
+idle ones with it when it lost its server; so is one that comes back broken (by another
+error, or a statement deadline's cut that raced the answer).
 """
 
 import threading
@@ -64,6 +65,10 @@ class Pool:
         return self._connect()
 
     def _give(self, db: Connection) -> None:
+        if db.broken:  # under an error not the store's (its ROLLBACK failed), or a cut that
+            db.close()  # raced the answer (`readmit.store.deadline`): it would fail the next
+            self._drain()  # request, and the idle ones likely with it
+            return
         with self._lock:
             if not self._closed and len(self._idle) < _KEEP:
                 self._idle.append(db)

@@ -165,7 +165,9 @@ class PostgresConnection:
 
     @property
     def broken(self) -> bool:
-        return self.db.broken
+        # A cut connection is broken though psycopg may not know yet: a cut that raced the
+        # statement's answer leaves the statement its rows and the socket shut down.
+        return self.db.broken or (self._deadline is not None and self._deadline.cut)
 
     def close(self) -> None:
         self.db.close()
