@@ -3,6 +3,7 @@
 import math
 import os
 import signal
+import socket
 import threading
 import time
 import uuid
@@ -19,7 +20,7 @@ from readmit.errors import ConfigError, StoreError
 from readmit.model import Agent
 from readmit.store import SqlStore, open_store
 from readmit.store.connection import Connection
-from readmit.store.deadline import ENV, SECONDS, seconds_from
+from readmit.store.deadline import ENV, SECONDS, Deadline, seconds_from
 from readmit.store.postgres import PostgresConnection
 
 AGENTS = [Agent(id="a", principal="p", role="r")]
@@ -216,3 +217,24 @@ def test_a_connection_whose_rollback_was_cut_is_not_handed_out_again(tmp_path: P
                 os.kill(pid, signal.SIGCONT)
         with store._pool.connection() as db:
             assert db.execute("SELECT 2").fetchone() == (2,)
+
+
+def test_a_cut_leaves_alone_a_socket_that_took_the_connections_number() -> None:
+    """libpq closes a connection's socket when the server drops it (before it forgets the
+    number), and the next socket or file opened anywhere in the process takes the lowest free
+    number: a cut that read the number just then shut that one down, another request's."""
+    ours, ours_peer = socket.socketpair()
+    number = ours.fileno()
+    deadline = Deadline(lambda: number, 3600)
+    other, peer = socket.socketpair()
+    try:
+        with deadline.running():
+            ours.close()  # the server dropped the connection: libpq closed its socket...
+            os.dup2(other.fileno(), number)  # ... and an unrelated socket took its number
+            deadline.cut_if_due(time.monotonic() + 7200)  # the watcher looks
+        other.sendall(b"x")
+        assert peer.recv(1) == b"x"  # still open
+    finally:
+        os.close(number)
+        for each in (ours_peer, other, peer):
+            each.close()

@@ -52,8 +52,9 @@ def seconds_from(env: Mapping[str, str]) -> float | None:
 class Deadline:
     """The statements one connection sends, each cut off once it waited ``seconds``.
 
-    ``socket_of`` gives the connection's socket (a file descriptor), read only when a
-    statement is cut.
+    ``socket_of`` gives the connection's socket (a file descriptor), read now and when a
+    statement is cut: a cut shuts down only the socket it gave now, never another that took
+    its number meanwhile.
     """
 
     def __init__(self, socket_of: Callable[[], int], seconds: float) -> None:
@@ -61,6 +62,7 @@ class Deadline:
         self.cut = False
         """Whether a statement was cut: the connection is broken for good."""
         self._socket_of = socket_of
+        self._identity = _identity(socket_of())
         self._due: float | None = None
         self._lock = threading.Lock()
 
@@ -89,15 +91,38 @@ class Deadline:
             self._due = None
             self.cut = True
             try:
-                held = socket.socket(fileno=os.dup(self._socket_of()))
-            except (OSError, ValueError):  # closed meanwhile: nothing waits on it
+                held = os.dup(self._socket_of())
+            except OSError:  # closed meanwhile: nothing waits on it
                 return
             try:
-                held.shutdown(socket.SHUT_RDWR)  # the waiting side reads the end of the stream
-            except OSError:
-                pass
+                # libpq closes the socket of a connection its server dropped before it
+                # forgets the number, which the next socket or file opened takes: not ours.
+                if self._identity is not None and _identity(held) == self._identity:
+                    _shut_down(held)  # the waiting side reads the end of the stream
             finally:
-                held.close()
+                os.close(held)
+
+
+def _identity(descriptor: int) -> tuple[int, int] | None:
+    """Which file ``descriptor`` is open on (device and inode), ``None`` if none."""
+    try:
+        found = os.fstat(descriptor)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _shut_down(descriptor: int) -> None:
+    try:
+        held = socket.socket(fileno=descriptor)
+    except OSError:  # not a socket
+        return
+    try:
+        held.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        held.detach()  # the descriptor is the caller's to close
 
 
 class _Watcher:
