@@ -238,3 +238,12 @@ def test_a_cut_leaves_alone_a_socket_that_took_the_connections_number() -> None:
         os.close(number)
         for each in (ours_peer, other, peer):
             each.close()
+
+
+def test_a_driver_error_in_a_transactions_body_is_a_store_error(tmp_path: Path) -> None:
+    """A value psycopg cannot load raises as its row is fetched, in the transaction's body
+    rather than in `execute`: said as a `StoreError`, as before the deadline, not as psycopg's."""
+    with named_store(tmp_path, "30") as named, named.store._pool.connection() as db:
+        with pytest.raises(StoreError, match="PostgreSQL"), db.snapshot():
+            db.execute("SELECT 'infinity'::timestamp").fetchone()
+        assert db.execute("SELECT 1").fetchone() == (1,)  # rolled back, usable

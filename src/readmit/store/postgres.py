@@ -138,6 +138,8 @@ class PostgresConnection:
         except BaseException as exc:
             with self._sent():
                 block.__exit__(type(exc), exc, exc.__traceback__)
+            if isinstance(exc, psycopg.Error):  # a row psycopg could not load, as it was fetched
+                raise StoreError(f"PostgreSQL: {exc}") from exc
             raise
         with self._sent():
             block.__exit__(None, None, None)
