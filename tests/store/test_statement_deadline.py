@@ -247,3 +247,31 @@ def test_a_driver_error_in_a_transactions_body_is_a_store_error(tmp_path: Path) 
         with pytest.raises(StoreError, match="PostgreSQL"), db.snapshot():
             db.execute("SELECT 'infinity'::timestamp").fetchone()
         assert db.execute("SELECT 1").fetchone() == (1,)  # rolled back, usable
+
+
+def advisory_locks(url: str, name: str) -> int:
+    with psycopg.connect(url, autocommit=True) as admin:
+        (count,) = admin.execute(
+            "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid) "
+            "WHERE application_name = %s AND locktype = 'advisory'",
+            (name,),
+        ).fetchone() or (0,)
+    return int(count)
+
+
+def test_a_cut_statement_stops_on_a_server_that_is_slow_not_stopped(tmp_path: Path) -> None:
+    """The server ran a cut statement to its end, holding its transaction's locks: the
+    workspace's next writer waited for it, and was cut in turn."""
+    with named_store(tmp_path, "0.5") as named:
+        store = named.store
+        with (
+            pytest.raises(StoreError, match=r"within 0\.5 s"),
+            store._pool.connection() as db,
+            db.transaction(lock="w"),
+        ):
+            db.execute("SELECT pg_sleep(10)")
+        given_up = time.monotonic() + 5
+        while advisory_locks(named.url, named.name) and time.monotonic() < given_up:
+            time.sleep(0.1)
+        with store._pool.connection() as db, db.transaction(lock="w"):  # the next writer
+            assert db.execute("SELECT 1").fetchone() == (1,)

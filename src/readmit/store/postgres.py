@@ -48,6 +48,10 @@ a server that accepts and never answers (stopped, overloaded) held each request 
 one for good; it is now a 503 ``store_error`` after this."""
 
 
+CLIENT_CHECK_MS = 1000
+"""How often the server looks whether the client of a statement it runs is still there."""
+
+
 class PostgresConnection:
     """`Connection` over psycopg 3, in autocommit mode with explicit transactions."""
 
@@ -75,6 +79,24 @@ class PostgresConnection:
         except UnicodeError:  # a host name with an empty or over-long label
             raise ConfigError("the PostgreSQL URL names a host that cannot be encoded") from None
         self._deadline = None if deadline is None else Deadline(self._socket, deadline)
+        if self._deadline is not None:
+            self._stopped_with_its_client()
+
+    def _stopped_with_its_client(self) -> None:
+        """Have the server stop a statement whose client went away, as a cut one's has.
+
+        A server that is slow rather than stopped ran a cut statement to its end, holding its
+        transaction's locks: a workspace's next writer waited for it, and was cut in turn.
+        The server looks every `CLIENT_CHECK_MS` (PostgreSQL 14 and later, on a system that
+        can tell); elsewhere a cut statement still runs to its end.
+        """
+        try:
+            with self._sent():
+                self.db.execute(f"SET client_connection_check_interval = {CLIENT_CHECK_MS}")
+        except StoreError:
+            if self.broken:
+                self.db.close()
+                raise
 
     def _socket(self) -> int:
         try:
