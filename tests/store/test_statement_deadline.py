@@ -2,11 +2,13 @@
 
 import math
 import os
+import select
 import signal
 import socket
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -275,3 +277,40 @@ def test_a_cut_statement_stops_on_a_server_that_is_slow_not_stopped(tmp_path: Pa
             time.sleep(0.1)
         with store._pool.connection() as db, db.transaction(lock="w"):  # the next writer
             assert db.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a system without fork")
+def test_a_forked_process_has_its_statements_cut_too(tmp_path: Path) -> None:
+    """A process forked after its parent's watcher started (multiprocessing's default start
+    on Linux before Python 3.14, a forking server) got no thread of its own: its statements
+    waited for good, or it hung at the first if the fork found the watcher's lock held."""
+    with named_store(tmp_path, "0.3") as named:
+        with named.store._pool.connection() as db:
+            db.execute("SELECT 1").fetchone()  # the watcher thread started in this process
+        read, write = os.pipe()
+        with warnings.catch_warnings():  # 3.12 and later warn of a fork with threads running
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child; it reports through the pipe
+            said = b"?"
+            try:
+                child = PostgresConnection(named.url, 0.3)
+                try:
+                    child.execute("SELECT pg_sleep(3)")
+                    said = b"waited"
+                except StoreError:
+                    said = b"cut"
+            finally:
+                os.write(write, said)
+                os._exit(0)
+        os.close(write)
+        ready: list[int] = []
+        try:
+            ready, _, _ = select.select([read], [], [], 10)
+            assert ready, "the forked process hangs"
+            assert os.read(read, 16) == b"cut"
+        finally:
+            os.close(read)
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)

@@ -150,6 +150,16 @@ class _Watcher:
         with self._lock:
             self._watched.discard(deadline)
 
+    def forked(self) -> None:
+        """Start afresh in a forked child.
+
+        Only the forking thread was copied, not this one, and the lock as the fork found it
+        (held, if the thread was looking).
+        """
+        self._watched = set()
+        self._lock = threading.Condition()
+        self._thread = None
+
     def _run(self) -> None:
         while True:
             with self._lock:
@@ -163,3 +173,5 @@ class _Watcher:
 
 
 _WATCHER = _Watcher()
+if hasattr(os, "register_at_fork"):  # a child of a fork starts a thread of its own
+    os.register_at_fork(after_in_child=_WATCHER.forked)
