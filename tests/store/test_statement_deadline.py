@@ -230,10 +230,11 @@ def test_a_cut_leaves_alone_a_socket_that_took_the_connections_number() -> None:
     deadline = Deadline(lambda: number, 3600)
     other, peer = socket.socketpair()
     try:
-        with deadline.running():
-            ours.close()  # the server dropped the connection: libpq closed its socket...
-            os.dup2(other.fileno(), number)  # ... and an unrelated socket took its number
-            deadline.cut_if_due(time.monotonic() + 7200)  # the watcher looks
+        deadline.start()
+        ours.close()  # the server dropped the connection: libpq closed its socket...
+        os.dup2(other.fileno(), number)  # ... and an unrelated socket took its number
+        deadline.cut_if_due(time.monotonic() + 7200)  # the watcher looks
+        deadline.done()
         other.sendall(b"x")
         assert peer.recv(1) == b"x"  # still open
     finally:

@@ -107,21 +107,23 @@ class PostgresConnection:
     @contextmanager
     def _sent(self) -> Iterator[None]:
         """A round trip to the server, within the statement deadline, its errors as ours."""
+        deadline = self._deadline
+        if deadline is not None:
+            deadline.start()
         try:
-            if self._deadline is None:
-                yield
-            else:
-                with self._deadline.running():
-                    yield
+            yield
         except pg_errors.UniqueViolation as exc:
             raise Conflict(str(exc)) from exc
         except psycopg.Error as exc:
-            if self._deadline is not None and self._deadline.cut:
+            if deadline is not None and deadline.cut:
                 raise StoreError(
-                    f"PostgreSQL did not answer a statement within {self._deadline.seconds:g} s "
+                    f"PostgreSQL did not answer a statement within {deadline.seconds:g} s "
                     f"(the connection was closed; {ENV} sets the deadline)"
                 ) from exc
             raise StoreError(f"PostgreSQL: {exc}") from exc
+        finally:
+            if deadline is not None:
+                deadline.done()
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         with self._sent():
@@ -194,6 +196,8 @@ class PostgresConnection:
         return self.db.broken or (self._deadline is not None and self._deadline.cut)
 
     def close(self) -> None:
+        if self._deadline is not None:
+            self._deadline.close()
         self.db.close()
 
 
