@@ -11,6 +11,7 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -34,6 +35,9 @@ class Named(NamedTuple):
     """The database's, for an admin connection."""
     name: str
     """The store's connections' ``application_name``."""
+    workspace: str
+    """A workspace name of its own: the writers' advisory locks are the whole database's,
+    so a test holding one under a stopped server would stall another test's writer."""
 
 
 @contextmanager
@@ -43,13 +47,20 @@ def named_store(tmp_path: Path, deadline: str) -> Iterator[Named]:
     with store_url("postgres", tmp_path) as url:
         name = f"readmit-deadline-{uuid.uuid4().hex}"
         mp = pytest.MonkeyPatch()
-        mp.setenv(ENV, deadline)
+        mp.setenv(ENV, "30" if deadline != "0" else "0")  # opened on a loaded machine too
         try:
             store = open_store(f"{url}&application_name={name}")
         finally:
             mp.undo()
+        seconds = seconds_from({ENV: deadline})
+        store._pool._connect = partial(
+            PostgresConnection, f"{url}&application_name={name}", seconds
+        )
+        for db in (store._pool.first, *store._pool._idle):
+            if db.deadline is not None and seconds is not None:
+                db.deadline.seconds = seconds
         try:
-            yield Named(store, url, name)
+            yield Named(store, url, name, f"w-{uuid.uuid4().hex}")
         finally:
             store.close()
 
@@ -82,7 +93,7 @@ def test_a_stopped_server_fails_the_statement_and_the_store_recovers(tmp_path: P
     back, as with a host or disk that hangs. The read waited for good before."""
     with named_store(tmp_path, "1") as named:
         store = named.store
-        store.create_workspace("w", AGENTS)
+        store.create_workspace(named.workspace, AGENTS)
         stopped = backends(named.url, named.name)
         try:
             for pid in stopped:
@@ -90,7 +101,7 @@ def test_a_stopped_server_fails_the_statement_and_the_store_recovers(tmp_path: P
         except PermissionError:
             pytest.skip("the test cannot signal the database server's processes")
         try:
-            thread, got = in_thread(lambda: store.agents("w"))
+            thread, got = in_thread(lambda: store.agents(named.workspace))
             thread.join(120)
         finally:
             for pid in stopped:
@@ -100,19 +111,19 @@ def test_a_stopped_server_fails_the_statement_and_the_store_recovers(tmp_path: P
         assert "did not answer a statement within 1 s" in str(got[0])
         assert ENV in str(got[0])
 
-        assert list(store.agents("w")) == ["a"]  # a new connection
+        assert list(store.agents(named.workspace)) == ["a"]  # a new connection
 
 
 def test_a_statement_past_the_deadline_is_cut_and_the_idle_connections_go_with_it(
     tmp_path: Path,
 ) -> None:
-    with named_store(tmp_path, "0.5") as named:
+    with named_store(tmp_path, "1") as named:
         store = named.store
         with store._pool.connection() as db:
             db.execute("SELECT 1").fetchone()  # one idle connection besides the first
         assert len(store._pool._idle) == 1
 
-        with pytest.raises(StoreError, match=r"within 0.5 s"), store._pool.connection() as db:
+        with pytest.raises(StoreError, match=r"within 1 s"), store._pool.connection() as db:
             db.execute("SELECT pg_sleep(30)")
 
         assert store._pool._idle == []  # a server that hangs hangs them too
@@ -122,18 +133,18 @@ def test_a_statement_past_the_deadline_is_cut_and_the_idle_connections_go_with_i
 
 def test_a_connection_idle_past_the_deadline_is_not_cut(tmp_path: Path) -> None:
     """Only a statement in flight is timed: a reply that came clears its deadline."""
-    with named_store(tmp_path, "0.2") as named:
+    with named_store(tmp_path, "1") as named:
         store = named.store
-        store.create_workspace("w", AGENTS)
+        store.create_workspace(named.workspace, AGENTS)
         with store._pool.connection() as db:
             db.execute("SELECT 1").fetchone()
-            time.sleep(1.0)  # past the deadline and more than one look of the watcher
+            time.sleep(2.5)  # past the deadline and more than one look of the watcher
             assert db.execute("SELECT 2").fetchone() == (2,)
             assert not db.broken
         with store._pool.connection() as db, db.transaction():  # BEGIN and COMMIT timed too
-            time.sleep(1.0)  # the work between statements is not
+            time.sleep(2.5)  # the work between statements is not
             assert db.execute("SELECT 3").fetchone() == (3,)
-        assert list(store.agents("w")) == ["a"]
+        assert list(store.agents(named.workspace)) == ["a"]
 
 
 def test_statements_within_the_deadline_run_as_before(tmp_path: Path) -> None:
@@ -166,7 +177,7 @@ def test_without_a_deadline_statements_are_not_watched(tmp_path: Path) -> None:
         store = named.store
         with store._pool.connection() as db:
             assert isinstance(db, PostgresConnection)
-            assert db._deadline is None
+            assert db.deadline is None
             assert db.execute("SELECT 1").fetchone() == (1,)
 
 
@@ -177,13 +188,13 @@ def test_a_connection_cut_as_its_answer_came_is_not_handed_out_again(
     says so (it waits for the GIL behind the process's busy threads): the statement has its
     rows, and its socket is shut down all the same. Given back to the pool, the connection
     failed the next request, as a statement "not answered within" the deadline."""
-    with named_store(tmp_path, "0.2") as named:
+    with named_store(tmp_path, "1") as named:
         store = named.store
         execute = psycopg.Connection.execute
 
         def answered_then_held(self: psycopg.Connection[Any], *args: Any, **kwargs: Any) -> Any:
             cursor = execute(self, *args, **kwargs)
-            time.sleep(0.8)  # answered; the thread that waited is not back yet
+            time.sleep(2.5)  # answered; the thread that waited is not back yet
             return cursor
 
         with monkeypatch.context() as patched:
@@ -209,7 +220,7 @@ def test_a_connection_whose_rollback_was_cut_is_not_handed_out_again(tmp_path: P
         stopped.append(pid)
         raise LookupError("the caller's own error")
 
-    with named_store(tmp_path, "0.5") as named:
+    with named_store(tmp_path, "1") as named:
         store = named.store
         try:
             with pytest.raises(LookupError), store._pool.connection() as db, db.transaction():
@@ -265,18 +276,21 @@ def advisory_locks(url: str, name: str) -> int:
 def test_a_cut_statement_stops_on_a_server_that_is_slow_not_stopped(tmp_path: Path) -> None:
     """The server ran a cut statement to its end, holding its transaction's locks: the
     workspace's next writer waited for it, and was cut in turn."""
-    with named_store(tmp_path, "0.5") as named:
+    with named_store(tmp_path, "1") as named:
         store = named.store
         with (
-            pytest.raises(StoreError, match=r"within 0\.5 s"),
+            pytest.raises(StoreError, match=r"within 1 s"),
             store._pool.connection() as db,
-            db.transaction(lock="w"),
+            db.transaction(lock=named.workspace),
         ):
             db.execute("SELECT pg_sleep(10)")
         given_up = time.monotonic() + 5
         while advisory_locks(named.url, named.name) and time.monotonic() < given_up:
             time.sleep(0.1)
-        with store._pool.connection() as db, db.transaction(lock="w"):  # the next writer
+        with (
+            store._pool.connection() as db,
+            db.transaction(lock=named.workspace),
+        ):  # the next writer
             assert db.execute("SELECT 1").fetchone() == (1,)
 
 
@@ -285,7 +299,7 @@ def test_a_forked_process_has_its_statements_cut_too(tmp_path: Path) -> None:
     """A process forked after its parent's watcher started (multiprocessing's default start
     on Linux before Python 3.14, a forking server) got no thread of its own: its statements
     waited for good, or it hung at the first if the fork found the watcher's lock held."""
-    with named_store(tmp_path, "0.3") as named:
+    with named_store(tmp_path, "1") as named:
         with named.store._pool.connection() as db:
             db.execute("SELECT 1").fetchone()  # the watcher thread started in this process
         read, write = os.pipe()
@@ -295,9 +309,9 @@ def test_a_forked_process_has_its_statements_cut_too(tmp_path: Path) -> None:
         if pid == 0:  # pragma: no cover - the child; it reports through the pipe
             said = b"?"
             try:
-                child = PostgresConnection(named.url, 0.3)
+                child = PostgresConnection(named.url, 1.0)
                 try:
-                    child.execute("SELECT pg_sleep(3)")
+                    child.execute("SELECT pg_sleep(30)")
                     said = b"waited"
                 except StoreError:
                     said = b"cut"
@@ -315,3 +329,92 @@ def test_a_forked_process_has_its_statements_cut_too(tmp_path: Path) -> None:
             if not ready:
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+
+
+def test_opening_waits_for_another_process_s_migration_as_long_as_it_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process migrating holds the migrations' lock for minutes on a large store:
+    an opening meanwhile was cut waiting for it, as if the server had not answered (and a
+    migration that long would itself be cut at every opening, and never done)."""
+    with store_url("postgres", tmp_path) as url:
+        open_store(url).close()  # migrated: what an opening runs is the lock and a read
+        monkeypatch.setenv(ENV, "1")
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute("SELECT pg_advisory_lock(hashtext('_readmit_migrations'))")
+            thread, got = in_thread(lambda: open_store(url))
+            thread.join(3.0)  # three deadlines; the opening waits for the lock
+            assert thread.is_alive()
+            other.execute("SELECT pg_advisory_unlock(hashtext('_readmit_migrations'))")
+            thread.join(60)
+        assert not thread.is_alive()
+        opened = got[0]
+        assert isinstance(opened, SqlStore), opened
+        with opened._pool.connection() as db:  # its statements have the deadline again
+            assert db.deadline is not None
+            assert not db.deadline.patient
+            with pytest.raises(StoreError, match=r"within 1 s"):
+                db.execute("SELECT pg_sleep(30)")
+        opened.close()
+
+
+def test_a_store_whose_server_does_not_answer_fails_to_open_before_migrating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The migrations wait as long as they take, but not the check before them."""
+    monkeypatch.setenv(ENV, "1")
+    with store_url("postgres", tmp_path) as url:
+        name = f"readmit-deadline-{uuid.uuid4().hex}"
+        calls: list[int] = []
+        original = PostgresConnection.check
+
+        def stalled_check(conn: PostgresConnection) -> None:
+            calls.append(1)
+            conn.execute("SELECT pg_sleep(30)")  # as a server that does not answer
+            original(conn)
+
+        monkeypatch.setattr(PostgresConnection, "check", stalled_check)
+        with pytest.raises(StoreError, match=r"within 1 s"):
+            open_store(f"{url}&application_name={name}")
+        assert calls == [1]
+
+
+def test_a_cut_commit_says_that_its_outcome_is_unknown(tmp_path: Path) -> None:
+    """The COMMIT reached the server, which was stopped before it answered: once resumed
+    it commits. The caller is told it cannot know, not that nothing happened (a batch sent
+    again is refused by its event ids if it did commit)."""
+    stopped: list[int] = []
+    with named_store(tmp_path, "1") as named:
+        store = named.store
+        with store._pool.connection() as db:
+            db.execute("CREATE TABLE probe (x INT)")
+
+        def stop_its_server_before_commit(db: Connection) -> None:
+            db.execute("INSERT INTO probe VALUES (1)")
+            (pid,) = db.execute("SELECT pg_backend_pid()").fetchone()
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except PermissionError:
+                pytest.skip("the test cannot signal the database server's processes")
+            stopped.append(pid)
+
+        try:
+            before = store.generation
+            lock = f"probe-{uuid.uuid4().hex}"  # advisory locks are the database's: not "w"
+            with pytest.raises(StoreError) as cut, store._transaction(lock) as db:
+                stop_its_server_before_commit(db)
+        finally:
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
+        assert "did not answer a statement within 1 s" in str(cut.value)
+        assert "whether the transaction committed is unknown" in str(cut.value)
+        assert store.generation > before  # what follows the log through it looks again
+        with psycopg.connect(named.url, autocommit=True) as admin:  # it did, once resumed
+            for _ in range(600):
+                if admin.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (stopped[0],)
+                ).fetchone() == (0,):
+                    break
+                time.sleep(0.05)
+        with store._pool.connection() as db:
+            assert db.execute("SELECT x FROM probe").fetchall() == [(1,)]

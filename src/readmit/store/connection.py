@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from readmit.store.deadline import Deadline
+
 
 class Conflict(Exception):
     """A unique constraint was violated (an id is already taken)."""
@@ -42,6 +44,8 @@ class Connection(Protocol):
 
     dialect: str
     """``sqlite`` or ``postgres``: which schema migrations to apply."""
+    deadline: Deadline | None
+    """How long a statement may wait for its server (PostgreSQL's), if there is a limit."""
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         """Run one statement.

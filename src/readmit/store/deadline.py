@@ -21,7 +21,8 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 
 from readmit.errors import ConfigError
 
@@ -65,6 +66,8 @@ class Deadline:
         self._identity = _identity(socket_of())
         self._due: float | None = None
         self._lock = threading.Lock()
+        self.patient = False
+        """Whether its statements wait for the server as long as it takes (`patiently`)."""
         _WATCHER.add(self)  # looked at while it lives: a statement only sets its due time
 
     def start(self) -> None:
@@ -92,7 +95,7 @@ class Deadline:
         leaves the socket as it is.
         """
         with self._lock:
-            if self._due is None or now < self._due:
+            if self._due is None or now < self._due or self.patient:
                 return
             self._due = None
             self.cut = True
@@ -107,6 +110,25 @@ class Deadline:
                     _shut_down(held)  # the waiting side reads the end of the stream
             finally:
                 os.close(held)
+
+
+@contextmanager
+def patiently(deadline: Deadline | None) -> Iterator[None]:
+    """The body's statements wait for the server as long as it takes (``None``: no change).
+
+    For the migrations a store runs as it opens: one that takes minutes on a large store
+    was cut at every opening and never done, and another process opening meanwhile was cut
+    waiting for its lock. The connection's first statement (`SqlStore`'s check) still has
+    its deadline, so a server that does not answer is found before.
+    """
+    if deadline is None:
+        yield
+        return
+    deadline.patient = True
+    try:
+        yield
+    finally:
+        deadline.patient = False
 
 
 def _identity(descriptor: int) -> tuple[int, int] | None:

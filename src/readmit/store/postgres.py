@@ -78,8 +78,8 @@ class PostgresConnection:
             raise StoreError(f"cannot connect to PostgreSQL: {said}") from exc
         except UnicodeError:  # a host name with an empty or over-long label
             raise ConfigError("the PostgreSQL URL names a host that cannot be encoded") from None
-        self._deadline = None if deadline is None else Deadline(self._socket, deadline)
-        if self._deadline is not None:
+        self.deadline = None if deadline is None else Deadline(self._socket, deadline)
+        if self.deadline is not None:
             self._stopped_with_its_client()
 
     def _stopped_with_its_client(self) -> None:
@@ -107,7 +107,7 @@ class PostgresConnection:
     @contextmanager
     def _sent(self) -> Iterator[None]:
         """A round trip to the server, within the statement deadline, its errors as ours."""
-        deadline = self._deadline
+        deadline = self.deadline
         if deadline is not None:
             deadline.start()
         try:
@@ -165,8 +165,13 @@ class PostgresConnection:
             if isinstance(exc, psycopg.Error):  # a row psycopg could not load, as it was fetched
                 raise StoreError(f"PostgreSQL: {exc}") from exc
             raise
-        with self._sent():
-            block.__exit__(None, None, None)
+        try:
+            with self._sent():
+                block.__exit__(None, None, None)
+        except StoreError as exc:
+            if self.deadline is not None and self.deadline.cut:  # sent, and maybe done
+                raise StoreError(f"{exc}; whether the transaction committed is unknown") from exc
+            raise
 
     @contextmanager
     def transaction(self, lock: str | None = None) -> Iterator[None]:
@@ -193,11 +198,11 @@ class PostgresConnection:
     def broken(self) -> bool:
         # A cut connection is broken though psycopg may not know yet: a cut that raced the
         # statement's answer leaves the statement its rows and the socket shut down.
-        return self.db.broken or (self._deadline is not None and self._deadline.cut)
+        return self.db.broken or (self.deadline is not None and self.deadline.cut)
 
     def close(self) -> None:
-        if self._deadline is not None:
-            self._deadline.close()
+        if self.deadline is not None:
+            self.deadline.close()
         self.db.close()
 
 

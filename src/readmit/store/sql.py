@@ -38,6 +38,7 @@ from readmit.store.base import Returning
 from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
 from readmit.store.buckets import Buckets
 from readmit.store.connection import Conflict, Connection
+from readmit.store.deadline import patiently
 from readmit.store.decoded import BodyCache
 from readmit.store.held import Held
 from readmit.store.history import history, named
@@ -79,7 +80,8 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         self._commits = itertools.count(1)  # next() on it is atomic: no increment is lost
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
-            migrate(self.conn)
+            with patiently(self.conn.deadline):  # minutes on a large store, once
+                migrate(self.conn)
             self.check()
         except BaseException:
             pool.close()
@@ -117,12 +119,16 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         """A write transaction, serialized with every other writer of ``lock``."""
         if getattr(self._local, "db", None) is not None:
             raise StoreError("a write cannot start inside another transaction")
-        with self._writers(lock), self._pool.connection() as db, db.transaction(lock=lock):
-            self._local.db = db
-            try:
-                yield db
-            finally:
-                self._local.db = None
+        try:
+            with self._writers(lock), self._pool.connection() as db, db.transaction(lock=lock):
+                self._local.db = db
+                try:
+                    yield db
+                finally:
+                    self._local.db = None
+        except StoreError:  # perhaps committed (a COMMIT cut by its deadline): readers look again
+            self.generation = next(self._commits)
+            raise
         self.generation = next(self._commits)  # committed
 
     def _writers(self, name: str) -> threading.Lock:

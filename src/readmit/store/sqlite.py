@@ -17,6 +17,7 @@ from functools import partial
 from readmit.clock import elapsed
 from readmit.errors import StoreError
 from readmit.store.connection import Conflict, Cursor
+from readmit.store.deadline import Deadline
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
 from readmit.urls import shown
@@ -47,6 +48,7 @@ class SQLiteConnection:
     """`Connection` over :mod:`sqlite3`."""
 
     dialect = "sqlite"
+    deadline: Deadline | None = None  # a local file: its statements wait on no server
 
     def __init__(self, path: str) -> None:
         try:
