@@ -91,7 +91,7 @@ class Deadline:
     def cut_if_due(self, now: float) -> None:
         """Shut the socket down if the statement in flight has waited past its deadline.
 
-        Under the lock `running` clears the deadline with: a reply that came meanwhile
+        Under the lock `done` clears the deadline with: a reply that came meanwhile
         leaves the socket as it is.
         """
         with self._lock:
