@@ -213,9 +213,13 @@ def methods(names: Sequence[str] | None, verifier: Verifier) -> list[ReturnMetho
     by_name = {m.name: m for m in every}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        close = [c for n in unknown for c in get_close_matches(n, by_name, n=1, cutoff=0.3)]
+        folded = {m.casefold(): m for m in by_name}  # 'trace' is TRACE before 'Static'
+        close = [
+            folded.get(n.casefold()) or next(iter(get_close_matches(n, by_name, 1, 0.3)), None)
+            for n in unknown
+        ]
         ablation = [f"TRACE w/o {n}" for n in unknown if n in ABLATIONS]
-        meant = ablation or close
+        meant = ablation or [c for c in close if c is not None]
         hint = f"did you mean {', '.join(map(repr, meant))}? " if meant else ""
         known = ", ".join(by_name)
         raise ConfigError(f"unknown method(s) {unknown} ({hint}known: {known})")

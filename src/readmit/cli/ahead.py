@@ -13,8 +13,7 @@ from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.ahead import LEASE, LEASE_MARGIN_S, WANTED, judge_ahead, returns_to
-from readmit.cli.audit import db_given
-from readmit.cli.inputs import open_existing_store, workspace_agents
+from readmit.cli.inputs import db_given, open_existing_store, workspace_agents
 from readmit.cli.progress import progress_bar
 from readmit.cli.replay import EMBEDDINGS_OPTION
 from readmit.cli.serve import DB_OPTION, POLICY_OPTION, VERIFIER_OPTION, not_nan

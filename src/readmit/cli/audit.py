@@ -1,19 +1,18 @@
 """``readmit audit`` and ``readmit explain``: read the audit log of stored decisions."""
 
+import os
 from pathlib import Path
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from readmit.cli.history import for_page, history
-from readmit.cli.inputs import open_existing_store, workspace_agents
+from readmit.cli.inputs import db_given, open_existing_store, workspace_agents
 from readmit.cli.render import render_decision
 from readmit.cli.replay import GLOSSARY_HINT
 from readmit.cli.report_html import write_html
 from readmit.cli.serve import DB_OPTION
 from readmit.clock import format_time
-from readmit.config import DB_ENV
 from readmit.errors import InvalidInput, NotFound, StoreError
 from readmit.report import upgrade_record
 from readmit.store import SqlStore
@@ -41,12 +40,15 @@ def _own(store: SqlStore, number: int, workspace: str | None, agent: str) -> tup
     return rows[number - 1].id, rows[number - 1].workspace
 
 
-def db_given() -> str | None:
-    """Where this command's --db came from: the option, the variable, or None (default)."""
-    source = click.get_current_context().get_parameter_source("db")
-    if source is ParameterSource.COMMANDLINE:
-        return "--db"
-    return DB_ENV if source is ParameterSource.ENVIRONMENT else None
+def _page_file(value: str | None) -> Path | None:
+    """``--html``'s file, refusing a path that ends as a folder's (it was written as a file)."""
+    if value is not None and value.endswith(("/", os.sep)):
+        raise click.BadParameter(
+            f"{value!r} names a folder: explain writes one page, so give its file "
+            f"(e.g. {value}decision.html)",
+            param_hint="'--html'",
+        )
+    return None if value is None else Path(value)
 
 
 class DecisionId(click.types.IntParamType):
@@ -115,8 +117,9 @@ def audit(db: str, workspace: str | None) -> None:
 @click.option(
     "--html",
     "html_file",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(dir_okay=False),
     default=None,
+    callback=lambda _ctx, _param, value: _page_file(value),
     help="Also write the decision as one self-contained HTML page to this file.",
 )
 def explain(

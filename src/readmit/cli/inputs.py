@@ -8,7 +8,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import click
+from click.core import ParameterSource
+
 from readmit import strict_json
+from readmit.config import DB_ENV
 from readmit.errors import ConfigError, InvalidInput, NotFound, StoreError
 from readmit.model import Agent
 from readmit.store import SqlStore, open_store, refuse_options
@@ -61,11 +65,29 @@ def sqlite_file(url: str) -> Path | None:
     return path
 
 
-def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> SqlStore:
+def db_given() -> str | None:
+    """Where this command's --db came from: the option, the variable, or None (default)."""
+    source = click.get_current_context().get_parameter_source("db")
+    if source is ParameterSource.COMMANDLINE:
+        return "--db"
+    return DB_ENV if source is ParameterSource.ENVIRONMENT else None
+
+
+AFTER_REPLAY = (
+    "'readmit replay' without --db decides on a throwaway in-memory store: run 'readmit "
+    "replay FILE --db sqlite:///trip.db' (it prints each decision's number) and pass the "
+    "same --db here"
+)
+"""What a command reading a replay's decisions says when no store was named."""
+
+
+def open_existing_store(
+    url: str, given: str | None = "--db or READMIT_DB", unset: str = AFTER_REPLAY
+) -> SqlStore:
     """Open a store that must already exist, so a mistyped path is not a new empty database.
 
-    ``given`` names where ``url`` came from (an option, a variable); ``None`` means
-    neither was set and ``url`` is the default.
+    ``given`` names where ``url`` came from (an option, a variable, `db_given`); ``None``
+    means neither was set and ``url`` is the default, and ``unset`` says what to do.
 
     Raises:
         ConfigError: if ``url`` names an SQLite file that does not exist.
@@ -77,9 +99,7 @@ def open_existing_store(url: str, given: str | None = "--db or READMIT_DB") -> S
         if given is None:
             raise ConfigError(
                 f"no database at {str(path)!r}, the default store {url!r} (neither --db nor "
-                "READMIT_DB was set); 'readmit replay' without --db decides on a throwaway "
-                "in-memory store: run 'readmit replay FILE --db sqlite:///trip.db' (it prints "
-                "each decision's number) and pass the same --db here"
+                f"READMIT_DB was set); {unset}"
             )
         raise ConfigError(
             f"no database at {shown(str(path))!r} (from {given} {shown(url)!r}); "

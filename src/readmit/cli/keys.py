@@ -4,12 +4,18 @@ from datetime import datetime
 
 import click
 
-from readmit.cli.inputs import open_existing_store, workspace_agents
+from readmit.cli.inputs import db_given, open_existing_store, workspace_agents
 from readmit.cli.serve import DB_OPTION
 from readmit.clock import format_time, now
 from readmit.errors import NotFound
 from readmit.service.keys import PREFIX, key_hash, new_key
 from readmit.wire import check_name
+
+_UNSET = (
+    "name the store the workspace was made in with --db URL (a server's is the --db or "
+    "READMIT_DB it was started with), or export READMIT_DB in this shell too"
+)
+"""What a keys command says when no store was named and the default is not there."""
 
 
 @click.group()
@@ -42,7 +48,7 @@ def keys_create(workspace_name: str, agent: str, db: str) -> None:
     check_name(workspace_name, "WORKSPACE")
     check_name(agent, "AGENT")
     key = new_key()
-    store = open_existing_store(db)
+    store = open_existing_store(db, db_given(), _UNSET)
     try:
         store.add_agent_key(workspace_name, agent, key_hash(key), now())
     finally:
@@ -60,7 +66,7 @@ def keys_list(workspace_name: str | None, db: str) -> None:
     """
     if workspace_name is not None:
         check_name(workspace_name, "--workspace")
-    store = open_existing_store(db)
+    store = open_existing_store(db, db_given(), _UNSET)
     try:
         if workspace_name is not None:
             workspace_agents(store, workspace_name)
@@ -98,7 +104,7 @@ def keys_revoke(workspace_name: str, agent: str, fingerprint: str | None, db: st
             if not fingerprint.startswith("sha256:"):  # the hex `keys list` shows after it
                 fingerprint = f"sha256:{fingerprint}"
             which = f"key starting {fingerprint!r}"
-    store = open_existing_store(db)
+    store = open_existing_store(db, db_given(), _UNSET)
     try:
         workspace_agents(store, workspace_name, [agent])
         revoked = store.revoke_agent_keys(workspace_name, agent, fingerprint)

@@ -82,7 +82,15 @@ def _load(path: Path, number: int | None) -> dict[str, Any]:
         )
     elif number is not None:
         raise InvalidInput(f'--decision: {path} is not replay output (no "decisions" list)')
-    what = f"decision {number}" if listed else str(path)
+    return _view_of(data, f"decision {number}" if listed else str(path))
+
+
+def _view_of(data: object, what: str) -> dict[str, Any]:
+    """The view ``data`` holds (itself, or a decision's), refusing what holds none."""
+    if isinstance(data, dict) and {"code", "message"} <= data.keys() and "view" not in data:
+        raise InvalidInput(  # what curl saved when the service refused the request
+            f"{what} holds an error answer, not a view: {data['code']}: {data['message']}"
+        )
     if isinstance(data, dict) and "outcome" in data and data.get("view") is None:
         if data["outcome"] == "issued":  # a record that says so yet holds none
             raise InvalidInput(f'{what} says it was issued but holds no "view" to verify')
