@@ -1,6 +1,7 @@
 """Choosing a model verifier's cut-off on labeled pairs, against a scripted server."""
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,15 @@ from click.testing import CliRunner
 from builders import pair_row
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.cli import cli
-from readmit.errors import ConfigError
+from readmit.errors import ConfigError, VerifierUnavailable
 from readmit.plugins import make_verifier
-from readmit.verifiers.calibration import best_threshold, calibrate, cut_offs, scores
+from readmit.verifiers.calibration import (
+    GIVE_UP_AFTER,
+    best_threshold,
+    calibrate,
+    cut_offs,
+    scores,
+)
 from readmit.verifiers.chain import ChainVerifier
 from readmit.verifiers.openai_compat import OpenAICompatVerifier
 from readmit.verifiers.pairs import LabeledPair, load_pairs
@@ -113,6 +120,25 @@ def test_a_pair_the_model_could_not_judge_is_named(tmp_path: Path) -> None:
     found = calibrate(verifier, load_pairs(pairs_file(tmp_path)))
 
     assert [p.id for p in found.unavailable] == ["p2", "p3", "p4", "p5"]
+    assert set(found.why) == {"p2", "p3", "p4", "p5"}
+    assert "500" in found.why["p2"]
+
+
+def test_a_server_that_answers_nothing_is_said_at_once_with_why(tmp_path: Path) -> None:
+    """Each pair failed in turn (about 0.8 s each with retries: six minutes for the labeled
+    file), and the command then named every pair and no reason."""
+    with socket.socket() as closed:  # a port nothing listens on: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    verifier = OpenAICompatVerifier(model="m", base_url=f"http://127.0.0.1:{port}/v1")
+    verifier.retries = 0
+
+    with pytest.raises(VerifierUnavailable) as failed:
+        calibrate(verifier, load_pairs(pairs_file(tmp_path)))
+
+    said = str(failed.value)
+    assert f"no answer to any of the first {GIVE_UP_AFTER} pairs: " in said
+    assert "refused" in said.lower() or "connect" in said.lower(), said
 
 
 def test_only_a_model_verifier_has_a_cut_off(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def calibrate_command(spec: str, pairs_file: Path, split: str | None) -> None:
         found = calibrate(verifier, labeled, split, advance)
     elapsed = time.perf_counter() - start
     for pair in found.unavailable:
-        click.echo(f"  unavailable: {pair.id}")
+        click.echo(f"  unavailable: {pair.id} ({found.why.get(pair.id, 'it abstained')})")
     if found.unavailable:
         click.echo(f"{verifier.name}: {len(found.unavailable)} of {len(labeled)} pairs unjudged")
         raise SystemExit(1)

@@ -12,8 +12,8 @@ serves both as ``READMIT_VERIFIER_DECIDE_AT`` and as the policy's ``threshold``.
 """
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from readmit.admission.invalidation.implicit import Verdict, Verifier, confirms
@@ -71,20 +71,38 @@ def judge_each(
     verifier: Verifier,
     labeled: Sequence[LabeledPair],
     done: Callable[[int], None] | None = None,
+    why: dict[str, str] | None = None,
+    give_up_after: int = 0,
 ) -> list[Verdict | None]:
     """Each pair's verdict, judged one pair a call; ``None`` where the verifier failed.
 
-    ``done`` is told after each pair (a progress bar).
+    ``done`` is told after each pair (a progress bar); ``why`` gets each failed pair's
+    reason, by its id.
+
+    Raises:
+        VerifierUnavailable: if the first ``give_up_after`` pairs (0: never) all failed: a
+            server that answers nothing is said at once, with its reason, rather than after
+            every pair of the file has failed in turn.
     """
     verdicts: list[Verdict | None] = []
     for p in labeled:
         try:
             verdicts.append(verifier.judge([p.pair])[0])
-        except VerifierUnavailable:
+        except VerifierUnavailable as exc:
             verdicts.append(None)  # fail closed: no claim, counted as unavailable
+            if why is not None:
+                why[p.id] = str(exc)
+            if len(verdicts) == give_up_after and all(v is None for v in verdicts):
+                raise VerifierUnavailable(
+                    f"no answer to any of the first {give_up_after} pairs: {exc}"
+                ) from exc
         if done is not None:
             done(1)
     return verdicts
+
+
+GIVE_UP_AFTER = 3
+"""Pairs `calibrate` judges before it stops, if the verifier answered none of them."""
 
 
 @runtime_checkable
@@ -125,6 +143,8 @@ class Calibration:
     unavailable: tuple[LabeledPair, ...]
     """Pairs the verifier could not judge (failed or abstained): if any, ``threshold`` was
     chosen without them, and not to be used."""
+    why: Mapping[str, str] = field(default_factory=dict)
+    """Why the verifier failed on each pair it could not judge, by id (none: it abstained)."""
 
 
 def model_of(verifier: Verifier) -> CutOff:
@@ -186,12 +206,14 @@ def calibrate(
         ConfigError: from `model_of` and `split_of`, before any pair is judged; or if every
             pair was judged but the server gave no log-probabilities, so that no cut-off
             applies to its verdicts.
+        VerifierUnavailable: if it answered none of the first `GIVE_UP_AFTER` pairs.
     """
     model = model_of(verifier)
     chosen_on = split_of(labeled, split)
     kept, model.decide_at = model.decide_at, 0.0  # every verdict says "invalidates", with P(yes)
     try:
-        judged = judge_each(verifier, labeled, done)
+        why: dict[str, str] = {}
+        judged = judge_each(verifier, labeled, done, why, GIVE_UP_AFTER)
     finally:
         model.decide_at = kept
     missing = tuple(p for p, v in zip(labeled, judged, strict=True) if v is None or v.abstained)
@@ -215,4 +237,5 @@ def calibrate(
         splits=splits,
         said=tuple(confirms(v, threshold) for v in judged),
         unavailable=missing,
+        why=why,
     )
