@@ -4,6 +4,7 @@ exactly as the server's own would, and a cancelled one records nothing."""
 import asyncio
 import gc
 import json
+import sqlite3
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -15,9 +16,10 @@ import pytest
 from builders import KEY, spent
 from readmit.clock import now
 from readmit.collector import YOUNG
-from readmit.errors import Abandoned, ClockSkew
+from readmit.errors import Abandoned, ClockSkew, ReadmitError
 from readmit.model import Agent
 from readmit.plugins import make_verifier
+from readmit.service.answers import UNAVAILABLE, message_of
 from readmit.service.copies import decision_json
 from readmit.service.keys import key_hash, new_key
 from readmit.service.operations import Service
@@ -178,3 +180,37 @@ def test_a_return_cancelled_while_a_worker_decides_it_holds_the_turn_until_it_st
 
     assert submitted == 1  # the second waited for the first's worker to stop
     assert flag == 1  # and the first's worker was told to stop
+
+
+def test_a_database_failure_in_a_worker_is_answered_in_the_servers_words(tmp_path: Path) -> None:
+    """A worker sent back the error's own text: the database's words (its host and port, the
+    statement) reached the agent, and nothing was logged, where the server's own threads
+    answer "the store's database failed" and log why (a probe with --workers 2)."""
+    url = f"sqlite:///{tmp_path / 'readmit.db'}"
+    store = open_store(url)
+    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
+    key = new_key()
+    store.add_agent_key("trip", "A1", key_hash(key), now())
+    front = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
+    caller = front.authenticate(key)
+    front.record(caller, [note(0)])
+    front.depart(caller)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("READMIT_SIGNING_KEY", KEY.decode())
+        pool = ReturnPool(ServerConfig(url, "builtin", None, None, {}), 2)
+        pool.wait_ready()
+    try:
+        with sqlite3.connect(tmp_path / "readmit.db") as db:  # what the return records into
+            db.execute("DROP TABLE decisions")
+        with pytest.raises(ReadmitError) as remote:
+            in_pool(pool, caller, threading.Event())
+        with pytest.raises(ReadmitError) as local:
+            front.return_(caller, "t", "p", None)
+    finally:
+        pool.close()
+        front.close()
+
+    assert message_of(local.value) == UNAVAILABLE  # the server's own threads, as before
+    assert message_of(remote.value) == UNAVAILABLE  # as its HTTP answer will say it
+    assert "decisions" not in str(remote.value)
+    assert remote.value.code == local.value.code == "store_error"

@@ -36,6 +36,7 @@ from readmit.clock import elapsed
 from readmit.collector import tune_for_server
 from readmit.errors import ConfigError, RateLimited, ReadmitError, WorkerLost
 from readmit.model import Agent
+from readmit.service.answers import message_of
 from readmit.service.copies import decision_json
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
@@ -245,7 +246,9 @@ def _return(
         # The monotonic clock is the machine's: the server's reading holds in a worker.
         decided = _SERVICE[0].return_(caller, task, purpose, at, _Flag(slot), asked)
     except ReadmitError as exc:  # its class, message and attributes: some take more arguments
-        return b"", (type(exc), str(exc), dict(vars(exc)))
+        # As the server would answer it: a database's own words are logged here, not sent
+        # (they reached the agent, host, port and statement, with nothing logged).
+        return b"", (type(exc), message_of(exc), dict(vars(exc)))
     return decision_json(decided), None
 
 
