@@ -170,7 +170,8 @@ class PostgresConnection:
                 block.__exit__(None, None, None)
         except StoreError as exc:
             if self.deadline is not None and self.deadline.cut:  # sent, and maybe done
-                raise StoreError(f"{exc}; whether the transaction committed is unknown") from exc
+                said = f"{exc}; whether the transaction committed is unknown"
+                raise StoreError(said) from exc.__cause__  # the driver's: answered as the rest
             raise
 
     @contextmanager
