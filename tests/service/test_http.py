@@ -1,5 +1,6 @@
 """The HTTP service end to end: the travel case, auth, errors, isolation, OpenAPI."""
 
+import inspect
 import json
 import re
 from datetime import timedelta
@@ -11,6 +12,7 @@ import pytest
 from builders import spent
 from readmit.examples.travel import travel_scenario
 from readmit.service.answers import UNAVAILABLE
+from readmit.service.app import create_app
 from readmit.strict_json import MAX_DEPTH
 from readmit.testing import UnavailableEmbedder
 from servicekit import Team, play
@@ -758,3 +760,14 @@ def test_a_body_that_is_not_json_is_an_invalid_request_on_every_route(
         "the body is not valid JSON: Expecting property name enclosed in double quotes "
         "(at character 1)"
     )
+
+
+def test_refusals_are_answered_on_the_event_loop_not_in_a_thread(team: Team) -> None:
+    """A sync handler takes a thread of the pool the routes share: behind 40 writers stalled
+    on a database that stopped answering, refusals already decided waited up to 40 s for
+    one (an operator's probe)."""
+    app = create_app(team.service)
+    ours = [h for h in app.exception_handlers.values() if h.__module__ == "readmit.service.app"]
+
+    assert len(ours) == 3  # readmit's errors, routing's, and a body that fits no schema
+    assert all(inspect.iscoroutinefunction(h) for h in ours)

@@ -420,3 +420,28 @@ def test_a_cut_commit_says_that_its_outcome_is_unknown(tmp_path: Path) -> None:
                 time.sleep(0.05)
         with store._pool.connection() as db:
             assert db.execute("SELECT x FROM probe").fetchall() == [(1,)]
+
+
+def test_writers_queued_behind_a_stalled_one_give_up_after_one_deadline(tmp_path: Path) -> None:
+    """Writers of one workspace take turns in the process before the database: behind one
+    whose statement stalled, each waited its turn and then a deadline of its own, the k-th
+    answered after k deadlines, holding a server thread all along (an operator's probe: 44
+    queued writers stalled every route that needed a thread for 42 s)."""
+    with named_store(tmp_path, "1") as named:
+        store = named.store
+        store.create_workspace(named.workspace, AGENTS)
+        with psycopg.connect(named.url, autocommit=True) as other:  # the workspace's writers
+            other.execute("SELECT pg_advisory_lock(hashtext(%s))", (named.workspace,))
+            writers = [
+                in_thread(lambda: store.create_workspace(named.workspace, AGENTS)) for _ in range(5)
+            ]
+            for thread, _ in writers:
+                thread.join(120)
+            other.execute("SELECT pg_advisory_unlock(hashtext(%s))", (named.workspace,))
+        said = [str(got[0]) for _, got in writers]
+        assert all(not thread.is_alive() for thread, _ in writers)
+        assert all(isinstance(got[0], StoreError) for _, got in writers), said
+        cut = [s for s in said if "did not answer a statement within 1 s" in s]
+        queued = [s for s in said if "has not finished in 1 s" in s]
+        assert len(cut) + len(queued) == 5, said
+        assert queued, said  # the old way: every writer waited for the database in turn

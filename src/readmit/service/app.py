@@ -125,13 +125,16 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
 
     Me = Annotated[Caller, Depends(caller)]
 
+    # The handlers run on the event loop (they do no I/O): a sync one takes a thread of the
+    # pool the routes share, so refusals already decided waited behind 40 writers stalled
+    # on a database that stopped answering (an operator's probe: up to 40 s late).
     @app.exception_handler(ReadmitError)
-    def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
+    async def _readmit_error(request: Request, error: ReadmitError) -> JSONResponse:
         details = error.located
         return _error(status_of(error), error.code, message_of(error), details, retry_after(error))
 
     @app.exception_handler(StarletteHTTPException)
-    def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         # Routing's own refusals (no such path, a method it does not take), in the shape
         # every other error has.
         where = f"{request.method} {request.url.path[:200]}"
@@ -149,7 +152,7 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
         return _error(status, refused.code, str(refused), None, headers)
 
     @app.exception_handler(RequestValidationError)
-    def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+    async def _invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         errors = error.errors()
         details = [{"loc": list(e["loc"]), "msg": plain(e["msg"])} for e in errors]
         message = schema_problem(request, errors, details)

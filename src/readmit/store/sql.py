@@ -131,10 +131,27 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
             raise
         self.generation = next(self._commits)  # committed
 
-    def _writers(self, name: str) -> threading.Lock:
-        """This process's lock for the writers of workspace ``name``."""
+    @contextmanager
+    def _writers(self, name: str) -> Iterator[None]:
+        """This process's turn among the writers of workspace ``name``.
+
+        Waited for no longer than a statement's deadline (`readmit.store.deadline`), where
+        there is one: behind a writer whose server stopped answering, each queued writer
+        waited a deadline more than the one before, and held a server thread meanwhile.
+        """
         with self._locks_lock:
-            return self._locks.setdefault(name, threading.Lock())
+            turn = self._locks.setdefault(name, threading.Lock())
+        deadline = self.conn.deadline
+        if not turn.acquire(timeout=-1 if deadline is None else deadline.seconds):
+            raise StoreError(
+                f"another write to workspace {name!r} has not finished in "
+                f"{deadline.seconds if deadline else 0:g} s: is the database answering? "
+                "Try again later"
+            )
+        try:
+            yield
+        finally:
+            turn.release()
 
     def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
         agents = domain.checked_workspace(workspace, agents)
