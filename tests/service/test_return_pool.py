@@ -47,6 +47,16 @@ def served(
 ) -> Iterator[tuple[Service, ReturnPool, Caller]]:
     """The server's own service, a pool of two workers over the same store, and an agent."""
     url = f"sqlite:///{Path(tmp_path_factory.mktemp('pool')) / 'readmit.db'}"
+    front, pool, caller = away_with_workers(url)
+    front.record(caller, [note(1)])
+    yield front, pool, caller
+    pool.close()
+    front.close()
+
+
+def away_with_workers(url: str) -> tuple[Service, ReturnPool, Caller]:
+    """A store at ``url`` whose agent A1 of trip noted one thing and departed, the server's
+    own service over it, a pool of two workers over the same store, and the agent."""
     store = open_store(url)
     store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
     key = new_key()
@@ -55,14 +65,11 @@ def served(
     caller = front.authenticate(key)
     front.record(caller, [note(0)])
     front.depart(caller)
-    front.record(caller, [note(1)])
     with pytest.MonkeyPatch.context() as env:
         env.setenv("READMIT_SIGNING_KEY", KEY.decode())
         pool = ReturnPool(ServerConfig(url, "builtin", None, None, {}), 2)
         pool.wait_ready()
-    yield front, pool, caller
-    pool.close()
-    front.close()
+    return front, pool, caller
 
 
 def in_pool(pool: ReturnPool, caller: Caller, cancel: threading.Event, **kw: object) -> bytes:
@@ -186,19 +193,7 @@ def test_a_database_failure_in_a_worker_is_answered_in_the_servers_words(tmp_pat
     """A worker sent back the error's own text: the database's words (its host and port, the
     statement) reached the agent, and nothing was logged, where the server's own threads
     answer "the store's database failed" and log why (a probe with --workers 2)."""
-    url = f"sqlite:///{tmp_path / 'readmit.db'}"
-    store = open_store(url)
-    store.create_workspace("trip", [Agent(id="A1", principal="org", role="planner")])
-    key = new_key()
-    store.add_agent_key("trip", "A1", key_hash(key), now())
-    front = Service(store, signer=HmacSha256Signer(KEY), verifier=make_verifier("builtin"))
-    caller = front.authenticate(key)
-    front.record(caller, [note(0)])
-    front.depart(caller)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("READMIT_SIGNING_KEY", KEY.decode())
-        pool = ReturnPool(ServerConfig(url, "builtin", None, None, {}), 2)
-        pool.wait_ready()
+    front, pool, caller = away_with_workers(f"sqlite:///{tmp_path / 'readmit.db'}")
     try:
         with sqlite3.connect(tmp_path / "readmit.db") as db:  # what the return records into
             db.execute("DROP TABLE decisions")

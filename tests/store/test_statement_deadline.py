@@ -74,6 +74,16 @@ def backends(url: str, name: str) -> list[int]:
     return [pid for (pid,) in rows]
 
 
+def stop_its_backend(db: Connection, stopped: list[int]) -> None:
+    """SIGSTOP the server process of ``db``'s connection, noted in ``stopped`` to resume."""
+    (pid,) = db.execute("SELECT pg_backend_pid()").fetchone()
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except PermissionError:
+        pytest.skip("the test cannot signal the database server's processes")
+    stopped.append(pid)
+
+
 def in_thread(call: object) -> tuple[threading.Thread, list[BaseException | object]]:
     """``call`` run in a thread, so that a hang fails the test instead of the suite."""
     got: list[BaseException | object] = []
@@ -213,12 +223,7 @@ def test_a_connection_whose_rollback_was_cut_is_not_handed_out_again(tmp_path: P
     stopped: list[int] = []
 
     def stop_its_server_and_fail(db: Connection) -> None:
-        (pid,) = db.execute("SELECT pg_backend_pid()").fetchone()
-        try:
-            os.kill(pid, signal.SIGSTOP)
-        except PermissionError:
-            pytest.skip("the test cannot signal the database server's processes")
-        stopped.append(pid)
+        stop_its_backend(db, stopped)
         raise LookupError("the caller's own error")
 
     with named_store(tmp_path, "1") as named:
@@ -392,12 +397,7 @@ def test_a_cut_commit_says_that_its_outcome_is_unknown(tmp_path: Path) -> None:
 
         def stop_its_server_before_commit(db: Connection) -> None:
             db.execute("INSERT INTO probe VALUES (1)")
-            (pid,) = db.execute("SELECT pg_backend_pid()").fetchone()
-            try:
-                os.kill(pid, signal.SIGSTOP)
-            except PermissionError:
-                pytest.skip("the test cannot signal the database server's processes")
-            stopped.append(pid)
+            stop_its_backend(db, stopped)
 
         try:
             before = store.generation
