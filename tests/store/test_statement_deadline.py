@@ -343,8 +343,7 @@ def test_opening_waits_for_another_process_s_migration_as_long_as_it_takes(
     """Another process migrating holds the migrations' lock for minutes on a large store:
     an opening meanwhile was cut waiting for it, as if the server had not answered (and a
     migration that long would itself be cut at every opening, and never done)."""
-    with store_url("postgres", tmp_path) as url:
-        open_store(url).close()  # migrated: what an opening runs is the lock and a read
+    with store_url("postgres", tmp_path) as url:  # a new store: this opening migrates it
         monkeypatch.setenv(ENV, "1")
         with psycopg.connect(url, autocommit=True) as other:
             other.execute("SELECT pg_advisory_lock(hashtext('_readmit_migrations'))")
@@ -362,6 +361,27 @@ def test_opening_waits_for_another_process_s_migration_as_long_as_it_takes(
             with pytest.raises(StoreError, match=r"within 1 s"):
                 db.execute("SELECT pg_sleep(30)")
         opened.close()
+
+
+def test_a_store_up_to_date_opens_within_the_deadline_or_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a store with migrations to run waits as long as they take: one up to date opened
+    patiently too, and a server that stopped answering in that step held the opening for
+    good (an operator's probe, the migrations' lock held to stop it there)."""
+    with store_url("postgres", tmp_path) as url:
+        open_store(url).close()  # migrated
+        monkeypatch.setenv(ENV, "1")
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute("SELECT pg_advisory_lock(hashtext('_readmit_migrations'))")
+            try:
+                thread, got = in_thread(lambda: open_store(url))
+                thread.join(60)
+            finally:
+                other.execute("SELECT pg_advisory_unlock(hashtext('_readmit_migrations'))")
+        assert not thread.is_alive()
+        assert isinstance(got[0], StoreError), got
+        assert "did not answer a statement within 1 s" in str(got[0])
 
 
 def test_a_store_whose_server_does_not_answer_fails_to_open_before_migrating(

@@ -116,10 +116,10 @@ class Deadline:
 def patiently(deadline: Deadline | None) -> Iterator[None]:
     """The body's statements wait for the server as long as it takes (``None``: no change).
 
-    For the migrations a store runs as it opens: one that takes minutes on a large store
-    was cut at every opening and never done, and another process opening meanwhile was cut
-    waiting for its lock. The connection's first statement (`SqlStore`'s check) still has
-    its deadline, so a server that does not answer is found before.
+    For the migrations a store runs as it opens, when it has any to run: one that takes
+    minutes on a large store was cut at every opening and never done, and another process
+    opening meanwhile was cut waiting for its lock. The statements before (`SqlStore`'s
+    check, and whether anything is left to migrate) still have their deadline.
     """
     if deadline is None:
         yield

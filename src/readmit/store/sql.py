@@ -48,6 +48,7 @@ from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
 from readmit.store.records import Records
 from readmit.store.state import State
+from readmit.store.turns import WriterTurns
 from readmit.store.writer import Clock, Writer
 from readmit.wire import domain
 
@@ -69,8 +70,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         """A connection for ad-hoc statements; the store's own work uses its pool."""
         self.url = url
         self._local = threading.local()
-        self._locks: dict[str, threading.Lock] = {}
-        self._locks_lock = threading.Lock()
+        self._turns = WriterTurns()
         self._decoded: BodyCache[str, Item] = BodyCache()
         self._parsed: BodyCache[int, Recorded] = BodyCache()
         self._obligations: BodyCache[str, Obligation] = BodyCache()
@@ -80,12 +80,29 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         self._commits = itertools.count(1)  # next() on it is atomic: no increment is lost
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
-            with patiently(self.conn.deadline):  # minutes on a large store, once
+            # Migrating can take minutes on a large store, once; a store up to date opens
+            # within the deadline (a server that stops answering then fails the opening).
+            with patiently(None if self._current() else self.conn.deadline):
                 migrate(self.conn)
             self.check()
         except BaseException:
             pool.close()
             raise
+
+    def _current(self) -> bool:
+        """Whether every migration is applied, read without waiting for their lock.
+
+        Raises:
+            StoreError: if the server did not answer (not a table not made yet).
+            MigrationError: if a newer readmit migrated the store.
+        """
+        try:
+            rows = self.conn.execute("SELECT name FROM _readmit_migrations").fetchall()
+        except StoreError:
+            if self.conn.broken:
+                raise
+            return False  # a new store: no bookkeeping table yet
+        return not missing({r[0] for r in rows})
 
     def check(self) -> None:
         """Check that the database is intact and its schema up to date (for ``/health``).
@@ -120,7 +137,11 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         if getattr(self._local, "db", None) is not None:
             raise StoreError("a write cannot start inside another transaction")
         try:
-            with self._writers(lock), self._pool.connection() as db, db.transaction(lock=lock):
+            with (
+                self._turns.turn(lock, self.conn.deadline),
+                self._pool.connection() as db,
+                db.transaction(lock=lock),
+            ):
                 self._local.db = db
                 try:
                     yield db
@@ -130,28 +151,6 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
             self.generation = next(self._commits)
             raise
         self.generation = next(self._commits)  # committed
-
-    @contextmanager
-    def _writers(self, name: str) -> Iterator[None]:
-        """This process's turn among the writers of workspace ``name``.
-
-        Waited for no longer than a statement's deadline (`readmit.store.deadline`), where
-        there is one: behind a writer whose server stopped answering, each queued writer
-        waited a deadline more than the one before, and held a server thread meanwhile.
-        """
-        with self._locks_lock:
-            turn = self._locks.setdefault(name, threading.Lock())
-        deadline = self.conn.deadline
-        if not turn.acquire(timeout=-1 if deadline is None else deadline.seconds):
-            raise StoreError(
-                f"another write to workspace {name!r} has not finished in "
-                f"{deadline.seconds if deadline else 0:g} s: is the database answering? "
-                "Try again later"
-            )
-        try:
-            yield
-        finally:
-            turn.release()
 
     def create_workspace(self, workspace: str, agents: Sequence[Agent]) -> None:
         agents = domain.checked_workspace(workspace, agents)
