@@ -176,6 +176,8 @@ def test_explain_counts_an_agents_own_decisions_as_the_http_api_does(
     assert "return of A1 at 2026-05-03T14:00:00Z" in own.output
     assert past.exit_code != 0
     assert "agent 'A1' has 2 decision(s), not 3" in past.output
+    typo = runner.invoke(cli, ["explain", "1", "--agent", "A11", "--db", db])
+    assert "agent 'A11' has no decision (did you mean 'A1'? see 'readmit audit')" in typo.output
 
 
 def test_explain_of_an_agents_decision_asks_for_the_workspace_when_it_has_several(

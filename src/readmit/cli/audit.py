@@ -1,6 +1,7 @@
 """``readmit audit`` and ``readmit explain``: read the audit log of stored decisions."""
 
 import os
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,15 @@ def _own(store: SqlStore, number: int, workspace: str | None, agent: str) -> tup
     if not 1 <= number <= len(rows):
         where = f" in workspace {workspace!r}" if workspace is not None else ""
         has = f"{len(rows)} decision(s){where}, not {number}" if rows else f"no decision{where}"
-        raise NotFound(f"agent {agent!r} has {has} (see 'readmit audit')")
+        raise NotFound(f"agent {agent!r} has {has} ({_meant(store, workspace, agent, rows)})")
     return rows[number - 1].id, rows[number - 1].workspace
+
+
+def _meant(store: SqlStore, workspace: str | None, agent: str, rows: list[Any]) -> str:
+    """Where to look next: the agent with decisions whose id is closest, if ``agent`` has none."""
+    known = [] if rows else sorted({r.agent for r in store.decisions(workspace, None)})
+    close = get_close_matches(agent, known, n=1)
+    return f"did you mean {close[0]!r}? see 'readmit audit'" if close else "see 'readmit audit'"
 
 
 def _page_file(value: str | None) -> Path | None:
