@@ -118,8 +118,8 @@ def patiently(deadline: Deadline | None) -> Iterator[None]:
 
     For the migrations a store runs as it opens, when it has any to run: one that takes
     minutes on a large store was cut at every opening and never done, and another process
-    opening meanwhile was cut waiting for its lock. The statements before (`SqlStore`'s
-    check, and whether anything is left to migrate) still have their deadline.
+    opening meanwhile was cut waiting for its lock. The reads before (`SqlStore`'s check,
+    and whether anything is left to migrate) still have their deadline.
     """
     if deadline is None:
         yield

@@ -80,10 +80,12 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         self._commits = itertools.count(1)  # next() on it is atomic: no increment is lost
         try:
             self.conn.check()  # a damaged file is neither migrated nor written to
-            # Migrating can take minutes on a large store, once; a store up to date opens
-            # within the deadline (a server that stops answering then fails the opening).
-            with patiently(None if self._current() else self.conn.deadline):
-                migrate(self.conn)
+            # A store up to date is opened by reads alone, within the deadline: no write, no
+            # lock (a role that may only read and write rows opens it). Migrating can take
+            # minutes on a large store, once: it waits as long as it takes.
+            if not self._current():
+                with patiently(self.conn.deadline):
+                    migrate(self.conn)
             self.check()
         except BaseException:
             pool.close()
