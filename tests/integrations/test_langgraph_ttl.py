@@ -291,17 +291,24 @@ def landing(tmp_path: Path) -> Iterator[tuple[Team, FailingSqliteStore]]:
     conn.close()
 
 
-@pytest.mark.parametrize("failing", ["put", "delete"])
-def test_a_value_restored_after_a_failed_write_keeps_its_end(
-    landing: tuple[Team, FailingSqliteStore], failing: str
-) -> None:
+def put_then_failing(landing: tuple[Team, FailingSqliteStore]) -> tuple[ReadmitStore, datetime]:
+    """A2's store after it put the hotel for 10 s, and that value's end; the inner store
+    fails every write from now on."""
     team, inner = landing
     s2 = team.store(team.a2)
     s2.put(TRIP, "hotel", HOTEL, ttl=10)
     end = team.current().validity.valid_to
     assert end is not None
-
     inner.failing = True
+    return s2, end
+
+
+@pytest.mark.parametrize("failing", ["put", "delete"])
+def test_a_value_restored_after_a_failed_write_keeps_its_end(
+    landing: tuple[Team, FailingSqliteStore], failing: str
+) -> None:
+    team, _ = landing
+    s2, end = put_then_failing(landing)
     op = PutOp(TRIP, "hotel", {"text": "Sunrise Hotel is booked."} if failing == "put" else None)
     with pytest.raises(OSError, match="disk full"):
         s2.batch([op])
@@ -317,13 +324,8 @@ def test_a_failed_put_that_only_lengthens_the_ttl_keeps_the_end_the_store_may_ho
 ) -> None:
     """The store failed the put: it holds the same value, maybe still with its old TTL (a
     LangGraph item does not say). readmit cannot tell it landed: the end stays the old one."""
-    team, inner = landing
-    s2 = team.store(team.a2)
-    s2.put(TRIP, "hotel", HOTEL, ttl=10)
-    end = team.current().validity.valid_to
-    assert end is not None
-
-    inner.failing = True
+    team, _ = landing
+    s2, end = put_then_failing(landing)
     with pytest.raises(OSError, match="disk full"):
         s2.batch([PutOp(TRIP, "hotel", HOTEL, ttl=ttl)])
 
