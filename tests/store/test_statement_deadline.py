@@ -208,6 +208,8 @@ def test_a_connection_cut_as_its_answer_came_is_not_handed_out_again(
             time.sleep(2.5)  # answered; the thread that waited is not back yet
             return cursor
 
+        with store._pool.connection() as db:  # opened before: its opening runs a statement
+            db.execute("SELECT 1").fetchone()
         with monkeypatch.context() as patched:
             patched.setattr(psycopg.Connection, "execute", answered_then_held)
             with store._pool.connection() as db:

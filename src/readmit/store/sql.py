@@ -86,7 +86,8 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
             if not self._current():
                 with patiently(self.conn.deadline):
                     migrate(self.conn)
-            self.check()
+                if not self._current():
+                    self.check()  # names what is still missing (integrity was checked above)
         except BaseException:
             pool.close()
             raise
