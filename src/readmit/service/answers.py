@@ -8,6 +8,7 @@ here directly, with the same status, body and ``Retry-After``.
 import json
 import logging
 import sqlite3
+from functools import cache
 
 from starlette.types import Send
 
@@ -71,6 +72,7 @@ def message_of(error: ReadmitError) -> str:
     return str(error)
 
 
+@cache  # where psycopg is not installed, a failed import at every store error
 def _driver_error() -> type[Exception]:
     """PostgreSQL's driver's base error, where it is installed (else SQLite's)."""
     try:
