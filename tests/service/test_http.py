@@ -525,7 +525,10 @@ def test_a_return_naming_no_task_after_a_departure_that_named_none_says_what_to_
 @pytest.mark.parametrize(
     ("method", "path", "status", "code", "said"),
     [
-        ("POST", "/v1/event", 404, "not_found", "no such path: POST /v1/event"),
+        ("POST", "/v1/event", 404, "not_found", "no such path: POST /v1/event (did you mean"),
+        ("POST", "/v1/events/", 404, "not_found", "did you mean /v1/events? the API is listed"),
+        ("GET", "/health/", 404, "not_found", "no such path: GET /health/ (did you mean /health?"),
+        ("GET", "/v1/nothing", 404, "not_found", "no such path: GET /v1/nothing (the API is"),
         ("GET", "/v1/return", 405, "method_not_allowed", "this path takes POST"),
         ("DELETE", "/v1/memories", 405, "method_not_allowed", "this path takes GET, POST"),
     ],

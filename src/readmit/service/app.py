@@ -12,6 +12,7 @@ request rate and the byte budget, before the body is read). Routes are plain
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
@@ -105,6 +106,10 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
         description="Return-time admission of agent memory (TRACE).",
         docs_url=None,  # FastAPI's pages load their scripts from a CDN: see readmit.service.docs
         redoc_url=None,
+        # A path with a slash too many is no path of the API: answered 404 in the error
+        # shape, not redirected (an empty 307 to an http:// URL built from the request,
+        # wrong behind a proxy that ends TLS).
+        redirect_slashes=False,
     )
     app.router.route_class = StrictJsonRoute
     app.state.limits = lambda: service.limits  # a batch's events counted before the schema
@@ -141,7 +146,9 @@ def create_app(service: Service, *, pool: "ReturnPool | None" = None) -> FastAPI
         headers = dict(error.headers or {})
         refused: ReadmitError
         if error.status_code == 404:
-            refused = NotFound(f"no such path: {where} (the API is listed at /docs)")
+            refused = NotFound(
+                f"no such path: {where} ({_nearest(request)}the API is listed at /docs)"
+            )
         elif error.status_code == 405:
             allowed = ", ".join(_methods(request))  # Starlette names the first route's only
             headers = {**(error.headers or {}), "Allow": allowed}
@@ -365,6 +372,18 @@ async def _until_gone(
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
+
+
+def _nearest(request: Request) -> str:
+    """The hint "did you mean P? " for the API path P nearest to the request's, if one is near."""
+    path = request.url.path
+    patterns = [getattr(route, "path_regex", None) for route in request.app.routes]
+    trimmed = path.rstrip("/")
+    if trimmed != path and any(p is not None and p.match(trimmed) for p in patterns):
+        return f"did you mean {trimmed}? "
+    paths = [getattr(route, "path", "") for route in request.app.routes]
+    close = get_close_matches(path, [p for p in paths if p and "{" not in p], n=1, cutoff=0.8)
+    return f"did you mean {close[0]}? " if close else ""
 
 
 def _methods(request: Request) -> list[str]:
