@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -872,6 +873,32 @@ def test_a_broken_pipe_that_is_not_stdouts_is_a_failure_not_a_reader_gone() -> N
 
     assert (result.returncode, result.stdout) == (1, "sending\n")
     assert result.stderr.startswith("error [internal]: BrokenPipeError: [Errno 32]")
+
+
+def test_ctrl_c_ends_a_command_in_one_line_with_the_status_a_shell_shows(tmp_path: Path) -> None:
+    """Ctrl-C printed click's "Aborted!" with status 1, the status of a bug (a newcomer).
+
+    The scenario is a FIFO: once this test's open for writing returns, the command is
+    reading it, inside the command, whatever the machine's speed.
+    """
+    fifo = tmp_path / "scenario.json"
+    os.mkfifo(fifo)
+    command = subprocess.Popen(
+        [sys.executable, "-m", "readmit", "replay", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_without_readmit(os.environ),
+    )
+    try:
+        with fifo.open("w"):  # blocks until the command opens the scenario to read it
+            command.send_signal(signal.SIGINT)
+            out, err = command.communicate(timeout=120)
+    finally:
+        command.kill()
+
+    assert (command.returncode, out) == (130, "")  # 128 + SIGINT
+    assert err == "error [interrupted]: stopped by an interrupt (Ctrl-C) before it finished\n"
 
 
 @pytest.mark.parametrize("args", [["demo"], ["--version"], ["keys", "signing"]])

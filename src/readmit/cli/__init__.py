@@ -3,6 +3,7 @@
 import contextlib
 import os
 import select
+import signal
 import sys
 from typing import Any, NoReturn
 
@@ -93,8 +94,10 @@ class _Group(click.Group):
             raise
         except click.UsageError as error:
             fail(InvalidInput.code, _usage(error), error.exit_code)
+        except KeyboardInterrupt:  # click would say "Aborted!" and exit 1, a bug's status
+            fail("interrupted", INTERRUPTED, 128 + signal.SIGINT)
         except (click.exceptions.Exit, click.Abort, click.ClickException):
-            raise  # click reports these itself (help, version, Ctrl-C)
+            raise  # click reports these itself (help, version, an answer a prompt never got)
         except BrokenPipeError as error:  # before click, which would end it with status 1
             _broken_pipe(error)
         except Exception as error:
@@ -139,6 +142,10 @@ STDOUT_CLOSED = "stdout is closed: send the output to /dev/null to discard it"
 to a closed stdout silently, so it would exit 0 with its output (a new key's secret) lost,
 and the next file it opened would take descriptor 1, where a child process writes."""
 
+
+INTERRUPTED = "stopped by an interrupt (Ctrl-C) before it finished"
+"""Why a command ended at Ctrl-C, with status 130 (128 + SIGINT), as a shell shows it; what
+it had not committed to the store is not stored (every write is one transaction)."""
 
 PIPE_CLOSED = 141
 """The status of a command whose output's reader went away: the one a shell shows for a
