@@ -370,3 +370,42 @@ def test_every_unknown_reader_of_every_item_is_named_after_other_steps_too(
         "event 'e11': item 't1': readers.roles names 'trasport', which no agent of the "
         "scenario has (did you mean 'transport'?)",
     ]
+
+
+_HIDDEN = (
+    "(the scenario has it, from event 'e{}', but its readers leave this event's agent out: "
+    "check them)"
+)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "refused", "said"),
+    [
+        (
+            _item(0, readers={"principals": ["famly"]}),
+            "e5",
+            "experience source 'c' is no known item " + _HIDDEN.format(0),
+        ),
+        (
+            _item(2, readers={"roles": ["trasport"]}),
+            "e11",
+            "unknown target item 't0' " + _HIDDEN.format(2),
+        ),
+        (
+            _item(3, depends_on=["h1"]),
+            "e3",
+            "(the scenario makes it later, in event 'e10': refer only to earlier items)",
+        ),
+    ],
+)
+def test_an_item_the_store_calls_unknown_is_named_as_the_scenarios_own(
+    travel: dict[str, Any], mutate: Mutation, refused: str, said: str
+) -> None:
+    """The store's "no known item" sent the operator looking for a missing item (a newcomer)."""
+    mutate(travel)
+
+    with pytest.raises(InvalidEvent) as caught:
+        validated(travel)
+
+    assert caught.value.event_id == refused
+    assert caught.value.problem.endswith(said)

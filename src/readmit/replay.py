@@ -8,7 +8,15 @@ from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.admission.view import view_expiry
 from readmit.decide import Decided, decide
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.events import Depart, Event, RecordExperience, ReturnRequest, Step
+from readmit.events import (
+    Assert,
+    Depart,
+    Event,
+    RecordExperience,
+    ReturnRequest,
+    Step,
+    Supersede,
+)
 from readmit.scenario import Scenario
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
@@ -38,15 +46,41 @@ def apply_steps(scenario: Scenario, store: WorkStateStore, on_return: OnReturn |
     """Record every step; consecutive shared-state events are appended as one batch."""
     store.create_workspace(scenario.workspace, scenario.agents)
     batch: list[Event] = []
-    for step in (*scenario.steps, None):
-        if step is not None and not isinstance(step, RecordExperience | Depart | ReturnRequest):
-            batch.append(step)
-            continue
-        if batch:
-            store.append(scenario.workspace, batch)
-            batch = []
-        if step is not None:
-            _act(scenario, store, step, on_return)
+    try:
+        for step in (*scenario.steps, None):
+            if step is not None and not isinstance(step, RecordExperience | Depart | ReturnRequest):
+                batch.append(step)
+                continue
+            if batch:
+                store.append(scenario.workspace, batch)
+                batch = []
+            if step is not None:
+                _act(scenario, store, step, on_return)
+    except InvalidEvent as exc:
+        raise _unreadable(scenario, exc) from None
+
+
+def _unreadable(scenario: Scenario, exc: InvalidEvent) -> InvalidEvent:
+    """``exc``, told that the item it names as unknown is the scenario's own, where it is.
+
+    The store says "no known item" of an item its reader may not read, so as not to tell
+    that it exists; in the operator's own scenario the cause is the item's readers (often
+    a misspelled one, which `unknown_readers` warned of), or an item made only later.
+    """
+    steps = scenario.steps
+    made = {s.item.id: i for i, s in enumerate(steps) if isinstance(s, Assert | Supersede)}
+    at = next((i for i, s in enumerate(steps) if s.id == exc.event_id), None)
+    if exc.unknown not in made or at is None:
+        return exc
+    maker = steps[made[exc.unknown]].id
+    if made[exc.unknown] > at:
+        why = f"the scenario makes it later, in event {maker!r}: refer only to earlier items"
+    else:
+        why = f"the scenario has it, from event {maker!r}, but its readers leave this "
+        why += "event's agent out: check them"
+    return InvalidEvent(
+        exc.event_id, f"{exc.problem} ({why})", unknown=exc.unknown, fields=exc.fields
+    )
 
 
 def _act(scenario: Scenario, store: WorkStateStore, step: Step, on_return: OnReturn | None) -> None:
@@ -62,7 +96,7 @@ def _act(scenario: Scenario, store: WorkStateStore, step: Step, on_return: OnRet
                 store.return_context(scenario.workspace, step)  # checks the return is valid
                 view_expiry(step.at, scenario.policy_for(step))  # and that a view could be
     except InvalidEvent as exc:
-        raise InvalidEvent(step.id, exc.problem) from None
+        raise InvalidEvent(step.id, exc.problem, unknown=exc.unknown, fields=exc.fields) from None
     except InvalidInput as exc:
         raise InvalidEvent(step.id, str(exc)) from None
 
