@@ -177,7 +177,12 @@ def test_explain_counts_an_agents_own_decisions_as_the_http_api_does(
     assert past.exit_code != 0
     assert "agent 'A1' has 2 decision(s), not 3" in past.output
     typo = runner.invoke(cli, ["explain", "1", "--agent", "A11", "--db", db])
-    assert "agent 'A11' has no decision (did you mean 'A1'? see 'readmit audit')" in typo.output
+    said = f"agent 'A11' has no decision (did you mean 'A1'? see 'readmit audit --db {db}')"
+    assert said in typo.output
+    missing = runner.invoke(cli, ["explain", "9", "--db", db])
+    assert f"no decision 9 in the audit log (see 'readmit audit --db {db}')" in missing.output
+    env = runner.invoke(cli, ["explain", "9"], env={"READMIT_DB": db})
+    assert "no decision 9 in the audit log (see 'readmit audit')" in env.output
 
 
 def test_explain_of_an_agents_decision_asks_for_the_workspace_when_it_has_several(

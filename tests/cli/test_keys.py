@@ -111,7 +111,7 @@ def test_a_key_given_itself_to_revoke_is_matched_by_its_hash_and_never_echoed(
         (["keys", "list", "--workspace", "tirp"], "no workspace 'tirp' in this store"),
         (["audit", "--workspace", "tirp"], "no workspace 'tirp' in this store"),
         (["explain", "1", "--workspace", "trip", "--agent", "A9"], "no agent 'A9' in workspace"),
-        (["explain", "1", "--agent", "A9"], "agent 'A9' has no decision (see 'readmit audit')"),
+        (["explain", "1", "--agent", "A9"], "agent 'A9' has no decision (see 'readmit audit --db"),
         (["keys", "revoke", "tirp", "A1"], "no workspace 'tirp' in this store"),
         (["keys", "revoke", "trip", "A9"], "no agent 'A9' in workspace 'trip'"),
     ],

@@ -17,6 +17,7 @@ from readmit.clock import format_time
 from readmit.errors import InvalidInput, NotFound, StoreError
 from readmit.report import upgrade_record
 from readmit.store import SqlStore
+from readmit.urls import shown
 from readmit.wire import check_name
 
 
@@ -45,7 +46,14 @@ def _meant(store: SqlStore, workspace: str | None, agent: str, rows: list[Any]) 
     """Where to look next: the agent with decisions whose id is closest, if ``agent`` has none."""
     known = [] if rows else sorted({r.agent for r in store.decisions(workspace, None)})
     close = get_close_matches(agent, known, n=1)
-    return f"did you mean {close[0]!r}? see 'readmit audit'" if close else "see 'readmit audit'"
+    return f"did you mean {close[0]!r}? {_see_audit()}" if close else _see_audit()
+
+
+def _see_audit() -> str:
+    """Where to look: ``readmit audit``, over the same store where ``--db`` named it."""
+    if db_given() != "--db":  # the default, or READMIT_DB, which audit reads too
+        return "see 'readmit audit'"
+    return f"see 'readmit audit --db {shown(click.get_current_context().params['db'])}'"
 
 
 def _page_file(value: str | None) -> Path | None:
@@ -178,4 +186,4 @@ def _stored(store: SqlStore, decision_id: int, workspace: str | None) -> dict[st
         if any(r.id == decision_id for r in store.decisions(workspace)):
             raise
     where = f" in workspace {workspace!r}" if workspace is not None else ""
-    raise NotFound(f"no decision {decision_id}{where} in the audit log (see 'readmit audit')")
+    raise NotFound(f"no decision {decision_id}{where} in the audit log ({_see_audit()})")
