@@ -321,3 +321,23 @@ def test_a_policy_file_may_be_named_by_a_path_or_a_string(tmp_path: Path) -> Non
     path.write_text("max_items = 3\n", encoding="utf-8")
 
     assert load_policy(path).max_items == load_policy(str(path)).max_items == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("missing.toml", None, "cannot read policy file {}: No such file or directory"),
+        ("p.json", b"\xff{}", "policy file {}: not UTF-8 text"),
+    ],
+)
+def test_a_policy_file_that_cannot_be_read_says_why_in_words(
+    tmp_path: Path, name: str, content: bytes | None, said: str
+) -> None:
+    """A missing file was said as "[Errno 2] No such file or directory: 'p'" (a newcomer)."""
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+
+    with pytest.raises(ConfigError) as raised:
+        load_policy(str(tmp_path / name))
+
+    assert str(raised.value) == said.format(tmp_path / name)

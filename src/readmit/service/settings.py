@@ -27,8 +27,10 @@ def load_policy(path: str | Path | None) -> Policy:
     try:
         text = Path(path).read_text(encoding="utf-8")
         values = tomllib.loads(text) if path.endswith(".toml") else loads(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"policy file {path}: {exc}") from None
+    except OSError as exc:  # said as every other file a command reads is
+        raise ConfigError(f"cannot read policy file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"policy file {path}: not UTF-8 text") from None
     except ValueError as exc:  # a policy file is JSON, or TOML by its name
         kind = "TOML" if path.endswith(".toml") else "JSON (or TOML, named *.toml)"
         said = f"{exc.problem} (at character {exc.at})" if isinstance(exc, NotJson) else exc
