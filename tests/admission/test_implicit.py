@@ -9,11 +9,11 @@ from builders import KEY, T0, context, item, obligation, revoke
 from readmit.admission import admit, hidden
 from readmit.admission.context import History
 from readmit.admission.decision import Issued
-from readmit.admission.invalidation import touched
+from readmit.admission.invalidation import implicit, touched
 from readmit.admission.invalidation.cache import CachedVerifier, screening_key
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judges_news
 from readmit.admission.invalidation.screening import Screener
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, VerifierUnavailable
 from readmit.events import Assert, Evidence, ItemDraft, Recorded
 from readmit.model import Item
 from readmit.policy import Policy
@@ -636,6 +636,37 @@ def test_a_verifier_that_fails_any_way_withholds_what_it_was_asked_about(verifie
 
     assert P0 not in kept
     assert {e.item: e.reason for e in excluded}["p0"] is Reason.VERIFIER_UNAVAILABLE
+
+
+class _Unavailable:
+    def __init__(self, why: str) -> None:
+        self.name = "model"
+        self.why = why
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        raise VerifierUnavailable(f"model: {self.why}")
+
+
+def test_why_a_verifier_gave_no_answer_is_logged_once_a_minute_for_the_operator(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exclusions said only "gave no answer", and nothing said why (a newcomer)."""
+    monkeypatch.setattr(implicit, "_SAID", {})
+    down = _Unavailable("ConnectError('[Errno 111] Connection refused')")
+
+    with caplog.at_level("WARNING", logger="readmit.verifier"):
+        for verifier in (down, down, _Unavailable("HTTP 500"), down):
+            screen([P0, C], verifier)
+        within = [r.getMessage() for r in caplog.records]
+        monkeypatch.setattr(implicit, "SAY_AGAIN_AFTER", 0.0)
+        screen([P0, C], down)
+
+    assert within == [
+        "verifier 'model' gave no answer, so its pairs are withheld: "
+        "ConnectError('[Errno 111] Connection refused')",
+        "verifier 'model' gave no answer, so its pairs are withheld: HTTP 500",
+    ]
+    assert caplog.records[2].getMessage() == within[0]  # a minute later, said again
 
 
 @pytest.mark.parametrize(

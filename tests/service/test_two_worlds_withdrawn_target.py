@@ -1,7 +1,8 @@
 """Two worlds: an agent's item taken by another principal's item it may not read, by key in
 one world and by supersession in the other. The agent's return shows both alike
-(``stale_or_superseded``, no evidence: docs/security.md, f13), and so must a write that
-names the item: "(replaced)" told it that an item it may not read holds the item's key."""
+(``stale_or_superseded``, no evidence: docs/security.md, "What an agent cannot do"), and so
+must a write that names the item: "(replaced)" told it that an item it may not read holds
+the item's key."""
 
 from typing import Any, cast
 

@@ -14,11 +14,13 @@ drives the verifier, in budget and selection order, is
 """
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple, Protocol
 
+from readmit.admission.memo import keep
 from readmit.errors import InvalidInput, VerifierUnavailable
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
@@ -168,7 +170,8 @@ def judge_batch(verifier: Verifier, batch: Sequence[Pair]) -> list[tuple[Pair, V
     """Each pair with its verdict, or ``None`` where the verifier gave no trustworthy answer."""
     try:
         verdicts = list(verifier.judge(batch))
-    except VerifierUnavailable:
+    except VerifierUnavailable as exc:  # why, for the operator: the exclusions say only that
+        _unavailable(verifier.name, str(exc).removeprefix(f"{verifier.name}: "))
         return [(pair, None) for pair in batch]
     except Exception:  # any other failure is no answer too, never an item let through
         log.warning("verifier %r failed; its pairs are withheld", verifier.name, exc_info=True)
@@ -177,6 +180,23 @@ def judge_batch(verifier: Verifier, batch: Sequence[Pair]) -> list[tuple[Pair, V
         # A short or malformed answer is no answer: never guess which pairs it covers.
         return [(pair, None) for pair in batch]
     return list(zip(batch, verdicts, strict=True))
+
+
+_SAID: dict[tuple[str, str], float] = {}
+"""When each verifier's failure was last logged, by verifier and message."""
+SAY_AGAIN_AFTER = 60.0
+"""Seconds before the same failure of the same verifier is logged again: a verifier down
+fails every batch of every return, and once a minute tells the operator as much."""
+
+
+def _unavailable(verifier: str, why: str) -> None:
+    """Log that ``verifier`` gave no answer, and ``why``, unless it was said just before."""
+    now = time.monotonic()
+    said = _SAID.get((verifier, why))
+    if said is not None and now - said < SAY_AGAIN_AFTER:
+        return
+    keep(_SAID, (verifier, why), now, 1 << 10)
+    log.warning("verifier %r gave no answer, so its pairs are withheld: %s", verifier, why)
 
 
 def confirms(verdict: Verdict | None, threshold: float) -> bool:
