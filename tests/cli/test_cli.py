@@ -306,6 +306,7 @@ def test_verifiers_check_scores_the_builtin_verifier_and_an_embedder(runner: Cli
     assert result.exit_code == 0, result.output
     assert "builtin: 6/8 right, 8 answered" in result.output
     assert "MISS premise change" in result.output
+    assert "other premise changes need an LLM verifier\n" in result.output  # not cut mid-word
     assert ":l2_supercat_256: 4/4 nearest right among 7 items" in result.output
 
 

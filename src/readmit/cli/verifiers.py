@@ -1,6 +1,7 @@
 """``readmit verifiers``: list installed verifiers and check one against known pairs."""
 
 import os
+import textwrap
 import time
 from collections import Counter
 from pathlib import Path
@@ -137,13 +138,13 @@ def _check_verifier(verifier: Verifier) -> int:
             continue
         answered += 1
         if verdict.abstained:
-            click.echo(f"  {_kind(probe):<20} abstained: {verdict.reason[:60]}")
+            click.echo(f"  {_kind(probe):<20} abstained: {_clipped(verdict.reason)}")
             continue
         right += verdict.invalidates == probe.invalidates
         mark = "ok " if verdict.invalidates == probe.invalidates else "MISS"
         click.echo(
             f"  {mark} {_kind(probe):<20} invalidates={verdict.invalidates!s:<5} "
-            f"confidence={verdict.confidence:.2f}  {verdict.reason[:60]}"
+            f"confidence={verdict.confidence:.2f}  {_clipped(verdict.reason)}"
         )
     elapsed = time.perf_counter() - start
     tokens = tokens_used(verifier)
@@ -169,7 +170,7 @@ def _check_embedder(embedder: Embedder) -> bool:
         nearest = items[order[0]]
         right += nearest.id == probe.pair.earlier.id
         mark = "ok " if nearest.id == probe.pair.earlier.id else "MISS"
-        click.echo(f"  {mark} {_kind(probe):<20} nearest: {nearest.text[:60]}")
+        click.echo(f"  {mark} {_kind(probe):<20} nearest: {_clipped(nearest.text)}")
     click.echo(
         f"{embedder.name}: {right}/{len(broken)} nearest right among {len(items)} items, "
         f"{1000 * elapsed:.1f} ms"
@@ -179,3 +180,8 @@ def _check_embedder(embedder: Embedder) -> bool:
 
 def _kind(probe: LabeledPair) -> str:
     return probe.kind.replace("_", " ")
+
+
+def _clipped(text: str) -> str:
+    """``text`` cut to fit a line of the probe's table, at a word, with "…" where cut."""
+    return textwrap.shorten(text, width=72, placeholder=" …")
