@@ -71,8 +71,10 @@ def test_an_away_agent_judged_ahead_returns_without_judging(tmp_path: Path) -> N
     result = _judge(db)
 
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("a0: ")
-    assert " 0 calls" not in result.output
+    said, judged = result.output.splitlines()
+    assert said == "not away, so not judged: a1"  # named, not passed over in silence
+    assert judged.startswith("a0: ")
+    assert " 0 calls" not in judged
     assert _calls_at_return(db) == 0
 
 

@@ -186,11 +186,13 @@ def _away(store: SqlStore, workspace: str, named: tuple[str, ...]) -> list[str]:
         NotFound: if there is no such workspace, or a named agent it lacks.
         InvalidInput: for a named agent that is not away.
     """
-    workspace_agents(store, workspace, named)
+    agents = workspace_agents(store, workspace, named)
     away = store.away(workspace)
     for agent in dict.fromkeys(named):
         if agent not in away:
             raise InvalidInput(f"agent {agent!r} of {workspace!r} is not away")
     if not away:
         click.echo(f"no agent of {workspace!r} is away: nothing to judge", err=True)
+    elif not named and (present := sorted(agents.keys() - set(away))):
+        click.echo(f"not away, so not judged: {', '.join(present)}", err=True)
     return list(dict.fromkeys(named)) or away
