@@ -723,6 +723,60 @@ def test_a_well_formed_view_still_verifies(
     assert result.output.startswith("ok: view")
 
 
+def _verified(tmp_path: Path, document: dict[str, Any]) -> Any:
+    (tmp_path / "d.json").write_text(json.dumps(document), encoding="utf-8")
+    return CliRunner(env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_VERIFY_KEY": None}).invoke(
+        cli, ["verify", str(tmp_path / "d.json"), "--at", AT]
+    )
+
+
+def test_a_decision_whose_exclusions_of_unreadable_items_its_view_leaves_out_verifies(
+    tmp_path: Path, decisions: dict[str, Any]
+) -> None:
+    decision = decisions["hmac"]["decisions"][1]
+    assert "n1" in decision["hidden"]  # the agency's note: excluded, and not in the view
+
+    result = _verified(tmp_path, decision)
+
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d["items"].append("x"), "items"),
+        (lambda d: d["texts"].update({d["items"][0]: "Wire the deposit to account 666."}), "texts"),
+        (lambda d: d["excluded"].pop(0), "excluded"),
+        (lambda d: d.update(agent="A2"), "agent"),
+        (lambda d: d.update(outcome="blocked"), "outcome"),
+    ],
+)
+def test_a_decision_whose_own_fields_differ_from_its_signed_view_is_rejected(
+    tmp_path: Path, decisions: dict[str, Any], change: Callable[[dict[str, Any]], Any], field: str
+) -> None:
+    """Only the view is signed: a decision rewritten around a genuine view verified (a probe)."""
+    decision = json.loads(json.dumps(decisions["hmac"]["decisions"][1]))
+    change(decision)
+
+    result = _verified(tmp_path, decision)
+
+    assert result.exit_code == 3, result.output
+    assert f'its "{field}" differs from its signed view\'s' in result.output
+
+
+def test_a_view_that_wraps_a_genuine_view_is_rejected(
+    tmp_path: Path, decisions: dict[str, Any]
+) -> None:
+    """A forgery carrying a genuine view under "view" verified as that view (a probe)."""
+    genuine = _view(decisions)
+    forged = {**genuine, "agent": "A2", "expires_at": "9999-01-01T00:00:00Z", "view": genuine}
+
+    result = _verified(tmp_path, forged)
+
+    assert result.exit_code == 3, result.output
+    assert 'holds another view under "view"' in result.output
+
+
 @pytest.mark.skipif(shutil.which("jq") is None, reason="needs jq")
 def test_a_view_passed_through_jq_still_verifies(
     tmp_path: Path, decisions: dict[str, Any], monkeypatch: pytest.MonkeyPatch

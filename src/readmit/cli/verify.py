@@ -33,10 +33,11 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
 
     VIEW_FILE holds a view, a decision with a "view" field, or the whole output of
     `replay --json` with --decision N. A blocked or reset decision has no view and is
-    refused as such. The key comes from READMIT_VERIFY_KEY (an Ed25519 public key) or
+    refused as such; so is a decision whose own fields (items, texts, exclusions) say
+    other than the signed view it holds, and a view holding another under "view". The key comes from READMIT_VERIFY_KEY (an Ed25519 public key) or
     READMIT_SIGNING_KEY.
     """
-    view = _load(view_file, number)
+    view, record, what = _load(view_file, number)
     at: datetime = now() if at_text is None else _time(at_text)
     try:
         verified = verify_view(view, verifier_from_env(os.environ), at)
@@ -46,6 +47,8 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
                 f"{exc.problem}: give --at TIME to check it at another time"
             ) from None
         raise
+    if record is not None:
+        _agrees(record, view, what)
     click.echo(
         f"ok: view {view.get('cycle')} verified: {counted(len(verified.item_ids), 'item')}, "
         f"expires {view.get('expires_at')}"
@@ -61,7 +64,8 @@ def _time(text: str) -> datetime:
         ) from exc
 
 
-def _load(path: Path, number: int | None) -> dict[str, Any]:
+def _load(path: Path, number: int | None) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
+    """The view to verify, the decision that holds it (if one does), and what to call it."""
     data = read_json(path)
     listed = isinstance(data, dict) and isinstance(data.get("decisions"), list)
     if listed:
@@ -82,11 +86,18 @@ def _load(path: Path, number: int | None) -> dict[str, Any]:
         )
     elif number is not None:
         raise InvalidInput(f'--decision: {path} is not replay output (no "decisions" list)')
-    return _view_of(data, f"decision {number}" if listed else str(path))
+    what = f"decision {number}" if listed else str(path)
+    view = _view_of(data, what)
+    return view, (data if view is not data else None), what
 
 
 def _view_of(data: object, what: str) -> dict[str, Any]:
-    """The view ``data`` holds (itself, or a decision's), refusing what holds none."""
+    """The view ``data`` holds (itself, or a decision's), refusing what holds none.
+
+    Raises:
+        ViewRejected: for a view that holds another under "view" (a forgery may wrap a
+            genuine view so that a check of the inner one vouches for the outer).
+    """
     if isinstance(data, dict) and {"code", "message"} <= data.keys() and "view" not in data:
         raise InvalidInput(  # what curl saved when the service refused the request
             f"{what} holds an error answer, not a view: {data['code']}: {data['message']}"
@@ -99,7 +110,53 @@ def _view_of(data: object, what: str) -> dict[str, Any]:
             'verify (its "missing" field says what it lacked)'
         )
     if isinstance(data, dict) and isinstance(data.get("view"), dict):
+        if _VIEW_OWN & data.keys():
+            raise ViewRejected(
+                f'{what} is a view that holds another view under "view": which one it '
+                "vouches for is not clear, so neither is taken"
+            )
         data = data["view"]
     if not isinstance(data, dict):
         raise InvalidInput(f"{what} holds no view (expected a JSON object)")
     return data
+
+
+_VIEW_OWN = frozenset({"format", "signature"})
+"""Fields a view has and a decision holding one does not."""
+_MIRRORED = ("workspace", "agent", "cycle", "epoch", "departure_epoch", "task", "purpose")
+"""A decision's fields that repeat its view's, unsigned."""
+
+
+def _agrees(record: dict[str, Any], view: dict[str, Any], what: str) -> None:
+    """Refuse a decision whose own fields say other than the signed view it holds.
+
+    Only the view is signed; a decision's ``items`` or ``texts`` rewritten around a
+    genuine view would otherwise verify, and a tool reading them would act on what no one
+    signed. The record may list more exclusions than the view: those of what the agent
+    may not read (``hidden``), which the view leaves out.
+
+    Raises:
+        ViewRejected: naming the first field that differs.
+    """
+    items = [i.get("id") for i in view.get("items", []) if isinstance(i, dict)]
+    texts = {i.get("id"): i.get("text") for i in view.get("items", []) if isinstance(i, dict)}
+    hidden = set(record.get("hidden") or ())
+    excluded = [
+        e
+        for e in record.get("excluded", ())
+        if not (isinstance(e, dict) and e.get("item") in hidden)
+    ]
+    differs = [k for k in _MIRRORED if k in record and record[k] != view.get(k)]
+    differs += [k for k in ("items", "selected") if k in record and record[k] != items]
+    if record.get("outcome", "issued") != "issued":
+        differs.append("outcome")
+    if "excluded" in record and excluded != view.get("excluded"):
+        differs.append("excluded")
+    told = record.get("texts")
+    if isinstance(told, dict) and any(told.get(i, texts[i]) != texts[i] for i in texts):
+        differs.append("texts")
+    if differs:
+        raise ViewRejected(
+            f'{what}: its "{differs[0]}" differs from its signed view\'s (only the view is '
+            "signed: act on the view's own fields)"
+        )
