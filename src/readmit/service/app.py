@@ -36,6 +36,7 @@ from readmit.service.body import BodyLimit
 from readmit.service.copies import decision_json
 from readmit.service.docs import add_reference
 from readmit.service.gate import AgentGate, caller_of
+from readmit.service.health import SharedCheck
 from readmit.service.limits import Throttle
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
@@ -173,10 +174,12 @@ def _routes(  # noqa: C901 - one route each
     app: FastAPI, service: Service, me: Any, pool: "ReturnPool | None"
 ) -> None:
     # Each route documents the errors it can answer: /health needs no key, parameters nor body.
+    checked = SharedCheck(service.store.check)
+
     @app.get("/health", response_model=HealthOut, responses=HEALTH_RESPONSES)
-    def health() -> HealthOut:
-        """Liveness and store integrity: 503 ``store_error`` if the store is damaged."""
-        service.store.check()
+    async def health() -> HealthOut:
+        """Liveness and store integrity (checked once for all callers, at most every 2 s)."""
+        await checked()
         return {"status": "ok"}
 
     @app.post("/v1/events", response_model=RecordedOut, responses=ERROR_RESPONSES)
