@@ -13,6 +13,7 @@ from readmit.errors import MigrationError, StoreError
 from readmit.store.buckets import RATE_BUCKETS
 from readmit.store.connection import Connection
 from readmit.store.dialects import DIALECT
+from readmit.store.obligations import FRONTIERS
 from readmit.store.restatements import (
     in_own_words_again,
     judged_again,
@@ -324,13 +325,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         ],
     ),
     (
-        # What a keyed event replaced is found by its epoch (`readmit.store.restoring`): found
-        # by its key, every item the key ever held was read once a verdict resting on such
-        # an event (an append with 1,000 verdicts along one chain standing took 0.3 s).
+        # What a keyed event replaced is found by its epoch, not by reading every item its
+        # key held (`readmit.store.restoring`).
         "m027_replacements_by_epoch",
         ["CREATE INDEX withdrawn_by_epoch ON withdrawn (workspace, epoch, status)"],
     ),
     ("m028_rate_buckets", [RATE_BUCKETS]),  # `readmit.store.buckets`
+    ("m029_obligations_by_frontier", FRONTIERS),  # `readmit.store.obligations`
 ]
 
 _BOOKKEEPING = (
@@ -352,8 +353,7 @@ def pending(conn: Connection) -> list[str]:
     """Names of the migrations not yet applied.
 
     Raises:
-        MigrationError: if the store has migrations this version does not know: a newer
-            readmit wrote it, and this one would misread it.
+        MigrationError: if a newer readmit migrated the store (this one would misread it).
     """
     return missing(applied(conn))
 

@@ -38,6 +38,7 @@ from readmit.model import Agent, Item
 from readmit.store.connection import Conflict, Connection
 from readmit.store.encoding import encode, item_body, receipt_digest
 from readmit.store.lapses import Lapses
+from readmit.store.obligations import bound_item
 from readmit.store.rows import ACTIVE, ItemRow, Known, References, Row, insert, select_in
 from readmit.wire.codec import obligation_from_json, obligation_to_json
 
@@ -337,15 +338,8 @@ class Writer:
         """
         if self.readable(source, agent) is not None:
             return True
-        rows = self.db.execute(
-            "SELECT body FROM obligations WHERE workspace = ?", (self.ws,)
-        ).fetchall()
-        structure = (obligation_from_json(json.loads(r[0])) for r in rows)
-        return any(
-            item.id == source and item.scope.readable_by(agent.principal, agent.role)
-            for o in structure
-            for item in (o.item, o.frontier)
-        )
+        found = bound_item(self.db, self.ws, source)
+        return found is not None and found.scope.readable_by(agent.principal, agent.role)
 
     def _withdraw(self, event_id: str, target: str, status: str, author: Agent) -> None:
         row = self._readable_row(target, author)
@@ -373,8 +367,14 @@ class Writer:
             event_id=event.id, author=author.id, principal=author.principal, epoch=self.epoch
         )
         self.db.execute(  # written at once (rare): a later resolve in the batch reads it
-            "INSERT INTO obligations (workspace, id, epoch, body) VALUES (?, ?, ?, ?)",
-            (self.ws, obligation.id, self.epoch, json.dumps(obligation_to_json(obligation))),
+            "INSERT INTO obligations (workspace, id, epoch, frontier, body) VALUES (?, ?, ?, ?, ?)",
+            (
+                self.ws,
+                obligation.id,
+                self.epoch,
+                obligation.frontier.id,
+                json.dumps(obligation_to_json(obligation)),
+            ),
         )
 
     def _resolve(self, event: Resolve, author: Agent) -> None:
