@@ -201,6 +201,23 @@ def test_returns_over_the_concurrent_limit_are_429(client: httpx.Client, team: T
     assert free.status_code == 200
 
 
+def test_a_departure_takes_a_return_slot(client: httpx.Client, team: Team) -> None:
+    """Departures at once each passed the byte budget before any was charged for its
+    checkpoint: 41 of 45 were kept, 4.1M rows, the workspace locked for 18 s (a probe)."""
+    limited(team, concurrent_returns=1)
+
+    with team.service.throttle.return_slot(("trip", "A1")):
+        busy = client.post("/v1/depart", json={}, headers=team.auth("A1"))
+        other = client.post("/v1/depart", json={}, headers=team.auth("A2"))  # its own slots
+    free = client.post("/v1/depart", json={}, headers=team.auth("A1"))
+
+    assert busy.status_code == 429
+    assert busy.json()["message"] == "at most 1 returns and departures at a time per agent"
+    assert busy.headers["Retry-After"] == "1"
+    assert team.service.store.away("trip") == ["A1", "A2"]  # after the free one only
+    assert (other.status_code, free.status_code) == (200, 200)
+
+
 def test_an_unexpected_error_is_a_json_500_without_a_traceback(
     team: Team, monkeypatch: pytest.MonkeyPatch
 ) -> None:

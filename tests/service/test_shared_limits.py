@@ -140,7 +140,7 @@ def test_returns_running_in_two_processes_count_against_one_limit(two: Two) -> N
         other = admitted(lambda: two.second.return_slot(A2).__enter__())
     after = admitted(lambda: two.second.return_slot(A1).__enter__())
 
-    assert "at most 2 returns at a time per agent" in str(third.value)
+    assert "at most 2 returns and departures at a time per agent" in str(third.value)
     assert other
     assert after
 

@@ -238,6 +238,9 @@ class Throttle:
     def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:
         """Hold one of ``agent``'s concurrent-return slots; yield the return's cancel flag.
 
+        A departure holds one too: a checkpoint costs what a return does, and departures
+        at once all passed the byte budget before any was charged for its checkpoint.
+
         Raises:
             RateLimited: if all its slots are taken.
         """
@@ -245,9 +248,7 @@ class Throttle:
         with self._lock:
             running = self._returns.setdefault(agent, [])
             if len(running) >= self.limits.concurrent_returns:
-                raise RateLimited(
-                    f"at most {self.limits.concurrent_returns} returns at a time per agent", 1
-                )
+                raise busy(self.limits)
             running.append(cancel)
         try:
             yield cancel
@@ -262,6 +263,12 @@ class Throttle:
 
     def close(self) -> None:
         """Stop what the throttle runs in the background (this one runs nothing)."""
+
+
+def busy(limits: Limits) -> RateLimited:
+    """The refusal of a return or departure past ``--concurrent-returns`` of its agent's."""
+    most = limits.concurrent_returns
+    return RateLimited(f"at most {most} returns and departures at a time per agent", 1)
 
 
 def check_strings(value: object, limit: int, where: str, most: int | None = None) -> None:

@@ -19,8 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from readmit.errors import RateLimited
-from readmit.service.limits import Limits, Throttle
+from readmit.service.limits import Limits, Throttle, busy
 from readmit.store import SqlStore
 
 SLOT_S = 30.0
@@ -103,9 +102,7 @@ class SharedThrottle(Throttle):
                     self._held[holder] = lease
                     self._keep_renewing()
                 return holder
-        raise RateLimited(
-            f"at most {self.limits.concurrent_returns} returns at a time per agent", 1
-        )
+        raise busy(self.limits)
 
     def _keep_renewing(self) -> None:
         """Start the renewing thread if it is not running (called under ``_lock``)."""
