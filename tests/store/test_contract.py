@@ -460,6 +460,8 @@ def test_obligations_resolve_and_experiences_are_banked(ws: WorkStateStore) -> N
                 ),
             ),
             Evidence(id="e3", at=T0, author="A2", source_id="src", text="raw"),
+            Evidence(id="e5", at=T0, author="A2", source_id="uncited", text="raw"),
+            assert_(6, "cites", cites=frozenset({"src"})),
         ],
     )
     ws.record_experience(
@@ -472,7 +474,7 @@ def test_obligations_resolve_and_experiences_are_banked(ws: WorkStateStore) -> N
     ctx = ws.return_context("ws", _return(T0 + timedelta(hours=3)))
 
     assert [o.id for o in ctx.obligations] == ["o"]
-    assert ctx.evidence == {"src"}
+    assert ctx.evidence == {"src"}  # what its items cite: every source was read at each return
     assert [e.id for e in ctx.experiences] == ["m1"]
 
 

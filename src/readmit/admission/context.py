@@ -190,7 +190,8 @@ class ReturnContext:
     obligations: tuple[Obligation, ...] = ()
     """Obligations open at return (any role)."""
     evidence: frozenset[str] = frozenset()
-    """Ids of evidence sources recorded with a receipt."""
+    """Ids of evidence sources recorded with a receipt (a store's context: those its items
+    cite, all the gate asks about)."""
     experiences: tuple[Experience, ...] = ()
     """The returning agent's private bank (quarantined until readmission)."""
     standing: Mapping[str, Standing] = field(default_factory=dict)

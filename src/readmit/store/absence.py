@@ -6,7 +6,7 @@ agent's private bank as of the return.
 """
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,7 @@ from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.store.connection import Conflict, Connection, stamp
 from readmit.store.decoded import BodyCache
-from readmit.store.rows import CHUNK
+from readmit.store.rows import CHUNK, select_in
 from readmit.wire.codec import obligation_from_json
 
 
@@ -214,9 +214,17 @@ def open_obligations(
     return tuple(o for o in readable if o.item.scope.readable_by(reader.principal, reader.role))
 
 
-def evidence_ids(db: Connection, workspace: str) -> frozenset[str]:
-    """The ids of every evidence source recorded in ``workspace``."""
-    rows = db.execute("SELECT id FROM evidence WHERE workspace = ?", (workspace,)).fetchall()
+def evidence_ids(
+    db: Connection, workspace: str, items: Iterable[Item], obligations: Iterable[Obligation]
+) -> frozenset[str]:
+    """The ids of the evidence sources recorded in ``workspace`` that a return's items cite.
+
+    Only those, all gate P asks about: every source the workspace had was read at each
+    return (300k sources took a return from 10 to 210 ms; a security probe's finding).
+    """
+    structure = [i for o in obligations for i in (o.item, o.frontier)]
+    cited = {c for i in (*items, *structure) for c in i.cites}
+    rows = select_in(db, workspace, "SELECT id FROM evidence", "id", cited)
     return frozenset(r[0] for r in rows)
 
 

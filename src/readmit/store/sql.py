@@ -301,7 +301,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
                 db, workspace, items_by_id(items), who, request.at, outside
             )
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
-            evidence = absence.evidence_ids(db, workspace)
+            evidence = absence.evidence_ids(db, workspace, items, obligations)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
         bodies = (self._parsed, self._decoded)
         returner = Returner(
