@@ -13,7 +13,18 @@ from typing import Literal
 
 from readmit.canonical import digest_text, json_string
 from readmit.errors import InvalidInput
-from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity, blank, typed
+from readmit.model import (
+    ANY,
+    Item,
+    Kind,
+    Obligation,
+    Receipt,
+    Scope,
+    Validity,
+    blank,
+    says_nothing,
+    typed,
+)
 
 
 def text_digest(item_id: str, text: str) -> str:
@@ -71,8 +82,8 @@ def _everyone(draft: "ItemDraft") -> None:
 
 def _require_text(text: str, what: str, name: str) -> None:
     """A statement must say something: a blank one could match nothing, or everything."""
-    if blank(text):
-        raise InvalidInput(f"{what} {name!r}: the text is blank")
+    if says_nothing(text):
+        raise InvalidInput(f"{what} {name!r}: the text is blank (or only invisible characters)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

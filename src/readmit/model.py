@@ -4,6 +4,7 @@ Values are immutable and valid by construction: ``__post_init__`` checks every
 invariant and raises `InvalidInput`. Values do no I/O and know nothing of storage.
 """
 
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -32,6 +33,22 @@ def _require(condition: bool, message: str) -> None:
 def blank(text: str) -> bool:
     """Whether ``text`` holds nothing but whitespace: ``not text.strip()``, without the copy."""
     return not text or text.isspace()
+
+
+_UNSEEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs"})
+"""Unicode categories of what shows nothing: controls, invisible formatting, separators."""
+
+
+def says_nothing(text: str) -> bool:
+    """Whether ``text`` shows nothing: blank, or only invisible characters.
+
+    A lone U+202E or a zero-width space reads as empty yet is not `blank`. For what is
+    written (events, memories): a stored item is checked with `blank`, as it always was,
+    so the items of an older store still read.
+    """
+    if blank(text):
+        return True
+    return not text.isascii() and all(unicodedata.category(c) in _UNSEEN for c in text)
 
 
 def _aware(value: datetime | None, name: str) -> None:

@@ -161,8 +161,12 @@ def test_a_bad_batch_is_422_and_stores_nothing(client: httpx.Client, team: Team)
     assert events(client, team) == []
 
 
-def test_a_blank_statement_is_422_and_stores_nothing(client: httpx.Client, team: Team) -> None:
-    blank = {**NOTE, "item": {"id": "h1", "text": "  ", "key": "hotel2"}}
+@pytest.mark.parametrize("text", ["  ", "\u202e", "\u200b\u2060 "], ids=["blank", "rlo", "zw"])
+def test_a_blank_statement_is_422_and_stores_nothing(
+    client: httpx.Client, team: Team, text: str
+) -> None:
+    """Only invisible characters (a lone U+202E) were stored as a statement (a probe)."""
+    blank = {**NOTE, "item": {"id": "h1", "text": text, "key": "hotel2"}}
 
     response = client.post("/v1/events", json={"events": [NOTE, blank]}, headers=team.auth("A2"))
 

@@ -39,7 +39,7 @@ from readmit.events import (
     Supersede,
     events_only,
 )
-from readmit.model import ANY, Agent, blank
+from readmit.model import ANY, Agent, blank, says_nothing
 from readmit.wire.fields import name_shape, plain_name
 
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
@@ -320,8 +320,8 @@ def _strings(*fields: tuple[str, object]) -> None:
 def _text(value: object, what: str) -> None:
     _strings((what, value))
     assert isinstance(value, str)  # noqa: S101  # for the type checker: _strings refused others
-    if blank(value):
-        raise InvalidInput(f"{what}: must say something (it is empty or blank)")
+    if says_nothing(value):
+        raise InvalidInput(f"{what}: must say something (it is empty, blank or invisible)")
     found = _UNSTORABLE.search(value)
     if found is not None:
         char = ord(found.group())
