@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Coroutine
 from functools import cached_property
 from typing import Any, NamedTuple, get_args
+from urllib.parse import unquote_to_bytes
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
@@ -153,14 +154,19 @@ def plain_query(
 
     Each parameter once (FastAPI keeps the last of a repeated one), only ``known`` ones (an
     unknown one is a typo, or meant for another reader), the ``whole`` numbers in digits
-    alone (FastAPI reads ``1.0``, ``+5``, `` 5`` and ``1_0`` as numbers), and no character
-    an id refuses (`readmit.wire.fields.name_characters`: a control or invisible one). A
-    helper found each read loosely (stop 59).
+    alone (FastAPI reads ``1.0``, ``+5``, `` 5`` and ``1_0`` as numbers), no character
+    an id refuses (`readmit.wire.fields.name_characters`: a control or invisible one), and
+    UTF-8 once percent-decoded (Starlette puts U+FFFD for what is not, silently). Each was
+    read loosely before.
 
     Raises:
         InvalidRequest: naming the parameter, and where it goes when it is a field of the
             route's JSON ``body``, or the known one it is closest to.
     """
+    try:
+        unquote_to_bytes(request.scope.get("query_string", b"")).decode()
+    except UnicodeDecodeError:
+        raise InvalidRequest("query: not UTF-8 once percent-decoded") from None
     seen: set[str] = set()
     for name, value in request.query_params.multi_items():
         if name not in known:
