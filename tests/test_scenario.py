@@ -78,7 +78,7 @@ CASES = [
     Case("unknown kind", _item(2, kind="rumour"), "e2", "item.kind"),
     Case("empty text", _item(2, text=""), "e2", "item.text"),
     Case("blank text", _item(2, text=" \n "), "e2", "the text is blank"),
-    Case("invisible text", _item(2, text="\u202e\u200b "), "e2", "the text is blank (or only"),
+    Case("invisible text", _item(2, text="\u202e\u200b "), "e2", "item.text: must say something"),
     Case(
         "blank frontier",
         lambda s: s["events"][4]["obligation"]["frontier"].update(text=" "),

@@ -22,7 +22,6 @@ from readmit.model import (
     Scope,
     Validity,
     blank,
-    says_nothing,
     typed,
 )
 
@@ -82,8 +81,8 @@ def _everyone(draft: "ItemDraft") -> None:
 
 def _require_text(text: str, what: str, name: str) -> None:
     """A statement must say something: a blank one could match nothing, or everything."""
-    if says_nothing(text):
-        raise InvalidInput(f"{what} {name!r}: the text is blank (or only invisible characters)")
+    if blank(text):  # and, where it is written, no invisible text (`readmit.wire.domain`)
+        raise InvalidInput(f"{what} {name!r}: the text is blank")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

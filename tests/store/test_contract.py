@@ -22,11 +22,12 @@ from readmit.events import (
     Supersede,
     text_digest,
 )
-from readmit.model import Agent
+from readmit.model import Agent, blank
 from readmit.reasons import Reason
 from readmit.store import WorkStateStore, open_store, pool
 from readmit.store.migrations import MIGRATIONS, pending
 from readmit.store.sql import SqlStore
+from readmit.wire import domain
 
 NAIVE = T0.replace(tzinfo=None) + timedelta(days=400)
 """A time without a zone (a library caller's ``datetime.now()``)."""
@@ -87,6 +88,39 @@ def ws(store: WorkStateStore) -> WorkStateStore:
 def test_a_blank_statement_is_refused_before_it_can_be_stored(build: Callable[[], object]) -> None:
     with pytest.raises(InvalidInput, match="the text is blank"):
         build()
+
+
+@pytest.mark.parametrize("text", ["\u202e", "\u200b\u2060 ", "\u3164", "\ufe0f"])
+def test_a_text_of_only_invisible_characters_is_refused_as_saying_nothing(
+    ws: WorkStateStore, text: str
+) -> None:
+    """A lone U+202E was stored as a statement (a probe); nothing of the batch is kept."""
+    with pytest.raises(InvalidEvent, match=r"item.text: must say something"):
+        ws.append("ws", [assert_(1, "a"), assert_(2, "b", text=text)])
+
+    assert ws.events("ws") == []
+
+
+def test_a_return_reads_an_invisible_text_an_older_readmit_stored(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only what is written is refused: an older readmit stored such a text, and a return
+    whose Δ held it failed, naming an item the agent may not read (a review)."""
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        store.create_workspace("ws", AGENTS)
+        store.append("ws", [assert_(1, "a")])
+        store.depart("ws", "A1", T0 + timedelta(minutes=5))
+        with monkeypatch.context() as older:
+            older.setattr(domain, "says_nothing", blank)
+            store.append("ws", [assert_(10, "zw", text="\u200b", principals=frozenset({"x"}))])
+        store.close()
+        store = open_store(url)  # a new process: nothing parsed yet
+
+        ctx = store.return_context("ws", _return(T0 + timedelta(hours=1)))
+        store.close()
+
+    assert [r.event.id for r in ctx.delta] == ["e10"]
 
 
 def test_epochs_are_assigned_gap_free_across_batches(ws: WorkStateStore) -> None:

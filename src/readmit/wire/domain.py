@@ -39,7 +39,7 @@ from readmit.events import (
     Supersede,
     events_only,
 )
-from readmit.model import ANY, Agent, blank, says_nothing
+from readmit.model import ANY, Agent, says_nothing
 from readmit.wire.fields import name_shape, plain_name
 
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
@@ -254,7 +254,7 @@ def _plain_draft(d: ItemDraft) -> bool:
 
 def _storable(text: str) -> bool:
     """Whether ``text`` is a string the store takes (``TypeError`` if it is no string)."""
-    return type(text) is str and not blank(text) and _UNSTORABLE.search(text) is None
+    return type(text) is str and not says_nothing(text) and _UNSTORABLE.search(text) is None
 
 
 def _event(event: Event) -> None:
