@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from builders import KEY
 from readmit.admission.view import sign_view
 from readmit.cli import cli
+from readmit.cli.verify import UNSIGNED_MEMORIES
 from readmit.config import new_ed25519_keys
 from readmit.errors import StoreError
 from readmit.examples.travel import travel_scenario
@@ -723,10 +724,10 @@ def test_a_well_formed_view_still_verifies(
     assert result.output.startswith("ok: view")
 
 
-def _verified(tmp_path: Path, document: dict[str, Any]) -> Any:
+def _verified(tmp_path: Path, document: dict[str, Any], at: str = AT) -> Any:
     (tmp_path / "d.json").write_text(json.dumps(document), encoding="utf-8")
     return CliRunner(env={"READMIT_SIGNING_KEY": KEY.decode(), "READMIT_VERIFY_KEY": None}).invoke(
-        cli, ["verify", str(tmp_path / "d.json"), "--at", AT]
+        cli, ["verify", str(tmp_path / "d.json"), "--at", at]
     )
 
 
@@ -739,6 +740,8 @@ def test_a_decision_whose_exclusions_of_unreadable_items_its_view_leaves_out_ver
     result = _verified(tmp_path, decision)
 
     assert result.exit_code == 0, result.output
+    assert decision["readmitted"]
+    assert f"note: {UNSIGNED_MEMORIES}" in result.stderr  # no view holds a memory
 
 
 @pytest.mark.parametrize(
@@ -762,6 +765,77 @@ def test_a_decision_whose_own_fields_differ_from_its_signed_view_is_rejected(
 
     assert result.exit_code == 3, result.output
     assert f'its "{field}" differs from its signed view\'s' in result.output
+
+
+_HIDDEN_EVIDENCE = {
+    "format": "readmit.scenario/1",
+    "workspace": "trip",
+    "agents": [
+        {"id": "A1", "principal": "family", "role": "r"},
+        {"id": "B1", "principal": "agency", "role": "r"},
+    ],
+    "events": [
+        {"at": "2026-05-01T08:00:00Z", "author": "B1", "op": "assert", "item": {
+            "id": "held", "key": "room", "text": "Suite held for the agency.",
+            "readers": {"principals": ["agency"]}}},
+        {"at": "2026-05-01T08:00:00Z", "author": "A1", "op": "assert", "item": {
+            "id": "open", "key": "room", "text": "Riverside Hotel room 7 is held for the family.",
+            "readers": "*"}},
+        {"at": "2026-05-01T08:00:00Z", "author": "A1", "op": "assert", "item": {
+            "id": "plan", "text": "Check in at Riverside Hotel room 7 at 15:00.", "readers": "*"}},
+        {"at": "2026-05-01T08:01:00Z", "op": "depart", "agent": "A1"},
+        {"at": "2026-05-01T08:03:00Z", "author": "B1", "id": "agency-swap", "op": "assert",
+            "item": {"id": "swap", "key": "room", "readers": "*",
+                     "text": "Sunrise Hotel room 9 is held for the family."}},
+        {"at": "2026-05-01T08:05:00Z", "op": "return", "agent": "A1", "task": "trip",
+            "purpose": "plan"},
+    ],
+}  # fmt: skip
+"""An exclusion the agent sees whose evidence it may not: B1's keyed assert replaced the
+agency's item and A1's; the record names its event, the view leaves it out."""
+
+
+@pytest.fixture
+def hidden_evidence(tmp_path: Path) -> dict[str, Any]:
+    path = tmp_path / "trip.json"
+    path.write_text(json.dumps(_HIDDEN_EVIDENCE), encoding="utf-8")
+    result = CliRunner(env={"READMIT_SIGNING_KEY": KEY.decode()}).invoke(
+        cli, ["replay", str(path), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    decision: dict[str, Any] = json.loads(result.stdout)["decisions"][0]
+    assert decision["hidden"]
+    assert decision["excluded"] != decision["view"]["excluded"]
+    return decision
+
+
+def test_a_decision_whose_exclusions_the_view_redacts_verifies(
+    tmp_path: Path, hidden_evidence: dict[str, Any]
+) -> None:
+    """Compared unredacted, a genuine replay record was rejected (a review's finding)."""
+    result = _verified(tmp_path, hidden_evidence, at="2026-05-01T08:06:00Z")
+
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(hidden=[["x"]]),
+        lambda d: d.update(hidden="held"),
+        lambda d: d["excluded"].insert(0, {"item": ["x"], "reason": "revoked"}),
+        lambda d: d["excluded"].insert(0, 7),
+    ],
+)
+def test_a_decision_of_a_malformed_shape_is_rejected_not_an_internal_error(
+    tmp_path: Path, hidden_evidence: dict[str, Any], change: Callable[[dict[str, Any]], Any]
+) -> None:
+    change(hidden_evidence)
+
+    result = _verified(tmp_path, hidden_evidence, at="2026-05-01T08:06:00Z")
+
+    assert result.exit_code == 3, result.output
+    assert 'its "excluded" differs' in result.output
 
 
 def test_a_view_that_wraps_a_genuine_view_is_rejected(

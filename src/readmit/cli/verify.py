@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from readmit.admission.hidden import RULE, redact
 from readmit.admission.view import verify_view
 from readmit.cli.inputs import read_json
 from readmit.cli.words import counted
@@ -34,8 +35,9 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
     VIEW_FILE holds a view, a decision with a "view" field, or the whole output of
     `replay --json` with --decision N. A blocked or reset decision has no view and is
     refused as such; so is a decision whose own fields (items, texts, exclusions) say
-    other than the signed view it holds, and a view holding another under "view". The key comes from READMIT_VERIFY_KEY (an Ed25519 public key) or
-    READMIT_SIGNING_KEY.
+    other than the signed view it holds, and a view holding another under "view". A
+    decision's private memories are in no view: nothing vouches for them. The key comes
+    from READMIT_VERIFY_KEY (an Ed25519 public key) or READMIT_SIGNING_KEY.
     """
     view, record, what = _load(view_file, number)
     at: datetime = now() if at_text is None else _time(at_text)
@@ -53,6 +55,8 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
         f"ok: view {view.get('cycle')} verified: {counted(len(verified.item_ids), 'item')}, "
         f"expires {view.get('expires_at')}"
     )
+    if record is not None and record.get("readmitted"):
+        click.echo(f"note: {UNSIGNED_MEMORIES}", err=True)
 
 
 def _time(text: str) -> datetime:
@@ -121,6 +125,10 @@ def _view_of(data: object, what: str) -> dict[str, Any]:
     return data
 
 
+UNSIGNED_MEMORIES = (
+    "the decision's readmitted memories are not in its view: the signature does not cover them"
+)
+"""What ``verify`` of a decision says of its private memories, which no view holds."""
 _VIEW_OWN = frozenset({"format", "signature"})
 """Fields a view has and a decision holding one does not."""
 _MIRRORED = ("workspace", "agent", "cycle", "epoch", "departure_epoch", "task", "purpose")
@@ -132,25 +140,20 @@ def _agrees(record: dict[str, Any], view: dict[str, Any], what: str) -> None:
 
     Only the view is signed; a decision's ``items`` or ``texts`` rewritten around a
     genuine view would otherwise verify, and a tool reading them would act on what no one
-    signed. The record may list more exclusions than the view: those of what the agent
-    may not read (``hidden``), which the view leaves out.
+    signed. The record's exclusions are compared as the view shows them (`redact`, by any
+    rule a view was signed under): the view leaves out what the agent may not read
+    (``hidden``). Private memories are in no view: nothing here vouches for them.
 
     Raises:
         ViewRejected: naming the first field that differs.
     """
     items = [i.get("id") for i in view.get("items", []) if isinstance(i, dict)]
     texts = {i.get("id"): i.get("text") for i in view.get("items", []) if isinstance(i, dict)}
-    hidden = set(record.get("hidden") or ())
-    excluded = [
-        e
-        for e in record.get("excluded", ())
-        if not (isinstance(e, dict) and e.get("item") in hidden)
-    ]
     differs = [k for k in _MIRRORED if k in record and record[k] != view.get(k)]
     differs += [k for k in ("items", "selected") if k in record and record[k] != items]
     if record.get("outcome", "issued") != "issued":
         differs.append("outcome")
-    if "excluded" in record and excluded != view.get("excluded"):
+    if "excluded" in record and not _shown_as(record, view.get("excluded")):
         differs.append("excluded")
     told = record.get("texts")
     if isinstance(told, dict) and any(told.get(i, texts[i]) != texts[i] for i in texts):
@@ -160,3 +163,20 @@ def _agrees(record: dict[str, Any], view: dict[str, Any], what: str) -> None:
             f'{what}: its "{differs[0]}" differs from its signed view\'s (only the view is '
             "signed: act on the view's own fields)"
         )
+
+
+def _shown_as(record: dict[str, Any], shown: object) -> bool:
+    """Whether ``record``'s exclusions, redacted for its agent, are ``shown``."""
+    hidden, excluded = record.get("hidden") or [], record.get("excluded")
+    if not (isinstance(hidden, list) and all(isinstance(h, str) for h in hidden)):
+        return False
+    if not (isinstance(excluded, list) and all(isinstance(e, dict) for e in excluded)):
+        return False
+    try:  # the record's own shape is unchecked: one the redaction cannot read differs
+        return any(redact(excluded, frozenset(hidden), rule) == shown for rule in _RULES)
+    except (KeyError, TypeError, AttributeError):
+        return False
+
+
+_RULES = range(RULE, 0, -1)
+"""Every rule a view's exclusions were redacted by (`readmit.admission.hidden.RULE`)."""
