@@ -4,12 +4,15 @@ Each caller ran its own whole-file check in the threads every route shares, and 
 needs no key: 60 connections polling it held agents' requests for up to 8.5 s (a probe).
 """
 
+import asyncio
 import threading
+import time
 
 import anyio
 import pytest
 
 from readmit.errors import StoreError
+from readmit.service import health
 from readmit.service.health import SharedCheck
 
 
@@ -70,7 +73,9 @@ def test_callers_at_once_share_one_check_in_one_thread() -> None:
     assert check.runs == 1
 
 
-def test_a_refusal_answers_every_caller_of_its_window_and_the_next_window_checks_again() -> None:
+def test_a_refusal_answers_every_caller_of_its_window_and_the_next_window_checks_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     check = _Check(StoreError("store damaged"))
     shared = SharedCheck(check, fresh_s=3600)
 
@@ -83,13 +88,14 @@ def test_a_refusal_answers_every_caller_of_its_window_and_the_next_window_checks
     assert check.runs == 1
 
     check.refusal = None
+    monkeypatch.setattr(health, "PER_CHECK_S", 0)
     shared = SharedCheck(check, fresh_s=0)  # every call a new window
     anyio.run(shared)
     anyio.run(shared)
     assert check.runs == 3
 
 
-def test_a_bug_in_the_check_is_raised_to_its_caller_and_not_kept() -> None:
+def test_a_bug_in_the_check_answers_the_callers_of_its_window() -> None:
     calls: list[int] = []
 
     def broken() -> None:
@@ -101,4 +107,44 @@ def test_a_bug_in_the_check_is_raised_to_its_caller_and_not_kept() -> None:
     for _ in range(2):
         with pytest.raises(RuntimeError, match="a bug"):
             anyio.run(shared)
-    assert len(calls) == 2  # not an answer: checked again
+    assert len(calls) == 1
+
+
+def test_a_caller_cancelled_mid_check_leaves_it_running_alone() -> None:
+    """A cancelled caller released the lock while its check still ran, and the next
+    caller started a second check beside it (a review's finding)."""
+    check = _Check()
+    shared = SharedCheck(check, fresh_s=3600)
+
+    async def cancelled_callers() -> None:
+        for _ in range(4):
+            task = asyncio.create_task(shared())
+            while check.runs == 0:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        check.go.set()
+        await shared()  # the one check's answer
+
+    asyncio.run(cancelled_callers())
+
+    assert (check.runs, check.most_inside) == (1, 1)
+
+
+def test_an_answer_serves_ten_times_as_long_as_its_check_took(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A check of 26 s ran again 2 s after it ended: 90% of the time (a review)."""
+    monkeypatch.setattr(health, "PER_CHECK_S", 1000)
+    runs: list[int] = []
+
+    def slow() -> None:
+        runs.append(1)
+        time.sleep(0.02)  # so its answer serves 20 s at least
+
+    shared = SharedCheck(slow, fresh_s=0)
+    anyio.run(shared)
+    anyio.run(shared)
+
+    assert len(runs) == 1

@@ -269,6 +269,7 @@ def test_health_reports_a_damaged_store(
     client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(health_check, "FRESH_S", 0.0)  # each call checks (else within 2 s of it)
+    monkeypatch.setattr(health_check, "PER_CHECK_S", 0)
     assert client.get("/health").status_code == 200
     team.service.store.conn.execute("DELETE FROM _readmit_migrations WHERE name = 'm003_judgments'")
 

@@ -178,7 +178,7 @@ def _routes(  # noqa: C901 - one route each
 
     @app.get("/health", response_model=HealthOut, responses=HEALTH_RESPONSES)
     async def health() -> HealthOut:
-        """Liveness and store integrity (checked once for all callers, at most every 2 s)."""
+        """Liveness and store integrity (checked once for all callers, the answer shared)."""
         await checked()
         return {"status": "ok"}
 

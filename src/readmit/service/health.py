@@ -3,9 +3,10 @@
 The check reads the whole SQLite file (``PRAGMA quick_check``: 0.2 s at 350 MB), and
 ``/health`` needs no key and counts against no agent's rate, so each caller running its
 own let anyone without a key fill the threads every route shares: a probe's 60
-connections polling it held agents' requests for up to 8.5 s. Now one check runs at a
-time, in one thread; callers meanwhile wait for it on the event loop, and its answer
-serves every caller for `FRESH_S` seconds after.
+connections polling it held agents' requests for up to 26 s. Now one check runs at a
+time, in a thread of its own; callers meanwhile wait for it on the event loop, and its
+answer serves every caller for `FRESH_S` seconds after, or ten times as long as the check
+took, if longer (a check of minutes would otherwise run most of the time).
 """
 
 import threading
@@ -13,13 +14,14 @@ import time
 from collections.abc import Callable
 
 import anyio
-import anyio.to_thread
 
-from readmit.errors import ReadmitError
+from readmit.errors import StoreError
 
 FRESH_S = 2.0
-"""How long one check's answer serves every caller: a load balancer polling every few
-seconds still sees each failure, and a flood costs one check in this long."""
+"""How long one check's answer serves every caller, at least: a load balancer polling
+every few seconds still sees each failure, and a flood costs one check in this long."""
+PER_CHECK_S = 10
+"""An answer serves at least this many times as long as its check took."""
 _WAIT_S = 0.01
 """How often a caller looks whether the check under way has answered."""
 
@@ -27,41 +29,58 @@ _WAIT_S = 0.01
 class SharedCheck:
     """``check`` run for all callers together: at most one at a time, its answer reused.
 
-    A refusal (`ReadmitError`: a damaged or unreachable store) is an answer, reused as
-    the store's fine state is; any other exception is a bug, raised to its caller alone.
+    Its answer, fine or an exception (a refusal of a damaged or unreachable store, or a
+    bug), is given to every caller until it is no longer fresh. The check runs in a thread
+    of its own, not a caller's: a caller cancelled while it waits leaves it running, and
+    no second check starts beside it.
     """
 
     def __init__(self, check: Callable[[], None], fresh_s: float | None = None) -> None:
         self._check = check
         self._fresh_s = fresh_s
-        """Seconds an answer serves; `FRESH_S` (as it is at each call) if not given."""
-        self._running = threading.Lock()  # not an asyncio lock: no loop of its own to bind
-        self._at = -float("inf")
-        self._refused: ReadmitError | None = None
+        """Seconds an answer serves at least; `FRESH_S` (as it is at each call) if not given."""
+        self._lock = threading.Lock()
+        self._running: threading.Thread | None = None
+        self._until = -float("inf")
+        """Until when (monotonic seconds) the last answer serves."""
+        self._failed: BaseException | None = None
+        self._done = 0
+        """How many checks have answered: a caller takes the answer of one that ended
+        while it waited, however briefly that answer serves."""
 
     async def __call__(self) -> None:
-        """Return if the store is fine, as last checked at most `FRESH_S` ago.
+        """Return if the store is fine, by the last check's answer while it is fresh.
+
+        Else by the next check's, the one that ends while this caller waits.
 
         Raises:
-            ReadmitError: what the check raised, to every caller it answers.
+            Exception: what the check raised, to every caller its answer serves.
         """
-        fresh_s = FRESH_S if self._fresh_s is None else self._fresh_s
-        while time.monotonic() - self._at >= fresh_s:
-            if self._running.acquire(blocking=False):
-                try:
-                    await self._run()
-                finally:
-                    self._running.release()
-                break
-            await anyio.sleep(_WAIT_S)  # another caller's check is under way: its answer
-        if self._refused is not None:  # its traceback not grown by every caller's raise
-            raise self._refused.with_traceback(None)
+        asked = self._done
+        while time.monotonic() >= self._until and self._done == asked:
+            with self._lock:
+                if self._running is None and time.monotonic() >= self._until:
+                    self._running = threading.Thread(
+                        target=self._run, name="readmit-health", daemon=True
+                    )
+                    self._running.start()
+            await anyio.sleep(_WAIT_S)  # the check under way answers for this caller too
+        if self._failed is not None:  # its traceback not grown by every caller's raise
+            raise self._failed.with_traceback(None)
 
-    async def _run(self) -> None:
+    def _run(self) -> None:
+        start = time.monotonic()
+        failed: BaseException | None = StoreError("the store's check did not finish")
         try:
-            await anyio.to_thread.run_sync(self._check)
-        except ReadmitError as refused:
-            self._refused = refused
-        else:
-            self._refused = None
-        self._at = time.monotonic()
+            self._check()
+            failed = None
+        except Exception as exc:  # an answer too: a bug raised to every caller in its window
+            failed = exc
+        finally:  # whatever ends the check (even what no `except` takes) ends the wait
+            took = time.monotonic() - start
+            fresh = FRESH_S if self._fresh_s is None else self._fresh_s
+            with self._lock:
+                self._failed = failed
+                self._until = time.monotonic() + max(fresh, PER_CHECK_S * took)
+                self._running = None
+                self._done += 1
