@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from readmit.cli import cli
+from readmit.cli.verifiers import _clipped
 from servicekit import free_port
 
 
@@ -308,6 +309,20 @@ def test_verifiers_check_scores_the_builtin_verifier_and_an_embedder(runner: Cli
     assert "MISS premise change" in result.output
     assert "other premise changes need an LLM verifier\n" in result.output  # not cut mid-word
     assert ":l2_supercat_256: 4/4 nearest right among 7 items" in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("short reason", "short reason"),
+        ("word " * 20, "word " * 13 + "word…"),
+        ("x" * 100, "x" * 71 + "…"),  # one long token: a URL, JSON
+        ("予約" * 50, "予約" * 35 + "予…"),
+    ],
+)
+def test_a_long_reason_is_cut_at_a_word_where_it_has_one(text: str, shown: str) -> None:
+    """Cut mid-word before; then a text without spaces showed as only "…" (a review)."""
+    assert _clipped(text) == shown
 
 
 def test_verifiers_check_exits_1_when_the_verifier_cannot_answer(runner: CliRunner) -> None:

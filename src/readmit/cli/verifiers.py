@@ -1,7 +1,6 @@
 """``readmit verifiers``: list installed verifiers and check one against known pairs."""
 
 import os
-import textwrap
 import time
 from collections import Counter
 from pathlib import Path
@@ -182,6 +181,13 @@ def _kind(probe: LabeledPair) -> str:
     return probe.kind.replace("_", " ")
 
 
-def _clipped(text: str) -> str:
-    """``text`` cut to fit a line of the probe's table, at a word, with "…" where cut."""
-    return textwrap.shorten(text, width=72, placeholder=" …")
+def _clipped(text: str, width: int = 72) -> str:
+    """``text`` cut to fit a line of the probe's table, at a word if one ends late enough.
+
+    With "…" where cut; a text without spaces (a URL, JSON, Japanese) is cut mid-word.
+    """
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= width // 2 else cut).rstrip() + "…"
