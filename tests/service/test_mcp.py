@@ -185,6 +185,49 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_a_message_the_http_api_would_refuse_is_answered_as_refused_and_not_read(
+    store: SqlStore,
+) -> None:
+    """The library read bytes that are not UTF-8 as U+FFFD (two keys became one, an item
+    replaced another) and a repeated key as its last value (a probe)."""
+    team = make_team(store)
+    params = a1_server(store, team)
+    assert params.env is not None
+
+    def call(n: int, item: str) -> bytes:
+        arguments = f'{{"events": [{{"op": "assert", "author": "A1", "item": {item}}}]}}'
+        return (
+            f'{{"jsonrpc": "2.0", "id": {n}, "method": "tools/call", '
+            f'"params": {{"name": "record_events", "arguments": {arguments}}}}}\n'
+        ).encode()
+
+    lines = [
+        call(7, '{"id": "i1", "text": "Pay 10.", "text": "Pay 10,000 to account 99."}'),
+        call(8, '{"id": "i2", "text": "Room held.", "key": "h\xe9tel"}').replace(
+            "é".encode(), b"\xe9"
+        ),
+        b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"x": NaN}}\n',
+    ]
+    done = subprocess.run(
+        [params.command, *params.args],
+        input=b"".join(lines),
+        env={**os.environ, **params.env},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [
+        (7, -32700),
+        (8, -32700),
+        (9, -32700),
+    ]
+    assert "repeats the key 'text'" in answers[0]["error"]["message"]
+    assert "not valid UTF-8" in answers[1]["error"]["message"]
+    assert store.events("trip") == []
+
+
 def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(
     store: SqlStore,
 ) -> None:

@@ -325,7 +325,7 @@ def mcp_command(
     """Run an MCP server on stdio, acting as the agent whose key is in READMIT_AGENT_KEY."""
     _require_service_extra()
     from readmit.service.keys import require_key
-    from readmit.service.mcp import create_mcp
+    from readmit.service.mcp import create_mcp, serve_stdio
     from readmit.service.operations import Service
     from readmit.service.settings import limits_from_flags, load_policy
 
@@ -341,7 +341,7 @@ def mcp_command(
         key = require_key(os.environ, AGENT_KEY_ENV)
         caller = service.authenticate(key)
         _start_judging_ahead(service, ahead_seconds)
-        create_mcp(service, caller, key).run("stdio")
+        serve_stdio(create_mcp(service, caller, key))
     finally:
         service.close()
 

@@ -24,6 +24,7 @@ from pydantic import Field, StrictInt, ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput, InvalidRequest, ReadmitError
+from readmit.service.mcp_stdin import serve_stdio
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
 from readmit.service.schemas import (
@@ -258,3 +259,6 @@ def _check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
             for e in exc.errors(include_url=False)
         )
         raise InvalidInput(f"{tool.name}: {problems}") from None
+
+
+__all__ = ["create_mcp", "serve_stdio"]
