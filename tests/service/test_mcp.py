@@ -4,20 +4,28 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
+import anyio.to_thread
+import httpx
 import pytest
+from fastapi.testclient import TestClient
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from builders import KEY, build_note, spent
+from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.errors import ConfigError
+from readmit.examples.travel import travel_scenario
+from readmit.service.app import create_app
 from readmit.service.keys import require_key
 from readmit.service.mcp import create_mcp
 from readmit.store import SqlStore
-from servicekit import Team, make_team
+from readmit.testing import FunctionVerifier
+from servicekit import Team, make_team, play
 
 HOTEL = {"id": "h0", "text": "Sunrise Hotel is booked.", "key": "hotel", "supports": ["d_h"]}
 PICKUP = {"id": "p0", "text": "Pickup at 8:00 from Sunrise Hotel."}
@@ -226,6 +234,39 @@ def test_a_message_the_http_api_would_refuse_is_answered_as_refused_and_not_read
     assert "repeats the key 'text'" in answers[0]["error"]["message"]
     assert "not valid UTF-8" in answers[1]["error"]["message"]
     assert store.events("trip") == []
+
+
+def test_a_cancelled_return_view_stops_and_records_nothing(store: SqlStore) -> None:
+    """It ran to the end and was recorded, the client gone (a probe); HTTP's stops."""
+    team = make_team(store)
+    scenario = travel_scenario()
+    first = next(i for i, e in enumerate(scenario["events"]) if e["op"] == "return")
+    with TestClient(create_app(team.service)) as client:
+        play(cast(httpx.Client, client), team, {"events": scenario["events"][:first]})
+    started, release = threading.Event(), threading.Event()
+
+    def held(pair: Pair) -> Verdict:
+        started.set()
+        assert release.wait(60)
+        return Verdict(invalidates=False, confidence=1.0)
+
+    team.service.verifier = FunctionVerifier(held)
+    returning = scenario["events"][first]
+    team.clock.set(returning["at"])
+    server = create_mcp(team.service, team.service.authenticate(team.keys["A1"]))
+    asked = {"task": returning["task"], "purpose": returning["purpose"]}
+
+    async def cancelled_then_asked_again() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.call_tool, "return_view", asked)
+            assert await anyio.to_thread.run_sync(started.wait, 60)
+            group.cancel_scope.cancel()
+        release.set()
+        await server.call_tool("return_view", asked)  # its turn comes once the first ended
+
+    anyio.run(cancelled_then_asked_again)
+
+    assert len(store.decisions("trip", "A1")) == 1  # the second's alone
 
 
 def test_a_key_revoked_while_the_mcp_server_runs_is_refused_from_the_next_call(

@@ -11,11 +11,14 @@ is ``invalid_input`` naming the argument, and names and texts are checked
 (`readmit.service.schemas`), published as the tool's output schema.
 """
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from typing import Annotated, Any
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -135,14 +138,14 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
             return service.depart(caller, returning_to=check_returning(task, purpose))
 
     @server.tool()
-    def return_view(task: str | None = None, purpose: str | None = None) -> AgentDecisionOut:
+    async def return_view(task: str | None = None, purpose: str | None = None) -> AgentDecisionOut:
         """Come back: get your signed Return View, or why it was withheld.
 
         Without ``task`` and ``purpose``, those your departure named.
         """
         with refusals():
-            named = check_returning(task, purpose)
-            return service.return_(caller, *(named or (None, None)))
+            named = check_returning(task, purpose) or (None, None)
+            return await _abandonable(partial(service.return_, caller, *named))
 
     @server.tool()
     def verify_view(view: dict[str, Any] | None = None, view_json: str = "") -> VerifyOut:
@@ -207,6 +210,23 @@ def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise InvalidRequest("view_json: give the view, a JSON object")  # as /v1/verify
     return parsed
+
+
+async def _abandonable(decide: Callable[..., AgentDecisionOut]) -> AgentDecisionOut:
+    """``decide(cancel=...)`` in a thread, cancelled with the call (as HTTP's client gone).
+
+    A call the client cancelled, or cut by its stdin closing, ran to the end and was
+    recorded (a probe); now it stops at its next stage or verifier call, recording
+    nothing (`Abandoned`), as a return over HTTP does.
+    """
+    cancel = threading.Event()
+    try:
+        return await anyio.to_thread.run_sync(
+            partial(decide, cancel=cancel), abandon_on_cancel=True
+        )
+    except anyio.get_cancelled_exc_class():
+        cancel.set()
+        raise
 
 
 class _CheckedServer(MCPServer):
