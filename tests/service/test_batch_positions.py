@@ -284,7 +284,8 @@ def test_an_agent_action_in_a_batch_is_named_by_position(client: httpx.Client, t
 
     assert response.json()["details"]["index"] == 1
     assert (
-        response.json()["message"] == "events[1]: op 'depart' has its own endpoint, POST /v1/depart"
+        response.json()["message"]
+        == "events[1]: op 'depart' has its own endpoint, POST /v1/depart (MCP: the depart tool)"
     )
 
 

@@ -125,7 +125,8 @@ def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -
             named=event_id is not None, unknown=exc.unknown,
         ) from None  # fmt: skip
     if isinstance(step, RecordExperience | Depart | ReturnRequest):
-        problem = f"op {step.op!r} has its own endpoint, POST {_ENDPOINTS[step.op]}"
+        path, tool = _ENDPOINTS[step.op]
+        problem = f"op {step.op!r} has its own endpoint, POST {path} (MCP: the {tool} tool)"
         event_id = stored()
         raise InvalidEventAt(
             event_id or step.id, problem, index=index, fields=("op",), named=event_id is not None
@@ -145,7 +146,12 @@ def _own_event(agent: str, raw: object, index: int, at: datetime, named: bool) -
         raise at_position(exc, index, named=stored() is not None) from None
 
 
-_ENDPOINTS = {"experience": "/v1/memories", "depart": "/v1/depart", "return": "/v1/return"}
+_ENDPOINTS = {
+    "experience": ("/v1/memories", "remember"),
+    "depart": ("/v1/depart", "depart"),
+    "return": ("/v1/return", "return_view"),
+}
+"""Where each step that is no event is asked for: its HTTP route and its MCP tool."""
 
 
 def _check_unique(batch: Batch) -> None:
