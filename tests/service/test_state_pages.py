@@ -65,6 +65,9 @@ def test_a_page_past_the_last_item_is_empty(client: httpx.Client, team: Team) ->
         "limit=1_0",
         "after=a%00b",
         "after=a%E2%80%8Bb",  # a zero-width space
+        "after=%ff%fe",  # not UTF-8 once decoded: read as U+FFFD, silently (a probe)
+        "after=a%C3",
+        "%ff=1",
     ],
 )
 def test_a_query_is_read_as_strictly_as_a_body(
