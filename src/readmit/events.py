@@ -13,17 +13,7 @@ from typing import Literal
 
 from readmit.canonical import digest_text, json_string
 from readmit.errors import InvalidInput
-from readmit.model import (
-    ANY,
-    Item,
-    Kind,
-    Obligation,
-    Receipt,
-    Scope,
-    Validity,
-    blank,
-    typed,
-)
+from readmit.model import ANY, Item, Kind, Obligation, Receipt, Scope, Validity, blank, typed
 
 
 def text_digest(item_id: str, text: str) -> str:
