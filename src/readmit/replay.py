@@ -8,15 +8,7 @@ from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.admission.view import view_expiry
 from readmit.decide import Decided, decide
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.events import (
-    Assert,
-    Depart,
-    Event,
-    RecordExperience,
-    ReturnRequest,
-    Step,
-    Supersede,
-)
+from readmit.events import Assert, Depart, Event, RecordExperience, ReturnRequest, Step, Supersede
 from readmit.scenario import Scenario
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
