@@ -215,6 +215,12 @@ def test_a_message_the_http_api_would_refuse_is_answered_as_refused_and_not_read
             "é".encode(), b"\xe9"
         ),
         b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"x": NaN}}\n',
+        # too deep for Python's own parser too: its id cannot be read (it ended the server)
+        b'{"jsonrpc": "2.0", "id": 10, "method": "ping", "params": {"x": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}}\n",
+        b'{"jsonrpc": "2.0", "id": 11, "method": "ping"}\n',  # answered: the server lives on
     ]
     done = subprocess.run(
         [params.command, *params.args],
@@ -226,11 +232,9 @@ def test_a_message_the_http_api_would_refuse_is_answered_as_refused_and_not_read
     )
 
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [(a["id"], a["error"]["code"]) for a in answers] == [
-        (7, -32700),
-        (8, -32700),
-        (9, -32700),
-    ]
+    refused = [(a["id"], a["error"]["code"]) for a in answers if "error" in a]
+    assert refused == [(7, -32700), (8, -32700), (9, -32700), (None, -32700)]
+    assert [a["id"] for a in answers if "result" in a] == [11]
     assert "repeats the key 'text'" in answers[0]["error"]["message"]
     assert "not valid UTF-8" in answers[1]["error"]["message"]
     assert store.events("trip") == []

@@ -63,7 +63,7 @@ def _refusal(line: bytes, why: str) -> JSONRPCError:
     """The JSON-RPC error answering ``line``: -32700, with its id if it has a plain one."""
     try:
         message = json.loads(line.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep for Python's parser: no id read
         message = None
     said = message.get("id") if isinstance(message, dict) else None
     plain = type(said) is int or (type(said) is str and len(said) <= 200)
