@@ -744,6 +744,24 @@ def test_a_decision_whose_exclusions_of_unreadable_items_its_view_leaves_out_ver
     assert f"note: {UNSIGNED_MEMORIES}" in result.stderr  # no view holds a memory
 
 
+def _shown(decision: dict[str, Any]) -> str:
+    """The id of an item the decision's signed view holds."""
+    shown: str = decision["view"]["items"][1]["id"]
+    return shown
+
+
+def _hiding(decision: dict[str, Any]) -> None:
+    """A forged exclusion of an item the view holds, said hidden (so left out of the view)."""
+    decision["hidden"].append(_shown(decision))
+    decision["excluded"].append(_excluding(decision))
+
+
+def _excluding(decision: dict[str, Any], reason: str = "revoked") -> dict[str, Any]:
+    """A forged exclusion of an item the signed view holds: "do not act on it"."""
+    evidence: list[str] = []
+    return {"item": _shown(decision), "reason": reason, "stage": "explicit", "evidence": evidence}
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -752,6 +770,9 @@ def test_a_decision_whose_exclusions_of_unreadable_items_its_view_leaves_out_ver
         (lambda d: d["excluded"].pop(0), "excluded"),
         (lambda d: d.update(agent="A2"), "agent"),
         (lambda d: d.update(outcome="blocked"), "outcome"),
+        # unsigned parts the redaction leaves out, naming an item the view holds (a review)
+        (lambda d: d["excluded"].append(_excluding(d, "not_selected")), "excluded"),
+        (_hiding, "excluded"),
     ],
 )
 def test_a_decision_whose_own_fields_differ_from_its_signed_view_is_rejected(

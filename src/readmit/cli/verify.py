@@ -153,7 +153,7 @@ def _agrees(record: dict[str, Any], view: dict[str, Any], what: str) -> None:
     differs += [k for k in ("items", "selected") if k in record and record[k] != items]
     if record.get("outcome", "issued") != "issued":
         differs.append("outcome")
-    if "excluded" in record and not _shown_as(record, view.get("excluded")):
+    if "excluded" in record and not _shown_as(record, view.get("excluded"), items):
         differs.append("excluded")
     told = record.get("texts")
     if isinstance(told, dict) and any(told.get(i, texts[i]) != texts[i] for i in texts):
@@ -165,12 +165,20 @@ def _agrees(record: dict[str, Any], view: dict[str, Any], what: str) -> None:
         )
 
 
-def _shown_as(record: dict[str, Any], shown: object) -> bool:
-    """Whether ``record``'s exclusions, redacted for its agent, are ``shown``."""
+def _shown_as(record: dict[str, Any], shown: object, items: list[Any]) -> bool:
+    """Whether ``record``'s exclusions, redacted for its agent, are ``shown``.
+
+    What the redaction leaves out (``not_selected``, what the record says is ``hidden``)
+    is unsigned, so none of it may name an item of the view (``items``): a forger could
+    otherwise exclude, in the record, what the signed view tells the agent to act on.
+    """
     hidden, excluded = record.get("hidden") or [], record.get("excluded")
     if not (isinstance(hidden, list) and all(isinstance(h, str) for h in hidden)):
         return False
     if not (isinstance(excluded, list) and all(isinstance(e, dict) for e in excluded)):
+        return False
+    named = {e.get("item") for e in excluded if isinstance(e.get("item"), str)}
+    if not named.union(hidden).isdisjoint(items):
         return False
     try:  # the record's own shape is unchecked: one the redaction cannot read differs
         return any(redact(excluded, frozenset(hidden), rule) == shown for rule in _RULES)
