@@ -148,3 +148,38 @@ def test_an_answer_serves_ten_times_as_long_as_its_check_took(
     anyio.run(shared)
 
     assert len(runs) == 1
+
+
+def test_a_check_that_hangs_answers_store_error_to_its_callers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A database that stopped answering held every /health caller for good (a review)."""
+    monkeypatch.setattr(health, "HANG_S", 0.2)
+    check = _Check()  # held until `go`: hung, as far as its callers can tell
+    shared = SharedCheck(check, fresh_s=3600)
+
+    try:
+        with pytest.raises(StoreError, match=r"the store's check has not answered in 0\.2 s"):
+            anyio.run(shared)
+        assert check.runs == 1
+    finally:
+        check.go.set()
+
+
+def test_a_failed_answer_serves_only_the_short_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow check that failed kept answering 503 ten times its length (a review)."""
+    monkeypatch.setattr(health, "PER_CHECK_S", 1000)
+    monkeypatch.setattr(health, "FRESH_S", 0.0)
+    runs: list[int] = []
+
+    def slow_and_failing() -> None:
+        runs.append(1)
+        time.sleep(0.02)  # a fine answer would serve 20 s
+        raise StoreError("store down")
+
+    shared = SharedCheck(slow_and_failing)
+    for _ in range(2):
+        with pytest.raises(StoreError, match="store down"):
+            anyio.run(shared)
+
+    assert len(runs) == 2

@@ -5,8 +5,9 @@ The check reads the whole SQLite file (``PRAGMA quick_check``: 0.2 s at 350 MB),
 own let anyone without a key fill the threads every route shares: a probe's 60
 connections polling it held agents' requests for up to 26 s. Now one check runs at a
 time, in a thread of its own; callers meanwhile wait for it on the event loop, and its
-answer serves every caller for `FRESH_S` seconds after, or ten times as long as the check
-took, if longer (a check of minutes would otherwise run most of the time).
+answer serves every caller for `FRESH_S` seconds after, or, when fine, ten times as long
+as the check took, if longer (a check of minutes would otherwise run most of the time).
+A caller waits `HANG_S` at most.
 """
 
 import threading
@@ -21,7 +22,11 @@ FRESH_S = 2.0
 """How long one check's answer serves every caller, at least: a load balancer polling
 every few seconds still sees each failure, and a flood costs one check in this long."""
 PER_CHECK_S = 10
-"""An answer serves at least this many times as long as its check took."""
+"""A fine answer serves at least this many times as long as its check took (a failed one
+serves `FRESH_S`: the store may be back soon)."""
+HANG_S = 30.0
+"""A caller that has waited this long for the check under way answers ``store_error``
+(the check runs on; a database that stopped answering may hold it for good)."""
 _WAIT_S = 0.01
 """How often a caller looks whether the check under way has answered."""
 
@@ -56,8 +61,10 @@ class SharedCheck:
         Raises:
             Exception: what the check raised, to every caller its answer serves.
         """
-        asked = self._done
+        asked, since = self._done, time.monotonic()
         while time.monotonic() >= self._until and self._done == asked:
+            if time.monotonic() - since >= HANG_S:
+                raise StoreError(f"the store's check has not answered in {HANG_S:g} s")
             with self._lock:
                 if self._running is None and time.monotonic() >= self._until:
                     self._running = threading.Thread(
@@ -70,7 +77,7 @@ class SharedCheck:
 
     def _run(self) -> None:
         start = time.monotonic()
-        failed: BaseException | None = StoreError("the store's check did not finish")
+        failed: BaseException | None = StoreError("the store's check ended without an answer")
         try:
             self._check()
             failed = None
@@ -81,6 +88,7 @@ class SharedCheck:
             fresh = FRESH_S if self._fresh_s is None else self._fresh_s
             with self._lock:
                 self._failed = failed
-                self._until = time.monotonic() + max(fresh, PER_CHECK_S * took)
+                serves = fresh if failed else max(fresh, PER_CHECK_S * took)
+                self._until = time.monotonic() + serves
                 self._running = None
                 self._done += 1
