@@ -265,8 +265,11 @@ def test_a_cancelled_return_view_stops_and_records_nothing(store: SqlStore) -> N
             group.start_soon(server.call_tool, "return_view", asked)
             assert await anyio.to_thread.run_sync(started.wait, 60)
             group.cancel_scope.cancel()
+        assert not server.returns.settle(0.05)  # held by its verifier: still running
         release.set()
-        await server.call_tool("return_view", asked)  # its turn comes once the first ended
+        assert server.returns.settle(60)  # what serve_stdio waits for before the store closes
+        assert store.decisions("trip", "A1") == []
+        await server.call_tool("return_view", asked)
 
     anyio.run(cancelled_then_asked_again)
 

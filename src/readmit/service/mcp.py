@@ -12,6 +12,7 @@ is ``invalid_input`` naming the argument, and names and texts are checked
 """
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
@@ -27,7 +28,7 @@ from pydantic import Field, StrictInt, ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput, InvalidRequest, ReadmitError
-from readmit.service.mcp_stdin import serve_stdio
+from readmit.service.mcp_stdin import serve_stdio as stdio
 from readmit.service.operations import Service
 from readmit.service.reading import Caller
 from readmit.service.schemas import (
@@ -77,7 +78,7 @@ Cursor = Annotated[str, Field(max_length=AFTER_MOST)]
 """A page of the state's or the memories' cursor: an id."""
 
 
-def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPServer:
+def create_mcp(service: Service, caller: Caller, key: str | None = None) -> "_CheckedServer":
     """An MCP server whose tools act as ``caller``.
 
     With ``key``, the caller's agent key, each tool call looks it up again first, as each
@@ -145,7 +146,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> MCPS
         """
         with refusals():
             named = check_returning(task, purpose) or (None, None)
-            return await _abandonable(partial(service.return_, caller, *named))
+            return await server.returns.abandonable(partial(service.return_, caller, *named))
 
     @server.tool()
     def verify_view(view: dict[str, Any] | None = None, view_json: str = "") -> VerifyOut:
@@ -212,21 +213,63 @@ def _view_of(view: dict[str, Any] | None, text: str) -> dict[str, Any]:
     return parsed
 
 
-async def _abandonable(decide: Callable[..., AgentDecisionOut]) -> AgentDecisionOut:
-    """``decide(cancel=...)`` in a thread, cancelled with the call (as HTTP's client gone).
+class _Returns:
+    """The returns a server's calls run in threads, each cancelled with its call."""
 
-    A call the client cancelled, or cut by its stdin closing, ran to the end and was
-    recorded (a probe); now it stops at its next stage or verifier call, recording
-    nothing (`Abandoned`), as a return over HTTP does.
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[threading.Event] = set()
+
+    async def abandonable(self, decide: Callable[..., AgentDecisionOut]) -> AgentDecisionOut:
+        """``decide(cancel=...)`` in a thread, cancelled with the call (as HTTP's client gone).
+
+        A call the client cancelled, or cut by its stdin closing, ran to the end and was
+        recorded (a probe); now it stops at its next stage or verifier call, recording
+        nothing (`Abandoned`), as a return over HTTP does.
+        """
+        cancel, ended = threading.Event(), threading.Event()
+        with self._lock:
+            self._running.add(ended)
+
+        def run() -> AgentDecisionOut:
+            try:
+                return decide(cancel=cancel)
+            finally:
+                with self._lock:
+                    self._running.discard(ended)
+                ended.set()
+
+        try:
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            cancel.set()
+            raise
+
+    def settle(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the returns still running; whether they all ended.
+
+        Before the store is closed: an abandoned return stops at its next stage, and closing
+        the store under it cut it with a store error instead (a review).
+        """
+        deadline = time.monotonic() + seconds
+        with self._lock:
+            running = list(self._running)
+        return all(e.wait(max(0.0, deadline - time.monotonic())) for e in running)
+
+
+SETTLE_S = 60.0
+"""How long `serve_stdio` waits, once stdin has closed, for returns the client abandoned."""
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve ``server`` on stdio (`readmit.service.mcp_stdin`), then settle its returns.
+
+    Once its client has gone, the returns it abandoned are waited for, so that the store is
+    not closed under them.
     """
-    cancel = threading.Event()
-    try:
-        return await anyio.to_thread.run_sync(
-            partial(decide, cancel=cancel), abandon_on_cancel=True
-        )
-    except anyio.get_cancelled_exc_class():
-        cancel.set()
-        raise
+    stdio(server)
+    if isinstance(server, _CheckedServer):
+        server.returns.settle(SETTLE_S)
 
 
 class _CheckedServer(MCPServer):
@@ -241,6 +284,7 @@ class _CheckedServer(MCPServer):
     def __init__(self, acting: Callable[[], AbstractContextManager[None]], **options: Any):
         super().__init__(**options)
         self._acting = acting
+        self.returns = _Returns()
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
