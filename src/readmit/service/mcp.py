@@ -228,10 +228,10 @@ class _Returns:
         nothing (`Abandoned`), as a return over HTTP does.
         """
         cancel, ended = threading.Event(), threading.Event()
-        with self._lock:
-            self._running.add(ended)
 
         def run() -> AgentDecisionOut:
+            with self._lock:  # here, not before: a call cancelled before its thread runs
+                self._running.add(ended)  # has nothing to wait for
             try:
                 return decide(cancel=cancel)
             finally:
