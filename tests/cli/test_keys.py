@@ -111,7 +111,10 @@ def test_a_key_given_itself_to_revoke_is_matched_by_its_hash_and_never_echoed(
         (["keys", "list", "--workspace", "tirp"], "no workspace 'tirp' in this store"),
         (["audit", "--workspace", "tirp"], "no workspace 'tirp' in this store"),
         (["explain", "1", "--workspace", "trip", "--agent", "A9"], "no agent 'A9' in workspace"),
-        (["explain", "1", "--agent", "A9"], "agent 'A9' has no decision (see 'readmit audit --db"),
+        (
+            ["explain", "1", "--agent", "A9"],
+            "agent 'A9' has no decision (see 'readmit audit --db {db}')",
+        ),
         (["keys", "revoke", "tirp", "A1"], "no workspace 'tirp' in this store"),
         (["keys", "revoke", "trip", "A9"], "no agent 'A9' in workspace 'trip'"),
     ],
@@ -122,7 +125,7 @@ def test_an_unknown_workspace_or_agent_is_said_not_listed_as_nothing_stored(
     result = runner.invoke(cli, [*args, "--db", db])
 
     assert result.exit_code == 4, result.output
-    assert said in result.output
+    assert said.format(db=db) in result.output
     assert "stored" not in result.output
 
 

@@ -31,6 +31,15 @@ def test_a_limit_in_digits_other_than_ascii_is_refused(
     assert answer.json()["code"] == "invalid_request"
 
 
+def test_a_query_that_is_not_utf8_once_decoded_says_so(client: httpx.Client, team: Team) -> None:
+    """Starlette read it with U+FFFD in place of what did not decode, silently (a probe); the
+    state route's strict-query cases hold more such queries."""
+    answer = client.get("/v1/state?after=%ff%fe", headers=team.auth("A1"))
+
+    assert answer.status_code == 422
+    assert answer.json()["message"] == "query: not UTF-8 once percent-decoded"
+
+
 def test_the_parameters_it_takes_are_read(client: httpx.Client, team: Team) -> None:
     """Both at once, each once, ``limit`` in ASCII digits: an empty workspace's last page."""
     answer = client.get("/v1/state?after=a&limit=5", headers=team.auth("A1"))
