@@ -4,7 +4,6 @@ Values are immutable and valid by construction: ``__post_init__`` checks every
 invariant and raises `InvalidInput`. Values do no I/O and know nothing of storage.
 """
 
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -33,31 +32,6 @@ def _require(condition: bool, message: str) -> None:
 def blank(text: str) -> bool:
     """Whether ``text`` holds nothing but whitespace: ``not text.strip()``, without the copy."""
     return not text or text.isspace()
-
-
-_UNSEEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs"})
-"""Unicode categories of what shows nothing: controls, invisible formatting, separators."""
-_FILLERS = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0"
-    + "".join(map(chr, range(0xFE00, 0xFE10)))
-    + "".join(map(chr, range(0xE0100, 0xE01F0)))
-)
-"""Blank characters of other categories: the grapheme joiner, Hangul and Khmer fillers, the
-blank Braille pattern, variation selectors (each alone shows nothing)."""
-
-
-def says_nothing(text: str) -> bool:
-    """Whether ``text`` shows nothing: blank, or only invisible characters.
-
-    A lone U+202E or a zero-width space reads as empty yet is not `blank`. For what is
-    written (`readmit.wire.domain`, before the store takes an event or memory): what is
-    read back is checked with `blank`, as it always was, so an older store still reads.
-    """
-    if blank(text):
-        return True
-    return not text.isascii() and all(
-        c in _FILLERS or unicodedata.category(c) in _UNSEEN for c in text
-    )
 
 
 def _aware(value: datetime | None, name: str) -> None:

@@ -39,8 +39,8 @@ from readmit.events import (
     Supersede,
     events_only,
 )
-from readmit.model import ANY, Agent, says_nothing
-from readmit.wire.fields import name_shape, plain_name
+from readmit.model import ANY, Agent
+from readmit.wire.fields import name_shape, plain_name, says_nothing
 
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 _DRAFT_SETS = ("supports", "principals", "roles", "purposes")

@@ -24,6 +24,7 @@ from pydantic import (
 
 from readmit.clock import RFC3339
 from readmit.errors import InvalidInput
+from readmit.model import blank
 
 _NAME_CONTROL = re.compile(
     r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u034f\u115f\u1160\u17b4\u17b5\u3164\ufe00-\ufe0e\uffa0"
@@ -38,6 +39,31 @@ _HIDDEN = frozenset({"Cf", "Zl", "Zp"})
 format characters (zero-width spaces and joiners, soft hyphens, tags, the marks and
 overrides of bidirectional text: ``a\u202eb`` shows as ``ab`` reversed) and line and
 paragraph separators."""
+
+
+def says_nothing(text: str) -> bool:
+    """Whether ``text`` shows nothing: blank, or only invisible characters.
+
+    Those a name refuses as invisible (`_NAME_CONTROL`, `_HIDDEN`), and the emoji variation
+    selector and the blank Braille pattern alone: a lone U+202E or a zero-width space reads
+    as empty yet is not blank. For what is written (`readmit.wire.domain`, before the store
+    takes an event or memory): what is read back is checked only for blankness, as it
+    always was, so an older store still reads.
+    """
+    if blank(text):
+        return True
+    return not text.isascii() and all(map(_unseen, text))
+
+
+def _unseen(char: str) -> bool:
+    return (
+        char.isspace()
+        or char in "\ufe0f\u2800"
+        or unicodedata.category(char) in _HIDDEN
+        or _NAME_CONTROL.match(char) is not None
+    )
+
+
 _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _TEXT_LIMIT = 100_000
 
