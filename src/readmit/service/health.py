@@ -45,7 +45,7 @@ class SharedCheck:
         self._fresh_s = fresh_s
         """Seconds an answer serves at least; `FRESH_S` (as it is at each call) if not given."""
         self._lock = threading.Lock()
-        self._running: threading.Thread | None = None
+        self._checking = False
         self._until = -float("inf")
         """Until when (monotonic seconds) the last answer serves."""
         self._failed: BaseException | None = None
@@ -66,11 +66,9 @@ class SharedCheck:
             if time.monotonic() - since >= HANG_S:
                 raise StoreError(f"the store's check has not answered in {HANG_S:g} s")
             with self._lock:
-                if self._running is None and time.monotonic() >= self._until:
-                    self._running = threading.Thread(
-                        target=self._run, name="readmit-health", daemon=True
-                    )
-                    self._running.start()
+                if not self._checking and time.monotonic() >= self._until:
+                    self._checking = True
+                    threading.Thread(target=self._run, name="readmit-health", daemon=True).start()
             await anyio.sleep(_WAIT_S)  # the check under way answers for this caller too
         if self._failed is not None:  # its traceback not grown by every caller's raise
             raise self._failed.with_traceback(None)
@@ -90,5 +88,5 @@ class SharedCheck:
                 self._failed = failed
                 serves = fresh if failed else max(fresh, PER_CHECK_S * took)
                 self._until = time.monotonic() + serves
-                self._running = None
+                self._checking = False
                 self._done += 1
