@@ -193,6 +193,33 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
     assert "Traceback" not in capfd.readouterr().err
 
 
+def exchange(params: StdioServerParameters, lines: list[bytes], answers: int) -> list[Any]:
+    """``lines`` sent to a new server, and its first ``answers`` answers, stdin closed after.
+
+    Closing stdin at once would be a client leaving: the library cancels what is in
+    flight and sends no more answers (a ping sent last was answered in most runs only).
+    """
+    assert params.env is not None
+    got: list[Any] = []
+    with subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **params.env},
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        timer = threading.Timer(120, server.kill)  # a hang fails the test, not the run
+        timer.start()
+        server.stdin.write(b"".join(lines))
+        server.stdin.flush()
+        while len(got) < answers and (line := server.stdout.readline()):
+            got.append(json.loads(line))
+    timer.cancel()  # the server has ended: leaving the block closed stdin and waited
+    return got
+
+
 def test_a_message_the_http_api_would_refuse_is_answered_as_refused_and_not_read(
     store: SqlStore,
 ) -> None:
@@ -222,22 +249,53 @@ def test_a_message_the_http_api_would_refuse_is_answered_as_refused_and_not_read
         + b"}}\n",
         b'{"jsonrpc": "2.0", "id": 11, "method": "ping"}\n',  # answered: the server lives on
     ]
-    done = subprocess.run(
-        [params.command, *params.args],
-        input=b"".join(lines),
-        env={**os.environ, **params.env},
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    answers = exchange(params, lines, 5)
 
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
     refused = [(a["id"], a["error"]["code"]) for a in answers if "error" in a]
     assert refused == [(7, -32700), (8, -32700), (9, -32700), (None, -32700)]
     assert [a["id"] for a in answers if "result" in a] == [11]
     assert "repeats the key 'text'" in answers[0]["error"]["message"]
     assert "not valid UTF-8" in answers[1]["error"]["message"]
     assert store.events("trip") == []
+
+
+def test_a_line_that_is_json_but_no_json_rpc_message_is_answered_as_an_invalid_request(
+    store: SqlStore,
+) -> None:
+    """The library answered none of these, and read a request whose id is an object as a
+    notification (never answered)."""
+    team = make_team(store)
+    lines = [
+        b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]\n',
+        b'{"jsonrpc": "1.0", "id": 2, "method": "ping"}\n',
+        b'{"jsonrpc": "2.0", "id": {"n": 3}, "method": "ping"}\n',
+        b'{"jsonrpc": "2.0", "id": 4, "method": 5}\n',
+        b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": [1]}\n',
+        b'"ping"\n',
+        b'{"jsonrpc": "2.0", "id": 6, "method": "ping"}\n',
+    ]
+
+    answers = exchange(a1_server(store, team), lines, 7)
+
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (None, -32600),
+        (2, -32600),
+        (None, -32600),
+        (4, -32600),
+        (5, -32600),
+        (None, -32600),
+        (6, None),
+    ]
+    said = [a["error"]["message"] for a in answers[:6]]
+    assert said == [
+        "the message is refused: a batch (a JSON array) is not read: MCP has none",
+        "the message is refused: not a JSON-RPC 2.0 message: 'jsonrpc': Input should be '2.0'",
+        "the message is refused: its 'id' is neither a string nor an integer",
+        "the message is refused: not a JSON-RPC 2.0 message: 'method': "
+        "Input should be a valid string",
+        "the message is refused: not a JSON-RPC 2.0 message: 'params': Input should be an object",
+        "the message is refused: a message is one JSON object",
+    ]
 
 
 def test_a_cancelled_return_view_stops_and_records_nothing(store: SqlStore) -> None:

@@ -7,7 +7,10 @@ and a text given twice was stored as its second (a probe), where the HTTP API re
 both. Here each line is parsed first by `readmit.strict_json` (UTF-8, no repeated key,
 no ``NaN``, nesting and numbers bounded); one it refuses never reaches the server, and
 the client is answered with a JSON-RPC parse error naming why (the library answers no line
-it cannot parse: a client sending one waited for good).
+it cannot parse: a client sending one waited for good). A line that parses but is no
+JSON-RPC 2.0 message (a batch, ``"jsonrpc": "1.0"``, an ``id`` that is an object, no
+``method``) is answered as an invalid request: the library answered none of those either,
+and read a request with an object for its ``id`` as a notification, answered never.
 """
 
 import json
@@ -21,7 +24,14 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import PARSE_ERROR, ErrorData, JSONRPCError
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput
@@ -52,22 +62,48 @@ class StrictLines:
             try:
                 strict_json.loads(line)
             except InvalidInput as refused:
-                log.warning("refused a message (not read): %s", refused)
-                if self.answer is not None:
-                    await self.answer.send(SessionMessage(_refusal(line, str(refused))))
+                await self._refuse(line, PARSE_ERROR, str(refused))
+                continue
+            unlike = _not_jsonrpc(line)
+            if unlike is not None:
+                await self._refuse(line, INVALID_REQUEST, unlike)
                 continue
             yield line.decode()
 
+    async def _refuse(self, line: bytes, code: int, why: str) -> None:
+        log.warning("refused a message (not read): %s", why)
+        if self.answer is not None:
+            await self.answer.send(SessionMessage(_refusal(line, code, why)))
 
-def _refusal(line: bytes, why: str) -> JSONRPCError:
-    """The JSON-RPC error answering ``line``: -32700, with its id if it has a plain one."""
+
+def _not_jsonrpc(line: bytes) -> str | None:
+    """Why ``line`` (strict JSON) is no JSON-RPC 2.0 message MCP reads, or None if it is one."""
+    message = json.loads(line)
+    if isinstance(message, list):
+        return "a batch (a JSON array) is not read: MCP has none"
+    if not isinstance(message, dict):
+        return "a message is one JSON object"
+    if "method" in message and "id" in message and type(message["id"]) not in (int, str):
+        return "its 'id' is neither a string nor an integer"
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as unread:
+        shape = "JSONRPCRequest" if "method" in message else None
+        first = next(e for e in unread.errors() if shape is None or e["loc"][0] == shape)
+        field = ".".join(str(part) for part in first["loc"][1:])
+        return f"not a JSON-RPC 2.0 message: {f'{field!r}: ' if field else ''}{first['msg']}"
+    return None
+
+
+def _refusal(line: bytes, code: int, why: str) -> JSONRPCError:
+    """The JSON-RPC error ``code`` answering ``line``, with its id if it has a plain one."""
     try:
         message = json.loads(line.decode("utf-8", "replace"))
     except (ValueError, RecursionError):  # nested too deep for Python's parser: no id read
         message = None
     said = message.get("id") if isinstance(message, dict) else None
     plain = type(said) is int or (type(said) is str and len(said) <= 200)
-    error = ErrorData(code=PARSE_ERROR, message=f"the message is refused: {why}")
+    error = ErrorData(code=code, message=f"the message is refused: {why}")
     return JSONRPCError(jsonrpc="2.0", id=said if plain else None, error=error)
 
 
