@@ -205,6 +205,54 @@ def test_a_fact_withdrawn_by_a_teammate_is_left_out_as_revoked(
     assert "hotel: the Hilton (revoked: a withdrew it from its session)" in texts(items)[0]
 
 
+def test_a_fact_revoked_while_away_stays_left_out_after_the_next_return(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Revoked before b's second departure, it is in neither that checkpoint nor C: the
+    session served it again at the second return (a probe)."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> tuple[list[TResponseInputItem], list[TResponseInputItem]]:
+        await b.add_items([said("hotel: the Hilton"), said("dinner: at eight")])
+        b.depart()
+        [hilton] = [i.id for i in team[0].visible() if i.text == "hotel: the Hilton"]
+        team[0].revoke([hilton], "The Hilton cancelled our booking.")
+        first = await b.get_items()
+        b.depart()
+        return first, await b.get_items()
+
+    first, second = run(scenario())
+
+    assert texts(first)[1:] == texts(second)[1:] == ["dinner: at eight"]
+    assert "- hotel: the Hilton (revoked: The Hilton cancelled our booking.)" in texts(second)[0]
+
+
+def test_a_fact_the_agent_states_again_after_its_return_is_shown(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Its own fresh statement: the text was hidden as the revoked fact's (a probe)."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("train: the 9:00 is booked")])
+        b.depart()
+        [train] = [i.id for i in team[0].visible()]
+        team[0].revoke([train], "The 9:00 was cancelled.")
+        await b.get_items()
+        await b.add_items([asked("I rebooked it. Confirm?"), said("train: the 9:00 is booked")])
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert texts(items)[1:] == [
+        "train: the 9:00 is booked",
+        "I rebooked it. Confirm?",
+        "train: the 9:00 is booked",
+    ]
+    assert "Left out of your history" not in texts(items)[0]
+    assert [i.text for i in team[1].visible()] == ["train: the 9:00 is booked"]
+
+
 def test_a_fact_withdrawn_by_a_teammate_while_present_is_left_out_at_the_next_read(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
@@ -460,6 +508,44 @@ def test_facts_readmit_refuses_leave_the_session_as_it_was(
 
     assert texts(run(session.get_items())) == ["Where do we stay?"]
     assert team[0].visible() == []
+
+
+def test_a_refused_add_beside_another_leaves_the_other_in_the_session_and_readmit(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """The refused call's items were taken back off the session's end: the other call's
+    recorded fact went, the refused text stayed (a probe)."""
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0], learned=topical)
+
+    async def both() -> list[BaseException | None]:
+        calls = session.add_items([said("bad\x00fact")]), session.add_items([said("train: 9:00")])
+        return list(await asyncio.gather(*calls, return_exceptions=True))
+
+    refused, added = run(both())
+
+    assert isinstance(refused, InvalidEvent)
+    assert added is None
+    assert texts(run(session.inner.get_items())) == ["train: 9:00"]
+    assert [i.text for i in team[0].visible()] == ["train: 9:00"]
+
+
+class RefusingSession(SQLiteSession):
+    """A session whose ``add_items`` fails (its disk full, say)."""
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        raise OSError("no space left on device")
+
+
+def test_facts_a_session_refuses_are_revoked_in_readmit(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    session = ReadmitSession(RefusingSession("a", tmp_path / "s.db"), team[0], learned=topical)
+
+    with pytest.raises(OSError, match="no space left"):
+        run(session.add_items([said("hotel: the Hilton")]))
+
+    assert team[0].visible() == []
+    assert [r.event.op for r in team[0].store.events("trip")] == ["assert", "revoke"]
 
 
 def timed_sessions(

@@ -23,7 +23,7 @@ from integrations.watch import deciding_threads
 from readmit.bench.backends import mem0_bank
 from readmit.clock import format_time, now
 from readmit.errors import Forbidden, InvalidInput
-from readmit.events import ItemDraft, ObligationDraft, OpenObligation
+from readmit.events import Close, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations import team as shared
 from readmit.integrations.mem0 import (
     AsyncReadmitMemory,
@@ -185,6 +185,35 @@ def test_a_memory_the_agent_itself_withdraws_through_readmit_is_removed_at_once(
     assert reasons(result) == {"The team hotel is the Hilton": "revoked"}
     assert result["readmit"]["removed"][0]["detail"] == "We cancelled the Hilton."
     assert b.get(hilton) is None
+
+
+@pytest.mark.parametrize("withdraw", ["revoke", "close", "replace"])
+def test_a_memory_withdrawn_while_away_stays_removed_after_the_next_return(
+    team: tuple[Member, Member], tmp_path: Path, withdraw: str
+) -> None:
+    """Withdrawn before b's second departure, it is in neither that checkpoint nor C: the
+    wrapper served it again at the second return (a probe: a revoked hotel back)."""
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0], key=topic), ReadmitMemory(shared, team[1], key=topic)
+    add(b, "The team hotel is the Hilton", "hotel")
+    add(b, "The flight leaves on Monday", "flight")
+    b.depart()
+    [hilton] = [i.id for i in team[1].visible() if i.text == "The team hotel is the Hilton"]
+    if withdraw == "replace":
+        add(a, "The team hotel is the Ritz", "hotel")
+    elif withdraw == "close":
+        team[0].record([Close(id=new_id("close"), at=team[0].clock(), author="a", target=hilton)])
+    else:
+        team[0].revoke([hilton], "The Hilton cancelled our booking.")
+    first = b.get_all(filters=TRIP)
+    b.depart()
+    second = b.get_all(filters=TRIP)
+
+    kept = {"replace": ["The flight leaves on Monday", "The team hotel is the Ritz"]}
+    assert sorted(texts(first)) == kept.get(withdraw, ["The flight leaves on Monday"])
+    assert sorted(texts(second)) == sorted(texts(first))
+    code = {"revoke": "revoked", "close": "expired", "replace": "stale_or_superseded"}[withdraw]
+    assert reasons(second) == {"The team hotel is the Hilton": code}
 
 
 def test_an_update_while_away_is_admitted_as_the_memorys_new_version(
@@ -691,6 +720,24 @@ def test_a_shared_bank_never_serves_another_principals_memory_no_return_judged(
 
     assert texts(result) == ["The flight leaves on Monday"]
     assert "C-PRIVATE" not in json.dumps(result)
+
+
+def test_another_principals_memory_withdrawn_before_the_departure_is_removed_without_text(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """Withdrawn before b's departure, no return judges it, and b may not read it."""
+    mb, mc = in_one_bank(three, tmp_path, "b", "c")
+    add(mb, "The flight leaves on Monday", "flight")
+    add(mc, "C-PRIVATE: card 4111", "card")
+    three["c"].revoke([i.id for i in three["c"].visible() if "C-PRIVATE" in i.text], "C-WHY")
+    mb.depart()
+
+    result = mb.get_all(filters=TRIP)
+
+    assert texts(result) == ["The flight leaves on Monday"]
+    assert [r["reason"] for r in result["readmit"]["removed"]] == ["unauthorized"]
+    assert "C-PRIVATE" not in json.dumps(result)
+    assert "C-WHY" not in json.dumps(result)
 
 
 def test_the_history_of_a_memory_the_view_removed_is_not_shown(

@@ -15,7 +15,7 @@ from readmit.admission.view import verify_view
 from readmit.cli.words import hidden_split
 from readmit.clock import parse_time
 from readmit.decide import Decided
-from readmit.integrations.agents_sdk import preamble
+from readmit.integrations.agents_sdk_view import preamble
 from readmit.integrations.team import removals
 from readmit.plugins import make_verifier
 from readmit.replay import replay
@@ -174,9 +174,9 @@ def test_no_memory_layer_names_a_premise_the_agent_may_not_read(store: WorkState
 
 
 def _judged(decided: Decided) -> Any:
-    from readmit.integrations.agents_sdk import _judge
+    from readmit.integrations.agents_sdk_view import judge
 
-    return _judge(decided)
+    return judge(decided)
 
 
 def _w_breaks_z(pair: Pair) -> Verdict:

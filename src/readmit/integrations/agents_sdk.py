@@ -14,11 +14,11 @@ message and gives it no key; pass your own function to record only what your
 application marks, to key facts (a later fact with the same key, from any agent,
 replaces earlier ones), or to annotate them (`Learned.annotations`: what the fact
 supports, its premises, scope, validity; SDK items have no field of their own for
-it). The facts are validated first (a bad annotation raises `InvalidInput` and the
-session is not written), then the items are stored in the inner session, then the
-facts are recorded; if readmit refuses them, the items are popped back out of the
-session and readmit's error is raised. ``pop_item`` revokes the fact of the item it
-removes (and, for a keyed fact, every active fact with that key the agent may read);
+it). The facts are validated and recorded first (a bad annotation raises
+`InvalidInput`, a refusal readmit's error, and the session is not written), then the
+items are stored in the inner session; if it refuses them, their facts are revoked.
+``pop_item`` revokes the fact of the item it removes (and, for a keyed fact, every
+active fact with that key the agent may read);
 ``clear_session`` forgets the conversation and records nothing.
 
 **Departure and return.** The application calls ``depart()`` when the agent leaves.
@@ -26,7 +26,9 @@ The first ``get_items`` after that decides the return. From then on every
 ``get_items`` puts one developer message in front of the history: the decision's
 outcome, what it admitted, what it excluded with the reasons, and the signed Return
 View as JSON (the text starts with `PREAMBLE`). History items whose fact the decision
-judged and did not admit are left out (text equal to no admitted item's). A withheld
+judged and did not admit are left out (text equal to no admitted item's), and those
+whose fact was withdrawn before the departure (`withdrawn_before`), unless the agent
+has stated the text again since the return. A withheld
 decision admits nothing: the message says so, and every judged fact's item is left
 out; user messages stay. ``limit`` applies to the inner history; the message is added
 in front of it. Before the first return nothing is changed.
@@ -49,42 +51,43 @@ Store calls are synchronous and short (an in-process store) and run inline.
 """
 
 import asyncio
-import json
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from readmit.admission.decision import Issued
-from readmit.clock import format_time
 from readmit.decide import Decided
-from readmit.events import Assert, Event
+from readmit.events import Assert, Event, Supersede
+from readmit.integrations.agents_sdk_view import PREAMBLE, Judged, judge, preamble, reason_text
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
-from readmit.integrations.following import Following
+from readmit.integrations.following import Following, withdrawn_before
 from readmit.integrations.team import (
-    FOREVER,
     Member,
-    expiry,
     lapsed,
     missing_extra,
     new_id,
     one_at_a_time,
-    readable,
-    removals,
 )
 from readmit.integrations.to_the_end import Turn, to_the_end
+from readmit.reasons import Reason
 
 try:
     from agents import SessionSettings, TResponseInputItem
 except ImportError as exc:  # the extra is not installed
     raise ImportError(missing_extra("the OpenAI Agents SDK", "agents")) from exc
 
+__all__ = [
+    "PREAMBLE",
+    "Learned",
+    "ReadmitSession",
+    "assistant_messages",
+    "message_text",
+    "preamble",
+]
+
 T = TypeVar("T")
 REFS: frozenset[RefKind] = frozenset({"key"})
 """The premise references a fact's annotations may use (besides item ids)."""
-
-PREAMBLE = "readmit return view"
-"""How the developer message in front of the history begins."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,113 +124,6 @@ def assistant_messages(item: TResponseInputItem) -> Learned | None:
     return Learned(text) if text else None
 
 
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    """One decision by fact text: what it admitted and why it kept out the rest."""
-
-    decided: Decided
-    admitted: frozenset[str]
-    removed: Mapping[str, str]
-    """Text -> why the decision kept the fact out."""
-    deadline: float = FOREVER.timestamp()
-    """When the issued view expires, as a POSIX timestamp (never, if none was issued)."""
-    renews: Decided | None = None
-    """The decision whose view expired, if this one was decided because it did."""
-    note: str = ""
-    """The developer message (built once per decision)."""
-    told: frozenset[str] = frozenset()
-    """The texts of ``removed`` the agent may read: the ones the developer message lists."""
-    followed: int = 0
-    """How many withdrawals after the return (`Following.gone`) are taken out already."""
-
-    def without(self, following: Following) -> "_Judged":
-        """This judgment less the facts teammates withdrew since the return.
-
-        Only facts the agent holds as its own: admitted by the view, or stated by it
-        since. A text leaves the history once no such fact with it stands (another
-        agent's withdrawn copy takes nothing away); the developer message lists it.
-        """
-        admitted = self.decided.decision.items if isinstance(self.decided.decision, Issued) else ()
-        live: dict[str, set[str]] = {}
-        for item_id, text in (
-            *((i.id, i.text) for i in admitted),
-            *((i, following.texts[i]) for i in following.own),
-        ):
-            live.setdefault(text, set()).add(item_id)
-        gone: dict[str, str] = {}
-        for removal in following.gone:
-            said = following.text_of(removal.item) or ""
-            held = live.get(said)
-            if held and removal.item in held:
-                held.discard(removal.item)
-                if not held:
-                    gone[said] = _why(removal.reason, removal.detail)
-        if all(t in self.removed and t not in self.admitted for t in gone):
-            return replace(self, followed=len(following.gone))  # the note stands as it is
-        judged = replace(
-            self,
-            admitted=self.admitted - gone.keys(),
-            removed={**self.removed, **gone},
-            told=self.told | gone.keys(),
-            followed=len(following.gone),
-        )
-        return replace(judged, note=preamble(judged))
-
-    def keeps(self, fact: Learned | None) -> bool:
-        return fact is None or fact.text not in self.removed or fact.text in self.admitted
-
-
-def _judge(decided: Decided, renews: Decided | None = None) -> _Judged:
-    decision = decided.decision
-    items = decision.items if isinstance(decision, Issued) else ()
-    by_id = decided.context.by_id
-    gone = removals(decided).values()
-    removed = {
-        by_id[r.item].text: _why(r.reason, r.detail)
-        if r.reason != "withheld"
-        else f"withheld: no view was issued ({decision.outcome})"
-        for r in gone
-    }
-    # Told only of what it may read: another principal's text is filtered out, never shown.
-    told = {by_id[r.item].text for r in gone if readable(decided, r.item)}
-    deadline = expiry(decided).timestamp()
-    judged = _Judged(
-        decided, frozenset(i.text for i in items), removed, deadline, renews, told=frozenset(told)
-    )
-    return replace(judged, note=preamble(judged))
-
-
-def _why(reason: str, detail: str) -> str:
-    return detail if detail.startswith(reason) else f"{reason}: {detail}" if detail else reason
-
-
-def preamble(judged: _Judged) -> str:
-    """The developer message put in front of the history after a return."""
-    decided = judged.decided
-    decision = decided.decision
-    lines = [f"{PREAMBLE} (decision {decided.number}, {decision.outcome})."]
-    if judged.renews is not None:
-        expired = format_time(expiry(judged.renews))
-        lines.append(
-            f"The view of decision {judged.renews.number} expired at {expired}: "
-            "this return was decided afresh."
-        )
-    if isinstance(decision, Issued):
-        lines.append("Rely only on these shared facts from before your return:")
-        kept = [f"- {i.text}" for i in decision.items if i.text in judged.admitted]
-        lines += kept or ["- (none)"]
-    else:
-        lines.append("No view was issued: rely on no shared fact from before your return.")
-    if judged.told:
-        lines.append("Left out of your history, and why:")
-        lines += [
-            f"- {text} ({why})" for text, why in judged.removed.items() if text in judged.told
-        ]
-    if isinstance(decision, Issued):
-        lines.append("Signed view: " + json.dumps(decision.signed, sort_keys=True, default=str))
-    return "\n".join(lines)
-
-
 @dataclass
 class ReadmitSession:
     """A ``Session`` whose facts are readmit events and whose history the view filters."""
@@ -242,7 +138,7 @@ class ReadmitSession:
     decision yet, so a process that starts after a departure (or after a return, whose
     decision only the store remembers) decides one before it serves anything
     (`Member.owes_return`)."""
-    _judged: _Judged | None = field(default=None, repr=False)
+    _judged: Judged | None = field(default=None, repr=False)
     _following: Following | None = field(default=None, repr=False)
     _turn: Turn = field(default_factory=Turn, repr=False)
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -288,25 +184,30 @@ class ReadmitSession:
         items: list[TResponseInputItem] = await self.inner.get_items(limit)
         if judged is None:
             return items
-        kept = [item for item in items if judged.keeps(self.learned(item))]
+        kept = [item for item in items if judged.keeps(_text(self.learned(item)))]
         note: TResponseInputItem = {"role": "developer", "content": judged.note}
         return [note, *kept]
 
     @to_the_end
     async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Record the items' facts in readmit, then add the items to the session.
+
+        readmit first, as the other integrations do: one it refuses leaves the session as it
+        was. Taking refused items back off the session's end took another call's items
+        when two added at once (a probe: the refused item stayed, the recorded one went).
+        """
         events = await self._off_loop(self._facts, items)
-        await self.inner.add_items(items)
-        if not events:
-            return
-        try:
+        if events:
             await self._off_loop(self.member.record, events)
-        except Exception as refused:
-            for _ in items:  # readmit refused: take the items back out of the session
+        try:
+            await self.inner.add_items(items)
+        except Exception as failed:
+            if events:  # the session refused them: readmit takes the facts back
+                ids = [e.item.id for e in events if isinstance(e, Assert)]
                 try:
-                    await self.inner.pop_item()
+                    await self._off_loop(self.member.revoke, ids, "the session did not take it")
                 except Exception as undo:
-                    refused.add_note(f"the session kept items readmit refused: {undo!r}")
-                    break
+                    failed.add_note(f"readmit kept facts the session refused: {undo!r}")
             raise
 
     def _facts(self, items: list[TResponseInputItem]) -> list[Event]:
@@ -348,7 +249,7 @@ class ReadmitSession:
     async def clear_session(self) -> None:
         await self.inner.clear_session()
 
-    def _after_return(self) -> _Judged | None:
+    def _after_return(self) -> Judged | None:
         """The judged decision to filter by; a fresh return once the issued view expired."""
         member = self.member
         if self.returning:
@@ -359,14 +260,28 @@ class ReadmitSession:
             return None
         judged = self._judged
         if judged is None or judged.decided is not latest:
-            judged = self._judged = _judge(latest)
+            judged = self._judged = judge(latest, before=self._withdrawn_before(latest))
         if lapsed(judged.deadline, member.clock):  # never serve an expired view: decide again
-            judged = self._judged = _judge(member.return_(), renews=judged.decided)
+            renewed = member.return_()
+            before = self._withdrawn_before(renewed)
+            judged = self._judged = judge(renewed, renews=judged.decided, before=before)
         following = self._following = Following.of(self._following, judged.decided)
         following.withdrawn(member)
-        if judged.followed != len(following.gone):
+        if judged.followed != len(following.gone) or judged.owned != len(following.own):
             judged = self._judged = judged.without(following)
         return judged
+
+    def _withdrawn_before(self, decided: Decided) -> dict[str, str]:
+        """The texts of the agent's facts withdrawn before ``decided``, not judged by it."""
+        log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
+        texts = {
+            e.item.id: e.item.text for r in log if isinstance(e := r.event, Assert | Supersede)
+        }
+        return {
+            texts[r.item]: reason_text(r.reason, r.detail)
+            for r in withdrawn_before(decided, log)
+            if r.item in texts and r.reason != Reason.UNAUTHORIZED.value
+        }
 
     def _revoke(self, fact: Learned) -> None:
         """Revoke the agent's newest item with the fact's text, and its copies.
@@ -380,3 +295,7 @@ class ReadmitSession:
         if fact.key is not None:
             targets |= {i.id for i in visible if i.key == fact.key and i.text == fact.text}
         self.member.revoke(targets, f"{self.member.agent} withdrew it from its session")
+
+
+def _text(fact: Learned | None) -> str | None:
+    return None if fact is None else fact.text

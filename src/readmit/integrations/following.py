@@ -19,7 +19,7 @@ another process shows within that long.
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 from readmit.decide import Decided
 from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
@@ -96,13 +96,17 @@ class Following:
 
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
+    from_start: InitVar[bool] = False
+    """Whether to follow the log from its first event, knowing no item of C yet."""
 
     @classmethod
     def of(cls, current: "Following | None", decided: Decided) -> "Following":
         """``current`` if it follows ``decided``'s return, else a new one that does."""
         return current if current is not None and current.decided is decided else cls(decided)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, from_start: bool) -> None:
+        if from_start:
+            return
         self.epoch = self.decided.context.epoch
         for item in self.decided.context.items:
             if item.key is not None:
@@ -207,8 +211,10 @@ class Following:
         return _reads(self.decided, scope)
 
     def _told(self, item: str) -> bool:
-        """Whether the agent may read a withdrawal's reason: it may read the item of C."""
-        return readable(self.decided, item)
+        """Whether the agent may read a withdrawal's reason: it may read the item."""
+        if item in self.decided.context.by_id:
+            return readable(self.decided, item)
+        return self._readable(self.scopes.get(item))
 
 
 def _reads(decided: Decided, scope: Scope | None) -> bool:
@@ -226,6 +232,27 @@ def _scope(draft: ItemDraft, author: str, agents: Mapping[str, Agent]) -> Scope 
             return None
         principals = frozenset({who.principal})
     return Scope(principals=principals, roles=draft.roles, task=draft.task, purposes=draft.purposes)
+
+
+def withdrawn_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal]:
+    """The items stated and withdrawn up to ``decided``'s return that it did not judge.
+
+    A departure captures only active items, so a return judges nothing withdrawn before
+    that departure: a memory layer that removes only what the decision judged served a
+    memory revoked while its agent was away again after the agent's next return (a probe).
+    Each is named as `Following` names a withdrawal, by the store's own rules; one the
+    agent may not read as `unauthorized`, with no detail.
+    """
+    ctx = decided.context
+    walk = Following(decided, from_start=True)
+    gone = walk.take([r for r in log if r.epoch <= ctx.epoch], ctx.returner.agent)
+    judged = ctx.by_id.keys() | {i.id for i in ctx.left_out}
+    unauthorized = Reason.UNAUTHORIZED.value
+    return [
+        r if _reads(decided, walk.scopes.get(r.item)) else Removal(r.item, unauthorized, "")
+        for r in gone
+        if r.item not in judged and r.reason != unauthorized
+    ]
 
 
 def unreadable_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal]:

@@ -21,7 +21,7 @@ from readmit.integrations.annotations import (
     parse,
     resolve,
 )
-from readmit.integrations.following import Following, unreadable_before
+from readmit.integrations.following import Following, unreadable_before, withdrawn_before
 from readmit.integrations.mem0.expiry import ending
 from readmit.integrations.mem0.ids import (
     PREFIX,
@@ -97,7 +97,8 @@ class Recorder:
     _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
     _following: Following | None = None
     _foreign: list[Removal] = field(default_factory=list)
-    """The items before the return the agent may not read (`unreadable_before`)."""
+    """The items before the return the agent may not read (`unreadable_before`), and those
+    withdrawn before it that it did not judge (`withdrawn_before`)."""
 
     def __post_init__(self) -> None:
         one_of(self.on_withheld, ("remove", "raise"), "on_withheld")
@@ -149,7 +150,8 @@ class Recorder:
         if following is not self._following:
             self._following = following
             log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
-            self._foreign = newest(unreadable_before(decided, log), log)
+            before = [*unreadable_before(decided, log), *withdrawn_before(decided, log)]
+            self._foreign = newest(before, log)
         following.withdrawn(self.member)
         gone = [*self._foreign, *following.gone]
         if view.followed != len(gone):
