@@ -614,6 +614,23 @@ def test_an_update_of_only_the_annotations_is_refused_and_undone(
     assert [i.receipt is None for i in team[0].visible()] == [True]  # unconfirmed: no receipt
 
 
+def test_an_update_of_only_the_key_is_refused_and_undone(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Its item kept the old key: a later dinner did not replace it, a later hotel would."""
+    shared = bank(tmp_path)
+    a = ReadmitMemory(shared, team[0], key=topic)
+    memory_id = add(a, "Dinner at Luigi's at 7pm", "hotel")
+
+    with pytest.raises(InvalidInput, match=r"its key in readmit \('hotel', now 'dinner'\)"):
+        a.update(memory_id, metadata={"topic": "dinner"})
+
+    assert shared.get(memory_id)["metadata"]["topic"] == "hotel"
+    assert [i.key for i in team[0].visible()] == ["hotel"]
+    a.update(memory_id, text="Dinner at Luigi's at 8pm", metadata={"topic": "dinner"})
+    assert [(i.text, i.key) for i in team[0].visible()] == [("Dinner at Luigi's at 8pm", "dinner")]
+
+
 # What a teammate does after the agent's return (a review of following the log)
 
 

@@ -26,7 +26,7 @@ from typing import Any, TypeVar, cast
 
 from readmit.integrations.mem0 import bulk, expiry
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
-from readmit.integrations.mem0.updates import annotating, merged, restored
+from readmit.integrations.mem0.updates import annotating, merged, restored, same_key
 from readmit.integrations.team import Member, one_at_a_time
 from readmit.integrations.to_the_end import Turn, to_the_end
 
@@ -135,6 +135,7 @@ class ReadmitMemory:
         after = self.inner.history(memory_id)
         memory = self.inner.get(memory_id)
         try:
+            same_key(self.readmit.key_of, memory_id, current, memory, after[len(before) :])
             changes = annotating(current, metadata) or expiry.changed(current, memory)
             self.readmit.updated(memory_id, before, after, memory, stated, changes)
         except Exception as refused:
@@ -300,6 +301,7 @@ class AsyncReadmitMemory:
         after = await self.inner.history(memory_id)
         memory = await self.inner.get(memory_id)
         try:
+            same_key(self.readmit.key_of, memory_id, current, memory, after[len(before) :])
             changes = annotating(current, metadata) or expiry.changed(current, memory)
             await self._off_loop(
                 self.readmit.updated, memory_id, before, after, memory, stated, changes

@@ -1,10 +1,12 @@
 """What a Mem0 ``update`` changes of a memory's metadata, and what writes it back."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from readmit.errors import InvalidInput
 from readmit.integrations.annotations import ANNOTATIONS
 from readmit.integrations.mem0.expiry import EXPIRATION, changed
+from readmit.integrations.mem0.ids import writes_text
 
 
 def merged(current: Mapping[str, Any] | None, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -35,3 +37,29 @@ def restored(
     if changed(current, memory):
         back[EXPIRATION] = current.get(EXPIRATION)
     return back
+
+
+def same_key(
+    key_of: Callable[[Mapping[str, Any] | None], str | None],
+    memory_id: str,
+    current: Mapping[str, Any] | None,
+    memory: Mapping[str, Any] | None,
+    written: Sequence[Mapping[str, Any]],
+) -> None:
+    """Refuse an update that changes a memory's key (``key_of``) and not its text.
+
+    Its item would keep the old key: a later memory under the new key would not replace
+    it, one under the old key would (a probe). ``written``: the history rows the update
+    added.
+
+    Raises:
+        InvalidInput: naming both keys (the caller undoes the update).
+    """
+    if current is None or any(writes_text(row) for row in written):
+        return
+    was, now = key_of(current), key_of(memory)
+    if was != now:
+        raise InvalidInput(
+            f"memory {memory_id}: its key in readmit ({was!r}, now {now!r}) changes with the "
+            "memory's text (update its text too, or delete it and add it again)"
+        )
