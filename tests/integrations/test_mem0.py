@@ -386,6 +386,39 @@ def test_async_memory_decides_a_return_off_the_event_loop(
     assert team[1].store.departed_for("trip", "b") == ("trip", "booking")
 
 
+def test_a_read_beside_a_return_being_decided_waits_for_its_decision(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second thread was served Mem0's results unfiltered, a revoked memory too (a
+    probe: a model verifier makes a return take seconds)."""
+    b = ReadmitMemory(bank(tmp_path), team[1], key=topic)
+    add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    team[0].revoke([i.id for i in team[0].visible()], "The Hilton cancelled our booking.")
+    deciding, release = threading.Event(), threading.Event()
+    return_ = team[1].return_
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        deciding.set()
+        release.wait(60)
+        return return_(*args, **kwargs)
+
+    monkeypatch.setattr(team[1], "return_", held)
+    read: dict[str, Any] = {}
+    first = threading.Thread(target=lambda: read.update(first=b.get_all(filters=TRIP)))
+    second = threading.Thread(target=lambda: read.update(second=b.get_all(filters=TRIP)))
+    first.start()
+    assert deciding.wait(60)
+    second.start()
+    second.join(1)  # it waits on the return: only a read that does not wait ends here
+    release.set()
+    first.join(60)
+    second.join(60)
+
+    assert [texts(read["first"]), texts(read["second"])] == [[], []]
+    assert read["second"]["readmit"]["decision"] == 1
+
+
 def test_a_cancelled_read_leaves_its_return_to_finish_before_the_next_runs(
     team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from readmit.integrations.mem0 import bulk, expiry
+from readmit.integrations.mem0.index import ViewIndex
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
 from readmit.integrations.mem0.updates import annotating, merged, restored, same_key
 from readmit.integrations.team import Member, one_at_a_time
@@ -73,6 +74,9 @@ class ReadmitMemory:
     ) -> None:
         self.inner = inner
         self.readmit = Recorder(member, key, on_withheld)
+        self._deciding = threading.Lock()
+        """Held while a read decides the return or a departure is written: a thread reading
+        beside a return being decided was served Mem0's results unfiltered (a probe)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -83,7 +87,10 @@ class ReadmitMemory:
         ``task`` and ``purpose`` (together): what it returns to, so that memories annotated
         with a task or purposes apply (`Member.depart`); else every task and purpose.
         """
-        self.readmit.depart(task, purpose)
+        one_at_a_time(self._deciding, self.readmit.depart, task, purpose)
+
+    def _view(self) -> ViewIndex:
+        return one_at_a_time(self._deciding, self.readmit.before_read)
 
     def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")
@@ -182,25 +189,25 @@ class ReadmitMemory:
             return True
 
     def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        self.readmit.before_read()
+        self._view()
         fetch = self.readmit.fetch_size(top_k)
         return self.readmit.filtered(self.inner.search(query, top_k=fetch, **kwargs), top_k)
 
     def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        self.readmit.before_read()
+        self._view()
         fetch = self.readmit.fetch_size(top_k)
         return self.readmit.filtered(self.inner.get_all(top_k=fetch, **kwargs), top_k)
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory, or None when the view removed it (``search``/``get_all`` say why)."""
-        view = self.readmit.before_read()
+        view = self._view()
         memory: dict[str, Any] | None = self.inner.get(memory_id)
         keep = memory is None or view.keeps(memory, self.readmit.key_of(memory))
         return memory if keep else None
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Mem0's history of the memory; ``[]`` when the view removed it (texts and all)."""
-        view, memory = self.readmit.before_read(), self.inner.get(memory_id)
+        view, memory = self._view(), self.inner.get(memory_id)
         shown = view.keeps_history(memory_id, memory, self.readmit.key_of(memory))
         return cast(list[dict[str, Any]], self.inner.history(memory_id)) if shown else []
 
