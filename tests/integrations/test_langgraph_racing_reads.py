@@ -6,12 +6,13 @@ no view of the reader judged. Each test lands a teammate's overwrite in that win
 """
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from langgraph.store.base import GetOp, Op, Result, SearchOp
+from langgraph.store.base import GetOp, Op, PutOp, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
@@ -138,3 +139,70 @@ def test_a_listing_cut_at_a_depth_keeps_its_cut_namespaces_when_filtered_again(
 
     assert inner.meanwhile is None  # the overwrite did land during the read
     assert listed == [TRIP]
+
+
+def two_agents(
+    readmit: SqlStore, inner: InMemoryStore
+) -> tuple[Member, ReadmitStore, ReadmitStore]:
+    """a1's member and each agent's store over ``inner``; a2 books Sunrise, a1 departs."""
+    a1, a2 = (Member(readmit, "trip", a, HmacSha256Signer(KEY)) for a in ("a1", "a2"))
+    s1, s2 = ReadmitStore(inner, a1), ReadmitStore(inner, a2)
+    s2.put(TRIP, "hotel", SUNRISE)
+    a1.depart()
+    return a1, s1, s2
+
+
+@pytest.mark.parametrize("read", ["get", "search"])
+def test_a_value_its_return_judged_superseded_is_not_shown_while_the_newer_write_lands(
+    readmit: SqlStore, read: str
+) -> None:
+    """a2's overwrite is recorded and its inner write not landed when a1 returns: the
+    decision admits Riverside and excludes Sunrise, and a1 read Sunrise (a probe)."""
+
+    class Landing(InMemoryStore):
+        """Holds a write of Riverside until ``go`` is set, as a slow network would."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.writing, self.go = threading.Event(), threading.Event()
+
+        def batch(self, ops: Iterable[Op]) -> list[Result]:
+            listed = list(ops)
+            if any(isinstance(o, PutOp) and o.value == RIVERSIDE for o in listed):
+                self.writing.set()
+                self.go.wait(60)
+            return super().batch(listed)
+
+    inner = Landing()
+    a1, s1, s2 = two_agents(readmit, inner)
+    writer = threading.Thread(target=s2.put, args=(TRIP, "hotel", RIVERSIDE))
+    writer.start()
+    assert inner.writing.wait(60)
+    decided = arrive(a1)
+    during = s1.get(TRIP, "hotel") if read == "get" else s1.search(TRIP)
+    inner.go.set()
+    writer.join(60)
+    after = s1.get(TRIP, "hotel")
+
+    assert decided is not None
+    assert [e.reason.value for e in decided.decision.exclusions] == ["stale_or_superseded"]
+    assert during in (None, [])
+    assert after is not None
+    assert after.value == RIVERSIDE
+
+
+def test_a_value_an_older_write_left_at_the_path_is_not_shown(readmit: SqlStore) -> None:
+    """Two writers' writes landed in the inner store in the other order than readmit's log:
+    the path holds Sunrise for good, which a1's decision excluded as superseded."""
+    inner = InMemoryStore()
+    a1, s1, s2 = two_agents(readmit, inner)
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    inner.put(TRIP, "hotel", SUNRISE)  # the older write, landing last
+    arrive(a1)
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.search(TRIP) == []
+    inner.put(TRIP, "hotel", RIVERSIDE)  # what readmit holds, landed at last
+    found = s1.get(TRIP, "hotel")
+    assert found is not None
+    assert found.value == RIVERSIDE

@@ -23,7 +23,7 @@ from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.integrations.following import Watch
-from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse
+from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, render
 from readmit.integrations.langgraph.writes import RESTORED
 from readmit.integrations.team import (
     FOREVER,
@@ -121,6 +121,14 @@ class Lens:
     """Whether each path was shown before the agent's latest write of it: what a value
     readmit writes back after the inner store failed that write is shown as."""
 
+    texts: dict[Identity, str] = field(default_factory=dict)
+    """The text of the version the lens shows at each path not the agent's own: a value
+    found there that says otherwise is not shown (`fits`)."""
+
+    checked: dict[Identity, Any] = field(default_factory=dict)
+    """The value last found to say ``texts``' text at each path (kept, so compared by
+    identity: a store that hands out the same object is not rendered again)."""
+
     @classmethod
     def of(cls, decided: Decided, newest: Newest | None = None) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld).
@@ -142,6 +150,7 @@ class Lens:
         for item, ident in paths:
             if last.get(item.key or "", item.text) == item.text:
                 lens._current(item.id, ident)
+                lens.texts[ident] = item.text
         lens.show(lens.current.values())
         return lens
 
@@ -228,6 +237,7 @@ class Lens:
         elif self.before.get(ident, ident in self.visible):
             self.show([ident])
             self._current(event.item.id, ident)
+            self.texts[ident] = event.item.text
 
     def _current(self, item_id: str, ident: Identity) -> None:
         self.current[item_id] = ident
@@ -236,6 +246,8 @@ class Lens:
     def _hide(self, ident: Identity) -> bool:
         """Stop showing ``ident``; whether it was shown."""
         self.own.discard(ident)
+        self.texts.pop(ident, None)
+        self.checked.pop(ident, None)
         for item_id in self.paths.pop(ident, ()):
             del self.current[item_id]
         if ident not in self.visible:
@@ -260,7 +272,24 @@ class Lens:
         ident = (
             (item.namespace, key, False) if len(key) <= LONG_KEY else identity(item.namespace, key)
         )
-        return ident in self.visible
+        return ident in self.visible and (
+            self.checked.get(ident) is item.value or self.fits(ident, item)
+        )
+
+    def fits(self, ident: Identity, item: LangGraphItem) -> bool:
+        """Whether ``item``, at shown path ``ident``, holds the version the lens shows.
+
+        readmit records a write before the inner store lands it, and two writers' writes
+        may land in the other order: the path then holds a value the view did not admit,
+        maybe the one it excluded as superseded (a probe). The agent's own are shown.
+        """
+        value = item.value
+        if self.checked.get(ident) is value or ident in self.own:
+            return True
+        if render(item.namespace, item.key, value) != self.texts.get(ident):
+            return False
+        self.checked[ident] = value
+        return True
 
     def add(self, idents: Iterable[Identity]) -> None:
         """Show ``idents`` too: what the agent wrote after the return (hold `lock`)."""

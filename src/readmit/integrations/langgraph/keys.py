@@ -64,6 +64,9 @@ def render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> st
     """
     if ANNOTATIONS in value:
         value = {k: v for k, v in value.items() if k != ANNOTATIONS}
-    path = json.dumps("/".join((*namespace, key)))
-    body = json.dumps(value, sort_keys=True, default=str, separators=(", ", ": "))
-    return f"{path} = {body}"
+    return f"{json.dumps('/'.join((*namespace, key)))} = {_BODY.encode(value)}"
+
+
+_BODY = json.JSONEncoder(sort_keys=True, default=str, separators=(", ", ": "))
+"""`render`'s encoder of a value, made once: `json.dumps` makes one a call when given
+options, which was half of a render (a lens renders what it reads, `Lens.fits`)."""

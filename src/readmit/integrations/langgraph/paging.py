@@ -125,12 +125,18 @@ def _shown(rows: list[Any], lens: Lens, op: Op) -> list[Any]:
     """The rows (items, or namespaces) of the read ``op`` that the lens shows, in order."""
     if not rows or not isinstance(rows[0], Item):
         return _namespaces(rows, lens, op.max_depth if isinstance(op, ListNamespacesOp) else None)
-    visible = lens.visible  # inlined `Lens.shows`: this runs for every row of every page
+    # `Lens.shows` inlined, its check of a value seen before too: this runs for every row
+    visible, checked, fits = lens.visible, lens.checked, lens.fits
     return [
         r
         for r in rows
-        if ((r.namespace, r.key, False) if len(r.key) <= LONG_KEY else identity(r.namespace, r.key))
+        if (
+            ident := (r.namespace, r.key, False)
+            if len(r.key) <= LONG_KEY
+            else identity(r.namespace, r.key)
+        )
         in visible
+        and (checked.get(ident) is r.value or fits(ident, r))
     ]
 
 
