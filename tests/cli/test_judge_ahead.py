@@ -158,6 +158,20 @@ def test_an_unknown_workspace_or_agent_is_named_as_such(tmp_path: Path) -> None:
     assert "no agent 'a9' in workspace 'w'" in agent.output
 
 
+def test_a_policy_file_nesting_too_deep_is_one_config_error_line(tmp_path: Path) -> None:
+    """It was ``error [internal]: RecursionError`` with exit 1 (``tomllib`` recursing)."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text("gamma = " + "[" * 5000 + "]" * 5000, encoding="utf-8")
+
+    result = _judge(_away_after_changes(tmp_path), "--policy", str(policy))
+
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error [config_error]: policy file {policy} nests deeper than 64 levels: "
+        "it is read no deeper\n"
+    )
+
+
 def test_nobody_away_is_said(tmp_path: Path) -> None:
     db = _away_after_changes(tmp_path)
     assert _calls_at_return(db) > 0  # a0 is back

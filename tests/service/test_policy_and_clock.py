@@ -18,6 +18,7 @@ from readmit.service.limits import Limits
 from readmit.service.operations import Service
 from readmit.service.settings import limits_from_flags, load_policy
 from readmit.store import SqlStore
+from readmit.strict_json import MAX_DEPTH
 from servicekit import Team
 
 T = "2026-05-01T08:00:00Z"
@@ -139,6 +140,30 @@ def test_a_policy_file_that_does_not_parse_says_what_it_must_be(
         load_policy(str(tmp_path / name))
 
     assert str(raised.value).startswith(f"policy file {tmp_path / name}: {said}")
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("p.toml", "gamma = " + "[" * 5000 + "]" * 5000),
+        ("p.toml", "gamma = " + "{ a = " * 5000 + "1" + " }" * 5000),
+        ("p.toml", "gamma = " + "[" * 65 + "]" * 65),
+        ("p.json", '{"gamma": ' + "[" * 5000 + "]" * 5000 + "}"),
+    ],
+)
+def test_a_policy_file_nesting_too_deep_is_a_config_error_whatever_its_kind(
+    tmp_path: Path, name: str, content: str
+) -> None:
+    """``tomllib`` recursed until a RecursionError (``error [internal]``) where the JSON
+    reader stops at `MAX_DEPTH`; a TOML file is now read no deeper than a JSON one."""
+    (tmp_path / name).write_text(content, encoding="utf-8")
+
+    with pytest.raises(ConfigError) as raised:
+        load_policy(str(tmp_path / name))
+
+    assert str(raised.value) == (
+        f"policy file {tmp_path / name} nests deeper than {MAX_DEPTH} levels: it is read no deeper"
+    )
 
 
 @pytest.mark.parametrize("seconds", [math.nan, -1.0, 1e300])

@@ -8,11 +8,12 @@ The policy is the operator's, never a returning agent's: ``readmit serve
 import tomllib
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
-from readmit.errors import ConfigError, NotJson
+from readmit.errors import ConfigError, NotJson, TooDeep
 from readmit.policy import Policy
 from readmit.service.limits import Limits
-from readmit.strict_json import loads
+from readmit.strict_json import MAX_DEPTH, loads, nests_deeper
 
 
 def load_policy(path: str | Path | None) -> Policy:
@@ -26,11 +27,15 @@ def load_policy(path: str | Path | None) -> Policy:
     path = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
-        values = tomllib.loads(text) if path.endswith(".toml") else loads(text)
+        values = _toml(text) if path.endswith(".toml") else loads(text)
     except OSError as exc:  # said as every other file a command reads is
         raise ConfigError(f"cannot read policy file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"policy file {path}: not UTF-8 text") from None
+    except TooDeep as exc:  # valid JSON or TOML, but no policy setting nests like that
+        raise ConfigError(
+            f"policy file {path} nests deeper than {exc.limit} levels: it is read no deeper"
+        ) from None
     except ValueError as exc:  # a policy file is JSON, or TOML by its name
         kind = "TOML" if path.endswith(".toml") else "JSON (or TOML, named *.toml)"
         said = f"{exc.problem} (at character {exc.at})" if isinstance(exc, NotJson) else exc
@@ -38,6 +43,22 @@ def load_policy(path: str | Path | None) -> Policy:
     if not isinstance(values, dict):
         raise ConfigError(f"policy file {path}: expected an object of policy settings")
     return Policy().with_overrides(values)
+
+
+def _toml(text: str) -> Any:
+    """``text`` parsed as TOML, nesting no deeper than JSON may (`MAX_DEPTH`).
+
+    Raises:
+        TooDeep: if it nests deeper, however deep (``tomllib`` recurses once a level).
+        ValueError: if it is not TOML (``tomllib.TOMLDecodeError``).
+    """
+    try:
+        values = tomllib.loads(text)
+    except RecursionError:
+        raise TooDeep(MAX_DEPTH) from None
+    if nests_deeper(values):
+        raise TooDeep(MAX_DEPTH)
+    return values
 
 
 _DEFAULT = Limits()
