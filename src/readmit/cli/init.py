@@ -211,6 +211,18 @@ def _workspace(file: Path) -> str:
         return "starter"
 
 
+def _there(path: Path) -> bool:
+    """Whether something is at ``path``.
+
+    Raises:
+        InvalidInput: if ``path`` cannot name a file (a name too long for the file system).
+    """
+    try:
+        return path.exists()
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 @click.command("init")
 @click.argument("name", metavar="FILE")
 def init(name: str) -> None:
@@ -223,7 +235,7 @@ def init(name: str) -> None:
         # Path("newdir/") is Path("newdir"), and Path("") is the current folder
         raise InvalidInput(f"{name!r} names no file: give one, such as scenario.json")
     file = Path(name)
-    if file.is_dir():
+    if _there(file) and file.is_dir():
         raise InvalidInput(
             f"{name} is a folder: give a file in it, such as {file / 'scenario.json'}"
         )
@@ -235,7 +247,7 @@ def init(name: str) -> None:
     scenario, explanations = starter(_workspace(file))
     notes = file.with_suffix(".md") if file.suffix != ".md" else file.with_suffix(".guide.md")
     for path in (file, notes):
-        if path.exists():
+        if _there(path):
             raise InvalidInput(f"{path} already exists; pick another name")
     try:
         file.write_text(json.dumps(scenario, indent=2) + "\n", encoding="utf-8")

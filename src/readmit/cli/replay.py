@@ -13,7 +13,7 @@ from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.cli.history import for_page, history
-from readmit.cli.inputs import read_json, sqlite_path
+from readmit.cli.inputs import read_json, sqlite_file, sqlite_path
 from readmit.cli.progress import progress_bar
 from readmit.cli.render import render_decision
 from readmit.cli.report_html import write_html
@@ -105,7 +105,7 @@ def _stored(
     A replay refused on a database this command made leaves no file behind. One that
     fails once it has begun storing (a decision the store could not record) says what it left.
     """
-    made = sqlite_path(db)
+    made = sqlite_file(db)  # a ConfigError, not a crash, for a name too long to be a file's
     made = made if made is not None and not made.exists() else None
     store, done = open_store(db), False
     try:

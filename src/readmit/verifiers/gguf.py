@@ -104,7 +104,11 @@ class GgufServer:
         """
         if importlib.util.find_spec("xllamacpp") is None:
             raise ConfigError(f"gguf verifiers need xllamacpp: {install_hint('gguf')}")
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as exc:  # a name too long for the file system, say
+            raise ConfigError(f"gguf:{shown(str(path))}: {exc.strerror or exc}") from None
+        if not found:
             raise ConfigError(f"gguf:{shown(str(path))}: no such model file")
         threads = threads or max(1, os.cpu_count() or 2)
         log = _LOG.descriptor()
