@@ -410,3 +410,52 @@ def test_an_item_the_store_calls_unknown_is_named_as_the_scenarios_own(
 
     assert caught.value.event_id == refused
     assert caught.value.problem.endswith(said)
+
+
+def _resolve_an_item(s: dict[str, Any]) -> None:
+    s["events"].insert(
+        13, {"at": "2026-05-02T11:45:00Z", "op": "resolve", "author": "A1", "target": "c"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "refused", "said"),
+    [
+        (
+            _resolve_an_item,
+            "e13",
+            "no open obligation 'c' (it is an item, from event 'e0', not an obligation: resolve "
+            "closes one opened by an 'obligation' event; 'revoke' or 'close' withdraws an item)",
+        ),
+        (
+            _item(3, depends_on=["p0"]),
+            "e3",
+            "depends_on names unknown item 'p0' (it is the item this event makes: an item "
+            "cannot depend on itself)",
+        ),
+        (
+            _item(3, cites=["c"]),
+            "e3",
+            "cites missing evidence 'c' (it is an item, from event 'e0': cites names "
+            "'evidence' events)",
+        ),
+        (
+            lambda s: s["events"][11].update(target="t1"),
+            "e11",
+            "unknown target item 't1' (it is the item this event makes: refer only to "
+            "earlier items)",
+        ),
+    ],
+)
+def test_an_unknown_item_whose_readers_include_the_agent_is_not_blamed_on_its_readers(
+    travel: dict[str, Any], mutate: Mutation, refused: str, said: str
+) -> None:
+    """Each was told "its readers leave this event's agent out: check them", though they
+    include it (every item here is the family's, every author one of its agents)."""
+    mutate(travel)
+
+    with pytest.raises(InvalidEvent) as caught:
+        validated(travel)
+
+    assert caught.value.event_id == refused
+    assert caught.value.problem == said

@@ -8,7 +8,16 @@ from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.admission.view import view_expiry
 from readmit.decide import Decided, decide
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.events import Assert, Depart, Event, RecordExperience, ReturnRequest, Step, Supersede
+from readmit.events import (
+    Assert,
+    Depart,
+    Event,
+    RecordExperience,
+    Resolve,
+    ReturnRequest,
+    Step,
+    Supersede,
+)
 from readmit.scenario import Scenario
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
@@ -53,26 +62,71 @@ def apply_steps(scenario: Scenario, store: WorkStateStore, on_return: OnReturn |
 
 
 def _unreadable(scenario: Scenario, exc: InvalidEvent) -> InvalidEvent:
-    """``exc``, told that the item it names as unknown is the scenario's own, where it is.
+    """``exc``, told why the item it names as unknown is unknown, where the scenario has it.
 
     The store says "no known item" of an item its reader may not read, so as not to tell
-    that it exists; in the operator's own scenario the cause is the item's readers (often
-    a misspelled one, which `unknown_readers` warned of), or an item made only later.
+    that it exists; in the operator's own scenario the cause may be the item's readers
+    (often a misspelled one, which `unknown_readers` warned of), an item made only later
+    or by this very event, or an item where an obligation or evidence belongs.
     """
     steps = scenario.steps
-    made = {s.item.id: i for i, s in enumerate(steps) if isinstance(s, Assert | Supersede)}
+    made: dict[str, tuple[int, Assert | Supersede]] = {}
+    for i, s in enumerate(steps):
+        if isinstance(s, Assert | Supersede):
+            made.setdefault(s.item.id, (i, s))  # a second one is refused as a taken id
     at = next((i for i, s in enumerate(steps) if s.id == exc.event_id), None)
     if exc.unknown not in made or at is None:
         return exc
-    maker = steps[made[exc.unknown]].id
-    if made[exc.unknown] > at:
-        why = f"the scenario makes it later, in event {maker!r}: refer only to earlier items"
-    else:
-        why = f"the scenario has it, from event {maker!r}, but its readers leave this "
-        why += "event's agent out: check them"
+    why = _why_unknown(scenario, exc, made[exc.unknown], at)
+    if why is None:
+        return exc
     return InvalidEvent(
         exc.event_id, f"{exc.problem} ({why})", unknown=exc.unknown, fields=exc.fields
     )
+
+
+def _why_unknown(
+    scenario: Scenario, exc: InvalidEvent, made: tuple[int, Assert | Supersede], at: int
+) -> str | None:
+    """Why step ``at`` may not name the item ``made`` (its step, and the step's index).
+
+    None if the scenario does not tell: the store's own words are then all there is.
+    """
+    (index, maker), step = made, scenario.steps[at]
+    if "item.cites" in exc.fields:
+        return f"it is an item, from event {maker.id!r}: cites names 'evidence' events"
+    if isinstance(step, Resolve):
+        return (
+            f"it is an item, from event {maker.id!r}, not an obligation: resolve closes one "
+            "opened by an 'obligation' event; 'revoke' or 'close' withdraws an item"
+        )
+    if index > at:
+        return f"the scenario makes it later, in event {maker.id!r}: refer only to earlier items"
+    if index == at and "item.depends_on" in exc.fields:
+        return "it is the item this event makes: an item cannot depend on itself"
+    if index == at:
+        return "it is the item this event makes: refer only to earlier items"
+    if not _may_read(scenario, maker, step):
+        return (
+            f"the scenario has it, from event {maker.id!r}, but its readers leave this "
+            "event's agent out: check them"
+        )
+    return None
+
+
+def _may_read(scenario: Scenario, maker: Assert | Supersede, step: Step) -> bool:
+    """Whether the agent of ``step`` is among the readers of the item ``maker`` makes."""
+    agents = {a.id: a for a in scenario.agents}
+    author = agents.get(maker.author)
+    agent = agents.get(
+        step.agent if isinstance(step, RecordExperience | Depart | ReturnRequest) else step.author
+    )
+    if author is None or agent is None:
+        return True  # the store refuses an unknown agent in its own words
+    item = maker.item.materialize(
+        event_id=maker.id, author=author.id, principal=author.principal, epoch=1
+    )
+    return item.scope.readable_by(agent.principal, agent.role)
 
 
 def _act(scenario: Scenario, store: WorkStateStore, step: Step, on_return: OnReturn | None) -> None:
