@@ -114,6 +114,52 @@ def test_init_refuses_a_name_of_another_format(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("name", "suggested"),
+    [
+        ("y.md", "y.json"),
+        ("notes.txt", "notes.json"),
+        ("scenario", "scenario.json"),
+        ("release-1.4", "release-1.4.json"),
+    ],
+)
+def test_init_refuses_a_name_not_ending_in_json_and_suggests_one(
+    runner: CliRunner, tmp_path: Path, name: str, suggested: str
+) -> None:
+    """``readmit init y.md`` wrote the JSON scenario into y.md (and its guide to y.guide.md);
+    ``readmit init scenario`` wrote it to a file no tool takes for JSON."""
+    result = runner.invoke(cli, ["init", str(tmp_path / name)])
+
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error [invalid_input]: {tmp_path / name}: a scenario is JSON; give a name ending "
+        f"in .json, such as {tmp_path / suggested}\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", [".json", " .json", "..json", ".JSON"])
+def test_init_refuses_a_json_name_with_nothing_before_it(
+    runner: CliRunner, tmp_path: Path, name: str
+) -> None:
+    """``readmit init .json`` wrote a hidden file ``.json`` and named its workspace '.json'."""
+    result = runner.invoke(cli, ["init", str(tmp_path / name)])
+
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error [invalid_input]: {str(tmp_path / name)!r} has no name before .json: give one, "
+        f"such as {tmp_path / 'scenario.json'}\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_takes_json_in_capitals(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["init", str(tmp_path / "trip.JSON")])
+
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["trip.JSON", "trip.md"]
+
+
 def test_verify_picks_one_decision_out_of_replay_output(runner: CliRunner, decisions: Path) -> None:
     issued = json.loads(decisions.read_text(encoding="utf-8"))["decisions"][1]
 

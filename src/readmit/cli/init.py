@@ -195,8 +195,11 @@ def guide(file: Path, explanations: list[str], returned_at: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-_OTHER_FORMATS = frozenset({".yaml", ".yml", ".toml", ".ini", ".csv", ".xml"})
-"""Suffixes of formats a scenario is not written in (JSON in such a file misleads)."""
+_OTHER_FORMATS = frozenset(
+    {".yaml", ".yml", ".toml", ".ini", ".csv", ".xml", ".md", ".markdown", ".txt", ".jsonl"}
+)
+"""Suffixes of formats a scenario is not written in: ``.json`` replaces them in the name
+`init` suggests instead, which otherwise adds it."""
 
 
 def _workspace(file: Path) -> str:
@@ -223,13 +226,13 @@ def _there(path: Path) -> bool:
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-@click.command("init")
-@click.argument("name", metavar="FILE")
-def init(name: str) -> None:
-    """Write a starter scenario to FILE and a guide to it beside it (FILE's stem + .md).
+def _scenario_file(name: str) -> Path:
+    """The file ``name`` names, where `init` may write a scenario: ``NAME.json``.
 
-    The scenario replays as written (`readmit replay FILE`): one blocked return and
-    one issued. Neither file is ever overwritten.
+    Raises:
+        InvalidInput: if ``name`` names no file, a folder, a file with no name before
+            ``.json`` (``.json`` itself, a hidden file), or one not named ``*.json``
+            (``x.md`` held JSON), suggesting a name that will do.
     """
     if not name.strip() or name.endswith(("/", os.sep)) or Path(name).name in ("", ".", ".."):
         # Path("newdir/") is Path("newdir"), and Path("") is the current folder
@@ -239,13 +242,31 @@ def init(name: str) -> None:
         raise InvalidInput(
             f"{name} is a folder: give a file in it, such as {file / 'scenario.json'}"
         )
-    if file.suffix.lower() in _OTHER_FORMATS:
+    if file.name.lower().endswith(".json") and not file.name[:-5].strip(" ."):
         raise InvalidInput(
-            f"{name}: a scenario is JSON; give a name ending in .json, such as "
-            f"{file.with_suffix('.json')}"
+            f"{name!r} has no name before .json: give one, such as "
+            f"{file.with_name('scenario.json')}"
         )
+    if file.suffix.lower() != ".json":
+        other = file.suffix.lower() in _OTHER_FORMATS
+        json_name = file.with_suffix(".json") if other else file.with_name(f"{file.name}.json")
+        raise InvalidInput(
+            f"{name}: a scenario is JSON; give a name ending in .json, such as {json_name}"
+        )
+    return file
+
+
+@click.command("init")
+@click.argument("name", metavar="FILE")
+def init(name: str) -> None:
+    """Write a starter scenario to FILE (NAME.json) and a guide to it beside it (NAME.md).
+
+    The scenario replays as written (`readmit replay FILE`): one blocked return and
+    one issued. Neither file is ever overwritten.
+    """
+    file = _scenario_file(name)
     scenario, explanations = starter(_workspace(file))
-    notes = file.with_suffix(".md") if file.suffix != ".md" else file.with_suffix(".guide.md")
+    notes = file.with_suffix(".md")
     for path in (file, notes):
         if _there(path):
             raise InvalidInput(f"{path} already exists; pick another name")
