@@ -747,6 +747,32 @@ def test_a_write_readmit_refuses_reaches_neither_store(team: Team) -> None:
     assert team.readmit.events("trip") == []
 
 
+def holding_itself() -> dict[str, Any]:
+    value: dict[str, Any] = {"text": "loop"}
+    value["self"] = value
+    return value
+
+
+@pytest.mark.parametrize(
+    ("namespace", "value", "message"),
+    [
+        (TRIP, {1: "a", "b": 2}, r"put 'trip/hotel': its value is not JSON with string keys"),
+        (TRIP, holding_itself(), r"put 'trip/hotel': its value is not JSON with string keys"),
+        ("trip", SUNRISE, r"the namespace must be a tuple of strings, such as \('trip',\)"),
+    ],
+    ids=["keys of two types", "a value holding itself", "a string namespace"],
+)
+def test_a_write_readmit_cannot_record_is_refused_clearly_and_reaches_neither_store(
+    team: Team, namespace: Any, value: Any, message: str
+) -> None:
+    """A TypeError from json, or a namespace recorded as its characters (a probe)."""
+    with pytest.raises(InvalidInput, match=message):
+        team.store(team.a1).put(namespace, "hotel", value)
+
+    assert team.inner.search(()) == []
+    assert team.readmit.events("trip") == []
+
+
 def test_every_integration_raises_the_same_withheld_and_expired_errors() -> None:
     """An application catching one integration's refusal catches the others' too."""
     from readmit.integrations import mem0, team

@@ -206,3 +206,14 @@ def test_a_value_an_older_write_left_at_the_path_is_not_shown(readmit: SqlStore)
     found = s1.get(TRIP, "hotel")
     assert found is not None
     assert found.value == RIVERSIDE
+
+
+def test_a_value_written_around_readmit_that_is_no_json_is_not_shown(readmit: SqlStore) -> None:
+    """Rendering it to compare raised json's TypeError out of the read."""
+    inner = InMemoryStore()
+    a1, s1, _ = two_agents(readmit, inner)
+    arrive(a1)
+    inner.put(TRIP, "hotel", {1: "a", "text": "Sunrise Hotel is booked."})  # type: ignore[dict-item]
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.search(TRIP) == []

@@ -286,7 +286,10 @@ class Lens:
         value = item.value
         if self.checked.get(ident) is value or ident in self.own:
             return True
-        if render(item.namespace, item.key, value) != self.texts.get(ident):
+        try:
+            if render(item.namespace, item.key, value) != self.texts.get(ident):
+                return False
+        except (TypeError, ValueError):  # written around readmit: no version says it
             return False
         self.checked[ident] = value
         return True

@@ -104,6 +104,8 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
         InvalidInput: for a malformed annotation or a premise that names nothing.
         Forbidden: if a path holds a version the agent may not read (`may_write`).
     """
+    for op in puts:
+        _well_formed(op)
     last: dict[Identity, PutOp] = {identity(op.namespace, op.key): op for op in puts}
     may_write(member, last)
     ids = {i: new_id("lg") for i, op in last.items() if op.value is not None}
@@ -122,7 +124,7 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
     for ident, op in last.items():
         event: Event | None = None
         if op.value is not None:
-            text = render(op.namespace, op.key, op.value)
+            text = _text(op, op.value)
             item = draft(annotated[ident], ids[ident], text, item_key(ident), premises)
             item = ending(item, expiry.end(op, at), where(op))
             event = Assert(id=new_id("put"), at=at, author=author, item=item)
@@ -133,6 +135,41 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
             )
         writes.append(Write(ident, op, ids.get(ident), event))
     return writes
+
+
+def _well_formed(op: PutOp) -> None:
+    """Refuse a write whose path is not a tuple of strings and a string.
+
+    ``BaseStore.put`` checks each label of a namespace, so a string passed as one went
+    through as its characters: readmit recorded ``("n", "s")`` where the inner store
+    wrote ``"ns"`` (a probe).
+
+    Raises:
+        InvalidInput: naming the write and what was given.
+    """
+    namespace: object = op.namespace  # typed as a tuple, passed as anything
+    if not isinstance(namespace, tuple) or not all(isinstance(n, str) for n in namespace):
+        raise InvalidInput(
+            f"write of key {op.key!r}: the namespace must be a tuple of strings, such as "
+            f"('trip',), not {namespace!r}"
+        )
+    if not isinstance(op.key, str):
+        raise InvalidInput(f"write in {namespace!r}: the key must be a string, not {op.key!r}")
+
+
+def _text(op: PutOp, value: Mapping[str, Any]) -> str:
+    """A put's item text (`render` of its ``value``).
+
+    Raises:
+        InvalidInput: if its value is no JSON with sorted keys (keys of mixed types, a
+            value that holds itself): it raised the ``TypeError`` of ``json`` (a probe).
+    """
+    try:
+        return render(op.namespace, op.key, value)
+    except (TypeError, ValueError) as unrendered:
+        raise InvalidInput(
+            f"{where(op)}: its value is not JSON with string keys ({unrendered})"
+        ) from None
 
 
 def may_write(member: Member, last: Mapping[Identity, PutOp]) -> None:
