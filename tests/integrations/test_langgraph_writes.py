@@ -132,6 +132,32 @@ def test_a_premise_named_by_path_invalidates_its_dependent_when_deleted(team: Te
     assert premise["item"] in fell["detail"]
 
 
+def test_a_dependent_whose_premise_fell_before_the_departure_is_named_in_the_notice(
+    team: Team,
+) -> None:
+    """Hidden from reads, it was named nowhere: no decision judges it (a probe)."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    s1.put(("notes",), "pickup", pickup)
+    s2.delete(TRIP, "hotel")  # while a1 is still here
+    team.a1.depart()
+
+    decided = arrive(team.a1)
+
+    assert decided is not None
+    assert s1.get(("notes",), "pickup") is None
+    shown = notice(decided)
+    assert shown["excluded"] == []
+    [left] = shown["left_out"]
+    assert (left["namespace"], left["key"], left["reason"]) == (
+        ["notes"],
+        "pickup",
+        "premise_invalidated",
+    )
+    assert left["detail"] == "a premise it rests on fell before the departure"
+
+
 def test_a_premise_written_earlier_in_the_same_batch_resolves_to_it(team: Team) -> None:
     s1 = team.store(team.a1)
     needs = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}

@@ -49,7 +49,7 @@ class Removal:
 def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Removal]:
     """Every item of ``decided``'s C that its view does not hold, by id, with why.
 
-    And each item its departure left out as no longer valid (`_left_at_departure`).
+    And each item its departure left out as no longer valid (`left_at_departure`).
     With ``expired`` (when its issued view expired), the view holds nothing: what it
     admitted is removed too, as ``view_expired``. An item the agent may not read is
     removed with its reason but no detail: the detail of another principal's item (a
@@ -76,10 +76,10 @@ def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Rem
         )
         for item in decided.context.items
         if item.id not in admitted
-    } | {item.id: _left_at_departure(decided, item) for item in decided.context.left_out}
+    } | {item.id: left_at_departure(decided, item) for item in decided.context.left_out}
 
 
-def _left_at_departure(decided: Decided, item: Item) -> Removal:
+def left_at_departure(decided: Decided, item: Item) -> Removal:
     """Why ``item``, which the departure left out as no longer valid, is not in the view.
 
     It is no candidate of the return (not in C), so the decision names it nowhere; a
