@@ -205,6 +205,35 @@ def test_a_fact_withdrawn_by_a_teammate_is_left_out_as_revoked(
     assert "hotel: the Hilton (revoked: a withdrew it from its session)" in texts(items)[0]
 
 
+def test_a_fact_resting_on_one_a_teammate_withdraws_while_present_is_left_out_with_it(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """The return would exclude the pickup as premise_invalidated; the session served it."""
+
+    def resting(item: TResponseInputItem) -> Learned | None:
+        fact = topical(item)
+        if fact is None or fact.key != "pickup":
+            return fact
+        return replace(fact, annotations={"depends_on": [{"key": "hotel"}]})
+
+    b = ReadmitSession(SQLiteSession("b", tmp_path / "s.db"), team[1], learned=resting)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("hotel: the Hilton"), said("dinner: at eight")])
+        await b.add_items([said("pickup: at 8:00 from the Hilton")])
+        b.depart()
+        await b.get_items()
+        [hilton] = [i.id for i in team[0].visible() if i.text == "hotel: the Hilton"]
+        team[0].revoke([hilton], "The Hilton cancelled our booking.")
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert texts(items)[1:] == ["dinner: at eight"]
+    assert "- pickup: at 8:00 from the Hilton (premise_invalidated: depends on" in texts(items)[0]
+    assert "- hotel: the Hilton (revoked: The Hilton cancelled our booking.)" in texts(items)[0]
+
+
 def test_a_fact_revoked_while_away_stays_left_out_after_the_next_return(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

@@ -158,6 +158,31 @@ def test_a_dependent_whose_premise_fell_before_the_departure_is_named_in_the_not
     assert left["detail"] == "a premise it rests on fell before the departure"
 
 
+@pytest.mark.parametrize("withdraw", ["delete", "overwrite"])
+def test_a_value_resting_on_a_path_a_teammate_withdraws_while_present_is_hidden_with_it(
+    team: Team, withdraw: str
+) -> None:
+    """Reads hid only the hotel and served the pickup resting on it until the next
+    return, which excludes it as premise_invalidated (a probe)."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    s1.put(("notes",), "pickup", pickup)
+    s1.put(("notes",), "tip", {"text": "Tip the driver."})
+    team.a1.depart()
+    arrive(team.a1)
+    assert s1.get(("notes",), "pickup") is not None
+
+    if withdraw == "delete":
+        s2.delete(TRIP, "hotel")
+    else:
+        s2.put(TRIP, "hotel", {"text": "Riverside Hotel is booked."})
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.get(("notes",), "pickup") is None
+    assert [i.key for i in s1.search(("notes",))] == ["tip"]
+
+
 def test_a_premise_written_earlier_in_the_same_batch_resolves_to_it(team: Team) -> None:
     s1 = team.store(team.a1)
     needs = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}

@@ -166,6 +166,37 @@ def test_a_memory_a_teammate_withdraws_while_the_agent_is_present_is_removed_at_
     assert b.get(hilton) is None
 
 
+def test_a_memory_resting_on_one_a_teammate_withdraws_while_present_is_removed_with_it(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """The pickup rests on the hotel (a chain: the note on the pickup too); the return
+    would exclude both as premise_invalidated, the wrapper served them on (a probe)."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
+    hotel = add(b, "The team hotel is the Hilton", "hotel")
+    rests = {"_readmit": {"depends_on": [{"memory": hotel}]}}
+    pickup = b.add("Pickup at 8:00 from the Hilton", user_id="trip", infer=False, metadata=rests)
+    on_pickup = {"_readmit": {"depends_on": [{"memory": pickup["results"][0]["id"]}]}}
+    b.add("Tip the driver", user_id="trip", infer=False, metadata=on_pickup)
+    add(b, "The flight leaves on Monday", "flight")
+    b.depart()
+    assert len(texts(b.get_all(filters=TRIP))) == 4
+
+    team[0].revoke([item_id(hotel, 1)], "The Hilton cancelled our booking.")
+    result = b.get_all(filters=TRIP)
+
+    assert texts(result) == ["The flight leaves on Monday"]
+    assert reasons(result) == {
+        "The team hotel is the Hilton": "revoked",
+        "Pickup at 8:00 from the Hilton": "premise_invalidated",
+        "Tip the driver": "premise_invalidated",
+    }
+    details = {r["memory"]: r["detail"] for r in result["readmit"]["removed"]}
+    assert details["Pickup at 8:00 from the Hilton"] == (
+        f"depends on {item_id(hotel, 1)}, which was withdrawn"
+    )
+
+
 def test_a_memory_the_agent_itself_withdraws_through_readmit_is_removed_at_once(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

@@ -96,6 +96,10 @@ class Following:
 
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
+    _rests: dict[str, list[str]] = field(default_factory=dict)
+    """Premise -> the items of C and after the return that depend on it."""
+    _fell: set[str] = field(default_factory=set)
+    """The items withdrawn as their premise was (`_fallen`)."""
     from_start: InitVar[bool] = False
     """Whether to follow the log from its first event, knowing no item of C yet."""
 
@@ -112,6 +116,11 @@ class Following:
             if item.key is not None:
                 self.keys.setdefault(item.key, []).append(item.id)
                 self._keyed[item.id] = item.key
+            self._rest(item.id, item.depends_on)
+
+    def _rest(self, item: str, premises: frozenset[str]) -> None:
+        for premise in premises:
+            self._rests.setdefault(premise, []).append(item)
 
     def withdrawn(self, member: Member) -> list[Removal]:
         """The items withdrawn since the last read of the log, each with why."""
@@ -149,10 +158,31 @@ class Following:
                     gone.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
             if isinstance(event, Assert | Supersede):
                 gone += self._stated(event, theirs)
+        gone += self._fallen(gone)
         if later:
             self.epoch = later[-1].epoch
         self.gone += gone
         return gone
+
+    def _fallen(self, gone: Sequence[Removal]) -> list[Removal]:
+        """What depends, directly or in a chain, on what ``gone`` withdraws.
+
+        A return excludes it as ``premise_invalidated``; the layer served it on (a probe).
+        Its detail names the premise only where the agent may read both.
+        """
+        fallen: list[Removal] = []
+        premises = [r.item for r in gone if r.reason != Reason.UNAUTHORIZED.value]
+        while premises:
+            premise = premises.pop()
+            for item in self._rests.get(premise, ()):
+                if item not in self._fell:
+                    self._fell.add(item)
+                    why = f"depends on {premise}, which was withdrawn"
+                    told = self._told(item) and self._told(premise)
+                    detail = why if told else ""
+                    fallen.append(Removal(item, Reason.PREMISE_INVALIDATED.value, detail))
+                    premises.append(item)
+        return fallen
 
     def _stated(self, event: Assert | Supersede, theirs: bool) -> list[Removal]:
         """What a new item withdraws (the writer's key rule, whoever states it), noted.
@@ -171,6 +201,7 @@ class Following:
             for i in replaced:
                 self._withdrawn(i)
         self.texts[item.id] = item.text
+        self._rest(item.id, item.depends_on)
         scope = self.scopes[item.id] = _scope(item, event.author, self._agents)
         if not theirs:
             self.own.add(item.id)

@@ -138,6 +138,9 @@ class Lens:
     """Whether each path was shown before the agent's latest write of it: what a value
     readmit writes back after the inner store failed that write is shown as."""
 
+    rests: dict[str, list[str]] = field(default_factory=dict)
+    """Premise -> the items shown that depend on it (`_hide` hides them with it)."""
+
     texts: dict[Identity, str] = field(default_factory=dict)
     """The text of the version the lens shows at each path not the agent's own: a value
     found there that says otherwise is not shown (`fits`)."""
@@ -166,7 +169,7 @@ class Lens:
         last = {} if newest is None or not paths else newest(keys, epoch)
         for item, ident in paths:
             if last.get(item.key or "", item.text) == item.text:
-                lens._current(item.id, ident)
+                lens._current(item.id, ident, item.depends_on)
                 lens.texts[ident] = item.text
         lens.show(lens.current.values())
         return lens
@@ -185,8 +188,9 @@ class Lens:
             lens.add(self.own)
             for item_id, ident in self.current.items():
                 if ident in self.own:
-                    lens._current(item_id, ident)
+                    lens._current(item_id, ident, frozenset())
             lens.pending, lens.before = self.pending, dict(self.before)
+            lens.rests = {p: list(items) for p, items in self.rests.items()}
         return lens
 
     def follow(self, later: Sequence[Recorded], agent: str) -> None:
@@ -250,27 +254,38 @@ class Lens:
             self.before[ident] = ident in self.visible
             if event.id not in self.pending:
                 self.add([ident])
-            self._current(event.item.id, ident)
+            self._current(event.item.id, ident, event.item.depends_on)
         elif self.before.get(ident, ident in self.visible):
             self.show([ident])
-            self._current(event.item.id, ident)
+            self._current(event.item.id, ident, event.item.depends_on)
             self.texts[ident] = event.item.text
 
-    def _current(self, item_id: str, ident: Identity) -> None:
+    def _current(self, item_id: str, ident: Identity, premises: frozenset[str]) -> None:
         self.current[item_id] = ident
         self.paths.setdefault(ident, set()).add(item_id)
+        for premise in premises:
+            self.rests.setdefault(premise, []).append(item_id)
 
     def _hide(self, ident: Identity) -> bool:
-        """Stop showing ``ident``; whether it was shown."""
-        self.own.discard(ident)
-        self.texts.pop(ident, None)
-        self.checked.pop(ident, None)
-        for item_id in self.paths.pop(ident, ()):
-            del self.current[item_id]
-        if ident not in self.visible:
-            return False
-        self.visible.discard(ident)
-        return True
+        """Stop showing ``ident``, and what rests on a version shown there; whether any was.
+
+        A return excludes what depends, directly or in a chain, on a version withdrawn
+        (``premise_invalidated``); reads hid only the withdrawn path (a probe).
+        """
+        shown, hiding = False, [ident]
+        while hiding:
+            ident = hiding.pop()
+            self.own.discard(ident)
+            self.texts.pop(ident, None)
+            self.checked.pop(ident, None)
+            for item_id in self.paths.pop(ident, ()):
+                del self.current[item_id]
+                resting = self.rests.get(item_id, ())
+                hiding += [self.current[i] for i in resting if i in self.current]
+            if ident in self.visible:
+                self.visible.discard(ident)
+                shown = True
+        return shown
 
     def lapsed_at(self, clock: Callable[[], datetime]) -> bool:
         """Whether the view has expired by ``clock`` (the wall clock read cheaply if it is it)."""
