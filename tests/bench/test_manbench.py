@@ -108,6 +108,19 @@ def test_episodes_from_nested_rows_answer_with_the_flattened_targets(tmp_path: P
     assert (probe.answer, probe.options) == ("four", ("two", "four"))
 
 
+@pytest.mark.parametrize("blank", ["", "   ", "\u200b"], ids=["empty", "spaces", "zero-width"])
+def test_a_row_whose_misleading_target_says_nothing_is_skipped(tmp_path: Path, blank: str) -> None:
+    """Its teammates would claim an empty answer: the row is counted, not made an episode."""
+    write_task(tmp_path, "blank", [row(0), row(1), row(2, misleading_target=blank)])
+
+    loaded = manbench.load(tmp_path)
+
+    assert [e.id for e in loaded.episodes] == ["manbench/blank/0", "manbench/blank/1"]
+    assert [str(s) for s in loaded.skipped] == [
+        "blank idx 2: misleading_target: blank misleading_target"
+    ]
+
+
 def test_a_row_without_an_integer_idx_is_reported_by_position(tmp_path: Path) -> None:
     write_task(tmp_path, "odd", [row(0), "not a row", {**row(2), "idx": "two"}])
 

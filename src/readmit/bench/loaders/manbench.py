@@ -10,10 +10,11 @@ answer); its candidates at return are that answer and the teammates' challenger.
 Row shapes: ``targets`` and ``multiple_choice_targets`` are lists of strings in
 some tasks and nested lists of strings in others (``[["yes"]]``, ``[["A", "B"],
 ["C"]]``); both are flattened in order. A row that cannot make an episode
-(missing or blank ``inputs``, no targets, ``misleading_target`` absent or not a
-string, no integer ``idx``) is skipped and recorded in :class:`ManBench`'s
-``skipped`` with its task, position, idx and reason; it never stops the run. A
-file that is not a task file at all (not JSON, no ``data`` list) still does.
+(missing or blank ``inputs``, no targets, ``misleading_target`` absent, blank or
+not a string, a text no event may carry, no integer ``idx``) is skipped and
+recorded in :class:`ManBench`'s ``skipped`` with its task, position, idx and
+reason; it never stops the run. A file that is not a task file at all (not JSON,
+no ``data`` list) still does.
 """
 
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.errors import InvalidInput
-from readmit.wire.fields import check_text, plain
+from readmit.wire.fields import check_text, plain, says_nothing
 
 
 class _Example(BaseModel):
@@ -61,6 +62,8 @@ class _Example(BaseModel):
     @field_validator("misleading_target")
     @classmethod
     def _misleading(cls, value: str) -> str:
+        if says_nothing(value):  # the teammates' claim would be an answer saying nothing
+            raise ValueError("blank misleading_target")
         return _storable(ANSWER, value)
 
 
