@@ -81,6 +81,38 @@ def test_an_invalid_row_is_a_config_error_naming_the_file(
     assert str(path) in str(raised.value)
 
 
+@pytest.mark.parametrize("value", ["", "  ", "a\x00b", "\u200b"])
+@pytest.mark.parametrize(
+    "field",
+    [
+        "id",
+        "domain",
+        "earlier.id",
+        "earlier.text",
+        "later.event_id",
+        "later.text",
+        "later.withdrawn_text",
+        "later.replacement_text",
+    ],
+)
+def test_a_blank_or_unstorable_id_or_text_is_refused_naming_the_file_and_the_field(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    """Each would make an item or event no store holds (or, before, a pair judged on nothing)."""
+    row = json.loads(json.dumps(ROW))
+    row["later"] = {**row["later"], "op": "supersede", "replacement_text": "Riverside Hotel."}
+    *parents, name = field.split(".")
+    part = row
+    for parent in parents:
+        part = part[parent]
+    part[name] = value
+    path = write(tmp_path, row)
+
+    with pytest.raises(ConfigError) as raised:
+        load_pairs(path)
+    assert str(raised.value).startswith(f"{path}: pairs[0].{field}: ")
+
+
 def test_a_repeated_id_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="repeats"):
         load_pairs(write(tmp_path, ROW, ROW))

@@ -10,23 +10,25 @@ item (``id``, ``text``; an item of epoch 1 by agent ``A`` with a receipt that bi
 its text) and later observation (``event_id``, ``op``, ``text``, and what it
 withdrew or put in its place; always epoch 9), the pair's ``kind`` and whether the
 later observation ``invalidates`` the earlier item (true exactly for the kinds in
-`POSITIVE`), its ``domain``, and, in the labeled set, its ``split``.
+`POSITIVE`), its ``domain``, and, in the labeled set, its ``split``. The ids, the
+``event_id`` and the ``domain`` are names (`Name`) and every text is `Said`: a row
+no item or event could hold is refused here, named, not later by the model.
 """
 
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal, Self, get_args
+from typing import Annotated, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
 
 from readmit import strict_json
 from readmit.admission.invalidation.implicit import Later, Pair
 from readmit.errors import ConfigError, InvalidInput
 from readmit.events import text_digest
 from readmit.model import Item, Receipt
-from readmit.wire.fields import plain
+from readmit.wire.fields import Name, Text, plain, says_nothing
 
 Kind = Literal["withdrawn_reference", "premise_change", "unrelated", "same_topic", "near_miss"]
 """``withdrawn_reference``: the later event withdraws or replaces state the earlier item
@@ -67,6 +69,16 @@ def sourced_item(item_id: str, text: str) -> Item:
     return Item(id=item_id, text=text, epoch=EARLIER_EPOCH, author="A", receipt=receipt)
 
 
+def _says_something(value: str) -> str:
+    if says_nothing(value):
+        raise ValueError("must say something (it is empty, blank or invisible)")
+    return value
+
+
+Said = Annotated[Text, AfterValidator(_says_something)]
+"""A pair's text: what an item or an event may carry (`Text`) that shows something."""
+
+
 class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -74,18 +86,18 @@ class _Row(BaseModel):
 class EarlierRow(_Row):
     """The earlier item of a pair."""
 
-    id: str
-    text: str
+    id: Name
+    text: Said
 
 
 class LaterRow(_Row):
     """The later observation of a pair: an assertion, or a withdrawal (and replacement)."""
 
-    event_id: str
+    event_id: Name
     op: Literal["assert", "revoke", "close", "supersede"]
-    text: str
-    withdrawn_text: str | None = None
-    replacement_text: str | None = None
+    text: Said
+    withdrawn_text: Said | None = None
+    replacement_text: Said | None = None
 
     @model_validator(mode="after")
     def _fits_its_op(self) -> Self:
@@ -114,12 +126,12 @@ class LaterRow(_Row):
 class PairRow(_Row):
     """One labeled pair as written in a file."""
 
-    id: str
+    id: Name
     kind: Kind
     invalidates: bool
     earlier: EarlierRow
     later: LaterRow
-    domain: str
+    domain: Name
     split: Split | None = None
     """Only in the labeled set."""
 
