@@ -1,5 +1,6 @@
 """Memora files that are not of the shape an episode reads: one clear error naming the file
-and the field, before any episode runs (they were KeyErrors reported as internal)."""
+and the field, before any episode runs (they were KeyErrors reported as internal); a
+question that cannot make an episode is skipped, named and counted instead."""
 
 import json
 import shutil
@@ -8,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from readmit.bench.loaders import memora
+from readmit.cli import cli
 from readmit.errors import InvalidInput
 
 SAMPLE = Path(__file__).parent.parent / "data" / "memora-sample" / "weekly" / "software_engineer"
@@ -66,8 +69,8 @@ def test_a_session_file_not_of_the_shape_names_itself_and_the_field(
         (_drop("questions"), "questions: Field required"),
         (lambda d: {**d, "questions": []}, "questions: Input should be a valid dictionary"),
         (
-            lambda d: {**d, "questions": {"remembering": [{"question": "?"}]}},
-            "questions.remembering.0.question_id: Field required",
+            lambda d: {**d, "questions": {"remembering": "?"}},
+            "questions.remembering: Input should be a valid list",
         ),
     ],
 )
@@ -91,3 +94,79 @@ def test_two_session_files_with_one_session_id_are_named(persona: Path) -> None:
         memora.episodes(persona)
     assert str(first) in str(raised.value)
     assert str(second) in str(raised.value)
+
+
+def _question(**change: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def edit(data: dict[str, Any]) -> dict[str, Any]:
+        first = data["questions"]["remembering"][0]
+        data["questions"]["remembering"][0] = {
+            k: v for k, v in {**first, **change}.items() if v is not ...
+        }
+        return data
+
+    return edit
+
+
+QUESTION_CASES = [
+    (
+        _question(memory_evidence={"remaining_tasks": ["Optimize database queries"]}),
+        "memory_evidence.remaining_tasks.0: Input should be a valid dictionary",
+    ),
+    (
+        _question(memory_evidence={"remaining_tasks": "Optimize database queries"}),
+        "memory_evidence.remaining_tasks: Input should be a valid list",
+    ),
+    (
+        _question(memory_evidence={"remaining_tasks": {"session_id": 3}}),
+        "memory_evidence.remaining_tasks: Input should be a valid list",
+    ),
+    (_question(memory_evidence=[]), "memory_evidence: Input should be a valid dictionary"),
+    (_question(question_id=...), "question_id: Field required"),
+    (_question(question=5), "question: Input should be a valid string"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), QUESTION_CASES)
+def test_a_question_not_of_the_shape_is_skipped_naming_the_file_and_the_row(
+    persona: Path, change: Callable[[Any], Any], message: str
+) -> None:
+    """Its remaining tasks were read with ``.get`` (an internal AttributeError ended the run)."""
+    [path] = persona.glob("evaluation_questions_*.json")
+    every = [e.id for e in memora.load(persona).episodes]
+    first = json.loads(path.read_text("utf-8"))["questions"]["remembering"][0]["question_id"]
+    _edit(path, change)
+
+    loaded = memora.load(persona)
+
+    assert [str(s) for s in loaded.skipped] == [f"{path} questions.remembering[0]: {message}"]
+    assert [e.id for e in loaded.episodes] == [i for i in every if not i.endswith(f"/{first}")]
+    assert len(loaded.episodes) == len(every) - len(memora.FRACTIONS)
+
+
+def _small(persona: Path) -> None:
+    """Four sessions and two questions: a run of seconds."""
+    for path in sorted((persona / "conversations").glob("session_*.json"))[4:]:
+        path.unlink()
+    [evaluation] = persona.glob("evaluation_questions_*.json")
+    _edit(
+        evaluation, lambda d: {**d, "questions": {"remembering": d["questions"]["remembering"][:2]}}
+    )
+
+
+def test_bench_cli_completes_and_reports_a_skipped_question(persona: Path, tmp_path: Path) -> None:
+    _small(persona)
+    [path] = persona.glob("evaluation_questions_*.json")
+    _edit(path, _question(memory_evidence={"remaining_tasks": ["Optimize database queries"]}))
+    out = tmp_path / "out"
+
+    result = CliRunner().invoke(
+        cli, ["bench", "--suite", f"memora:{persona}", "--method", "TRACE", "--out", str(out)]
+    )
+
+    assert result.exit_code == 0, result.output
+    said = f"memora {path} questions.remembering[0]: memory_evidence.remaining_tasks.0: "
+    assert "warning: skipped 1 malformed data rows" in result.stderr
+    assert said in result.stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert [r[: len(said)] for r in results["meta"]["skipped_rows"]] == [said]
+    assert len({r["episode"] for r in results["rows"]}) == len(memora.FRACTIONS)

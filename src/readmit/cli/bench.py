@@ -81,7 +81,9 @@ def _episodes(
         case "memora":
             from readmit.bench.loaders import memora
 
-            return [e for t in teams for e in memora.episodes(Path(path), team=t)]
+            persona = memora.load(Path(path), teams)
+            skipped += [f"memora {row}" for row in persona.skipped]
+            return persona.episodes
     raise ConfigError(f"unknown suite {name!r} (known: {', '.join(SUITES)})")
 
 

@@ -6,8 +6,17 @@ are evaluator-only: here they only decide which recorded items count as the
 memories a question needs present (C^P) and absent (C^F). Offline, presence and
 forgetting are scored at admission (is the item that carried the memory in the
 method's context?); answer-level judging needs an LLM.
+
+A question that cannot make an episode (no ``question_id`` or ``question``, a
+``memory_evidence.remaining_tasks`` that is not a list of objects) is skipped and
+recorded in :class:`Memora`'s ``skipped`` with its file, where in it, and why; it
+never stops the run. A file that is not JSON, an evaluation file without a
+``questions`` object of lists, a session file not of the shape an episode reads and
+two session files with one ``session_id`` still stop it.
 """
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
+from readmit.bench.loaders.rows import SkippedRow, problem
 from readmit.errors import InvalidInput
 from readmit.wire.fields import check_text, plain
 
@@ -52,18 +62,40 @@ class _Session(BaseModel):
     conversation: list[_Turn]
 
 
+class _Evidence(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    remaining_tasks: list[dict[str, Any]] = []
+
+
 class _Question(BaseModel):
     model_config = ConfigDict(extra="allow")
     question_id: str
     question: str
-    memory_evidence: dict[str, Any] = {}
+    memory_evidence: _Evidence = Field(default_factory=_Evidence)
     forgetting_evidence: Any = None
     evaluation: dict[str, Any] = {}
+
+    @field_validator("memory_evidence", mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        """Said as for any object (pydantic would name the class `_Evidence`)."""
+        if not isinstance(value, dict):
+            raise ValueError("Input should be a valid dictionary")
+        return value
 
 
 class _Evaluation(BaseModel):
     model_config = ConfigDict(extra="allow")
-    questions: dict[str, list[_Question]]
+    questions: dict[str, list[Any]]
+    """Groups of questions, each validated on its own (`_Question`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Memora:
+    """What :func:`load` read: the episodes, and the rows it skipped."""
+
+    episodes: list[Episode]
+    skipped: tuple[SkippedRow, ...]
 
 
 _Shape = TypeVar("_Shape", bound=BaseModel)
@@ -87,6 +119,23 @@ def _load(path: Path, shape: type[_Shape]) -> _Shape:
         raise InvalidInput(f"Memora file {path}: {field}: {plain(error['msg'])}") from None
 
 
+def _questions(path: Path, skipped: list[SkippedRow]) -> list[_Question]:
+    """The valid questions of an evaluation file, in order; the rest is skipped.
+
+    Raises:
+        InvalidInput: naming the file, if it is not JSON or has no ``questions`` object of lists.
+    """
+    found: list[_Question] = []
+    for group, rows in _load(path, _Evaluation).questions.items():
+        for n, raw in enumerate(rows):
+            try:
+                found.append(_Question.model_validate(raw))
+            except ValidationError as exc:
+                where = f"questions.{group}[{n}]"
+                skipped.append(SkippedRow(file=path, row=where, reason=problem(exc)))
+    return found
+
+
 def _criteria(entries: list[dict[str, Any]], carriers: dict[int, list[str]]) -> list[str]:
     """The items that carried each evidence entry's memory (entries in missing sessions drop)."""
     found = []
@@ -96,55 +145,82 @@ def _criteria(entries: list[dict[str, Any]], carriers: dict[int, list[str]]) -> 
     return found
 
 
-def episodes(persona_dir: Path, team: int = 4) -> list[Episode]:
-    """One episode per (departure fraction, question) of a persona directory.
+def load(persona_dir: Path, teams: Sequence[int] = (4,)) -> Memora:
+    """One episode per (team size, departure fraction, question) of a persona directory.
+
+    Malformed rows are skipped and listed in the result (once, whatever the team sizes).
 
     Raises:
-        InvalidInput: if the directory has no sessions or no evaluation file.
+        InvalidInput: if the directory has no sessions or no evaluation file, or a file is
+            not JSON, the evaluation file has no ``questions``, two sessions share an id.
     """
     files = sorted((persona_dir / "conversations").glob("session_*.json"))
-    sessions = [_load(p, _Session) for p in files]
     evaluation = sorted(persona_dir.glob("evaluation_questions_*.json"))
-    if not sessions or not evaluation:
+    if not files or not evaluation:
         raise InvalidInput(
             f"{persona_dir}: expected conversations/session_*.json and "
             "evaluation_questions_<persona>.json"
         )
+    sessions = [_load(p, _Session) for p in files]
     _distinct(files, sessions)
-    groups = _load(evaluation[0], _Evaluation).questions.values()
-    questions = [q for group in groups for q in group]
-    found = []
-    for fraction in FRACTIONS:
-        history, carriers = _history(persona_dir.name, sessions, fraction, team)
-        for q in questions:
-            presence = _criteria(
-                q.memory_evidence.get("remaining_tasks", [])
-                or _evidence_entries(q.memory_evidence),
-                carriers,
-            )
-            forgetting = _criteria(_evidence_entries(q.forgetting_evidence), carriers)
-            found.append(
-                Episode(
-                    id=f"memora/{persona_dir.name}/{int(fraction * 100)}/{q.question_id}",
-                    suite="memora",
-                    condition=f"{int(fraction * 100)}%",
-                    scenario=history,
-                    returner="A0",
-                    task="assist",
-                    purpose="assist",
-                    valid=frozenset(presence),
-                    invalid=frozenset(forgetting),
-                    probes=(Probe(id=q.question_id, question=q.question, answer=""),),
-                    team_size=team,
-                    retrieve=24,
-                    judge={
-                        "presence": presence,
-                        "forgetting": forgetting,
-                        "criteria": q.evaluation.get("evaluation_questions", []),
-                    },
-                )
-            )
-    return found
+    skipped: list[SkippedRow] = []
+    questions = _questions(evaluation[0], skipped)
+    found: list[Episode] = []
+    for team in teams:
+        for fraction in FRACTIONS:
+            history, carriers = _history(persona_dir.name, sessions, fraction, team)
+            found += [
+                _episode(persona_dir.name, fraction, q, (history, carriers), team)
+                for q in questions
+            ]
+    return Memora(episodes=found, skipped=tuple(skipped))
+
+
+def episodes(persona_dir: Path, team: int = 4) -> list[Episode]:
+    """One episode per (departure fraction, question) of a persona directory.
+
+    Malformed rows are skipped; use :func:`load` to learn which.
+
+    Raises:
+        InvalidInput: as :func:`load`.
+    """
+    return load(persona_dir, (team,)).episodes
+
+
+def _episode(
+    persona: str,
+    fraction: float,
+    q: _Question,
+    made: tuple[dict[str, Any], dict[int, list[str]]],
+    team: int,
+) -> Episode:
+    """The episode of question ``q`` on a history `_history` ``made`` (and its carriers)."""
+    history, carriers = made
+    evidence = q.memory_evidence
+    presence = _criteria(
+        evidence.remaining_tasks or _evidence_entries(evidence.model_dump()), carriers
+    )
+    forgetting = _criteria(_evidence_entries(q.forgetting_evidence), carriers)
+    percent = int(fraction * 100)
+    return Episode(
+        id=f"memora/{persona}/{percent}/{q.question_id}",
+        suite="memora",
+        condition=f"{percent}%",
+        scenario=history,
+        returner="A0",
+        task="assist",
+        purpose="assist",
+        valid=frozenset(presence),
+        invalid=frozenset(forgetting),
+        probes=(Probe(id=q.question_id, question=q.question, answer=""),),
+        team_size=team,
+        retrieve=24,
+        judge={
+            "presence": presence,
+            "forgetting": forgetting,
+            "criteria": q.evaluation.get("evaluation_questions", []),
+        },
+    )
 
 
 def _distinct(files: list[Path], sessions: list[_Session]) -> None:
