@@ -1,6 +1,7 @@
 """Memora files that are not of the shape an episode reads: one clear error naming the file
 and the field, before any episode runs (they were KeyErrors reported as internal); a
-question that cannot make an episode is skipped, named and counted instead."""
+session, turn or question that cannot make its part of an episode is skipped, named and
+counted instead."""
 
 import json
 import shutil
@@ -11,9 +12,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from readmit.bench.episode import Episode
 from readmit.bench.loaders import memora
+from readmit.bench.methods import methods
+from readmit.bench.runner import run
 from readmit.cli import cli
 from readmit.errors import InvalidInput
+from readmit.plugins import make_verifier
 
 SAMPLE = Path(__file__).parent.parent / "data" / "memora-sample" / "weekly" / "software_engineer"
 
@@ -24,19 +29,27 @@ def _drop(key: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 def _turn(**change: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def edit(data: dict[str, Any]) -> dict[str, Any]:
-        data["conversation"][0] = {**data["conversation"][0], **change}
+        turn = {**data["conversation"][0], **change}
+        data["conversation"][0] = {k: v for k, v in turn.items() if v is not ...}
         return data
 
     return edit
 
 
 SESSION_CASES = [
-    (_drop("session_id"), "session_id: Field required"),
-    (_drop("conversation"), "conversation: Field required"),
-    (lambda d: {**d, "session_id": "x"}, "session_id: Input should be a valid integer"),
-    (_turn(message=5), "conversation.0.message: Input should be a valid string"),
-    (_turn(message="a\x00b"), "conversation.0.message: may not contain U+0000"),
-    (lambda d: [], "the file: Input should be a valid dictionary"),
+    (_drop("session_id"), ": session_id: Field required"),
+    (_drop("conversation"), ": conversation: Field required"),
+    (lambda d: {**d, "session_id": "x"}, ": session_id: Input should be a valid integer"),
+    (lambda d: [], ": the file: Input should be a valid dictionary"),
+    (_turn(message=5), " conversation[0]: message: Input should be a valid string"),
+    (_turn(message="a\x00b"), " conversation[0]: message: may not contain U+0000"),
+    (_turn(turn=...), " conversation[0]: turn: Field required"),
+    (_turn(turn="1"), " conversation[0]: turn: Input should be a valid integer"),
+    (_turn(speaker=5), " conversation[0]: speaker: Input should be a valid string"),
+    (
+        lambda d: {**d, "conversation": ["hello", *d["conversation"][1:]]},
+        " conversation[0]: Input should be a valid dictionary",
+    ),
 ]
 
 
@@ -51,16 +64,78 @@ def _edit(path: Path, change: Callable[[Any], Any]) -> None:
     path.write_text(json.dumps(change(json.loads(path.read_text("utf-8")))), encoding="utf-8")
 
 
+def _session(persona: Path, n: int = 2) -> Path:
+    return sorted((persona / "conversations").glob("session_*.json"))[n]
+
+
+def _item_ids(episode: Episode) -> list[str]:
+    return [e["item"]["id"] for e in episode.scenario["events"] if e["op"] == "assert"]
+
+
 @pytest.mark.parametrize(("change", "message"), SESSION_CASES)
-def test_a_session_file_not_of_the_shape_names_itself_and_the_field(
+def test_a_session_or_turn_not_of_the_shape_is_skipped_naming_the_file_and_the_field(
     persona: Path, change: Callable[[Any], Any], message: str
 ) -> None:
-    path = sorted((persona / "conversations").glob("session_*.json"))[2]
+    """One of them ended the run (a persona has 163 sessions of about 20 turns)."""
+    every = memora.load(persona).episodes
+    path = _session(persona)
     _edit(path, change)
 
-    with pytest.raises(InvalidInput) as raised:
-        memora.episodes(persona)
-    assert f"Memora file {path}: {message}" in str(raised.value)
+    loaded = memora.load(persona)
+
+    [skipped] = loaded.skipped
+    assert str(skipped).startswith(f"{path}{message}")
+    assert [e.id for e in loaded.episodes] == [e.id for e in every]
+    kept, before = set(_item_ids(loaded.episodes[0])), set(_item_ids(every[0]))
+    assert kept < before  # the skipped turn, or the whole session
+    assert {i for i in before - kept if not i.startswith("s3-")} == set()
+
+
+def test_a_turn_repeating_a_turn_number_of_its_session_is_skipped(persona: Path) -> None:
+    """Its item took the earlier turn's id: the run ended at the replay, naming an event."""
+    path = _session(persona)
+    _edit(
+        path,
+        lambda d: {
+            **d,
+            "conversation": [
+                *d["conversation"][:2],
+                {**d["conversation"][2], "turn": 1},
+                *d["conversation"][3:],
+            ],
+        },
+    )
+
+    loaded = memora.load(persona)
+
+    assert [str(s) for s in loaded.skipped] == [
+        f"{path} conversation[2]: turn: 1 is conversation[0]'s number too"
+    ]
+    [row] = run(loaded.episodes[:1], methods(["Static"], make_verifier("builtin")))
+    assert row.error is None
+    assert "s3-t1" in _item_ids(loaded.episodes[0])
+
+
+def test_a_message_that_shows_nothing_makes_no_item(persona: Path) -> None:
+    """As a blank one: only invisible characters made an item the replay refused."""
+    _edit(_session(persona), _turn(message="\u200b\u2060"))
+
+    loaded = memora.load(persona)
+
+    assert loaded.skipped == ()
+    assert "s3-t1" not in _item_ids(loaded.episodes[0])
+    assert "s3-t3" in _item_ids(loaded.episodes[0])
+    [row] = run(loaded.episodes[:1], methods(["Static"], make_verifier("builtin")))
+    assert row.error is None
+
+
+def test_a_persona_with_no_readable_session_is_refused(persona: Path) -> None:
+    for path in (persona / "conversations").glob("session_*.json"):
+        _edit(path, _drop("session_id"))
+
+    with pytest.raises(InvalidInput, match="no session file is a session") as raised:
+        memora.load(persona)
+    assert "session_id: Field required" in str(raised.value)
 
 
 @pytest.mark.parametrize(

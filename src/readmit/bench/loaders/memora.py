@@ -7,12 +7,16 @@ memories a question needs present (C^P) and absent (C^F). Offline, presence and
 forgetting are scored at admission (is the item that carried the memory in the
 method's context?); answer-level judging needs an LLM.
 
-A question that cannot make an episode (no ``question_id`` or ``question``, a
-``memory_evidence.remaining_tasks`` that is not a list of objects) is skipped and
-recorded in :class:`Memora`'s ``skipped`` with its file, where in it, and why; it
-never stops the run. A file that is not JSON, an evaluation file without a
-``questions`` object of lists, a session file not of the shape an episode reads and
-two session files with one ``session_id`` still stop it.
+A row that cannot make its part of an episode is skipped and recorded in
+:class:`Memora`'s ``skipped`` with its file, where in it, and why; it never stops
+the run: a turn that is not ``{turn: int, speaker: str, message: str}`` or whose
+message holds what no item may carry (a control character), a turn repeating the
+number of an earlier turn of its session, a session file that is no ``{session_id:
+int, conversation: [...]}``, and a question without ``question_id`` or ``question``
+or whose ``memory_evidence.remaining_tasks`` is not a list of objects. A message
+that shows nothing (blank, only invisible characters) makes no item, as before. A
+file that is not JSON, an evaluation file without a ``questions`` object of lists,
+and two session files with one ``session_id`` still stop it.
 """
 
 from collections.abc import Sequence
@@ -27,7 +31,7 @@ from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.bench.loaders.rows import SkippedRow, problem
 from readmit.errors import InvalidInput
-from readmit.wire.fields import check_text, plain
+from readmit.wire.fields import check_text, says_nothing
 
 FRACTIONS = (0.25, 0.5, 0.75)
 
@@ -49,6 +53,11 @@ class _Turn(BaseModel):
                 raise ValueError(str(exc).removeprefix("message: ")) from None
         return value
 
+    def text(self) -> str | None:
+        """What its item holds; ``None`` if that would show nothing (it makes no item)."""
+        text = self.message[:MESSAGE_CHARS]
+        return None if says_nothing(text) else text
+
 
 MESSAGE_CHARS = 8000
 """How much of a message its item holds."""
@@ -59,7 +68,17 @@ class _Session(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     session_id: int = Field(strict=True)
-    conversation: list[_Turn]
+    conversation: list[Any]
+    """Turns, each validated on its own (`_Turn`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A session file: its path, its ``session_id`` and its valid turns."""
+
+    path: Path
+    session_id: int
+    turns: list[_Turn]
 
 
 class _Evidence(BaseModel):
@@ -74,14 +93,6 @@ class _Question(BaseModel):
     memory_evidence: _Evidence = Field(default_factory=_Evidence)
     forgetting_evidence: Any = None
     evaluation: dict[str, Any] = {}
-
-    @field_validator("memory_evidence", mode="before")
-    @classmethod
-    def _an_object(cls, value: Any) -> Any:
-        """Said as for any object (pydantic would name the class `_Evidence`)."""
-        if not isinstance(value, dict):
-            raise ValueError("Input should be a valid dictionary")
-        return value
 
 
 class _Evaluation(BaseModel):
@@ -101,22 +112,56 @@ class Memora:
 _Shape = TypeVar("_Shape", bound=BaseModel)
 
 
+def _json(path: Path) -> Any:
+    """The JSON document of the file at ``path``.
+
+    Raises:
+        InvalidInput: naming the file, if it cannot be read or is not JSON.
+    """
+    try:
+        return strict_json.loads(path.read_bytes())
+    except (OSError, InvalidInput) as exc:
+        raise InvalidInput(f"cannot read Memora file {path}: {exc}") from exc
+
+
 def _load(path: Path, shape: type[_Shape]) -> _Shape:
     """The file at ``path`` as ``shape``.
 
     Raises:
         InvalidInput: naming the file, and the field where it is not of that shape.
     """
-    try:
-        data = strict_json.loads(path.read_bytes())
-    except (OSError, InvalidInput) as exc:
-        raise InvalidInput(f"cannot read Memora file {path}: {exc}") from exc
+    data = _json(path)
     try:
         return shape.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "the file"
-        raise InvalidInput(f"Memora file {path}: {field}: {plain(error['msg'])}") from None
+        raise InvalidInput(f"Memora file {path}: {problem(exc, 'the file')}") from None
+
+
+def _session(path: Path, skipped: list[SkippedRow]) -> _Read | None:
+    """The session of one file and its valid turns (``None`` if it is none); the rest is skipped.
+
+    Raises:
+        InvalidInput: naming the file, if it cannot be read or is not JSON.
+    """
+    try:
+        session = _Session.model_validate(_json(path))
+    except ValidationError as exc:
+        skipped.append(SkippedRow(file=path, row="", reason=problem(exc, "the file")))
+        return None
+    turns: list[_Turn] = []
+    first: dict[int, int] = {}  # turn number → its first position
+    for n, raw in enumerate(session.conversation):
+        try:
+            turn = _Turn.model_validate(raw)
+        except ValidationError as exc:
+            skipped.append(SkippedRow(file=path, row=f"conversation[{n}]", reason=problem(exc)))
+            continue
+        if first.setdefault(turn.turn, n) != n:  # its item would take an earlier turn's id
+            again = f"turn: {turn.turn} is conversation[{first[turn.turn]}]'s number too"
+            skipped.append(SkippedRow(file=path, row=f"conversation[{n}]", reason=again))
+            continue
+        turns.append(turn)
+    return _Read(path, session.session_id, turns)
 
 
 def _questions(path: Path, skipped: list[SkippedRow]) -> list[_Question]:
@@ -161,9 +206,11 @@ def load(persona_dir: Path, teams: Sequence[int] = (4,)) -> Memora:
             f"{persona_dir}: expected conversations/session_*.json and "
             "evaluation_questions_<persona>.json"
         )
-    sessions = [_load(p, _Session) for p in files]
-    _distinct(files, sessions)
     skipped: list[SkippedRow] = []
+    sessions = [s for s in (_session(p, skipped) for p in files) if s is not None]
+    if not sessions:
+        raise InvalidInput(f"{persona_dir}: no session file is a session (first: {skipped[0]})")
+    _distinct(sessions)
     questions = _questions(evaluation[0], skipped)
     found: list[Episode] = []
     for team in teams:
@@ -223,18 +270,19 @@ def _episode(
     )
 
 
-def _distinct(files: list[Path], sessions: list[_Session]) -> None:
+def _distinct(sessions: list[_Read]) -> None:
     """Refuse two session files with one ``session_id`` (their turns would share ids).
 
     Raises:
         InvalidInput: naming both files.
     """
     seen: dict[int, Path] = {}
-    for path, session in zip(files, sessions, strict=True):
-        other = seen.setdefault(session.session_id, path)
-        if other is not path:
+    for session in sessions:
+        other = seen.setdefault(session.session_id, session.path)
+        if other is not session.path:
+            sid = session.session_id
             raise InvalidInput(
-                f"Memora files {other} and {path} both have session_id {session.session_id}"
+                f"Memora files {other} and {session.path} both have session_id {sid}"
             )
 
 
@@ -245,7 +293,7 @@ def _evidence_entries(evidence: Any) -> list[dict[str, Any]]:
 
 
 def _history(
-    persona: str, sessions: list[_Session], fraction: float, team: int
+    persona: str, sessions: list[_Read], fraction: float, team: int
 ) -> tuple[dict[str, Any], dict[int, list[str]]]:
     cut = max(1, round(len(sessions) * fraction))
     agents = [
@@ -261,11 +309,12 @@ def _history(
     for n, session in enumerate(sessions):
         author = "A0" if n < cut else f"T{1 + (n - cut) % team}"
         sid = session.session_id
-        for turn in session.conversation:
-            if turn.speaker == "ai_agent" or not turn.message.strip():
+        for turn in session.turns:
+            text = turn.text()
+            if turn.speaker == "ai_agent" or text is None:
                 continue
             item_id = f"s{sid}-t{turn.turn}"
-            h.item(author, item_id, turn.message[:MESSAGE_CHARS])
+            h.item(author, item_id, text)
             if (turn.model_extra or {}).get("share_memory"):  # evaluator-only: criteria → items
                 carriers.setdefault(sid, []).append(item_id)
         if n == cut - 1:

@@ -26,8 +26,14 @@ class SkippedRow:
         return f"{where}: {self.reason}"
 
 
-def problem(exc: ValidationError, whole: str = "row") -> str:
-    """The first problem pydantic found in a row, as ``field: message`` (``whole`` for itself)."""
+def problem(exc: ValidationError, whole: str = "") -> str:
+    """The first problem pydantic found in a row, as ``field: message``.
+
+    A problem with the row itself (not an object) is ``whole: message``, or the message alone.
+    """
     error = exc.errors()[0]
-    field = ".".join(str(part) for part in error["loc"])
-    return f"{field or whole}: {plain(str(error['msg']))}"
+    field = ".".join(str(part) for part in error["loc"]) or whole
+    message = plain(str(error["msg"]))
+    if error["type"] == "model_type":  # not "... or instance of _Turn": a file has no classes
+        message = "Input should be a valid dictionary"
+    return f"{field}: {message}" if field else message
