@@ -12,7 +12,6 @@ from readmit.bench.generators import stale as synthetic
 from readmit.bench.loaders import manbench, memora, stale
 from readmit.bench.methods import methods
 from readmit.bench.runner import Row, context, run
-from readmit.errors import InvalidInput
 from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.store.sqlite import SQLiteStore
@@ -105,8 +104,10 @@ def test_stale_records_are_validated(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('[{"uid": "x"}]', encoding="utf-8")
 
-    with pytest.raises(InvalidInput, match="record 0"):
-        stale.read_records(bad)
+    records, [skipped] = stale.read_records(bad)  # skipped, not fatal to the run
+
+    assert records == []
+    assert str(skipped).startswith(f"{bad} record 0 (uid x): M_old: Field required")
 
 
 def test_manbench_sample_episodes() -> None:

@@ -71,7 +71,9 @@ def _episodes(
             from readmit.bench.loaders import stale
 
             source = Path(path) if path else synth.write(out / "stale-synthetic.json", seeds)
-            return [e for t in teams for e in stale.episodes(source, team=t)]
+            records = stale.load(source, teams)
+            skipped += [f"stale {row}" for row in records.skipped]
+            return records.episodes
         case "manbench":
             from readmit.bench.loaders import manbench
 

@@ -9,24 +9,65 @@ departs; teammates observe the rest round-robin; it returns after the last one
 and answers the three probes. ``M_old``, ``M_new``, ``explanation`` and
 ``relevant_session_index`` are for the evaluator only: they choose which items
 count as the stale and the current state, and never reach a method.
+
+A record that cannot make an episode is skipped and recorded in :class:`Stale`'s
+``skipped`` with its file, its place and why; it never stops the run: a record that
+is not an object or lacks a field, a ``relevant_session_index`` out of order, a
+``uid`` that cannot name the episode's workspace (`Name`, at most `UID_CHARS`), and
+a user turn whose text no item may carry (a control character). A user turn that
+shows nothing (blank, only invisible characters) makes no item. A file that is not
+JSON or not a list still stops the run.
 """
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
+from readmit.bench.loaders.rows import SkippedRow, problem
 from readmit.errors import InvalidInput
 from readmit.terms import content_tokens
+from readmit.wire.fields import Name, check_text, plain_name, says_nothing
+
+ITEM_CHARS = 4000
+"""How much of a user turn its item holds."""
+UID_CHARS = 194
+"""The longest ``uid``: the episode's workspace, ``stale-UID``, is a `Name` (200 at most)."""
 
 
 class _Turn(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: str
     content: str
+
+    @field_validator("content")
+    @classmethod
+    def _storable(cls, value: str, info: ValidationInfo) -> str:
+        """A user turn's text an item may carry (as far as an item takes it)."""
+        if info.data.get("role") == "user" and value.strip():
+            try:
+                check_text(value[:ITEM_CHARS], "content")
+            except InvalidInput as exc:
+                raise ValueError(str(exc).removeprefix("content: ")) from None
+        return value
+
+    def text(self) -> str | None:
+        """The text of its item: a user turn's that shows something, else ``None``."""
+        text = self.content[:ITEM_CHARS]
+        return text if self.role == "user" and not says_nothing(text) else None
 
 
 class _Queries(BaseModel):
@@ -39,7 +80,7 @@ class StaleRecord(BaseModel):
     """One STALE record, validated."""
 
     model_config = ConfigDict(extra="allow")
-    uid: str
+    uid: Name
     M_old: str
     M_new: str
     explanation: str
@@ -49,12 +90,37 @@ class StaleRecord(BaseModel):
     relevant_session_index: list[int] = Field(min_length=2, max_length=2)
     timestamps: list[str]
 
+    @field_validator("uid")
+    @classmethod
+    def _names_a_workspace(cls, value: str) -> str:
+        if len(value) > UID_CHARS:
+            raise ValueError(f"at most {UID_CHARS} characters (it names the workspace stale-UID)")
+        return value
 
-def read_records(path: Path) -> list[StaleRecord]:
-    """Read and validate a STALE JSON file.
+    @model_validator(mode="after")
+    def _in_order(self) -> Self:
+        old, new = self.relevant_session_index
+        if not 0 <= old < new < len(self.haystack_session):
+            raise ValueError(
+                f"relevant_session_index: out of order ([old, new] with 0 <= old < new < "
+                f"{len(self.haystack_session)}, the sessions)"
+            )
+        return self
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stale:
+    """What :func:`load` read: the episodes, and the records it skipped."""
+
+    episodes: list[Episode]
+    skipped: tuple[SkippedRow, ...]
+
+
+def read_records(path: Path) -> tuple[list[StaleRecord], list[SkippedRow]]:
+    """The valid records of a STALE JSON file, and those skipped as malformed.
 
     Raises:
-        InvalidInput: naming the record and field at fault.
+        InvalidInput: naming the file, if it cannot be read, is not JSON or not a list.
     """
     try:
         raw = strict_json.loads(path.read_bytes())
@@ -62,19 +128,21 @@ def read_records(path: Path) -> list[StaleRecord]:
         raise InvalidInput(f"cannot read STALE records from {path}: {exc}") from exc
     if not isinstance(raw, list):
         raise InvalidInput(f"{path}: a STALE file is a JSON list of records")
-    records = []
+    records: list[StaleRecord] = []
+    skipped: list[SkippedRow] = []
     for n, item in enumerate(raw):
         try:
-            record = StaleRecord.model_validate(item)
+            records.append(StaleRecord.model_validate(item))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(x) for x in first["loc"])
-            raise InvalidInput(f"{path}: record {n}: {where}: {first['msg']}") from None
-        old, new = record.relevant_session_index
-        if not 0 <= old < new < len(record.haystack_session):
-            raise InvalidInput(f"{path}: record {record.uid}: relevant_session_index out of order")
-        records.append(record)
-    return records
+            skipped.append(SkippedRow(file=path, row=_record(n, item), reason=problem(exc)))
+    return records, skipped
+
+
+def _record(n: int, item: Any) -> str:
+    """``record N``, with its ``uid`` where that is a plain name that fits."""
+    uid = item.get("uid") if isinstance(item, dict) else None
+    plain = isinstance(uid, str) and len(uid) <= UID_CHARS and plain_name(uid) is not None
+    return f"record {n} (uid {uid})" if plain else f"record {n}"
 
 
 def _closest(items: dict[str, str], text: str) -> str | None:
@@ -94,16 +162,17 @@ def episode(record: StaleRecord, team: int = 4) -> Episode:
     h = History(
         f"stale-{record.uid}",
         agents,
-        {"max_items": 256, "max_chars": 400_000, "max_item_chars": 4000},
+        {"max_items": 256, "max_chars": 400_000, "max_item_chars": ITEM_CHARS},
     )
     by_session: dict[int, dict[str, str]] = {}
     for s, session in enumerate(record.haystack_session):
         author = "A0" if s <= old else f"T{1 + (s - old - 1) % team}"
         for t, turn in enumerate(session):
-            if turn.role != "user" or not turn.content.strip():
+            text = turn.text()
+            if text is None:
                 continue
             item_id = f"s{s}-t{t}"
-            h.item(author, item_id, turn.content[:4000])
+            h.item(author, item_id, text)
             by_session.setdefault(s, {})[item_id] = turn.content
         if s == old:
             h.add("depart", agent="A0")
@@ -141,7 +210,23 @@ def _bucket(departure: int) -> str:
     return "early" if departure <= 4 else "middle" if departure <= 9 else "late"
 
 
+def load(path: Path, teams: Sequence[int] = (4,), limit: int | None = None) -> Stale:
+    """Episodes of a STALE file's Type I records (the first ``limit``) for each team size.
+
+    Malformed records are skipped and listed in the result (once, whatever the team sizes).
+
+    Raises:
+        InvalidInput: if the file cannot be read, is not JSON or not a list.
+    """
+    records, skipped = read_records(path)
+    chosen = [r for r in records if r.type.lower() in ("i", "type i", "type_i", "1")][:limit]
+    found = [episode(r, team) for team in teams for r in chosen]
+    return Stale(episodes=found, skipped=tuple(skipped))
+
+
 def episodes(path: Path, team: int = 4, limit: int | None = None) -> list[Episode]:
-    """Episodes of a STALE file (Type I records)."""
-    records = [r for r in read_records(path) if r.type.lower() in ("i", "type i", "type_i", "1")]
-    return [episode(r, team) for r in records[:limit]]
+    """Episodes of a STALE file (Type I records), skipping malformed records.
+
+    Use :func:`load` to learn which were skipped.
+    """
+    return load(path, (team,), limit).episodes
