@@ -800,3 +800,10 @@ def test_a_member_of_a_workspace_or_agent_the_store_does_not_know_is_refused_whe
         Member(team.readmit, "trip", "A1", HmacSha256Signer(KEY))
     with pytest.raises(InvalidInput, match="no workspace 'trp' in this store"):
         Member(team.readmit, "trp", "a1", HmacSha256Signer(KEY))
+
+
+@pytest.mark.parametrize("signer", [None, KEY])
+def test_a_member_without_a_signer_is_refused_when_made(team: Team, signer: Any) -> None:
+    """A return failed later with ``'NoneType' object has no attribute 'alg'`` (a probe)."""
+    with pytest.raises(InvalidInput, match=r"signer: give a readmit\.signing signer"):
+        Member(team.readmit, "trip", "a1", signer)

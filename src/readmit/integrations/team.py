@@ -243,11 +243,17 @@ class Member:
     """The agent's latest decision in this process, if it has returned."""
 
     def __post_init__(self) -> None:
-        """Refuse a member of a workspace, or an agent, the store does not know.
+        """Refuse a member of a workspace, or an agent, the store does not know, or no signer.
 
         Raises:
-            InvalidInput: naming the workspace, or the agent and the workspace's agents.
+            InvalidInput: naming the workspace, or the agent and the workspace's agents, or
+                what was given as the signer (a return failed with an ``AttributeError``).
         """
+        if not all(callable(getattr(self.signer, m, None)) for m in ("sign", "verify")):
+            raise InvalidInput(
+                f"signer: give a readmit.signing signer (HmacSha256Signer, ...), not "
+                f"{type(self.signer).__name__}"
+            )
         agents = self.store.agents(self.workspace)
         if not agents:
             raise InvalidInput(f"no workspace {self.workspace!r} in this store")
