@@ -565,16 +565,30 @@ class RefusingSession(SQLiteSession):
         raise OSError("no space left on device")
 
 
-def test_facts_a_session_refuses_are_revoked_in_readmit(
+def test_a_keyed_fact_the_session_refuses_replaces_nothing_in_readmit(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
-    session = ReadmitSession(RefusingSession("a", tmp_path / "s.db"), team[0], learned=topical)
+    """Recorded before the session refused it, it replaced the Hilton under its key for
+    good (a review of recording first)."""
+    inner = RefusingSession("a", tmp_path / "s.db")
+    session = ReadmitSession(inner, team[0], learned=topical)
+    run(SQLiteSession.add_items(inner, [said("hotel: the Hilton")]))
+    team[0].record(
+        [
+            Assert(
+                id=new_id("put"),
+                at=team[0].clock(),
+                author="a",
+                item=ItemDraft(id=new_id("f"), text="hotel: the Hilton", key="hotel"),
+            )
+        ]
+    )
 
     with pytest.raises(OSError, match="no space left"):
-        run(session.add_items([said("hotel: the Hilton")]))
+        run(session.add_items([said("hotel: the Marriott")]))
 
-    assert team[0].visible() == []
-    assert [r.event.op for r in team[0].store.events("trip")] == ["assert", "revoke"]
+    assert [i.text for i in team[0].visible()] == ["hotel: the Hilton"]
+    assert texts(run(inner.get_items())) == ["hotel: the Hilton"]
 
 
 def timed_sessions(

@@ -14,9 +14,10 @@ message and gives it no key; pass your own function to record only what your
 application marks, to key facts (a later fact with the same key, from any agent,
 replaces earlier ones), or to annotate them (`Learned.annotations`: what the fact
 supports, its premises, scope, validity; SDK items have no field of their own for
-it). The facts are validated and recorded first (a bad annotation raises
-`InvalidInput`, a refusal readmit's error, and the session is not written), then the
-items are stored in the inner session; if it refuses them, their facts are revoked.
+it). The facts are validated first (a bad annotation raises `InvalidInput` and the
+session is not written), then the items are stored in the inner session, then the
+facts are recorded; if readmit refuses them, the items are popped back out of the
+session and readmit's error is raised (writes take turns, so they are this call's).
 ``pop_item`` revokes the fact of the item it removes (and, for a keyed fact, every
 active fact with that key the agent may read);
 ``clear_session`` forgets the conversation and records nothing.
@@ -141,6 +142,8 @@ class ReadmitSession:
     _judged: Judged | None = field(default=None, repr=False)
     _following: Following | None = field(default=None, repr=False)
     _turn: Turn = field(default_factory=Turn, repr=False)
+    _writes: Turn = field(default_factory=Turn, repr=False)
+    """Held by each write for its whole length, the session's part and readmit's."""
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """readmit's work (deciding a return, recording facts) runs in a worker thread, one call
     at a time, so the event loop is never held by it (a model verifier can take minutes). A
@@ -190,25 +193,28 @@ class ReadmitSession:
 
     @to_the_end
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Record the items' facts in readmit, then add the items to the session.
+        """Add the items to the session, then record their facts in readmit.
 
-        readmit first, as the other integrations do: one it refuses leaves the session as it
-        was. Taking refused items back off the session's end took another call's items
-        when two added at once (a probe: the refused item stayed, the recorded one went).
+        One readmit refuses is taken back off the session's end, which only this call's
+        items can be: writes take turns (two adds at once took the other's item off, a
+        probe). Recording first would let a fact the session then refused replace an
+        earlier one under its key for good (a review).
         """
-        events = await self._off_loop(self._facts, items)
-        if events:
-            await self._off_loop(self.member.record, events)
-        try:
+        async with self._writes():
+            events = await self._off_loop(self._facts, items)
             await self.inner.add_items(items)
-        except Exception as failed:
-            if events:  # the session refused them: readmit takes the facts back
-                ids = [e.item.id for e in events if isinstance(e, Assert)]
-                try:
-                    await self._off_loop(self.member.revoke, ids, "the session did not take it")
-                except Exception as undo:
-                    failed.add_note(f"readmit kept facts the session refused: {undo!r}")
-            raise
+            if not events:
+                return
+            try:
+                await self._off_loop(self.member.record, events)
+            except Exception as refused:
+                for _ in items:  # readmit refused: take the items back out of the session
+                    try:
+                        await self.inner.pop_item()
+                    except Exception as undo:
+                        refused.add_note(f"the session kept items readmit refused: {undo!r}")
+                        break
+                raise
 
     def _facts(self, items: list[TResponseInputItem]) -> list[Event]:
         """The events asserting the facts of ``items``, validated (nothing is written).
@@ -240,11 +246,12 @@ class ReadmitSession:
 
     @to_the_end
     async def pop_item(self) -> TResponseInputItem | None:
-        item: TResponseInputItem | None = await self.inner.pop_item()
-        fact = self.learned(item) if item is not None else None
-        if fact is not None:
-            await self._off_loop(self._revoke, fact)
-        return item
+        async with self._writes():
+            item: TResponseInputItem | None = await self.inner.pop_item()
+            fact = self.learned(item) if item is not None else None
+            if fact is not None:
+                await self._off_loop(self._revoke, fact)
+            return item
 
     async def clear_session(self) -> None:
         await self.inner.clear_session()
