@@ -13,7 +13,7 @@ from langgraph.store.base import PutOp
 from builders import KEY, Ticking
 from integrations.stores import FailingStore
 from readmit.errors import InvalidEvent, InvalidInput
-from readmit.events import ObligationDraft, OpenObligation
+from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.langgraph import (
     ReadmitStore,
     ViewExpired,
@@ -181,6 +181,69 @@ def test_a_value_resting_on_a_path_a_teammate_withdraws_while_present_is_hidden_
     assert s1.get(TRIP, "hotel") is None
     assert s1.get(("notes",), "pickup") is None
     assert [i.key for i in s1.search(("notes",))] == ["tip"]
+
+
+def returned_with_a_pickup_on_the_hotel(team: Team) -> tuple[ReadmitStore, ReadmitStore]:
+    """a2 books the hotel, a1 notes a pickup resting on it, departs and returns."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    s1.put(TRIP, "pickup", pickup)
+    team.a1.depart()
+    arrive(team.a1)
+    return s1, s2
+
+
+def test_the_agents_own_newer_value_stands_when_its_older_versions_premise_falls(
+    team: Team,
+) -> None:
+    """The admitted pickup's id stayed at the path after a1's own overwrite, and the
+    hotel's fall hid a1's own taxi plan (a review)."""
+    s1, s2 = returned_with_a_pickup_on_the_hotel(team)
+    s1.put(TRIP, "pickup", {"text": "I will take a taxi at 8:00."})
+
+    s2.put(TRIP, "hotel", {"text": "Riverside Hotel is booked."})
+
+    found = s1.get(TRIP, "pickup")
+    assert found is not None
+    assert found.value == {"text": "I will take a taxi at 8:00."}
+
+
+def test_a_teammates_hearsay_at_the_premise_hides_the_path_not_what_rests_on_it(
+    team: Team,
+) -> None:
+    """Hearsay replaces nothing in readmit: the next return admits the pickup (a review)."""
+    s1, s2 = returned_with_a_pickup_on_the_hotel(team)
+
+    s2.put(TRIP, "hotel", {"text": "I heard it is full.", "_readmit": {"unconfirmed": True}})
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.get(TRIP, "pickup") is not None
+
+
+def test_a_value_resting_on_a_fact_outside_langgraph_is_hidden_when_it_is_revoked(
+    team: Team,
+) -> None:
+    """Only premises at a LangGraph path were followed (a review)."""
+    s1 = team.store(team.a1)
+    team.a2.record(
+        [
+            Assert(
+                id="e-budget",
+                at=team.a2.clock(),
+                author="a2",
+                item=ItemDraft(id="budget", text="The budget allows 4-star.", key="budget"),
+            )
+        ]
+    )
+    s1.put(TRIP, "hotel", {"text": "Sunrise (4-star).", "_readmit": {"depends_on": ["budget"]}})
+    team.a1.depart()
+    arrive(team.a1)
+    assert s1.get(TRIP, "hotel") is not None
+
+    team.a2.revoke(["budget"], "The budget was cut.")
+
+    assert s1.get(TRIP, "hotel") is None
 
 
 def test_a_premise_written_earlier_in_the_same_batch_resolves_to_it(team: Team) -> None:

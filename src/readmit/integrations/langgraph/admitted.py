@@ -206,14 +206,14 @@ class Lens:
         hidden = False
         for recorded in later:
             event = recorded.event
-            if isinstance(event, Revoke | Close | Supersede) and event.target in self.current:
-                path = self.current[event.target]
-                if _deleted(event, agent):  # a failed delete writes the value back
+            if isinstance(event, Revoke | Close | Supersede):
+                path = self.current.get(event.target)
+                if path is not None and _deleted(event, agent):  # a failed delete writes back
                     self.before[path] = path in self.visible
-                hidden |= self._hide(path)
+                hidden |= self._hide([path] if path else [], [event.target])
             if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
-                if event.author != agent:
-                    hidden |= self._hide(ident)
+                if event.author != agent:  # hearsay withdraws nothing: what rests on it stands
+                    hidden |= self._hide([ident], [], cascade=not event.item.unconfirmed)
                 else:
                     self._own(event, ident)
         if later:
@@ -249,7 +249,11 @@ class Lens:
         return True
 
     def _own(self, event: Assert | Supersede, ident: Identity) -> None:
-        """Take in the agent's own statement at ``ident`` (a write, or readmit's restore)."""
+        """Take in the agent's own statement at ``ident`` (a write, or readmit's restore).
+
+        It replaces the versions the lens held there: a premise of theirs that falls later
+        takes nothing of the agent's own value (a review: it hid the agent's newer write).
+        """
         if not event.id.startswith(f"{RESTORED}-"):
             self.before[ident] = ident in self.visible
             if event.id not in self.pending:
@@ -261,27 +265,35 @@ class Lens:
             self.texts[ident] = event.item.text
 
     def _current(self, item_id: str, ident: Identity, premises: frozenset[str]) -> None:
+        for older in self.paths.pop(ident, ()):
+            del self.current[older]
         self.current[item_id] = ident
-        self.paths.setdefault(ident, set()).add(item_id)
+        self.paths[ident] = {item_id}
         for premise in premises:
             self.rests.setdefault(premise, []).append(item_id)
 
-    def _hide(self, ident: Identity) -> bool:
-        """Stop showing ``ident``, and what rests on a version shown there; whether any was.
+    def _hide(self, paths: list[Identity], premises: list[str], cascade: bool = True) -> bool:
+        """Stop showing ``paths`` and what rests on ``premises``; whether any was shown.
 
-        A return excludes what depends, directly or in a chain, on a version withdrawn
-        (``premise_invalidated``); reads hid only the withdrawn path (a probe).
+        With ``cascade``, what rests on a version shown at ``paths`` too. A return
+        excludes what depends, directly or in a chain, on a version withdrawn
+        (``premise_invalidated``), a premise stored outside LangGraph too; reads hid only
+        the withdrawn path (a probe).
         """
-        shown, hiding = False, [ident]
-        while hiding:
-            ident = hiding.pop()
+        shown = False
+        while paths or premises:
+            if premises:
+                rest = self.rests.get(premises.pop(), ())
+                paths += [self.current[i] for i in rest if i in self.current]
+                continue
+            ident = paths.pop()
             self.own.discard(ident)
             self.texts.pop(ident, None)
             self.checked.pop(ident, None)
             for item_id in self.paths.pop(ident, ()):
                 del self.current[item_id]
-                resting = self.rests.get(item_id, ())
-                hiding += [self.current[i] for i in resting if i in self.current]
+                if cascade:
+                    premises.append(item_id)
             if ident in self.visible:
                 self.visible.discard(ident)
                 shown = True
