@@ -6,17 +6,24 @@ no view of the reader judged. Each test lands a teammate's overwrite in that win
 """
 
 import asyncio
+import sqlite3
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.store.base import GetOp, Op, PutOp, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
 
 from builders import KEY
 from readmit.integrations.langgraph import ReadmitStore, arrive
+from readmit.integrations.langgraph.keys import render, same_times
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
@@ -217,3 +224,53 @@ def test_a_value_written_around_readmit_that_is_no_json_is_not_shown(readmit: Sq
 
     assert s1.get(TRIP, "hotel") is None
     assert s1.search(TRIP) == []
+
+
+class Colour(Enum):
+    RED = "red"
+
+
+@dataclass
+class Room:
+    number: int
+    floor: int
+
+
+AS_STORED = {
+    "a time": {"when": datetime(2026, 5, 1, 8, 30, tzinfo=UTC)},
+    "a time with microseconds": {"when": datetime(2026, 5, 1, 8, 30, 0, 5, tzinfo=UTC)},
+    "a day": {"day": date(2026, 5, 1)},
+    "an enum": {"colour": Colour.RED},
+    "a dataclass": {"room": Room(12, 1)},
+    "a uuid": {"ref": uuid.UUID(int=7)},
+}
+
+
+@pytest.mark.parametrize("value", AS_STORED.values(), ids=AS_STORED.keys())
+def test_an_admitted_value_a_json_store_hands_back_is_shown(
+    readmit: SqlStore, tmp_path: Path, value: dict[str, Any]
+) -> None:
+    """``SqliteStore`` writes it as orjson does (a time in ISO 8601, an enum as its value):
+    rendered with ``str`` it no longer said the admitted text, and was hidden (a review)."""
+    connection = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+    inner = SqliteStore(connection)
+    inner.setup()
+    a1, a2 = (Member(readmit, "trip", a, HmacSha256Signer(KEY)) for a in ("a1", "a2"))
+    ReadmitStore(inner, a2).put(TRIP, "hotel", value)
+    a1.depart()
+    arrive(a1)
+
+    found = ReadmitStore(inner, a1).get(TRIP, "hotel")
+    connection.close()
+
+    assert found is not None
+    assert render(TRIP, "hotel", found.value) == render(TRIP, "hotel", value)
+
+
+def test_a_time_rendered_by_its_str_before_still_says_the_same() -> None:
+    """Items written before times were rendered in ISO 8601 hold ``str``'s space."""
+    earlier = '"trip/hotel" = {"when": "2026-05-01 08:30:00+00:00"}'
+    read = render(TRIP, "hotel", {"when": "2026-05-01T08:30:00+00:00"})
+
+    assert same_times(read, earlier)
+    assert not same_times(render(TRIP, "hotel", {"when": "2026-05-02T08:30:00+00:00"}), earlier)

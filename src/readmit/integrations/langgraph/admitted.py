@@ -23,7 +23,14 @@ from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
 from readmit.integrations.following import Watch
-from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, render
+from readmit.integrations.langgraph.keys import (
+    LONG_KEY,
+    Identity,
+    identity,
+    parse,
+    render,
+    same_times,
+)
 from readmit.integrations.langgraph.writes import RESTORED
 from readmit.integrations.team import (
     FOREVER,
@@ -331,9 +338,11 @@ class Lens:
         if self.checked.get(ident) is value or ident in self.own:
             return True
         try:
-            if render(item.namespace, item.key, value) != self.texts.get(ident):
-                return False
+            text = render(item.namespace, item.key, value)
         except (TypeError, ValueError):  # written around readmit: no version says it
+            return False
+        admitted = self.texts.get(ident)
+        if admitted is None or (text != admitted and not same_times(text, admitted)):
             return False
         self.checked[ident] = value
         return True

@@ -7,9 +7,13 @@ The mapping is injective: keys longer than `LONG_KEY` are named by their SHA-256
 shape no short key can take, so no key can be chosen to collide with another's.
 """
 
+import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Mapping
+from datetime import date, datetime, time
+from enum import Enum
 from typing import Any
 
 from readmit.integrations.annotations import ANNOTATIONS
@@ -60,13 +64,42 @@ def render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> st
 
     The value's readmit annotations (its ``"_readmit"`` key) are not part of the
     statement and are left out. ASCII-escaped, so control characters and lone
-    surrogates never reach the store; values JSON cannot encode are shown by their ``str``.
+    surrogates never reach the store; values JSON cannot encode are shown as the stores
+    that keep JSON write them (`_as_stored`), else by their ``str``.
     """
     if ANNOTATIONS in value:
         value = {k: v for k, v in value.items() if k != ANNOTATIONS}
     return f"{json.dumps('/'.join((*namespace, key)))} = {_BODY.encode(value)}"
 
 
-_BODY = json.JSONEncoder(sort_keys=True, default=str, separators=(", ", ": "))
+def _as_stored(value: object) -> object:
+    """``value`` as ``SqliteStore`` (orjson) writes what JSON has no type for.
+
+    A time in ISO 8601, an enum as its value, a dataclass as its fields; anything else by
+    its ``str``. What such a store hands back renders to the same text, so a lens can tell the value
+    its view admitted from another (`Lens.fits`); ``str`` of a time has a space for a T.
+    """
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
+
+
+_BODY = json.JSONEncoder(sort_keys=True, default=_as_stored, separators=(", ", ": "))
 """`render`'s encoder of a value, made once: `json.dumps` makes one a call when given
 options, which was half of a render (a lens renders what it reads, `Lens.fits`)."""
+
+
+_TIME = re.compile(r'"(\d{4}-\d\d-\d\d) (\d\d:\d\d)')
+
+
+def same_times(read: str, admitted: str) -> bool:
+    """Whether ``read`` and ``admitted`` differ only in how times are written.
+
+    An item written before `_as_stored` rendered a time by its ``str`` (a space where
+    ISO 8601 has a T): a store that keeps JSON hands it back in ISO 8601.
+    """
+    return _TIME.sub(r'"\1T\2', admitted) == read
