@@ -253,7 +253,32 @@ def test_a_fact_revoked_while_away_stays_left_out_after_the_next_return(
     first, second = run(scenario())
 
     assert texts(first)[1:] == texts(second)[1:] == ["dinner: at eight"]
-    assert "- hotel: the Hilton (revoked: The Hilton cancelled our booking.)" in texts(second)[0]
+    assert "- hotel: the Hilton (revoked: The Hilton cancelled our booking.)" in texts(first)[0]
+    assert "hotel: the Hilton" not in texts(second)[0]  # told at the first return, not again
+
+
+def test_the_message_lists_neither_a_teammates_old_facts_nor_an_admitted_one_as_left_out(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """A teammate's superseded facts, never in b's history, were each listed, and a fact
+    b stated twice was listed both as admitted and as left out (a review)."""
+    a, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        for n in range(5):
+            await a.add_items([said(f"weather: day {n} is sunny")])
+        await b.add_items([said("hotel: the Hilton")])
+        await b.add_items([said("hotel: the Hilton")])
+        b.depart()
+        return await b.get_items()
+
+    note = texts(run(scenario()))[0]
+
+    message = note.split("Signed view:")[0]
+    assert "weather: day 0" not in message
+    assert "- weather: day 4 is sunny\n" in message  # admitted: a's newest, shared
+    assert "- hotel: the Hilton\n" in message
+    assert "Left out of your history" not in message
 
 
 def test_a_fact_the_agent_states_again_after_its_return_is_shown(

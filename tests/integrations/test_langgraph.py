@@ -802,7 +802,17 @@ def test_a_member_of_a_workspace_or_agent_the_store_does_not_know_is_refused_whe
         Member(team.readmit, "trp", "a1", HmacSha256Signer(KEY))
 
 
-@pytest.mark.parametrize("signer", [None, KEY])
+class NoAlg:
+    """Signs and verifies, but says no algorithm (a review: it got through)."""
+
+    def sign(self, data: bytes) -> str:
+        return "x"
+
+    def verify(self, data: bytes, signature: str) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("signer", [None, KEY, NoAlg()])
 def test_a_member_without_a_signer_is_refused_when_made(team: Team, signer: Any) -> None:
     """A return failed later with ``'NoneType' object has no attribute 'alg'`` (a probe)."""
     with pytest.raises(InvalidInput, match=r"signer: give a readmit\.signing signer"):

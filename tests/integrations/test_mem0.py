@@ -247,6 +247,23 @@ def test_a_memory_withdrawn_while_away_stays_removed_after_the_next_return(
     assert reasons(second) == {"The team hotel is the Hilton": code}
 
 
+def test_memories_deleted_through_mem0_before_the_departure_do_not_grow_a_reads_fetch(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Mem0 no longer holds them: their removals filtered nothing, and a search of 5 asked
+    Mem0 for 5 more for each (a review: 155)."""
+    b = ReadmitMemory(bank(tmp_path), team[1], key=topic)
+    for n in range(20):
+        b.delete(add(b, f"Draft {n}", f"draft {n}"))
+    add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+
+    found = b.search("hotel", filters=TRIP, top_k=5)
+
+    assert texts(found) == ["The team hotel is the Hilton"]
+    assert b.readmit.fetch_size(5) == 5
+
+
 def test_an_update_while_away_is_admitted_as_the_memorys_new_version(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

@@ -279,10 +279,17 @@ class ReadmitSession:
         return judged
 
     def _withdrawn_before(self, decided: Decided) -> dict[str, str]:
-        """The texts of the agent's facts withdrawn before ``decided``, not judged by it."""
+        """The texts of the agent's own facts withdrawn before ``decided``, not judged by it.
+
+        Its own only: the session holds what it said (a teammate's 199 superseded facts
+        were listed in every message, a review).
+        """
         log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
+        agent = self.member.agent
         texts = {
-            e.item.id: e.item.text for r in log if isinstance(e := r.event, Assert | Supersede)
+            e.item.id: e.item.text
+            for r in log
+            if isinstance(e := r.event, Assert | Supersede) and e.author == agent
         }
         return {
             texts[r.item]: reason_text(r.reason, r.detail)

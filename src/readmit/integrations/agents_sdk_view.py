@@ -100,9 +100,9 @@ def judge(
     }
     # Told only of what it may read: another principal's text is filtered out, never shown.
     told = {by_id[r.item].text for r in gone if readable(decided, r.item)}
-    earlier = {t: why for t, why in (before or {}).items() if t not in removed}
-    removed |= earlier
-    told |= earlier.keys()
+    # Hidden, not listed: withdrawn while the agent was there, it was told then.
+    shown = {i.text for i in items}
+    removed |= {t: why for t, why in (before or {}).items() if t not in removed.keys() | shown}
     deadline = expiry(decided).timestamp()
     judged = Judged(
         decided, frozenset(i.text for i in items), removed, deadline, renews, told=frozenset(told)
@@ -135,7 +135,7 @@ def preamble(judged: Judged) -> str:
     left = [
         f"- {text} ({why})"
         for text, why in judged.removed.items()
-        if text in judged.told and text not in judged.own
+        if text in judged.told and text not in judged.own and text not in judged.admitted
     ]
     if left:
         lines += ["Left out of your history, and why:", *left]

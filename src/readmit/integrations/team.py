@@ -249,7 +249,8 @@ class Member:
             InvalidInput: naming the workspace, or the agent and the workspace's agents, or
                 what was given as the signer (a return failed with an ``AttributeError``).
         """
-        if not all(callable(getattr(self.signer, m, None)) for m in ("sign", "verify")):
+        signs = all(callable(getattr(self.signer, m, None)) for m in ("sign", "verify"))
+        if not signs or not isinstance(getattr(self.signer, "alg", None), str):
             raise InvalidInput(
                 f"signer: give a readmit.signing signer (HmacSha256Signer, ...), not "
                 f"{type(self.signer).__name__}"

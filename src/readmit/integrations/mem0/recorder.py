@@ -21,7 +21,7 @@ from readmit.integrations.annotations import (
     parse,
     resolve,
 )
-from readmit.integrations.following import Following, unreadable_before, withdrawn_before
+from readmit.integrations.following import Following
 from readmit.integrations.mem0.expiry import ending
 from readmit.integrations.mem0.ids import (
     PREFIX,
@@ -32,7 +32,7 @@ from readmit.integrations.mem0.ids import (
     of_memory,
     writes_text,
 )
-from readmit.integrations.mem0.index import UNAUTHORIZED, ViewIndex, index, newest
+from readmit.integrations.mem0.index import UNAUTHORIZED, ViewIndex, before_return, index
 from readmit.integrations.team import (
     Member,
     Removal,
@@ -150,12 +150,10 @@ class Recorder:
         if following is not self._following:
             self._following = following
             log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
-            before = [*unreadable_before(decided, log), *withdrawn_before(decided, log)]
-            self._foreign = newest(before, log)
+            self._foreign = before_return(decided, log)
         following.withdrawn(self.member)
-        gone = [*self._foreign, *following.gone]
-        if view.followed != len(gone):
-            view = view.without(gone)
+        if view.followed != len(self._foreign) + len(following.gone):
+            view = view.without([*self._foreign, *following.gone])
         if view.owned != len(following.own):
             view = view.with_own({i: following.texts[i] for i in following.own})
         return view
