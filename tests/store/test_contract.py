@@ -246,6 +246,18 @@ def test_a_workspace_of_no_agents_is_refused(store: WorkStateStore) -> None:
         store.depart("empty", "A1", T0)
 
 
+@pytest.mark.parametrize("name", ["_readmit_migrations", "_readmit_judgments", "_readmitx"])
+def test_a_workspace_named_as_the_stores_own_locks_is_refused(
+    store: WorkStateStore, name: str
+) -> None:
+    """On PostgreSQL a lock goes by name, database-wide: a workspace named
+    ``_readmit_migrations`` held every migration of the database while written (a probe)."""
+    with pytest.raises(InvalidInput, match=f"workspace '{name}': names starting '_readmit'"):
+        store.create_workspace(name, [Agent(id="A1", principal="p", role="r")])
+
+    assert store.agents(name) == {}
+
+
 def test_a_departure_or_return_to_a_workspace_never_created_names_the_workspace(
     ws: WorkStateStore,
 ) -> None:

@@ -43,12 +43,13 @@ from readmit.store.decoded import BodyCache
 from readmit.store.held import Held
 from readmit.store.history import history, named
 from readmit.store.leases import Leases
-from readmit.store.migrations import migrate, missing
+from readmit.store.migrations import missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
 from readmit.store.records import Records
 from readmit.store.state import State
 from readmit.store.turns import WriterTurns
+from readmit.store.upgrade import upgrade
 from readmit.store.writer import Clock, Writer
 from readmit.wire import domain
 
@@ -85,7 +86,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
             # minutes on a large store, once: it waits as long as it takes.
             if not self._current():
                 with patiently(self.conn.deadline):
-                    migrate(self.conn)
+                    upgrade(self.conn)
                 if not self._current():
                     self.check()  # names what is still missing (integrity was checked above)
         except BaseException:

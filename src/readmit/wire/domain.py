@@ -191,6 +191,10 @@ def checked_key(key_hash: object, at: object) -> None:
     aware(at, "agent key")
 
 
+RESERVED = "_readmit"
+"""What no new workspace's name starts with: the store's own locks are named so."""
+
+
 def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:
     """The agents of a new workspace, once the store takes its name and theirs.
 
@@ -198,6 +202,11 @@ def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:
         InvalidInput: naming the field (and the agent) at fault.
     """
     _names(("workspace", workspace))
+    if isinstance(workspace, str) and workspace.startswith(RESERVED):
+        raise InvalidInput(
+            f"workspace {workspace!r}: names starting {RESERVED!r} are the store's own (its "
+            "locks on PostgreSQL go by name: one such workspace's writes held migrations)"
+        )
     if isinstance(agents, str | bytes) or not isinstance(agents, Iterable):
         raise InvalidInput(f"agents must be a list of readmit.Agent, not {agents!r}")
     made = tuple(agents)  # one pass: a generator is read once

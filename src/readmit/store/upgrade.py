@@ -1,0 +1,37 @@
+"""A store made by an older readmit, upgraded where it is opened, and said so.
+
+Any command or process that opens such a store applies the migrations it lacks, a read
+too (`readmit audit`), and from then on the older readmit refuses it. That was silent
+(a probe): a warning now names what was applied, and how long it took.
+"""
+
+import logging
+import time
+
+from readmit.store.connection import Connection
+from readmit.store.migrations import MIGRATIONS, migrate
+
+log = logging.getLogger("readmit.store")
+
+
+def upgrade(conn: Connection) -> list[str]:
+    """`migrate` ``conn``'s store; a warning if an older readmit made it.
+
+    A store made now (every migration applied at once) is not upgraded: nothing is said.
+
+    Raises:
+        MigrationError: naming the migration that failed (those before it stay applied).
+    """
+    started = time.perf_counter()
+    ran = migrate(conn)
+    if ran and len(ran) < len(MIGRATIONS):
+        took = time.perf_counter() - started
+        log.warning(
+            "upgraded the store to this readmit's schema: applied %s (%d migration%s, "
+            "%.1f s); an older readmit no longer opens it",
+            ran[0] if len(ran) == 1 else f"{ran[0]} to {ran[-1]}",
+            len(ran),
+            "" if len(ran) == 1 else "s",
+            took,
+        )
+    return ran
