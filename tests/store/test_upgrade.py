@@ -47,3 +47,23 @@ def test_a_store_made_now_is_not_said_to_be_upgraded(
         open_store(url).close()
 
     assert caplog.records == []
+
+
+def test_a_store_with_no_workspace_yet_is_not_said_to_be_upgraded(
+    backend: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Several processes opening a new PostgreSQL store at once each applied some of its
+    migrations, and two of six warned of an upgrade (a review)."""
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        assert isinstance(store, SqlStore)
+        with store.conn.transaction():  # as if another process had got this far
+            store.conn.execute("DROP INDEX obligations_by_frontier")
+            store.conn.execute("ALTER TABLE obligations DROP COLUMN frontier")
+            store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
+        store.close()
+
+        with caplog.at_level(logging.WARNING, logger="readmit.store"):
+            open_store(url).close()
+
+    assert caplog.records == []
