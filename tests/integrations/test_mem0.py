@@ -247,21 +247,50 @@ def test_a_memory_withdrawn_while_away_stays_removed_after_the_next_return(
     assert reasons(second) == {"The team hotel is the Hilton": code}
 
 
-def test_memories_deleted_through_mem0_before_the_departure_do_not_grow_a_reads_fetch(
-    team: tuple[Member, Member], tmp_path: Path
+def test_memories_removed_before_the_departure_grow_a_reads_fetch_only_as_it_needs(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Mem0 no longer holds them: their removals filtered nothing, and a search of 5 asked
-    Mem0 for 5 more for each (a review: 155)."""
-    b = ReadmitMemory(bank(tmp_path), team[1], key=topic)
+    """Each memory withdrawn before the departure is removed, and a search of 5 asked Mem0
+    for 5 more for each (a review: 155); a page left short is asked for again."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
     for n in range(20):
         b.delete(add(b, f"Draft {n}", f"draft {n}"))
+    hotels = [add(b, f"Hotel {n} is booked", f"hotel {n}") for n in range(8)]
+    add(b, "The flight leaves on Monday", "flight")
+    b.depart()
+    team[0].revoke([item_id(m, 1) for m in hotels], "Cancelled.")
+    asked: list[int] = []
+    get_all = shared.get_all
+
+    def counted(*, top_k: int, **kwargs: Any) -> Any:
+        asked.append(top_k)
+        return get_all(top_k=top_k, **kwargs)
+
+    monkeypatch.setattr(shared, "get_all", counted)
+
+    found = b.get_all(filters=TRIP, top_k=2)
+
+    assert texts(found) == ["The flight leaves on Monday"]
+    assert len(found["readmit"]["removed"]) == 8
+    assert asked == [4, 8, 16]  # twice top_k, then doubled while short: Mem0 holds 9
+
+
+def test_a_copy_a_teammates_delete_revoked_before_the_departure_stays_removed(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Its revocation says "deleted from Mem0 by a", but b's bank still holds it: a read
+    that took the words for the deed served it (a review)."""
+    a, b = own_banks(team, tmp_path)
+    hilton = add(a, "The team hotel is the Hilton", "hotel")
     add(b, "The team hotel is the Hilton", "hotel")
+    a.delete(hilton)
     b.depart()
 
-    found = b.search("hotel", filters=TRIP, top_k=5)
+    result = b.search("team hotel", filters=TRIP)
 
-    assert texts(found) == ["The team hotel is the Hilton"]
-    assert b.readmit.fetch_size(5) == 5
+    assert texts(result) == []
+    assert reasons(result) == {"The team hotel is the Hilton": "revoked"}
 
 
 def test_an_update_while_away_is_admitted_as_the_memorys_new_version(

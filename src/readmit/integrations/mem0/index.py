@@ -12,7 +12,7 @@ from typing import Any
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
-from readmit.events import Assert, Recorded, Revoke, Supersede
+from readmit.events import Assert, Recorded, Supersede
 from readmit.integrations.following import unreadable_before, withdrawn_before
 from readmit.integrations.mem0.ids import memory_of
 from readmit.integrations.team import FOREVER, Removal, expiry, readable, removals
@@ -165,24 +165,6 @@ def before_return(decided: Decided, log: Sequence[Recorded]) -> list[Removal]:
     """What of the log up to ``decided``'s return a read removes, though it judged none.
 
     What the agent may not read (`unreadable_before`) and what was withdrawn before the
-    departure (`withdrawn_before`) that Mem0 may still hold, each of its memory's newest
-    version (`newest`).
+    departure (`withdrawn_before`), each of its memory's newest version (`newest`).
     """
-    before = [*unreadable_before(decided, log), *still_held(withdrawn_before(decided, log), log)]
-    return newest(before, log)
-
-
-def still_held(removals: list[Removal], log: Sequence[Recorded]) -> list[Removal]:
-    """Of ``removals``, those of items no delete through Mem0 revoked (`deleted_from_mem0`).
-
-    Mem0 no longer holds such a memory, so its removal filters nothing, and reads ask Mem0
-    for a page and as many more as are removed (a review: 150 memories deleted before a
-    departure made a search of 5 ask for 155).
-    """
-    gone = {e.target for r in log if isinstance(e := r.event, Revoke) and deleted_from_mem0(e.why)}
-    return [r for r in removals if r.item not in gone]
-
-
-def deleted_from_mem0(why: str) -> bool:
-    """Whether a revocation's ``why`` is the wrappers' own for a memory Mem0 deleted."""
-    return why.startswith("deleted from Mem0") or " removed it from Mem0 (" in why
+    return newest([*unreadable_before(decided, log), *withdrawn_before(decided, log)], log)

@@ -26,6 +26,7 @@ from typing import Any, TypeVar, cast
 
 from readmit.integrations.mem0 import bulk, expiry
 from readmit.integrations.mem0.index import ViewIndex
+from readmit.integrations.mem0.paging import apaged, paged
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
 from readmit.integrations.mem0.updates import annotating, merged, restored, same_key
 from readmit.integrations.team import Member, one_at_a_time
@@ -190,13 +191,11 @@ class ReadmitMemory:
 
     def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
         self._view()
-        fetch = self.readmit.fetch_size(top_k)
-        return self.readmit.filtered(self.inner.search(query, top_k=fetch, **kwargs), top_k)
+        return paged(self.readmit, lambda k: self.inner.search(query, top_k=k, **kwargs), top_k)
 
     def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
         self._view()
-        fetch = self.readmit.fetch_size(top_k)
-        return self.readmit.filtered(self.inner.get_all(top_k=fetch, **kwargs), top_k)
+        return paged(self.readmit, lambda k: self.inner.get_all(top_k=k, **kwargs), top_k)
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory, or None when the view removed it (``search``/``get_all`` say why)."""
@@ -363,14 +362,13 @@ class AsyncReadmitMemory:
 
     async def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
         await self._off_loop(self.readmit.before_read)
-        fetch = self.readmit.fetch_size(top_k)
-        result = await self.inner.search(query, top_k=fetch, **kwargs)
-        return self.readmit.filtered(result, top_k)
+        return await apaged(
+            self.readmit, lambda k: self.inner.search(query, top_k=k, **kwargs), top_k
+        )
 
     async def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
         await self._off_loop(self.readmit.before_read)
-        fetch = self.readmit.fetch_size(top_k)
-        return self.readmit.filtered(await self.inner.get_all(top_k=fetch, **kwargs), top_k)
+        return await apaged(self.readmit, lambda k: self.inner.get_all(top_k=k, **kwargs), top_k)
 
     async def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory, or None when the view removed it (``search``/``get_all`` say why)."""

@@ -1,0 +1,51 @@
+"""A Mem0 read asked for more as the view removes what it returned, a page at a time.
+
+A read asks Mem0 for ``top_k`` and as many more as the view removes, up to ``top_k``
+more: asking for one more for each removed memory grew a search of 5 into one of 155
+once memories withdrawn before the departure were removed too (a review). A page the
+view left short is asked for again, twice as large each time, up to that many, until it
+is full or Mem0 has no more.
+"""
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from readmit.integrations.mem0.recorder import Recorder
+
+Read = Callable[[int], dict[str, Any]]
+"""Mem0's read, of its first ``top_k`` results."""
+
+
+def paged(readmit: Recorder, read: Read, top_k: int) -> dict[str, Any]:
+    """``read``'s results filtered by ``readmit``'s view, ``top_k`` of them where Mem0 has."""
+    fetch, most = _sizes(readmit, top_k)
+    while True:
+        result = read(fetch)
+        shown = readmit.filtered(result, top_k)
+        if _done(shown, result, fetch, most, top_k):
+            return shown
+        fetch = min(2 * fetch, most)
+
+
+async def apaged(
+    readmit: Recorder, read: Callable[[int], Awaitable[dict[str, Any]]], top_k: int
+) -> dict[str, Any]:
+    """`paged`, for an async Mem0."""
+    fetch, most = _sizes(readmit, top_k)
+    while True:
+        result = await read(fetch)
+        shown = readmit.filtered(result, top_k)
+        if _done(shown, result, fetch, most, top_k):
+            return shown
+        fetch = min(2 * fetch, most)
+
+
+def _sizes(readmit: Recorder, top_k: int) -> tuple[int, int]:
+    """How many to ask Mem0 for first, and at most (``top_k`` and each one removed)."""
+    most = readmit.fetch_size(top_k)
+    return min(most, 2 * top_k), most
+
+
+def _done(shown: dict[str, Any], result: dict[str, Any], fetch: int, most: int, top_k: int) -> bool:
+    """Whether the page is full, Mem0 returned fewer than asked, or no more may be asked."""
+    return len(shown["results"]) >= top_k or len(result.get("results", [])) < fetch or fetch >= most
