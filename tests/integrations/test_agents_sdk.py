@@ -1,6 +1,7 @@
 """readmit over real OpenAI Agents SDK sessions (``SQLiteSession``), offline."""
 
 import asyncio
+import contextlib
 import runpy
 import threading
 from collections.abc import Coroutine, Iterator
@@ -581,6 +582,52 @@ def test_a_refused_add_beside_another_leaves_the_other_in_the_session_and_readmi
     assert added is None
     assert texts(run(session.inner.get_items())) == ["train: 9:00"]
     assert [i.text for i in team[0].visible()] == ["train: 9:00"]
+
+
+class HeldCites(SQLiteSession):
+    """Holds an add of a fact that cites, once written, until the test lets it go on."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writing, self.go_on = threading.Event(), threading.Event()
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        await SQLiteSession.add_items(self, items)
+        if "cites" in message_text(items[0]):
+            self.writing.set()
+            await asyncio.to_thread(self.go_on.wait, 60)
+
+
+def test_two_wrappers_of_one_conversation_take_turns_so_a_refused_add_takes_only_its_own(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Each wrapper's turn was its own: the refused add took the other's item off the
+    session's end (a review: a wrapper made per request, or one used from two loops)."""
+
+    def citing(item: TResponseInputItem) -> Learned | None:
+        fact = topical(item)
+        if fact is None or not fact.text.startswith("cites"):
+            return fact
+        return replace(fact, annotations={"cites": ["no-such-evidence"]})
+
+    first, second = (HeldCites("conv", tmp_path / "s.db") for _ in range(2))
+    a, b = (ReadmitSession(s, team[0], learned=citing) for s in (first, second))
+
+    async def scenario() -> BaseException | None:
+        refused = asyncio.ensure_future(a.add_items([said("cites: a receipt")]))
+        await asyncio.to_thread(first.writing.wait, 60)
+        other = asyncio.ensure_future(b.add_items([said("hotel: the Hilton")]))
+        with contextlib.suppress(TimeoutError):  # it waits for its turn: only then ends here
+            await asyncio.wait_for(asyncio.shield(other), 0.5)
+        first.go_on.set()
+        await other
+        return (await asyncio.gather(refused, return_exceptions=True))[0]
+
+    refusal = run(scenario())
+
+    assert isinstance(refusal, InvalidEvent)
+    assert texts(run(SQLiteSession("conv", tmp_path / "s.db").get_items())) == ["hotel: the Hilton"]
+    assert [i.text for i in team[0].visible()] == ["hotel: the Hilton"]
 
 
 class RefusingSession(SQLiteSession):

@@ -69,7 +69,7 @@ from readmit.integrations.team import (
     new_id,
     one_at_a_time,
 )
-from readmit.integrations.to_the_end import Turn, to_the_end
+from readmit.integrations.to_the_end import Shared, Turn, shared, to_the_end
 from readmit.reasons import Reason
 
 try:
@@ -142,8 +142,9 @@ class ReadmitSession:
     _judged: Judged | None = field(default=None, repr=False)
     _following: Following | None = field(default=None, repr=False)
     _turn: Turn = field(default_factory=Turn, repr=False)
-    _writes: Turn = field(default_factory=Turn, repr=False)
-    """Held by each write for its whole length, the session's part and readmit's."""
+    _writes: Shared = field(init=False, repr=False)
+    """Held by each write for its whole length, the session's part and readmit's: shared
+    by every wrapper of the conversation (its ``session_id``) in this process."""
     _working: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """readmit's work (deciding a return, recording facts) runs in a worker thread, one call
     at a time, so the event loop is never held by it (a model verifier can take minutes). A
@@ -160,6 +161,7 @@ class ReadmitSession:
         if self.returning is None:
             self.returning = self.member.owes_return()
         self.session_id = str(self.inner.session_id)
+        self._writes = shared(self.session_id)
         self.session_settings = getattr(self.inner, "session_settings", None)
 
     def depart(self, task: str | None = None, purpose: str | None = None) -> None:

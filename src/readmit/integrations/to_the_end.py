@@ -10,7 +10,10 @@ A write marked `to_the_end` runs whole, both sides, and the cancellation is rais
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+import threading
+import weakref
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -67,3 +70,42 @@ class Turn:
         if current is None or current[0] is not loop:
             current = self._current = (loop, asyncio.Lock())
         return current[1]
+
+
+class Shared:
+    """A turn shared by every wrapper of one conversation, in any event loop (`shared`).
+
+    `Turn` is one wrapper object's, in one loop: two loops (``asyncio.run`` a request) or
+    two wrappers of one conversation (one made a request) wrote at once, and one undoing
+    its write took the other's item off the session's end (a review).
+    """
+
+    __slots__ = ("__weakref__", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    @asynccontextmanager
+    async def __call__(self) -> AsyncIterator[None]:
+        """Hold the turn, waited for off the event loop.
+
+        Inside a `to_the_end` write: a cancelled caller leaves it to be taken and given back.
+        """
+        await asyncio.to_thread(self.lock.acquire)
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+
+_SHARED: "weakref.WeakValueDictionary[str, Shared]" = weakref.WeakValueDictionary()
+_MAKING = threading.Lock()
+
+
+def shared(name: str) -> Shared:
+    """The turn of conversation ``name``: the same object while any wrapper holds it."""
+    with _MAKING:
+        turn = _SHARED.get(name)
+        if turn is None:
+            turn = _SHARED[name] = Shared()
+        return turn
