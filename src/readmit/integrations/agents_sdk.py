@@ -61,7 +61,7 @@ from readmit.decide import Decided
 from readmit.events import Assert, Event, Supersede
 from readmit.integrations.agents_sdk_view import PREAMBLE, Judged, judge, preamble, reason_text
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
-from readmit.integrations.following import Following, withdrawn_before
+from readmit.integrations.following import REPLACED_BY_ITSELF, Following, withdrawn_before
 from readmit.integrations.team import (
     Member,
     lapsed,
@@ -280,11 +280,13 @@ class ReadmitSession:
             judged = self._judged = judged.without(following)
         return judged
 
-    def _withdrawn_before(self, decided: Decided) -> dict[str, str]:
-        """The texts of the agent's own facts withdrawn before ``decided``, not judged by it.
+    def _withdrawn_before(self, decided: Decided) -> dict[str, tuple[str, bool]]:
+        """The agent's own facts withdrawn before ``decided`` (not judged by it), by text.
 
-        Its own only: the session holds what it said (a teammate's 199 superseded facts
-        were listed in every message, a review).
+        Each with why, and whether the message lists it. Its own only: the session holds
+        what it said (a teammate's 199 superseded facts were listed in every message, a
+        review). Listed unless the agent replaced it itself: one withdrawn before a first
+        return was told nowhere (a review).
         """
         log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
         agent = self.member.agent
@@ -294,7 +296,7 @@ class ReadmitSession:
             if isinstance(e := r.event, Assert | Supersede) and e.author == agent
         }
         return {
-            texts[r.item]: reason_text(r.reason, r.detail)
+            texts[r.item]: (reason_text(r.reason, r.detail), r.detail != REPLACED_BY_ITSELF)
             for r in withdrawn_before(decided, log)
             if r.item in texts and r.reason != Reason.UNAUTHORIZED.value
         }

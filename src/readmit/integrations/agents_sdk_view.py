@@ -85,9 +85,15 @@ class Judged:
 
 
 def judge(
-    decided: Decided, renews: Decided | None = None, before: Mapping[str, str] | None = None
+    decided: Decided,
+    renews: Decided | None = None,
+    before: Mapping[str, tuple[str, bool]] | None = None,
 ) -> Judged:
-    """``decided`` by fact text; ``before``: the texts withdrawn before it, not judged."""
+    """``decided`` by fact text.
+
+    ``before``: the texts withdrawn before it, which it did not judge (why, and whether the
+    message lists it).
+    """
     decision = decided.decision
     items = decision.items if isinstance(decision, Issued) else ()
     by_id = decided.context.by_id
@@ -100,9 +106,10 @@ def judge(
     }
     # Told only of what it may read: another principal's text is filtered out, never shown.
     told = {by_id[r.item].text for r in gone if readable(decided, r.item)}
-    # Hidden, not listed: withdrawn while the agent was there, it was told then.
     shown = {i.text for i in items}
-    removed |= {t: why for t, why in (before or {}).items() if t not in removed.keys() | shown}
+    earlier = {t: w for t, w in (before or {}).items() if t not in removed.keys() | shown}
+    removed |= {text: why for text, (why, _) in earlier.items()}
+    told |= {text for text, (_, listed) in earlier.items() if listed}
     deadline = expiry(decided).timestamp()
     judged = Judged(
         decided, frozenset(i.text for i in items), removed, deadline, renews, told=frozenset(told)

@@ -28,6 +28,10 @@ from readmit.model import Agent, Scope
 from readmit.reasons import Reason
 from readmit.store import WorkStateStore
 
+REPLACED_BY_TEAMMATE = "replaced under its key by a teammate's later statement"
+REPLACED_BY_ITSELF = "replaced under its key by its own later statement"
+"""Why a keyed statement withdrew an item: a teammate's, or the agent's own."""
+
 FOLLOW_EVERY = 0.05
 """Seconds a read may go on the log as last read, unless this process wrote since."""
 
@@ -192,8 +196,7 @@ class Following:
         """
         item, gone = event.item, []
         if item.key is not None and not item.unconfirmed:  # the agent's own replace too
-            by = "a teammate's" if theirs else "its own"
-            why = f"replaced under its key by {by} later statement"
+            why = REPLACED_BY_TEAMMATE if theirs else REPLACED_BY_ITSELF
             target = event.target if isinstance(event, Supersede) else None  # its own version
             held = self.keys.get(item.key, [])
             replaced = [i for i in held if i != target and self._replaces(event.author, i)]
