@@ -22,8 +22,9 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 from builders import KEY
+from readmit.events import Assert, ItemDraft
 from readmit.integrations.langgraph import ReadmitStore, arrive
-from readmit.integrations.langgraph.keys import render, same_times
+from readmit.integrations.langgraph.keys import identity, item_key, render, same_times
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
@@ -274,3 +275,21 @@ def test_a_time_rendered_by_its_str_before_still_says_the_same() -> None:
 
     assert same_times(read, earlier)
     assert not same_times(render(TRIP, "hotel", {"when": "2026-05-02T08:30:00+00:00"}), earlier)
+
+
+def test_a_value_an_older_readmit_rendered_otherwise_is_still_shown(readmit: SqlStore) -> None:
+    """Its item says the enum by its ``str`` (older readmits did), the store holds its value:
+    a value that says no version the view left out is shown (a review: hidden for good)."""
+    inner = InMemoryStore()
+    a1, _, _ = two_agents(readmit, inner)
+    older = '"trip/tier" = {"level": "Tier.GOLD"}'
+    stated = ItemDraft(id="lg-old", text=older, key=item_key(identity(TRIP, "tier")))
+    a1.record([Assert(id="put-old", at=a1.clock(), author="a1", item=stated)])
+    inner.put(TRIP, "tier", {"level": "gold"})  # as SqliteStore hands back an enum
+    a1.depart()
+    arrive(a1)
+
+    found = ReadmitStore(inner, a1).get(TRIP, "tier")
+
+    assert found is not None
+    assert found.value == {"level": "gold"}
