@@ -277,19 +277,43 @@ def test_a_time_rendered_by_its_str_before_still_says_the_same() -> None:
     assert not same_times(render(TRIP, "hotel", {"when": "2026-05-02T08:30:00+00:00"}), earlier)
 
 
-def test_a_value_an_older_readmit_rendered_otherwise_is_still_shown(readmit: SqlStore) -> None:
-    """Its item says the enum by its ``str`` (older readmits did), the store holds its value:
-    a value that says no version the view left out is shown (a review: hidden for good)."""
+class Tier(Enum):
+    GOLD = "gold"
+
+
+def test_a_value_an_older_readmit_rendered_by_str_is_shown_where_the_store_keeps_it(
+    readmit: SqlStore,
+) -> None:
+    """Its item says the enum by its ``str`` (older readmits did); ``InMemoryStore`` keeps
+    the enum itself, which rendered as an older readmit did says the admitted text."""
     inner = InMemoryStore()
     a1, _, _ = two_agents(readmit, inner)
     older = '"trip/tier" = {"level": "Tier.GOLD"}'
     stated = ItemDraft(id="lg-old", text=older, key=item_key(identity(TRIP, "tier")))
     a1.record([Assert(id="put-old", at=a1.clock(), author="a1", item=stated)])
-    inner.put(TRIP, "tier", {"level": "gold"})  # as SqliteStore hands back an enum
+    inner.put(TRIP, "tier", {"level": Tier.GOLD})
     a1.depart()
     arrive(a1)
 
     found = ReadmitStore(inner, a1).get(TRIP, "tier")
 
     assert found is not None
-    assert found.value == {"level": "gold"}
+    assert found.value == {"level": Tier.GOLD}
+
+
+def test_a_value_replaced_before_the_departure_that_landed_last_is_not_shown(
+    readmit: SqlStore,
+) -> None:
+    """The version left at the path was replaced before a1 departed, so it is in neither C
+    nor Δ: a lens that hid only those showed it (a review)."""
+    inner = InMemoryStore()
+    a1, a2 = (Member(readmit, "trip", a, HmacSha256Signer(KEY)) for a in ("a1", "a2"))
+    s1, s2 = ReadmitStore(inner, a1), ReadmitStore(inner, a2)
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    s2.put(TRIP, "hotel", {"text": "The Ritz is booked."})
+    inner.put(TRIP, "hotel", RIVERSIDE)  # the older write, landing last
+    a1.depart()
+    arrive(a1)
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.search(TRIP) == []

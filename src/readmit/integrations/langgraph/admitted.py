@@ -27,7 +27,7 @@ from readmit.integrations.langgraph.keys import (
     LONG_KEY,
     Identity,
     identity,
-    item_key,
+    older_render,
     parse,
     render,
     same_times,
@@ -157,10 +157,6 @@ class Lens:
     """The value last found to say ``texts``' text at each path (kept, so compared by
     identity: a store that hands out the same object is not rendered again)."""
 
-    stale: dict[str, set[str]] = field(default_factory=dict)
-    """Readmit key -> the texts of the versions under it the decision did not admit, of
-    the paths it shows (`fits` hides a value that says one of them)."""
-
     @classmethod
     def of(cls, decided: Decided, newest: Newest | None = None) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld).
@@ -183,21 +179,8 @@ class Lens:
             if last.get(item.key or "", item.text) == item.text:
                 lens._current(item.id, ident, item.depends_on)
                 lens.texts[ident] = item.text
-        lens._stale(decided, {i.key: i.id for i, _ in paths})
         lens.show(lens.current.values())
         return lens
-
-    def _stale(self, decided: Decided, admitted: dict[str | None, str]) -> None:
-        """Note the versions of C and Δ at the admitted keys that the view did not admit."""
-        ctx = decided.context
-        versions = [(i.key, i.id, i.text) for i in ctx.items] + [
-            (e.item.key, e.item.id, e.item.text)
-            for r in ctx.delta
-            if isinstance(e := r.event, Assert | Supersede)
-        ]
-        for key, item_id, text in versions:
-            if key in admitted and admitted[key] != item_id:
-                self.stale.setdefault(key or "", set()).add(text)
 
     def lapsed(self) -> "Lens":
         """This lens once its view has expired: only the agent's own writes since."""
@@ -346,29 +329,30 @@ class Lens:
         )
 
     def fits(self, ident: Identity, item: LangGraphItem) -> bool:
-        """Whether ``item``, at shown path ``ident``, is no version the view did not admit.
+        """Whether ``item``, at shown path ``ident``, holds the version the lens shows.
 
         readmit records a write before the inner store lands it, and two writers' writes
-        may land in the other order: the path then holds a version the view excluded as
-        superseded (a probe). A value that says neither it nor the admitted one is shown,
-        as before: one written around readmit leaves no trace, and one an older readmit
-        rendered otherwise (an enum by its ``str``) is read back as the store wrote it.
-        The agent's own are shown.
+        may land in the other order: the path then holds a value the view did not admit,
+        maybe one it excluded as superseded, or one replaced before the departure (a
+        probe, reviews). A value rendered as an older readmit rendered it (`same_times`,
+        `older_render`) says the admitted text too. The agent's own are shown.
         """
         value = item.value
         if self.checked.get(ident) is value or ident in self.own:
             return True
+        admitted = self.texts.get(ident)
         try:
             text = render(item.namespace, item.key, value)
+            says = admitted is not None and (
+                text == admitted
+                or same_times(text, admitted)
+                or older_render(item.namespace, item.key, value) == admitted
+            )
         except (TypeError, ValueError):  # written around readmit: no version says it
             return False
-        admitted = self.texts.get(ident)
-        if admitted is None or (text != admitted and not same_times(text, admitted)):
-            stale = self.stale.get(item_key(ident), ())
-            if admitted is None or any(text == s or same_times(text, s) for s in stale):
-                return False
-        self.checked[ident] = value
-        return True
+        if says:
+            self.checked[ident] = value
+        return says
 
     def add(self, idents: Iterable[Identity]) -> None:
         """Show ``idents`` too: what the agent wrote after the return (hold `lock`)."""

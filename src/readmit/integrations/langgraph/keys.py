@@ -103,3 +103,18 @@ def same_times(read: str, admitted: str) -> bool:
     ISO 8601 has a T): a store that keeps JSON hands it back in ISO 8601.
     """
     return _TIME.sub(r'"\1T\2', admitted) == read
+
+
+def older_render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> str:
+    """`render` as readmit rendered before `_as_stored`: what JSON has no type for by ``str``.
+
+    A store that keeps the value's objects (``InMemoryStore``) still says an enum's
+    older text; one that keeps JSON hands back the enum's value, which says it no longer:
+    such a value is hidden until it is written again (README, "Upgrading").
+    """
+    if ANNOTATIONS in value:
+        value = {k: v for k, v in value.items() if k != ANNOTATIONS}
+    return f"{json.dumps('/'.join((*namespace, key)))} = {_OLDER.encode(value)}"
+
+
+_OLDER = json.JSONEncoder(sort_keys=True, default=str, separators=(", ", ": "))
