@@ -304,6 +304,26 @@ def test_a_fact_withdrawn_before_the_first_return_is_listed_and_one_replaced_by_
     assert "dinner: at seven" not in texts(items)[0]
 
 
+def test_facts_the_agent_popped_itself_before_departing_are_not_listed(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Each draft it took back was listed in every message (a review)."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        for n in range(5):
+            await b.add_items([said(f"draft {n}: maybe")])
+            await b.pop_item()
+        await b.add_items([said("hotel: the Hilton")])
+        b.depart()
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert texts(items)[1:] == ["hotel: the Hilton"]
+    assert "draft" not in texts(items)[0]
+
+
 def test_a_fact_the_agent_states_again_after_its_return_is_shown(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
@@ -650,6 +670,23 @@ def test_two_wrappers_of_one_conversation_take_turns_so_a_refused_add_takes_only
     assert isinstance(refusal, InvalidEvent)
     assert texts(run(SQLiteSession("conv", tmp_path / "s.db").get_items())) == ["hotel: the Hilton"]
     assert [i.text for i in team[0].visible()] == ["hotel: the Hilton"]
+
+
+def test_more_writes_at_once_than_the_loop_has_threads_all_land(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Each write waiting for its turn held a worker thread: past the pool's size, the one
+    holding the turn never got one, and none landed (a review: 8 on two cores)."""
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0], learned=topical)
+
+    async def many() -> None:
+        writes = [session.add_items([said(f"fact {n}: noted")]) for n in range(40)]
+        await asyncio.wait_for(asyncio.gather(*writes), 120)
+
+    run(many())
+
+    assert len(run(session.inner.get_items())) == 40
+    assert len(team[0].visible()) == 40
 
 
 class RefusingSession(SQLiteSession):

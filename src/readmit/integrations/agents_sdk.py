@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from readmit.decide import Decided
-from readmit.events import Assert, Event, Supersede
+from readmit.events import Assert, Close, Event, Revoke, Supersede
 from readmit.integrations.agents_sdk_view import PREAMBLE, Judged, judge, preamble, reason_text
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
 from readmit.integrations.following import REPLACED_BY_ITSELF, Following, withdrawn_before
@@ -285,8 +285,8 @@ class ReadmitSession:
 
         Each with why, and whether the message lists it. Its own only: the session holds
         what it said (a teammate's 199 superseded facts were listed in every message, a
-        review). Listed unless the agent replaced it itself: one withdrawn before a first
-        return was told nowhere (a review).
+        review). Listed unless the agent withdrew or replaced it itself: one withdrawn
+        before a first return was told nowhere (a review).
         """
         log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
         agent = self.member.agent
@@ -295,8 +295,14 @@ class ReadmitSession:
             for r in log
             if isinstance(e := r.event, Assert | Supersede) and e.author == agent
         }
+        itself = {  # what it popped (or revoked, or closed) itself is its own doing
+            e.target for r in log if isinstance(e := r.event, Revoke | Close) and e.author == agent
+        }
         return {
-            texts[r.item]: (reason_text(r.reason, r.detail), r.detail != REPLACED_BY_ITSELF)
+            texts[r.item]: (
+                reason_text(r.reason, r.detail),
+                r.detail != REPLACED_BY_ITSELF and r.item not in itself,
+            )
             for r in withdrawn_before(decided, log)
             if r.item in texts and r.reason != Reason.UNAUTHORIZED.value
         }

@@ -87,11 +87,17 @@ class Shared:
 
     @asynccontextmanager
     async def __call__(self) -> AsyncIterator[None]:
-        """Hold the turn, waited for off the event loop.
+        """Hold the turn, asked for again after a pause while another holds it.
 
-        Inside a `to_the_end` write: a cancelled caller leaves it to be taken and given back.
+        No thread waits on it: writes waiting each in a worker thread took every thread of
+        the loop's pool, and the one holding the turn waited for one for good; a waiter
+        cancelled as its loop closed took the turn later, and no one gave it back (a
+        review). A waiter cancelled here has not taken it.
         """
-        await asyncio.to_thread(self.lock.acquire)
+        pause = 0.001
+        while not self.lock.acquire(blocking=False):
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 0.05)
         try:
             yield
         finally:
