@@ -12,6 +12,14 @@ from readmit.store import SqlStore, open_store
 LAST = "m029_obligations_by_frontier"
 
 
+def _before_the_last_migration(store: SqlStore) -> None:
+    """Undo `LAST` in ``store``, as a store of the readmit before it is."""
+    with store.conn.transaction():
+        store.conn.execute("DROP INDEX obligations_by_frontier")
+        store.conn.execute("ALTER TABLE obligations DROP COLUMN frontier")
+        store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
+
+
 def test_opening_a_store_an_older_readmit_made_warns_what_it_applied(
     backend: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -20,10 +28,7 @@ def test_opening_a_store_an_older_readmit_made_warns_what_it_applied(
         store = open_store(url)
         assert isinstance(store, SqlStore)
         store.create_workspace("ws", [Agent(id="A1", principal="p", role="r")])
-        with store.conn.transaction():
-            store.conn.execute("DROP INDEX obligations_by_frontier")
-            store.conn.execute("ALTER TABLE obligations DROP COLUMN frontier")
-            store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
+        _before_the_last_migration(store)
         store.close()
 
         with caplog.at_level(logging.WARNING, logger="readmit.store"):
@@ -57,10 +62,7 @@ def test_a_store_with_no_workspace_yet_is_not_said_to_be_upgraded(
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
         assert isinstance(store, SqlStore)
-        with store.conn.transaction():  # as if another process had got this far
-            store.conn.execute("DROP INDEX obligations_by_frontier")
-            store.conn.execute("ALTER TABLE obligations DROP COLUMN frontier")
-            store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
+        _before_the_last_migration(store)  # as if another process had got this far
         store.close()
 
         with caplog.at_level(logging.WARNING, logger="readmit.store"):
