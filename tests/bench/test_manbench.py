@@ -174,3 +174,18 @@ def test_bench_cli_completes_and_reports_skipped_rows(tmp_path: Path) -> None:
     assert len(results["meta"]["skipped_rows"]) == 2
     assert {r["episode"].rsplit("/", 2)[-2] for r in results["rows"]} == {"nested", "flat"}
     assert "skipped 2 malformed data rows" in (out / "results.md").read_text(encoding="utf-8")
+
+
+def test_bench_through_backends_reports_skipped_rows_in_its_meta_too(tmp_path: Path) -> None:
+    """The portability study warned of them and left them out of its results.json."""
+    data = tmp_path / "data"
+    write_task(data, "flat", [row(0), row(1, misleading_target=...)])
+    out = tmp_path / "out"
+    args = ["bench", "--suite", f"manbench:{data}", "--backend", "langgraph", "--out", str(out)]
+
+    result = CliRunner().invoke(cli, args)
+
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    [skipped] = results["meta"]["skipped_rows"]
+    assert "flat idx 1: misleading_target: Field required" in skipped

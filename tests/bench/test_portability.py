@@ -122,6 +122,21 @@ def test_bench_backend_writes_the_backends_side_by_side(tmp_path: Path) -> None:
     assert "| langgraph VIA | langgraph IIR | mem0 VIA | mem0 IIR |" in table
 
 
+def test_bench_through_one_backend_without_the_baseline_agrees_with_nothing(
+    tmp_path: Path,
+) -> None:
+    """``--backend langgraph`` alone ended with ``internal: KeyError`` (no readmit baseline)."""
+    out = tmp_path / "out"
+    args = ["bench", "--suite", "returns", "--seeds", "1", "--sample", "1", "--out", str(out)]
+
+    result = CliRunner().invoke(cli, [*args, "--backend", "langgraph"])
+
+    assert result.exit_code == 0, result.output
+    document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert document["agreement"] == {"langgraph": None}
+    assert document["meta"]["skipped_rows"] == []
+
+
 def test_bench_refuses_an_unknown_backend(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["bench", "--backend", "chroma", "--out", str(tmp_path)])
 

@@ -604,6 +604,18 @@ CASES = [
         {"f": "a file"},
     ),
     Case(
+        "bench of a generated suite given a path",
+        ["bench", "--out", "{tmp}/out", "--suite", "drift:data.json"],
+        "config_error",
+        "--suite drift is generated, it takes no path (it reads no file)",
+    ),
+    Case(
+        "bench of the synthetic STALE suite given a path",
+        ["bench", "--out", "{tmp}/out", "--suite", "stale-synth:data.json"],
+        "config_error",
+        "--suite stale-synth is generated, it takes no path (stale:FILE reads a STALE file)",
+    ),
+    Case(
         "bench of a misspelled suite",
         ["bench", "--out", "{tmp}/out", "--suite", "drif"],
         "config_error",

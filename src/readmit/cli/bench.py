@@ -46,6 +46,9 @@ def _check_suite(suite: str) -> None:
         raise ConfigError(f"unknown suite {name!r} ({hint}known: {', '.join(SUITES)})")
     if name in NEEDS_PATH and not path:
         raise ConfigError(f"--suite {name}:PATH needs the path of the benchmark data")
+    if name not in NEEDS_PATH and path:  # it was ignored: the run was of generated data
+        given = "stale:FILE reads a STALE file" if name == "stale-synth" else "it reads no file"
+        raise ConfigError(f"--suite {name} is generated, it takes no path ({given})")
 
 
 def _episodes(
@@ -194,7 +197,8 @@ def bench(
         sample_seed,
     )
     if backends:
-        _portability(episodes, backends, verifier_spec, out, suites, seeds, teams, sample)
+        chose = (suites, seeds, teams, sample, skipped)
+        _portability(episodes, backends, verifier_spec, out, chose)
         return
     with steps_bar(len(episodes), "episodes") as advance:
         rows = run(
@@ -275,12 +279,14 @@ def _portability(
     backends: tuple[str, ...],
     verifier_spec: str,
     out: Path,
-    suites: tuple[str, ...],
-    seeds: int,
-    teams: tuple[int, ...],
-    sample: int | None,
+    chose: tuple[tuple[str, ...], int, tuple[int, ...], int | None, list[str]],
 ) -> None:
-    """TRACE through each backend on the same episodes: results.json and results.md."""
+    """TRACE through each backend on the same episodes: results.json and results.md.
+
+    ``chose``: the suites, seeds, team sizes and sample asked for, and the data rows skipped
+    (they were warned of, and left out of its meta).
+    """
+    suites, seeds, teams, sample, skipped = chose
     from readmit.bench.backends import report, study
     from readmit.plugins import make_verifier
 
@@ -296,6 +302,7 @@ def _portability(
         "teams": list(teams),
         "sample": sample,
         "verifier": verifier_spec,
+        "skipped_rows": skipped,
     }
     paths = report.write(played, out, meta)
     failed = [p for p in played if p.error is not None]

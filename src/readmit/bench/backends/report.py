@@ -16,12 +16,20 @@ def _pct(value: float) -> str:
 
 
 def agreement(played: Sequence[Played], baseline: str = "readmit") -> dict[str, float]:
-    """Per backend: the share of episodes whose VIA and IIR both equal the baseline's."""
+    """Per backend: the share of episodes whose VIA and IIR both equal the baseline's.
+
+    Not a number without the baseline (``--backend langgraph`` alone ended the run with
+    ``internal: KeyError``).
+    """
     base = {p.episode: (p.via, p.iir) for p in played if p.backend == baseline}
     shares: dict[str, float] = {}
     for name in dict.fromkeys(p.backend for p in played):
-        same = [float((p.via, p.iir) == base[p.episode]) for p in played if p.backend == name]
-        shares[name] = metrics.mean(same) if base else float("nan")
+        same = [
+            float((p.via, p.iir) == base[p.episode])
+            for p in played
+            if p.backend == name and p.episode in base
+        ]
+        shares[name] = metrics.mean(same) if same else float("nan")
     return shares
 
 
