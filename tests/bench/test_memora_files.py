@@ -198,6 +198,14 @@ QUESTION_CASES = [
     (_question(memory_evidence=[]), "memory_evidence: Input should be a valid dictionary"),
     (_question(question_id=...), "question_id: Field required"),
     (_question(question=5), "question: Input should be a valid string"),
+    (  # read unchecked by the judge of --llm runs: a KeyError there
+        _question(evaluation={"evaluation_questions": [{"evaluation_question": "Said?"}]}),
+        "evaluation.evaluation_questions.0.expected_answer: Field required",
+    ),
+    (
+        _question(evaluation={"evaluation_questions": "Said?"}),
+        "evaluation.evaluation_questions: Input should be a valid list",
+    ),
 ]
 
 

@@ -86,13 +86,27 @@ class _Evidence(BaseModel):
     remaining_tasks: list[dict[str, Any]] = []
 
 
+class _Criterion(BaseModel):
+    """What `readmit.bench.llm` asks the judge of an answer (it read these keys unchecked)."""
+
+    model_config = ConfigDict(extra="allow")
+    evaluation_question: str
+    expected_answer: str
+    evaluation_type: str = ""
+
+
+class _Judging(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    evaluation_questions: list[_Criterion] = []
+
+
 class _Question(BaseModel):
     model_config = ConfigDict(extra="allow")
     question_id: str
     question: str
     memory_evidence: _Evidence = Field(default_factory=_Evidence)
     forgetting_evidence: Any = None
-    evaluation: dict[str, Any] = {}
+    evaluation: _Judging = Field(default_factory=_Judging)
 
 
 class _Evaluation(BaseModel):
@@ -265,7 +279,7 @@ def _episode(
         judge={
             "presence": presence,
             "forgetting": forgetting,
-            "criteria": q.evaluation.get("evaluation_questions", []),
+            "criteria": [c.model_dump() for c in q.evaluation.evaluation_questions],
         },
     )
 
