@@ -209,6 +209,29 @@ QUESTION_CASES = [
 ]
 
 
+def test_a_question_repeating_an_earlier_ones_id_is_skipped(persona: Path) -> None:
+    """Their episodes shared ids, and their rows could not be told apart."""
+    [path] = persona.glob("evaluation_questions_*.json")
+    every = [e.id for e in memora.load(persona).episodes]
+    first, second = json.loads(path.read_text("utf-8"))["questions"]["remembering"][:2]
+    _edit(path, lambda d: _renamed(d, second["question_id"], first["question_id"]))
+
+    loaded = memora.load(persona)
+
+    said = "question_id: repeats questions.remembering[0]'s (episodes share ids)"
+    assert [str(s) for s in loaded.skipped] == [f"{path} questions.remembering[1]: {said}"]
+    assert len(loaded.episodes) == len(every) - len(memora.FRACTIONS)
+
+
+def _renamed(data: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """``data`` with the question ``old`` given id ``new``."""
+    for rows in data["questions"].values():
+        for row in rows:
+            if row.get("question_id") == old:
+                row["question_id"] = new
+    return data
+
+
 @pytest.mark.parametrize(("change", "message"), QUESTION_CASES)
 def test_a_question_not_of_the_shape_is_skipped_naming_the_file_and_the_row(
     persona: Path, change: Callable[[Any], Any], message: str

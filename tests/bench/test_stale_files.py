@@ -59,6 +59,10 @@ MALFORMED = [
     (lambda r: {**r, "uid": "u" * 195}, "record 1: uid: at most 194 characters"),
     (lambda r: {**r, "uid": "u\x00"}, "record 1: uid: may not contain U+0000"),
     (lambda r: {**r, "uid": ""}, "record 1: uid: String should have at least 1 character"),
+    (  # episodes sharing an id: their rows could not be told apart
+        lambda r: {**r, "uid": "synthetic-0"},
+        "record 1 (uid synthetic-0): uid: repeats record 0's (episodes would share its id)",
+    ),
 ]
 
 

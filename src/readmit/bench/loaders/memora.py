@@ -185,13 +185,21 @@ def _questions(path: Path, skipped: list[SkippedRow]) -> list[_Question]:
         InvalidInput: naming the file, if it is not JSON or has no ``questions`` object of lists.
     """
     found: list[_Question] = []
+    first: dict[str, str] = {}  # question_id -> where it is first: episode ids are made of it
     for group, rows in _load(path, _Evaluation).questions.items():
         for n, raw in enumerate(rows):
+            where = f"questions.{group}[{n}]"
             try:
-                found.append(_Question.model_validate(raw))
+                question = _Question.model_validate(raw)
             except ValidationError as exc:
-                where = f"questions.{group}[{n}]"
                 skipped.append(SkippedRow(file=path, row=where, reason=problem(exc)))
+                continue
+            if question.question_id in first:
+                why = f"question_id: repeats {first[question.question_id]}'s (episodes share ids)"
+                skipped.append(SkippedRow(file=path, row=where, reason=why))
+                continue
+            first[question.question_id] = where
+            found.append(question)
     return found
 
 

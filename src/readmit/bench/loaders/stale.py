@@ -130,11 +130,19 @@ def read_records(path: Path) -> tuple[list[StaleRecord], list[SkippedRow]]:
         raise InvalidInput(f"{path}: a STALE file is a JSON list of records")
     records: list[StaleRecord] = []
     skipped: list[SkippedRow] = []
+    first: dict[str, int] = {}  # uid -> its first record: an episode's id is made of it
     for n, item in enumerate(raw):
         try:
-            records.append(StaleRecord.model_validate(item))
+            record = StaleRecord.model_validate(item)
         except ValidationError as exc:
             skipped.append(SkippedRow(file=path, row=_record(n, item), reason=problem(exc)))
+            continue
+        if record.uid in first:
+            why = f"uid: repeats record {first[record.uid]}'s (episodes would share its id)"
+            skipped.append(SkippedRow(file=path, row=_record(n, item), reason=why))
+            continue
+        first[record.uid] = n
+        records.append(record)
     return records, skipped
 
 
