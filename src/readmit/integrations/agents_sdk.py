@@ -27,9 +27,9 @@ The first ``get_items`` after that decides the return. From then on every
 ``get_items`` puts one developer message in front of the history: the decision's
 outcome, what it admitted, what it excluded with the reasons, and the signed Return
 View as JSON (the text starts with `PREAMBLE`). History items whose fact the decision
-judged and did not admit are left out (text equal to no admitted item's), and those
-whose fact was withdrawn before the departure (`withdrawn_before`), unless the agent
-has stated the text again since the return. A withheld
+judged and did not admit are left out (text equal to no admitted item's), and those of
+the agent's own facts withdrawn before the departure (`withdrawn_before`), unless it has
+stated the text again since the return. A withheld
 decision admits nothing: the message says so, and every judged fact's item is left
 out; user messages stay. ``limit`` applies to the inner history; the message is added
 in front of it. Before the first return nothing is changed.
