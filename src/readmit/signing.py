@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from readmit.errors import ConfigError, install_hint
 
@@ -38,6 +38,7 @@ def b64url_decode(text: object) -> bytes | None:
     return raw if base64.urlsafe_b64encode(raw).decode("ascii") == text else None
 
 
+@runtime_checkable
 class Signer(Protocol):
     """Signs and verifies the canonical bytes of a Return View."""
 

@@ -249,8 +249,7 @@ class Member:
             InvalidInput: naming the workspace, or the agent and the workspace's agents, or
                 what was given as the signer (a return failed with an ``AttributeError``).
         """
-        signs = all(callable(getattr(self.signer, m, None)) for m in ("sign", "verify"))
-        if not signs or not isinstance(getattr(self.signer, "alg", None), str):
+        if not isinstance(self.signer, Signer):  # it has no sign, verify or alg
             raise InvalidInput(
                 f"signer: give a readmit.signing signer (HmacSha256Signer, ...), not "
                 f"{type(self.signer).__name__}"

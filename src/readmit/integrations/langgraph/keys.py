@@ -67,9 +67,16 @@ def render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> st
     surrogates never reach the store; values JSON cannot encode are shown as the stores
     that keep JSON write them (`_as_stored`), else by their ``str``.
     """
+    return _rendered(namespace, key, value, _BODY)
+
+
+def _rendered(
+    namespace: tuple[str, ...], key: str, value: Mapping[str, Any], body: json.JSONEncoder
+) -> str:
+    """The path and ``value`` as JSON, the value (less its annotations) by ``body``."""
     if ANNOTATIONS in value:
         value = {k: v for k, v in value.items() if k != ANNOTATIONS}
-    return f"{json.dumps('/'.join((*namespace, key)))} = {_BODY.encode(value)}"
+    return f"{json.dumps('/'.join((*namespace, key)))} = {body.encode(value)}"
 
 
 def _as_stored(value: object) -> object:
@@ -112,9 +119,7 @@ def older_render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any])
     older text; one that keeps JSON hands back the enum's value, which says it no longer:
     such a value is hidden until it is written again (README, "Upgrading").
     """
-    if ANNOTATIONS in value:
-        value = {k: v for k, v in value.items() if k != ANNOTATIONS}
-    return f"{json.dumps('/'.join((*namespace, key)))} = {_OLDER.encode(value)}"
+    return _rendered(namespace, key, value, _OLDER)
 
 
 _OLDER = json.JSONEncoder(sort_keys=True, default=str, separators=(", ", ": "))
