@@ -106,8 +106,8 @@ def judge(
     }
     # Told only of what it may read: another principal's text is filtered out, never shown.
     told = {by_id[r.item].text for r in gone if readable(decided, r.item)}
-    shown = {i.text for i in items}
-    earlier = {t: w for t, w in (before or {}).items() if t not in removed.keys() | shown}
+    said = removed.keys() | {i.text for i in items}  # once, not once a text
+    earlier = {t: w for t, w in (before or {}).items() if t not in said}
     removed |= {text: why for text, (why, _) in earlier.items()}
     told |= {text for text, (_, listed) in earlier.items() if listed}
     deadline = expiry(decided).timestamp()
