@@ -70,6 +70,7 @@ def _changed(path: tuple[str, ...], value: Any) -> dict[str, Any]:
         (("at",), "2026-05-01T08:00:00.1234567Z"),
         (("item", "kind"), "interface"),
         (("item", "supports"), []),
+        (("item", "purposes"), ["*", "plan"]),  # the edge makes it "*"
     ],
 )
 def test_a_body_of_another_shape_reads_as_the_edge_reads_it(
@@ -88,6 +89,9 @@ def test_a_body_of_another_shape_reads_as_the_edge_reads_it(
         (("item", "kind"), "obligation"),
         (("item", "unconfirmed"), 0),
         (("item", "valid_to"), 1714550400),
+        (("item", "depends_on"), ["d1", 2]),
+        (("item", "readers", "roles"), []),
+        (("item", "text"), " "),
         (("op",), "explode"),
     ],
 )

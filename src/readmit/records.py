@@ -19,8 +19,11 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def positional(cls: type[T]) -> Callable[..., T]:
+def positional(cls: type[T], *, checked: bool = True) -> Callable[..., T]:
     """A constructor of the frozen, slotted dataclass ``cls`` taking every field in order.
+
+    Without ``checked``, its ``__post_init__`` is not run: for a caller that has made
+    the same checks on what it builds from (`readmit.wire.logged`).
 
     Raises:
         TypeError: if ``cls`` is not a frozen dataclass with slots, directly on ``object``,
@@ -43,7 +46,7 @@ def positional(cls: type[T]) -> Callable[..., T]:
             "fields, which must be its slots, and its only base must be object"
         )
     twin: Any = make_dataclass(cls.__name__, names, slots=True, eq=False)
-    check: Callable[[Any], None] | None = getattr(cls, "__post_init__", None)
+    check: Callable[[Any], None] | None = getattr(cls, "__post_init__", None) if checked else None
 
     def make(*values: Any) -> T:
         value = twin(*values)
