@@ -28,8 +28,8 @@ The first ``get_items`` after that decides the return. From then on every
 outcome, what it admitted, what it excluded with the reasons, and the signed Return
 View as JSON (the text starts with `PREAMBLE`). History items whose fact the decision
 judged and did not admit are left out (text equal to no admitted item's), and those of
-the agent's own facts withdrawn before the departure (`withdrawn_before`), unless it has
-stated the text again since the return. A withheld
+the agent's own facts withdrawn before the departure (`readmit.integrations.prior`),
+unless it has stated the text again since the return. A withheld
 decision admits nothing: the message says so, and every judged fact's item is left
 out; user messages stay. ``limit`` applies to the inner history; the message is added
 in front of it. Before the first return nothing is changed.
@@ -58,10 +58,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from readmit.decide import Decided
-from readmit.events import Assert, Close, Event, Revoke, Supersede
+from readmit.events import Assert, Event
 from readmit.integrations.agents_sdk_view import PREAMBLE, Judged, judge, preamble, reason_text
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
-from readmit.integrations.following import REPLACED_BY_ITSELF, Following, withdrawn_before
+from readmit.integrations.following import REPLACED_BY_ITSELF, Following
+from readmit.integrations.prior import Prior
 from readmit.integrations.team import (
     Member,
     lapsed,
@@ -141,6 +142,7 @@ class ReadmitSession:
     (`Member.owes_return`)."""
     _judged: Judged | None = field(default=None, repr=False)
     _following: Following | None = field(default=None, repr=False)
+    _prior: Prior = field(init=False, repr=False)
     _turn: Turn = field(default_factory=Turn, repr=False)
     _writes: Shared = field(init=False, repr=False)
     """Held by each write for its whole length, the session's part and readmit's: shared
@@ -162,6 +164,7 @@ class ReadmitSession:
             self.returning = self.member.owes_return()
         self.session_id = str(self.inner.session_id)
         self._writes = shared(self.session_id)
+        self._prior = Prior(self.member)
         self.session_settings = getattr(self.inner, "session_settings", None)
 
     def depart(self, task: str | None = None, purpose: str | None = None) -> None:
@@ -288,23 +291,15 @@ class ReadmitSession:
         review). Listed unless the agent withdrew or replaced it itself: one withdrawn
         before a first return was told nowhere (a review).
         """
-        log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
-        agent = self.member.agent
-        texts = {
-            e.item.id: e.item.text
-            for r in log
-            if isinstance(e := r.event, Assert | Supersede) and e.author == agent
-        }
-        itself = {  # what it popped (or revoked, or closed) itself is its own doing
-            e.target for r in log if isinstance(e := r.event, Revoke | Close) and e.author == agent
-        }
+        prior = self._prior
+        walk = prior.upto(decided)
         return {
-            texts[r.item]: (
+            walk.texts[r.item]: (
                 reason_text(r.reason, r.detail),
-                r.detail != REPLACED_BY_ITSELF and r.item not in itself,
+                r.detail != REPLACED_BY_ITSELF and r.item not in prior.itself,
             )
-            for r in withdrawn_before(decided, log)
-            if r.item in texts and r.reason != Reason.UNAUTHORIZED.value
+            for r in prior.withdrawn(decided)
+            if r.item in walk.own and r.reason != Reason.UNAUTHORIZED.value
         }
 
     def _revoke(self, fact: Learned) -> None:

@@ -8,7 +8,8 @@ one through readmit (over HTTP, say) rather than through the layer. `Following` 
 workspace's log after the return (a read that never waits for writers) and names what
 was withdrawn, by the store's own rules, so that a read stops serving it at once rather
 than at the next return; and, for a memory bank shared with another principal, what the
-agent may not read (`unreadable_before` names the same of what came before the return).
+agent may not read (`readmit.integrations.prior` names the same of what came before the
+return).
 
 A read does not read the log every time (`Watch`): a memory layer's own read can take
 a microsecond, the log's a few. It reads it after any write through the same store
@@ -104,6 +105,13 @@ class Following:
     """Premise -> the items of C and after the return that depend on it."""
     _fell: set[str] = field(default_factory=set)
     """The items withdrawn as their premise was (`_fallen`)."""
+    _out: set[str] = field(default_factory=set)
+    """The items withdrawn by an earlier `take` (but as ``unauthorized``): an item stated
+    later on one of them falls at once, as if the two had been taken together."""
+    _scoped: dict[tuple[object, ...], Scope | None] = field(default_factory=dict)
+    """The scopes made so far, by what makes them: most items share one of a few."""
+    _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
+    """Whether the agent may read each scope of `_scoped`, by identity (kept alive here)."""
     from_start: InitVar[bool] = False
     """Whether to follow the log from its first event, knowing no item of C yet."""
 
@@ -165,6 +173,7 @@ class Following:
         gone += self._fallen(gone)
         if later:
             self.epoch = later[-1].epoch
+        self._out.update(r.item for r in gone if r.reason != Reason.UNAUTHORIZED.value)
         self.gone += gone
         return gone
 
@@ -180,13 +189,16 @@ class Following:
             premise = premises.pop()
             for item in self._rests.get(premise, ()):
                 if item not in self._fell:
-                    self._fell.add(item)
-                    why = f"depends on {premise}, which was withdrawn"
-                    told = self._told(item) and self._told(premise)
-                    detail = why if told else ""
-                    fallen.append(Removal(item, Reason.PREMISE_INVALIDATED.value, detail))
+                    fallen.append(self._fall(item, premise))
                     premises.append(item)
         return fallen
+
+    def _fall(self, item: str, premise: str) -> Removal:
+        """``item`` withdrawn as ``premise`` was; the detail where the agent may read both."""
+        self._fell.add(item)
+        why = f"depends on {premise}, which was withdrawn"
+        detail = why if self._told(item) and self._told(premise) else ""
+        return Removal(item, Reason.PREMISE_INVALIDATED.value, detail)
 
     def _stated(self, event: Assert | Supersede, theirs: bool) -> list[Removal]:
         """What a new item withdraws (the writer's key rule, whoever states it), noted.
@@ -205,11 +217,13 @@ class Following:
                 self._withdrawn(i)
         self.texts[item.id] = item.text
         self._rest(item.id, item.depends_on)
-        scope = self.scopes[item.id] = _scope(item, event.author, self._agents)
+        scope = self.scopes[item.id] = self._scope(item, event.author)
         if not theirs:
             self.own.add(item.id)
-        elif not self._readable(scope):
+        elif not self.may_read(scope):
             gone.append(Removal(item.id, Reason.UNAUTHORIZED.value, ""))
+        if fell := sorted(item.depends_on & self._out):  # withdrawn by an earlier take
+            gone.append(self._fall(item.id, fell[0]))
         if item.key is not None:
             self.keys.setdefault(item.key, []).append(item.id)
             self._keyed[item.id] = item.key
@@ -241,70 +255,36 @@ class Following:
         scope = item.scope if item is not None else self.scopes.get(item_id)
         return who is None or scope is None or scope.readable_by(who.principal, who.role)
 
-    def _readable(self, scope: Scope | None) -> bool:
-        return _reads(self.decided, scope)
+    def may_read(self, scope: Scope | None) -> bool:
+        """Whether the agent that returned may read an item of ``scope`` (one `_scope` made)."""
+        if scope is None:
+            return False
+        known = self._reading.get(id(scope))
+        if known is None:
+            who = self.decided.context.returner
+            passes = scope.readable_by(who.principal, who.role)
+            known = self._reading[id(scope)] = (scope, passes)
+        return known[1]
+
+    def _scope(self, draft: ItemDraft, author: str) -> Scope | None:
+        """The readers of an item ``author`` stated (None: its principal is not known here)."""
+        principals = draft.principals
+        made: tuple[object, ...] = (principals, author if principals is None else None)
+        made += (draft.roles, draft.task, draft.purposes)
+        if made in self._scoped:
+            return self._scoped[made]
+        scope = None
+        if principals is None and (who := self._agents.get(author)) is not None:
+            principals = frozenset({who.principal})
+        if principals is not None:
+            scope = Scope(
+                principals=principals, roles=draft.roles, task=draft.task, purposes=draft.purposes
+            )
+        self._scoped[made] = scope
+        return scope
 
     def _told(self, item: str) -> bool:
         """Whether the agent may read a withdrawal's reason: it may read the item."""
         if item in self.decided.context.by_id:
             return readable(self.decided, item)
-        return self._readable(self.scopes.get(item))
-
-
-def _reads(decided: Decided, scope: Scope | None) -> bool:
-    """Whether the agent that returned may read an item of ``scope`` (None: not known, no)."""
-    who = decided.context.returner
-    return scope is not None and scope.readable_by(who.principal, who.role)
-
-
-def _scope(draft: ItemDraft, author: str, agents: Mapping[str, Agent]) -> Scope | None:
-    """The readers of an item ``author`` stated (None: its principal is not known here)."""
-    principals = draft.principals
-    if principals is None:
-        who = agents.get(author)
-        if who is None:
-            return None
-        principals = frozenset({who.principal})
-    return Scope(principals=principals, roles=draft.roles, task=draft.task, purposes=draft.purposes)
-
-
-def withdrawn_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal]:
-    """The items stated and withdrawn up to ``decided``'s return that it did not judge.
-
-    A departure captures only active items, so a return judges nothing withdrawn before
-    that departure: a memory layer that removes only what the decision judged served a
-    memory revoked while its agent was away again after the agent's next return (a probe).
-    Each is named as `Following` names a withdrawal, by the store's own rules; one the
-    agent may not read as `unauthorized`, with no detail.
-    """
-    ctx = decided.context
-    walk = Following(decided, from_start=True)
-    gone = walk.take([r for r in log if r.epoch <= ctx.epoch], ctx.returner.agent)
-    judged = ctx.by_id.keys() | {i.id for i in ctx.left_out}
-    unauthorized = Reason.UNAUTHORIZED.value
-    return [
-        r if _reads(decided, walk.scopes.get(r.item)) else Removal(r.item, unauthorized, "")
-        for r in gone
-        if r.item not in judged and r.reason != unauthorized
-    ]
-
-
-def unreadable_before(decided: Decided, log: Sequence[Recorded]) -> list[Removal]:
-    """The items stated up to ``decided``'s return that its agent may not read.
-
-    A return judges only its checkpoint's items (those it may read) and what came after,
-    so a memory bank shared with another principal would serve the rest as unjudged.
-    """
-    ctx = decided.context
-    unread: dict[str, Removal] = {}
-    for recorded in log:
-        event = recorded.event
-        if recorded.epoch > ctx.epoch:
-            break
-        if isinstance(event, Revoke | Close | Supersede):
-            unread.pop(event.target, None)  # no longer current: a later version decides
-        if isinstance(event, Assert | Supersede) and not _reads(
-            decided, _scope(event.item, event.author, ctx.agents)
-        ):
-            unread[event.item.id] = Removal(event.item.id, Reason.UNAUTHORIZED.value, "")
-    return list(unread.values())
+        return self.may_read(self.scopes.get(item))

@@ -12,8 +12,6 @@ from typing import Any
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
-from readmit.events import Assert, Recorded, Supersede
-from readmit.integrations.following import unreadable_before, withdrawn_before
 from readmit.integrations.mem0.ids import memory_of
 from readmit.integrations.team import FOREVER, Removal, expiry, readable, removals
 from readmit.reasons import Reason
@@ -46,8 +44,8 @@ class ViewIndex:
         return decided is not None and (self.expired or not isinstance(decided.decision, Issued))
 
     followed: int = 0
-    """How many removals not in the decision are taken out already: the agent's items it
-    may not read from before the return (`unreadable_before`), then `Following.gone`."""
+    """How many removals not in the decision are taken out already: those of the log before
+    the return (`readmit.integrations.prior`), then `Following.gone`."""
     unreadable: frozenset[str] = frozenset()
     """The removed memories whose item the agent may not read: listed without their text."""
     own: Mapping[str, tuple[int, str]] = field(default_factory=dict)
@@ -143,28 +141,3 @@ def index(decided: Decided | None, *, expired: bool = False) -> ViewIndex:
     return ViewIndex(
         decided, admitted, keyed, shown, expires, expires.timestamp(), expired, unreadable=hidden
     )
-
-
-def newest(removals: list[Removal], log: Sequence[Recorded]) -> list[Removal]:
-    """Of ``removals``, those of their memory's newest version in ``log``.
-
-    A memory is removed by memory id, and a later version (another author's) may be the
-    agent's to read.
-    """
-    newest: dict[str, int] = {}
-    for recorded in log:
-        event = recorded.event
-        if isinstance(event, Assert | Supersede) and (found := memory_of(event.item.id)):
-            newest[found[0]] = max(newest.get(found[0], 0), found[1])
-    return [
-        r for r in removals if (found := memory_of(r.item)) is None or newest[found[0]] == found[1]
-    ]
-
-
-def before_return(decided: Decided, log: Sequence[Recorded]) -> list[Removal]:
-    """What of the log up to ``decided``'s return a read removes, though it judged none.
-
-    What the agent may not read (`unreadable_before`) and what was withdrawn before the
-    departure (`withdrawn_before`), each of its memory's newest version (`newest`).
-    """
-    return newest([*unreadable_before(decided, log), *withdrawn_before(decided, log)], log)

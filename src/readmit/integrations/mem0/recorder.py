@@ -32,7 +32,8 @@ from readmit.integrations.mem0.ids import (
     of_memory,
     writes_text,
 )
-from readmit.integrations.mem0.index import UNAUTHORIZED, ViewIndex, before_return, index
+from readmit.integrations.mem0.index import UNAUTHORIZED, ViewIndex, index
+from readmit.integrations.prior import Prior
 from readmit.integrations.team import (
     Member,
     Removal,
@@ -97,11 +98,13 @@ class Recorder:
     _index: ViewIndex = field(default_factory=lambda: ViewIndex(None))
     _following: Following | None = None
     _foreign: list[Removal] = field(default_factory=list)
-    """The items before the return the agent may not read (`unreadable_before`), and those
-    withdrawn before it that it did not judge (`withdrawn_before`)."""
+    """The items before the return the agent may not read, and those withdrawn before it
+    that it did not judge, each of its memory's newest version (`Prior`)."""
+    _prior: Prior = field(init=False)
 
     def __post_init__(self) -> None:
         one_of(self.on_withheld, ("remove", "raise"), "on_withheld")
+        self._prior = Prior(self.member, memory_of)
         if self.returning is None:
             self.returning = self.member.owes_return()
 
@@ -149,8 +152,7 @@ class Recorder:
         following = Following.of(self._following, decided)
         if following is not self._following:
             self._following = following
-            log = self.member.store.events(self.member.workspace, 0, decided.context.epoch)
-            self._foreign = before_return(decided, log)
+            self._foreign = self._prior.removals(decided)
         following.withdrawn(self.member)
         if view.followed != len(self._foreign) + len(following.gone):
             view = view.without([*self._foreign, *following.gone])
