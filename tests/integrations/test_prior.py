@@ -211,3 +211,47 @@ def test_a_statement_on_a_premise_withdrawn_at_an_earlier_read_falls_at_once(
     decision = a1.return_().decision  # the return agrees: x is not admitted
     assert isinstance(decision, Issued)
     assert "x" not in {i.id for i in decision.items}
+
+
+def test_a_walk_names_each_item_once_by_its_first_withdrawal_however_the_log_is_read(
+    members: dict[str, Member],
+) -> None:
+    """x falls with its premise, then is replaced under its key: named once, as fallen,
+    whether the two were read together or apart (the SDK listed or hid it by the split)."""
+    a1, a2 = members["a1"], members["a2"]
+    a2.record([Assert(id="e1", at=a2.clock(), author="a2", item=ItemDraft(id="p", text="Ritz."))])
+    on_p = ItemDraft(id="x", text="Dinner at eight.", key="dinner", depends_on=frozenset({"p"}))
+    a1.record([Assert(id="e2", at=a1.clock(), author="a1", item=on_p)])
+    a2.revoke({"p"}, "full")
+    again = ItemDraft(id="y", text="Dinner at nine.", key="dinner")
+    a1.record([Assert(id="e3", at=a1.clock(), author="a1", item=again)])
+    a1.depart()
+    decided = a1.return_()
+    log = a1.store.events("trip")
+
+    named = []
+    for split in range(len(log) + 1):
+        walk = Following(decided, from_start=True)
+        walk.take(log[:split], "a1")
+        walk.take(log[split:], "a1")
+        named.append([(r.item, r.reason) for r in walk.gone])
+    assert named == [[("p", "revoked"), ("x", "premise_invalidated")]] * (len(log) + 1)
+
+
+def test_an_item_stated_after_the_return_on_one_withdrawn_before_it_falls_at_once(
+    members: dict[str, Member],
+) -> None:
+    """The premise is not in the return's C: the walk after the return did not know it
+    withdrawn and served what rests on it until the next return (a review)."""
+    a1, a2 = members["a1"], members["a2"]
+    a2.record([Assert(id="e1", at=a2.clock(), author="a2", item=ItemDraft(id="p", text="Ritz."))])
+    a2.revoke({"p"}, "full")
+    a1.depart()
+    prior = Prior(a1)
+    following = prior.following(None, a1.return_())
+    assert following.withdrawn(a1) == []
+
+    on_p = ItemDraft(id="x", text="Dinner at the Ritz.", depends_on=frozenset({"p"}))
+    a1.record([Assert(id="e2", at=a1.clock(), author="a1", item=on_p)])
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [("x", "premise_invalidated")]
+    assert prior.following(following, following.decided) is following

@@ -277,7 +277,7 @@ class ReadmitSession:
             renewed = member.return_()
             before = self._withdrawn_before(renewed)
             judged = self._judged = judge(renewed, renews=judged.decided, before=before)
-        following = self._following = Following.of(self._following, judged.decided)
+        following = self._following = self._prior.following(self._following, judged.decided)
         following.withdrawn(member)
         if judged.followed != len(following.gone) or judged.owned != len(following.own):
             judged = self._judged = judged.without(following)

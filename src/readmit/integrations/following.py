@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 
 from readmit.decide import Decided
-from readmit.events import Assert, Close, ItemDraft, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.team import Member, Removal, readable
 from readmit.model import Agent, Scope
 from readmit.reasons import Reason
@@ -103,11 +103,9 @@ class Following:
     """`keys` the other way: each keyed item's key."""
     _rests: dict[str, list[str]] = field(default_factory=dict)
     """Premise -> the items of C and after the return that depend on it."""
-    _fell: set[str] = field(default_factory=set)
-    """The items withdrawn as their premise was (`_fallen`)."""
     _out: set[str] = field(default_factory=set)
-    """The items withdrawn by an earlier `take` (but as ``unauthorized``): an item stated
-    later on one of them falls at once, as if the two had been taken together."""
+    """The items withdrawn so far (but as ``unauthorized``): the first withdrawal of each
+    stands, and an item stated later on one of them falls at once (`_fallen`)."""
     _scoped: dict[tuple[object, ...], Scope | None] = field(default_factory=dict)
     """The scopes made so far, by what makes them: most items share one of a few."""
     _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
@@ -116,9 +114,20 @@ class Following:
     """Whether to follow the log from its first event, knowing no item of C yet."""
 
     @classmethod
-    def of(cls, current: "Following | None", decided: Decided) -> "Following":
-        """``current`` if it follows ``decided``'s return, else a new one that does."""
-        return current if current is not None and current.decided is decided else cls(decided)
+    def of(
+        cls, current: "Following | None", decided: Decided, before: "Following | None" = None
+    ) -> "Following":
+        """``current`` if it follows ``decided``'s return, else a new one that does.
+
+        ``before``, the walk of the log up to that return (`readmit.integrations.prior`):
+        what it withdrew stays withdrawn, and what is stated on it later falls.
+        """
+        if current is not None and current.decided is decided:
+            return current
+        made = cls(decided)
+        if before is not None:
+            made._out |= before._out
+        return made
 
     def __post_init__(self, from_start: bool) -> None:
         if from_start:
@@ -154,48 +163,57 @@ class Following:
         """
         gone: list[Removal] = []
         for recorded in later:
-            event = recorded.event
-            theirs = event.author != agent
-            by = "a teammate" if theirs else "you"
-            if isinstance(event, Revoke | Close | Supersede):
-                self._withdrawn(event.target)  # no key replaces it again: only active items
-            match event:  # its own too: a withdrawal made through readmit, not the layer
-                case Revoke():
-                    why = event.why if self._told(event.target) else f"revoked by {by}"
-                    gone.append(Removal(event.target, Reason.REVOKED.value, why))
-                case Close():
-                    gone.append(Removal(event.target, Reason.EXPIRED.value, f"closed by {by}"))
-                case Supersede() if theirs:
-                    why = "superseded by a teammate's later statement"
-                    gone.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
-            if isinstance(event, Assert | Supersede):
-                gone += self._stated(event, theirs)
-        gone += self._fallen(gone)
+            for removal in self._said(recorded.event, agent):
+                if removal.reason == Reason.UNAUTHORIZED.value:
+                    gone.append(removal)
+                elif removal.item not in self._out:  # the first withdrawal stands
+                    self._out.add(removal.item)
+                    gone += [removal, *self._fallen(removal.item)]
         if later:
             self.epoch = later[-1].epoch
-        self._out.update(r.item for r in gone if r.reason != Reason.UNAUTHORIZED.value)
         self.gone += gone
         return gone
 
-    def _fallen(self, gone: Sequence[Removal]) -> list[Removal]:
-        """What depends, directly or in a chain, on what ``gone`` withdraws.
+    def _said(self, event: Event, agent: str) -> list[Removal]:
+        """What ``event`` withdraws from ``agent`` by itself, each with why."""
+        theirs = event.author != agent
+        by = "a teammate" if theirs else "you"
+        said: list[Removal] = []
+        if isinstance(event, Revoke | Close | Supersede):
+            self._withdrawn(event.target)  # no key replaces it again: only active items
+        match event:  # its own too: a withdrawal made through readmit, not the layer
+            case Revoke():
+                why = event.why if self._told(event.target) else f"revoked by {by}"
+                said.append(Removal(event.target, Reason.REVOKED.value, why))
+            case Close():
+                said.append(Removal(event.target, Reason.EXPIRED.value, f"closed by {by}"))
+            case Supersede() if theirs:
+                why = "superseded by a teammate's later statement"
+                said.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
+        if isinstance(event, Assert | Supersede):
+            said += self._stated(event, theirs)
+        return said
+
+    def _fallen(self, premise: str) -> list[Removal]:
+        """What depends, directly or in a chain, on ``premise``, withdrawn just now.
 
         A return excludes it as ``premise_invalidated``; the layer served it on (a probe).
-        Its detail names the premise only where the agent may read both.
+        Each falls as its premise is withdrawn, event by event, so what a walk names does
+        not depend on how the log was split into reads (a review).
         """
         fallen: list[Removal] = []
-        premises = [r.item for r in gone if r.reason != Reason.UNAUTHORIZED.value]
+        premises = [premise]
         while premises:
             premise = premises.pop()
             for item in self._rests.get(premise, ()):
-                if item not in self._fell:
+                if item not in self._out:
+                    self._out.add(item)
                     fallen.append(self._fall(item, premise))
                     premises.append(item)
         return fallen
 
     def _fall(self, item: str, premise: str) -> Removal:
         """``item`` withdrawn as ``premise`` was; the detail where the agent may read both."""
-        self._fell.add(item)
         why = f"depends on {premise}, which was withdrawn"
         detail = why if self._told(item) and self._told(premise) else ""
         return Removal(item, Reason.PREMISE_INVALIDATED.value, detail)
@@ -222,7 +240,7 @@ class Following:
             self.own.add(item.id)
         elif not self.may_read(scope):
             gone.append(Removal(item.id, Reason.UNAUTHORIZED.value, ""))
-        if fell := sorted(item.depends_on & self._out):  # withdrawn by an earlier take
+        if fell := sorted(item.depends_on & self._out):  # stated on what was withdrawn
             gone.append(self._fall(item.id, fell[0]))
         if item.key is not None:
             self.keys.setdefault(item.key, []).append(item.id)

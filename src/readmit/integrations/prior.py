@@ -74,6 +74,16 @@ class Prior:
         walk.epoch = ctx.epoch
         return walk
 
+    def following(self, current: Following | None, decided: Decided) -> Following:
+        """`Following.of` ``decided``'s return, what the log withdrew before it known to it.
+
+        An item stated after the return on one withdrawn before it falls at once; it was
+        served until the next return (a review).
+        """
+        if current is not None and current.decided is decided:
+            return current
+        return Following.of(None, decided, self.upto(decided))
+
     def withdrawn(self, decided: Decided) -> list[Removal]:
         """The items stated and withdrawn up to ``decided``'s return that it did not judge.
 

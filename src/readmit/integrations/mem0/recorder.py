@@ -149,7 +149,7 @@ class Recorder:
         decided = view.decided
         if decided is None:
             return view
-        following = Following.of(self._following, decided)
+        following = self._prior.following(self._following, decided)
         if following is not self._following:
             self._following = following
             self._foreign = self._prior.removals(decided)
