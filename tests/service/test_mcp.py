@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from builders import KEY, build_note, spent
 from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.errors import ConfigError
+from readmit.events import Assert
 from readmit.examples.travel import travel_scenario
 from readmit.service.app import create_app
 from readmit.service.keys import require_key
@@ -194,11 +195,8 @@ def test_a_refused_tool_call_carries_the_code_and_message_without_a_traceback(
 
 
 def exchange(params: StdioServerParameters, lines: list[bytes], answers: int) -> list[Any]:
-    """``lines`` sent to a new server, and its first ``answers`` answers, stdin closed after.
-
-    Closing stdin at once would be a client leaving: the library cancels what is in
-    flight and sends no more answers (a ping piped after one refused line: 2 answers in 20).
-    """
+    """``lines`` sent to a new server, and its first ``answers`` answers, stdin closed after
+    (as a client that stays to read them does; one that pipes and leaves: `piped`)."""
     assert params.env is not None
     got: list[Any] = []
     with subprocess.Popen(
@@ -257,6 +255,57 @@ def test_a_message_the_http_api_would_refuse_is_answered_as_refused_and_not_read
     assert "repeats the key 'text'" in answers[0]["error"]["message"]
     assert "not valid UTF-8" in answers[1]["error"]["message"]
     assert store.events("trip") == []
+
+
+def piped(params: StdioServerParameters, lines: list[bytes]) -> list[Any]:
+    """Every answer of a new server to ``lines`` piped to it, its stdin closed at once."""
+    assert params.env is not None
+    done = subprocess.run(
+        [params.command, *params.args],
+        input=b"".join(lines),
+        capture_output=True,
+        env={**os.environ, **params.env},
+        timeout=120,  # a hang fails the test, not the run
+        check=True,
+    )
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_requests_piped_to_the_server_are_all_answered_when_stdin_ends_at_once(
+    store: SqlStore,
+) -> None:
+    """The library cancelled what was in flight at the end of stdin and answered none of
+    it: these tool calls were answered in no run of ten, a ping after a refused line in 3
+    of 10. A request the client cancels is not waited for (it may have been answered)."""
+    team = make_team(store)
+    client = {"name": "t", "version": "1"}
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+    events = [{"op": "assert", "author": "A1", "item": {"id": "i1", "text": "Room held."}}]
+    messages: list[dict[str, Any]] = [
+        {"id": 0, "method": "initialize", "params": hello},
+        {"method": "notifications/initialized"},
+        {
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "record_events", "arguments": {"events": events}},
+        },
+        {"id": 2, "method": "tools/call", "params": {"name": "depart", "arguments": {}}},
+        {"id": 3, "method": "ping", "params": {"x": float("nan")}},  # refused before the server
+        {"id": 4, "method": "ping"},
+        {"id": 5, "method": "no/such/method"},
+        {"id": 6, "method": "ping"},
+        {"method": "notifications/cancelled", "params": {"requestId": 6}},
+    ]
+    lines = [json.dumps({"jsonrpc": "2.0", **m}).encode() + b"\n" for m in messages]
+
+    answers = {a["id"]: a for a in piped(a1_server(store, team), lines)}
+
+    assert answers.keys() - {6} == {0, 1, 2, 3, 4, 5}
+    assert [i for i, a in sorted(answers.items()) if "error" in a] == [3, 5]
+    assert not answers[1]["result"]["isError"]
+    assert not answers[2]["result"]["isError"]
+    recorded = [r.event for r in store.events("trip")]
+    assert [e.item.id for e in recorded if isinstance(e, Assert)] == ["A1/i1"]
 
 
 def test_a_line_that_is_json_but_no_json_rpc_message_is_answered_as_an_invalid_request(

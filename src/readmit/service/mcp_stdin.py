@@ -11,13 +11,24 @@ it cannot parse: a client sending one waited for good). A line that parses but i
 JSON-RPC 2.0 message (a batch, ``"jsonrpc": "1.0"``, an ``id`` that is an object, no
 ``method``) is answered as an invalid request: the library answered none of those either,
 and read a request with an object for its ``id`` as a notification, answered never.
+
+At the end of stdin the library cancels every request still in flight and answers none
+of them: requests piped to ``readmit mcp`` lost their answers (a ping after a refused
+line was answered 2 times in 20). Here the end is passed on once every request read has
+been answered (`Pending`) or cancelled by the client, or once the client has gone: the
+far end of stdout closed (`gone`), when what is in flight is cancelled as before (a
+return then records nothing).
 """
 
 import json
 import logging
+import os
+import select
 import sys
-from collections.abc import AsyncIterator
-from typing import BinaryIO, cast
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
+from typing import Any, BinaryIO, cast
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -29,6 +40,7 @@ from mcp_types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCResponse,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
@@ -47,10 +59,12 @@ class StrictLines:
     else null), and logged.
     """
 
-    def __init__(self, stdin: BinaryIO) -> None:
+    def __init__(self, stdin: BinaryIO, client_gone: Callable[[], bool] = lambda: False) -> None:
         self._stdin = stdin
+        self._gone = client_gone
         self.answer: MemoryObjectSendStream[SessionMessage] | None = None
         """Where the server's answers go (the library's writer to stdout)."""
+        self.pending = Pending()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -60,15 +74,17 @@ class StrictLines:
             if not line.strip():
                 continue
             try:
-                strict_json.loads(line)
+                message = strict_json.loads(line)
             except InvalidInput as refused:
                 await self._refuse(line, PARSE_ERROR, str(refused))
                 continue
-            unlike = _not_jsonrpc(line)
+            unlike = _not_jsonrpc(message, line)
             if unlike is not None:
                 await self._refuse(line, INVALID_REQUEST, unlike)
                 continue
+            self.pending.read(message)
             yield line.decode()
+        await self.pending.settled(self._gone)  # the end, once what was asked is answered
 
     async def _refuse(self, line: bytes, code: int, why: str) -> None:
         log.warning("refused a message (not read): %s", why)
@@ -76,9 +92,101 @@ class StrictLines:
             await self.answer.send(SessionMessage(_refusal(line, code, why)))
 
 
-def _not_jsonrpc(line: bytes) -> str | None:
-    """Why ``line`` (strict JSON) is no JSON-RPC 2.0 message MCP reads, or None if it is one."""
-    message = json.loads(line)
+class Pending:
+    """The requests passed on to the server and not answered yet, by id."""
+
+    def __init__(self) -> None:
+        self._ids: Counter[int | str] = Counter()
+        self._none = anyio.Event()
+        self._none.set()
+
+    def read(self, message: dict[str, Any]) -> None:
+        """Note a message passed on: a request awaits its answer.
+
+        A client's cancellation of one ends the wait for it: the server never answers a
+        cancelled request.
+        """
+        if "method" not in message:
+            return
+        if "id" in message:
+            if not self._ids:
+                self._none = anyio.Event()
+            self._ids[message["id"]] += 1
+        elif message["method"] == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and type(params.get("requestId")) in (int, str):
+                self.answered(params["requestId"])
+
+    def answered(self, request: int | str) -> None:
+        """Note request ``request`` answered (an answer to no request waiting: nothing)."""
+        waiting = self._ids.get(request, 0)
+        if waiting > 1:
+            self._ids[request] = waiting - 1
+        elif waiting:
+            del self._ids[request]
+        if not self._ids:
+            self._none.set()
+
+    def clear(self) -> None:
+        """Wait for no answer: none can be written any more."""
+        self._ids.clear()
+        self._none.set()
+
+    async def settled(self, gone: Callable[[], bool]) -> None:
+        """Return once no request is waiting for its answer, or the client is ``gone``."""
+        while not self._none.is_set() and not gone():
+            with anyio.move_on_after(CHECK_GONE_EVERY):
+                await self._none.wait()
+
+
+CHECK_GONE_EVERY = 0.1
+"""Seconds between checks that the client is still there, once stdin has ended."""
+
+
+def gone(fd: int | None) -> bool:
+    """Whether the far end of ``fd`` (a pipe's or a socket's) has closed: no one reads it."""
+    if fd is None or not hasattr(select, "poll"):  # a file, or no way to tell: never gone
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked: only an error or a hang-up is reported
+    return bool(poller.poll(0))
+
+
+class Answering:
+    """The server's writer to stdout, noting each request it answers in `Pending`."""
+
+    def __init__(self, write: MemoryObjectSendStream[SessionMessage], pending: Pending) -> None:
+        self._write = write
+        self._pending = pending
+
+    async def send(self, item: SessionMessage, /) -> None:
+        try:
+            await self._write.send(item)
+        except BaseException:  # stdout is gone, or the server is stopping: nothing waits
+            self._pending.clear()
+            raise
+        answer = item.message
+        if isinstance(answer, JSONRPCResponse | JSONRPCError) and answer.id is not None:
+            self._pending.answered(answer.id)
+
+    async def aclose(self) -> None:
+        self._pending.clear()
+        await self._write.aclose()
+
+    async def __aenter__(self) -> "Answering":
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _not_jsonrpc(message: object, line: bytes) -> str | None:
+    """Why ``message`` (``line``, strict JSON) is no JSON-RPC 2.0 message MCP reads, or None."""
     if isinstance(message, list):
         return "a batch (a JSON array) is not read: MCP has none"
     if not isinstance(message, dict):
@@ -108,13 +216,29 @@ def _refusal(line: bytes, code: int, why: str) -> JSONRPCError:
 
 
 async def _serve(server: MCPServer, stdin: BinaryIO) -> None:
-    lines = StrictLines(stdin)
-    async with stdio_server(stdin=cast(anyio.AsyncFile[str], lines)) as (read, write):
-        lines.answer = write  # before the reader's first line: it has not run yet
-        low = server._lowlevel_server  # what run_stdio_async runs (no public name in mcp 2)
-        await low.run(read, write, low.create_initialization_options())
+    try:
+        stdout: int | None = os.dup(sys.stdout.fileno())  # the wire, before the library moves it
+    except (OSError, ValueError):
+        stdout = None
+    try:
+        lines = StrictLines(stdin, lambda: gone(stdout))
+        async with stdio_server(stdin=cast(anyio.AsyncFile[str], lines)) as (read, write):
+            lines.answer = write  # before the reader's first line: it has not run yet
+            low = server._lowlevel_server  # what run_stdio_async runs (no public name in mcp 2)
+            answering = Answering(write, lines.pending)
+            await low.run(read, answering, low.create_initialization_options())
+    finally:
+        if stdout is not None:
+            os.close(stdout)
 
 
 def serve_stdio(server: MCPServer, stdin: BinaryIO | None = None) -> None:
-    """Run ``server`` on stdio, its messages read from ``stdin`` (the process's) strictly."""
-    anyio.run(_serve, server, sys.stdin.buffer if stdin is None else stdin)
+    """Run ``server`` on stdio, its messages read from ``stdin`` (the process's) strictly.
+
+    A client that closes its end of stdout ends the server, as the end of stdin does (it
+    was ``error [internal]: ExceptionGroup``, exit 1).
+    """
+    try:
+        anyio.run(_serve, server, sys.stdin.buffer if stdin is None else stdin)
+    except* (BrokenPipeError, anyio.BrokenResourceError):
+        log.warning("the client closed stdout: answers not yet written are lost")
