@@ -47,6 +47,7 @@ DB = [
     ["serve", "--port", "1"],
     ["mcp"],
     ["replay", "{tmp}/trip.json"],
+    ["workspace", "create", "w", "--agent", "A:p:r"],
 ]
 GGUF = [["replay", "{tmp}/trip.json", "--verifier"], ["replay", "{tmp}/trip.json", "--embeddings"]]
 CASES = [

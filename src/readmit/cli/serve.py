@@ -34,9 +34,7 @@ DB_OPTION = click.option(
 
 
 def _port_free(host: str, port: int) -> None:
-    """Refuse a port something else listens on, before anything starts.
-
-    Else uvicorn would log it and exit 3, the code of a rejected view.
+    """Refuse a port in use before anything starts (uvicorn would exit 3, a rejected view's).
 
     Raises:
         ConfigError: naming the host and port.
@@ -385,6 +383,7 @@ def workspace_create(name: str, agents: tuple[str, ...], db: str) -> None:
     ids = [a.id for a in team]
     if twice := sorted({i for i in ids if ids.count(i) > 1}):
         raise InvalidInput(f"--agent names {', '.join(map(repr, twice))} more than once")
+    sqlite_file(db)  # a path no file system takes: config_error, not store_error
     store = open_store(db)
     try:
         store.create_workspace(name, team)
