@@ -86,6 +86,7 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> "_Ch
     """
     server = _CheckedServer(
         partial(_acting, service, key),
+        service.limits.max_body_bytes,
         name="readmit",
         instructions=(
             "readmit decides which remembered state you may still act on after an absence. "
@@ -264,10 +265,14 @@ SETTLE_S = 60.0
 def serve_stdio(server: MCPServer) -> None:
     """Serve ``server`` on stdio (`readmit.service.mcp_stdin`), then settle its returns.
 
-    Once its client has gone, the returns it abandoned are waited for, so that the store is
-    not closed under them.
+    A message is read up to the service's largest HTTP body (``max_body_bytes``). Once its
+    client has gone, the returns it abandoned are waited for, so that the store is not
+    closed under them.
     """
-    stdio(server)
+    if isinstance(server, _CheckedServer):
+        stdio(server, max_bytes=server.max_message)
+    else:
+        stdio(server)
     if isinstance(server, _CheckedServer):
         server.returns.settle(SETTLE_S)
 
@@ -281,9 +286,15 @@ class _CheckedServer(MCPServer):
     tools' own refusals. The tools themselves then only turn refusals into tool errors.
     """
 
-    def __init__(self, acting: Callable[[], AbstractContextManager[None]], **options: Any):
+    def __init__(
+        self,
+        acting: Callable[[], AbstractContextManager[None]],
+        max_message: int,
+        **options: Any,
+    ):
         super().__init__(**options)
         self._acting = acting
+        self.max_message = max_message
         self.returns = _Returns()
 
     async def call_tool(

@@ -28,18 +28,22 @@ import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, BinaryIO, cast
+from typing import BinaryIO, cast
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 from mcp_types import (
     INVALID_REQUEST,
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
     JSONRPCResponse,
     jsonrpc_message_adapter,
 )
@@ -47,8 +51,11 @@ from pydantic import ValidationError
 
 from readmit import strict_json
 from readmit.errors import InvalidInput
+from readmit.service.limits import Limits
 
 log = logging.getLogger("readmit.mcp")
+MAX_MESSAGE_BYTES = Limits().max_body_bytes
+"""The largest message read when none is given: the largest HTTP body's default."""
 
 
 class StrictLines:
@@ -59,9 +66,15 @@ class StrictLines:
     else null), and logged.
     """
 
-    def __init__(self, stdin: BinaryIO, client_gone: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        stdin: BinaryIO,
+        client_gone: Callable[[], bool] = lambda: False,
+        max_bytes: int = MAX_MESSAGE_BYTES,
+    ) -> None:
         self._stdin = stdin
         self._gone = client_gone
+        self._max = max_bytes
         self.answer: MemoryObjectSendStream[SessionMessage] | None = None
         """Where the server's answers go (the library's writer to stdout)."""
         self.pending = Pending()
@@ -70,21 +83,40 @@ class StrictLines:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        async for line in anyio.wrap_file(self._stdin):
+        async for line in self._cut():
             if not line.strip():
+                continue
+            if len(line.rstrip(b"\r\n")) > self._max:
+                why = f"it is over {self._max} bytes, the largest message read (max_body_bytes)"
+                await self._refuse(line, PARSE_ERROR, why)
                 continue
             try:
                 message = strict_json.loads(line)
             except InvalidInput as refused:
                 await self._refuse(line, PARSE_ERROR, str(refused))
                 continue
-            unlike = _not_jsonrpc(message, line)
-            if unlike is not None:
-                await self._refuse(line, INVALID_REQUEST, unlike)
+            read = _jsonrpc(message, line)
+            if isinstance(read, str):
+                await self._refuse(line, INVALID_REQUEST, read)
                 continue
-            self.pending.read(message)
+            self.pending.read(read)
             yield line.decode()
         await self.pending.settled(self._gone)  # the end, once what was asked is answered
+
+    async def _cut(self) -> AsyncIterator[bytes]:
+        """The lines of stdin, one longer than the largest message cut short, its rest dropped.
+
+        A line was read whole into memory, however long (an HTTP body is refused past
+        ``max_body_bytes`` as it is read).
+        """
+        readline, most = self._stdin.readline, self._max + 2  # and its "\r\n"
+        while line := await anyio.to_thread.run_sync(readline, most):
+            if len(line) == most and not line.endswith(b"\n"):  # cut: read on to its end
+                while (rest := await anyio.to_thread.run_sync(readline, 1 << 16)) and not (
+                    rest.endswith(b"\n")
+                ):
+                    pass
+            yield line
 
     async def _refuse(self, line: bytes, code: int, why: str) -> None:
         log.warning("refused a message (not read): %s", why)
@@ -97,28 +129,28 @@ class Pending:
 
     def __init__(self) -> None:
         self._ids: Counter[int | str] = Counter()
+        """By id as the library matches them (`coerce_request_id`: "7" is 7)."""
         self._none = anyio.Event()
         self._none.set()
 
-    def read(self, message: dict[str, Any]) -> None:
-        """Note a message passed on: a request awaits its answer.
+    def read(self, message: JSONRPCMessage) -> None:
+        """Note a message passed on, as the library reads it: a request awaits its answer.
 
         A client's cancellation of one ends the wait for it: the server never answers a
         cancelled request.
         """
-        if "method" not in message:
-            return
-        if "id" in message:
+        if isinstance(message, JSONRPCRequest):
             if not self._ids:
                 self._none = anyio.Event()
-            self._ids[message["id"]] += 1
-        elif message["method"] == "notifications/cancelled":
-            params = message.get("params")
-            if isinstance(params, dict) and type(params.get("requestId")) in (int, str):
-                self.answered(params["requestId"])
+            self._ids[coerce_request_id(message.id)] += 1
+        elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
+            request = (message.params or {}).get("requestId")
+            if isinstance(request, int | str) and not isinstance(request, bool):
+                self.answered(request)
 
     def answered(self, request: int | str) -> None:
         """Note request ``request`` answered (an answer to no request waiting: nothing)."""
+        request = coerce_request_id(request)
         waiting = self._ids.get(request, 0)
         if waiting > 1:
             self._ids[request] = waiting - 1
@@ -139,12 +171,19 @@ class Pending:
                 await self._none.wait()
 
 
+CANCELLED = "notifications/cancelled"
+"""A client's cancellation of a request it sent (its ``requestId``)."""
+
 CHECK_GONE_EVERY = 0.1
 """Seconds between checks that the client is still there, once stdin has ended."""
 
 
 def gone(fd: int | None) -> bool:
-    """Whether the far end of ``fd`` (a pipe's or a socket's) has closed: no one reads it."""
+    """Whether the far end of ``fd`` (a pipe's or a socket's) has closed: no one reads it.
+
+    A TCP peer that closes cleanly looks no different from one that only stopped
+    writing: over TCP the server runs what was asked to its end (a probe).
+    """
     if fd is None or not hasattr(select, "poll"):  # a file, or no way to tell: never gone
         return False
     poller = select.poll()
@@ -185,8 +224,11 @@ class Answering:
         await self.aclose()
 
 
-def _not_jsonrpc(message: object, line: bytes) -> str | None:
-    """Why ``message`` (``line``, strict JSON) is no JSON-RPC 2.0 message MCP reads, or None."""
+def _jsonrpc(message: object, line: bytes) -> JSONRPCMessage | str:
+    """``message`` (``line``, strict JSON) as the library reads it, or why it is none.
+
+    Why it is no JSON-RPC 2.0 message MCP reads, that is.
+    """
     if isinstance(message, list):
         return "a batch (a JSON array) is not read: MCP has none"
     if not isinstance(message, dict):
@@ -194,13 +236,13 @@ def _not_jsonrpc(message: object, line: bytes) -> str | None:
     if "method" in message and "id" in message and type(message["id"]) not in (int, str):
         return "its 'id' is neither a string nor an integer"
     try:
-        jsonrpc_message_adapter.validate_json(line, by_name=False)
+        read: JSONRPCMessage = jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as unread:
         shape = "JSONRPCRequest" if "method" in message else None
         first = next(e for e in unread.errors() if shape is None or e["loc"][0] == shape)
         field = ".".join(str(part) for part in first["loc"][1:])
         return f"not a JSON-RPC 2.0 message: {f'{field!r}: ' if field else ''}{first['msg']}"
-    return None
+    return read
 
 
 def _refusal(line: bytes, code: int, why: str) -> JSONRPCError:
@@ -210,18 +252,30 @@ def _refusal(line: bytes, code: int, why: str) -> JSONRPCError:
     except (ValueError, RecursionError):  # nested too deep for Python's parser: no id read
         message = None
     said = message.get("id") if isinstance(message, dict) else None
-    plain = type(said) is int or (type(said) is str and len(said) <= 200)
+    plain = type(said) is int or (type(said) is str and len(said) <= 200 and _utf8(said))
     error = ErrorData(code=code, message=f"the message is refused: {why}")
     return JSONRPCError(jsonrpc="2.0", id=said if plain else None, error=error)
 
 
-async def _serve(server: MCPServer, stdin: BinaryIO) -> None:
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8.
+
+    A lone surrogate cannot: answered as a refused message's id, it ended the server.
+    """
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+async def _serve(server: MCPServer, stdin: BinaryIO, max_bytes: int) -> None:
     try:
         stdout: int | None = os.dup(sys.stdout.fileno())  # the wire, before the library moves it
     except (OSError, ValueError):
         stdout = None
     try:
-        lines = StrictLines(stdin, lambda: gone(stdout))
+        lines = StrictLines(stdin, lambda: gone(stdout), max_bytes)
         async with stdio_server(stdin=cast(anyio.AsyncFile[str], lines)) as (read, write):
             lines.answer = write  # before the reader's first line: it has not run yet
             low = server._lowlevel_server  # what run_stdio_async runs (no public name in mcp 2)
@@ -232,13 +286,16 @@ async def _serve(server: MCPServer, stdin: BinaryIO) -> None:
             os.close(stdout)
 
 
-def serve_stdio(server: MCPServer, stdin: BinaryIO | None = None) -> None:
+def serve_stdio(
+    server: MCPServer, stdin: BinaryIO | None = None, max_bytes: int = MAX_MESSAGE_BYTES
+) -> None:
     """Run ``server`` on stdio, its messages read from ``stdin`` (the process's) strictly.
 
-    A client that closes its end of stdout ends the server, as the end of stdin does (it
-    was ``error [internal]: ExceptionGroup``, exit 1).
+    A message over ``max_bytes`` is refused unread. A client that closes its end of stdout
+    ends the server, as the end of stdin does (it was ``error [internal]: ExceptionGroup``,
+    exit 1).
     """
     try:
-        anyio.run(_serve, server, sys.stdin.buffer if stdin is None else stdin)
+        anyio.run(_serve, server, sys.stdin.buffer if stdin is None else stdin, max_bytes)
     except* (BrokenPipeError, anyio.BrokenResourceError):
         log.warning("the client closed stdout: answers not yet written are lost")
