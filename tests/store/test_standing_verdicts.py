@@ -140,6 +140,25 @@ def test_restating_what_was_withdrawn_lapses_the_verdict(store: WorkStateStore) 
     assert "p0" in decisions[1]["selected"]
 
 
+def test_an_item_found_stale_again_after_its_verdict_lapsed_is_named_at_every_return(
+    store: WorkStateStore,
+) -> None:
+    """The departure left p0 out under a verdict; a restatement lapsed it, a replacement
+    made p0 stale again. The first return let p0 back and excluded it; the returns after
+    it, to the same departure, found the new verdict standing and named p0 nowhere (a
+    probe of several servers found it; one store does the same)."""
+    later = [
+        assert_item(8, "h2", "Sunrise Hotel is booked.", key="hotel"),
+        assert_item(9, "h3", "Granite Hotel is booked.", key="hotel"),
+    ]
+    decisions = run(store, [*HISTORY, ret(6), depart(7), *later, ret(10), ret(11), ret(12)])
+
+    assert [reason(d, "p0") for d in decisions] == ["implicitly_invalidated"] * 4
+    assert all("p0" not in d["selected"] for d in decisions)
+    excluded = [sorted((e["item"], e["reason"]) for e in d["excluded"]) for d in decisions[1:]]
+    assert excluded[0] == excluded[1] == excluded[2]
+
+
 def test_a_restatement_only_another_principal_can_read_restores_nothing(
     store: WorkStateStore,
 ) -> None:

@@ -331,13 +331,22 @@ class _Log:
 
 
 def readmitted(
-    db: Connection, workspace: str, items: tuple[Item, ...], left: tuple[Item, ...], at: datetime
+    db: Connection,
+    workspace: str,
+    items: tuple[Item, ...],
+    left: tuple[Item, ...],
+    at: datetime,
+    departed: int,
 ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
     """C's ``items`` and what its departure ``left`` out, less what a lapsed verdict let back.
 
     Lapsed by ``at``, the return's time, where what a verdict rested on has ended.
 
-    Those left out under a verdict lapsed since join C's items (and leave ``left``).
+    Those left out under a verdict lapsed since join C's items (and leave ``left``), and
+    so do those whose verdict was decided after the departure (its epoch ``departed``):
+    the one that left it out lapsed, and it was found stale again. The first return
+    after that lapse let it back and excluded it, a second one to the same departure
+    found the new verdict standing and left it out unnamed (a probe).
 
     The departure left an item under a standing verdict out of its checkpoint, and the
     items resting on it (their premise fell); once the verdict lapses, nothing else puts
@@ -352,8 +361,12 @@ def readmitted(
     if not out:
         return items, left
     ids, now = [i.id for i in out], stamp(at)
-    found = select_in(db, workspace, _LAPSED, "item", ids, _MAY_HAVE_LAPSED)
-    back = {item for item, lapsed, until in found if lapsed is not None or until <= now}
+    found = select_in(db, workspace, _LAPSED, "item", ids)
+    back = {
+        item
+        for item, lapsed, until, decided in found
+        if lapsed is not None or (until is not None and until <= now) or decided > departed
+    }
     resting: dict[str, list[str]] = {}  # what rests on an item let back, left out as it fell
     for i in out:
         for premise in i.depends_on:
@@ -370,6 +383,5 @@ def readmitted(
     return items + extra, tuple(i for i in left if i.id not in back)
 
 
-_LAPSED = "SELECT item, lapsed_epoch, restore_until FROM invalidations"
-_MAY_HAVE_LAPSED = "AND (lapsed_epoch IS NOT NULL OR restore_until IS NOT NULL)"
+_LAPSED = "SELECT item, lapsed_epoch, restore_until, decided_epoch FROM invalidations"
 _GONE = "SELECT id FROM withdrawn"
