@@ -83,10 +83,10 @@ class StrictLines:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        async for line in self._cut():
+        async for line, cut in self._cut():
             if not line.strip():
                 continue
-            if len(line.rstrip(b"\r\n")) > self._max:
+            if cut or len(line.rstrip(b"\r\n")) > self._max:
                 why = f"it is over {self._max} bytes, the largest message read (max_body_bytes)"
                 await self._refuse(line, PARSE_ERROR, why)
                 continue
@@ -103,20 +103,22 @@ class StrictLines:
             yield line.decode()
         await self.pending.settled(self._gone)  # the end, once what was asked is answered
 
-    async def _cut(self) -> AsyncIterator[bytes]:
-        """The lines of stdin, one longer than the largest message cut short, its rest dropped.
+    async def _cut(self) -> AsyncIterator[tuple[bytes, bool]]:
+        """The lines of stdin, each with whether it was cut short, its rest read and dropped.
 
-        A line was read whole into memory, however long (an HTTP body is refused past
-        ``max_body_bytes`` as it is read).
+        A line longer than the largest message and its line end is cut. A line was read
+        whole into memory, however long (an HTTP body is refused past ``max_body_bytes``
+        as it is read).
         """
-        readline, most = self._stdin.readline, self._max + 2  # and its "\r\n"
+        readline, most = self._stdin.readline, self._max + 2
         while line := await anyio.to_thread.run_sync(readline, most):
-            if len(line) == most and not line.endswith(b"\n"):  # cut: read on to its end
+            cut = len(line) == most and not line.endswith(b"\n")
+            if cut:  # read on to its end ("\r\r" there once passed for its line end)
                 while (rest := await anyio.to_thread.run_sync(readline, 1 << 16)) and not (
                     rest.endswith(b"\n")
                 ):
                     pass
-            yield line
+            yield line, cut
 
     async def _refuse(self, line: bytes, code: int, why: str) -> None:
         log.warning("refused a message (not read): %s", why)
