@@ -304,6 +304,25 @@ def test_a_fact_withdrawn_before_the_first_return_is_listed_and_one_replaced_by_
     assert "dinner: at seven" not in texts(items)[0]
 
 
+def test_a_fact_the_departure_left_out_is_listed_and_the_history_read(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """Its premise fell before the departure: it is no item of the return's C, and every
+    read of the session raised ``KeyError`` (a probe)."""
+    a_session, _ = sessions(team, tmp_path)
+    b = team[1]
+    member_states(b, "p", "The hotel is the Ritz.")
+    on_p = ItemDraft(id="x", text="Dinner at the Ritz at eight.", depends_on=frozenset({"p"}))
+    b.record([Assert(id=new_id("e"), at=b.clock(), author="b", item=on_p)])
+    b.revoke({"p"}, "the Ritz is full")
+    a_session.depart()
+
+    items = run(a_session.get_items())
+
+    fell = "a premise it rests on fell before the departure"
+    assert f"- Dinner at the Ritz at eight. (premise_invalidated: {fell})" in texts(items)[0]
+
+
 def test_facts_the_agent_popped_itself_before_departing_are_not_listed(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

@@ -97,15 +97,18 @@ def judge(
     decision = decided.decision
     items = decision.items if isinstance(decision, Issued) else ()
     by_id = decided.context.by_id
+    left = {i.id: i for i in decided.context.left_out}  # not in C: `get_items` raised KeyError
     gone = removals(decided).values()
     removed = {
-        by_id[r.item].text: reason_text(r.reason, r.detail)
+        (by_id.get(r.item) or left[r.item]).text: reason_text(r.reason, r.detail)
         if r.reason != "withheld"
         else f"withheld: no view was issued ({decision.outcome})"
         for r in gone
     }
-    # Told only of what it may read: another principal's text is filtered out, never shown.
-    told = {by_id[r.item].text for r in gone if readable(decided, r.item)}
+    # Told only of what it may read: another principal's text is filtered out, never shown;
+    # what the departure left out stood in the agent's sight when it left.
+    told = {left[r.item].text for r in gone if r.item in left}
+    told |= {by_id[r.item].text for r in gone if readable(decided, r.item)}
     said = removed.keys() | {i.text for i in items}  # once, not once a text
     earlier = {t: w for t, w in (before or {}).items() if t not in said}
     removed |= {text: why for text, (why, _) in earlier.items()}
