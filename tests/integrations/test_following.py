@@ -8,7 +8,7 @@ import pytest
 from builders import KEY
 from readmit.events import Assert, ItemDraft
 from readmit.integrations.following import Following
-from readmit.integrations.team import Member
+from readmit.integrations.team import Member, Removal
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
@@ -52,3 +52,20 @@ def test_a_keyed_statement_withdraws_only_what_its_author_may_read(
         ("x1-1", "stale_or_superseded"),
     ]
     assert [i.id for i in a1.visible() if i.key == "hotel"] == ["a2-1"]
+
+
+def test_the_agents_own_item_only_another_principal_reads_is_withdrawn_from_it(
+    members: dict[str, Member],
+) -> None:
+    """As a return holds it (the agent may not read it): a process that followed the log
+    served it, one restarted after a return hid it (a probe)."""
+    a1 = members["a1"]
+    a1.depart()
+    following = Following(a1.return_())
+
+    theirs = ItemDraft(id="a1-9", text="The agency's fee is 5%.", principals=frozenset({"agency"}))
+    a1.record([Assert(id="e-a1-9", at=a1.clock(), author="a1", item=theirs)])
+
+    assert following.withdrawn(a1) == [Removal("a1-9", "unauthorized", "")]
+    assert "a1-9" not in following.own
+    assert "a1-9" not in {i.id for i in a1.visible()}
