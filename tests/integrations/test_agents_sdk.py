@@ -323,6 +323,35 @@ def test_a_fact_the_departure_left_out_is_listed_and_the_history_read(
     assert f"- Dinner at the Ritz at eight. (premise_invalidated: {fell})" in texts(items)[0]
 
 
+def test_a_fact_the_agent_said_for_another_roles_eyes_only_stays_out_of_its_history(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """A return holds it unreadable to the agent: it was shown until a teammate revoked
+    it, then hidden, then shown again after the next return (a review)."""
+    db = tmp_path / "sessions.db"
+
+    def booker_only(item: TResponseInputItem) -> Learned | None:
+        fact = assistant_messages(item)
+        if fact is None or not fact.text.startswith("code:"):
+            return fact
+        return Learned(fact.text, annotations={"readers": {"principals": "*", "roles": ["booker"]}})
+
+    a = ReadmitSession(SQLiteSession("a", db), team[0], learned=booker_only)
+
+    async def reads() -> list[list[str]]:
+        a.depart()
+        await a.get_items()
+        await a.add_items([said("code: the door code is 42"), said("dinner: at eight")])
+        seen = [texts(await a.get_items())[1:]]
+        team[1].revoke([i.id for i in team[1].visible() if i.text.startswith("code:")], "wrong")
+        seen.append(texts(await a.get_items())[1:])
+        a.depart()
+        seen.append(texts(await a.get_items())[1:])
+        return seen
+
+    assert run(reads()) == [["dinner: at eight"]] * 3
+
+
 def test_facts_the_agent_popped_itself_before_departing_are_not_listed(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

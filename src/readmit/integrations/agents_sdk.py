@@ -71,7 +71,6 @@ from readmit.integrations.team import (
     one_at_a_time,
 )
 from readmit.integrations.to_the_end import Shared, Turn, shared, to_the_end
-from readmit.reasons import Reason
 
 try:
     from agents import SessionSettings, TResponseInputItem
@@ -289,17 +288,20 @@ class ReadmitSession:
         Each with why, and whether the message lists it. Its own only: the session holds
         what it said (a teammate's 199 superseded facts were listed in every message, a
         review). Listed unless the agent withdrew or replaced it itself: one withdrawn
-        before a first return was told nowhere (a review).
+        before a first return was told nowhere (a review). One it stated for others' eyes
+        only is left out too, as the return holds it: the session served it again after
+        a return that the walk after the last one had hidden (a review).
         """
         prior = self._prior
         walk = prior.upto(decided)
+        gone = {r.item: r for r in prior.withdrawn(decided) if r.item in walk.own}
+        gone |= {i: r for i, r in prior.unread.items() if i in walk.own and i not in gone}
         return {
-            walk.texts[r.item]: (
+            walk.texts[i]: (
                 reason_text(r.reason, r.detail),
-                r.detail != REPLACED_BY_ITSELF and r.item not in prior.itself,
+                r.detail != REPLACED_BY_ITSELF and i not in prior.itself,
             )
-            for r in prior.withdrawn(decided)
-            if r.item in walk.own and r.reason != Reason.UNAUTHORIZED.value
+            for i, r in gone.items()
         }
 
     def _revoke(self, fact: Learned) -> None:

@@ -236,10 +236,10 @@ class Following:
         self.texts[item.id] = item.text
         self._rest(item.id, item.depends_on)
         scope = self.scopes[item.id] = self._scope(item, event.author)
-        if not self.may_read(scope):  # its own too, stated for another principal's eyes:
-            gone.append(Removal(item.id, Reason.UNAUTHORIZED.value, ""))  # as a return says
-        elif not theirs:
+        if not theirs:  # tracked so that a later withdrawal takes it down (a review)
             self.own.add(item.id)
+        if not self.may_read(scope):  # its own too, stated for others' eyes: as a return says
+            gone.append(Removal(item.id, Reason.UNAUTHORIZED.value, ""))
         if fell := sorted(item.depends_on & self._out):  # stated on what was withdrawn
             gone.append(self._fall(item.id, fell[0]))
         if item.key is not None:
