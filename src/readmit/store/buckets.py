@@ -19,7 +19,7 @@ RATE_BUCKETS = """CREATE TABLE rate_buckets (
     workspace TEXT NOT NULL, agent TEXT NOT NULL, kind TEXT NOT NULL,
     tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (workspace, agent, kind))"""
-"""Migration m028's table (`readmit.store.migrations`): never edit it; migrate instead."""
+"""Migration m028's table (`readmit.store.schema`): never edit it; migrate instead."""
 _READ = "SELECT tokens, at FROM rate_buckets WHERE workspace = ? AND agent = ? AND kind = ?"
 _READ_AT_NOW = (
     "SELECT b.tokens, b.at, EXTRACT(EPOCH FROM clock_timestamp()) FROM (SELECT 1) AS one "

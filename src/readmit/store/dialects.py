@@ -1,4 +1,4 @@
-"""The only differences between the dialects in the schema's SQL (`readmit.store.migrations`)."""
+"""The only differences between the dialects in the schema's SQL (`readmit.store.schema`)."""
 
 _LZ4_DECISIONS = (
     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
