@@ -90,7 +90,7 @@ def insert_checkpoint(
     """Store ``checkpoint`` and its items (inside the caller's transaction).
 
     With what its agent returns to, if said, and the ids of the items it left out as no
-    longer valid that the agent may read.
+    longer valid that the agent may read, each with the verdict that stood on it (m030).
     """
     task, purpose = returning_to or (None, None)
     (checkpoint_id,) = db.execute(
@@ -111,10 +111,16 @@ def insert_checkpoint(
         ((checkpoint_id, i) for i in checkpoint.item_ids),
     )
     if left_out:
-        db.executemany(
-            "INSERT INTO checkpoint_left_out (checkpoint, item) VALUES (?, ?)",
-            ((checkpoint_id, i) for i in left_out),
-        )
+        when = stamp(checkpoint.at)
+        db.executemany(_LEFT_OUT, ((checkpoint_id, i, workspace, i, when) for i in left_out))
+
+
+_LEFT_OUT = (
+    "INSERT INTO checkpoint_left_out (checkpoint, item, verdict) VALUES (?, ?, COALESCE(("
+    "SELECT verdict FROM invalidations WHERE workspace = ? AND item = ? AND lapsed_epoch IS NULL "
+    "AND (restore_until IS NULL OR restore_until > ?)), 0))"
+)
+"""A left-out item, with the number of the verdict standing on it then (0: none)."""
 
 
 def last_departure(db: Connection, workspace: str, agent: str, at: datetime) -> Any:

@@ -329,4 +329,16 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
     ),
     ("m028_rate_buckets", [RATE_BUCKETS]),  # `readmit.store.buckets`
     ("m029_obligations_by_frontier", FRONTIERS),  # `readmit.store.obligations`
+    (
+        # Each verdict is numbered (1, then one more each time a lapsed or ended one is
+        # replaced), and a departure keeps the number of the verdict under which it left an
+        # item out (0: none stood; NULL: a checkpoint from before). A return to it lets the
+        # item back whenever another verdict stands now (`readmit.store.verdicts.readmitted`),
+        # also one decided at the departure's own epoch, which the epoch could not tell apart.
+        "m030_verdict_numbers",
+        [
+            "ALTER TABLE invalidations ADD COLUMN verdict BIGINT NOT NULL DEFAULT 1",
+            "ALTER TABLE checkpoint_left_out ADD COLUMN verdict BIGINT",
+        ],
+    ),
 ]

@@ -296,7 +296,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
                     delta, partial(self.agents, workspace),
                 )  # fmt: skip
             left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
-            items, left = verdicts.readmitted(db, workspace, items, left, request.at, cp_epoch)
+            items, left = verdicts.readmitted(db, workspace, items, left, request.at, row[:2])
             outside = premises.outside(db, self._decoded, workspace, items, who, request.at)
             standing, screened = verdicts.load(
                 db, workspace, items_by_id(items), who, request.at, outside

@@ -112,7 +112,7 @@ def remember(
             "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
             "principal = excluded.principal, role = excluded.role, premise = excluded.premise, "
             "restore_until = excluded.restore_until, "
-            "restore_in_place = excluded.restore_in_place "
+            "restore_in_place = excluded.restore_in_place, verdict = invalidations.verdict + 1 "
             "WHERE invalidations.lapsed_epoch IS NOT NULL "
             "OR invalidations.restore_until <= ?",
             (
@@ -336,17 +336,20 @@ def readmitted(
     items: tuple[Item, ...],
     left: tuple[Item, ...],
     at: datetime,
-    departed: int,
+    departure: tuple[int, int],
 ) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
     """C's ``items`` and what its departure ``left`` out, less what a lapsed verdict let back.
 
     Lapsed by ``at``, the return's time, where what a verdict rested on has ended.
+    ``departure``: the checkpoint's id and epoch.
 
     Those left out under a verdict lapsed since join C's items (and leave ``left``), and
-    so do those whose verdict was decided after the departure (its epoch ``departed``):
-    the one that left it out lapsed, and it was found stale again. The first return
-    after that lapse let it back and excluded it, a second one to the same departure
-    found the new verdict standing and left it out unnamed (a probe).
+    so do those on which another verdict stands now than the one the departure kept (its
+    number, m030; for a checkpoint from before, one decided after its epoch): the one
+    that left it out lapsed, and it was found stale again. The first return after that
+    lapse let it back and excluded it, a second one to the same departure found the new
+    verdict standing and left it out unnamed (a probe), also where the new verdict was
+    decided at the departure's own epoch, with nothing new since.
 
     The departure left an item under a standing verdict out of its checkpoint, and the
     items resting on it (their premise fell); once the verdict lapses, nothing else puts
@@ -361,11 +364,14 @@ def readmitted(
     if not out:
         return items, left
     ids, now = [i.id for i in out], stamp(at)
-    found = select_in(db, workspace, _LAPSED, "item", ids)
+    found = list(select_in(db, workspace, _LAPSED, "item", ids))
+    kept = dict(db.execute(_KEPT, (departure[0],)).fetchall()) if found else {}
     back = {
         item
-        for item, lapsed, until, decided in found
-        if lapsed is not None or (until is not None and until <= now) or decided > departed
+        for item, lapsed, until, decided, number in found
+        if lapsed is not None
+        or (until is not None and until <= now)
+        or (decided > departure[1] if kept.get(item) is None else number != kept[item])
     }
     resting: dict[str, list[str]] = {}  # what rests on an item let back, left out as it fell
     for i in out:
@@ -383,5 +389,6 @@ def readmitted(
     return items + extra, tuple(i for i in left if i.id not in back)
 
 
-_LAPSED = "SELECT item, lapsed_epoch, restore_until, decided_epoch FROM invalidations"
+_LAPSED = "SELECT item, lapsed_epoch, restore_until, decided_epoch, verdict FROM invalidations"
+_KEPT = "SELECT item, verdict FROM checkpoint_left_out WHERE checkpoint = ?"
 _GONE = "SELECT id FROM withdrawn"
