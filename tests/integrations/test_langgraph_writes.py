@@ -183,6 +183,54 @@ def test_a_value_resting_on_a_path_a_teammate_withdraws_while_present_is_hidden_
     assert [i.key for i in s1.search(("notes",))] == ["tip"]
 
 
+def test_a_value_resting_on_a_path_the_reads_never_showed_falls_when_it_is_overwritten(
+    team: Team,
+) -> None:
+    """The hotel, written by a2 after a1's return, is not shown to a1 (no view judged
+    it); a1's pickup rests on it. a2's overwrite replaced the version the pickup rests
+    on, and reads kept serving the pickup, which the next return excludes as
+    premise_invalidated (a probe: only a delete, which names its target, hid it)."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    team.a1.depart()
+    arrive(team.a1)
+    s2.put(TRIP, "hotel", HOTEL)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    s1.put(("notes",), "pickup", pickup)
+    assert s1.get(("notes",), "pickup") is not None
+
+    s2.put(TRIP, "hotel", {"text": "Sunrise Hotel is booked."})
+
+    assert s1.get(("notes",), "pickup") is None
+    team.a1.depart()  # it leaves the pickup out: its premise fell
+    decided = arrive(team.a1)
+    assert decided is not None
+    assert [(e["key"], e["reason"]) for e in notice(decided)["left_out"]] == [
+        ("pickup", "premise_invalidated")
+    ]
+
+
+def test_the_agents_own_overwrite_of_a_premise_hides_a_teammates_value_resting_on_it(
+    team: Team,
+) -> None:
+    """a2's pickup rests on a2's hotel; a1, back, overwrites the hotel. The pickup's
+    premise is replaced (the next return excludes it): reads kept serving it to a1,
+    where a2's own overwrite hid it (a probe). a1's new hotel is its own: shown."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", HOTEL)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    s2.put(("notes",), "pickup", pickup)
+    team.a1.depart()
+    arrive(team.a1)
+    assert s1.get(("notes",), "pickup") is not None
+
+    s1.put(TRIP, "hotel", {"text": "Sunrise Hotel is booked."})
+
+    assert s1.get(("notes",), "pickup") is None
+    hotel = s1.get(TRIP, "hotel")
+    assert hotel is not None
+    assert hotel.value == {"text": "Sunrise Hotel is booked."}
+
+
 def returned_with_a_pickup_on_the_hotel(team: Team) -> tuple[ReadmitStore, ReadmitStore]:
     """a2 books the hotel, a1 notes a pickup resting on it, departs and returns."""
     s1, s2 = team.store(team.a1), team.store(team.a2)

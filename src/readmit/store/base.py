@@ -200,6 +200,13 @@ class WorkStateStore(Protocol):
         """The ids of the items (any status, any reader) that start with ``prefix``."""
         ...
 
+    def withdrawn_among(self, workspace: str, ids: Sequence[str]) -> set[str]:
+        """Of ``ids``, the items withdrawn (any reader): revoked, closed, superseded, replaced.
+
+        For a library caller that shows what rests on them (`readmit.store.held`).
+        """
+        ...
+
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
 

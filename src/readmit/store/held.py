@@ -27,6 +27,7 @@ from readmit.wire.logged import loads
 
 _BODIES = "SELECT i.id, i.body FROM items i"
 _KEYED = "SELECT i.key, i.body FROM items i"
+_WITHDRAWN = "SELECT id FROM withdrawn"
 
 
 class Held:
@@ -96,6 +97,15 @@ class Held:
                 (workspace, len(prefix), prefix),
             ).fetchall()
         return {str(r[0]) for r in rows}
+
+    def withdrawn_among(self, workspace: str, ids: Sequence[str]) -> set[str]:
+        """Of ``ids``, the items withdrawn (any reader): revoked, closed, superseded, replaced.
+
+        What an integration that shows items resting on others hides with them: a keyed
+        statement replaces an item without naming it (LangGraph's overwrite of a path).
+        """
+        with self._read() as db:
+            return {str(r[0]) for r in select_in(db, workspace, _WITHDRAWN, "id", set(ids))}
 
     def _reader(self, workspace: str, agent: str) -> Agent:
         who = self.agents(workspace).get(agent)

@@ -12,7 +12,7 @@ withdrawn, is no longer shown, until the agent's next return judges it.
 """
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -201,13 +201,14 @@ class Lens:
             lens.rests = {p: list(items) for p, items in self.rests.items()}
         return lens
 
-    def follow(self, later: Sequence[Recorded], agent: str) -> None:
+    def follow(self, later: Sequence[Recorded], agent: str, fallen: Collection[str] = ()) -> None:
         """Take in the events after `epoch`: what ``agent``'s teammates wrote is hidden.
 
         A path another agent wrote holds a value no view of this agent judged (maybe one
-        it may not read); a withdrawn version is no longer state to act on. The agent's
-        own writes (from another process too) are shown, in the order of the log; not
-        what readmit wrote back in its name after the inner store failed a write
+        it may not read); a withdrawn version is no longer state to act on, nor what
+        rests on it (``fallen``: premises found withdrawn since, `premises_fallen`). The
+        agent's own writes (from another process too) are shown, in the order of the log;
+        not what readmit wrote back in its name after the inner store failed a write
         (`readmit.integrations.langgraph.writes.restore`: the value found at the path,
         maybe a teammate's), which keeps the path as it was.
         """
@@ -224,6 +225,7 @@ class Lens:
                     hidden |= self._hide([ident], [], cascade=not event.item.unconfirmed)
                 else:
                     self._own(event, ident)
+        hidden |= self._hide([], [p for p in fallen if p in self.rests])
         if later:
             self.epoch = later[-1].epoch
         if hidden:
@@ -240,9 +242,28 @@ class Lens:
         if noted is None:
             return
         later = member.store.events(member.workspace, self.epoch)  # read outside the lock
+        fallen = self.premises_fallen(member, later)
         with self.lock:
-            self.follow([r for r in later if r.epoch > self.epoch], member.agent)
+            self.follow([r for r in later if r.epoch > self.epoch], member.agent, fallen)
             watch.read(noted)
+
+    def premises_fallen(self, member: Member, later: Sequence[Recorded]) -> set[str]:
+        """The premises of what the lens shows or ``later`` states that are withdrawn now.
+
+        Asked only when ``later`` states an item under a key: that replaces an item
+        without naming it (a path overwritten, by a teammate or the agent), and what
+        rests on the version it replaced falls with it, at the next return and in reads
+        (a probe: reads kept showing it, where the path's premise was never shown, or was
+        the agent's own overwrite).
+        """
+        stated = [r.event.item for r in later if isinstance(r.event, Assert | Supersede)]
+        if not any(i.key is not None and not i.unconfirmed for i in stated):
+            return set()
+        with self.lock:  # another thread's `follow` may be adding to it
+            premises = set(self.rests).union(*(i.depends_on for i in stated))
+        return (
+            member.store.withdrawn_among(member.workspace, sorted(premises)) if premises else set()
+        )
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.
