@@ -495,3 +495,19 @@ def test_a_correction_leaves_alone_what_a_later_write_of_the_path_replaced(team:
 
     [item] = team.a2.visible()
     assert '"Riverside"' in item.text
+
+
+def test_a_value_resting_on_the_path_it_overwrites_is_refused_naming_the_path(team: Team) -> None:
+    """Its premise was resolved to the new version itself, and the writer refused an id
+    the user never saw ("depends_on names unknown item 'lg-…'"); nothing is stored."""
+    s1 = team.store(team.a1)
+    s1.put(TRIP, "plan", {"text": "v1"})
+    revised = {"text": "v2", "_readmit": {"depends_on": [{"path": ["trip", "plan"]}]}}
+
+    with pytest.raises(InvalidInput, match=r"put 'trip/plan'.*the path this write replaces"):
+        s1.put(TRIP, "plan", revised)
+
+    assert team.ops() == ["assert"]
+    plan = s1.get(TRIP, "plan")
+    assert plan is not None
+    assert plan.value == {"text": "v1"}

@@ -16,6 +16,9 @@ from datetime import date, datetime, time
 from enum import Enum
 from typing import Any
 
+from langgraph.store.base import PutOp
+
+from readmit.errors import InvalidInput
 from readmit.integrations.annotations import ANNOTATIONS
 
 PREFIX = "langgraph:"
@@ -123,3 +126,23 @@ def older_render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any])
 
 
 _OLDER = json.JSONEncoder(sort_keys=True, default=str, separators=(", ", ": "))
+
+
+def well_formed(op: PutOp) -> None:
+    """Refuse a write whose path is not a tuple of strings and a string.
+
+    ``BaseStore.put`` checks each label of a namespace, so a string passed as one went
+    through as its characters: readmit recorded ``("n", "s")`` where the inner store
+    wrote ``"ns"`` (a probe).
+
+    Raises:
+        InvalidInput: naming the write and what was given.
+    """
+    namespace: object = op.namespace  # typed as a tuple, passed as anything
+    if not isinstance(namespace, tuple) or not all(isinstance(n, str) for n in namespace):
+        raise InvalidInput(
+            f"write of key {op.key!r}: the namespace must be a tuple of strings, such as "
+            f"('trip',), not {namespace!r}"
+        )
+    if not isinstance(op.key, str):
+        raise InvalidInput(f"write in {namespace!r}: the key must be a string, not {op.key!r}")

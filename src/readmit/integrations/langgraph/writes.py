@@ -42,7 +42,7 @@ from readmit.integrations.annotations import (
     resolve,
 )
 from readmit.integrations.langgraph.expiry import Expiry, ending
-from readmit.integrations.langgraph.keys import Identity, identity, item_key, render
+from readmit.integrations.langgraph.keys import Identity, identity, item_key, render, well_formed
 from readmit.integrations.langgraph.keys import parse as parse_key
 from readmit.integrations.team import Member, new_id
 from readmit.integrations.to_the_end import run_to_end
@@ -105,11 +105,17 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
         Forbidden: if a path holds a version the agent may not read (`may_write`).
     """
     for op in puts:
-        _well_formed(op)
+        well_formed(op)
     last: dict[Identity, PutOp] = {identity(op.namespace, op.key): op for op in puts}
     may_write(member, last)
     ids = {i: new_id("lg") for i, op in last.items() if op.value is not None}
     annotated = {i: annotations(op) for i, op in last.items()}
+    for i, a in annotated.items():
+        if a is not None and any(_key_of(ref) == item_key(i) for ref in a.refs):
+            raise InvalidInput(  # it would rest on the version it replaces, gone by then
+                f"{where(last[i])}: readmit annotations: depends_on names the path this "
+                "write replaces; a value cannot rest on the version it overwrites"
+            )
     local = {item_key(i): item for i, item in ids.items()}
     premises = resolve(
         ((where(last[i]), a) for i, a in annotated.items()),
@@ -135,26 +141,6 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
             )
         writes.append(Write(ident, op, ids.get(ident), event))
     return writes
-
-
-def _well_formed(op: PutOp) -> None:
-    """Refuse a write whose path is not a tuple of strings and a string.
-
-    ``BaseStore.put`` checks each label of a namespace, so a string passed as one went
-    through as its characters: readmit recorded ``("n", "s")`` where the inner store
-    wrote ``"ns"`` (a probe).
-
-    Raises:
-        InvalidInput: naming the write and what was given.
-    """
-    namespace: object = op.namespace  # typed as a tuple, passed as anything
-    if not isinstance(namespace, tuple) or not all(isinstance(n, str) for n in namespace):
-        raise InvalidInput(
-            f"write of key {op.key!r}: the namespace must be a tuple of strings, such as "
-            f"('trip',), not {namespace!r}"
-        )
-    if not isinstance(op.key, str):
-        raise InvalidInput(f"write in {namespace!r}: the key must be a string, not {op.key!r}")
 
 
 def _text(op: PutOp, value: Mapping[str, Any]) -> str:
