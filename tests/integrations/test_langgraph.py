@@ -37,6 +37,7 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 from builders import KEY
 from conftest import fresh_postgres_schema
 from integrations.stores import FailingStore
+from readmit.admission.decision import Issued
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.following import FOLLOW_EVERY
@@ -454,6 +455,33 @@ def test_the_agents_own_write_of_any_value_is_read_back_after_a_return(team: Tea
 
     assert s1.get(TRIP, "when") is not None
     assert [i.key for i in s1.search(TRIP)] == ["when"]
+
+
+def test_a_value_holding_nan_or_an_infinity_admitted_by_the_view_is_read_back(
+    team: Team,
+) -> None:
+    """Stores that keep JSON hand NaN and infinities back as null; rendered as NaN, the
+    text read said otherwise than the admitted one, and the view admitted a value reads
+    never showed, naming no exclusion (a probe). Written as those stores write them."""
+    s1 = team.store(team.a1)
+    value = {"p99_ms": float("nan"), "max": [float("inf"), -float("inf")]}
+    if type(team.inner).__name__ == "PostgresStore":  # its encoder writes NaN, which it refuses
+        import psycopg
+
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            s1.put(TRIP, "latency", value)
+        assert s1.get(TRIP, "latency") is None
+        return
+    s1.put(TRIP, "latency", value)
+    team.a1.depart()
+    decided = arrive(team.a1)
+
+    assert decided is not None
+    assert isinstance(decided.decision, Issued)
+    (admitted,) = decided.decision.items
+    assert admitted.text == '"trip/latency" = {"max": [null, null], "p99_ms": null}'
+    assert s1.get(TRIP, "latency") is not None
+    assert [i.key for i in s1.search(TRIP)] == ["latency"]
 
 
 def withhold_a1(team: Team) -> None:

@@ -10,6 +10,7 @@ shape no short key can take, so no key can be chosen to collide with another's.
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from datetime import date, datetime, time
@@ -68,7 +69,7 @@ def render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> st
     The value's readmit annotations (its ``"_readmit"`` key) are not part of the
     statement and are left out. ASCII-escaped, so control characters and lone
     surrogates never reach the store; values JSON cannot encode are shown as the stores
-    that keep JSON write them (`_as_stored`), else by their ``str``.
+    that keep JSON write them (`_as_stored`, `_finite`), else by their ``str``.
     """
     return _rendered(namespace, key, value, _BODY)
 
@@ -79,7 +80,38 @@ def _rendered(
     """The path and ``value`` as JSON, the value (less its annotations) by ``body``."""
     if ANNOTATIONS in value:
         value = {k: v for k, v in value.items() if k != ANNOTATIONS}
-    return f"{json.dumps('/'.join((*namespace, key)))} = {body.encode(value)}"
+    try:
+        text = body.encode(value)
+    except ValueError:  # NaN or an infinity, which JSON has not (or a value holding itself)
+        if body is not _BODY:
+            raise
+        text = _FINITE.encode(_finite(value, set()))
+    return f"{json.dumps('/'.join((*namespace, key)))} = {text}"
+
+
+def _finite(value: object, seen: set[int]) -> object:
+    """``value`` with NaN and infinities as ``None``: as the stores that keep JSON write them.
+
+    ``SqliteStore`` and ``PostgresStore`` (orjson) hand them back as ``null``: rendered
+    as Python's ``json`` writes them (``NaN``), the text read back said otherwise than the
+    admitted one, and a value its view admitted was never shown (a probe).
+
+    Raises:
+        ValueError: for a value that holds itself, as `json` does.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if not isinstance(value, dict | list | tuple):
+        return value
+    if id(value) in seen:
+        raise ValueError("Circular reference detected")
+    seen.add(id(value))
+    if isinstance(value, dict):
+        found: object = {k: _finite(v, seen) for k, v in value.items()}
+    else:
+        found = [_finite(v, seen) for v in value]
+    seen.discard(id(value))
+    return found
 
 
 def _as_stored(value: object) -> object:
@@ -98,7 +130,12 @@ def _as_stored(value: object) -> object:
     return str(value)
 
 
-_BODY = json.JSONEncoder(sort_keys=True, default=_as_stored, separators=(", ", ": "))
+_BODY = json.JSONEncoder(
+    sort_keys=True, default=_as_stored, separators=(", ", ": "), allow_nan=False
+)
+_FINITE = json.JSONEncoder(
+    sort_keys=True, default=lambda v: _finite(_as_stored(v), set()), separators=(", ", ": ")
+)
 """`render`'s encoder of a value, made once: `json.dumps` makes one a call when given
 options, which was half of a render (a lens renders what it reads, `Lens.fits`)."""
 
