@@ -443,3 +443,26 @@ def test_an_interrupt_goes_on_as_one_when_readmit_cannot_record_the_correction(
     with pytest.raises(KeyboardInterrupt) as raised:
         s1.put(("trip",), "hotel", {"text": "Riverside"})
     assert "could not record that the LangGraph store failed" in str(raised.value.__notes__)
+
+
+def test_readmit_unreadable_while_the_inner_write_fails_gives_the_note_and_the_cause(
+    three: dict[str, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading readmit for the correction ran outside the note's reach: the caller got a
+    bare ``database is locked``, no path named, the inner store's error lost (a probe)."""
+    a, inner = three["a"], FailingStore()
+    s1 = ReadmitStore(inner, a)
+    s1.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+
+    def locked() -> Any:
+        raise StoreError("database is locked")
+
+    monkeypatch.setattr(a, "visible", locked)
+
+    with pytest.raises(StoreError, match="database is locked") as raised:
+        s1.put(("trip",), "hotel", {"text": "Riverside"})
+    assert raised.value.__notes__ == [
+        "readmit could not record that the LangGraph store failed: put 'trip/hotel'"
+    ]
+    assert isinstance(raised.value.__cause__, OSError)

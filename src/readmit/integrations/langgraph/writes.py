@@ -225,6 +225,24 @@ def reconcile(
             added to ``error`` instead, for the caller to raise.
     """
     why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
+    try:  # reading readmit may fail too: the note then names the paths all the same
+        events = _corrections(member, writes, found, why)
+        if events:
+            member.record(events)
+    except Exception as exc:
+        paths = ", ".join(where(w.op) for w in writes)
+        said = f"readmit could not record that the LangGraph store failed: {paths}"
+        if not isinstance(error, Exception):  # a cancellation or an interrupt goes on as one
+            error.add_note(f"{said} ({type(exc).__name__}: {exc})")
+            return
+        exc.add_note(said)
+        raise exc from error
+
+
+def _corrections(
+    member: Member, writes: list[Write], found: list[Result] | None, why: str
+) -> list[Event]:
+    """What `reconcile` records: the undo of each write that did not land, and a restore."""
     at, author = member.clock(), member.agent
     events: list[Event] = []
     active: set[str] | None = None
@@ -242,18 +260,7 @@ def reconcile(
             held = earlier(member, w, got)
             if held is not None:
                 events.append(restore(member, w, got, held.item.validity.valid_to))
-    if not events:
-        return
-    try:
-        member.record(events)
-    except Exception as exc:
-        paths = ", ".join(where(w.op) for w in writes)
-        said = f"readmit could not record that the LangGraph store failed: {paths}"
-        if not isinstance(error, Exception):  # a cancellation or an interrupt goes on as one
-            error.add_note(f"{said} ({type(exc).__name__}: {exc})")
-            return
-        exc.add_note(said)
-        raise exc from error
+    return events
 
 
 def landed(w: Write, got: Result) -> bool:
