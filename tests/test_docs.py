@@ -64,6 +64,7 @@ def test_readme_python_examples_run(
     store = open_store("sqlite://:memory:")
     team = make_team(store)
     monkeypatch.setenv("READMIT_AGENT_KEY", team.keys["A1"])
+    monkeypatch.setenv("READMIT_AGENT", "A1")
 
     with serving(create_app(team.service)) as url:
         monkeypatch.setenv("READMIT_URL", url)

@@ -257,6 +257,14 @@ CASES = [
         "is a directory, not a database file",
     ),
     Case(
+        "a view checked with another shell's signing key",
+        VERIFY,
+        "view_rejected",
+        "signature does not match: was it signed with another key?",
+        GOOD,
+        {"READMIT_SIGNING_KEY": "another-key-made-in-another-shell-0123456789"},
+    ),
+    Case(
         "hmac signature upper case",
         VERIFY,
         "view_rejected",

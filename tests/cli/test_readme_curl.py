@@ -62,4 +62,8 @@ def test_the_readme_curl_walkthrough_runs_as_written(tmp_path: Path) -> None:
     decision = json.loads((tmp_path / "decision.json").read_text())
     reasons = {e["item"]: e["reason"] for e in decision["excluded"]}
     assert reasons == {"A2/hotel": "revoked", "A1/pickup": "premise_invalidated"}
+    assert [i["text"] for i in decision["view"]["items"]] == [
+        "The 9:30 train to Lyon is booked for May 2."
+    ]
     assert "ok: view trip:A1:return@" in done.stdout
+    assert "verified: 1 item," in done.stdout

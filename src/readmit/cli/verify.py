@@ -48,6 +48,8 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
             raise ViewRejected(
                 f"{exc.problem}: give --at TIME to check it at another time"
             ) from None
+        if exc.problem == "signature does not match":  # most often another shell's key
+            raise ViewRejected(f"{exc.problem}: {_WHICH_KEY}") from None
         raise
     if record is not None:
         _agrees(record, view, what)
@@ -57,6 +59,13 @@ def verify(view_file: Path, at_text: str | None, number: int | None) -> None:
     )
     if record is not None and record.get("readmitted"):
         click.echo(f"note: {UNSIGNED_MEMORIES}", err=True)
+
+
+_WHICH_KEY = (
+    "was it signed with another key? The key is READMIT_VERIFY_KEY (an Ed25519 public key) "
+    "or else READMIT_SIGNING_KEY, which must be the one the signer (the server, the replay) "
+    "used; a view altered since it was signed does not match either"
+)
 
 
 def _time(text: str) -> datetime:
