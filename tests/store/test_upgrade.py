@@ -4,19 +4,22 @@ import logging
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import store_url
+from readmit.cli import cli
 from readmit.model import Agent
 from readmit.store import SqlStore, open_store
+from readmit.store.upgrade import lacking
 
-LAST = "m029_obligations_by_frontier"
+LAST = "m030_verdict_numbers"
 
 
 def _before_the_last_migration(store: SqlStore) -> None:
     """Undo `LAST` in ``store``, as a store of the readmit before it is."""
     with store.conn.transaction():
-        store.conn.execute("DROP INDEX obligations_by_frontier")
-        store.conn.execute("ALTER TABLE obligations DROP COLUMN frontier")
+        store.conn.execute("ALTER TABLE invalidations DROP COLUMN verdict")
+        store.conn.execute("ALTER TABLE checkpoint_left_out DROP COLUMN verdict")
         store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
 
 
@@ -69,3 +72,76 @@ def test_a_store_with_no_workspace_yet_is_not_said_to_be_upgraded(
             open_store(url).close()
 
     assert caplog.records == []
+
+
+def _older(url: str) -> None:
+    store = open_store(url)
+    store.create_workspace("ws", [Agent(id="A1", principal="p", role="r")])
+    _before_the_last_migration(store)
+    store.close()
+
+
+def _lacks(url: str) -> list[str]:
+    store = open_store(url, migrate=False)
+    try:
+        return lacking(store.conn)
+    finally:
+        store.close()
+
+
+def test_migrate_check_lists_what_the_store_lacks_and_applies_nothing(
+    backend: str, tmp_path: Path
+) -> None:
+    with store_url(backend, tmp_path) as url:
+        _older(url)
+
+        checked = CliRunner().invoke(cli, ["migrate", "--check", "--db", url])
+
+        assert checked.exit_code == 1, checked.output
+        assert checked.stdout.splitlines()[:2] == ["the store lacks 1 migration:", f"  {LAST}"]
+        assert _lacks(url) == [LAST]
+
+
+def test_migrate_applies_what_the_store_lacks_then_finds_it_up_to_date(
+    backend: str, tmp_path: Path
+) -> None:
+    with store_url(backend, tmp_path) as url:
+        _older(url)
+
+        applied = CliRunner().invoke(cli, ["migrate", "--db", url])
+        again = CliRunner().invoke(cli, ["migrate", "--db", url])
+        checked = CliRunner().invoke(cli, ["migrate", "--check", "--db", url])
+
+        assert applied.exit_code == 0, applied.output
+        assert applied.stdout.splitlines()[0] == f"applied {LAST}"
+        assert "1 migration applied in" in applied.stdout
+        assert _lacks(url) == []
+        assert again.stdout.startswith("nothing to apply: the store is at this readmit's schema")
+        assert checked.exit_code == 0
+        assert checked.stdout == f"up to date: the store is at this readmit's schema ({LAST})\n"
+
+
+def test_migrate_refuses_a_store_a_newer_readmit_migrated(backend: str, tmp_path: Path) -> None:
+    with store_url(backend, tmp_path) as url:
+        store = open_store(url)
+        with store.conn.transaction():
+            store.conn.execute("INSERT INTO _readmit_migrations (name) VALUES ('m999_future')")
+        store.close()
+
+        for args in (["migrate"], ["migrate", "--check"]):
+            refused = CliRunner().invoke(cli, [*args, "--db", url])
+
+            assert refused.exit_code == 4, refused.output
+            assert "error [migration_error]: the store was migrated by a newer readmit" in (
+                refused.stderr
+            )
+
+
+def test_migrate_makes_no_store_where_none_is(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+
+    refused = CliRunner().invoke(cli, ["migrate", "--db", f"sqlite:///{missing}"])
+
+    assert refused.exit_code == 2, refused.output
+    assert "error [config_error]: no database at" in refused.stderr
+    assert not missing.exists()

@@ -190,7 +190,19 @@ def main() -> None:
 
 
 def _register() -> None:
-    from readmit.cli import ahead, audit, bench, demo, init, keys, replay, serve, verifiers, verify
+    from readmit.cli import (
+        ahead,
+        audit,
+        bench,
+        demo,
+        init,
+        keys,
+        migrate,
+        replay,
+        serve,
+        verifiers,
+        verify,
+    )
 
     cli.add_command(demo.demo)
     cli.add_command(init.init)
@@ -203,6 +215,7 @@ def _register() -> None:
     cli.add_command(ahead.judge_ahead_command)
     cli.add_command(serve.workspace)
     cli.add_command(keys.keys)
+    cli.add_command(migrate.migrate_command)
     cli.add_command(bench.bench)
     cli.add_command(verifiers.verifiers)
 

@@ -82,12 +82,17 @@ AFTER_REPLAY = (
 
 
 def open_existing_store(
-    url: str, given: str | None = "--db or READMIT_DB", unset: str = AFTER_REPLAY
+    url: str,
+    given: str | None = "--db or READMIT_DB",
+    unset: str = AFTER_REPLAY,
+    *,
+    migrate: bool = True,
 ) -> SqlStore:
     """Open a store that must already exist, so a mistyped path is not a new empty database.
 
     ``given`` names where ``url`` came from (an option, a variable, `db_given`); ``None``
     means neither was set and ``url`` is the default, and ``unset`` says what to do.
+    ``migrate``: as `open_store` takes it.
 
     Raises:
         ConfigError: if ``url`` names an SQLite file that does not exist.
@@ -109,7 +114,7 @@ def open_existing_store(
         raise StoreError(
             f"{shown(str(path))!r} (from {shown(url)!r}) is not a database: no SQLite file"
         )
-    return open_store(url)
+    return open_store(url, migrate=migrate)
 
 
 def _sqlite_header(path: Path) -> bool:

@@ -13,8 +13,11 @@ from readmit.urls import shown
 DEFAULT_URL = "sqlite:///readmit.db"
 
 
-def open_store(url: str) -> SqlStore:
+def open_store(url: str, *, migrate: bool = True) -> SqlStore:
     """Open the store a URL names (creating and migrating its schema if needed).
+
+    ``migrate``: false leaves the schema as it is, for `readmit migrate --check`; such a
+    store is read only to learn what it lacks (`readmit.store.upgrade.lacking`).
 
     Raises:
         ConfigError: if the URL's scheme is not a known store, it names no SQLite file,
@@ -30,14 +33,14 @@ def open_store(url: str) -> SqlStore:
                 "absolute path), or sqlite://:memory: for a store that ends with the process"
             )
         refuse_options(url, path)
-        return SQLiteStore(path)
+        return SQLiteStore(path, migrate=migrate)
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from readmit.store.postgres import PostgresStore
         except ImportError as exc:  # the extra is not installed (or psycopg cannot load)
             raise ConfigError(str(exc)) from exc
 
-        return PostgresStore(url)
+        return PostgresStore(url, migrate=migrate)
     if "://" not in url:  # a bare path (or sqlite:PATH): the store URL it probably meant
         path = url.removeprefix("sqlite:")
         if shown(url) != url:

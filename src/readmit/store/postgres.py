@@ -210,6 +210,6 @@ class PostgresConnection:
 class PostgresStore(SqlStore):
     """A `WorkStateStore` in a PostgreSQL database (a connection per transaction in flight)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
         deadline = seconds_from(os.environ)  # a setting it refuses before any connection
-        super().__init__(Pool(partial(PostgresConnection, url, deadline)), url)
+        super().__init__(Pool(partial(PostgresConnection, url, deadline)), url, migrate=migrate)

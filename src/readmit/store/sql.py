@@ -49,7 +49,7 @@ from readmit.store.pool import Pool
 from readmit.store.records import Records
 from readmit.store.state import State
 from readmit.store.turns import WriterTurns
-from readmit.store.upgrade import upgrade
+from readmit.store.upgrade import lacking, upgrade
 from readmit.store.writer import Clock, Writer
 from readmit.wire import domain
 
@@ -61,11 +61,14 @@ T = TypeVar("T")
 class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
+    Opening it applies the migrations its schema lacks, unless ``migrate`` is false
+    (`readmit migrate --check`, which only reads what it lacks).
+
     Raises:
         StoreError: at open, if the database is damaged or cannot be migrated.
     """
 
-    def __init__(self, pool: Pool, url: str) -> None:
+    def __init__(self, pool: Pool, url: str, *, migrate: bool = True) -> None:
         self._pool = pool
         self.conn = pool.first
         """A connection for ad-hoc statements; the store's own work uses its pool."""
@@ -84,29 +87,14 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
             # A store up to date is opened by reads alone, within the deadline: no write, no
             # lock (a role that may only read and write rows opens it). Migrating can take
             # minutes on a large store, once: it waits as long as it takes.
-            if not self._current():
+            if migrate and lacking(self.conn):
                 with patiently(self.conn.deadline):
                     upgrade(self.conn)
-                if not self._current():
+                if lacking(self.conn):
                     self.check()  # names what is still missing (integrity was checked above)
         except BaseException:
             pool.close()
             raise
-
-    def _current(self) -> bool:
-        """Whether every migration is applied, read without waiting for their lock.
-
-        Raises:
-            StoreError: if the server did not answer (not a table not made yet).
-            MigrationError: if a newer readmit migrated the store.
-        """
-        try:
-            rows = self.conn.execute("SELECT name FROM _readmit_migrations").fetchall()
-        except StoreError:
-            if self.conn.broken:
-                raise
-            return False  # a new store: no bookkeeping table yet
-        return not missing({r[0] for r in rows})
 
     def check(self) -> None:
         """Check that the database is intact and its schema up to date (for ``/health``).
@@ -117,9 +105,9 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         with self._read() as db:
             db.check()
             done = {r[0] for r in db.execute("SELECT name FROM _readmit_migrations")}
-        lacking = missing(done)
-        if lacking:
-            raise StoreError(f"store schema is missing migrations {', '.join(lacking)}")
+        absent = missing(done)
+        if absent:
+            raise StoreError(f"store schema is missing migrations {', '.join(absent)}")
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:

@@ -132,7 +132,7 @@ class SQLiteConnection:
 class SQLiteStore(SqlStore):
     """A `WorkStateStore` in one SQLite file (or ``:memory:``, one connection taking turns)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, migrate: bool = True) -> None:
         pool = Pool(partial(SQLiteConnection, path), shared=path in ("", ":memory:"))
-        super().__init__(pool, f"sqlite:///{path}")
+        super().__init__(pool, f"sqlite:///{path}", migrate=migrate)
         self.path = path

@@ -8,8 +8,9 @@ too (`readmit audit`), and from then on the older readmit refuses it. That was s
 import logging
 import time
 
+from readmit.errors import StoreError
 from readmit.store.connection import Connection
-from readmit.store.migrations import applied, migrate
+from readmit.store.migrations import applied, migrate, missing
 
 log = logging.getLogger("readmit.store")
 
@@ -43,3 +44,21 @@ def _holds_workspaces(conn: Connection) -> bool:
     if not applied(conn):
         return False  # not even the first migration: no table of workspaces yet
     return conn.execute("SELECT 1 FROM workspaces LIMIT 1").fetchone() is not None
+
+
+def lacking(conn: Connection) -> list[str]:
+    """The migrations ``conn``'s store lacks, read without writing or waiting for their lock.
+
+    A new store (no bookkeeping table yet) lacks them all.
+
+    Raises:
+        StoreError: if the server did not answer (not a table not made yet).
+        MigrationError: if a newer readmit migrated the store.
+    """
+    try:
+        rows = conn.execute("SELECT name FROM _readmit_migrations").fetchall()
+    except StoreError:
+        if conn.broken:
+            raise
+        rows = []
+    return missing({r[0] for r in rows})
