@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from builders import KEY
-from readmit.events import Assert, ItemDraft
+from readmit.events import Assert, ItemDraft, Supersede
 from readmit.integrations.following import Following
 from readmit.integrations.team import Member, Removal
 from readmit.model import Agent
@@ -68,3 +68,49 @@ def test_the_agents_own_item_only_another_principal_reads_is_withdrawn_from_it(
 
     assert following.withdrawn(a1) == [Removal("a1-9", "unauthorized", "")]
     assert "a1-9" not in {i.id for i in a1.visible()}
+
+
+def _draft(member: Member, item_id: str, text: str, **fields: object) -> None:
+    item = ItemDraft(id=item_id, text=text, **fields)  # type: ignore[arg-type]
+    member.record([Assert(id=f"e-{item_id}", at=member.clock(), author=member.agent, item=item)])
+
+
+def test_what_rests_on_an_item_the_agent_itself_supersedes_falls(
+    members: dict[str, Member],
+) -> None:
+    """The agent's own supersession (a Mem0 update) withdrew its premise, and the layer
+    served what rests on it until the next return excluded it (a probe)."""
+    a1, a2 = members["a1"], members["a2"]
+    _draft(a2, "hotel", "The team hotel is the Hilton.")
+    _draft(a2, "pickup", "Pickup at 8:00 from the Hilton.", depends_on=frozenset({"hotel"}))
+    a1.depart()
+    following = Following(a1.return_())
+
+    new = ItemDraft(id="hotel-2", text="The team hotel is the Ritz.")
+    a1.record([Supersede(id="s", at=a1.clock(), author="a1", target="hotel", item=new)])
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
+        ("pickup", "premise_invalidated")
+    ]
+
+
+def test_what_rests_on_a_premise_it_never_read_falls_when_its_key_is_stated_again(
+    members: dict[str, Member],
+) -> None:
+    """The agency's own hotel, which a1 may not read, carries a pickup a1 may read; the
+    agency states its hotel again under the key. The return outside C's items held the
+    premise without its key, and the layer served the pickup on (a probe)."""
+    a1, x1 = members["a1"], members["x1"]
+    _draft(x1, "x-hotel", "The hotel is the Hilton.", key="agency-hotel")
+    pickup = {"principals": frozenset({"*"}), "depends_on": frozenset({"x-hotel"})}
+    _draft(x1, "x-pickup", "Pickup at 8:00 from the Hilton.", **pickup)
+    a1.depart()
+    following = Following(a1.return_())
+    assert "x-pickup" in {i.id for i in following.decided.context.items}
+
+    _draft(x1, "x-hotel-2", "The hotel is the Ritz.", key="agency-hotel")
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
+        ("x-pickup", "premise_invalidated"),  # the agency's hotels, which it may not read,
+        ("x-hotel-2", "unauthorized"),  # the old one never named, the new one kept from it
+    ]

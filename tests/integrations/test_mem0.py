@@ -197,6 +197,45 @@ def test_a_memory_resting_on_one_a_teammate_withdraws_while_present_is_removed_w
     )
 
 
+def test_a_memory_resting_on_one_the_agent_itself_updates_is_removed_with_it(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """The agent's own update supersedes the hotel it rests on: the return would exclude
+    the pickup as premise_invalidated, the wrapper served it on (a probe)."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
+    hotel = add(b, "The team hotel is the Hilton", "hotel")
+    rests = {"_readmit": {"depends_on": [{"memory": hotel}]}}
+    b.add("Pickup at 8:00 from the Hilton", user_id="trip", infer=False, metadata=rests)
+    b.depart()
+    assert len(texts(b.get_all(filters=TRIP))) == 2
+
+    b.update(hotel, "The team hotel is the Ritz")
+    result = b.get_all(filters=TRIP)
+
+    assert texts(result) == ["The team hotel is the Ritz"]
+    assert reasons(result) == {"Pickup at 8:00 from the Hilton": "premise_invalidated"}
+
+
+def test_an_update_resting_on_the_memory_it_replaces_is_refused(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """It rested on the version it withdrew: served until the next return dropped the
+    agent's own current memory as premise_invalidated (a probe)."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
+    hotel = add(b, "The team hotel is the Hilton", "hotel")
+    on_itself = {"topic": "hotel", "_readmit": {"depends_on": [{"memory": hotel}]}}
+
+    with pytest.raises(InvalidInput, match="depends_on names the memory this update replaces"):
+        b.update(hotel, "The team hotel is the Ritz", metadata=on_itself)
+
+    held = shared.get(hotel)
+    assert held is not None
+    assert held["memory"] == "The team hotel is the Hilton"
+    assert [i.text for i in team[1].visible()] == ["The team hotel is the Hilton"]
+
+
 def test_a_memory_the_agent_itself_withdraws_through_readmit_is_removed_at_once(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

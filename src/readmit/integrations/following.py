@@ -106,6 +106,9 @@ class Following:
     _out: set[str] = field(default_factory=set)
     """The items withdrawn so far (but as ``unauthorized``): the first withdrawal of each
     stands, and an item stated later on one of them falls at once (`_fallen`)."""
+    _unseen: set[str] = field(default_factory=set)
+    """Premises of C's items outside C that the agent may not read: what rests on them
+    falls with them, but they are never named to it."""
     _scoped: dict[tuple[object, ...], Scope | None] = field(default_factory=dict)
     """The scopes made so far, by what makes them: most items share one of a few."""
     _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
@@ -132,12 +135,20 @@ class Following:
     def __post_init__(self, from_start: bool) -> None:
         if from_start:
             return
-        self.epoch = self.decided.context.epoch
-        for item in self.decided.context.items:
+        context = self.decided.context
+        self.epoch = context.epoch
+        for item in context.items:
             if item.key is not None:
                 self.keys.setdefault(item.key, []).append(item.id)
                 self._keyed[item.id] = item.key
             self._rest(item.id, item.depends_on)
+        for premise, outside in context.outside.items():  # keyed: a replacement takes them
+            if (held := outside.item) is not None and held.key is not None and not outside.fallen:
+                self.keys.setdefault(held.key, []).append(premise)
+                self._keyed[premise] = held.key
+                self.scopes[premise] = held.scope  # whose keyed statement replaces it
+                if not outside.readable:
+                    self._unseen.add(premise)
 
     def _rest(self, item: str, premises: frozenset[str]) -> None:
         for premise in premises:
@@ -163,12 +174,16 @@ class Following:
         """
         gone: list[Removal] = []
         for recorded in later:
-            for removal in self._said(recorded.event, agent):
+            event = recorded.event
+            if isinstance(event, Supersede) and event.author == agent:
+                gone += self._replaced(event.target)
+            for removal in self._said(event, agent):
                 if removal.reason == Reason.UNAUTHORIZED.value:
                     gone.append(removal)
                 elif removal.item not in self._out:  # the first withdrawal stands
                     self._out.add(removal.item)
-                    gone += [removal, *self._fallen(removal.item)]
+                    named = [] if removal.item in self._unseen else [removal]
+                    gone += [*named, *self._fallen(removal.item)]
         if later:
             self.epoch = later[-1].epoch
         self.gone += gone
@@ -193,6 +208,17 @@ class Following:
         if isinstance(event, Assert | Supersede):
             said += self._stated(event, theirs)
         return said
+
+    def _replaced(self, target: str) -> list[Removal]:
+        """What rests on ``target``, which the agent itself superseded: it falls.
+
+        The target is not named (the memory layer holds the new version in its place),
+        but what rests on it fell, and reads served it on (a probe).
+        """
+        if target in self._out:
+            return []
+        self._out.add(target)
+        return self._fallen(target)
 
     def _fallen(self, premise: str) -> list[Removal]:
         """What depends, directly or in a chain, on ``premise``, withdrawn just now.

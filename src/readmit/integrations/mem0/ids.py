@@ -8,6 +8,7 @@ so no mapping table is kept.
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from readmit.errors import InvalidInput
 from readmit.model import Item
 
 PREFIX = "mem0-"
@@ -54,3 +55,19 @@ def by_memory(items: Iterable[Item]) -> dict[str, list[str]]:
         if named is not None:
             found.setdefault(named[0], []).append(item.id)
     return found
+
+
+def not_on_itself(premises: Iterable[str], memory_id: str, where: str) -> None:
+    """Refuse an update of ``memory_id`` whose premises (item ids) hold a version of it.
+
+    The update replaces that version, so the new one would rest on what it withdrew, and
+    fall at the next return while reads served it (a probe).
+
+    Raises:
+        InvalidInput: naming the write.
+    """
+    if any((named := memory_of(p)) is not None and named[0] == memory_id for p in premises):
+        raise InvalidInput(
+            f"{where}: readmit annotations: depends_on names the memory this update "
+            "replaces; a memory cannot rest on the version it overwrites"
+        )

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from readmit.integrations.mem0 import bulk, expiry
+from readmit.integrations.mem0.ids import not_on_itself
 from readmit.integrations.mem0.index import ViewIndex
 from readmit.integrations.mem0.paging import apaged, paged
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
@@ -137,6 +138,7 @@ class ReadmitMemory:
         current: dict[str, Any] | None = self.inner.get(memory_id)
         where = f"update of memory {memory_id!r}"
         stated = self.readmit.stated(merged(current, metadata), where)
+        not_on_itself(stated.premises.values(), memory_id, where)
         before = self.inner.history(memory_id)
         self.readmit.may_change(memory_id, before, "update")
         result: dict[str, Any] = self.inner.update(memory_id, *args, **kwargs)
@@ -301,6 +303,7 @@ class AsyncReadmitMemory:
         current: dict[str, Any] | None = await self.inner.get(memory_id)
         where = f"update of memory {memory_id!r}"
         stated: Stated = self.readmit.stated(merged(current, metadata), where)
+        not_on_itself(stated.premises.values(), memory_id, where)
         before = await self.inner.history(memory_id)
         await self._off_loop(self.readmit.may_change, memory_id, before, "update")
         result: dict[str, Any] = await self.inner.update(memory_id, *args, **kwargs)
