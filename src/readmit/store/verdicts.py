@@ -344,9 +344,10 @@ def readmitted(
     ``departure``: the checkpoint's id and epoch.
 
     Those left out under a verdict lapsed since join C's items (and leave ``left``), and
-    so do those on which another verdict stands now than the one the departure kept (its
-    number, m030; for a checkpoint from before, one decided after its epoch): the one
-    that left it out lapsed, and it was found stale again. The first return after that
+    so do those on which another verdict stands now than the one the departure kept: one
+    decided after its epoch, or one whose number (m030) is not the one it kept (an older
+    readmit still running renews a verdict without numbering it: the epoch tells). The
+    one that left it out lapsed, and it was found stale again. The first return after that
     lapse let it back and excluded it, a second one to the same departure found the new
     verdict standing and left it out unnamed (a probe), also where the new verdict was
     decided at the departure's own epoch, with nothing new since.
@@ -371,7 +372,8 @@ def readmitted(
         for item, lapsed, until, decided, number in found
         if lapsed is not None
         or (until is not None and until <= now)
-        or (decided > departure[1] if kept.get(item) is None else number != kept[item])
+        or decided > departure[1]  # never the one that stood at the departure
+        or kept.get(item, number) not in (None, number)  # another, decided at its epoch
     }
     resting: dict[str, list[str]] = {}  # what rests on an item let back, left out as it fell
     for i in out:
