@@ -3,16 +3,18 @@ held for another principal, and never hides what the agent may still read (a rev
 
 import asyncio
 import gc
+import sqlite3
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
-from integrations.stores import FailingStore
+from integrations.stores import FailingSqliteStore, FailingStore
 from readmit.errors import InvalidInput, StoreError
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member
@@ -466,3 +468,62 @@ def test_readmit_unreadable_while_the_inner_write_fails_gives_the_note_and_the_c
         "readmit could not record that the LangGraph store failed: put 'trip/hotel'"
     ]
     assert isinstance(raised.value.__cause__, OSError)
+
+
+def test_a_failed_batch_is_undone_where_another_path_holds_a_value_no_text_says(
+    three: dict[str, Member],
+) -> None:
+    """A value written around readmit (keys of mixed types) at one path of the batch
+    made the correction raise: nothing was recorded, not even the undo of the other
+    put, and the next return admitted a hotel the inner store never got (a review)."""
+    a, inner = three["a"], FailingStore()
+    s1 = ReadmitStore(inner, a)
+    mixed: dict[Any, Any] = {1: "written around readmit", "b": 2}
+    inner.put(("trip",), "legacy", mixed)
+    inner.failing = True
+
+    with pytest.raises(OSError, match="disk full"):
+        s1.batch(
+            [
+                PutOp(("trip",), "hotel", {"text": "Sunrise Hotel is booked."}),
+                PutOp(("trip",), "legacy", {"text": "replaced"}),
+            ]
+        )
+
+    assert [i.text for i in a.visible()] == []
+
+
+def test_a_put_holding_nan_that_landed_is_kept_though_its_answer_was_lost(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """SqliteStore hands NaN back as None: compared as values, the landed put was taken
+    for a failed one and revoked while the store held it (a review)."""
+    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+    inner = FailingSqliteStore(conn)
+    inner.setup()
+    a = three["a"]
+    s1 = ReadmitStore(inner, a)
+    inner.landing = True
+
+    with pytest.raises(OSError, match="connection lost"):
+        s1.put(("trip",), "hotel", {"text": "Sunrise", "rate": float("nan")})
+
+    assert [i.text for i in a.visible()] == ['"trip/hotel" = {"rate": null, "text": "Sunrise"}']
+    conn.close()
+
+
+def test_a_value_nested_too_deep_to_render_is_refused_before_anything_is_written(
+    three: dict[str, Member],
+) -> None:
+    """With NaN inside, it raised a bare RecursionError (a review)."""
+    a, inner = three["a"], FailingStore()
+    s1 = ReadmitStore(inner, a)
+    value: dict[str, Any] = {"rate": float("nan")}
+    for _ in range(2000):
+        value = {"v": value}
+
+    with pytest.raises(InvalidInput, match="nested too deeply"):
+        s1.put(("trip",), "deep", value)
+
+    assert a.visible() == []
+    assert inner.get(("trip",), "deep") is None

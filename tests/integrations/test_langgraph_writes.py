@@ -511,3 +511,30 @@ def test_a_value_resting_on_the_path_it_overwrites_is_refused_naming_the_path(te
     plan = s1.get(TRIP, "plan")
     assert plan is not None
     assert plan.value == {"text": "v1"}
+
+
+def test_reads_ask_the_store_only_about_premises_of_what_they_show(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every premise ever held was asked about at each read after a keyed write: 30
+    rewrites of two values asked about 30 ids, the cost growing with history (a review)."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    team.a1.depart()
+    arrive(team.a1)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    for n in range(30):
+        s1.put(TRIP, "hotel", {"text": f"Hotel number {n} is booked."})
+        s1.put(("notes",), "pickup", pickup)
+    asked: list[list[str]] = []
+    among = team.readmit.withdrawn_among
+
+    def counted(workspace: str, ids: list[str]) -> set[str]:
+        asked.append(list(ids))
+        return among(workspace, ids)
+
+    monkeypatch.setattr(team.readmit, "withdrawn_among", counted)
+
+    s2.put(TRIP, "train", {"text": "The 9:30 train."})
+    assert s1.get(("notes",), "pickup") is not None
+
+    assert [len(ids) for ids in asked] == [1]

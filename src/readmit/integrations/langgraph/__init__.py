@@ -18,7 +18,7 @@ try:
 except ImportError as exc:  # the extra is not installed
     raise ImportError(missing_extra("LangGraph", "langgraph")) from exc
 
-from readmit.integrations.langgraph.admitted import ViewExpired, ViewWithheld, notice
+from readmit.integrations.langgraph.admitted import ViewExpired, ViewWithheld
 from readmit.integrations.langgraph.keys import item_key
 from readmit.integrations.langgraph.middleware import (
     ReadmitMiddleware,
@@ -27,6 +27,7 @@ from readmit.integrations.langgraph.middleware import (
     depart_node,
     return_node,
 )
+from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.langgraph.store import ReadmitStore
 
 __all__ = [

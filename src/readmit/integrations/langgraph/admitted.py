@@ -32,70 +32,21 @@ from readmit.integrations.langgraph.keys import (
     render,
     same_times,
 )
+from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.langgraph.writes import RESTORED
 from readmit.integrations.team import (
     FOREVER,
     Member,
     ViewExpired,
     ViewWithheld,
-    agent_notice,
     expiry,
     lapsed,
-    left_at_departure,
-    readable,
 )
-from readmit.model import Item
 
 Newest = Callable[[list[str], int], dict[str, str]]
 """What the newest item of each of some keys says, up to an epoch (`readmit.store.held`)."""
 
 __all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
-
-
-def notice(decided: Decided) -> dict[str, Any]:
-    """What the agent is shown of a decision: what HTTP and MCP show it (`agent_copy`).
-
-    Outcome, coverage, what is missing, the signed view, the reasons for what went stale
-    (only those it may see), and under ``left_out`` what its departure left out as no
-    longer valid, which no decision names; each exclusion that is a LangGraph item also names its
-    ``namespace`` and ``key`` when the key is short, and the LangGraph items among its
-    evidence (a premise that fell, the item that replaced it) are named by path too, in
-    ``evidence_paths``, so that a detail's ``lg-…`` id can be read as the value it is.
-    """
-    shown = agent_notice(decided)
-    shown["left_out"] = [_left_out(decided, item) for item in decided.context.left_out]
-    for entry in shown["excluded"]:
-        path = _path(decided, entry["item"])
-        if path is not None:
-            entry["namespace"], entry["key"] = path
-        named = [(i, p) for i in entry["evidence"] if (p := _path(decided, i)) is not None]
-        if named:
-            entry["evidence_paths"] = [
-                {"item": i, "namespace": namespace, "key": key} for i, (namespace, key) in named
-            ]
-    return shown
-
-
-def _left_out(decided: Decided, item: Item) -> dict[str, Any]:
-    """An item its departure left out as no longer valid, named as ``excluded`` names one.
-
-    The decision names it nowhere (it is not in C), yet reads hide its path (a probe).
-    """
-    removal = left_at_departure(decided, item)
-    entry: dict[str, Any] = {"item": item.id, "reason": removal.reason, "detail": removal.detail}
-    ident = parse(item.key)
-    if ident is not None and not ident[2]:
-        entry["namespace"], entry["key"] = list(ident[0]), ident[1]
-    return entry
-
-
-def _path(decided: Decided, item_id: str) -> tuple[list[str], str] | None:
-    """The namespace and short key of the LangGraph value ``item_id``, if the agent may read it."""
-    item = decided.context.by_id.get(item_id)
-    if item is None or not readable(decided, item_id):
-        return None
-    ident = parse(item.key)
-    return None if ident is None or ident[2] else (list(ident[0]), ident[1])
 
 
 @dataclass(slots=True, weakref_slot=True, eq=False)  # compared and kept by identity
@@ -260,10 +211,20 @@ class Lens:
         if not any(i.key is not None and not i.unconfirmed for i in stated):
             return set()
         with self.lock:  # another thread's `follow` may be adding to it
+            self._prune()
             premises = set(self.rests).union(*(i.depends_on for i in stated))
         return (
             member.store.withdrawn_among(member.workspace, sorted(premises)) if premises else set()
         )
+
+    def _prune(self) -> None:
+        """Keep in `rests` only what the lens still shows (hold `lock`).
+
+        It grew with every value ever shown that rests on another, and `premises_fallen`
+        asked the store about each (a review: 2,000 rewrites of two values, 2,000 ids).
+        """
+        live = {p: [i for i in rest if i in self.current] for p, rest in self.rests.items()}
+        self.rests = {p: rest for p, rest in live.items() if rest}
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.

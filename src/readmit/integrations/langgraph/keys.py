@@ -81,11 +81,14 @@ def _rendered(
     if ANNOTATIONS in value:
         value = {k: v for k, v in value.items() if k != ANNOTATIONS}
     try:
-        text = body.encode(value)
-    except ValueError:  # NaN or an infinity, which JSON has not (or a value holding itself)
-        if body is not _BODY:
-            raise
-        text = _FINITE.encode(_finite(value, set()))
+        try:
+            text = body.encode(value)
+        except ValueError:  # NaN or an infinity, which JSON has not (or a value holding itself)
+            if body is not _BODY:
+                raise
+            text = _FINITE.encode(_finite(value, set()))
+    except RecursionError:  # nested past what the interpreter walks: no text says it
+        raise ValueError("the value is nested too deeply to render") from None
     return f"{json.dumps('/'.join((*namespace, key)))} = {text}"
 
 

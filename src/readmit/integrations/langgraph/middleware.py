@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from readmit.decide import Decided
 from readmit.errors import InvalidEvent
-from readmit.integrations.langgraph.admitted import notice
+from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.team import Member
 from readmit.wire import check_returning
 

@@ -57,6 +57,7 @@ from langgraph.store.base import (
 
 from readmit.errors import InvalidInput
 from readmit.integrations.langgraph.admitted import Lens
+from readmit.integrations.langgraph.cancelled import amatch, arecorded, unstoppable
 from readmit.integrations.langgraph.expiry import Expiry
 from readmit.integrations.langgraph.paging import (
     admit,
@@ -72,13 +73,10 @@ from readmit.integrations.langgraph.paging import (
 from readmit.integrations.langgraph.pending import Pending
 from readmit.integrations.langgraph.writes import (
     Write,
-    amatch,
-    arecorded,
     plan,
     reconcile,
     record,
     recorded,
-    unstoppable,
     written,
 )
 from readmit.integrations.langgraph.writes import reads as reads_of

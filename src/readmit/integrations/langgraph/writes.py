@@ -21,14 +21,12 @@ The order, so that readmit and the inner store never silently disagree:
    hold can be admitted).
 """
 
-import asyncio
-import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, Result
+from langgraph.store.base import GetOp, Item, PutOp, Result
 
 from readmit.errors import Forbidden, InvalidInput
 from readmit.events import Assert, Event, Recorded, Revoke
@@ -45,10 +43,7 @@ from readmit.integrations.langgraph.expiry import Expiry, ending
 from readmit.integrations.langgraph.keys import Identity, identity, item_key, render, well_formed
 from readmit.integrations.langgraph.keys import parse as parse_key
 from readmit.integrations.team import Member, new_id
-from readmit.integrations.to_the_end import run_to_end
 from readmit.model import Item as ReadmitItem
-
-log = logging.getLogger("readmit.integrations")
 
 RESTORED = "restore"
 """The prefix of the ids of the events `restore` records."""
@@ -257,7 +252,10 @@ def _corrections(
                     Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why)
                 )
         if isinstance(got, Item) and w.event is not None:
-            held = earlier(member, w, got)
+            try:
+                held = earlier(member, w, got)
+            except (TypeError, ValueError):  # written around readmit, no text says it: the
+                continue  # undo stands, and nothing is restored (the batch's others are)
             if held is not None:
                 events.append(restore(member, w, got, held.item.validity.valid_to))
     return events
@@ -267,7 +265,16 @@ def landed(w: Write, got: Result) -> bool:
     """Whether the inner store holds what ``w`` wrote (its value, or nothing for a delete)."""
     if w.op.value is None:
         return got is None
-    return isinstance(got, Item) and got.value == w.op.value
+    if not isinstance(got, Item):
+        return False
+    if got.value == w.op.value:
+        return True
+    try:  # a store that keeps JSON hands some values back otherwise (NaN as None)
+        return render(got.namespace, got.key, got.value) == render(
+            got.namespace, got.key, w.op.value
+        )
+    except (TypeError, ValueError):
+        return False
 
 
 def outlasts(member: Member, w: Write, got: Result) -> bool:
@@ -328,66 +335,3 @@ def current_items(member: Member, idents: set[Identity]) -> Mapping[Identity, st
         if ident in idents:
             found[ident] = item.id
     return found
-
-
-async def arecorded(
-    record_them: Callable[[], list[Write]],
-    inner: BaseStore,
-    member: Member,
-    undone: Callable[[list[Write]], None] | None = None,
-) -> list[Write]:
-    """``record_them()`` in a worker thread, which a cancelled caller cannot stop.
-
-    Cancelled (a node's timeout), it waits for the thread, then makes readmit match the
-    inner store, which the write never reached, and calls ``undone``: else the next
-    return admitted the write, and its path showed whatever the inner store held there
-    (a review: another principal's value). A second cancellation does not cut that short.
-    """
-    running = asyncio.ensure_future(asyncio.to_thread(record_them))
-    try:
-        return await asyncio.shield(running)
-    except asyncio.CancelledError as cancelled:
-        await unstoppable(_undo(running, inner, member, cancelled, undone))
-        raise
-
-
-async def _undo(
-    running: "asyncio.Future[list[Write]]",
-    inner: BaseStore,
-    member: Member,
-    error: BaseException,
-    undone: Callable[[list[Write]], None] | None,
-) -> None:
-    try:
-        writes = await running
-    except Exception:  # refused or failed: nothing was recorded
-        return
-    await amatch(inner, member, writes, error)
-    if undone is not None:
-        undone(writes)
-
-
-async def unstoppable(work: Coroutine[Any, Any, None]) -> None:
-    """Run ``work`` to its end, whatever cancels the caller meanwhile (`run_to_end`).
-
-    Its own failure is left to what it noted (`reconcile` notes on the cancellation);
-    the caller goes on with the cancellation it is handling.
-    """
-    try:
-        await run_to_end(work)
-    except asyncio.CancelledError:
-        pass  # the caller's, which it is handling already
-    except Exception:
-        log.warning("readmit could not match a cancelled LangGraph write", exc_info=True)
-
-
-async def amatch(
-    inner: BaseStore, member: Member, writes: list[Write], error: BaseException
-) -> None:
-    """Make readmit match what ``inner`` holds of ``writes`` after ``error`` (`reconcile`)."""
-    found: list[Result] | None
-    try:
-        found = await inner.abatch(reads(writes))
-    except Exception:
-        found = None
-    await asyncio.to_thread(reconcile, member, writes, found, error)
