@@ -236,6 +236,32 @@ def test_an_update_resting_on_the_memory_it_replaces_is_refused(
     assert [i.text for i in team[1].visible()] == ["The team hotel is the Hilton"]
 
 
+def test_a_memory_whose_update_failed_inside_mem0_is_not_shown_with_a_text_never_judged(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mem0 wrote its vector store and failed its history: it holds the new text, readmit
+    the old. Reads showed the new text under the view that admitted the old (a probe)."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
+    hotel = add(b, "The team hotel is the Hilton", "hotel")
+    b.depart()
+    assert texts(b.get_all(filters=TRIP)) == ["The team hotel is the Hilton"]
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        raise OSError("mem0 history db: disk I/O error")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(shared.db, "add_history", failing)
+        with pytest.raises(OSError, match="disk I/O error"):
+            b.update(hotel, "The team hotel is the Ritz")
+    result = b.get_all(filters=TRIP)
+
+    assert shared.get(hotel)["memory"] == "The team hotel is the Ritz"
+    assert texts(result) == []
+    assert reasons(result) == {"The team hotel is the Ritz": "missing_receipt"}
+    assert b.get(hotel) is None
+
+
 def test_a_memory_the_agent_itself_withdraws_through_readmit_is_removed_at_once(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

@@ -86,11 +86,30 @@ class ViewIndex:
     def keeps(self, memory: Mapping[str, Any], key: str | None) -> bool:
         """Whether a memory Mem0 returned may be shown to the agent."""
         memory_id, text = str(memory.get("id")), memory.get("memory")
-        if memory_id not in self.removed or self.admitted.get(memory_id) == text:
+        admitted = self.admitted.get(memory_id)
+        if admitted is not None and admitted != text:  # not what the view judged
+            own = self.own.get(memory_id)
+            return own is not None and own[1] == text
+        if memory_id not in self.removed or admitted is not None:
             return True
         if self._own_since(memory_id, text):
             return True
         return key is not None and (key, text) in self.admitted_keyed
+
+    def why(self, memory_id: str) -> Removal:
+        """Why a memory `keeps` refused is not shown.
+
+        Its removal, or, for one the view admitted that now holds another text (a write
+        that failed inside Mem0 part-way: its vector store written, its history not),
+        ``missing_receipt``: no record of readmit vouches for that text.
+        """
+        if (removal := self.removed.get(memory_id)) is not None:
+            return removal
+        decision = None if self.decided is None else self.decided.decision
+        items = decision.items if isinstance(decision, Issued) else ()
+        judged = [i.id for i in items if (m := memory_of(i.id)) is not None and m[0] == memory_id]
+        detail = "Mem0 holds another text than the version the view admitted, with no record"
+        return Removal(judged[-1] if judged else "", Reason.MISSING_RECEIPT.value, detail)
 
     def keeps_history(
         self, memory_id: str, memory: Mapping[str, Any] | None, key: str | None

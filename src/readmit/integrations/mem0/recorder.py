@@ -172,7 +172,7 @@ class Recorder:
             if view.keeps(memory, self.key_of(memory)):
                 kept.append(memory)
             else:
-                why = view.removed[str(memory["id"])]
+                why = view.why(str(memory["id"]))
                 if str(memory["id"]) in view.unreadable:  # not the agent's: not even its text
                     removed.append({"id": memory["id"], "reason": UNAUTHORIZED})
                     continue
