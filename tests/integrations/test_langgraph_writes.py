@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
 
 from builders import KEY, Ticking
 from integrations.stores import FailingStore
@@ -538,3 +539,30 @@ def test_reads_ask_the_store_only_about_premises_of_what_they_show(
     assert s1.get(("notes",), "pickup") is not None
 
     assert [len(ids) for ids in asked] == [1]
+
+
+def test_a_keyed_statement_that_replaces_nothing_leaves_what_rests_on_the_path_shown(
+    three: dict[str, Member],
+) -> None:
+    """c, of another principal, states the hotel's key through readmit: the writer keeps
+    b's hotel (c may not read it), and the next return admits the pickup resting on it,
+    which reads hid (a review). The hotel's path itself is hidden: c wrote it."""
+    a, b, c = three["a"], three["b"], three["c"]
+    inner = InMemoryStore()
+    sa, sb = ReadmitStore(inner, a), ReadmitStore(inner, b)
+    sb.put(TRIP, "hotel", HOTEL)
+    pickup = {"text": "Pickup at 8:00.", "_readmit": {"depends_on": [{"path": ["trip", "hotel"]}]}}
+    sb.put(("notes",), "pickup", pickup)
+    a.depart()
+    arrive(a)
+    assert sa.get(("notes",), "pickup") is not None
+
+    theirs = ItemDraft(id="c-hotel", text="Ours.", key=item_key(identity(TRIP, "hotel")))
+    c.record([Assert(id="c-put", at=c.clock(), author="c", item=theirs)])
+
+    assert sa.get(TRIP, "hotel") is None
+    assert sa.get(("notes",), "pickup") is not None
+    a.depart()
+    again = arrive(a)
+    assert again is not None
+    assert "pickup" not in {e["key"] for e in notice(again)["excluded"]}

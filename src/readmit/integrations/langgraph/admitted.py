@@ -172,8 +172,8 @@ class Lens:
                     self.before[path] = path in self.visible
                 hidden |= self._hide([path] if path else [], [event.target])
             if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
-                if event.author != agent:  # hearsay withdraws nothing: what rests on it stands
-                    hidden |= self._hide([ident], [], cascade=not event.item.unconfirmed)
+                if event.author != agent:  # what rests on a version it replaced: `fallen`
+                    hidden |= self._hide([ident], [], cascade=False)
                 else:
                     self._own(event, ident)
         hidden |= self._hide([], [p for p in fallen if p in self.rests])
