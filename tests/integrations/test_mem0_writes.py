@@ -23,7 +23,7 @@ from mem0.utils.factory import LlmFactory
 from builders import KEY
 from readmit.bench.backends import mem0_bank
 from readmit.clock import now
-from readmit.errors import Forbidden, InvalidEvent, InvalidInput
+from readmit.errors import Forbidden, InvalidEvent, InvalidInput, StoreError
 from readmit.events import ObligationDraft, OpenObligation
 from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory, bulk, item_id
 from readmit.integrations.team import Member
@@ -586,6 +586,33 @@ def test_when_mem0_fails_part_way_through_an_add_what_it_made_is_recorded(
 
     assert texts(shared.get_all(filters=TRIP)) == ["The pickup is at 8:00."]
     assert [i.text for i in team[0].visible()] == ["The pickup is at 8:00."]
+
+
+def test_when_mem0_fails_part_way_and_readmit_cannot_record_both_errors_are_told(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only readmit's error came out, Mem0's lost (a probe); what Mem0 made is taken back."""
+    shared = bank(tmp_path, cls=FailingMemory)
+    a = ReadmitMemory(shared, team[0])
+    messages = [
+        {"role": "user", "content": "The pickup is at 8:00."},
+        {"role": "user", "content": "FAIL here."},
+    ]
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("database is locked")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(team[0].store, "append", locked)
+        with pytest.raises(StoreError, match="database is locked") as raised:
+            a.add(messages, user_id="trip", infer=False)
+
+    assert isinstance(raised.value.__cause__, OSError)
+    assert raised.value.__notes__ == [
+        "Mem0 had failed part-way through the add first: OSError('the vector store is full')"
+    ]
+    assert texts(shared.get_all(filters=TRIP)) == []
+    assert team[0].visible() == []
 
 
 def test_a_memory_for_a_task_is_read_on_a_return_to_that_task(

@@ -29,7 +29,13 @@ from readmit.integrations.mem0.ids import not_on_itself
 from readmit.integrations.mem0.index import ViewIndex
 from readmit.integrations.mem0.paging import apaged, paged
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
-from readmit.integrations.mem0.updates import annotating, merged, restored, same_key
+from readmit.integrations.mem0.updates import (
+    annotating,
+    failed_first,
+    merged,
+    restored,
+    same_key,
+)
 from readmit.integrations.team import Member, one_at_a_time
 from readmit.integrations.to_the_end import Turn, to_the_end
 
@@ -114,7 +120,7 @@ class ReadmitMemory:
             self.readmit.added(rows, stated, memories, histories)
         except Exception as refused:
             self._undo_add(rows, histories, refused)
-            raise
+            raise refused from failed_first(refused, error)
         if error is not None:
             raise error
         return {**result, "results": rows}
@@ -277,7 +283,7 @@ class AsyncReadmitMemory:
             await self._off_loop(self.readmit.added, rows, stated, memories, histories)
         except Exception as refused:
             await self._undo_add(rows, histories, refused)
-            raise
+            raise refused from failed_first(refused, error)
         if error is not None:
             raise error
         return {**result, "results": rows}

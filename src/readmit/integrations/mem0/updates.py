@@ -63,3 +63,15 @@ def same_key(
             f"memory {memory_id}: its key in readmit ({was!r}, now {now!r}) changes with the "
             "memory's text (update its text too, or delete it and add it again)"
         )
+
+
+def failed_first(refused: Exception, error: Exception | None) -> BaseException | None:
+    """The cause of ``refused``: Mem0's own failure part-way through the add, said in a note.
+
+    readmit refusing (or failing) to record what Mem0 made before it failed hid Mem0's
+    error, which no note named (a probe).
+    """
+    if error is None:
+        return refused.__cause__
+    refused.add_note(f"Mem0 had failed part-way through the add first: {error!r}")
+    return error
