@@ -17,7 +17,7 @@ from agents.testing import ScriptedModel, assistant_message
 
 from builders import KEY, Ticking, member_states, member_supersedes
 from integrations.watch import deciding_threads
-from readmit.errors import InvalidEvent, InvalidInput
+from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.agents_sdk import (
     PREAMBLE,
@@ -140,6 +140,30 @@ def test_popping_an_outdated_keyed_fact_leaves_a_teammates_newer_one_under_the_k
 
     assert texts(items)[1:] == ["Where do we stay?", "hotel: the Marriott (rebooked)"]
     assert "- hotel: the Marriott (rebooked)" in texts(items)[0]
+
+
+def test_a_pop_readmit_cannot_record_puts_the_item_back(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session lost the item and readmit kept its fact, which the next return
+    admitted (a probe): the two agree again, and the error says so."""
+    _, b = sessions(team, tmp_path)
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("database is locked")
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("hotel: the Hilton")])
+        with monkeypatch.context() as patched:
+            patched.setattr(team[1].store, "append", locked)
+            with pytest.raises(StoreError, match="database is locked") as raised:
+                await b.pop_item()
+        assert raised.value.__notes__ == ["readmit could not record the pop: the item is back"]
+        held: list[TResponseInputItem] = await b.inner.get_items()
+        return held
+
+    assert texts(run(scenario())) == ["hotel: the Hilton"]
+    assert [i.text for i in team[1].visible()] == ["hotel: the Hilton"]
 
 
 def test_a_return_is_decided_off_the_event_loop(

@@ -253,8 +253,17 @@ class ReadmitSession:
         async with self._writes():
             item: TResponseInputItem | None = await self.inner.pop_item()
             fact = self.learned(item) if item is not None else None
-            if fact is not None:
+            if fact is None or item is None:
+                return item
+            try:
                 await self._off_loop(self._revoke, fact)
+            except Exception as failed:  # readmit holds the fact still: so does the session
+                try:
+                    await self.inner.add_items([item])
+                    failed.add_note("readmit could not record the pop: the item is back")
+                except Exception as back:
+                    failed.add_note(f"the item popped could not be put back: {back!r}")
+                raise
             return item
 
     async def clear_session(self) -> None:
