@@ -77,8 +77,8 @@ def calibrate_command(spec: str, pairs_file: Path, split: str | None) -> None:
     Every pair is judged once, with the cut-off at 0, so each verdict carries the model's
     P(yes); the cut-off of maximum F1 on the split SPLIT (every pair, when the file has
     no splits) is printed with the settings that apply it, and every split is scored at
-    it. PAIRS_FILE has the shape of bench/data/labeled_pairs.json (README, "Calibrating
-    a model's cut-off"). A pair the verifier could not judge is named, and the command
+    it. PAIRS_FILE has the shape of bench/data/labeled_pairs.json (docs/implicit-invalidation.md,
+    "Calibrating a model's cut-off"). A pair the verifier could not judge is named, and the command
     then exits with status 1 and no cut-off.
     """
     labeled = load_pairs(pairs_file)

@@ -199,7 +199,7 @@ def _parse(text: str | bytes, where: str) -> tuple[LabeledPair, ...]:
 SHAPE = (
     'a pair file is {"about": TEXT, "pairs": [{"id", "kind", "invalidates", "domain", '
     '"earlier": {"id", "text"}, "later": {"event_id", "op", "text", ...}}, ...]} '
-    '(README, "Calibrating a model\'s cut-off")'
+    '(docs/implicit-invalidation.md, "Calibrating a model\'s cut-off")'
 )
 """What a refusal of a pair file ends with."""
 _SHOWN = 5
