@@ -514,11 +514,12 @@ def test_a_value_resting_on_the_path_it_overwrites_is_refused_naming_the_path(te
     assert plan.value == {"text": "v1"}
 
 
-def test_reads_ask_the_store_only_about_premises_of_what_they_show(
+def test_reads_read_only_the_withdrawals_since_what_they_last_followed(
     team: Team, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every premise ever held was asked about at each read after a keyed write: 30
-    rewrites of two values asked about 30 ids, the cost growing with history (a review)."""
+    rewrites of two values asked about 30 ids, the cost growing with history (a review).
+    Now the withdrawals of the events just read, by epoch: none here."""
     s1, s2 = team.store(team.a1), team.store(team.a2)
     team.a1.depart()
     arrive(team.a1)
@@ -526,19 +527,22 @@ def test_reads_ask_the_store_only_about_premises_of_what_they_show(
     for n in range(30):
         s1.put(TRIP, "hotel", {"text": f"Hotel number {n} is booked."})
         s1.put(("notes",), "pickup", pickup)
-    asked: list[list[str]] = []
-    among = team.readmit.withdrawn_among
+    assert s1.get(("notes",), "pickup") is not None
+    last = team.readmit.events("trip")[-1].epoch
+    asked: list[tuple[int, set[str]]] = []
+    since = team.readmit.withdrawn_since
 
-    def counted(workspace: str, ids: list[str]) -> set[str]:
-        asked.append(list(ids))
-        return among(workspace, ids)
+    def counted(workspace: str, epoch: int) -> set[str]:
+        found = since(workspace, epoch)
+        asked.append((epoch, found))
+        return found
 
-    monkeypatch.setattr(team.readmit, "withdrawn_among", counted)
+    monkeypatch.setattr(team.readmit, "withdrawn_since", counted)
 
     s2.put(TRIP, "train", {"text": "The 9:30 train."})
     assert s1.get(("notes",), "pickup") is not None
 
-    assert [len(ids) for ids in asked] == [1]
+    assert asked == [(last, set())]
 
 
 def test_a_keyed_statement_that_replaces_nothing_leaves_what_rests_on_the_path_shown(

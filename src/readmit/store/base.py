@@ -200,8 +200,8 @@ class WorkStateStore(Protocol):
         """The ids of the items (any status, any reader) that start with ``prefix``."""
         ...
 
-    def withdrawn_among(self, workspace: str, ids: Sequence[str]) -> set[str]:
-        """Of ``ids``, the items withdrawn (any reader): revoked, closed, superseded, replaced.
+    def withdrawn_since(self, workspace: str, epoch: int) -> set[str]:
+        """The items (any reader) withdrawn by an event after ``epoch``.
 
         For a library caller that shows what rests on them (`readmit.store.held`).
         """

@@ -27,7 +27,7 @@ from readmit.wire.logged import loads
 
 _BODIES = "SELECT i.id, i.body FROM items i"
 _KEYED = "SELECT i.key, i.body FROM items i"
-_WITHDRAWN = "SELECT id FROM withdrawn"
+_WITHDRAWN_SINCE = "SELECT id FROM withdrawn WHERE workspace = ? AND epoch > ?"
 
 
 class Held:
@@ -98,14 +98,16 @@ class Held:
             ).fetchall()
         return {str(r[0]) for r in rows}
 
-    def withdrawn_among(self, workspace: str, ids: Sequence[str]) -> set[str]:
-        """Of ``ids``, the items withdrawn (any reader): revoked, closed, superseded, replaced.
+    def withdrawn_since(self, workspace: str, epoch: int) -> set[str]:
+        """The items (any reader) withdrawn by an event after ``epoch``, whatever withdrew them.
 
         What an integration that shows items resting on others hides with them: a keyed
         statement replaces an item without naming it (LangGraph's overwrite of a path).
+        Those withdrawn before migration m012 kept no epoch, and are not among them.
         """
         with self._read() as db:
-            return {str(r[0]) for r in select_in(db, workspace, _WITHDRAWN, "id", set(ids))}
+            rows = db.execute(_WITHDRAWN_SINCE, (workspace, epoch)).fetchall()
+        return {str(r[0]) for r in rows}
 
     def _reader(self, workspace: str, agent: str) -> Agent:
         who = self.agents(workspace).get(agent)

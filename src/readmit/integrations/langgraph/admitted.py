@@ -199,32 +199,19 @@ class Lens:
             watch.read(noted)
 
     def premises_fallen(self, member: Member, later: Sequence[Recorded]) -> set[str]:
-        """The premises of what the lens shows or ``later`` states that are withdrawn now.
+        """The items withdrawn since ``later`` began, if it states one under a key.
 
-        Asked only when ``later`` states an item under a key: that replaces an item
-        without naming it (a path overwritten, by a teammate or the agent), and what
-        rests on the version it replaced falls with it, at the next return and in reads
-        (a probe: reads kept showing it, where the path's premise was never shown, or was
-        the agent's own overwrite).
+        A keyed statement replaces an item without naming it (a path overwritten, by a
+        teammate or the agent), and what rests on the version it replaced falls with it,
+        at the next return and in reads (a probe: reads kept showing it, where the path's
+        premise was never shown, or was the agent's own overwrite). The store's record of
+        withdrawals by epoch says which (`follow` takes those the lens holds as premises):
+        read in time with what ``later`` holds, not with what the lens ever showed.
         """
         stated = [r.event.item for r in later if isinstance(r.event, Assert | Supersede)]
         if not any(i.key is not None and not i.unconfirmed for i in stated):
             return set()
-        with self.lock:  # another thread's `follow` may be adding to it
-            self._prune()
-            premises = set(self.rests).union(*(i.depends_on for i in stated))
-        return (
-            member.store.withdrawn_among(member.workspace, sorted(premises)) if premises else set()
-        )
-
-    def _prune(self) -> None:
-        """Keep in `rests` only what the lens still shows (hold `lock`).
-
-        It grew with every value ever shown that rests on another, and `premises_fallen`
-        asked the store about each (a review: 2,000 rewrites of two values, 2,000 ids).
-        """
-        live = {p: [i for i in rest if i in self.current] for p, rest in self.rests.items()}
-        self.rests = {p: rest for p, rest in live.items() if rest}
+        return member.store.withdrawn_since(member.workspace, later[0].epoch - 1)
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.
