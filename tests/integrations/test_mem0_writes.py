@@ -570,19 +570,25 @@ def test_an_update_readmit_refuses_is_written_back(
     assert [i.text for i in team[0].visible()] == ["Sunrise Hotel is booked for two nights."]
 
 
+FAILING_SECOND = [
+    {"role": "user", "content": "The pickup is at 8:00."},
+    {"role": "user", "content": "FAIL here."},
+]
+"""Two messages, the second of which `FailingMemory` fails to add."""
+
+
 def test_when_mem0_fails_part_way_through_an_add_what_it_made_is_recorded(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:
     shared = bank(tmp_path, cls=FailingMemory)
     a = ReadmitMemory(shared, team[0])
-    messages = [
-        {"role": "user", "content": "The pickup is at 8:00."},
-        {"role": "user", "content": "FAIL here."},
-        {"role": "user", "content": "Never reached."},
-    ]
 
     with pytest.raises(OSError, match="is full"):
-        a.add(messages, user_id="trip", infer=False)
+        a.add(
+            [*FAILING_SECOND, {"role": "user", "content": "Never reached."}],
+            user_id="trip",
+            infer=False,
+        )
 
     assert texts(shared.get_all(filters=TRIP)) == ["The pickup is at 8:00."]
     assert [i.text for i in team[0].visible()] == ["The pickup is at 8:00."]
@@ -594,10 +600,6 @@ def test_when_mem0_fails_part_way_and_readmit_cannot_record_both_errors_are_told
     """Only readmit's error came out, Mem0's lost (a probe); what Mem0 made is taken back."""
     shared = bank(tmp_path, cls=FailingMemory)
     a = ReadmitMemory(shared, team[0])
-    messages = [
-        {"role": "user", "content": "The pickup is at 8:00."},
-        {"role": "user", "content": "FAIL here."},
-    ]
 
     def locked(*args: Any, **kwargs: Any) -> Any:
         raise StoreError("database is locked")
@@ -605,7 +607,7 @@ def test_when_mem0_fails_part_way_and_readmit_cannot_record_both_errors_are_told
     with monkeypatch.context() as patched:
         patched.setattr(team[0].store, "append", locked)
         with pytest.raises(StoreError, match="database is locked") as raised:
-            a.add(messages, user_id="trip", infer=False)
+            a.add(FAILING_SECOND, user_id="trip", infer=False)
 
     assert isinstance(raised.value.__cause__, OSError)
     assert raised.value.__notes__ == [

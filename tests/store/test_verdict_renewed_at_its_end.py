@@ -15,6 +15,21 @@ def run(store: WorkStateStore, events: list[dict[str, Any]]) -> list[dict[str, A
     return replayed(store, events, make_verifier("builtin"))
 
 
+BOOKED = [  # the pickup rests on the booking (until 9:00) and on the train
+    assert_item(0, "h0", "Sunrise Hotel is booked.", valid_to=at(60)),
+    assert_item(0, "t0", "The INC-42 train leaves at 9:10."),
+    assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel for the INC-42 train."),
+    depart(3),
+    {  # in the booking's place, until 8:30: the pickup falls until both have ended
+        **assert_item(5, "h1", "The booking is confirmed.", valid_to=at(30)),
+        "op": "supersede",
+        "target": "h0",
+    },
+    ret(6),
+]
+CANCELLED = {"at": at(8), "author": "A2", "op": "revoke", "target": "t0", "why": "cancelled"}
+
+
 def test_a_verdict_confirmed_when_the_last_one_ended_binds_the_next_return(
     store: WorkStateStore,
 ) -> None:
@@ -23,20 +38,7 @@ def test_a_verdict_confirmed_when_the_last_one_ended_binds_the_next_return(
     the pickup falls again: that verdict replaces the ended one, so the next departure
     leaves the pickup out and the next return does not judge it again (kept instead, the
     ended verdict let it back, to be judged once more)."""
-    bounded = assert_item(5, "h1", "The booking is confirmed.", valid_to=at(30))
-    events = [
-        assert_item(0, "h0", "Sunrise Hotel is booked.", valid_to=at(60)),
-        assert_item(0, "t0", "The INC-42 train leaves at 9:10."),
-        assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel for the INC-42 train."),
-        depart(3),
-        {**bounded, "op": "supersede", "target": "h0"},
-        ret(6),
-        depart(7),
-        {"at": at(8), "author": "A2", "op": "revoke", "target": "t0", "why": "cancelled"},
-        ret(60),
-        depart(61),
-        ret(62),
-    ]
+    events = [*BOOKED, depart(7), CANCELLED, ret(60), depart(61), ret(62)]
 
     first, renewed, last = run(store, events)
 
@@ -54,20 +56,7 @@ def test_a_verdict_renewed_with_nothing_new_since_the_departure_is_named_at_ever
     departure: the new verdict is decided at the departure's own epoch. A second return
     to the same departure found it standing and named the pickup nowhere (a probe: the
     epoch could not tell the verdict that left it out from the one decided since)."""
-    bounded = assert_item(5, "h1", "The booking is confirmed.", valid_to=at(30))
-    events = [
-        assert_item(0, "h0", "Sunrise Hotel is booked.", valid_to=at(60)),
-        assert_item(0, "t0", "The INC-42 train leaves at 9:10."),
-        assert_item(1, "p0", "Pickup at 8:00 from Sunrise Hotel for the INC-42 train."),
-        depart(3),
-        {**bounded, "op": "supersede", "target": "h0"},
-        ret(6),
-        {"at": at(8), "author": "A2", "op": "revoke", "target": "t0", "why": "cancelled"},
-        depart(9),
-        ret(60),
-        ret(61),
-        ret(62),
-    ]
+    events = [*BOOKED, CANCELLED, depart(9), ret(60), ret(61), ret(62)]
 
     first, renewed, *again = run(store, events)
 
@@ -86,7 +75,7 @@ def test_a_checkpoint_from_before_m030_keeps_out_what_its_own_verdict_still_hold
         assert_item(0, "t0", "The INC-42 train leaves at 9:10."),
         assert_item(1, "p0", "Pickup at 8:00 for the INC-42 train."),
         depart(3),
-        {"at": at(4), "author": "A2", "op": "revoke", "target": "t0", "why": "cancelled"},
+        {**CANCELLED, "at": at(4)},
         ret(6),
         depart(7),
     ]
