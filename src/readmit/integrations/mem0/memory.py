@@ -120,7 +120,8 @@ class ReadmitMemory:
             self.readmit.added(rows, stated, memories, histories)
         except Exception as refused:
             self._undo_add(rows, histories, refused)
-            raise refused from failed_first(refused, error)
+            failed_first(refused, error)
+            raise
         if error is not None:
             raise error
         return {**result, "results": rows}
@@ -283,7 +284,8 @@ class AsyncReadmitMemory:
             await self._off_loop(self.readmit.added, rows, stated, memories, histories)
         except Exception as refused:
             await self._undo_add(rows, histories, refused)
-            raise refused from failed_first(refused, error)
+            failed_first(refused, error)
+            raise
         if error is not None:
             raise error
         return {**result, "results": rows}

@@ -65,13 +65,12 @@ def same_key(
         )
 
 
-def failed_first(refused: Exception, error: Exception | None) -> BaseException | None:
-    """The cause of ``refused``: Mem0's own failure part-way through the add, said in a note.
+def failed_first(refused: Exception, error: Exception | None) -> None:
+    """Make Mem0's own failure part-way through the add, ``error``, the cause of ``refused``.
 
     readmit refusing (or failing) to record what Mem0 made before it failed hid Mem0's
-    error, which no note named (a probe).
+    error, which no note named (a probe). Nothing changes where Mem0 did not fail.
     """
-    if error is None:
-        return refused.__cause__
-    refused.add_note(f"Mem0 had failed part-way through the add first: {error!r}")
-    return error
+    if error is not None:
+        refused.add_note(f"Mem0 had failed part-way through the add first: {error!r}")
+        refused.__cause__ = error
