@@ -679,6 +679,28 @@ def test_facts_readmit_refuses_leave_the_session_as_it_was(
     assert team[0].visible() == []
 
 
+def test_a_fact_resting_on_the_key_it_replaces_is_refused(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """It replaced the version it named as its premise: accepted, it rested on what it
+    withdrew and was never shown again (a probe)."""
+
+    def on_itself(item: TResponseInputItem) -> Learned | None:
+        fact = topical(item)
+        if fact is None or "Ritz" not in fact.text:
+            return fact
+        return replace(fact, annotations={"depends_on": [{"key": "hotel"}]})
+
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "s.db"), team[0], learned=on_itself)
+    run(session.add_items([said("hotel: the Hilton")]))
+
+    with pytest.raises(InvalidInput, match=r"\{'key': 'hotel'\} names the key this statement"):
+        run(session.add_items([said("hotel: the Ritz")]))
+
+    assert texts(run(session.get_items())) == ["hotel: the Hilton"]
+    assert [i.text for i in team[0].visible()] == ["hotel: the Hilton"]
+
+
 def test_a_refused_add_beside_another_leaves_the_other_in_the_session_and_readmit(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

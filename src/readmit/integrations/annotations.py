@@ -118,7 +118,18 @@ class Annotations:
     def draft(
         self, item: str, text: str, key: str | None, premises: Mapping[Ref, str]
     ) -> ItemDraft:
-        """The item ``item`` with ``text`` and ``key``, annotated (``premises``: refs -> ids)."""
+        """The item ``item`` with ``text`` and ``key``, annotated (``premises``: refs -> ids).
+
+        Raises:
+            InvalidInput: if it names its own key as a premise, confirmed: it replaces what
+                that names, and would rest on what it withdrew (accepted, it was never
+                shown again, a probe).
+        """
+        if key is not None and not self.unconfirmed and Ref("key", key) in self.refs:
+            raise InvalidInput(
+                f"{text[:60]!r}: readmit annotations: depends_on {Ref('key', key)} names the "
+                "key this statement replaces; it cannot rest on the version it overwrites"
+            )
         return ItemDraft(
             id=item,
             text=text,
