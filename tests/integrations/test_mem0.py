@@ -236,6 +236,22 @@ def test_an_update_resting_on_the_memory_it_replaces_is_refused(
     assert [i.text for i in team[1].visible()] == ["The team hotel is the Hilton"]
 
 
+def test_an_add_resting_on_the_key_it_replaces_is_refused_and_taken_back_out_of_mem0(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """It replaced the hotel it named as its premise, and fell at once (a probe)."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
+    add(b, "The team hotel is the Hilton", "hotel")
+    on_itself = {"topic": "hotel", "_readmit": {"depends_on": [{"key": "hotel"}]}}
+
+    with pytest.raises(InvalidInput, match="names the key this statement replaces"):
+        b.add("The team hotel is the Ritz", user_id="trip", infer=False, metadata=on_itself)
+
+    assert texts(shared.get_all(filters=TRIP)) == ["The team hotel is the Hilton"]
+    assert [i.text for i in team[1].visible()] == ["The team hotel is the Hilton"]
+
+
 def test_a_memory_whose_update_failed_inside_mem0_is_not_shown_with_a_text_never_judged(
     team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
