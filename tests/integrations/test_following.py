@@ -114,3 +114,27 @@ def test_what_rests_on_a_premise_it_never_read_falls_when_its_key_is_stated_agai
         ("x-pickup", "premise_invalidated"),  # the agency's hotels, which it may not read,
         ("x-hotel-2", "unauthorized"),  # the old one never named, the new one kept from it
     ]
+
+
+@pytest.mark.parametrize("how", ["revoked", "stated again under its key"])
+def test_what_rests_on_a_chain_of_premises_outside_c_falls_and_those_are_never_named(
+    members: dict[str, Member], how: str
+) -> None:
+    """d (a1 may read it) rests on p, p on q, both the agency's own. The walk knew only
+    d's premises: q withdrawn, d was served on, and q named to a1 (a review)."""
+    a1, x1 = members["a1"], members["x1"]
+    _draft(x1, "q", "Agency contract Q is signed.", key="agency-q")
+    _draft(x1, "p", "The agency booked the hotel under Q.", depends_on=frozenset({"q"}))
+    everyone = {"principals": frozenset({"*"}), "depends_on": frozenset({"p"})}
+    _draft(x1, "d", "Pickup at 8:00 from the hotel.", **everyone)
+    a1.depart()
+    following = Following(a1.return_())
+
+    if how == "revoked":
+        x1.revoke(["q"], "void")
+    else:
+        _draft(x1, "q2", "Agency contract Q is cancelled.", key="agency-q")
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1) if r.item != "q2"] == [
+        ("d", "premise_invalidated")
+    ]

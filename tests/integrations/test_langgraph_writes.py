@@ -570,3 +570,27 @@ def test_a_keyed_statement_that_replaces_nothing_leaves_what_rests_on_the_path_s
     again = arrive(a)
     assert again is not None
     assert "pickup" not in {e["key"] for e in notice(again)["excluded"]}
+
+
+def test_a_value_resting_on_a_chain_outside_the_view_is_hidden_when_its_end_falls(
+    three: dict[str, Member],
+) -> None:
+    """The pickup, which a may read, rests on c's hotel and that on c's contract, both
+    for c's eyes only: the contract revoked, reads showed the pickup on, where a fresh
+    return excludes it (a review)."""
+    a, c = three["a"], three["c"]
+    for item_id, text, on in [("q", "Contract Q is signed.", ()), ("p", "Hotel under Q.", ("q",))]:
+        theirs = ItemDraft(id=item_id, text=text, key=f"k-{item_id}", depends_on=frozenset(on))
+        c.record([Assert(id=f"e-{item_id}", at=c.clock(), author="c", item=theirs)])
+    inner = InMemoryStore()
+    readers = {"principals": ["team", "other"]}
+    on_p = {"text": "Pickup 8:00", "_readmit": {"readers": readers, "depends_on": [{"key": "k-p"}]}}
+    ReadmitStore(inner, c).put(TRIP, "pickup", on_p)
+    sa = ReadmitStore(inner, a)
+    a.depart()
+    arrive(a)
+    assert sa.get(TRIP, "pickup") is not None
+
+    c.revoke(["q"], "void")
+
+    assert sa.get(TRIP, "pickup") is None

@@ -107,8 +107,8 @@ class Following:
     """The items withdrawn so far (but as ``unauthorized``): the first withdrawal of each
     stands, and an item stated later on one of them falls at once (`_fallen`)."""
     _unseen: set[str] = field(default_factory=set)
-    """Premises of C's items outside C that the agent may not read: what rests on them
-    falls with them, but they are never named to it."""
+    """Premises of C's items outside C (to the end of each chain) that the agent may not
+    read: what rests on them falls with them, but they are never named to it."""
     _scoped: dict[tuple[object, ...], Scope | None] = field(default_factory=dict)
     """The scopes made so far, by what makes them: most items share one of a few."""
     _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
@@ -142,13 +142,16 @@ class Following:
                 self.keys.setdefault(item.key, []).append(item.id)
                 self._keyed[item.id] = item.key
             self._rest(item.id, item.depends_on)
-        for premise, outside in context.outside.items():  # keyed: a replacement takes them
-            if (held := outside.item) is not None and held.key is not None and not outside.fallen:
+        for premise, outside in context.outside.items():  # to the end of each chain
+            if (held := outside.item) is None or outside.fallen:
+                continue  # what rests on it fell at the return
+            self._rest(premise, held.depends_on)
+            self.scopes[premise] = held.scope  # whose keyed statement replaces it
+            if not outside.readable:
+                self._unseen.add(premise)
+            if held.key is not None:  # a keyed statement replaces it
                 self.keys.setdefault(held.key, []).append(premise)
                 self._keyed[premise] = held.key
-                self.scopes[premise] = held.scope  # whose keyed statement replaces it
-                if not outside.readable:
-                    self._unseen.add(premise)
 
     def _rest(self, item: str, premises: frozenset[str]) -> None:
         for premise in premises:
@@ -234,7 +237,8 @@ class Following:
             for item in self._rests.get(premise, ()):
                 if item not in self._out:
                     self._out.add(item)
-                    fallen.append(self._fall(item, premise))
+                    if item not in self._unseen:  # a premise outside C it may not read
+                        fallen.append(self._fall(item, premise))
                     premises.append(item)
         return fallen
 

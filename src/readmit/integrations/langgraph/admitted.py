@@ -130,6 +130,10 @@ class Lens:
             if last.get(item.key or "", item.text) == item.text:
                 lens._current(item.id, ident, item.depends_on)
                 lens.texts[ident] = item.text
+        for premise, outside in decided.context.outside.items():  # to the end of each chain
+            if outside.item is not None and not outside.fallen:
+                for on in outside.item.depends_on:
+                    lens.rests.setdefault(on, []).append(premise)
         lens.show(lens.current.values())
         return lens
 
@@ -257,11 +261,15 @@ class Lens:
         (``premise_invalidated``), a premise stored outside LangGraph too; reads hid only
         the withdrawn path (a probe).
         """
-        shown = False
+        shown, fell = False, set(premises)
         while paths or premises:
-            if premises:
-                rest = self.rests.get(premises.pop(), ())
-                paths += [self.current[i] for i in rest if i in self.current]
+            if premises:  # what the lens does not show falls too, and what rests on it
+                for i in self.rests.get(premises.pop(), ()):
+                    if i in self.current:
+                        paths.append(self.current[i])
+                    elif i not in fell:  # a premise outside C, or a version hidden before
+                        fell.add(i)
+                        premises.append(i)
                 continue
             ident = paths.pop()
             self.own.discard(ident)
