@@ -527,3 +527,21 @@ def test_a_value_nested_too_deep_to_render_is_refused_before_anything_is_written
 
     assert a.visible() == []
     assert inner.get(("trip",), "deep") is None
+
+
+def test_a_failed_put_that_widens_its_readers_is_undone_though_its_text_is_the_same(
+    three: dict[str, Member],
+) -> None:
+    """Compared by rendered text alone (which leaves the annotations out), the failed put
+    counted as landed: readmit kept it, and another principal read the budget (a review)."""
+    a, c, inner = three["a"], three["c"], FailingStore()
+    s1 = ReadmitStore(inner, a)
+    s1.put(("trip",), "budget", {"text": "Budget is 9000 EUR"})
+    inner.failing = True
+    wider = {"readers": {"principals": ["team", "other"]}}
+
+    with pytest.raises(OSError, match="disk full"):
+        s1.put(("trip",), "budget", {"text": "Budget is 9000 EUR", "_readmit": wider})
+
+    assert [sorted(i.scope.principals) for i in a.visible()] == [["team"]]
+    assert c.visible() == []

@@ -278,6 +278,25 @@ def test_a_memory_whose_update_failed_inside_mem0_is_not_shown_with_a_text_never
     assert b.get(hotel) is None
 
 
+def test_a_page_is_filled_past_memories_hidden_for_a_text_changed_around_readmit(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """The view's removals did not count them, and a page of one came back empty (a review)."""
+    shared = bank(tmp_path)
+    b = ReadmitMemory(shared, team[1], key=topic)
+    ids = [add(b, f"Fact number {n} about the trip", f"fact-{n}") for n in range(3)]
+    b.depart()
+    assert len(texts(b.get_all(filters=TRIP))) == 3
+    first = shared.get_all(filters=TRIP, top_k=10)["results"][0]["id"]
+    assert first in ids
+    shared.update(first, text="Changed around readmit")  # Mem0 holds a text never recorded
+
+    for top_k in (1, 2):
+        result = b.get_all(filters=TRIP, top_k=top_k)
+        assert len(texts(result)) == top_k
+        assert reasons(result) == {"Changed around readmit": "missing_receipt"}
+
+
 def test_a_memory_the_agent_itself_withdraws_through_readmit_is_removed_at_once(
     team: tuple[Member, Member], tmp_path: Path
 ) -> None:

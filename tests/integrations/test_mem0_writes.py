@@ -604,12 +604,23 @@ def test_when_mem0_fails_part_way_and_readmit_cannot_record_both_errors_are_told
     def locked(*args: Any, **kwargs: Any) -> Any:
         raise StoreError("database is locked")
 
+    def locked_inside(*args: Any, **kwargs: Any) -> Any:
+        try:
+            raise TimeoutError("the lock was held for 30 s")
+        except TimeoutError as waited:
+            raise StoreError("database is locked") from waited
+
     with monkeypatch.context() as patched:
         patched.setattr(team[0].store, "append", locked)
         with pytest.raises(StoreError, match="database is locked") as raised:
             a.add(FAILING_SECOND, user_id="trip", infer=False)
+        patched.setattr(team[0].store, "append", locked_inside)
+        with pytest.raises(StoreError, match="database is locked") as own:
+            a.add(FAILING_SECOND, user_id="trip", infer=False)
 
     assert isinstance(raised.value.__cause__, OSError)
+    assert isinstance(own.value.__cause__, TimeoutError)  # readmit's own cause stays first
+    assert "Mem0 had failed part-way" in own.value.__notes__[0]
     assert raised.value.__notes__ == [
         "Mem0 had failed part-way through the add first: OSError('the vector store is full')"
     ]

@@ -39,6 +39,7 @@ def migrate_command(db: str, check: bool) -> None:
         if not absent:
             click.echo(f"nothing to apply: the store is at this readmit's schema ({_LAST})")
             return
+        new = len(absent) == len(MIGRATIONS)  # an empty database: no older readmit made it
         started = time.perf_counter()
         with patiently(store.conn.deadline):  # a large store's can take minutes: no deadline
             ran = migrate(store.conn)  # another process may have applied some meanwhile
@@ -47,9 +48,13 @@ def migrate_command(db: str, check: bool) -> None:
         store.close()
     for name in ran:
         click.echo(f"applied {name}")
+    if not ran:
+        click.echo(f"nothing to apply: another process brought the store to this schema ({_LAST})")
+        return
+    older = "" if new else "; an older readmit no longer opens it"
     click.echo(
         f"the store is at this readmit's schema ({_LAST}): {counted(len(ran), 'migration')} "
-        f"applied in {took:.1f} s; an older readmit no longer opens it"
+        f"applied in {took:.1f} s{older}"
     )
 
 

@@ -17,6 +17,8 @@ from readmit.integrations.team import FOREVER, Removal, expiry, readable, remova
 from readmit.reasons import Reason
 
 UNAUTHORIZED = Reason.UNAUTHORIZED.value
+UNRECORDED = "Mem0 holds another text than the version the view admitted, with no record"
+"""Why an admitted memory whose text changed around readmit is not shown (`ViewIndex.why`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +110,7 @@ class ViewIndex:
         decision = None if self.decided is None else self.decided.decision
         items = decision.items if isinstance(decision, Issued) else ()
         judged = [i.id for i in items if (m := memory_of(i.id)) is not None and m[0] == memory_id]
-        detail = "Mem0 holds another text than the version the view admitted, with no record"
-        return Removal(judged[-1] if judged else "", Reason.MISSING_RECEIPT.value, detail)
+        return Removal(judged[-1] if judged else "", Reason.MISSING_RECEIPT.value, UNRECORDED)
 
     def keeps_history(
         self, memory_id: str, memory: Mapping[str, Any] | None, key: str | None

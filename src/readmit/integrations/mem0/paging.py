@@ -10,6 +10,7 @@ is full or Mem0 has no more.
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from readmit.integrations.mem0.index import UNRECORDED
 from readmit.integrations.mem0.recorder import Recorder
 
 Read = Callable[[int], dict[str, Any]]
@@ -22,6 +23,7 @@ def paged(readmit: Recorder, read: Read, top_k: int) -> dict[str, Any]:
     while True:
         result = read(fetch)
         shown = readmit.filtered(result, top_k)
+        most = max(most, _most(readmit, top_k, shown))
         if _done(shown, result, fetch, most, top_k):
             return shown
         fetch = min(2 * fetch, most)
@@ -35,6 +37,7 @@ async def apaged(
     while True:
         result = await read(fetch)
         shown = readmit.filtered(result, top_k)
+        most = max(most, _most(readmit, top_k, shown))
         if _done(shown, result, fetch, most, top_k):
             return shown
         fetch = min(2 * fetch, most)
@@ -44,6 +47,15 @@ def _sizes(readmit: Recorder, top_k: int) -> tuple[int, int]:
     """How many to ask Mem0 for first, and at most (``top_k`` and each one removed)."""
     most = readmit.fetch_size(top_k)
     return min(most, 2 * top_k), most
+
+
+def _most(readmit: Recorder, top_k: int, shown: dict[str, Any]) -> int:
+    """At most how many to ask for, counting those hidden for a text changed around readmit.
+
+    The view's removals do not hold those, and pages came back short (a review).
+    """
+    unrecorded = sum(r.get("detail") == UNRECORDED for r in shown["readmit"]["removed"])
+    return int(readmit.fetch_size(top_k) + unrecorded)
 
 
 def _done(shown: dict[str, Any], result: dict[str, Any], fetch: int, most: int, top_k: int) -> bool:

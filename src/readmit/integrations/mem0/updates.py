@@ -66,11 +66,13 @@ def same_key(
 
 
 def failed_first(refused: Exception, error: Exception | None) -> None:
-    """Make Mem0's own failure part-way through the add, ``error``, the cause of ``refused``.
+    """Name Mem0's own failure part-way through the add, ``error``, on ``refused``.
 
-    readmit refusing (or failing) to record what Mem0 made before it failed hid Mem0's
-    error, which no note named (a probe). Nothing changes where Mem0 did not fail.
+    In a note, and as its cause where it has none of its own: readmit refusing (or
+    failing) to record what Mem0 made before it failed hid Mem0's error (a probe).
+    Nothing changes where Mem0 did not fail.
     """
     if error is not None:
         refused.add_note(f"Mem0 had failed part-way through the add first: {error!r}")
-        refused.__cause__ = error
+        if refused.__cause__ is None:  # readmit's own cause stays (a lock, say), named first
+            refused.__cause__ = error
