@@ -1011,3 +1011,25 @@ def test_a_write_cancelled_while_the_session_writes_is_still_recorded(
 
     assert sorted(i.text for i in team[0].visible()) == sorted(held)
     assert held == {"add_items": ["hotel: the Hilton", "dinner: at eight"], "pop_item": []}[write]
+
+
+def test_the_agents_own_supersede_over_http_takes_the_fact_out_of_its_history(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """The session holds the old fact; it was served, and the message listed it among the
+    facts to rely on (a probe)."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("hotel: the Hilton")])
+        b.depart()
+        await b.get_items()
+        [old] = [i.id for i in team[1].visible()]
+        ritz = ItemDraft(id="http-ritz", text="hotel: the Ritz", key="hotel")
+        member_supersedes(team[1], old, ritz)  # as an HTTP client of b's would
+        return await b.get_items()
+
+    items = run(scenario())
+
+    assert texts(items)[1:] == []
+    assert "- hotel: the Hilton (stale_or_superseded" in texts(items)[0]

@@ -78,8 +78,10 @@ def _draft(member: Member, item_id: str, text: str, **fields: object) -> None:
 def test_what_rests_on_an_item_the_agent_itself_supersedes_falls(
     members: dict[str, Member],
 ) -> None:
-    """The agent's own supersession (a Mem0 update) withdrew its premise, and the layer
-    served what rests on it until the next return excluded it (a probe)."""
+    """The agent's own supersession (a Mem0 update, or one over HTTP) withdrew its premise,
+    and the layer served what rests on it until the next return excluded it (a probe);
+    over HTTP the layer held the superseded text too, and served it (a probe). A Mem0
+    layer shows its own newer version over the removal (`own`)."""
     a1, a2 = members["a1"], members["a2"]
     _draft(a2, "hotel", "The team hotel is the Hilton.")
     _draft(a2, "pickup", "Pickup at 8:00 from the Hilton.", depends_on=frozenset({"hotel"}))
@@ -89,9 +91,11 @@ def test_what_rests_on_an_item_the_agent_itself_supersedes_falls(
     new = ItemDraft(id="hotel-2", text="The team hotel is the Ritz.")
     a1.record([Supersede(id="s", at=a1.clock(), author="a1", target="hotel", item=new)])
 
-    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
-        ("pickup", "premise_invalidated")
+    assert [(r.item, r.reason, r.detail) for r in following.withdrawn(a1)] == [
+        ("hotel", "stale_or_superseded", "superseded by your later statement"),
+        ("pickup", "premise_invalidated", "depends on hotel, which was withdrawn"),
     ]
+    assert following.own == {"hotel-2"}
 
 
 def test_what_rests_on_a_premise_it_never_read_falls_when_its_key_is_stated_again(

@@ -1245,3 +1245,76 @@ def test_an_item_ending_after_the_memory_expires_ends_with_it_from_where_it_bega
     assert ended.validity == Validity(valid_from=began, valid_to=_ends(DAY))
     started = replace(MUSEUM, validity=Validity(valid_from=began))
     assert ending(started, {"expiration_date": DAY.isoformat()}).validity == ended.validity
+
+
+# What a differential probe of reads against fresh returns found (stop 68)
+
+
+def test_the_agents_own_supersede_over_http_removes_the_text_mem0_still_holds(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """Mem0 holds the old text; the layer served it, now and after the next return."""
+    (mb,) = in_one_bank(three, tmp_path, "b")
+    hilton = add(mb, "The team hotel is the Hilton", "hotel")
+    mb.depart()
+    assert texts(mb.get_all(filters=TRIP)) == ["The team hotel is the Hilton"]
+
+    ritz = ItemDraft(id="http-ritz", text="The team hotel is the Ritz", key="hotel")
+    member_supersedes(three["b"], item_id(hilton, 1), ritz)  # as an HTTP client of b's would
+    now_ = mb.get_all(filters=TRIP)
+    mb.depart()
+    later = mb.get_all(filters=TRIP)
+
+    assert texts(now_) == texts(later) == []
+    assert reasons(now_) == {"The team hotel is the Hilton": "stale_or_superseded"}
+
+
+def test_a_copy_of_an_admitted_text_another_principal_keeps_is_never_served(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """The keyed-copy rule served c's private memory, its metadata too, to a (a probe)."""
+    ma, mc = in_one_bank(three, tmp_path, "a", "c")
+    add(ma, "Dinner is at eight", "dinner")
+    private = {"topic": "dinner", "card": "4111-1111-1111-1111"}
+    theirs = mc.add("Dinner is at eight", user_id="trip", infer=False, metadata=private)
+    memory_id = str(theirs["results"][0]["id"])
+    ma.depart()
+
+    result = ma.get_all(filters=TRIP)
+
+    assert memory_id not in {m["id"] for m in result["results"]}
+    assert ma.get(memory_id) is None
+
+
+def test_the_agents_own_update_takes_the_old_text_off_its_keyed_copies(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """b restated a's hotel, replacing it under the key; a, back, updated b's memory. a's
+    old memory, a copy of the text the view admitted, was served on (a probe)."""
+    ma, mb = in_one_bank(three, tmp_path, "a", "b")
+    add(ma, "The team hotel is the Hilton", "hotel")
+    copy = add(mb, "The team hotel is the Hilton", "hotel")
+    ma.depart()
+    assert texts(ma.get_all(filters=TRIP)) == ["The team hotel is the Hilton"] * 2
+
+    ma.update(copy, "The team hotel is the Ritz", metadata={"topic": "hotel"})
+
+    assert texts(ma.get_all(filters=TRIP)) == ["The team hotel is the Ritz"]
+
+
+def test_what_rests_on_a_premise_stated_before_the_return_that_it_may_not_read_falls(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    """a's hotel is for its team only; c returns, then a states a pickup on it for everyone
+    and replaces the hotel under its key. c was served the pickup (a probe)."""
+    ma, mc = in_one_bank(three, tmp_path, "a", "c")
+    hotel = add(ma, "The team hotel is the Hilton", "hotel")
+    mc.depart()
+    mc.get_all(filters=TRIP)
+
+    on_hotel = {"topic": "pickup", "_readmit": {"depends_on": [{"memory": hotel}], "readers": "*"}}
+    ma.add("Pickup at eight", user_id="trip", infer=False, metadata=on_hotel)
+    assert texts(mc.get_all(filters=TRIP)) == ["Pickup at eight"]
+    add(ma, "The team hotel is the Ritz", "hotel")
+
+    assert texts(mc.get_all(filters=TRIP)) == []

@@ -32,6 +32,8 @@ from readmit.store import WorkStateStore
 REPLACED_BY_TEAMMATE = "replaced under its key by a teammate's later statement"
 REPLACED_BY_ITSELF = "replaced under its key by its own later statement"
 """Why a keyed statement withdrew an item: a teammate's, or the agent's own."""
+SUPERSEDED = "superseded by your later statement"
+"""Why the agent's own supersession withdrew an item (a Mem0 update, or one over HTTP)."""
 
 FOLLOW_EVERY = 0.05
 """Seconds a read may go on the log as last read, unless this process wrote since."""
@@ -123,14 +125,35 @@ class Following:
         """``current`` if it follows ``decided``'s return, else a new one that does.
 
         ``before``, the walk of the log up to that return (`readmit.integrations.prior`):
-        what it withdrew stays withdrawn, and what is stated on it later falls.
+        what it withdrew stays withdrawn, and what is stated on it later falls; and what
+        it knows of every item stated before (keys, premises, readers) is known here too,
+        so that a replacement or withdrawal of one the return did not hold (an item the
+        agent may not read, on which one stated later rests) takes down what rests on it
+        (a probe: the return's items and their premises alone were known).
         """
         if current is not None and current.decided is decided:
             return current
         made = cls(decided)
         if before is not None:
             made._out |= before._out
+            made._inherit(before)
         return made
+
+    def _inherit(self, before: "Following") -> None:
+        """Know what ``before`` knows of the items stated up to the return (copied)."""
+        for key, held in before.keys.items():
+            for item in held:
+                if item not in self._keyed and item not in self._out:
+                    self.keys.setdefault(key, []).append(item)
+                    self._keyed[item] = key
+        for premise, resting in before._rests.items():
+            known = self._rests.setdefault(premise, [])
+            known += [i for i in resting if i not in known]
+        for item, scope in before.scopes.items():
+            if item not in self.scopes and item not in self.decided.context.by_id:
+                self.scopes[item] = scope
+                if not self.may_read(scope):
+                    self._unseen.add(item)
 
     def __post_init__(self, from_start: bool) -> None:
         if from_start:
@@ -177,10 +200,7 @@ class Following:
         """
         gone: list[Removal] = []
         for recorded in later:
-            event = recorded.event
-            if isinstance(event, Supersede) and event.author == agent:
-                gone += self._replaced(event.target)
-            for removal in self._said(event, agent):
+            for removal in self._said(recorded.event, agent):
                 if removal.reason == Reason.UNAUTHORIZED.value:
                     gone.append(removal)
                 elif removal.item not in self._out:  # the first withdrawal stands
@@ -205,23 +225,12 @@ class Following:
                 said.append(Removal(event.target, Reason.REVOKED.value, why))
             case Close():
                 said.append(Removal(event.target, Reason.EXPIRED.value, f"closed by {by}"))
-            case Supersede() if theirs:
-                why = "superseded by a teammate's later statement"
+            case Supersede():  # its own too: the layer shows its own newer version (`own`)
+                why = "superseded by a teammate's later statement" if theirs else SUPERSEDED
                 said.append(Removal(event.target, Reason.STALE_OR_SUPERSEDED.value, why))
         if isinstance(event, Assert | Supersede):
             said += self._stated(event, theirs)
         return said
-
-    def _replaced(self, target: str) -> list[Removal]:
-        """What rests on ``target``, which the agent itself superseded: it falls.
-
-        The target is not named (the memory layer holds the new version in its place),
-        but what rests on it fell, and reads served it on (a probe).
-        """
-        if target in self._out:
-            return []
-        self._out.add(target)
-        return self._fallen(target)
 
     def _fallen(self, premise: str) -> list[Removal]:
         """What depends, directly or in a chain, on ``premise``, withdrawn just now.

@@ -39,7 +39,7 @@ class Prior:
     unread: dict[str, Removal] = field(default_factory=dict)
     """The current items the agent may not read, by id."""
     itself: set[str] = field(default_factory=set)
-    """The items the agent revoked or closed itself."""
+    """The items the agent revoked, closed or superseded itself."""
     newest: dict[str, int] = field(default_factory=dict)
     """Memory -> its newest version stated (with ``version_of``)."""
 
@@ -63,7 +63,7 @@ class Prior:
             event = recorded.event
             if isinstance(event, Revoke | Close | Supersede):
                 self.unread.pop(event.target, None)  # no longer current: a later version decides
-                if event.author == agent and not isinstance(event, Supersede):
+                if event.author == agent:
                     self.itself.add(event.target)
             if isinstance(event, Assert | Supersede):
                 item = event.item.id

@@ -96,6 +96,8 @@ class ViewIndex:
             return True
         if self._own_since(memory_id, text):
             return True
+        if memory_id in self.unreadable:  # another principal's, in a bank they share
+            return False  # a copy of an admitted text showed it, metadata and all (a probe)
         return key is not None and (key, text) in self.admitted_keyed
 
     def why(self, memory_id: str) -> Removal:
