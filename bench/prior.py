@@ -33,10 +33,12 @@ from readmit.store import open_store
 
 
 def named(prior: Prior, member: Member) -> list[Removal]:
-    """What ``prior`` removes at ``member``'s latest return, as the Mem0 wrapper asks it."""
+    """What ``prior`` removes at ``member``'s latest return, as the Mem0 wrapper asks it,
+    with the walk after the return it starts (`Prior.following`: what it knows carried over)."""
     decided = member.latest
     if decided is None:
         raise SystemExit("the member has not returned")
+    prior.following(None, decided)
     return prior.removals(decided)
 
 
