@@ -9,6 +9,7 @@ from readmit.decide import Decided, decide
 from readmit.events import Assert, ItemDraft, ReturnRequest, Revoke
 from readmit.integrations.team import removals
 from readmit.model import Agent, Scope, Validity
+from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore
@@ -63,6 +64,39 @@ def test_an_item_the_departure_left_out_as_expired_is_removed_and_says_so(
         "valid until 2026-05-01T09:00:00Z, before the departure",
     )
     assert "y" not in found
+
+
+def test_an_item_left_out_under_a_verdict_the_return_did_not_load_is_named_stale(
+    store: WorkStateStore,
+) -> None:
+    """The verdict is loaded for C's items only: one resting on nothing, left out under
+    it, was named premise_invalidated, "a premise it rests on fell" (a probe)."""
+    team = [Agent(id=a, principal="org", role="r") for a in ("A1", "A2")]
+    store.create_workspace("w", team)
+    hotel = ItemDraft(id="h", text="Sunrise Hotel is booked.")
+    dinner = ItemDraft(id="d", text="Dinner at Sunrise Hotel at eight.")
+    store.append("w", [Assert(id="e1", at=T0, author="A2", item=hotel)])
+    store.append("w", [Assert(id="e2", at=T0, author="A1", item=dinner)])
+    store.depart("w", "A2", T0 + timedelta(hours=1))
+    cancel = Revoke(id="e3", at=T0 + timedelta(hours=2), author="A2", target="h", why="gone")
+    store.append("w", [cancel])
+    signer, builtin = HmacSha256Signer(KEY), make_verifier("builtin")
+
+    def back(agent: str, hours: int) -> Decided:
+        at = T0 + timedelta(hours=hours)
+        request = ReturnRequest(id=f"r-{agent}", at=at, agent=agent, task="*", purpose="*")
+        return decide(store, "w", request, policy=Policy(), verifier=builtin, signer=signer)
+
+    back("A2", 3)  # A2's return finds d stale: a standing verdict
+    store.depart("w", "A1", T0 + timedelta(hours=4))  # d left out under it
+    decided = back("A1", 5)
+
+    assert "d" in {i.id for i in decided.context.left_out}
+    found = removals(decided)
+    assert (found["d"].reason, found["d"].detail) == (
+        "implicitly_invalidated",
+        "found stale before the departure (a standing verdict)",
+    )
 
 
 def test_an_item_the_departure_left_out_on_a_fallen_premise_is_removed_and_says_so(

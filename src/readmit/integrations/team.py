@@ -91,8 +91,8 @@ def left_at_departure(decided: Decided, item: Item) -> Removal:
         return Removal(
             item.id, Reason.EXPIRED.value, f"valid until {format_time(ended)}, before the departure"
         )
-    if item.id in ctx.standing:  # its evidence may be an event the agent may not read
-        detail = "found stale before the departure (a standing verdict)"
+    if item.id in ctx.standing or not item.depends_on:  # no premise to fall: a verdict,
+        detail = "found stale before the departure (a standing verdict)"  # maybe not loaded
         return Removal(item.id, Reason.IMPLICITLY_INVALIDATED.value, detail)
     return Removal(
         item.id, Reason.PREMISE_INVALIDATED.value, "a premise it rests on fell before the departure"
