@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import store_url
 from readmit.cli import cli
 from readmit.model import Agent
-from readmit.store import SqlStore, open_store
+from readmit.store import SqlStore, migrations, open_store
 from readmit.store.upgrade import lacking
 
 LAST = "m030_verdict_numbers"
@@ -145,3 +145,22 @@ def test_migrate_makes_no_store_where_none_is(tmp_path: Path) -> None:
     assert refused.exit_code == 2, refused.output
     assert "error [config_error]: no database at" in refused.stderr
     assert not missing.exists()
+
+
+def test_a_migration_that_fails_names_those_applied_before_it(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each runs in its own transaction: those before the failing one stay applied, and
+    only the failing one was named."""
+    with store_url(backend, tmp_path) as url:
+        _older(url)
+        failing = ("m999_fails", ["SELECT no_such_column FROM workspaces"])
+        monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, failing])
+
+        refused = CliRunner().invoke(cli, ["migrate", "--db", url])
+
+        assert refused.exit_code == 4, refused.output
+        assert "migration m999_fails failed" in refused.stderr
+        assert f"applied before it: {LAST}" in refused.stderr
+        monkeypatch.undo()
+        assert _lacks(url) == []

@@ -7,6 +7,7 @@ import click
 from readmit.cli.inputs import db_given, open_existing_store
 from readmit.cli.serve import DB_OPTION
 from readmit.cli.words import counted
+from readmit.errors import MigrationError
 from readmit.store.deadline import patiently
 from readmit.store.migrations import MIGRATIONS, migrate
 from readmit.store.upgrade import lacking
@@ -42,7 +43,13 @@ def migrate_command(db: str, check: bool) -> None:
         new = len(absent) == len(MIGRATIONS)  # an empty database: no older readmit made it
         started = time.perf_counter()
         with patiently(store.conn.deadline):  # a large store's can take minutes: no deadline
-            ran = migrate(store.conn)  # another process may have applied some meanwhile
+            try:
+                ran = migrate(store.conn)  # another process may have applied some meanwhile
+            except MigrationError as failed:  # those before it stay applied: say which
+                done = [name for name in absent if name not in lacking(store.conn)]
+                if not done:
+                    raise
+                raise MigrationError(f"{failed}; applied before it: {', '.join(done)}") from failed
         took = time.perf_counter() - started
     finally:
         store.close()
