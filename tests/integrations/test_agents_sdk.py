@@ -1033,3 +1033,31 @@ def test_the_agents_own_supersede_over_http_takes_the_fact_out_of_its_history(
 
     assert texts(items)[1:] == []
     assert "- hotel: the Hilton (stale_or_superseded" in texts(items)[0]
+
+
+def test_a_fact_a_teammates_return_finds_stale_while_present_is_left_out_at_the_next_read(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """b has returned and works on; a's return finds b's dinner stale once a revoked the
+    hotel (a verdict binds every later return, any agent's): the session served it until
+    b's next return."""
+    _, b = sessions(team, tmp_path)
+
+    async def scenario() -> list[TResponseInputItem]:
+        await b.add_items([said("hotel: Sunrise Hotel is booked"), said("Dinner at Sunrise Hotel")])
+        team[0].depart()
+        b.depart()
+        await b.get_items()
+        [hotel] = [i.id for i in team[0].visible() if i.key == "hotel"]
+        team[0].revoke([hotel], "The booking fell through.")
+        assert texts(await b.get_items())[1:] == ["Dinner at Sunrise Hotel"]
+        assert team[0].return_().decision.decided[-1].reason.value == "implicitly_invalidated"
+        return await b.get_items()
+
+    later = run(scenario())
+
+    assert texts(later)[1:] == []
+    assert (
+        "Dinner at Sunrise Hotel (implicitly_invalidated: confirmed after your return"
+        in (texts(later)[0])
+    )

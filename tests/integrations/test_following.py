@@ -1,17 +1,21 @@
 """`readmit.integrations.following`: what teammates withdrew after a return (store rules)."""
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from builders import KEY
+from readmit.ahead import judge_ahead
 from readmit.events import Assert, ItemDraft, Supersede
 from readmit.integrations.following import Following
-from readmit.integrations.team import Member, Removal
+from readmit.integrations.team import Member, Removal, removals
 from readmit.model import Agent
+from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
+from readmit.verifiers.builtin import TermVerifier
 
 
 @pytest.fixture
@@ -141,4 +145,66 @@ def test_what_rests_on_a_chain_of_premises_outside_c_falls_and_those_are_never_n
 
     assert [(r.item, r.reason) for r in following.withdrawn(a1) if r.item != "q2"] == [
         ("d", "premise_invalidated")
+    ]
+
+
+def test_a_verdict_another_agents_return_stores_after_the_return_is_followed(
+    members: dict[str, Member],
+) -> None:
+    """A verdict binds every later return, any agent's: a2's return finds a1's dinner
+    stale after a1 returned, and a1's memory layer served it until a1 returned again."""
+    a1, a2 = members["a1"], members["a2"]
+    _draft(a2, "h", "Sunrise Hotel is booked.")
+    _draft(a1, "d", "Dinner at Sunrise Hotel at eight.")
+    a2.depart()
+    a1.depart()
+    following = Following(a1.return_())
+    a2.revoke(["h"], "the booking fell through")
+    assert following.withdrawn(a1) == [Removal("h", "revoked", "the booking fell through")]
+
+    assert "d" in {e.item for e in a2.return_().decision.decided}  # a standing verdict
+    assert following.withdrawn(a1) == [
+        Removal(
+            "d",
+            "implicitly_invalidated",
+            "confirmed after your return by builtin: refers to h, which "
+            f"{a2.store.events('trip')[-1].event.id} revoked (linked by Sunrise Hotel)",
+        )  # a2 reads as a1 does (principal, role): told the verifier's words
+    ]
+    assert following.withdrawn(a1) == []  # named once
+    a1.depart()
+    assert removals(a1.return_())["d"].reason == "implicitly_invalidated"  # as a return says
+
+
+def test_a_verdict_decided_before_the_return_and_stored_after_it_is_followed(
+    members: dict[str, Member],
+) -> None:
+    """Judging ahead of a2's return reads its context, a1 (which judges nothing itself)
+    returns meanwhile at a later epoch, and the verdict is stored after: decided at an
+    epoch before a1's return, it is news to a1's layer (m031 keeps the log's epoch when
+    it was stored)."""
+    a1, a2 = replace(members["a1"], verifier=None), members["a2"]
+    _draft(a2, "h", "Sunrise Hotel is booked.")
+    _draft(a1, "d", "Dinner at Sunrise Hotel at eight.")
+    a2.depart()
+    a2.revoke(["h"], "the booking fell through")
+    a1.depart()  # no verdict yet: d is in its checkpoint
+    returned: list[Following] = []
+
+    def a1_returns() -> None:
+        if not returned:
+            _draft(members["x1"], "m", "The museum opens at nine.")
+            returned.append(Following(a1.return_()))
+
+    judgment = judge_ahead(
+        a2.store, "trip", "a2", task="*", purpose="*", policy=Policy(),
+        verifier=TermVerifier(), signer=HmacSha256Signer(KEY), between=a1_returns,
+    )  # fmt: skip
+
+    following = returned[0]
+    assert [e.item for e in judgment.confirmed] == ["d"]
+    assert "d" in {i.id for i in following.decided.context.items}
+    assert "d" not in {e.item for e in following.decided.decision.decided}  # admitted
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
+        ("d", "implicitly_invalidated")
     ]

@@ -845,3 +845,26 @@ def test_a_member_without_a_signer_is_refused_when_made(team: Team, signer: Any)
     """A return failed later with ``'NoneType' object has no attribute 'alg'`` (a probe)."""
     with pytest.raises(InvalidInput, match=r"signer: give a readmit\.signing signer"):
         Member(team.readmit, "trip", "a1", signer)
+
+
+def test_a_note_a_teammates_return_finds_stale_while_present_is_no_longer_read(
+    team: Team,
+) -> None:
+    """a1 has returned with its pickup note; a2 revokes the booking in readmit and a2's
+    return finds the note stale: a verdict binds every later return, any agent's, and
+    a1's reads showed the note until a1 returned again."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", SUNRISE)
+    s1.put(NOTES, "pickup", PICKUP)
+    team.a2.depart()
+    team.a1.depart()
+    arrive(team.a1)
+    [booked] = [i.id for i in team.a2.visible() if parse(i.key) == identity(TRIP, "hotel")]
+    team.a2.revoke([booked], "Sunrise cancelled")
+    assert s1.get(NOTES, "pickup") is not None  # nothing judged it yet
+
+    assert reasons(notice(team.a2.return_()))[(*NOTES, "pickup")] == "implicitly_invalidated"
+
+    assert s1.get(NOTES, "pickup") is None
+    assert s1.search(("notes",)) == []
+    assert team.inner.get(NOTES, "pickup") is not None  # the application's data is kept

@@ -1318,3 +1318,28 @@ def test_what_rests_on_a_premise_stated_before_the_return_that_it_may_not_read_f
     add(ma, "The team hotel is the Ritz", "hotel")
 
     assert texts(mc.get_all(filters=TRIP)) == []
+
+
+def test_a_memory_a_teammates_return_finds_stale_while_present_is_removed_at_once(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    """b has returned; a revokes the hotel and a's return finds b's dinner stale: a
+    verdict binds every later return, any agent's, and b's reads served the dinner until
+    b returned again."""
+    shared = bank(tmp_path)
+    a, b = ReadmitMemory(shared, team[0], key=topic), ReadmitMemory(shared, team[1], key=topic)
+    hotel = add(a, "Sunrise Hotel is booked", "hotel")
+    dinner = add(b, "Dinner at Sunrise Hotel at eight", "dinner")
+    a.depart()
+    b.depart()
+    assert len(texts(b.get_all(filters=TRIP))) == 2  # the return admits both
+
+    a.delete(hotel)
+    assert texts(b.get_all(filters=TRIP)) == ["Dinner at Sunrise Hotel at eight"]
+    team[0].return_()
+    result = b.get_all(filters=TRIP)
+
+    assert texts(result) == []
+    assert reasons(result) == {"Dinner at Sunrise Hotel at eight": "implicitly_invalidated"}
+    assert b.get(dinner) is None
+    assert shared.get(dinner) is not None  # Mem0 still holds it

@@ -1,5 +1,5 @@
 """A verdict lapsed since a departure lets back what the departure left out under it only
-while that is still active (`readmit.store.verdicts.readmitted`: what was withdrawn since
+while that is still active (`readmit.store.let_back.readmitted`: what was withdrawn since
 stays out)."""
 
 from typing import Any

@@ -9,7 +9,9 @@ workspace's log after the return (a read that never waits for writers) and names
 was withdrawn, by the store's own rules, so that a read stops serving it at once rather
 than at the next return; and, for a memory bank shared with another principal, what the
 agent may not read (`readmit.integrations.prior` names the same of what came before the
-return).
+return). A verdict stored after the return (another agent's return, or judging ahead,
+found an item stale) binds every later return too: `judged` names its item and what rests
+on it.
 
 A read does not read the log every time (`Watch`): a memory layer's own read can take
 a microsecond, the log's a few. It reads it after any write through the same store
@@ -22,11 +24,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 
+from readmit.admission.context import Standing
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.team import Member, Removal, readable
 from readmit.model import Agent, Scope
-from readmit.reasons import Reason
+from readmit.reasons import Reason, Stage
 from readmit.store import WorkStateStore
 
 REPLACED_BY_TEAMMATE = "replaced under its key by a teammate's later statement"
@@ -100,6 +103,9 @@ class Following:
     """The items the agent itself stated after the return."""
     watch: Watch | None = None
     """When `withdrawn` reads the log again (made at its first call)."""
+    noted: int = 0
+    """The log's last epoch when the verdicts were last read (`judged`): those stored since
+    were stored at it or later (the return's epoch, at first)."""
 
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
@@ -115,6 +121,8 @@ class Following:
     """The scopes made so far, by what makes them: most items share one of a few."""
     _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
     """Whether the agent may read each scope of `_scoped`, by identity (kept alive here)."""
+    _at_return: frozenset[str] | None = None
+    """`_judged_at_return`, once made."""
     from_start: InitVar[bool] = False
     """Whether to follow the log from its first event, knowing no item of C yet."""
 
@@ -159,7 +167,7 @@ class Following:
         if from_start:
             return
         context = self.decided.context
-        self.epoch = context.epoch
+        self.epoch = self.noted = context.epoch
         for item in context.items:
             if item.key is not None:
                 self.keys.setdefault(item.key, []).append(item.id)
@@ -188,8 +196,50 @@ class Following:
         if noted is None:
             return []
         taken = self.take(member.store.events(member.workspace, self.epoch), member.agent)
+        verdicts = member.store.judged_since(member.workspace, self.noted, member.clock())
+        self.noted = self.epoch  # reached before the verdicts were read: any stored later is
+        taken += self.judged(verdicts)  # stored at it or after
         self.watch.read(noted)
         return taken
+
+    def judged(self, verdicts: Sequence[Standing]) -> list[Removal]:
+        """What ``verdicts``, stored since the last read, take from the agent, each with why.
+
+        A verdict binds every later return, any agent's: the next return excludes its item
+        (``implicitly_invalidated``) and what rests on it, and the layer served them until
+        then (a verdict another agent's return or the judge-ahead worker stored after this
+        return). One this return applied or confirmed itself is in its decision already.
+        """
+        gone: list[Removal] = []
+        for verdict in verdicts:
+            item = verdict.item
+            if item in self._out or item in self._judged_at_return:
+                continue
+            self._out.add(item)
+            if item not in self._unseen:  # a premise outside C it may not read
+                gone.append(Removal(item, Reason.IMPLICITLY_INVALIDATED.value, self._why(verdict)))
+            gone += self._fallen(item)
+        self.gone += gone
+        return gone
+
+    @property
+    def _judged_at_return(self) -> frozenset[str]:
+        """The items the return's decision holds a verdict on: applied, or confirmed then."""
+        if self._at_return is None:
+            context, decision = self.decided.context, self.decided.decision
+            confirmed = (e.item for e in decision.decided if e.stage is Stage.IMPLICIT)
+            left = (i.id for i in context.left_out)
+            self._at_return = frozenset((*context.standing, *left, *confirmed))
+        return self._at_return
+
+    def _why(self, verdict: Standing) -> str:
+        """A verdict's detail, as a return words it: its wording to readers like its own."""
+        if not self._told(verdict.item):
+            return ""
+        who = self.decided.context.returner
+        if verdict.reader == (who.principal, who.role):
+            return f"confirmed after your return by {verdict.detail}"
+        return f"confirmed after your return by {verdict.verifier}: a later event invalidated it"
 
     def take(self, later: Sequence[Recorded], agent: str) -> list[Removal]:
         """What ``later`` (the events after `epoch`) takes from ``agent``, each with why.

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from readmit.admission.context import ReturnContext
+from readmit.admission.context import ReturnContext, Standing
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item
@@ -204,6 +204,13 @@ class WorkStateStore(Protocol):
         """The items (any reader) withdrawn by an event after ``epoch``.
 
         For a library caller that shows what rests on them (`readmit.store.held`).
+        """
+        ...
+
+    def judged_since(self, workspace: str, epoch: int, at: datetime) -> list[Standing]:
+        """The verdicts standing at ``at``, stored once the log had reached ``epoch``.
+
+        For a memory layer that serves between returns (`readmit.store.held`).
         """
         ...
 

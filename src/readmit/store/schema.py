@@ -333,12 +333,24 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         # Each verdict is numbered (1, then one more each time a lapsed or ended one is
         # replaced), and a departure keeps the number of the verdict under which it left an
         # item out (0: none stood; NULL: a checkpoint from before). A return to it lets the
-        # item back whenever another verdict stands now (`readmit.store.verdicts.readmitted`),
+        # item back whenever another verdict stands now (`readmit.store.let_back.readmitted`),
         # also one decided at the departure's own epoch, which the epoch could not tell apart.
         "m030_verdict_numbers",
         [
             "ALTER TABLE invalidations ADD COLUMN verdict BIGINT NOT NULL DEFAULT 1",
             "ALTER TABLE checkpoint_left_out ADD COLUMN verdict BIGINT",
+        ],
+    ),
+    (
+        # Each verdict keeps the log's last epoch when it was stored (``noted``; NULL for
+        # those from before), so that a memory layer serving between returns finds the
+        # verdicts stored since it last looked (`readmit.store.held.Held.judged_since`):
+        # a verdict decided at an earlier epoch (a return that read its context before,
+        # the judge-ahead worker) may be stored after a later return.
+        "m031_verdicts_noted",
+        [
+            "ALTER TABLE invalidations ADD COLUMN noted BIGINT",
+            "CREATE INDEX invalidations_by_noted ON invalidations (workspace, noted)",
         ],
     ),
 ]

@@ -43,6 +43,7 @@ from readmit.store.decoded import BodyCache
 from readmit.store.held import Held
 from readmit.store.history import history, named
 from readmit.store.leases import Leases
+from readmit.store.let_back import readmitted
 from readmit.store.migrations import missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
@@ -284,7 +285,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
                     delta, partial(self.agents, workspace),
                 )  # fmt: skip
             left = self._departures.left_out(db, self._decoded, workspace, cp_id, unrecorded)
-            items, left = verdicts.readmitted(db, workspace, items, left, request.at, row[:2])
+            items, left = readmitted(db, workspace, items, left, request.at, row[:2])
             outside = premises.outside(db, self._decoded, workspace, items, who, request.at)
             standing, screened = verdicts.load(
                 db, workspace, items_by_id(items), who, request.at, outside

@@ -44,22 +44,23 @@ from datetime import datetime
 from heapq import merge
 from operator import attrgetter
 
-from readmit.admission.context import Restoring, Standing, items_by_id
+from readmit.admission.context import Restoring, Standing
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.invalidation.narrowed import Handles, Paths, after
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
-from readmit.model import Agent, Item, Scope
+from readmit.model import Agent, Scope
 from readmit.store import stand_ins
 from readmit.store.connection import Connection, stamp
 from readmit.store.readers import scope_of, seen_by_all
 from readmit.store.restoring import Rules, item_at, withdrawn_at
-from readmit.store.rows import select_in
 from readmit.wire import parse_event
 
 Events = Callable[[int], list[Recorded]]
 """The events after an epoch, in epoch order."""
 _EPOCH = attrgetter("epoch")
+_HEAD = "SELECT MAX(epoch) FROM events WHERE workspace = ?"
+"""The log's last epoch: under the workspace's lock, no event is appended before commit."""
 
 
 def remember(
@@ -81,6 +82,7 @@ def remember(
             found.append((exclusion, int(row[0]), str(row[1])))
     # Read once, from the earliest evidence: each verdict then walks only what may restore it.
     log = _Log(events(min(e for _, e, _ in found)) if found else [])
+    noted = db.execute(_HEAD, (workspace,)).fetchone()[0] if found else None  # m031
     rules, laters = Rules(), dict[int, Recorded]()
     lapses: dict[tuple[int, str | None, Scope | None], tuple[int | None, str | None]] = {}
     for exclusion, evidence, body in found:  # many verdicts may rest on one event: once each
@@ -102,8 +104,8 @@ def remember(
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
             "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
-            "principal, role, premise, restore_until, restore_in_place) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "principal, role, premise, restore_until, restore_in_place, noted) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (workspace, item) DO UPDATE "
             "SET event = excluded.event, event_epoch = excluded.event_epoch, "
             "evidence = excluded.evidence, verifier = excluded.verifier, "
@@ -112,7 +114,8 @@ def remember(
             "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
             "principal = excluded.principal, role = excluded.role, premise = excluded.premise, "
             "restore_until = excluded.restore_until, "
-            "restore_in_place = excluded.restore_in_place, verdict = invalidations.verdict + 1 "
+            "restore_in_place = excluded.restore_in_place, noted = excluded.noted, "
+            "verdict = invalidations.verdict + 1 "
             "WHERE invalidations.lapsed_epoch IS NOT NULL "
             "OR invalidations.restore_until <= ?",
             (
@@ -133,6 +136,7 @@ def remember(
                 premise,
                 until,
                 placed,
+                noted,
                 None if judgment.at is None else stamp(judgment.at),
             ),
         )
@@ -328,69 +332,3 @@ class _Log:
         if (found := seen.get(key)) is None:
             found = seen[key] = seen_by_all(db, workspace, r, scope, said)
         return found
-
-
-def readmitted(
-    db: Connection,
-    workspace: str,
-    items: tuple[Item, ...],
-    left: tuple[Item, ...],
-    at: datetime,
-    departure: tuple[int, int],
-) -> tuple[tuple[Item, ...], tuple[Item, ...]]:
-    """C's ``items`` and what its departure ``left`` out, less what a lapsed verdict let back.
-
-    Lapsed by ``at``, the return's time, where what a verdict rested on has ended.
-    ``departure``: the checkpoint's id and epoch.
-
-    Those left out under a verdict lapsed since join C's items (and leave ``left``), and
-    so do those on which another verdict stands now than the one the departure kept: one
-    decided after its epoch, or one whose number (m030) is not the one it kept (an older
-    readmit still running renews a verdict without numbering it: the epoch tells). The
-    one that left it out lapsed, and it was found stale again. The first return after that
-    lapse let it back and excluded it, a second one to the same departure found the new
-    verdict standing and left it out unnamed (a probe), also where the new verdict was
-    decided at the departure's own epoch, with nothing new since.
-
-    The departure left an item under a standing verdict out of its checkpoint, and the
-    items resting on it (their premise fell); once the verdict lapses, nothing else puts
-    them back, and the return would neither screen it again nor see its dependents'
-    premise. Still active, they are candidates again (after C's own, by id), screened from
-    the reader's watermark (`load`).
-    """
-    if not left:
-        return items, left
-    held = items_by_id(items)  # made once per tuple: the return needs it anyway
-    out = [i for i in left if i.id not in held]
-    if not out:
-        return items, left
-    ids, now = [i.id for i in out], stamp(at)
-    found = list(select_in(db, workspace, _LAPSED, "item", ids))
-    kept = dict(db.execute(_KEPT, (departure[0],)).fetchall()) if found else {}
-    back = {
-        item
-        for item, lapsed, until, decided, number in found
-        if lapsed is not None
-        or (until is not None and until <= now)
-        or decided > departure[1]  # never the one that stood at the departure
-        or kept.get(item, number) not in (None, number)  # another, decided at its epoch
-    }
-    resting: dict[str, list[str]] = {}  # what rests on an item let back, left out as it fell
-    for i in out:
-        for premise in i.depends_on:
-            resting.setdefault(premise, []).append(i.id)
-    todo = list(back)
-    while todo:
-        grown = [i for i in resting.get(todo.pop(), ()) if i not in back]
-        back.update(grown)
-        todo += grown
-    back -= {r[0] for r in select_in(db, workspace, _GONE, "id", back)}
-    if not back:
-        return items, left
-    extra = tuple(sorted((i for i in left if i.id in back), key=attrgetter("id")))
-    return items + extra, tuple(i for i in left if i.id not in back)
-
-
-_LAPSED = "SELECT item, lapsed_epoch, restore_until, decided_epoch, verdict FROM invalidations"
-_KEPT = "SELECT item, verdict FROM checkpoint_left_out WHERE checkpoint = ?"
-_GONE = "SELECT id FROM withdrawn"

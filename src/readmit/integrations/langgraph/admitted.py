@@ -76,6 +76,10 @@ class Lens:
     epoch: int = 0
     """The last epoch of the workspace's log the lens has followed."""
 
+    noted: int = 0
+    """The log's last epoch when the verdicts were last read: those stored since were
+    stored at it or later (`readmit.store.held.Held.judged_since`)."""
+
     current: dict[str, Identity] = field(default_factory=dict)
     """The path of each item whose value the lens shows (admitted, or the agent's own)."""
 
@@ -120,9 +124,10 @@ class Lens:
         """
         decision, epoch = decided.decision, decided.context.epoch
         if not isinstance(decision, Issued):
-            return cls(decided, withheld=True, epoch=epoch)
+            return cls(decided, withheld=True, epoch=epoch, noted=epoch)
         expires = expiry(decided)
         lens = cls(decided, expires=expires, deadline=expires.timestamp(), epoch=epoch)
+        lens.noted = epoch
         paths = [(item, ident) for item in decision.items if (ident := parse(item.key))]
         keys = [i.key or "" for i, _ in paths]
         last = {} if newest is None or not paths else newest(keys, epoch)
@@ -146,6 +151,7 @@ class Lens:
             deadline=self.deadline,
             expired=True,
             epoch=self.epoch,
+            noted=self.noted,
         )
         with self.lock:
             lens.add(self.own)
@@ -156,7 +162,13 @@ class Lens:
             lens.rests = {p: list(items) for p, items in self.rests.items()}
         return lens
 
-    def follow(self, later: Sequence[Recorded], agent: str, fallen: Collection[str] = ()) -> None:
+    def follow(
+        self,
+        later: Sequence[Recorded],
+        agent: str,
+        fallen: Collection[str] = (),
+        stale: Collection[str] = (),
+    ) -> None:
         """Take in the events after `epoch`: what ``agent``'s teammates wrote is hidden.
 
         A path another agent wrote holds a value no view of this agent judged (maybe one
@@ -165,7 +177,9 @@ class Lens:
         agent's own writes (from another process too) are shown, in the order of the log;
         not what readmit wrote back in its name after the inner store failed a write
         (`readmit.integrations.langgraph.writes.restore`: the value found at the path,
-        maybe a teammate's), which keeps the path as it was.
+        maybe a teammate's), which keeps the path as it was. ``stale``: the items of
+        verdicts stored since (any agent's return, or judging ahead), which every later
+        return excludes, and what rests on them: the agent's own writes too.
         """
         hidden = False
         for recorded in later:
@@ -181,6 +195,8 @@ class Lens:
                 else:
                     self._own(event, ident)
         hidden |= self._hide([], [p for p in fallen if p in self.rests])
+        for item in stale:
+            hidden |= self._hide([self.current[item]] if item in self.current else [], [item])
         if later:
             self.epoch = later[-1].epoch
         if hidden:
@@ -198,8 +214,12 @@ class Lens:
             return
         later = member.store.events(member.workspace, self.epoch)  # read outside the lock
         fallen = self.premises_fallen(member, later)
-        with self.lock:
-            self.follow([r for r in later if r.epoch > self.epoch], member.agent, fallen)
+        reached = later[-1].epoch if later else self.epoch  # before the verdicts are read:
+        judged = member.store.judged_since(member.workspace, self.noted, member.clock())
+        with self.lock:  # one stored later is stored at ``reached`` or after
+            stale = [v.item for v in judged]
+            self.follow([r for r in later if r.epoch > self.epoch], member.agent, fallen, stale)
+            self.noted = max(self.noted, reached)
             watch.read(noted)
 
     def premises_fallen(self, member: Member, later: Sequence[Recorded]) -> set[str]:
