@@ -13,7 +13,7 @@ from operator import attrgetter
 from readmit.admission.context import items_by_id
 from readmit.model import Item
 from readmit.store.connection import Connection, stamp
-from readmit.store.rows import select_in
+from readmit.store.rows import WITHDRAWN, select_in
 
 
 def readmitted(
@@ -70,7 +70,7 @@ def readmitted(
         grown = [i for i in resting.get(todo.pop(), ()) if i not in back]
         back.update(grown)
         todo += grown
-    back -= {r[0] for r in select_in(db, workspace, _GONE, "id", back)}
+    back -= {r[0] for r in select_in(db, workspace, WITHDRAWN, "id", back)}
     if not back:
         return items, left
     extra = tuple(sorted((i for i in left if i.id in back), key=attrgetter("id")))
@@ -79,4 +79,3 @@ def readmitted(
 
 _LAPSED = "SELECT item, lapsed_epoch, restore_until, decided_epoch, verdict FROM invalidations"
 _KEPT = "SELECT item, verdict FROM checkpoint_left_out WHERE checkpoint = ?"
-_GONE = "SELECT id FROM withdrawn"

@@ -28,10 +28,9 @@ from readmit.model import Agent, Item
 from readmit.store.bodies import items_by
 from readmit.store.connection import Connection, stamp
 from readmit.store.decoded import BodyCache
-from readmit.store.rows import select_in
+from readmit.store.rows import WITHDRAWN, select_in
 
 _DEPENDS_ON = attrgetter("depends_on")
-_WITHDRAWN = "SELECT id FROM withdrawn"
 _STANDING = "SELECT item, restore_until FROM invalidations"
 _STANDS = "AND lapsed_epoch IS NULL"
 
@@ -135,7 +134,7 @@ def _decoded(
 def _gone(db: Connection, workspace: str, chains: _Chains, at: datetime) -> set[str]:
     """The items of the chains that no longer stand themselves, by the store's rule."""
     ids = chains.items.keys()  # probed by index: a workspace's withdrawals only grow
-    gone = {r[0] for r in select_in(db, workspace, _WITHDRAWN, "id", ids)}
+    gone = {r[0] for r in select_in(db, workspace, WITHDRAWN, "id", ids)}
     standing, now = select_in(db, workspace, _STANDING, "item", ids, _STANDS), stamp(at)
     gone |= {item for item, until in standing if until is None or until > now}
     gone |= {i.id for i in chains.items.values() if i.validity.ended(at)}

@@ -16,6 +16,8 @@ from readmit.wire.logged import loads
 
 ACTIVE = "NOT EXISTS (SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)"
 """That the item row ``i`` is active: nothing withdrew it (a row of ``withdrawn`` would)."""
+WITHDRAWN = "SELECT id FROM withdrawn"
+"""The withdrawn items, for `select_in` by ``id``."""
 CHUNK = 500
 """Values per ``IN (...)`` list (well under every driver's parameter limit)."""
 Row = tuple[object, ...]
