@@ -868,3 +868,40 @@ def test_a_note_a_teammates_return_finds_stale_while_present_is_no_longer_read(
     assert s1.get(NOTES, "pickup") is None
     assert s1.search(("notes",)) == []
     assert team.inner.get(NOTES, "pickup") is not None  # the application's data is kept
+
+
+def test_the_agents_own_write_resting_on_what_fell_is_not_read(team: Team) -> None:
+    """a1 notes a taxi resting on its pickup note, after a verdict hid the note and after
+    a2 revoked the booking: a return excludes both (``premise_invalidated``), and reads
+    showed them (a review)."""
+    s1, s2 = team.store(team.a1), team.store(team.a2)
+    s2.put(TRIP, "hotel", SUNRISE)
+    s1.put(NOTES, "pickup", PICKUP)
+    s2.put(TRIP, "museum", {"text": "The museum opens at nine."})
+    team.a2.depart()
+    team.a1.depart()
+    arrive(team.a1)
+    [booked] = [i.id for i in team.a2.visible() if parse(i.key) == identity(TRIP, "hotel")]
+    [museum] = [i.id for i in team.a2.visible() if parse(i.key) == identity(TRIP, "museum")]
+    [pickup] = [i.id for i in team.a1.visible() if parse(i.key) == identity(NOTES, "pickup")]
+    team.a2.revoke([booked], "Sunrise cancelled")
+    team.a2.return_()  # finds the pickup note stale
+    assert s1.get(NOTES, "pickup") is None
+    team.a2.revoke([museum], "closed for works")
+
+    s1.put(
+        NOTES, "taxi", {"text": "Taxi to the pickup at 7:45.", "_readmit": {"depends_on": [pickup]}}
+    )
+    s1.put(
+        NOTES, "visit", {"text": "Visit the museum at ten.", "_readmit": {"depends_on": [museum]}}
+    )
+
+    assert s1.get(NOTES, "taxi") is None
+    assert s1.get(NOTES, "visit") is None
+    team.a1.depart()
+    left = {e["key"]: e["reason"] for e in notice(team.a1.return_())["left_out"]}
+    assert left == {
+        "pickup": "implicitly_invalidated",
+        "taxi": "premise_invalidated",
+        "visit": "premise_invalidated",
+    }

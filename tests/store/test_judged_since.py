@@ -1,8 +1,8 @@
-"""`Held.judged_since`: the verdicts stored once the log had reached an epoch (m031), for
+"""`Held.judged_since`: the verdicts stored since a numbered store of verdicts (m031), for
 the memory layers that serve between returns (`readmit.integrations.following`)."""
 
 from readmit.clock import parse_time
-from readmit.events import Assert, ItemDraft
+from readmit.events import Assert, ItemDraft, ReturnRequest
 from readmit.plugins import make_verifier
 from readmit.store import WorkStateStore
 from trip import assert_item, at, depart, reason, replayed, ret
@@ -16,22 +16,34 @@ BOOKED = [
 ]
 
 
-def test_a_verdict_is_found_from_the_logs_epoch_when_it_was_stored(
+def test_each_store_of_verdicts_is_numbered_and_read_after_a_number(
     store: WorkStateStore,
 ) -> None:
-    """Stored at the return, once the log held four events: found from any epoch up to
-    four, and not after it; a lapsed one is not found (the booking restated)."""
+    """The return stores one verdict, as store 1: found after 0, not after 1; the
+    context of a return after it reads 1; a lapsed one is not found (the booking
+    restated), but its number is."""
     [first] = replayed(store, [*BOOKED, ret(5)], make_verifier("builtin"))
     now = parse_time(at(6))
 
     assert reason(first, "p0") == "implicitly_invalidated"
-    assert [v.item for v in store.judged_since("trip", 0, now)] == ["p0"]
-    [found] = store.judged_since("trip", 4, now)
-    assert (found.item, found.decided_epoch, found.verifier) == ("p0", 4, "builtin")
+    last, [found] = store.judged_since("trip", 0, now)
+    assert (last, found.item, found.decided_epoch, found.verifier) == (1, "p0", 4, "builtin")
     assert found.evidence == tuple(first["excluded"][0]["evidence"])
     assert found.reader == ("family", "itinerary")
-    assert store.judged_since("trip", 5, now) == []
+    assert store.judged_since("trip", 1, now) == (1, [])
 
     again = ItemDraft(id="h1", text="Sunrise Hotel is booked.")
     store.append("trip", [Assert(id="e-h1", at=parse_time(at(7)), author="A2", item=again)])
-    assert store.judged_since("trip", 0, now) == []  # restated: the verdict lapsed
+    assert store.judged_since("trip", 0, now) == (1, [])  # restated: the verdict lapsed
+
+
+def test_a_return_context_reads_the_number_of_the_last_store(store: WorkStateStore) -> None:
+    """What a memory layer serving after the return starts from (`ReturnContext.noted`)."""
+    replayed(store, [*BOOKED, ret(5)], make_verifier("builtin"))  # store 1
+    store.depart("trip", "A1", parse_time(at(6)))
+    request = ReturnRequest(id="r", at=parse_time(at(7)), agent="A1", task="trip", purpose="x")
+
+    assert store.return_context("trip", request).noted == 1
+    store.depart("trip", "A3", parse_time(at(8)))
+    other = ReturnRequest(id="r3", at=parse_time(at(9)), agent="A3", task="trip", purpose="x")
+    assert store.return_context("trip", other).noted == 1

@@ -236,6 +236,10 @@ class ReturnContext:
     """The premises of C's items that C does not hold (another principal's, or withdrawn
     or left out before the departure), and their own premises outside C to the end of
     each chain, by id (`readmit.store.premises`)."""
+    noted: int = 0
+    """The number of the last store of verdicts when the context was read (m031,
+    `readmit.store.verdicts.last_noted`): a memory layer serving after the return hides
+    what one stored later covers. 0: none yet, or a context no store made."""
     by_id: Mapping[str, Item] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

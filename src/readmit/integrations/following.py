@@ -84,6 +84,20 @@ class Watch:
         return generation is not None and generation != self.generation
 
 
+def fallen_at(decided: Decided) -> set[str]:
+    """The items ``decided``'s return found no longer valid, and those its departure left out.
+
+    Withdrawn, found stale, or resting on a premise that fell: the decision names each,
+    and a later return excludes what is stated on one after it (``premise_invalidated``),
+    where a memory layer served it (a review).
+    """
+    fell = {e.item for e in decided.decision.decided if e.stage in _FALLING}
+    return fell.union(decided.context.standing, (i.id for i in decided.context.left_out))
+
+
+_FALLING = frozenset({Stage.EXPLICIT, Stage.IMPLICIT, Stage.PROPAGATION})
+
+
 @dataclass(slots=True)
 class Following:
     """The log after ``decided``'s return, as read so far."""
@@ -104,8 +118,8 @@ class Following:
     watch: Watch | None = None
     """When `withdrawn` reads the log again (made at its first call)."""
     noted: int = 0
-    """The log's last epoch when the verdicts were last read (`judged`): those stored since
-    were stored at it or later (the return's epoch, at first)."""
+    """The number of the last store of verdicts read (`judged`; the one the return's context
+    read, at first): those stored later are news."""
 
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
@@ -121,8 +135,6 @@ class Following:
     """The scopes made so far, by what makes them: most items share one of a few."""
     _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
     """Whether the agent may read each scope of `_scoped`, by identity (kept alive here)."""
-    _at_return: frozenset[str] | None = None
-    """`_judged_at_return`, once made."""
     from_start: InitVar[bool] = False
     """Whether to follow the log from its first event, knowing no item of C yet."""
 
@@ -167,7 +179,8 @@ class Following:
         if from_start:
             return
         context = self.decided.context
-        self.epoch = self.noted = context.epoch
+        self.epoch, self.noted = context.epoch, context.noted
+        self._out |= fallen_at(self.decided)  # the decision names them already
         for item in context.items:
             if item.key is not None:
                 self.keys.setdefault(item.key, []).append(item.id)
@@ -192,14 +205,15 @@ class Following:
         """The items withdrawn since the last read of the log, each with why."""
         if self.watch is None:
             self.watch = Watch(member.store)
-        noted = self.watch.due()
-        if noted is None:
+        due = self.watch.due()
+        if due is None:
             return []
         taken = self.take(member.store.events(member.workspace, self.epoch), member.agent)
-        verdicts = member.store.judged_since(member.workspace, self.noted, member.clock())
-        self.noted = self.epoch  # reached before the verdicts were read: any stored later is
-        taken += self.judged(verdicts)  # stored at it or after
-        self.watch.read(noted)
+        self.noted, verdicts = member.store.judged_since(
+            member.workspace, self.noted, member.clock()
+        )
+        taken += self.judged(verdicts)
+        self.watch.read(due)
         return taken
 
     def judged(self, verdicts: Sequence[Standing]) -> list[Removal]:
@@ -209,37 +223,23 @@ class Following:
         (``implicitly_invalidated``) and what rests on it, and the layer served them until
         then (a verdict another agent's return or the judge-ahead worker stored after this
         return). One this return applied or confirmed itself is in its decision already.
+        The verifier's wording is not shown: it may name what the agent may not read, which
+        only the decision that confirmed it can tell (a review); the next return shows it.
         """
         gone: list[Removal] = []
         for verdict in verdicts:
             item = verdict.item
-            if item in self._out or item in self._judged_at_return:
+            if item in self._out:
                 continue
             self._out.add(item)
             if item not in self._unseen:  # a premise outside C it may not read
-                gone.append(Removal(item, Reason.IMPLICITLY_INVALIDATED.value, self._why(verdict)))
+                why = (
+                    f"confirmed after your return by {verdict.verifier}" if self._told(item) else ""
+                )
+                gone.append(Removal(item, Reason.IMPLICITLY_INVALIDATED.value, why))
             gone += self._fallen(item)
         self.gone += gone
         return gone
-
-    @property
-    def _judged_at_return(self) -> frozenset[str]:
-        """The items the return's decision holds a verdict on: applied, or confirmed then."""
-        if self._at_return is None:
-            context, decision = self.decided.context, self.decided.decision
-            confirmed = (e.item for e in decision.decided if e.stage is Stage.IMPLICIT)
-            left = (i.id for i in context.left_out)
-            self._at_return = frozenset((*context.standing, *left, *confirmed))
-        return self._at_return
-
-    def _why(self, verdict: Standing) -> str:
-        """A verdict's detail, as a return words it: its wording to readers like its own."""
-        if not self._told(verdict.item):
-            return ""
-        who = self.decided.context.returner
-        if verdict.reader == (who.principal, who.role):
-            return f"confirmed after your return by {verdict.detail}"
-        return f"confirmed after your return by {verdict.verifier}: a later event invalidated it"
 
     def take(self, later: Sequence[Recorded], agent: str) -> list[Removal]:
         """What ``later`` (the events after `epoch`) takes from ``agent``, each with why.

@@ -207,10 +207,10 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def judged_since(self, workspace: str, epoch: int, at: datetime) -> list[Standing]:
-        """The verdicts standing at ``at``, stored once the log had reached ``epoch``.
+    def judged_since(self, workspace: str, since: int, at: datetime) -> tuple[int, list[Standing]]:
+        """The last store of verdicts' number, and the standing ones stored after ``since``.
 
-        For a memory layer that serves between returns (`readmit.store.held`).
+        Standing at ``at``. For a memory layer that serves between returns (`readmit.store.held`).
         """
         ...
 

@@ -15,7 +15,6 @@ writes over HTTP cannot probe for hidden ids; a library caller holds the store, 
 ask.
 """
 
-import json
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -23,7 +22,8 @@ from datetime import datetime
 from readmit.admission.context import Standing
 from readmit.errors import InvalidInput
 from readmit.model import Agent
-from readmit.store.connection import Connection, stamp
+from readmit.store import verdicts
+from readmit.store.connection import Connection
 from readmit.store.rows import ACTIVE, CHUNK, select_in
 from readmit.wire.codec import item_from_json
 from readmit.wire.logged import loads
@@ -31,11 +31,6 @@ from readmit.wire.logged import loads
 _BODIES = "SELECT i.id, i.body FROM items i"
 _KEYED = "SELECT i.key, i.body FROM items i"
 _WITHDRAWN_SINCE = "SELECT id FROM withdrawn WHERE workspace = ? AND epoch > ?"
-_JUDGED_SINCE = (
-    "SELECT item, evidence, verifier, confidence, detail, decided_epoch, premise, principal, "
-    "role FROM invalidations WHERE workspace = ? AND noted >= ? AND lapsed_epoch IS NULL "
-    "AND (restore_until IS NULL OR restore_until > ?) ORDER BY noted, item"
-)
 
 
 class Held:
@@ -117,25 +112,19 @@ class Held:
             rows = db.execute(_WITHDRAWN_SINCE, (workspace, epoch)).fetchall()
         return {str(r[0]) for r in rows}
 
-    def judged_since(self, workspace: str, epoch: int, at: datetime) -> list[Standing]:
-        """The verdicts standing at ``at``, stored once the log had reached ``epoch`` (m031).
+    def judged_since(self, workspace: str, since: int, at: datetime) -> tuple[int, list[Standing]]:
+        """The number of the last store of verdicts, and the verdicts stored after ``since``.
 
-        In the order stored.
-        What a memory layer serving between returns hides: a return stores its verdicts
-        after reading its context, and the judge-ahead worker at any time, so one stored
-        at the epoch a return read may be one that return never saw. Those stored before
-        m031 are not among them.
+        Those that stand at ``at``, in the order stored (`readmit.store.verdicts.last_noted`:
+        each store of a return's verdicts, or of judging ahead's, is numbered). What a
+        memory layer serving between returns hides: a return stores its verdicts after
+        reading its context, and judging ahead at any time; ``since``, at first, is the
+        number its return's context read (`ReturnContext.noted`). Verdicts stored before
+        migration m031, or by a readmit from before it still running, have no number and
+        are not among them.
         """
         with self._read() as db:
-            rows = db.execute(_JUDGED_SINCE, (workspace, epoch, stamp(at))).fetchall()
-        return [
-            Standing(
-                item=item, evidence=tuple(json.loads(evidence)), verifier=verifier,
-                confidence=confidence, detail=detail, decided_epoch=decided, premise=premise,
-                reader=None if by[0] is None else (by[0], by[1]),
-            )
-            for item, evidence, verifier, confidence, detail, decided, premise, *by in rows
-        ]  # fmt: skip
+            return verdicts.stored_since(db, workspace, since, at)
 
     def _reader(self, workspace: str, agent: str) -> Agent:
         who = self.agents(workspace).get(agent)

@@ -42,7 +42,7 @@ def readmitted(
     items resting on it (their premise fell); once the verdict lapses, nothing else puts
     them back, and the return would neither screen it again nor see its dependents'
     premise. Still active, they are candidates again (after C's own, by id), screened from
-    the reader's watermark (`load`).
+    the reader's watermark (`readmit.store.verdicts.load`).
     """
     if not left:
         return items, left

@@ -342,11 +342,12 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         ],
     ),
     (
-        # Each verdict keeps the log's last epoch when it was stored (``noted``; NULL for
-        # those from before), so that a memory layer serving between returns finds the
-        # verdicts stored since it last looked (`readmit.store.held.Held.judged_since`):
-        # a verdict decided at an earlier epoch (a return that read its context before,
-        # the judge-ahead worker) may be stored after a later return.
+        # Each store of verdicts (a return's, or judging ahead's) is numbered, one more than
+        # the workspace's last, under its lock, and its verdicts keep the number (``noted``;
+        # NULL for those from before), so that a memory layer serving between returns finds
+        # those stored since the one its return's context read
+        # (`readmit.store.held.Held.judged_since`): a verdict decided before a return (a
+        # return that read its context earlier, judging ahead) may be stored after it.
         "m031_verdicts_noted",
         [
             "ALTER TABLE invalidations ADD COLUMN noted BIGINT",

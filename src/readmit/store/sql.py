@@ -290,6 +290,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
             standing, screened = verdicts.load(
                 db, workspace, items_by_id(items), who, request.at, outside
             )
+            noted = verdicts.last_noted(db, workspace)
             obligations = absence.open_obligations(db, workspace, who, self._obligations)
             evidence = absence.evidence_ids(db, workspace, items, obligations)
             experiences = tuple(absence.bank(db, workspace, request.agent, request.at))
@@ -310,6 +311,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
             evidence=evidence,
             experiences=experiences,
             standing=standing,
+            noted=noted,
             screened=screened,
             agents=self.agents(workspace),
             history=partial(self._reading, history, *bodies, workspace, cp_epoch),

@@ -39,10 +39,11 @@ checkpoint could not quote (`readmit.admission.invalidation.unquoted`).
 """
 
 import json
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Container, Iterator, Sequence
 from datetime import datetime
 from heapq import merge
 from operator import attrgetter
+from typing import Any
 
 from readmit.admission.context import Restoring, Standing
 from readmit.admission.invalidation.implicit import ends
@@ -59,8 +60,6 @@ from readmit.wire import parse_event
 Events = Callable[[int], list[Recorded]]
 """The events after an epoch, in epoch order."""
 _EPOCH = attrgetter("epoch")
-_HEAD = "SELECT MAX(epoch) FROM events WHERE workspace = ?"
-"""The log's last epoch: under the workspace's lock, no event is appended before commit."""
 
 
 def remember(
@@ -82,7 +81,7 @@ def remember(
             found.append((exclusion, int(row[0]), str(row[1])))
     # Read once, from the earliest evidence: each verdict then walks only what may restore it.
     log = _Log(events(min(e for _, e, _ in found)) if found else [])
-    noted = db.execute(_HEAD, (workspace,)).fetchone()[0] if found else None  # m031
+    noted = last_noted(db, workspace) + 1 if found else None  # under the workspace's lock
     rules, laters = Rules(), dict[int, Recorded]()
     lapses: dict[tuple[int, str | None, Scope | None], tuple[int | None, str | None]] = {}
     for exclusion, evidence, body in found:  # many verdicts may rest on one event: once each
@@ -200,29 +199,9 @@ def load(
     reader may have been shown them without their text). The evidence itself is not
     judged again, its premise restored (`readmit.admission.invalidation.restored`).
     """
-    standing: dict[str, Standing] = {}
     screened: dict[str, dict[str, int]] = {}
-    rows = [
-        r
-        for r in db.execute(
-            "SELECT item, evidence, verifier, confidence, detail, decided_epoch, premise, "
-            "principal, role FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL "
-            "AND (restore_until IS NULL OR restore_until > ?)",
-            (workspace, stamp(at)),
-        ).fetchall()
-        if r[0] in wanted
-    ]
-    for item, evidence, verifier, confidence, detail, decided, premise, *by in rows:
-        standing[item] = Standing(
-            item=item,
-            evidence=tuple(json.loads(evidence)),
-            verifier=verifier,
-            confidence=confidence,
-            detail=detail,
-            decided_epoch=decided,
-            reader=None if by[0] is None else (by[0], by[1]),
-            premise=premise,
-        )
+    found = db.execute(_STANDING, (workspace, stamp(at))).fetchall()
+    standing = {r[0]: _standing(r) for r in found if r[0] in wanted}
     rows = (
         []
         if reader is None
@@ -236,6 +215,49 @@ def load(
         if item in wanted or item in outside:
             screened.setdefault(verifier, {})[item] = through
     return standing, screened
+
+
+def last_noted(db: Connection, workspace: str) -> int:
+    """The number of the last store of verdicts in ``workspace`` (m031; 0: none since).
+
+    Each store of a return's verdicts (or of judging ahead's) takes the next, under the
+    workspace's lock: a read that finds ``n`` has seen every store numbered up to ``n``.
+    """
+    found = db.execute(_LAST_NOTED, (workspace,)).fetchone()
+    return 0 if found is None or found[0] is None else int(found[0])
+
+
+def stored_since(
+    db: Connection, workspace: str, since: int, at: datetime
+) -> tuple[int, list[Standing]]:
+    """The last store's number (`last_noted`), and the verdicts stored after store ``since``.
+
+    Those that stand at ``at``, in the order stored (inside the caller's read snapshot).
+    """
+    last = last_noted(db, workspace)
+    if last <= since:
+        return since, []
+    rows = db.execute(
+        _STANDING + " AND noted > ? ORDER BY noted, item", (workspace, stamp(at), since)
+    )
+    return last, [_standing(r) for r in rows.fetchall()]
+
+
+def _standing(row: Sequence[Any]) -> Standing:
+    item, evidence, verifier, confidence, detail, decided, premise, principal, role = row
+    return Standing(
+        item=item, evidence=tuple(json.loads(evidence)), verifier=verifier,
+        confidence=confidence, detail=detail, decided_epoch=decided,
+        reader=None if principal is None else (principal, role), premise=premise,
+    )  # fmt: skip
+
+
+_STANDING = (
+    "SELECT item, evidence, verifier, confidence, detail, decided_epoch, premise, principal, "
+    "role FROM invalidations WHERE workspace = ? AND lapsed_epoch IS NULL "
+    "AND (restore_until IS NULL OR restore_until > ?)"
+)
+_LAST_NOTED = "SELECT MAX(noted) FROM invalidations WHERE workspace = ?"
 
 
 def restores(recorded: Recorded, text: str | None, withdrawn: str | None) -> bool:

@@ -22,7 +22,7 @@ from langgraph.store.base import Item as LangGraphItem
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
-from readmit.integrations.following import Watch
+from readmit.integrations.following import Watch, fallen_at
 from readmit.integrations.langgraph.keys import (
     LONG_KEY,
     Identity,
@@ -77,8 +77,13 @@ class Lens:
     """The last epoch of the workspace's log the lens has followed."""
 
     noted: int = 0
-    """The log's last epoch when the verdicts were last read: those stored since were
-    stored at it or later (`readmit.store.held.Held.judged_since`)."""
+    """The number of the last store of verdicts read (the one the return's context read,
+    at first): those stored later are news (`readmit.store.held.Held.judged_since`)."""
+
+    out: set[str] = field(default_factory=set)
+    """The items no longer valid: found so at the return (`fallen_at`), withdrawn, found
+    stale or fallen since. The agent's own write resting on one is not shown: a return
+    excludes it (``premise_invalidated``; a review: it was shown)."""
 
     current: dict[str, Identity] = field(default_factory=dict)
     """The path of each item whose value the lens shows (admitted, or the agent's own)."""
@@ -122,12 +127,15 @@ class Lens:
         value no view of the agent judged, and is not shown (what came after the epoch,
         the lens follows).
         """
-        decision, epoch = decided.decision, decided.context.epoch
+        decision, epoch, noted = decided.decision, decided.context.epoch, decided.context.noted
+        out = fallen_at(decided)
         if not isinstance(decision, Issued):
-            return cls(decided, withheld=True, epoch=epoch, noted=epoch)
+            return cls(decided, withheld=True, epoch=epoch, noted=noted, out=out)
         expires = expiry(decided)
-        lens = cls(decided, expires=expires, deadline=expires.timestamp(), epoch=epoch)
-        lens.noted = epoch
+        lens = cls(
+            decided, expires=expires, deadline=expires.timestamp(), epoch=epoch, noted=noted,
+            out=out,
+        )  # fmt: skip
         paths = [(item, ident) for item in decision.items if (ident := parse(item.key))]
         keys = [i.key or "" for i, _ in paths]
         last = {} if newest is None or not paths else newest(keys, epoch)
@@ -152,6 +160,7 @@ class Lens:
             expired=True,
             epoch=self.epoch,
             noted=self.noted,
+            out=set(self.out),
         )
         with self.lock:
             lens.add(self.own)
@@ -194,6 +203,9 @@ class Lens:
                     hidden |= self._hide([ident], [], cascade=False)
                 else:
                     self._own(event, ident)
+                    if event.item.depends_on & self.out:  # stated on what fell
+                        hidden |= self._hide([ident], [])
+        self.out.update(fallen)
         hidden |= self._hide([], [p for p in fallen if p in self.rests])
         for item in stale:
             hidden |= self._hide([self.current[item]] if item in self.current else [], [item])
@@ -209,18 +221,17 @@ class Lens:
         lock and applied under it, one thread at a time, past what is applied.
         """
         watch = self.watch = self.watch or Watch(member.store)
-        noted = watch.due()
-        if noted is None:
+        due = watch.due()
+        if due is None:
             return
         later = member.store.events(member.workspace, self.epoch)  # read outside the lock
         fallen = self.premises_fallen(member, later)
-        reached = later[-1].epoch if later else self.epoch  # before the verdicts are read:
-        judged = member.store.judged_since(member.workspace, self.noted, member.clock())
-        with self.lock:  # one stored later is stored at ``reached`` or after
+        last, judged = member.store.judged_since(member.workspace, self.noted, member.clock())
+        with self.lock:
             stale = [v.item for v in judged]
             self.follow([r for r in later if r.epoch > self.epoch], member.agent, fallen, stale)
-            self.noted = max(self.noted, reached)
-            watch.read(noted)
+            self.noted = max(self.noted, last)  # another thread may have read further
+            watch.read(due)
 
     def premises_fallen(self, member: Member, later: Sequence[Recorded]) -> set[str]:
         """The items withdrawn since ``later`` began, if it states one under a key.
@@ -282,6 +293,7 @@ class Lens:
         the withdrawn path (a probe).
         """
         shown, fell = False, set(premises)
+        self.out |= fell
         while paths or premises:
             if premises:  # what the lens does not show falls too, and what rests on it
                 for i in self.rests.get(premises.pop(), ()):
@@ -289,6 +301,7 @@ class Lens:
                         paths.append(self.current[i])
                     elif i not in fell:  # a premise outside C, or a version hidden before
                         fell.add(i)
+                        self.out.add(i)
                         premises.append(i)
                 continue
             ident = paths.pop()
@@ -298,6 +311,7 @@ class Lens:
             for item_id in self.paths.pop(ident, ()):
                 del self.current[item_id]
                 if cascade:
+                    self.out.add(item_id)
                     premises.append(item_id)
             if ident in self.visible:
                 self.visible.discard(ident)
