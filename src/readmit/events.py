@@ -134,6 +134,14 @@ class ItemDraft:
             return self.principals, self.roles
         return frozenset() if principal is None else frozenset({principal}), self.roles
 
+    def readable_by(self, stated_by: str, principal: str, role: str) -> bool:
+        """Whether ``principal`` in ``role`` may read the item once stated by ``stated_by``'s agent.
+
+        The rule of the item's `Scope`; ``stated_by`` is the author's principal.
+        """
+        principals, roles = self.readers(stated_by)
+        return Scope(principals=principals, roles=roles).readable_by(principal, role)
+
     def materialize(self, *, event_id: str, author: str, principal: str, epoch: int) -> Item:
         """Bind the draft to the event that recorded it."""
         receipt = None

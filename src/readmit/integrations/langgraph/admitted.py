@@ -82,8 +82,7 @@ class Lens:
 
     out: set[str] = field(default_factory=set)
     """The items no longer valid: found so at the return (`fallen_at`), withdrawn, found
-    stale or fallen since. The agent's own write resting on one is not shown: a return
-    excludes it (``premise_invalidated``; a review: it was shown)."""
+    stale or fallen since. The agent's own write resting on one is not shown (`_stated`)."""
 
     current: dict[str, Identity] = field(default_factory=dict)
     """The path of each item whose value the lens shows (admitted, or the agent's own)."""
@@ -198,13 +197,8 @@ class Lens:
                 if path is not None and _deleted(event, agent):  # a failed delete writes back
                     self.before[path] = path in self.visible
                 hidden |= self._hide([path] if path else [], [event.target])
-            if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
-                if event.author != agent:  # what rests on a version it replaced: `fallen`
-                    hidden |= self._hide([ident], [], cascade=False)
-                else:
-                    self._own(event, ident)
-                    if event.item.depends_on & self.out:  # stated on what fell
-                        hidden |= self._hide([ident], [])
+            if isinstance(event, Assert | Supersede):
+                hidden |= self._stated(event, agent)
         self.out.update(fallen)
         hidden |= self._hide([], [p for p in fallen if p in self.rests])
         for item in stale:
@@ -232,6 +226,28 @@ class Lens:
             self.follow([r for r in later if r.epoch > self.epoch], member.agent, fallen, stale)
             self.noted = max(self.noted, last)  # another thread may have read further
             watch.read(due)
+
+    def _stated(self, event: Assert | Supersede, agent: str) -> bool:
+        """Take in a statement; whether a path shown was hidden.
+
+        Another's hides its path (what rests on the version it replaced: `fallen`), and is
+        kept as resting on its premises: what rests on it falls with them (a probe: the
+        agent's write on a teammate's note whose premise had fallen was shown). The
+        agent's own is shown, unless it rests on what fell or is for others' eyes only: a
+        return excludes it (``premise_invalidated``, or does not hold it).
+        """
+        item, ident = event.item, parse(event.item.key)
+        if event.author == agent and ident is not None:
+            self._own(event, ident)  # its premises are kept with it (`_current`)
+            who, mine = self.decided.context.returner, self.decided.context.returner.principal
+            if item.depends_on & self.out or not item.readable_by(mine, mine, who.role):
+                return self._hide([ident], [])
+            return False
+        for premise in item.depends_on:
+            self.rests.setdefault(premise, []).append(item.id)
+        if item.depends_on & self.out:
+            self.out.add(item.id)
+        return ident is not None and self._hide([ident], [], cascade=False)
 
     def premises_fallen(self, member: Member, later: Sequence[Recorded]) -> set[str]:
         """The items withdrawn since ``later`` began, if it states one under a key.

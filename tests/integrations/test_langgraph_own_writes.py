@@ -1,0 +1,55 @@
+"""LangGraph: the agent's own writes after its return are shown, unless a return would not
+hold them: resting on what fell, or for others' eyes only (probes: both were shown)."""
+
+from langgraph.store.memory import InMemoryStore
+
+from readmit.integrations.langgraph import ReadmitStore, notice
+from readmit.integrations.team import Member
+
+FLIGHT = ("plans", "x")
+
+
+def test_a_write_on_a_teammates_note_whose_premise_fell_is_not_read(
+    three: dict[str, Member],
+) -> None:
+    """a notes a pickup for c resting on its flight plan, b replaces the plan, then c books
+    a taxi on the pickup: c never read the pickup, whose premise fell before the taxi."""
+    inner = InMemoryStore()
+    a, b, c = (ReadmitStore(inner, three[x]) for x in "abc")
+    three["c"].depart()
+    three["c"].return_()
+    a.put(FLIGHT, "flight", {"text": "Meeting in Room 101 of Sunrise Hotel."})
+    for_c = {"readers": {"principals": ["other"]}}
+    on_flight = {"depends_on": [{"path": [*FLIGHT, "flight"]}], **for_c}
+    a.put(("notes",), "pickup", {"text": "Taxi from Harbor Inn.", "_readmit": on_flight})
+    b.put(FLIGHT, "flight", {"text": "Meeting in Room 101 of Grand Plaza.", "_readmit": for_c})
+
+    on_pickup = {"depends_on": [{"path": ["notes", "pickup"]}]}
+    c.put(("trip",), "taxi", {"text": "Car to the taxi stand.", "_readmit": on_pickup})
+
+    assert inner.get(("trip",), "taxi") is not None
+    assert c.get(("trip",), "taxi") is None
+    assert c.search(("trip",)) == []
+    three["c"].depart()
+    left = {e["key"]: e["reason"] for e in notice(three["c"].return_())["left_out"]}
+    assert left["taxi"] == "premise_invalidated"
+
+
+def test_a_write_for_other_eyes_only_is_not_read_back(three: dict[str, Member]) -> None:
+    """c writes a note only the team may read: a return does not hold it (Mem0 and the
+    Agents SDK remove such a statement as ``unauthorized``)."""
+    inner = InMemoryStore()
+    c = ReadmitStore(inner, three["c"])
+    three["c"].depart()
+    three["c"].return_()
+
+    for_team = {"readers": {"principals": ["team"]}}
+    c.put(("notes",), "dinner", {"text": "Pickup at 10:30.", "_readmit": for_team})
+    c.put(("notes",), "lunch", {"text": "Lunch at noon."})
+
+    assert c.get(("notes",), "dinner") is None
+    assert [i.key for i in c.search(("notes",))] == ["lunch"]
+    three["c"].depart()
+    decided = three["c"].return_()
+    assert "dinner" not in {e["key"] for e in notice(decided)["left_out"]}
+    assert [i.text for i in decided.context.items] == ['"notes/lunch" = {"text": "Lunch at noon."}']
