@@ -8,8 +8,10 @@ import pytest
 
 from builders import KEY
 from readmit.ahead import judge_ahead
+from readmit.errors import InvalidInput
 from readmit.events import Assert, ItemDraft, Supersede
 from readmit.integrations.following import Following
+from readmit.integrations.judging import judge
 from readmit.integrations.team import Member, Removal, removals
 from readmit.model import Agent
 from readmit.policy import Policy
@@ -223,3 +225,29 @@ def test_what_the_agent_states_on_an_item_its_return_found_stale_is_withdrawn_wi
     assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [("y", "premise_invalidated")]
     a1.depart()
     assert removals(a1.return_())["y"].reason == "premise_invalidated"
+
+
+def test_judging_a_present_agent_stores_what_its_layer_then_hides(
+    members: dict[str, Member],
+) -> None:
+    """a2 revokes the hotel while a1 is present: the layer names the hotel, not the dinner
+    resting on it in words only, until `judge` judges a1's return again (the return's
+    screening spared: only the revocation is judged)."""
+    a1, a2 = members["a1"], members["a2"]
+    _draft(a2, "h", "Sunrise Hotel is booked.")
+    _draft(a1, "d", "Dinner at Sunrise Hotel at eight.")
+    a1.depart()
+    following = Following(a1.return_())
+    a2.revoke(["h"], "the booking fell through")
+    assert [r.item for r in following.withdrawn(a1)] == ["h"]
+
+    judgment = judge(a1)
+
+    assert judgment is not None
+    assert ([e.item for e in judgment.confirmed], judgment.calls) == (["d"], 1)
+    assert following.withdrawn(a1) == [
+        Removal("d", "implicitly_invalidated", "confirmed after your return by builtin")
+    ]
+    assert judge(replace(a1, verifier=None)) is None
+    with pytest.raises(InvalidInput, match="'a2' has not returned"):
+        judge(a2)
