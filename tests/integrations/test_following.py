@@ -251,3 +251,53 @@ def test_judging_a_present_agent_stores_what_its_layer_then_hides(
     assert judge(replace(a1, verifier=None)) is None
     with pytest.raises(InvalidInput, match="'a2' has not returned"):
         judge(a2)
+
+
+def test_what_a_teammate_states_on_another_principals_stale_item_falls(
+    members: dict[str, Member],
+) -> None:
+    """x1's meeting (the agency's alone) was found stale by x1's return before a1's, and
+    is no item of a1's return; the flight x1 then states on it for everyone was served
+    (a differential fuzz): the store's rule says the premise fell."""
+    a1, a2, x1 = members["a1"], members["a2"], members["x1"]
+    everyone = frozenset({"*"})
+    _draft(a2, "h", "Sunrise Hotel is booked.", principals=everyone)
+    _draft(x1, "m", "Agency meeting at Sunrise Hotel.")
+    x1.depart()
+    a1.depart()  # its checkpoint does not hold the agency's meeting
+    a2.revoke(["h"], "the booking fell through")
+    assert "m" in {e.item for e in x1.return_().decision.decided}  # a verdict on it
+    following = Following(a1.return_())
+    assert "m" not in following.decided.context.by_id
+    following.withdrawn(a1)
+
+    _draft(x1, "f", "Flight to the agency meeting.", principals=everyone, depends_on={"m"})
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [("f", "premise_invalidated")]
+    a1.depart()
+    assert removals(a1.return_())["f"].reason == "premise_invalidated"
+
+
+def test_what_a_teammate_states_on_an_unreadable_item_resting_on_a_stale_one_falls(
+    members: dict[str, Member],
+) -> None:
+    """The agency's note rests on a1's dinner; a1's return excludes the note (a1 may not
+    read it) and finds the dinner stale. A taxi x1 states on the note after it was served:
+    the note fell with the dinner (a differential fuzz)."""
+    a1, a2, x1 = members["a1"], members["a2"], members["x1"]
+    everyone = frozenset({"*"})
+    _draft(a2, "h", "Sunrise Hotel is booked.", principals=everyone)
+    _draft(a1, "d", "Dinner at Sunrise Hotel at eight.", principals=everyone)
+    a1.depart()
+    _draft(x1, "n", "The agency pays for the dinner.", depends_on={"d"})
+    a2.revoke(["h"], "the booking fell through")
+    following = Following(a1.return_())
+    assert removals(following.decided)["n"].reason == "unauthorized"
+    assert removals(following.decided)["d"].reason == "implicitly_invalidated"
+    following.withdrawn(a1)
+
+    _draft(x1, "t", "Taxi after the dinner.", principals=everyone, depends_on={"n"})
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [("t", "premise_invalidated")]
+    a1.depart()
+    assert removals(a1.return_())["t"].reason == "premise_invalidated"

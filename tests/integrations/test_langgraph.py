@@ -40,7 +40,6 @@ from integrations.stores import FailingStore
 from readmit.admission.decision import Issued
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import ObligationDraft, OpenObligation
-from readmit.integrations.following import FOLLOW_EVERY
 from readmit.integrations.langgraph import (
     ReadmitMiddleware,
     ReadmitStore,
@@ -52,6 +51,7 @@ from readmit.integrations.langgraph import (
 )
 from readmit.integrations.langgraph.keys import LONG_KEY, identity, item_key, parse
 from readmit.integrations.team import Member
+from readmit.integrations.watch import FOLLOW_EVERY
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store

@@ -4,6 +4,7 @@ hold them: resting on what fell, or for others' eyes only (probes: both were sho
 from langgraph.store.memory import InMemoryStore
 
 from readmit.integrations.langgraph import ReadmitStore, notice
+from readmit.integrations.langgraph.keys import identity, parse
 from readmit.integrations.team import Member
 
 FLIGHT = ("plans", "x")
@@ -53,3 +54,32 @@ def test_a_write_for_other_eyes_only_is_not_read_back(three: dict[str, Member]) 
     decided = three["c"].return_()
     assert "dinner" not in {e["key"] for e in notice(decided)["left_out"]}
     assert [i.text for i in decided.context.items] == ['"notes/lunch" = {"text": "Lunch at noon."}']
+
+
+def test_a_write_on_a_teammates_note_resting_on_another_principals_stale_note_is_not_read(
+    three: dict[str, Member],
+) -> None:
+    """a's dinner note (the team's alone) was found stale by a's return before c's: no item
+    of c's return. b's pickup for c rests on it, and c's taxi on the pickup: both fell
+    before they were written (a differential fuzz: the taxi was shown)."""
+    inner = InMemoryStore()
+    a, b, c = (ReadmitStore(inner, three[x]) for x in "abc")
+    a.put(("trip",), "hotel", {"text": "Sunrise Hotel is booked, refundable."})
+    a.put(("notes",), "dinner", {"text": "Dinner at Sunrise Hotel at eight."})
+    three["a"].depart()
+    [booked] = [i.id for i in three["a"].visible() if parse(i.key) == identity(("trip",), "hotel")]
+    three["a"].revoke([booked], "Sunrise cancelled")
+    three["a"].return_()  # finds the dinner stale
+    three["c"].depart()
+    three["c"].return_()
+    for_c = {"readers": {"principals": ["other"]}}
+    on_dinner = {"depends_on": [{"path": ["notes", "dinner"]}], **for_c}
+    b.put(("notes",), "pickup", {"text": "Pickup after the dinner.", "_readmit": on_dinner})
+
+    on_pickup = {"depends_on": [{"path": ["notes", "pickup"]}]}
+    c.put(("notes",), "taxi", {"text": "Taxi to the pickup.", "_readmit": on_pickup})
+
+    assert c.get(("notes",), "taxi") is None
+    three["c"].depart()
+    left = {e["key"]: e["reason"] for e in notice(three["c"].return_())["left_out"]}
+    assert left == {"pickup": "premise_invalidated", "taxi": "premise_invalidated"}

@@ -12,90 +12,27 @@ agent may not read (`readmit.integrations.prior` names the same of what came bef
 return). A verdict stored after the return (another agent's return, or judging ahead,
 found an item stale) binds every later return too: `judged` names its item and what rests
 on it.
-
-A read does not read the log every time (`Watch`): a memory layer's own read can take
-a microsecond, the log's a few. It reads it after any write through the same store
-object (at once), and else at most every `FOLLOW_EVERY` seconds, so a write from
-another process shows within that long.
+It reads the log when `readmit.integrations.watch.Watch` says it is due.
 """
 
-import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 
 from readmit.admission.context import Standing
+from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Event, ItemDraft, Recorded, Revoke, Supersede
+from readmit.integrations.fallen import fallen_at
 from readmit.integrations.team import Member, Removal, readable
+from readmit.integrations.watch import Watch
 from readmit.model import Agent, Scope
-from readmit.reasons import Reason, Stage
-from readmit.store import WorkStateStore
+from readmit.reasons import Reason
 
 REPLACED_BY_TEAMMATE = "replaced under its key by a teammate's later statement"
 REPLACED_BY_ITSELF = "replaced under its key by its own later statement"
 """Why a keyed statement withdrew an item: a teammate's, or the agent's own."""
 SUPERSEDED = "superseded by your later statement"
 """Why the agent's own supersession withdrew an item (a Mem0 update, or one over HTTP)."""
-
-FOLLOW_EVERY = 0.05
-"""Seconds a read may go on the log as last read, unless this process wrote since."""
-
-
-@dataclass(slots=True)
-class Watch:
-    """When a reader reads the workspace's log again.
-
-    `due` says whether to read it; `read` notes that it was read, once what was read is
-    applied: a reader that checks in between reads it too (it waits on the reader's
-    lock, then finds nothing due), never going on with what was there before.
-    """
-
-    store: WorkStateStore
-    generation: int = -1
-    """The store's ``generation`` when the log was last read (-1: never, or it has none)."""
-    due_at: float = -math.inf
-    """When the log is read again though nothing was written through the store object."""
-
-    def due(self) -> tuple[int, float] | None:
-        """What to note once the log is read now, or None if it need not be.
-
-        Yes after a write through the store object (its ``generation``: a store without
-        one is read every time), and `FOLLOW_EVERY` seconds after the last read.
-        """
-        generation = getattr(self.store, "generation", None)  # read before the log
-        now = time.monotonic()
-        if generation == self.generation and now < self.due_at:
-            return None
-        return (-1 if generation is None else generation), now + FOLLOW_EVERY
-
-    def read(self, noted: tuple[int, float]) -> None:
-        """Note the log as read (what `due` answered), its news applied."""
-        self.generation, self.due_at = noted
-
-    def moved(self) -> bool:
-        """Whether a write was recorded through the store object since the log was last read.
-
-        Asked after a read of the memory layer: a teammate's write recorded meanwhile may
-        have reached it too (readmit records first), so the read is filtered or made again
-        once the log is followed. A store with no ``generation`` says no.
-        """
-        generation = getattr(self.store, "generation", None)
-        return generation is not None and generation != self.generation
-
-
-def fallen_at(decided: Decided) -> set[str]:
-    """The items ``decided``'s return found no longer valid, and those its departure left out.
-
-    Withdrawn, found stale, or resting on a premise that fell: the decision names each,
-    and a later return excludes what is stated on one after it (``premise_invalidated``),
-    where a memory layer served it (a review).
-    """
-    fell = {e.item for e in decided.decision.decided if e.stage in _FALLING}
-    return fell.union(decided.context.standing, (i.id for i in decided.context.left_out))
-
-
-_FALLING = frozenset({Stage.EXPLICIT, Stage.IMPLICIT, Stage.PROPAGATION})
 
 
 @dataclass(slots=True)
@@ -131,6 +68,11 @@ class Following:
     _unseen: set[str] = field(default_factory=set)
     """Premises of C's items outside C (to the end of each chain) that the agent may not
     read: what rests on them falls with them, but they are never named to it."""
+    _asked: set[str] = field(default_factory=set)
+    """Premises of statements since the last read that the walk knows nothing of: stated
+    before the return outside C (`_ask` asks the store whether they stand)."""
+    _chained: set[str] = field(default_factory=set)
+    """The items on the chains of what `_asked` asked (stated before the return)."""
     _scoped: dict[tuple[object, ...], Scope | None] = field(default_factory=dict)
     """The scopes made so far, by what makes them: most items share one of a few."""
     _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
@@ -145,11 +87,10 @@ class Following:
         """``current`` if it follows ``decided``'s return, else a new one that does.
 
         ``before``, the walk of the log up to that return (`readmit.integrations.prior`):
-        what it withdrew stays withdrawn, and what is stated on it later falls; and what
-        it knows of every item stated before (keys, premises, readers) is known here too,
-        so that a replacement or withdrawal of one the return did not hold (an item the
-        agent may not read, on which one stated later rests) takes down what rests on it
-        (a probe: the return's items and their premises alone were known).
+        what it withdrew stays withdrawn, what is stated on it later falls, and what it
+        knows of every item stated before (keys, premises, readers) is known here too: a
+        replacement or withdrawal of one the return did not hold takes down what rests on
+        it (a probe: the return's items and their premises alone were known).
         """
         if current is not None and current.decided is decided:
             return current
@@ -157,6 +98,7 @@ class Following:
         if before is not None:
             made._out |= before._out
             made._inherit(before)
+            made._settle()
         return made
 
     def _inherit(self, before: "Following") -> None:
@@ -188,7 +130,8 @@ class Following:
             self._rest(item.id, item.depends_on)
         for premise, outside in context.outside.items():  # to the end of each chain
             if (held := outside.item) is None or outside.fallen:
-                continue  # what rests on it fell at the return
+                self._out.add(premise)  # what rests on it fell at the return, and will
+                continue
             self._rest(premise, held.depends_on)
             self.scopes[premise] = held.scope  # whose keyed statement replaces it
             if not outside.readable:
@@ -196,6 +139,19 @@ class Following:
             if held.key is not None:  # a keyed statement replaces it
                 self.keys.setdefault(held.key, []).append(premise)
                 self._keyed[premise] = held.key
+
+    def _settle(self) -> None:
+        """Put in `_out` what rests, in a chain, on what is out (but what the view admits).
+
+        As `fallen_at` does over C: over what the walk before the return knows too.
+        """
+        decision, todo = self.decided.decision, list(self._out)
+        admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
+        while todo:
+            for item in self._rests.get(todo.pop(), ()):
+                if item not in self._out and item not in admitted:
+                    self._out.add(item)
+                    todo.append(item)
 
     def _rest(self, item: str, premises: frozenset[str]) -> None:
         for premise in premises:
@@ -213,18 +169,46 @@ class Following:
             member.workspace, self.noted, member.clock()
         )
         taken += self.judged(verdicts)
+        taken += self._ask(member)
         self.watch.read(due)
         return taken
+
+    def _ask(self, member: Member) -> list[Removal]:
+        """What rests on `_asked`'s premises that no longer stand, by the store's rule.
+
+        A premise stated before the return outside C the walk never followed: what was
+        stated on it since was served where a return excludes it (a differential fuzz).
+        Its chain is kept: a later withdrawal along it takes down what rests on it.
+        """
+        if not self._asked:
+            return []
+        asked, self._asked = self._asked, set()
+        chains, fell = member.store.chains(member.workspace, asked, member.clock())
+        for item, premises in chains.items():
+            if not self._knows(item):
+                self._chained.add(item)
+                self._unseen.add(item)  # never served: never named either
+                self._rest(item, premises)
+        gone: list[Removal] = []
+        for premise in sorted(fell - self._out):
+            self._out.add(premise)
+            gone += self._fallen(premise)
+        self.gone += gone
+        return gone
+
+    def _knows(self, item: str) -> bool:
+        """Whether the walk follows ``item``: of C, outside it on C's chains, or stated since."""
+        context = self.decided.context
+        known = (context.by_id, context.outside, self.texts, self._chained)
+        return any(item in where for where in known)
 
     def judged(self, verdicts: Sequence[Standing]) -> list[Removal]:
         """What ``verdicts``, stored since the last read, take from the agent, each with why.
 
         A verdict binds every later return, any agent's: the next return excludes its item
-        (``implicitly_invalidated``) and what rests on it, and the layer served them until
-        then (a verdict another agent's return or the judge-ahead worker stored after this
-        return). One this return applied or confirmed itself is in its decision already.
-        The verifier's wording is not shown: it may name what the agent may not read, which
-        only the decision that confirmed it can tell (a review); the next return shows it.
+        (``implicitly_invalidated``) and what rests on it; the layer served them until then.
+        Not in the verifier's words: they may name what the agent may not read, which only
+        the decision that confirmed it can tell (a review); the next return shows them.
         """
         gone: list[Removal] = []
         for verdict in verdicts:
@@ -324,6 +308,7 @@ class Following:
                 self._withdrawn(i)
         self.texts[item.id] = item.text
         self._rest(item.id, item.depends_on)
+        self._asked.update(p for p in item.depends_on if not self._knows(p))
         scope = self.scopes[item.id] = self._scope(item, event.author)
         if not theirs:  # tracked so that a later withdrawal takes it down (a review)
             self.own.add(item.id)

@@ -214,6 +214,15 @@ class WorkStateStore(Protocol):
         """
         ...
 
+    def chains(
+        self, workspace: str, premises: Collection[str], at: datetime
+    ) -> tuple[dict[str, frozenset[str]], set[str]]:
+        """The items on the chains of ``premises``, and the premises fallen by ``at``.
+
+        Each item with what it rests on (`readmit.store.held`).
+        """
+        ...
+
     def newest_texts(self, workspace: str, keys: Sequence[str], upto: int) -> dict[str, str]:
         """What the newest item (any status, any reader) of each of ``keys`` says, up to ``upto``.
 

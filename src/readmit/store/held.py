@@ -15,15 +15,17 @@ writes over HTTP cannot probe for hidden ids; a library caller holds the store, 
 ask.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 
 from readmit.admission.context import Standing
 from readmit.errors import InvalidInput
-from readmit.model import Agent
+from readmit.model import Agent, Item
+from readmit.store import premises as premises_rule
 from readmit.store import verdicts
 from readmit.store.connection import Connection
+from readmit.store.decoded import BodyCache
 from readmit.store.rows import ACTIVE, CHUNK, select_in
 from readmit.wire.codec import item_from_json
 from readmit.wire.logged import loads
@@ -35,6 +37,8 @@ _WITHDRAWN_SINCE = "SELECT id FROM withdrawn WHERE workspace = ? AND epoch > ?"
 
 class Held:
     """The part of `readmit.store.SqlStore` that tells integrations of items, any reader."""
+
+    _decoded: BodyCache[str, Item]
 
     def _read(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
@@ -125,6 +129,18 @@ class Held:
         """
         with self._read() as db:
             return verdicts.stored_since(db, workspace, since, at)
+
+    def chains(
+        self, workspace: str, premises: Collection[str], at: datetime
+    ) -> tuple[dict[str, frozenset[str]], set[str]]:
+        """The chains of ``premises``, and which of them no longer stand at ``at``.
+
+        Each item on the chains (any reader) with the ids it rests on, and the premises
+        that are withdrawn, ended, under a standing verdict, or rest on one that is
+        (`readmit.store.premises.chains_of`): a return excludes what rests on those.
+        """
+        with self._read() as db:
+            return premises_rule.chains_of(db, self._decoded, workspace, frozenset(premises), at)
 
     def _reader(self, workspace: str, agent: str) -> Agent:
         who = self.agents(workspace).get(agent)

@@ -103,6 +103,30 @@ def _traced(
     built_on = list(compress(items, map(_DEPENDS_ON, items)))  # in C: most build on none
     held = {i.id for i in items} if built_on else set()
     named = frozenset(p for i in built_on for p in i.depends_on if p not in held)
+    return _chained(db, cache, workspace, named, held)
+
+
+def chains_of(
+    db: Connection, cache: BodyCache[str, Item], workspace: str, named: frozenset[str], at: datetime
+) -> tuple[dict[str, frozenset[str]], set[str]]:
+    """The items on the chains of ``named``, and which of ``named`` no longer stand at ``at``.
+
+    Each item with what it rests on; fallen by the rule `outside` reads (withdrawn, ended,
+    under a standing verdict, or resting on one that is, to the end of each chain).
+
+    For a memory layer serving between returns: a statement made since its return that
+    rests on an item stated before it outside C (another principal's, found stale then),
+    which nothing it followed says anything of (`readmit.integrations.following`).
+    """
+    chains = _chained(db, cache, workspace, named, set())
+    fell = _fell(_gone(db, workspace, chains, at), chains.dependents)
+    return {i.id: i.depends_on for i in chains.items.values()}, set(named & fell)
+
+
+def _chained(
+    db: Connection, cache: BodyCache[str, Item], workspace: str, named: frozenset[str],
+    held: set[str],
+) -> _Chains:  # fmt: skip
     if not named:
         return _Chains(named, {}, frozenset(), {}, named)
     found: dict[str, Item] = {}

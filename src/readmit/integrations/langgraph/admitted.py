@@ -22,16 +22,9 @@ from langgraph.store.base import Item as LangGraphItem
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
-from readmit.integrations.following import Watch, fallen_at
-from readmit.integrations.langgraph.keys import (
-    LONG_KEY,
-    Identity,
-    identity,
-    older_render,
-    parse,
-    render,
-    same_times,
-)
+from readmit.integrations.fallen import fallen_at
+from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, says
+from readmit.integrations.langgraph.news import News
 from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.langgraph.writes import RESTORED
 from readmit.integrations.team import (
@@ -42,6 +35,7 @@ from readmit.integrations.team import (
     expiry,
     lapsed,
 )
+from readmit.integrations.watch import Watch
 
 Newest = Callable[[list[str], int], dict[str, str]]
 """What the newest item of each of some keys says, up to an epoch (`readmit.store.held`)."""
@@ -83,6 +77,13 @@ class Lens:
     out: set[str] = field(default_factory=set)
     """The items no longer valid: found so at the return (`fallen_at`), withdrawn, found
     stale or fallen since. The agent's own write resting on one is not shown (`_stated`)."""
+
+    stated: set[str] = field(default_factory=set)
+    """The items stated since the return."""
+
+    chained: set[str] = field(default_factory=set)
+    """The items stated before the return, outside C, on the chains of what was stated
+    since (`readmit.integrations.langgraph.news`)."""
 
     current: dict[str, Identity] = field(default_factory=dict)
     """The path of each item whose value the lens shows (admitted, or the agent's own)."""
@@ -181,7 +182,7 @@ class Lens:
 
         A path another agent wrote holds a value no view of this agent judged (maybe one
         it may not read); a withdrawn version is no longer state to act on, nor what
-        rests on it (``fallen``: premises found withdrawn since, `premises_fallen`). The
+        rests on it (``fallen``: premises found fallen since, `News`). The
         agent's own writes (from another process too) are shown, in the order of the log;
         not what readmit wrote back in its name after the inner store failed a write
         (`readmit.integrations.langgraph.writes.restore`: the value found at the path,
@@ -211,7 +212,7 @@ class Lens:
     def catch_up(self, member: Member) -> None:
         """Bring the lens up to ``member``'s workspace log: hide what teammates wrote since.
 
-        When due (`readmit.integrations.following.Watch`): the log is read outside the
+        When due (`readmit.integrations.watch.Watch`): the log is read outside the
         lock and applied under it, one thread at a time, past what is applied.
         """
         watch = self.watch = self.watch or Watch(member.store)
@@ -219,13 +220,26 @@ class Lens:
         if due is None:
             return
         later = member.store.events(member.workspace, self.epoch)  # read outside the lock
-        fallen = self.premises_fallen(member, later)
-        last, judged = member.store.judged_since(member.workspace, self.noted, member.clock())
+        news = News.read(member, later, self.noted, self.knows)
         with self.lock:
-            stale = [v.item for v in judged]
+            for item, premises in news.chains.items():  # stated before the return
+                if not self.knows(item):
+                    self.chained.add(item)
+                    self._rest(item, premises)
+            fallen, stale = news.fallen, news.stale
             self.follow([r for r in later if r.epoch > self.epoch], member.agent, fallen, stale)
-            self.noted = max(self.noted, last)  # another thread may have read further
+            self.noted = max(self.noted, news.noted)  # another thread may have read further
             watch.read(due)
+
+    def knows(self, item: str) -> bool:
+        """Whether the lens follows ``item``: of C, on C's chains, or stated since."""
+        context = self.decided.context
+        known = (context.by_id, context.outside, self.stated, self.chained)
+        return any(item in where for where in known)
+
+    def _rest(self, item: str, premises: Iterable[str]) -> None:
+        for premise in premises:
+            self.rests.setdefault(premise, []).append(item)
 
     def _stated(self, event: Assert | Supersede, agent: str) -> bool:
         """Take in a statement; whether a path shown was hidden.
@@ -237,32 +251,17 @@ class Lens:
         return excludes it (``premise_invalidated``, or does not hold it).
         """
         item, ident = event.item, parse(event.item.key)
+        self.stated.add(item.id)
         if event.author == agent and ident is not None:
             self._own(event, ident)  # its premises are kept with it (`_current`)
             who, mine = self.decided.context.returner, self.decided.context.returner.principal
             if item.depends_on & self.out or not item.readable_by(mine, mine, who.role):
                 return self._hide([ident], [])
             return False
-        for premise in item.depends_on:
-            self.rests.setdefault(premise, []).append(item.id)
+        self._rest(item.id, item.depends_on)
         if item.depends_on & self.out:
             self.out.add(item.id)
         return ident is not None and self._hide([ident], [], cascade=False)
-
-    def premises_fallen(self, member: Member, later: Sequence[Recorded]) -> set[str]:
-        """The items withdrawn since ``later`` began, if it states one under a key.
-
-        A keyed statement replaces an item without naming it (a path overwritten, by a
-        teammate or the agent), and what rests on the version it replaced falls with it,
-        at the next return and in reads (a probe: reads kept showing it, where the path's
-        premise was never shown, or was the agent's own overwrite). The store's record of
-        withdrawals by epoch says which (`follow` takes those the lens holds as premises):
-        read in time with what ``later`` holds, not with what the lens ever showed.
-        """
-        stated = [r.event.item for r in later if isinstance(r.event, Assert | Supersede)]
-        if not any(i.key is not None and not i.unconfirmed for i in stated):
-            return set()
-        return member.store.withdrawn_since(member.workspace, later[0].epoch - 1)
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.
@@ -297,8 +296,7 @@ class Lens:
             del self.current[older]
         self.current[item_id] = ident
         self.paths[ident] = {item_id}
-        for premise in premises:
-            self.rests.setdefault(premise, []).append(item_id)
+        self._rest(item_id, premises)
 
     def _hide(self, paths: list[Identity], premises: list[str], cascade: bool = True) -> bool:
         """Stop showing ``paths`` and what rests on ``premises``; whether any was shown.
@@ -361,25 +359,17 @@ class Lens:
         readmit records a write before the inner store lands it, and two writers' writes
         may land in the other order: the path then holds a value the view did not admit,
         maybe one it excluded as superseded, or one replaced before the departure (a
-        probe, reviews). A value rendered as an older readmit rendered it (`same_times`,
-        `older_render`) says the admitted text too. The agent's own are shown.
+        probe, reviews). A value rendered as an older readmit rendered it says the admitted
+        text too (`readmit.integrations.langgraph.keys.says`). The agent's own are shown.
         """
         value = item.value
         if self.checked.get(ident) is value or ident in self.own:
             return True
         admitted = self.texts.get(ident)
-        try:
-            text = render(item.namespace, item.key, value)
-            says = admitted is not None and (
-                text == admitted
-                or same_times(text, admitted)
-                or older_render(item.namespace, item.key, value) == admitted
-            )
-        except (TypeError, ValueError):  # written around readmit: no version says it
+        if admitted is None or not says(item.namespace, item.key, value, admitted):
             return False
-        if says:
-            self.checked[ident] = value
-        return says
+        self.checked[ident] = value
+        return True
 
     def add(self, idents: Iterable[Identity]) -> None:
         """Show ``idents`` too: what the agent wrote after the return (hold `lock`)."""

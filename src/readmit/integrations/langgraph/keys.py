@@ -168,6 +168,19 @@ def older_render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any])
 _OLDER = json.JSONEncoder(sort_keys=True, default=str, separators=(", ", ": "))
 
 
+def says(namespace: tuple[str, ...], key: str, value: Mapping[str, Any], text: str) -> bool:
+    """Whether ``value`` at ``namespace``/``key`` says ``text``.
+
+    Rendered as it, or as an older readmit rendered it (`same_times`, `older_render`); no,
+    for one nothing renders (written around readmit).
+    """
+    try:
+        read = render(namespace, key, value)
+        return read == text or same_times(read, text) or older_render(namespace, key, value) == text
+    except (TypeError, ValueError):
+        return False
+
+
 def well_formed(op: PutOp) -> None:
     """Refuse a write whose path is not a tuple of strings and a string.
 
