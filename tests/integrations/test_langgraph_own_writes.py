@@ -83,3 +83,30 @@ def test_a_write_on_a_teammates_note_resting_on_another_principals_stale_note_is
     three["c"].depart()
     left = {e["key"]: e["reason"] for e in notice(three["c"].return_())["left_out"]}
     assert left == {"pickup": "premise_invalidated", "taxi": "premise_invalidated"}
+
+
+def test_a_write_on_what_rests_on_an_item_of_c_the_return_excluded_falls_with_it(
+    three: dict[str, Member],
+) -> None:
+    """a's pickup (the team's alone) rests on b's dinner: c's return holds it, excluded as
+    another principal's. b then revokes the dinner, and states a taxi for everyone on the
+    pickup; c's car on the taxi falls with the dinner, as a return says."""
+    inner = InMemoryStore()
+    a, b, c = (ReadmitStore(inner, three[x]) for x in "abc")
+    three["c"].depart()
+    b.put(("trip",), "dinner", {"text": "Dinner at eight.", "_readmit": {"readers": "*"}})
+    on_dinner = {"depends_on": [{"path": ["trip", "dinner"]}]}
+    a.put(("notes",), "pickup", {"text": "Pickup at 7:30.", "_readmit": on_dinner})
+    three["c"].return_()
+    [dinner] = [i.id for i in three["b"].visible() if parse(i.key) == identity(("trip",), "dinner")]
+    three["b"].revoke([dinner], "cancelled")
+    on_pickup = {"depends_on": [{"path": ["notes", "pickup"]}], "readers": "*"}
+    b.put(("trip",), "taxi", {"text": "Taxi to the pickup.", "_readmit": on_pickup})
+
+    on_taxi = {"depends_on": [{"path": ["trip", "taxi"]}]}
+    c.put(("trip",), "car", {"text": "A car after the taxi.", "_readmit": on_taxi})
+
+    assert c.get(("trip",), "car") is None
+    three["c"].depart()
+    left = {e["key"]: e["reason"] for e in notice(three["c"].return_())["left_out"]}
+    assert left["car"] == "premise_invalidated"

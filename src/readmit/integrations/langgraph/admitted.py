@@ -130,7 +130,7 @@ class Lens:
         decision, epoch, noted = decided.decision, decided.context.epoch, decided.context.noted
         out = fallen_at(decided)
         if not isinstance(decision, Issued):
-            return cls(decided, withheld=True, epoch=epoch, noted=noted, out=out)
+            return cls(decided, withheld=True, epoch=epoch, noted=noted, out=out)._resting()
         expires = expiry(decided)
         lens = cls(
             decided, expires=expires, deadline=expires.timestamp(), epoch=epoch, noted=noted,
@@ -148,7 +148,14 @@ class Lens:
                 for on in outside.item.depends_on:
                     lens.rests.setdefault(on, []).append(premise)
         lens.show(lens.current.values())
-        return lens
+        return lens._resting()
+
+    def _resting(self) -> "Lens":
+        """Keep what the items of C not shown rest on: what is stated on one falls with it."""
+        for item in self.decided.context.items:
+            if item.depends_on and item.id not in self.current:
+                self._rest(item.id, item.depends_on)
+        return self
 
     def lapsed(self) -> "Lens":
         """This lens once its view has expired: only the agent's own writes since."""
