@@ -277,6 +277,17 @@ def raw_insert(backend: Backend, url: str, events: list[Event]) -> float:
     return elapsed
 
 
+def departed(url: str, before: list[Event], delta: list[Event], label: str) -> SqlStore:
+    """A store at ``url`` holding ``before``, A1's departure, then ``delta`` (open)."""
+    store = open_store(url)
+    store.create_workspace("ws", AGENTS)
+    progress(f"{label}: appending {len(before)} + {len(delta)} events")
+    ingest(store, before, label)
+    store.depart("ws", "A1", before[-1].at)
+    ingest(store, delta, label)
+    return store
+
+
 def ingest(store: SqlStore, events: list[Event], label: str, workspace: str = "ws") -> float:
     """Append ``events`` in 1000-event batches; the seconds taken."""
     start = time.perf_counter()

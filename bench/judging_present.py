@@ -20,11 +20,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from admission import AGENTS, NEXT, SIGNER, history, ingest, progress
+from admission import NEXT, SIGNER, departed, history
 from readmit.events import Assert, Event, ItemDraft
 from readmit.integrations.judging import judge
 from readmit.integrations.team import Member
-from readmit.store import SqlStore, open_store
+from readmit.store import SqlStore
 
 ROUNDS = itertools.count()
 
@@ -60,12 +60,7 @@ def main() -> None:
     before, delta = history(args.items, 0.1)
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp)}/judging.db"
-        store = open_store(url)
-        store.create_workspace("ws", AGENTS)
-        progress(f"appending {len(before)} + {len(delta)} events")
-        ingest(store, before, "judging")
-        store.depart("ws", "A1", before[-1].at)
-        ingest(store, delta, "judging")
+        store = departed(url, before, delta, "judging")
         clock = ticking(delta[-1].at + timedelta(minutes=1))
         member = Member(store, "ws", "A1", SIGNER, clock=clock)
         start = time.perf_counter()

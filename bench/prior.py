@@ -24,7 +24,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from admission import AGENTS, NEXT, SIGNER, history, ingest, progress
+from admission import NEXT, SIGNER, departed, history
 from readmit.events import Assert, Event, ItemDraft
 from readmit.integrations.mem0.ids import memory_of
 from readmit.integrations.prior import Prior
@@ -56,12 +56,7 @@ def main() -> None:
     before, delta = history(args.items, 0.1)
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp)}/prior.db"
-        store = open_store(url)
-        store.create_workspace("ws", AGENTS)
-        progress(f"appending {len(before)} + {len(delta)} events")
-        ingest(store, before, "prior")
-        store.depart("ws", "A1", before[-1].at)
-        ingest(store, delta, "prior")
+        store = departed(url, before, delta, "prior")
         store.close()
 
         store = open_store(url)  # cold: nothing decoded in this process
