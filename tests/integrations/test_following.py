@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from builders import KEY
+from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.ahead import judge_ahead
-from readmit.errors import InvalidInput
+from readmit.errors import InvalidInput, VerifierUnavailable
 from readmit.events import Assert, ItemDraft, Supersede
 from readmit.integrations.following import Following
 from readmit.integrations.judging import judge
@@ -17,6 +18,7 @@ from readmit.model import Agent
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, open_store
+from readmit.testing import FunctionVerifier
 from readmit.verifiers.builtin import TermVerifier
 
 
@@ -301,3 +303,30 @@ def test_what_a_teammate_states_on_an_unreadable_item_resting_on_a_stale_one_fal
     assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [("t", "premise_invalidated")]
     a1.depart()
     assert removals(a1.return_())["t"].reason == "premise_invalidated"
+
+
+def _down(pair: Pair) -> Verdict:
+    raise VerifierUnavailable("down")
+
+
+def test_what_the_agent_states_on_an_item_it_could_not_judge_is_served(
+    members: dict[str, Member],
+) -> None:
+    """The verifier was down at the return: the dinner is withheld as unjudged, not found
+    stale, and a taxi stated on it since is no more fallen than it is (a review: the layer
+    withdrew it, where a return that judges admits both)."""
+    a1, a2 = replace(members["a1"], verifier=FunctionVerifier(_down)), members["a2"]
+    _draft(a2, "h", "Sunrise Hotel is booked.")
+    _draft(a1, "d", "Dinner at Sunrise Hotel at eight.")
+    a1.depart()
+    _draft(a2, "h2", "Sunrise Hotel booking moved to the terrace.")
+    following = Following(a1.return_())
+    assert removals(following.decided)["d"].reason == "verifier_unavailable"
+    following.withdrawn(a1)
+
+    _draft(a1, "z", "Book a taxi to the dinner.", depends_on={"d"})
+
+    assert following.withdrawn(a1) == []
+    judging = replace(a1, verifier=TermVerifier())
+    judging.depart()
+    assert {"d", "z"} <= {i.id for i in judging.return_().decision.items}  # type: ignore[union-attr]

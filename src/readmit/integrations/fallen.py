@@ -6,7 +6,7 @@ the LangGraph lens).
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
-from readmit.reasons import Stage
+from readmit.reasons import Reason, Stage
 
 
 def fallen_at(decided: Decided) -> set[str]:
@@ -17,7 +17,8 @@ def fallen_at(decided: Decided) -> set[str]:
     where a memory layer served it (a review). With what in C rests on one, in a chain,
     excluded first for another reason (another principal's, a differential fuzz).
     """
-    fell = {e.item for e in decided.decision.decided if e.stage in _FALLING}
+    decided_ = decided.decision.decided
+    fell = {e.item for e in decided_ if e.stage in _FALLING and e.reason not in _UNCHECKED}
     fell.update(decided.context.standing, (i.id for i in decided.context.left_out))
     decision, resting = decided.decision, dict[str, list[str]]()
     admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
@@ -33,3 +34,6 @@ def fallen_at(decided: Decided) -> set[str]:
 
 
 _FALLING = frozenset({Stage.EXPLICIT, Stage.IMPLICIT, Stage.PROPAGATION})
+_UNCHECKED = frozenset({Reason.VERIFIER_UNAVAILABLE, Reason.UNSCREENED})
+"""Withheld because they could not be judged, not found stale: a review (they are valid
+to a return that judges them)."""
