@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 
 from readmit.admission.context import Standing
-from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Event, ItemDraft, Recorded, Revoke, Supersede
-from readmit.integrations.fallen import fallen_at
+from readmit.integrations.fallen import admitted_ids, fallen_at, spread
 from readmit.integrations.team import Member, Removal, readable
 from readmit.integrations.watch import Watch
 from readmit.model import Agent, Scope
@@ -139,19 +138,11 @@ class Following:
             if held.key is not None:  # a keyed statement replaces it
                 self.keys.setdefault(held.key, []).append(premise)
                 self._keyed[premise] = held.key
+        self._settle()
 
     def _settle(self) -> None:
-        """Put in `_out` what rests, in a chain, on what is out (but what the view admits).
-
-        As `fallen_at` does over C: over what the walk before the return knows too.
-        """
-        decision, todo = self.decided.decision, list(self._out)
-        admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
-        while todo:
-            for item in self._rests.get(todo.pop(), ()):
-                if item not in self._out and item not in admitted:
-                    self._out.add(item)
-                    todo.append(item)
+        """Put in `_out` what rests, in a chain, on what is out (`readmit.integrations.fallen`)."""
+        spread(self._out, self._rests, admitted_ids(self.decided))
 
     def _rest(self, item: str, premises: frozenset[str]) -> None:
         for premise in premises:

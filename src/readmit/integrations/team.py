@@ -24,6 +24,7 @@ from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided, decide
 from readmit.errors import InvalidInput, ReadmitError, install_hint
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
+from readmit.integrations.fallen import admitted_ids
 from readmit.model import ANY, Checkpoint, Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
@@ -56,7 +57,7 @@ def removals(decided: Decided, expired: datetime | None = None) -> dict[str, Rem
     revocation's ``why``, a verifier's wording) is not the agent's to read (`readable`).
     """
     decision = decided.decision
-    admitted = {i.id for i in decision.items} if isinstance(decision, Issued) else set()
+    admitted = set(admitted_ids(decided))
     hidden = frozenset(decided.record.get("hidden") or ())
     why = {
         e.item: Removal(e.item, e.reason.value, e.detail if _told(decided, e, hidden) else "")

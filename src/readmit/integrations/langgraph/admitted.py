@@ -22,7 +22,7 @@ from langgraph.store.base import Item as LangGraphItem
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede
-from readmit.integrations.fallen import fallen_at
+from readmit.integrations.fallen import admitted_ids, fallen_at, spread
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, says
 from readmit.integrations.langgraph.news import News
 from readmit.integrations.langgraph.notice import notice
@@ -151,10 +151,11 @@ class Lens:
         return lens._resting()
 
     def _resting(self) -> "Lens":
-        """Keep what the items of C not shown rest on: what is stated on one falls with it."""
+        """Keep what C's items not shown rest on; put out what rests on what fell (`spread`)."""
         for item in self.decided.context.items:
             if item.depends_on and item.id not in self.current:
                 self._rest(item.id, item.depends_on)
+        spread(self.out, self.rests, admitted_ids(self.decided))
         return self
 
     def lapsed(self) -> "Lens":
