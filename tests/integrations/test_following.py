@@ -128,6 +128,33 @@ def test_what_rests_on_a_premise_it_never_read_falls_when_its_key_is_stated_agai
     ]
 
 
+def test_what_rests_on_a_premise_known_only_from_the_stores_chains_falls_with_its_key(
+    members: dict[str, Member],
+) -> None:
+    """x1 states a pickup on the agency's contract (a1 may not read it; no item of a1's
+    return) after a1 returned; the layer asked the store for the contract's chain. x1
+    states the contract again under its key: the store withdraws it and the next return
+    excludes the pickup. The layer knew the contract without its key, and served the
+    pickup on (a probe)."""
+    a1, x1 = members["a1"], members["x1"]
+    _draft(x1, "q", "Agency contract Q is signed.", key="agency-q")
+    a1.depart()
+    following = Following(a1.return_())
+    following.withdrawn(a1)
+    everyone = {"principals": frozenset({"*"}), "depends_on": frozenset({"q"})}
+    _draft(x1, "d", "Pickup at 8:00 from the hotel.", **everyone)
+    assert following.withdrawn(a1) == []
+
+    _draft(x1, "q2", "Agency contract Q is cancelled.", key="agency-q")
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
+        ("q2", "unauthorized"),
+        ("d", "premise_invalidated"),  # the contracts, which it may not read, never named
+    ]
+    a1.depart()
+    assert removals(a1.return_())["d"].reason == "premise_invalidated"
+
+
 @pytest.mark.parametrize("how", ["revoked", "stated again under its key"])
 def test_what_rests_on_a_chain_of_premises_outside_c_falls_and_those_are_never_named(
     members: dict[str, Member], how: str

@@ -12,16 +12,19 @@ agent may not read (`readmit.integrations.prior` names the same of what came bef
 return). A verdict stored after the return (another agent's return, or judging ahead,
 found an item stale) binds every later return too: `judged` names its item and what rests
 on it.
-It reads the log when `readmit.integrations.watch.Watch` says it is due.
+It reads the log and what the store says of it (`readmit.integrations.news.News`) when
+`readmit.integrations.watch.Watch` says it is due.
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import InitVar, dataclass, field
+from copy import copy
+from dataclasses import InitVar, dataclass, field, fields
 
 from readmit.admission.context import Standing
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Event, ItemDraft, Recorded, Revoke, Supersede
 from readmit.integrations.fallen import admitted_ids, fallen_at, spread
+from readmit.integrations.news import News
 from readmit.integrations.team import Member, Removal, readable
 from readmit.integrations.watch import Watch
 from readmit.model import Agent, Scope
@@ -67,11 +70,9 @@ class Following:
     _unseen: set[str] = field(default_factory=set)
     """Premises of C's items outside C (to the end of each chain) that the agent may not
     read: what rests on them falls with them, but they are never named to it."""
-    _asked: set[str] = field(default_factory=set)
-    """Premises of statements since the last read that the walk knows nothing of: stated
-    before the return outside C (`_ask` asks the store whether they stand)."""
     _chained: set[str] = field(default_factory=set)
-    """The items on the chains of what `_asked` asked (stated before the return)."""
+    """The items on the chains of premises the walk knew nothing of, stated before the
+    return outside C (`readmit.integrations.news.News`: the store says whether they stand)."""
     _scoped: dict[tuple[object, ...], Scope | None] = field(default_factory=dict)
     """The scopes made so far, by what makes them: most items share one of a few."""
     _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
@@ -98,6 +99,17 @@ class Following:
             made._out |= before._out
             made._inherit(before)
             made._settle()
+        return made
+
+    def copy(self) -> "Following":
+        """A walk that goes on from here apart from this one (what it holds, copied)."""
+        made = copy(self)
+        for name in _HELD:
+            held = getattr(self, name)
+            if isinstance(held, dict):
+                held = {k: list(v) if isinstance(v, list) else v for k, v in held.items()}
+            setattr(made, name, type(held)(held))
+        made.watch = None
         return made
 
     def _inherit(self, before: "Following") -> None:
@@ -155,39 +167,41 @@ class Following:
         due = self.watch.due()
         if due is None:
             return []
-        taken = self.take(member.store.events(member.workspace, self.epoch), member.agent)
-        self.noted, verdicts = member.store.judged_since(
-            member.workspace, self.noted, member.clock()
-        )
-        taken += self.judged(verdicts)
-        taken += self._ask(member)
+        taken = self.apply(self.read(member), member.agent)
         self.watch.read(due)
         return taken
 
-    def _ask(self, member: Member) -> list[Removal]:
-        """What rests on `_asked`'s premises that no longer stand, by the store's rule.
+    def read(self, member: Member) -> News:
+        """What the store says since the last read (`apply` it): no state changes here."""
+        return News.read(member, self.epoch, self.noted, self.knows)
 
-        A premise stated before the return outside C the walk never followed: what was
-        stated on it since was served where a return excludes it (a differential fuzz).
-        Its chain is kept: a later withdrawal along it takes down what rests on it.
+    def apply(self, news: News, agent: str) -> list[Removal]:
+        """What ``news`` takes from ``agent``, each with why: its events, verdicts, chains.
+
+        What another reader applied already is skipped: ``news`` may be older.
         """
-        if not self._asked:
-            return []
-        asked, self._asked = self._asked, set()
-        chains, fell = member.store.chains(member.workspace, asked, member.clock())
-        for item, premises in chains.items():
-            if not self._knows(item):
+        taken = self.take([r for r in news.later if r.epoch > self.epoch], agent)
+        taken += self.judged(news.judged)
+        self.noted = max(self.noted, news.noted)
+        for item, premises in news.chains.items():  # stated before the return, outside C
+            if not self.knows(item):
                 self._chained.add(item)
                 self._unseen.add(item)  # never served: never named either
                 self._rest(item, premises)
         gone: list[Removal] = []
-        for premise in sorted(fell - self._out):
-            self._out.add(premise)
-            gone += self._fallen(premise)
+        for item in sorted(news.fallen - self._out):
+            self._out.add(item)
+            self._withdrawn(item)
+            if item not in self._unseen and (
+                item in self.texts or item in self.decided.context.by_id
+            ):
+                why = "replaced under its key" if self._told(item) else ""
+                gone.append(Removal(item, Reason.STALE_OR_SUPERSEDED.value, why))
+            gone += self._fallen(item)
         self.gone += gone
-        return gone
+        return taken + gone
 
-    def _knows(self, item: str) -> bool:
+    def knows(self, item: str) -> bool:
         """Whether the walk follows ``item``: of C, outside it on C's chains, or stated since."""
         context = self.decided.context
         known = (context.by_id, context.outside, self.texts, self._chained)
@@ -299,7 +313,6 @@ class Following:
                 self._withdrawn(i)
         self.texts[item.id] = item.text
         self._rest(item.id, item.depends_on)
-        self._asked.update(p for p in item.depends_on if not self._knows(p))
         scope = self.scopes[item.id] = self._scope(item, event.author)
         if not theirs:  # tracked so that a later withdrawal takes it down (a review)
             self.own.add(item.id)
@@ -371,3 +384,7 @@ class Following:
         if item in self.decided.context.by_id:
             return readable(self.decided, item)
         return self.may_read(self.scopes.get(item))
+
+
+_HELD = [f.name for f in fields(Following) if f.name not in ("decided", "watch", "epoch", "noted")]
+"""What a walk holds that `Following.copy` copies (each a container)."""

@@ -7,13 +7,16 @@ neither does an issued one once its view has expired.
 
 readmit admits paths, and the inner store holds one value a path: the value the view
 judged until a teammate writes the path again. So the lens follows the workspace's
-log (`Lens.follow`): a path another agent wrote since, or whose admitted version was
-withdrawn, is no longer shown, until the agent's next return judges it.
+log (`Lens.catch_up`): a path another agent wrote since, or whose admitted version was
+withdrawn, is no longer shown, until the agent's next return judges it. What no longer
+stands, and what rests on it, is the Mem0 and Agents SDK layers' walk of the log
+(`readmit.integrations.following.Following`), which the lens keeps: it hides the path
+of each item that walk takes away.
 """
 
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,15 +24,16 @@ from langgraph.store.base import Item as LangGraphItem
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
-from readmit.events import Assert, Close, Recorded, Revoke, Supersede
-from readmit.integrations.fallen import admitted_ids, fallen_at, spread
+from readmit.events import Assert, Close, Revoke, Supersede
+from readmit.integrations.following import Following
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, says
-from readmit.integrations.langgraph.news import News
 from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.langgraph.writes import RESTORED
+from readmit.integrations.news import News
 from readmit.integrations.team import (
     FOREVER,
     Member,
+    Removal,
     ViewExpired,
     ViewWithheld,
     expiry,
@@ -48,6 +52,8 @@ class Lens:
     """The identities an agent's reads may show since one decision."""
 
     decided: Decided
+    following: Following
+    """The walk of the log after the return: what no longer stands, and what rests on it."""
     visible: set[Identity] = field(default_factory=set)
     prefixes: set[tuple[str, ...]] = field(default_factory=set)
     """Every prefix of a visible identity's namespace: what ``list_namespaces`` may show."""
@@ -68,22 +74,7 @@ class Lens:
     """Whether this lens replaced an issued view that expired."""
 
     epoch: int = 0
-    """The last epoch of the workspace's log the lens has followed."""
-
-    noted: int = 0
-    """The number of the last store of verdicts read (the one the return's context read,
-    at first): those stored later are news (`readmit.store.held.Held.judged_since`)."""
-
-    out: set[str] = field(default_factory=set)
-    """The items no longer valid: found so at the return (`fallen_at`), withdrawn, found
-    stale or fallen since. The agent's own write resting on one is not shown (`_stated`)."""
-
-    stated: set[str] = field(default_factory=set)
-    """The items stated since the return."""
-
-    chained: set[str] = field(default_factory=set)
-    """The items stated before the return, outside C, on the chains of what was stated
-    since (`readmit.integrations.langgraph.news`)."""
+    """The last epoch of the workspace's log the lens has followed (``following``'s)."""
 
     current: dict[str, Identity] = field(default_factory=dict)
     """The path of each item whose value the lens shows (admitted, or the agent's own)."""
@@ -106,9 +97,6 @@ class Lens:
     """Whether each path was shown before the agent's latest write of it: what a value
     readmit writes back after the inner store failed that write is shown as."""
 
-    rests: dict[str, list[str]] = field(default_factory=dict)
-    """Premise -> the items shown that depend on it (`_hide` hides them with it)."""
-
     texts: dict[Identity, str] = field(default_factory=dict)
     """The text of the version the lens shows at each path not the agent's own: a value
     found there that says otherwise is not shown (`fits`)."""
@@ -127,149 +115,87 @@ class Lens:
         value no view of the agent judged, and is not shown (what came after the epoch,
         the lens follows).
         """
-        decision, epoch, noted = decided.decision, decided.context.epoch, decided.context.noted
-        out = fallen_at(decided)
+        decision, epoch, following = decided.decision, decided.context.epoch, Following(decided)
         if not isinstance(decision, Issued):
-            return cls(decided, withheld=True, epoch=epoch, noted=noted, out=out)._resting()
+            return cls(decided, following, withheld=True, epoch=epoch)
         expires = expiry(decided)
-        lens = cls(
-            decided, expires=expires, deadline=expires.timestamp(), epoch=epoch, noted=noted,
-            out=out,
-        )  # fmt: skip
+        lens = cls(decided, following, expires=expires, deadline=expires.timestamp(), epoch=epoch)
         paths = [(item, ident) for item in decision.items if (ident := parse(item.key))]
         keys = [i.key or "" for i, _ in paths]
         last = {} if newest is None or not paths else newest(keys, epoch)
         for item, ident in paths:
             if last.get(item.key or "", item.text) == item.text:
-                lens._current(item.id, ident, item.depends_on)
+                lens._current(item.id, ident)
                 lens.texts[ident] = item.text
-        for premise, outside in decided.context.outside.items():  # to the end of each chain
-            if outside.item is not None and not outside.fallen:
-                for on in outside.item.depends_on:
-                    lens.rests.setdefault(on, []).append(premise)
         lens.show(lens.current.values())
-        return lens._resting()
-
-    def _resting(self) -> "Lens":
-        """Keep what C's items not shown rest on; put out what rests on what fell (`spread`)."""
-        for item in self.decided.context.items:
-            if item.depends_on and item.id not in self.current:
-                self._rest(item.id, item.depends_on)
-        spread(self.out, self.rests, admitted_ids(self.decided))
-        return self
+        return lens
 
     def lapsed(self) -> "Lens":
         """This lens once its view has expired: only the agent's own writes since."""
-        lens = Lens(
-            self.decided,
-            withheld=True,
-            expires=self.expires,
-            deadline=self.deadline,
-            expired=True,
-            epoch=self.epoch,
-            noted=self.noted,
-            out=set(self.out),
-        )
         with self.lock:
+            lens = Lens(
+                self.decided,
+                self.following.copy(),
+                withheld=True,
+                expires=self.expires,
+                deadline=self.deadline,
+                expired=True,
+                epoch=self.epoch,
+            )
             lens.add(self.own)
             for item_id, ident in self.current.items():
                 if ident in self.own:
-                    lens._current(item_id, ident, frozenset())
+                    lens._current(item_id, ident)
             lens.pending, lens.before = self.pending, dict(self.before)
-            lens.rests = {p: list(items) for p, items in self.rests.items()}
         return lens
 
-    def follow(
-        self,
-        later: Sequence[Recorded],
-        agent: str,
-        fallen: Collection[str] = (),
-        stale: Collection[str] = (),
-    ) -> None:
-        """Take in the events after `epoch`: what ``agent``'s teammates wrote is hidden.
+    def apply(self, news: News, agent: str) -> None:
+        """Take in ``news`` (hold `lock`): what ``agent``'s teammates wrote is hidden.
 
         A path another agent wrote holds a value no view of this agent judged (maybe one
-        it may not read); a withdrawn version is no longer state to act on, nor what
-        rests on it (``fallen``: premises found fallen since, `News`). The
-        agent's own writes (from another process too) are shown, in the order of the log;
-        not what readmit wrote back in its name after the inner store failed a write
-        (`readmit.integrations.langgraph.writes.restore`: the value found at the path,
-        maybe a teammate's), which keeps the path as it was. ``stale``: the items of
-        verdicts stored since (any agent's return, or judging ahead), which every later
-        return excludes, and what rests on them: the agent's own writes too.
+        it may not read). The agent's own writes (from another process too) are shown, in
+        the order of the log; not what readmit wrote back in its name after the inner
+        store failed a write (`readmit.integrations.langgraph.writes.restore`: the value
+        found at the path, maybe a teammate's), which keeps the path as it was. Then the
+        path of each item the walk of the log takes away (`Following`) is hidden: withdrawn,
+        replaced, found stale by a verdict stored since (any agent's return, or judging
+        ahead), resting on one of those (the agent's own writes too), or for others' eyes.
         """
-        hidden = False
-        for recorded in later:
+        following, hidden = self.following, False
+        for recorded in news.later:
+            if recorded.epoch <= following.epoch:
+                continue  # another thread applied it
             event = recorded.event
             if isinstance(event, Revoke | Close | Supersede):
                 path = self.current.get(event.target)
                 if path is not None and _deleted(event, agent):  # a failed delete writes back
                     self.before[path] = path in self.visible
-                hidden |= self._hide([path] if path else [], [event.target])
-            if isinstance(event, Assert | Supersede):
-                hidden |= self._stated(event, agent)
-        self.out.update(fallen)
-        hidden |= self._hide([], [p for p in fallen if p in self.rests])
-        for item in stale:
-            hidden |= self._hide([self.current[item]] if item in self.current else [], [item])
-        if later:
-            self.epoch = later[-1].epoch
+            if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
+                if event.author == agent:
+                    self._own(event, ident)
+                else:
+                    hidden |= self._hide([ident])
+            hidden |= self._gone(following.take([recorded], agent))
+        hidden |= self._gone(following.apply(replace(news, later=()), agent))
+        self.epoch = following.epoch
         if hidden:
             self.prefixes = {ns[:n] for ns, _, _ in self.visible for n in range(len(ns) + 1)}
 
     def catch_up(self, member: Member) -> None:
         """Bring the lens up to ``member``'s workspace log: hide what teammates wrote since.
 
-        When due (`readmit.integrations.watch.Watch`): the log is read outside the
-        lock and applied under it, one thread at a time, past what is applied.
+        When due (`readmit.integrations.watch.Watch`): the log and what the store says of
+        it are read outside the lock and applied under it, one thread at a time, past what
+        is applied.
         """
         watch = self.watch = self.watch or Watch(member.store)
         due = watch.due()
         if due is None:
             return
-        later = member.store.events(member.workspace, self.epoch)  # read outside the lock
-        news = News.read(member, later, self.noted, self.knows)
+        news = self.following.read(member)  # outside the lock
         with self.lock:
-            for item, premises in news.chains.items():  # stated before the return
-                if not self.knows(item):
-                    self.chained.add(item)
-                    self._rest(item, premises)
-            fallen, stale = news.fallen, news.stale
-            self.follow([r for r in later if r.epoch > self.epoch], member.agent, fallen, stale)
-            self.noted = max(self.noted, news.noted)  # another thread may have read further
+            self.apply(news, member.agent)
             watch.read(due)
-
-    def knows(self, item: str) -> bool:
-        """Whether the lens follows ``item``: of C, on C's chains, or stated since."""
-        context = self.decided.context
-        known = (context.by_id, context.outside, self.stated, self.chained)
-        return any(item in where for where in known)
-
-    def _rest(self, item: str, premises: Iterable[str]) -> None:
-        for premise in premises:
-            self.rests.setdefault(premise, []).append(item)
-
-    def _stated(self, event: Assert | Supersede, agent: str) -> bool:
-        """Take in a statement; whether a path shown was hidden.
-
-        Another's hides its path (what rests on the version it replaced: `fallen`), and is
-        kept as resting on its premises: what rests on it falls with them (a probe: the
-        agent's write on a teammate's note whose premise had fallen was shown). The
-        agent's own is shown, unless it rests on what fell or is for others' eyes only: a
-        return excludes it (``premise_invalidated``, or does not hold it).
-        """
-        item, ident = event.item, parse(event.item.key)
-        self.stated.add(item.id)
-        if event.author == agent and ident is not None:
-            self._own(event, ident)  # its premises are kept with it (`_current`)
-            who, mine = self.decided.context.returner, self.decided.context.returner.principal
-            if item.depends_on & self.out or not item.readable_by(mine, mine, who.role):
-                return self._hide([ident], [])
-            return False
-        self._rest(item.id, item.depends_on)
-        if item.depends_on & self.out:
-            self.out.add(item.id)
-        return ident is not None and self._hide([ident], [], cascade=False)
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.
@@ -293,48 +219,32 @@ class Lens:
             self.before[ident] = ident in self.visible
             if event.id not in self.pending:
                 self.add([ident])
-            self._current(event.item.id, ident, event.item.depends_on)
+            self._current(event.item.id, ident)
         elif self.before.get(ident, ident in self.visible):
             self.show([ident])
-            self._current(event.item.id, ident, event.item.depends_on)
+            self._current(event.item.id, ident)
             self.texts[ident] = event.item.text
 
-    def _current(self, item_id: str, ident: Identity, premises: frozenset[str]) -> None:
+    def _current(self, item_id: str, ident: Identity) -> None:
         for older in self.paths.pop(ident, ()):
             del self.current[older]
         self.current[item_id] = ident
         self.paths[ident] = {item_id}
-        self._rest(item_id, premises)
 
-    def _hide(self, paths: list[Identity], premises: list[str], cascade: bool = True) -> bool:
-        """Stop showing ``paths`` and what rests on ``premises``; whether any was shown.
+    def _gone(self, removals: Iterable[Removal]) -> bool:
+        """Hide the path of each item of ``removals`` the lens shows; whether any was shown."""
+        current = self.current
+        return self._hide([current[r.item] for r in removals if r.item in current])
 
-        With ``cascade``, what rests on a version shown at ``paths`` too. A return
-        excludes what depends, directly or in a chain, on a version withdrawn
-        (``premise_invalidated``), a premise stored outside LangGraph too; reads hid only
-        the withdrawn path (a probe).
-        """
-        shown, fell = False, set(premises)
-        self.out |= fell
-        while paths or premises:
-            if premises:  # what the lens does not show falls too, and what rests on it
-                for i in self.rests.get(premises.pop(), ()):
-                    if i in self.current:
-                        paths.append(self.current[i])
-                    elif i not in fell:  # a premise outside C, or a version hidden before
-                        fell.add(i)
-                        self.out.add(i)
-                        premises.append(i)
-                continue
-            ident = paths.pop()
+    def _hide(self, paths: list[Identity]) -> bool:
+        """Stop showing ``paths``; whether any was shown."""
+        shown = False
+        for ident in paths:
             self.own.discard(ident)
             self.texts.pop(ident, None)
             self.checked.pop(ident, None)
             for item_id in self.paths.pop(ident, ()):
                 del self.current[item_id]
-                if cascade:
-                    self.out.add(item_id)
-                    premises.append(item_id)
             if ident in self.visible:
                 self.visible.discard(ident)
                 shown = True

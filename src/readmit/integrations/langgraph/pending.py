@@ -1,7 +1,7 @@
 """The agent's writes a LangGraph lens must not show yet: recorded in readmit, not landed.
 
 A write is recorded in readmit first, then sent to the inner store. Until it lands, its
-events are pending: a lens that meets one in the log (`Lens.follow`) does not show its
+events are pending: a lens that meets one in the log (`Lens.apply`) does not show its
 path as the agent's own, since the path still holds what was there (maybe another
 principal's value). A write that failed stays pending for as long as a lens may still
 meet its events: lenses are kept weakly, and a lens meets only the events after its
