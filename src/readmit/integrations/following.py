@@ -16,7 +16,7 @@ It reads the log and what the store says of it (`readmit.integrations.news.News`
 `readmit.integrations.watch.Watch` says it is due.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from copy import copy
 from dataclasses import InitVar, dataclass, field, fields
 
@@ -27,7 +27,7 @@ from readmit.integrations.fallen import admitted_ids, fallen_at, spread
 from readmit.integrations.news import News
 from readmit.integrations.team import Member, Removal, readable
 from readmit.integrations.watch import Watch
-from readmit.model import Agent, Scope
+from readmit.model import Agent, Item, Scope
 from readmit.reasons import Reason
 
 REPLACED_BY_TEAMMATE = "replaced under its key by a teammate's later statement"
@@ -45,7 +45,8 @@ class Following:
     epoch: int = 0
     """The last epoch read."""
     keys: dict[str, list[str]] = field(default_factory=dict)
-    """Key -> the items under it that a newer statement under the key replaces."""
+    """Key -> the items under it that a newer statement under the key replaces: stated
+    since the return, or before it outside C (the store names C's, `_replaced`)."""
     gone: list[Removal] = field(default_factory=list)
     """Every item withdrawn so far, in the log's order."""
     texts: dict[str, str] = field(default_factory=dict)
@@ -62,6 +63,10 @@ class Following:
 
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
+    _replacing: dict[str, list[str]] = field(default_factory=dict)
+    """While `take` runs: key -> the items of C under it that the store says were withdrawn
+    since, the first keyed statement under it names them."""
+
     _rests: dict[str, list[str]] = field(default_factory=dict)
     """Premise -> the items of C and after the return that depend on it."""
     _out: set[str] = field(default_factory=set)
@@ -116,7 +121,7 @@ class Following:
         """Know what ``before`` knows of the items stated up to the return (copied)."""
         for key, held in before.keys.items():
             for item in held:
-                if item not in self._keyed and item not in self._out:
+                if item not in self._keyed and item not in self._out and item not in self._context:
                     self.keys.setdefault(key, []).append(item)
                     self._keyed[item] = key
         for premise, resting in before._rests.items():
@@ -134,11 +139,10 @@ class Following:
         context = self.decided.context
         self.epoch, self.noted = context.epoch, context.noted
         self._out |= fallen_at(self.decided)  # the decision names them already
+        rest = self._rest
         for item in context.items:
-            if item.key is not None:
-                self.keys.setdefault(item.key, []).append(item.id)
-                self._keyed[item.id] = item.key
-            self._rest(item.id, item.depends_on)
+            if item.depends_on:
+                rest(item.id, item.depends_on)
         for premise, outside in context.outside.items():  # to the end of each chain
             if (held := outside.item) is None or outside.fallen:
                 self._out.add(premise)  # what rests on it fell at the return, and will
@@ -151,6 +155,32 @@ class Following:
                 self.keys.setdefault(held.key, []).append(premise)
                 self._keyed[premise] = held.key
         self._settle()
+
+    def _replaced(self, item: str, later: Sequence[Recorded], agent: str) -> Removal:
+        """``item``, of C, withdrawn though no event of ``later`` named it: the store says so.
+
+        A keyed statement replaced it (the writer's rule, whoever states it). `keys` holds
+        no item of C: a return's walk over them all cost more than the rest of the lens (at
+        100k items), and the store knows which one a statement replaced.
+        """
+        held = self._context.get(item)
+        key = None if held is None else held.key
+        by = next(
+            (
+                e.author
+                for r in later
+                if _keyed(e := r.event) == key and self._replaces(e.author, item)
+            ),
+            None,
+        )
+        if key is None or by is None:  # withdrawn by an event read after ``later``
+            return Removal(item, Reason.STALE_OR_SUPERSEDED.value, "withdrawn")
+        why = REPLACED_BY_ITSELF if by == agent else REPLACED_BY_TEAMMATE
+        return Removal(item, Reason.STALE_OR_SUPERSEDED.value, why)
+
+    @property
+    def _context(self) -> Mapping[str, Item]:
+        return self.decided.context.by_id
 
     def _settle(self) -> None:
         """Put in `_out` what rests, in a chain, on what is out (`readmit.integrations.fallen`)."""
@@ -180,7 +210,8 @@ class Following:
 
         What another reader applied already is skipped: ``news`` may be older.
         """
-        taken = self.take([r for r in news.later if r.epoch > self.epoch], agent)
+        later = [r for r in news.later if r.epoch > self.epoch]
+        taken = self.take(later, agent, news.fallen)
         taken += self.judged(news.judged)
         self.noted = max(self.noted, news.noted)
         for item, premises in news.chains.items():  # stated before the return, outside C
@@ -192,9 +223,7 @@ class Following:
         for item in sorted(news.fallen - self._out):
             self._out.add(item)
             self._withdrawn(item)
-            if item not in self._unseen and (
-                item in self.texts or item in self.decided.context.by_id
-            ):
+            if item not in self._unseen and (item in self.texts or item in self._context):
                 why = "replaced under its key" if self._told(item) else ""
                 gone.append(Removal(item, Reason.STALE_OR_SUPERSEDED.value, why))
             gone += self._fallen(item)
@@ -230,13 +259,22 @@ class Following:
         self.gone += gone
         return gone
 
-    def take(self, later: Sequence[Recorded], agent: str) -> list[Removal]:
+    def take(
+        self, later: Sequence[Recorded], agent: str, fallen: Collection[str] = ()
+    ) -> list[Removal]:
         """What ``later`` (the events after `epoch`) takes from ``agent``, each with why.
 
         Revocations and closings (its own too: one made through readmit, not through the
         memory layer, which holds the text still), its teammates' supersessions, what a
         keyed statement replaced (its own too), and what others stated that it may not read.
+        ``fallen``: what the store says was withdrawn since (`News`), where a keyed
+        statement finds the items of C it replaced (`keys` holds none).
         """
+        context, self._replacing = self._context, {}
+        held = [context[i] for i in fallen if i in context and i not in self._out]
+        for item in sorted(held, key=lambda i: i.epoch):  # as stated
+            if item.key is not None:
+                self._replacing.setdefault(item.key, []).append(item.id)
         gone: list[Removal] = []
         for recorded in later:
             for removal in self._said(recorded.event, agent):
@@ -248,6 +286,7 @@ class Following:
                     gone += [*named, *self._fallen(removal.item)]
         if later:
             self.epoch = later[-1].epoch
+        self._replacing = {}
         self.gone += gone
         return gone
 
@@ -306,7 +345,7 @@ class Following:
         if item.key is not None and not item.unconfirmed:  # the agent's own replace too
             why = REPLACED_BY_TEAMMATE if theirs else REPLACED_BY_ITSELF
             target = event.target if isinstance(event, Supersede) else None  # its own version
-            held = self.keys.get(item.key, [])
+            held = [*self._replacing.pop(item.key, ()), *self.keys.get(item.key, ())]
             replaced = [i for i in held if i != target and self._replaces(event.author, i)]
             gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
             for i in replaced:
@@ -384,6 +423,13 @@ class Following:
         if item in self.decided.context.by_id:
             return readable(self.decided, item)
         return self.may_read(self.scopes.get(item))
+
+
+def _keyed(event: Event) -> str | None:
+    """The key a statement withdraws others under (None: none)."""
+    if isinstance(event, Assert | Supersede) and not event.item.unconfirmed:
+        return event.item.key
+    return None
 
 
 _HELD = [f.name for f in fields(Following) if f.name not in ("decided", "watch", "epoch", "noted")]

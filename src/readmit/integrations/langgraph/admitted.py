@@ -175,7 +175,7 @@ class Lens:
                     self._own(event, ident)
                 else:
                     hidden |= self._hide([ident])
-            hidden |= self._gone(following.take([recorded], agent))
+            hidden |= self._gone(following.take([recorded], agent, news.fallen))
         hidden |= self._gone(following.apply(replace(news, later=()), agent))
         self.epoch = following.epoch
         if hidden:
