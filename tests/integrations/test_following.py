@@ -357,3 +357,19 @@ def test_what_the_agent_states_on_an_item_it_could_not_judge_is_served(
     judging = replace(a1, verifier=TermVerifier())
     judging.depart()
     assert {"d", "z"} <= {i.id for i in judging.return_().decision.items}  # type: ignore[union-attr]
+
+
+def test_a_copy_of_a_walk_goes_on_apart_from_it(members: dict[str, Member]) -> None:
+    """A LangGraph lens whose view expired goes on with a copy of its walk: what either
+    reads after is not taken from the other."""
+    a1, a2 = members["a1"], members["a2"]
+    _draft(a2, "h", "Sunrise Hotel is booked.", principals=frozenset({"*"}))
+    a1.depart()
+    following = Following(a1.return_())
+    copied = following.copy()
+
+    a2.revoke(["h"], "the booking fell through")
+
+    assert [r.item for r in copied.withdrawn(a1)] == ["h"]
+    assert following.gone == []
+    assert [r.item for r in following.withdrawn(a1)] == ["h"]

@@ -16,18 +16,18 @@ It reads the log and what the store says of it (`readmit.integrations.news.News`
 `readmit.integrations.watch.Watch` says it is due.
 """
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from copy import copy
 from dataclasses import InitVar, dataclass, field, fields
 
 from readmit.admission.context import Standing
 from readmit.decide import Decided
-from readmit.events import Assert, Close, Event, ItemDraft, Recorded, Revoke, Supersede
+from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
 from readmit.integrations.fallen import admitted_ids, fallen_at, spread
 from readmit.integrations.news import News
-from readmit.integrations.team import Member, Removal, readable
+from readmit.integrations.readers import Readers
+from readmit.integrations.team import Member, Removal
 from readmit.integrations.watch import Watch
-from readmit.model import Agent, Item, Scope
 from readmit.reasons import Reason
 
 REPLACED_BY_TEAMMATE = "replaced under its key by a teammate's later statement"
@@ -38,10 +38,9 @@ SUPERSEDED = "superseded by your later statement"
 
 
 @dataclass(slots=True)
-class Following:
+class Following(Readers):
     """The log after ``decided``'s return, as read so far."""
 
-    decided: Decided
     epoch: int = 0
     """The last epoch read."""
     keys: dict[str, list[str]] = field(default_factory=dict)
@@ -51,8 +50,6 @@ class Following:
     """Every item withdrawn so far, in the log's order."""
     texts: dict[str, str] = field(default_factory=dict)
     """The texts of the items stated after the return (C's are the context's)."""
-    scopes: dict[str, Scope | None] = field(default_factory=dict)
-    """The readers of the items stated after the return (C's are the context's)."""
     own: set[str] = field(default_factory=set)
     """The items the agent itself stated after the return."""
     watch: Watch | None = None
@@ -78,10 +75,6 @@ class Following:
     _chained: set[str] = field(default_factory=set)
     """The items on the chains of premises the walk knew nothing of, stated before the
     return outside C (`readmit.integrations.news.News`: the store says whether they stand)."""
-    _scoped: dict[tuple[object, ...], Scope | None] = field(default_factory=dict)
-    """The scopes made so far, by what makes them: most items share one of a few."""
-    _reading: dict[int, tuple[Scope, bool]] = field(default_factory=dict)
-    """Whether the agent may read each scope of `_scoped`, by identity (kept alive here)."""
     from_start: InitVar[bool] = False
     """Whether to follow the log from its first event, knowing no item of C yet."""
 
@@ -177,10 +170,6 @@ class Following:
             return Removal(item, Reason.STALE_OR_SUPERSEDED.value, "withdrawn")
         why = REPLACED_BY_ITSELF if by == agent else REPLACED_BY_TEAMMATE
         return Removal(item, Reason.STALE_OR_SUPERSEDED.value, why)
-
-    @property
-    def _context(self) -> Mapping[str, Item]:
-        return self.decided.context.by_id
 
     def _settle(self) -> None:
         """Put in `_out` what rests, in a chain, on what is out (`readmit.integrations.fallen`)."""
@@ -374,55 +363,6 @@ class Following:
         """The text of an item of C or one stated after the return (None: neither)."""
         item = self.decided.context.by_id.get(item_id)
         return item.text if item is not None else self.texts.get(item_id)
-
-    @property
-    def _agents(self) -> Mapping[str, Agent]:
-        return self.decided.context.agents
-
-    def _replaces(self, author: str, item_id: str) -> bool:
-        """Whether a keyed statement by ``author`` replaces ``item_id``: the store's rule.
-
-        Keys are scoped to what the author may read (`readmit.store.writer`); an
-        author or item not known here counts as replacing (fail closed).
-        """
-        who = self._agents.get(author)
-        item = self.decided.context.by_id.get(item_id)
-        scope = item.scope if item is not None else self.scopes.get(item_id)
-        return who is None or scope is None or scope.readable_by(who.principal, who.role)
-
-    def may_read(self, scope: Scope | None) -> bool:
-        """Whether the agent that returned may read an item of ``scope`` (one `_scope` made)."""
-        if scope is None:
-            return False
-        known = self._reading.get(id(scope))
-        if known is None:
-            who = self.decided.context.returner
-            passes = scope.readable_by(who.principal, who.role)
-            known = self._reading[id(scope)] = (scope, passes)
-        return known[1]
-
-    def _scope(self, draft: ItemDraft, author: str) -> Scope | None:
-        """The readers of an item ``author`` stated (None: its principal is not known here)."""
-        principals = draft.principals
-        made: tuple[object, ...] = (principals, author if principals is None else None)
-        made += (draft.roles, draft.task, draft.purposes)
-        if made in self._scoped:
-            return self._scoped[made]
-        scope = None
-        if principals is None and (who := self._agents.get(author)) is not None:
-            principals = frozenset({who.principal})
-        if principals is not None:
-            scope = Scope(
-                principals=principals, roles=draft.roles, task=draft.task, purposes=draft.purposes
-            )
-        self._scoped[made] = scope
-        return scope
-
-    def _told(self, item: str) -> bool:
-        """Whether the agent may read a withdrawal's reason: it may read the item."""
-        if item in self.decided.context.by_id:
-            return readable(self.decided, item)
-        return self.may_read(self.scopes.get(item))
 
 
 def _keyed(event: Event) -> str | None:
