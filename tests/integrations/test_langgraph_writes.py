@@ -532,8 +532,8 @@ def test_reads_read_only_the_withdrawals_since_what_they_last_followed(
     asked: list[tuple[int, set[str]]] = []
     since = team.readmit.withdrawn_since
 
-    def counted(workspace: str, epoch: int) -> set[str]:
-        found = since(workspace, epoch)
+    def counted(workspace: str, epoch: int, upto: int | None = None) -> set[str]:
+        found = since(workspace, epoch, upto)
         asked.append((epoch, found))
         return found
 

@@ -45,7 +45,7 @@ class Following(Readers):
     """The last epoch read."""
     keys: dict[str, list[str]] = field(default_factory=dict)
     """Key -> the items under it that a newer statement under the key replaces: stated
-    since the return, or before it outside C (the store names C's, `_replaced`)."""
+    since the return, or before it outside C (the store names C's: `replacing`)."""
     gone: list[Removal] = field(default_factory=list)
     """Every item withdrawn so far, in the log's order."""
     texts: dict[str, str] = field(default_factory=dict)
@@ -153,28 +153,6 @@ class Following(Readers):
                 self._keyed[premise] = held.key
         self._settle()
 
-    def _replaced(self, item: str, later: Sequence[Recorded], agent: str) -> Removal:
-        """``item``, of C, withdrawn though no event of ``later`` named it: the store says so.
-
-        A keyed statement replaced it (the writer's rule, whoever states it). `keys` holds
-        no item of C: a return's walk over them all cost more than the rest of the lens (at
-        100k items), and the store knows which one a statement replaced.
-        """
-        held = self._context.get(item)
-        key = None if held is None else held.key
-        by = next(
-            (
-                e.author
-                for r in later
-                if _keyed(e := r.event) == key and self._replaces(e.author, item)
-            ),
-            None,
-        )
-        if key is None or by is None:  # withdrawn by an event read after ``later``
-            return Removal(item, Reason.STALE_OR_SUPERSEDED.value, "withdrawn")
-        why = REPLACED_BY_ITSELF if by == agent else REPLACED_BY_TEAMMATE
-        return Removal(item, Reason.STALE_OR_SUPERSEDED.value, why)
-
     def _settle(self) -> None:
         """Put in `_out` what rests, in a chain, on what is out (`readmit.integrations.fallen`)."""
         spread(self._out, self._rests, admitted_ids(self.decided))
@@ -263,23 +241,34 @@ class Following(Readers):
         ``fallen``: what the store says was withdrawn since (`News`), where a keyed
         statement finds the items of C it replaced (`keys` holds none).
         """
+        self.replacing(fallen)
+        gone = [removal for recorded in later for removal in self.meet(recorded, agent)]
+        self.replacing(())
+        return gone
+
+    def replacing(self, fallen: Collection[str]) -> None:
+        """Expect the store's ``fallen`` while meeting events (`meet`).
+
+        The items of C among them go at the first keyed statement under their key that
+        replaces them.
+        """
         context, self._replacing = self._context, {}
         held = [context[i] for i in fallen if i in context and i not in self._out]
         for item in sorted(held, key=lambda i: i.epoch):  # as stated
             if item.key is not None:
                 self._replacing.setdefault(item.key, []).append(item.id)
+
+    def meet(self, recorded: Recorded, agent: str) -> list[Removal]:
+        """What one event after `epoch` takes from ``agent``, each with why (`take`)."""
         gone: list[Removal] = []
-        for recorded in later:
-            for removal in self._said(recorded.event, agent):
-                if removal.reason == Reason.UNAUTHORIZED.value:
-                    gone.append(removal)
-                elif removal.item not in self._out:  # the first withdrawal stands
-                    self._out.add(removal.item)
-                    named = [] if removal.item in self._unseen else [removal]
-                    gone += [*named, *self._fallen(removal.item)]
-        if later:
-            self.epoch = later[-1].epoch
-        self._replacing = {}
+        for removal in self._said(recorded.event, agent):
+            if removal.reason == Reason.UNAUTHORIZED.value:
+                gone.append(removal)
+            elif removal.item not in self._out:  # the first withdrawal stands
+                self._out.add(removal.item)
+                named = [] if removal.item in self._unseen else [removal]
+                gone += [*named, *self._fallen(removal.item)]
+        self.epoch = recorded.epoch
         self.gone += gone
         return gone
 
@@ -338,8 +327,10 @@ class Following(Readers):
         if item.key is not None and not item.unconfirmed:  # the agent's own replace too
             why = REPLACED_BY_TEAMMATE if theirs else REPLACED_BY_ITSELF
             target = event.target if isinstance(event, Supersede) else None  # its own version
-            held = [*self._replacing.pop(item.key, ()), *self.keys.get(item.key, ())]
+            expected = self._replacing.get(item.key, [])
+            held = [*expected, *self.keys.get(item.key, ())]
             replaced = [i for i in held if i != target and self._replaces(event.author, i)]
+            expected[:] = [i for i in expected if i not in replaced]  # for a later statement
             gone += [Removal(i, Reason.STALE_OR_SUPERSEDED.value, why) for i in replaced]
             for i in replaced:
                 self._withdrawn(i)
@@ -367,13 +358,6 @@ class Following(Readers):
         """The text of an item of C or one stated after the return (None: neither)."""
         item = self.decided.context.by_id.get(item_id)
         return item.text if item is not None else self.texts.get(item_id)
-
-
-def _keyed(event: Event) -> str | None:
-    """The key a statement withdraws others under (None: none)."""
-    if isinstance(event, Assert | Supersede) and not event.item.unconfirmed:
-        return event.item.key
-    return None
 
 
 _HELD = [f.name for f in fields(Following) if f.name not in ("decided", "watch", "epoch", "noted")]

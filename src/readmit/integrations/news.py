@@ -44,16 +44,18 @@ class News:
     def read(cls, member: Member, epoch: int, noted: int, knows: Callable[[str], bool]) -> "News":
         """The news after ``epoch``, verdicts stored after ``noted``, premises ``knows`` lacks."""
         store, workspace, now = member.store, member.workspace, member.clock()
+        # Verdicts first: each one's item was stated before it was stored, so before the
+        # events read next, and the layer has met it when it applies them (a review).
+        last, judged = store.judged_since(workspace, noted, now)
         later = store.events(workspace, epoch)
         stated = [r.event.item for r in later if isinstance(r.event, Assert | Supersede)]
         fallen: set[str] = set()
         if any(i.key is not None and not i.unconfirmed for i in stated):
-            fallen = store.withdrawn_since(workspace, epoch)
+            fallen = store.withdrawn_since(workspace, epoch, later[-1].epoch)
         new = {i.id for i in stated}
         asked = {p for i in stated for p in i.depends_on if p not in new and not knows(p)}
         chains: dict[str, frozenset[str]] = {}
         if asked:
             chains, fell = store.chains(workspace, asked, now)
             fallen |= fell
-        last, judged = store.judged_since(workspace, noted, now)
         return cls(later, fallen, judged, last, chains)

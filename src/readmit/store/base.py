@@ -200,8 +200,8 @@ class WorkStateStore(Protocol):
         """The ids of the items (any status, any reader) that start with ``prefix``."""
         ...
 
-    def withdrawn_since(self, workspace: str, epoch: int) -> set[str]:
-        """The items (any reader) withdrawn by an event after ``epoch``.
+    def withdrawn_since(self, workspace: str, epoch: int, upto: int | None = None) -> set[str]:
+        """The items (any reader) withdrawn by an event after ``epoch`` (up to ``upto``).
 
         For a library caller that shows what rests on them (`readmit.store.held`).
         """

@@ -32,7 +32,9 @@ from readmit.wire.logged import loads
 
 _BODIES = "SELECT i.id, i.body FROM items i"
 _KEYED = "SELECT i.key, i.body FROM items i"
-_WITHDRAWN_SINCE = "SELECT id FROM withdrawn WHERE workspace = ? AND epoch > ?"
+_WITHDRAWN_SINCE = "SELECT id FROM withdrawn WHERE workspace = ? AND epoch > ? AND epoch <= ?"
+_LAST = 1 << 62
+"""An epoch past any a workspace reaches (``withdrawn_since`` with no ``upto``)."""
 
 
 class Held:
@@ -105,15 +107,19 @@ class Held:
             ).fetchall()
         return {str(r[0]) for r in rows}
 
-    def withdrawn_since(self, workspace: str, epoch: int) -> set[str]:
+    def withdrawn_since(self, workspace: str, epoch: int, upto: int | None = None) -> set[str]:
         """The items (any reader) withdrawn by an event after ``epoch``, whatever withdrew them.
 
         What an integration that shows items resting on others hides with them: a keyed
         statement replaces an item without naming it (LangGraph's overwrite of a path).
-        Those withdrawn before migration m012 kept no epoch, and are not among them.
+        Only by events up to ``upto``: those of the log it read, not what came after it (a
+        review: an item stated and withdrawn after them was put out before the layer met
+        it, and then served). Those withdrawn before migration m012 kept no epoch, and are
+        not among them.
         """
+        bound = _LAST if upto is None else upto
         with self._read() as db:
-            rows = db.execute(_WITHDRAWN_SINCE, (workspace, epoch)).fetchall()
+            rows = db.execute(_WITHDRAWN_SINCE, (workspace, epoch, bound)).fetchall()
         return {str(r[0]) for r in rows}
 
     def judged_since(self, workspace: str, since: int, at: datetime) -> tuple[int, list[Standing]]:

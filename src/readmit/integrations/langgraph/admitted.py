@@ -80,7 +80,7 @@ class Lens:
     """The path of each item whose value the lens shows (admitted, or the agent's own)."""
 
     watch: Watch | None = None
-    """When `follow` reads the log again (made at the first read through the lens)."""
+    """When `catch_up` reads the log again (made at the first read through the lens)."""
 
     paths: dict[Identity, set[str]] = field(default_factory=dict)
     """`current` the other way: each path's items whose value the lens shows."""
@@ -162,6 +162,7 @@ class Lens:
         ahead), resting on one of those (the agent's own writes too), or for others' eyes.
         """
         following, hidden = self.following, False
+        following.replacing(news.fallen)
         for recorded in news.later:
             if recorded.epoch <= following.epoch:
                 continue  # another thread applied it
@@ -175,7 +176,8 @@ class Lens:
                     self._own(event, ident)
                 else:
                     hidden |= self._hide([ident])
-            hidden |= self._gone(following.take([recorded], agent, news.fallen))
+            hidden |= self._gone(following.meet(recorded, agent))
+        following.replacing(())
         hidden |= self._gone(following.apply(replace(news, later=()), agent))
         self.epoch = following.epoch
         if hidden:

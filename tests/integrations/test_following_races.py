@@ -1,0 +1,227 @@
+"""Writes that land while a memory layer reads the log and what the store says of it.
+
+A layer reads the log's events, then what the store says of them (`News`): the items they
+withdrew, the verdicts stored. Writes landing between those reads must not be taken for
+what the events did: an item stated and withdrawn after the events read was put out
+before the layer met it, then served as the agent's own (a review).
+"""
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builders import KEY
+from integrations.stores import FailingStore
+from readmit.admission.decision import Issued
+from readmit.events import Assert, ItemDraft
+from readmit.integrations.following import REPLACED_BY_TEAMMATE, Following
+from readmit.integrations.langgraph import ReadmitStore, arrive
+from readmit.integrations.team import Member, removals
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import open_store
+
+TRIP = ("trip",)
+
+
+@pytest.fixture
+def members(tmp_path: Path) -> Iterator[dict[str, Member]]:
+    """a1 and a2 of the family, x1 of the agency, on a clock that moves a second a read."""
+    store = open_store(f"sqlite:///{tmp_path}/r.db")
+    agents = [("a1", "family"), ("a2", "family"), ("x1", "agency")]
+    store.create_workspace("trip", [Agent(id=a, principal=p, role="planner") for a, p in agents])
+    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
+
+    def tick() -> datetime:
+        at[0] += timedelta(seconds=1)
+        return at[0]
+
+    signer = HmacSha256Signer(KEY)
+    yield {a: Member(store, "trip", a, signer, clock=tick) for a, _ in agents}
+    store.close()
+
+
+def _draft(member: Member, item_id: str, text: str, **fields: object) -> None:
+    item = ItemDraft(id=item_id, text=text, **fields)  # type: ignore[arg-type]
+    member.record([Assert(id=f"e-{item_id}", at=member.clock(), author=member.agent, item=item)])
+
+
+def _after_the_events(store: Any, between: Callable[[], object]) -> None:
+    """Run ``between`` once, just after the next read of the log's events."""
+    real, fired = store.events, list[bool]()
+
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        if not fired:
+            fired.append(True)
+            between()
+        return found
+
+    store.events = hooked
+
+
+def test_the_agents_own_item_stated_and_revoked_after_the_events_read_is_named(
+    members: dict[str, Member],
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    a1.depart()
+    following = Following(a1.return_())
+    following.withdrawn(a1)
+    _draft(a2, "k", "The car is a Fiat.", key="car")  # a keyed statement: withdrawals read
+
+    def race() -> None:
+        _draft(a1, "w", "Gate 4 at 9:00.")
+        a2.revoke(["w"], "the gate changed")
+
+    _after_the_events(a1.store, race)
+    first = following.withdrawn(a1)
+    second = following.withdrawn(a1)
+
+    assert [(r.item, r.reason) for r in [*first, *second]] == [("w", "revoked")]
+    a1.depart()
+    decision = a1.return_().decision
+    assert isinstance(decision, Issued)
+    assert "w" not in {i.id for i in decision.items}  # as the next return says
+
+
+def test_an_item_of_c_revoked_after_the_events_read_keeps_its_reason(
+    members: dict[str, Member],
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    _draft(a2, "h", "Sunrise Hotel is booked.")
+    a1.depart()
+    following = Following(a1.return_())
+    following.withdrawn(a1)
+    _draft(a2, "k", "The car is a Fiat.", key="car")
+    _after_the_events(a1.store, lambda: a2.revoke(["h"], "it fell through"))
+
+    got = [*following.withdrawn(a1), *following.withdrawn(a1)]
+
+    assert [(r.item, r.reason, r.detail) for r in got] == [("h", "revoked", "it fell through")]
+
+
+def test_an_item_of_c_goes_with_the_keyed_statement_that_replaces_it_not_the_first(
+    members: dict[str, Member],
+) -> None:
+    """x1 may not read a1's hotel: its statement under the key replaces nothing of C;
+    a2's replaces both, and names both (the store's record says which went)."""
+    a1 = members["a1"]
+    _draft(a1, "a1-1", "The hotel is the Hilton.", key="hotel")
+    a1.depart()
+    following = Following(a1.return_())
+    following.withdrawn(a1)
+    everyone = {"principals": frozenset({"*"})}
+    _draft(members["x1"], "x1-1", "The hotel is the Marriott.", key="hotel", **everyone)
+    _draft(members["a2"], "a2-1", "The hotel is the Ritz.", key="hotel")
+
+    assert [(r.item, r.reason, r.detail) for r in following.withdrawn(a1)] == [
+        ("a1-1", "stale_or_superseded", REPLACED_BY_TEAMMATE),
+        ("x1-1", "stale_or_superseded", REPLACED_BY_TEAMMATE),
+    ]
+
+
+@pytest.fixture
+def three(tmp_path: Path) -> Iterator[dict[str, Member]]:
+    """a and b of the team, c of another principal."""
+    store = open_store(f"sqlite:///{tmp_path}/three.db")
+    agents = [("a", "team"), ("b", "team"), ("c", "other")]
+    store.create_workspace("trip", [Agent(id=a, principal=p, role="planner") for a, p in agents])
+    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
+
+    def tick() -> datetime:
+        at[0] += timedelta(seconds=1)
+        return at[0]
+
+    signer = HmacSha256Signer(KEY)
+    yield {a: Member(store, "trip", a, signer, clock=tick) for a, _ in agents}
+    store.close()
+
+
+def test_a_lens_hides_its_own_write_revoked_after_the_events_read(
+    three: dict[str, Member],
+) -> None:
+    """b revokes a's landed write through readmit; the inner store still holds it."""
+    a, b = three["a"], three["b"]
+    inner = FailingStore()
+    s1, s2 = ReadmitStore(inner, a), ReadmitStore(inner, b)
+    a.depart()
+    arrive(a)
+    assert s1.get(TRIP, "none") is None  # the lens, and its watch
+    s2.put(TRIP, "car", {"text": "Fiat"})  # a keyed statement after the return
+
+    def race() -> None:
+        s1.put(TRIP, "note", {"text": "Gate 4"})
+        w = next(i.id for i in a.visible() if "Gate 4" in i.text)
+        b.revoke([w], "gate changed")
+
+    _after_the_events(a.store, race)
+    s1.get(TRIP, "car")  # catches up
+
+    assert s1.get(TRIP, "note") is None
+    a.depart()
+    arrive(a)
+    assert s1.get(TRIP, "note") is None  # as the next return says
+
+
+def test_a_lens_shows_the_value_restored_after_its_failed_write_after_the_events_read(
+    three: dict[str, Member],
+) -> None:
+    """a's overwrite of b's admitted value fails and readmit restores it in a's name."""
+    a, b = three["a"], three["b"]
+    inner = FailingStore()
+    s1, s2 = ReadmitStore(inner, a), ReadmitStore(inner, b)
+    s2.put(TRIP, "hotel", {"text": "Sunrise"})
+    a.depart()
+    arrive(a)
+    assert s1.get(TRIP, "hotel") is not None
+    s2.put(TRIP, "car", {"text": "Fiat"})
+
+    def race() -> None:
+        inner.failing = True
+        with pytest.raises(OSError, match="disk full"):
+            s1.put(TRIP, "hotel", {"text": "Riverside"})
+        inner.failing = False
+
+    _after_the_events(a.store, race)
+    s1.get(TRIP, "car")
+
+    assert s1.get(TRIP, "hotel") is not None
+    a.depart()
+    arrive(a)
+    assert s1.get(TRIP, "hotel") is not None  # as the next return says
+
+
+def test_a_lens_hides_its_own_write_a_verdict_stored_after_the_events_read_covers(
+    three: dict[str, Member],
+) -> None:
+    """a writes a dinner at the Sunrise Hotel and b revokes the hotel; b's return finds
+    the dinner stale and stores the verdict, all between a's reads of the log and of the
+    verdicts. Read after the events, the verdict named an item a's lens had not met; it
+    then met a's write and showed it."""
+    a, b = three["a"], three["b"]
+    inner = FailingStore()
+    s1, s2 = ReadmitStore(inner, a), ReadmitStore(inner, b)
+    s2.put(TRIP, "hotel", {"text": "Sunrise Hotel is booked."})
+    b.depart()
+    a.depart()
+    arrive(a)
+    assert s1.get(TRIP, "hotel") is not None
+
+    def race() -> None:
+        s1.put(TRIP, "dinner", {"text": "Dinner at Sunrise Hotel at eight."})
+        hotel = next(i.id for i in b.visible() if "Sunrise Hotel is booked" in i.text)
+        b.revoke([hotel], "the booking fell through")
+        dinner = next(i.id for i in a.visible() if "Dinner" in i.text)
+        assert removals(b.return_())[dinner].reason == "implicitly_invalidated"
+
+    _after_the_events(a.store, race)
+    s1.get(TRIP, "none")  # catches up: the race runs here
+    s1.get(TRIP, "none")  # and again: the write, the revocation
+
+    assert s1.get(TRIP, "dinner") is None
+    a.depart()
+    arrive(a)
+    assert s1.get(TRIP, "dinner") is None  # as the next return says
