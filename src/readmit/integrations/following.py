@@ -105,8 +105,11 @@ class Following(Readers):
         for name in _HELD:
             held = getattr(self, name)
             if isinstance(held, dict):
-                held = {k: list(v) if isinstance(v, list) else v for k, v in held.items()}
-            setattr(made, name, type(held)(held))
+                setattr(
+                    made, name, {k: list(v) if isinstance(v, list) else v for k, v in held.items()}
+                )
+            else:
+                setattr(made, name, type(held)(held))
         made.watch = None
         return made
 
