@@ -307,6 +307,37 @@ def test_what_a_teammate_states_on_another_principals_stale_item_falls(
     assert removals(a1.return_())["f"].reason == "premise_invalidated"
 
 
+def test_what_is_stated_on_a_stale_item_first_met_on_a_chain_falls(
+    members: dict[str, Member],
+) -> None:
+    """x1's meeting (the agency's alone) was found stale before a1's return, and the
+    agency's note rests on it; neither is an item of a1's return. A taxi stated on the
+    note made the layer ask for the note's chain, which holds the meeting; a flight then
+    stated on the meeting was served (a differential fuzz): the store named only the note
+    as fallen, and the layer asked nothing more of the meeting, which it now knew."""
+    a1, a2, x1 = members["a1"], members["a2"], members["x1"]
+    everyone = frozenset({"*"})
+    _draft(a2, "h", "Sunrise Hotel is booked.", principals=everyone)
+    _draft(x1, "m", "Agency meeting at Sunrise Hotel.")
+    _draft(x1, "n", "Agency note on the meeting.", depends_on={"m"})
+    x1.depart()
+    a1.depart()
+    a2.revoke(["h"], "the booking fell through")
+    assert "m" in {e.item for e in x1.return_().decision.decided}  # a verdict on it
+    following = Following(a1.return_())
+    context = following.decided.context
+    assert not {"m", "n"} & (context.by_id.keys() | context.outside.keys())
+    following.withdrawn(a1)
+    _draft(x1, "t", "Taxi for the agency note.", principals=everyone, depends_on={"n"})
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [("t", "premise_invalidated")]
+
+    _draft(x1, "f", "Flight to the agency meeting.", principals=everyone, depends_on={"m"})
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [("f", "premise_invalidated")]
+    a1.depart()
+    assert removals(a1.return_())["f"].reason == "premise_invalidated"
+
+
 def test_what_a_teammate_states_on_an_unreadable_item_resting_on_a_stale_one_falls(
     members: dict[str, Member],
 ) -> None:

@@ -217,7 +217,7 @@ class WorkStateStore(Protocol):
     def chains(
         self, workspace: str, premises: Collection[str], at: datetime
     ) -> tuple[dict[str, frozenset[str]], set[str]]:
-        """The items on the chains of ``premises``, and the premises fallen by ``at``.
+        """The items on the chains of ``premises``, and those of them fallen by ``at``.
 
         Each item with what it rests on (`readmit.store.held`).
         """

@@ -139,10 +139,10 @@ class Held:
     def chains(
         self, workspace: str, premises: Collection[str], at: datetime
     ) -> tuple[dict[str, frozenset[str]], set[str]]:
-        """The chains of ``premises``, and which of them no longer stand at ``at``.
+        """The chains of ``premises``, and which of their items no longer stand at ``at``.
 
-        Each item on the chains (any reader) with the ids it rests on, and the premises
-        that are withdrawn, ended, under a standing verdict, or rest on one that is
+        Each item on the chains (any reader) with the ids it rests on, and the items of
+        the chains that are withdrawn, ended, under a standing verdict, or rest on one that is
         (`readmit.store.premises.chains_of`): a return excludes what rests on those.
         """
         with self._read() as db:

@@ -109,10 +109,13 @@ def _traced(
 def chains_of(
     db: Connection, cache: BodyCache[str, Item], workspace: str, named: frozenset[str], at: datetime
 ) -> tuple[dict[str, frozenset[str]], set[str]]:
-    """The items on the chains of ``named``, and which of ``named`` no longer stand at ``at``.
+    """The items on the chains of ``named``, and which of them no longer stand at ``at``.
 
     Each item with what it rests on; fallen by the rule `outside` reads (withdrawn, ended,
-    under a standing verdict, or resting on one that is, to the end of each chain).
+    under a standing verdict, or resting on one that is, to the end of each chain). Every
+    item of the chains that fell, not only the named: a layer that keeps a chain asks no
+    more of its items, and one found stale further down was taken to stand, and what was
+    stated on it later served (a differential fuzz).
 
     For a memory layer serving between returns: a statement made since its return that
     rests on an item stated before it outside C (another principal's, found stale then),
@@ -120,7 +123,7 @@ def chains_of(
     """
     chains = _chained(db, cache, workspace, named, set())
     fell = _fell(_gone(db, workspace, chains, at), chains.dependents)
-    return {i.id: i.depends_on for i in chains.items.values()}, set(named & fell)
+    return {i.id: i.depends_on for i in chains.items.values()}, fell
 
 
 def _chained(
