@@ -123,23 +123,6 @@ def test_an_item_of_c_goes_with_the_keyed_statement_that_replaces_it_not_the_fir
     ]
 
 
-@pytest.fixture
-def three(tmp_path: Path) -> Iterator[dict[str, Member]]:
-    """a and b of the team, c of another principal."""
-    store = open_store(f"sqlite:///{tmp_path}/three.db")
-    agents = [("a", "team"), ("b", "team"), ("c", "other")]
-    store.create_workspace("trip", [Agent(id=a, principal=p, role="planner") for a, p in agents])
-    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
-
-    def tick() -> datetime:
-        at[0] += timedelta(seconds=1)
-        return at[0]
-
-    signer = HmacSha256Signer(KEY)
-    yield {a: Member(store, "trip", a, signer, clock=tick) for a, _ in agents}
-    store.close()
-
-
 def test_a_lens_hides_its_own_write_revoked_after_the_events_read(
     three: dict[str, Member],
 ) -> None:
