@@ -11,7 +11,7 @@ from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.ahead import judge_ahead
 from readmit.errors import InvalidInput, VerifierUnavailable
 from readmit.events import Assert, ItemDraft, Supersede
-from readmit.integrations.following import Following
+from readmit.integrations.following import REPLACED_BY_TEAMMATE, Following
 from readmit.integrations.judging import judge
 from readmit.integrations.team import Member, Removal, removals
 from readmit.model import Agent
@@ -60,6 +60,26 @@ def test_a_keyed_statement_withdraws_only_what_its_author_may_read(
         ("x1-1", "stale_or_superseded"),
     ]
     assert [i.id for i in a1.visible() if i.key == "hotel"] == ["a2-1"]
+
+
+def test_an_item_of_c_goes_with_the_keyed_statement_that_replaces_it_not_the_first(
+    members: dict[str, Member],
+) -> None:
+    """x1 may not read a1's hotel: its statement under the key replaces nothing of C;
+    a2's replaces both, and names both (the store's record says which went)."""
+    a1 = members["a1"]
+    _draft(a1, "a1-1", "The hotel is the Hilton.", key="hotel")
+    a1.depart()
+    following = Following(a1.return_())
+    following.withdrawn(a1)
+    everyone = {"principals": frozenset({"*"})}
+    _draft(members["x1"], "x1-1", "The hotel is the Marriott.", key="hotel", **everyone)
+    _draft(members["a2"], "a2-1", "The hotel is the Ritz.", key="hotel")
+
+    assert [(r.item, r.reason, r.detail) for r in following.withdrawn(a1)] == [
+        ("a1-1", "stale_or_superseded", REPLACED_BY_TEAMMATE),
+        ("x1-1", "stale_or_superseded", REPLACED_BY_TEAMMATE),
+    ]
 
 
 def test_the_agents_own_item_only_another_principal_reads_is_withdrawn_from_it(

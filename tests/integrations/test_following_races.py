@@ -17,7 +17,7 @@ from builders import KEY
 from integrations.stores import FailingStore
 from readmit.admission.decision import Issued
 from readmit.events import Assert, ItemDraft
-from readmit.integrations.following import REPLACED_BY_TEAMMATE, Following
+from readmit.integrations.following import Following
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member, removals
 from readmit.model import Agent
@@ -103,24 +103,51 @@ def test_an_item_of_c_revoked_after_the_events_read_keeps_its_reason(
     assert [(r.item, r.reason, r.detail) for r in got] == [("h", "revoked", "it fell through")]
 
 
-def test_an_item_of_c_goes_with_the_keyed_statement_that_replaces_it_not_the_first(
+def test_an_item_of_c_on_a_chain_revoked_after_the_events_read_keeps_its_reason(
     members: dict[str, Member],
 ) -> None:
-    """x1 may not read a1's hotel: its statement under the key replaces nothing of C;
-    a2's replaces both, and names both (the store's record says which went)."""
-    a1 = members["a1"]
-    _draft(a1, "a1-1", "The hotel is the Hilton.", key="hotel")
+    """The agency's note rests on a1's hotel; x1 states a taxi on the note, and the layer
+    asks the store for the note's chain, which holds the hotel (a review)."""
+    a1, a2, x1 = members["a1"], members["a2"], members["x1"]
+    everyone = frozenset({"*"})
+    _draft(a2, "h", "Sunrise Hotel is booked.", principals=everyone)
+    _draft(x1, "n", "Agency note on the hotel.", depends_on={"h"})
     a1.depart()
     following = Following(a1.return_())
     following.withdrawn(a1)
-    everyone = {"principals": frozenset({"*"})}
-    _draft(members["x1"], "x1-1", "The hotel is the Marriott.", key="hotel", **everyone)
-    _draft(members["a2"], "a2-1", "The hotel is the Ritz.", key="hotel")
+    _draft(x1, "t", "Taxi for the agency note.", principals=everyone, depends_on={"n"})
+    _after_the_events(a1.store, lambda: a2.revoke(["h"], "it fell through"))
 
-    assert [(r.item, r.reason, r.detail) for r in following.withdrawn(a1)] == [
-        ("a1-1", "stale_or_superseded", REPLACED_BY_TEAMMATE),
-        ("x1-1", "stale_or_superseded", REPLACED_BY_TEAMMATE),
+    got = [*following.withdrawn(a1), *following.withdrawn(a1)]
+
+    assert sorted((r.item, r.reason, r.detail) for r in got) == [
+        ("h", "revoked", "it fell through"),
+        ("t", "premise_invalidated", ""),
     ]
+
+
+def test_an_item_of_c_on_a_chain_found_stale_after_the_events_read_keeps_its_reason(
+    members: dict[str, Member],
+) -> None:
+    a1, a2, x1 = members["a1"], members["a2"], members["x1"]
+    everyone = frozenset({"*"})
+    _draft(a2, "h", "Sunrise Hotel is booked.", principals=everyone)
+    _draft(a2, "d", "Dinner at Sunrise Hotel at eight.", principals=everyone)
+    _draft(x1, "n", "Agency note on the dinner.", depends_on={"d"})
+    a2.depart()
+    a1.depart()
+    following = Following(a1.return_())
+    following.withdrawn(a1)
+    _draft(x1, "t", "Taxi for the agency note.", principals=everyone, depends_on={"n"})
+
+    def race() -> None:
+        a2.revoke(["h"], "the booking fell through")
+        assert removals(a2.return_())["d"].reason == "implicitly_invalidated"  # a verdict
+
+    _after_the_events(a1.store, race)
+    got = [*following.withdrawn(a1), *following.withdrawn(a1)]
+
+    assert {r.item: r.reason for r in got}["d"] == "implicitly_invalidated"
 
 
 def test_a_lens_hides_its_own_write_revoked_after_the_events_read(

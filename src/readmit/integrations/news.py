@@ -31,8 +31,8 @@ class News:
     later: Sequence[Recorded]
     """The log's events after the epoch read from."""
     fallen: set[str]
-    """Items withdrawn since the events began, and premises outside what the layer knows
-    that no longer stand."""
+    """Items the events withdrew, and items on the chains of premises outside what the
+    layer knows that no longer stand and that it does not know either."""
     judged: list[Standing]
     """The verdicts stored since the layer last read them."""
     noted: int
@@ -57,5 +57,8 @@ class News:
         chains: dict[str, frozenset[str]] = {}
         if asked:
             chains, fell = store.chains(workspace, asked, now)
-            fallen |= fell
+            # Read now, not up to the events: what the layer knows falls by its own event
+            # or verdict, with its reason (a review: an item of C on a chain, revoked after
+            # the events read, went as replaced under its key).
+            fallen |= {i for i in fell if not knows(i)}
         return cls(later, fallen, judged, last, chains)
