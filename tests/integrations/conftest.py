@@ -17,11 +17,10 @@ from readmit.store import open_store
 quiet_home()
 
 
-@pytest.fixture
-def three(tmp_path: Path) -> Iterator[dict[str, Member]]:
-    """Agents ``a`` and ``b`` of one principal and ``c`` of another, on one store and clock."""
-    store = open_store(f"sqlite:///{tmp_path}/three.db")
-    agents = [("a", "team"), ("b", "team"), ("c", "other")]
+def team(path: Path, agents: list[tuple[str, str]]) -> Iterator[dict[str, Member]]:
+    """Members of workspace ``trip`` (agent, principal) on a SQLite store at ``path``, on
+    one clock that moves a second at each reading."""
+    store = open_store(f"sqlite:///{path}")
     store.create_workspace("trip", [Agent(id=a, principal=p, role="planner") for a, p in agents])
     at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
 
@@ -32,6 +31,12 @@ def three(tmp_path: Path) -> Iterator[dict[str, Member]]:
     signer = HmacSha256Signer(KEY)
     yield {a: Member(store, "trip", a, signer, clock=tick) for a, _ in agents}
     store.close()
+
+
+@pytest.fixture
+def three(tmp_path: Path) -> Iterator[dict[str, Member]]:
+    """Agents ``a`` and ``b`` of one principal and ``c`` of another, on one store and clock."""
+    yield from team(tmp_path / "three.db", [("a", "team"), ("b", "team"), ("c", "other")])
 
 
 @pytest.fixture

@@ -7,41 +7,26 @@ before the layer met it, then served as the agent's own (a review).
 """
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builders import KEY
+from integrations.conftest import team
 from integrations.stores import FailingStore
 from readmit.admission.decision import Issued
 from readmit.events import Assert, ItemDraft
 from readmit.integrations.following import Following
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member, removals
-from readmit.model import Agent
-from readmit.signing import HmacSha256Signer
-from readmit.store import open_store
 
 TRIP = ("trip",)
 
 
 @pytest.fixture
 def members(tmp_path: Path) -> Iterator[dict[str, Member]]:
-    """a1 and a2 of the family, x1 of the agency, on a clock that moves a second a read."""
-    store = open_store(f"sqlite:///{tmp_path}/r.db")
-    agents = [("a1", "family"), ("a2", "family"), ("x1", "agency")]
-    store.create_workspace("trip", [Agent(id=a, principal=p, role="planner") for a, p in agents])
-    at = [datetime(2026, 5, 1, 8, tzinfo=UTC)]
-
-    def tick() -> datetime:
-        at[0] += timedelta(seconds=1)
-        return at[0]
-
-    signer = HmacSha256Signer(KEY)
-    yield {a: Member(store, "trip", a, signer, clock=tick) for a, _ in agents}
-    store.close()
+    """a1 and a2 of the family, x1 of the agency."""
+    yield from team(tmp_path / "r.db", [("a1", "family"), ("a2", "family"), ("x1", "agency")])
 
 
 def _draft(member: Member, item_id: str, text: str, **fields: object) -> None:
