@@ -61,8 +61,9 @@ class Following(Readers):
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
     _replacing: dict[str, list[str]] = field(default_factory=dict)
-    """While `take` runs: key -> the items of C under it that the store says were withdrawn
-    since, the first keyed statement under it names them."""
+    """While events are met (`replacing`): key -> the items of C under it that the store
+    says were withdrawn since; the first keyed statement under it that replaces them (the
+    writer's rule) names them."""
 
     _rests: dict[str, list[str]] = field(default_factory=dict)
     """Premise -> the items of C and after the return that depend on it."""
