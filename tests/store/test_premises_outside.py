@@ -6,6 +6,7 @@ before it left. When X falls, Y falls with it, as the agent's next departure wou
 and an agent that may not read X is told neither its id nor why.
 """
 
+import json
 from typing import Any
 
 import pytest
@@ -109,6 +110,27 @@ def test_a_premise_whose_validity_ended_while_the_agent_was_away_takes_it_down(
     [family] = _decide(store, [x, Y, depart(2), _item(3, "z", "Lunch is at noon."), ret(5)])
 
     assert _y(family).get("reason") == "premise_invalidated"
+
+
+X_ENDS = {**X, "item": {**X["item"], "valid_to": at(20)}}
+W_ON_X = _item(0, "w", "Room Atlas has a projector.", readers=PRIVATE, depends_on=["x"])
+Y_ON_W = {**Y, "item": {**Y["item"], "depends_on": ["w"]}}
+
+
+@pytest.mark.parametrize(
+    "events",
+    [[X_ENDS, Y, depart(2), ret(5)], [X_ENDS, W_ON_X, Y_ON_W, depart(2), ret(5)]],
+    ids=["premise", "premise-of-premise"],
+)
+def test_a_view_expires_when_a_premise_the_agent_may_not_read_ends(
+    store: WorkStateStore, events: list[dict[str, Any]]
+) -> None:
+    """Y falls at X's end; the view, served an hour, served Y past it (a review)."""
+    [family] = _decide(store, events)
+
+    assert "y" in family.record["selected"]
+    assert family.record["view"]["expires_at"] == at(20)
+    assert '"x"' not in json.dumps(family.record["view"])  # its end only, never its id
 
 
 def test_a_fallen_premise_of_a_premise_the_agent_may_not_read_takes_it_down(

@@ -74,7 +74,7 @@ def _draft(
         "departure_epoch": ctx.departure.epoch,
         "policy": policy.digest,
         "issued_at": format_time(who.at),
-        "expires_at": format_time(_expires(who.at, policy, selection)),
+        "expires_at": format_time(_expires(ctx, policy, selection)),
         "items": [entry for entry, _ in entries],
         "coverage": {
             "obligations": selection.coverage.obligations,
@@ -116,10 +116,28 @@ _EXCLUDED: dict[int, tuple[Exclusion, str]] = {}
 _EXCLUDED_LIMIT = 1 << 17
 
 
-def _expires(at: datetime, policy: Policy, selection: Selection) -> datetime:
-    """`view_expiry`, or sooner: when the first of the view's items stops being valid."""
-    ends = [i.validity.valid_to for i in selection.items if i.validity.valid_to is not None]
-    return min([view_expiry(at, policy), *ends])
+def _expires(ctx: ReturnContext, policy: Policy, selection: Selection) -> datetime:
+    """`view_expiry`, or sooner: when the first of the view's items or their premises ends.
+
+    The premises to the end of each chain, in C or outside it: what rests on a premise
+    falls when it ends (`Validity.ended`), and a view that outlived one served it (a
+    review: a premise only another principal reads ended before the view).
+    """
+    by_id, outside = ctx.by_id, ctx.outside
+    ends: list[datetime] = []
+    seen: set[str] = set()
+    todo = [i.id for i in selection.items]
+    while todo:
+        item_id = todo.pop()
+        if item_id in seen:
+            continue
+        seen.add(item_id)
+        item = by_id.get(item_id) or (held.item if (held := outside.get(item_id)) else None)
+        if item is not None:
+            if item.validity.valid_to is not None:
+                ends.append(item.validity.valid_to)
+            todo += item.depends_on
+    return min([view_expiry(ctx.returner.at, policy), *ends])
 
 
 def view_expiry(at: datetime, policy: Policy) -> datetime:
