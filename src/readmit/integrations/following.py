@@ -16,17 +16,20 @@ It reads the log and what the store says of it (`readmit.integrations.news.News`
 `readmit.integrations.watch.Watch` says it is due.
 """
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from copy import copy
 from dataclasses import InitVar, dataclass, field, fields
+from datetime import datetime
 
 from readmit.admission.context import Standing
+from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
+from readmit.integrations.ends import Ends
 from readmit.integrations.fallen import admitted_ids, fallen_at, spread
 from readmit.integrations.news import News
 from readmit.integrations.readers import Readers
-from readmit.integrations.team import Member, Removal
+from readmit.integrations.team import Member, Removal, lapsed
 from readmit.integrations.watch import Watch
 from readmit.reasons import Reason
 
@@ -57,6 +60,8 @@ class Following(Readers):
     noted: int = 0
     """The number of the last store of verdicts read (`judged`; the one the return's context
     read, at first): those stored later are news."""
+    ends: Ends = field(default_factory=Ends)
+    """When what the walk follows stops being valid (`lapse`)."""
 
     _keyed: dict[str, str] = field(default_factory=dict)
     """`keys` the other way: each keyed item's key."""
@@ -110,7 +115,7 @@ class Following(Readers):
                     made, name, {k: list(v) if isinstance(v, list) else v for k, v in held.items()}
                 )
             else:
-                setattr(made, name, type(held)(held))
+                setattr(made, name, copy(held))
         made.watch = None
         return made
 
@@ -136,6 +141,7 @@ class Following(Readers):
 
     def __post_init__(self, from_start: bool) -> None:
         if from_start:
+            self.ends.on = False  # what ended before the return, the return judged
             return
         context = self.decided.context
         self.epoch, self.noted = context.epoch, context.noted
@@ -164,17 +170,38 @@ class Following(Readers):
     def _rest(self, item: str, premises: frozenset[str]) -> None:
         for premise in premises:
             self._rests.setdefault(premise, []).append(item)
+            self.ends.rests_on(self.decided.context, premise)
 
     def withdrawn(self, member: Member) -> list[Removal]:
         """The items withdrawn since the last read of the log, each with why."""
         if self.watch is None:
             self.watch = Watch(member.store)
         due = self.watch.due()
-        if due is None:
+        taken = []
+        if due is not None:
+            taken = self.apply(self.read(member), member.agent)
+            self.watch.read(due)
+        return taken + self.lapse(member.clock)
+
+    def lapse(self, clock: Callable[[], datetime]) -> list[Removal]:
+        """What ended by ``clock``, each with why (`readmit.integrations.ends`).
+
+        An item stated since, and what rests on it or on one of C (C's own, the view's expiry).
+        """
+        if not lapsed(self.ends.next, clock):
             return []
-        taken = self.apply(self.read(member), member.agent)
-        self.watch.read(due)
-        return taken
+        gone: list[Removal] = []
+        for item in self.ends.passed(clock().timestamp()):
+            if item in self._out:
+                continue
+            self._out.add(item)
+            self._withdrawn(item)
+            if item in self.texts:
+                why = f"valid until {format_time(self.ends.known[item])}"
+                gone.append(Removal(item, Reason.EXPIRED.value, why if self._told(item) else ""))
+            gone += self._fallen(item)
+        self.gone += gone
+        return gone
 
     def read(self, member: Member) -> News:
         """What the store says since the last read (`apply` it): no state changes here."""
@@ -186,6 +213,7 @@ class Following(Readers):
         What another reader applied already is skipped: ``news`` may be older.
         """
         later = [r for r in news.later if r.epoch > self.epoch]
+        self.ends.known.update(news.ends)  # before the events: what they rest on may end
         taken = self.take(later, agent, news.fallen)
         taken += self.judged(news.judged)
         self.noted = max(self.noted, news.noted)
@@ -340,6 +368,7 @@ class Following(Readers):
                 self._withdrawn(i)
         self.texts[item.id] = item.text
         self._rest(item.id, item.depends_on)
+        self.ends.stated(item)
         scope = self.scopes[item.id] = self._scope(item, event.author)
         if not theirs:  # tracked so that a later withdrawal takes it down (a review)
             self.own.add(item.id)

@@ -18,6 +18,7 @@ Read outside any lock (`readmit.integrations.following.Following.read`), then ap
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from readmit.admission.context import Standing
 from readmit.events import Assert, Recorded, Supersede
@@ -39,6 +40,9 @@ class News:
     """The number of the last store of verdicts read."""
     chains: dict[str, frozenset[str]]
     """Each item on the chains of the premises asked about, with what it rests on."""
+    ends: dict[str, datetime]
+    """When the validity of each item of ``chains`` that has an end ends: what rests on it
+    falls then (`readmit.integrations.ends`)."""
 
     @classmethod
     def read(cls, member: Member, epoch: int, noted: int, knows: Callable[[str], bool]) -> "News":
@@ -55,10 +59,11 @@ class News:
         new = {i.id for i in stated}
         asked = {p for i in stated for p in i.depends_on if p not in new and not knows(p)}
         chains: dict[str, frozenset[str]] = {}
+        ends: dict[str, datetime] = {}
         if asked:
-            chains, fell = store.chains(workspace, asked, now)
+            chains, fell, ends = store.chains(workspace, asked, now)
             # Read now, not up to the events: what the layer knows falls by its own event
             # or verdict, with its reason (a review: an item of C on a chain, revoked after
             # the events read, went as replaced under its key).
             fallen |= {i for i in fell if not knows(i)}
-        return cls(later, fallen, judged, last, chains)
+        return cls(later, fallen, judged, last, chains, ends)

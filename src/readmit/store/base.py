@@ -216,10 +216,10 @@ class WorkStateStore(Protocol):
 
     def chains(
         self, workspace: str, premises: Collection[str], at: datetime
-    ) -> tuple[dict[str, frozenset[str]], set[str]]:
-        """The items on the chains of ``premises``, and those of them fallen by ``at``.
+    ) -> tuple[dict[str, frozenset[str]], set[str], dict[str, datetime]]:
+        """The items on the chains of ``premises``, those of them fallen by ``at``, their ends.
 
-        Each item with what it rests on (`readmit.store.held`).
+        Each item with what it rests on, and the end of each that has one (`readmit.store.held`).
         """
         ...
 

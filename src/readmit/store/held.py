@@ -138,12 +138,13 @@ class Held:
 
     def chains(
         self, workspace: str, premises: Collection[str], at: datetime
-    ) -> tuple[dict[str, frozenset[str]], set[str]]:
-        """The chains of ``premises``, and which of their items no longer stand at ``at``.
+    ) -> tuple[dict[str, frozenset[str]], set[str], dict[str, datetime]]:
+        """The chains of ``premises``, which of their items no longer stand at ``at``, their ends.
 
         Each item on the chains (any reader) with the ids it rests on, and the items of
         the chains that are withdrawn, ended, under a standing verdict, or rest on one that is
-        (`readmit.store.premises.chains_of`): a return excludes what rests on those.
+        (`readmit.store.premises.chains_of`): a return excludes what rests on those. And when
+        the validity of each that has an end ends: what rests on it falls then.
         """
         with self._read() as db:
             return premises_rule.chains_of(db, self._decoded, workspace, frozenset(premises), at)

@@ -108,8 +108,8 @@ def _traced(
 
 def chains_of(
     db: Connection, cache: BodyCache[str, Item], workspace: str, named: frozenset[str], at: datetime
-) -> tuple[dict[str, frozenset[str]], set[str]]:
-    """The items on the chains of ``named``, and which of them no longer stand at ``at``.
+) -> tuple[dict[str, frozenset[str]], set[str], dict[str, datetime]]:
+    """The items on the chains of ``named``, which of them no longer stand at ``at``, their ends.
 
     Each item with what it rests on; fallen by the rule `outside` reads (withdrawn, ended,
     under a standing verdict, or resting on one that is, to the end of each chain). Every
@@ -123,7 +123,9 @@ def chains_of(
     """
     chains = _chained(db, cache, workspace, named, set())
     fell = _fell(_gone(db, workspace, chains, at), chains.dependents)
-    return {i.id: i.depends_on for i in chains.items.values()}, fell
+    found = chains.items.values()
+    ends = {i.id: end for i in found if (end := i.validity.valid_to) is not None}
+    return {i.id: i.depends_on for i in found}, fell, ends
 
 
 def _chained(

@@ -180,6 +180,10 @@ class Lens:
         following.replacing(())
         hidden |= self._gone(following.apply(replace(news, later=()), agent))
         self.epoch = following.epoch
+        self._hidden(hidden)
+
+    def _hidden(self, hidden: bool) -> None:
+        """Show only the namespaces of what is still shown, if a path was ``hidden``."""
         if hidden:
             self.prefixes = {ns[:n] for ns, _, _ in self.visible for n in range(len(ns) + 1)}
 
@@ -188,16 +192,18 @@ class Lens:
 
         When due (`readmit.integrations.watch.Watch`): the log and what the store says of
         it are read outside the lock and applied under it, one thread at a time, past what
-        is applied.
+        is applied. And what ended since, by the member's clock (`Following.lapse`).
         """
         watch = self.watch = self.watch or Watch(member.store)
-        due = watch.due()
-        if due is None:
-            return
-        news = self.following.read(member)  # outside the lock
-        with self.lock:
-            self.apply(news, member.agent)
-            watch.read(due)
+        due, following = watch.due(), self.following
+        if due is not None:
+            news = following.read(member)  # outside the lock
+            with self.lock:
+                self.apply(news, member.agent)
+                watch.read(due)
+        if lapsed(following.ends.next, member.clock):  # what it serves may have ended
+            with self.lock:
+                self._hidden(self._gone(following.lapse(member.clock)))
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.

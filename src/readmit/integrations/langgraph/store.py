@@ -257,8 +257,9 @@ class ReadmitStore(BaseStore):
             (watch := lens.watch) is None
             or watch.generation != getattr(member.store, "generation", None)
             or monotonic() >= watch.due_at
+            or lapsed(lens.following.ends.next, member.clock)
         ):
-            lens.catch_up(member)  # `Watch.due`, inlined as far as nothing is due
+            lens.catch_up(member)  # `Watch.due`, inlined as far as nothing is due; or an end
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
         if lens is None or found is None:
             return found
@@ -388,6 +389,10 @@ class ReadmitStore(BaseStore):
         return lens
 
     async def _afollow(self, lens: Lens | None) -> None:
-        """`Lens.catch_up` in a worker thread, when the log may hold news: not in the loop."""
-        if lens is not None and (lens.watch is None or lens.watch.due() is not None):
+        """`Lens.catch_up` in a worker thread, when the log may hold news or an end passed."""
+        if lens is not None and (
+            lens.watch is None
+            or lens.watch.due() is not None
+            or lapsed(lens.following.ends.next, self.member.clock)
+        ):
             await asyncio.to_thread(lens.catch_up, self.member)

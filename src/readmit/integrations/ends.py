@@ -1,0 +1,67 @@
+"""When what a walk of the log follows stops being valid (`readmit.integrations.following`).
+
+An item's validity ends at its ``valid_to``: a return excludes it from then on
+(``expired``), and what rests on it (``premise_invalidated``). Nothing in the log says
+so, so a memory layer that serves between returns asks the clock: each item it serves
+that was stated since the return, and each premise that something it serves rests on (in
+C, outside it, on a chain the store traced), is due at its end, the earliest first.
+"""
+
+import heapq
+from dataclasses import dataclass, field
+from datetime import datetime
+from math import inf
+
+from readmit.admission.context import ReturnContext
+from readmit.events import ItemDraft
+
+
+@dataclass(slots=True)
+class Ends:
+    """The validity ends a walk follows, the earliest first."""
+
+    known: dict[str, datetime] = field(default_factory=dict)
+    """The ends of the items outside C the walk met (stated since, or on a chain), by id."""
+    due: list[tuple[float, str]] = field(default_factory=list)
+    """A heap of (end as a POSIX timestamp, item) of the ends followed."""
+    followed: set[str] = field(default_factory=set)
+    """The items of ``due``, and those taken from it."""
+    on: bool = True
+    """Whether ends are followed (a walk of the log before a return follows none)."""
+
+    @property
+    def next(self) -> float:
+        """The earliest end followed, as a POSIX timestamp (infinity: none)."""
+        return self.due[0][0] if self.due else inf
+
+    def stated(self, item: ItemDraft) -> None:
+        """Follow an item stated since the return: it is served until its end."""
+        if (end := item.validity.valid_to) is not None and self.on:
+            self.known[item.id] = end
+            self.follow(item.id, end)
+
+    def rests_on(self, context: ReturnContext, premise: str) -> None:
+        """Follow ``premise``, which something the walk follows rests on (of C or not)."""
+        if not self.on:
+            return
+        item = context.by_id.get(premise)
+        if item is None and (outside := context.outside.get(premise)) is not None:
+            item = outside.item
+        self.follow(premise, item.validity.valid_to if item else self.known.get(premise))
+
+    def follow(self, item_id: str, end: datetime | None) -> None:
+        """Take ``item_id`` down at ``end`` (None: it never ends)."""
+        if end is not None and self.on and item_id not in self.followed:
+            self.followed.add(item_id)
+            heapq.heappush(self.due, (end.timestamp(), item_id))
+
+    def passed(self, at: float) -> list[str]:
+        """The items followed whose end is at or before ``at`` (a POSIX timestamp), taken."""
+        due, taken = self.due, []
+        while due and due[0][0] <= at:
+            taken.append(heapq.heappop(due)[1])
+        return taken
+
+    def __copy__(self) -> "Ends":
+        """Ends followed on apart from these (what each holds copied)."""
+        return Ends(dict(self.known), list(self.due), set(self.followed), self.on)

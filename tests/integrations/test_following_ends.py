@@ -1,0 +1,191 @@
+"""An item's validity that ends after a return, as the memory layers serve between returns.
+
+A return excludes an item whose ``valid_to`` passed (``expired``) and what rests on it
+(``premise_invalidated``). Nothing in the log says when that happens: the layers served
+what a teammate stated since on another principal's item until the next return, after
+that item's end (a review), and what rests on an item of C that ended. They now follow the
+ends by the member's clock (`readmit.integrations.ends`).
+"""
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from builders import KEY
+from readmit.admission.decision import Issued
+from readmit.bench.backends import mem0_bank
+from readmit.clock import format_time
+from readmit.decide import Decided
+from readmit.events import Assert, ItemDraft
+from readmit.integrations.following import Following
+from readmit.integrations.langgraph.admitted import Lens
+from readmit.integrations.langgraph.keys import identity, item_key
+from readmit.integrations.mem0 import ReadmitMemory
+from readmit.integrations.team import Member, Removal, removals
+from readmit.model import Agent, Validity
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore
+
+START = datetime(2026, 5, 1, 8, tzinfo=UTC)
+EVERYONE = frozenset({"*"})
+TRIP = {"user_id": "trip"}
+ADD: dict[str, object] = {"user_id": "trip", "infer": False}
+
+
+class Clock:
+    """The members' clock: it moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.at = START
+
+    def __call__(self) -> datetime:
+        return self.at
+
+    def after(self, minutes: int) -> datetime:
+        return START + timedelta(minutes=minutes)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def members(store: WorkStateStore, clock: Clock) -> dict[str, Member]:
+    """a1 and a2 of the family, x1 of the agency, on both stores."""
+    agents = [("a1", "family"), ("a2", "family"), ("x1", "agency")]
+    store.create_workspace("trip", [Agent(id=a, principal=p, role="planner") for a, p in agents])
+    signer = HmacSha256Signer(KEY)
+    return {a: Member(store, "trip", a, signer, clock=clock) for a, _ in agents}
+
+
+def _state(member: Member, item_id: str, text: str, **fields: object) -> None:
+    item = ItemDraft(id=item_id, text=text, **fields)  # type: ignore[arg-type]
+    member.record([Assert(id=f"e-{item_id}", at=member.clock(), author=member.agent, item=item)])
+
+
+def _ends(clock: Clock, minutes: int) -> dict[str, object]:
+    return {"validity": Validity(valid_to=clock.after(minutes))}
+
+
+def _returned(member: Member) -> Decided:
+    member.depart()
+    return member.return_()
+
+
+def _excluded(decided: Decided) -> dict[str, str]:
+    """Why each item the return's view does not hold is out (its departure's too)."""
+    return {item: r.reason for item, r in removals(decided).items()}
+
+
+def test_what_rests_on_another_principals_item_falls_at_its_end(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """The venue is the agency's, outside C: the store traced it as a chain, and said
+    nothing of its end; the layer served the meeting point past it (a review)."""
+    a1, x1 = members["a1"], members["x1"]
+    _state(x1, "venue", "The venue is Hall A.", **_ends(clock, 30))
+    following = Following(_returned(a1))
+    on_venue = {"depends_on": frozenset({"venue"}), "principals": EVERYONE}
+    _state(x1, "meet", "Meet at Hall A at 9:00.", **on_venue)
+
+    assert following.withdrawn(a1) == []
+    clock.at = clock.after(29)
+    assert following.withdrawn(a1) == []
+    clock.at = clock.after(30)
+    gone = following.withdrawn(a1)
+
+    assert gone == [Removal("meet", "premise_invalidated", "")]  # the venue is not a1's to name
+    assert _excluded(_returned(a1))["meet"] == "premise_invalidated"  # as the next return says
+
+
+def test_an_item_stated_since_the_return_is_withdrawn_at_its_end_with_what_rests_on_it(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    following = Following(_returned(a1))
+    _state(a2, "gate", "Boarding is at gate 4.", **_ends(clock, 10))
+    _state(a2, "walk", "Gate 4 is a ten-minute walk.", depends_on=frozenset({"gate"}))
+    following.withdrawn(a1)
+
+    clock.at = clock.after(10)
+    gone = following.withdrawn(a1)
+
+    assert gone == [
+        Removal("gate", "expired", "valid until 2026-05-01T08:10:00Z"),
+        Removal("walk", "premise_invalidated", "depends on gate, which was withdrawn"),
+    ]
+    excluded = _excluded(_returned(a1))
+    assert (excluded["gate"], excluded["walk"]) == ("expired", "premise_invalidated")
+
+
+def test_what_rests_on_an_item_of_c_falls_at_its_end_and_the_item_is_the_views(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """The view expires at the room's end; what a teammate stated on it since is not the
+    view's, and was served on."""
+    a1, a2 = members["a1"], members["a2"]
+    _state(a2, "room", "The standup room is Room Delta.", **_ends(clock, 20))
+    decided = _returned(a1)
+    assert isinstance(decided.decision, Issued)
+    assert decided.decision.signed["expires_at"] == "2026-05-01T08:20:00Z"
+    following = Following(decided)
+    _state(a2, "projector", "Room Delta has a projector.", depends_on=frozenset({"room"}))
+    following.withdrawn(a1)
+
+    clock.at = clock.after(25)
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
+        ("projector", "premise_invalidated")
+    ]
+
+
+def test_a_lens_hides_at_its_end_the_agents_own_write_on_an_item_that_ended(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """The LangGraph lens shows the agent's own writes, and follows the same ends, on the
+    copy an expired view makes too (`Lens.lapsed`)."""
+    a1, a2 = members["a1"], members["a2"]
+    _state(a2, "venue", "The venue is Hall A.", **_ends(clock, 30))
+    lens = Lens.of(_returned(a1))
+    path = identity(("trip",), "meet")
+    _state(a1, "meet", "Meet at Hall A.", key=item_key(path), depends_on=frozenset({"venue"}))
+    lens.catch_up(a1)
+    lapsed = lens.lapsed()
+    assert path in lens.visible
+    assert path in lapsed.visible
+
+    clock.at = clock.after(30)
+    for shown in (lens, lapsed):
+        shown.catch_up(a1)
+        assert path not in shown.visible
+
+
+def test_a_mem0_bank_stops_serving_a_teammates_memory_and_what_rests_on_it_at_its_end(
+    members: dict[str, Member], clock: Clock, tmp_path: Path
+) -> None:
+    """Through the wrapper: both were served as fresh until the next return."""
+    shared = mem0_bank.bank(tmp_path)
+    a1 = ReadmitMemory(shared, members["a1"])
+    a2 = ReadmitMemory(shared, members["a2"])
+    a1.depart()
+    a1.get_all(filters=TRIP)  # the return
+    until = format_time(clock.after(10))
+    gate = a2.add("Boarding is at gate 4", metadata={"_readmit": {"valid_to": until}}, **ADD)
+    on_gate = {"_readmit": {"depends_on": [{"memory": gate["results"][0]["id"]}]}}
+    a2.add("Gate 4 is a ten-minute walk", metadata=on_gate, **ADD)
+    served = a1.get_all(filters=TRIP)
+
+    clock.at = clock.after(10)
+    ended = a1.get_all(filters=TRIP)
+
+    assert sorted(m["memory"] for m in served["results"]) == [
+        "Boarding is at gate 4",
+        "Gate 4 is a ten-minute walk",
+    ]
+    assert ended["results"] == []
+    assert {r["memory"]: r["reason"] for r in ended["readmit"]["removed"]} == {
+        "Boarding is at gate 4": "expired",
+        "Gate 4 is a ten-minute walk": "premise_invalidated",
+    }
