@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
 from readmit.admission.decision import Issued
@@ -19,6 +20,7 @@ from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, ItemDraft
 from readmit.integrations.following import Following
+from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.keys import identity, item_key
 from readmit.integrations.mem0 import ReadmitMemory
@@ -30,6 +32,7 @@ from readmit.store import WorkStateStore
 START = datetime(2026, 5, 1, 8, tzinfo=UTC)
 EVERYONE = frozenset({"*"})
 TRIP = {"user_id": "trip"}
+TRIP_PATH = ("trip",)
 ADD: dict[str, object] = {"user_id": "trip", "infer": False}
 
 
@@ -189,3 +192,32 @@ def test_a_mem0_bank_stops_serving_a_teammates_memory_and_what_rests_on_it_at_it
         "Boarding is at gate 4": "expired",
         "Gate 4 is a ten-minute walk": "premise_invalidated",
     }
+
+
+@pytest.mark.parametrize("premise", ["of C", "stated since"])
+def test_a_langgraph_get_stops_showing_the_agents_own_value_on_one_that_ended(
+    members: dict[str, Member], clock: Clock, premise: str
+) -> None:
+    """The hottest read compares one time (`Lens.wake`): the view's expiry, or an end the
+    walk follows sooner (a premise stated since is not the view's, and ends before it). A
+    view that expires shows only the agent's own writes (``empty``), on the same walk."""
+    a1, a2 = members["a1"], members["a2"]
+    inner = InMemoryStore()
+    s1, s2 = ReadmitStore(inner, a1, on_withheld="empty"), ReadmitStore(inner, a2)
+    museum = {"text": "The museum is open.", "_readmit": {"valid_to": format_time(clock.after(30))}}
+    if premise == "of C":
+        s2.put(TRIP_PATH, "museum", museum)
+    a1.depart()
+    arrive(a1)
+    s1.get(TRIP_PATH, "nothing")  # the lens, made
+    if premise == "stated since":
+        s2.put(TRIP_PATH, "museum", museum)
+    [item] = [i.id for i in a2.visible() if i.key == item_key(identity(TRIP_PATH, "museum"))]
+    s1.put(TRIP_PATH, "visit", {"text": "Visit at ten.", "_readmit": {"depends_on": [item]}})
+    assert s1.get(TRIP_PATH, "visit") is not None
+
+    clock.at = clock.after(29)
+    assert s1.get(TRIP_PATH, "visit") is not None
+    clock.at = clock.after(30)
+    assert s1.get(TRIP_PATH, "visit") is None
+    assert [i.key for i in s1.search(TRIP_PATH)] == []

@@ -68,7 +68,11 @@ class Lens:
     """When the issued view stops being served."""
 
     deadline: float = FOREVER.timestamp()
-    """``expires`` as a POSIX timestamp (what the hot read path compares)."""
+    """``expires`` as a POSIX timestamp."""
+
+    wake: float = FOREVER.timestamp()
+    """When a read must look again before it reads (what the hot read path compares):
+    ``deadline``, or sooner, the first validity end the walk follows (`Following.lapse`)."""
 
     expired: bool = False
     """Whether this lens replaced an issued view that expired."""
@@ -119,7 +123,8 @@ class Lens:
         if not isinstance(decision, Issued):
             return cls(decided, following, withheld=True, epoch=epoch)
         expires = expiry(decided)
-        lens = cls(decided, following, expires=expires, deadline=expires.timestamp(), epoch=epoch)
+        deadline = expires.timestamp()
+        lens = cls(decided, following, expires=expires, deadline=deadline, epoch=epoch)
         paths = [(item, ident) for item in decision.items if (ident := parse(item.key))]
         keys = [i.key or "" for i, _ in paths]
         last = {} if newest is None or not paths else newest(keys, epoch)
@@ -128,6 +133,7 @@ class Lens:
                 lens._current(item.id, ident)
                 lens.texts[ident] = item.text
         lens.show(lens.current.values())
+        lens._woken()
         return lens
 
     def lapsed(self) -> "Lens":
@@ -147,6 +153,7 @@ class Lens:
                 if ident in self.own:
                     lens._current(item_id, ident)
             lens.pending, lens.before = self.pending, dict(self.before)
+            lens._woken()
         return lens
 
     def apply(self, news: News, agent: str) -> None:
@@ -163,6 +170,7 @@ class Lens:
         """
         following, hidden = self.following, False
         following.replacing(news.fallen)
+        following.ends.known.update(news.ends)  # what the events rest on may end
         for recorded in news.later:
             if recorded.epoch <= following.epoch:
                 continue  # another thread applied it
@@ -181,6 +189,12 @@ class Lens:
         hidden |= self._gone(following.apply(replace(news, later=()), agent))
         self.epoch = following.epoch
         self._hidden(hidden)
+        self._woken()
+
+    def _woken(self) -> None:
+        """Set `wake` (an expired view's lens wakes for the ends alone)."""
+        ends = self.following.ends.next
+        self.wake = ends if self.expired else min(self.deadline, ends)
 
     def _hidden(self, hidden: bool) -> None:
         """Show only the namespaces of what is still shown, if a path was ``hidden``."""
@@ -204,6 +218,7 @@ class Lens:
         if lapsed(following.ends.next, member.clock):  # what it serves may have ended
             with self.lock:
                 self._hidden(self._gone(following.lapse(member.clock)))
+                self._woken()
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.

@@ -250,16 +250,15 @@ class ReadmitStore(BaseStore):
             lens is None
             or lens.decided is not member.latest
             or lens.withheld
-            or lapsed(lens.deadline, member.clock)
+            or lapsed(lens.wake, member.clock)  # the view expired, or an item it follows
         ):
             lens = self._read_lens()
         elif (
             (watch := lens.watch) is None
             or watch.generation != getattr(member.store, "generation", None)
             or monotonic() >= watch.due_at
-            or lapsed(lens.following.ends.next, member.clock)
         ):
-            lens.catch_up(member)  # `Watch.due`, inlined as far as nothing is due; or an end
+            lens.catch_up(member)  # `Watch.due`, inlined as far as nothing is due
         found = self.inner.get(namespace, key, refresh_ttl=refresh_ttl)
         if lens is None or found is None:
             return found
@@ -393,6 +392,6 @@ class ReadmitStore(BaseStore):
         if lens is not None and (
             lens.watch is None
             or lens.watch.due() is not None
-            or lapsed(lens.following.ends.next, self.member.clock)
+            or lapsed(lens.wake, self.member.clock)
         ):
             await asyncio.to_thread(lens.catch_up, self.member)
