@@ -144,6 +144,33 @@ def test_what_rests_on_an_item_of_c_falls_at_its_end_and_the_item_is_the_views(
     ]
 
 
+def test_what_is_stated_since_on_an_item_of_c_falls_at_the_end_of_that_items_premise(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """The meeting point rests on the agency's venue, which only the agency reads; a2's
+    note since rests on the meeting point. The view ends at the venue's end; the note is
+    not the view's."""
+    a1, a2, x1 = members["a1"], members["a2"], members["x1"]
+    _state(x1, "venue", "The venue is Hall A.", **_ends(clock, 30))
+    on_venue = {"depends_on": frozenset({"venue"}), "principals": EVERYONE}
+    _state(x1, "meet", "Meet at Hall A at 9:00.", **on_venue)
+    decided = _returned(a1)
+    assert isinstance(decided.decision, Issued)
+    assert "meet" in {i.id for i in decided.decision.items}
+    assert decided.decision.signed["expires_at"] == "2026-05-01T08:30:00Z"
+    following = Following(decided)
+    _state(a2, "coffee", "Coffee before the meeting.", depends_on=frozenset({"meet"}))
+    following.withdrawn(a1)
+
+    clock.at = clock.after(30)
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
+        ("meet", "premise_invalidated"),
+        ("coffee", "premise_invalidated"),
+    ]
+    assert _excluded(_returned(a1))["coffee"] == "premise_invalidated"
+
+
 def test_a_lens_hides_at_its_end_the_agents_own_write_on_an_item_that_ended(
     members: dict[str, Member], clock: Clock
 ) -> None:

@@ -8,6 +8,7 @@ C, outside it, on a chain the store traced), is due at its end, the earliest fir
 """
 
 import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from math import inf
@@ -26,6 +27,8 @@ class Ends:
     """A heap of (end as a POSIX timestamp, item) of the ends followed."""
     followed: set[str] = field(default_factory=set)
     """The items of ``due``, and those taken from it."""
+    walked: set[str] = field(default_factory=set)
+    """The premises `rests_on` met (their own premises met too, in C or outside it)."""
     on: bool = True
     """Whether ends are followed (a walk of the log before a return follows none)."""
 
@@ -34,20 +37,34 @@ class Ends:
         """The earliest end followed, as a POSIX timestamp (infinity: none)."""
         return self.due[0][0] if self.due else inf
 
-    def stated(self, item: ItemDraft) -> None:
-        """Follow an item stated since the return: it is served until its end."""
+    def stated(self, context: ReturnContext, item: ItemDraft) -> None:
+        """Follow an item stated since the return (served until its end), and its premises."""
         if (end := item.validity.valid_to) is not None and self.on:
             self.known[item.id] = end
             self.follow(item.id, end)
+        self.rests_on(context, item.depends_on)
 
-    def rests_on(self, context: ReturnContext, premise: str) -> None:
-        """Follow ``premise``, which something the walk follows rests on (of C or not)."""
-        if not self.on:
-            return
-        item = context.by_id.get(premise)
-        if item is None and (outside := context.outside.get(premise)) is not None:
-            item = outside.item
-        self.follow(premise, item.validity.valid_to if item else self.known.get(premise))
+    def rests_on(self, context: ReturnContext, premises: Iterable[str]) -> None:
+        """Follow ``premises`` of what the walk serves, and theirs in C or outside it.
+
+        Only what rests on something served: C's own items and their premises end the view
+        (a view expires at their first end), and following each return's whole C cost the
+        walk's making 65-90 ms at 100k items, half of them premises with an end.
+        """
+        todo = list(premises) if self.on else []
+        while todo:
+            premise = todo.pop()
+            if premise in self.walked:
+                continue
+            self.walked.add(premise)
+            item = context.by_id.get(premise)
+            if item is None and (outside := context.outside.get(premise)) is not None:
+                item = outside.item
+            if item is None:  # stated since, or on a chain: its own premises are followed
+                self.follow(premise, self.known.get(premise))
+            else:
+                self.follow(premise, item.validity.valid_to)
+                todo += item.depends_on
 
     def follow(self, item_id: str, end: datetime | None) -> None:
         """Take ``item_id`` down at ``end`` (None: it never ends)."""
@@ -64,4 +81,4 @@ class Ends:
 
     def __copy__(self) -> "Ends":
         """Ends followed on apart from these (what each holds copied)."""
-        return Ends(dict(self.known), list(self.due), set(self.followed), self.on)
+        return Ends(dict(self.known), list(self.due), set(self.followed), set(self.walked), self.on)

@@ -170,7 +170,6 @@ class Following(Readers):
     def _rest(self, item: str, premises: frozenset[str]) -> None:
         for premise in premises:
             self._rests.setdefault(premise, []).append(item)
-            self.ends.rests_on(self.decided.context, premise)
 
     def withdrawn(self, member: Member) -> list[Removal]:
         """The items withdrawn since the last read of the log, each with why."""
@@ -222,6 +221,7 @@ class Following(Readers):
                 self._chained.add(item)
                 self._unseen.add(item)  # never served: never named either
                 self._rest(item, premises)
+                self.ends.rests_on(self.decided.context, premises)
         gone: list[Removal] = []
         for item in sorted(news.fallen - self._out):
             self._out.add(item)
@@ -368,7 +368,7 @@ class Following(Readers):
                 self._withdrawn(i)
         self.texts[item.id] = item.text
         self._rest(item.id, item.depends_on)
-        self.ends.stated(item)
+        self.ends.stated(self.decided.context, item)
         scope = self.scopes[item.id] = self._scope(item, event.author)
         if not theirs:  # tracked so that a later withdrawal takes it down (a review)
             self.own.add(item.id)
