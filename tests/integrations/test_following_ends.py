@@ -7,10 +7,13 @@ that item's end (a review), and what rests on an item of C that ended. They now 
 ends by the member's clock (`readmit.integrations.ends`).
 """
 
+import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from agents import SQLiteSession, TResponseInputItem
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
@@ -19,6 +22,12 @@ from readmit.bench.backends import mem0_bank
 from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, ItemDraft
+from readmit.integrations.agents_sdk import (
+    Learned,
+    ReadmitSession,
+    assistant_messages,
+    message_text,
+)
 from readmit.integrations.following import Following
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.langgraph.admitted import Lens
@@ -248,3 +257,34 @@ def test_a_langgraph_get_stops_showing_the_agents_own_value_on_one_that_ended(
     clock.at = clock.after(30)
     assert s1.get(TRIP_PATH, "visit") is None
     assert [i.key for i in s1.search(TRIP_PATH)] == []
+
+
+def test_an_agents_sdk_session_leaves_out_its_own_fact_on_a_teammates_that_ended(
+    members: dict[str, Member], clock: Clock, tmp_path: Path
+) -> None:
+    """The gate, stated since the return, is not the view's: the view does not end with it."""
+    a1, a2 = members["a1"], members["a2"]
+
+    def on_gate(item: TResponseInputItem) -> Learned | None:
+        fact = assistant_messages(item)
+        return (
+            None if fact is None else replace(fact, annotations={"depends_on": [{"key": "gate"}]})
+        )
+
+    session = ReadmitSession(SQLiteSession("a1", tmp_path / "s.db"), a1, learned=on_gate)
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        session.depart()
+        await session.get_items()  # the return
+        _state(a2, "gate", "Boarding is at gate 4.", key="gate", **_ends(clock, 10))
+        await session.add_items([{"role": "assistant", "content": "Walk to gate 4 at 8:30."}])
+        served = [message_text(i) for i in await session.get_items()]
+        clock.at = clock.after(10)
+        return served, [message_text(i) for i in await session.get_items()]
+
+    served, ended = asyncio.run(scenario())
+
+    assert served[1:] == ["Walk to gate 4 at 8:30."]
+    assert ended[1:] == []
+    assert "(decision 1, issued)" in ended[0]  # not decided afresh: the view stands
+    assert "- Walk to gate 4 at 8:30. (premise_invalidated: depends on gate" in ended[0]
