@@ -8,6 +8,7 @@ ends by the member's clock (`readmit.integrations.ends`).
 """
 
 import asyncio
+import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +23,7 @@ from readmit.bench.backends import mem0_bank
 from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.events import Assert, ItemDraft
+from readmit.integrations import watch
 from readmit.integrations.agents_sdk import (
     Learned,
     ReadmitSession,
@@ -35,6 +37,7 @@ from readmit.integrations.langgraph.keys import identity, item_key
 from readmit.integrations.mem0 import ReadmitMemory
 from readmit.integrations.team import Member, Removal, removals
 from readmit.model import Agent, Validity
+from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore
 
@@ -126,7 +129,7 @@ def test_an_item_stated_since_the_return_is_withdrawn_at_its_end_with_what_rests
 
     assert gone == [
         Removal("gate", "expired", "valid until 2026-05-01T08:10:00Z"),
-        Removal("walk", "premise_invalidated", "depends on gate, which was withdrawn"),
+        Removal("walk", "premise_invalidated", "depends on gate, which ended"),
     ]
     excluded = _excluded(_returned(a1))
     assert (excluded["gate"], excluded["walk"]) == ("expired", "premise_invalidated")
@@ -232,11 +235,12 @@ def test_a_mem0_bank_stops_serving_a_teammates_memory_and_what_rests_on_it_at_it
 
 @pytest.mark.parametrize("premise", ["of C", "stated since"])
 def test_a_langgraph_get_stops_showing_the_agents_own_value_on_one_that_ended(
-    members: dict[str, Member], clock: Clock, premise: str
+    members: dict[str, Member], clock: Clock, premise: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The hottest read compares one time (`Lens.wake`): the view's expiry, or an end the
     walk follows sooner (a premise stated since is not the view's, and ends before it). A
     view that expires shows only the agent's own writes (``empty``), on the same walk."""
+    monkeypatch.setattr(watch, "FOLLOW_EVERY", 3600)  # no read is due for the log's sake
     a1, a2 = members["a1"], members["a2"]
     inner = InMemoryStore()
     s1, s2 = ReadmitStore(inner, a1, on_withheld="empty"), ReadmitStore(inner, a2)
@@ -288,3 +292,113 @@ def test_an_agents_sdk_session_leaves_out_its_own_fact_on_a_teammates_that_ended
     assert ended[1:] == []
     assert "(decision 1, issued)" in ended[0]  # not decided afresh: the view stands
     assert "- Walk to gate 4 at 8:30. (premise_invalidated: depends on gate" in ended[0]
+
+
+@pytest.mark.parametrize("reads", ["sync", "async"])
+def test_a_langgraph_read_hides_the_agents_value_on_a_teammates_resting_on_a_chain_that_ended(
+    members: dict[str, Member], clock: Clock, reads: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hall is the agency's, outside C; the meeting point, stated since, rests on it:
+    the store traces the hall as a chain and reports its end (`News.ends`), which the lens
+    must know before it meets the meeting point (a review: a mutant that loaded it after
+    served the agent's note past the hall's end, sync and async)."""
+    monkeypatch.setattr(watch, "FOLLOW_EVERY", 3600)  # no read is due for the log's sake
+    a1, x1 = members["a1"], members["x1"]
+    _state(x1, "hall", "The agency holds Hall A.", **_ends(clock, 30))
+    s1 = ReadmitStore(InMemoryStore(), a1, on_withheld="empty")
+    a1.depart()
+    arrive(a1)
+
+    def get() -> object:
+        if reads == "sync":
+            return s1.get(TRIP_PATH, "note")
+        return asyncio.run(s1.aget(TRIP_PATH, "note"))
+
+    get()  # the lens
+    _state(x1, "meet", "Meet at Hall A.", principals=EVERYONE, depends_on=frozenset({"hall"}))
+    s1.put(TRIP_PATH, "note", {"text": "At Hall A at 9.", "_readmit": {"depends_on": ["meet"]}})
+    assert get() is not None
+
+    clock.at = clock.after(30)
+
+    assert get() is None
+    [note] = [i.id for i in a1.visible() if i.key == item_key(identity(TRIP_PATH, "note"))]
+    assert _excluded(_returned(a1))[note] == "premise_invalidated"
+
+
+def test_a_read_beside_a_lens_taking_down_what_ended_waits_for_it(
+    members: dict[str, Member], clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One reader takes the ended item off the walk's ends, then hides its path, under the
+    lens's lock; another that looked at the ends in between saw none due, took no lock,
+    and served the path (a review). It now looks at `Lens.wake`, moved after the hiding."""
+    monkeypatch.setattr(watch, "FOLLOW_EVERY", 3600)  # both reads within one poll of the log
+    a1, a2 = members["a1"], members["a2"]
+    inner = InMemoryStore()
+    s1, s2 = ReadmitStore(inner, a1, on_withheld="empty"), ReadmitStore(inner, a2)
+    a1.depart()
+    arrive(a1)
+    s1.get(TRIP_PATH, "nothing")  # the lens
+    s2.put(
+        TRIP_PATH,
+        "museum",
+        {"text": "Open.", "_readmit": {"valid_to": format_time(clock.after(30))}},
+    )
+    [museum] = [i.id for i in a2.visible() if i.key == item_key(identity(TRIP_PATH, "museum"))]
+    s1.put(TRIP_PATH, "visit", {"text": "Visit at ten.", "_readmit": {"depends_on": [museum]}})
+    assert s1.get(TRIP_PATH, "visit") is not None
+
+    taking, go_on = threading.Event(), threading.Event()
+    fallen = Following._fallen
+
+    def held(self: Following, premise: str, went: str = "was withdrawn") -> list[Removal]:
+        if threading.current_thread().name == "first":
+            taking.set()
+            go_on.wait(10)
+        return fallen(self, premise, went)
+
+    monkeypatch.setattr(Following, "_fallen", held)
+    clock.at = clock.after(30)
+    got: dict[str, object] = {}
+    first = threading.Thread(
+        target=lambda: got.update(first=s1.get(TRIP_PATH, "visit")), name="first"
+    )
+    second = threading.Thread(target=lambda: got.update(second=s1.get(TRIP_PATH, "visit")))
+    first.start()
+    assert taking.wait(10)
+    second.start()
+    second.join(0.5)  # it would have served by now; it waits on the lock instead
+    go_on.set()
+    first.join(10)
+    second.join(10)
+
+    assert got == {"first": None, "second": None}
+
+
+def test_an_item_stated_since_that_the_agent_may_not_read_is_not_named_again_at_its_end(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """It went as ``unauthorized`` when stated; naming it at its end told when it ended."""
+    a1, x1 = members["a1"], members["x1"]
+    following = Following(_returned(a1))
+    _state(x1, "fee", "The agency's fee is 5%.", **_ends(clock, 10))
+    assert following.withdrawn(a1) == [Removal("fee", "unauthorized", "")]
+
+    clock.at = clock.after(10)
+
+    assert following.withdrawn(a1) == []
+
+
+def test_a_view_expires_at_the_end_of_a_premise_in_c_it_did_not_select(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    a1.policy = Policy(max_items=1)
+    _state(a2, "room", "Room Delta is booked.", **_ends(clock, 20))
+    _state(a2, "projector", "Room Delta has a projector.", depends_on=frozenset({"room"}))
+
+    decided = _returned(a1)
+
+    assert isinstance(decided.decision, Issued)
+    assert [i.id for i in decided.decision.items] == ["projector"]
+    assert decided.decision.signed["expires_at"] == "2026-05-01T08:20:00Z"

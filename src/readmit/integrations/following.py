@@ -195,10 +195,10 @@ class Following(Readers):
                 continue
             self._out.add(item)
             self._withdrawn(item)
-            if item in self.texts:
+            if item in self.texts and self._told(item):  # one it may not read went already
                 why = f"valid until {format_time(self.ends.known[item])}"
-                gone.append(Removal(item, Reason.EXPIRED.value, why if self._told(item) else ""))
-            gone += self._fallen(item)
+                gone.append(Removal(item, Reason.EXPIRED.value, why))
+            gone += self._fallen(item, "ended")
         self.gone += gone
         return gone
 
@@ -324,28 +324,29 @@ class Following(Readers):
             said += self._stated(event, theirs)
         return said
 
-    def _fallen(self, premise: str) -> list[Removal]:
-        """What depends, directly or in a chain, on ``premise``, withdrawn just now.
+    def _fallen(self, premise: str, went: str = "was withdrawn") -> list[Removal]:
+        """What depends, directly or in a chain, on ``premise``, which ``went`` just now.
 
         A return excludes it as ``premise_invalidated``; the layer served it on (a probe).
         Each falls as its premise is withdrawn, event by event, so what a walk names does
         not depend on how the log was split into reads (a review).
         """
         fallen: list[Removal] = []
-        premises = [premise]
+        first, premises = premise, [premise]
         while premises:
             premise = premises.pop()
             for item in self._rests.get(premise, ()):
                 if item not in self._out:
                     self._out.add(item)
                     if item not in self._unseen:  # a premise outside C it may not read
-                        fallen.append(self._fall(item, premise))
+                        how = went if premise == first else "was withdrawn"
+                        fallen.append(self._fall(item, premise, how))
                     premises.append(item)
         return fallen
 
-    def _fall(self, item: str, premise: str) -> Removal:
-        """``item`` withdrawn as ``premise`` was; the detail where the agent may read both."""
-        why = f"depends on {premise}, which was withdrawn"
+    def _fall(self, item: str, premise: str, went: str = "was withdrawn") -> Removal:
+        """``item`` withdrawn as ``premise`` ``went``; the detail where the agent may read both."""
+        why = f"depends on {premise}, which {went}"
         detail = why if self._told(item) and self._told(premise) else ""
         return Removal(item, Reason.PREMISE_INVALIDATED.value, detail)
 

@@ -215,8 +215,8 @@ class Lens:
             with self.lock:
                 self.apply(news, member.agent)
                 watch.read(due)
-        if lapsed(following.ends.next, member.clock):  # what it serves may have ended
-            with self.lock:
+        if lapsed(self.wake, member.clock):  # what it serves may have ended (or the view):
+            with self.lock:  # `wake` moves after the hiding, so a reader meanwhile waits here
                 self._hidden(self._gone(following.lapse(member.clock)))
                 self._woken()
 

@@ -19,8 +19,9 @@ what rests on the value would fall (``premise_invalidated``), the old version wo
 left out as ``stale_or_superseded``, and teammates would stop seeing the path until their
 next return, all for a read. The end a put records is the earliest the inner store may
 sweep the value, whatever reads it since (fail closed: a value kept alive by reads is left
-out at returns after its put's TTL, though the store still holds it); a value that should
-stay admitted is put again.
+out at returns after its put's TTL, though the store still holds it, and between returns
+the lens stops showing it then, the agent's own too: `readmit.integrations.ends`); a value
+that should stay admitted is put again.
 
 ``PostgresStore`` keeps a TTL in whole minutes and refreshes with that: for it the end is
 taken with the TTL rounded as Postgres rounds it, where that is shorter. SQLite refreshes
