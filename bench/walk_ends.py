@@ -68,10 +68,8 @@ def main() -> None:
         store.create_workspace("ws", agents)
         ids = [f"c{n}" for n in range(args.items)]
         on = [None if n % 2 == 0 else ids[n - 1] for n in range(args.items)]
-        for start in range(0, args.items, BATCH):
-            store.append(
-                "ws", statements("A2", ids[start : start + BATCH], on[start : start + BATCH])
-            )
+        for lo in range(0, args.items, BATCH):
+            store.append("ws", statements("A2", ids[lo : lo + BATCH], on[lo : lo + BATCH]))
         a1 = Member(store, "ws", "A1", SIGNER, policy=Policy(implicit=False))
         a2 = Member(store, "ws", "A2", SIGNER)
         a1.depart()
