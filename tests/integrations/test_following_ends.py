@@ -8,13 +8,19 @@ ends by the member's clock (`readmit.integrations.ends`).
 """
 
 import asyncio
+import random
+import sqlite3
+import tempfile
 import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agents import SQLiteSession, TResponseInputItem
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
@@ -22,6 +28,7 @@ from readmit.admission.decision import Issued
 from readmit.bench.backends import mem0_bank
 from readmit.clock import format_time
 from readmit.decide import Decided
+from readmit.errors import ReadmitError
 from readmit.events import Assert, ItemDraft
 from readmit.integrations import watch
 from readmit.integrations.agents_sdk import (
@@ -39,7 +46,7 @@ from readmit.integrations.team import Member, Removal, removals
 from readmit.model import Agent, Validity
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
-from readmit.store import WorkStateStore
+from readmit.store import WorkStateStore, open_store
 
 START = datetime(2026, 5, 1, 8, tzinfo=UTC)
 EVERYONE = frozenset({"*"})
@@ -402,3 +409,79 @@ def test_a_view_expires_at_the_end_of_a_premise_in_c_it_did_not_select(
     assert isinstance(decided.decision, Issued)
     assert [i.id for i in decided.decision.items] == ["projector"]
     assert decided.decision.signed["expires_at"] == "2026-05-01T08:20:00Z"
+
+
+def _statement(rnd: random.Random, who: Member, n: int, stated: list[str], clock: Clock) -> Assert:
+    """A random statement: ending or not, shared or the agency's, on an earlier one or not."""
+    fields: dict[str, Any] = {}
+    if rnd.random() < 0.5:
+        fields["validity"] = Validity(valid_to=clock.at + timedelta(minutes=rnd.randint(1, 40)))
+    if rnd.random() < 0.3:
+        fields["principals"] = frozenset({rnd.choice(["agency", "*"])})
+    if stated and rnd.random() < 0.6:
+        fields["depends_on"] = frozenset(rnd.sample(stated, min(len(stated), rnd.randint(1, 2))))
+    draft = ItemDraft(id=f"i{n}", text=f"Fact {n}.", **fields)
+    return Assert(id=f"e{n}", at=clock.at, author=who.agent, item=draft)
+
+
+def _admitted_afresh(store: WorkStateStore, clock: Clock, directory: Path) -> set[str]:
+    """What a1 would be admitted if it departed and returned now (on a copy of the store)."""
+    copy = directory / f"fresh-{clock.at.timestamp():.0f}.db"
+    with sqlite3.connect(directory / "r.db") as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    fresh = open_store(f"sqlite:///{copy}")
+    try:
+        a1 = Member(fresh, "trip", "a1", HmacSha256Signer(KEY), clock=clock, policy=WIDE)
+        a1.depart()
+        decision = a1.return_().decision
+        return {i.id for i in decision.items} if isinstance(decision, Issued) else set()
+    finally:
+        fresh.close()
+
+
+WIDE = Policy(max_items=1000, max_chars=10_000_000, implicit=False)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_of_what_is_stated_since_the_walk_serves_what_a_fresh_return_admits(seed: int) -> None:
+    """Random statements before and after a1's return, ending or not, resting on each
+    other (another principal's too), the clock moving on: at every read, the statements
+    since that the walk has not taken away are exactly those a fresh return then admits."""
+    rnd = random.Random(seed)
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        store = open_store(f"sqlite:///{directory}/r.db")
+        agents = [("a1", "family"), ("a2", "family"), ("x1", "agency")]
+        store.create_workspace(
+            "trip", [Agent(id=a, principal=p, role="planner") for a, p in agents]
+        )
+        clock = Clock()
+        signer = HmacSha256Signer(KEY)
+        team = [Member(store, "trip", a, signer, clock=clock, policy=WIDE) for a, _ in agents]
+        stated: list[str] = []
+        since: list[str] = []
+        following: Following | None = None
+        try:
+            for n in range(24):
+                if n == 10:
+                    team[0].depart()
+                    following = Following(team[0].return_())
+                who = rnd.choice(team)
+                event = _statement(rnd, who, n, stated, clock)
+                try:
+                    who.record([event])
+                except ReadmitError:
+                    continue  # a premise its author may not read
+                stated.append(event.item.id)
+                if following is None:
+                    continue
+                since.append(event.item.id)
+                if n % 3 == 0:
+                    clock.at += timedelta(minutes=rnd.randint(0, 15))
+                    following.withdrawn(team[0])
+                    out = {r.item for r in following.gone}
+                    served = {i for i in since if i not in out}
+                    assert served == _admitted_afresh(store, clock, directory) & set(since)
+        finally:
+            store.close()
