@@ -142,6 +142,15 @@ def test_an_item_stated_since_the_return_is_withdrawn_at_its_end_with_what_rests
     assert (excluded["gate"], excluded["walk"]) == ("expired", "premise_invalidated")
 
 
+def _followed_from(a1: Member, admitted: str, expires: str) -> Following:
+    """The walk after a1's return, whose view admits ``admitted`` and ends at ``expires``."""
+    decided = _returned(a1)
+    assert isinstance(decided.decision, Issued)
+    assert admitted in {i.id for i in decided.decision.items}
+    assert decided.decision.signed["expires_at"] == expires
+    return Following(decided)
+
+
 def test_what_rests_on_an_item_of_c_falls_at_its_end_and_the_item_is_the_views(
     members: dict[str, Member], clock: Clock
 ) -> None:
@@ -149,10 +158,7 @@ def test_what_rests_on_an_item_of_c_falls_at_its_end_and_the_item_is_the_views(
     view's, and was served on."""
     a1, a2 = members["a1"], members["a2"]
     _state(a2, "room", "The standup room is Room Delta.", **_ends(clock, 20))
-    decided = _returned(a1)
-    assert isinstance(decided.decision, Issued)
-    assert decided.decision.signed["expires_at"] == "2026-05-01T08:20:00Z"
-    following = Following(decided)
+    following = _followed_from(a1, "room", "2026-05-01T08:20:00Z")
     _state(a2, "projector", "Room Delta has a projector.", depends_on=frozenset({"room"}))
     following.withdrawn(a1)
 
@@ -173,11 +179,7 @@ def test_what_is_stated_since_on_an_item_of_c_falls_at_the_end_of_that_items_pre
     _state(x1, "venue", "The venue is Hall A.", **_ends(clock, 30))
     on_venue = {"depends_on": frozenset({"venue"}), "principals": EVERYONE}
     _state(x1, "meet", "Meet at Hall A at 9:00.", **on_venue)
-    decided = _returned(a1)
-    assert isinstance(decided.decision, Issued)
-    assert "meet" in {i.id for i in decided.decision.items}
-    assert decided.decision.signed["expires_at"] == "2026-05-01T08:30:00Z"
-    following = Following(decided)
+    following = _followed_from(a1, "meet", "2026-05-01T08:30:00Z")
     _state(a2, "coffee", "Coffee before the meeting.", depends_on=frozenset({"meet"}))
     following.withdrawn(a1)
 
