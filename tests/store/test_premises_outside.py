@@ -133,6 +133,25 @@ def test_a_view_expires_when_a_premise_the_agent_may_not_read_ends(
     assert '"x"' not in json.dumps(family.record["view"])  # its end only, never its id
 
 
+def test_a_premise_the_agent_may_not_read_stated_while_it_was_away_takes_it_down_at_its_end(
+    store: WorkStateStore,
+) -> None:
+    """X is in C then (Δ states it), gated as ``unauthorized`` before its end was looked
+    at: Y was admitted past X's end (a differential fuzz), and its view was issued ending
+    before it began."""
+    x = {**X, "at": at(1), "item": {**X["item"], "valid_to": at(4)}}
+    y = {**Y, "at": at(2)}
+
+    [family] = _decide(store, [depart(0), x, y, ret(5)])
+
+    assert _y(family) == {
+        "item": "y", "reason": "premise_invalidated", "stage": "propagation",
+        "evidence": ["x"], "detail": "depends on x, which was invalidated",
+    }  # fmt: skip
+    assert '"x"' not in json.dumps(family.record["view"])
+    verify_view(family.record["view"], SIGNER, parse_time(at(5)))
+
+
 def test_a_fallen_premise_of_a_premise_the_agent_may_not_read_takes_it_down(
     store: WorkStateStore,
 ) -> None:

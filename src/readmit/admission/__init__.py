@@ -81,8 +81,10 @@ def admit(
     step()
     eligible, gated = apply_gates(pool, ctx, (*DEFAULT_GATES, max_chars(policy.max_item_chars)))
     step()
-    # A premise whose validity ended is invalid for current use, as a departure holds it.
-    expired = [e for e in gated if e.reason is Reason.EXPIRED]
+    # A premise whose validity ended is invalid for current use, as a departure holds it:
+    # gated for that, or for another reason first (another principal's, stated while the
+    # agent was away: what rested on it was admitted past its end, a differential fuzz).
+    expired = [e for e in gated if e.reason is Reason.EXPIRED or _ended(ctx, e.item)]
     if expired:
         eligible, lapsed = propagate(eligible, excluded=expired)
         premise = [*premise, *lapsed]
@@ -136,6 +138,12 @@ def admit(
         withheld=withheld,
         judgment=judgment,
     )
+
+
+def _ended(ctx: ReturnContext, item_id: str) -> bool:
+    """Whether the validity of ``item_id`` (an item of C) ended by the return."""
+    item = ctx.by_id.get(item_id)
+    return item is not None and item.validity.ended(ctx.returner.at)
 
 
 def _check_verifier(verifier: object) -> None:

@@ -272,9 +272,9 @@ class ReadmitSession:
     def _after_return(self) -> Judged | None:
         """The judged decision to filter by; a fresh return once the issued view expired."""
         member = self.member
-        if self.returning:
-            self.returning = False
+        if self.returning:  # owed until decided: a read after one that failed decides it
             member.return_()
+            self.returning = False
         latest = member.latest
         if latest is None:
             return None

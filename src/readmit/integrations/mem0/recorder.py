@@ -130,9 +130,9 @@ class Recorder:
                 expired (`ViewExpired` then).
         """
         member = self.member
-        if self.returning:
-            self.returning = False
+        if self.returning:  # owed until decided: a read after one that failed decides it
             member.return_()
+            self.returning = False
         view = self._index
         if view.decided is not member.latest:
             view = self._index = index(member.latest)
