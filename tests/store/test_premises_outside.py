@@ -152,6 +152,22 @@ def test_a_premise_the_agent_may_not_read_stated_while_it_was_away_takes_it_down
     verify_view(family.record["view"], SIGNER, parse_time(at(5)))
 
 
+def test_an_ended_premise_takes_it_down_through_one_the_agent_may_not_read(
+    store: WorkStateStore,
+) -> None:
+    """Y rests on W, which only the neighbours read, which rests on V, which ended: W was
+    gated before V's end reached it, and Y was admitted (a differential fuzz)."""
+    v = _item(1, "v", "The budget covers Room Atlas.", readers="*", valid_to=at(4))
+    w = {**X, "at": at(2), "item": {**X["item"], "id": "w", "depends_on": ["v"]}}
+    y = {**Y, "at": at(3), "item": {**Y["item"], "depends_on": ["w"]}}
+
+    [family] = _decide(store, [depart(0), v, w, y, ret(5)])
+
+    assert (_y(family)["reason"], _y(family)["evidence"]) == ("premise_invalidated", ["w"])
+    assert '"w"' not in json.dumps(family.record["view"])
+    verify_view(family.record["view"], SIGNER, parse_time(at(5)))
+
+
 def test_a_fallen_premise_of_a_premise_the_agent_may_not_read_takes_it_down(
     store: WorkStateStore,
 ) -> None:

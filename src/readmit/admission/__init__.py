@@ -83,11 +83,11 @@ def admit(
     step()
     # A premise whose validity ended is invalid for current use, as a departure holds it:
     # gated for that, or for another reason first (another principal's, stated while the
-    # agent was away: what rested on it was admitted past its end, a differential fuzz).
+    # agent was away), and through items gated on the way (what rested on it was admitted
+    # past its end, a differential fuzz).
     expired = [e for e in gated if e.reason is Reason.EXPIRED or _ended(ctx, e.item)]
     if expired:
-        eligible, lapsed = propagate(eligible, excluded=expired)
-        premise = [*premise, *lapsed]
+        eligible, premise = _lapsed(pool, eligible, gated, expired, premise)
     screener = (
         Screener(ctx, pool, verifier, policy, embedder, on_progress, dependency_scan, waited)
         if verifier is not None and policy.implicit
@@ -138,6 +138,22 @@ def admit(
         withheld=withheld,
         judgment=judgment,
     )
+
+
+def _lapsed(
+    pool: list[Item],
+    eligible: list[Item],
+    gated: Sequence[Exclusion],
+    expired: list[Exclusion],
+    premise: list[Exclusion],
+) -> tuple[list[Item], list[Exclusion]]:
+    """``eligible`` less what rests on ``expired`` in ``pool``; ``premise`` with why."""
+    _, lapsed = propagate(pool, excluded=expired)
+    if not lapsed:
+        return eligible, premise
+    fell, kept_out = {e.item for e in lapsed}, {e.item for e in gated}
+    eligible = [i for i in eligible if i.id not in fell]
+    return eligible, [*premise, *(e for e in lapsed if e.item not in kept_out)]
 
 
 def _ended(ctx: ReturnContext, item_id: str) -> bool:
