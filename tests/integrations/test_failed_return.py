@@ -1,10 +1,11 @@
-"""A return that fails at a memory layer's read is still owed at the next read.
+"""A return that fails is still owed at a memory layer's next read.
 
 The Mem0 wrapper and the Agents SDK session decide a departed agent's return at its first
 read. When deciding it raised (a store error; a view the signer rejected), the wrapper
 had already noted it decided: the next read filtered by no decision at all and served
 everything, another principal's memories and a teammate's revoked one too (a
-differential fuzz). The return is now owed until it is decided.
+differential fuzz). A LangGraph store whose agent had no decision yet read unfiltered
+after `arrive` raised. The return is now owed until it is decided (`Member.away`).
 """
 
 import asyncio
@@ -14,17 +15,20 @@ from typing import Any
 
 import pytest
 from agents import SQLiteSession
+from langgraph.store.memory import InMemoryStore
 
 from integrations.conftest import team
 from readmit.bench.backends import mem0_bank
 from readmit.decide import Decided
 from readmit.errors import StoreError
 from readmit.integrations.agents_sdk import ReadmitSession, message_text
+from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.mem0 import ReadmitMemory
 from readmit.integrations.mem0.ids import item_id
 from readmit.integrations.team import Member
 
 TRIP = {"user_id": "trip"}
+TRIP_PATH = ("trip",)
 
 
 @pytest.fixture
@@ -84,4 +88,22 @@ def test_an_agents_sdk_read_after_a_failed_return_decides_it_and_filters(
 
     assert "The hotel is the Hilton. (revoked: The Hilton cancelled.)" in texts[0]
     assert texts[1:] == []
+    assert fails_once == ["a", "a"]
+
+
+def test_a_langgraph_read_after_a_failed_arrival_decides_the_return_and_filters(
+    members: dict[str, Member], fails_once: list[str]
+) -> None:
+    """The store was made before the departure, with no decision in the process: it read
+    unfiltered after `arrive` raised, another principal's value too (a differential fuzz)."""
+    inner = InMemoryStore()
+    s_a, s_c = ReadmitStore(inner, members["a"]), ReadmitStore(inner, members["c"])
+    members["a"].depart()
+    s_c.put(TRIP_PATH, "fee", {"text": "The fee is 5%."})  # the other principal's
+
+    with pytest.raises(StoreError):
+        arrive(members["a"])
+    got = s_a.get(TRIP_PATH, "fee")
+
+    assert got is None
     assert fails_once == ["a", "a"]

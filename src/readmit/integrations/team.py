@@ -242,6 +242,8 @@ class Member:
     clock: Callable[[], datetime] = now
     latest: Decided | None = None
     """The agent's latest decision in this process, if it has returned."""
+    away: bool = False
+    """Whether the agent departed in this process and has not returned since."""
 
     def __post_init__(self) -> None:
         """Refuse a member of a workspace, or an agent, the store does not know, or no signer.
@@ -305,7 +307,9 @@ class Member:
                 valid name.
         """
         said = check_returning(task, purpose)
-        return self.store.depart(self.workspace, self.agent, self.clock(), said)
+        checkpoint = self.store.depart(self.workspace, self.agent, self.clock(), said)
+        self.away = True
+        return checkpoint
 
     def return_(
         self, task: str | None = None, purpose: str | None = None, query: str | None = None
@@ -338,7 +342,7 @@ class Member:
             query=query,
         )
         own = self.store.own_number(self.workspace, self.agent, decided.id)
-        self.latest = replace(decided, own=own)
+        self.latest, self.away = replace(decided, own=own), False
         return self.latest
 
     def owes_return(self) -> bool:
@@ -370,30 +374,3 @@ class Member:
 def missing_extra(what: str, extra: str) -> str:
     """What an integration's import says when its extra is not installed."""
     return f"this integration needs {what}: {install_hint(extra)}"
-
-
-class OwedReturn:
-    """The return a wrapper made after its agent departed owes, decided at its first read.
-
-    A process started after a departure (or after a return, whose decision only the store
-    keeps) has no decision in memory: served unfiltered, its reads would show what that
-    return left out (`Member.owes_return`). Calling it decides that return once, one
-    thread at a time, before any read is served; the member's latest decision after.
-    """
-
-    def __init__(self, member: Member) -> None:
-        self.member = member
-        self.owed = member.owes_return()
-        self._lock = threading.Lock()
-
-    def __call__(self) -> Decided | None:
-        if self.owed:
-            with self._lock:
-                self._settle()
-        return self.member.latest
-
-    def _settle(self) -> None:
-        """Decide the return owed, unless a thread before this one (or a run) did."""
-        if self.owed and self.member.latest is None:
-            self.member.return_()
-        self.owed = False

@@ -80,7 +80,8 @@ from readmit.integrations.langgraph.writes import (
     written,
 )
 from readmit.integrations.langgraph.writes import reads as reads_of
-from readmit.integrations.team import Member, OwedReturn, lapsed, one_of
+from readmit.integrations.owed import OwedReturn
+from readmit.integrations.team import Member, lapsed, one_of
 
 
 class ReadmitStore(BaseStore):

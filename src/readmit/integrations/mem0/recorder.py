@@ -130,7 +130,7 @@ class Recorder:
                 expired (`ViewExpired` then).
         """
         member = self.member
-        if self.returning:  # owed until decided: a read after one that failed decides it
+        if self.returning or (member.away and member.latest is None):  # owed until decided
             member.return_()
             self.returning = False
         view = self._index
