@@ -123,8 +123,7 @@ class Lens:
         if not isinstance(decision, Issued):
             return cls(decided, following, withheld=True, epoch=epoch)
         expires = expiry(decided)
-        deadline = expires.timestamp()
-        lens = cls(decided, following, expires=expires, deadline=deadline, epoch=epoch)
+        lens = cls(decided, following, expires=expires, deadline=expires.timestamp(), epoch=epoch)
         paths = [(item, ident) for item in decision.items if (ident := parse(item.key))]
         keys = [i.key or "" for i, _ in paths]
         last = {} if newest is None or not paths else newest(keys, epoch)
