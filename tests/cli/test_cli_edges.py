@@ -1057,14 +1057,20 @@ def test_ctrl_c_ends_a_command_in_one_line_with_the_status_a_shell_shows(tmp_pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_without_readmit(os.environ),
+        env={**_without_readmit(os.environ), "PYTHONFAULTHANDLER": "1"},
     )
     try:
         with fifo.open("w"):  # blocks until the command opens the scenario to read it
             command.send_signal(signal.SIGINT)
-            out, err = command.communicate(timeout=120)
+            try:
+                out, err = command.communicate(timeout=120)
+            except subprocess.TimeoutExpired:  # it hung once in CI (stop 71): say where
+                command.send_signal(signal.SIGABRT)  # the fault handler prints every thread
+                pytest.fail(f"Ctrl-C did not end the command:\n{command.communicate()[1]}")
     finally:
-        command.kill()
+        if command.poll() is None:
+            command.kill()
+            command.communicate()  # reaped, its pipes closed: not left to fail a later test
 
     assert (command.returncode, out) == (130, "")  # 128 + SIGINT
     assert err == "error [interrupted]: stopped by an interrupt (Ctrl-C) before it finished\n"
