@@ -1064,9 +1064,11 @@ def test_ctrl_c_ends_a_command_in_one_line_with_the_status_a_shell_shows(tmp_pat
             command.send_signal(signal.SIGINT)
             try:
                 out, err = command.communicate(timeout=120)
-            except subprocess.TimeoutExpired:  # it hung once in CI (stop 71): say where
+            except subprocess.TimeoutExpired:  # it hung in CI (stop 71): say where, and why
+                masks = Path(f"/proc/{command.pid}/status").read_text()  # SIGINT blocked, ignored?
                 command.send_signal(signal.SIGABRT)  # the fault handler prints every thread
-                pytest.fail(f"Ctrl-C did not end the command:\n{command.communicate()[1]}")
+                stacks = command.communicate()[1]
+                pytest.fail(f"Ctrl-C did not end the command:\n{masks}\n{stacks}")
     finally:
         if command.poll() is None:
             command.kill()
