@@ -5,7 +5,6 @@ semantic versioning; stage modules under ``readmit.admission`` are public for
 reading, but their helpers may change.
 """
 
-import readmit.interrupts  # noqa: F401  (first: numpy's threads never take a Ctrl-C)
 from readmit.admission import admit
 from readmit.admission.context import ReturnContext
 from readmit.admission.coverage import Coverage
