@@ -1044,6 +1044,16 @@ def test_a_broken_pipe_that_is_not_stdouts_is_a_failure_not_a_reader_gone() -> N
     assert result.stderr.startswith("error [internal]: BrokenPipeError: [Errno 32]")
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """SIGINT as a terminal's foreground job starts with it (in the child, before exec).
+
+    A child inherits an ignored SIGINT, and Python keeps ignoring it: the test's worker
+    had it ignored at times in CI (stop 71: the hung command's ``SigIgn`` held SIGINT and
+    SIGQUIT), and the command went on reading its scenario.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_a_command_in_one_line_with_the_status_a_shell_shows(tmp_path: Path) -> None:
     """Ctrl-C printed click's "Aborted!" with status 1, the status of a bug (a newcomer).
 
@@ -1058,6 +1068,7 @@ def test_ctrl_c_ends_a_command_in_one_line_with_the_status_a_shell_shows(tmp_pat
         stderr=subprocess.PIPE,
         text=True,
         env={**_without_readmit(os.environ), "PYTHONFAULTHANDLER": "1"},
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     try:
         with fifo.open("w"):  # blocks until the command opens the scenario to read it
