@@ -451,10 +451,7 @@ def _ended_under(decided: Decided, admitted: Collection[str]) -> set[str]:
     ctx, at = decided.context, decided.context.returner.at
     chain, ended = list(admitted), set()
     while chain:
-        item = ctx.by_id.get(premise := chain.pop())
-        if item is None and (outside := ctx.outside.get(premise)) is not None:
-            item = outside.item
-        if item is not None:
+        if (item := ctx.item_or_premise(premise := chain.pop())) is not None:
             if item.validity.ended(at):
                 ended.add(premise)
             chain += item.depends_on

@@ -268,6 +268,13 @@ class ReturnContext:
             self, history=None, keys_before=None, restoration=None, quote=None, named=None
         )
 
+    def item_or_premise(self, item_id: str) -> Item | None:
+        """The item of C, else the premise outside it as stored while it stands (`outside`)."""
+        item = self.by_id.get(item_id)
+        if item is None and (premise := self.outside.get(item_id)) is not None:
+            return premise.item
+        return item
+
     def reads_evidence_of(self, author: str) -> bool:
         """Whether the returning agent may read evidence ``author`` recorded.
 

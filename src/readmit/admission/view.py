@@ -123,7 +123,6 @@ def _expires(ctx: ReturnContext, policy: Policy, selection: Selection) -> dateti
     falls when it ends (`Validity.ended`), and a view that outlived one served it (a
     review: a premise only another principal reads ended before the view).
     """
-    by_id, outside = ctx.by_id, ctx.outside
     ends: list[datetime] = []
     seen: set[str] = set()
     todo = [i.id for i in selection.items]
@@ -132,8 +131,7 @@ def _expires(ctx: ReturnContext, policy: Policy, selection: Selection) -> dateti
         if item_id in seen:
             continue
         seen.add(item_id)
-        item = by_id.get(item_id) or (held.item if (held := outside.get(item_id)) else None)
-        if item is not None:
+        if (item := ctx.item_or_premise(item_id)) is not None:
             if item.validity.valid_to is not None:
                 ends.append(item.validity.valid_to)
             todo += item.depends_on

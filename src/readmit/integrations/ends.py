@@ -57,9 +57,7 @@ class Ends:
             if premise in self.walked:
                 continue
             self.walked.add(premise)
-            item = context.by_id.get(premise)
-            if item is None and (outside := context.outside.get(premise)) is not None:
-                item = outside.item
+            item = context.item_or_premise(premise)
             if item is None:  # stated since, or on a chain: its own premises are followed
                 self.follow(premise, self.known.get(premise))
             else:
