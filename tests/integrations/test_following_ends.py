@@ -30,7 +30,7 @@ from readmit.bench.backends import mem0_bank
 from readmit.clock import format_time
 from readmit.decide import Decided
 from readmit.errors import ReadmitError
-from readmit.events import Assert, ItemDraft
+from readmit.events import Assert, ItemDraft, Revoke
 from readmit.integrations import watch
 from readmit.integrations.agents_sdk import (
     Learned,
@@ -400,6 +400,125 @@ def test_an_item_stated_since_that_the_agent_may_not_read_is_not_named_again_at_
     assert following.withdrawn(a1) == []
 
 
+def test_an_item_stated_since_that_the_agent_may_not_read_is_not_named_for_its_start(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    a1, x1 = members["a1"], members["x1"]
+    following = Following(_returned(a1))
+    _state(x1, "fee", "The agency's fee is 5%.", validity=Validity(valid_from=clock.after(10)))
+
+    assert following.withdrawn(a1) == [Removal("fee", "unauthorized", "")]
+
+
+def test_an_item_stated_since_that_is_not_valid_yet_is_withheld_alone(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """A return excludes it (``not_yet_valid``) and admits what rests on it; the layers
+    served it at once (a probe). It is not shown at its start: the next return shows it."""
+    a1, a2 = members["a1"], members["a2"]
+    following = Following(_returned(a1))
+    start = {"validity": Validity(valid_from=clock.after(10))}
+    _state(a2, "closed", "The office is closed.", **start)
+    _state(a2, "remote", "Work from home.", depends_on=frozenset({"closed"}))
+    _state(a2, "open", "The café is open.", validity=Validity(valid_from=START))
+
+    assert following.withdrawn(a1) == [
+        Removal("closed", "not_yet_valid", "valid from 2026-05-01T08:10:00Z")
+    ]
+    assert _excluded(_returned(a1)).get("closed") == "not_yet_valid"  # the rest admitted
+    assert {"remote", "open"} <= admitted_ids(_returned(a1))
+    clock.at = clock.after(10)
+    assert following.withdrawn(a1) == []
+    a2.record([Revoke(id="e-r", at=clock.at, author="a2", target="closed", why="reopened")])
+    assert following.withdrawn(a1) == [
+        Removal("closed", "revoked", "reopened"),
+        Removal("remote", "premise_invalidated", "depends on closed, which was withdrawn"),
+    ]
+
+
+def test_an_item_that_starts_before_the_read_that_meets_it_is_served(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    following = Following(_returned(a1))
+    _state(a2, "closed", "The office is closed.", validity=Validity(valid_from=clock.after(10)))
+    clock.at = clock.after(10)
+
+    assert following.withdrawn(a1) == []
+    assert "closed" in admitted_ids(_returned(a1))
+
+
+def test_a_mem0_bank_withholds_a_teammates_memory_until_a_return_after_its_start(
+    members: dict[str, Member], clock: Clock, tmp_path: Path
+) -> None:
+    shared = mem0_bank.bank(tmp_path)
+    a1 = ReadmitMemory(shared, members["a1"])
+    a2 = ReadmitMemory(shared, members["a2"])
+    a1.depart()
+    a1.get_all(filters=TRIP)  # the return
+    later = {"_readmit": {"valid_from": format_time(clock.after(10))}}
+    a2.add("The office is closed", metadata=later, **ADD)
+    a2.add("Lunch is at noon", **ADD)
+
+    early = a1.get_all(filters=TRIP)
+    clock.at = clock.after(10)
+    a1.depart()
+    started = a1.get_all(filters=TRIP)  # a return
+
+    assert [m["memory"] for m in early["results"]] == ["Lunch is at noon"]
+    assert [(r["memory"], r["reason"]) for r in early["readmit"]["removed"]] == [
+        ("The office is closed", "not_yet_valid")
+    ]
+    assert sorted(m["memory"] for m in started["results"]) == [
+        "Lunch is at noon",
+        "The office is closed",
+    ]
+
+
+def test_a_langgraph_get_hides_the_agents_own_value_until_its_start(
+    members: dict[str, Member], clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A return hides it too: the layer showed the agent's own write at once."""
+    monkeypatch.setattr(watch, "FOLLOW_EVERY", 3600)  # no read is due for the log's sake
+    a1 = members["a1"]
+    s1 = ReadmitStore(InMemoryStore(), a1, on_withheld="empty")
+    a1.depart()
+    arrive(a1)
+    s1.get(TRIP_PATH, "nothing")  # the lens, made
+    start = format_time(clock.after(10))
+    s1.put(TRIP_PATH, "plan", {"text": "Ship on Monday.", "_readmit": {"valid_from": start}})
+    s1.put(TRIP_PATH, "note", {"text": "Pack today."})
+
+    assert s1.get(TRIP_PATH, "plan") is None
+    assert [i.key for i in s1.search(TRIP_PATH)] == ["note"]
+    [plan] = [i.id for i in a1.visible() if i.key == item_key(identity(TRIP_PATH, "plan"))]
+    assert _excluded(_returned(a1))[plan] == "not_yet_valid"
+
+
+def test_an_agents_sdk_session_leaves_out_its_own_fact_until_its_start(
+    members: dict[str, Member], clock: Clock, tmp_path: Path
+) -> None:
+    a1 = members["a1"]
+    start = format_time(clock.after(10))
+
+    def later(item: TResponseInputItem) -> Learned | None:
+        fact = assistant_messages(item)
+        return None if fact is None else replace(fact, annotations={"valid_from": start})
+
+    session = ReadmitSession(SQLiteSession("a1", tmp_path / "s.db"), a1, learned=later)
+
+    async def scenario() -> list[str]:
+        session.depart()
+        await session.get_items()  # the return
+        await session.add_items([{"role": "assistant", "content": "The office reopens."}])
+        return [message_text(i) for i in await session.get_items()]
+
+    served = asyncio.run(scenario())
+
+    assert served[1:] == []
+    assert "- The office reopens. (not_yet_valid: valid from 2026-05-01T08:10:00Z)" in served[0]
+
+
 def test_a_view_expires_at_the_end_of_a_premise_in_c_it_did_not_select(
     members: dict[str, Member], clock: Clock
 ) -> None:
@@ -416,10 +535,15 @@ def test_a_view_expires_at_the_end_of_a_premise_in_c_it_did_not_select(
 
 
 def _statement(rnd: random.Random, who: Member, n: int, stated: list[str], clock: Clock) -> Assert:
-    """A random statement: ending or not, shared or the agency's, on an earlier one or not."""
+    """A random statement: starting later or not, ending or not, shared or the agency's, on
+    an earlier one or not."""
     fields: dict[str, Any] = {}
+    start = clock.at + timedelta(minutes=rnd.randint(-5, 20)) if rnd.random() < 0.3 else None
     if rnd.random() < 0.5:
-        fields["validity"] = Validity(valid_to=clock.at + timedelta(minutes=rnd.randint(1, 20)))
+        end = (start or clock.at) + timedelta(minutes=rnd.randint(1, 20))
+        fields["validity"] = Validity(valid_from=start, valid_to=end)
+    elif start is not None:
+        fields["validity"] = Validity(valid_from=start)
     if rnd.random() < 0.5:
         fields["principals"] = frozenset({rnd.choice(["agency", "*"])})
     if stated and rnd.random() < 0.6:
@@ -464,9 +588,10 @@ WIDE = Policy(max_items=1000, max_chars=10_000_000, implicit=False)
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_of_what_is_stated_since_the_walk_serves_what_a_fresh_return_admits(seed: int) -> None:
-    """Random statements before and after a1's return, ending or not, resting on each
-    other (another principal's too), the clock moving on: at every read, the statements
-    since that the walk has not taken away are exactly those a fresh return then admits,
+    """Random statements before and after a1's return, starting later or not, ending or
+    not, resting on each other (another principal's too), the clock moving on: at every
+    read, the statements since that the walk has not taken away are exactly those a fresh
+    return then admits, but those it withheld as not valid yet (shown at the next return),
     and nothing that return admits rests on an item that ended (a differential fuzz)."""
     rnd = random.Random(seed)
     with tempfile.TemporaryDirectory() as name:
@@ -503,9 +628,13 @@ def test_of_what_is_stated_since_the_walk_serves_what_a_fresh_return_admits(seed
                     continue
                 since.append(event.item.id)
                 if n % 3 == 0:
+                    waited = {r.item for r in following.gone if r.reason == "not_yet_valid"}
                     following.withdrawn(team[0])
                     out = {r.item for r in following.gone}
                     served = {i for i in since if i not in out}
-                    assert served == _admitted_afresh(store, clock, directory) & set(since)
+                    fresh = _admitted_afresh(store, clock, directory) & set(since)
+                    waiting = {r.item for r in following.gone if r.reason == "not_yet_valid"}
+                    assert not fresh & (waiting - waited)  # withheld now, as a return does
+                    assert served == fresh - waiting
         finally:
             store.close()

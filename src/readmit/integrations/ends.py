@@ -5,6 +5,9 @@ An item's validity ends at its ``valid_to``: a return excludes it from then on
 so, so a memory layer that serves between returns asks the clock: each item it serves
 that was stated since the return, and each premise that something it serves rests on (in
 C, outside it, on a chain the store traced), is due at its end, the earliest first.
+
+An item whose validity starts later is excluded until then (``not_yet_valid``): what is
+stated since with a start still ahead at the read that meets it is not served either.
 """
 
 import heapq
@@ -31,10 +34,19 @@ class Ends:
     """The premises `rests_on` met (their own premises met too, in C or outside it)."""
     on: bool = True
     """Whether ends are followed (a walk of the log before a return follows none)."""
+    starting: list[tuple[str, datetime]] = field(default_factory=list)
+    """The items stated since with a start, met but not yet held against the clock (`early`)."""
+    early_: set[str] = field(default_factory=set)
+    """The items `early` found not valid yet (named once: not again at their end)."""
 
     @property
     def next(self) -> float:
-        """The earliest end followed, as a POSIX timestamp (infinity: none)."""
+        """The earliest end followed, as a POSIX timestamp (infinity: none).
+
+        Minus infinity while an item stated since has a start to hold against the clock (`early`).
+        """
+        if self.starting:
+            return -inf
         return self.due[0][0] if self.due else inf
 
     def stated(self, context: ReturnContext, item: ItemDraft) -> None:
@@ -42,7 +54,23 @@ class Ends:
         if (end := item.validity.valid_to) is not None and self.on:
             self.known[item.id] = end
             self.follow(item.id, end)
+        if (start := item.validity.valid_from) is not None and self.on:
+            self.starting.append((item.id, start))
         self.rests_on(context, item.depends_on)
+
+    def early(self, at: float) -> list[tuple[str, datetime]]:
+        """The items stated since, met since the last call, that start after ``at``; with it.
+
+        ``at``: a POSIX timestamp. Each is held against the clock once, at the first read after
+        it is met.
+
+        What it rests on does not wait with it: a return admits that (``not_yet_valid`` is
+        not an invalidation). Nor is it shown at its start: the next return shows it.
+        """
+        met, self.starting = self.starting, []
+        early = [(item, start) for item, start in met if start.timestamp() > at]
+        self.early_.update(item for item, _ in early)
+        return early
 
     def rests_on(self, context: ReturnContext, premises: Iterable[str]) -> None:
         """Follow ``premises`` of what the walk serves, and theirs in C or outside it.
@@ -79,4 +107,5 @@ class Ends:
 
     def __copy__(self) -> "Ends":
         """Ends followed on apart from these (what each holds copied)."""
-        return Ends(dict(self.known), list(self.due), set(self.followed), set(self.walked), self.on)
+        held = (dict(self.known), list(self.due), set(self.followed), set(self.walked))
+        return Ends(*held, self.on, list(self.starting), set(self.early_))

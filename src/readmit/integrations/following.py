@@ -183,19 +183,20 @@ class Following(Readers):
         return taken + self.lapse(member.clock)
 
     def lapse(self, clock: Callable[[], datetime]) -> list[Removal]:
-        """What ended by ``clock``, each with why (`readmit.integrations.ends`).
-
-        An item stated since, and what rests on it or on one of C (C's own, the view's expiry).
-        """
+        """What ended by ``clock``, or is not valid yet, each with why (`ends`)."""
         if not lapsed(self.ends.next, clock):
             return []
-        gone: list[Removal] = []
-        for item in self.ends.passed(clock().timestamp()):
+        at, ends = clock().timestamp(), self.ends
+        early = [(i, s) for i, s in ends.early(at) if i not in self._out and self._told(i)]
+        gone = [
+            Removal(i, Reason.NOT_YET_VALID.value, f"valid from {format_time(s)}") for i, s in early
+        ]
+        for item in ends.passed(at):
             if item in self._out:
                 continue
             self._out.add(item)
             self._withdrawn(item)
-            if item in self.texts and self._told(item):  # one it may not read went already
+            if item in self.texts and self._told(item) and item not in ends.early_:
                 why = f"valid until {format_time(self.ends.known[item])}"
                 gone.append(Removal(item, Reason.EXPIRED.value, why))
             gone += self._fallen(item, "ended")
