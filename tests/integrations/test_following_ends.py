@@ -22,6 +22,7 @@ import pytest
 from agents import SQLiteSession, TResponseInputItem
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
@@ -436,6 +437,62 @@ def test_an_item_stated_since_that_is_not_valid_yet_is_withheld_alone(
     ]
 
 
+def test_a_withheld_item_is_named_once_and_the_walk_wakes_for_it_once(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """Not again at the next read, nor as ``expired`` at its end; what rests on it falls
+    then. A walk that held it against the clock at every read kept LangGraph's hot read
+    catching up for good (a review's mutants)."""
+    a1, a2 = members["a1"], members["a2"]
+    following = Following(_returned(a1))
+    _state(
+        a2,
+        "shut",
+        "The office is shut.",
+        validity=Validity(valid_from=clock.after(10), valid_to=clock.after(20)),
+    )
+    _state(a2, "home", "Work from home.", depends_on=frozenset({"shut"}))
+    [early] = following.withdrawn(a1)
+
+    assert following.withdrawn(a1) == []
+    assert following.ends.next == clock.after(20).timestamp()
+    clock.at = clock.after(20)
+    assert following.withdrawn(a1) == [
+        Removal("home", "premise_invalidated", "depends on shut, which ended")
+    ]
+    assert early.reason == "not_yet_valid"
+
+
+def test_an_item_stated_on_a_withdrawn_premise_is_not_named_for_its_start(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    _state(a2, "booked", "Room A is booked.")
+    following = Following(_returned(a1))
+    a2.record([Revoke(id="e-r", at=clock.at, author="a2", target="booked", why="cancelled")])
+    later = Validity(valid_from=clock.after(10))
+    _state(a2, "talk", "The talk is in Room A.", validity=later, depends_on=frozenset({"booked"}))
+
+    assert [r.reason for r in following.withdrawn(a1)] == ["revoked", "premise_invalidated"]
+
+
+def test_a_copy_of_the_walk_holds_its_starts_apart_and_a_walk_before_the_return_none(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    decided = _returned(a1)
+    following, before = Following(decided), Following(decided, from_start=True)
+    copied = following.copy()
+    _state(a2, "shut", "The office is shut.", validity=Validity(valid_from=clock.after(10)))
+    following.take(a1.store.events("trip", decided.context.epoch), "a1")
+    before.take(a1.store.events("trip", 0), "a1")
+
+    assert [r.reason for r in following.lapse(clock)] == ["not_yet_valid"]
+    assert copied.ends.starting == []  # it has not met the statement
+    assert before.lapse(clock) == []
+    assert before.ends.starting == []
+
+
 def test_an_item_that_starts_before_the_read_that_meets_it_is_served(
     members: dict[str, Member], clock: Clock
 ) -> None:
@@ -493,6 +550,104 @@ def test_a_langgraph_get_hides_the_agents_own_value_until_its_start(
     assert [i.key for i in s1.search(TRIP_PATH)] == ["note"]
     [plan] = [i.id for i in a1.visible() if i.key == item_key(identity(TRIP_PATH, "plan"))]
     assert _excluded(_returned(a1))[plan] == "not_yet_valid"
+
+
+class _Landing(InMemoryStore):
+    """An inner store whose puts land only once ``go`` is set (on the event loop)."""
+
+    go: asyncio.Event
+
+    async def abatch(self, ops: Any) -> list[Any]:
+        ops = list(ops)
+        if any(isinstance(op, PutOp) for op in ops):
+            await self.go.wait()
+        return self.batch(ops)
+
+
+@pytest.mark.parametrize("why", ["not valid yet", "on a withdrawn premise"])
+def test_a_langgraph_write_met_in_the_log_before_it_landed_stays_hidden_once_it_lands(
+    members: dict[str, Member], clock: Clock, why: str
+) -> None:
+    """A read while the agent's write was landing met its event and hid the path; the
+    landing showed the path again (a review)."""
+    a1 = members["a1"]
+    inner = _Landing()
+    s1 = ReadmitStore(inner, a1, on_withheld="empty")
+    a1.depart()
+    arrive(a1)
+    _state(a1, "booked", "Room A is booked.")
+    a1.record([Revoke(id="e-r", at=clock.at, author="a1", target="booked", why="cancelled")])
+    s1.get(TRIP_PATH, "nothing")  # the lens, past the revocation
+    held: dict[str, object] = {"text": "Meet in Room A on Monday."}
+    if why == "not valid yet":
+        held["_readmit"] = {"valid_from": format_time(clock.after(10))}
+    else:
+        held["_readmit"] = {"depends_on": ["booked"]}
+
+    async def scenario() -> tuple[object, object]:
+        inner.go = asyncio.Event()
+
+        async def read() -> object:
+            while not s1._pending.ids:  # the write is recorded, not landed
+                await asyncio.sleep(0.01)
+            got = await s1.aget(TRIP_PATH, "plan")
+            inner.go.set()
+            return got
+
+        _, during = await asyncio.gather(s1.aput(TRIP_PATH, "plan", held), read())
+        return during, await s1.aget(TRIP_PATH, "plan")
+
+    during, after = asyncio.run(scenario())
+
+    assert (during, after) == (None, None)
+    assert s1.get(TRIP_PATH, "plan") is None
+
+
+def test_a_read_beside_a_lens_meeting_a_write_not_valid_yet_waits_for_it_to_be_hidden(
+    members: dict[str, Member], clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lens showed the agent's write as it met it, and hid it only after the watch had
+    moved on: a reader at the inner store meanwhile saw no new write and served it (a
+    review). The watch now moves after the hiding, so the reader catches up and waits."""
+    monkeypatch.setattr(watch, "FOLLOW_EVERY", 3600)  # no read is due for the log's sake
+    a1 = members["a1"]
+    at_inner, resume = threading.Event(), threading.Event()
+
+    class Inner(InMemoryStore):
+        def get(self, *args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread().name == "first":
+                at_inner.set()
+                resume.wait(10)
+            return super().get(*args, **kwargs)
+
+    inner = Inner()
+    s1, s2 = ReadmitStore(inner, a1, on_withheld="empty"), ReadmitStore(inner, a1)
+    a1.depart()
+    arrive(a1)
+    s1.get(TRIP_PATH, "nothing")  # the lens
+    lapse = Following.lapse
+
+    def late(self: Following, clock: Any) -> list[Removal]:
+        if threading.current_thread().name == "second":
+            resume.set()
+            first.join(0.5)  # it would have served by now; it waits on the lock instead
+        return lapse(self, clock)
+
+    monkeypatch.setattr(Following, "lapse", late)
+    got: dict[str, object] = {}
+    first = threading.Thread(
+        target=lambda: got.update(first=s1.get(TRIP_PATH, "plan")), name="first"
+    )
+    first.start()
+    assert at_inner.wait(10)
+    start = format_time(clock.after(10))
+    s2.put(TRIP_PATH, "plan", {"text": "Ship on Monday.", "_readmit": {"valid_from": start}})
+    second = threading.Thread(target=lambda: s1.get(TRIP_PATH, "other"), name="second")
+    second.start()
+    second.join(10)
+    first.join(10)
+
+    assert got == {"first": None}
 
 
 def test_an_agents_sdk_session_leaves_out_its_own_fact_until_its_start(

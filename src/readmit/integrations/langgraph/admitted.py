@@ -105,6 +105,9 @@ class Lens:
     """The text of the version the lens shows at each path not the agent's own: a value
     found there that says otherwise is not shown (`fits`)."""
 
+    met: set[str] = field(default_factory=set)
+    """The `pending` events the lens met in the log before their write landed (`landed`)."""
+
     checked: dict[Identity, Any] = field(default_factory=dict)
     """The value last found to say ``texts``' text at each path (kept, so compared by
     identity: a store that hands out the same object is not rendered again)."""
@@ -213,11 +216,17 @@ class Lens:
             news = following.read(member)  # outside the lock
             with self.lock:
                 self.apply(news, member.agent)
+                self._lapse(member.clock)  # before the watch moves: a reader meanwhile waits
                 watch.read(due)
         if lapsed(self.wake, member.clock):  # what it serves may have ended (or the view):
             with self.lock:  # `wake` moves after the hiding, so a reader meanwhile waits here
-                self._hidden(self._gone(following.lapse(member.clock)))
-                self._woken()
+                self._lapse(member.clock)
+
+    def _lapse(self, clock: Callable[[], datetime]) -> None:
+        """Hide what ended by ``clock``, or is not valid yet (hold `lock`; `Following.lapse`)."""
+        if lapsed(self.wake, clock):
+            self._hidden(self._gone(self.following.lapse(clock)))
+            self._woken()
 
     def since(self, member: Member) -> bool:
         """Catch up if a write was recorded while a read was at the inner store.
@@ -239,7 +248,9 @@ class Lens:
         """
         if not event.id.startswith(f"{RESTORED}-"):
             self.before[ident] = ident in self.visible
-            if event.id not in self.pending:
+            if event.id in self.pending:
+                self.met.add(event.id)  # shown as it lands, unless hidden meanwhile (`landed`)
+            else:
                 self.add([ident])
             self._current(event.item.id, ident)
         elif self.before.get(ident, ident in self.visible):
@@ -310,6 +321,20 @@ class Lens:
             return False
         self.checked[ident] = value
         return True
+
+    def landed(self, writes: Iterable[tuple[str, Identity, str | None]]) -> None:
+        """Show the paths ``writes`` (event, path, item) wrote, now landed (hold `lock`).
+
+        Not one whose event the lens met in the log and whose path it hid since: the item
+        was withheld (not valid yet), fell with its premise, or a teammate wrote the path
+        (a review: the landing showed it again).
+        """
+        shown = []
+        for event, ident, item in writes:
+            if event not in self.met or (item is not None and self.current.get(item) == ident):
+                shown.append(ident)
+            self.met.discard(event)
+        self.add(shown)
 
     def add(self, idents: Iterable[Identity]) -> None:
         """Show ``idents`` too: what the agent wrote after the return (hold `lock`)."""

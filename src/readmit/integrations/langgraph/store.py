@@ -199,7 +199,9 @@ class ReadmitStore(BaseStore):
         with lens.lock:
             if shown:
                 lens.pending -= ids
-                lens.add(written(writes))
+                lens.landed(written(writes))
+            else:
+                lens.met -= ids
         self._pending.answered(ids, landed=shown)
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:

@@ -197,9 +197,16 @@ def recorded(member: Member, writes: list[Write]) -> list[Recorded]:
     return member.record(events) if events else []
 
 
-def written(writes: list[Write]) -> list[Identity]:
-    """The paths the batch wrote a value to (what the agent then reads as its own)."""
-    return [w.ident for w in writes if w.op.value is not None]
+def written(writes: list[Write]) -> list[tuple[str, Identity, str | None]]:
+    """The event, path and item of each value the batch wrote: what the agent reads as its own.
+
+    The event id is "" where readmit recorded none.
+    """
+    return [
+        (w.event.id if w.event is not None else "", w.ident, w.item)
+        for w in writes
+        if w.op.value is not None
+    ]
 
 
 def reads(writes: list[Write]) -> list[GetOp]:
