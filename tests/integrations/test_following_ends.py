@@ -564,13 +564,14 @@ class _Landing(InMemoryStore):
         return self.batch(ops)
 
 
-@pytest.mark.parametrize("why", ["not valid yet", "on a withdrawn premise"])
+@pytest.mark.parametrize("why", ["not valid yet", "on a withdrawn premise", "a teammate's later"])
 def test_a_langgraph_write_met_in_the_log_before_it_landed_stays_hidden_once_it_lands(
     members: dict[str, Member], clock: Clock, why: str
 ) -> None:
     """A read while the agent's write was landing met its event and hid the path; the
-    landing showed the path again (a review)."""
-    a1 = members["a1"]
+    landing showed the path again (a review). A teammate's write of the path, later in the
+    log, hides it as it does once the agent's has landed (whichever lands last)."""
+    a1, a2 = members["a1"], members["a2"]
     inner = _Landing()
     s1 = ReadmitStore(inner, a1, on_withheld="empty")
     a1.depart()
@@ -581,7 +582,7 @@ def test_a_langgraph_write_met_in_the_log_before_it_landed_stays_hidden_once_it_
     held: dict[str, object] = {"text": "Meet in Room A on Monday."}
     if why == "not valid yet":
         held["_readmit"] = {"valid_from": format_time(clock.after(10))}
-    else:
+    elif why == "on a withdrawn premise":
         held["_readmit"] = {"depends_on": ["booked"]}
 
     async def scenario() -> tuple[object, object]:
@@ -590,6 +591,8 @@ def test_a_langgraph_write_met_in_the_log_before_it_landed_stays_hidden_once_it_
         async def read() -> object:
             while not s1._pending.ids:  # the write is recorded, not landed
                 await asyncio.sleep(0.01)
+            if why == "a teammate's later":
+                ReadmitStore(inner, a2).put(TRIP_PATH, "plan", {"text": "Meet in Room B."})
             got = await s1.aget(TRIP_PATH, "plan")
             inner.go.set()
             return got
