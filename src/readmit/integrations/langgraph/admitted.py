@@ -188,7 +188,7 @@ class Lens:
                     hidden |= self._hide([ident])
             hidden |= self._gone(following.meet(recorded, agent))
         following.replacing(())
-        hidden |= self._gone(following.apply(replace(news, later=()), agent))
+        hidden |= self._gone(following.apply(replace(news, later=(), ends={}), agent))  # known
         self.epoch = following.epoch
         self._hidden(hidden)
         self._woken()
