@@ -36,7 +36,7 @@ class Ends:
     """Whether ends are followed (a walk of the log before a return follows none)."""
     starting: list[tuple[str, datetime]] = field(default_factory=list)
     """The items stated since with a start, met but not yet held against the clock (`early`)."""
-    early_: set[str] = field(default_factory=set)
+    withheld: set[str] = field(default_factory=set)
     """The items `early` found not valid yet (named once: not again at their end)."""
 
     @property
@@ -69,7 +69,7 @@ class Ends:
         """
         met, self.starting = self.starting, []
         early = [(item, start) for item, start in met if start.timestamp() > at]
-        self.early_.update(item for item, _ in early)
+        self.withheld.update(item for item, _ in early)
         return early
 
     def rests_on(self, context: ReturnContext, premises: Iterable[str]) -> None:
@@ -108,4 +108,4 @@ class Ends:
     def __copy__(self) -> "Ends":
         """Ends followed on apart from these (what each holds copied)."""
         held = (dict(self.known), list(self.due), set(self.followed), set(self.walked))
-        return Ends(*held, self.on, list(self.starting), set(self.early_))
+        return Ends(*held, self.on, list(self.starting), set(self.withheld))

@@ -196,7 +196,7 @@ class Following(Readers):
                 continue
             self._out.add(item)
             self._withdrawn(item)
-            if item in self.texts and self._told(item) and item not in ends.early_:
+            if item in self.texts and self._told(item) and item not in ends.withheld:
                 why = f"valid until {format_time(self.ends.known[item])}"
                 gone.append(Removal(item, Reason.EXPIRED.value, why))
             gone += self._fallen(item, "ended")
