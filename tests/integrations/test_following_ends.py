@@ -216,15 +216,23 @@ def test_a_lens_hides_at_its_end_the_agents_own_write_on_an_item_that_ended(
         assert path not in shown.visible
 
 
-def test_a_mem0_bank_stops_serving_a_teammates_memory_and_what_rests_on_it_at_its_end(
-    members: dict[str, Member], clock: Clock, tmp_path: Path
-) -> None:
-    """Through the wrapper: both were served as fresh until the next return."""
+def _mem0_returned(
+    members: dict[str, Member], tmp_path: Path
+) -> tuple[ReadmitMemory, ReadmitMemory]:
+    """a1's and a2's wrappers of one Mem0 bank, a1 returned."""
     shared = mem0_bank.bank(tmp_path)
     a1 = ReadmitMemory(shared, members["a1"])
     a2 = ReadmitMemory(shared, members["a2"])
     a1.depart()
     a1.get_all(filters=TRIP)  # the return
+    return a1, a2
+
+
+def test_a_mem0_bank_stops_serving_a_teammates_memory_and_what_rests_on_it_at_its_end(
+    members: dict[str, Member], clock: Clock, tmp_path: Path
+) -> None:
+    """Through the wrapper: both were served as fresh until the next return."""
+    a1, a2 = _mem0_returned(members, tmp_path)
     until = format_time(clock.after(10))
     gate = a2.add("Boarding is at gate 4", metadata={"_readmit": {"valid_to": until}}, **ADD)
     on_gate = {"_readmit": {"depends_on": [{"memory": gate["results"][0]["id"]}]}}
@@ -508,11 +516,7 @@ def test_an_item_that_starts_before_the_read_that_meets_it_is_served(
 def test_a_mem0_bank_withholds_a_teammates_memory_until_a_return_after_its_start(
     members: dict[str, Member], clock: Clock, tmp_path: Path
 ) -> None:
-    shared = mem0_bank.bank(tmp_path)
-    a1 = ReadmitMemory(shared, members["a1"])
-    a2 = ReadmitMemory(shared, members["a2"])
-    a1.depart()
-    a1.get_all(filters=TRIP)  # the return
+    a1, a2 = _mem0_returned(members, tmp_path)
     later = {"_readmit": {"valid_from": format_time(clock.after(10))}}
     a2.add("The office is closed", metadata=later, **ADD)
     a2.add("Lunch is at noon", **ADD)
