@@ -610,6 +610,46 @@ def test_a_langgraph_write_met_in_the_log_before_it_landed_stays_hidden_once_it_
     assert s1.get(TRIP_PATH, "plan") is None
 
 
+def test_the_agents_write_landing_while_its_newer_write_of_the_path_is_in_flight_is_shown(
+    members: dict[str, Member],
+) -> None:
+    """The newer write replaced the older's item at the path; the older's landing took that
+    for a path the lens had hidden (a review)."""
+    a1 = members["a1"]
+    gates = {"older": threading.Event(), "newer": threading.Event()}
+    arrived = {"older": threading.Event(), "newer": threading.Event()}
+
+    class Gated(InMemoryStore):
+        def batch(self, ops: Any) -> list[Any]:
+            ops = list(ops)
+            name = threading.current_thread().name
+            if name in gates and any(isinstance(op, PutOp) for op in ops):
+                arrived[name].set()
+                gates[name].wait(10)
+            return super().batch(ops)
+
+    s1 = ReadmitStore(Gated(), a1, on_withheld="empty")
+    a1.depart()
+    arrive(a1)
+    writers = {
+        name: threading.Thread(target=s1.put, args=(TRIP_PATH, "plan", {"text": name}), name=name)
+        for name in gates
+    }
+    for name, writer in writers.items():
+        writer.start()
+        assert arrived[name].wait(10)
+    assert s1.get(TRIP_PATH, "plan") is None  # both met in the log, neither landed
+    gates["older"].set()
+    writers["older"].join(10)
+    shown = s1.get(TRIP_PATH, "plan")
+    gates["newer"].set()
+    writers["newer"].join(10)
+
+    found = s1.get(TRIP_PATH, "plan")
+    values = [None if i is None else i.value for i in (shown, found)]
+    assert values == [{"text": "older"}, {"text": "newer"}]
+
+
 def test_a_read_beside_a_lens_meeting_a_write_not_valid_yet_waits_for_it_to_be_hidden(
     members: dict[str, Member], clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -105,8 +105,9 @@ class Lens:
     """The text of the version the lens shows at each path not the agent's own: a value
     found there that says otherwise is not shown (`fits`)."""
 
-    met: set[str] = field(default_factory=set)
-    """The `pending` events the lens met in the log before their write landed (`landed`)."""
+    met: dict[str, Identity | None] = field(default_factory=dict)
+    """The `pending` events the lens met in the log before their write landed, each with its
+    path, or None once the lens hid that path (`landed`)."""
 
     checked: dict[Identity, Any] = field(default_factory=dict)
     """The value last found to say ``texts``' text at each path (kept, so compared by
@@ -249,7 +250,7 @@ class Lens:
         if not event.id.startswith(f"{RESTORED}-"):
             self.before[ident] = ident in self.visible
             if event.id in self.pending:
-                self.met.add(event.id)  # shown as it lands, unless hidden meanwhile (`landed`)
+                self.met[event.id] = ident  # shown as it lands, unless hidden meanwhile
             else:
                 self.add([ident])
             self._current(event.item.id, ident)
@@ -272,6 +273,10 @@ class Lens:
     def _hide(self, paths: list[Identity]) -> bool:
         """Stop showing ``paths``; whether any was shown."""
         shown = False
+        if self.met:  # a pending write met there is not shown as it lands (`landed`)
+            hidden = set(paths)
+            for event in [e for e, path in self.met.items() if path in hidden]:
+                self.met[event] = None
         for ident in paths:
             self.own.discard(ident)
             self.texts.pop(ident, None)
@@ -322,19 +327,19 @@ class Lens:
         self.checked[ident] = value
         return True
 
-    def landed(self, writes: Iterable[tuple[str, Identity, str | None]]) -> None:
-        """Show the paths ``writes`` (event, path, item) wrote, now landed (hold `lock`).
+    def landed(self, writes: Iterable[tuple[str, Identity]]) -> None:
+        """Show the paths ``writes`` (event, path) wrote, now landed (hold `lock`).
 
         Not one whose event the lens met in the log and whose path it hid since: the item
         was withheld (not valid yet), fell with its premise, or a teammate wrote the path
-        (a review: the landing showed it again).
+        (a review: the landing showed it again). The agent's own newer write of the path
+        hides nothing (a review: the older one's landing was hidden). What the lens met of
+        writes no longer pending (failed, and settled) is let go.
         """
-        shown = []
-        for event, ident, item in writes:
-            if event not in self.met or (item is not None and self.current.get(item) == ident):
-                shown.append(ident)
-            self.met.discard(event)
-        self.add(shown)
+        met = self.met
+        self.add([ident for event, ident in writes if met.pop(event, ident) is not None])
+        for event in [e for e in met if e not in self.pending]:
+            del met[event]
 
     def add(self, idents: Iterable[Identity]) -> None:
         """Show ``idents`` too: what the agent wrote after the return (hold `lock`)."""

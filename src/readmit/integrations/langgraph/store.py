@@ -201,7 +201,7 @@ class ReadmitStore(BaseStore):
                 lens.pending -= ids
                 lens.landed(written(writes))
             else:
-                lens.met -= ids
+                lens.met = {e: path for e, path in lens.met.items() if e not in ids}
         self._pending.answered(ids, landed=shown)
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:

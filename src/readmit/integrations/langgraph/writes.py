@@ -197,13 +197,13 @@ def recorded(member: Member, writes: list[Write]) -> list[Recorded]:
     return member.record(events) if events else []
 
 
-def written(writes: list[Write]) -> list[tuple[str, Identity, str | None]]:
-    """The event, path and item of each value the batch wrote: what the agent reads as its own.
+def written(writes: list[Write]) -> list[tuple[str, Identity]]:
+    """The event and path of each value the batch wrote: what the agent reads as its own.
 
     The event id is "" where readmit recorded none.
     """
     return [
-        (w.event.id if w.event is not None else "", w.ident, w.item)
+        (w.event.id if w.event is not None else "", w.ident)
         for w in writes
         if w.op.value is not None
     ]
