@@ -604,7 +604,7 @@ def test_a_langgraph_write_met_in_the_log_before_it_landed_stays_hidden_once_it_
         _, during = await asyncio.gather(s1.aput(TRIP_PATH, "plan", held), read())
         return during, await s1.aget(TRIP_PATH, "plan")
 
-    during, after = asyncio.run(scenario())
+    during, after = asyncio.run(asyncio.wait_for(scenario(), 60))  # no hang if it fails
 
     assert (during, after) == (None, None)
     assert s1.get(TRIP_PATH, "plan") is None

@@ -272,7 +272,7 @@ class ReadmitSession:
     def _after_return(self) -> Judged | None:
         """The judged decision to filter by; a fresh return once the issued view expired."""
         member = self.member
-        if self.returning or (member.away and member.latest is None):  # owed until decided
+        if self.returning or member.undecided:  # owed until decided
             member.return_()
             self.returning = False
         latest = member.latest

@@ -197,7 +197,7 @@ class Following(Readers):
             self._out.add(item)
             self._withdrawn(item)
             if item in self.texts and self._told(item) and item not in ends.withheld:
-                why = f"valid until {format_time(self.ends.known[item])}"
+                why = f"valid until {format_time(ends.known[item])}"
                 gone.append(Removal(item, Reason.EXPIRED.value, why))
             gone += self._fallen(item, "ended")
         self.gone += gone

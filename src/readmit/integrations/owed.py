@@ -26,8 +26,7 @@ class OwedReturn:
     @property
     def owed(self) -> bool:
         """Whether a return is owed: one the store said at first, or a departure since."""
-        member = self.member
-        return self._owed or (member.away and member.latest is None)
+        return self._owed or self.member.undecided
 
     def __call__(self) -> Decided | None:
         if self.owed:

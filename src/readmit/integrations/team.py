@@ -345,6 +345,14 @@ class Member:
         self.latest, self.away = replace(decided, own=own), False
         return self.latest
 
+    @property
+    def undecided(self) -> bool:
+        """Whether the agent departed in this process and no return is decided since.
+
+        One raised, or none was asked: a memory layer owes it before it serves a read.
+        """
+        return self.away and self.latest is None
+
     def owes_return(self) -> bool:
         """Whether a wrapper made now must decide a return before it serves a read.
 

@@ -130,7 +130,7 @@ class Recorder:
                 expired (`ViewExpired` then).
         """
         member = self.member
-        if self.returning or (member.away and member.latest is None):  # owed until decided
+        if self.returning or member.undecided:  # owed until decided
             member.return_()
             self.returning = False
         view = self._index
