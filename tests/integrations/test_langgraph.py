@@ -457,6 +457,38 @@ def test_the_agents_own_write_of_any_value_is_read_back_after_a_return(team: Tea
     assert [i.key for i in s1.search(TRIP)] == ["when"]
 
 
+def test_an_admitted_value_a_json_store_hands_back_in_decimal_is_read_back(team: Team) -> None:
+    """``PostgresStore`` hands 1e16 back as an integer and -0.0 as 0.0: rendered, the value
+    no longer said the admitted text, and the view's value was hidden."""
+    value = {"n": 1e16, "z": -0.0, "ratio": 0.1}
+    team.store(team.a2).put(TRIP, "count", value)
+    team.a1.depart()
+    arrive(team.a1)
+
+    found = team.store(team.a1).get(TRIP, "count")
+
+    assert found is not None
+    assert found.value == value
+
+
+def test_a_teammates_write_landing_after_the_agents_own_is_not_read(team: Team) -> None:
+    """a2's write is recorded before a1's, and lands in the inner store after it: readmit's
+    log says a1's value is the path's, the inner store holds a2's, which a1 read as its
+    own (a review)."""
+    s1, s2 = returned_with_the_hotel(team)
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    mine = {"text": "a1 booked the Lakeside instead."}
+    s1.put(TRIP, "hotel", mine)
+    team.inner.put(TRIP, "hotel", RIVERSIDE)  # a2's write, landing last
+
+    assert s1.get(TRIP, "hotel") is None
+    assert s1.search(TRIP) == []
+    team.inner.put(TRIP, "hotel", mine)  # what readmit holds, landed at last
+    found = s1.get(TRIP, "hotel")
+    assert found is not None
+    assert found.value == mine
+
+
 def test_a_value_holding_nan_or_an_infinity_admitted_by_the_view_is_read_back(
     team: Team,
 ) -> None:

@@ -24,7 +24,7 @@ from langgraph.store.sqlite import SqliteStore
 from builders import KEY
 from readmit.events import Assert, ItemDraft
 from readmit.integrations.langgraph import ReadmitStore, arrive
-from readmit.integrations.langgraph.keys import identity, item_key, render, same_times
+from readmit.integrations.langgraph.keys import identity, item_key, render, same_times, says
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
@@ -275,6 +275,85 @@ def test_a_time_rendered_by_its_str_before_still_says_the_same() -> None:
 
     assert same_times(read, earlier)
     assert not same_times(render(TRIP, "hotel", {"when": "2026-05-02T08:30:00+00:00"}), earlier)
+
+
+def test_a_number_a_json_store_hands_back_in_decimal_still_says_the_same() -> None:
+    """``jsonb`` keeps numbers in decimal: 1e16 comes back as an integer, -0.0 as 0.0."""
+    said = render(TRIP, "n", {"n": 1e16, "z": -0.0, "big": [0.5, 1e300]})
+
+    assert says(TRIP, "n", {"n": 10**16, "z": 0.0, "big": [0.5, 10**300]}, said)
+    for other in (
+        {"n": 10**16 + 1, "z": 0.0, "big": [0.5, 10**300]},  # one float, not one decimal
+        {"n": 10**16, "z": 0.0, "big": [0.5]},
+        {"n": 10**16, "z": 0.0, "big": [0.5, 10**300], "more": 1},
+        {"n": "1e16", "z": 0.0, "big": [0.5, 10**300]},
+    ):
+        assert not says(TRIP, "n", other, said)
+    assert not says(TRIP, "n", {"on": True}, render(TRIP, "n", {"on": 1}))
+    assert not says(("other",), "n", {"n": 10**16}, render(TRIP, "n", {"n": 1e16}))
+
+
+def test_the_agents_write_through_its_other_store_is_not_shown_before_it_lands(
+    readmit: SqlStore,
+) -> None:
+    """Two ReadmitStores of a1 over one inner store: the one that did not write met the
+    write in the log and showed the path while it still held a2's value (a review)."""
+    inner = Racing()
+    a1, s1, s2 = two_agents(readmit, inner)
+    arrive(a1)
+    elsewhere = ReadmitStore(inner, a1)
+    s2.put(TRIP, "hotel", RIVERSIDE)
+    assert s1.get(TRIP, "hotel") is None
+    mine = {"text": "a1 booked the Lakeside instead."}
+    seen: list[object] = []
+    inner.meanwhile = lambda: seen.append(s1.get(TRIP, "hotel"))
+
+    elsewhere.put(TRIP, "hotel", mine)
+
+    assert seen == [None]  # recorded, not landed: the path held a2's value
+    found = s1.get(TRIP, "hotel")
+    assert found is not None
+    assert found.value == mine
+
+
+def test_the_agents_write_whose_landing_is_told_after_its_newer_ones_is_still_its_own(
+    readmit: SqlStore,
+) -> None:
+    """Two of a1's writes of one path, both met in the log while in flight: the older lands
+    first and is told landed after the newer one. The path holds the newer value, which a
+    lens keeping one text a path hid."""
+
+    class Hooked(InMemoryStore):
+        """Runs each batch's hook, if any, ``before`` or after it lands."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.hooks: list[tuple[bool, Callable[[], object]]] = []
+
+        def batch(self, ops: Iterable[Op]) -> list[Result]:
+            before, hook = self.hooks.pop(0) if self.hooks else (True, lambda: None)
+            if before:
+                hook()
+            results = super().batch(ops)
+            if not before:
+                hook()
+            return results
+
+    inner = Hooked()
+    a1, s1, _ = two_agents(readmit, inner)
+    arrive(a1)
+    older, newer = {"text": "Lakeside, two nights."}, {"text": "Lakeside, three nights."}
+    inner.hooks = [
+        (False, lambda: s1.put(TRIP, "hotel", newer)),  # the older landed, not yet told
+        (True, lambda: s1.get(TRIP, "hotel")),  # the lens meets both writes in the log
+    ]
+
+    s1.put(TRIP, "hotel", older)
+
+    assert inner.hooks == []
+    found = s1.get(TRIP, "hotel")
+    assert found is not None
+    assert found.value == newer
 
 
 class Tier(Enum):

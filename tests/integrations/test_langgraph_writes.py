@@ -483,6 +483,25 @@ def test_after_expiry_empty_mode_shows_only_the_agents_own_writes(team: Team) ->
     assert asyncio.run(s1.aget(TRIP, "hotel")) is None
 
 
+def test_after_expiry_the_agents_own_write_read_before_is_still_read(team: Team) -> None:
+    """The lens that replaces the expired one keeps the texts the agent wrote, which its
+    reads compare the path's value with: not only that the agent wrote the path."""
+    s1 = team.store(team.a1, on_withheld="empty")
+    team.a1.depart()
+    arrive(team.a1)
+    mine = {"text": "a1 wrote this after returning"}
+    s1.put(TRIP, "mine", mine)
+    assert s1.get(TRIP, "mine") is not None  # the lens follows the log past the write
+
+    team.clock.at += timedelta(hours=2)
+
+    found = s1.get(TRIP, "mine")
+    assert found is not None
+    assert found.value == mine
+    team.inner.put(TRIP, "mine", {"text": "written around readmit"})
+    assert s1.get(TRIP, "mine") is None
+
+
 def test_a_correction_leaves_alone_what_a_later_write_of_the_path_replaced(team: Team) -> None:
     """Concurrent writes of one path, one cancelled: the correction revoked an item the
     next write had replaced, was refused as a whole, and left readmit showing nothing

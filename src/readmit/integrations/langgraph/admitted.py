@@ -46,6 +46,9 @@ Newest = Callable[[list[str], int], dict[str, str]]
 
 __all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
 
+OWN_TEXTS = 8
+"""The agent's texts a lens keeps for a path it wrote (`Lens.own`)."""
+
 
 @dataclass(slots=True, weakref_slot=True, eq=False)  # compared and kept by identity
 class Lens:
@@ -58,8 +61,11 @@ class Lens:
     prefixes: set[tuple[str, ...]] = field(default_factory=set)
     """Every prefix of a visible identity's namespace: what ``list_namespaces`` may show."""
 
-    own: set[Identity] = field(default_factory=set)
-    """What the agent wrote since the return (shown whatever the view says)."""
+    own: dict[Identity, list[str]] = field(default_factory=dict)
+    """What the agent wrote since the return, shown whatever the view says while the path
+    holds a value it wrote: the texts of its writes there landed since the lens last hid
+    the path, the newest last, at most `OWN_TEXTS` (two of its writes may land in the other
+    order, and either value is its own)."""
 
     withheld: bool = False
     """Whether no view is served: none was issued, or the issued one expired."""
@@ -151,7 +157,7 @@ class Lens:
                 expired=True,
                 epoch=self.epoch,
             )
-            lens.add(self.own)
+            lens.add((ident, text) for ident, said in self.own.items() for text in said)
             for item_id, ident in self.current.items():
                 if ident in self.own:
                     lens._current(item_id, ident)
@@ -252,7 +258,7 @@ class Lens:
             if event.id in self.pending:
                 self.met[event.id] = ident  # shown as it lands, unless hidden meanwhile
             else:
-                self.add([ident])
+                self.add([(ident, event.item.text)])
             self._current(event.item.id, ident)
         elif self.before.get(ident, ident in self.visible):
             self.show([ident])
@@ -278,7 +284,7 @@ class Lens:
             for event in [e for e, path in self.met.items() if path in hidden]:
                 self.met[event] = None
         for ident in paths:
-            self.own.discard(ident)
+            self.own.pop(ident, None)
             self.texts.pop(ident, None)
             self.checked.pop(ident, None)
             for item_id in self.paths.pop(ident, ()):
@@ -316,19 +322,22 @@ class Lens:
         may land in the other order: the path then holds a value the view did not admit,
         maybe one it excluded as superseded, or one replaced before the departure (a
         probe, reviews). A value rendered as an older readmit rendered it says the admitted
-        text too (`readmit.integrations.langgraph.keys.says`). The agent's own are shown.
+        text too (`readmit.integrations.langgraph.keys.says`). So does the agent's own: a
+        teammate's write recorded before it may land after it, and another store of the
+        agent's shows its write before it lands (a review: both showed another's value).
         """
         value = item.value
-        if self.checked.get(ident) is value or ident in self.own:
+        if self.checked.get(ident) is value:
             return True
         admitted = self.texts.get(ident)
-        if admitted is None or not says(item.namespace, item.key, value, admitted):
+        said = self.own.get(ident) or ([] if admitted is None else [admitted])
+        if not any(says(item.namespace, item.key, value, text) for text in said):
             return False
         self.checked[ident] = value
         return True
 
-    def landed(self, writes: Iterable[tuple[str, Identity]]) -> None:
-        """Show the paths ``writes`` (event, path) wrote, now landed (hold `lock`).
+    def landed(self, writes: Iterable[tuple[str, Identity, str]]) -> None:
+        """Show the paths ``writes`` (event, path, text) wrote, now landed (hold `lock`).
 
         Not one whose event the lens met in the log and whose path it hid since: the item
         was withheld (not valid yet), fell with its premise, or a teammate wrote the path
@@ -337,14 +346,21 @@ class Lens:
         writes no longer pending (failed, and settled) is let go.
         """
         met = self.met
-        self.add([ident for event, ident in writes if met.pop(event, ident) is not None])
+        self.add([(path, text) for event, path, text in writes if met.pop(event, path) is not None])
         for event in [e for e in met if e not in self.pending]:
             del met[event]
 
-    def add(self, idents: Iterable[Identity]) -> None:
-        """Show ``idents`` too: what the agent wrote after the return (hold `lock`)."""
-        idents = list(idents)
-        self.own.update(idents)
+    def add(self, written: Iterable[tuple[Identity, str]]) -> None:
+        """Show the paths the agent wrote after the return too, each with its text (hold `lock`)."""
+        idents = []
+        for ident, text in written:
+            idents.append(ident)
+            said = self.own.setdefault(ident, [])
+            if text in said:  # taken in at its landing, then met in the log
+                said.remove(text)
+            said.append(text)
+            del said[:-OWN_TEXTS]
+            self.checked.pop(ident, None)
         self.show(idents)
 
     def show(self, idents: Iterable[Identity]) -> None:

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Mapping
 from datetime import date, datetime, time
+from decimal import Decimal
 from enum import Enum
 from typing import Any
 
@@ -176,9 +177,55 @@ def says(namespace: tuple[str, ...], key: str, value: Mapping[str, Any], text: s
     """
     try:
         read = render(namespace, key, value)
-        return read == text or same_times(read, text) or older_render(namespace, key, value) == text
-    except (TypeError, ValueError):
+        return (
+            read == text
+            or same_times(read, text)
+            or older_render(namespace, key, value) == text
+            or _same_json(read, text)
+        )
+    except (TypeError, ValueError, RecursionError):
         return False
+
+
+_PATH = json.JSONDecoder()
+
+
+def _same_json(read: str, text: str) -> bool:
+    """Whether two rendered texts name one path and say values `_alike`."""
+    (at, found), (path, said) = _body(read), _body(text)
+    return at == path and _alike(found, said)
+
+
+def _body(text: str) -> tuple[object, object]:
+    """The path and the value a rendered text says, parsed (`render`: JSON ``=`` JSON).
+
+    Raises:
+        ValueError: if ``text`` is not so rendered.
+    """
+    path, end = _PATH.raw_decode(text)
+    if not text.startswith(" = ", end):
+        raise ValueError("not a rendered value")
+    return path, json.loads(text[end + 3 :])
+
+
+def _alike(a: object, b: object) -> bool:
+    """Whether two JSON values are the same, a number as a store that keeps JSON hands it back.
+
+    ``PostgresStore`` keeps a number as ``jsonb`` does, in decimal: ``1e16`` comes back as
+    the integer ``10000000000000000`` and ``-0.0`` as ``0.0``, which render otherwise. An
+    integer and a float are the same if their decimals are (``1e16`` is not
+    ``10000000000000001``, though the two are one float); ``true`` is still not ``1``.
+    """
+    if type(a) is not type(b):
+        return type(a) in _NUMBERS and type(b) in _NUMBERS and Decimal(repr(a)) == Decimal(repr(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_alike(v, b[k]) for k, v in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_alike, a, b))
+    return a == b
+
+
+_NUMBERS = (int, float)
 
 
 def well_formed(op: PutOp) -> None:

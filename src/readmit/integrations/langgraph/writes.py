@@ -197,16 +197,12 @@ def recorded(member: Member, writes: list[Write]) -> list[Recorded]:
     return member.record(events) if events else []
 
 
-def written(writes: list[Write]) -> list[tuple[str, Identity]]:
-    """The event and path of each value the batch wrote: what the agent reads as its own.
+def written(writes: list[Write]) -> list[tuple[str, Identity, str]]:
+    """The event, path and item text of each value the batch wrote: the agent's own.
 
-    The event id is "" where readmit recorded none.
+    The lens shows the path while it holds what the text says (`Lens.fits`).
     """
-    return [
-        (w.event.id if w.event is not None else "", w.ident)
-        for w in writes
-        if w.op.value is not None
-    ]
+    return [(w.event.id, w.ident, w.event.item.text) for w in writes if isinstance(w.event, Assert)]
 
 
 def reads(writes: list[Write]) -> list[GetOp]:
