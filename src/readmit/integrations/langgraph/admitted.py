@@ -119,6 +119,9 @@ class Lens:
     """The value last found to say ``texts``' text at each path (kept, so compared by
     identity: a store that hands out the same object is not rendered again)."""
 
+    successor: "Lens | None" = None
+    """The lens that replaced this one when its view expired (`lapsed`)."""
+
     @classmethod
     def of(cls, decided: Decided, newest: Newest | None = None) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld).
@@ -161,7 +164,8 @@ class Lens:
             for item_id, ident in self.current.items():
                 if ident in self.own:
                     lens._current(item_id, ident)
-            lens.pending, lens.before = self.pending, dict(self.before)
+            lens.pending, lens.before, lens.met = self.pending, dict(self.before), dict(self.met)
+            self.successor = lens
             lens._woken()
         return lens
 
@@ -335,6 +339,24 @@ class Lens:
             return False
         self.checked[ident] = value
         return True
+
+    def answered(
+        self, writes: list[tuple[str, Identity, str]], ids: set[str], landed: bool
+    ) -> None:
+        """The inner store answered the agent's write of events ``ids``: it ``landed``, or not.
+
+        The lens that replaced this one is told too (`successor`): a view that expired while
+        the write was in flight hid it until the next return.
+        """
+        lens: Lens | None = self
+        while lens is not None:
+            with lens.lock:
+                if landed:
+                    lens.pending -= ids
+                    lens.landed(writes)
+                else:
+                    lens.met = {e: path for e, path in lens.met.items() if e not in ids}
+            lens = lens.successor
 
     def landed(self, writes: Iterable[tuple[str, Identity, str]]) -> None:
         """Show the paths ``writes`` (event, path, text) wrote, now landed (hold `lock`).

@@ -196,12 +196,7 @@ class ReadmitStore(BaseStore):
         meet them again (`Pending.settled`).
         """
         ids = {w.event.id for w in writes if w.event is not None}
-        with lens.lock:
-            if shown:
-                lens.pending -= ids
-                lens.landed(written(writes))
-            else:
-                lens.met = {e: path for e, path in lens.met.items() if e not in ids}
+        lens.answered(written(writes), ids, landed=shown)
         self._pending.answered(ids, landed=shown)
 
     def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
