@@ -445,12 +445,13 @@ def test_an_item_stated_since_that_is_not_valid_yet_is_withheld_alone(
     ]
 
 
-def test_a_withheld_item_is_named_once_and_the_walk_wakes_for_it_once(
+def test_a_withheld_item_is_named_once_served_from_its_start_and_named_at_its_end(
     members: dict[str, Member], clock: Clock
 ) -> None:
-    """Not again at the next read, nor as ``expired`` at its end; what rests on it falls
-    then. A walk that held it against the clock at every read kept LangGraph's hot read
-    catching up for good (a review's mutants)."""
+    """Not again at the next read; served again at its start, when the walk wakes for it
+    once, as a return then admits it; named ``expired`` at its end, and what rests on it
+    falls then. A walk that held it against the clock at every read kept LangGraph's hot
+    read catching up for good (a review's mutants)."""
     a1, a2 = members["a1"], members["a2"]
     following = Following(_returned(a1))
     _state(
@@ -462,13 +463,19 @@ def test_a_withheld_item_is_named_once_and_the_walk_wakes_for_it_once(
     _state(a2, "home", "Work from home.", depends_on=frozenset({"shut"}))
     [early] = following.withdrawn(a1)
 
+    assert early.reason == "not_yet_valid"
     assert following.withdrawn(a1) == []
+    assert following.ends.next == clock.after(10).timestamp()
+    clock.at = clock.after(10)
+    assert following.withdrawn(a1) == []
+    assert following.back == ["shut"]
+    assert following.gone == []
     assert following.ends.next == clock.after(20).timestamp()
     clock.at = clock.after(20)
     assert following.withdrawn(a1) == [
-        Removal("home", "premise_invalidated", "depends on shut, which ended")
+        Removal("shut", "expired", "valid until 2026-05-01T08:20:00Z"),
+        Removal("home", "premise_invalidated", "depends on shut, which ended"),
     ]
-    assert early.reason == "not_yet_valid"
 
 
 def test_an_item_stated_on_a_withdrawn_premise_is_not_named_for_its_start(
@@ -513,7 +520,7 @@ def test_an_item_that_starts_before_the_read_that_meets_it_is_served(
     assert "closed" in admitted_ids(_returned(a1))
 
 
-def test_a_mem0_bank_withholds_a_teammates_memory_until_a_return_after_its_start(
+def test_a_mem0_bank_withholds_a_teammates_memory_until_its_start(
     members: dict[str, Member], clock: Clock, tmp_path: Path
 ) -> None:
     a1, a2 = _mem0_returned(members, tmp_path)
@@ -523,8 +530,7 @@ def test_a_mem0_bank_withholds_a_teammates_memory_until_a_return_after_its_start
 
     early = a1.get_all(filters=TRIP)
     clock.at = clock.after(10)
-    a1.depart()
-    started = a1.get_all(filters=TRIP)  # a return
+    started = a1.get_all(filters=TRIP)  # no return: it was withheld until then
 
     assert [m["memory"] for m in early["results"]] == ["Lunch is at noon"]
     assert [(r["memory"], r["reason"]) for r in early["readmit"]["removed"]] == [
@@ -534,12 +540,14 @@ def test_a_mem0_bank_withholds_a_teammates_memory_until_a_return_after_its_start
         "Lunch is at noon",
         "The office is closed",
     ]
+    assert started["readmit"]["removed"] == []
 
 
 def test_a_langgraph_get_hides_the_agents_own_value_until_its_start(
     members: dict[str, Member], clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A return hides it too: the layer showed the agent's own write at once."""
+    """A return hides it too: the layer showed the agent's own write at once. From its
+    start it is shown, as a return then shows it (the layer hid it until the next one)."""
     monkeypatch.setattr(watch, "FOLLOW_EVERY", 3600)  # no read is due for the log's sake
     a1 = members["a1"]
     s1 = ReadmitStore(InMemoryStore(), a1, on_withheld="empty")
@@ -552,8 +560,72 @@ def test_a_langgraph_get_hides_the_agents_own_value_until_its_start(
 
     assert s1.get(TRIP_PATH, "plan") is None
     assert [i.key for i in s1.search(TRIP_PATH)] == ["note"]
+    clock.at = clock.after(10)
+    started = s1.get(TRIP_PATH, "plan")
+    assert started is not None
+    assert started.value["text"] == "Ship on Monday."
+    assert sorted(i.key for i in s1.search(TRIP_PATH)) == ["note", "plan"]
+    clock.at = clock.after(9)
     [plan] = [i.id for i in a1.visible() if i.key == item_key(identity(TRIP_PATH, "plan"))]
     assert _excluded(_returned(a1))[plan] == "not_yet_valid"
+
+
+def test_a_mem0_memory_withheld_until_its_start_and_deleted_meanwhile_is_not_served(
+    members: dict[str, Member], clock: Clock, tmp_path: Path
+) -> None:
+    a1, a2 = _mem0_returned(members, tmp_path)
+    later = {"_readmit": {"valid_from": format_time(clock.after(10))}}
+    closed = a2.add("The office is closed", metadata=later, **ADD)["results"][0]["id"]
+    assert a1.get_all(filters=TRIP)["results"] == []
+
+    a2.delete(closed)
+    clock.at = clock.after(10)
+
+    assert a1.get_all(filters=TRIP)["results"] == []
+
+
+def test_a_langgraph_path_a_teammate_wrote_after_the_agents_early_write_stays_hidden(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """The agent's write waits for its start; a teammate's later write of the path is
+    hidden until the next return, the agent's start notwithstanding."""
+    a1, a2 = members["a1"], members["a2"]
+    inner = InMemoryStore()
+    s1, s2 = ReadmitStore(inner, a1, on_withheld="empty"), ReadmitStore(inner, a2)
+    a1.depart()
+    arrive(a1)
+    start = format_time(clock.after(10))
+    s1.put(TRIP_PATH, "plan", {"text": "Ship on Monday.", "_readmit": {"valid_from": start}})
+    assert s1.get(TRIP_PATH, "plan") is None
+    s2.put(TRIP_PATH, "plan", {"text": "Ship on Tuesday."})
+
+    clock.at = clock.after(10)
+
+    assert s1.get(TRIP_PATH, "plan") is None
+    assert s1.search(TRIP_PATH) == []
+
+
+def test_a_langgraph_write_withheld_until_its_start_is_shown_then_after_the_view_expired(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    """The view expires before the write starts: the lens of the agent's own writes that
+    replaces the expired one shows it from its start."""
+    a1 = members["a1"]
+    a1.policy = Policy(view_ttl=timedelta(minutes=5))
+    s1 = ReadmitStore(InMemoryStore(), a1, on_withheld="empty")
+    a1.depart()
+    arrive(a1)
+    start = format_time(clock.after(10))
+    s1.put(TRIP_PATH, "plan", {"text": "Ship on Monday.", "_readmit": {"valid_from": start}})
+    assert s1.get(TRIP_PATH, "plan") is None
+    clock.at = clock.after(6)
+    assert s1.get(TRIP_PATH, "plan") is None  # the view expired
+
+    clock.at = clock.after(10)
+
+    started = s1.get(TRIP_PATH, "plan")
+    assert started is not None
+    assert started.value["text"] == "Ship on Monday."
 
 
 class _Landing(InMemoryStore):
@@ -709,16 +781,20 @@ def test_an_agents_sdk_session_leaves_out_its_own_fact_until_its_start(
 
     session = ReadmitSession(SQLiteSession("a1", tmp_path / "s.db"), a1, learned=later)
 
-    async def scenario() -> list[str]:
+    async def scenario() -> tuple[list[str], list[str]]:
         session.depart()
         await session.get_items()  # the return
         await session.add_items([{"role": "assistant", "content": "The office reopens."}])
-        return [message_text(i) for i in await session.get_items()]
+        early = [message_text(i) for i in await session.get_items()]
+        clock.at = clock.after(10)
+        return early, [message_text(i) for i in await session.get_items()]
 
-    served = asyncio.run(scenario())
+    served, started = asyncio.run(scenario())
 
     assert served[1:] == []
     assert "- The office reopens. (not_yet_valid: valid from 2026-05-01T08:10:00Z)" in served[0]
+    assert started[1:] == ["The office reopens."]
+    assert "not_yet_valid" not in started[0]
 
 
 def test_a_view_expires_at_the_end_of_a_premise_in_c_it_did_not_select(
@@ -793,8 +869,8 @@ def test_of_what_is_stated_since_the_walk_serves_what_a_fresh_return_admits(seed
     """Random statements before and after a1's return, starting later or not, ending or
     not, resting on each other (another principal's too), the clock moving on: at every
     read, the statements since that the walk has not taken away are exactly those a fresh
-    return then admits, but those it withheld as not valid yet (shown at the next return),
-    and nothing that return admits rests on an item that ended (a differential fuzz)."""
+    return then admits (one withheld as not valid yet is served from its start), and
+    nothing that return admits rests on an item that ended (a differential fuzz)."""
     rnd = random.Random(seed)
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
@@ -830,13 +906,12 @@ def test_of_what_is_stated_since_the_walk_serves_what_a_fresh_return_admits(seed
                     continue
                 since.append(event.item.id)
                 if n % 3 == 0:
-                    waited = {r.item for r in following.gone if r.reason == "not_yet_valid"}
                     following.withdrawn(team[0])
                     out = {r.item for r in following.gone}
                     served = {i for i in since if i not in out}
                     fresh = _admitted_afresh(store, clock, directory) & set(since)
                     waiting = {r.item for r in following.gone if r.reason == "not_yet_valid"}
-                    assert not fresh & (waiting - waited)  # withheld now, as a return does
-                    assert served == fresh - waiting
+                    assert not fresh & waiting  # withheld until its start, as a return does
+                    assert served == fresh
         finally:
             store.close()

@@ -54,7 +54,7 @@ Store calls are synchronous and short (an in-process store) and run inline.
 import asyncio
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from readmit.decide import Decided
@@ -287,6 +287,9 @@ class ReadmitSession:
             judged = self._judged = judge(renewed, renews=judged.decided, before=before)
         following = self._following = self._prior.following(self._following, judged.decided)
         following.withdrawn(member)
+        if judged.back != len(following.back):  # one withheld until its start started: anew
+            made = judge(judged.decided, judged.renews, self._withdrawn_before(judged.decided))
+            judged = self._judged = replace(made, back=len(following.back))
         if judged.followed != len(following.gone) or judged.owned != len(following.own):
             judged = self._judged = judged.without(following)
         return judged

@@ -42,6 +42,8 @@ class Judged:
     removal of the same text (its fresh state; a probe found a restated fact hidden)."""
     owned: int = 0
     """How many of the agent's own statements since the return `own` was made from."""
+    back: int = 0
+    """How many items withheld until their start had started when it was made (`Following.back`)."""
 
     def without(self, following: Following) -> "Judged":
         """This judgment less the facts teammates withdrew since the return.

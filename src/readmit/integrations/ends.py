@@ -7,7 +7,8 @@ that was stated since the return, and each premise that something it serves rest
 C, outside it, on a chain the store traced), is due at its end, the earliest first.
 
 An item whose validity starts later is excluded until then (``not_yet_valid``): what is
-stated since with a start still ahead at the read that meets it is not served either.
+stated since with a start still ahead at the read that meets it is not served either,
+until its start.
 """
 
 import heapq
@@ -37,17 +38,21 @@ class Ends:
     starting: list[tuple[str, datetime]] = field(default_factory=list)
     """The items stated since with a start, met but not yet held against the clock (`early`)."""
     withheld: set[str] = field(default_factory=set)
-    """The items `early` found not valid yet (named once: not again at their end)."""
+    """The items `early` found not valid yet, until they start (`started`)."""
+    starts: list[tuple[float, str]] = field(default_factory=list)
+    """A heap of (start as a POSIX timestamp, item) of the items ``withheld``."""
 
     @property
     def next(self) -> float:
         """The earliest end followed, as a POSIX timestamp (infinity: none).
 
-        Minus infinity while an item stated since has a start to hold against the clock (`early`).
+        Minus infinity while an item stated since has a start to hold against the clock
+        (`early`); the earliest start of one withheld, if sooner.
         """
         if self.starting:
             return -inf
-        return self.due[0][0] if self.due else inf
+        end = self.due[0][0] if self.due else inf
+        return min(end, self.starts[0][0]) if self.starts else end
 
     def stated(self, context: ReturnContext, item: ItemDraft) -> None:
         """Follow an item stated since the return (served until its end), and its premises."""
@@ -65,12 +70,22 @@ class Ends:
         it is met.
 
         What it rests on does not wait with it: a return admits that (``not_yet_valid`` is
-        not an invalidation). Nor is it shown at its start: the next return shows it.
+        not an invalidation). Each is withheld until its start (`started`).
         """
         met, self.starting = self.starting, []
         early = [(item, start) for item, start in met if start.timestamp() > at]
-        self.withheld.update(item for item, _ in early)
+        for item, start in early:
+            self.withheld.add(item)
+            heapq.heappush(self.starts, (start.timestamp(), item))
         return early
+
+    def started(self, at: float) -> list[str]:
+        """The items withheld whose start is at or before ``at`` (a POSIX timestamp), taken."""
+        starts, begun = self.starts, []
+        while starts and starts[0][0] <= at:
+            begun.append(heapq.heappop(starts)[1])
+        self.withheld.difference_update(begun)
+        return begun
 
     def rests_on(self, context: ReturnContext, premises: Iterable[str]) -> None:
         """Follow ``premises`` of what the walk serves, and theirs in C or outside it.
@@ -108,4 +123,4 @@ class Ends:
     def __copy__(self) -> "Ends":
         """Ends followed on apart from these (what each holds copied)."""
         held = (dict(self.known), list(self.due), set(self.followed), set(self.walked))
-        return Ends(*held, self.on, list(self.starting), set(self.withheld))
+        return Ends(*held, self.on, list(self.starting), set(self.withheld), list(self.starts))

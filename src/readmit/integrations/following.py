@@ -38,6 +38,7 @@ REPLACED_BY_ITSELF = "replaced under its key by its own later statement"
 """Why a keyed statement withdrew an item: a teammate's, or the agent's own."""
 SUPERSEDED = "superseded by your later statement"
 """Why the agent's own supersession withdrew an item (a Mem0 update, or one over HTTP)."""
+_EARLY = Reason.NOT_YET_VALID.value
 
 
 @dataclass(slots=True)
@@ -50,7 +51,9 @@ class Following(Readers):
     """Key -> the items under it that a newer statement under the key replaces: stated
     since the return, or before it outside C (the store names C's: `replacing`)."""
     gone: list[Removal] = field(default_factory=list)
-    """Every item withdrawn so far, in the log's order."""
+    """Every item withdrawn so far, in the log's order (less those `back`)."""
+    back: list[str] = field(default_factory=list)
+    """The items withheld as not valid yet that started since (`lapse`): served again."""
     texts: dict[str, str] = field(default_factory=dict)
     """The texts of the items stated after the return (C's are the context's)."""
     own: set[str] = field(default_factory=set)
@@ -111,11 +114,8 @@ class Following(Readers):
         for name in _HELD:
             held = getattr(self, name)
             if isinstance(held, dict):
-                setattr(
-                    made, name, {k: list(v) if isinstance(v, list) else v for k, v in held.items()}
-                )
-            else:
-                setattr(made, name, copy(held))
+                held = {k: list(v) if isinstance(v, list) else v for k, v in held.items()}
+            setattr(made, name, copy(held))
         made.watch = None
         return made
 
@@ -183,14 +183,15 @@ class Following(Readers):
         return taken + self.lapse(member.clock)
 
     def lapse(self, clock: Callable[[], datetime]) -> list[Removal]:
-        """What ended by ``clock``, or is not valid yet, each with why (`ends`)."""
+        """What ended by ``clock``, or is not valid yet, each with why; what started: `back`."""
         if not lapsed(self.ends.next, clock):
             return []
         at, ends = clock().timestamp(), self.ends
+        if begun := {i for i in ends.started(at) if i not in self._out and self._told(i)}:
+            self.back += sorted(begun)
+            self.gone[:] = [r for r in self.gone if r.item not in begun or r.reason != _EARLY]
         early = [(i, s) for i, s in ends.early(at) if i not in self._out and self._told(i)]
-        gone = [
-            Removal(i, Reason.NOT_YET_VALID.value, f"valid from {format_time(s)}") for i, s in early
-        ]
+        gone = [Removal(i, _EARLY, f"valid from {format_time(s)}") for i, s in early]
         for item in ends.passed(at):
             if item in self._out:
                 continue

@@ -15,7 +15,7 @@ of each item that walk takes away.
 """
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -28,7 +28,7 @@ from readmit.events import Assert, Close, Revoke, Supersede
 from readmit.integrations.following import Following
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, says
 from readmit.integrations.langgraph.notice import notice
-from readmit.integrations.langgraph.writes import RESTORED
+from readmit.integrations.langgraph.writes import RESTORED, deleted
 from readmit.integrations.news import News
 from readmit.integrations.team import (
     FOREVER,
@@ -40,6 +40,7 @@ from readmit.integrations.team import (
     lapsed,
 )
 from readmit.integrations.watch import Watch
+from readmit.reasons import Reason
 
 Newest = Callable[[list[str], int], dict[str, str]]
 """What the newest item of each of some keys says, up to an epoch (`readmit.store.held`)."""
@@ -48,6 +49,7 @@ __all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
 
 OWN_TEXTS = 8
 """The agent's texts a lens keeps for a path it wrote (`Lens.own`)."""
+_EARLY = Reason.NOT_YET_VALID.value
 
 
 @dataclass(slots=True, weakref_slot=True, eq=False)  # compared and kept by identity
@@ -122,6 +124,11 @@ class Lens:
     successor: "Lens | None" = None
     """The lens that replaced this one when its view expired (`lapsed`)."""
 
+    waiting: dict[str, Identity] = field(default_factory=dict)
+    """The path of each of the agent's own items hidden as not valid yet, until it starts
+    (`Following.back`, of which the first ``started`` are taken in)."""
+    started: int = 0
+
     @classmethod
     def of(cls, decided: Decided, newest: Newest | None = None) -> "Lens":
         """The lens of ``decided``: its view's LangGraph items (none if it was withheld).
@@ -151,21 +158,14 @@ class Lens:
     def lapsed(self) -> "Lens":
         """This lens once its view has expired: only the agent's own writes since."""
         with self.lock:
-            lens = Lens(
-                self.decided,
-                self.following.copy(),
-                withheld=True,
-                expires=self.expires,
-                deadline=self.deadline,
-                expired=True,
-                epoch=self.epoch,
-            )
+            lens = Lens(self.decided, self.following.copy(), withheld=True, epoch=self.epoch)
+            lens.expires, lens.deadline, lens.expired = self.expires, self.deadline, True
             lens.add((ident, text) for ident, said in self.own.items() for text in said)
             for item_id, ident in self.current.items():
                 if ident in self.own:
                     lens._current(item_id, ident)
             lens.pending, lens.before, lens.met = self.pending, dict(self.before), dict(self.met)
-            self.successor = lens
+            lens.waiting, lens.started, self.successor = dict(self.waiting), self.started, lens
             lens._woken()
         return lens
 
@@ -190,7 +190,7 @@ class Lens:
             event = recorded.event
             if isinstance(event, Revoke | Close | Supersede):
                 path = self.current.get(event.target)
-                if path is not None and _deleted(event, agent):  # a failed delete writes back
+                if path is not None and deleted(event, agent):  # a failed delete writes back
                     self.before[path] = path in self.visible
             if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
                 if event.author == agent:
@@ -234,9 +234,17 @@ class Lens:
                 self._lapse(member.clock)
 
     def _lapse(self, clock: Callable[[], datetime]) -> None:
-        """Hide what ended by ``clock``, or is not valid yet (hold `lock`; `Following.lapse`)."""
+        """Hide what ended by ``clock`` or has not started; show what started (hold `lock`)."""
         if lapsed(self.wake, clock):
-            self._hidden(self._gone(self.following.lapse(clock)))
+            following = self.following
+            gone = following.lapse(clock)
+            for item in following.back[self.started :]:
+                ident = self.waiting.pop(item, None)
+                if ident is not None and ident not in self.paths:  # nothing took the path since
+                    self.add([(ident, following.texts[item])])
+                    self._current(item, ident)
+            self.started = len(following.back)
+            self._hidden(self._gone(gone))
             self._woken()
 
     def since(self, member: Member) -> bool:
@@ -275,9 +283,12 @@ class Lens:
         self.current[item_id] = ident
         self.paths[ident] = {item_id}
 
-    def _gone(self, removals: Iterable[Removal]) -> bool:
+    def _gone(self, removals: Sequence[Removal]) -> bool:
         """Hide the path of each item of ``removals`` the lens shows; whether any was shown."""
-        current = self.current
+        current, waiting = self.current, self.waiting
+        for r in removals:
+            if r.reason == _EARLY and r.item in current:
+                waiting[r.item] = current[r.item]
         return self._hide([current[r.item] for r in removals if r.item in current])
 
     def _hide(self, paths: list[Identity]) -> bool:
@@ -301,13 +312,6 @@ class Lens:
     def lapsed_at(self, clock: Callable[[], datetime]) -> bool:
         """Whether the view has expired by ``clock`` (the wall clock read cheaply if it is it)."""
         return lapsed(self.deadline, clock)
-
-    def refusal(self) -> ViewWithheld:
-        """What a read raises through this (withheld) lens in ``raise`` mode."""
-        shown = notice(self.decided)
-        if self.expired:
-            return ViewExpired(self.decided, self.expires, notice=shown)
-        return ViewWithheld(self.decided, notice=shown)
 
     def shows(self, item: LangGraphItem) -> bool:
         """Whether ``item`` (read from the inner store) may be shown."""
@@ -391,8 +395,3 @@ class Lens:
             self.visible.add(ident)
             namespace = ident[0]
             self.prefixes.update(namespace[:n] for n in range(len(namespace) + 1))
-
-
-def _deleted(event: Revoke | Close | Supersede, agent: str) -> bool:
-    """Whether ``event`` is ``agent``'s own delete (not the undo of a failed write)."""
-    return isinstance(event, Revoke) and event.author == agent and not event.id.startswith("undo-")

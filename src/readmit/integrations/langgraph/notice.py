@@ -1,10 +1,17 @@
 """What a returned agent is told of its decision, its LangGraph values named by path."""
 
+from datetime import datetime
 from typing import Any
 
 from readmit.decide import Decided
 from readmit.integrations.langgraph.keys import parse
-from readmit.integrations.team import agent_notice, left_at_departure, readable
+from readmit.integrations.team import (
+    ViewExpired,
+    ViewWithheld,
+    agent_notice,
+    left_at_departure,
+    readable,
+)
 from readmit.model import Item
 
 
@@ -30,6 +37,17 @@ def notice(decided: Decided) -> dict[str, Any]:
                 {"item": i, "namespace": namespace, "key": key} for i, (namespace, key) in named
             ]
     return shown
+
+
+def refusal(decided: Decided, expired: datetime | None) -> ViewWithheld:
+    """What a read raises in ``raise`` mode while no view is served.
+
+    None was issued, or the issued one ``expired`` then.
+    """
+    shown = notice(decided)
+    if expired is not None:
+        return ViewExpired(decided, expired, notice=shown)
+    return ViewWithheld(decided, notice=shown)
 
 
 def _left_out(decided: Decided, item: Item) -> dict[str, Any]:

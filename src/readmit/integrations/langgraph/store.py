@@ -59,6 +59,7 @@ from readmit.errors import InvalidInput
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.cancelled import amatch, arecorded, unstoppable
 from readmit.integrations.langgraph.expiry import Expiry
+from readmit.integrations.langgraph.notice import refusal
 from readmit.integrations.langgraph.paging import (
     admit,
     aread_again,
@@ -342,7 +343,7 @@ class ReadmitStore(BaseStore):
         """
         lens = self._current_lens(follow)
         if lens is not None and lens.withheld and self.on_withheld == "raise":
-            raise lens.refusal()
+            raise refusal(lens.decided, lens.expires if lens.expired else None)
         return lens
 
     def _prepare(
@@ -361,7 +362,7 @@ class ReadmitStore(BaseStore):
         lens = self._current_lens(follow)
         reads = len(puts) < len(ops)
         if lens is not None and lens.withheld and reads and self.on_withheld == "raise":
-            raise lens.refusal()
+            raise refusal(lens.decided, lens.expires if lens.expired else None)
         return ops, puts, lens
 
     def _current_lens(self, follow: bool = True) -> Lens | None:

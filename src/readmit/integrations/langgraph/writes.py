@@ -29,7 +29,7 @@ from typing import Any
 from langgraph.store.base import GetOp, Item, PutOp, Result
 
 from readmit.errors import Forbidden, InvalidInput
-from readmit.events import Assert, Event, Recorded, Revoke
+from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
 from readmit.integrations.annotations import (
     ANNOTATIONS,
     Annotations,
@@ -340,3 +340,8 @@ def current_items(member: Member, idents: set[Identity]) -> Mapping[Identity, st
         if ident in idents:
             found[ident] = item.id
     return found
+
+
+def deleted(event: Revoke | Close | Supersede, agent: str) -> bool:
+    """Whether ``event`` is ``agent``'s own delete (not the undo of a failed write)."""
+    return isinstance(event, Revoke) and event.author == agent and not event.id.startswith("undo-")

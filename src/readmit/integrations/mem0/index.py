@@ -12,6 +12,7 @@ from typing import Any
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
+from readmit.integrations.following import Following
 from readmit.integrations.mem0.ids import memory_of
 from readmit.integrations.team import FOREVER, Removal, expiry, readable, removals
 from readmit.reasons import Reason
@@ -55,6 +56,23 @@ class ViewIndex:
     over a removal of an older version (its own fresh state)."""
     owned: int = 0
     """How many of the agent's own statements `own` was made from."""
+    back: int = 0
+    """How many items withheld until their start had started when it was made (`Following.back`)."""
+
+    def after(self, following: Following, foreign: Sequence[Removal]) -> "ViewIndex":
+        """This index less what was withdrawn since, with the agent's own statements since.
+
+        ``foreign``: what came before the return that it did not judge (`Prior`). Made anew
+        from the decision once an item withheld until its start has started.
+        """
+        view = self
+        if view.back != len(following.back):
+            view = replace(index(view.decided, expired=view.expired), back=len(following.back))
+        if view.followed != len(foreign) + len(following.gone):
+            view = view.without([*foreign, *following.gone])
+        if view.owned != len(following.own):
+            view = view.with_own({i: following.texts[i] for i in following.own})
+        return view
 
     def with_own(self, stated: Mapping[str, str]) -> "ViewIndex":
         """This index with the agent's own statements since the return (item id -> text)."""

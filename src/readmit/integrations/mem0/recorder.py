@@ -154,11 +154,7 @@ class Recorder:
             self._following = following
             self._foreign = self._prior.removals(decided)
         following.withdrawn(self.member)
-        if view.followed != len(self._foreign) + len(following.gone):
-            view = view.without([*self._foreign, *following.gone])
-        if view.owned != len(following.own):
-            view = view.with_own({i: following.texts[i] for i in following.own})
-        return view
+        return view.after(following, self._foreign)
 
     def fetch_size(self, top_k: int) -> int:
         return top_k + len(self._index.removed)
