@@ -512,6 +512,101 @@ def test_a_put_holding_nan_that_landed_is_kept_though_its_answer_was_lost(
     conn.close()
 
 
+@pytest.mark.parametrize("before", [False, True], ids=["a new path", "over its own write"])
+def test_an_own_put_that_landed_though_its_answer_was_lost_is_read(
+    three: dict[str, Member], tmp_path: Path, before: bool
+) -> None:
+    """The inner store wrote it, then raised: readmit holds it as it is, and the read hid it
+    until the next return (a review; over the agent's own write since the last stop's)."""
+    conn = sqlite3.connect(tmp_path / "lg.db", check_same_thread=False, isolation_level=None)
+    inner = FailingSqliteStore(conn)
+    inner.setup()
+    a = three["a"]
+    s1 = ReadmitStore(inner, a)
+    a.depart()
+    arrive(a)
+    if before:
+        s1.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.landing = True
+
+    with pytest.raises(OSError, match="connection lost"):
+        s1.put(("trip",), "hotel", {"text": "Riverside"})
+    inner.landing = False
+
+    hotel = s1.get(("trip",), "hotel")
+    conn.close()
+    assert hotel is not None
+    assert hotel.value == {"text": "Riverside"}
+
+
+@pytest.mark.parametrize("before", [False, True], ids=["a new path", "over its own write"])
+def test_an_own_async_put_cancelled_while_it_landed_is_read(
+    three: dict[str, Member], before: bool
+) -> None:
+    """A node's timeout cancels the put while the inner store lands it: readmit lets it
+    finish and holds it as it is; the read hid it until the next return (a review)."""
+    started, go = threading.Event(), threading.Event()
+    inner = _SlowPuts(started, go)
+    a = three["a"]
+    s1 = ReadmitStore(inner, a)
+    a.depart()
+    arrive(a)
+
+    async def scenario() -> object:
+        if before:
+            go.set()
+            await s1.aput(("trip",), "hotel", {"text": "Sunrise"})
+            started.clear()
+            go.clear()
+        put = asyncio.ensure_future(s1.aput(("trip",), "hotel", {"text": "Riverside"}))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        put.cancel()
+        go.set()
+        with pytest.raises(asyncio.CancelledError):
+            await put
+        return await s1.aget(("trip",), "hotel")
+
+    hotel = asyncio.run(asyncio.wait_for(scenario(), 60))
+
+    assert hotel is not None
+    assert getattr(hotel, "value", None) == {"text": "Riverside"}
+
+
+@pytest.mark.usefixtures("checks_raced")
+def test_a_failed_write_over_a_path_a_teammate_wrote_since_does_not_show_its_value(
+    three: dict[str, Member],
+) -> None:
+    """a's write is recorded, b's later write of the path lands, a's fails: readmit writes
+    back what the path holds, b's value, in a's name, and the lens showed it as the value a
+    saw before its write (a review)."""
+    inner = FailingStore()
+    s1, s2 = ReadmitStore(inner, three["a"]), ReadmitStore(inner, three["b"])
+    s2.put(("trip",), "hotel", {"text": "Sunrise"})
+    three["a"].depart()
+    arrive(three["a"])
+    assert s1.get(("trip",), "hotel") is not None
+    put = inner.batch
+
+    def meanwhile(ops: Iterable[Op]) -> list[Result]:
+        inner.batch = put  # type: ignore[method-assign]
+        s2.put(("trip",), "hotel", {"text": "b's, written after a's"})
+        assert s1.get(("trip",), "hotel") is None  # the lens met both writes
+        inner.failing = True
+        return put(ops)
+
+    inner.batch = meanwhile  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="disk full"):
+        s1.put(("trip",), "hotel", {"text": "Riverside"})
+    inner.failing = False
+
+    assert [r.event.id.split("-")[0] for r in three["a"].store.events("trip")][-2:] == [
+        "put",
+        "restore",
+    ]
+    assert s1.get(("trip",), "hotel") is None
+
+
 def test_a_value_nested_too_deep_to_render_is_refused_before_anything_is_written(
     three: dict[str, Member],
 ) -> None:

@@ -28,7 +28,7 @@ from readmit.events import Assert, Close, Revoke, Supersede
 from readmit.integrations.following import Following
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, says
 from readmit.integrations.langgraph.notice import notice
-from readmit.integrations.langgraph.writes import RESTORED, deleted
+from readmit.integrations.langgraph.writes import RESTORED, Written, deleted
 from readmit.integrations.news import News
 from readmit.integrations.team import (
     FOREVER,
@@ -195,7 +195,8 @@ class Lens:
             if isinstance(event, Assert | Supersede) and (ident := parse(event.item.key)):
                 if event.author == agent:
                     self._own(event, ident)
-                else:
+                else:  # what readmit writes back there, after the agent's write failed, too
+                    self.before.pop(ident, None)  # (a review: it showed the teammate's value)
                     hidden |= self._hide([ident])
             hidden |= self._gone(following.meet(recorded, agent))
         following.replacing(())
@@ -339,14 +340,12 @@ class Lens:
             return True
         admitted = self.texts.get(ident)
         said = self.own.get(ident) or ([] if admitted is None else [admitted])
-        if not any(says(item.namespace, item.key, value, text) for text in said):
+        if not says(item.namespace, item.key, value, said):
             return False
         self.checked[ident] = value
         return True
 
-    def answered(
-        self, writes: list[tuple[str, Identity, str]], ids: set[str], landed: bool
-    ) -> None:
+    def answered(self, writes: list[Written], ids: set[str], landed: bool) -> None:
         """The inner store answered the agent's write of events ``ids``: it ``landed``, or not.
 
         The lens that replaced this one is told too (`successor`): a view that expired while
@@ -362,8 +361,8 @@ class Lens:
                     lens.met = {e: path for e, path in lens.met.items() if e not in ids}
             lens = lens.successor
 
-    def landed(self, writes: Iterable[tuple[str, Identity, str]]) -> None:
-        """Show the paths ``writes`` (event, path, text) wrote, now landed (hold `lock`).
+    def landed(self, writes: Iterable[Written]) -> None:
+        """Show the paths ``writes`` wrote, now landed (hold `lock`).
 
         Not one whose event the lens met in the log and whose path it hid since: the item
         was withheld (not valid yet), fell with its premise, or a teammate wrote the path
@@ -382,11 +381,12 @@ class Lens:
         for ident, text in written:
             idents.append(ident)
             said = self.own.setdefault(ident, [])
-            if text in said:  # taken in at its landing, then met in the log
+            if text in said:  # taken in at its landing, then met in the log: as it was
                 said.remove(text)
+            else:  # the value found there before is not this write's
+                self.checked.pop(ident, None)
             said.append(text)
             del said[:-OWN_TEXTS]
-            self.checked.pop(ident, None)
         self.show(idents)
 
     def show(self, idents: Iterable[Identity]) -> None:

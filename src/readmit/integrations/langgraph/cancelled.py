@@ -1,6 +1,7 @@
 """A LangGraph write whose caller is cancelled: recorded to its end, then matched to the store."""
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -51,6 +52,23 @@ async def _undo(
         undone(writes)
 
 
+async def matched(
+    landing: "asyncio.Future[list[Result]]",
+    inner: BaseStore,
+    member: Member,
+    writes: list[Write],
+    error: BaseException,
+    then: Callable[[list[Write]], None],
+) -> None:
+    """Let a cancelled ``landing`` finish, then match readmit to what it left (`amatch`).
+
+    ``then`` gets the writes that landed.
+    """
+    with contextlib.suppress(Exception):  # failed: read back all the same
+        await landing
+    then(await amatch(inner, member, writes, error))
+
+
 async def unstoppable(work: Coroutine[Any, Any, None]) -> None:
     """Run ``work`` to its end, whatever cancels the caller meanwhile (`run_to_end`).
 
@@ -67,11 +85,15 @@ async def unstoppable(work: Coroutine[Any, Any, None]) -> None:
 
 async def amatch(
     inner: BaseStore, member: Member, writes: list[Write], error: BaseException
-) -> None:
-    """Make readmit match what ``inner`` holds of ``writes`` after ``error`` (`reconcile`)."""
+) -> list[Write]:
+    """Make readmit match what ``inner`` holds of ``writes`` after ``error`` (`reconcile`).
+
+    Returns:
+        Those of ``writes`` that landed all the same.
+    """
     found: list[Result] | None
     try:
         found = await inner.abatch(reads(writes))
     except Exception:
         found = None
-    await asyncio.to_thread(reconcile, member, writes, found, error)
+    return await asyncio.to_thread(reconcile, member, writes, found, error)

@@ -12,8 +12,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
-from datetime import date, datetime, time
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from enum import Enum
 from typing import Any
@@ -121,17 +121,37 @@ def _finite(value: object, seen: set[int]) -> object:
 def _as_stored(value: object) -> object:
     """``value`` as ``SqliteStore`` (orjson) writes what JSON has no type for.
 
-    A time in ISO 8601, an enum as its value, a dataclass as its fields; anything else by
-    its ``str``. What such a store hands back renders to the same text, so a lens can tell the value
-    its view admitted from another (`Lens.fits`); ``str`` of a time has a space for a T.
+    A time in ISO 8601 (an offset to the nearest minute), an enum as its value, a dataclass
+    as its fields but those named with a leading ``_``; anything else by its ``str``. What
+    such a store hands back renders to the same text, so a lens can tell the value its view
+    admitted from another (`Lens.fits`; a review found the agent's own such values hidden);
+    ``str`` of a time has a space for a T.
     """
-    if isinstance(value, datetime | date | time):
+    if isinstance(value, datetime):
+        return _in_minutes(value)
+    if isinstance(value, date | time):
         return value.isoformat()
     if isinstance(value, Enum):
         return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        fields = dataclasses.fields(value)
+        return {f.name: getattr(value, f.name) for f in fields if not f.name.startswith("_")}
     return str(value)
+
+
+def _in_minutes(value: datetime) -> str:
+    """``value`` in ISO 8601, as orjson writes it: its UTC offset's minutes rounded, half up.
+
+    Its fraction of a second dropped first (toward the past), and the minutes not carried
+    into the hour: orjson writes an offset of 12:59:33 as ``+12:60``.
+    """
+    offset = value.utcoffset()
+    if offset is None or offset % timedelta(minutes=1) == timedelta(0):
+        return value.isoformat()
+    seconds = offset // timedelta(seconds=1)
+    hours, rest = divmod(abs(seconds), 3600)
+    sign = "-" if seconds < 0 else "+"
+    return f"{value.replace(tzinfo=None).isoformat()}{sign}{hours:02}:{(rest + 30) // 60:02}"
 
 
 _BODY = json.JSONEncoder(
@@ -169,19 +189,26 @@ def older_render(namespace: tuple[str, ...], key: str, value: Mapping[str, Any])
 _OLDER = json.JSONEncoder(sort_keys=True, default=str, separators=(", ", ": "))
 
 
-def says(namespace: tuple[str, ...], key: str, value: Mapping[str, Any], text: str) -> bool:
-    """Whether ``value`` at ``namespace``/``key`` says ``text``.
+def says(
+    namespace: tuple[str, ...], key: str, value: Mapping[str, Any], texts: Sequence[str]
+) -> bool:
+    """Whether ``value`` at ``namespace``/``key`` says one of ``texts`` (the likeliest last).
 
-    Rendered as it, or as an older readmit rendered it (`same_times`, `older_render`); no,
-    for one nothing renders (written around readmit).
+    Rendered as it, or as an older readmit rendered it (`same_times`, `older_render`), or
+    with numbers as a store that keeps JSON hands them back (`_alike`); no, for one nothing
+    renders (written around readmit). Rendered once: a value the agent wrote eight times
+    was rendered eight times at every read (a review).
     """
+    if not texts:
+        return False
     try:
         read = render(namespace, key, value)
-        return (
-            read == text
-            or same_times(read, text)
-            or older_render(namespace, key, value) == text
-            or _same_json(read, text)
+        if read in texts:
+            return True
+        older = older_render(namespace, key, value)
+        return any(
+            same_times(read, text) or older == text or _same_json(read, text)
+            for text in reversed(texts)
         )
     except (TypeError, ValueError, RecursionError):
         return False

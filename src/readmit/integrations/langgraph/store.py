@@ -37,7 +37,6 @@ return (the middleware's next run, or `arrive`) issues a fresh one.
 """
 
 import asyncio
-import contextlib
 from collections.abc import Iterable
 from functools import partial
 from time import monotonic
@@ -57,7 +56,7 @@ from langgraph.store.base import (
 
 from readmit.errors import InvalidInput
 from readmit.integrations.langgraph.admitted import Lens
-from readmit.integrations.langgraph.cancelled import amatch, arecorded, unstoppable
+from readmit.integrations.langgraph.cancelled import amatch, arecorded, matched, unstoppable
 from readmit.integrations.langgraph.expiry import Expiry
 from readmit.integrations.langgraph.notice import refusal
 from readmit.integrations.langgraph.paging import (
@@ -131,7 +130,7 @@ class ReadmitStore(BaseStore):
         if puts:
             writes = self._recorded(lens, puts)
             try:
-                self._land(writes, list(puts))
+                self._land(writes, list(puts), lens)
             except BaseException:
                 self._landed(lens, writes, shown=False)
                 raise
@@ -157,7 +156,7 @@ class ReadmitStore(BaseStore):
             made = partial(self._recorded, lens, puts)
             writes = await arecorded(made, self.inner, self.member, undone)
             try:
-                await self._aland(writes, list(puts))
+                await self._aland(writes, list(puts), lens)
             except BaseException:
                 self._landed(lens, writes, shown=False)
                 raise
@@ -190,20 +189,23 @@ class ReadmitStore(BaseStore):
             return None
         return {r.event.id: r.epoch for r in later if r.event.id in ids}
 
-    def _landed(self, lens: Lens, writes: list[Write], shown: bool = True) -> None:
+    def _landed(self, lens: Lens | None, writes: list[Write], shown: bool = True) -> None:
         """The inner store has answered ``writes``: show what they wrote (if it landed).
 
         A failed write's events stay pending (its value never lands) until no lens will
         meet them again (`Pending.settled`).
         """
+        if lens is None:  # recorded without one (`record`): nothing pending
+            return
         ids = {w.event.id for w in writes if w.event is not None}
         lens.answered(written(writes), ids, landed=shown)
         self._pending.answered(ids, landed=shown)
 
-    def _land(self, writes: list[Write], ops: list[Op]) -> list[Result]:
+    def _land(self, writes: list[Write], ops: list[Op], lens: Lens | None = None) -> list[Result]:
         """Send ``ops`` (the recorded ``writes``, maybe with reads) to the inner store.
 
-        If it raises, readmit is made to match what the inner store then holds.
+        If it raises, readmit is made to match what the inner store then holds, and
+        ``lens`` shows what landed all the same (a review: it hid the agent's write).
         """
         try:
             return self.inner.batch(ops)
@@ -213,31 +215,26 @@ class ReadmitStore(BaseStore):
                 found = self.inner.batch(reads_of(writes))
             except Exception:
                 found = None
-            reconcile(self.member, writes, found, exc)
+            self._landed(lens, reconcile(self.member, writes, found, exc))
             raise
 
-    async def _aland(self, writes: list[Write], ops: list[Op]) -> list[Result]:
+    async def _aland(
+        self, writes: list[Write], ops: list[Op], lens: Lens | None = None
+    ) -> list[Result]:
         """`_land` with the inner store's ``abatch``, cancelled (a node's timeout) too.
 
         Cancelled, the write is let finish (an inner store may write in a thread that no
         cancellation stops), then read back: readmit then matches what it left.
         """
-        landing = asyncio.ensure_future(self.inner.abatch(ops))
+        landing, shown = asyncio.ensure_future(self.inner.abatch(ops)), partial(self._landed, lens)
         try:
             return await asyncio.shield(landing)
         except asyncio.CancelledError as cancelled:
-            await unstoppable(self._matched(landing, writes, cancelled))
+            await unstoppable(matched(landing, self.inner, self.member, writes, cancelled, shown))
             raise
         except Exception as exc:
-            await amatch(self.inner, self.member, writes, exc)
+            shown(await amatch(self.inner, self.member, writes, exc))
             raise
-
-    async def _matched(
-        self, landing: "asyncio.Future[list[Result]]", writes: list[Write], error: BaseException
-    ) -> None:
-        with contextlib.suppress(Exception):  # failed: read back all the same
-            await landing
-        await amatch(self.inner, self.member, writes, error)
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None

@@ -197,8 +197,12 @@ def recorded(member: Member, writes: list[Write]) -> list[Recorded]:
     return member.record(events) if events else []
 
 
-def written(writes: list[Write]) -> list[tuple[str, Identity, str]]:
-    """The event, path and item text of each value the batch wrote: the agent's own.
+Written = tuple[str, Identity, str]
+"""A value the agent wrote: its event, path and item text."""
+
+
+def written(writes: list[Write]) -> list[Written]:
+    """Each value the batch wrote: the agent's own.
 
     The lens shows the path while it holds what the text says (`Lens.fits`).
     """
@@ -212,10 +216,13 @@ def reads(writes: list[Write]) -> list[GetOp]:
 
 def reconcile(
     member: Member, writes: list[Write], found: list[Result] | None, error: BaseException
-) -> None:
+) -> list[Write]:
     """Make readmit match what the inner store holds after its write raised ``error``.
 
     ``found`` is what `reads` returned, or None when the inner store could not be read.
+
+    Returns:
+        Those of ``writes`` that landed all the same (readmit holds them as they are).
 
     Raises:
         Exception: what recording the correction raised, with a note naming the paths;
@@ -224,29 +231,35 @@ def reconcile(
     """
     why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
     try:  # reading readmit may fail too: the note then names the paths all the same
-        events = _corrections(member, writes, found, why)
+        events, landed = _corrections(member, writes, found, why)
         if events:
             member.record(events)
+        return landed
     except Exception as exc:
         paths = ", ".join(where(w.op) for w in writes)
         said = f"readmit could not record that the LangGraph store failed: {paths}"
         if not isinstance(error, Exception):  # a cancellation or an interrupt goes on as one
             error.add_note(f"{said} ({type(exc).__name__}: {exc})")
-            return
+            return []
         exc.add_note(said)
         raise exc from error
 
 
 def _corrections(
     member: Member, writes: list[Write], found: list[Result] | None, why: str
-) -> list[Event]:
-    """What `reconcile` records: the undo of each write that did not land, and a restore."""
+) -> tuple[list[Event], list[Write]]:
+    """What `reconcile` records, and the writes that landed.
+
+    It records the undo of each write that did not land, and a restore.
+    """
     at, author = member.clock(), member.agent
     events: list[Event] = []
     active: set[str] | None = None
+    went: list[Write] = []
     for n, w in enumerate(writes):
         got = found[n] if found is not None else None
         if found is not None and landed(w, got) and not outlasts(member, w, got):
+            went.append(w)
             continue
         if w.item is not None:
             active = {i.id for i in member.visible()} if active is None else active
@@ -261,7 +274,7 @@ def _corrections(
                 continue  # undo stands, and nothing is restored (the batch's others are)
             if held is not None:
                 events.append(restore(member, w, got, held.item.validity.valid_to))
-    return events
+    return events, went
 
 
 def landed(w: Write, got: Result) -> bool:
