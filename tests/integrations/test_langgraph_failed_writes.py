@@ -107,15 +107,21 @@ def test_a_reader_that_read_the_log_before_a_write_failed_shows_nothing_of_the_p
     assert s1.get(("trip",), "hotel") is None
 
 
-def test_a_failed_delete_keeps_showing_the_admitted_value_the_path_still_holds(
-    three: dict[str, Member],
-) -> None:
+def _admitted_sunrise(three: dict[str, Member]) -> tuple[FailingStore, ReadmitStore, ReadmitStore]:
+    """b books Sunrise, a returns with it admitted: a's and b's stores over one inner store."""
     inner = FailingStore()
     s1, s2 = ReadmitStore(inner, three["a"]), ReadmitStore(inner, three["b"])
     s2.put(("trip",), "hotel", {"text": "Sunrise"})
     three["a"].depart()
     arrive(three["a"])
     assert s1.get(("trip",), "hotel") is not None
+    return inner, s1, s2
+
+
+def test_a_failed_delete_keeps_showing_the_admitted_value_the_path_still_holds(
+    three: dict[str, Member],
+) -> None:
+    inner, s1, _ = _admitted_sunrise(three)
 
     inner.failing = True
     with pytest.raises(OSError, match="disk full"):
@@ -580,12 +586,7 @@ def test_a_failed_write_over_a_path_a_teammate_wrote_since_does_not_show_its_val
     """a's write is recorded, b's later write of the path lands, a's fails: readmit writes
     back what the path holds, b's value, in a's name, and the lens showed it as the value a
     saw before its write (a review)."""
-    inner = FailingStore()
-    s1, s2 = ReadmitStore(inner, three["a"]), ReadmitStore(inner, three["b"])
-    s2.put(("trip",), "hotel", {"text": "Sunrise"})
-    three["a"].depart()
-    arrive(three["a"])
-    assert s1.get(("trip",), "hotel") is not None
+    inner, s1, s2 = _admitted_sunrise(three)
     put = inner.batch
 
     def meanwhile(ops: Iterable[Op]) -> list[Result]:
