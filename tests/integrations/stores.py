@@ -1,7 +1,7 @@
 """Inner LangGraph stores for the integration's tests."""
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from langgraph.store.base import Op, PutOp, Result, TTLConfig
 from langgraph.store.memory import InMemoryStore
@@ -24,6 +24,27 @@ class FailingStore(InMemoryStore):
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return self.batch(ops)
+
+
+class Hooked(FailingStore):
+    """A `FailingStore` that runs the next of its ``hooks`` at each put: ``before`` it lands
+    (True) or after (False). A put a hook makes runs the hook after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hooks: list[tuple[bool, Callable[[], object]]] = []
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed = list(ops)
+        if not self.hooks or not any(isinstance(op, PutOp) for op in listed):
+            return super().batch(listed)
+        before, hook = self.hooks.pop(0)
+        if before:
+            hook()
+        results = super().batch(listed)
+        if not before:
+            hook()
+        return results
 
 
 class FailingSqliteStore(SqliteStore):

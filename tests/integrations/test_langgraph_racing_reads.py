@@ -22,6 +22,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 from builders import KEY
+from integrations.stores import Hooked
 from readmit.events import Assert, ItemDraft
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.langgraph.keys import identity, item_key, render, same_times, says
@@ -333,22 +334,6 @@ def test_the_agents_write_whose_landing_is_told_after_its_newer_ones_is_still_it
     """Two of a1's writes of one path, both met in the log while in flight: the older lands
     first and is told landed after the newer one. The path holds the newer value, which a
     lens keeping one text a path hid."""
-
-    class Hooked(InMemoryStore):
-        """Runs each batch's hook, if any, ``before`` or after it lands."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.hooks: list[tuple[bool, Callable[[], object]]] = []
-
-        def batch(self, ops: Iterable[Op]) -> list[Result]:
-            before, hook = self.hooks.pop(0) if self.hooks else (True, lambda: None)
-            if before:
-                hook()
-            results = super().batch(ops)
-            if not before:
-                hook()
-            return results
 
     inner = Hooked()
     a1, s1, _ = two_agents(readmit, inner)

@@ -1,18 +1,18 @@
 """`ReadmitStore` writes (annotations, failure order) and view expiry, on real LangGraph stores."""
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.store.base import Op, PutOp, Result
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY, Ticking
-from integrations.stores import FailingStore
+from integrations.stores import FailingStore, Hooked
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.langgraph import (
@@ -502,26 +502,12 @@ def test_after_expiry_the_agents_own_write_read_before_is_still_read(team: Team)
     assert s1.get(TRIP, "mine") is None
 
 
-class Meanwhile(FailingStore):
-    """Runs ``meanwhile`` once, as its next write starts (before it lands)."""
-
-    meanwhile: Callable[[], object] | None = None
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        listed = list(ops)
-        meanwhile = self.meanwhile
-        if meanwhile is not None and any(isinstance(op, PutOp) for op in listed):
-            self.meanwhile = None
-            meanwhile()
-        return super().batch(listed)
-
-
 @pytest.mark.parametrize("met", [False, True], ids=["landing", "met-then-landing"])
 def test_the_agents_write_landing_after_its_view_expired_is_read(team: Team, met: bool) -> None:
     """The view expires while the write is at the inner store, and a read meanwhile puts a
     lens of the agent's own writes in place: the landing was shown only to the lens it
     replaced, and the agent's write stayed hidden until its next return."""
-    team.inner = Meanwhile()
+    team.inner = inner = Hooked()
     s1 = team.store(team.a1, on_withheld="empty")
     team.a1.depart()
     arrive(team.a1)
@@ -534,7 +520,7 @@ def test_the_agents_write_landing_after_its_view_expired_is_read(team: Team, met
         team.clock.at += timedelta(hours=2)
         expired.append(s1.get(TRIP, "other") is None)
 
-    team.inner.meanwhile = expire
+    inner.hooks = [(True, expire)]
     s1.put(TRIP, "mine", mine)
 
     assert expired == [True]
@@ -548,7 +534,7 @@ def test_the_agents_write_landing_after_its_view_expired_stays_hidden_if_a_teamm
 ) -> None:
     """The lens met the write in the log, then a teammate's later write of the path, and
     hid it: the lens of the agent's own writes that replaces it does not show the landing."""
-    team.inner = Meanwhile()
+    team.inner = inner = Hooked()
     s1, s2 = team.store(team.a1, on_withheld="empty"), team.store(team.a2)
     team.a1.depart()
     arrive(team.a1)
@@ -560,7 +546,7 @@ def test_the_agents_write_landing_after_its_view_expired_stays_hidden_if_a_teamm
         team.clock.at += timedelta(hours=2)
         s1.get(TRIP, "other")  # the view expired: a lens of a1's own writes replaces it
 
-    team.inner.meanwhile = meanwhile
+    inner.hooks = [(True, meanwhile)]
     s1.put(TRIP, "mine", {"text": "a1's, landing last"})
 
     assert s1.get(TRIP, "mine") is None
