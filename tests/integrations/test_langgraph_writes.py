@@ -1,7 +1,8 @@
 """`ReadmitStore` writes (annotations, failure order) and view expiry, on real LangGraph stores."""
 
 import asyncio
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,6 +14,7 @@ from langgraph.store.memory import InMemoryStore
 
 from builders import KEY, Ticking
 from integrations.stores import FailingStore, Hooked
+from readmit.clock import format_time
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
 from readmit.integrations.langgraph import (
@@ -551,6 +553,144 @@ def test_the_agents_write_landing_after_its_view_expired_stays_hidden_if_a_teamm
 
     assert s1.get(TRIP, "mine") is None
     assert s1.search(TRIP) == []
+
+
+@pytest.mark.parametrize("how", ["its premise revoked", "its end passed"])
+def test_the_agents_write_taken_away_after_its_view_expired_is_not_shown_as_it_lands(
+    team: Team, how: str
+) -> None:
+    """The lens met the write in flight; the view expired; then the write was taken away.
+    The lens of the agent's own writes that replaced the expired one knew no item at the
+    path, hid nothing, and showed the write as it landed (a review)."""
+    team.inner = inner = Hooked()
+    s1, s2 = team.store(team.a1, on_withheld="empty"), team.store(team.a2)
+    s2.put(TRIP, "room", {"text": "Room A is booked."})
+    [room] = [i.id for i in team.a2.visible()]
+    team.a1.depart()
+    arrive(team.a1)
+    ends = format_time(team.clock.at + timedelta(hours=3))
+    held = {"depends_on": [room]} if how == "its premise revoked" else {"valid_to": ends}
+
+    def meanwhile() -> None:
+        s1.get(TRIP, "other")  # meets a1's write, in flight
+        team.clock.at += timedelta(hours=2)
+        s1.get(TRIP, "other")  # the view expired: a lens of a1's own writes replaces it
+        if how == "its premise revoked":
+            team.a2.revoke([room], "cancelled")
+        else:
+            team.clock.at += timedelta(hours=2)
+        s1.get(TRIP, "other")  # the new lens follows the log and the clock
+
+    inner.hooks = [(True, meanwhile)]
+    s1.put(TRIP, "talk", {"text": "The talk is in Room A.", "_readmit": held})
+
+    assert s1.get(TRIP, "talk") is None
+    assert s1.search(TRIP) == []
+
+
+class _Handing:
+    """A lens's lock that runs ``then`` once, just after it is next released: another
+    thread's turn, made to come at that point."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.then: Callable[[], object] | None = None
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+
+    def __exit__(self, *_: object) -> None:
+        self.lock.release()
+        then, self.then = self.then, None
+        if then is not None:
+            then()
+
+
+def test_a_landing_told_as_the_view_expires_is_not_shown_before_its_start(team: Team) -> None:
+    """The lens hid the write as not valid yet; as it was told of the landing, a read in
+    another thread put the lens of the agent's own writes in its place, copying what the
+    old one had just let go; the landing then reached the new lens, which showed the write
+    before its start (a review)."""
+    team.inner = inner = Hooked()
+    s1 = team.store(team.a1, on_withheld="empty")
+    team.a1.depart()
+    arrive(team.a1)
+    start = format_time(team.clock.at + timedelta(hours=3))
+    handing = _Handing()
+
+    def meanwhile() -> None:
+        lens = s1._read_lens()
+        assert lens is not None
+        lens.lock = handing  # type: ignore[assignment]
+        assert s1.get(TRIP, "plan") is None  # met in flight, hidden: not valid yet
+
+        def expire() -> None:
+            team.clock.at += timedelta(hours=2)
+            s1.get(TRIP, "other")
+
+        handing.then = expire
+
+    inner.hooks = [(True, meanwhile)]
+    s1.put(TRIP, "plan", {"text": "Ship on Monday.", "_readmit": {"valid_from": start}})
+
+    assert handing.then is None  # the other thread's read came
+    assert s1.get(TRIP, "plan") is None
+
+
+def test_the_agents_write_met_in_flight_by_a_new_returns_lens_is_read_once_it_lands(
+    team: Team,
+) -> None:
+    """The write took its lens, a return was decided, then the write was recorded: the new
+    return's lens met it in the log in flight, and its landing was told to the old lens
+    alone (a review; hidden until the return after)."""
+    team.inner = inner = Hooked()
+    s1 = team.store(team.a1, on_withheld="empty")
+    team.a1.depart()
+    arrive(team.a1)
+    s1.get(TRIP, "other")  # the lens the write takes
+    record = team.a1.record
+
+    def returned_first(events: Any) -> Any:
+        team.a1.record = record  # type: ignore[method-assign]
+        team.a1.depart()
+        arrive(team.a1)
+        return record(events)
+
+    team.a1.record = returned_first  # type: ignore[method-assign]
+    inner.hooks = [(True, lambda: s1.get(TRIP, "other"))]  # the new lens meets it in flight
+    s1.put(TRIP, "plan", {"text": "Ship on Monday."})
+
+    found = s1.get(TRIP, "plan")
+    assert found is not None
+    assert found.value == {"text": "Ship on Monday."}
+
+
+def test_a_write_a_return_judged_while_in_flight_is_not_shown_as_it_lands_if_excluded(
+    team: Team,
+) -> None:
+    """Recorded before the return, which left it out (its premise was revoked): the landing
+    is told to the new return's lens only for what it met in the log in flight."""
+    team.inner = inner = Hooked()
+    s1, s2 = team.store(team.a1, on_withheld="empty"), team.store(team.a2)
+    s2.put(TRIP, "room", {"text": "Room A is booked."})
+    [room] = [i.id for i in team.a2.visible()]
+    team.a1.depart()
+    arrive(team.a1)
+    s1.get(TRIP, "other")
+
+    def meanwhile() -> None:
+        team.a2.revoke([room], "cancelled")
+        team.a1.depart()
+        arrive(team.a1)
+        s1.get(TRIP, "other")  # the new return's lens
+
+    inner.hooks = [(True, meanwhile)]
+    s1.put(TRIP, "talk", {"text": "The talk is in Room A.", "_readmit": {"depends_on": [room]}})
+
+    assert s1.get(TRIP, "talk") is None
+    assert team.a1.latest is not None
+    [left] = notice(team.a1.latest)["left_out"]  # left out at the departure, as fallen
+    assert (left["key"], left["reason"]) == ("talk", "premise_invalidated")
 
 
 def test_a_correction_leaves_alone_what_a_later_write_of_the_path_replaced(team: Team) -> None:

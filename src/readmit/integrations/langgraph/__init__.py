@@ -18,7 +18,6 @@ try:
 except ImportError as exc:  # the extra is not installed
     raise ImportError(missing_extra("LangGraph", "langgraph")) from exc
 
-from readmit.integrations.langgraph.admitted import ViewExpired, ViewWithheld
 from readmit.integrations.langgraph.keys import item_key
 from readmit.integrations.langgraph.middleware import (
     ReadmitMiddleware,
@@ -29,6 +28,7 @@ from readmit.integrations.langgraph.middleware import (
 )
 from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.langgraph.store import ReadmitStore
+from readmit.integrations.team import ViewExpired, ViewWithheld
 
 __all__ = [
     "ReadmitMiddleware",

@@ -27,25 +27,14 @@ from readmit.decide import Decided
 from readmit.events import Assert, Close, Revoke, Supersede
 from readmit.integrations.following import Following
 from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, says
-from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.langgraph.writes import RESTORED, Written, deleted
 from readmit.integrations.news import News
-from readmit.integrations.team import (
-    FOREVER,
-    Member,
-    Removal,
-    ViewExpired,
-    ViewWithheld,
-    expiry,
-    lapsed,
-)
+from readmit.integrations.team import FOREVER, Member, Removal, expiry, lapsed
 from readmit.integrations.watch import Watch
 from readmit.reasons import Reason
 
 Newest = Callable[[list[str], int], dict[str, str]]
 """What the newest item of each of some keys says, up to an epoch (`readmit.store.held`)."""
-
-__all__ = ["FOREVER", "Lens", "ViewExpired", "ViewWithheld", "notice"]
 
 OWN_TEXTS = 8
 """The agent's texts a lens keeps for a path it wrote (`Lens.own`)."""
@@ -161,8 +150,11 @@ class Lens:
             lens = Lens(self.decided, self.following.copy(), withheld=True, epoch=self.epoch)
             lens.expires, lens.deadline, lens.expired = self.expires, self.deadline, True
             lens.add((ident, text) for ident, said in self.own.items() for text in said)
+            met = {path for path in self.met.values() if path is not None}
             for item_id, ident in self.current.items():
-                if ident in self.own:
+                if (
+                    ident in self.own or ident in met
+                ):  # one in flight: a removal hides it (a review)
                     lens._current(item_id, ident)
             lens.pending, lens.before, lens.met = self.pending, dict(self.before), dict(self.met)
             lens.waiting, lens.started, self.successor = dict(self.waiting), self.started, lens
@@ -345,23 +337,27 @@ class Lens:
         self.checked[ident] = value
         return True
 
-    def answered(self, writes: list[Written], ids: set[str], landed: bool) -> None:
+    def answered(
+        self, writes: list[Written], ids: set[str], landed: bool, met_only: bool = False
+    ) -> None:
         """The inner store answered the agent's write of events ``ids``: it ``landed``, or not.
 
         The lens that replaced this one is told too (`successor`): a view that expired while
-        the write was in flight hid it until the next return.
+        the write was in flight hid it until the next return. With ``met_only``, only what
+        the lens met in the log is shown (`landed`).
         """
         lens: Lens | None = self
         while lens is not None:
             with lens.lock:
                 if landed:
                     lens.pending -= ids
-                    lens.landed(writes)
+                    lens.landed(writes, met_only)
                 else:
                     lens.met = {e: path for e, path in lens.met.items() if e not in ids}
-            lens = lens.successor
+                then = lens.successor  # read under the lock `lapsed` sets it under (a review)
+            lens = then
 
-    def landed(self, writes: Iterable[Written]) -> None:
+    def landed(self, writes: Iterable[Written], met_only: bool = False) -> None:
         """Show the paths ``writes`` wrote, now landed (hold `lock`).
 
         Not one whose event the lens met in the log and whose path it hid since: the item
@@ -370,8 +366,8 @@ class Lens:
         hides nothing (a review: the older one's landing was hidden). What the lens met of
         writes no longer pending (failed, and settled) is let go.
         """
-        met = self.met
-        self.add([(path, text) for event, path, text in writes if met.pop(event, path) is not None])
+        met, mine = self.met, [(e, p, t) for e, p, t in writes if e in self.met or not met_only]
+        self.add([(p, t) for e, p, t in mine if met.pop(e, p) is not None])
         for event in [e for e in met if e not in self.pending]:
             del met[event]
 

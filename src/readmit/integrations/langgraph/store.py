@@ -197,8 +197,11 @@ class ReadmitStore(BaseStore):
         """
         if lens is None:  # recorded without one (`record`): nothing pending
             return
-        ids = {w.event.id for w in writes if w.event is not None}
-        lens.answered(written(writes), ids, landed=shown)
+        ids, made = {w.event.id for w in writes if w.event is not None}, written(writes)
+        lens.answered(made, ids, landed=shown)
+        latest = self._lens  # a return decided meanwhile: its lens shows what it met pending
+        if latest is not None and latest.decided is not lens.decided:
+            latest.answered(made, ids, landed=shown, met_only=True)
         self._pending.answered(ids, landed=shown)
 
     def _land(self, writes: list[Write], ops: list[Op], lens: Lens | None = None) -> list[Result]:
