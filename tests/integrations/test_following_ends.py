@@ -570,6 +570,58 @@ def test_a_langgraph_get_hides_the_agents_own_value_until_its_start(
     assert _excluded(_returned(a1))[plan] == "not_yet_valid"
 
 
+def test_an_item_a_gate_excludes_is_named_once_not_again_at_its_start_or_end(
+    members: dict[str, Member], clock: Clock
+) -> None:
+    a1, a2 = members["a1"], members["a2"]
+    following = Following(_returned(a1))
+    later = Validity(valid_from=clock.after(10), valid_to=clock.after(20))
+    _state(a2, "audit", "The audit starts.", task="audit", validity=later)
+    _state(a2, "lift", "The lift is out.", unconfirmed=True, **_ends(clock, 20))
+
+    assert [(r.item, r.reason) for r in following.withdrawn(a1)] == [
+        ("audit", "not_applicable"),
+        ("lift", "missing_receipt"),
+    ]
+    for minutes in (10, 20):
+        clock.at = clock.after(minutes)
+        assert following.withdrawn(a1) == []
+    assert following.back == []
+
+
+def test_a_mem0_bank_does_not_serve_a_memory_stated_since_that_a_returns_gates_exclude(
+    members: dict[str, Member], clock: Clock, tmp_path: Path
+) -> None:
+    """For another task or purpose (``not_applicable``), or hearsay (``missing_receipt``):
+    served until the next return (a review). What rests on one is served, as a return
+    admits it: a gate is no invalidation."""
+    a1, a2 = _mem0_returned(members, tmp_path)
+    for text, held in [
+        ("The office is closed", {"task": "audit"}),
+        ("The bar is open late", {"purposes": ["leisure"]}),
+        ("Someone said the lift is out", {"unconfirmed": True}),
+    ]:
+        a2.add(text, metadata={"_readmit": held}, **ADD)
+    [lift] = [i.id for i in members["a2"].visible() if "lift" in i.text]
+    a2.add("Take the stairs", metadata={"_readmit": {"depends_on": [lift]}}, **ADD)
+
+    got = a1.get_all(filters=TRIP)
+
+    assert [m["memory"] for m in got["results"]] == ["Take the stairs"]
+    assert sorted((r["memory"], r["reason"], r["detail"]) for r in got["readmit"]["removed"]) == [
+        ("Someone said the lift is out", "missing_receipt", "no receipt: recorded as unconfirmed"),
+        (
+            "The bar is open late",
+            "not_applicable",
+            "for purposes 'leisure'; this return is for '*'",
+        ),
+        ("The office is closed", "not_applicable", "for task 'audit'; this return is to '*'"),
+    ]
+    a1.depart()
+    again = a1.get_all(filters=TRIP)  # a return: the same
+    assert [m["memory"] for m in again["results"]] == ["Take the stairs"]
+
+
 def test_a_mem0_memory_withheld_until_its_start_and_deleted_meanwhile_is_not_served(
     members: dict[str, Member], clock: Clock, tmp_path: Path
 ) -> None:
@@ -814,7 +866,7 @@ def test_a_view_expires_at_the_end_of_a_premise_in_c_it_did_not_select(
 
 def _statement(rnd: random.Random, who: Member, n: int, stated: list[str], clock: Clock) -> Assert:
     """A random statement: starting later or not, ending or not, shared or the agency's, on
-    an earlier one or not."""
+    an earlier one or not, for another task or hearsay now and then."""
     fields: dict[str, Any] = {}
     start = clock.at + timedelta(minutes=rnd.randint(-5, 20)) if rnd.random() < 0.3 else None
     if rnd.random() < 0.5:
@@ -826,6 +878,11 @@ def _statement(rnd: random.Random, who: Member, n: int, stated: list[str], clock
         fields["principals"] = frozenset({rnd.choice(["agency", "*"])})
     if stated and rnd.random() < 0.6:
         fields["depends_on"] = frozenset(rnd.sample(stated, min(len(stated), rnd.randint(1, 2))))
+    gate = rnd.random()  # one a return's gates U or P exclude
+    if gate < 0.1:
+        fields["task"] = "another task"
+    elif gate < 0.2:
+        fields["unconfirmed"] = True
     draft = ItemDraft(id=f"i{n}", text=f"Fact {n}.", **fields)
     return Assert(id=f"e{n}", at=clock.at, author=who.agent, item=draft)
 

@@ -8,7 +8,7 @@ an unauthorized item's detail is empty, since its scope is not the agent's to se
 
 from readmit.admission.context import ReturnContext
 from readmit.clock import format_time
-from readmit.model import ANY, Item
+from readmit.model import ANY, Item, Returner, Scope
 from readmit.reasons import Reason
 
 
@@ -53,7 +53,7 @@ def gate_detail(reason: Reason, item: Item, ctx: ReturnContext) -> str:
             end = item.validity.valid_to
             return "" if end is None else f"valid until {format_time(end)}"
         case Reason.NOT_APPLICABLE:
-            return "; ".join(_inapplicable(item, ctx))
+            return inapplicable(item.scope, item.for_role, ctx.returner)
         case Reason.MISSING_RECEIPT:
             if item.receipt is None:
                 return "no receipt: recorded as unconfirmed"
@@ -66,14 +66,14 @@ def gate_detail(reason: Reason, item: Item, ctx: ReturnContext) -> str:
     return ""
 
 
-def _inapplicable(item: Item, ctx: ReturnContext) -> list[str]:
-    who, scope = ctx.returner, item.scope
+def inapplicable(scope: Scope, for_role: str | None, who: Returner) -> str:
+    """Why an item of ``scope``, for ``for_role``, does not apply to the return ``who`` makes."""
     parts = []
     if scope.task not in (ANY, who.task):
         parts.append(f"for task {scope.task!r}; this return is to {who.task!r}")
     if ANY not in scope.purposes and who.purpose not in scope.purposes:
         named = ", ".join(repr(p) for p in sorted(scope.purposes))
         parts.append(f"for purposes {named}; this return is for {who.purpose!r}")
-    if item.for_role is not None and item.for_role != who.role:
-        parts.append(f"for role {item.for_role!r}; the returning agent's is {who.role!r}")
-    return parts
+    if for_role is not None and for_role != who.role:
+        parts.append(f"for role {for_role!r}; the returning agent's is {who.role!r}")
+    return "; ".join(parts)

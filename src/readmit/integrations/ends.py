@@ -38,7 +38,9 @@ class Ends:
     starting: list[tuple[str, datetime]] = field(default_factory=list)
     """The items stated since with a start, met but not yet held against the clock (`early`)."""
     withheld: set[str] = field(default_factory=set)
-    """The items `early` found not valid yet, until they start (`started`)."""
+    """The items withheld at the read that met them, not named again at their end: those
+    `early` found not valid yet, until they start (`started`), and those a gate excludes
+    for good (`readmit.integrations.readers.Readers.gated`)."""
     starts: list[tuple[float, str]] = field(default_factory=list)
     """A heap of (start as a POSIX timestamp, item) of the items ``withheld``."""
 
@@ -73,7 +75,9 @@ class Ends:
         not an invalidation). Each is withheld until its start (`started`).
         """
         met, self.starting = self.starting, []
-        early = [(item, start) for item, start in met if start.timestamp() > at]
+        early = [
+            (i, start) for i, start in met if start.timestamp() > at and i not in self.withheld
+        ]
         for item, start in early:
             self.withheld.add(item)
             heapq.heappush(self.starts, (start.timestamp(), item))

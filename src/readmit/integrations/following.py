@@ -1,19 +1,14 @@
 """What was withdrawn after a return, for the memory layers that serve between returns.
 
-A return judges the workspace as it was; the Mem0 and Agents SDK wrappers then serve
-the agent's memory until its next return. A teammate that revokes or closes a fact, or
-supersedes it, or states a newer one under its key, withdraws it in readmit while the
-memory layer still holds its text; so does the agent itself when it revokes or closes
-one through readmit (over HTTP, say) rather than through the layer. `Following` reads the
-workspace's log after the return (a read that never waits for writers) and names what
-was withdrawn, by the store's own rules, so that a read stops serving it at once rather
-than at the next return; and, for a memory bank shared with another principal, what the
-agent may not read (`readmit.integrations.prior` names the same of what came before the
-return). A verdict stored after the return (another agent's return, or judging ahead,
-found an item stale) binds every later return too: `judged` names its item and what rests
-on it.
-It reads the log and what the store says of it (`readmit.integrations.news.News`) when
-`readmit.integrations.watch.Watch` says it is due.
+A return judges the workspace as it was; the memory layers then serve the agent's memory
+until its next return. A teammate that revokes, closes or supersedes a fact, or states a
+newer one under its key, withdraws it in readmit while the layer still holds its text; so
+does the agent itself through readmit (over HTTP, say). `Following` reads the log after
+the return (`readmit.integrations.news.News`, when `readmit.integrations.watch.Watch`
+says it is due) and names what was withdrawn, by the store's own rules, so that a read
+stops serving it at once; what the agent may not read, or a return's gates exclude
+(`readmit.integrations.prior` names the same of what came before the return); and what a
+verdict stored after the return (another agent's return, or judging ahead) found stale.
 """
 
 from collections.abc import Callable, Collection, Sequence
@@ -39,6 +34,7 @@ REPLACED_BY_ITSELF = "replaced under its key by its own later statement"
 SUPERSEDED = "superseded by your later statement"
 """Why the agent's own supersession withdrew an item (a Mem0 update, or one over HTTP)."""
 _EARLY = Reason.NOT_YET_VALID.value
+_ALONE = {Reason.UNAUTHORIZED.value, Reason.NOT_APPLICABLE.value, Reason.MISSING_RECEIPT.value}
 
 
 @dataclass(slots=True)
@@ -296,7 +292,7 @@ class Following(Readers):
         """What one event after `epoch` takes from ``agent``, each with why (`take`)."""
         gone: list[Removal] = []
         for removal in self._said(recorded.event, agent):
-            if removal.reason == Reason.UNAUTHORIZED.value:
+            if removal.reason in _ALONE:  # what rests on it stands (a gate, not a withdrawal)
                 gone.append(removal)
             elif removal.item not in self._out:  # the first withdrawal stands
                 self._out.add(removal.item)
@@ -377,6 +373,9 @@ class Following(Readers):
             self.own.add(item.id)
         if not self.may_read(scope):  # its own too, stated for others' eyes: as a return says
             gone.append(Removal(item.id, Reason.UNAUTHORIZED.value, ""))
+        elif self.ends.on and scope and (gated := self.gated(item, scope)) is not None:
+            gone.append(gated)  # after a return: alone, as its gates exclude it, and for good
+            self.ends.withheld.add(item.id)
         if fell := sorted(item.depends_on & self._out):  # stated on what was withdrawn
             gone.append(self._fall(item.id, fell[0]))
         if item.key is not None:

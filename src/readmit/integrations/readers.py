@@ -3,10 +3,14 @@
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from readmit.admission.gate_details import inapplicable
 from readmit.decide import Decided
 from readmit.events import ItemDraft
-from readmit.integrations.team import readable
+from readmit.integrations.team import Removal, readable
 from readmit.model import Agent, Item, Scope
+from readmit.reasons import Reason
+
+NOT_APPLICABLE, MISSING_RECEIPT = Reason.NOT_APPLICABLE.value, Reason.MISSING_RECEIPT.value
 
 
 @dataclass(slots=True)
@@ -67,6 +71,20 @@ class Readers:
             )
         self._scoped[made] = scope
         return scope
+
+    def gated(self, item: ItemDraft, scope: Scope) -> Removal | None:
+        """Why a return's gate U or P excludes ``item``, stated after it (None: both pass).
+
+        Another task or purpose than the return's (``not_applicable``), or hearsay with no
+        receipt (``missing_receipt``): the layers served such statements (a review). Its
+        citations need no check, as the store refuses one of evidence it does not hold.
+        """
+        who = self.decided.context.returner
+        if not scope.applies_to(who.task, who.purpose):
+            return Removal(item.id, NOT_APPLICABLE, inapplicable(scope, None, who))
+        if item.unconfirmed:
+            return Removal(item.id, MISSING_RECEIPT, "no receipt: recorded as unconfirmed")
+        return None
 
     def _told(self, item: str) -> bool:
         """Whether the agent may read a withdrawal's reason: it may read the item."""
