@@ -114,9 +114,9 @@ class Lens:
     """The lens that replaced this one when its view expired (`lapsed`)."""
 
     waiting: dict[str, Identity] = field(default_factory=dict)
-    """The path of each of the agent's own items hidden as not valid yet, until it starts
-    (`Following.back`, of which the first ``started`` are taken in)."""
+    """The path of each of the agent's own items hidden as not valid yet, until it starts."""
     started: int = 0
+    """How many items of `Following.back` (started since) the lens has taken in."""
 
     @classmethod
     def of(cls, decided: Decided, newest: Newest | None = None) -> "Lens":
@@ -151,10 +151,8 @@ class Lens:
             lens.expires, lens.deadline, lens.expired = self.expires, self.deadline, True
             lens.add((ident, text) for ident, said in self.own.items() for text in said)
             met = {path for path in self.met.values() if path is not None}
-            for item_id, ident in self.current.items():
-                if (
-                    ident in self.own or ident in met
-                ):  # one in flight: a removal hides it (a review)
+            for item_id, ident in self.current.items():  # one in flight too: a removal hides it
+                if ident in self.own or ident in met:
                     lens._current(item_id, ident)
             lens.pending, lens.before, lens.met = self.pending, dict(self.before), dict(self.met)
             lens.waiting, lens.started, self.successor = dict(self.waiting), self.started, lens
