@@ -5,7 +5,7 @@ import asyncio
 import gc
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -580,18 +580,24 @@ def test_an_own_async_put_cancelled_while_it_landed_is_read(
 
 
 @pytest.mark.usefixtures("checks_raced")
+@pytest.mark.parametrize("withdrawn", [False, True], ids=["standing", "withdrawn since"])
 def test_a_failed_write_over_a_path_a_teammate_wrote_since_does_not_show_its_value(
-    three: dict[str, Member],
+    three: dict[str, Member], withdrawn: bool
 ) -> None:
-    """a's write is recorded, b's later write of the path lands, a's fails: readmit writes
-    back what the path holds, b's value, in a's name, and the lens showed it as the value a
-    saw before its write (a review)."""
+    """a's write is recorded, b's later write of the path lands, a's fails. Where b's
+    version was withdrawn meanwhile (through readmit, the inner store still holds its
+    value), readmit writes that value back in a's name, and the lens showed it as the value
+    a saw before its write (a review); where it stands, nothing is written back (a fuzz:
+    the value was stated again in the failed writer's name)."""
     inner, s1, s2 = _admitted_sunrise(three)
     put = inner.batch
 
     def meanwhile(ops: Iterable[Op]) -> list[Result]:
         inner.batch = put  # type: ignore[method-assign]
         s2.put(("trip",), "hotel", {"text": "b's, written after a's"})
+        if withdrawn:
+            [bs] = [i.id for i in three["b"].visible() if "b's" in i.text]
+            three["b"].revoke([bs], "withdrawn over HTTP")
         assert s1.get(("trip",), "hotel") is None  # the lens met both writes
         inner.failing = True
         return put(ops)
@@ -601,11 +607,43 @@ def test_a_failed_write_over_a_path_a_teammate_wrote_since_does_not_show_its_val
         s1.put(("trip",), "hotel", {"text": "Riverside"})
     inner.failing = False
 
-    assert [r.event.id.split("-")[0] for r in three["a"].store.events("trip")][-2:] == [
-        "put",
-        "restore",
-    ]
+    last = three["a"].store.events("trip")[-1].event
+    assert (last.id.split("-")[0], last.author) == (("restore", "a") if withdrawn else ("put", "b"))
     assert s1.get(("trip",), "hotel") is None
+
+
+class _LandedThenRaised(InMemoryStore):
+    """Its next put lands, runs ``meanwhile`` (another write of the path), then raises."""
+
+    meanwhile: Callable[[], object] | None = None
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        listed, meanwhile = list(ops), self.meanwhile
+        if meanwhile is None or not any(isinstance(op, PutOp) for op in listed):
+            return super().batch(listed)
+        self.meanwhile = None
+        super().batch(listed)
+        meanwhile()
+        raise OSError("connection lost")
+
+
+def test_the_agents_write_over_a_teammates_failed_write_is_read(three: dict[str, Member]) -> None:
+    """b's write lands, a's lands over it, then b's inner store raises: readmit wrote a's
+    value back in b's name, and a's lens hid it as b's write (a fuzz)."""
+    inner = _LandedThenRaised()
+    s1, s2 = ReadmitStore(inner, three["a"]), ReadmitStore(inner, three["b"])
+    three["a"].depart()
+    arrive(three["a"])
+    mine = {"text": "Dinner at the Sunrise (a)"}
+    inner.meanwhile = lambda: s1.put(("notes",), "dinner", mine)
+
+    with pytest.raises(OSError, match="connection lost"):
+        s2.put(("notes",), "dinner", {"text": "Dinner at the Harbor Inn (b)"})
+
+    assert [r.event.author for r in three["a"].store.events("trip")][-1] == "a"
+    dinner = s1.get(("notes",), "dinner")
+    assert dinner is not None
+    assert dinner.value == mine
 
 
 def test_a_value_nested_too_deep_to_render_is_refused_before_anything_is_written(

@@ -272,7 +272,10 @@ def _corrections(
                 held = earlier(member, w, got)
             except (TypeError, ValueError):  # written around readmit, no text says it: the
                 continue  # undo stands, and nothing is restored (the batch's others are)
-            if held is not None:
+            # A version that stands says it already: a later write of the path, maybe another
+            # agent's, which a restore would state again in this agent's name (a fuzz).
+            active = {i.id for i in member.visible()} if active is None else active
+            if held is not None and held.item.id not in active:
                 events.append(restore(member, w, got, held.item.validity.valid_to))
     return events, went
 
