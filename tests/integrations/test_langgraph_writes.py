@@ -25,6 +25,7 @@ from readmit.integrations.langgraph import (
     item_key,
     notice,
 )
+from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.expiry import Expiry
 from readmit.integrations.langgraph.keys import identity
 from readmit.integrations.langgraph.writes import plan, reads, reconcile, recorded
@@ -691,6 +692,33 @@ def test_a_write_a_return_judged_while_in_flight_is_not_shown_as_it_lands_if_exc
     assert team.a1.latest is not None
     [left] = notice(team.a1.latest)["left_out"]  # left out at the departure, as fallen
     assert (left["key"], left["reason"]) == ("talk", "premise_invalidated")
+
+
+def test_two_readers_finding_the_view_expired_at_once_put_one_lens_in_place(team: Team) -> None:
+    """Each made a lens of the agent's own writes; the landing of the write in flight was
+    told to the second, and the store kept the first, which never showed it (a review)."""
+    team.inner = inner = Hooked()
+    s1 = team.store(team.a1, on_withheld="empty")
+    team.a1.depart()
+    arrive(team.a1)
+    s1.get(TRIP, "other")
+    made: list[Lens] = []
+
+    def meanwhile() -> None:
+        old = s1._lens
+        assert old is not None
+        old.catch_up(team.a1)  # meets the write, in flight
+        team.clock.at += timedelta(hours=2)
+        made.extend([old.lapsed(), old.lapsed()])  # two readers' threads, at once
+        s1._lens = made[0]  # the first reader's assignment lands last
+
+    inner.hooks = [(True, meanwhile)]
+    s1.put(TRIP, "plan", {"text": "I will book the train."})
+
+    assert made[0] is made[1]
+    found = s1.get(TRIP, "plan")
+    assert found is not None
+    assert found.value == {"text": "I will book the train."}
 
 
 def test_a_correction_leaves_alone_what_a_later_write_of_the_path_replaced(team: Team) -> None:

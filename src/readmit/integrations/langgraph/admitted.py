@@ -145,8 +145,14 @@ class Lens:
         return lens
 
     def lapsed(self) -> "Lens":
-        """This lens once its view has expired: only the agent's own writes since."""
+        """This lens once its view has expired: only the agent's own writes since.
+
+        One: two readers that find the view expired at once get the same (a review: the
+        landing of a write was told to one, and the store kept the other).
+        """
         with self.lock:
+            if self.successor is not None:
+                return self.successor
             lens = Lens(self.decided, self.following.copy(), withheld=True, epoch=self.epoch)
             lens.expires, lens.deadline, lens.expired = self.expires, self.deadline, True
             lens.add((ident, text) for ident, said in self.own.items() for text in said)
