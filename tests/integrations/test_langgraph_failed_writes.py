@@ -612,6 +612,21 @@ def test_a_failed_write_over_a_path_a_teammate_wrote_since_does_not_show_its_val
     assert s1.get(("trip",), "hotel") is None
 
 
+def test_a_failed_hearsay_write_keeps_showing_the_admitted_value(three: dict[str, Member]) -> None:
+    """Hearsay replaces nothing, so the admitted version stands after the undo; a restore
+    that skipped every standing version hid the path, which still holds it (a fuzz)."""
+    inner, s1, _ = _admitted_sunrise(three)
+    inner.failing = True
+
+    with pytest.raises(OSError, match="disk full"):
+        s1.put(("trip",), "hotel", {"text": "Riverside?", "_readmit": {"unconfirmed": True}})
+    inner.failing = False
+
+    hotel = s1.get(("trip",), "hotel")
+    assert hotel is not None
+    assert hotel.value == {"text": "Sunrise"}
+
+
 class _LandedThenRaised(InMemoryStore):
     """Its next put lands, runs ``meanwhile`` (another write of the path), then raises."""
 

@@ -272,10 +272,10 @@ def _corrections(
                 held = earlier(member, w, got)
             except (TypeError, ValueError):  # written around readmit, no text says it: the
                 continue  # undo stands, and nothing is restored (the batch's others are)
-            # A version that stands says it already: a later write of the path, maybe another
-            # agent's, which a restore would state again in this agent's name (a fuzz).
+            # A later write of the path that stands says it already, maybe another agent's,
+            # which a restore would state again in this agent's name (a fuzz).
             active = {i.id for i in member.visible()} if active is None else active
-            if held is not None and held.item.id not in active:
+            if held is not None and not (held.item.id in active and _after(member, w, held)):
                 events.append(restore(member, w, got, held.item.validity.valid_to))
     return events, went
 
@@ -328,6 +328,16 @@ def earlier(member: Member, w: Write, got: Item) -> Assert | None:
     ]
     same = [event for event in found if event.item.text == text]
     return (same or found)[-1] if found else None
+
+
+def _after(member: Member, w: Write, held: Assert) -> bool:
+    """Whether ``held`` was recorded after ``w``'s event (the log read on the failure path)."""
+    order = [r.event.id for r in member.store.events(member.workspace)]
+    return (
+        w.event is not None
+        and w.event.id in order
+        and order.index(held.id) > order.index(w.event.id)
+    )
 
 
 def restore(member: Member, w: Write, got: Item, end: datetime | None) -> Assert:
