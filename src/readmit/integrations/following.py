@@ -109,9 +109,9 @@ class Following(Readers):
         made = copy(self)
         for name in _HELD:
             held = getattr(self, name)
-            if isinstance(held, dict):
+            if isinstance(held, dict):  # its lists copied too
                 held = {k: list(v) if isinstance(v, list) else v for k, v in held.items()}
-            setattr(made, name, copy(held))
+            setattr(made, name, held if isinstance(held, dict) else copy(held))
         made.watch = None
         return made
 

@@ -203,13 +203,11 @@ def says(
         return False
     try:
         read = render(namespace, key, value)
-        if read in texts:
+        if read in texts or any(same_times(read, text) for text in texts):
             return True
-        older = older_render(namespace, key, value)
-        return any(
-            same_times(read, text) or older == text or _same_json(read, text)
-            for text in reversed(texts)
-        )
+        if older_render(namespace, key, value) in texts:
+            return True
+        return any(_same_json(read, text) for text in reversed(texts))
     except (TypeError, ValueError, RecursionError):
         return False
 

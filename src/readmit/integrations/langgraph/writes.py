@@ -21,9 +21,10 @@ The order, so that readmit and the inner store never silently disagree:
    hold can be admitted).
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache, partial
 from typing import Any
 
 from langgraph.store.base import GetOp, Item, PutOp, Result
@@ -256,9 +257,10 @@ def _corrections(
     events: list[Event] = []
     active: set[str] | None = None
     went: list[Write] = []
+    log = cache(partial(member.store.events, member.workspace))  # read once, if at all
     for n, w in enumerate(writes):
         got = found[n] if found is not None else None
-        if found is not None and landed(w, got) and not outlasts(member, w, got):
+        if found is not None and landed(w, got) and not outlasts(log(), w, got):
             went.append(w)
             continue
         if w.item is not None:
@@ -269,13 +271,13 @@ def _corrections(
                 )
         if isinstance(got, Item) and w.event is not None:
             try:
-                held = earlier(member, w, got)
+                held = earlier(log(), w, got)
             except (TypeError, ValueError):  # written around readmit, no text says it: the
                 continue  # undo stands, and nothing is restored (the batch's others are)
             # A later write of the path that stands says it already, maybe another agent's,
             # which a restore would state again in this agent's name (a fuzz).
             active = {i.id for i in member.visible()} if active is None else active
-            if held is not None and not (held.item.id in active and _after(member, w, held)):
+            if held is not None and not (held.item.id in active and _after(log(), w, held)):
                 events.append(restore(member, w, got, held.item.validity.valid_to))
     return events, went
 
@@ -298,7 +300,7 @@ def landed(w: Write, got: Result) -> bool:
         return False
 
 
-def outlasts(member: Member, w: Write, got: Result) -> bool:
+def outlasts(log: Sequence[Recorded], w: Write, got: Result) -> bool:
     """Whether ``w``, a put of the value ``got`` holds, ends after the version it replaced.
 
     A LangGraph item does not say its TTL: after a failed put of the same value the store
@@ -307,37 +309,34 @@ def outlasts(member: Member, w: Write, got: Result) -> bool:
     """
     if not isinstance(w.event, Assert) or not isinstance(got, Item):
         return False
-    held = earlier(member, w, got)
+    held = earlier(log, w, got)
     if held is None or held.item.text != w.event.item.text:
         return False  # the value changed: the put landed
     before, after = held.item.validity.valid_to, w.event.item.validity.valid_to
     return before is not None and (after is None or after > before)
 
 
-def earlier(member: Member, w: Write, got: Item) -> Assert | None:
+def earlier(log: Sequence[Recorded], w: Write, got: Item) -> Assert | None:
     """The version readmit recorded of ``w``'s path before ``w``, which ``got`` still holds.
 
     The latest that states ``got``'s value, else the latest; None where readmit recorded
-    none (nothing is restored). Only on the failure path: it reads the workspace's log.
+    none (nothing is restored). ``log``: the workspace's, read on the failure path only.
     """
     key, text = item_key(w.ident), render(got.namespace, got.key, got.value)
     found: list[Assert] = [
         r.event
-        for r in member.store.events(member.workspace)
+        for r in log
         if isinstance(r.event, Assert) and r.event.item.key == key and r.event.item.id != w.item
     ]
     same = [event for event in found if event.item.text == text]
     return (same or found)[-1] if found else None
 
 
-def _after(member: Member, w: Write, held: Assert) -> bool:
-    """Whether ``held`` was recorded after ``w``'s event (the log read on the failure path)."""
-    order = [r.event.id for r in member.store.events(member.workspace)]
-    return (
-        w.event is not None
-        and w.event.id in order
-        and order.index(held.id) > order.index(w.event.id)
-    )
+def _after(log: Sequence[Recorded], w: Write, held: Assert) -> bool:
+    """Whether ``held`` was recorded after ``w``'s event."""
+    ours = w.event.id if w.event is not None else None
+    first = next((r.event.id for r in log if r.event.id in (ours, held.id)), None)
+    return ours is not None and first == ours
 
 
 def restore(member: Member, w: Write, got: Item, end: datetime | None) -> Assert:
