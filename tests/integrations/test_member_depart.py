@@ -6,7 +6,8 @@ from builders import KEY
 from readmit.clock import now
 from readmit.errors import InvalidInput
 from readmit.events import Assert, ItemDraft, ObligationDraft, OpenObligation
-from readmit.integrations.team import Member, ViewWithheld, agent_notice
+from readmit.integrations.team import Member
+from readmit.integrations.withheld import ViewWithheld, agent_notice
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore

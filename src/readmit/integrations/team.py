@@ -5,9 +5,8 @@ A `Member` records the agent's writes as events, departs, returns (deciding with
 remembers its latest decision: what an integration filters reads through.
 
 What every integration does with that decision's view is here too, so they agree:
-an issued view is served until its ``expires_at`` (`expiry`, checked with `lapsed`),
-and a read refused because no view is served raises `ViewWithheld` (`ViewExpired`
-once an issued view has expired).
+an issued view is served until its ``expires_at`` (`expiry`, checked with `lapsed`);
+a read refused because no view is served raises `readmit.integrations.withheld.ViewWithheld`.
 """
 
 import threading
@@ -22,13 +21,15 @@ from readmit.admission.decision import Issued
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided, decide
-from readmit.errors import InvalidInput, ReadmitError, install_hint
+from readmit.errors import InvalidInput, install_hint
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
 from readmit.integrations.fallen import admitted_ids
+from readmit.integrations.withheld import ViewExpired as ViewExpired  # where they were first
+from readmit.integrations.withheld import ViewWithheld as ViewWithheld
+from readmit.integrations.withheld import agent_notice as agent_notice
 from readmit.model import ANY, Checkpoint, Item
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
-from readmit.report import agent_copy
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
 from readmit.verifiers.builtin import TermVerifier
@@ -140,69 +141,6 @@ def lapsed(deadline: float, clock: Callable[[], datetime]) -> bool:
     return (time() if clock is now else clock().timestamp()) >= deadline
 
 
-def agent_notice(decided: Decided) -> dict[str, Any]:
-    """What the agent is shown of a decision: what HTTP and MCP show it (`agent_copy`).
-
-    Outcome, coverage, what is missing, the signed view, the reasons for what went
-    stale (only those it may see), under the agent's own number for the decision
-    (``decision``, `Decided.number`: ``readmit explain --agent AGENT N`` explains it).
-    """
-    return {"decision": decided.number, **agent_copy(decided.record)}
-
-
-class ViewWithheld(ReadmitError):
-    """The agent's latest return was withheld (blocked or reset): its reads are refused.
-
-    Raised by an integration's reads (where it is set to raise) until the agent's next
-    return. ``notice`` carries the coverage and the exclusion reasons (`agent_notice`,
-    or what the integration adds to it).
-    """
-
-    code = "view_withheld"
-
-    def __init__(
-        self,
-        decided: Decided,
-        message: str | None = None,
-        *,
-        notice: dict[str, Any] | None = None,
-    ) -> None:
-        self.notice = agent_notice(decided) if notice is None else notice
-        coverage = self.notice["coverage"]
-        lacking = [m["requirement"] for m in self.notice.get("missing", [])]
-        needs = f"; nothing supports {', '.join(lacking)}" if lacking else ""
-        super().__init__(
-            message
-            or f"the return view was not issued ({self.notice['outcome']}: obligation coverage "
-            f"{coverage['obligations']}, critical {coverage['critical']}{needs}); reads are "
-            "refused until the agent's next return (`Member.return_`, as the LangGraph "
-            "middleware's next run or the Mem0 wrapper's next read after a departure decides)"
-        )
-        self.outcome: str = self.notice["outcome"]
-        self.excluded: list[dict[str, Any]] = self.notice["excluded"]
-
-
-class ViewExpired(ViewWithheld):
-    """The agent's latest view was issued but has expired: reads are refused like a withheld one's.
-
-    A view is served until its ``expires_at`` (`expiry`); after that an integration
-    treats it as withheld until the agent's next return.
-    """
-
-    code = "view_expired"
-
-    def __init__(
-        self, decided: Decided, expired_at: datetime, *, notice: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(
-            decided,
-            f"the return view expired at {format_time(expired_at)}; "
-            "reads are refused until the next return",
-            notice=notice,
-        )
-        self.expired_at = expired_at
-
-
 def one_at_a_time(lock: threading.Lock, work: Callable[..., T], *args: Any) -> T:
     """``work(*args)`` holding ``lock``: an async integration's readmit work, in its thread.
 
@@ -278,7 +216,35 @@ class Member:
                     f"event {event.id!r}: authored by {event.author!r}; {self.agent!r}'s "
                     "member records only its own events"
                 )
-        return self.store.append(self.workspace, events, clock=self.clock)
+        try:
+            return self.store.append(self.workspace, events, clock=self.clock)
+        except InvalidInput:
+            raise
+        except Exception as failed:
+            recorded = self._recorded_anyway(events, failed)
+            if recorded is None:
+                raise
+            return recorded
+
+    def _recorded_anyway(self, events: Sequence[Event], failed: Exception) -> list[Recorded] | None:
+        """``events`` as the log holds them if `append` committed them though it raised.
+
+        A commit whose answer was lost (a PostgreSQL connection cut as it committed) left
+        the batch recorded: undoing the writes it stands for would leave readmit holding
+        what the memory layer no longer does (a review). A batch is recorded whole or not
+        at all. None: not recorded, or the log cannot say (noted on ``failed``: the caller
+        undoes its writes, which may leave readmit holding them).
+        """
+        ids = {event.id for event in events}
+        try:
+            epochs = self.store.logged(self.workspace, sorted(ids))
+            if not epochs:
+                return None
+            span = self.store.events(self.workspace, min(epochs.values()) - 1, max(epochs.values()))
+        except Exception as unread:
+            failed.add_note(f"readmit could not read back whether it recorded them: {unread!r}")
+            return None
+        return [r for r in span if r.event.id in ids]
 
     def revoke(self, targets: Iterable[str], why: str) -> list[Recorded]:
         """Revoke each of ``targets`` (ids the agent may read) in one batch, saying ``why``.

@@ -196,6 +196,10 @@ class WorkStateStore(Protocol):
         """
         ...
 
+    def logged(self, workspace: str, event_ids: Sequence[str]) -> dict[str, int]:
+        """The epochs of those of ``event_ids`` the log holds, by id."""
+        ...
+
     def recorded_under(self, workspace: str, prefix: str) -> set[str]:
         """The ids of the items (any status, any reader) that start with ``prefix``."""
         ...

@@ -32,6 +32,7 @@ from readmit.wire.logged import loads
 
 _BODIES = "SELECT i.id, i.body FROM items i"
 _KEYED = "SELECT i.key, i.body FROM items i"
+_EVENTS = "SELECT e.id, e.epoch FROM events e"
 _WITHDRAWN_SINCE = "SELECT id FROM withdrawn WHERE workspace = ? AND epoch > ? AND epoch <= ?"
 _LAST = 1 << 62
 """An epoch past any a workspace reaches (``withdrawn_since`` with no ``upto``)."""
@@ -93,6 +94,18 @@ class Held:
                 select_in(db, workspace, _KEYED, "i.key", set(keys), f"AND {ACTIVE}", "i.workspace")
             )
         return {key for key, body in rows if not _readable(body, who)}
+
+    def logged(self, workspace: str, event_ids: Sequence[str]) -> dict[str, int]:
+        """The epochs of those of ``event_ids`` the log holds, by id (an indexed read).
+
+        For a caller whose `append` raised: a commit whose answer was lost (a connection
+        cut as it committed) recorded the batch all the same.
+        """
+        with self._read() as db:
+            rows = list(
+                select_in(db, workspace, _EVENTS, "e.id", set(event_ids), "", "e.workspace")
+            )
+        return {str(event_id): int(epoch) for event_id, epoch in rows}
 
     def recorded_under(self, workspace: str, prefix: str) -> set[str]:
         """The ids of the items (any status, any reader) that start with ``prefix``.

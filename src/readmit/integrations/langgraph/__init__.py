@@ -28,7 +28,7 @@ from readmit.integrations.langgraph.middleware import (
 )
 from readmit.integrations.langgraph.notice import notice
 from readmit.integrations.langgraph.store import ReadmitStore
-from readmit.integrations.team import ViewExpired, ViewWithheld
+from readmit.integrations.withheld import ViewExpired, ViewWithheld
 
 __all__ = [
     "ReadmitMiddleware",

@@ -5,13 +5,8 @@ from typing import Any
 
 from readmit.decide import Decided
 from readmit.integrations.langgraph.keys import parse
-from readmit.integrations.team import (
-    ViewExpired,
-    ViewWithheld,
-    agent_notice,
-    left_at_departure,
-    readable,
-)
+from readmit.integrations.team import left_at_departure, readable
+from readmit.integrations.withheld import ViewExpired, ViewWithheld, agent_notice
 from readmit.model import Item
 
 

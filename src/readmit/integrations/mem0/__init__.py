@@ -66,7 +66,7 @@ from readmit.integrations.mem0.ids import current_item, item_id, memory_of
 from readmit.integrations.mem0.index import ViewIndex, index
 from readmit.integrations.mem0.memory import AsyncReadmitMemory, ReadmitMemory
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder
-from readmit.integrations.team import ViewExpired, ViewWithheld
+from readmit.integrations.withheld import ViewExpired, ViewWithheld
 
 __all__ = [
     "AsyncReadmitMemory",

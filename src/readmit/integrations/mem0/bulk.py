@@ -17,9 +17,25 @@ from readmit.integrations.mem0.recorder import Recorder
 
 DONE = {"message": "Memories deleted successfully!"}
 """What Mem0's ``delete_all`` answers."""
+DELETED = {"message": "Memory deleted successfully!"}
+"""What Mem0's ``delete`` answers."""
 PAGE = 1000
 """How many memories the scope is listed for at first (Mem0 deletes 1,000 a batch):
 ``get_all`` has no offset, so a full answer is asked again for four times as many."""
+
+
+def scoped(**scope: str | None) -> dict[str, str | None]:
+    """A ``delete_all``'s scope, refused as Mem0 refuses it when it names nothing.
+
+    Refused first: otherwise the check of what it would remove (`Recorder.may_remove`)
+    answered `Forbidden` where Mem0 answers ``ValueError``.
+
+    Raises:
+        ValueError: if every filter is ``None`` (use ``reset`` to remove everything).
+    """
+    if all(value is None for value in scope.values()):
+        raise ValueError("delete_all needs user_id, agent_id or run_id (reset() removes all)")
+    return scope
 
 
 def call(name: str, scope: Mapping[str, str | None]) -> str:
@@ -88,3 +104,30 @@ async def delete_all_async(
     finally:
         await off_loop(recorder.removed, removed, named)
     return dict(DONE)
+
+
+def reset(inner: Any, recorder: Recorder, gone: Callable[[str], bool]) -> None:
+    """Mem0's ``reset`` of ``inner``; the item of every memory it removed is revoked."""
+    caught = [m for m in recorder.hidden_memories() if inner.get(m) is not None]
+    recorder.may_remove(caught, "reset()")
+    present = [m for m in recorder.memories() if inner.get(m) is not None]
+    try:
+        inner.reset()
+    finally:
+        recorder.removed([m for m in present if gone(m)], "reset()")
+
+
+async def reset_async(
+    inner: Any,
+    recorder: Recorder,
+    off_loop: Callable[..., Awaitable[Any]],
+    gone: Callable[[str], Awaitable[bool]],
+) -> None:
+    """`reset` on Mem0's ``AsyncMemory``; readmit is read and written ``off_loop``."""
+    hidden = await off_loop(recorder.hidden_memories)
+    recorder.may_remove([m for m in hidden if await inner.get(m)], "reset()")
+    present = [m for m in await off_loop(recorder.memories) if await inner.get(m) is not None]
+    try:
+        await inner.reset()
+    finally:
+        await off_loop(recorder.removed, [m for m in present if await gone(m)], "reset()")

@@ -22,13 +22,14 @@ items of every memory they removed, even when they raise part-way.
 import asyncio
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, TypeVar, cast
 
 from readmit.integrations.mem0 import bulk, expiry
 from readmit.integrations.mem0.ids import not_on_itself
 from readmit.integrations.mem0.index import ViewIndex
 from readmit.integrations.mem0.paging import apaged, paged
-from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated, scoped
+from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
 from readmit.integrations.mem0.updates import (
     annotating,
     failed_first,
@@ -168,7 +169,12 @@ class ReadmitMemory:
         self.readmit.may_change(memory_id, self.inner.history(memory_id), "delete")
         memory = self.inner.get(memory_id) if self.readmit.key else None
         targets = self.readmit.delete_targets(memory_id, memory)
-        result: dict[str, Any] = self.inner.delete(memory_id)
+        try:
+            result: dict[str, Any] = self.inner.delete(memory_id)
+        except Exception:  # deleted before, readmit failing to record it: recorded now
+            if not targets or not self._gone(memory_id):
+                raise
+            result = dict(bulk.DELETED)
         self.readmit.deleted(memory_id, targets)
         return result
 
@@ -176,20 +182,12 @@ class ReadmitMemory:
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
-        scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
+        scope = bulk.scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
         return bulk.delete_all(self.inner, self.readmit, scope, self._gone)
 
     def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
-        caught = [m for m in self.readmit.hidden_memories() if self.inner.get(m) is not None]
-        self.readmit.may_remove(caught, "reset()")
-        items = self.readmit.memories()
-        present = [m for m in items if self.inner.get(m) is not None]
-        try:
-            self.inner.reset()
-        finally:
-            gone = [m for m in present if self._gone(m)]
-            self.readmit.removed(gone, "reset()")
+        bulk.reset(self.inner, self.readmit, self._gone)
 
     def _gone(self, memory_id: str) -> bool:
         """Whether Mem0 no longer holds ``memory_id`` (yes, if it cannot say: fail closed)."""
@@ -199,12 +197,10 @@ class ReadmitMemory:
             return True
 
     def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        self._view()
-        return paged(self.readmit, lambda k: self.inner.search(query, top_k=k, **kwargs), top_k)
+        return paged(self.readmit, self._view(), partial(self.inner.search, query, **kwargs), top_k)
 
     def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        self._view()
-        return paged(self.readmit, lambda k: self.inner.get_all(top_k=k, **kwargs), top_k)
+        return paged(self.readmit, self._view(), partial(self.inner.get_all, **kwargs), top_k)
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory, or None when the view removed it (``search``/``get_all`` say why)."""
@@ -338,7 +334,12 @@ class AsyncReadmitMemory:
         await self._off_loop(self.readmit.may_change, memory_id, history, "delete")
         memory = await self.inner.get(memory_id) if self.readmit.key else None
         targets = await self._off_loop(self.readmit.delete_targets, memory_id, memory)
-        result: dict[str, Any] = await self.inner.delete(memory_id)
+        try:
+            result: dict[str, Any] = await self.inner.delete(memory_id)
+        except Exception:  # deleted before, readmit failing to record it: recorded now
+            if not targets or not await self._gone(memory_id):
+                raise
+            result = dict(bulk.DELETED)
         await self._off_loop(self.readmit.deleted, memory_id, targets)
         return result
 
@@ -347,7 +348,7 @@ class AsyncReadmitMemory:
         self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
     ) -> dict[str, Any]:
         """Mem0's ``delete_all``; the item of every memory it removed is revoked."""
-        scope = scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
+        scope = bulk.scoped(user_id=user_id, agent_id=agent_id, run_id=run_id)
         return await bulk.delete_all_async(
             self.inner, self.readmit, scope, self._off_loop, self._gone
         )
@@ -355,15 +356,7 @@ class AsyncReadmitMemory:
     @to_the_end
     async def reset(self) -> None:
         """Mem0's ``reset``; the item of every memory of this bank is revoked."""
-        hidden = await self._off_loop(self.readmit.hidden_memories)
-        self.readmit.may_remove([m for m in hidden if await self.inner.get(m)], "reset()")
-        items = await self._off_loop(self.readmit.memories)
-        present = [m for m in items if await self.inner.get(m) is not None]
-        try:
-            await self.inner.reset()
-        finally:
-            gone = [m for m in present if await self._gone(m)]
-            await self._off_loop(self.readmit.removed, gone, "reset()")
+        await bulk.reset_async(self.inner, self.readmit, self._off_loop, self._gone)
 
     async def _gone(self, memory_id: str) -> bool:
         try:
@@ -372,14 +365,12 @@ class AsyncReadmitMemory:
             return True
 
     async def search(self, query: str, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        await self._off_loop(self.readmit.before_read)
-        return await apaged(
-            self.readmit, lambda k: self.inner.search(query, top_k=k, **kwargs), top_k
-        )
+        view = await self._off_loop(self.readmit.before_read)
+        return await apaged(self.readmit, view, partial(self.inner.search, query, **kwargs), top_k)
 
     async def get_all(self, *, top_k: int = 20, **kwargs: Any) -> dict[str, Any]:
-        await self._off_loop(self.readmit.before_read)
-        return await apaged(self.readmit, lambda k: self.inner.get_all(top_k=k, **kwargs), top_k)
+        view = await self._off_loop(self.readmit.before_read)
+        return await apaged(self.readmit, view, partial(self.inner.get_all, **kwargs), top_k)
 
     async def get(self, memory_id: str) -> dict[str, Any] | None:
         """The memory, or None when the view removed it (``search``/``get_all`` say why)."""

@@ -10,52 +10,55 @@ is full or Mem0 has no more.
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from readmit.integrations.mem0.index import UNRECORDED
+from readmit.integrations.mem0.index import UNRECORDED, ViewIndex
 from readmit.integrations.mem0.recorder import Recorder
 
-Read = Callable[[int], dict[str, Any]]
-"""Mem0's read, of its first ``top_k`` results."""
+Read = Callable[..., dict[str, Any]]
+"""Mem0's read, of its first ``top_k`` results (given as ``top_k``)."""
 
 
-def paged(readmit: Recorder, read: Read, top_k: int) -> dict[str, Any]:
-    """``read``'s results filtered by ``readmit``'s view, ``top_k`` of them where Mem0 has."""
-    fetch, most = _sizes(readmit, top_k)
+def paged(readmit: Recorder, view: ViewIndex, read: Read, top_k: int) -> dict[str, Any]:
+    """``read``'s results filtered by ``view``, ``top_k`` of them where Mem0 has.
+
+    ``view``: what the read's own `Recorder.before_read` gave.
+    """
+    fetch, most = _sizes(view, top_k)
     while True:
-        result = read(fetch)
-        shown = readmit.filtered(result, top_k)
-        most = max(most, _most(readmit, top_k, shown))
+        result = read(top_k=fetch)
+        shown = readmit.filtered(view, result, top_k)
+        most = max(most, _most(view, top_k, shown))
         if _done(shown, result, fetch, most, top_k):
             return shown
         fetch = min(2 * fetch, most)
 
 
 async def apaged(
-    readmit: Recorder, read: Callable[[int], Awaitable[dict[str, Any]]], top_k: int
+    readmit: Recorder, view: ViewIndex, read: Callable[..., Awaitable[dict[str, Any]]], top_k: int
 ) -> dict[str, Any]:
     """`paged`, for an async Mem0."""
-    fetch, most = _sizes(readmit, top_k)
+    fetch, most = _sizes(view, top_k)
     while True:
-        result = await read(fetch)
-        shown = readmit.filtered(result, top_k)
-        most = max(most, _most(readmit, top_k, shown))
+        result = await read(top_k=fetch)
+        shown = readmit.filtered(view, result, top_k)
+        most = max(most, _most(view, top_k, shown))
         if _done(shown, result, fetch, most, top_k):
             return shown
         fetch = min(2 * fetch, most)
 
 
-def _sizes(readmit: Recorder, top_k: int) -> tuple[int, int]:
+def _sizes(view: ViewIndex, top_k: int) -> tuple[int, int]:
     """How many to ask Mem0 for first, and at most (``top_k`` and each one removed)."""
-    most = readmit.fetch_size(top_k)
+    most = top_k + len(view.removed)
     return min(most, 2 * top_k), most
 
 
-def _most(readmit: Recorder, top_k: int, shown: dict[str, Any]) -> int:
+def _most(view: ViewIndex, top_k: int, shown: dict[str, Any]) -> int:
     """At most how many to ask for, counting those hidden for a text changed around readmit.
 
     The view's removals do not hold those, and pages came back short (a review).
     """
     unrecorded = sum(r.get("detail") == UNRECORDED for r in shown["readmit"]["removed"])
-    return int(readmit.fetch_size(top_k) + unrecorded)
+    return top_k + len(view.removed) + int(unrecorded)
 
 
 def _done(shown: dict[str, Any], result: dict[str, Any], fetch: int, most: int, top_k: int) -> bool:

@@ -34,15 +34,8 @@ from readmit.integrations.mem0.ids import (
 )
 from readmit.integrations.mem0.index import UNAUTHORIZED, ViewIndex, index
 from readmit.integrations.prior import Prior
-from readmit.integrations.team import (
-    Member,
-    Removal,
-    ViewExpired,
-    ViewWithheld,
-    lapsed,
-    new_id,
-    one_of,
-)
+from readmit.integrations.team import Member, Removal, lapsed, new_id, one_of
+from readmit.integrations.withheld import ViewExpired, ViewWithheld
 from readmit.model import Item
 
 MemoryKey = Callable[[Mapping[str, Any]], str | None]
@@ -133,11 +126,11 @@ class Recorder:
         if self.returning or member.undecided:  # owed until decided
             member.return_()
             self.returning = False
-        view = self._index
+        view = self._index  # replaced only once followed: a read beside this one uses it
         if view.decided is not member.latest:
-            view = self._index = index(member.latest)
+            view = index(member.latest)
         if not view.expired and lapsed(view.deadline, member.clock):
-            view = self._index = index(view.decided, expired=True)
+            view = index(view.decided, expired=True)
         view = self._index = self._followed(view)
         decided = view.decided
         if decided is not None and view.withheld and self.on_withheld == "raise":
@@ -156,12 +149,12 @@ class Recorder:
         following.withdrawn(self.member)
         return view.after(following, self._foreign)
 
-    def fetch_size(self, top_k: int) -> int:
-        return top_k + len(self._index.removed)
+    def filtered(self, view: ViewIndex, result: dict[str, Any], top_k: int) -> dict[str, Any]:
+        """Mem0's read result with what ``view`` does not admit taken out, and why.
 
-    def filtered(self, result: dict[str, Any], top_k: int) -> dict[str, Any]:
-        """Mem0's read result with what the view does not admit taken out, and why."""
-        view = self._index
+        ``view``: what the read's own `before_read` gave. Another read may replace the
+        wrapper's meanwhile (a review: one whose walk of the log then failed was served).
+        """
         kept: list[dict[str, Any]] = []
         removed: list[dict[str, Any]] = []
         for memory in result.get("results", []):
@@ -328,13 +321,18 @@ class Recorder:
         With a key, an active item with that key and the memory's text (``memory`` as
         Mem0's ``get`` returns it) is a copy; a newer statement under the key is none.
         """
-        key = self.key_of(memory)
-        text = None if memory is None else memory.get("memory")
+        visible = self.member.visible()
+        mine = [
+            i for i in visible if (found := memory_of(i.id)) is not None and found[0] == memory_id
+        ]
+        key, text = self.key_of(memory), None if memory is None else memory.get("memory")
+        if memory is None and self.key is not None and mine:  # Mem0 deleted it (a retry)
+            key, text = mine[-1].key, mine[-1].text
+        ids = {i.id for i in mine}
         return [
             i.id
-            for i in self.member.visible()
-            if ((found := memory_of(i.id)) is not None and found[0] == memory_id)
-            or (key is not None and i.key == key and i.text == text)
+            for i in visible
+            if i.id in ids or (key is not None and i.key == key and i.text == text)
         ]
 
     def deleted(self, memory_id: str, targets: list[str]) -> list[Recorded]:
@@ -364,7 +362,14 @@ class Recorder:
         """
         items = self.memories()
         targets = [item for memory_id in gone for item in items.get(memory_id, ())]
-        self.member.revoke(targets, f"{call} removed it from Mem0 ({self.member.agent})")
+        try:
+            self.member.revoke(targets, f"{call} removed it from Mem0 ({self.member.agent})")
+        except Exception as exc:
+            exc.add_note(
+                f"Mem0 removed memories {sorted(gone)}; readmit did not record it, so their "
+                f"items {targets} stay active until revoked: delete each memory again to do so"
+            )
+            raise
 
     def _event(self, target: str | None, item: ItemDraft) -> Event:
         at, author = self.member.clock(), self.member.agent
@@ -375,20 +380,6 @@ class Recorder:
     def _revokes(self, targets: list[str], why: str) -> list[Event]:
         at, author = self.member.clock(), self.member.agent
         return [Revoke(id=new_id("mem0"), at=at, author=author, target=t, why=why) for t in targets]
-
-
-def scoped(**scope: str | None) -> dict[str, str | None]:
-    """A ``delete_all``'s scope, refused as Mem0 refuses it when it names nothing.
-
-    Refused first: otherwise the check of what it would remove (`Recorder.may_remove`)
-    answered `Forbidden` where Mem0 answers ``ValueError``.
-
-    Raises:
-        ValueError: if every filter is ``None`` (use ``reset`` to remove everything).
-    """
-    if all(value is None for value in scope.values()):
-        raise ValueError("delete_all needs user_id, agent_id or run_id (reset() removes all)")
-    return scope
 
 
 def current_key(items: Sequence[Item]) -> str | None:

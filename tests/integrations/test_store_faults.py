@@ -1,0 +1,241 @@
+"""The memory layers when readmit's own store fails in the middle of their work.
+
+A commit whose answer is lost (a PostgreSQL connection cut as it committed) leaves a batch
+recorded though `append` raised; a walk of the log that fails leaves a read beside it to
+filter by a view of its own; a revocation that fails after Mem0 deleted is told, and a
+delete of the memory again records it (a review's fault injection).
+"""
+
+import asyncio
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import SQLiteSession, TResponseInputItem
+
+from builders import KEY
+from readmit.bench.backends import mem0_bank
+from readmit.errors import InvalidInput, StoreError
+from readmit.events import Assert, ItemDraft
+from readmit.integrations.agents_sdk import ReadmitSession, message_text
+from readmit.integrations.mem0 import ReadmitMemory, memory_of
+from readmit.integrations.team import Member, new_id
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore, open_store
+
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+
+TRIP = {"user_id": "trip"}
+LOST = StoreError("PostgreSQL: server closed the connection unexpectedly")
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[tuple[Member, Member]]:
+    store: WorkStateStore = open_store(f"sqlite:///{tmp_path}/readmit.db")
+    agents = [Agent(id=a, principal="team", role="planner") for a in ("a", "b")]
+    store.create_workspace("trip", agents)
+    signer = HmacSha256Signer(KEY)
+    yield Member(store, "trip", "a", signer), Member(store, "trip", "b", signer)
+    store.close()
+
+
+def answer_lost(monkeypatch: pytest.MonkeyPatch, store: WorkStateStore, name: str) -> None:
+    """The next call of ``store.name`` runs (commits), then raises as if its answer was lost."""
+    real: Callable[..., Any] = getattr(store, name)
+
+    def once(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(store, name, real)
+        real(*args, **kwargs)
+        raise LOST
+
+    monkeypatch.setattr(store, name, once)
+
+
+def failing(monkeypatch: pytest.MonkeyPatch, store: WorkStateStore, name: str) -> None:
+    """``store.name`` raises, running nothing, until undone."""
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("SQLite: database is locked")
+
+    monkeypatch.setattr(store, name, fail)
+
+
+def stated(member: Member, text: str) -> Assert:
+    item = ItemDraft(id=new_id("fact"), text=text)
+    return Assert(id=new_id("assert"), at=member.clock(), author=member.agent, item=item)
+
+
+def test_a_batch_committed_though_append_raised_is_recorded(
+    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = team
+    events = [stated(a, "The hotel is the Hilton."), stated(a, "Dinner at 8.")]
+    answer_lost(monkeypatch, a.store, "append")
+    recorded = a.record(events)
+    assert [r.event.id for r in recorded] == [e.id for e in events]
+    assert recorded == a.store.events("trip")[-2:]
+
+
+def test_a_batch_append_did_not_commit_raises_and_says_when_the_log_is_unread(
+    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = team
+    failing(monkeypatch, a.store, "append")
+    with pytest.raises(StoreError) as unread:
+        a.record([stated(a, "The hotel is the Hilton.")])
+    assert not getattr(unread.value, "__notes__", [])  # the log says: not recorded
+    failing(monkeypatch, a.store, "logged")
+    with pytest.raises(StoreError) as unknown:
+        a.record([stated(a, "The hotel is the Hilton.")])
+    assert "could not read back whether it recorded them" in unknown.value.__notes__[0]
+    monkeypatch.undo()
+    assert a.store.events("trip") == []
+
+
+def test_a_refused_batch_is_not_looked_for_in_the_log(
+    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = team
+    failing(monkeypatch, a.store, "logged")
+    doubled = stated(a, "The hotel is the Hilton.")
+    with pytest.raises(InvalidInput) as refused:
+        a.record([doubled, doubled])
+    assert not getattr(refused.value, "__notes__", [])
+
+
+def said(text: str) -> TResponseInputItem:
+    return {"role": "assistant", "content": text}
+
+
+def test_an_agents_sdk_add_whose_answer_was_lost_keeps_its_items(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = team
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "sessions.db"), a)
+
+    async def run() -> list[str]:
+        await session.add_items([said("The hotel is the Hilton.")])
+        answer_lost(monkeypatch, a.store, "append")
+        await session.add_items([said("The deposit is paid.")])
+        return [message_text(i) for i in await session.inner.get_items()]
+
+    held = asyncio.run(run())
+    assert held == ["The hotel is the Hilton.", "The deposit is paid."]
+    assert sorted(i.text for i in a.visible()) == [
+        "The deposit is paid.",
+        "The hotel is the Hilton.",
+    ]
+
+
+@pytest.fixture
+def banks(team: tuple[Member, Member], tmp_path: Path) -> tuple[ReadmitMemory, ReadmitMemory]:
+    """Agents ``a`` and ``b`` on one Mem0 bank, keyed by topic."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shared = mem0_bank.bank(tmp_path, "team")
+    a, b = team
+    return ReadmitMemory(shared, a, key=topic), ReadmitMemory(shared, b, key=topic)
+
+
+def topic(memory: Any) -> str | None:
+    found = (memory.get("metadata") or {}).get("topic")
+    return None if found is None else str(found)
+
+
+def add(memory: ReadmitMemory, text: str, subject: str) -> str:
+    added = memory.add(text, user_id="trip", infer=False, metadata={"topic": subject})
+    return str(added["results"][0]["id"])
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return sorted(m["memory"] for m in result["results"])
+
+
+def active(member: Member) -> list[str]:
+    return sorted(i.text for i in member.visible())
+
+
+def test_a_mem0_add_whose_answer_was_lost_keeps_the_memory(
+    banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = banks
+    answer_lost(monkeypatch, a.readmit.member.store, "append")
+    add(a, "The team hotel is the Hilton", "hotel")
+    assert texts(a.inner.get_all(filters=TRIP)) == ["The team hotel is the Hilton"]
+    assert active(a.readmit.member) == ["The team hotel is the Hilton"]
+
+
+def test_a_mem0_read_filters_by_its_own_view_while_another_reads_walk_fails(
+    banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = banks
+    monkeypatch.setattr("readmit.integrations.watch.FOLLOW_EVERY", 0.0)
+    hotel = add(b, "The team hotel is the Hilton", "hotel")
+    add(b, "Dinner at 8", "dinner")
+    a.depart()
+    assert texts(a.get_all(filters=TRIP)) == ["Dinner at 8", "The team hotel is the Hilton"]
+    versions = [i.id for i in b.readmit.member.visible() if memory_of(i.id) == (hotel, 1)]
+    b.readmit.member.revoke(versions, "cancelled over HTTP")
+    inside, go = threading.Event(), threading.Event()
+    served: dict[str, dict[str, Any]] = {}
+    listed = a.inner.get_all
+
+    def held_back(*args: Any, **kwargs: Any) -> Any:  # the read beside waits inside Mem0
+        found = listed(*args, **kwargs)
+        if threading.current_thread().name == "beside" and not inside.is_set():
+            inside.set()
+            go.wait(30)
+        return found
+
+    monkeypatch.setattr(a.inner, "get_all", held_back)
+    beside = threading.Thread(
+        target=lambda: served.update(r=a.get_all(filters=TRIP)), name="beside"
+    )
+    beside.start()
+    assert inside.wait(30)
+    a.depart()
+    failing(monkeypatch, a.readmit.member.store, "events")  # the new return's walk of the log fails
+    with pytest.raises(StoreError):
+        a.get_all(filters=TRIP)
+    go.set()
+    beside.join(30)
+    assert texts(served["r"]) == ["Dinner at 8"]  # not the revoked hotel the walk removes
+
+
+def test_a_mem0_delete_again_records_what_a_failed_revocation_left(
+    banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = banks
+    hotel = add(a, "The team hotel is the Hilton", "hotel")
+    add(a, "Dinner at 8", "dinner")
+    failing(monkeypatch, a.readmit.member.store, "append")
+    with pytest.raises(StoreError) as failed:
+        a.delete(hotel)
+    assert "stay active until revoked" in failed.value.__notes__[0]
+    monkeypatch.undo()
+    assert a.delete(hotel) == {"message": "Memory deleted successfully!"}
+    assert active(a.readmit.member) == ["Dinner at 8"]
+    with pytest.raises(ValueError, match="not found"):  # nothing of it left: Mem0's answer
+        a.delete(hotel)
+
+
+@pytest.mark.parametrize("call", ["delete_all", "reset"])
+def test_a_mem0_bulk_removal_readmit_failed_to_record_names_what_stays_active(
+    banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    a, _ = banks
+    memories = [add(a, "The team hotel is the Hilton", "hotel"), add(a, "Dinner at 8", "dinner")]
+    failing(monkeypatch, a.readmit.member.store, "append")
+    with pytest.raises(StoreError) as failed:
+        a.delete_all(user_id="trip") if call == "delete_all" else a.reset()
+    note = failed.value.__notes__[0]
+    assert f"Mem0 removed memories {sorted(memories)}" in note
+    assert "delete each memory again" in note
+    monkeypatch.undo()
+    for memory in memories:
+        a.delete(memory)
+    assert active(a.readmit.member) == []
