@@ -17,6 +17,7 @@ from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.ahead import LEASE, WANTED
 from readmit.clock import now
 from readmit.decide import decide
+from readmit.errors import StoreError
 from readmit.events import ReturnRequest
 from readmit.model import Agent
 from readmit.plugins import make_verifier
@@ -515,3 +516,22 @@ def test_a_pass_over_many_away_agents_leaves_the_rest_once_its_time_is_spent(
         ahead.close()
 
     assert judged == ["a0", "a1"]
+
+
+def test_judging_ahead_with_the_store_down_logs_one_line_a_failure(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An outage logged a traceback at every pass (a review): the store's error says it."""
+    service, _, other = _team(store, make_verifier("builtin"))
+
+    def down(*args: object) -> object:
+        raise StoreError("PostgreSQL: connection refused")
+
+    monkeypatch.setattr(store, "away", down)
+    _judged_after_changes(service, other)
+
+    failed = [
+        r for r in caplog.records if "judging ahead in workspace 'w' failed" in r.getMessage()
+    ]
+    assert failed
+    assert all(r.exc_info is None and r.getMessage().endswith("connection refused") for r in failed)

@@ -444,3 +444,29 @@ def test_a_renewal_that_fails_is_tried_again(
         assert renewed.wait(60)  # the renewals went on after the one that failed
 
     assert [m for m in locked.warned if "could not renew the return slot" in m]
+
+
+def test_a_charge_after_the_fact_the_store_cannot_take_is_let_go_with_a_warning(
+    locked: Locked,
+) -> None:
+    """A departure recorded is not answered as failed for its charge (a review)."""
+    locked.lock()
+    locked.throttle.charge_bytes(A1, 500)
+    with pytest.raises(StoreError):  # a request not yet served is refused
+        locked.throttle.admit_bytes(A1, 10)
+    locked.unlock()
+
+    assert [m for m in locked.warned if "could not charge 500 bytes to ('w', 'A1')" in m]
+
+
+def test_the_store_unreachable_is_logged_in_one_line(
+    locked: Locked, caplog: pytest.LogCaptureFixture
+) -> None:
+    with locked.throttle.return_slot(A1):
+        locked.lock()
+    locked.unlock()
+
+    gave_back = [r for r in caplog.records if "could not give back" in r.getMessage()]
+    assert gave_back
+    assert not any(r.exc_info for r in gave_back)
+    assert "database is locked" in gave_back[0].getMessage()

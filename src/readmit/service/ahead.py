@@ -40,6 +40,7 @@ from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.ahead import LEASE, LEASE_MARGIN_S, WANTED, judge_ahead, returned_to
 from readmit.clock import elapsed, now
+from readmit.errors import StoreError, VerifierUnavailable
 from readmit.policy import Policy
 from readmit.service.turns import Turns
 from readmit.signing import Signer
@@ -195,8 +196,8 @@ class AheadJudge:
         while (workspace := self._next()) is not None:
             try:
                 self._judge(workspace)
-            except Exception:  # a store or verifier failure must not end the thread
-                log.exception("judging ahead in workspace %r failed", workspace)
+            except Exception as exc:  # a store or verifier failure must not end the thread
+                _failed(exc, "judging ahead in workspace %r failed", workspace)
             finally:
                 with self._cond:
                     self._busy = False
@@ -264,8 +265,8 @@ class AheadJudge:
                 self._resume[workspace] = agent
                 self.changed(workspace)  # again once the returns are done
                 return
-            except Exception:  # one agent's failure must not keep the others unjudged
-                log.exception("judging ahead for %r in workspace %r failed", agent, workspace)
+            except Exception as exc:  # one agent's failure must not keep the others unjudged
+                _failed(exc, "judging ahead for %r in workspace %r failed", agent, workspace)
                 continue
             if judgment is None:
                 continue
@@ -340,3 +341,14 @@ class AheadJudge:
         else:
             self._tasks[key], self._noted[key] = known, decided
         return known
+
+
+def _failed(error: Exception, message: str, *args: object) -> None:
+    """Log a failure of judging ahead, with its traceback unless the store or verifier is down.
+
+    An outage logged a traceback at every pass (a review); one line says it.
+    """
+    if isinstance(error, StoreError | VerifierUnavailable):
+        log.warning(f"{message}: %s", *args, error)
+    else:
+        log.error(message, *args, exc_info=error)

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from readmit.errors import StoreError
 from readmit.service.limits import Limits, Throttle, busy
 from readmit.store import SqlStore
 
@@ -62,7 +63,15 @@ class SharedThrottle(Throttle):
         self, kind: str, agent: tuple[str, str], cost: int, rate: float, size: float, force: bool
     ) -> float:
         now = None if self.clock is None else self.clock()
-        return self.store.take_tokens((*agent, kind), cost, (rate, size), now, force)
+        try:
+            return self.store.take_tokens((*agent, kind), cost, (rate, size), now, force)
+        except StoreError as exc:
+            if not force:  # a request not yet served: refused as the store is unreachable
+                raise
+            # Charged after the fact (a departure's checkpoint, recorded): failing it would
+            # tell the agent its departure failed (a review). Unpaid, the bytes are let go.
+            _log.warning("could not charge %s bytes to %s's budget: %s", cost, agent, exc)
+            return 0.0
 
     @contextmanager
     def return_slot(self, agent: tuple[str, str]) -> Iterator[threading.Event]:
@@ -137,9 +146,9 @@ class SharedThrottle(Throttle):
         """
         try:
             self.store.lease(*lease, holder, 0)
-        except Exception:
+        except Exception as exc:
             log = _log.debug if logged else _log.warning
-            log("could not give back the return slot %s", lease, exc_info=True)
+            log("could not give back the return slot %s: %s", lease, exc, exc_info=unforeseen(exc))
             return False
         return True
 
@@ -167,5 +176,15 @@ class SharedThrottle(Throttle):
             for holder, lease in held:
                 try:
                     self.store.renew_lease(*lease, holder, SLOT_S)
-                except Exception:
-                    _log.warning("could not renew the return slot %s", lease, exc_info=True)
+                except Exception as exc:
+                    _log.warning(
+                        "could not renew the return slot %s: %s",
+                        lease,
+                        exc,
+                        exc_info=unforeseen(exc),
+                    )
+
+
+def unforeseen(error: Exception) -> bool:
+    """Whether ``error`` is worth its traceback in the log: not the store unreachable."""
+    return not isinstance(error, StoreError)

@@ -169,7 +169,8 @@ class PostgresConnection:
             with self._sent():
                 block.__exit__(None, None, None)
         except StoreError as exc:
-            if self.deadline is not None and self.deadline.cut:  # sent, and maybe done
+            cut = self.deadline is not None and self.deadline.cut  # sent, and maybe done
+            if cut or _lost(exc.__cause__):
                 said = f"{exc}; whether the transaction committed is unknown"
                 raise StoreError(said) from exc.__cause__  # the driver's: answered as the rest
             raise
@@ -213,3 +214,12 @@ class PostgresStore(SqlStore):
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         deadline = seconds_from(os.environ)  # a setting it refuses before any connection
         super().__init__(Pool(partial(PostgresConnection, url, deadline)), url, migrate=migrate)
+
+
+def _lost(error: BaseException | None) -> bool:
+    """Whether ``error`` is the connection lost, not an answer of the server's (no SQLSTATE).
+
+    A COMMIT the server refused (a serialization failure) was rolled back; one whose
+    answer never came may have committed all the same (a review).
+    """
+    return isinstance(error, psycopg.OperationalError) and error.sqlstate is None

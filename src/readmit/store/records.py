@@ -20,11 +20,17 @@ from readmit.store.rows import CHUNK
 
 T = TypeVar("T")
 
+OWN_NUMBERS = 4096
+"""How many decisions' own numbers a store remembers from recording them (`own_number`)."""
+
 
 class Records:
     """The part of `readmit.store.SqlStore` that reads decisions and private banks."""
 
     _departures: Departures
+    _own: dict[tuple[str, int], tuple[str, int]]
+    """(workspace, decision id) -> (agent, its own number) of the decisions this object
+    recorded, counted in the transaction that recorded each."""
 
     def _read(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
@@ -45,6 +51,15 @@ class Records:
         return self._reading(audit.count, workspace, agent)
 
     def own_number(self, workspace: str, agent: str, decision_id: int) -> int:
+        """The agent's count of its decisions up to ``decision_id``.
+
+        One this object recorded is known without a read: a return recorded, then its
+        number read, failed as if undecided when the connection was lost between the two
+        (a review: the agent was told to try again, and its next return counted two).
+        """
+        known = self._own.get((workspace, decision_id))
+        if known is not None and known[0] == agent:
+            return known[1]
         return self._reading(audit.own_number, workspace, agent, decision_id)
 
     def decision(self, decision_id: int, workspace: str | None = None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from readmit.admission.context import ReturnContext, items_by_id
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.judgment import Judgment
+from readmit.admission.memo import keep
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
@@ -47,7 +48,8 @@ from readmit.store.let_back import readmitted
 from readmit.store.migrations import missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
-from readmit.store.records import Records
+from readmit.store.records import OWN_NUMBERS, Records
+from readmit.store.resent import resent
 from readmit.store.state import State
 from readmit.store.turns import WriterTurns
 from readmit.store.upgrade import lacking, upgrade
@@ -81,6 +83,7 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         self._obligations: BodyCache[str, Obligation] = BodyCache()
         self._departures = Departures()
         self._readable: dict[tuple[str, str, str, int], list[Item]] = {}  # `State`
+        self._own: dict[tuple[str, int], tuple[str, int]] = {}  # `Records.own_number`
         self.generation = 0  # write transactions committed through this object: readers poll it
         self._commits = itertools.count(1)  # next() on it is atomic: no increment is lost
         try:
@@ -185,10 +188,14 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         max_open: int | None = None,
     ) -> list[Recorded]:
         with paused():
-            with self._transaction(lock=workspace) as db:
-                recorded = self._append(db, workspace, events, clock)
-                if max_open is not None:  # counted after the batch, under the workspace's lock
-                    over_cap(db, workspace, recorded, max_open)
+            try:
+                with self._transaction(lock=workspace) as db:
+                    recorded = self._append(db, workspace, events, clock)
+                    if max_open is not None:  # counted after the batch, under the lock
+                        over_cap(db, workspace, recorded, max_open)
+            except InvalidEvent:  # maybe a batch recorded already, sent again (`resent`)
+                if not (recorded := resent(self, workspace, events, clock is not None)):
+                    raise
             # Committed, the log append-only: kept parsed for the next return (tested per op).
             self._parsed.keep(workspace, {r.epoch: r for r in recorded})
         return recorded
@@ -354,8 +361,10 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
         with self._transaction(lock=workspace) as db:
             departed = (record["departure_epoch"], departure.at if departure else None)
             number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, kept, departed)
+            own = audit.own_number(db, workspace, agent, number)
             if judgment is not None and judgment.verifier:
                 self._keep(db, workspace, agent, epoch, judgment)
+        keep(self._own, (workspace, number), (agent, own), OWN_NUMBERS)
         return number
 
     def remember_judgment(self, workspace: str, agent: str, epoch: int, judgment: Judgment) -> None:

@@ -1,0 +1,41 @@
+"""A batch the log holds already, sent again: answered with what was recorded, not refused.
+
+A client whose batch was committed but whose answer was lost (a connection cut as
+PostgreSQL committed: the store says whether it committed is unknown) sends it again with
+the same event ids. Each id is then already used and the batch would be refused, though
+nothing is wrong: it is recorded, once. When every event of the batch is in the log, in
+its order at consecutive epochs, and says exactly what was sent (its time aside, where the
+server keeps time), the resend is answered with the events as recorded (part of a batch
+sent again too: what it says is true of each).
+"""
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from readmit.events import Event, Recorded
+from readmit.store.base import WorkStateStore
+
+
+def resent(
+    store: WorkStateStore, workspace: str, events: Sequence[Event], clocked: bool
+) -> list[Recorded]:
+    """``events`` as the log holds them, if it holds them as sent ([]: it does not).
+
+    ``clocked``: the server kept time (`readmit.store.writer.Writer.append`'s ``clock``),
+    so each event's time is the log's, not the one sent. [] also where the log cannot be
+    read: the caller's refusal stands.
+    """
+    if not events:
+        return []
+    try:
+        epochs = store.logged(workspace, [event.id for event in events])
+        first = epochs.get(events[0].id, 0)
+        if [epochs.get(event.id) for event in events] != list(range(first, first + len(events))):
+            return []
+        stored = store.events(workspace, first - 1, first + len(events) - 1)
+    except Exception:
+        return []
+    for sent, kept in zip(events, stored, strict=True):
+        if kept.event != (replace(sent, at=kept.event.at) if clocked else sent):
+            return []
+    return stored

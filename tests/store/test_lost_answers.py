@@ -1,0 +1,245 @@
+"""A write committed whose answer was lost: said to be unknown, and safe to send again.
+
+A batch sent again whole (the same ids, saying the same) is answered with the epochs it
+was recorded at instead of being refused as ids already used; a decision's own number
+is known to the store that recorded it without reading it back; a COMMIT whose answer
+never comes says that whether it committed is unknown (a review of the service through
+PostgreSQL restarts and connection losses).
+"""
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from builders import KEY
+from conftest import fresh_postgres_schema
+from readmit.errors import InvalidEvent, StoreError
+from readmit.events import Assert, Event, ItemDraft, Revoke
+from readmit.integrations.team import Member
+from readmit.model import Agent
+from readmit.signing import HmacSha256Signer
+from readmit.store import WorkStateStore, open_store
+from readmit.store.postgres import _lost
+
+T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
+
+
+def batch(n: int = 3, text: str = "The hotel is the Hilton.") -> list[Event]:
+    events: list[Event] = [
+        Assert(
+            id=f"e{i}",
+            at=T0 + timedelta(seconds=i),
+            author="a",
+            item=ItemDraft(id=f"i{i}", text=text),
+        )
+        for i in range(n - 1)
+    ]
+    return [
+        *events,
+        Revoke(id=f"e{n - 1}", at=T0 + timedelta(seconds=n), author="a", target="i0", why="off"),
+    ]
+
+
+@pytest.fixture
+def trip(store: WorkStateStore) -> WorkStateStore:
+    store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+    store.append(
+        "trip", [Assert(id="first", at=T0, author="a", item=ItemDraft(id="x", text="Hello."))]
+    )
+    return store
+
+
+def test_a_batch_sent_again_whole_is_answered_with_what_was_recorded(trip: WorkStateStore) -> None:
+    recorded = trip.append("trip", batch())
+    assert trip.append("trip", batch()) == recorded
+    assert [r.epoch for r in recorded] == [2, 3, 4]
+    assert len(trip.events("trip")) == 4
+
+
+def test_a_batch_the_server_timed_sent_again_is_answered_whatever_its_times(
+    trip: WorkStateStore,
+) -> None:
+    recorded = trip.append("trip", batch(), clock=lambda: T0 + timedelta(hours=1))
+    again = trip.append("trip", batch(), clock=lambda: T0 + timedelta(hours=2))
+    assert again == recorded
+    assert {r.event.at for r in again} == {T0 + timedelta(hours=1)}
+
+
+def test_part_of_a_batch_sent_again_is_answered_as_it_was_recorded(trip: WorkStateStore) -> None:
+    recorded = trip.append("trip", batch())
+    assert trip.append("trip", batch()[1:]) == recorded[1:]
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        pytest.param(batch(text="The hotel is the Ritz."), id="other-words"),
+        pytest.param(batch(4), id="more"),
+        pytest.param(batch()[1:] + batch()[:1], id="other-order"),
+    ],
+)
+def test_a_batch_that_is_not_the_one_recorded_is_refused(
+    trip: WorkStateStore, sent: list[Event]
+) -> None:
+    trip.append("trip", batch())
+    with pytest.raises(InvalidEvent):
+        trip.append("trip", sent)
+    assert len(trip.events("trip")) == 4
+
+
+def test_a_batch_the_server_did_not_time_is_refused_with_other_times(trip: WorkStateStore) -> None:
+    trip.append("trip", batch())
+    later = [replace(e, at=e.at + timedelta(minutes=1)) for e in batch()]
+    with pytest.raises(InvalidEvent):
+        trip.append("trip", later)
+
+
+def test_a_decisions_own_number_is_known_without_reading_it_back(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/r.db")
+    store.create_workspace("trip", [Agent(id=a, principal="p", role="r") for a in ("a", "b")])
+    members = {a: Member(store, "trip", a, HmacSha256Signer(KEY)) for a in ("a", "b")}
+    numbers = []
+    for agent in ("a", "b", "a"):
+        members[agent].depart()
+        numbers.append(members[agent].return_().id)
+
+    def down(*args: Any) -> Any:
+        raise StoreError("PostgreSQL: server closed the connection unexpectedly")
+
+    setattr(store, "_reading", down)  # noqa: B010
+    assert [store.own_number("trip", a, n) for a, n in zip("aba", numbers, strict=True)] == [
+        1,
+        1,
+        2,
+    ]
+    with pytest.raises(StoreError):  # another agent's number for it is not made up
+        store.own_number("trip", "b", numbers[2])
+    store.close()
+
+
+def test_a_commit_without_an_answer_is_told_apart_from_one_the_server_refused() -> None:
+    assert _lost(psycopg.OperationalError("server closed the connection unexpectedly"))
+    assert not _lost(psycopg.errors.SerializationFailure("could not serialize access"))
+    assert not _lost(psycopg.errors.AdminShutdown("terminating connection"))
+    assert not _lost(None)
+
+
+COMMIT = b"Q\x00\x00\x00\x0bCOMMIT\x00"
+"""The COMMIT psycopg sends: a simple query message (``READ COMMITTED`` is not one)."""
+
+
+class CutCommit:
+    """A loopback TCP proxy to PostgreSQL that, once ``armed``, forwards the next COMMIT and
+    drops its answer, closing the client's connection: the server committed, unanswered."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream, self.armed, self.cut = upstream, False, threading.Event()
+        self.ends: list[socket.socket] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            self.ends += [client, server]
+            committing = threading.Event()
+            threading.Thread(
+                target=self._up, args=(client, server, committing), daemon=True
+            ).start()
+            threading.Thread(
+                target=self._down, args=(server, client, committing), daemon=True
+            ).start()
+
+    def _up(
+        self, client: socket.socket, server: socket.socket, committing: threading.Event
+    ) -> None:
+        while data := _recv(client):
+            if self.armed and COMMIT in data:
+                self.armed = False
+                committing.set()
+            if not _send(server, data):
+                return
+
+    def _down(
+        self, server: socket.socket, client: socket.socket, committing: threading.Event
+    ) -> None:
+        while data := _recv(server):
+            if committing.is_set():  # the COMMIT's answer: the server has committed
+                for end in (client, server):
+                    _shut(end)
+                self.cut.set()
+                return
+            if not _send(client, data):
+                return
+
+    def close(self) -> None:
+        self.listener.close()
+        for end in self.ends:
+            _shut(end)
+            end.close()
+
+
+def _send(end: socket.socket, data: bytes) -> bool:
+    """Whether ``data`` went out (not: the proxy or the other end closed ``end``)."""
+    try:
+        end.sendall(data)
+    except OSError:
+        return False
+    return True
+
+
+def _shut(end: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed already
+        end.shutdown(socket.SHUT_RDWR)
+
+
+def _recv(end: socket.socket) -> bytes:
+    try:
+        return end.recv(65536)
+    except OSError:
+        return b""
+
+
+@pytest.fixture
+def cut(tmp_path: Path) -> Iterator[tuple[CutCommit, str]]:
+    with fresh_postgres_schema() as url:
+        parts = urlsplit(url)
+        proxy = CutCommit((parts.hostname or "127.0.0.1", parts.port or 5432))
+        netloc = (
+            f"{parts.username}@127.0.0.1:{proxy.port}"
+            if parts.username
+            else f"127.0.0.1:{proxy.port}"
+        )
+        yield proxy, urlunsplit(parts._replace(netloc=netloc))
+        proxy.close()
+
+
+@pytest.mark.postgres
+def test_a_batch_whose_commit_went_unanswered_says_so_and_is_answered_when_sent_again(
+    cut: tuple[CutCommit, str],
+) -> None:
+    proxy, url = cut
+    store = open_store(url)
+    store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+    proxy.armed = True
+    with pytest.raises(StoreError, match="whether the transaction committed is unknown"):
+        store.append("trip", batch())
+    assert proxy.cut.is_set()
+    recorded = store.append("trip", batch())  # the pool's next connection
+    assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
+    assert store.events("trip") == recorded
+    store.close()
