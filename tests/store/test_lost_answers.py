@@ -10,6 +10,7 @@ PostgreSQL restarts and connection losses).
 import contextlib
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,7 @@ import psycopg
 import pytest
 
 from builders import KEY
-from conftest import fresh_postgres_schema
+from conftest import fresh_postgres_schema, postgres_url
 from readmit.errors import InvalidEvent, StoreError
 from readmit.events import Assert, Event, ItemDraft, Revoke
 from readmit.integrations.team import Member
@@ -179,9 +180,9 @@ class CutCommit:
     ) -> None:
         while data := _recv(server):
             if committing.is_set():  # the COMMIT's answer: the server has committed
+                self.cut.set()  # before the client can see it
                 for end in (client, server):
                     _shut(end)
-                self.cut.set()
                 return
             if not _send(client, data):
                 return
@@ -243,3 +244,21 @@ def test_a_batch_whose_commit_went_unanswered_says_so_and_is_answered_when_sent_
     assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
     assert store.events("trip") == recorded
     store.close()
+
+
+@pytest.mark.postgres
+def test_a_health_check_after_the_server_dropped_its_connections_is_made_on_a_new_one() -> None:
+    """``/health`` answered 503 while every route answered 200 (a review)."""
+    with fresh_postgres_schema() as url:
+        name = f"readmit-health-{uuid.uuid4().hex}"
+        store = open_store(f"{url}&application_name={name}")
+        store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+        store.events("trip")  # a connection left idle in the pool
+        with psycopg.connect(postgres_url(), autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (name,),
+            )
+        store.check()
+        store.close()

@@ -7,6 +7,7 @@ verdict for a key is kept.
 
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.store.connection import Connection
@@ -43,3 +44,23 @@ def insert(db: Connection, verifier: str, verdicts: Mapping[str, Verdict]) -> No
             for k, v in verdicts.items()
         ],
     )
+
+
+class Judgments:
+    """The part of `readmit.store.SqlStore` that keeps the verdict cache."""
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
+        """Cached verdicts (`readmit.admission.invalidation.cache.JudgmentCache`)."""
+        with self._read() as db:
+            return load(db, keys)
+
+    def remember_judgments(self, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
+        """Store verdicts; a key already judged keeps its first verdict."""
+        with self._transaction(lock=LOCK) as db:
+            insert(db, verifier, verdicts)

@@ -34,6 +34,8 @@ class Pool:
         self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self.drained = 0
+        """How many times the idle connections were let go as the server was lost (`_drain`)."""
 
     @contextmanager
     def connection(self) -> Iterator[Connection]:
@@ -83,6 +85,7 @@ class Pool:
         """
         with self._lock:
             idle, self._idle = self._idle, []
+            self.drained += 1
         for db in idle:
             db.close()
 

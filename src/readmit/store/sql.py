@@ -18,7 +18,7 @@ verdict cache), `verdicts` (standing invalidations) and `premises` (premises C d
 
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
@@ -26,14 +26,13 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from readmit.admission.context import ReturnContext, items_by_id
-from readmit.admission.invalidation.implicit import Verdict
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.memo import keep
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, judgments, left_out, premises, quoted, restoring, verdicts
+from readmit.store import absence, audit, left_out, premises, quoted, restoring, verdicts
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import Returning
 from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
@@ -43,6 +42,7 @@ from readmit.store.deadline import patiently
 from readmit.store.decoded import BodyCache
 from readmit.store.held import Held
 from readmit.store.history import history, named
+from readmit.store.judgments import Judgments
 from readmit.store.leases import Leases
 from readmit.store.let_back import readmitted
 from readmit.store.migrations import missing
@@ -61,7 +61,7 @@ _NO_WORKSPACE = "no workspace {!r} in this store"
 T = TypeVar("T")
 
 
-class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
+class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
     """A `WorkStateStore` over a pool of SQL connections (SQLite or PostgreSQL).
 
     Opening it applies the migrations its schema lacks, unless ``migrate`` is false
@@ -103,9 +103,21 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
     def check(self) -> None:
         """Check that the database is intact and its schema up to date (for ``/health``).
 
+        Once more if a pooled connection the server dropped failed it (``/health`` said 503
+        while every route answered, a review).
+
         Raises:
             StoreError: if it is damaged, unreachable or not fully migrated.
         """
+        drained = self._pool.drained
+        try:
+            self._check()
+        except StoreError:
+            if self._pool.drained == drained:  # not a lost connection, whose idle ones went
+                raise
+            self._check()
+
+    def _check(self) -> None:
         with self._read() as db:
             db.check()
             done = {r[0] for r in db.execute("SELECT name FROM _readmit_migrations")}
@@ -356,7 +368,8 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
     ) -> int:
         agents = self.agents(workspace)
         domain.checked_decision(agents, workspace, agent, at, epoch, outcome, record)
-        text = audit.body(record, self._rest_of_checkpoint(workspace, agent, at, record))
+        rest = audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
+        text = audit.body(record, rest)  # its ``not_selected``: the rest of that checkpoint's
         kept = audit.packed(text, self.conn.dialect)
         with self._transaction(lock=workspace) as db:
             departed = (record["departure_epoch"], departure.at if departure else None)
@@ -379,22 +392,6 @@ class SqlStore(AgentKeys, Buckets, Held, Leases, Records, State):
     def away(self, workspace: str) -> list[str]:
         """The agents of ``workspace`` that departed and have not returned since."""
         return self._reading(absence.away, workspace)
-
-    def _rest_of_checkpoint(
-        self, workspace: str, agent: str, at: datetime, record: dict[str, Any]
-    ) -> int | None:
-        """The checkpoint ``record``'s ``not_selected`` is the rest of (`audit.checkpoint_rest`)."""
-        return audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
-
-    def judgments(self, keys: Sequence[str]) -> dict[str, Verdict]:
-        """Cached verdicts (`readmit.admission.invalidation.cache.JudgmentCache`)."""
-        with self._read() as db:
-            return judgments.load(db, keys)
-
-    def remember_judgments(self, verifier: str, verdicts: Mapping[str, Verdict]) -> None:
-        """Store verdicts; a key already judged keeps its first verdict."""
-        with self._transaction(lock=judgments.LOCK) as db:
-            judgments.insert(db, verifier, verdicts)
 
     def close(self) -> None:
         self._pool.close()
