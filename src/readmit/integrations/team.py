@@ -238,7 +238,7 @@ class Member:
         ids = {event.id for event in events}
         try:
             epochs = self.store.logged(self.workspace, sorted(ids))
-            if not epochs:
+            if len(epochs) < len(ids):  # none of it (a batch is recorded whole)
                 return None
             span = self.store.events(self.workspace, min(epochs.values()) - 1, max(epochs.values()))
         except Exception as unread:
