@@ -7,7 +7,10 @@ here directly, with the same status, body and ``Retry-After``.
 
 import json
 import logging
+import math
 import sqlite3
+import time
+from collections.abc import Callable
 from functools import cache
 
 from starlette.types import Send
@@ -28,6 +31,7 @@ from readmit.errors import (
     ViewRejected,
     WorkerLost,
 )
+from readmit.store.deadline import UNKNOWN
 
 STATUS: dict[type[ReadmitError], int] = {
     PayloadTooLarge: 413,
@@ -52,12 +56,38 @@ def status_of(error: ReadmitError) -> int:
     return next((STATUS[c] for c in type(error).__mro__ if c in STATUS), 500)
 
 
+class _Seldom:
+    """A log that writes a message at most once a second, then how many it left out.
+
+    While the database is down every request fails: one line each (280 in 20 s, a review)
+    buried what came before.
+    """
+
+    def __init__(self, log: logging.Logger, clock: Callable[[], float] = time.monotonic) -> None:
+        self.log, self.clock, self.next, self.left_out = log, clock, -math.inf, 0
+
+    def warning(self, message: str, *args: object) -> None:
+        at = self.clock()
+        if at < self.next:
+            self.left_out += 1
+            return
+        left_out, self.left_out, self.next = self.left_out, 0, at + 1.0
+        more = f" ({left_out} more like it left out of the log)" if left_out else ""
+        self.log.warning(message + more, *args)
+
+
 _log = logging.getLogger(__name__)
+_logged = _Seldom(_log)
 
 UNAVAILABLE = "the store's database failed; try again later (the server's log has why)"
 """What a client is told of a database's own error: its text names the database's host
 and port, and sometimes the statement, to any caller (``/health`` and a key lookup answer
 before authentication)."""
+UNSURE = (
+    "whether it was recorded is unknown: send the same events again, with their ids, to "
+    "find out (a batch recorded already is answered with its epochs)"
+)
+"""Added where a COMMIT was sent and never answered."""
 
 
 def message_of(error: ReadmitError) -> str:
@@ -67,8 +97,8 @@ def message_of(error: ReadmitError) -> str:
     """
     cause = error.__cause__
     if isinstance(error, StoreError) and isinstance(cause, sqlite3.Error | _driver_error()):
-        _log.warning("the store's database failed: %s", error)
-        return UNAVAILABLE
+        _logged.warning("the store's database failed: %s", error)
+        return f"{UNAVAILABLE}; {UNSURE}" if UNKNOWN in str(error) else UNAVAILABLE
     return str(error)
 
 

@@ -26,6 +26,9 @@ from contextlib import contextmanager
 
 from readmit.errors import ConfigError
 
+UNKNOWN = "whether the transaction committed is unknown"
+"""What a store error says when a COMMIT was sent and no answer came (cut, or lost)."""
+
 SECONDS = 60.0
 """How long a statement may wait for the server's reply, unless the environment says."""
 ENV = "READMIT_PG_STATEMENT_TIMEOUT"

@@ -24,7 +24,7 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
     ) from _import_error
 
 from readmit.store.connection import Conflict, Cursor
-from readmit.store.deadline import ENV, Deadline, seconds_from
+from readmit.store.deadline import ENV, UNKNOWN, Deadline, seconds_from
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
 from readmit.urls import one_at, quotes_password, shown
@@ -171,7 +171,7 @@ class PostgresConnection:
         except StoreError as exc:
             cut = self.deadline is not None and self.deadline.cut  # sent, and maybe done
             if cut or _lost(exc.__cause__):
-                said = f"{exc}; whether the transaction committed is unknown"
+                said = f"{exc}; {UNKNOWN}"
                 raise StoreError(said) from exc.__cause__  # the driver's: answered as the rest
             raise
 
