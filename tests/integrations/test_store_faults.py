@@ -10,6 +10,7 @@ import asyncio
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -101,10 +102,15 @@ def test_a_refused_batch_is_not_looked_for_in_the_log(
 ) -> None:
     a, _ = team
     failing(monkeypatch, a.store, "logged")
-    doubled = stated(a, "The hotel is the Hilton.")
+    first = stated(a, "The hotel is the Hilton.")
+    resting = stated(a, "Breakfast at the hotel.")
+    resting = replace(resting, item=replace(resting.item, depends_on=frozenset({"nothing"})))
     with pytest.raises(InvalidInput) as refused:
-        a.record([doubled, doubled])
-    assert not getattr(refused.value, "__notes__", [])
+        a.record([first, resting])
+    assert not getattr(refused.value, "__notes__", [])  # refused at its second event
+    with pytest.raises(InvalidInput) as again:
+        a.record([resting])
+    assert "could not be read" in again.value.__notes__[0]  # the store looked, Member not
 
 
 def said(text: str) -> TResponseInputItem:
@@ -234,8 +240,68 @@ def test_a_mem0_bulk_removal_readmit_failed_to_record_names_what_stays_active(
         a.delete_all(user_id="trip") if call == "delete_all" else a.reset()
     note = failed.value.__notes__[0]
     assert f"Mem0 removed memories {sorted(memories)}" in note
-    assert "delete each memory again" in note
     monkeypatch.undo()
-    for memory in memories:
-        a.delete(memory)
+    if call == "delete_all":
+        assert "deleting each memory again does" in note
+        for memory in memories:
+            a.delete(memory)
+    else:  # Mem0 forgets its history too: the items named are revoked by hand
+        assert "`Member.revoke`)" in note
+        a.readmit.member.revoke([i.id for i in a.readmit.member.visible()], "reset")
     assert active(a.readmit.member) == []
+
+
+def test_a_batch_not_recorded_is_not_taken_for_another_agents_event_under_its_id(
+    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = team
+    theirs = stated(b, "The hotel is booked.")
+    b.record([theirs])
+    mine = replace(stated(a, "Cancel the hotel."), id=theirs.id)
+    failing(monkeypatch, a.store, "append")
+    with pytest.raises(StoreError):
+        a.record([mine, stated(a, "A second fact.")])
+
+
+def test_a_mem0_delete_of_a_memory_its_bank_never_held_revokes_nothing(
+    team: tuple[Member, Member], tmp_path: Path
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = ReadmitMemory(mem0_bank.bank(tmp_path, "a"), team[0], key=topic)
+        b = ReadmitMemory(mem0_bank.bank(tmp_path, "b"), team[1], key=topic)
+    theirs = add(b, "Pickup is at 8", "pickup")
+    with pytest.raises(ValueError, match="not found"):
+        a.delete(theirs)
+    assert active(team[1]) == ["Pickup is at 8"]
+
+
+class Unreachable:
+    """A Mem0 whose backend goes down as a memory is deleted: that delete and every get
+    after it raise, and nothing is deleted."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.down = inner, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def get(self, memory_id: str) -> Any:
+        if self.down:
+            raise ConnectionError("vector store unreachable")
+        return self.inner.get(memory_id)
+
+    def delete(self, memory_id: str) -> Any:
+        self.down = True
+        raise ConnectionError("vector store unreachable")
+
+
+def test_a_mem0_delete_that_failed_in_mem0_is_not_taken_for_one_done_before(
+    banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = banks
+    hotel = add(a, "The team hotel is the Hilton", "hotel")
+    monkeypatch.setattr(a, "inner", Unreachable(a.inner))
+    with pytest.raises(ConnectionError):
+        a.delete(hotel)
+    assert active(a.readmit.member) == ["The team hotel is the Hilton"]

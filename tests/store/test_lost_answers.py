@@ -10,6 +10,7 @@ PostgreSQL restarts and connection losses).
 import contextlib
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -29,6 +30,7 @@ from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
+from readmit.store.deadline import ENV
 from readmit.store.postgres import _lost
 
 T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
@@ -140,10 +142,16 @@ COMMIT = b"Q\x00\x00\x00\x0bCOMMIT\x00"
 
 class CutCommit:
     """A loopback TCP proxy to PostgreSQL that, once ``armed``, forwards the next COMMIT and
-    drops its answer, closing the client's connection: the server committed, unanswered."""
+    drops its answer, closing the client's connection: the server committed, unanswered.
 
-    def __init__(self, upstream: tuple[str, int]) -> None:
+    With ``hold`` (seconds), it holds the COMMIT back instead until the client gives up on
+    it (the statement deadline), then that long more, and forwards it: a slow COMMIT the
+    server finishes after the client stopped waiting.
+    """
+
+    def __init__(self, upstream: tuple[str, int], hold: float | None = None) -> None:
         self.upstream, self.armed, self.cut = upstream, False, threading.Event()
+        self.hold = hold
         self.ends: list[socket.socket] = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -172,6 +180,11 @@ class CutCommit:
             if self.armed and COMMIT in data:
                 self.armed = False
                 committing.set()
+                if self.hold is not None:
+                    while _recv(client):  # until the client gives up on it
+                        pass
+                    self.cut.set()
+                    time.sleep(self.hold)
             if not _send(server, data):
                 return
 
@@ -179,7 +192,7 @@ class CutCommit:
         self, server: socket.socket, client: socket.socket, committing: threading.Event
     ) -> None:
         while data := _recv(server):
-            if committing.is_set():  # the COMMIT's answer: the server has committed
+            if committing.is_set() and self.hold is None:  # the COMMIT's answer: committed
                 self.cut.set()  # before the client can see it
                 for end in (client, server):
                     _shut(end)
@@ -262,3 +275,27 @@ def test_a_health_check_after_the_server_dropped_its_connections_is_made_on_a_ne
             )
         store.check()
         store.close()
+
+
+@pytest.mark.postgres
+def test_a_batch_whose_slow_commit_the_deadline_cut_is_read_back_once_it_lands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read back at once, the batch was not there yet; then the server committed it, and
+    the memory layer had undone its write (a review). The read waits for the lock."""
+    monkeypatch.setenv(ENV, "2")
+    with fresh_postgres_schema() as url:
+        parts = urlsplit(url)
+        proxy = CutCommit((parts.hostname or "127.0.0.1", parts.port or 5432), hold=0.3)
+        store = open_store(
+            urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
+        )
+        store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+        member = Member(store, "trip", "a", HmacSha256Signer(KEY))
+        proxy.armed = True
+        recorded = member.record(batch())
+        assert proxy.cut.is_set()
+        assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
+        assert store.events("trip") == recorded
+        store.close()
+        proxy.close()

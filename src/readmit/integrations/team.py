@@ -32,6 +32,7 @@ from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
+from readmit.store.resent import resent
 from readmit.verifiers.builtin import TermVerifier
 from readmit.wire import check_returning
 
@@ -235,16 +236,11 @@ class Member:
         at all. None: not recorded, or the log cannot say (noted on ``failed``: the caller
         undoes its writes, which may leave readmit holding them).
         """
-        ids = {event.id for event in events}
         try:
-            epochs = self.store.logged(self.workspace, sorted(ids))
-            if len(epochs) < len(ids):  # none of it (a batch is recorded whole)
-                return None
-            span = self.store.events(self.workspace, min(epochs.values()) - 1, max(epochs.values()))
+            return resent(self.store, self.workspace, events, clocked=True) or None
         except Exception as unread:
             failed.add_note(f"readmit could not read back whether it recorded them: {unread!r}")
             return None
-        return [r for r in span if r.event.id in ids]
 
     def revoke(self, targets: Iterable[str], why: str) -> list[Recorded]:
         """Revoke each of ``targets`` (ids the agent may read) in one batch, saying ``why``.

@@ -46,6 +46,9 @@ class Held:
     def _read(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
+    def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
     def agents(self, workspace: str) -> dict[str, Agent]:
         raise NotImplementedError
 
@@ -99,9 +102,11 @@ class Held:
         """The epochs of those of ``event_ids`` the log holds, by id (an indexed read).
 
         For a caller whose `append` raised: a commit whose answer was lost (a connection
-        cut as it committed) recorded the batch all the same.
+        cut as it committed) recorded the batch all the same. Read under the workspace's
+        write lock, so that a COMMIT the deadline cut, which the server may still finish,
+        has ended first (a review: read at once, it was not there yet, then it landed).
         """
-        with self._read() as db:
+        with self._transaction(lock=workspace) as db:
             rows = list(
                 select_in(db, workspace, _EVENTS, "e.id", set(event_ids), "", "e.workspace")
             )

@@ -12,6 +12,7 @@ sent again too: what it says is true of each).
 from collections.abc import Sequence
 from dataclasses import replace
 
+from readmit.errors import StoreError
 from readmit.events import Event, Recorded
 from readmit.store.base import WorkStateStore
 
@@ -22,20 +23,41 @@ def resent(
     """``events`` as the log holds them, if it holds them as sent ([]: it does not).
 
     ``clocked``: the server kept time (`readmit.store.writer.Writer.append`'s ``clock``),
-    so each event's time is the log's, not the one sent. [] also where the log cannot be
-    read: the caller's refusal stands.
+    so each event's time is the log's, not the one sent.
+
+    Raises:
+        StoreError: if the log cannot be read (a caller refusing the batch refuses it still).
     """
     if not events:
         return []
-    try:
-        epochs = store.logged(workspace, [event.id for event in events])
-        first = epochs.get(events[0].id, 0)
-        if [epochs.get(event.id) for event in events] != list(range(first, first + len(events))):
-            return []
-        stored = store.events(workspace, first - 1, first + len(events) - 1)
-    except Exception:
+    epochs = store.logged(workspace, [event.id for event in events])
+    first = epochs.get(events[0].id, 0)
+    if [epochs.get(event.id) for event in events] != list(range(first, first + len(events))):
         return []
+    stored = store.events(workspace, first - 1, first + len(events) - 1)
     for sent, kept in zip(events, stored, strict=True):
         if kept.event != (replace(sent, at=kept.event.at) if clocked else sent):
             return []
     return stored
+
+
+def sent_again(
+    store: WorkStateStore,
+    workspace: str,
+    events: Sequence[Event],
+    clock: object | None,
+    refused: Exception,
+) -> list[Recorded]:
+    """`resent` for a batch `append` ``refused`` (with ``clock``, the server kept time).
+
+    [] where the log cannot be read: the refusal stands, the cause noted on it. A batch
+    sent again is refused at its first event (its id, or its time, is the log's already):
+    one refused at another is not looked for.
+    """
+    if not events or getattr(refused, "event_id", None) != events[0].id:
+        return []
+    try:
+        return resent(store, workspace, events, clock is not None)
+    except StoreError as unread:
+        refused.add_note(f"whether the log holds it already could not be read: {unread}")
+        return []

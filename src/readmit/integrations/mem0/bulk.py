@@ -10,7 +10,7 @@ exactly the memories listed are deleted, each by Mem0's ``delete``. A memory add
 the list stays, as if added after the ``delete_all``.
 """
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from readmit.integrations.mem0.recorder import Recorder
@@ -36,6 +36,15 @@ def scoped(**scope: str | None) -> dict[str, str | None]:
     if all(value is None for value in scope.values()):
         raise ValueError("delete_all needs user_id, agent_id or run_id (reset() removes all)")
     return scope
+
+
+def deleted_before(history: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether Mem0's ``history`` of a memory ends with its deletion.
+
+    A delete of it again records what readmit failed to record then; not a memory this
+    bank never held, nor one Mem0 failed to delete (a review).
+    """
+    return bool(history) and history[-1].get("event") == "DELETE"
 
 
 def call(name: str, scope: Mapping[str, str | None]) -> str:

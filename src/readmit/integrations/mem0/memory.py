@@ -166,13 +166,14 @@ class ReadmitMemory:
         return result
 
     def delete(self, memory_id: str) -> dict[str, Any]:
-        self.readmit.may_change(memory_id, self.inner.history(memory_id), "delete")
+        history = self.inner.history(memory_id)
+        self.readmit.may_change(memory_id, history, "delete")
         memory = self.inner.get(memory_id) if self.readmit.key else None
         targets = self.readmit.delete_targets(memory_id, memory)
         try:
             result: dict[str, Any] = self.inner.delete(memory_id)
         except Exception:  # deleted before, readmit failing to record it: recorded now
-            if not targets or not self._gone(memory_id):
+            if not targets or not bulk.deleted_before(history):
                 raise
             result = dict(bulk.DELETED)
         self.readmit.deleted(memory_id, targets)
@@ -337,7 +338,7 @@ class AsyncReadmitMemory:
         try:
             result: dict[str, Any] = await self.inner.delete(memory_id)
         except Exception:  # deleted before, readmit failing to record it: recorded now
-            if not targets or not await self._gone(memory_id):
+            if not targets or not bulk.deleted_before(history):
                 raise
             result = dict(bulk.DELETED)
         await self._off_loop(self.readmit.deleted, memory_id, targets)

@@ -365,9 +365,10 @@ class Recorder:
         try:
             self.member.revoke(targets, f"{call} removed it from Mem0 ({self.member.agent})")
         except Exception as exc:
+            again = "; deleting each memory again does" if call.startswith("delete_all") else ""
             exc.add_note(
                 f"Mem0 removed memories {sorted(gone)}; readmit did not record it, so their "
-                f"items {targets} stay active until revoked: delete each memory again to do so"
+                f"items {targets} stay active until revoked (`Member.revoke`{again})"
             )
             raise
 
