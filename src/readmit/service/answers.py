@@ -84,8 +84,8 @@ UNAVAILABLE = "the store's database failed; try again later (the server's log ha
 and port, and sometimes the statement, to any caller (``/health`` and a key lookup answer
 before authentication)."""
 UNSURE = (
-    "whether it was recorded is unknown: send the same events again, with their ids, to "
-    "find out (a batch recorded already is answered with its epochs)"
+    "whether it was recorded is unknown: events sent again with their ids are answered with "
+    "their epochs if they were; a return decided is listed by GET /v1/decisions"
 )
 """Added where a COMMIT was sent and never answered."""
 
