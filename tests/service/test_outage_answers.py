@@ -39,12 +39,14 @@ def test_an_outage_is_logged_once_a_second_with_how_many_were_left_out(
     with caplog.at_level(logging.WARNING, logger=answers.__name__):
         for _ in range(5):
             message_of(failed("SQLite: database is locked", locked))
+        message_of(failed("SQLite: no such table: agent_keys", locked))  # another: at once
         clock[0] += 1.5
         message_of(failed("SQLite: database is locked", locked))
 
     said = [r.getMessage() for r in caplog.records]
     assert said == [
         "the store's database failed: SQLite: database is locked",
+        "the store's database failed: SQLite: no such table: agent_keys",
         "the store's database failed: SQLite: database is locked "
         "(4 more like it left out of the log)",
     ]

@@ -1,5 +1,6 @@
 """A damaged store neither opens (so it cannot report healthy or take writes) nor checks out."""
 
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -84,3 +85,33 @@ def test_decision_bodies_are_compressed_with_lz4_where_postgresql_has_it() -> No
             assert method[0] == ("l" if has_lz4 else "")
         finally:
             store.close()
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_sqlite_store_whose_file_is_removed_or_replaced_while_open_writes_nothing(
+    tmp_path: Path, how: str
+) -> None:
+    """``readmit mcp`` acknowledged writes to a file deleted under it (a review)."""
+    path = tmp_path / "r.db"
+    store = open_store(f"sqlite:///{path}")
+    store.create_workspace("ws", [Agent(id="A1", principal="p", role="r")])
+    store.append("ws", [Assert(id="e1", at=T0, author="A1", item=ItemDraft(id="i1", text="x"))])
+    backup = tmp_path / "backup.db"
+    with sqlite3.connect(path) as live, sqlite3.connect(backup) as copy:
+        live.backup(copy)
+    for name in ("r.db", "r.db-wal", "r.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    if how == "replaced":
+        backup.rename(path)  # a backup restored in its place
+
+    later = Assert(
+        id="e2", at=T0 + timedelta(seconds=1), author="A1", item=ItemDraft(id="i2", text="y")
+    )
+    with pytest.raises(StoreError, match="was removed or replaced while open"):
+        store.append("ws", [later])
+    store.close()
+    if how == "replaced":
+        again = open_store(f"sqlite:///{path}")  # opened again, it is written to
+        again.append("ws", [later])
+        assert [r.event.id for r in again.events("ws")] == ["e1", "e2"]
+        again.close()

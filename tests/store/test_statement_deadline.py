@@ -21,7 +21,7 @@ import pytest
 from conftest import store_url
 from readmit.errors import ConfigError, StoreError
 from readmit.model import Agent
-from readmit.service.answers import UNAVAILABLE, message_of
+from readmit.service.answers import UNAVAILABLE, UNSURE, message_of
 from readmit.store import SqlStore, open_store
 from readmit.store.connection import Connection
 from readmit.store.deadline import ENV, SECONDS, Deadline, seconds_from
@@ -432,7 +432,7 @@ def test_a_cut_commit_says_that_its_outcome_is_unknown(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGCONT)
         assert "did not answer a statement within 1 s" in str(cut.value)
         assert "whether the transaction committed is unknown" in str(cut.value)
-        assert message_of(cut.value) == UNAVAILABLE  # to a client, as any database failure
+        assert message_of(cut.value) == f"{UNAVAILABLE}; {UNSURE}"  # no database words
         assert store.generation > before  # what follows the log through it looks again
         with psycopg.connect(named.url, autocommit=True) as admin:  # it did, once resumed
             for _ in range(600):

@@ -15,6 +15,7 @@ from functools import cache
 
 from starlette.types import Send
 
+from readmit.admission.memo import keep
 from readmit.errors import (
     Abandoned,
     Forbidden,
@@ -57,23 +58,29 @@ def status_of(error: ReadmitError) -> int:
 
 
 class _Seldom:
-    """A log that writes a message at most once a second, then how many it left out.
+    """A log that writes each message at most once a second, then how many it left out.
 
     While the database is down every request fails: one line each (280 in 20 s, a review)
-    buried what came before.
+    buried what came before. Another message is written at once.
     """
 
+    KEPT = 64
+    """The most messages whose next time is remembered (all forgotten past it)."""
+
     def __init__(self, log: logging.Logger, clock: Callable[[], float] = time.monotonic) -> None:
-        self.log, self.clock, self.next, self.left_out = log, clock, -math.inf, 0
+        self.log, self.clock = log, clock
+        self.due: dict[str, tuple[float, int]] = {}
+        """Each message -> when it may be written again, and how many were left out since."""
 
     def warning(self, message: str, *args: object) -> None:
-        at = self.clock()
-        if at < self.next:
-            self.left_out += 1
+        said, at = message % args, self.clock()
+        due, left_out = self.due.get(said, (-math.inf, 0))
+        if at < due:
+            self.due[said] = (due, left_out + 1)
             return
-        left_out, self.left_out, self.next = self.left_out, 0, at + 1.0
+        keep(self.due, said, (at + 1.0, 0), self.KEPT)
         more = f" ({left_out} more like it left out of the log)" if left_out else ""
-        self.log.warning(message + more, *args)
+        self.log.warning("%s%s", said, more)
 
 
 _log = logging.getLogger(__name__)

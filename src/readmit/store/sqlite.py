@@ -44,6 +44,17 @@ def _into_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path`` (None: in memory, or no file there)."""
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return None
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
 class SQLiteConnection:
     """`Connection` over :mod:`sqlite3`."""
 
@@ -57,6 +68,8 @@ class SQLiteConnection:
             )
             _into_wal(self.db)
             self.db.execute("PRAGMA foreign_keys = ON")
+            self.path = path if path in ("", ":memory:") else os.path.abspath(path)
+            self.file = _identity(self.path)  # what `_still_there` holds the path to
         except sqlite3.Error as exc:
             folder = os.path.dirname(path)
             missing = folder and not os.path.isdir(folder)
@@ -94,7 +107,24 @@ class SQLiteConnection:
     def transaction(self, lock: str | None = None) -> Iterator[None]:
         # BEGIN IMMEDIATE takes the write lock for the whole file: one writer at a time.
         with self._within("BEGIN IMMEDIATE"):
+            self._still_there()
             yield
+
+    def _still_there(self) -> None:
+        """Refuse to write once the file this connection opened is gone or another.
+
+        SQLite in WAL mode writes on to a file removed (or replaced: a backup restored)
+        under it: `readmit mcp` answered writes with epochs for a file no one would read
+        again (a review).
+
+        Raises:
+            StoreError: saying so (the store must be opened again).
+        """
+        if self.file is not None and _identity(self.path) != self.file:
+            raise StoreError(
+                f"the SQLite store's file {shown(self.path)!r} was removed or replaced while "
+                "open: nothing is written to it (restart readmit with the store in place)"
+            )
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
