@@ -1,6 +1,7 @@
 """A damaged store neither opens (so it cannot report healthy or take writes) nor checks out."""
 
 import sqlite3
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def test_a_sqlite_store_whose_file_is_removed_or_replaced_while_open_writes_noth
     store.create_workspace("ws", [Agent(id="A1", principal="p", role="r")])
     store.append("ws", [Assert(id="e1", at=T0, author="A1", item=ItemDraft(id="i1", text="x"))])
     backup = tmp_path / "backup.db"
-    with sqlite3.connect(path) as live, sqlite3.connect(backup) as copy:
+    with closing(sqlite3.connect(path)) as live, closing(sqlite3.connect(backup)) as copy:
         live.backup(copy)
     for name in ("r.db", "r.db-wal", "r.db-shm"):
         (tmp_path / name).unlink(missing_ok=True)
