@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 from agents import SQLiteSession, TResponseInputItem
+from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
 from readmit.bench.backends import mem0_bank
 from readmit.errors import InvalidInput, StoreError
 from readmit.events import Assert, ItemDraft
 from readmit.integrations.agents_sdk import ReadmitSession, message_text
+from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.mem0 import ReadmitMemory, memory_of
 from readmit.integrations.team import Member, new_id
 from readmit.model import Agent
@@ -305,3 +307,41 @@ def test_a_mem0_delete_that_failed_in_mem0_is_not_taken_for_one_done_before(
     with pytest.raises(ConnectionError):
         a.delete(hotel)
     assert active(a.readmit.member) == ["The team hotel is the Hilton"]
+
+
+def test_a_cancelled_langgraph_write_whose_undo_cannot_be_recorded_is_logged(
+    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The caller's timeout carried the note only on its cause: readmit held a write the
+    inner store never got, and nothing said so (a review)."""
+    a, _ = team
+    store = ReadmitStore(InMemoryStore(), a)
+    store.put(("trip",), "hotel", {"text": "Sunrise"})
+    a.depart()
+    arrive(a)
+    recording, go = threading.Event(), threading.Event()
+    real = a.record
+
+    def record(events: Any) -> Any:
+        if not recording.is_set():  # the put's own: held while its caller is cancelled
+            recording.set()
+            assert go.wait(30)
+            return real(events)
+        raise StoreError("SQLite: database is locked")  # the undo
+
+    monkeypatch.setattr(a, "record", record)
+
+    async def cancelled() -> None:
+        writing = asyncio.ensure_future(store.aput(("trip",), "hotel", {"text": "Riverside"}))
+        while not recording.is_set():
+            await asyncio.sleep(0.01)
+        writing.cancel()
+        go.set()
+        with pytest.raises(asyncio.CancelledError):
+            await writing
+
+    asyncio.run(cancelled())
+
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("readmit could not record that the LangGraph store failed" in m for m in said)
+    assert any("trip" in m and "hotel" in m and "database is locked" in m for m in said)

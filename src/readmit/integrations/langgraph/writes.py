@@ -21,6 +21,7 @@ The order, so that readmit and the inner store never silently disagree:
    hold can be admitted).
 """
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,6 +46,8 @@ from readmit.integrations.langgraph.keys import Identity, identity, item_key, re
 from readmit.integrations.langgraph.keys import parse as parse_key
 from readmit.integrations.team import Member, new_id
 from readmit.model import Item as ReadmitItem
+
+log = logging.getLogger("readmit.integrations")
 
 RESTORED = "restore"
 """The prefix of the ids of the events `restore` records."""
@@ -241,6 +244,9 @@ def reconcile(
         said = f"readmit could not record that the LangGraph store failed: {paths}"
         if not isinstance(error, Exception):  # a cancellation or an interrupt goes on as one
             error.add_note(f"{said} ({type(exc).__name__}: {exc})")
+            # A timeout raised from it carries the note only on its cause: said here too,
+            # since readmit now holds writes the inner store does not (a review).
+            log.warning("%s (%s: %s)", said, type(exc).__name__, exc)
             return []
         exc.add_note(said)
         raise exc from error
