@@ -50,3 +50,22 @@ def test_an_outage_is_logged_once_a_second_with_how_many_were_left_out(
         "the store's database failed: SQLite: database is locked "
         "(4 more like it left out of the log)",
     ]
+
+
+def test_messages_that_differ_only_in_numbers_are_one_kind_and_no_count_is_lost(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = [1000.0]
+    seldom = answers._Seldom(answers._log, lambda: clock[0])
+    with caplog.at_level(logging.WARNING, logger=answers.__name__):
+        for pid in range(300):  # PostgreSQL's words name its process
+            seldom.warning("failed: %s", f"terminating connection\nDETAIL: process {pid}")
+        clock[0] += 2
+        for n in range(seldom.KINDS):  # as many other kinds: the first is let go, counted
+            seldom.warning("failed: %s", f"kind {'x' * n}")
+
+    said = [r.getMessage() for r in caplog.records]
+    assert said[0] == "failed: terminating connection\nDETAIL: process 0"
+    counted = "failed: terminating connection\nDETAIL: process 299 (299 more like it left out"
+    assert [m for m in said if m.startswith(counted)]
+    assert len(said) == 2 + seldom.KINDS

@@ -8,14 +8,15 @@ here directly, with the same status, body and ``Retry-After``.
 import json
 import logging
 import math
+import re
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from functools import cache
 
 from starlette.types import Send
 
-from readmit.admission.memo import keep
 from readmit.errors import (
     Abandoned,
     Forbidden,
@@ -58,31 +59,47 @@ def status_of(error: ReadmitError) -> int:
 
 
 class _Seldom:
-    """A log that writes each message at most once a second, then how many it left out.
+    """A log that writes each kind of message at most once a second, then how many it left out.
 
     While the database is down every request fails: one line each (280 in 20 s, a review)
-    buried what came before. Another message is written at once.
+    buried what came before. Messages are of a kind when their first lines agree but for
+    numbers (a process or transaction id); another kind is written at once.
     """
 
-    KEPT = 64
-    """The most messages whose next time is remembered (all forgotten past it)."""
+    KINDS = 64
+    """The most kinds followed at once; past it, the kinds whose second is over are let go
+    (their count written), and a new kind is written every time."""
 
     def __init__(self, log: logging.Logger, clock: Callable[[], float] = time.monotonic) -> None:
-        self.log, self.clock = log, clock
-        self.due: dict[str, tuple[float, int]] = {}
-        """Each message -> when it may be written again, and how many were left out since."""
+        self.log, self.clock, self.lock = log, clock, threading.Lock()
+        self.due: dict[str, tuple[float, int, str]] = {}
+        """Each kind -> when it may be written again, how many were left out since, the last."""
 
     def warning(self, message: str, *args: object) -> None:
         said, at = message % args, self.clock()
-        due, left_out = self.due.get(said, (-math.inf, 0))
-        if at < due:
-            self.due[said] = (due, left_out + 1)
-            return
-        keep(self.due, said, (at + 1.0, 0), self.KEPT)
-        more = f" ({left_out} more like it left out of the log)" if left_out else ""
-        self.log.warning("%s%s", said, more)
+        kind = _NUMBERS.sub("#", said.split("\n", 1)[0])
+        with self.lock:
+            due, left_out, _ = self.due.get(kind, (-math.inf, 0, said))
+            if at < due:
+                self.due[kind] = (due, left_out + 1, said)
+                return
+            over = self._over(at) if len(self.due) >= self.KINDS else []
+            if len(self.due) < self.KINDS:
+                self.due[kind] = (at + 1.0, 0, said)
+        for line, count in [*over, (said, left_out)]:
+            more = f" ({count} more like it left out of the log)" if count else ""
+            self.log.warning("%s%s", line, more)
+
+    def _over(self, at: float) -> list[tuple[str, int]]:
+        """Let go of the kinds whose second is over; the last of each left out, and how many."""
+        over = [kind for kind, (due, _, _) in self.due.items() if due <= at]
+        counts = [(self.due[kind][2], self.due[kind][1]) for kind in over]
+        for kind in over:
+            del self.due[kind]
+        return [(line, count) for line, count in counts if count]
 
 
+_NUMBERS = re.compile(r"\d+")
 _log = logging.getLogger(__name__)
 _logged = _Seldom(_log)
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
+from urllib.parse import quote
 
 from readmit.clock import elapsed
 from readmit.errors import StoreError
@@ -44,15 +45,41 @@ def _into_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
-def _identity(path: str) -> tuple[int, int] | None:
-    """The device and inode of the file at ``path`` (None: in memory, or no file there)."""
-    if path in ("", ":memory:") or path.startswith("file:"):
-        return None
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_dev, found.st_ino
+class File:
+    """The file a store opened, which its connections must still find at its path.
+
+    SQLite in WAL mode writes on to a file removed or replaced (a backup restored) under it:
+    `readmit mcp` answered writes with epochs for a file no one would read again, and a
+    connection opened after made a new, empty file there (two reviews). The first
+    connection notes the file's device and inode; each later one must find the same, and is
+    opened without creating one; each write transaction (and ``/health``) checks it again.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.realpath(path)  # as the kernel resolves it (a link, then "..")
+        self.identity: tuple[int, int] | None = None
+
+    def opened(self) -> None:
+        """Note the file (the first connection), or check it is the one noted."""
+        if self.identity is None:
+            self.identity = self._found()
+        else:
+            self.check()
+
+    def check(self) -> None:
+        """Raises: StoreError: if the file at the path is gone, or another."""
+        if self.identity is not None and self._found() != self.identity:
+            raise StoreError(
+                "the SQLite store's file was removed or replaced while open: nothing is "
+                "written to it (restart readmit with the store in place)"
+            ) from sqlite3.OperationalError(f"{self.path}: removed or replaced")
+
+    def _found(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
 
 
 class SQLiteConnection:
@@ -61,15 +88,25 @@ class SQLiteConnection:
     dialect = "sqlite"
     deadline: Deadline | None = None  # a local file: its statements wait on no server
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, file: File | None = None) -> None:
+        self.file = file
+        known = file is not None and file.identity is not None
+        target = f"file:{quote(file.path)}?mode=rw" if file is not None and known else path
         try:
             self.db = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+                target,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=BUSY_TIMEOUT_S,
+                uri=known,
             )
             _into_wal(self.db)
             self.db.execute("PRAGMA foreign_keys = ON")
-            self.path = path if path in ("", ":memory:") else os.path.abspath(path)
-            self.file = _identity(self.path)  # what `_still_there` holds the path to
+            if file is not None:
+                file.opened()
+        except StoreError:
+            self.db.close()
+            raise
         except sqlite3.Error as exc:
             folder = os.path.dirname(path)
             missing = folder and not os.path.isdir(folder)
@@ -107,24 +144,9 @@ class SQLiteConnection:
     def transaction(self, lock: str | None = None) -> Iterator[None]:
         # BEGIN IMMEDIATE takes the write lock for the whole file: one writer at a time.
         with self._within("BEGIN IMMEDIATE"):
-            self._still_there()
+            if self.file is not None:
+                self.file.check()
             yield
-
-    def _still_there(self) -> None:
-        """Refuse to write once the file this connection opened is gone or another.
-
-        SQLite in WAL mode writes on to a file removed (or replaced: a backup restored)
-        under it: `readmit mcp` answered writes with epochs for a file no one would read
-        again (a review).
-
-        Raises:
-            StoreError: saying so (the store must be opened again).
-        """
-        if self.file is not None and _identity(self.path) != self.file:
-            raise StoreError(
-                f"the SQLite store's file {shown(self.path)!r} was removed or replaced while "
-                "open: nothing is written to it (restart readmit with the store in place)"
-            )
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -144,6 +166,8 @@ class SQLiteConnection:
         self.execute("COMMIT")
 
     def check(self) -> None:
+        if self.file is not None:
+            self.file.check()
         try:
             rows = [r[0] for r in self.db.execute("PRAGMA quick_check").fetchall()]
         except sqlite3.Error as exc:
@@ -163,6 +187,9 @@ class SQLiteStore(SqlStore):
     """A `WorkStateStore` in one SQLite file (or ``:memory:``, one connection taking turns)."""
 
     def __init__(self, path: str, *, migrate: bool = True) -> None:
-        pool = Pool(partial(SQLiteConnection, path), shared=path in ("", ":memory:"))
+        memory = path in ("", ":memory:")
+        file = None if memory or path.startswith("file:") else File(path)
+        opened = path if file is None else file.path  # a later chdir moves nothing
+        pool = Pool(partial(SQLiteConnection, opened, file), shared=memory)
         super().__init__(pool, f"sqlite:///{path}", migrate=migrate)
         self.path = path
