@@ -193,7 +193,10 @@ def story(shared: BaseStore, planner: Member, booker: Member) -> None:
     )
     for excluded in out["readmit"]["excluded"]:
         path = "/".join([*excluded["namespace"], excluded["key"]])
-        print(f"    {path}: {excluded['reason']} ({excluded.get('detail', '')})")
+        detail = excluded.get("detail", "")
+        for named in excluded.get("evidence_paths", []):  # an item id, read as its path
+            detail = detail.replace(named["item"], "/".join([*named["namespace"], named["key"]]))
+        print(f"    {path}: {excluded['reason']} ({detail})")
 
 
 if __name__ == "__main__":

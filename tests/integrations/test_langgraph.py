@@ -753,6 +753,9 @@ def test_the_example_shows_the_returning_agent_its_stale_memory_kept_out() -> No
     assert any(
         line.startswith("    notes/planner/pickup: implicitly_invalidated") for line in lines
     )
+    stale = [line for line in lines if line.startswith("    notes/planner/pickup")]
+    assert "refers to trip/hotel" in stale[0]  # the verifier's lg-… id, read as its path
+    assert "lg-" not in stale[0]
 
 
 def test_reads_batched_together_answer_as_they_would_alone(team: Team) -> None:

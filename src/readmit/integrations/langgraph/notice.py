@@ -1,5 +1,6 @@
 """What a returned agent is told of its decision, its LangGraph values named by path."""
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,9 @@ from readmit.integrations.team import left_at_departure, readable
 from readmit.integrations.withheld import ViewExpired, ViewWithheld, agent_notice
 from readmit.model import Item
 
+_ITEM = re.compile(r"\blg-[0-9a-f]{16}\b")
+"""A LangGraph value's item id, as a detail names it."""
+
 
 def notice(decided: Decided) -> dict[str, Any]:
     """What the agent is shown of a decision: what HTTP and MCP show it (`agent_copy`).
@@ -17,8 +21,9 @@ def notice(decided: Decided) -> dict[str, Any]:
     (only those it may see), and under ``left_out`` what its departure left out as no
     longer valid, which no decision names; each exclusion that is a LangGraph item also names its
     ``namespace`` and ``key`` when the key is short, and the LangGraph items among its
-    evidence (a premise that fell, the item that replaced it) are named by path too, in
-    ``evidence_paths``, so that a detail's ``lg-…`` id can be read as the value it is.
+    evidence (a premise that fell, the item that replaced it) and those its detail names (a
+    verifier's "refers to lg-…") are named by path too, in ``evidence_paths``, so that a
+    detail's ``lg-…`` id can be read as the value it is.
     """
     shown = agent_notice(decided)
     shown["left_out"] = [_left_out(decided, item) for item in decided.context.left_out]
@@ -26,7 +31,8 @@ def notice(decided: Decided) -> dict[str, Any]:
         path = _path(decided, entry["item"])
         if path is not None:
             entry["namespace"], entry["key"] = path
-        named = [(i, p) for i in entry["evidence"] if (p := _path(decided, i)) is not None]
+        cited = dict.fromkeys([*entry["evidence"], *_ITEM.findall(entry.get("detail") or "")])
+        named = [(i, p) for i in cited if (p := _path(decided, i)) is not None]
         if named:
             entry["evidence_paths"] = [
                 {"item": i, "namespace": namespace, "key": key} for i, (namespace, key) in named
