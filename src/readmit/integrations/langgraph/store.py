@@ -176,18 +176,17 @@ class ReadmitStore(BaseStore):
                 lens.pending -= ids
             raise
         except BaseException:  # maybe recorded all the same: the log says which
-            self._pending.failed_recording(ids, self._logged(lens, ids))
+            self._pending.failed_recording(ids, self._logged(ids))
             raise
         self._pending.recorded(epochs)
         return writes
 
-    def _logged(self, lens: Lens, ids: set[str]) -> dict[str, int] | None:
-        """The epochs of those of ``ids`` the log holds after ``lens`` (None: unreadable)."""
+    def _logged(self, ids: set[str]) -> dict[str, int] | None:
+        """The epochs of those of ``ids`` the log holds (None: unreadable; `Held.logged`)."""
         try:
-            later = self.member.store.events(self.member.workspace, lens.epoch)
+            return self.member.store.logged(self.member.workspace, sorted(ids))
         except Exception:
             return None
-        return {r.event.id: r.epoch for r in later if r.event.id in ids}
 
     def _landed(self, lens: Lens | None, writes: list[Write], shown: bool = True) -> None:
         """The inner store has answered ``writes``: show what they wrote (if it landed).
