@@ -345,3 +345,22 @@ def test_a_cancelled_langgraph_write_whose_undo_cannot_be_recorded_is_logged(
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("readmit could not record that the LangGraph store failed" in m for m in said)
     assert any("trip" in m and "hotel" in m and "database is locked" in m for m in said)
+
+
+def test_a_mem0_delete_again_revokes_the_keyed_copy_that_replaced_the_memorys_item(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory's own item was replaced by a teammate's copy under its key: deleting it
+    again found no key to look for copies by (a review)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = ReadmitMemory(mem0_bank.bank(tmp_path, "a"), team[0], key=topic)
+        b = ReadmitMemory(mem0_bank.bank(tmp_path, "b"), team[1], key=topic)
+    mine = add(a, "The team hotel is the Hilton", "hotel")
+    add(b, "The team hotel is the Hilton", "hotel")  # b's copy, in b's bank, replaces a's item
+    failing(monkeypatch, team[0].store, "append")
+    with pytest.raises(StoreError):
+        a.delete(mine)
+    monkeypatch.undo()
+    a.delete(mine)
+    assert active(team[1]) == []

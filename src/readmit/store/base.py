@@ -200,6 +200,10 @@ class WorkStateStore(Protocol):
         """The epochs of those of ``event_ids`` the log holds, by id."""
         ...
 
+    def newest_under(self, workspace: str, agent: str, prefix: str) -> Item | None:
+        """The newest item (any status) with an id starting ``prefix``, if ``agent`` may read it."""
+        ...
+
     def recorded_under(self, workspace: str, prefix: str) -> set[str]:
         """The ids of the items (any status, any reader) that start with ``prefix``."""
         ...

@@ -112,6 +112,26 @@ class Held:
             )
         return {str(event_id): int(epoch) for event_id, epoch in rows}
 
+    def newest_under(self, workspace: str, agent: str, prefix: str) -> Item | None:
+        """The newest item (any status) whose id starts with ``prefix``, if ``agent`` may read it.
+
+        For an integration whose application store forgot an entry readmit still holds
+        items of (a Mem0 memory deleted, its revocation not recorded): what it said.
+
+        Raises:
+            InvalidInput: if the workspace has no such agent.
+        """
+        who = self._reader(workspace, agent)
+        with self._read() as db:
+            row = db.execute(
+                f"{_BODIES} WHERE i.workspace = ? AND substr(i.id, 1, ?) = ? "
+                "ORDER BY i.epoch DESC LIMIT 1",
+                (workspace, len(prefix), prefix),
+            ).fetchone()
+        if row is None or not _readable(row[1], who):
+            return None
+        return item_from_json(loads(row[1]))
+
     def recorded_under(self, workspace: str, prefix: str) -> set[str]:
         """The ids of the items (any status, any reader) that start with ``prefix``.
 

@@ -326,8 +326,16 @@ class Recorder:
             i for i in visible if (found := memory_of(i.id)) is not None and found[0] == memory_id
         ]
         key, text = self.key_of(memory), None if memory is None else memory.get("memory")
-        if memory is None and self.key is not None and mine:  # Mem0 deleted it (a retry)
-            key, text = mine[-1].key, mine[-1].text
+        if memory is None and self.key is not None:  # Mem0 deleted it (a retry): as readmit has it
+            member = self.member
+            said = (
+                mine[-1]
+                if mine
+                else member.store.newest_under(
+                    member.workspace, member.agent, f"{PREFIX}{memory_id}-"
+                )
+            )
+            key, text = (said.key, said.text) if said is not None else (None, None)
         ids = {i.id for i in mine}
         return [
             i.id
