@@ -217,9 +217,13 @@ class PostgresStore(SqlStore):
 
 
 def _lost(error: BaseException | None) -> bool:
-    """Whether ``error`` is the connection lost, not an answer of the server's (no SQLSTATE).
+    """Whether a COMMIT that failed with ``error`` may have committed all the same.
 
-    A COMMIT the server refused (a serialization failure) was rolled back; one whose
-    answer never came may have committed all the same (a review).
+    One whose answer never came (no SQLSTATE), or whose connection the server ended (class
+    57, operator intervention; 08, connection exception): a backend terminated while it
+    waited for synchronous replication had committed locally (two reviews). One the server
+    refused (a serialization failure, a constraint) was rolled back.
     """
-    return isinstance(error, psycopg.OperationalError) and error.sqlstate is None
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    return error.sqlstate is None or error.sqlstate[:2] in ("57", "08")
