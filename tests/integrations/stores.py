@@ -1,8 +1,12 @@
-"""Inner LangGraph stores for the integration's tests."""
+"""Inner LangGraph stores for the integration's tests, and a write cancelled in flight."""
 
+import asyncio
 import sqlite3
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any
 
+import pytest
 from langgraph.store.base import Op, PutOp, Result, TTLConfig
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
@@ -65,3 +69,17 @@ class FailingSqliteStore(SqliteStore):
         if self.landing and writes:
             raise OSError("connection lost")
         return found
+
+
+async def cancelled_while(
+    write: Coroutine[Any, Any, None], started: threading.Event, go: threading.Event
+) -> None:
+    """Run ``write``, cancel it once ``started`` is set (its work under way in a thread), then
+    set ``go`` (let that work finish); the cancellation must reach the caller."""
+    task = asyncio.ensure_future(write)
+    while not started.is_set():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    go.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task

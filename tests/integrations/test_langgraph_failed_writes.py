@@ -14,7 +14,7 @@ import pytest
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
-from integrations.stores import FailingSqliteStore, FailingStore
+from integrations.stores import FailingSqliteStore, FailingStore, cancelled_while
 from readmit.errors import InvalidInput, StoreError
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member
@@ -564,13 +564,7 @@ def test_an_own_async_put_cancelled_while_it_landed_is_read(
             await s1.aput(("trip",), "hotel", {"text": "Sunrise"})
             started.clear()
             go.clear()
-        put = asyncio.ensure_future(s1.aput(("trip",), "hotel", {"text": "Riverside"}))
-        while not started.is_set():
-            await asyncio.sleep(0.01)
-        put.cancel()
-        go.set()
-        with pytest.raises(asyncio.CancelledError):
-            await put
+        await cancelled_while(s1.aput(("trip",), "hotel", {"text": "Riverside"}), started, go)
         return await s1.aget(("trip",), "hotel")
 
     hotel = asyncio.run(asyncio.wait_for(scenario(), 60))

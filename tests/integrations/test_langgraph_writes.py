@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.store.base import PutOp
+from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY, Ticking
@@ -52,6 +52,24 @@ class Team:
 
     def ops(self) -> list[str]:
         return [r.event.op for r in self.readmit.events("trip")]
+
+
+def shown(store: BaseStore, key: str) -> object:
+    """The value ``store`` shows at ``TRIP``/``key`` (None: it hides the path)."""
+    found = store.get(TRIP, key)
+    return None if found is None else found.value
+
+
+def room_booked(team: Team) -> tuple[Hooked, ReadmitStore, ReadmitStore, str]:
+    """a2 books a room; a1 returns (its store showing only its own writes while withheld);
+    the inner store hooked for writes landing in other orders. The room's item id."""
+    team.inner = inner = Hooked()
+    s1, s2 = team.store(team.a1, on_withheld="empty"), team.store(team.a2)
+    s2.put(TRIP, "room", {"text": "Room A is booked."})
+    [room] = [i.id for i in team.a2.visible()]
+    team.a1.depart()
+    arrive(team.a1)
+    return inner, s1, s2, room
 
 
 @pytest.fixture
@@ -256,9 +274,7 @@ def test_the_agents_own_newer_value_stands_when_its_older_versions_premise_falls
 
     s2.put(TRIP, "hotel", {"text": "Riverside Hotel is booked."})
 
-    found = s1.get(TRIP, "pickup")
-    assert found is not None
-    assert found.value == {"text": "I will take a taxi at 8:00."}
+    assert shown(s1, "pickup") == {"text": "I will take a taxi at 8:00."}
 
 
 def test_a_teammates_hearsay_at_the_premise_hides_the_path_not_what_rests_on_it(
@@ -498,9 +514,7 @@ def test_after_expiry_the_agents_own_write_read_before_is_still_read(team: Team)
 
     team.clock.at += timedelta(hours=2)
 
-    found = s1.get(TRIP, "mine")
-    assert found is not None
-    assert found.value == mine
+    assert shown(s1, "mine") == mine
     team.inner.put(TRIP, "mine", {"text": "written around readmit"})
     assert s1.get(TRIP, "mine") is None
 
@@ -527,9 +541,7 @@ def test_the_agents_write_landing_after_its_view_expired_is_read(team: Team, met
     s1.put(TRIP, "mine", mine)
 
     assert expired == [True]
-    found = s1.get(TRIP, "mine")
-    assert found is not None
-    assert found.value == mine
+    assert shown(s1, "mine") == mine
 
 
 def test_the_agents_write_landing_after_its_view_expired_stays_hidden_if_a_teammate_wrote_since(
@@ -563,12 +575,7 @@ def test_the_agents_write_taken_away_after_its_view_expired_is_not_shown_as_it_l
     """The lens met the write in flight; the view expired; then the write was taken away.
     The lens of the agent's own writes that replaced the expired one knew no item at the
     path, hid nothing, and showed the write as it landed (a review)."""
-    team.inner = inner = Hooked()
-    s1, s2 = team.store(team.a1, on_withheld="empty"), team.store(team.a2)
-    s2.put(TRIP, "room", {"text": "Room A is booked."})
-    [room] = [i.id for i in team.a2.visible()]
-    team.a1.depart()
-    arrive(team.a1)
+    inner, s1, _, room = room_booked(team)
     ends = format_time(team.clock.at + timedelta(hours=3))
     held = {"depends_on": [room]} if how == "its premise revoked" else {"valid_to": ends}
 
@@ -661,9 +668,7 @@ def test_the_agents_write_met_in_flight_by_a_new_returns_lens_is_read_once_it_la
     inner.hooks = [(True, lambda: s1.get(TRIP, "other"))]  # the new lens meets it in flight
     s1.put(TRIP, "plan", {"text": "Ship on Monday."})
 
-    found = s1.get(TRIP, "plan")
-    assert found is not None
-    assert found.value == {"text": "Ship on Monday."}
+    assert shown(s1, "plan") == {"text": "Ship on Monday."}
 
 
 def test_a_write_a_return_judged_while_in_flight_is_not_shown_as_it_lands_if_excluded(
@@ -671,12 +676,7 @@ def test_a_write_a_return_judged_while_in_flight_is_not_shown_as_it_lands_if_exc
 ) -> None:
     """Recorded before the return, which left it out (its premise was revoked): the landing
     is told to the new return's lens only for what it met in the log in flight."""
-    team.inner = inner = Hooked()
-    s1, s2 = team.store(team.a1, on_withheld="empty"), team.store(team.a2)
-    s2.put(TRIP, "room", {"text": "Room A is booked."})
-    [room] = [i.id for i in team.a2.visible()]
-    team.a1.depart()
-    arrive(team.a1)
+    inner, s1, _, room = room_booked(team)
     s1.get(TRIP, "other")
 
     def meanwhile() -> None:
@@ -716,9 +716,7 @@ def test_two_readers_finding_the_view_expired_at_once_put_one_lens_in_place(team
     s1.put(TRIP, "plan", {"text": "I will book the train."})
 
     assert made[0] is made[1]
-    found = s1.get(TRIP, "plan")
-    assert found is not None
-    assert found.value == {"text": "I will book the train."}
+    assert shown(s1, "plan") == {"text": "I will book the train."}
 
 
 def test_a_correction_leaves_alone_what_a_later_write_of_the_path_replaced(team: Team) -> None:

@@ -19,6 +19,7 @@ from agents import SQLiteSession, TResponseInputItem
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
+from integrations.stores import cancelled_while
 from readmit.bench.backends import mem0_bank
 from readmit.errors import InvalidInput, StoreError
 from readmit.events import Assert, ItemDraft
@@ -331,16 +332,8 @@ def test_a_cancelled_langgraph_write_whose_undo_cannot_be_recorded_is_logged(
 
     monkeypatch.setattr(a, "record", record)
 
-    async def cancelled() -> None:
-        writing = asyncio.ensure_future(store.aput(("trip",), "hotel", {"text": "Riverside"}))
-        while not recording.is_set():
-            await asyncio.sleep(0.01)
-        writing.cancel()
-        go.set()
-        with pytest.raises(asyncio.CancelledError):
-            await writing
-
-    asyncio.run(cancelled())
+    writing = store.aput(("trip",), "hotel", {"text": "Riverside"})
+    asyncio.run(asyncio.wait_for(cancelled_while(writing, recording, go), 60))
 
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("readmit could not record that the LangGraph store failed" in m for m in said)

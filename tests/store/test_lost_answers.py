@@ -284,10 +284,10 @@ def test_a_batch_whose_slow_commit_the_deadline_cut_is_read_back_once_it_lands(
 ) -> None:
     """Read back at once, the batch was not there yet; then the server committed it, and
     the memory layer had undone its write (a review). The read waits for the lock."""
-    monkeypatch.setenv(ENV, "2")
+    monkeypatch.setenv(ENV, "5")  # a loaded machine answers in time; the COMMIT is held past it
     with fresh_postgres_schema() as url:
         parts = urlsplit(url)
-        proxy = CutCommit((parts.hostname or "127.0.0.1", parts.port or 5432), hold=0.3)
+        proxy = CutCommit((parts.hostname or "127.0.0.1", parts.port or 5432), hold=0.5)
         store = open_store(
             urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
         )
