@@ -471,7 +471,8 @@ def test_readmit_unreadable_while_the_inner_write_fails_gives_the_note_and_the_c
     with pytest.raises(StoreError, match="database is locked") as raised:
         s1.put(("trip",), "hotel", {"text": "Riverside"})
     assert raised.value.__notes__ == [
-        "readmit could not record that the LangGraph store failed: put 'trip/hotel'"
+        "readmit could not record that the LangGraph store failed: put 'trip/hotel' "
+        "(recorded before the next write, departure or return on this store)"
     ]
     assert isinstance(raised.value.__cause__, OSError)
 

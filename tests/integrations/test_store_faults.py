@@ -19,15 +19,19 @@ from agents import SQLiteSession, TResponseInputItem
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
-from integrations.stores import cancelled_while
+from integrations.stores import FailingStore, cancelled_while
+from readmit.admission.decision import Issued
 from readmit.bench.backends import mem0_bank
+from readmit.decide import Decided
 from readmit.errors import InvalidInput, StoreError
 from readmit.events import Assert, ItemDraft
 from readmit.integrations.agents_sdk import ReadmitSession, message_text
+from readmit.integrations.corrections import owing
 from readmit.integrations.langgraph import ReadmitStore, arrive
+from readmit.integrations.langgraph.keys import render
 from readmit.integrations.mem0 import ReadmitMemory, memory_of
 from readmit.integrations.team import Member, new_id
-from readmit.model import Agent
+from readmit.model import Agent, Item
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 
@@ -168,6 +172,12 @@ def active(member: Member) -> list[str]:
     return sorted(i.text for i in member.visible())
 
 
+def admitted(decided: Decided | None) -> list[Item]:
+    assert decided is not None
+    assert isinstance(decided.decision, Issued)
+    return sorted(decided.decision.items, key=lambda i: i.text)
+
+
 def test_a_mem0_add_whose_answer_was_lost_keeps_the_memory(
     banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -215,25 +225,36 @@ def test_a_mem0_read_filters_by_its_own_view_while_another_reads_walk_fails(
     assert texts(served["r"]) == ["Dinner at 8"]  # not the revoked hotel the walk removes
 
 
-def test_a_mem0_delete_again_records_what_a_failed_revocation_left(
+def test_a_mem0_delete_readmit_failed_to_record_is_recorded_before_the_next_return(
     banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The revocation was left for the user to record by deleting again: until then the
+    next return admitted the memory Mem0 had deleted."""
     a, _ = banks
+    member = a.readmit.member
     hotel = add(a, "The team hotel is the Hilton", "hotel")
     add(a, "Dinner at 8", "dinner")
-    failing(monkeypatch, a.readmit.member.store, "append")
+    (item,) = [i.id for i in member.store.visible_state("trip", "a") if "Hilton" in i.text]
+    failing(monkeypatch, member.store, "append")
     with pytest.raises(StoreError) as failed:
         a.delete(hotel)
-    assert "stay active until revoked" in failed.value.__notes__[0]
+    what = f"memory {hotel}, deleted from Mem0: its items ['{item}']"
+    assert failed.value.__notes__ == [f"{what} stay active in readmit until this is recorded"]
+    assert owing(member.store) == [what]
+    with pytest.raises(StoreError) as refused:  # still failing: nothing is checkpointed
+        member.depart()
+    assert what in refused.value.__notes__[-1]
+    assert owing(member.store) == [what]
     monkeypatch.undo()
-    assert a.delete(hotel) == {"message": "Memory deleted successfully!"}
-    assert active(a.readmit.member) == ["Dinner at 8"]
+    member.depart()
+    assert [i.text for i in admitted(member.return_())] == ["Dinner at 8"]
+    assert owing(member.store) == []
     with pytest.raises(ValueError, match="not found"):  # nothing of it left: Mem0's answer
         a.delete(hotel)
 
 
 @pytest.mark.parametrize("call", ["delete_all", "reset"])
-def test_a_mem0_bulk_removal_readmit_failed_to_record_names_what_stays_active(
+def test_a_mem0_bulk_removal_readmit_failed_to_record_is_recorded_next(
     banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch, call: str
 ) -> None:
     a, _ = banks
@@ -241,17 +262,10 @@ def test_a_mem0_bulk_removal_readmit_failed_to_record_names_what_stays_active(
     failing(monkeypatch, a.readmit.member.store, "append")
     with pytest.raises(StoreError) as failed:
         a.delete_all(user_id="trip") if call == "delete_all" else a.reset()
-    note = failed.value.__notes__[0]
-    assert f"Mem0 removed memories {sorted(memories)}" in note
+    (note,) = failed.value.__notes__
+    assert note.startswith(f"memories {sorted(memories)}, removed from Mem0 by {call}")
     monkeypatch.undo()
-    if call == "delete_all":
-        assert "deleting each memory again does" in note
-        for memory in memories:
-            a.delete(memory)
-    else:  # Mem0 forgets its history too: the items named are revoked by hand
-        assert "`Member.revoke`)" in note
-        a.readmit.member.revoke([i.id for i in a.readmit.member.visible()], "reset")
-    assert active(a.readmit.member) == []
+    assert active(a.readmit.member) == []  # its live state: the correction recorded first
 
 
 def test_a_batch_not_recorded_is_not_taken_for_another_agents_event_under_its_id(
@@ -338,6 +352,84 @@ def test_a_cancelled_langgraph_write_whose_undo_cannot_be_recorded_is_logged(
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("readmit could not record that the LangGraph store failed" in m for m in said)
     assert any("trip" in m and "hotel" in m and "database is locked" in m for m in said)
+    monkeypatch.undo()
+    a.depart()  # the undo, owed, is recorded first: the write never reached the inner store
+    assert [i.text for i in admitted(arrive(a))] == [shown_text("Sunrise")]
+
+
+def shown_text(value: str) -> str:
+    """The item text of ``{"text": value}`` at trip/hotel."""
+    return render(("trip",), "hotel", {"text": value})
+
+
+def test_a_langgraph_write_whose_undo_cannot_be_recorded_is_undone_before_the_next_return(
+    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The inner store failed the write and readmit its undo: the next departure
+    checkpointed the value the inner store never got, and the return admitted it."""
+    a, b = team
+    inner = FailingStore()
+    store = ReadmitStore(inner, a)
+    store.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+    failing(monkeypatch, a.store, "visible_state")  # reading readmit for the undo fails
+    with pytest.raises(StoreError):
+        store.put(("trip",), "hotel", {"text": "Riverside"})
+    assert owing(a.store) == ["LangGraph writes that failed: put 'trip/hotel'"]
+    monkeypatch.undo()
+    inner.failing = False
+    b.depart()  # a teammate's departure on the same store records it first too
+    assert owing(a.store) == []
+    assert [i.text for i in admitted(arrive(b))] == [shown_text("Sunrise")]
+    assert store.get(("trip",), "hotel").value == {"text": "Sunrise"}  # type: ignore[union-attr]
+
+
+def test_a_write_after_an_owed_undo_is_recorded_after_it(
+    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete of the path, built before the undo was recorded, revoked the very item the
+    undo revoked, and was refused."""
+    a, _ = team
+    inner = FailingStore()
+    store = ReadmitStore(inner, a)
+    store.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+    failing(monkeypatch, a.store, "visible_state")
+    with pytest.raises(StoreError):
+        store.put(("trip",), "hotel", {"text": "Riverside"})
+    monkeypatch.undo()
+    inner.failing = False
+    store.delete(("trip",), "hotel")
+    assert active(a) == []
+    assert store.get(("trip",), "hotel") is None
+
+
+def test_an_agents_sdk_pop_readmit_failed_to_record_and_not_put_back_is_recorded_next(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session lost the item, readmit kept its fact, and the next return admitted it."""
+    a, _ = team
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "sessions.db"), a)
+
+    async def run() -> None:
+        await session.add_items([said("The hotel is the Hilton."), said("Dinner at 8.")])
+        failing(monkeypatch, a.store, "append")
+
+        async def lost(items: Any) -> None:
+            raise OSError("session store unreachable")
+
+        monkeypatch.setattr(session.inner, "add_items", lost)
+        with pytest.raises(StoreError) as failed:
+            await session.pop_item()
+        assert "could not be put back" in failed.value.__notes__[-1]
+        assert [message_text(i) for i in await session.inner.get_items()] == [
+            "The hotel is the Hilton."
+        ]
+
+    asyncio.run(run())
+    monkeypatch.undo()
+    a.depart()
+    assert [i.text for i in admitted(a.return_())] == ["The hotel is the Hilton."]
 
 
 def test_a_mem0_delete_again_revokes_the_keyed_copy_that_replaced_the_memorys_item(
@@ -355,5 +447,4 @@ def test_a_mem0_delete_again_revokes_the_keyed_copy_that_replaced_the_memorys_it
     with pytest.raises(StoreError):
         a.delete(mine)
     monkeypatch.undo()
-    a.delete(mine)
-    assert active(team[1]) == []
+    assert active(team[1]) == []  # the teammate's live state too: one store

@@ -55,12 +55,14 @@ import asyncio
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, TypeVar
 
 from readmit.decide import Decided
 from readmit.events import Assert, Event
 from readmit.integrations.agents_sdk_view import PREAMBLE, Judged, judge, preamble, reason_text
 from readmit.integrations.annotations import RefKind, draft, parse, resolve
+from readmit.integrations.corrections import owe
 from readmit.integrations.following import REPLACED_BY_ITSELF, Following
 from readmit.integrations.prior import Prior
 from readmit.integrations.team import (
@@ -263,6 +265,8 @@ class ReadmitSession:
                     failed.add_note("readmit could not record the pop: the item is back")
                 except Exception as back:
                     failed.add_note(f"the item popped could not be put back: {back!r}")
+                    what = f"a fact popped from the session: {fact.text!r}"[:300]
+                    owe(self.member.store, what, partial(self._revoke, fact))
                 raise
             return item
 

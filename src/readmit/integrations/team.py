@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from time import time
 from typing import Any, TypeVar
 
@@ -23,6 +24,7 @@ from readmit.clock import format_time, now, parse_time
 from readmit.decide import Decided, decide
 from readmit.errors import InvalidInput, install_hint
 from readmit.events import Event, Recorded, ReturnRequest, Revoke
+from readmit.integrations.corrections import owe, settle
 from readmit.integrations.fallen import admitted_ids
 from readmit.integrations.withheld import ViewExpired as ViewExpired  # where they were first
 from readmit.integrations.withheld import ViewWithheld as ViewWithheld
@@ -208,8 +210,11 @@ class Member:
     def record(self, events: Sequence[Event]) -> list[Recorded]:
         """Record ``events`` (authored by this agent) atomically, at the clock's time.
 
+        What a memory layer owes readmit is recorded first (`readmit.integrations.corrections`).
+
         Raises:
             InvalidInput: for an event another agent authors (nothing is recorded).
+            Exception: what recording a correction owed raised (nothing is recorded).
         """
         for event in events:
             if event.author != self.agent:
@@ -217,6 +222,7 @@ class Member:
                     f"event {event.id!r}: authored by {event.author!r}; {self.agent!r}'s "
                     "member records only its own events"
                 )
+        settle(self.store)  # what a memory layer failed to undo comes first
         try:
             return self.store.append(self.workspace, events, clock=self.clock)
         except InvalidInput:
@@ -257,6 +263,25 @@ class Member:
         ]
         return self.record(events) if events else []
 
+    def withdraw(self, targets: Sequence[str], why: str, what: str) -> list[Recorded]:
+        """`revoke` ``targets``, which a memory layer's store no longer holds (``what``).
+
+        Raises:
+            Exception: what recording raised; unless readmit refused, revoking those of
+                ``targets`` still active is owed (`readmit.integrations.corrections`).
+        """
+        try:
+            return self.revoke(targets, why)
+        except InvalidInput:
+            raise
+        except Exception:
+            owe(self.store, what, partial(self._revoke_active, targets, why))
+            raise
+
+    def _revoke_active(self, targets: Sequence[str], why: str) -> None:
+        active = {i.id for i in self.visible()}
+        self.revoke([t for t in targets if t in active], why)
+
     def depart(self, task: str | None = None, purpose: str | None = None) -> Checkpoint:
         """Checkpoint what the agent can see now (D_a).
 
@@ -267,8 +292,11 @@ class Member:
         Raises:
             InvalidInput: if only one of ``task`` and ``purpose`` is given, or one is not a
                 valid name.
+            Exception: what recording a correction a memory layer owes raised
+                (`readmit.integrations.corrections`): nothing is checkpointed.
         """
         said = check_returning(task, purpose)
+        settle(self.store)  # never checkpoint a write a memory layer failed to undo
         checkpoint = self.store.depart(self.workspace, self.agent, self.clock(), said)
         self.away = True
         return checkpoint
@@ -285,8 +313,12 @@ class Member:
         Raises:
             InvalidInput: if only one of ``task`` and ``purpose`` is given.
             InvalidEvent: if the return cannot be decided (the agent has not departed).
+            Exception: what recording a correction a memory layer owes raised
+                (`readmit.integrations.corrections`): nothing is decided.
         """
-        at, named = self.clock(), check_returning(task, purpose)
+        named = check_returning(task, purpose)
+        settle(self.store)  # never admit a write a memory layer failed to undo
+        at = self.clock()
 
         def request() -> ReturnRequest:  # for each try: to the latest departure's task
             said = named or self.store.departed_for(self.workspace, self.agent, at) or (ANY, ANY)
@@ -337,7 +369,12 @@ class Member:
         return list(decision.items) if isinstance(decision, Issued) else []
 
     def visible(self) -> list[Item]:
-        """The active items the agent may read now (no admission: its live state)."""
+        """The active items the agent may read now (no admission: its live state).
+
+        What a memory layer owes readmit is recorded first: a layer builds its events from
+        this state (`readmit.integrations.corrections`).
+        """
+        settle(self.store)
         return self.store.visible_state(self.workspace, self.agent)
 
 

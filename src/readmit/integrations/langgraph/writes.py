@@ -41,6 +41,7 @@ from readmit.integrations.annotations import (
     parse,
     resolve,
 )
+from readmit.integrations.corrections import owe
 from readmit.integrations.langgraph.expiry import Expiry, ending
 from readmit.integrations.langgraph.keys import Identity, identity, item_key, render, well_formed
 from readmit.integrations.langgraph.keys import parse as parse_key
@@ -231,17 +232,20 @@ def reconcile(
     Raises:
         Exception: what recording the correction raised, with a note naming the paths;
             when ``error`` is no ``Exception`` (a cancellation, an interrupt), the note is
-            added to ``error`` instead, for the caller to raise.
+            added to ``error`` instead, for the caller to raise. The correction is owed
+            then: recorded before anything else on the store (`corrections.owe`).
     """
     why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
     try:  # reading readmit may fail too: the note then names the paths all the same
-        events, landed = _corrections(member, writes, found, why)
-        if events:
-            member.record(events)
-        return landed
+        return _correct(member, writes, found, why)
     except Exception as exc:
         paths = ", ".join(where(w.op) for w in writes)
-        said = f"readmit could not record that the LangGraph store failed: {paths}"
+        redo = partial(_correct, member, writes, found, why)
+        owe(member.store, f"LangGraph writes that failed: {paths}", redo)
+        said = (
+            f"readmit could not record that the LangGraph store failed: {paths} (recorded "
+            "before the next write, departure or return on this store)"
+        )
         if not isinstance(error, Exception):  # a cancellation or an interrupt goes on as one
             error.add_note(f"{said} ({type(exc).__name__}: {exc})")
             # A timeout raised from it carries the note only on its cause: said here too,
@@ -250,6 +254,16 @@ def reconcile(
             return []
         exc.add_note(said)
         raise exc from error
+
+
+def _correct(
+    member: Member, writes: list[Write], found: list[Result] | None, why: str
+) -> list[Write]:
+    """Record `_corrections`, worked out from readmit's state now; the writes that landed."""
+    events, landed = _corrections(member, writes, found, why)
+    if events:
+        member.record(events)
+    return landed
 
 
 def _corrections(

@@ -347,15 +347,14 @@ class Recorder:
         """Revoke ``targets``, what deleting ``memory_id`` withdraws (`delete_targets`).
 
         Raises:
-            Exception: what recording raised, with a note that Mem0 has deleted it.
+            Exception: what recording raised, with a note that Mem0 has deleted it (the
+                revocation is owed: `Member.withdraw`).
         """
+        what = f"memory {memory_id}, deleted from Mem0: its items {targets}"
         try:
-            return self.member.revoke(targets, f"deleted from Mem0 by {self.member.agent}")
+            return self.member.withdraw(targets, f"deleted from Mem0 by {self.member.agent}", what)
         except Exception as exc:
-            exc.add_note(
-                f"memory {memory_id} is deleted from Mem0; readmit did not record it, "
-                f"so its items {targets} stay active until revoked"
-            )
+            exc.add_note(f"{what} stay active in readmit until this is recorded")
             raise
 
     def memories(self) -> dict[str, list[str]]:
@@ -370,14 +369,13 @@ class Recorder:
         """
         items = self.memories()
         targets = [item for memory_id in gone for item in items.get(memory_id, ())]
+        what = f"memories {sorted(gone)}, removed from Mem0 by {call}: their items {targets}"
         try:
-            self.member.revoke(targets, f"{call} removed it from Mem0 ({self.member.agent})")
-        except Exception as exc:
-            again = "; deleting each memory again does" if call.startswith("delete_all") else ""
-            exc.add_note(
-                f"Mem0 removed memories {sorted(gone)}; readmit did not record it, so their "
-                f"items {targets} stay active until revoked (`Member.revoke`{again})"
+            self.member.withdraw(
+                targets, f"{call} removed it from Mem0 ({self.member.agent})", what
             )
+        except Exception as exc:
+            exc.add_note(f"{what} stay active in readmit until this is recorded")
             raise
 
     def _event(self, target: str | None, item: ItemDraft) -> Event:
