@@ -32,7 +32,7 @@ from agents import SQLiteSession, TResponseInputItem
 from readmit.bench.backends import mem0_bank
 from readmit.bench.timing import best
 from readmit.integrations.agents_sdk import ReadmitSession
-from readmit.integrations.mem0 import ReadmitMemory
+from readmit.integrations.mem0 import ReadmitMemory, withdrawals
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.policy import Policy
@@ -78,7 +78,8 @@ def mem0_rows(
     reader.depart()
     if revoke_every:
         for memory_id in ids[::revoke_every]:  # revoked in readmit, kept in Mem0
-            writer.readmit.deleted(memory_id, writer.readmit.delete_targets(memory_id, None))
+            targets = writer.readmit.delete_targets(memory_id, None)
+            withdrawals.deleted(writer.readmit.member, memory_id, targets)
     reader.search("hotel", filters=FILTERS)  # the return, not timed
     label = "all admitted" if not revoke_every else f"every {revoke_every}th revoked"
     calls: list[tuple[str, Callable[[], object], Callable[[], object]]] = [

@@ -1,58 +1,61 @@
-"""What a memory layer owes readmit is recorded before the next record, departure or return."""
+"""What a memory layer owes readmit is recorded before the next record, departure or return.
 
+The mechanism first (`readmit.integrations.corrections`), then each layer's double
+failures: its own store failing, then readmit failing (or refusing, or interrupted) as it
+records the correction (a review's repros).
+"""
+
+import asyncio
 import threading
-from collections.abc import Iterator
+import warnings
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from builders import KEY
-from readmit.admission.decision import Issued
+from integrations.faults import admitted, failing, stated
+from integrations.stores import FailingStore
+from readmit.bench.backends import mem0_bank
 from readmit.errors import StoreError
-from readmit.events import Assert, ItemDraft
+from readmit.integrations import corrections
 from readmit.integrations.corrections import owe, owing, settle
-from readmit.integrations.team import Member, new_id
-from readmit.model import Agent
-from readmit.signing import HmacSha256Signer
-from readmit.store import WorkStateStore, open_store
+from readmit.integrations.langgraph import ReadmitStore
+from readmit.integrations.langgraph.keys import render
+from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory
+from readmit.integrations.team import Member
+from readmit.store import open_store
 
-
-@pytest.fixture
-def team(tmp_path: Path) -> Iterator[tuple[Member, Member]]:
-    store: WorkStateStore = open_store(f"sqlite:///{tmp_path}/readmit.db")
-    store.create_workspace("trip", [Agent(id=a, principal="team", role="planner") for a in "ab"])
-    signer = HmacSha256Signer(KEY)
-    yield Member(store, "trip", "a", signer), Member(store, "trip", "b", signer)
-    store.close()
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
 
 
 def state(member: Member, text: str) -> str:
-    item = ItemDraft(id=new_id("fact"), text=text)
-    member.record([Assert(id=new_id("a"), at=member.clock(), author=member.agent, item=item)])
-    return item.id
+    """Record ``text`` as ``member``'s; its item's id."""
+    event = stated(member, text)
+    member.record([event])
+    return event.item.id
 
 
-def admitted_texts(member: Member) -> list[str]:
-    decision = member.return_().decision
-    assert isinstance(decision, Issued)
-    return sorted(i.text for i in decision.items)
+def texts(member: Member) -> list[str]:
+    """What a return of ``member`` after a departure admits, by text."""
+    member.depart()
+    return [i.text for i in admitted(member.return_())]
 
 
-def test_a_return_records_what_is_owed_before_it_decides(team: tuple[Member, Member]) -> None:
-    a, _ = team
+def test_a_return_records_what_is_owed_before_it_decides(three: dict[str, Member]) -> None:
+    a = three["a"]
     hotel = state(a, "The hotel is the Hilton.")
     state(a, "Dinner at 8.")
     a.depart()
     owe(a.store, "the hotel", partial(a.revoke, [hotel], "the layer never got it"))
-    assert admitted_texts(a) == ["Dinner at 8."]
+    assert [i.text for i in admitted(a.return_())] == ["Dinner at 8."]
     assert owing(a.store) == []
 
 
 def test_a_correction_that_fails_refuses_the_return_and_stays_owed_in_order(
-    team: tuple[Member, Member],
+    three: dict[str, Member],
 ) -> None:
-    a, b = team
+    a, b = three["a"], three["b"]
     hotel, dinner = state(a, "The hotel is the Hilton."), state(a, "Dinner at 8.")
     a.depart()
     down = True
@@ -74,15 +77,45 @@ def test_a_correction_that_fails_refuses_the_return_and_stays_owed_in_order(
     assert a.latest is None
     assert owing(a.store) == ["the hotel", "dinner"]
     down = False
-    assert admitted_texts(a) == []
+    assert [i.text for i in admitted(a.return_())] == []
     assert owing(a.store) == []
 
 
-def test_a_record_on_another_thread_waits_for_the_correction(
-    team: tuple[Member, Member],
+def test_a_correction_readmit_refuses_is_dropped_and_logged(
+    three: dict[str, Member], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Kept, it would stop every record, departure and return on the store for good."""
+    a = three["a"]
+    owe(a.store, "a revocation of nothing", partial(a.revoke, ["no-such-item"], "undone"))
+    state(a, "The hotel is the Hilton.")
+    assert owing(a.store) == []
+    (said,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert said.startswith("readmit refused a correction a memory layer owed, which is dropped")
+    assert "a revocation of nothing" in said
+
+
+def test_a_process_exiting_owing_tries_once_more_then_names_what_stays(
+    three: dict[str, Member], caplog: pytest.LogCaptureFixture
+) -> None:
+    a = three["a"]
+    hotel = state(a, "The hotel is the Hilton.")
+
+    def down() -> None:
+        raise StoreError("SQLite: database is locked")
+
+    owe(a.store, "the hotel", down)
+    owe(a.store, "the hotel, again", partial(a.revoke, [hotel], "undone"))
+    corrections._at_exit()
+    said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert [m.split(" (")[0] for m in said] == [
+        "exiting with a correction unrecorded: readmit still holds the hotel",
+        "exiting with a correction unrecorded: readmit still holds the hotel, again",
+    ]
+
+
+def test_a_record_on_another_thread_waits_for_the_correction(three: dict[str, Member]) -> None:
     """Recorded meanwhile, a teammate's event would come before the correction it follows."""
-    a, b = team
+    a, b = three["a"], three["b"]
     hotel = state(a, "The hotel is the Hilton.")
     inside, go = threading.Event(), threading.Event()
 
@@ -97,6 +130,7 @@ def test_a_record_on_another_thread_waits_for_the_correction(
     assert inside.wait(30)
     beside = threading.Thread(target=state, args=(b, "The hotel is the Ritz."))
     beside.start()
+    owe(a.store, "owed meanwhile", lambda: None)  # never waits for the turn in progress
     beside.join(0.2)
     assert beside.is_alive()  # waiting for the correction
     go.set()
@@ -104,3 +138,168 @@ def test_a_record_on_another_thread_waits_for_the_correction(
     beside.join(30)
     ops = [(r.event.op, r.event.author) for r in a.store.events("trip")]
     assert ops == [("assert", "a"), ("revoke", "a"), ("assert", "b")]
+
+
+def mem0_memory(path: Path, member: Member, asynchronous: bool = False) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inner = mem0_bank.bank(path, "team", asynchronous=asynchronous)
+    wrapper = AsyncReadmitMemory if asynchronous else ReadmitMemory
+    return wrapper(inner, member)
+
+
+def add(memory: ReadmitMemory, text: str) -> str:
+    return str(memory.add(text, user_id="trip", infer=False)["results"][0]["id"])
+
+
+@pytest.mark.parametrize("call", ["delete_all", "reset"])
+def test_a_mem0_removal_with_readmit_unreadable_is_owed(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    """The items removed were read before the revocation's try: nothing was owed."""
+    a, b = three["a"], three["b"]
+    memory = mem0_memory(tmp_path, a)
+    add(memory, "The team hotel is the Hilton")
+    removal = getattr(memory.inner, "delete" if call == "delete_all" else call)
+
+    def then_down(*args: Any) -> Any:  # readmit's store goes down as Mem0 removes
+        done = removal(*args)
+        failing(monkeypatch, a.store, "visible_state")
+        return done
+
+    monkeypatch.setattr(memory.inner, "delete" if call == "delete_all" else call, then_down)
+    with pytest.raises(StoreError):
+        memory.delete_all(user_id="trip") if call == "delete_all" else memory.reset()
+    assert len(owing(a.store)) == 1
+    monkeypatch.undo()
+    assert texts(b) == []
+
+
+def test_a_mem0_removal_refused_after_a_teammates_revocation_is_owed(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A teammate revoked one memory's item just before the batch: readmit refused it whole,
+    and the other memory Mem0 removed stayed admitted."""
+    a, b = three["a"], three["b"]
+    memory = mem0_memory(tmp_path, a)
+    add(memory, "The team hotel is the Hilton")
+    add(memory, "Dinner at 8")
+    real = a.store.append
+
+    def teammate_first(workspace: str, events: Any, **kwargs: Any) -> Any:
+        if any(e.op == "revoke" and e.author == "a" for e in events):
+            monkeypatch.setattr(a.store, "append", real)
+            b.revoke([next(i.id for i in b.visible() if i.text == "Dinner at 8")], "cancelled")
+        return real(workspace, events, **kwargs)
+
+    monkeypatch.setattr(a.store, "append", teammate_first)
+    with pytest.raises(Exception, match="no longer active"):
+        memory.delete_all(user_id="trip")
+    assert texts(b) == []
+
+
+def test_an_owed_langgraph_undo_restores_nothing_over_a_later_write(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A teammate in another process wrote the path meanwhile: the owed undo, worked out
+    from what the inner store held when it failed, restored the value before over it."""
+    a = three["a"]
+    elsewhere = open_store(f"sqlite:///{tmp_path}/three.db")  # b's process: a store of its own
+    b = Member(elsewhere, "trip", "b", a.signer, clock=a.clock)
+    inner = FailingStore()
+    mine, theirs = ReadmitStore(inner, a), ReadmitStore(inner, b)
+    mine.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+    failing(monkeypatch, a.store, "visible_state")
+    with pytest.raises(StoreError):
+        mine.put(("trip",), "hotel", {"text": "Riverside"})
+    monkeypatch.undo()
+    inner.failing = False
+    theirs.put(("trip",), "hotel", {"text": "Ritz"})
+    a.depart()  # settles the owed undo
+    assert texts(b) == [render(("trip",), "hotel", {"text": "Ritz"})]
+    elsewhere.close()
+
+
+def test_an_interrupt_while_the_undo_is_recorded_leaves_it_owed(
+    three: dict[str, Member], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = three["a"], three["b"]
+    inner = FailingStore()
+    store = ReadmitStore(inner, a)
+    store.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+    real = a.store.visible_state
+
+    def interrupted(*args: Any) -> Any:
+        monkeypatch.setattr(a.store, "visible_state", real)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(a.store, "visible_state", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        store.put(("trip",), "hotel", {"text": "Riverside"})
+    inner.failing = False
+    assert owing(a.store) == ["LangGraph writes that failed: put 'trip/hotel'"]
+    assert texts(b) == [render(("trip",), "hotel", {"text": "Sunrise"})]
+
+
+def test_an_async_mem0_add_records_what_is_owed_off_the_event_loop(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its annotations were resolved on the loop: an owed correction, a store write, too."""
+    a = three["a"]
+    memory = mem0_memory(tmp_path, a, asynchronous=True)
+    on_loop: list[bool] = []
+
+    async def run() -> None:
+        loop = threading.get_ident()
+        added = await memory.add("Dinner at 8", user_id="trip", infer=False)
+        dinner = added["results"][0]["id"]
+        owe(a.store, "a correction", lambda: on_loop.append(threading.get_ident() == loop))
+        real = a.store.append
+
+        def append(*args: Any, **kwargs: Any) -> Any:
+            on_loop.append(threading.get_ident() == loop)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(a.store, "append", append)
+        premise = {"_readmit": {"depends_on": [{"memory": dinner}]}}
+        await memory.add("Breakfast at 7", user_id="trip", infer=False, metadata=premise)
+
+    asyncio.run(run())
+    assert on_loop == [False, False]  # the correction ran, then the add: neither on the loop
+
+
+def test_an_owed_correction_does_not_block_the_event_loop_that_owes_another(
+    three: dict[str, Member],
+) -> None:
+    """`owe` waited for the turn a settling thread holds while its corrections record."""
+    a = three["a"]
+    inside, go = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        inside.set()
+        assert go.wait(30)
+
+    owe(a.store, "slow", slow)
+    settling = threading.Thread(target=settle, args=(a.store,))
+    settling.start()
+    assert inside.wait(30)
+
+    async def owe_on_the_loop() -> None:
+        owe(a.store, "owed on the loop", lambda: None)
+
+    asyncio.run(asyncio.wait_for(owe_on_the_loop(), 30))
+    go.set()
+    settling.join(30)
+    assert owing(a.store) == []
+
+
+def test_owed_corrections_are_per_store_object(three: dict[str, Member], tmp_path: Path) -> None:
+    a = three["a"]
+    elsewhere = open_store(f"sqlite:///{tmp_path}/three.db")
+    owe(a.store, "here", lambda: None)
+    assert owing(elsewhere) == []
+    assert owing(a.store) == ["here"]
+    settle(a.store)
+    elsewhere.close()

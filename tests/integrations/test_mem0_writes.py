@@ -21,10 +21,12 @@ from mem0.memory.utils import parse_messages
 from mem0.utils.factory import LlmFactory
 
 from builders import KEY
+from readmit.admission.decision import Issued
 from readmit.bench.backends import mem0_bank
 from readmit.clock import now
 from readmit.errors import Forbidden, InvalidEvent, InvalidInput, StoreError
 from readmit.events import ObligationDraft, OpenObligation
+from readmit.integrations.corrections import owing
 from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory, bulk, item_id
 from readmit.integrations.team import Member
 from readmit.model import Agent
@@ -693,3 +695,30 @@ def test_an_update_event_of_an_add_keeps_the_memorys_expiration_date(
     [item] = team[0].visible()
     ends = datetime(later.year, later.month, later.day, tzinfo=UTC) + timedelta(days=1)
     assert (item.id, item.validity.valid_to) == (item_id(pickup, 2), ends)
+
+
+def test_an_inferring_add_whose_delete_readmit_failed_to_record_owes_its_revocation(
+    team: tuple[Member, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mem0 carried out its model's DELETE; readmit failed to record the add: the deleted
+    memory could only be named "cannot be restored", and the next return admitted it."""
+    a, b = team
+    shared = bank(tmp_path, cls=EventfulMemory)
+    memory = ReadmitMemory(shared, a)
+    ferry = add(memory, "The ferry runs hourly.")
+    shared.llm.decisions = [{"event": "DELETE", "id": ferry}]
+    real = a.store.append
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("SQLite: database is locked")
+
+    monkeypatch.setattr(a.store, "append", down)
+    with pytest.raises(StoreError) as failed:
+        memory.add("No ferry any more.", user_id="trip")
+    assert f"Mem0 deleted memory {ferry}; it cannot be restored" in failed.value.__notes__
+    assert owing(a.store) == [f"memory {ferry}, changed in Mem0 by a write readmit did not record"]
+    monkeypatch.setattr(a.store, "append", real)
+    b.depart()
+    decision = b.return_().decision
+    assert isinstance(decision, Issued)
+    assert [i.text for i in decision.items] == []

@@ -19,19 +19,17 @@ from agents import SQLiteSession, TResponseInputItem
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
+from integrations.faults import active, admitted, failing, stated
 from integrations.stores import FailingStore, cancelled_while
-from readmit.admission.decision import Issued
 from readmit.bench.backends import mem0_bank
-from readmit.decide import Decided
 from readmit.errors import InvalidInput, StoreError
-from readmit.events import Assert, ItemDraft
 from readmit.integrations.agents_sdk import ReadmitSession, message_text
 from readmit.integrations.corrections import owing
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.langgraph.keys import render
 from readmit.integrations.mem0 import ReadmitMemory, memory_of
-from readmit.integrations.team import Member, new_id
-from readmit.model import Agent, Item
+from readmit.integrations.team import Member
+from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, open_store
 
@@ -61,20 +59,6 @@ def answer_lost(monkeypatch: pytest.MonkeyPatch, store: WorkStateStore, name: st
         raise LOST
 
     monkeypatch.setattr(store, name, once)
-
-
-def failing(monkeypatch: pytest.MonkeyPatch, store: WorkStateStore, name: str) -> None:
-    """``store.name`` raises, running nothing, until undone."""
-
-    def fail(*args: Any, **kwargs: Any) -> Any:
-        raise StoreError("SQLite: database is locked")
-
-    monkeypatch.setattr(store, name, fail)
-
-
-def stated(member: Member, text: str) -> Assert:
-    item = ItemDraft(id=new_id("fact"), text=text)
-    return Assert(id=new_id("assert"), at=member.clock(), author=member.agent, item=item)
 
 
 def test_a_batch_committed_though_append_raised_is_recorded(
@@ -168,16 +152,6 @@ def texts(result: dict[str, Any]) -> list[str]:
     return sorted(m["memory"] for m in result["results"])
 
 
-def active(member: Member) -> list[str]:
-    return sorted(i.text for i in member.visible())
-
-
-def admitted(decided: Decided | None) -> list[Item]:
-    assert decided is not None
-    assert isinstance(decided.decision, Issued)
-    return sorted(decided.decision.items, key=lambda i: i.text)
-
-
 def test_a_mem0_add_whose_answer_was_lost_keeps_the_memory(
     banks: tuple[ReadmitMemory, ReadmitMemory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,8 +212,11 @@ def test_a_mem0_delete_readmit_failed_to_record_is_recorded_before_the_next_retu
     failing(monkeypatch, member.store, "append")
     with pytest.raises(StoreError) as failed:
         a.delete(hotel)
-    what = f"memory {hotel}, deleted from Mem0: its items ['{item}']"
-    assert failed.value.__notes__ == [f"{what} stay active in readmit until this is recorded"]
+    what = f"memory {hotel}, deleted from Mem0"
+    assert failed.value.__notes__ == [
+        f"{what}: readmit holds its items until this is recorded (owed)"
+    ]
+    assert item in [i.id for i in member.store.visible_state("trip", "a")]  # held still
     assert owing(member.store) == [what]
     with pytest.raises(StoreError) as refused:  # still failing: nothing is checkpointed
         member.depart()

@@ -263,24 +263,27 @@ class Member:
         ]
         return self.record(events) if events else []
 
-    def withdraw(self, targets: Sequence[str], why: str, what: str) -> list[Recorded]:
-        """`revoke` ``targets``, which a memory layer's store no longer holds (``what``).
+    def withdraw(
+        self, chosen: Callable[[list[Item]], Iterable[str]], why: str, what: str
+    ) -> list[Recorded]:
+        """Revoke what ``chosen`` picks of `visible`: what a memory layer no longer holds.
+
+        ``what`` names it. If reading or recording fails (or readmit refuses, a teammate's
+        withdrawal meanwhile), the revocation is owed, picked again from the live state
+        when it is recorded (`readmit.integrations.corrections`).
 
         Raises:
-            Exception: what recording raised; unless readmit refused, revoking those of
-                ``targets`` still active is owed (`readmit.integrations.corrections`).
+            BaseException: what reading or recording raised.
         """
+        again = partial(self._withdraw, chosen, why)
         try:
-            return self.revoke(targets, why)
-        except InvalidInput:
-            raise
-        except Exception:
-            owe(self.store, what, partial(self._revoke_active, targets, why))
+            return again()
+        except BaseException:
+            owe(self.store, what, again)
             raise
 
-    def _revoke_active(self, targets: Sequence[str], why: str) -> None:
-        active = {i.id for i in self.visible()}
-        self.revoke([t for t in targets if t in active], why)
+    def _withdraw(self, chosen: Callable[[list[Item]], Iterable[str]], why: str) -> list[Recorded]:
+        return self.revoke(list(chosen(self.visible())), why)
 
     def depart(self, task: str | None = None, purpose: str | None = None) -> Checkpoint:
         """Checkpoint what the agent can see now (D_a).

@@ -238,10 +238,12 @@ def reconcile(
     why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
     try:  # reading readmit may fail too: the note then names the paths all the same
         return _correct(member, writes, found, why)
-    except Exception as exc:
+    except BaseException as exc:  # an interrupt too: owed all the same
         paths = ", ".join(where(w.op) for w in writes)
         redo = partial(_correct, member, writes, found, why)
         owe(member.store, f"LangGraph writes that failed: {paths}", redo)
+        if not isinstance(exc, Exception):
+            raise
         said = (
             f"readmit could not record that the LangGraph store failed: {paths} (recorded "
             "before the next write, departure or return on this store)"
@@ -295,9 +297,10 @@ def _corrections(
             except (TypeError, ValueError):  # written around readmit, no text says it: the
                 continue  # undo stands, and nothing is restored (the batch's others are)
             # A later write of the path that stands says it already, maybe another agent's,
-            # which a restore would state again in this agent's name (a fuzz).
+            # which a restore would state again in this agent's name (a fuzz), or has
+            # replaced it since (an owed correction, recorded later: a review).
             active = {i.id for i in member.visible()} if active is None else active
-            if held is not None and not (held.item.id in active and _after(log(), w, held)):
+            if held is not None and not _stands_since(log(), w, active):
                 events.append(restore(member, w, got, held.item.validity.valid_to))
     return events, went
 
@@ -352,11 +355,13 @@ def earlier(log: Sequence[Recorded], w: Write, got: Item) -> Assert | None:
     return (same or found)[-1] if found else None
 
 
-def _after(log: Sequence[Recorded], w: Write, held: Assert) -> bool:
-    """Whether ``held`` was recorded after ``w``'s event."""
-    ours = w.event.id if w.event is not None else None
-    first = next((r.event.id for r in log if r.event.id in (ours, held.id)), None)
-    return ours is not None and first == ours
+def _stands_since(log: Sequence[Recorded], w: Write, active: set[str]) -> bool:
+    """Whether a version of ``w``'s path recorded after ``w``'s event is active."""
+    ours, key = w.event.id if w.event is not None else None, item_key(w.ident)
+    at = next((n for n, r in enumerate(log) if r.event.id == ours), None)
+    later = log[at + 1 :] if at is not None else ()
+    stated = (r.event.item for r in later if isinstance(r.event, Assert | Supersede))
+    return any(item.key == key and item.id in active for item in stated)
 
 
 def restore(member: Member, w: Write, got: Item, end: datetime | None) -> Assert:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from readmit.integrations.mem0.recorder import Recorder
+from readmit.integrations.mem0.withdrawals import removed as removed_from
 
 DONE = {"message": "Memories deleted successfully!"}
 """What Mem0's ``delete_all`` answers."""
@@ -81,7 +82,7 @@ def delete_all(
                     raise
             removed.append(memory_id)
     finally:
-        recorder.removed(removed, named)
+        removed_from(recorder.member, removed, named)
     return dict(DONE)
 
 
@@ -111,7 +112,7 @@ async def delete_all_async(
                     raise
             removed.append(memory_id)
     finally:
-        await off_loop(recorder.removed, removed, named)
+        await off_loop(removed_from, recorder.member, removed, named)
     return dict(DONE)
 
 
@@ -123,7 +124,7 @@ def reset(inner: Any, recorder: Recorder, gone: Callable[[str], bool]) -> None:
     try:
         inner.reset()
     finally:
-        recorder.removed([m for m in present if gone(m)], "reset()")
+        removed_from(recorder.member, [m for m in present if gone(m)], "reset()")
 
 
 async def reset_async(
@@ -139,4 +140,5 @@ async def reset_async(
     try:
         await inner.reset()
     finally:
-        await off_loop(recorder.removed, [m for m in present if await gone(m)], "reset()")
+        gone_now = [m for m in present if await gone(m)]
+        await off_loop(removed_from, recorder.member, gone_now, "reset()")

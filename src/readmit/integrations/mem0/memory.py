@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, TypeVar, cast
 
-from readmit.integrations.mem0 import bulk, expiry
+from readmit.integrations.mem0 import bulk, expiry, withdrawals
 from readmit.integrations.mem0.ids import not_on_itself
 from readmit.integrations.mem0.index import ViewIndex
 from readmit.integrations.mem0.paging import apaged, paged
@@ -138,8 +138,11 @@ class ReadmitMemory:
                     self.inner.update(memory_id, text=histories[memory_id][-1].get("old_memory"))
                 else:
                     refused.add_note(f"Mem0 deleted memory {memory_id}; it cannot be restored")
+                    withdrawals.lost(self.readmit.member, memory_id, refused)
             except Exception as undo:
                 refused.add_note(f"memory {memory_id} could not be taken back: {undo!r}")
+                if event == "UPDATE":
+                    withdrawals.lost(self.readmit.member, memory_id, refused)
 
     def update(self, memory_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
@@ -162,6 +165,7 @@ class ReadmitMemory:
                     self.inner.update(memory_id, **restored(current, metadata, memory))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
+                    withdrawals.lost(self.readmit.member, memory_id, refused)
             raise
         return result
 
@@ -176,7 +180,7 @@ class ReadmitMemory:
             if not targets or not bulk.deleted_before(history):
                 raise
             result = dict(bulk.DELETED)
-        self.readmit.deleted(memory_id, targets)
+        withdrawals.deleted(self.readmit.member, memory_id, targets)
         return result
 
     def delete_all(
@@ -262,7 +266,7 @@ class AsyncReadmitMemory:
 
     @to_the_end
     async def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
-        stated = self.readmit.stated(kwargs.get("metadata"), "add to Mem0")
+        stated = await self._off_loop(self.readmit.stated, kwargs.get("metadata"), "add to Mem0")
         rows: list[dict[str, Any]] = []
         result: dict[str, Any] = {}
         error: Exception | None = None
@@ -299,15 +303,18 @@ class AsyncReadmitMemory:
                     await self.inner.update(memory_id, text=old)
                 else:
                     refused.add_note(f"Mem0 deleted memory {memory_id}; it cannot be restored")
+                    await self._off_loop(withdrawals.lost, self.readmit.member, memory_id, refused)
             except Exception as undo:
                 refused.add_note(f"memory {memory_id} could not be taken back: {undo!r}")
+                if event == "UPDATE":
+                    await self._off_loop(withdrawals.lost, self.readmit.member, memory_id, refused)
 
     @to_the_end
     async def update(self, memory_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
         current: dict[str, Any] | None = await self.inner.get(memory_id)
         where = f"update of memory {memory_id!r}"
-        stated: Stated = self.readmit.stated(merged(current, metadata), where)
+        stated: Stated = await self._off_loop(self.readmit.stated, merged(current, metadata), where)
         not_on_itself(stated.premises.values(), memory_id, where)
         before = await self.inner.history(memory_id)
         await self._off_loop(self.readmit.may_change, memory_id, before, "update")
@@ -326,6 +333,7 @@ class AsyncReadmitMemory:
                     await self.inner.update(memory_id, **restored(current, metadata, memory))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
+                    await self._off_loop(withdrawals.lost, self.readmit.member, memory_id, refused)
             raise
         return result
 
@@ -341,7 +349,7 @@ class AsyncReadmitMemory:
             if not targets or not bulk.deleted_before(history):
                 raise
             result = dict(bulk.DELETED)
-        await self._off_loop(self.readmit.deleted, memory_id, targets)
+        await self._off_loop(withdrawals.deleted, self.readmit.member, memory_id, targets)
         return result
 
     @to_the_end

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from readmit.clock import format_time
 from readmit.errors import Forbidden, InvalidInput
-from readmit.events import Assert, Event, ItemDraft, Recorded, Revoke, Supersede
+from readmit.events import Assert, Event, ItemDraft, Revoke, Supersede
 from readmit.integrations.annotations import (
     ANNOTATIONS,
     Annotations,
@@ -343,40 +343,9 @@ class Recorder:
             if i.id in ids or (key is not None and i.key == key and i.text == text)
         ]
 
-    def deleted(self, memory_id: str, targets: list[str]) -> list[Recorded]:
-        """Revoke ``targets``, what deleting ``memory_id`` withdraws (`delete_targets`).
-
-        Raises:
-            Exception: what recording raised, with a note that Mem0 has deleted it (the
-                revocation is owed: `Member.withdraw`).
-        """
-        what = f"memory {memory_id}, deleted from Mem0: its items {targets}"
-        try:
-            return self.member.withdraw(targets, f"deleted from Mem0 by {self.member.agent}", what)
-        except Exception as exc:
-            exc.add_note(f"{what} stay active in readmit until this is recorded")
-            raise
-
     def memories(self) -> dict[str, list[str]]:
         """Memory id -> its active items the agent may read (what a bulk delete may remove)."""
         return by_memory(self.member.visible())
-
-    def removed(self, gone: Iterable[str], call: str) -> None:
-        """Revoke the items of the memories ``call`` removed from Mem0.
-
-        As readmit holds them now, after Mem0 removed them: a teammate's update or
-        revocation meanwhile leaves another item active than a copy read before.
-        """
-        items = self.memories()
-        targets = [item for memory_id in gone for item in items.get(memory_id, ())]
-        what = f"memories {sorted(gone)}, removed from Mem0 by {call}: their items {targets}"
-        try:
-            self.member.withdraw(
-                targets, f"{call} removed it from Mem0 ({self.member.agent})", what
-            )
-        except Exception as exc:
-            exc.add_note(f"{what} stay active in readmit until this is recorded")
-            raise
 
     def _event(self, target: str | None, item: ItemDraft) -> Event:
         at, author = self.member.clock(), self.member.agent
