@@ -19,11 +19,12 @@ from integrations.stores import FailingStore
 from readmit.bench.backends import mem0_bank
 from readmit.errors import StoreError
 from readmit.integrations import corrections
-from readmit.integrations.corrections import owe, owing, settle
+from readmit.integrations.corrections import discard, owe, owing, settle
 from readmit.integrations.langgraph import ReadmitStore
 from readmit.integrations.langgraph.keys import render
 from readmit.integrations.mem0 import AsyncReadmitMemory, ReadmitMemory
 from readmit.integrations.team import Member
+from readmit.model import Agent
 from readmit.store import open_store
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
@@ -47,9 +48,9 @@ def test_a_return_records_what_is_owed_before_it_decides(three: dict[str, Member
     hotel = state(a, "The hotel is the Hilton.")
     state(a, "Dinner at 8.")
     a.depart()
-    owe(a.store, "the hotel", partial(a.revoke, [hotel], "the layer never got it"))
+    owe(a.store, "trip", "the hotel", partial(a.revoke, [hotel], "the layer never got it"))
     assert [i.text for i in admitted(a.return_())] == ["Dinner at 8."]
-    assert owing(a.store) == []
+    assert owing(a.store, "trip") == []
 
 
 def test_a_correction_that_fails_refuses_the_return_and_stays_owed_in_order(
@@ -65,8 +66,8 @@ def test_a_correction_that_fails_refuses_the_return_and_stays_owed_in_order(
             raise StoreError("SQLite: database is locked")
         a.revoke([hotel], "undone")
 
-    owe(a.store, "the hotel", undo_hotel)
-    owe(a.store, "dinner", partial(a.revoke, [dinner], "undone"))
+    owe(a.store, "trip", "the hotel", undo_hotel)
+    owe(a.store, "trip", "dinner", partial(a.revoke, [dinner], "undone"))
     for refused in (a.return_, partial(b.record, []), b.depart, b.visible):
         with pytest.raises(StoreError) as failed:
             refused()
@@ -75,10 +76,10 @@ def test_a_correction_that_fails_refuses_the_return_and_stays_owed_in_order(
             in (failed.value.__notes__[-1])
         )
     assert a.latest is None
-    assert owing(a.store) == ["the hotel", "dinner"]
+    assert owing(a.store, "trip") == ["the hotel", "dinner"]
     down = False
     assert [i.text for i in admitted(a.return_())] == []
-    assert owing(a.store) == []
+    assert owing(a.store, "trip") == []
 
 
 def test_a_correction_readmit_refuses_is_dropped_and_logged(
@@ -86,31 +87,55 @@ def test_a_correction_readmit_refuses_is_dropped_and_logged(
 ) -> None:
     """Kept, it would stop every record, departure and return on the store for good."""
     a = three["a"]
-    owe(a.store, "a revocation of nothing", partial(a.revoke, ["no-such-item"], "undone"))
+    owe(a.store, "trip", "a revocation of nothing", partial(a.revoke, ["no-such-item"], "undone"))
     state(a, "The hotel is the Hilton.")
-    assert owing(a.store) == []
+    assert owing(a.store, "trip") == []
     (said,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert said.startswith("readmit refused a correction a memory layer owed, which is dropped")
-    assert "a revocation of nothing" in said
+    assert said.startswith(
+        "readmit refused a correction a memory layer owed 3 times; it is dropped, and readmit "
+        "still holds a revocation of nothing"
+    )
 
 
-def test_a_process_exiting_owing_tries_once_more_then_names_what_stays(
+def test_a_process_exiting_owing_names_each_correction_left(
     three: dict[str, Member], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """It records none: a locked store would hold the exit for a busy timeout each (a
+    review: 61 s)."""
     a = three["a"]
-    hotel = state(a, "The hotel is the Hilton.")
-
-    def down() -> None:
-        raise StoreError("SQLite: database is locked")
-
-    owe(a.store, "the hotel", down)
-    owe(a.store, "the hotel, again", partial(a.revoke, [hotel], "undone"))
+    ran: list[str] = []
+    owe(a.store, "trip", "the hotel", partial(ran.append, "hotel"))
+    owe(a.store, "trip", "dinner", partial(ran.append, "dinner"))
     corrections._at_exit()
     said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert [m.split(" (")[0] for m in said] == [
         "exiting with a correction unrecorded: readmit still holds the hotel",
-        "exiting with a correction unrecorded: readmit still holds the hotel, again",
+        "exiting with a correction unrecorded: readmit still holds dinner",
     ]
+    assert ran == []
+    caplog.clear()
+    assert discard(a.store, "trip") == ["the hotel", "dinner"]  # on purpose: logged too
+    assert len([r for r in caplog.records if "was discarded" in r.getMessage()]) == 2
+    assert owing(a.store, "trip") == []
+    state(a, "Dinner at 8.")
+    assert ran == []
+
+
+def test_what_one_workspace_owes_does_not_hold_another_back(
+    three: dict[str, Member], tmp_path: Path
+) -> None:
+    a = three["a"]
+    a.store.create_workspace("other", [Agent(id="a", principal="team", role="planner")])
+    elsewhere = Member(a.store, "other", "a", a.signer)
+
+    def down() -> None:
+        raise StoreError("SQLite: database is locked")
+
+    owe(a.store, "trip", "the hotel", down)
+    state(elsewhere, "The office is open.")
+    with pytest.raises(StoreError):
+        state(a, "Dinner at 8.")
+    discard(a.store, "trip")
 
 
 def test_a_record_on_another_thread_waits_for_the_correction(three: dict[str, Member]) -> None:
@@ -124,13 +149,13 @@ def test_a_record_on_another_thread_waits_for_the_correction(three: dict[str, Me
         assert go.wait(30)
         a.revoke([hotel], "undone")
 
-    owe(a.store, "the hotel", undo)
-    settling = threading.Thread(target=settle, args=(a.store,))
+    owe(a.store, "trip", "the hotel", undo)
+    settling = threading.Thread(target=settle, args=(a.store, "trip"))
     settling.start()
     assert inside.wait(30)
     beside = threading.Thread(target=state, args=(b, "The hotel is the Ritz."))
     beside.start()
-    owe(a.store, "owed meanwhile", lambda: None)  # never waits for the turn in progress
+    owe(a.store, "trip", "owed meanwhile", lambda: None)  # never waits for the turn in progress
     beside.join(0.2)
     assert beside.is_alive()  # waiting for the correction
     go.set()
@@ -170,7 +195,7 @@ def test_a_mem0_removal_with_readmit_unreadable_is_owed(
     monkeypatch.setattr(memory.inner, "delete" if call == "delete_all" else call, then_down)
     with pytest.raises(StoreError):
         memory.delete_all(user_id="trip") if call == "delete_all" else memory.reset()
-    assert len(owing(a.store)) == 1
+    assert len(owing(a.store, "trip")) == 1
     monkeypatch.undo()
     assert texts(b) == []
 
@@ -239,7 +264,7 @@ def test_an_interrupt_while_the_undo_is_recorded_leaves_it_owed(
     with pytest.raises(KeyboardInterrupt):
         store.put(("trip",), "hotel", {"text": "Riverside"})
     inner.failing = False
-    assert owing(a.store) == ["LangGraph writes that failed: put 'trip/hotel'"]
+    assert owing(a.store, "trip") == ["LangGraph writes that failed: put 'trip/hotel'"]
     assert texts(b) == [render(("trip",), "hotel", {"text": "Sunrise"})]
 
 
@@ -255,7 +280,7 @@ def test_an_async_mem0_add_records_what_is_owed_off_the_event_loop(
         loop = threading.get_ident()
         added = await memory.add("Dinner at 8", user_id="trip", infer=False)
         dinner = added["results"][0]["id"]
-        owe(a.store, "a correction", lambda: on_loop.append(threading.get_ident() == loop))
+        owe(a.store, "trip", "a correction", lambda: on_loop.append(threading.get_ident() == loop))
         real = a.store.append
 
         def append(*args: Any, **kwargs: Any) -> Any:
@@ -281,25 +306,162 @@ def test_an_owed_correction_does_not_block_the_event_loop_that_owes_another(
         inside.set()
         assert go.wait(30)
 
-    owe(a.store, "slow", slow)
-    settling = threading.Thread(target=settle, args=(a.store,))
+    owe(a.store, "trip", "slow", slow)
+    settling = threading.Thread(target=settle, args=(a.store, "trip"))
     settling.start()
     assert inside.wait(30)
 
     async def owe_on_the_loop() -> None:
-        owe(a.store, "owed on the loop", lambda: None)
+        owe(a.store, "trip", "owed on the loop", lambda: None)
 
     asyncio.run(asyncio.wait_for(owe_on_the_loop(), 30))
     go.set()
     settling.join(30)
-    assert owing(a.store) == []
+    assert owing(a.store, "trip") == []
 
 
 def test_owed_corrections_are_per_store_object(three: dict[str, Member], tmp_path: Path) -> None:
     a = three["a"]
     elsewhere = open_store(f"sqlite:///{tmp_path}/three.db")
-    owe(a.store, "here", lambda: None)
-    assert owing(elsewhere) == []
-    assert owing(a.store) == ["here"]
-    settle(a.store)
+    owe(a.store, "trip", "here", lambda: None)
+    assert owing(elsewhere, "trip") == []
+    assert owing(a.store, "trip") == ["here"]
+    settle(a.store, "trip")
     elsewhere.close()
+
+
+def other_process(a: Member, tmp_path: Path) -> Member:
+    """Agent ``b`` on a store object of its own over ``a``'s database (`three`'s)."""
+    return Member(open_store(f"sqlite:///{tmp_path}/three.db"), "trip", "b", a.signer)
+
+
+def test_a_mem0_delete_revokes_a_version_a_teammate_wrote_just_before(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The teammate's update came between the delete's read of its targets and Mem0's
+    delete: nothing was revoked, and the delete said it succeeded (a review)."""
+    a, b = three["a"], three["b"]
+    memory = mem0_memory(tmp_path, a)
+    theirs = ReadmitMemory(memory.inner, b)
+    hotel = add(memory, "The team hotel is the Hilton")
+    delete = memory.inner.delete
+
+    def updated_first(memory_id: str) -> Any:
+        monkeypatch.setattr(memory.inner, "delete", delete)
+        theirs.update(memory_id, "The team hotel is the Ritz")
+        return delete(memory_id)
+
+    monkeypatch.setattr(memory.inner, "delete", updated_first)
+    memory.delete(hotel)
+    assert texts(b) == []
+
+
+def test_an_owed_mem0_revocation_leaves_a_later_version_mem0_holds(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """a's update could not be recorded nor written back; b, in another process, then
+    updated the memory in both stores: settling a's revocation revoked b's version too."""
+    a = three["a"]
+    b = other_process(a, tmp_path)
+    memory = mem0_memory(tmp_path, a)
+    theirs = ReadmitMemory(memory.inner, b)
+    hotel = add(memory, "The team hotel is the Hilton")
+    update, calls = memory.inner.update, [0]
+
+    def once_then_down(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise ConnectionError("Mem0 down")
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(memory.inner, "update", once_then_down)
+    failing(monkeypatch, a.store, "visible_state")
+    with pytest.raises(StoreError):
+        memory.update(hotel, "The team hotel is the Hyatt")
+    monkeypatch.undo()
+    assert len(owing(a.store, "trip")) == 1
+    theirs.update(hotel, "The team hotel is the Ritz")
+    a.depart()
+    assert texts(b) == ["The team hotel is the Ritz"]
+    b.store.close()
+
+
+def test_an_owed_langgraph_undo_restores_nothing_once_the_path_was_deleted(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owed undo restored the value the inner store held when the put failed, over a
+    teammate's delete of the path since, in another process (a review)."""
+    a = three["a"]
+    b = other_process(a, tmp_path)
+    inner = FailingStore()
+    mine, theirs = ReadmitStore(inner, a), ReadmitStore(inner, b)
+    mine.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+    failing(monkeypatch, a.store, "visible_state")
+    with pytest.raises(StoreError):
+        mine.put(("trip",), "hotel", {"text": "Riverside"})
+    monkeypatch.undo()
+    inner.failing = False
+    theirs.delete(("trip",), "hotel")
+    a.depart()
+    assert owing(a.store, "trip") == []
+    assert texts(b) == []
+    b.store.close()
+
+
+def test_an_owed_revocation_refused_after_a_race_is_tried_again(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process revoked one of its items between the correction's read and its
+    write: readmit refused the whole batch, which was dropped (a review)."""
+    a = three["a"]
+    b = other_process(a, tmp_path)
+    memory = mem0_memory(tmp_path, a)
+    add(memory, "The team hotel is the Hilton")
+    add(memory, "Dinner at 8")
+    failing(monkeypatch, a.store, "append")
+    with pytest.raises(StoreError):
+        memory.delete_all(user_id="trip")
+    monkeypatch.undo()
+    read = a.store.visible_state
+
+    def raced(*args: Any) -> Any:  # the other process revokes as the correction reads
+        monkeypatch.setattr(a.store, "visible_state", read)
+        found = read(*args)
+        b.revoke([next(i.id for i in b.visible() if "Hilton" in i.text)], "cancelled")
+        return found
+
+    monkeypatch.setattr(a.store, "visible_state", raced)
+    a.depart()
+    assert texts(b) == []
+    b.store.close()
+
+
+def test_an_async_mem0_add_without_annotations_does_not_wait_for_a_return(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its annotations were resolved in the wrapper's turn: Mem0's add waited for a return
+    being decided (a model verifier can take minutes)."""
+    memory = mem0_memory(tmp_path, three["a"], asynchronous=True)
+    deciding, added = threading.Event(), threading.Event()
+    before_read, add_to_mem0 = memory.readmit.before_read, memory.inner.add
+
+    def slow_return() -> Any:
+        deciding.set()
+        assert added.wait(30)  # held until Mem0's add has started
+        return before_read()
+
+    async def adding(*args: Any, **kwargs: Any) -> Any:
+        added.set()
+        return await add_to_mem0(*args, **kwargs)
+
+    monkeypatch.setattr(memory.readmit, "before_read", slow_return)
+    monkeypatch.setattr(memory.inner, "add", adding)
+
+    async def run() -> None:
+        search = asyncio.create_task(memory.search("hotel", filters={"user_id": "trip"}))
+        await asyncio.to_thread(deciding.wait, 30)
+        await memory.add("Dinner at 8", user_id="trip", infer=False)
+        await search
+
+    asyncio.run(asyncio.wait_for(run(), 60))

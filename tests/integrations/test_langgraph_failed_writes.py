@@ -16,6 +16,7 @@ from langgraph.store.memory import InMemoryStore
 
 from integrations.stores import FailingSqliteStore, FailingStore, cancelled_while
 from readmit.errors import InvalidInput, StoreError
+from readmit.integrations.corrections import discard
 from readmit.integrations.langgraph import ReadmitStore, arrive
 from readmit.integrations.team import Member
 
@@ -451,6 +452,9 @@ def test_an_interrupt_goes_on_as_one_when_readmit_cannot_record_the_correction(
     with pytest.raises(KeyboardInterrupt) as raised:
         s1.put(("trip",), "hotel", {"text": "Riverside"})
     assert "could not record that the LangGraph store failed" in str(raised.value.__notes__)
+    monkeypatch.undo()
+    a.depart()  # the undo, owed, is recorded first
+    assert a.store.visible_state("trip", "a") == []
 
 
 def test_readmit_unreadable_while_the_inner_write_fails_gives_the_note_and_the_cause(
@@ -475,6 +479,7 @@ def test_readmit_unreadable_while_the_inner_write_fails_gives_the_note_and_the_c
         "(recorded before the next write, departure or return on this store)"
     ]
     assert isinstance(raised.value.__cause__, OSError)
+    assert discard(a.store, "trip") == ["LangGraph writes that failed: put 'trip/hotel'"]
 
 
 def test_a_failed_batch_is_undone_where_another_path_holds_a_value_no_text_says(

@@ -28,7 +28,8 @@ from readmit.integrations.langgraph import (
 from readmit.integrations.langgraph.admitted import Lens
 from readmit.integrations.langgraph.expiry import Expiry
 from readmit.integrations.langgraph.keys import identity
-from readmit.integrations.langgraph.writes import plan, reads, reconcile, recorded
+from readmit.integrations.langgraph.reconcile import reconcile
+from readmit.integrations.langgraph.writes import plan, reads, recorded
 from readmit.integrations.team import Member
 from readmit.model import Agent, Kind
 from readmit.policy import Policy

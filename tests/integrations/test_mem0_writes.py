@@ -716,7 +716,9 @@ def test_an_inferring_add_whose_delete_readmit_failed_to_record_owes_its_revocat
     with pytest.raises(StoreError) as failed:
         memory.add("No ferry any more.", user_id="trip")
     assert f"Mem0 deleted memory {ferry}; it cannot be restored" in failed.value.__notes__
-    assert owing(a.store) == [f"memory {ferry}, changed in Mem0 by a write readmit did not record"]
+    assert owing(a.store, "trip") == [
+        f"memory {ferry}, changed in Mem0 by a write readmit did not record"
+    ]
     monkeypatch.setattr(a.store, "append", real)
     b.depart()
     decision = b.return_().decision

@@ -217,15 +217,15 @@ def test_a_mem0_delete_readmit_failed_to_record_is_recorded_before_the_next_retu
         f"{what}: readmit holds its items until this is recorded (owed)"
     ]
     assert item in [i.id for i in member.store.visible_state("trip", "a")]  # held still
-    assert owing(member.store) == [what]
+    assert owing(member.store, "trip") == [what]
     with pytest.raises(StoreError) as refused:  # still failing: nothing is checkpointed
         member.depart()
     assert what in refused.value.__notes__[-1]
-    assert owing(member.store) == [what]
+    assert owing(member.store, "trip") == [what]
     monkeypatch.undo()
     member.depart()
     assert [i.text for i in admitted(member.return_())] == ["Dinner at 8"]
-    assert owing(member.store) == []
+    assert owing(member.store, "trip") == []
     with pytest.raises(ValueError, match="not found"):  # nothing of it left: Mem0's answer
         a.delete(hotel)
 
@@ -352,11 +352,11 @@ def test_a_langgraph_write_whose_undo_cannot_be_recorded_is_undone_before_the_ne
     failing(monkeypatch, a.store, "visible_state")  # reading readmit for the undo fails
     with pytest.raises(StoreError):
         store.put(("trip",), "hotel", {"text": "Riverside"})
-    assert owing(a.store) == ["LangGraph writes that failed: put 'trip/hotel'"]
+    assert owing(a.store, "trip") == ["LangGraph writes that failed: put 'trip/hotel'"]
     monkeypatch.undo()
     inner.failing = False
     b.depart()  # a teammate's departure on the same store records it first too
-    assert owing(a.store) == []
+    assert owing(a.store, "trip") == []
     assert [i.text for i in admitted(arrive(b))] == [shown_text("Sunrise")]
     assert store.get(("trip",), "hotel").value == {"text": "Sunrise"}  # type: ignore[union-attr]
 

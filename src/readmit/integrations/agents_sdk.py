@@ -266,7 +266,7 @@ class ReadmitSession:
                 except Exception as back:
                     failed.add_note(f"the item popped could not be put back: {back!r}")
                     what = f"a fact popped from the session: {fact.text!r}"[:300]
-                    owe(self.member.store, what, partial(self._revoke, fact))
+                    owe(self.member.store, self.member.workspace, what, partial(self._revoke, fact))
                 raise
             return item
 

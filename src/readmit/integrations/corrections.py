@@ -1,18 +1,19 @@
-"""Corrections a memory layer owes readmit, recorded before anything else on the same store.
+"""Corrections a memory layer owes readmit, recorded before anything else in the workspace.
 
 A memory layer records a write in readmit, then makes it in its own store. When its store
 fails and readmit then fails to record the undo too (its own store down for a moment, a
 lost answer, an interrupt), readmit holds what the layer does not: a LangGraph value the
 inner store never got, a memory Mem0 deleted. The next return would admit it, anyone's,
 and a departure would checkpoint it. The layer leaves the undo here (`owe`), and every
-later record, departure, return and live read of a `Member` on the same store object
-records it first (`settle`); while it cannot, they raise, naming what is owed (fail
-closed). A correction works out what to record when it runs, from readmit's state then.
+later record, departure, return and live read of a `Member` of the same workspace on the
+same store object records it first (`settle`); while it cannot, they raise, naming what is
+owed (fail closed). A correction works out what to record when it runs, from readmit's
+state then.
 
-One readmit refuses is dropped, with an error logged: the state it was worked out from
-has changed past it, and kept, it would stop every write on the store for good. What is
-owed lives in this process: one that exits owing tries once more, and logs an error
-naming what stays in readmit if it cannot.
+One readmit refuses is tried again (another process's write may have raced it), then
+dropped with an error logged: kept, it would stop every write in the workspace for good.
+`discard` drops what is owed, on purpose. What is owed lives in this process: one that
+exits owing logs an error naming each correction left.
 """
 
 import atexit
@@ -27,10 +28,12 @@ log = logging.getLogger("readmit.integrations")
 
 Correction = Callable[[], object]
 """Records what makes readmit match the layer's store again; raises if it cannot."""
+TRIES = 3
+"""Times a correction readmit refuses is tried, one after another, before it is dropped."""
 
 
 class _Due:
-    """The corrections owed on one store, oldest first."""
+    """The corrections owed in one workspace of one store, oldest first."""
 
     def __init__(self) -> None:
         self.turn = threading.RLock()
@@ -41,46 +44,57 @@ class _Due:
         self.settling = False
 
 
-_DUE: "WeakKeyDictionary[object, _Due]" = WeakKeyDictionary()
+_DUE: "WeakKeyDictionary[object, dict[str, _Due]]" = WeakKeyDictionary()
 _made = threading.Lock()
-_exiting: list[bool] = []  # the exit hook, once registered
 
 
-def owe(store: object, what: str, correction: Correction) -> None:
-    """Leave ``correction`` for the next record, departure, return or live read on ``store``.
+def owe(store: object, workspace: str, what: str, correction: Correction) -> None:
+    """Leave ``correction`` for the next record, departure, return or live read there.
 
-    ``what``: what readmit holds that the layer does not, as an error names it.
+    ``what``: what readmit holds that the layer does not, as an error names it. While it is
+    owed, the store object is kept alive.
     """
     with _made:
-        due = _DUE.get(store)
-        if due is None:
-            due = _DUE[store] = _Due()
-            if not _exiting:
-                _exiting.append(True)
-                atexit.register(_at_exit)
+        due = _DUE.setdefault(store, {}).setdefault(workspace, _Due())
     with due.listed:
         due.corrections.append((what, correction))
 
 
-def owing(store: object) -> list[str]:
-    """What the corrections owed on ``store`` would correct, oldest first."""
-    due = _DUE.get(store)
+def owing(store: object, workspace: str) -> list[str]:
+    """What the corrections owed in ``workspace`` of ``store`` would correct, oldest first."""
+    due = _DUE.get(store, {}).get(workspace)
     if due is None:
         return []
     with due.listed:
         return [what for what, _ in due.corrections]
 
 
-def settle(store: object) -> None:
-    """Record the corrections owed on ``store``, oldest first (nothing ever owed: at once).
+def discard(store: object, workspace: str) -> list[str]:
+    """Drop what is owed in ``workspace`` of ``store``, logging each; what was dropped.
 
-    Other threads wait until they are recorded.
+    readmit keeps what the corrections would have corrected: revoke it by hand.
+    """
+    due = _DUE.get(store, {}).get(workspace)
+    if due is None:
+        return []
+    with due.turn, due.listed:
+        dropped = [what for what, _ in due.corrections]
+        due.corrections.clear()
+    for what in dropped:
+        log.error("a correction a memory layer owed was discarded: readmit still holds %s", what)
+    return dropped
+
+
+def settle(store: object, workspace: str) -> None:
+    """Record the corrections owed in ``workspace`` of ``store``, oldest first.
+
+    Other threads wait until they are recorded. Nothing ever owed there: at once.
 
     Raises:
         Exception: what a correction raised, noting what readmit still holds; it and the
-            ones after it stay owed (refused by readmit: dropped, `_refused`).
+            ones after it stay owed (refused by readmit `TRIES` times: dropped, logged).
     """
-    due = _DUE.get(store)
+    due = _DUE.get(store, {}).get(workspace)
     if due is None:
         return
     with due.turn:
@@ -93,38 +107,45 @@ def settle(store: object) -> None:
                     if not due.corrections:
                         return
                     what, correction = due.corrections[0]
-                try:
-                    correction()
-                except InvalidInput as refused:
-                    _refused(what, refused)
-                except Exception as exc:
-                    exc.add_note(
-                        f"readmit still holds what a memory layer's store does not ({what}); "
-                        "nothing is recorded, departed or returned on this store until that "
-                        "is corrected, which each try does first"
-                    )
-                    raise
-                with due.listed:  # done (or refused): an interrupt before this retries it
+                _record(what, correction)
+                with due.listed:  # done (or dropped): an interrupt before this retries it
                     due.corrections.pop(0)
         finally:
             due.settling = False
 
 
-def _refused(what: str, refused: InvalidInput) -> None:
-    log.error(
-        "readmit refused a correction a memory layer owed, which is dropped: %s (%s)",
-        what,
-        refused,
-    )
-
-
-def _at_exit() -> None:
-    """Try once more what is owed; log what stays in readmit."""
-    for store in list(_DUE):
+def _record(what: str, correction: Correction) -> None:
+    for tries in range(1, TRIES + 1):
         try:
-            settle(store)
-        except Exception as exc:  # the store closed or still failing
-            for what in owing(store):
+            correction()
+            return
+        except InvalidInput as refused:
+            if tries == TRIES:
                 log.error(
-                    "exiting with a correction unrecorded: readmit still holds %s (%s)", what, exc
+                    "readmit refused a correction a memory layer owed %d times; it is "
+                    "dropped, and readmit still holds %s (%s)",
+                    TRIES,
+                    what,
+                    refused,
+                )
+        except Exception as exc:
+            exc.add_note(
+                f"readmit still holds what a memory layer's store does not ({what}); nothing "
+                "is recorded, departed or returned in this workspace through this store until "
+                "that is corrected, which each try does first"
+            )
+            raise
+
+
+@atexit.register
+def _at_exit() -> None:
+    """Name each correction still owed (recording it now could wait on a locked store)."""
+    for store, workspaces in list(_DUE.items()):
+        for workspace in list(workspaces):
+            for what in owing(store, workspace):
+                log.error(
+                    "exiting with a correction unrecorded: readmit still holds %s (workspace "
+                    "%r); revoke it by hand",
+                    what,
+                    workspace,
                 )

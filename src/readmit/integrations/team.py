@@ -222,7 +222,7 @@ class Member:
                     f"event {event.id!r}: authored by {event.author!r}; {self.agent!r}'s "
                     "member records only its own events"
                 )
-        settle(self.store)  # what a memory layer failed to undo comes first
+        settle(self.store, self.workspace)  # what a memory layer failed to undo comes first
         try:
             return self.store.append(self.workspace, events, clock=self.clock)
         except InvalidInput:
@@ -279,7 +279,7 @@ class Member:
         try:
             return again()
         except BaseException:
-            owe(self.store, what, again)
+            owe(self.store, self.workspace, what, again)
             raise
 
     def _withdraw(self, chosen: Callable[[list[Item]], Iterable[str]], why: str) -> list[Recorded]:
@@ -299,7 +299,7 @@ class Member:
                 (`readmit.integrations.corrections`): nothing is checkpointed.
         """
         said = check_returning(task, purpose)
-        settle(self.store)  # never checkpoint a write a memory layer failed to undo
+        settle(self.store, self.workspace)  # never checkpoint a write a memory layer failed to undo
         checkpoint = self.store.depart(self.workspace, self.agent, self.clock(), said)
         self.away = True
         return checkpoint
@@ -320,7 +320,7 @@ class Member:
                 (`readmit.integrations.corrections`): nothing is decided.
         """
         named = check_returning(task, purpose)
-        settle(self.store)  # never admit a write a memory layer failed to undo
+        settle(self.store, self.workspace)  # never admit a write a memory layer failed to undo
         at = self.clock()
 
         def request() -> ReturnRequest:  # for each try: to the latest departure's task
@@ -377,7 +377,7 @@ class Member:
         What a memory layer owes readmit is recorded first: a layer builds its events from
         this state (`readmit.integrations.corrections`).
         """
-        settle(self.store)
+        settle(self.store, self.workspace)
         return self.store.visible_state(self.workspace, self.agent)
 
 

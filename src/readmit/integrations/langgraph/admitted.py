@@ -171,7 +171,7 @@ class Lens:
         A path another agent wrote holds a value no view of this agent judged (maybe one
         it may not read). The agent's own writes (from another process too) are shown, in
         the order of the log; not what readmit wrote back in its name after the inner
-        store failed a write (`readmit.integrations.langgraph.writes.restore`: the value
+        store failed a write (`readmit.integrations.langgraph.reconcile.restore`: the value
         found at the path, maybe a teammate's), which keeps the path as it was. Then the
         path of each item the walk of the log takes away (`Following`) is hidden: withdrawn,
         replaced, found stale by a verdict stored since (any agent's return, or judging

@@ -8,7 +8,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Result
 
-from readmit.integrations.langgraph.writes import Write, reads, reconcile
+from readmit.integrations.langgraph.reconcile import reconcile
+from readmit.integrations.langgraph.writes import Write, reads
 from readmit.integrations.team import Member
 from readmit.integrations.to_the_end import run_to_end
 

@@ -71,14 +71,8 @@ from readmit.integrations.langgraph.paging import (
     run,
 )
 from readmit.integrations.langgraph.pending import Pending
-from readmit.integrations.langgraph.writes import (
-    Write,
-    plan,
-    reconcile,
-    record,
-    recorded,
-    written,
-)
+from readmit.integrations.langgraph.reconcile import reconcile
+from readmit.integrations.langgraph.writes import Write, plan, record, recorded, written
 from readmit.integrations.langgraph.writes import reads as reads_of
 from readmit.integrations.owed import OwedReturn
 from readmit.integrations.team import Member, lapsed, one_of

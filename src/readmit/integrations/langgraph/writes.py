@@ -18,17 +18,15 @@ The order, so that readmit and the inner store never silently disagree:
    replace, or the one a failed delete left) is asserted again from that value; then
    the inner store's error is raised. If the paths cannot be read back either, every
    item the batch asserted is revoked (fail closed: nothing the inner store may not
-   hold can be admitted).
+   hold can be admitted). See `readmit.integrations.langgraph.reconcile`.
 """
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from functools import cache, partial
 from typing import Any
 
-from langgraph.store.base import GetOp, Item, PutOp, Result
+from langgraph.store.base import GetOp, PutOp
 
 from readmit.errors import Forbidden, InvalidInput
 from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
@@ -41,7 +39,6 @@ from readmit.integrations.annotations import (
     parse,
     resolve,
 )
-from readmit.integrations.corrections import owe
 from readmit.integrations.langgraph.expiry import Expiry, ending
 from readmit.integrations.langgraph.keys import Identity, identity, item_key, render, well_formed
 from readmit.integrations.langgraph.keys import parse as parse_key
@@ -90,7 +87,8 @@ def _key_of(ref: Ref) -> str:
     return ref.value
 
 
-def _matches(ref: Ref, item: ReadmitItem) -> bool:
+def matches(ref: Ref, item: ReadmitItem) -> bool:
+    """Whether ``item`` is a version of the path (or key) ``ref`` names."""
     return item.key == _key_of(ref)
 
 
@@ -120,7 +118,7 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
     premises = resolve(
         ((where(last[i]), a) for i, a in annotated.items()),
         member,
-        _matches,
+        matches,
         local=lambda ref: local.get(_key_of(ref)),
     )
     deleted = {i for i, op in last.items() if op.value is None}
@@ -217,169 +215,6 @@ def written(writes: list[Write]) -> list[Written]:
 def reads(writes: list[Write]) -> list[GetOp]:
     """The inner-store reads that say where each write stands."""
     return [GetOp(w.op.namespace, w.op.key, refresh_ttl=False) for w in writes]
-
-
-def reconcile(
-    member: Member, writes: list[Write], found: list[Result] | None, error: BaseException
-) -> list[Write]:
-    """Make readmit match what the inner store holds after its write raised ``error``.
-
-    ``found`` is what `reads` returned, or None when the inner store could not be read.
-
-    Returns:
-        Those of ``writes`` that landed all the same (readmit holds them as they are).
-
-    Raises:
-        Exception: what recording the correction raised, with a note naming the paths;
-            when ``error`` is no ``Exception`` (a cancellation, an interrupt), the note is
-            added to ``error`` instead, for the caller to raise. The correction is owed
-            then: recorded before anything else on the store (`corrections.owe`).
-    """
-    why = f"the LangGraph store failed the write ({type(error).__name__}: {error})"[:500]
-    try:  # reading readmit may fail too: the note then names the paths all the same
-        return _correct(member, writes, found, why)
-    except BaseException as exc:  # an interrupt too: owed all the same
-        paths = ", ".join(where(w.op) for w in writes)
-        redo = partial(_correct, member, writes, found, why)
-        owe(member.store, f"LangGraph writes that failed: {paths}", redo)
-        if not isinstance(exc, Exception):
-            raise
-        said = (
-            f"readmit could not record that the LangGraph store failed: {paths} (recorded "
-            "before the next write, departure or return on this store)"
-        )
-        if not isinstance(error, Exception):  # a cancellation or an interrupt goes on as one
-            error.add_note(f"{said} ({type(exc).__name__}: {exc})")
-            # A timeout raised from it carries the note only on its cause: said here too,
-            # since readmit now holds writes the inner store does not (a review).
-            log.warning("%s (%s: %s)", said, type(exc).__name__, exc)
-            return []
-        exc.add_note(said)
-        raise exc from error
-
-
-def _correct(
-    member: Member, writes: list[Write], found: list[Result] | None, why: str
-) -> list[Write]:
-    """Record `_corrections`, worked out from readmit's state now; the writes that landed."""
-    events, landed = _corrections(member, writes, found, why)
-    if events:
-        member.record(events)
-    return landed
-
-
-def _corrections(
-    member: Member, writes: list[Write], found: list[Result] | None, why: str
-) -> tuple[list[Event], list[Write]]:
-    """What `reconcile` records, and the writes that landed.
-
-    It records the undo of each write that did not land, and a restore.
-    """
-    at, author = member.clock(), member.agent
-    events: list[Event] = []
-    active: set[str] | None = None
-    went: list[Write] = []
-    log = cache(partial(member.store.events, member.workspace))  # read once, if at all
-    for n, w in enumerate(writes):
-        got = found[n] if found is not None else None
-        if found is not None and landed(w, got) and not outlasts(log(), w, got):
-            went.append(w)
-            continue
-        if w.item is not None:
-            active = {i.id for i in member.visible()} if active is None else active
-            if w.item in active:  # a later write of the path may have replaced it already
-                events.append(
-                    Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why)
-                )
-        if isinstance(got, Item) and w.event is not None:
-            try:
-                held = earlier(log(), w, got)
-            except (TypeError, ValueError):  # written around readmit, no text says it: the
-                continue  # undo stands, and nothing is restored (the batch's others are)
-            # A later write of the path that stands says it already, maybe another agent's,
-            # which a restore would state again in this agent's name (a fuzz), or has
-            # replaced it since (an owed correction, recorded later: a review).
-            active = {i.id for i in member.visible()} if active is None else active
-            if held is not None and not _stands_since(log(), w, active):
-                events.append(restore(member, w, got, held.item.validity.valid_to))
-    return events, went
-
-
-def landed(w: Write, got: Result) -> bool:
-    """Whether the inner store holds what ``w`` wrote (its value, or nothing for a delete)."""
-    if w.op.value is None:
-        return got is None
-    if not isinstance(got, Item):
-        return False
-    if got.value == w.op.value:
-        return True
-    if got.value.get(ANNOTATIONS) != w.op.value.get(ANNOTATIONS):  # readers, premises, ...
-        return False  # rendered text leaves them out: a put widening its readers failed
-    try:  # a store that keeps JSON hands some values back otherwise (NaN as None)
-        return render(got.namespace, got.key, got.value) == render(
-            got.namespace, got.key, w.op.value
-        )
-    except (TypeError, ValueError):
-        return False
-
-
-def outlasts(log: Sequence[Recorded], w: Write, got: Result) -> bool:
-    """Whether ``w``, a put of the value ``got`` holds, ends after the version it replaced.
-
-    A LangGraph item does not say its TTL: after a failed put of the same value the store
-    may hold the one before, swept at that version's end. readmit then keeps that end
-    (`reconcile` restores it), never a later one the store may not hold.
-    """
-    if not isinstance(w.event, Assert) or not isinstance(got, Item):
-        return False
-    held = earlier(log, w, got)
-    if held is None or held.item.text != w.event.item.text:
-        return False  # the value changed: the put landed
-    before, after = held.item.validity.valid_to, w.event.item.validity.valid_to
-    return before is not None and (after is None or after > before)
-
-
-def earlier(log: Sequence[Recorded], w: Write, got: Item) -> Assert | None:
-    """The version readmit recorded of ``w``'s path before ``w``, which ``got`` still holds.
-
-    The latest that states ``got``'s value, else the latest; None where readmit recorded
-    none (nothing is restored). ``log``: the workspace's, read on the failure path only.
-    """
-    key, text = item_key(w.ident), render(got.namespace, got.key, got.value)
-    found: list[Assert] = [
-        r.event
-        for r in log
-        if isinstance(r.event, Assert) and r.event.item.key == key and r.event.item.id != w.item
-    ]
-    same = [event for event in found if event.item.text == text]
-    return (same or found)[-1] if found else None
-
-
-def _stands_since(log: Sequence[Recorded], w: Write, active: set[str]) -> bool:
-    """Whether a version of ``w``'s path recorded after ``w``'s event is active."""
-    ours, key = w.event.id if w.event is not None else None, item_key(w.ident)
-    at = next((n for n, r in enumerate(log) if r.event.id == ours), None)
-    later = log[at + 1 :] if at is not None else ()
-    stated = (r.event.item for r in later if isinstance(r.event, Assert | Supersede))
-    return any(item.key == key and item.id in active for item in stated)
-
-
-def restore(member: Member, w: Write, got: Item, end: datetime | None) -> Assert:
-    """Assert again the value the inner store still holds at ``w``'s path.
-
-    With its own annotations if they still resolve, else without; valid no longer than the
-    version it was put as (``end``: its TTL, `readmit.integrations.langgraph.expiry`).
-    """
-    op = PutOp(got.namespace, got.key, got.value)
-    item = new_id("lg")
-    text = render(got.namespace, got.key, got.value)
-    try:
-        annotated = annotations(op)
-        premises = resolve([(where(op), annotated)], member, _matches)
-        restored = ending(draft(annotated, item, text, item_key(w.ident), premises), end, where(op))
-    except InvalidInput:
-        restored = ending(draft(None, item, text, item_key(w.ident), {}), end, where(op))
-    return Assert(id=new_id(RESTORED), at=member.clock(), author=member.agent, item=restored)
 
 
 def current_items(member: Member, idents: set[Identity]) -> Mapping[Identity, str]:

@@ -25,11 +25,13 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, TypeVar, cast
 
+from readmit.integrations.annotations import ANNOTATIONS
 from readmit.integrations.mem0 import bulk, expiry, withdrawals
 from readmit.integrations.mem0.ids import not_on_itself
 from readmit.integrations.mem0.index import ViewIndex
 from readmit.integrations.mem0.paging import apaged, paged
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
+from readmit.integrations.mem0.undo import aundo_add, undo_add
 from readmit.integrations.mem0.updates import (
     annotating,
     failed_first,
@@ -53,9 +55,13 @@ def _parts(messages: Any, kwargs: Mapping[str, Any]) -> list[Any]:
     return [messages]
 
 
-def _undo_notes(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(memory id, what undoing it takes) for each row an add reported."""
-    return [(str(r.get("id")), str(r.get("event"))) for r in rows]
+def _made(before: list[Any], after: list[Any]) -> int:
+    """The version an update made: its history row's, or one past if it added none.
+
+    With no row (its metadata alone changed), the version readmit holds is not what Mem0
+    holds either.
+    """
+    return len(after) + (len(after) <= len(before))
 
 
 class ReadmitMemory:
@@ -120,29 +126,12 @@ class ReadmitMemory:
         try:
             self.readmit.added(rows, stated, memories, histories)
         except Exception as refused:
-            self._undo_add(rows, histories, refused)
+            undo_add(self.inner, self.readmit.member, rows, histories, refused)
             failed_first(refused, error)
             raise
         if error is not None:
             raise error
         return {**result, "results": rows}
-
-    def _undo_add(
-        self, rows: list[dict[str, Any]], histories: Mapping[str, Any], refused: Exception
-    ) -> None:
-        for memory_id, event in _undo_notes(rows):
-            try:
-                if event == "ADD":
-                    self.inner.delete(memory_id)
-                elif event == "UPDATE":
-                    self.inner.update(memory_id, text=histories[memory_id][-1].get("old_memory"))
-                else:
-                    refused.add_note(f"Mem0 deleted memory {memory_id}; it cannot be restored")
-                    withdrawals.lost(self.readmit.member, memory_id, refused)
-            except Exception as undo:
-                refused.add_note(f"memory {memory_id} could not be taken back: {undo!r}")
-                if event == "UPDATE":
-                    withdrawals.lost(self.readmit.member, memory_id, refused)
 
     def update(self, memory_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
@@ -165,7 +154,7 @@ class ReadmitMemory:
                     self.inner.update(memory_id, **restored(current, metadata, memory))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
-                    withdrawals.lost(self.readmit.member, memory_id, refused)
+                    withdrawals.lost(self.readmit.member, memory_id, refused, _made(before, after))
             raise
         return result
 
@@ -252,6 +241,12 @@ class AsyncReadmitMemory:
         async with self._turn():
             return await asyncio.to_thread(one_at_a_time, self._working, work, *args)
 
+    async def _stated(self, metadata: Mapping[str, Any] | None, where: str) -> Stated:
+        """`Recorder.stated`, in a worker thread (not waiting its turn) if it reads readmit."""
+        if metadata is None or ANNOTATIONS not in metadata:
+            return self.readmit.stated(metadata, where)
+        return await asyncio.to_thread(self.readmit.stated, metadata, where)
+
     def depart(self, task: str | None = None, purpose: str | None = None) -> None:
         """The agent leaves: checkpoint it; its next read decides its return.
 
@@ -266,7 +261,7 @@ class AsyncReadmitMemory:
 
     @to_the_end
     async def add(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
-        stated = await self._off_loop(self.readmit.stated, kwargs.get("metadata"), "add to Mem0")
+        stated = await self._stated(kwargs.get("metadata"), "add to Mem0")
         rows: list[dict[str, Any]] = []
         result: dict[str, Any] = {}
         error: Exception | None = None
@@ -284,37 +279,20 @@ class AsyncReadmitMemory:
         try:
             await self._off_loop(self.readmit.added, rows, stated, memories, histories)
         except Exception as refused:
-            await self._undo_add(rows, histories, refused)
+            member = self.readmit.member
+            await aundo_add(self.inner, member, rows, histories, refused, self._off_loop)
             failed_first(refused, error)
             raise
         if error is not None:
             raise error
         return {**result, "results": rows}
 
-    async def _undo_add(
-        self, rows: list[dict[str, Any]], histories: Mapping[str, Any], refused: Exception
-    ) -> None:
-        for memory_id, event in _undo_notes(rows):
-            try:
-                if event == "ADD":
-                    await self.inner.delete(memory_id)
-                elif event == "UPDATE":
-                    old = histories[memory_id][-1].get("old_memory")
-                    await self.inner.update(memory_id, text=old)
-                else:
-                    refused.add_note(f"Mem0 deleted memory {memory_id}; it cannot be restored")
-                    await self._off_loop(withdrawals.lost, self.readmit.member, memory_id, refused)
-            except Exception as undo:
-                refused.add_note(f"memory {memory_id} could not be taken back: {undo!r}")
-                if event == "UPDATE":
-                    await self._off_loop(withdrawals.lost, self.readmit.member, memory_id, refused)
-
     @to_the_end
     async def update(self, memory_id: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
         metadata = kwargs.get("metadata", args[1] if len(args) > 1 else None)
         current: dict[str, Any] | None = await self.inner.get(memory_id)
         where = f"update of memory {memory_id!r}"
-        stated: Stated = await self._off_loop(self.readmit.stated, merged(current, metadata), where)
+        stated = await self._stated(merged(current, metadata), where)
         not_on_itself(stated.premises.values(), memory_id, where)
         before = await self.inner.history(memory_id)
         await self._off_loop(self.readmit.may_change, memory_id, before, "update")
@@ -333,7 +311,13 @@ class AsyncReadmitMemory:
                     await self.inner.update(memory_id, **restored(current, metadata, memory))
                 except Exception as undo:
                     refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
-                    await self._off_loop(withdrawals.lost, self.readmit.member, memory_id, refused)
+                    await self._off_loop(
+                        withdrawals.lost,
+                        self.readmit.member,
+                        memory_id,
+                        refused,
+                        _made(before, after),
+                    )
             raise
         return result
 
