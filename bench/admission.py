@@ -49,6 +49,7 @@ Progress goes to stderr; the table (or ``--json``) to stdout.
 """
 
 import argparse
+import gc
 import json
 import sqlite3
 import statistics
@@ -480,6 +481,8 @@ def run_cell(backend: Backend, n: int, fraction: float, args: argparse.Namespace
         if args.ingest_only:
             return ingestion
         at = (delta[-1] if delta else before[-1]).at + timedelta(minutes=1)
+        del before, delta  # the history's events, no longer needed: a server holds none
+        gc.collect()
 
         store = open_store(url)  # cold: nothing decoded, parsed or judged in this process
         checkpoint, cp_epoch = store.conn.execute("SELECT id, epoch FROM checkpoints").fetchone()
