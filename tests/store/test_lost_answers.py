@@ -150,9 +150,13 @@ class CutCommit:
     server finishes after the client stopped waiting.
     """
 
-    def __init__(self, upstream: tuple[str, int], hold: float | None = None) -> None:
+    def __init__(
+        self, upstream: tuple[str, int], hold: float | None = None, lose: bool = False
+    ) -> None:
         self.upstream, self.armed, self.cut = upstream, False, threading.Event()
-        self.hold = hold
+        self.hold, self.lose = hold, lose
+        """``lose``: the COMMIT itself is dropped, and both connections closed: the server
+        rolls back."""
         self.ends: list[socket.socket] = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -181,6 +185,11 @@ class CutCommit:
             if self.armed and COMMIT in data:
                 self.armed = False
                 committing.set()
+                if self.lose:
+                    self.cut.set()
+                    for end in (client, server):
+                        _shut(end)
+                    return
                 if self.hold is not None:
                     while _recv(client):  # until the client gives up on it
                         pass
@@ -229,11 +238,12 @@ def _recv(end: socket.socket) -> bytes:
         return b""
 
 
-@pytest.fixture
-def cut(tmp_path: Path) -> Iterator[tuple[CutCommit, str]]:
+@contextlib.contextmanager
+def proxied(**options: Any) -> Iterator[tuple[CutCommit, str]]:
+    """A `CutCommit` in front of a fresh schema, and the URL through it."""
     with fresh_postgres_schema() as url:
         parts = urlsplit(url)
-        proxy = CutCommit((parts.hostname or "127.0.0.1", parts.port or 5432))
+        proxy = CutCommit((parts.hostname or "127.0.0.1", parts.port or 5432), **options)
         netloc = (
             f"{parts.username}@127.0.0.1:{proxy.port}"
             if parts.username
@@ -244,20 +254,33 @@ def cut(tmp_path: Path) -> Iterator[tuple[CutCommit, str]]:
 
 
 @pytest.mark.postgres
-def test_a_batch_whose_commit_went_unanswered_says_so_and_is_answered_when_sent_again(
-    cut: tuple[CutCommit, str],
-) -> None:
-    proxy, url = cut
-    store = open_store(url)
-    store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
-    proxy.armed = True
-    with pytest.raises(StoreError, match="whether the transaction committed is unknown"):
-        store.append("trip", batch())
-    assert proxy.cut.is_set()
-    recorded = store.append("trip", batch())  # the pool's next connection
-    assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
-    assert store.events("trip") == recorded
-    store.close()
+def test_a_batch_whose_commit_went_unanswered_is_answered_as_recorded() -> None:
+    """It was answered 503, its outcome unknown, and sent again to find out (stop 74)."""
+    with proxied() as (proxy, url):
+        store = open_store(url)
+        store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+        proxy.armed = True
+        recorded = store.append("trip", batch())
+        assert proxy.cut.is_set()
+        assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
+        assert store.events("trip") == recorded
+        assert store.append("trip", batch()) == recorded  # sent again all the same
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_batch_whose_commit_never_reached_the_server_says_its_outcome_is_unknown() -> None:
+    with proxied(lose=True) as (proxy, url):
+        store = open_store(url)
+        store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+        proxy.armed = True
+        with pytest.raises(StoreError, match="whether the transaction committed is unknown"):
+            store.append("trip", batch())
+        assert proxy.cut.is_set()
+        assert store.events("trip") == []
+        recorded = store.append("trip", batch())
+        assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
+        store.close()
 
 
 @pytest.mark.postgres
@@ -285,12 +308,8 @@ def test_a_batch_whose_slow_commit_the_deadline_cut_is_read_back_once_it_lands(
     """Read back at once, the batch was not there yet; then the server committed it, and
     the memory layer had undone its write (a review). The read waits for the lock."""
     monkeypatch.setenv(ENV, "5")  # a loaded machine answers in time; the COMMIT is held past it
-    with fresh_postgres_schema() as url:
-        parts = urlsplit(url)
-        proxy = CutCommit((parts.hostname or "127.0.0.1", parts.port or 5432), hold=0.5)
-        store = open_store(
-            urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
-        )
+    with proxied(hold=0.5) as (proxy, url):
+        store = open_store(url)
         store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
         member = Member(store, "trip", "a", HmacSha256Signer(KEY))
         proxy.armed = True
@@ -299,4 +318,3 @@ def test_a_batch_whose_slow_commit_the_deadline_cut_is_read_back_once_it_lands(
         assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
         assert store.events("trip") == recorded
         store.close()
-        proxy.close()

@@ -1,4 +1,4 @@
-"""A batch the log holds already, sent again: answered with what was recorded, not refused.
+"""A batch the log holds already: answered with what was recorded, not refused or failed.
 
 A client whose batch was committed but whose answer was lost (a connection cut as
 PostgreSQL committed: the store says whether it committed is unknown) sends it again with
@@ -6,15 +6,17 @@ the same event ids. Each id is then already used and the batch would be refused,
 nothing is wrong: it is recorded, once. When every event of the batch is in the log, in
 its order at consecutive epochs, and says exactly what was sent (its time aside, where the
 server keeps time), the resend is answered with the events as recorded (part of a batch
-sent again too: what it says is true of each).
+sent again too: what it says is true of each). A batch whose COMMIT got no answer is
+looked for the same way at once (`answered`): found, it is answered as recorded.
 """
 
 from collections.abc import Sequence
 from dataclasses import replace
 
-from readmit.errors import StoreError
+from readmit.errors import InvalidEvent, StoreError
 from readmit.events import Event, Recorded
 from readmit.store.base import WorkStateStore
+from readmit.store.deadline import UNKNOWN
 
 
 def resent(
@@ -60,4 +62,29 @@ def sent_again(
         return resent(store, workspace, events, clock is not None)
     except StoreError as unread:
         refused.add_note(f"whether the log holds it already could not be read: {unread}")
+        return []
+
+
+def answered(
+    store: WorkStateStore,
+    workspace: str,
+    events: Sequence[Event],
+    clock: object | None,
+    failed: Exception,
+) -> list[Recorded]:
+    """What `append` recorded of ``events`` though it ``failed``, as the log holds it.
+
+    Refused, maybe sent again (`sent_again`); failed with its COMMIT unanswered, maybe
+    committed all the same (read under the workspace's write lock, `Held.logged`: a COMMIT
+    the server still finishes ends first). [] otherwise, or where the log cannot be read
+    (noted on ``failed``).
+    """
+    if isinstance(failed, InvalidEvent):
+        return sent_again(store, workspace, events, clock, failed)
+    if not isinstance(failed, StoreError) or UNKNOWN not in str(failed):
+        return []
+    try:
+        return resent(store, workspace, events, clock is not None)
+    except StoreError as unread:
+        failed.add_note(f"whether the log holds it could not be read: {unread}")
         return []

@@ -49,7 +49,7 @@ from readmit.store.migrations import missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
 from readmit.store.records import OWN_NUMBERS, Records
-from readmit.store.resent import sent_again
+from readmit.store.resent import answered
 from readmit.store.state import State
 from readmit.store.turns import WriterTurns
 from readmit.store.upgrade import lacking, upgrade
@@ -205,8 +205,8 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
                     recorded = self._append(db, workspace, events, clock)
                     if max_open is not None:  # counted after the batch, under the lock
                         over_cap(db, workspace, recorded, max_open)
-            except InvalidEvent as refused:  # maybe a batch recorded already, sent again
-                if not (recorded := sent_again(self, workspace, events, clock, refused)):
+            except (InvalidEvent, StoreError) as failed:  # sent again, or its COMMIT unanswered
+                if not (recorded := answered(self, workspace, events, clock, failed)):
                     raise
             # Committed, the log append-only: kept parsed for the next return (tested per op).
             self._parsed.keep(workspace, {r.epoch: r for r in recorded})
