@@ -3,6 +3,7 @@
 from typing import Any
 
 import pytest
+from agents import TResponseInputItem
 
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
@@ -38,3 +39,8 @@ def admitted(decided: Decided | None) -> list[Item]:
     assert decided is not None
     assert isinstance(decided.decision, Issued)
     return sorted(decided.decision.items, key=lambda i: i.text)
+
+
+def said(text: str) -> TResponseInputItem:
+    """An assistant's message in an Agents SDK session."""
+    return {"role": "assistant", "content": text}

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agents import SQLiteSession
+from langgraph.store.base import PutOp
 
-from integrations.faults import admitted, failing, stated
+from integrations.faults import admitted, failing, said, stated
 from integrations.stores import FailingStore
 from readmit.bench.backends import mem0_bank
-from readmit.errors import StoreError
+from readmit.errors import InvalidInput, StoreError
 from readmit.integrations import corrections
+from readmit.integrations.agents_sdk import ReadmitSession
 from readmit.integrations.corrections import discard, owe, owing, settle
 from readmit.integrations.langgraph import ReadmitStore
 from readmit.integrations.langgraph.keys import render
@@ -465,3 +468,149 @@ def test_an_async_mem0_add_without_annotations_does_not_wait_for_a_return(
         await search
 
     asyncio.run(asyncio.wait_for(run(), 60))
+
+
+def test_a_restore_waits_for_no_teammates_delete_of_the_path_still_landing(
+    three: dict[str, Member],
+) -> None:
+    """b's delete was recorded and on its way to the inner store when a's put failed there:
+    a's reconcile restored the value before over it (a review; older than owed undos)."""
+    a, b = three["a"], three["b"]
+    landing, go = threading.Event(), threading.Event()
+    deleting: list[threading.Thread] = []
+
+    class Inner(FailingStore):
+        def batch(self, ops: Any) -> Any:
+            ops = list(ops)
+            puts = [op for op in ops if isinstance(op, PutOp)]
+            if puts and threading.current_thread().name == "b":
+                landing.set()
+                assert go.wait(30)  # b's delete: recorded, landing
+            elif any(op.value == {"text": "Riverside"} for op in puts):
+                deleting.append(threading.Thread(target=delete, name="b"))
+                deleting[0].start()
+                assert landing.wait(30)
+                raise OSError("disk full")
+            return super().batch(ops)
+
+    inner = Inner()
+    mine, theirs = ReadmitStore(inner, a), ReadmitStore(inner, b)
+
+    def delete() -> None:
+        theirs.delete(("trip",), "hotel")
+
+    mine.put(("trip",), "hotel", {"text": "Sunrise"})
+    with pytest.raises(OSError, match="disk full"):
+        mine.put(("trip",), "hotel", {"text": "Riverside"})
+    go.set()
+    deleting[0].join(30)
+    assert inner.get(("trip",), "hotel") is None
+    assert texts(b) == []
+
+
+def test_an_owed_langgraph_undo_restores_what_a_withdrawal_elsewhere_left_in_the_store(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A withdrawal of the failed write's version through readmit (HTTP, another process)
+    left the inner store as it was: the owed undo restored nothing, and readmit held no
+    version of a path the inner store holds (a review)."""
+    a = three["a"]
+    b = other_process(a, tmp_path)
+    inner = FailingStore()
+    mine = ReadmitStore(inner, a)
+    mine.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+    failing(monkeypatch, a.store, "visible_state")
+    with pytest.raises(StoreError):
+        mine.put(("trip",), "hotel", {"text": "Riverside"})
+    monkeypatch.undo()
+    inner.failing = False
+    b.revoke([i.id for i in b.visible() if "Riverside" in i.text], "withdrawn over HTTP")
+    a.depart()
+    assert texts(b) == [render(("trip",), "hotel", {"text": "Sunrise"})]
+    b.store.close()
+
+
+def test_an_owed_agents_sdk_revocation_revokes_the_items_it_picked_first(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The revocation committed, its answer lost and the log unreadable, the item not put
+    back: settled, it picked the newest item of the text again, the older copy the session
+    still holds (a review)."""
+    a = three["a"]
+    session = ReadmitSession(SQLiteSession("a", tmp_path / "sessions.db"), a)
+    append = a.store.append
+
+    def lost(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(a.store, "append", append)
+        append(*args, **kwargs)
+        failing(monkeypatch, a.store, "logged")
+        raise StoreError("PostgreSQL: server closed the connection unexpectedly")
+
+    async def unreachable(items: Any) -> None:
+        raise OSError("session store unreachable")
+
+    async def run() -> None:
+        await session.add_items([said("The hotel is the Hilton.")])
+        await session.add_items([said("Dinner at 8."), said("The hotel is the Hilton.")])
+        monkeypatch.setattr(a.store, "append", lost)
+        monkeypatch.setattr(session.inner, "add_items", unreachable)
+        with pytest.raises(StoreError):
+            await session.pop_item()
+
+    asyncio.run(run())
+    monkeypatch.undo()
+    assert len(owing(a.store, "trip")) == 1
+    a.depart()
+    assert sorted(i.text for i in a.store.visible_state("trip", "a")) == [
+        "Dinner at 8.",
+        "The hotel is the Hilton.",
+    ]
+
+
+def test_a_mem0_update_of_metadata_alone_not_written_back_keeps_the_memory(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its text is still what readmit holds: every version was revoked (a review)."""
+    a, b = three["a"], three["b"]
+    memory = mem0_memory(tmp_path, a)
+    hotel = add(memory, "The team hotel is the Hilton")
+    update, calls = memory.inner.update, [0]
+
+    def once_then_down(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise ConnectionError("Mem0 down")
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(memory.inner, "update", once_then_down)
+    with pytest.raises(InvalidInput):  # readmit refuses to narrow a stated item's task
+        memory.update(hotel, metadata={"_readmit": {"task": "trip-planning"}})
+    assert owing(a.store, "trip") == []
+    assert texts(b) == ["The team hotel is the Hilton"]
+
+
+def test_a_mem0_update_whose_read_back_fails_is_written_back(
+    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mem0's history read after the update ran outside the guarded part: nothing was
+    recorded or taken back, and readmit admitted the old text Mem0 no longer held (a
+    review)."""
+    a, b = three["a"], three["b"]
+    memory = mem0_memory(tmp_path, a)
+    hotel = add(memory, "The team hotel is the Hilton")
+    history, calls = memory.inner.history, [0]
+
+    def second_fails(memory_id: str) -> Any:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise ConnectionError("Mem0's history is locked")
+        return history(memory_id)
+
+    monkeypatch.setattr(memory.inner, "history", second_fails)
+    with pytest.raises(ConnectionError):
+        memory.update(hotel, "The team hotel is the Ritz")
+    monkeypatch.undo()
+    assert memory.inner.get(hotel)["memory"] == "The team hotel is the Hilton"
+    assert owing(a.store, "trip") == []
+    assert texts(b) == ["The team hotel is the Hilton"]

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import SQLiteSession, TResponseInputItem
+from agents import SQLiteSession
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
-from integrations.faults import active, admitted, failing, stated
+from integrations.faults import active, admitted, failing, said, stated
 from integrations.stores import FailingStore, cancelled_while
 from readmit.bench.backends import mem0_bank
 from readmit.errors import InvalidInput, StoreError
@@ -102,10 +102,6 @@ def test_a_refused_batch_is_not_looked_for_in_the_log(
     with pytest.raises(InvalidInput) as again:
         a.record([resting])
     assert "could not be read" in again.value.__notes__[0]  # the store looked, Member not
-
-
-def said(text: str) -> TResponseInputItem:
-    return {"role": "assistant", "content": text}
 
 
 def test_an_agents_sdk_add_whose_answer_was_lost_keeps_its_items(

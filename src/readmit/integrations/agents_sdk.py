@@ -257,8 +257,9 @@ class ReadmitSession:
             fact = self.learned(item) if item is not None else None
             if fact is None or item is None:
                 return item
+            chosen = set[str]()
             try:
-                await self._off_loop(self._revoke, fact)
+                await self._off_loop(self._revoke, fact, chosen)
             except Exception as failed:  # readmit holds the fact still: so does the session
                 try:
                     await self.inner.add_items([item])
@@ -266,7 +267,8 @@ class ReadmitSession:
                 except Exception as back:
                     failed.add_note(f"the item popped could not be put back: {back!r}")
                     what = f"a fact popped from the session: {fact.text!r}"[:300]
-                    owe(self.member.store, self.member.workspace, what, partial(self._revoke, fact))
+                    again = partial(self._revoke, fact, chosen)  # the same items (a review)
+                    owe(self.member.store, self.member.workspace, what, again)
                 raise
             return item
 
@@ -320,17 +322,20 @@ class ReadmitSession:
             for i, r in gone.items()
         }
 
-    def _revoke(self, fact: Learned) -> None:
+    def _revoke(self, fact: Learned, chosen: set[str]) -> None:
         """Revoke the agent's newest item with the fact's text, and its copies.
 
         With a key, an active item with that key and the fact's text is a copy; a newer
-        fact under the key is none.
+        fact under the key is none. ``chosen``: the items picked by a try before (those
+        still active are revoked), or empty, to be filled with those picked now.
         """
         visible = self.member.visible()
-        own = [i for i in visible if i.author == self.member.agent and i.text == fact.text]
-        targets = {max(own, key=lambda i: i.epoch).id} if own else set()
-        if fact.key is not None:
-            targets |= {i.id for i in visible if i.key == fact.key and i.text == fact.text}
+        if not chosen:
+            own = [i for i in visible if i.author == self.member.agent and i.text == fact.text]
+            chosen |= {max(own, key=lambda i: i.epoch).id} if own else set()
+            if fact.key is not None:
+                chosen |= {i.id for i in visible if i.key == fact.key and i.text == fact.text}
+        targets = chosen & {i.id for i in visible}
         self.member.revoke(targets, f"{self.member.agent} withdrew it from its session")
 
 

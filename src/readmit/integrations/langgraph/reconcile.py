@@ -3,9 +3,9 @@
 Step 3 of `readmit.integrations.langgraph.writes`: the paths are read back, and readmit
 records what makes it match: a put that did not land has its item revoked, and a value
 still at its path (the one it was to replace, or the one a failed delete left) is asserted
-again from that value, unless a later write or delete of the path stands. If the paths
-cannot be read back, every item the batch asserted is revoked. If readmit cannot record
-that either, it is owed (`readmit.integrations.corrections`).
+again from that value, unless a later write of the path stands or a later delete of it
+was recorded. If the paths cannot be read back, every item the batch asserted is revoked.
+If readmit cannot record that either, it is owed (`readmit.integrations.corrections`).
 """
 
 import logging
@@ -23,6 +23,7 @@ from readmit.integrations.corrections import owe
 from readmit.integrations.langgraph.expiry import ending
 from readmit.integrations.langgraph.keys import item_key, render
 from readmit.integrations.langgraph.writes import (
+    DELETED,
     RESTORED,
     Write,
     annotations,
@@ -112,15 +113,17 @@ def _corrections(
                 held = earlier(log(), w, got)
             except (TypeError, ValueError):  # written around readmit, no text says it: the
                 continue  # undo stands, and nothing is restored (the batch's others are)
-            # A later write of the path that stands says it already, maybe another agent's,
-            # which a restore would state again in this agent's name (a fuzz). Owed, what
-            # ``found`` says may be stale: nothing is restored over any later write or
-            # withdrawal of the path, nor once this write's version was withdrawn (a review).
+            # Nothing is restored where a later write of the path stands (it says it already,
+            # maybe another agent's, which a restore would state again in this agent's name:
+            # a fuzz), where a later LangGraph delete of it was recorded (maybe landing still:
+            # a review), or, owed, where any later write was (``found`` predates it).
             active = {i.id for i in member.visible()} if active is None else active
             later = _later(log(), w)
             if held is None or any(s.item.id in active for s in later if _states(s, w)):
                 continue
-            if late and (later or (w.item is not None and w.item not in active)):
+            if any(isinstance(s, Revoke) and s.id.startswith(f"{DELETED}-") for s in later):
+                continue
+            if late and any(_states(s, w) for s in later):
                 continue
             events.append(restore(member, w, got, held.item.validity.valid_to))
     return events, went

@@ -47,6 +47,8 @@ from readmit.model import Item as ReadmitItem
 
 log = logging.getLogger("readmit.integrations")
 
+DELETED = "delete"
+"""The prefix of the ids of the events a LangGraph delete records."""
 RESTORED = "restore"
 """The prefix of the ids of the events `restore` records."""
 REFS: frozenset[RefKind] = frozenset({"key", "path"})
@@ -134,9 +136,7 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
             event = Assert(id=new_id("put"), at=at, author=author, item=item)
         elif ident in current:
             why = f"deleted {'/'.join((*op.namespace, op.key))!r} from the LangGraph store"
-            event = Revoke(
-                id=new_id("delete"), at=at, author=author, target=current[ident], why=why
-            )
+            event = Revoke(id=new_id(DELETED), at=at, author=author, target=current[ident], why=why)
         writes.append(Write(ident, op, ids.get(ident), event))
     return writes
 

@@ -11,7 +11,8 @@
    id it does not know, ...), the wrapper undoes the Mem0 write where Mem0 can (the memories
    ``add`` created are deleted, an ``update``'s old text and metadata are written back) and
    raises readmit's error. A Mem0 delete cannot be undone: if readmit then fails to record
-   it, the error says so (its items stay active).
+   it, the error says so, and the revocation is owed (`readmit.integrations.corrections`),
+   as it is for a write Mem0 could not take back (`readmit.integrations.mem0.undo`).
 
 An ``add(..., infer=False)`` of several messages is sent to Mem0 one message at a time
 (what Mem0 does with them anyway), so when Mem0 fails part-way the memories it created
@@ -31,12 +32,11 @@ from readmit.integrations.mem0.ids import not_on_itself
 from readmit.integrations.mem0.index import ViewIndex
 from readmit.integrations.mem0.paging import apaged, paged
 from readmit.integrations.mem0.recorder import MemoryKey, OnWithheld, Recorder, Stated
-from readmit.integrations.mem0.undo import aundo_add, undo_add
+from readmit.integrations.mem0.undo import Update, aundo_add, aundo_update, undo_add, undo_update
 from readmit.integrations.mem0.updates import (
     annotating,
     failed_first,
     merged,
-    restored,
     same_key,
 )
 from readmit.integrations.team import Member, one_at_a_time
@@ -53,15 +53,6 @@ def _parts(messages: Any, kwargs: Mapping[str, Any]) -> list[Any]:
     if raw and isinstance(messages, list) and len(messages) > 1:
         return [[m] for m in messages]
     return [messages]
-
-
-def _made(before: list[Any], after: list[Any]) -> int:
-    """The version an update made: its history row's, or one past if it added none.
-
-    With no row (its metadata alone changed), the version readmit holds is not what Mem0
-    holds either.
-    """
-    return len(after) + (len(after) <= len(before))
 
 
 class ReadmitMemory:
@@ -142,19 +133,15 @@ class ReadmitMemory:
         before = self.inner.history(memory_id)
         self.readmit.may_change(memory_id, before, "update")
         result: dict[str, Any] = self.inner.update(memory_id, *args, **kwargs)
-        after = self.inner.history(memory_id)
-        memory = self.inner.get(memory_id)
-        try:
+        made = Update(memory_id, current, metadata, before)
+        try:  # reading it back too: failing, readmit holds what Mem0 no longer does (a review)
+            after = made.after = self.inner.history(memory_id)
+            memory = made.memory = self.inner.get(memory_id)
             same_key(self.readmit.key_of, memory_id, current, memory, after[len(before) :])
             changes = annotating(current, metadata) or expiry.changed(current, memory)
             self.readmit.updated(memory_id, before, after, memory, stated, changes)
         except Exception as refused:
-            if current is not None:
-                try:
-                    self.inner.update(memory_id, **restored(current, metadata, memory))
-                except Exception as undo:
-                    refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
-                    withdrawals.lost(self.readmit.member, memory_id, refused, _made(before, after))
+            undo_update(self.inner, self.readmit.member, made, refused)
             raise
         return result
 
@@ -297,27 +284,18 @@ class AsyncReadmitMemory:
         before = await self.inner.history(memory_id)
         await self._off_loop(self.readmit.may_change, memory_id, before, "update")
         result: dict[str, Any] = await self.inner.update(memory_id, *args, **kwargs)
-        after = await self.inner.history(memory_id)
-        memory = await self.inner.get(memory_id)
-        try:
+        made = Update(memory_id, current, metadata, before)
+        try:  # reading it back too: failing, readmit holds what Mem0 no longer does (a review)
+            after = made.after = await self.inner.history(memory_id)
+            memory = made.memory = await self.inner.get(memory_id)
             same_key(self.readmit.key_of, memory_id, current, memory, after[len(before) :])
             changes = annotating(current, metadata) or expiry.changed(current, memory)
             await self._off_loop(
                 self.readmit.updated, memory_id, before, after, memory, stated, changes
             )
         except Exception as refused:
-            if current is not None:
-                try:
-                    await self.inner.update(memory_id, **restored(current, metadata, memory))
-                except Exception as undo:
-                    refused.add_note(f"memory {memory_id} could not be written back: {undo!r}")
-                    await self._off_loop(
-                        withdrawals.lost,
-                        self.readmit.member,
-                        memory_id,
-                        refused,
-                        _made(before, after),
-                    )
+            member = self.readmit.member
+            await aundo_update(self.inner, member, made, refused, self._off_loop)
             raise
         return result
 
