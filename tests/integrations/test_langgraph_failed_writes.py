@@ -15,6 +15,7 @@ from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
 from integrations.stores import FailingSqliteStore, FailingStore, cancelled_while
+from readmit.admission import Issued
 from readmit.errors import InvalidInput, StoreError
 from readmit.integrations.corrections import discard
 from readmit.integrations.langgraph import ReadmitStore, arrive
@@ -694,3 +695,27 @@ def test_a_failed_put_that_widens_its_readers_is_undone_though_its_text_is_the_s
 
     assert [sorted(i.scope.principals) for i in a.visible()] == [["team"]]
     assert c.visible() == []
+
+
+@pytest.mark.parametrize("down", [False, True], ids=["read back", "inner store down"])
+def test_a_failed_put_for_other_readers_only_is_undone(
+    three: dict[str, Member], down: bool
+) -> None:
+    """The undo revoked only what the writer may read: a put for another principal alone
+    that the inner store failed stayed in readmit, and that principal's return admitted a
+    value the inner store never held."""
+    a, c, inner = three["a"], three["c"], FailingStore()
+    s1, sc = ReadmitStore(inner, a), ReadmitStore(inner, c)
+    c.depart()
+    inner.failing, inner.down = True, down
+
+    with pytest.raises(OSError, match="disk full"):
+        s1.put(("trip",), "hotel", PRIVATE)
+    inner.failing = inner.down = False
+
+    assert c.visible() == []
+    decided = arrive(c)
+    assert decided is not None
+    assert isinstance(decided.decision, Issued)
+    assert decided.decision.items == ()
+    assert sc.get(("trip",), "hotel") is None

@@ -10,6 +10,7 @@ from readmit.admission.gates import apply_gates
 from readmit.errors import ConfigError, InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
     Assert,
+    Close,
     Event,
     Evidence,
     ItemDraft,
@@ -220,6 +221,35 @@ def test_a_bad_event_stores_nothing_of_its_batch(ws: WorkStateStore) -> None:
 
     assert [r.event.id for r in ws.events("ws")] == ["e1"]
     ws.append("ws", [assert_(2, "b")])  # the id b was not taken by the failed batch
+
+
+def test_its_writer_may_withdraw_an_item_whose_readers_leave_it_out(ws: WorkStateStore) -> None:
+    """A2 writes for the agency only (a misspelled reader, a memory layer's put for others
+    that its inner store then failed): A2 may still revoke, supersede or close it, as a
+    reader may; A1, of A2's principal but not its writer, is told of no such item."""
+    agency = frozenset({"agency"})
+    ws.append("ws", [assert_(n, f"x{n}", principals=agency) for n in (1, 2, 3, 4)])
+    at = T0 + timedelta(minutes=10)
+    theirs = Revoke(id="e10", at=at, author="A1", target="x4", why="not A1's")
+
+    with pytest.raises(InvalidEvent, match=r"'e10'.*unknown target item 'x4'"):
+        ws.append("ws", [theirs])
+    ws.append(
+        "ws",
+        [
+            Revoke(id="e11", at=at, author="A2", target="x1", why="put failed"),
+            Supersede(
+                id="e12", at=at, author="A2", target="x2", item=ItemDraft(id="y2", text="Y.")
+            ),
+            Close(id="e13", at=at, author="A2", target="x3"),
+            Revoke(id="e14", at=at, author="X1", target="x4", why="a reader may"),
+        ],
+    )
+
+    assert ws.unreadable("ws", "A2", ["x1", "x2", "x3", "x4"]) == set()  # none active
+    assert ws.unreadable("ws", "X1", ["x1", "x2", "x3", "x4"]) == set()
+    with pytest.raises(InvalidEvent, match=r"'e15'.*no longer active"):
+        ws.append("ws", [Revoke(id="e15", at=at, author="A2", target="x1", why="again")])
 
 
 def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(

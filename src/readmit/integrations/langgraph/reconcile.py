@@ -104,7 +104,9 @@ def _corrections(
             continue
         if w.item is not None:
             active = {i.id for i in member.visible()} if active is None else active
-            if w.item in active:  # a later write of the path may have replaced it already
+            # Not if a later write of the path replaced it already; its own to revoke though
+            # its readers leave the writer out (a put for others: a teammate's view held it).
+            if w.item in active or _unread(member, w.item):
                 events.append(
                     Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why)
                 )
@@ -127,6 +129,11 @@ def _corrections(
                 continue
             events.append(restore(member, w, got, held.item.validity.valid_to))
     return events, went
+
+
+def _unread(member: Member, item: str) -> bool:
+    """Whether ``item`` is active though ``member`` may not read it."""
+    return bool(member.store.unreadable(member.workspace, member.agent, [item]))
 
 
 def landed(w: Write, got: Result) -> bool:
