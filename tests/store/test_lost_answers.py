@@ -29,9 +29,10 @@ from readmit.events import Assert, Event, ItemDraft, Revoke
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
-from readmit.store import WorkStateStore, open_store
-from readmit.store.deadline import ENV
+from readmit.store import WorkStateStore, audit, open_store
+from readmit.store.deadline import ENV, UNKNOWN
 from readmit.store.postgres import _lost
+from readmit.store.sql import SqlStore
 
 T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
 
@@ -104,6 +105,29 @@ def test_a_batch_the_server_did_not_time_is_refused_with_other_times(trip: WorkS
     later = [replace(e, at=e.at + timedelta(minutes=1)) for e in batch()]
     with pytest.raises(InvalidEvent):
         trip.append("trip", later)
+
+
+def test_a_decision_is_found_logged_only_by_everything_it_was_sent_with(tmp_path: Path) -> None:
+    """`audit.decided_anyway`, on a log holding a's decisions 1 and 3 and b's 2."""
+    store = open_store(f"sqlite:///{tmp_path}/r.db")
+    assert isinstance(store, SqlStore)
+    store.create_workspace("trip", [Agent(id=a, principal="p", role="r") for a in ("a", "b")])
+    members = {a: Member(store, "trip", a, HmacSha256Signer(KEY)) for a in ("a", "b")}
+    for agent in ("a", "b", "a"):
+        members[agent].depart()
+        members[agent].return_()
+    with store._read() as db:
+        rows = db.execute("SELECT agent, at, epoch, outcome, body FROM decisions").fetchall()
+    third = (rows[2][0], datetime.fromisoformat(rows[2][1]), *rows[2][2:])
+    unknown = StoreError(f"PostgreSQL: server closed the connection; {UNKNOWN}")
+
+    assert audit.decided_anyway(store._transaction, "trip", third, unknown) == (3, 2)
+    assert audit.decided_anyway(store._transaction, "trip", ("b", *third[1:]), unknown) is None
+    other_body = (*third[:4], rows[0][4])  # a's first decision, said of the third's time
+    assert audit.decided_anyway(store._transaction, "trip", other_body, unknown) is None
+    refused = StoreError("PostgreSQL: could not serialize access")  # rolled back: not looked for
+    assert audit.decided_anyway(store._transaction, "trip", third, refused) is None
+    store.close()
 
 
 def test_a_decisions_own_number_is_known_without_reading_it_back(tmp_path: Path) -> None:
@@ -317,4 +341,42 @@ def test_a_batch_whose_slow_commit_the_deadline_cut_is_read_back_once_it_lands(
         assert proxy.cut.is_set()
         assert [r.event.id for r in recorded] == ["e0", "e1", "e2"]
         assert store.events("trip") == recorded
+        store.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("lose", [False, True], ids=["answer lost", "commit lost"])
+def test_a_return_whose_commit_went_unanswered_is_answered_as_logged(lose: bool) -> None:
+    """It was answered as of unknown outcome; sent again, it was decided again and
+    numbered after the first (stop 75). A COMMIT that never reached the server still is."""
+    with proxied(lose=lose) as (proxy, url):
+        store = open_store(url)
+        store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+        member = Member(store, "trip", "a", HmacSha256Signer(KEY))
+        member.record(batch())
+        member.depart()
+        writing = store._transaction
+
+        def armed(lock: str) -> Any:
+            setattr(store, "_transaction", writing)  # noqa: B010
+            proxy.armed = True  # the decision's COMMIT, not a read's before it
+            return writing(lock)
+
+        recording = store.record_decision
+
+        def recorded(*args: Any, **kwargs: Any) -> int:
+            setattr(store, "_transaction", armed)  # noqa: B010
+            return recording(*args, **kwargs)
+
+        setattr(store, "record_decision", recorded)  # noqa: B010
+        if lose:
+            with pytest.raises(StoreError, match="whether the transaction committed is unknown"):
+                member.return_()
+            assert store.decisions("trip") == []
+        else:
+            decided = member.return_()
+            assert (decided.id, decided.own) == (1, 1)
+            [logged] = store.decisions("trip")
+            assert (logged.id, logged.agent, logged.outcome) == (1, "a", "issued")
+        assert proxy.cut.is_set()
         store.close()

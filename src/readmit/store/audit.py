@@ -28,6 +28,7 @@ from readmit.store.absence import last_departure
 from readmit.store.base import DecisionSummary
 from readmit.store.bodies import Departures
 from readmit.store.connection import Connection, stamp
+from readmit.store.deadline import UNKNOWN
 
 VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
 """A stored body's flag: its view's ``excluded`` is `redact` of its own, left out, by the
@@ -233,6 +234,37 @@ def insert_decision(
         (workspace, agent, stamp(at), epoch, outcome, text, workspace),
     ).fetchone()
     return int(number)
+
+
+def decided_anyway(
+    transaction: Callable[[str], AbstractContextManager[Connection]],
+    workspace: str,
+    row: tuple[str, datetime, int, str, str | bytes],
+    failed: StoreError,
+) -> tuple[int, int] | None:
+    """The number and own number of a decision whose recording ``failed``, if it is logged.
+
+    Only where its COMMIT got no answer (`readmit.store.deadline.UNKNOWN`): read under the
+    workspace's write lock, so that a COMMIT the server still finishes ends first. ``row``
+    is the agent, time, epoch, outcome and stored body sent: a decision logged with all
+    five is that one. None where it is not, or where the log cannot be read (noted).
+    """
+    if UNKNOWN not in str(failed):
+        return None
+    agent, at, epoch, outcome, text = row
+    try:
+        with transaction(workspace) as db:
+            found = db.execute(
+                "SELECT MAX(number) FROM decisions WHERE workspace = ? AND agent = ? "
+                "AND at = ? AND epoch = ? AND outcome = ? AND body = ?",
+                (workspace, agent, stamp(at), epoch, outcome, text),
+            ).fetchone()
+            if found is None or found[0] is None:
+                return None
+            return int(found[0]), own_number(db, workspace, agent, int(found[0]))
+    except StoreError as unread:
+        failed.add_note(f"whether the decision was logged could not be read: {unread}")
+        return None
 
 
 def own_number(db: Connection, workspace: str, agent: str, number: int) -> int:

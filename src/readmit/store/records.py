@@ -1,22 +1,31 @@
-"""An agent's history read back: its decisions and its private bank, a page at a time.
+"""An agent's decisions recorded, and its history read back: decisions and bank, by pages.
 
-Both grow with every return and every memory, so each is read a page at a time off an index
-(`readmit.store.audit.summaries`, `readmit.store.absence.bank`), and one decision, one
-count or the memories a decision readmitted without the rest: an agent with a year of
-returns behind it is answered without every row of its history being read.
+A decision whose COMMIT got no answer (a connection cut as PostgreSQL committed) is looked
+for in the log under the workspace's write lock, as `readmit.store.resent` looks for a
+batch: found, it is answered with its number instead of an unknown outcome.
+
+Decisions and memories grow with every return and every memory, so each is read a page at a
+time off an index (`readmit.store.audit.summaries`, `readmit.store.absence.bank`), and one
+decision, one count or the memories a decision readmitted without the rest: an agent with
+a year of returns behind it is answered without every row of its history being read.
 """
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
+from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from readmit.model import Experience
+from readmit.admission.invalidation.judgment import Judgment
+from readmit.admission.memo import keep
+from readmit.errors import StoreError
+from readmit.model import Agent, Checkpoint, Experience
 from readmit.store import absence, audit
 from readmit.store.base import DecisionSummary
 from readmit.store.bodies import Departures
 from readmit.store.connection import Connection
 from readmit.store.rows import CHUNK
+from readmit.wire import domain
 
 T = TypeVar("T")
 
@@ -25,8 +34,9 @@ OWN_NUMBERS = 4096
 
 
 class Records:
-    """The part of `readmit.store.SqlStore` that reads decisions and private banks."""
+    """The part of `readmit.store.SqlStore` that records decisions and reads them and banks."""
 
+    conn: Connection
     _departures: Departures
     _own: dict[tuple[str, int], tuple[str, int]]
     """(workspace, decision id) -> (agent, its own number) of the decisions this object
@@ -37,6 +47,48 @@ class Records:
 
     def _reading(self, read: Callable[..., T], *args: Any) -> T:
         raise NotImplementedError
+
+    def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def agents(self, workspace: str) -> Mapping[str, Agent]:
+        raise NotImplementedError
+
+    def _keep(self, db: Connection, workspace: str, agent: str, epoch: int, j: Judgment) -> None:
+        raise NotImplementedError
+
+    def record_decision(
+        self,
+        workspace: str,
+        agent: str,
+        at: datetime,
+        epoch: int,
+        outcome: str,
+        record: dict[str, Any],
+        judgment: Judgment | None = None,
+        departure: Checkpoint | None = None,
+    ) -> int:
+        agents = self.agents(workspace)
+        domain.checked_decision(agents, workspace, agent, at, epoch, outcome, record)
+        rest = audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
+        text = audit.body(record, rest)  # its ``not_selected``: the rest of that checkpoint's
+        kept = audit.packed(text, self.conn.dialect)
+        try:
+            with self._transaction(lock=workspace) as db:
+                departed = (record["departure_epoch"], departure.at if departure else None)
+                number = audit.insert_decision(
+                    db, workspace, agent, at, epoch, outcome, kept, departed
+                )
+                own = audit.own_number(db, workspace, agent, number)
+                if judgment is not None and judgment.verifier:
+                    self._keep(db, workspace, agent, epoch, judgment)
+        except StoreError as failed:  # its COMMIT unanswered: logged all the same?
+            row = (agent, at, epoch, outcome, kept)
+            if (found := audit.decided_anyway(self._transaction, workspace, row, failed)) is None:
+                raise
+            number, own = found
+        keep(self._own, (workspace, number), (agent, own), OWN_NUMBERS)
+        return number
 
     def decisions(
         self,

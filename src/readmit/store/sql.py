@@ -12,8 +12,9 @@ a write to one workspace never holds up reads, nor on PostgreSQL writes, of anot
 
 The SQL itself lives with what it is for, in modules of `readmit.store`: `bodies` (decoding
 items and events once; `decoded` keeps them), `absence` (departures and what a return reads),
-`audit` (decisions), `agent_keys` (API keys), `held` (a key's newest item), `judgments` (the
-verdict cache), `verdicts` (standing invalidations) and `premises` (premises C does not hold).
+`audit` (decisions, recorded by `records`), `agent_keys` (API keys), `held` (a key's newest
+item), `judgments` (the verdict cache), `verdicts` (standing invalidations) and `premises`
+(premises C does not hold).
 """
 
 import itertools
@@ -27,12 +28,11 @@ from typing import Any, TypeVar
 
 from readmit.admission.context import ReturnContext, items_by_id
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.admission.memo import keep
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation, Returner
-from readmit.store import absence, audit, left_out, premises, quoted, restoring, verdicts
+from readmit.store import absence, left_out, premises, quoted, restoring, verdicts
 from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import Returning
 from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
@@ -48,7 +48,7 @@ from readmit.store.let_back import readmitted
 from readmit.store.migrations import missing
 from readmit.store.obligations import over_cap
 from readmit.store.pool import Pool
-from readmit.store.records import OWN_NUMBERS, Records
+from readmit.store.records import Records
 from readmit.store.resent import answered
 from readmit.store.state import State
 from readmit.store.turns import WriterTurns
@@ -354,31 +354,6 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         with self._read() as db:
             last = LAST_EPOCH if upto is None else upto
             return logged_events(db, self._parsed, workspace, after_epoch, last)
-
-    def record_decision(
-        self,
-        workspace: str,
-        agent: str,
-        at: datetime,
-        epoch: int,
-        outcome: str,
-        record: dict[str, Any],
-        judgment: Judgment | None = None,
-        departure: Checkpoint | None = None,
-    ) -> int:
-        agents = self.agents(workspace)
-        domain.checked_decision(agents, workspace, agent, at, epoch, outcome, record)
-        rest = audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
-        text = audit.body(record, rest)  # its ``not_selected``: the rest of that checkpoint's
-        kept = audit.packed(text, self.conn.dialect)
-        with self._transaction(lock=workspace) as db:
-            departed = (record["departure_epoch"], departure.at if departure else None)
-            number = audit.insert_decision(db, workspace, agent, at, epoch, outcome, kept, departed)
-            own = audit.own_number(db, workspace, agent, number)
-            if judgment is not None and judgment.verifier:
-                self._keep(db, workspace, agent, epoch, judgment)
-        keep(self._own, (workspace, number), (agent, own), OWN_NUMBERS)
-        return number
 
     def remember_judgment(self, workspace: str, agent: str, epoch: int, judgment: Judgment) -> None:
         """Keep ``judgment`` with no decision (judging ahead of a return, `readmit.ahead`)."""
