@@ -327,7 +327,7 @@ class Writer:
 
     def _readable_row(self, item_id: str, agent: Agent, own: bool = False) -> ItemRow | None:
         row = self._row(item_id)
-        if row is None or (own and row.item().author == agent.id):
+        if row is None or (own and row.item().author == agent.id and row.status == "active"):
             return row
         return row if row.item().scope.readable_by(agent.principal, agent.role) else None
 
@@ -342,8 +342,8 @@ class Writer:
         return found is not None and found.scope.readable_by(agent.principal, agent.role)
 
     def _withdraw(self, event_id: str, target: str, status: str, author: Agent) -> None:
-        # Its own writer too, though its readers leave it out (a misspelled reader, a put
-        # for others that a memory layer failed): it named the id, so nothing is disclosed.
+        # Its own writer too while it is active, though its readers leave the writer out (a
+        # misspelled reader, a failed put for others): it named the id; nothing is told.
         row = self._readable_row(target, author, own=True)
         if row is None:
             problem = f"unknown target item {target!r}"
