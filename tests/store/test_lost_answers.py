@@ -29,9 +29,10 @@ from readmit.events import Assert, Event, ItemDraft, Revoke
 from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.signing import HmacSha256Signer
-from readmit.store import WorkStateStore, audit, open_store
+from readmit.store import WorkStateStore, audit, held, open_store
 from readmit.store.deadline import ENV, UNKNOWN
 from readmit.store.postgres import _lost
+from readmit.store.resent import answered
 from readmit.store.sql import SqlStore
 
 T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
@@ -379,4 +380,36 @@ def test_a_return_whose_commit_went_unanswered_is_answered_as_logged(lose: bool)
             [logged] = store.decisions("trip")
             assert (logged.id, logged.agent, logged.outcome) == (1, "a", "issued")
         assert proxy.cut.is_set()
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_look_up_waits_only_so_long_for_a_lock_a_lost_session_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server session whose client is gone keeps the workspace's lock until the server
+    notices (its keepalive: hours). With no statement deadline, append then looked for its
+    batch that long, where it had failed at once before it looked (a review's half-open
+    proxy); a decision's look-up too. Each now gives up as a lock wait."""
+    monkeypatch.setenv(ENV, "0")
+    monkeypatch.setattr(held, "LOOK_UP_WAIT", 0.5)
+    monkeypatch.setattr(audit, "LOOK_UP_WAIT", 0.5)
+    workspace = f"trip-{uuid.uuid4().hex}"  # the lock's key is the name, in every schema
+    with fresh_postgres_schema() as url, psycopg.connect(postgres_url()) as lost:
+        store = open_store(url)
+        assert isinstance(store, SqlStore)
+        store.create_workspace(workspace, [Agent(id="a", principal="p", role="r")])
+        lost.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (workspace,))
+        started = time.monotonic()
+        unknown = StoreError(f"PostgreSQL: server closed the connection; {UNKNOWN}")
+        row = ("a", T0, 1, "issued", "{}")
+
+        assert answered(store, workspace, batch(), None, unknown) == []
+        assert audit.decided_anyway(store._transaction, workspace, row, unknown) is None
+        assert time.monotonic() - started < 30  # two waits of 0.5 s, on a loaded machine
+        notes = unknown.__notes__
+        assert len(notes) == 2
+        assert all("could not be read" in n and "lock timeout" in n for n in notes)
+        lost.rollback()  # the server noticed at last
+        assert store.logged(workspace, ["e0"]) == {}
         store.close()

@@ -28,7 +28,7 @@ from readmit.store.absence import last_departure
 from readmit.store.base import DecisionSummary
 from readmit.store.bodies import Departures
 from readmit.store.connection import Connection, stamp
-from readmit.store.deadline import UNKNOWN
+from readmit.store.deadline import LOOK_UP_WAIT, UNKNOWN
 
 VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
 """A stored body's flag: its view's ``excluded`` is `redact` of its own, left out, by the
@@ -237,7 +237,7 @@ def insert_decision(
 
 
 def decided_anyway(
-    transaction: Callable[[str], AbstractContextManager[Connection]],
+    transaction: Callable[[str, float], AbstractContextManager[Connection]],
     workspace: str,
     row: tuple[str, datetime, int, str, str | bytes],
     failed: StoreError,
@@ -245,7 +245,8 @@ def decided_anyway(
     """The number and own number of a decision whose recording ``failed``, if it is logged.
 
     Only where its COMMIT got no answer (`readmit.store.deadline.UNKNOWN`): read under the
-    workspace's write lock, so that a COMMIT the server still finishes ends first. ``row``
+    workspace's write lock (waited on `LOOK_UP_WAIT` at most), so that a COMMIT the server
+    still finishes ends first. ``row``
     is the agent, time, epoch, outcome and stored body sent: a decision logged with all
     five is that one. None where it is not, or where the log cannot be read (noted).
     """
@@ -253,7 +254,7 @@ def decided_anyway(
         return None
     agent, at, epoch, outcome, text = row
     try:
-        with transaction(workspace) as db:
+        with transaction(workspace, LOOK_UP_WAIT) as db:
             found = db.execute(
                 "SELECT MAX(number) FROM decisions WHERE workspace = ? AND agent = ? "
                 "AND at = ? AND epoch = ? AND outcome = ? AND body = ?",

@@ -68,11 +68,15 @@ class Connection(Protocol):
         """
         ...
 
-    def transaction(self, lock: str | None = None) -> AbstractContextManager[None]:
+    def transaction(
+        self, lock: str | None = None, wait: float | None = None
+    ) -> AbstractContextManager[None]:
         """A write transaction that commits on success and rolls back on any exception.
 
         ``lock`` names a workspace whose writers must be serialized (epochs are
         assigned as max + 1 inside the transaction). Reads inside see one snapshot.
+        ``wait``: at most so many seconds for another session's hold of ``lock`` (on
+        PostgreSQL; SQLite's lock is this process's file's, never a lost session's).
         """
         ...
 

@@ -29,6 +29,13 @@ from readmit.errors import ConfigError
 UNKNOWN = "whether the transaction committed is unknown"
 """What a store error says when a COMMIT was sent and no answer came (cut, or lost)."""
 
+LOOK_UP_WAIT = 5.0
+"""Seconds a look-up for a write of unknown outcome waits for its workspace's lock
+(`readmit.store.held.Held.logged`, `readmit.store.audit.decided_anyway`): a COMMIT the
+server still finishes ends well within it. A lock that a server session whose client is
+gone still holds (the server not told, until its keepalive fires: hours) is not waited on
+for good, deadline or none (a review's half-open proxy held an append for as long)."""
+
 SECONDS = 60.0
 """How long a statement may wait for the server's reply, unless the environment says."""
 ENV = "READMIT_PG_STATEMENT_TIMEOUT"

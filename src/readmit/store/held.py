@@ -25,6 +25,7 @@ from readmit.model import Agent, Item
 from readmit.store import premises as premises_rule
 from readmit.store import verdicts
 from readmit.store.connection import Connection
+from readmit.store.deadline import LOOK_UP_WAIT
 from readmit.store.decoded import BodyCache
 from readmit.store.rows import ACTIVE, CHUNK, select_in
 from readmit.wire.codec import item_from_json
@@ -46,7 +47,9 @@ class Held:
     def _read(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
-    def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
+    def _transaction(
+        self, lock: str, wait: float | None = None
+    ) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
     def agents(self, workspace: str) -> dict[str, Agent]:
@@ -104,9 +107,10 @@ class Held:
         For a caller whose `append` raised: a commit whose answer was lost (a connection
         cut as it committed) recorded the batch all the same. Read under the workspace's
         write lock, so that a COMMIT the deadline cut, which the server may still finish,
-        has ended first (a review: read at once, it was not there yet, then it landed).
+        has ended first (a review: read at once, it was not there yet, then it landed); a
+        lock that a session whose client is gone still holds is waited on `LOOK_UP_WAIT`.
         """
-        with self._transaction(lock=workspace) as db:
+        with self._transaction(lock=workspace, wait=LOOK_UP_WAIT) as db:
             rows = list(
                 select_in(db, workspace, _EVENTS, "e.id", set(event_ids), "", "e.workspace")
             )

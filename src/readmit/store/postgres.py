@@ -176,13 +176,15 @@ class PostgresConnection:
             raise
 
     @contextmanager
-    def transaction(self, lock: str | None = None) -> Iterator[None]:
+    def transaction(self, lock: str | None = None, wait: float | None = None) -> Iterator[None]:
         with self._transaction():
             self.execute(
                 "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"
                 if lock
                 else "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
             )
+            if wait is not None:  # an advisory lock's wait is a lock wait: cut as one
+                self.execute(f"SET LOCAL lock_timeout = {max(1, round(wait * 1000))}")
             if lock is not None:
                 self.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (lock,))
             yield

@@ -48,7 +48,9 @@ class Records:
     def _reading(self, read: Callable[..., T], *args: Any) -> T:
         raise NotImplementedError
 
-    def _transaction(self, lock: str) -> AbstractContextManager[Connection]:
+    def _transaction(
+        self, lock: str, wait: float | None = None
+    ) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
     def agents(self, workspace: str) -> Mapping[str, Agent]:

@@ -140,15 +140,18 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
                 self._local.db = None
 
     @contextmanager
-    def _transaction(self, lock: str) -> Iterator[Connection]:
-        """A write transaction, serialized with every other writer of ``lock``."""
+    def _transaction(self, lock: str, wait: float | None = None) -> Iterator[Connection]:
+        """A write transaction, serialized with every other writer of ``lock``.
+
+        ``wait``: at most so many seconds for another session's hold of it (PostgreSQL).
+        """
         if getattr(self._local, "db", None) is not None:
             raise StoreError("a write cannot start inside another transaction")
         try:
             with (
                 self._turns.turn(lock, self.conn.deadline),
                 self._pool.connection() as db,
-                db.transaction(lock=lock),
+                db.transaction(lock=lock, wait=wait),
             ):
                 self._local.db = db
                 try:

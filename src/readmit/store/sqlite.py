@@ -141,7 +141,7 @@ class SQLiteConnection:
         self.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)  # noqa: S608
 
     @contextmanager
-    def transaction(self, lock: str | None = None) -> Iterator[None]:
+    def transaction(self, lock: str | None = None, wait: float | None = None) -> Iterator[None]:
         # BEGIN IMMEDIATE takes the write lock for the whole file: one writer at a time.
         with self._within("BEGIN IMMEDIATE"):
             if self.file is not None:
