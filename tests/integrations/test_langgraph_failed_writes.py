@@ -385,10 +385,12 @@ def test_a_cancelled_async_write_leaves_readmit_matching_the_inner_store(
     sc.put(("trip",), "hotel", PRIVATE)  # a sync put: the inner store's batch, not held
     record = a.record
 
-    def held(events: Any) -> Any:  # the recording thread waits while the caller is cancelled
+    def held(
+        events: Any, own: bool = False
+    ) -> Any:  # recording waits while the caller is cancelled
         started.set()
         assert go.wait(120)
-        return record(events)
+        return record(events, own)
 
     if while_ == "recording":
         a.record = held  # type: ignore[method-assign]

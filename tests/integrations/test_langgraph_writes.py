@@ -659,11 +659,11 @@ def test_the_agents_write_met_in_flight_by_a_new_returns_lens_is_read_once_it_la
     s1.get(TRIP, "other")  # the lens the write takes
     record = team.a1.record
 
-    def returned_first(events: Any) -> Any:
+    def returned_first(events: Any, own: bool = False) -> Any:
         team.a1.record = record  # type: ignore[method-assign]
         team.a1.depart()
         arrive(team.a1)
-        return record(events)
+        return record(events, own)
 
     team.a1.record = returned_first  # type: ignore[method-assign]
     inner.hooks = [(True, lambda: s1.get(TRIP, "other"))]  # the new lens meets it in flight

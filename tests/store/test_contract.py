@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -223,36 +224,38 @@ def test_a_bad_event_stores_nothing_of_its_batch(ws: WorkStateStore) -> None:
     ws.append("ws", [assert_(2, "b")])  # the id b was not taken by the failed batch
 
 
-def test_its_writer_may_withdraw_an_item_whose_readers_leave_it_out(ws: WorkStateStore) -> None:
-    """A2 writes for the agency only (a misspelled reader, a memory layer's put for others
-    that its inner store then failed): A2 may still revoke, supersede or close it while it
-    is active, as a reader may; A1, of A2's principal but not its writer, is told of no
-    such item, and so is A2 once it is withdrawn (by whom is not A2's to learn)."""
+def test_its_writer_withdraws_an_item_whose_readers_leave_it_out_only_when_own_is_asked(
+    ws: WorkStateStore,
+) -> None:
+    """A2 writes for the agency only (a memory layer's put for others that its inner store
+    then failed): with ``own`` (the layer's undo), A2 may revoke, supersede or close it;
+    without it, as an agent's request is, A2 is told of no such item; A1, of A2's principal
+    but not its writer, is told so even with ``own``."""
     agency = frozenset({"agency"})
     ws.append("ws", [assert_(n, f"x{n}", principals=agency) for n in (1, 2, 3, 4)])
     at = T0 + timedelta(minutes=10)
-    theirs = Revoke(id="e10", at=at, author="A1", target="x4", why="not A1's")
+    mine = Revoke(id="e10", at=at, author="A2", target="x1", why="put failed")
+    theirs = Revoke(id="e11", at=at, author="A1", target="x4", why="not A1's")
 
-    with pytest.raises(InvalidEvent, match=r"'e10'.*unknown target item 'x4'"):
-        ws.append("ws", [theirs])
+    with pytest.raises(InvalidEvent, match=r"'e10'.*unknown target item 'x1'"):
+        ws.append("ws", [mine])
+    with pytest.raises(InvalidEvent, match=r"'e11'.*unknown target item 'x4'"):
+        ws.append("ws", [theirs], own=True)
     ws.append(
         "ws",
         [
-            Revoke(id="e11", at=at, author="A2", target="x1", why="put failed"),
+            mine,
             Supersede(
                 id="e12", at=at, author="A2", target="x2", item=ItemDraft(id="y2", text="Y.")
             ),
             Close(id="e13", at=at, author="A2", target="x3"),
-            Revoke(id="e14", at=at, author="X1", target="x4", why="a reader may"),
         ],
+        own=True,
     )
 
-    assert ws.unreadable("ws", "A2", ["x1", "x2", "x3", "x4"]) == set()  # none active
-    assert ws.unreadable("ws", "X1", ["x1", "x2", "x3", "x4"]) == set()
-    for target in ("x1", "x4"):  # withdrawn by itself or by a reader: not told which, nor that
-        again = Revoke(id="e15", at=at, author="A2", target=target, why="again")
-        with pytest.raises(InvalidEvent, match=rf"'e15'.*unknown target item '{target}'"):
-            ws.append("ws", [again])
+    assert ws.unreadable("ws", "A2", ["x1", "x2", "x3", "x4"]) == {"x4"}  # only x4 active
+    with pytest.raises(InvalidEvent, match=r"'e14'.*no longer active"):
+        ws.append("ws", [replace(mine, id="e14")], own=True)
 
 
 def test_events_for_a_workspace_never_created_are_refused_and_store_nothing(

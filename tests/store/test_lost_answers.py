@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -24,10 +25,12 @@ import pytest
 
 from builders import KEY
 from conftest import fresh_postgres_schema, postgres_url
+from readmit.decide import decide
 from readmit.errors import InvalidEvent, StoreError
-from readmit.events import Assert, Event, ItemDraft, Revoke
+from readmit.events import Assert, Event, ItemDraft, ReturnRequest, Revoke
 from readmit.integrations.team import Member
 from readmit.model import Agent
+from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
 from readmit.store import WorkStateStore, audit, held, open_store
 from readmit.store.deadline import ENV, UNKNOWN
@@ -108,7 +111,9 @@ def test_a_batch_the_server_did_not_time_is_refused_with_other_times(trip: WorkS
         trip.append("trip", later)
 
 
-def test_a_decision_is_found_logged_only_by_everything_it_was_sent_with(tmp_path: Path) -> None:
+def test_a_decision_is_found_logged_only_by_its_number_and_everything_sent_with_it(
+    tmp_path: Path,
+) -> None:
     """`audit.decided_anyway`, on a log holding a's decisions 1 and 3 and b's 2."""
     store = open_store(f"sqlite:///{tmp_path}/r.db")
     assert isinstance(store, SqlStore)
@@ -121,13 +126,44 @@ def test_a_decision_is_found_logged_only_by_everything_it_was_sent_with(tmp_path
         rows = db.execute("SELECT agent, at, epoch, outcome, body FROM decisions").fetchall()
     third = (rows[2][0], datetime.fromisoformat(rows[2][1]), *rows[2][2:])
     unknown = StoreError(f"PostgreSQL: server closed the connection; {UNKNOWN}")
+    look = partial(audit.decided_anyway, store._transaction, "trip")
 
-    assert audit.decided_anyway(store._transaction, "trip", third, unknown) == (3, 2)
-    assert audit.decided_anyway(store._transaction, "trip", ("b", *third[1:]), unknown) is None
-    other_body = (*third[:4], rows[0][4])  # a's first decision, said of the third's time
-    assert audit.decided_anyway(store._transaction, "trip", other_body, unknown) is None
+    assert look(3, third, unknown) == 2
+    assert look(2, third, unknown) is None  # another decision holds that number
+    assert look(4, third, unknown) is None  # none does
+    assert look(3, ("b", *third[1:]), unknown) is None
+    assert look(3, (*third[:4], rows[0][4]), unknown) is None  # a's first decision's body
     refused = StoreError("PostgreSQL: could not serialize access")  # rolled back: not looked for
-    assert audit.decided_anyway(store._transaction, "trip", third, refused) is None
+    assert look(3, third, refused) is None
+    store.close()
+
+
+def test_a_return_decided_again_whose_record_was_rolled_back_is_not_taken_for_the_first(
+    tmp_path: Path,
+) -> None:
+    """The same request decided twice, nothing between: two records alike in every column
+    but their numbers. The second's COMMIT failed, its outcome unknown, and it was rolled
+    back: it was answered with the first's number, as if recorded (a review)."""
+    store = open_store(f"sqlite:///{tmp_path}/r.db")
+    assert isinstance(store, SqlStore)
+    store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+    store.depart("trip", "a", T0)
+    request = ReturnRequest(id="return@T0", at=T0, agent="a", task="*", purpose="*")
+    signer = HmacSha256Signer(KEY)
+    assert decide(store, "trip", request, policy=Policy(), verifier=None, signer=signer).id == 1
+    writing = store._transaction
+
+    @contextlib.contextmanager
+    def lost(lock: str, wait: float | None = None) -> Iterator[Any]:
+        setattr(store, "_transaction", writing)  # noqa: B010  (the look-up's is the real one)
+        with writing(lock, wait) as db:
+            yield db
+            raise StoreError(f"PostgreSQL: server closed the connection; {UNKNOWN}")
+
+    setattr(store, "_transaction", lost)  # noqa: B010
+    with pytest.raises(StoreError, match=UNKNOWN):
+        decide(store, "trip", request, policy=Policy(), verifier=None, signer=signer)
+    assert [d.id for d in store.decisions("trip")] == [1]
     store.close()
 
 
@@ -405,7 +441,7 @@ def test_a_look_up_waits_only_so_long_for_a_lock_a_lost_session_holds(
         row = ("a", T0, 1, "issued", "{}")
 
         assert answered(store, workspace, batch(), None, unknown) == []
-        assert audit.decided_anyway(store._transaction, workspace, row, unknown) is None
+        assert audit.decided_anyway(store._transaction, workspace, 1, row, unknown) is None
         assert time.monotonic() - started < 30  # two waits of 0.5 s, on a loaded machine
         notes = unknown.__notes__
         assert len(notes) == 2

@@ -207,10 +207,11 @@ class Member:
                 f"no agent {self.agent!r} in workspace {self.workspace!r} (its agents: {known})"
             )
 
-    def record(self, events: Sequence[Event]) -> list[Recorded]:
+    def record(self, events: Sequence[Event], own: bool = False) -> list[Recorded]:
         """Record ``events`` (authored by this agent) atomically, at the clock's time.
 
         What a memory layer owes readmit is recorded first (`readmit.integrations.corrections`).
+        ``own``: it may withdraw an item it wrote for other readers (`WorkStateStore.append`).
 
         Raises:
             InvalidInput: for an event another agent authors (nothing is recorded).
@@ -224,7 +225,7 @@ class Member:
                 )
         settle(self.store, self.workspace)  # what a memory layer failed to undo comes first
         try:
-            return self.store.append(self.workspace, events, clock=self.clock)
+            return self.store.append(self.workspace, events, clock=self.clock, own=own)
         except InvalidInput:
             raise
         except Exception as failed:

@@ -5,8 +5,8 @@ writer which principals and roles the workspace holds. So a misspelled principal
 is stored as given, and the agents it was meant for may not read the item. When the
 writer itself is left out (the usual sign: it meant itself among the readers), the answer
 says so (`warnings`), from the writer's own principal and role alone: it tells nothing of
-anyone else. The events are recorded all the same: writing for others only is allowed, and
-the writer may still revoke, supersede or close what it wrote (by its id), not read it.
+anyone else. The events are recorded all the same: writing for others only is allowed,
+though the writer then cannot revoke or supersede what it wrote.
 """
 
 from collections.abc import Sequence
@@ -25,8 +25,8 @@ def left_out(writer: Agent, events: Sequence[Event]) -> list[WarningOut]:
                 message = (
                     f"you may not read item {event.item.id!r} yourself: {problem}. It is "
                     "recorded as sent (readers are not checked against the workspace's "
-                    "agents, so a misspelled name is kept); you may still revoke, "
-                    "supersede or close it by its id"
+                    "agents, so a misspelled name is kept), and only an agent that may "
+                    "read it can revoke or supersede it"
                 )
                 warnings.append(
                     {"index": index, "id": event.id, "field": field, "message": message}

@@ -160,8 +160,8 @@ class RecordedOut(TypedDict):
     warnings: NotRequired[list[WarningOut]]
     """Only when there is one: an item you wrote whose readers leave you out (names are not
     checked against the workspace's agents, so a misspelled principal or role is kept as
-    sent: you may not read the item, only revoke, supersede or close it by its id). The
-    events were recorded all the same."""
+    sent, and you may not read, revoke or supersede the item). The events were recorded
+    all the same."""
 
 
 @with_config(_CLOSED)

@@ -239,16 +239,18 @@ def insert_decision(
 def decided_anyway(
     transaction: Callable[[str, float], AbstractContextManager[Connection]],
     workspace: str,
+    number: int,
     row: tuple[str, datetime, int, str, str | bytes],
     failed: StoreError,
-) -> tuple[int, int] | None:
-    """The number and own number of a decision whose recording ``failed``, if it is logged.
+) -> int | None:
+    """The own number of decision ``number``, whose recording ``failed``, if it is logged.
 
     Only where its COMMIT got no answer (`readmit.store.deadline.UNKNOWN`): read under the
     workspace's write lock (waited on `LOOK_UP_WAIT` at most), so that a COMMIT the server
-    still finishes ends first. ``row``
-    is the agent, time, epoch, outcome and stored body sent: a decision logged with all
-    five is that one. None where it is not, or where the log cannot be read (noted).
+    still finishes ends first. ``number`` is the one its insert was given, ``row`` the
+    agent, time, epoch, outcome and stored body sent: logged as ``number`` with all five,
+    it is that decision (another with the same five, the same request decided before, is
+    not: a review). None where it is not, or where the log cannot be read (noted).
     """
     if UNKNOWN not in str(failed):
         return None
@@ -256,13 +258,11 @@ def decided_anyway(
     try:
         with transaction(workspace, LOOK_UP_WAIT) as db:
             found = db.execute(
-                "SELECT MAX(number) FROM decisions WHERE workspace = ? AND agent = ? "
+                "SELECT 1 FROM decisions WHERE workspace = ? AND number = ? AND agent = ? "
                 "AND at = ? AND epoch = ? AND outcome = ? AND body = ?",
-                (workspace, agent, stamp(at), epoch, outcome, text),
+                (workspace, number, agent, stamp(at), epoch, outcome, text),
             ).fetchone()
-            if found is None or found[0] is None:
-                return None
-            return int(found[0]), own_number(db, workspace, agent, int(found[0]))
+            return None if found is None else own_number(db, workspace, agent, number)
     except StoreError as unread:
         failed.add_note(f"whether the decision was logged could not be read: {unread}")
         return None

@@ -60,6 +60,7 @@ class WorkStateStore(Protocol):
         *,
         clock: Callable[[], datetime] | None = None,
         max_open: int | None = None,
+        own: bool = False,
     ) -> list[Recorded]:
         """Record ``events`` atomically and return them with their epochs.
 
@@ -67,6 +68,9 @@ class WorkStateStore(Protocol):
         at their own ``at``: what a server does for agents that let it keep time.
         With ``max_open``, a batch that would leave the principal of an agent that opened
         an obligation in it holding more open is refused (`InvalidInput`), nothing stored.
+        With ``own``, an event's author may withdraw an item it wrote whose readers leave it
+        out (a memory layer undoing its own put for others). Never for an agent's request:
+        whether it may would tell it what a reader did to the item (a review).
         """
         ...
 

@@ -75,6 +75,7 @@ class Records:
         rest = audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
         text = audit.body(record, rest)  # its ``not_selected``: the rest of that checkpoint's
         kept = audit.packed(text, self.conn.dialect)
+        number = 0  # the number its row was given, once inserted
         try:
             with self._transaction(lock=workspace) as db:
                 departed = (record["departure_epoch"], departure.at if departure else None)
@@ -86,9 +87,10 @@ class Records:
                     self._keep(db, workspace, agent, epoch, judgment)
         except StoreError as failed:  # its COMMIT unanswered: logged all the same?
             row = (agent, at, epoch, outcome, kept)
-            if (found := audit.decided_anyway(self._transaction, workspace, row, failed)) is None:
+            look = partial(audit.decided_anyway, self._transaction, workspace)
+            if not number or (found := look(number, row, failed)) is None:
                 raise
-            number, own = found
+            own = found
         keep(self._own, (workspace, number), (agent, own), OWN_NUMBERS)
         return number
 

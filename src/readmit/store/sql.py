@@ -201,11 +201,12 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         *,
         clock: Clock | None = None,
         max_open: int | None = None,
+        own: bool = False,
     ) -> list[Recorded]:
         with paused():
             try:
                 with self._transaction(lock=workspace) as db:
-                    recorded = self._append(db, workspace, events, clock)
+                    recorded = self._append(db, workspace, events, clock, own)
                     if max_open is not None:  # counted after the batch, under the lock
                         over_cap(db, workspace, recorded, max_open)
             except (InvalidEvent, StoreError) as failed:  # sent again, or its COMMIT unanswered
@@ -216,7 +217,12 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         return recorded
 
     def _append(
-        self, db: Connection, workspace: str, events: Sequence[Event], clock: Clock | None
+        self,
+        db: Connection,
+        workspace: str,
+        events: Sequence[Event],
+        clock: Clock | None,
+        own: bool = False,
     ) -> list[Recorded]:
         domain.checked_events(events)
         agents = self.agents(workspace)
@@ -230,10 +236,11 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         # and checked again event by event, so the refusal names the event it always did.
         db.execute("SAVEPOINT batch")
         try:
-            return Writer(db, workspace, agents, optimistic=True, known=known).append(events, clock)
+            writer = Writer(db, workspace, agents, optimistic=True, known=known, own=own)
+            return writer.append(events, clock)
         except (InvalidEvent, Conflict):
             db.execute("ROLLBACK TO SAVEPOINT batch")
-        return Writer(db, workspace, agents, known=known).append(events, clock)
+        return Writer(db, workspace, agents, known=known, own=own).append(events, clock)
 
     def _epoch(self, db: Connection, workspace: str) -> int:
         row = db.execute("SELECT MAX(epoch) FROM events WHERE workspace = ?", (workspace,))

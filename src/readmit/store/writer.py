@@ -70,8 +70,10 @@ class Writer:
         agents: dict[str, Agent],
         optimistic: bool = False,
         known: Known | None = None,
+        own: bool = False,
     ) -> None:
-        self.optimistic = optimistic  # new ids and names left to the unique indexes (`sql`)
+        # optimistic: new ids and names left to the unique indexes (`sql`); own: `SqlStore.append`
+        self.optimistic, self.own = optimistic, own
         self.known = known  # stored items the batch reads are not parsed again
         self.db, self.ws, self.agents = db, workspace, agents
         # Times never go backwards, so the last epoch holds the latest time (an index lookup).
@@ -327,7 +329,7 @@ class Writer:
 
     def _readable_row(self, item_id: str, agent: Agent, own: bool = False) -> ItemRow | None:
         row = self._row(item_id)
-        if row is None or (own and row.item().author == agent.id and row.status == "active"):
+        if row is None or (own and row.item().author == agent.id):
             return row
         return row if row.item().scope.readable_by(agent.principal, agent.role) else None
 
@@ -342,9 +344,7 @@ class Writer:
         return found is not None and found.scope.readable_by(agent.principal, agent.role)
 
     def _withdraw(self, event_id: str, target: str, status: str, author: Agent) -> None:
-        # Its own writer too while it is active, though its readers leave the writer out (a
-        # misspelled reader, a failed put for others): it named the id; nothing is told.
-        row = self._readable_row(target, author, own=True)
+        row = self._readable_row(target, author, own=self.own)
         if row is None:
             problem = f"unknown target item {target!r}"
             raise InvalidEvent(event_id, problem, unknown=target, fields=("target",))

@@ -55,8 +55,8 @@ class Tracking(Member):
     pending: str | None = None
     """The id of the scenario item the integration is writing now."""
 
-    def record(self, events: Sequence[Event]) -> list[Recorded]:
-        recorded = super().record(events)
+    def record(self, events: Sequence[Event], own: bool = False) -> list[Recorded]:
+        recorded = super().record(events, own)
         for event in events:
             if self.pending is not None and isinstance(event, Assert | Supersede):
                 self.ids.add(self.pending, event.item.id)

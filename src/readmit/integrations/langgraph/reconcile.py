@@ -78,16 +78,18 @@ def _correct(
     member: Member, writes: list[Write], found: list[Result] | None, why: str, late: bool = False
 ) -> list[Write]:
     """Record `_corrections`, worked out from readmit's state now; the writes that landed."""
-    events, landed = _corrections(member, writes, found, why, late)
-    if events:
+    events, landed, own = _corrections(member, writes, found, why, late)
+    if events and own:  # a put for other readers only undone too: its writer's own to undo
+        member.record(events, own=True)
+    elif events:
         member.record(events)
     return landed
 
 
 def _corrections(
     member: Member, writes: list[Write], found: list[Result] | None, why: str, late: bool
-) -> tuple[list[Event], list[Write]]:
-    """What `reconcile` records, and the writes that landed.
+) -> tuple[list[Event], list[Write], bool]:
+    """What `reconcile` records, the writes that landed, and whether an undo needs ``own``.
 
     It records the undo of each write that did not land, and a restore. ``late``: owed,
     recorded after other events, so ``found`` may no longer be what the inner store holds.
@@ -96,6 +98,7 @@ def _corrections(
     events: list[Event] = []
     active: set[str] | None = None
     went: list[Write] = []
+    own = False
     log = cache(partial(member.store.events, member.workspace))  # read once, if at all
     for n, w in enumerate(writes):
         got = found[n] if found is not None else None
@@ -105,8 +108,10 @@ def _corrections(
         if w.item is not None:
             active = {i.id for i in member.visible()} if active is None else active
             # Not if a later write of the path replaced it already; its own to revoke though
-            # its readers leave the writer out (a put for others: a teammate's view held it).
-            if w.item in active or _unread(member, w.item):
+            # its readers leave the writer out (a put for others: their returns admitted it).
+            readable = w.item in active
+            if readable or _unread(member, w.item):
+                own = own or not readable
                 events.append(
                     Revoke(id=new_id("undo"), at=at, author=author, target=w.item, why=why)
                 )
@@ -128,7 +133,7 @@ def _corrections(
             if late and any(_states(s, w) for s in later):
                 continue
             events.append(restore(member, w, got, held.item.validity.valid_to))
-    return events, went
+    return events, went, own
 
 
 def _unread(member: Member, item: str) -> bool:
