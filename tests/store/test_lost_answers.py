@@ -128,13 +128,14 @@ def test_a_decision_is_found_logged_only_by_its_number_and_everything_sent_with_
     unknown = StoreError(f"PostgreSQL: server closed the connection; {UNKNOWN}")
     look = partial(audit.decided_anyway, store._transaction, "trip")
 
-    assert look(3, third, unknown) == 2
-    assert look(2, third, unknown) is None  # another decision holds that number
-    assert look(4, third, unknown) is None  # none does
-    assert look(3, ("b", *third[1:]), unknown) is None
-    assert look(3, (*third[:4], rows[0][4]), unknown) is None  # a's first decision's body
+    assert look((3, 3), third, unknown) == 2
+    assert look((2, 2), third, unknown) is None  # another decision holds that row
+    assert look((4, 4), third, unknown) is None  # none does
+    assert look((4, 3), third, unknown) is None  # its number given again to another row
+    assert look((3, 3), ("b", *third[1:]), unknown) is None
+    assert look((3, 3), (*third[:4], rows[0][4]), unknown) is None  # a's first decision's body
     refused = StoreError("PostgreSQL: could not serialize access")  # rolled back: not looked for
-    assert look(3, third, refused) is None
+    assert look((3, 3), third, refused) is None
     store.close()
 
 
@@ -381,6 +382,22 @@ def test_a_batch_whose_slow_commit_the_deadline_cut_is_read_back_once_it_lands(
         store.close()
 
 
+def _arm_at_decision(store: WorkStateStore, proxy: CutCommit) -> None:
+    """Arm ``proxy`` for the COMMIT of the next decision ``store`` records, not a read's."""
+    writing, recording = getattr(store, "_transaction"), store.record_decision  # noqa: B009
+
+    def armed(lock: str) -> Any:
+        setattr(store, "_transaction", writing)  # noqa: B010
+        proxy.armed = True
+        return writing(lock)
+
+    def recorded(*args: Any, **kwargs: Any) -> int:
+        setattr(store, "_transaction", armed)  # noqa: B010
+        return recording(*args, **kwargs)
+
+    setattr(store, "record_decision", recorded)  # noqa: B010
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("lose", [False, True], ids=["answer lost", "commit lost"])
 def test_a_return_whose_commit_went_unanswered_is_answered_as_logged(lose: bool) -> None:
@@ -392,20 +409,7 @@ def test_a_return_whose_commit_went_unanswered_is_answered_as_logged(lose: bool)
         member = Member(store, "trip", "a", HmacSha256Signer(KEY))
         member.record(batch())
         member.depart()
-        writing = store._transaction
-
-        def armed(lock: str) -> Any:
-            setattr(store, "_transaction", writing)  # noqa: B010
-            proxy.armed = True  # the decision's COMMIT, not a read's before it
-            return writing(lock)
-
-        recording = store.record_decision
-
-        def recorded(*args: Any, **kwargs: Any) -> int:
-            setattr(store, "_transaction", armed)  # noqa: B010
-            return recording(*args, **kwargs)
-
-        setattr(store, "record_decision", recorded)  # noqa: B010
+        _arm_at_decision(store, proxy)
         if lose:
             with pytest.raises(StoreError, match="whether the transaction committed is unknown"):
                 member.return_()
@@ -420,13 +424,42 @@ def test_a_return_whose_commit_went_unanswered_is_answered_as_logged(lose: bool)
 
 
 @pytest.mark.postgres
+def test_a_decision_rolled_back_is_not_taken_for_one_given_its_number_since(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same request decided twice: the first's COMMIT never reached the server, and
+    before it was looked for, the second was recorded, numbered as the first had been and
+    alike in every other column. The first was answered as recorded (a review)."""
+    request = ReturnRequest(id="return@T0", at=T0, agent="a", task="*", purpose="*")
+    signer = HmacSha256Signer(KEY)
+    with proxied(lose=True) as (proxy, url):
+        store, direct = open_store(url), open_store(url)  # the proxy cuts one COMMIT only
+        store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
+        store.depart("trip", "a", T0)
+        looking = audit.decided_anyway
+
+        def second_first(*args: Any) -> int | None:
+            decide(direct, "trip", request, policy=Policy(), verifier=None, signer=signer)
+            return looking(*args)
+
+        monkeypatch.setattr(audit, "decided_anyway", second_first)
+        _arm_at_decision(store, proxy)
+        with pytest.raises(StoreError, match=UNKNOWN):
+            decide(store, "trip", request, policy=Policy(), verifier=None, signer=signer)
+        assert [(d.id, d.agent) for d in store.decisions("trip")] == [(1, "a")]
+        direct.close()
+        store.close()
+
+
+@pytest.mark.postgres
 def test_a_look_up_waits_only_so_long_for_a_lock_a_lost_session_holds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A server session whose client is gone keeps the workspace's lock until the server
     notices (its keepalive: hours). With no statement deadline, append then looked for its
     batch that long, where it had failed at once before it looked (a review's half-open
-    proxy); a decision's look-up too. Each now gives up as a lock wait."""
+    proxy); a decision's look-up too. Each now gives up as a lock wait, and does not queue
+    behind another writer of this process waiting for the same lock (a review)."""
     monkeypatch.setenv(ENV, "0")
     monkeypatch.setattr(held, "LOOK_UP_WAIT", 0.5)
     monkeypatch.setattr(audit, "LOOK_UP_WAIT", 0.5)
@@ -436,16 +469,20 @@ def test_a_look_up_waits_only_so_long_for_a_lock_a_lost_session_holds(
         assert isinstance(store, SqlStore)
         store.create_workspace(workspace, [Agent(id="a", principal="p", role="r")])
         lost.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (workspace,))
+        writer = threading.Thread(target=store.append, args=(workspace, batch()))
+        writer.start()  # this process's turn taken, the lock waited for
+        time.sleep(0.2)
         started = time.monotonic()
         unknown = StoreError(f"PostgreSQL: server closed the connection; {UNKNOWN}")
         row = ("a", T0, 1, "issued", "{}")
 
         assert answered(store, workspace, batch(), None, unknown) == []
-        assert audit.decided_anyway(store._transaction, workspace, 1, row, unknown) is None
+        assert audit.decided_anyway(store._transaction, workspace, (1, 1), row, unknown) is None
         assert time.monotonic() - started < 30  # two waits of 0.5 s, on a loaded machine
         notes = unknown.__notes__
         assert len(notes) == 2
         assert all("could not be read" in n and "lock timeout" in n for n in notes)
         lost.rollback()  # the server noticed at last
-        assert store.logged(workspace, ["e0"]) == {}
+        writer.join(30)
+        assert store.logged(workspace, ["e0", "e1", "e2"]) == {"e0": 1, "e1": 2, "e2": 3}
         store.close()

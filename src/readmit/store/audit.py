@@ -205,8 +205,8 @@ def insert_decision(
     outcome: str,
     text: str | bytes,
     departed: tuple[object, datetime | None] = (None, None),
-) -> int:
-    """Log one decision (inside the caller's transaction); its number in the workspace.
+) -> tuple[int, int]:
+    """Log one decision (inside the caller's transaction): its row's id, and its number.
 
     ``text`` is the record as `body` and `packed` store it, made before the workspace's
     lock is taken. ``departed``: the epoch and, if known, the time of the departure it was
@@ -227,40 +227,42 @@ def insert_decision(
             f"{agent} departed again (at {latest[2]}) while its return was decided on an "
             "earlier departure: decide the return again"
         )
-    (number,) = db.execute(  # numbered per workspace, under its lock
+    row, number = db.execute(  # numbered per workspace, under its lock
         "INSERT INTO decisions (workspace, agent, at, epoch, outcome, body, number) "
         "SELECT ?, ?, ?, ?, ?, ?, COALESCE(MAX(number), 0) + 1 FROM decisions "
-        "WHERE workspace = ? RETURNING number",
+        "WHERE workspace = ? RETURNING id, number",
         (workspace, agent, stamp(at), epoch, outcome, text, workspace),
     ).fetchone()
-    return int(number)
+    return int(row), int(number)
 
 
 def decided_anyway(
     transaction: Callable[[str, float], AbstractContextManager[Connection]],
     workspace: str,
-    number: int,
+    inserted: tuple[int, int],
     row: tuple[str, datetime, int, str, str | bytes],
     failed: StoreError,
 ) -> int | None:
-    """The own number of decision ``number``, whose recording ``failed``, if it is logged.
+    """The own number of the decision whose recording ``failed``, if it is logged.
 
     Only where its COMMIT got no answer (`readmit.store.deadline.UNKNOWN`): read under the
     workspace's write lock (waited on `LOOK_UP_WAIT` at most), so that a COMMIT the server
-    still finishes ends first. ``number`` is the one its insert was given, ``row`` the
-    agent, time, epoch, outcome and stored body sent: logged as ``number`` with all five,
-    it is that decision (another with the same five, the same request decided before, is
-    not: a review). None where it is not, or where the log cannot be read (noted).
+    still finishes ends first. ``inserted`` is the row id and number its insert was given,
+    ``row`` the agent, time, epoch, outcome and stored body sent: logged so, it is that
+    decision. Not another with the same five (the same request decided again, a review),
+    even under the same number (given again once this one rolled back: PostgreSQL never
+    gives a row id again, and SQLite never leaves a COMMIT's outcome unknown). None where
+    it is not, or where the log cannot be read (noted).
     """
     if UNKNOWN not in str(failed):
         return None
-    agent, at, epoch, outcome, text = row
+    (made, number), (agent, at, epoch, outcome, text) = inserted, row
     try:
         with transaction(workspace, LOOK_UP_WAIT) as db:
             found = db.execute(
-                "SELECT 1 FROM decisions WHERE workspace = ? AND number = ? AND agent = ? "
-                "AND at = ? AND epoch = ? AND outcome = ? AND body = ?",
-                (workspace, number, agent, stamp(at), epoch, outcome, text),
+                "SELECT 1 FROM decisions WHERE id = ? AND workspace = ? AND number = ? "
+                "AND agent = ? AND at = ? AND epoch = ? AND outcome = ? AND body = ?",
+                (made, workspace, number, agent, stamp(at), epoch, outcome, text),
             ).fetchone()
             return None if found is None else own_number(db, workspace, agent, number)
     except StoreError as unread:

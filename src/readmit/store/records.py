@@ -75,22 +75,23 @@ class Records:
         rest = audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
         text = audit.body(record, rest)  # its ``not_selected``: the rest of that checkpoint's
         kept = audit.packed(text, self.conn.dialect)
-        number = 0  # the number its row was given, once inserted
+        inserted = (0, 0)  # its row's id and number, once inserted
         try:
             with self._transaction(lock=workspace) as db:
                 departed = (record["departure_epoch"], departure.at if departure else None)
-                number = audit.insert_decision(
+                inserted = audit.insert_decision(
                     db, workspace, agent, at, epoch, outcome, kept, departed
                 )
+                number = inserted[1]
                 own = audit.own_number(db, workspace, agent, number)
                 if judgment is not None and judgment.verifier:
                     self._keep(db, workspace, agent, epoch, judgment)
         except StoreError as failed:  # its COMMIT unanswered: logged all the same?
             row = (agent, at, epoch, outcome, kept)
             look = partial(audit.decided_anyway, self._transaction, workspace)
-            if not number or (found := look(number, row, failed)) is None:
+            if not inserted[0] or (found := look(inserted, row, failed)) is None:
                 raise
-            own = found
+            number, own = inserted[1], found
         keep(self._own, (workspace, number), (agent, own), OWN_NUMBERS)
         return number
 

@@ -20,7 +20,7 @@ item), `judgments` (the verdict cache), `verdicts` (standing invalidations) and 
 import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from functools import partial
 from operator import attrgetter
@@ -143,13 +143,14 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
     def _transaction(self, lock: str, wait: float | None = None) -> Iterator[Connection]:
         """A write transaction, serialized with every other writer of ``lock``.
 
-        ``wait``: at most so many seconds for another session's hold of it (PostgreSQL).
+        ``wait``: at most so many seconds for another session's hold of it (PostgreSQL), and
+        not in turn behind this process's other writers (a look-up, `deadline.LOOK_UP_WAIT`).
         """
         if getattr(self._local, "db", None) is not None:
             raise StoreError("a write cannot start inside another transaction")
         try:
-            with (
-                self._turns.turn(lock, self.conn.deadline),
+            with (  # a look-up (``wait``) does not queue behind this process's writers
+                self._turns.turn(lock, self.conn.deadline) if wait is None else nullcontext(),
                 self._pool.connection() as db,
                 db.transaction(lock=lock, wait=wait),
             ):
