@@ -402,7 +402,7 @@ def _arm_at_decision(store: WorkStateStore, proxy: CutCommit) -> None:
 @pytest.mark.parametrize("lose", [False, True], ids=["answer lost", "commit lost"])
 def test_a_return_whose_commit_went_unanswered_is_answered_as_logged(lose: bool) -> None:
     """It was answered as of unknown outcome; sent again, it was decided again and
-    numbered after the first (stop 75). A COMMIT that never reached the server still is."""
+    numbered after the first (stop 74). A COMMIT that never reached the server still is."""
     with proxied(lose=lose) as (proxy, url):
         store = open_store(url)
         store.create_workspace("trip", [Agent(id="a", principal="p", role="r")])
