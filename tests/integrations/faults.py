@@ -5,10 +5,12 @@ from typing import Any
 import pytest
 from agents import TResponseInputItem
 
+from integrations.stores import FailingStore
 from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.errors import StoreError
 from readmit.events import Assert, ItemDraft
+from readmit.integrations.langgraph import ReadmitStore
 from readmit.integrations.team import Member, new_id
 from readmit.model import Item
 from readmit.store import WorkStateStore
@@ -21,6 +23,31 @@ def failing(monkeypatch: pytest.MonkeyPatch, store: WorkStateStore, name: str) -
         raise StoreError("SQLite: database is locked")
 
     monkeypatch.setattr(store, name, fail)
+
+
+def once_then(monkeypatch: pytest.MonkeyPatch, target: object, name: str, error: Exception) -> None:
+    """``target.name`` runs once, then raises ``error`` until undone."""
+    real, calls = getattr(target, name), [0]
+
+    def then_fails(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(target, name, then_fails)
+
+
+def undo_owed(member: Member, store: ReadmitStore, inner: FailingStore) -> None:
+    """``store`` puts the trip's hotel Sunrise, then Riverside while ``inner`` fails and
+    ``member``'s state cannot be read: the Riverside put's undo is owed."""
+    store.put(("trip",), "hotel", {"text": "Sunrise"})
+    inner.failing = True
+    with pytest.MonkeyPatch.context() as patch:
+        failing(patch, member.store, "visible_state")
+        with pytest.raises(StoreError):
+            store.put(("trip",), "hotel", {"text": "Riverside"})
+    inner.failing = False
 
 
 def stated(member: Member, text: str) -> Assert:

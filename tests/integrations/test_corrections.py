@@ -16,7 +16,7 @@ import pytest
 from agents import SQLiteSession
 from langgraph.store.base import PutOp
 
-from integrations.faults import admitted, failing, said, stated
+from integrations.faults import admitted, failing, once_then, said, stated, undo_owed
 from integrations.stores import FailingStore
 from readmit.bench.backends import mem0_bank
 from readmit.errors import InvalidInput, StoreError
@@ -227,7 +227,7 @@ def test_a_mem0_removal_refused_after_a_teammates_revocation_is_owed(
 
 
 def test_an_owed_langgraph_undo_restores_nothing_over_a_later_write(
-    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    three: dict[str, Member], tmp_path: Path
 ) -> None:
     """A teammate in another process wrote the path meanwhile: the owed undo, worked out
     from what the inner store held when it failed, restored the value before over it."""
@@ -236,13 +236,7 @@ def test_an_owed_langgraph_undo_restores_nothing_over_a_later_write(
     b = Member(elsewhere, "trip", "b", a.signer, clock=a.clock)
     inner = FailingStore()
     mine, theirs = ReadmitStore(inner, a), ReadmitStore(inner, b)
-    mine.put(("trip",), "hotel", {"text": "Sunrise"})
-    inner.failing = True
-    failing(monkeypatch, a.store, "visible_state")
-    with pytest.raises(StoreError):
-        mine.put(("trip",), "hotel", {"text": "Riverside"})
-    monkeypatch.undo()
-    inner.failing = False
+    undo_owed(a, mine, inner)
     theirs.put(("trip",), "hotel", {"text": "Ritz"})
     a.depart()  # settles the owed undo
     assert texts(b) == [render(("trip",), "hotel", {"text": "Ritz"})]
@@ -369,15 +363,7 @@ def test_an_owed_mem0_revocation_leaves_a_later_version_mem0_holds(
     memory = mem0_memory(tmp_path, a)
     theirs = ReadmitMemory(memory.inner, b)
     hotel = add(memory, "The team hotel is the Hilton")
-    update, calls = memory.inner.update, [0]
-
-    def once_then_down(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        if calls[0] > 1:
-            raise ConnectionError("Mem0 down")
-        return update(*args, **kwargs)
-
-    monkeypatch.setattr(memory.inner, "update", once_then_down)
+    once_then(monkeypatch, memory.inner, "update", ConnectionError("Mem0 down"))
     failing(monkeypatch, a.store, "visible_state")
     with pytest.raises(StoreError):
         memory.update(hotel, "The team hotel is the Hyatt")
@@ -390,7 +376,7 @@ def test_an_owed_mem0_revocation_leaves_a_later_version_mem0_holds(
 
 
 def test_an_owed_langgraph_undo_restores_nothing_once_the_path_was_deleted(
-    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    three: dict[str, Member], tmp_path: Path
 ) -> None:
     """The owed undo restored the value the inner store held when the put failed, over a
     teammate's delete of the path since, in another process (a review)."""
@@ -398,13 +384,7 @@ def test_an_owed_langgraph_undo_restores_nothing_once_the_path_was_deleted(
     b = other_process(a, tmp_path)
     inner = FailingStore()
     mine, theirs = ReadmitStore(inner, a), ReadmitStore(inner, b)
-    mine.put(("trip",), "hotel", {"text": "Sunrise"})
-    inner.failing = True
-    failing(monkeypatch, a.store, "visible_state")
-    with pytest.raises(StoreError):
-        mine.put(("trip",), "hotel", {"text": "Riverside"})
-    monkeypatch.undo()
-    inner.failing = False
+    undo_owed(a, mine, inner)
     theirs.delete(("trip",), "hotel")
     a.depart()
     assert owing(a.store, "trip") == []
@@ -509,7 +489,7 @@ def test_a_restore_waits_for_no_teammates_delete_of_the_path_still_landing(
 
 
 def test_an_owed_langgraph_undo_restores_what_a_withdrawal_elsewhere_left_in_the_store(
-    three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    three: dict[str, Member], tmp_path: Path
 ) -> None:
     """A withdrawal of the failed write's version through readmit (HTTP, another process)
     left the inner store as it was: the owed undo restored nothing, and readmit held no
@@ -518,13 +498,7 @@ def test_an_owed_langgraph_undo_restores_what_a_withdrawal_elsewhere_left_in_the
     b = other_process(a, tmp_path)
     inner = FailingStore()
     mine = ReadmitStore(inner, a)
-    mine.put(("trip",), "hotel", {"text": "Sunrise"})
-    inner.failing = True
-    failing(monkeypatch, a.store, "visible_state")
-    with pytest.raises(StoreError):
-        mine.put(("trip",), "hotel", {"text": "Riverside"})
-    monkeypatch.undo()
-    inner.failing = False
+    undo_owed(a, mine, inner)
     b.revoke([i.id for i in b.visible() if "Riverside" in i.text], "withdrawn over HTTP")
     a.depart()
     assert texts(b) == [render(("trip",), "hotel", {"text": "Sunrise"})]
@@ -575,15 +549,7 @@ def test_a_mem0_update_of_metadata_alone_not_written_back_keeps_the_memory(
     a, b = three["a"], three["b"]
     memory = mem0_memory(tmp_path, a)
     hotel = add(memory, "The team hotel is the Hilton")
-    update, calls = memory.inner.update, [0]
-
-    def once_then_down(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        if calls[0] > 1:
-            raise ConnectionError("Mem0 down")
-        return update(*args, **kwargs)
-
-    monkeypatch.setattr(memory.inner, "update", once_then_down)
+    once_then(monkeypatch, memory.inner, "update", ConnectionError("Mem0 down"))
     with pytest.raises(InvalidInput):  # readmit refuses to narrow a stated item's task
         memory.update(hotel, metadata={"_readmit": {"task": "trip-planning"}})
     assert owing(a.store, "trip") == []
@@ -599,15 +565,7 @@ def test_a_mem0_update_whose_read_back_fails_is_written_back(
     a, b = three["a"], three["b"]
     memory = mem0_memory(tmp_path, a)
     hotel = add(memory, "The team hotel is the Hilton")
-    history, calls = memory.inner.history, [0]
-
-    def second_fails(memory_id: str) -> Any:
-        calls[0] += 1
-        if calls[0] > 1:
-            raise ConnectionError("Mem0's history is locked")
-        return history(memory_id)
-
-    monkeypatch.setattr(memory.inner, "history", second_fails)
+    once_then(monkeypatch, memory.inner, "history", ConnectionError("Mem0's history is locked"))
     with pytest.raises(ConnectionError):
         memory.update(hotel, "The team hotel is the Ritz")
     monkeypatch.undo()

@@ -19,7 +19,7 @@ from agents import SQLiteSession
 from langgraph.store.memory import InMemoryStore
 
 from builders import KEY
-from integrations.faults import active, admitted, failing, said, stated
+from integrations.faults import active, admitted, failing, said, stated, undo_owed
 from integrations.stores import FailingStore, cancelled_while
 from readmit.bench.backends import mem0_bank
 from readmit.errors import InvalidInput, StoreError
@@ -336,42 +336,28 @@ def shown_text(value: str) -> str:
 
 
 def test_a_langgraph_write_whose_undo_cannot_be_recorded_is_undone_before_the_next_return(
-    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
+    team: tuple[Member, Member],
 ) -> None:
     """The inner store failed the write and readmit its undo: the next departure
     checkpointed the value the inner store never got, and the return admitted it."""
     a, b = team
     inner = FailingStore()
     store = ReadmitStore(inner, a)
-    store.put(("trip",), "hotel", {"text": "Sunrise"})
-    inner.failing = True
-    failing(monkeypatch, a.store, "visible_state")  # reading readmit for the undo fails
-    with pytest.raises(StoreError):
-        store.put(("trip",), "hotel", {"text": "Riverside"})
+    undo_owed(a, store, inner)  # reading readmit for the undo fails
     assert owing(a.store, "trip") == ["LangGraph writes that failed: put 'trip/hotel'"]
-    monkeypatch.undo()
-    inner.failing = False
     b.depart()  # a teammate's departure on the same store records it first too
     assert owing(a.store, "trip") == []
     assert [i.text for i in admitted(arrive(b))] == [shown_text("Sunrise")]
     assert store.get(("trip",), "hotel").value == {"text": "Sunrise"}  # type: ignore[union-attr]
 
 
-def test_a_write_after_an_owed_undo_is_recorded_after_it(
-    team: tuple[Member, Member], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_write_after_an_owed_undo_is_recorded_after_it(team: tuple[Member, Member]) -> None:
     """A delete of the path, built before the undo was recorded, revoked the very item the
     undo revoked, and was refused."""
     a, _ = team
     inner = FailingStore()
     store = ReadmitStore(inner, a)
-    store.put(("trip",), "hotel", {"text": "Sunrise"})
-    inner.failing = True
-    failing(monkeypatch, a.store, "visible_state")
-    with pytest.raises(StoreError):
-        store.put(("trip",), "hotel", {"text": "Riverside"})
-    monkeypatch.undo()
-    inner.failing = False
+    undo_owed(a, store, inner)
     store.delete(("trip",), "hotel")
     assert active(a) == []
     assert store.get(("trip",), "hotel") is None
