@@ -34,7 +34,7 @@ OWN_NUMBERS = 4096
 
 
 class Records:
-    """The part of `readmit.store.SqlStore` that records decisions and reads them and banks."""
+    """The part of `readmit.store.SqlStore` that records decisions and reads back them and banks."""
 
     conn: Connection
     _departures: Departures

@@ -149,7 +149,7 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         if getattr(self._local, "db", None) is not None:
             raise StoreError("a write cannot start inside another transaction")
         try:
-            with (  # a look-up (``wait``) does not queue behind this process's writers
+            with (
                 self._turns.turn(lock, self.conn.deadline) if wait is None else nullcontext(),
                 self._pool.connection() as db,
                 db.transaction(lock=lock, wait=wait),
