@@ -32,10 +32,9 @@ from readmit.integrations.team import Member
 from readmit.model import Agent
 from readmit.policy import Policy
 from readmit.signing import HmacSha256Signer
-from readmit.store import WorkStateStore, audit, held, open_store
+from readmit.store import WorkStateStore, audit, open_store, resent
 from readmit.store.deadline import ENV, UNKNOWN
 from readmit.store.postgres import _lost
-from readmit.store.resent import answered
 from readmit.store.sql import SqlStore
 
 T0 = datetime(2026, 5, 1, 8, tzinfo=UTC)
@@ -461,7 +460,7 @@ def test_a_look_up_waits_only_so_long_for_a_lock_a_lost_session_holds(
     proxy); a decision's look-up too. Each now gives up as a lock wait, and does not queue
     behind another writer of this process waiting for the same lock (a review)."""
     monkeypatch.setenv(ENV, "0")
-    monkeypatch.setattr(held, "LOOK_UP_WAIT", 0.5)
+    monkeypatch.setattr(resent, "LOOK_UP_WAIT", 0.5)
     monkeypatch.setattr(audit, "LOOK_UP_WAIT", 0.5)
     workspace = f"trip-{uuid.uuid4().hex}"  # the lock's key is the name, in every schema
     with fresh_postgres_schema() as url, psycopg.connect(postgres_url()) as lost:
@@ -476,7 +475,7 @@ def test_a_look_up_waits_only_so_long_for_a_lock_a_lost_session_holds(
         unknown = StoreError(f"PostgreSQL: server closed the connection; {UNKNOWN}")
         row = ("a", T0, 1, "issued", "{}")
 
-        assert answered(store, workspace, batch(), None, unknown) == []
+        assert resent.answered(store, workspace, batch(), None, unknown) == []
         assert audit.decided_anyway(store._transaction, workspace, (1, 1), row, unknown) is None
         assert time.monotonic() - started < 30  # two waits of 0.5 s, on a loaded machine
         notes = unknown.__notes__
@@ -485,4 +484,36 @@ def test_a_look_up_waits_only_so_long_for_a_lock_a_lost_session_holds(
         lost.rollback()  # the server noticed at last
         writer.join(30)
         assert store.logged(workspace, ["e0", "e1", "e2"]) == {"e0": 1, "e1": 2, "e2": 3}
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_batch_sent_again_waits_its_turn_behind_a_long_write_of_the_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its look-up was bounded as one for a write of unknown outcome is, and the batch,
+    recorded, was refused as ids already used behind a write that held the lock longer
+    (a review)."""
+    monkeypatch.setattr(resent, "LOOK_UP_WAIT", 0.2)
+    monkeypatch.setattr(audit, "LOOK_UP_WAIT", 0.2)
+    with fresh_postgres_schema() as url:
+        store = open_store(url)
+        assert isinstance(store, SqlStore)
+        workspace = f"trip-{uuid.uuid4().hex}"  # the lock's key is the name, in every schema
+        store.create_workspace(workspace, [Agent(id="a", principal="p", role="r")])
+        recorded = store.append(workspace, batch())
+        holding, looking = threading.Event(), store.logged
+
+        def long_write() -> None:
+            with store._transaction(lock=workspace):
+                holding.set()
+                time.sleep(1.5)
+
+        def behind_a_long_write(*args: Any) -> dict[str, int]:
+            threading.Thread(target=long_write).start()
+            assert holding.wait(30)
+            return looking(*args)
+
+        monkeypatch.setattr(store, "logged", behind_a_long_write)
+        assert store.append(workspace, batch()) == recorded
         store.close()

@@ -34,6 +34,7 @@ from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import Signer
 from readmit.store.base import WorkStateStore
+from readmit.store.deadline import LOOK_UP_WAIT
 from readmit.store.resent import resent
 from readmit.verifiers.builtin import TermVerifier
 from readmit.wire import check_returning
@@ -244,7 +245,7 @@ class Member:
         undoes its writes, which may leave readmit holding them).
         """
         try:
-            return resent(self.store, self.workspace, events, clocked=True) or None
+            return resent(self.store, self.workspace, events, True, LOOK_UP_WAIT) or None
         except Exception as unread:
             failed.add_note(f"readmit could not read back whether it recorded them: {unread!r}")
             return None

@@ -200,8 +200,15 @@ class WorkStateStore(Protocol):
         """
         ...
 
-    def logged(self, workspace: str, event_ids: Sequence[str]) -> dict[str, int]:
-        """The epochs of those of ``event_ids`` the log holds, by id."""
+    def logged(
+        self, workspace: str, event_ids: Sequence[str], wait: float | None = None
+    ) -> dict[str, int]:
+        """The epochs of those of ``event_ids`` the log holds, by id.
+
+        Read under the workspace's write lock. ``wait``: for a write of unknown outcome,
+        at most so many seconds for the lock, not in turn behind this process's writers
+        (`readmit.store.deadline.LOOK_UP_WAIT`); None: as a writer waits for it.
+        """
         ...
 
     def newest_under(self, workspace: str, agent: str, prefix: str) -> Item | None:

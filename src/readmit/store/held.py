@@ -25,7 +25,6 @@ from readmit.model import Agent, Item
 from readmit.store import premises as premises_rule
 from readmit.store import verdicts
 from readmit.store.connection import Connection
-from readmit.store.deadline import LOOK_UP_WAIT
 from readmit.store.decoded import BodyCache
 from readmit.store.rows import ACTIVE, CHUNK, select_in
 from readmit.wire.codec import item_from_json
@@ -101,16 +100,21 @@ class Held:
             )
         return {key for key, body in rows if not _readable(body, who)}
 
-    def logged(self, workspace: str, event_ids: Sequence[str]) -> dict[str, int]:
+    def logged(
+        self, workspace: str, event_ids: Sequence[str], wait: float | None = None
+    ) -> dict[str, int]:
         """The epochs of those of ``event_ids`` the log holds, by id (an indexed read).
 
         For a caller whose `append` raised: a commit whose answer was lost (a connection
         cut as it committed) recorded the batch all the same. Read under the workspace's
         write lock, so that a COMMIT the deadline cut, which the server may still finish,
-        has ended first (a review: read at once, it was not there yet, then it landed); a
-        lock that a session whose client is gone still holds is waited on `LOOK_UP_WAIT`.
+        has ended first (a review: read at once, it was not there yet, then it landed).
+        ``wait``: at most so many seconds for the lock, for a write of unknown outcome (a
+        session whose client is gone holds it for hours: `LOOK_UP_WAIT`); None for a batch
+        sent again, which waits its turn as a writer does (a review: bounded, it was refused
+        behind a long write of the same process).
         """
-        with self._transaction(lock=workspace, wait=LOOK_UP_WAIT) as db:
+        with self._transaction(lock=workspace, wait=wait) as db:
             rows = list(
                 select_in(db, workspace, _EVENTS, "e.id", set(event_ids), "", "e.workspace")
             )

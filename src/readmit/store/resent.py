@@ -16,23 +16,28 @@ from dataclasses import replace
 from readmit.errors import InvalidEvent, StoreError
 from readmit.events import Event, Recorded
 from readmit.store.base import WorkStateStore
-from readmit.store.deadline import UNKNOWN
+from readmit.store.deadline import LOOK_UP_WAIT, UNKNOWN
 
 
 def resent(
-    store: WorkStateStore, workspace: str, events: Sequence[Event], clocked: bool
+    store: WorkStateStore,
+    workspace: str,
+    events: Sequence[Event],
+    clocked: bool,
+    wait: float | None = None,
 ) -> list[Recorded]:
     """``events`` as the log holds them, if it holds them as sent ([]: it does not).
 
     ``clocked``: the server kept time (`readmit.store.writer.Writer.append`'s ``clock``),
-    so each event's time is the log's, not the one sent.
+    so each event's time is the log's, not the one sent. ``wait``: as `Held.logged`'s
+    (`LOOK_UP_WAIT` where the batch's outcome is unknown).
 
     Raises:
         StoreError: if the log cannot be read (a caller refusing the batch refuses it still).
     """
     if not events:
         return []
-    epochs = store.logged(workspace, [event.id for event in events])
+    epochs = store.logged(workspace, [event.id for event in events], wait)
     first = epochs.get(events[0].id, 0)
     if [epochs.get(event.id) for event in events] != list(range(first, first + len(events))):
         return []
@@ -84,7 +89,7 @@ def answered(
     if not isinstance(failed, StoreError) or UNKNOWN not in str(failed):
         return []
     try:
-        return resent(store, workspace, events, clock is not None)
+        return resent(store, workspace, events, clock is not None, LOOK_UP_WAIT)
     except StoreError as unread:
         failed.add_note(f"whether the log holds it could not be read: {unread}")
         return []

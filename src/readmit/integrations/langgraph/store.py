@@ -76,6 +76,7 @@ from readmit.integrations.langgraph.writes import Write, plan, record, recorded,
 from readmit.integrations.langgraph.writes import reads as reads_of
 from readmit.integrations.owed import OwedReturn
 from readmit.integrations.team import Member, lapsed, one_of
+from readmit.store.deadline import LOOK_UP_WAIT
 
 
 class ReadmitStore(BaseStore):
@@ -178,7 +179,7 @@ class ReadmitStore(BaseStore):
     def _logged(self, ids: set[str]) -> dict[str, int] | None:
         """The epochs of those of ``ids`` the log holds (None: unreadable; `Held.logged`)."""
         try:
-            return self.member.store.logged(self.member.workspace, sorted(ids))
+            return self.member.store.logged(self.member.workspace, sorted(ids), LOOK_UP_WAIT)
         except Exception:
             return None
 
