@@ -110,7 +110,7 @@ def test_a_batch_the_server_did_not_time_is_refused_with_other_times(trip: WorkS
         trip.append("trip", later)
 
 
-def test_a_decision_is_found_logged_only_by_its_number_and_everything_sent_with_it(
+def test_a_decision_is_found_logged_only_by_its_row_and_everything_sent_with_it(
     tmp_path: Path,
 ) -> None:
     """`audit.decided_anyway`, on a log holding a's decisions 1 and 3 and b's 2."""
