@@ -28,7 +28,7 @@ from readmit.store.absence import last_departure
 from readmit.store.base import DecisionSummary
 from readmit.store.bodies import Departures
 from readmit.store.connection import Connection, stamp
-from readmit.store.deadline import LOOK_UP_WAIT, UNKNOWN, not_recorded
+from readmit.store.deadline import LOOK_UP_WAIT, UNKNOWN
 
 VIEW_EXCLUDED_REDACTED = "view_excluded_redacted"
 """A stored body's flag: its view's ``excluded`` is `redact` of its own, left out, by the
@@ -252,10 +252,7 @@ def decided_anyway(
     decision. Not another with the same five (the same request decided again, a review),
     even under the same number (given again once this one rolled back: PostgreSQL never
     gives a row id again, and SQLite never leaves a COMMIT's outcome unknown). None where
-    its outcome was not unknown, or where the log cannot be read (noted).
-
-    Raises:
-        StoreError: `not_recorded` of ``failed``, where it is not logged.
+    it is not, or where the log cannot be read (noted).
     """
     if UNKNOWN not in str(failed):
         return None
@@ -267,13 +264,10 @@ def decided_anyway(
                 "AND agent = ? AND at = ? AND epoch = ? AND outcome = ? AND body = ?",
                 (made, workspace, number, agent, stamp(at), epoch, outcome, text),
             ).fetchone()
-            own = None if found is None else own_number(db, workspace, agent, number)
+            return None if found is None else own_number(db, workspace, agent, number)
     except StoreError as unread:
         failed.add_note(f"whether the decision was logged could not be read: {unread}")
         return None
-    if own is None:  # its row, never given again, is not there: rolled back
-        raise not_recorded(failed) from failed.__cause__  # the driver's: answered as the rest
-    return own
 
 
 def own_number(db: Connection, workspace: str, agent: str, number: int) -> int:

@@ -24,20 +24,10 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
-from readmit.errors import ConfigError, StoreError
+from readmit.errors import ConfigError
 
 UNKNOWN = "whether the transaction committed is unknown"
 """What a store error says when a COMMIT was sent and no answer came (cut, or lost)."""
-
-NOT_RECORDED = "it was not recorded: the log, read once its transaction had ended, does not hold it"
-"""What a store error says instead of `UNKNOWN` once a look-up under the workspace's lock,
-which the transaction held to its end, found nothing of it: safe to send again."""
-
-
-def not_recorded(failed: StoreError) -> StoreError:
-    """``failed``, a COMMIT of unknown outcome, now known to have recorded nothing."""
-    return StoreError(str(failed).replace(UNKNOWN, NOT_RECORDED))
-
 
 LOOK_UP_WAIT = 5.0
 """Seconds a look-up for a write of unknown outcome waits for its workspace's lock

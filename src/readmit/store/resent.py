@@ -16,7 +16,7 @@ from dataclasses import replace
 from readmit.errors import InvalidEvent, StoreError
 from readmit.events import Event, Recorded
 from readmit.store.base import WorkStateStore
-from readmit.store.deadline import LOOK_UP_WAIT, UNKNOWN, not_recorded
+from readmit.store.deadline import LOOK_UP_WAIT, UNKNOWN
 
 
 def resent(
@@ -83,23 +83,13 @@ def answered(
     committed all the same (read under the workspace's write lock, `Held.logged`: a COMMIT
     the server still finishes ends first). [] otherwise, or where the log cannot be read
     (noted on ``failed``).
-
-    Raises:
-        StoreError: `not_recorded` of ``failed``, where the log, read under the lock its
-            transaction held to its end, holds none of the batch's event ids.
     """
     if isinstance(failed, InvalidEvent):
         return sent_again(store, workspace, events, clock, failed)
     if not isinstance(failed, StoreError) or UNKNOWN not in str(failed):
         return []
-    ids = [event.id for event in events]
     try:
-        found = resent(store, workspace, events, clock is not None, LOOK_UP_WAIT)
-        # Its ids, not only the batch as sent: a batch the store kept otherwise is no absence.
-        absent = not found and bool(ids) and not store.logged(workspace, ids, LOOK_UP_WAIT)
+        return resent(store, workspace, events, clock is not None, LOOK_UP_WAIT)
     except StoreError as unread:
         failed.add_note(f"whether the log holds it could not be read: {unread}")
         return []
-    if absent:
-        raise not_recorded(failed) from failed.__cause__  # the driver's: answered as the rest
-    return found
