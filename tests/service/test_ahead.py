@@ -5,6 +5,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,17 @@ SETTLED_S = 60.0
 
 
 def _team(
-    store: SqlStore, verifier: Verifier, said: tuple[str, str] | None = None
+    store: SqlStore,
+    verifier: Verifier,
+    said: tuple[str, str] | None = None,
+    clock: Callable[[], datetime] = now,
 ) -> tuple[Service, Caller, Caller]:
     """Two agents; the first has returned once (its task is known; or, if its departure
     ``said`` what it returns to, never) and is away while the second replaces items its
     checkpoint holds."""
     team = [Agent(id=f"a{n}", principal="org", role="r") for n in range(2)]
     store.create_workspace("w", team)
-    service = Service(store, signer=HmacSha256Signer(KEY), verifier=verifier)
+    service = Service(store, signer=HmacSha256Signer(KEY), verifier=verifier, clock=clock)
     away, other = (Caller(workspace="w", agent=agent) for agent in team)
     for n in range(6):
         service.record(other, [build_note("a1", n)])
@@ -128,6 +132,25 @@ def test_an_away_agents_return_is_judged_ahead_and_judges_nothing(
     assert judgment is not None
     assert spent(service.store, "w", "a0")["calls"] == 0
     assert judgment["unscreened"] == 0
+
+
+def test_a_pass_is_dated_by_the_servers_clock(store: SqlStore) -> None:
+    """A server whose clock runs an hour behind the machine's dates its returns by it; its
+    judge's screenings bind only returns dated at or after them, so the judge dates its
+    passes by it too (dated by the machine's, the return judged everything again)."""
+    service, away, other = _team(
+        store, make_verifier("builtin"), clock=lambda: now() - timedelta(hours=1)
+    )
+    ahead = _start(service)
+    try:
+        _changes(service, other)
+        assert ahead.settle(SETTLED_S)
+    finally:
+        ahead.close()
+    service.return_(away, "ops", "p")
+
+    assert ahead.passes >= 1
+    assert spent(service.store, "w", "a0")["calls"] == 0
 
 
 def test_without_judging_ahead_the_same_return_judges(

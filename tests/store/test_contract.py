@@ -588,7 +588,9 @@ def test_watermarks_kept_under_a_verifier_name_alone_are_dropped(
     with store_url(backend, tmp_path) as url:
         store = open_store(url)
         with store.conn.transaction():
-            store.conn.execute("INSERT INTO screenings VALUES ('ws', 'p', 'r', 'builtin', 'i1', 7)")
+            store.conn.execute(
+                "INSERT INTO screenings VALUES ('ws', 'p', 'r', 'builtin', 'i1', 7, NULL)"
+            )
             store.conn.execute(
                 "DELETE FROM _readmit_migrations WHERE name = 'm015_screenings_by_screening'"
             )

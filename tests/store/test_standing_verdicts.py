@@ -2403,6 +2403,10 @@ def _old_verdict(store: SqlStore, restore_text: str) -> int | None:
     return epoch
 
 
+_DAWN = "2026-05-01T00:00:00.000000+00:00"
+"""A screening's date before any of the trip's returns: it binds them all (m032)."""
+
+
 def _migrated_again(
     store: SqlStore, url: str, migration: str, lapsed_at: int | None
 ) -> tuple[int | None, int]:
@@ -2414,7 +2418,8 @@ def _migrated_again(
     with store.conn.transaction():
         store.conn.execute("UPDATE invalidations SET lapsed_epoch = ?", (lapsed_at,))
         store.conn.execute(
-            "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', 'v', 'p0', 99)"
+            "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', 'v', 'p0', 99, ?)",
+            (_DAWN,),
         )
         store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", (f"{migration}_%",))
     store.close()
@@ -2519,8 +2524,8 @@ def test_m016_a_return_that_took_a_bounded_restatement_as_restoring_is_judged_ag
             store.conn.execute("DELETE FROM invalidations")
             key = screening_key(make_verifier("builtin"), Policy(max_items=8), None, None)
             store.conn.execute(
-                "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', ?, 'p0', 99)",
-                (key,),
+                "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', ?, 'p0', 99, ?)",
+                (key, _DAWN),
             )
             store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m016_%",))
         store.close()

@@ -12,14 +12,13 @@ from readmit.model import Agent
 from readmit.store import SqlStore, migrations, open_store
 from readmit.store.upgrade import lacking
 
-LAST = "m031_verdicts_noted"
+LAST = "m032_screenings_dated"
 
 
 def _before_the_last_migration(store: SqlStore) -> None:
     """Undo `LAST` in ``store``, as a store of the readmit before it is."""
     with store.conn.transaction():
-        store.conn.execute("DROP INDEX invalidations_by_noted")
-        store.conn.execute("ALTER TABLE invalidations DROP COLUMN noted")
+        store.conn.execute("ALTER TABLE screenings DROP COLUMN at")
         store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
 
 

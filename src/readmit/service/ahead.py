@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime
 
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
@@ -129,8 +130,12 @@ class AheadJudge:
         seconds: float,
         embedder: Embedder | None = None,
         quiet: float = QUIET_S,
+        clock: Callable[[], datetime] = now,
     ) -> None:
         self.store, self.turns, self.verifier, self.signer = store, turns, verifier, signer
+        self.clock = clock
+        """The server's clock: a pass is dated as the server dates returns (its screenings
+        bind only returns dated at or after them, `readmit.store.verdicts`)."""
         self.policy = replace(policy, max_judgment_seconds=seconds)
         self.embedder, self.quiet = embedder, quiet
         self.passes = 0
@@ -313,6 +318,7 @@ class AheadJudge:
                 verifier=self.verifier,
                 signer=self.signer,
                 embedder=self.embedder,
+                at=self.clock(),
                 on_progress=lambda _, __: self._give_way(workspace),
                 between=lambda: self._give_way(workspace),
             )

@@ -330,6 +330,7 @@ class Service(Reading):
             seconds=seconds,
             embedder=self.embedder,
             quiet=quiet,
+            clock=self.clock,
         )
         return self.ahead
 

@@ -354,4 +354,11 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
             "CREATE INDEX invalidations_by_noted ON invalidations (workspace, noted)",
         ],
     ),
+    (
+        # A reader's screening keeps its date and binds only returns dated at or after it
+        # (`readmit.store.verdicts`). Those from before have none and bind no return: their
+        # items are screened again once (judgments the cache holds cost no call), and dated.
+        "m032_screenings_dated",
+        ["ALTER TABLE screenings ADD COLUMN at TEXT"],
+    ),
 ]

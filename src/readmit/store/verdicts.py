@@ -31,7 +31,10 @@ not yet reached before the evidence, was never judged. Evidence from a raw sourc
 kept per screening (`readmit.admission.invalidation.cache.screening_key`: the verifier,
 its cut-off, the threshold, the scanner's settings) and per reader (principal and role):
 a return need not judge an item again against events a return of a reader like its own
-already screened it against with the same verifier. A reader's screening quotes what
+already screened it against with the same verifier, if that screening is dated at or
+before the return (m032): one dated after news ended passed over the news, which a
+return dated while it held must judge (returns are dated by their callers, within
+``--clock-skew`` of a server, and by each server's clock). A reader's screening quotes what
 that reader's context holds (the premises it may read, the items a withdrawal or a keyed
 replacement names, the pool embedding proposals rank in), so it binds only returns that
 would quote the same; a return's watermarks also stop before any withdrawal its own
@@ -139,18 +142,27 @@ def remember(
                 None if judgment.at is None else stamp(judgment.at),
             ),
         )
-    screened_as = judgment.screened_as or judgment.verifier
-    db.executemany(
-        "INSERT INTO screenings (workspace, principal, role, verifier, item, through) "
-        "VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (workspace, principal, role, verifier, item) DO UPDATE SET through = CASE "
-        "WHEN excluded.through > screenings.through THEN excluded.through "
-        "ELSE screenings.through END",
-        [
-            (workspace, reader.principal, reader.role, screened_as, item, through)
-            for item, through in judgment.screened.items()
-        ],
-    )
+    if judgment.at is None:  # an undated screening would bind no return (`load`)
+        return
+    screened_as, dated = judgment.screened_as or judgment.verifier, stamp(judgment.at)
+    db.executemany(_SCREENED, [
+        (workspace, reader.principal, reader.role, screened_as, item, through, dated)
+        for item, through in judgment.screened.items()
+    ])  # fmt: skip
+
+
+_SCREENED = (
+    "INSERT INTO screenings (workspace, principal, role, verifier, item, through, at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (workspace, principal, role, verifier, item) DO UPDATE SET "
+    # Two screenings bind together the returns dated at or after both: the further reach
+    # from the later date (one from before m032 has no date: the new one replaces it).
+    "through = CASE WHEN screenings.at IS NULL OR excluded.through > screenings.through "
+    "THEN excluded.through ELSE screenings.through END, "
+    "at = CASE WHEN screenings.at IS NULL OR excluded.at > screenings.at "
+    "THEN excluded.at ELSE screenings.at END"
+)
+"""A reader's screening kept with its date (`remember`)."""
 
 
 def ends_of_evidence(db: Connection) -> None:
@@ -207,8 +219,8 @@ def load(
         if reader is None
         else db.execute(
             "SELECT verifier, item, through FROM screenings WHERE workspace = ? "
-            "AND principal = ? AND role = ?",
-            (workspace, reader.principal, reader.role),
+            "AND principal = ? AND role = ? AND at <= ?",
+            (workspace, reader.principal, reader.role, stamp(at)),
         ).fetchall()
     )
     for verifier, item, through in rows:
