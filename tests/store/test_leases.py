@@ -2,7 +2,9 @@
 
 import time
 
-from readmit.store import SqlStore, WorkStateStore
+import pytest
+
+from readmit.store import SqlStore, WorkStateStore, leases
 
 
 def test_a_lease_has_one_holder_until_given_back_or_run_out(store: WorkStateStore) -> None:
@@ -54,3 +56,31 @@ def test_a_kind_of_lease_is_its_names_exact_start_on_every_backend(
     assert not store.leased("w", "ASK_")
     assert not store.leased("w", "as%")
     assert not store.leased("w", "a_k")
+
+
+def test_a_process_whose_clock_runs_ahead_takes_no_lease_another_holds(
+    store: WorkStateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leases keep the database's time on PostgreSQL, which processes on several machines
+    share: one whose clock ran 200 s ahead took a lease held for 30 s more, and its
+    clean-up removed the holder's row (a review). On SQLite, the machine's, which the
+    processes over one file share."""
+    assert isinstance(store, SqlStore)
+    assert store.lease("w", "x", "a", 30)
+    assert store.lease("w", "ask 1", "r1", 30)
+    monkeypatch.setattr(leases, "time", _Ahead())
+
+    taken = store.lease("w", "x", "b", 30)
+
+    on_postgres = store.conn.dialect == "postgres"
+    assert taken is not on_postgres
+    assert store.leased("w", "ask ") is on_postgres
+    assert (store.lease_holder("w", "x") == "a") is on_postgres
+    assert store.renew_lease("w", "x", "a", 30) is on_postgres
+
+
+class _Ahead:
+    """The `time` module of a machine whose clock runs 200 s ahead."""
+
+    def time(self) -> float:
+        return time.time() + 200

@@ -1,7 +1,10 @@
 """Leases: one holder at a time for work that several server processes could each do.
 
-A lease is a row naming its holder and until when it holds (wall-clock seconds). It is
-taken in a write transaction (serialized with every other writer of its workspace, in
+A lease is a row naming its holder and until when it holds, in seconds of the database's
+clock on PostgreSQL (processes on several machines share it: one whose clock ran ahead
+took leases others held, and its clean-up removed them) and of this machine's on SQLite
+(its processes share a machine), as the rate buckets keep time (`readmit.store.buckets`).
+It is taken in a write transaction (serialized with every other writer of its workspace, in
 every process), so two processes never both hold it; a holder that dies loses it when it
 runs out. Used so that of several ``readmit serve --judge-ahead`` processes over one
 database, one judges a workspace ahead at a time (`readmit.service.ahead`), and so that a
@@ -34,7 +37,8 @@ class Leases:
         One given back, or run out and taken by another, is not taken again.
         """
         with self._transaction(lock=workspace) as db:
-            until, now = time.time() + seconds, time.time()
+            now = _now(db)
+            until = now + seconds
             return bool(
                 db.execute(
                     "UPDATE leases SET until = ? WHERE workspace = ? AND name = ? AND holder = ? "
@@ -60,7 +64,7 @@ def take(db: Connection, lease: tuple[str, str], holder: str, seconds: float) ->
     ``lease``: its workspace and name. ``seconds`` 0 gives it back (if ``holder`` has
     it) and returns ``False``.
     """
-    now = time.time()
+    now = _now(db)
     # what ran out (a holder that died) goes, so that rows of returns' asks do not pile up
     db.execute("DELETE FROM leases WHERE workspace = ? AND until <= ?", (lease[0], now))
     if seconds <= 0:
@@ -85,16 +89,38 @@ def take(db: Connection, lease: tuple[str, str], holder: str, seconds: float) ->
 def asked(db: Connection, workspace: str, prefix: str) -> bool:
     """Whether a lease of ``workspace`` whose name starts with ``prefix`` is held now."""
     row = db.execute(  # not LIKE: its case and its wildcards differ between the databases
-        "SELECT 1 FROM leases WHERE workspace = ? AND substr(name, 1, ?) = ? AND until > ? LIMIT 1",
-        (workspace, len(prefix), prefix, time.time()),
+        _ASKED[db.dialect], (workspace, len(prefix), prefix, *_clock(db))
     ).fetchone()
     return row is not None
 
 
 def holder(db: Connection, lease: tuple[str, str]) -> str | None:
     """Who holds ``lease`` (its workspace and name) now, if anyone."""
-    row = db.execute(
-        "SELECT holder FROM leases WHERE workspace = ? AND name = ? AND until > ?",
-        (*lease, time.time()),
-    ).fetchone()
+    row = db.execute(_HOLDER[db.dialect], (*lease, *_clock(db))).fetchone()
     return None if row is None else str(row[0])
+
+
+def _now(db: Connection) -> float:
+    """Seconds since the epoch: the database's clock on PostgreSQL, this machine's on SQLite."""
+    if db.dialect == "postgres":
+        (clock,) = db.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
+        return float(clock)
+    return time.time()
+
+
+def _clock(db: Connection) -> tuple[float, ...]:
+    """`_now`'s parameter to the statements below: PostgreSQL's clock is read in them."""
+    return () if db.dialect == "postgres" else (time.time(),)
+
+
+_ASKED = {
+    "postgres": "SELECT 1 FROM leases WHERE workspace = ? AND substr(name, 1, ?) = ? "
+    "AND until > EXTRACT(EPOCH FROM clock_timestamp()) LIMIT 1",
+    "sqlite": "SELECT 1 FROM leases WHERE workspace = ? AND substr(name, 1, ?) = ? "
+    "AND until > ? LIMIT 1",
+}
+_HOLDER = {
+    "postgres": "SELECT holder FROM leases WHERE workspace = ? AND name = ? "
+    "AND until > EXTRACT(EPOCH FROM clock_timestamp())",
+    "sqlite": "SELECT holder FROM leases WHERE workspace = ? AND name = ? AND until > ?",
+}
