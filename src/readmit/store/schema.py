@@ -356,9 +356,13 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
     ),
     (
         # A reader's screening keeps its date and binds only returns dated at or after it
-        # (`readmit.store.verdicts`). Those from before have none and bind no return: their
-        # items are screened again once (judgments the cache holds cost no call), and dated.
+        # (`readmit.store.verdicts`). Watermarks go, as in m016: their dates are not known.
+        # A date is required, so a readmit from before, still running, fails to keep its
+        # screenings instead of keeping them undated past a date a newer one kept.
         "m032_screenings_dated",
-        ["ALTER TABLE screenings ADD COLUMN at TEXT"],
+        [
+            "DELETE FROM screenings",
+            "ALTER TABLE screenings ADD COLUMN at TEXT CHECK (at IS NOT NULL)",
+        ],
     ),
 ]

@@ -142,7 +142,7 @@ def remember(
                 None if judgment.at is None else stamp(judgment.at),
             ),
         )
-    if judgment.at is None:  # an undated screening would bind no return (`load`)
+    if judgment.at is None:  # a screening binds the returns dated at or after it
         return
     screened_as, dated = judgment.screened_as or judgment.verifier, stamp(judgment.at)
     db.executemany(_SCREENED, [
@@ -155,12 +155,11 @@ _SCREENED = (
     "INSERT INTO screenings (workspace, principal, role, verifier, item, through, at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (workspace, principal, role, verifier, item) DO UPDATE SET "
-    # Two screenings bind together the returns dated at or after both: the further reach
-    # from the later date (one from before m032 has no date: the new one replaces it).
-    "through = CASE WHEN screenings.at IS NULL OR excluded.through > screenings.through "
-    "THEN excluded.through ELSE screenings.through END, "
-    "at = CASE WHEN screenings.at IS NULL OR excluded.at > screenings.at "
-    "THEN excluded.at ELSE screenings.at END"
+    "through = excluded.through, at = excluded.at "
+    # One row binds as the one screening it holds: the further reach (the earlier date of
+    # two as far). Combined, the two bound no return dated between their dates (a review).
+    "WHERE excluded.through > screenings.through "
+    "OR (excluded.through = screenings.through AND excluded.at < screenings.at)"
 )
 """A reader's screening kept with its date (`remember`)."""
 
