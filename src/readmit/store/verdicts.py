@@ -33,8 +33,8 @@ its cut-off, the threshold, the scanner's settings) and per reader (principal an
 a return need not judge an item again against events a return of a reader like its own
 already screened it against with the same verifier, if that screening is dated at or
 before the return (m032): one dated after news ended passed over the news, which a
-return dated while it held must judge (returns are dated by their callers, within
-``--clock-skew`` of a server, and by each server's clock). A reader's screening quotes what
+return dated while it held must judge (a library caller dates its returns; each server,
+and each judge ahead, by its own clock). A reader's screening quotes what
 that reader's context holds (the premises it may read, the items a withdrawal or a keyed
 replacement names, the pool embedding proposals rank in), so it binds only returns that
 would quote the same; a return's watermarks also stop before any withdrawal its own
@@ -142,7 +142,7 @@ def remember(
                 None if judgment.at is None else stamp(judgment.at),
             ),
         )
-    if judgment.at is None:  # a screening binds the returns dated at or after it
+    if judgment.at is None:  # undated, it would bind no return: not kept
         return
     screened_as, dated = judgment.screened_as or judgment.verifier, stamp(judgment.at)
     db.executemany(_SCREENED, [
