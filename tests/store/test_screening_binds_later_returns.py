@@ -94,9 +94,8 @@ def test_a_judge_ahead_dated_after_news_ended_does_not_spare_an_earlier_return(
 
 
 def test_a_screening_binds_a_return_dated_after_it(store: WorkStateStore) -> None:
-    """A1 returns at 8:12 and judges the pickup (not stale: no closure yet is in force
-    against it past its end). A3 returns at 8:40 and is bound by A1's screening: nothing
-    is judged again."""
+    """A1 returns at 8:12 and judges the pickup against the note on the lobby (not stale).
+    A3 returns at 8:40 and is bound by A1's screening: nothing is judged again."""
     events = [
         assert_item(0, "p0", "Pickup at 8:00 from Sunrise Hotel."),
         depart(2),
