@@ -541,6 +541,24 @@ def test_a_return_decides_as_one_judging_afresh_would(steps: list[Step], beside:
         assert not afresh.admitted & returned.stale
 
 
+@settings(FUZZ, max_examples=20)
+@given(histories(max_steps=12, timed=True), st.integers(min_value=1, max_value=30))
+def test_a_screening_dated_after_a_return_spares_it_nothing(steps: list[Step], late: int) -> None:
+    """Judging ahead for a return's agent, dated ``late`` minutes after the return (news
+    may have ended by then, and been passed over), and kept before the return is decided,
+    changes nothing the return admits: a reader's screening binds only returns dated at or
+    after it (m032)."""
+    events = render(steps)
+    for index, event in enumerate(events):
+        if event["op"] != "return":
+            continue
+        before = [e for e in events[:index] if e["op"] != "return"]
+        (afresh,) = on_sqlite([*before, event]).returns
+        ahead = {**event, "id": "ahead", "op": "ahead", "at": at(steps[index].n + late)}
+        (spared,) = on_sqlite([*before, ahead, event]).returns
+        assert spared.view() == afresh.view(), f"step {index}"
+
+
 @settings(FUZZ, max_examples=25)
 @given(histories(max_steps=12))
 def test_a_fresh_store_handle_at_every_step_decides_alike(steps: list[Step]) -> None:
