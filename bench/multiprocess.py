@@ -13,7 +13,13 @@ each exclusion with its reason, what is missing) is the same in both runs, then 
 every agent write concurrently through all processes and checks that the log's epochs
 are exactly 1..N (strictly increasing, gap-free, nothing lost).
 
+With ``--clock-apart S``, process ``i`` reads the wall clock ``i × S`` seconds ahead, as on
+machines whose clocks are apart: they date by the database's clock, so the decisions
+are still one process's (departures through a process ahead were in the future of one
+behind, and its returns were decided against the departures before them).
+
 Usage: python bench/multiprocess.py --postgres URL [--servers 2] [--rounds 30] [--shared-limits]
+       [--clock-apart S]
 Exits 1, naming the first difference, if the proof fails.
 """
 
@@ -100,14 +106,18 @@ WIDE = ("--rate", "100000", "--burst", "100000", "--event-rate", "1000000")
 
 
 def decisions(
-    url: str, servers: int, steps: list[Step], flags: tuple[str, ...] = ()
+    url: str, servers: int, steps: list[Step], flags: tuple[str, ...] = (), apart: float = 0.0
 ) -> list[dict[str, Any]]:
-    """Run ``steps`` over ``servers`` processes in turn; the compared part of each return."""
+    """Run ``steps`` over ``servers`` processes in turn; the compared part of each return.
+
+    Process ``i``'s wall clock reads ``i × apart`` seconds ahead.
+    """
     keys = setup(url)
     out: list[dict[str, Any]] = []
     with ExitStack() as stack:
         bases = [
-            stack.enter_context(served(url, SIGNING_KEY, *WIDE, *flags))[0] for _ in range(servers)
+            stack.enter_context(served(url, SIGNING_KEY, *WIDE, *flags, ahead=i * apart))[0]
+            for i in range(servers)
         ]
         clients = [stack.enter_context(httpx.Client(base_url=b, timeout=300)) for b in bases]
         for i, (agent, path, body) in enumerate(steps):
@@ -159,13 +169,21 @@ def main() -> None:
     parser.add_argument(
         "--shared-limits", action="store_true", help="start the processes with --shared-limits"
     )
+    parser.add_argument(
+        "--clock-apart",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="process i reads the wall clock i × S seconds ahead (machines' clocks apart)",
+    )
     args = parser.parse_args()
     flags = ("--shared-limits",) if args.shared_limits else ()
     steps = script(args.rounds)
     returns = sum(1 for _, path, _ in steps if path == "/v1/return")
-    progress(f"{len(steps)} steps ({returns} returns) over {args.servers} processes")
+    apart = f", clocks {args.clock_apart:g} s apart" if args.clock_apart else ""
+    progress(f"{len(steps)} steps ({returns} returns) over {args.servers} processes{apart}")
     with fresh_schema(args.postgres) as url:
-        many = decisions(url, args.servers, steps, flags)
+        many = decisions(url, args.servers, steps, flags, args.clock_apart)
         store = open_store(url)
         epochs = [r.epoch for r in store.events("team")]
         store.close()

@@ -25,7 +25,7 @@ from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Progress, Verifier
 from readmit.admission.invalidation.judgment import Judgment
-from readmit.clock import format_time, now
+from readmit.clock import format_time
 from readmit.collector import paused
 from readmit.events import ReturnRequest
 from readmit.policy import Policy
@@ -76,7 +76,7 @@ def judge_ahead(
     Raises:
         InvalidEvent: if ``agent`` has not departed.
     """
-    when = now() if at is None else at
+    when = store.now() if at is None else at
     request = ReturnRequest(
         id=f"ahead@{format_time(when)}", at=when, agent=agent, task=task, purpose=purpose
     )
@@ -102,7 +102,7 @@ def judge_ahead(
 
 def returns_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str, str] | None:
     """What ``agent`` returns to: what its latest departure said, else `returned_to`."""
-    return store.departed_for(workspace, agent, now()) or returned_to(store, workspace, agent)
+    return store.departed_for(workspace, agent, store.now()) or returned_to(store, workspace, agent)
 
 
 def returned_to(store: WorkStateStore, workspace: str, agent: str) -> tuple[str, str] | None:

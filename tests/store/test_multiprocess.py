@@ -25,3 +25,23 @@ def test_two_server_processes_decide_as_one_and_keep_epochs_gap_free() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     assert "identical" in run.stdout
     assert "gap-free" in run.stdout
+
+
+@pytest.mark.postgres
+def test_server_processes_whose_machines_clocks_are_apart_decide_as_one() -> None:
+    """Process 1 reads the wall clock 120 s ahead of process 0: both date by the database's.
+
+    By their own clocks, a departure through the process ahead was in the future of the
+    one behind: a return through it was refused ("has not departed") or decided against
+    the departure before (a review).
+    """
+    url = postgres_url()
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--postgres", url, "--rounds", "12", "--clock-apart", "120"],
+        capture_output=True,
+        text=True,
+        timeout=600,  # three server starts and ~50 requests: generous on a busy machine
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "identical" in run.stdout

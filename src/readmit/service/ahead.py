@@ -40,7 +40,7 @@ from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.ahead import LEASE, LEASE_MARGIN_S, WANTED, judge_ahead, returned_to
-from readmit.clock import elapsed, now
+from readmit.clock import elapsed
 from readmit.errors import StoreError, VerifierUnavailable
 from readmit.policy import Policy
 from readmit.service.turns import Turns
@@ -130,12 +130,12 @@ class AheadJudge:
         seconds: float,
         embedder: Embedder | None = None,
         quiet: float = QUIET_S,
-        clock: Callable[[], datetime] = now,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.store, self.turns, self.verifier, self.signer = store, turns, verifier, signer
-        self.clock = clock
-        """The server's clock: a pass is dated as the server dates returns (its screenings
-        bind only returns dated at or after them, `readmit.store.verdicts`)."""
+        self.clock = clock or store.now
+        """The server's clock (by default the store's): a pass is dated as the server dates
+        returns (its screenings bind only returns dated at or after them, `verdicts`)."""
         self.policy = replace(policy, max_judgment_seconds=seconds)
         self.embedder, self.quiet = embedder, quiet
         self.passes = 0
@@ -332,7 +332,7 @@ class AheadJudge:
 
     def _task(self, workspace: str, agent: str) -> tuple[str, str] | None:
         """What ``agent`` returns to, if known (see the module docstring)."""
-        said = self.store.departed_for(workspace, agent, now())  # as a return now would
+        said = self.store.departed_for(workspace, agent, self.clock())  # as a return now would
         if said is not None:
             return said
         key = (workspace, agent)

@@ -16,7 +16,7 @@ from readmit.admission.invalidation.cache import with_cache
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
 from readmit.admission.view import verify_view
-from readmit.clock import elapsed, format_time, now
+from readmit.clock import elapsed, format_time
 from readmit.config import signer_from_env
 from readmit.decide import decide
 from readmit.errors import (
@@ -69,7 +69,7 @@ class Service(Reading):
         signer: Signer,
         verifier: Verifier | None,
         policy: Policy | None = None,
-        clock: Clock = now,
+        clock: Clock | None = None,
         embedder: Embedder | None = None,
         limits: Limits | None = None,
     ) -> None:
@@ -78,7 +78,8 @@ class Service(Reading):
         self.verifier = verifier
         self.embedder = embedder
         self.policy = policy or Policy()
-        self.clock = clock
+        self.clock = clock or store.now
+        """What the server dates by: by default the store's clock (`readmit.store.clock`)."""
         self.limits = limits or Limits()
         self.throttle = (
             SharedThrottle(self.limits, store) if self.limits.shared else Throttle(self.limits)

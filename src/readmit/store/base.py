@@ -53,6 +53,10 @@ class WorkStateStore(Protocol):
         """The agents of ``workspace`` by id."""
         ...
 
+    def now(self) -> datetime:
+        """The time by the store's clock: the database's on PostgreSQL, shared by its servers."""
+        ...
+
     def append(
         self,
         workspace: str,

@@ -14,6 +14,7 @@ return in one process can ask the judge of another to give way (`asked`).
 import time
 from contextlib import AbstractContextManager
 
+from readmit.store.clock import database_seconds
 from readmit.store.connection import Connection
 
 
@@ -37,7 +38,7 @@ class Leases:
         One given back, or run out and taken by another, is not taken again.
         """
         with self._transaction(lock=workspace) as db:
-            now = _now(db)
+            now = database_seconds(db)
             until = now + seconds
             return bool(
                 db.execute(
@@ -64,7 +65,7 @@ def take(db: Connection, lease: tuple[str, str], holder: str, seconds: float) ->
     ``lease``: its workspace and name. ``seconds`` 0 gives it back (if ``holder`` has
     it) and returns ``False``.
     """
-    now = _now(db)
+    now = database_seconds(db)
     # what ran out (a holder that died) goes, so that rows of returns' asks do not pile up
     db.execute("DELETE FROM leases WHERE workspace = ? AND until <= ?", (lease[0], now))
     if seconds <= 0:
@@ -100,16 +101,8 @@ def holder(db: Connection, lease: tuple[str, str]) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _now(db: Connection) -> float:
-    """Seconds since the epoch: the database's clock on PostgreSQL, this machine's on SQLite."""
-    if db.dialect == "postgres":
-        (clock,) = db.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
-        return float(clock)
-    return time.time()
-
-
 def _clock(db: Connection) -> tuple[float, ...]:
-    """`_now`'s parameter to the statements below: PostgreSQL's clock is read in them."""
+    """`database_seconds`' parameter to the statements below: PostgreSQL's clock is read in them."""
     return () if db.dialect == "postgres" else (time.time(),)
 
 

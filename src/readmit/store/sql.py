@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from readmit.admission.context import ReturnContext, items_by_id
 from readmit.admission.invalidation.judgment import Judgment
+from readmit.clock import now
 from readmit.collector import paused
 from readmit.errors import InvalidEvent, InvalidInput, StoreError
 from readmit.events import Event, Recorded, RecordExperience, ReturnRequest
@@ -37,6 +38,7 @@ from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import Returning
 from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
 from readmit.store.buckets import Buckets
+from readmit.store.clock import DatabaseClock, database_time
 from readmit.store.connection import Conflict, Connection
 from readmit.store.deadline import patiently
 from readmit.store.decoded import BodyCache
@@ -77,6 +79,9 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         """A connection for ad-hoc statements; the store's own work uses its pool."""
         self.url = url
         self._local = threading.local()
+        postgres = self.conn.dialect == "postgres"
+        self.now: Clock = DatabaseClock(partial(self._reading, database_time)) if postgres else now
+        """The store's clock, by which servers over it date (`readmit.store.clock`)."""
         self._turns = WriterTurns()
         self._decoded: BodyCache[str, Item] = BodyCache()
         self._parsed: BodyCache[int, Recorded] = BodyCache()
