@@ -12,13 +12,17 @@ from readmit.model import Agent
 from readmit.store import SqlStore, migrations, open_store
 from readmit.store.upgrade import lacking
 
-LAST = "m032_screenings_dated"
+LAST = "m033_verdicts_by_digest"
 
 
 def _before_the_last_migration(store: SqlStore) -> None:
     """Undo `LAST` in ``store``, as a store of the readmit before it is."""
     with store.conn.transaction():
-        store.conn.execute("ALTER TABLE screenings DROP COLUMN at")
+        store.conn.execute("DROP INDEX invalidations_by_digest")
+        store.conn.execute("ALTER TABLE invalidations DROP COLUMN restore_digest")
+        store.conn.execute(
+            "CREATE INDEX invalidations_by_text ON invalidations (workspace, restore_text)"
+        )
         store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
 
 

@@ -9,12 +9,28 @@ event, none while the workspace has no standing verdict.
 
 from collections.abc import Sequence
 
+from readmit.canonical import digest_text
 from readmit.events import Assert, Recorded, Supersede, restates
 from readmit.store import stand_ins
 from readmit.store.connection import Connection
 from readmit.store.readers import draft_readers, knew
 from readmit.store.restoring import Rules
 from readmit.store.rows import Known, stored_item
+
+
+def restore_digests(db: Connection) -> None:
+    """Give each verdict the digest of the text whose restatement lapses it (m033).
+
+    Verdicts are found by it: PostgreSQL's B-tree index refuses a row over about 2.7 KB,
+    so one on the text failed every return storing a verdict on a longer text's withdrawal.
+    """
+    rows = db.execute(
+        "SELECT workspace, item, restore_text FROM invalidations WHERE restore_text IS NOT NULL"
+    ).fetchall()
+    db.executemany(
+        "UPDATE invalidations SET restore_digest = ? WHERE workspace = ? AND item = ?",
+        [(digest_text(text), workspace, item) for workspace, item, text in rows],
+    )
 
 
 def any_standing(db: Connection, workspace: str) -> bool:
@@ -66,8 +82,8 @@ class Lapses:
         restored = db.execute(
             "SELECT v.item, i.body, v.event, v.premise FROM invalidations v JOIN items i "
             "ON i.workspace = v.workspace AND i.id = v.item WHERE v.workspace = ? "
-            "AND v.lapsed_epoch IS NULL AND v.restore_text = ?",
-            (workspace, event.item.text),
+            "AND v.lapsed_epoch IS NULL AND v.restore_digest = ? AND v.restore_text = ?",
+            (workspace, digest_text(event.item.text), event.item.text),
         ).fetchall()
         if not restored:
             return

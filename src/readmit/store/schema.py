@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from readmit.store.buckets import RATE_BUCKETS
 from readmit.store.connection import Connection
+from readmit.store.lapses import restore_digests
 from readmit.store.obligations import FRONTIERS
 from readmit.store.restatements import (
     in_own_words_again,
@@ -363,6 +364,17 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
         [
             "DELETE FROM screenings",
             "ALTER TABLE screenings ADD COLUMN at TEXT CHECK (at IS NOT NULL)",
+        ],
+    ),
+    (
+        # A verdict is found by the digest of the text whose restatement lapses it, not by
+        # the text (`readmit.store.lapses.restore_digests`).
+        "m033_verdicts_by_digest",
+        [
+            "DROP INDEX invalidations_by_text",
+            "ALTER TABLE invalidations ADD COLUMN restore_digest TEXT",
+            restore_digests,
+            "CREATE INDEX invalidations_by_digest ON invalidations (workspace, restore_digest)",
         ],
     ),
 ]

@@ -52,6 +52,7 @@ from readmit.admission.context import Restoring, Standing
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.invalidation.narrowed import Handles, Paths, after
+from readmit.canonical import digest_text
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Scope
 from readmit.store import stand_ins
@@ -105,14 +106,15 @@ def remember(
         lapsed, placed = lapses[key]
         db.execute(
             "INSERT INTO invalidations (workspace, item, event, event_epoch, evidence, verifier, "
-            "confidence, detail, decided_epoch, restore_text, restore_item, lapsed_epoch, "
-            "principal, role, premise, restore_until, restore_in_place, noted) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "confidence, detail, decided_epoch, restore_text, restore_digest, restore_item, "
+            "lapsed_epoch, principal, role, premise, restore_until, restore_in_place, noted) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (workspace, item) DO UPDATE "
             "SET event = excluded.event, event_epoch = excluded.event_epoch, "
             "evidence = excluded.evidence, verifier = excluded.verifier, "
             "confidence = excluded.confidence, detail = excluded.detail, "
             "decided_epoch = excluded.decided_epoch, restore_text = excluded.restore_text, "
+            "restore_digest = excluded.restore_digest, "
             "restore_item = excluded.restore_item, lapsed_epoch = excluded.lapsed_epoch, "
             "principal = excluded.principal, role = excluded.role, premise = excluded.premise, "
             "restore_until = excluded.restore_until, "
@@ -131,6 +133,7 @@ def remember(
                 exclusion.detail,
                 epoch,
                 restore_text,
+                None if restore_text is None else digest_text(restore_text),
                 restore_item,
                 lapsed,
                 reader.principal,
