@@ -1,10 +1,14 @@
 """The judgment cache on every store backend: answers are remembered, abstentions are not."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import pytest
 
 from builders import item
 from readmit.admission.invalidation.cache import CachedVerifier, verifier_identity
-from readmit.admission.invalidation.implicit import Later, Pair, Verdict
+from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judge_batch
+from readmit.errors import VerifierUnavailable
 from readmit.store import SqlStore, WorkStateStore
 from readmit.testing import FunctionVerifier
 from readmit.verifiers.chain import ChainVerifier
@@ -56,3 +60,29 @@ def test_a_verdict_made_at_one_cut_off_is_never_read_at_another(store: WorkState
 
     assert (len(again.calls), len(stricter.calls)) == (0, 1)
     assert verifier_identity(chained).endswith("|decide_at=0.9")
+
+
+class _OneTooMany(FunctionVerifier):
+    """Answers one "does not invalidate" more than it was asked for: a malformed answer."""
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        super().judge(pairs)
+        return [Verdict(invalidates=False, confidence=0.9, reason="surplus")] * (len(pairs) + 1)
+
+
+def test_an_answer_of_the_wrong_length_is_no_answer_though_the_cache_fills_the_batch(
+    store: WorkStateStore,
+) -> None:
+    """With one pair of two known, the inner answer of two verdicts for one pair had the
+    batch's length: the stage took it, each verdict on another pair, and a stale item was
+    admitted (a review: the ferry's invalidation fell on the bakery's place)."""
+    assert isinstance(store, SqlStore)
+    unrelated = Verdict(invalidates=False, confidence=0.9, reason="unrelated")
+    CachedVerifier(FunctionVerifier(lambda _: unrelated, name="m"), store).judge([BAKERY])
+    cached = CachedVerifier(_OneTooMany(judge, name="m"), store)
+
+    with pytest.raises(VerifierUnavailable, match="answered 2 verdicts for 1 pairs"):
+        cached.judge([FERRY, BAKERY])
+    judged = judge_batch(cached, [FERRY, BAKERY])
+
+    assert [verdict for _, verdict in judged] == [None, None]  # both withheld, none guessed

@@ -19,6 +19,7 @@ from readmit.admission.invalidation.implicit import (
     tokens_used,
 )
 from readmit.canonical import digest
+from readmit.errors import VerifierUnavailable
 from readmit.policy import Policy
 
 
@@ -127,6 +128,9 @@ class CachedVerifier:
                     self.name, {k: v for k, v in answered.items() if not v.abstained}
                 )
                 known = {**known, **answered}
-            else:  # a short or malformed answer is passed on for the stage to reject
-                return fresh
+            else:  # no answer: with the pairs known it could match the batch's length
+                raise VerifierUnavailable(
+                    f"{self.name}: answered {len(fresh)} verdicts for {len(todo)} pairs, "
+                    "or not verdicts"
+                )
         return [known[k] for k in keys]
