@@ -341,3 +341,13 @@ def test_the_judgment_cache_answers_repeated_pairs_without_calls(tmp_path: Path)
     assert (cached.misses, second.hits) == (3, 3)
     store.close()
     again_store.close()
+
+
+@pytest.mark.parametrize("confidence", ["NaN", "Infinity", "-1", "7", '"high"', "true"])
+def test_a_stated_confidence_that_is_no_probability_is_unavailable(confidence: str) -> None:
+    """Read as none said (one half), an "invalidates" at NaN never excluded (a review)."""
+    content = f'{{"verdict": "invalidates", "reason": "gone", "confidence": {confidence}}}'
+    server = Scripted([completion(content)])
+
+    with pytest.raises(VerifierUnavailable, match="malformed confidence"):
+        verifier(server, mode="json_object").judge([PAIR])

@@ -50,11 +50,10 @@ def _read(content: str) -> tuple[str, str, float | None]:
             "invalidates",
             "compatible",
         ):
-            stated = data.get("confidence")
             return (
                 str(data["verdict"]).lower(),
                 str(data.get("reason", ""))[:500],
-                float(stated) if isinstance(stated, int | float) and 0 <= stated <= 1 else None,
+                _stated(data.get("confidence")),
             )
     found = _VERDICT.findall(text)
     if len({v.lower() for v in found}) == 1:
@@ -64,6 +63,24 @@ def _read(content: str) -> tuple[str, str, float | None]:
     if lead and not found:
         return ("invalidates" if lead.group(1).lower() == "yes" else "compatible"), text[:500], None
     raise VerifierUnavailable(f"unparseable verdict: {content[:120]!r}")
+
+
+def _stated(confidence: object) -> float | None:
+    """A verdict's stated confidence: a number from 0 to 1, or none said (``None``).
+
+    Raises:
+        VerifierUnavailable: if it says one that is not (NaN, 7, -1, "high", true): a
+            malformed answer, not an unconfident one (read as one half, an "invalidates"
+            with a broken confidence let the item through, a review).
+    """
+    if confidence is None:
+        return None
+    malformed = VerifierUnavailable(f"malformed confidence: {str(confidence)[:40]!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise malformed
+    if not 0 <= confidence <= 1:  # NaN is not
+        raise malformed
+    return float(confidence)
 
 
 def _logprob_confidence(logprobs: Any, verdict: str) -> float | None:
