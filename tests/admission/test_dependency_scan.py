@@ -110,6 +110,29 @@ def test_a_failed_scan_withholds_the_item() -> None:
     assert "dependency scan failed" in excluded.detail
 
 
+@dataclass
+class BrokenScan(WordScan):
+    """A scan that fails in another way than `VerifierUnavailable`, or flags too few or many."""
+
+    how: str = "raises"
+
+    def scan(self, target: str, premises: Sequence[str], laters: Sequence[Later]) -> list[bool]:
+        flags = super().scan(target, premises, laters)
+        if self.how == "raises":
+            raise RuntimeError("the model server went away")
+        return flags[:-1] if self.how == "short" else [*flags, False]
+
+
+@pytest.mark.parametrize("how", ["raises", "short", "long"])
+def test_a_scan_that_breaks_otherwise_withholds_the_item_too(how: str) -> None:
+    """It ended the whole return with its error, no decision recorded (a review)."""
+    screener = screen(BrokenScan("nothing", how=how))
+
+    excluded = screener.excluded["p0"]
+    assert excluded.reason == Reason.VERIFIER_UNAVAILABLE
+    assert "dependency scan failed" in excluded.detail
+
+
 def test_scan_calls_count_against_the_budget() -> None:
     scan = WordScan("flight", batch=1)
 

@@ -258,11 +258,12 @@ class Screener:
             shown = left[offset:][: scan.batch]
             self.calls += 1
             self.scans += 1
-            try:
-                flags = self._timed(
-                    scan.scan, item.text, propagation.premise_texts(item, self.ctx), shown
-                )
-            except VerifierUnavailable as exc:
+            try:  # any failure, or flags not one an event, is no answer: nothing let through
+                premises = propagation.premise_texts(item, self.ctx)
+                flags = list(self._timed(scan.scan, item.text, premises, shown))
+                if len(flags) != len(shown):
+                    raise VerifierUnavailable(f"{len(flags)} flags for {len(shown)} events")
+            except Exception as exc:
                 unavailable = unavailable or Exclusion(
                     item=item.id,
                     reason=Reason.VERIFIER_UNAVAILABLE,
