@@ -57,6 +57,20 @@ def aware(at: object, event_id: str) -> datetime:
     return at
 
 
+def in_calendar(at: datetime, event_id: str) -> datetime:
+    """``at``, an aware time recorded for ``event_id``, if its UTC form is in years 1 to 9999.
+
+    Raises:
+        InvalidEvent: if it is not (``9999-12-31T23:00-14:00``): the store writes times in UTC.
+    """
+    try:
+        at.astimezone(UTC)
+    except OverflowError:
+        problem = "its time is outside the years 1 to 9999 in UTC"
+        raise InvalidEvent(event_id, problem, fields=("at",)) from None
+    return at
+
+
 def naive(at: datetime) -> bool:
     """Whether ``at`` has no time zone (a library caller's ``datetime.now()``)."""
     return at.tzinfo is None or at.utcoffset() is None

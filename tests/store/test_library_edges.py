@@ -4,7 +4,7 @@ naming the field, and stores nothing (`readmit.wire.domain`)."""
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -26,7 +26,7 @@ from readmit.events import (
     Revoke,
     Supersede,
 )
-from readmit.model import Agent
+from readmit.model import Agent, Validity
 from readmit.store import SqlStore, WorkStateStore
 from readmit.wire import domain, event_to_wire, parse_event
 from strategies import events, names, texts
@@ -105,6 +105,13 @@ CASES = [
         _obligation(requires=frozenset({"d\n1"})),
         "obligation.requires",
     ),
+    # What names what exists is only a string, but one no store could hold names nothing:
+    # SQLite said "unknown", PostgreSQL a store error, a surrogate failed to encode (a review).
+    Case("a revoked target with a NUL", _withdrawing(Revoke, target="h\x001", why="x"), "target"),
+    Case("a closed target with a lone surrogate", _withdrawing(Close, target="h\ud800"), "target"),
+    Case("an author with a NUL", _withdrawing(Resolve, author="A\x002"), "author"),
+    Case("a premise with a NUL", _asserting(depends_on=frozenset({"h\x001"})), "item.depends_on"),
+    Case("a cited source with a surrogate", _asserting(cites=frozenset({"s\udc00"})), "item.cites"),
 ]
 
 
@@ -349,3 +356,51 @@ def test_a_time_given_as_a_string_is_an_invalid_event_naming_the_field(
     with pytest.raises(InvalidEvent, match="'e9': at: give a datetime"):
         store.append("ws", [event])
     assert [r.event.id for r in store.events("ws")] == ["e1"]
+
+
+FAR = datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-14)))
+"""An aware time with no UTC form in years 1 to 9999 (the wire refuses it, `Instant`)."""
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        Assert(id="e2", at=FAR, author="A2", item=_draft()),
+        _asserting(validity=Validity(valid_to=FAR)),
+        _asserting(
+            validity=Validity(valid_from=datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))))
+        ),
+    ],
+    ids=["at", "valid_to", "valid_from"],
+)
+def test_a_time_with_no_utc_form_is_an_invalid_event_and_stores_nothing(
+    store: WorkStateStore, event: Event
+) -> None:
+    """It raised Python's OverflowError from deep in the store (a review)."""
+    _workspace(store)
+
+    with pytest.raises(InvalidEvent, match="outside the years 1 to 9999 in UTC"):
+        store.append("ws", [event])
+
+    assert [r.event.id for r in store.events("ws")] == ["e1"]
+
+
+def test_a_departure_return_or_memory_at_a_time_with_no_utc_form_is_refused(
+    store: WorkStateStore,
+) -> None:
+    _workspace(store)
+    request = ReturnRequest(id="r1", at=FAR, agent="A1", task="t", purpose="p")
+    memory = RecordExperience(
+        id="x1", at=FAR, agent="A1", experience_id="m1", text="Ask Ana.", source="h1"
+    )
+
+    for refused in (
+        lambda: store.depart("ws", "A1", FAR),
+        lambda: store.return_context("ws", request),
+        lambda: store.record_experience("ws", memory),
+    ):
+        with pytest.raises(InvalidEvent, match="outside the years 1 to 9999 in UTC"):
+            refused()
+
+    assert not store.has_departed("ws", "A1", LATER)
+    assert store.experiences("ws", "A1") == []

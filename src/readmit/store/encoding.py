@@ -18,6 +18,7 @@ from json.encoder import encode_basestring_ascii
 from typing import NamedTuple
 
 from readmit.canonical import canonical_json, digest_text, json_string, json_strings
+from readmit.errors import InvalidEvent
 from readmit.events import Assert, Close, Event, ItemDraft, Resolve, Revoke, Supersede
 from readmit.model import ANY, Kind
 from readmit.wire.codec import event_to_wire
@@ -49,7 +50,20 @@ def times(at: datetime) -> tuple[str, str]:
 
 
 def encode(event: Event) -> EventText:
-    """The texts ``event``'s log row stores."""
+    """The texts ``event``'s log row stores.
+
+    Raises:
+        InvalidEvent: if a time of it (``at``, its item's validity) has no UTC form in
+            years 1 to 9999 (``9999-12-31T23:00-14:00``), as the wire says (`Instant`).
+    """
+    try:
+        return _encoded(event)
+    except OverflowError:
+        problem = "a time of it is outside the years 1 to 9999 in UTC"
+        raise InvalidEvent(event.id, problem, fields=("at", "item.validity")) from None
+
+
+def _encoded(event: Event) -> EventText:
     wire_at, stamp = times(event.at)
     match event:
         case Assert() | Supersede():

@@ -13,8 +13,9 @@ Two of the wire's limits are left to the wire: lengths (LangGraph's keys and val
 longer than a request body may carry), and the control characters of a text other than
 NUL (an assistant's message may hold a carriage return; reports escape them when they
 print text, `readmit.cli.render`). A name that refers to what exists (an author, a
-target, a returning agent) is checked to be a string only: the store tells whether it
-exists, and one stored before these checks can still be named.
+target, a premise) is checked only to be a string with no NUL or lone surrogate (no store
+holds one): the store tells whether it exists, and one stored before these checks can
+still be named.
 """
 
 import re
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from readmit.clock import aware
+from readmit.clock import aware, in_calendar
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import (
     Assert,
@@ -70,7 +71,7 @@ def checked_return(request: ReturnRequest) -> None:
     with _named(request.id):
         _names(("id", request.id), ("task", request.task), ("purpose", request.purpose))
         _strings(("agent", request.agent))
-        aware(request.at, request.id)
+        in_calendar(aware(request.at, request.id), request.id)
 
 
 def checked_experience(step: RecordExperience) -> None:
@@ -83,7 +84,7 @@ def checked_experience(step: RecordExperience) -> None:
         _names(("id", step.id), ("experience.id", step.experience_id))
         _strings(("agent", step.agent), ("experience.source", step.source))
         _text(step.text, "experience.text")
-        aware(step.at, step.id)
+        in_calendar(aware(step.at, step.id), step.id)
 
 
 def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
@@ -94,7 +95,7 @@ def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
         InvalidEvent: if ``at`` has no time zone.
     """
     _strings(("agent", agent))
-    aware(at, f"depart {agent}")
+    in_calendar(aware(at, f"depart {agent}"), f"depart {agent}")
     if returning_to is not None:
         if not (isinstance(returning_to, tuple) and len(returning_to) == 2):
             raise InvalidInput("returning_to must be a (task, purpose) pair")
@@ -228,17 +229,17 @@ def _plain(event: Event) -> bool:
     if anything, is wrong.
     """
     try:
-        if not (plain_name(event.id) and type(event.author) is str):
+        if not (plain_name(event.id) and _reference(event.author)):
             return False
         match event:
             case Assert(item=d) | Supersede(item=d):
-                if isinstance(event, Supersede) and type(event.target) is not str:
+                if isinstance(event, Supersede) and not _reference(event.target):
                     return False
                 return _plain_draft(d)
             case Revoke(target=target, why=why):
-                return type(target) is str and _storable(why)
+                return _reference(target) and _storable(why)
             case Close(target=target) | Resolve(target=target):
-                return type(target) is str
+                return _reference(target)
             case Evidence(source_id=source, text=text):
                 return bool(plain_name(source)) and _storable(text)
             case OpenObligation(obligation=o):
@@ -255,10 +256,15 @@ def _plain_draft(d: ItemDraft) -> bool:
         return False
     if (d.task != ANY and not plain_name(d.task)) or (d.key is not None and not plain_name(d.key)):
         return False
-    if not all(type(i) is str for i in (*d.depends_on, *d.cites)):
+    if not all(map(_reference, (*d.depends_on, *d.cites))):
         return False
     sets = (d.supports, d.principals, d.roles, d.purposes)
     return all(all(map(plain_name, s)) for s in sets if s and s != _ANYONE)
+
+
+def _reference(name: object) -> bool:
+    """Whether ``name``, naming what exists, is a string that could name something stored."""
+    return type(name) is str and _UNSTORABLE.search(name) is None
 
 
 def _storable(text: str) -> bool:
@@ -269,18 +275,18 @@ def _storable(text: str) -> bool:
 def _event(event: Event) -> None:
     with _named(event.id):
         _names(("id", event.id))
-        _strings(("author", event.author))
+        _references(("author", event.author))
         match event:
             case Assert(item=draft):
                 _draft(draft)
             case Supersede(target=target, item=draft):
-                _strings(("target", target))
+                _references(("target", target))
                 _draft(draft)
             case Revoke(target=target, why=why):
-                _strings(("target", target))
+                _references(("target", target))
                 _text(why, "why")
             case Close(target=target) | Resolve(target=target):
-                _strings(("target", target))
+                _references(("target", target))
             case Evidence(source_id=source, text=text):
                 _names(("source.id", source))
                 _text(text, "source.text")
@@ -300,8 +306,8 @@ def _draft(draft: ItemDraft) -> None:
     _text(draft.text, "item.text")
     for name in _DRAFT_SETS:
         _each(_names, f"item.{name}", getattr(draft, name) or ())
-    _each(_strings, "item.depends_on", draft.depends_on)
-    _each(_strings, "item.cites", draft.cites)
+    _each(_references, "item.depends_on", draft.depends_on)
+    _each(_references, "item.cites", draft.cites)
     if type(draft.unconfirmed) is not bool:
         raise InvalidInput(f"item.unconfirmed: must be True or False, not {draft.unconfirmed!r}")
 
@@ -318,6 +324,18 @@ def _names(*fields: tuple[str, object]) -> None:
             raise InvalidInput(f"{what}: {exc}") from None
         if not value:
             raise InvalidInput(f"{what}: must not be empty")
+
+
+def _references(*fields: tuple[str, object]) -> None:
+    """Each value a string that could name something stored: no NUL, no lone surrogate.
+
+    Either reached the database: SQLite named no such item, PostgreSQL refused the NUL with
+    a store error, and a surrogate failed to encode (a review).
+    """
+    for what, value in fields:
+        _strings((what, value))
+        if isinstance(value, str) and _UNSTORABLE.search(value):
+            raise InvalidInput(f"{what}: {value[:60]!r} names nothing (a NUL or a lone surrogate)")
 
 
 def _strings(*fields: tuple[str, object]) -> None:
