@@ -3,13 +3,14 @@
 import inspect
 import json
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 
 from builders import spent
+from readmit.errors import StoreError
 from readmit.examples.travel import travel_scenario
 from readmit.service import health as health_check
 from readmit.service.answers import UNAVAILABLE
@@ -241,6 +242,25 @@ def test_a_tampered_view_does_not_verify(client: httpx.Client, team: Team) -> No
 
     assert check.status_code == 200
     assert check.json()["valid"] is False
+
+
+def test_verify_answers_by_this_machines_clock_while_the_database_cannot_tell_the_time(
+    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verifying needs no store: by the database's clock, it answered 503 while the
+    database was down (a review)."""
+    _, second = play(client, team, travel_scenario())
+    view = second.json()["view"]
+
+    def down() -> datetime:
+        raise StoreError("PostgreSQL: the server is down")
+
+    monkeypatch.setattr(team.service, "clock", down)
+    check = client.post("/v1/verify", json={"view": view})
+
+    assert check.status_code == 200
+    assert check.json() == {"valid": False, "problem": check.json()["problem"]}
+    assert check.json()["problem"].startswith("not valid at 20")  # by this machine: today
 
 
 def test_a_view_sent_unwrapped_to_verify_is_told_how_to_send_it(

@@ -1,98 +1,72 @@
-"""The store's clock: the database's on PostgreSQL, read once a second and carried forward.
+"""The store's clock: the database's on PostgreSQL, each reading a round trip to it.
 
 Servers on several machines date by it (`readmit.store.clock`); that they then decide as
 one process does with their machines' clocks apart is `tests/store/test_multiprocess.py`.
 """
 
-from datetime import UTC, datetime, timedelta
-
-import pytest
+import threading
+from datetime import UTC, datetime
 
 import readmit.clock
-from readmit.errors import StoreError
+from readmit.events import Assert, ItemDraft
+from readmit.model import Agent
 from readmit.store import SqlStore, WorkStateStore
-from readmit.store import clock as store_clock
-from readmit.store.clock import DatabaseClock
 
-T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
-
-
-class Database:
-    """The database's side: its time (``at``), and how often it was read."""
-
-    def __init__(self) -> None:
-        self.at, self.reads, self.down = T0, 0, False
-
-    def read(self) -> datetime:
-        self.reads += 1
-        if self.down:
-            raise StoreError("the database is unreachable")
-        return self.at
+_AD_HOC = threading.Lock()
+"""The store's ad-hoc connection is one connection: one thread at a time reads on it."""
 
 
-@pytest.fixture
-def monotonic(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """This machine's monotonic clock, set by the test (``[seconds]``)."""
-    now = [100.0]
-    monkeypatch.setattr(store_clock, "elapsed", lambda: now[0])
-    return now
-
-
-def test_it_reads_the_database_at_most_once_a_second_and_carries_its_time_forward(
-    monotonic: list[float],
-) -> None:
-    db = Database()
-    clock = DatabaseClock(db.read)
-
-    assert clock() == T0
-    monotonic[0] += 0.25
-    db.at = T0 + timedelta(hours=1)  # not read again within the second
-    assert clock() == T0 + timedelta(seconds=0.25)
-    assert db.reads == 1
-
-    monotonic[0] += 0.75  # a second after the read: read again
-    assert clock() == T0 + timedelta(hours=1)
-    assert db.reads == 2
-
-
-def test_it_never_goes_back_when_a_new_read_is_behind_what_it_carried_forward(
-    monotonic: list[float],
-) -> None:
-    db = Database()
-    clock = DatabaseClock(db.read)
-    clock()
-    monotonic[0] += 5
-    assert clock() == T0  # the database's clock stood still, or was set back
-
-    monotonic[0] += 0.5
-    assert clock() == T0 + timedelta(seconds=0.5)
-
-
-def test_a_failed_read_fails_the_call_and_the_next_call_reads_again(
-    monotonic: list[float],
-) -> None:
-    db = Database()
-    clock = DatabaseClock(db.read)
-    clock()
-    monotonic[0] += 2
-    db.down = True
-    with pytest.raises(StoreError):
-        clock()  # no time carried forward past a read that failed
-
-    db.down, db.at = False, T0 + timedelta(seconds=2)
-    assert clock() == T0 + timedelta(seconds=2)
-    assert db.reads == 3
+def _database(store: SqlStore) -> datetime:
+    with _AD_HOC:
+        (seconds,) = store.conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
+    return datetime.fromtimestamp(float(seconds), UTC)
 
 
 def test_a_store_dates_by_the_databases_clock_on_postgresql_and_the_machines_on_sqlite(
     store: WorkStateStore,
 ) -> None:
+    """Each reading lies between the database's readings just before and just after it:
+    one kept and carried forward was ahead of a reading taken after it, and a return
+    through one process was dated before a departure answered through another (a review)."""
     assert isinstance(store, SqlStore)
     if store.conn.dialect == "sqlite":
         assert store.now is readmit.clock.now  # one machine's file: its clock
         return
-    (database,) = store.conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()
-    first = store.now()
-    assert first.tzinfo is not None
-    assert abs(first.timestamp() - float(database)) < 30  # the same server, read apart
-    assert store.now() >= first
+    late: list[tuple[datetime, datetime, datetime]] = []
+
+    def read() -> None:
+        for _ in range(50):
+            before, at, after = _database(store), store.now(), _database(store)
+            if not before <= at <= after:
+                late.append((before, at, after))
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(timeout=120)
+
+    assert late == []
+
+
+def test_events_whose_time_the_store_keeps_are_dated_by_its_clock_once_a_batch(
+    store: WorkStateStore,
+) -> None:
+    assert isinstance(store, SqlStore)
+    store.create_workspace("ws", [Agent(id="A1", principal="p", role="r")])
+    events = [
+        Assert(
+            id=f"e{n}",
+            at=datetime(2000, 1, 1, tzinfo=UTC),
+            author="A1",
+            item=ItemDraft(id=f"i{n}", text=f"Note {n}."),
+        )
+        for n in range(3)
+    ]
+    before = store.now()
+
+    recorded = store.append("ws", events, clock=store.now)
+
+    after = store.now()
+    (at,) = {r.event.at for r in recorded}  # one reading, in the batch's transaction
+    assert before <= at <= after

@@ -38,7 +38,7 @@ from readmit.store.agent_keys import AgentKeys
 from readmit.store.base import Returning
 from readmit.store.bodies import LAST_EPOCH, Departures, active_items, logged_events
 from readmit.store.buckets import Buckets
-from readmit.store.clock import DatabaseClock, database_time
+from readmit.store.clock import database_time
 from readmit.store.connection import Conflict, Connection
 from readmit.store.deadline import patiently
 from readmit.store.decoded import BodyCache
@@ -80,7 +80,7 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         self.url = url
         self._local = threading.local()
         postgres = self.conn.dialect == "postgres"
-        self.now: Clock = DatabaseClock(partial(self._reading, database_time)) if postgres else now
+        self.now: Clock = partial(self._reading, database_time) if postgres else now
         """The store's clock, by which servers over it date (`readmit.store.clock`)."""
         self._turns = WriterTurns()
         self._decoded: BodyCache[str, Item] = BodyCache()

@@ -99,19 +99,19 @@ class Writer:
             InvalidEvent: for the first event the store refuses (nothing is written).
         """
         self._prefetch(events)
-        recorded = [self._write(event, clock) for event in events]
+        at = None if clock is None else clock()  # once: the database's is a round trip
+        recorded = [self._write(event, at) for event in events]
         self._flush()
         return recorded
 
-    def _write(self, event: Event, clock: Clock | None) -> Recorded:
+    def _write(self, event: Event, at: datetime | None) -> Recorded:
         """Check ``event`` against the state so far, project it and queue its log row.
 
-        With ``clock``, the event is recorded at commit time instead of its own ``at``
-        (never earlier than the last event), so concurrent writers that let the server
-        keep time are never told their time goes backwards; else its ``at`` must be aware.
+        With ``at`` (the clock's time, at commit), the event is recorded then instead of at
+        its own ``at`` (never earlier than the last event), so concurrent writers that let
+        the server keep time are never told their time goes backwards.
         """
-        if clock is not None:
-            at = clock()
+        if at is not None:
             event = replace(event, at=max(at, self.last_at or at))
         aware(event.at, event.id)
         author = self.agents.get(event.author)
