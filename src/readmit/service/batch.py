@@ -8,12 +8,12 @@ is one the agent never wrote. The store's own refusals are located the same way
 """
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
-from readmit.clock import format_time
+from readmit.clock import format_time, now
 from readmit.errors import (
     Forbidden,
     InvalidEvent,
@@ -82,8 +82,14 @@ def _stored(agent: str, raw: object) -> str | None:
         return None
 
 
-def own_batch(agent: str, raw_events: Sequence[object], at: datetime, limits: Limits) -> Batch:
-    """Validate every event ``agent`` sent at server time ``at``; ids and times filled in.
+def own_batch(
+    agent: str, raw_events: Sequence[object], clock: Callable[[], datetime], limits: Limits
+) -> Batch:
+    """Validate every event ``agent`` sent, by the server's ``clock``; ids and times filled in.
+
+    The clock is read only for a batch whose events give their times (each checked against
+    it): one without is dated at commit, and its events' times until then are this
+    machine's (the database's clock is a round trip, `readmit.store.clock`).
 
     Raises:
         InvalidEvent: for the first event refused (an `InvalidEventAt` when it is one
@@ -94,6 +100,7 @@ def own_batch(agent: str, raw_events: Sequence[object], at: datetime, limits: Li
     timed = [isinstance(raw, dict) and "at" in raw for raw in raw_events]
     if any(timed) and not all(timed):
         raise InvalidInput("give `at` on every event or on none")
+    at = clock() if any(timed) else now()
     named = tuple(isinstance(raw, dict) and "id" in raw for raw in raw_events)
     events = tuple(
         _own_event(agent, raw, index, at, named[index]) for index, raw in enumerate(raw_events)

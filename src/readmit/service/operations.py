@@ -167,7 +167,7 @@ class Service(Reading):
         limits.check_events(len(raw_events))
         check_sizes(caller.agent.id, raw_events, limits.max_text_chars, limits.max_labels)
         self.throttle.admit_events((caller.workspace, caller.agent.id), len(raw_events))
-        batch = own_batch(caller.agent.id, raw_events, self.clock(), limits)
+        batch = own_batch(caller.agent.id, raw_events, self.clock, limits)
         # Without client times the server keeps time at commit, so concurrent agents
         # never see "time goes backwards" for events they did not date themselves.
         clock = None if batch.timed else self.clock
