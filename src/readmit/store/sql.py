@@ -80,7 +80,7 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         self.url = url
         self._local = threading.local()
         postgres = self.conn.dialect == "postgres"
-        self.now: Clock = partial(self._reading, database_time) if postgres else now
+        self.now: Clock = self._database_now if postgres else now
         """The store's clock, by which servers over it date (`readmit.store.clock`)."""
         self._turns = WriterTurns()
         self._decoded: BodyCache[str, Item] = BodyCache()
@@ -357,6 +357,14 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
             left_out=left,
             outside=outside,
         )
+
+    def _database_now(self) -> datetime:
+        """The database's time: in this thread's transaction, else in one statement alone."""
+        current: Connection | None = getattr(self._local, "db", None)
+        if current is not None:
+            return database_time(current)
+        with self._pool.connection() as db:  # autocommit: no transaction for one reading
+            return database_time(db)
 
     def _reading(self, read: Callable[..., T], *args: Any) -> T:
         """``read(db, *args)`` in a read snapshot of its own."""
