@@ -79,6 +79,7 @@ def test_every_valid_row_makes_episodes_and_malformed_rows_are_counted(tmp_path:
         "nested",
         [row(0, targets=[["four"]]), *(r for r, _ in MALFORMED), row(13, targets=[["four"]])],
     )
+    nested = tmp_path / "nested" / "val_data.json"
 
     loaded = manbench.load(tmp_path, teams=(4, 8))
 
@@ -92,7 +93,7 @@ def test_every_valid_row_makes_episodes_and_malformed_rows_are_counted(tmp_path:
     ]
     for skipped, (_, reason) in zip(loaded.skipped, MALFORMED, strict=True):
         assert reason in skipped.reason
-        assert str(skipped).startswith(f"nested idx {skipped.idx}: ")
+        assert str(skipped).startswith(f"{nested} idx {skipped.idx}: ")
 
 
 def test_episodes_from_nested_rows_answer_with_the_flattened_targets(tmp_path: Path) -> None:
@@ -111,24 +112,24 @@ def test_episodes_from_nested_rows_answer_with_the_flattened_targets(tmp_path: P
 @pytest.mark.parametrize("blank", ["", "   ", "\u200b"], ids=["empty", "spaces", "zero-width"])
 def test_a_row_whose_misleading_target_says_nothing_is_skipped(tmp_path: Path, blank: str) -> None:
     """Its teammates would claim an empty answer: the row is counted, not made an episode."""
-    write_task(tmp_path, "blank", [row(0), row(1), row(2, misleading_target=blank)])
+    path = write_task(tmp_path, "blank", [row(0), row(1), row(2, misleading_target=blank)])
 
     loaded = manbench.load(tmp_path)
 
     assert [e.id for e in loaded.episodes] == ["manbench/blank/0", "manbench/blank/1"]
     assert [str(s) for s in loaded.skipped] == [
-        "blank idx 2: misleading_target: blank misleading_target"
+        f"{path} idx 2: misleading_target: blank misleading_target"
     ]
 
 
 def test_a_row_without_an_integer_idx_is_reported_by_position(tmp_path: Path) -> None:
-    write_task(tmp_path, "odd", [row(0), "not a row", {**row(2), "idx": "two"}])
+    path = write_task(tmp_path, "odd", [row(0), "not a row", {**row(2), "idx": "two"}])
 
     loaded = manbench.load(tmp_path)
 
     assert [e.id for e in loaded.episodes] == ["manbench/odd/0"]
     assert [(s.position, s.idx) for s in loaded.skipped] == [(1, None), (2, None)]
-    assert str(loaded.skipped[0]).startswith("odd row 1: ")
+    assert str(loaded.skipped[0]).startswith(f"{path} row 1: ")
 
 
 @pytest.mark.parametrize(
@@ -168,8 +169,10 @@ def test_bench_cli_completes_and_reports_skipped_rows(tmp_path: Path) -> None:
 
     assert result.exit_code == 0, result.output
     assert "warning: skipped 2 malformed data rows" in result.stderr
-    assert "nested idx 1: targets: no targets" in result.stderr
-    assert "flat idx 1: misleading_target: Field required" in result.stderr
+    assert f"{data / 'nested' / 'val_data.json'} idx 1: targets: no targets" in result.stderr
+    assert f"{data / 'flat' / 'val_data.json'} idx 1: misleading_target: Field required" in (
+        result.stderr
+    )
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert len(results["meta"]["skipped_rows"]) == 2
     assert {r["episode"].rsplit("/", 2)[-2] for r in results["rows"]} == {"nested", "flat"}
@@ -177,7 +180,7 @@ def test_bench_cli_completes_and_reports_skipped_rows(tmp_path: Path) -> None:
 
 
 def test_bench_through_backends_reports_skipped_rows_in_its_meta_too(tmp_path: Path) -> None:
-    """The portability study warned of them and left them out of its results.json."""
+    """The portability study warns of them, and names them in results.json and results.md."""
     data = tmp_path / "data"
     write_task(data, "flat", [row(0), row(1, misleading_target=...)])
     out = tmp_path / "out"
@@ -188,4 +191,7 @@ def test_bench_through_backends_reports_skipped_rows_in_its_meta_too(tmp_path: P
     assert result.exit_code == 0, result.output
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     [skipped] = results["meta"]["skipped_rows"]
-    assert "flat idx 1: misleading_target: Field required" in skipped
+    assert "flat/val_data.json idx 1: misleading_target: Field required" in skipped
+    markdown = (out / "results.md").read_text(encoding="utf-8")
+    assert "> skipped 1 malformed data rows" in markdown
+    assert "flat/val_data.json idx 1: misleading_target: Field required" in markdown

@@ -2,9 +2,12 @@
 
 Each episode is recorded once into a fresh in-memory store; every method gets
 the same post-absence checkpoint C. A method that raises is recorded as a
-failure and kept in the denominator (it scores 0 on every metric).
+failure and kept in the denominator (it scores 0 on every metric). An episode whose
+history cannot be recorded (a refused name or event) makes no row: `run` skips it and
+tells the caller which and why, so one bad episode never loses the others' results.
 """
 
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,6 +20,7 @@ from readmit.bench.episode import Episode
 from readmit.bench.methods import MethodView, ReturnMethod, rank
 from readmit.bench.reader import read
 from readmit.clock import parse_time
+from readmit.errors import ConfigError, InvalidInput
 from readmit.events import ReturnRequest
 from readmit.policy import Policy
 from readmit.replay import apply_steps
@@ -26,6 +30,8 @@ from readmit.store.sqlite import SQLiteStore
 Reader = Callable[[Episode, ReturnContext, MethodView], list[str | None]]
 Judge = Callable[[Episode, list[str | None]], dict[str, float]]
 """Answer-level metrics of one episode from a reader's answers (an LLM judge)."""
+Unbuilt = Callable[[Episode, str], None]
+"""Told of an episode whose history cannot be recorded, and why (the store's refusal)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,16 +171,80 @@ def run(
     on_episode: Callable[[Episode], None] | None = None,
     judge: Judge | None = None,
     threshold: float | None = None,
+    on_unbuilt: Unbuilt | None = None,
 ) -> list[Row]:
-    """Every method on every episode (with ``threshold``, every episode's τ is that)."""
+    """Every method on every episode (with ``threshold``, every episode's τ is that).
+
+    An episode whose history cannot be recorded is skipped and told to ``on_unbuilt``;
+    without one, the refusal is raised.
+
+    Raises:
+        InvalidInput: the first episode's refusal, when there is no ``on_unbuilt``.
+    """
     rows: list[Row] = []
     for episode in episodes:
-        scenario = load_scenario(episode.scenario)  # parsed; context() replays it, once
-        ctx = context(episode, scenario)
-        policy = scenario.policy
-        if threshold is not None:
-            policy = replace(policy, threshold=threshold)
-        rows.extend(score(episode, method, ctx, reader, judge, policy) for method in methods)
+        try:
+            scenario = load_scenario(episode.scenario)  # parsed; context() replays it, once
+            ctx = context(episode, scenario)
+        except InvalidInput as exc:
+            if on_unbuilt is None:
+                raise
+            on_unbuilt(episode, str(exc))
+        else:
+            policy = scenario.policy
+            if threshold is not None:
+                policy = replace(policy, threshold=threshold)
+            rows.extend(score(episode, method, ctx, reader, judge, policy) for method in methods)
         if on_episode is not None:
             on_episode(episode)
     return rows
+
+
+def of_conditions(episodes: Sequence[Episode], conditions: Sequence[str]) -> list[Episode]:
+    """The episodes of these conditions.
+
+    Raises:
+        ConfigError: naming the conditions no episode has, and those they have.
+    """
+    known = {e.condition for e in episodes}
+    unknown = sorted(set(conditions) - known)
+    if unknown:
+        listed = ", ".join(sorted(known))
+        raise ConfigError(f"unknown condition(s) {unknown} (known: {listed})")
+    return [e for e in episodes if e.condition in conditions]
+
+
+def sample_each(episodes: Sequence[Episode], n: int, seed: int) -> list[Episode]:
+    """At most ``n`` episodes of each (suite, condition, team size), in their original order."""
+    groups: dict[tuple[str, str, int], list[int]] = {}
+    for k, e in enumerate(episodes):
+        groups.setdefault((e.suite, e.condition, e.team_size), []).append(k)
+    keep: set[int] = set()
+    for key, members in sorted(groups.items()):
+        rng = random.Random(f"sample/{seed}/{key}")  # a reproducible draw
+        keep.update(rng.sample(members, min(n, len(members))))
+    return [e for k, e in enumerate(episodes) if k in keep]
+
+
+def scoring_notes(episodes: Sequence[Episode], with_llm: bool) -> list[str]:
+    """What a report of ``episodes`` says of how they were scored: where no answer was.
+
+    Overall needs an LLM where a probe has no answer set; elsewhere it comes from
+    `offline_reader` when there is no LLM.
+    """
+    suites = sorted({e.suite for e in episodes})
+    notes = []
+    if not with_llm:
+        free = sorted({e.suite for e in episodes if any(not p.answer for p in e.probes)})
+        if free:
+            notes.append(
+                f"Overall not computed for {', '.join(free)}: answering and judging "
+                "need an LLM (--llm MODEL@URL); VIA/IIR there are admission-level."
+            )
+        scored = [s for s in suites if s not in free]
+        if scored:
+            notes.append(
+                f"Overall for {', '.join(scored)} comes from the offline reader (the "
+                "most recent admitted value for each probe, else a seeded guess)."
+            )
+    return notes

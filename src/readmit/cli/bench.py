@@ -1,23 +1,28 @@
 """``readmit bench``: run the evaluation suites and write results, a table and plots."""
 
+import math
 import os
-import random
 import shutil
 import tempfile
+from collections.abc import Sequence
 from difflib import get_close_matches
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from readmit.bench.backends import BACKENDS
 from readmit.bench.episode import Episode
+from readmit.bench.plots import COST_FILE, PLANE_FILE
 from readmit.cli.progress import steps_bar
 from readmit.clock import format_time, now
 from readmit.errors import ConfigError, InvalidInput, install_hint
 
 SUITES = ("drift", "returns", "stale-synth", "stale", "manbench", "memora")
+WRITES = ("results.json", "results.md")  # into --out, by every run (the methods' adds plots)
+Sources = dict[str, Path]  # episode id → the data file (Memora: folder) it was made of
 NEEDS_PATH = ("stale", "manbench", "memora")
 """Suites read from benchmark data: ``--suite NAME:PATH``."""
 
@@ -33,8 +38,10 @@ def _require_bench_extra(llm: bool) -> None:
         raise ConfigError(f"{needs} needs {exc.name}: {install_hint('bench')}") from None
 
 
-def _check_suite(suite: str) -> None:
-    """Refuse an unknown suite (with the name meant), or one of data given no path.
+def _check_suite(suite: str) -> tuple[str, str]:
+    """What tells the suite from another (its name, its data's absolute path), if it is one.
+
+    An unknown suite is refused with the name meant, and one of data given no path.
 
     Raises:
         ConfigError: naming what is wrong.
@@ -49,17 +56,19 @@ def _check_suite(suite: str) -> None:
     if name not in NEEDS_PATH and path:  # it was ignored: the run was of generated data
         given = "stale:FILE reads a STALE file" if name == "stale-synth" else "it reads no file"
         raise ConfigError(f"--suite {name} is generated, it takes no path ({given})")
+    return name, os.path.abspath(path) if path else ""
 
 
 def _episodes(
-    suite: str, seeds: int, teams: tuple[int, ...], out: Path, skipped: list[str]
+    suite: str, seeds: int, teams: tuple[int, ...], out: Path, read: tuple[list[str], Sources]
 ) -> list[Episode]:
-    """The suite's episodes; data rows it had to skip are appended to ``skipped``.
+    """The suite's episodes; ``read``: data rows it had to skip, and each episode's file.
 
     What the suite writes (the synthetic STALE file) goes into ``out``.
     """
     name, _, path = suite.partition(":")
     _check_suite(suite)
+    loaded: Any
     match name:
         case "drift":
             from readmit.bench.generators import drift
@@ -74,22 +83,29 @@ def _episodes(
             from readmit.bench.loaders import stale
 
             source = Path(path) if path else synth.write(out / "stale-synthetic.json", seeds)
-            records = stale.load(source, teams)
-            skipped += [f"stale {row}" for row in records.skipped]
-            return records.episodes
+            loaded = stale.load(source, teams)
         case "manbench":
             from readmit.bench.loaders import manbench
 
             loaded = manbench.load(Path(path), teams)
-            skipped += [f"manbench {row}" for row in loaded.skipped]
-            return loaded.episodes
+            read[1].update(loaded.files)
         case "memora":
             from readmit.bench.loaders import memora
 
-            persona = memora.load(Path(path), teams)
-            skipped += [f"memora {row}" for row in persona.skipped]
-            return persona.episodes
-    raise ConfigError(f"unknown suite {name!r} (known: {', '.join(SUITES)})")
+            loaded = memora.load(Path(path), teams)
+        case _:
+            raise ConfigError(f"unknown suite {name!r} (known: {', '.join(SUITES)})")
+    read[0].extend(f"{name.removesuffix('-synth')} {row}" for row in loaded.skipped)
+    for episode in loaded.episodes if path else ():
+        read[1].setdefault(episode.id, Path(path))
+    return list(loaded.episodes)
+
+
+def _not_nan(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    """``--threshold``, unless it is nan (click's range lets nan through, the run refused it)."""
+    if value is not None and math.isnan(value):
+        raise click.BadParameter("nan is not a number from 0 to 1")
+    return value
 
 
 @click.command()
@@ -150,6 +166,7 @@ def _episodes(
     "--threshold",
     type=click.FloatRange(0, 1),
     default=None,
+    callback=_not_nan,
     help="τ for every episode: the verifier's calibrated threshold (default: each suite's).",
 )
 @click.option(
@@ -179,27 +196,28 @@ def bench(
     from readmit.bench.llm import ChatModel, judge_episode
     from readmit.bench.methods import methods
     from readmit.bench.report import write
-    from readmit.bench.runner import offline_reader, run
+    from readmit.bench.runner import offline_reader, run, sample_each, scoring_notes
     from readmit.plugins import make_verifier
 
     teams = _teams(team_text)
-    for suite in suites:  # before anything is made: a wrong suite leaves no folder
-        _check_suite(suite)
+    _given_once("--suite", suites, [_check_suite(s) for s in suites])  # before anything is made
+    _given_once("--method", method_names)
+    if backends:
+        _backend_only(click.get_current_context())
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
-    episodes, skipped = _chosen_episodes(
+    episodes, (skipped, sources) = _chosen_episodes(
         suites or ("drift", "returns", "stale-synth"),
-        seeds,
-        teams,
-        out,
+        (seeds, teams),
+        (out, WRITES if backends else (*WRITES, PLANE_FILE, COST_FILE)),
         conditions,
-        sample,
-        sample_seed,
     )
+    episodes = sample_each(episodes, sample, sample_seed) if sample else episodes
     if backends:
         chose = (suites, seeds, teams, sample, skipped)
         _portability(episodes, backends, verifier_spec, out, chose)
         return
+    unbuilt: list[str] = []
     with steps_bar(len(episodes), "episodes") as advance:
         rows = run(
             episodes,
@@ -208,8 +226,14 @@ def bench(
             on_episode=lambda _: advance(1),
             judge=partial(judge_episode, model) if model else None,
             threshold=threshold,
+            on_unbuilt=partial(_unbuilt, unbuilt, sources),
         )
-    notes = _notes(episodes, model is not None) + ([_skipped_note(skipped)] if skipped else [])
+    for warning in _skipped_notes(unbuilt, UNBUILT):
+        click.echo(f"warning: {warning}", err=True)
+    if not rows:  # every episode was refused (the plots would have no point to draw)
+        raise InvalidInput(f"no episode could be recorded; the first: {unbuilt[0]}")
+    what, skipped = f"{ROWS} and {UNBUILT}" if unbuilt else ROWS, skipped + unbuilt
+    notes = scoring_notes(episodes, model is not None) + _skipped_notes(skipped, what)
     meta: dict[str, Any] = {
         "at": format_time(now()),
         "suites": list(suites),
@@ -233,45 +257,60 @@ def bench(
 
 def _chosen_episodes(
     suites: tuple[str, ...],
-    seeds: int,
-    teams: tuple[int, ...],
-    out: Path,
+    generated: tuple[int, tuple[int, ...]],
+    out: tuple[Path, tuple[str, ...]],
     conditions: tuple[str, ...],
-    sample: int | None,
-    sample_seed: int,
-) -> tuple[list[Episode], list[str]]:
-    """The episodes to run, and the data rows skipped; ``out`` made once they are known.
+) -> tuple[list[Episode], tuple[list[str], Sources]]:
+    """The episodes, the data rows skipped and the episodes' files; ``out`` made, checked, then.
 
+    ``generated``: seeds and team sizes; ``out``: the folder, the names the run writes there.
     What a suite writes (the synthetic STALE file) is written aside first, so a refused
     condition or unreadable data leaves no folder behind.
 
     Raises:
-        ConfigError: for a condition no episode has, or when there is no episode at all.
-        InvalidInput: if ``out`` cannot be made.
+        ConfigError: for a condition no episode has (`of_conditions`), or no episode at all.
+        InvalidInput: if ``out`` cannot be made or written.
     """
-    skipped: list[str] = []
+    from readmit.bench.runner import of_conditions
+
+    (seeds, teams), (folder, writes) = generated, out
+    read: tuple[list[str], Sources] = ([], {})
     with tempfile.TemporaryDirectory(prefix="readmit-bench-") as aside:
-        episodes = [e for s in suites for e in _episodes(s, seeds, teams, Path(aside), skipped)]
-        if skipped:
-            click.echo(f"warning: {_skipped_note(skipped)}", err=True)
-        if conditions:
-            known = {e.condition for e in episodes}
-            unknown = sorted(set(conditions) - known)
-            if unknown:
-                listed = ", ".join(sorted(known))
-                raise ConfigError(f"unknown condition(s) {unknown} (known: {listed})")
-            episodes = [e for e in episodes if e.condition in conditions]
+        episodes = [e for s in suites for e in _episodes(s, seeds, teams, Path(aside), read)]
+        for warning in _skipped_notes(read[0]):
+            click.echo(f"warning: {warning}", err=True)
+        episodes = of_conditions(episodes, conditions) if conditions else episodes
         if not episodes:
             raise ConfigError(f"no episodes to run in {', '.join(suites)}")
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True)
+            _writable(folder, (*writes, *(made.name for made in Path(aside).iterdir())))
             for made in Path(aside).iterdir():
-                shutil.move(made, out / made.name)
+                shutil.move(made, folder / made.name)
         except OSError as exc:
-            raise InvalidInput(f"--out {out}: {exc.strerror or exc}") from None
-    if sample is not None:
-        episodes = _sample(episodes, sample, sample_seed)
-    return episodes, skipped
+            raise InvalidInput(f"--out {folder}: {exc.strerror or exc}") from None
+    return episodes, read
+
+
+def _writable(out: Path, names: tuple[str, ...]) -> None:
+    """Refuse an ``--out`` the results could not be written into, before any episode runs.
+
+    Raises:
+        InvalidInput: naming ``--out`` and what is in the way.
+    """
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise InvalidInput(f"--out {out}: cannot write into it (permission denied)")
+    for name in names:
+        if (out / name).is_dir():
+            raise InvalidInput(f"--out {out}: {name} there is a directory, not a file to write")
+        if (out / name).exists() and not os.access(out / name, os.W_OK):
+            raise InvalidInput(f"--out {out}: {name} there cannot be written (permission denied)")
+
+
+def _unbuilt(found: list[str], sources: Sources, episode: Episode, why: str) -> None:
+    """Record an episode whose history could not be recorded, naming its data file."""
+    source = f"{sources[episode.id]} " if episode.id in sources else ""
+    found.append(f"{episode.suite} {source}episode {episode.id} (team {episode.team_size}): {why}")
 
 
 def _portability(
@@ -284,7 +323,7 @@ def _portability(
     """TRACE through each backend on the same episodes: results.json and results.md.
 
     ``chose``: the suites, seeds, team sizes and sample asked for, and the data rows skipped
-    (they were warned of, and left out of its meta).
+    (they were warned of; its meta and results.md name them too).
     """
     suites, seeds, teams, sample, skipped = chose
     from readmit.bench.backends import report, study
@@ -304,60 +343,58 @@ def _portability(
         "verifier": verifier_spec,
         "skipped_rows": skipped,
     }
-    paths = report.write(played, out, meta)
-    failed = [p for p in played if p.error is not None]
-    if failed:
-        click.echo(
-            f"warning: {len(failed)} runs failed (scored 0), first: {failed[0].backend} "
-            f"{failed[0].episode}: {failed[0].error}",
-            err=True,
-        )
+    paths = report.write(played, out, meta, _skipped_notes(skipped))
+    if failed := report.failures(played):
+        click.echo(f"warning: {failed}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
     click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
 
 
 def _teams(text: str) -> tuple[int, ...]:
-    """The team sizes of ``--team`` (positive integers, comma-separated)."""
+    """The team sizes of ``--team`` (positive integers, comma-separated, each once)."""
     parts = [t.strip() for t in text.split(",") if t.strip()]
     if not parts or not all(p.isdecimal() and 0 < int(p) <= 10_000 for p in parts):
         raise InvalidInput(f"--team {text!r}: write team sizes from 1 to 10000, e.g. 4,8,16")
-    return tuple(int(p) for p in parts)
+    sizes = tuple(int(p) for p in parts)
+    _given_once("--team", [str(n) for n in sizes])
+    return sizes
 
 
-def _sample(episodes: list[Episode], n: int, seed: int) -> list[Episode]:
-    """At most ``n`` episodes of each (suite, condition, team size), in their original order."""
-    groups: dict[tuple[str, str, int], list[int]] = {}
-    for k, e in enumerate(episodes):
-        groups.setdefault((e.suite, e.condition, e.team_size), []).append(k)
-    keep: set[int] = set()
-    for key, members in sorted(groups.items()):
-        rng = random.Random(f"sample/{seed}/{key}")  # noqa: S311 (a reproducible draw)
-        keep.update(rng.sample(members, min(n, len(members))))
-    return [e for k, e in enumerate(episodes) if k in keep]
+def _given_once(option: str, values: Sequence[str], keys: Sequence[object] = ()) -> None:
+    """Refuse a value given twice, or of the same ``keys``: it would run, and count, twice.
+
+    Raises:
+        ConfigError: naming the option and the value.
+    """
+    keys = keys or values
+    twice = next((k for k in range(len(keys)) if keys[k] in keys[:k]), None)
+    if twice is not None:
+        raise ConfigError(f"{option} {values[twice]} is given twice; give each once")
 
 
-def _skipped_note(skipped: list[str]) -> str:
+def _backend_only(ctx: click.Context) -> None:
+    """Refuse options the portability study does not use: it runs TRACE and answers no probe.
+
+    ``--llm`` from the environment is no choice made for this run, and is not refused.
+
+    Raises:
+        ConfigError: naming them.
+    """
+    options = {"method_names": "--method", "threshold": "--threshold", "llm": "--llm"}
+    source = ctx.get_parameter_source
+    given = [o for p, o in options.items() if source(p) is ParameterSource.COMMANDLINE]
+    if given:
+        raise ConfigError(
+            f"{', '.join(given)}: not used with --backend (the portability study runs TRACE "
+            "at each suite's threshold through each backend and answers no probe); drop it"
+        )
+
+
+ROWS, UNBUILT = "malformed data rows", "episodes whose history could not be recorded"
+
+
+def _skipped_notes(skipped: list[str], what: str = ROWS) -> list[str]:
+    """The note of what was skipped, naming the first five (none if nothing was)."""
     shown = "; ".join(skipped[:5]) + ("; ..." if len(skipped) > 5 else "")
-    return (
-        f"skipped {len(skipped)} malformed data rows (all are in results.json "
-        f"meta.skipped_rows): {shown}"
-    )
-
-
-def _notes(episodes: list[Episode], with_llm: bool) -> list[str]:
-    suites = sorted({e.suite for e in episodes})
-    notes = []
-    if not with_llm:
-        free = sorted({e.suite for e in episodes if any(not p.answer for p in e.probes)})
-        if free:
-            notes.append(
-                f"Overall not computed for {', '.join(free)}: answering and judging "
-                "need an LLM (--llm MODEL@URL); VIA/IIR there are admission-level."
-            )
-        scored = [s for s in suites if s not in free]
-        if scored:
-            notes.append(
-                f"Overall for {', '.join(scored)} comes from the offline reader (the "
-                "most recent admitted value for each probe, else a seeded guess)."
-            )
-    return notes
+    told = f"skipped {len(skipped)} {what} (all are in results.json meta.skipped_rows): {shown}"
+    return [told] if skipped else []

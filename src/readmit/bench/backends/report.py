@@ -75,8 +75,8 @@ def costs(played: Sequence[Played]) -> list[dict[str, Any]]:
     return rows
 
 
-def markdown(played: Sequence[Played], meta: dict[str, Any]) -> str:
-    """The report: VIA/IIR per block with backends side by side, agreement, then cost."""
+def markdown(played: Sequence[Played], meta: dict[str, Any], notes: Sequence[str] = ()) -> str:
+    """The report: ``notes`` (the data rows skipped), VIA/IIR per block, agreement, then cost."""
     names = list(dict.fromkeys(p.backend for p in played))
     by = {(b["suite"], b["condition"], b["team"], b["backend"]): b for b in blocks(played)}
     keys = list(dict.fromkeys(k[:3] for k in by))
@@ -84,6 +84,7 @@ def markdown(played: Sequence[Played], meta: dict[str, Any]) -> str:
     lines = [
         "# readmit bench: portability (TRACE through each backend)",
         "",
+        *(line for note in notes for line in (f"> {note}", "")),
         f"Backends: {', '.join(names)}; episodes: {len({p.episode for p in played})}; "
         f"verifier: {meta.get('verifier')}. VIA and IIR are percentages of episodes "
         f"({metrics.DEFINED_IN}).",
@@ -130,10 +131,16 @@ def markdown(played: Sequence[Played], meta: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(played: Sequence[Played], out: Path, meta: dict[str, Any]) -> dict[str, Path]:
-    """Write results.json (meta, blocks, costs, agreement, every episode) and results.md."""
+def write(
+    played: Sequence[Played], out: Path, meta: dict[str, Any], notes: Sequence[str] = ()
+) -> dict[str, Path]:
+    """Write results.json (meta, notes, blocks, costs, agreement, every episode) and results.md.
+
+    ``notes`` head results.md too, as the methods' report does (the data rows skipped).
+    """
     document = {
         "meta": meta,
+        "notes": list(notes),
         "blocks": blocks(played),
         "costs": costs(played),
         "agreement": agreement(played),
@@ -142,8 +149,18 @@ def write(played: Sequence[Played], out: Path, meta: dict[str, Any]) -> dict[str
     text = json.dumps(_finite(document), indent=2, allow_nan=False)
     paths = {"json": out / "results.json", "markdown": out / "results.md"}
     paths["json"].write_text(text + "\n", encoding="utf-8")
-    paths["markdown"].write_text(markdown(played, meta), encoding="utf-8")
+    paths["markdown"].write_text(markdown(played, meta, notes), encoding="utf-8")
     return paths
+
+
+def failures(played: Sequence[Played]) -> str | None:
+    """How many runs failed (scored 0), and the first with its error; ``None`` if none did."""
+    failed = [p for p in played if p.error is not None]
+    if not failed:
+        return None
+    first = failed[0]
+    where = f"{first.backend} {first.episode}"
+    return f"{len(failed)} runs failed (scored 0), first: {where}: {first.error}"
 
 
 def _finite(value: Any) -> Any:

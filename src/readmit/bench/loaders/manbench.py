@@ -12,13 +12,21 @@ some tasks and nested lists of strings in others (``[["yes"]]``, ``[["A", "B"],
 ["C"]]``); both are flattened in order. A row that cannot make an episode
 (missing or blank ``inputs``, no targets, ``misleading_target`` absent, blank or
 not a string, a text no event may carry, no integer ``idx``) is skipped and
-recorded in :class:`ManBench`'s ``skipped`` with its task, position, idx and
+recorded in :class:`ManBench`'s ``skipped`` with its file, position, idx and
 reason; it never stops the run. A file that is not a task file at all (not JSON,
-no ``data`` list) still does.
+no ``data`` list, a ``val_data.json`` that cannot be read) still does.
+
+Task files are found at any depth under the suite's folder. A task is named by its
+folder's name, or by that folder's path under the suite's folder where two tasks share a
+name, so they make distinct episodes.
 """
 
+import hashlib
+import os
+import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +36,11 @@ from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
 from readmit.errors import InvalidInput
-from readmit.wire.fields import check_text, plain, says_nothing
+from readmit.wire.fields import check_name, check_text, plain, says_nothing
+
+TASK_FILE = "val_data.json"
+LABEL_CHARS = 150
+"""The longest `label`: a workspace name (a `Name`, 200 at most) holds it and a few more."""
 
 
 class _Example(BaseModel):
@@ -100,6 +112,7 @@ class SkippedRow:
     """A row of a task file that could not make an episode."""
 
     task: str
+    file: Path
     position: int
     """Its index in the file's ``data`` list."""
     idx: int | None
@@ -108,34 +121,113 @@ class SkippedRow:
 
     def __str__(self) -> str:
         where = f"idx {self.idx}" if self.idx is not None else f"row {self.position}"
-        return f"{self.task} {where}: {self.reason}"
+        return f"{self.file} {where}: {self.reason}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ManBench:
-    """What :func:`load` read: the episodes, and the rows it skipped."""
+    """What :func:`load` read: the episodes, the rows it skipped, and each episode's file."""
 
     episodes: list[Episode]
     skipped: tuple[SkippedRow, ...]
+    files: dict[str, Path] = field(default_factory=dict)
+    """Episode id → the task file it was made of (to name it if the episode fails later)."""
 
 
-def read_task(path: Path) -> tuple[list[_Example], list[SkippedRow]]:
+def label(text: str, limit: int = LABEL_CHARS) -> str:
+    """``text`` as part of a name: itself if a `Name` may hold it, else a safe, distinct form.
+
+    Folder names become workspace and principal names; one with a control or invisible
+    character, a space at an end or too long would stop the run when its history is
+    replayed. Then all but ``[A-Za-z0-9._-]`` becomes ``_``, the rest is cut to fit, and a
+    digest of ``text`` keeps two such names apart. An empty ``text`` is its digest alone.
+    """
+    if 0 < len(text) <= limit:
+        try:
+            return check_name(text, "name")
+        except InvalidInput:
+            pass
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    kept = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[: limit - len(digest) - 1]
+    return f"{kept}~{digest}" if kept else digest
+
+
+def task_files(root: Path) -> list[Path]:
+    """Every ``val_data.json`` under ``root``, at any depth, in path order.
+
+    A file of that name is listed whatever it is (a dangling or looping link, a folder):
+    reading it says what is wrong, naming it. Linked folders are followed, each real one once.
+
+    Raises:
+        InvalidInput: if ``root`` is no folder, or naming a folder that cannot be listed.
+    """
+    if not root.is_dir():
+        raise InvalidInput(f"no ManBench task files (*/{TASK_FILE}) under {root}")
+    found: list[Path] = []
+    seen: set[Path] = set()
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        if folder.resolve() in seen:
+            continue
+        seen.add(folder.resolve())
+        for path, is_file in _listed(folder):
+            (found if is_file else folders).append(path)
+    return sorted(found)
+
+
+def _listed(folder: Path) -> list[tuple[Path, bool]]:
+    """The task files (``True``) and the folders (``False``) in ``folder``.
+
+    Raises:
+        InvalidInput: naming the folder, or an entry, that cannot be read.
+    """
+    listed: list[tuple[Path, bool]] = []
+    where = folder
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                where = Path(entry.path)
+                if entry.name == TASK_FILE or entry.is_dir():  # is_dir: ELOOP raises
+                    listed.append((where, entry.name == TASK_FILE))
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {where}: {exc.strerror or exc}") from exc
+    return listed
+
+
+def task_names(root: Path, files: Sequence[Path]) -> dict[Path, str]:
+    """The task of each file: its folder's name, or its folder's path under ``root``.
+
+    The path (with ``/``) where two tasks share a name; a file in ``root`` is of ``root``'s
+    resolved name.
+    """
+    named = {p: (p.parent if p.parent != root else root.resolve()).name for p in files}
+    counts = Counter(named.values())
+    shared = {n for n, count in counts.items() if count > 1}
+    return {
+        p: p.parent.relative_to(root).as_posix() if n in shared else n for p, n in named.items()
+    }
+
+
+def read_task(path: Path, task: str | None = None) -> tuple[list[_Example], list[SkippedRow]]:
     """The valid examples of one ``val_data.json``, and the rows skipped as malformed.
+
+    ``task`` names the task in skipped rows (default: the file's folder's name).
 
     Raises:
         InvalidInput: if the file is not a ManBench task file (not JSON, no ``data`` list).
     """
     try:
-        task = strict_json.loads(path.read_bytes())
+        document = strict_json.loads(path.read_bytes())
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
     except InvalidInput as exc:
         raise InvalidInput(f"{path} is not a ManBench task file: {exc}") from exc
-    rows = task.get("data") if isinstance(task, dict) else None
+    rows = document.get("data") if isinstance(document, dict) else None
     if not isinstance(rows, list):
         shape = (
             "data is not a list"
-            if isinstance(task, dict) and "data" in task
+            if isinstance(document, dict) and "data" in document
             else ("it is not a JSON object with a data list")
         )
         raise InvalidInput(f"{path} is not a ManBench task file: {shape}")
@@ -145,17 +237,18 @@ def read_task(path: Path) -> tuple[list[_Example], list[SkippedRow]]:
         try:
             examples.append(_Example.model_validate(row))
         except ValidationError as exc:
-            skipped.append(_skipped(path.parent.name, position, row, exc))
+            skipped.append(_skipped((task or path.parent.name, path), position, row, exc))
     return examples, skipped
 
 
-def _skipped(task: str, position: int, row: Any, exc: ValidationError) -> SkippedRow:
+def _skipped(where: tuple[str, Path], position: int, row: Any, exc: ValidationError) -> SkippedRow:
     error = exc.errors()[0]
     field = ".".join(str(part) for part in error["loc"]) or "row"
     message = plain(str(error["msg"]))
     idx = row.get("idx") if isinstance(row, dict) else None
     return SkippedRow(
-        task=task,
+        task=where[0],
+        file=where[1],
         position=position,
         idx=idx if isinstance(idx, int) and not isinstance(idx, bool) else None,
         reason=f"{field}: {message}",
@@ -173,10 +266,14 @@ def _answer_item(h: History, author: str, item_id: str, answer: str, task: str) 
 
 
 def episode(task: str, examples: list[_Example], k: int, team: int = 4) -> Episode:
-    """The episode at position ``k`` of a task (condition by parity)."""
+    """The episode at position ``k`` of a task (condition by parity).
+
+    The task is named in the episode's id and workspace by its `label`.
+    """
     current, nxt = examples[k], examples[(k + 1) % len(examples)]
     condition = "old_valid" if k % 2 == 0 else "old_stale"
     agents = [("A0", "team", "solver"), *((f"T{n}", "team", "solver") for n in range(1, team + 1))]
+    task = label(task)
     h = History(f"manbench-{task}-{k}", agents, {"max_items": 4, "max_chars": 8000})
     h.add(
         "obligation",
@@ -246,34 +343,37 @@ def episode(task: str, examples: list[_Example], k: int, team: int = 4) -> Episo
 
 
 def load(root: Path, teams: Sequence[int] = (4,), per_task: int | None = None) -> ManBench:
-    """Episodes of every ``<task>/val_data.json`` under ``root`` for each team size.
+    """Episodes of every ``val_data.json`` under ``root`` (`task_files`) for each team size.
 
     Malformed rows are skipped and listed in the result (once, whatever the team sizes);
     ``per_task`` counts valid examples.
 
     Raises:
-        InvalidInput: if there is no task file under ``root``, or one is not a task file.
+        InvalidInput: if there is no task file under ``root``, or one cannot be read or is
+            not a task file, or a folder under ``root`` cannot be listed.
     """
-    files = sorted(root.glob("*/val_data.json")) or sorted(root.glob("**/val_data.json"))
+    files = task_files(root)
     if not files:
-        raise InvalidInput(f"no ManBench task files (*/val_data.json) under {root}")
-    tasks: list[tuple[str, list[_Example]]] = []
+        raise InvalidInput(f"no ManBench task files (*/{TASK_FILE}) under {root}")
+    tasks: list[tuple[Path, list[_Example]]] = []
     skipped: list[SkippedRow] = []
+    names = task_names(root, files)
     for path in files:
-        examples, bad = read_task(path)
-        tasks.append((path.parent.name, examples))
+        examples, bad = read_task(path, names[path])
+        tasks.append((path, examples))
         skipped += bad
-    found = [
-        episode(task, examples, k, team)
-        for team in teams
-        for task, examples in tasks
-        for k in range(len(examples) if per_task is None else min(per_task, len(examples)))
-    ]
-    return ManBench(episodes=found, skipped=tuple(skipped))
+    found: list[Episode] = []
+    made: dict[str, Path] = {}
+    for team in teams:
+        for path, examples in tasks:
+            for k in range(len(examples) if per_task is None else min(per_task, len(examples))):
+                found.append(episode(names[path], examples, k, team))
+                made[found[-1].id] = path
+    return ManBench(episodes=found, skipped=tuple(skipped), files=made)
 
 
 def episodes(root: Path, team: int = 4, per_task: int | None = None) -> list[Episode]:
-    """Episodes of every ``<task>/val_data.json`` under ``root``, skipping malformed rows.
+    """Episodes of every ``val_data.json`` under ``root``, skipping malformed rows.
 
     Use :func:`load` to learn which rows were skipped.
     """

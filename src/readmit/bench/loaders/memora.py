@@ -12,13 +12,19 @@ A row that cannot make its part of an episode is skipped and recorded in
 the run: a turn that is not ``{turn: int, speaker: str, message: str}`` or whose
 message holds what no item may carry (a control character), a turn repeating the
 number of an earlier turn of its session, a session file that is no ``{session_id:
-int, conversation: [...]}``, and a question without ``question_id`` or ``question``
-or whose ``memory_evidence.remaining_tasks`` is not a list of objects. A message
-that shows nothing (blank, only invisible characters) makes no item, as before. A
-file that is not JSON, an evaluation file without a ``questions`` object of lists,
-and two session files with one ``session_id`` still stop it.
+int, conversation: [...]}``, a turn or session number of more than `NUMBER_CHARS`
+characters (it names an item, ``s<session_id>-t<turn>``), and a question without
+``question_id`` or ``question`` or whose ``memory_evidence.remaining_tasks`` is not a
+list of objects. A message that shows nothing (blank, only invisible characters) makes
+no item, as before. A file that is not JSON, an evaluation file without a ``questions``
+object of lists, and two session files with one ``session_id`` still stop it.
+
+The persona is the directory's resolved name (``memora:.`` names the folder it is run
+in); its `label` names the episodes' workspace and principal. The evaluation file is
+``evaluation_questions_<persona>.json``, or the only ``evaluation_questions_*.json``.
 """
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +35,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
+from readmit.bench.loaders.manbench import label
 from readmit.bench.loaders.rows import SkippedRow, problem
 from readmit.errors import InvalidInput
 from readmit.wire.fields import check_text, says_nothing
 
 FRACTIONS = (0.25, 0.5, 0.75)
+NUMBER_CHARS = 96
+"""The longest turn or session number, written out: item ids ``s<session>-t<turn>`` are
+`Name` s (200 characters at most)."""
+
+
+def _short(value: int) -> int:
+    """``value``, if it is at most `NUMBER_CHARS` characters written out."""
+    if len(str(value)) > NUMBER_CHARS:
+        raise ValueError(f"at most {NUMBER_CHARS} characters written out (it names an item)")
+    return value
 
 
 class _Turn(BaseModel):
@@ -41,6 +58,8 @@ class _Turn(BaseModel):
     turn: int = Field(strict=True)
     speaker: str
     message: str
+
+    _turn = field_validator("turn")(_short)
 
     @field_validator("message")
     @classmethod
@@ -70,6 +89,8 @@ class _Session(BaseModel):
     session_id: int = Field(strict=True)
     conversation: list[Any]
     """Turns, each validated on its own (`_Turn`)."""
+
+    _session_id = field_validator("session_id")(_short)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,8 +243,8 @@ def load(persona_dir: Path, teams: Sequence[int] = (4,)) -> Memora:
             not JSON, the evaluation file has no ``questions``, two sessions share an id.
     """
     files = sorted((persona_dir / "conversations").glob("session_*.json"))
-    evaluation = sorted(persona_dir.glob("evaluation_questions_*.json"))
-    if not files or not evaluation:
+    evaluation = _evaluation_file(persona_dir)
+    if not files or evaluation is None:
         raise InvalidInput(
             f"{persona_dir}: expected conversations/session_*.json and "
             "evaluation_questions_<persona>.json"
@@ -233,16 +254,32 @@ def load(persona_dir: Path, teams: Sequence[int] = (4,)) -> Memora:
     if not sessions:
         raise InvalidInput(f"{persona_dir}: no session file is a session (first: {skipped[0]})")
     _distinct(sessions)
-    questions = _questions(evaluation[0], skipped)
+    questions = _questions(evaluation, skipped)
+    persona = label(persona_dir.resolve().name)
     found: list[Episode] = []
     for team in teams:
         for fraction in FRACTIONS:
-            history, carriers = _history(persona_dir.name, sessions, fraction, team)
-            found += [
-                _episode(persona_dir.name, fraction, q, (history, carriers), team)
-                for q in questions
-            ]
+            history, carriers = _history(persona, sessions, fraction, team)
+            found += [_episode(persona, fraction, q, (history, carriers), team) for q in questions]
     return Memora(episodes=found, skipped=tuple(skipped))
+
+
+def _evaluation_file(persona_dir: Path) -> Path | None:
+    """The persona's evaluation file: the one named for it, else the only one (or ``None``).
+
+    Raises:
+        InvalidInput: naming them, if there are several and none is named for the persona.
+    """
+    own = persona_dir / f"evaluation_questions_{persona_dir.resolve().name}.json"
+    if os.path.lexists(own):  # a link that leads nowhere is named when it is read
+        return own
+    found = sorted(persona_dir.glob("evaluation_questions_*.json"))
+    if len(found) > 1:
+        names = ", ".join(p.name for p in found)
+        raise InvalidInput(
+            f"{persona_dir}: several evaluation files ({names}) and none is {own.name}"
+        )
+    return found[0] if found else None
 
 
 def episodes(persona_dir: Path, team: int = 4) -> list[Episode]:

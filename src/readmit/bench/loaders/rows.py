@@ -1,6 +1,6 @@
 """Rows a loader skipped: one malformed row of benchmark data is counted, never fatal.
 
-The ManBench loader keeps its own record (a task and an ``idx``); the file loaders
+The ManBench loader keeps its own record (a task, its file and an ``idx``); the file loaders
 (STALE, Memora) name the file and where in it the row is.
 """
 
