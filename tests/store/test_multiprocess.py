@@ -12,19 +12,25 @@ from conftest import postgres_url
 SCRIPT = Path(__file__).parent.parent.parent / "bench" / "multiprocess.py"
 
 
-@pytest.mark.postgres
-def test_two_server_processes_decide_as_one_and_keep_epochs_gap_free() -> None:
-    url = postgres_url()
+def _proof(*flags: str) -> str:
+    """``bench/multiprocess.py`` over the test server with ``flags``: its output, once passed."""
     run = subprocess.run(
-        [sys.executable, str(SCRIPT), "--postgres", url, "--rounds", "12"],
+        [sys.executable, str(SCRIPT), "--postgres", postgres_url(), "--rounds", "12", *flags],
         capture_output=True,
         text=True,
         timeout=600,  # three server starts and ~50 requests: generous on a busy machine
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "identical" in run.stdout
-    assert "gap-free" in run.stdout
+    return run.stdout
+
+
+@pytest.mark.postgres
+def test_two_server_processes_decide_as_one_and_keep_epochs_gap_free() -> None:
+    said = _proof()
+
+    assert "identical" in said
+    assert "gap-free" in said
 
 
 @pytest.mark.postgres
@@ -35,13 +41,7 @@ def test_server_processes_whose_machines_clocks_are_apart_decide_as_one() -> Non
     one behind: a return through it was refused ("has not departed") or decided against
     the departure before (a review).
     """
-    url = postgres_url()
-    run = subprocess.run(
-        [sys.executable, str(SCRIPT), "--postgres", url, "--rounds", "12", "--clock-apart", "120"],
-        capture_output=True,
-        text=True,
-        timeout=600,  # three server starts and ~50 requests: generous on a busy machine
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "identical" in run.stdout
+    said = _proof("--clock-apart", "120")
+
+    assert "identical" in said
+    assert "gap-free" in said
