@@ -404,3 +404,28 @@ def test_a_departure_return_or_memory_at_a_time_with_no_utc_form_is_refused(
 
     assert not store.has_departed("ws", "A1", LATER)
     assert store.experiences("ws", "A1") == []
+
+
+def test_a_key_at_a_time_with_no_utc_form_is_refused(store: WorkStateStore) -> None:
+    _workspace(store)
+
+    with pytest.raises(InvalidEvent, match="outside the years 1 to 9999 in UTC"):
+        store.add_agent_key("ws", "A1", "sha256:" + "0" * 64, FAR)
+
+    assert store.agent_for_key("sha256:" + "0" * 64) is None
+
+
+@pytest.mark.parametrize("source", ["h\x001", "h\ud800"])
+def test_a_memory_whose_source_no_store_could_hold_is_refused(
+    store: WorkStateStore, source: str
+) -> None:
+    """SQLite said "no known item", PostgreSQL a store error, a surrogate failed to encode."""
+    _workspace(store)
+    memory = RecordExperience(
+        id="x1", at=LATER, agent="A1", experience_id="m1", text="Ask Ana.", source=source
+    )
+
+    with pytest.raises(InvalidEvent, match=r"^event 'x1': experience.source: "):
+        store.record_experience("ws", memory)
+
+    assert store.experiences("ws", "A1") == []

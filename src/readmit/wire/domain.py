@@ -82,7 +82,8 @@ def checked_experience(step: RecordExperience) -> None:
     """
     with _named(step.id):
         _names(("id", step.id), ("experience.id", step.experience_id))
-        _strings(("agent", step.agent), ("experience.source", step.source))
+        _strings(("agent", step.agent))
+        _references(("experience.source", step.source))
         _text(step.text, "experience.text")
         in_calendar(aware(step.at, step.id), step.id)
 
@@ -126,7 +127,7 @@ def checked_decision(
     _strings(("agent", agent))
     if agent not in agents:
         raise InvalidInput(f"decision of {agent!r}: no such agent in the workspace")
-    aware(at, f"decision of {agent}")
+    in_calendar(aware(at, f"decision of {agent}"), f"decision of {agent}")
     if type(epoch) is not int or not 0 <= epoch < 2**63:
         raise InvalidInput(f"decision epoch must be an integer, 0 or more, not {epoch!r}")
     if outcome not in OUTCOMES:
@@ -189,7 +190,7 @@ def checked_key(key_hash: object, at: object) -> None:
     """
     if not (isinstance(key_hash, str) and _KEY_HASH.fullmatch(key_hash)):
         raise InvalidInput("key_hash must be readmit.service.keys.key_hash(key), not a raw key")
-    aware(at, "agent key")
+    in_calendar(aware(at, "agent key"), "agent key")
 
 
 RESERVED = "_readmit"
