@@ -1,21 +1,19 @@
 """``readmit bench``: run the evaluation suites and write results, a table and plots."""
 
-import math
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
 from difflib import get_close_matches
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from readmit.bench.backends import BACKENDS
 from readmit.bench.episode import Episode
 from readmit.bench.plots import COST_FILE, PLANE_FILE
+from readmit.cli.bench_options import backend_only, given_once, not_nan, team_sizes, writable
 from readmit.cli.progress import steps_bar
 from readmit.clock import format_time, now
 from readmit.errors import ConfigError, InvalidInput, install_hint
@@ -101,13 +99,6 @@ def _episodes(
     return list(loaded.episodes)
 
 
-def _not_nan(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
-    """``--threshold``, unless it is nan (click's range lets nan through, the run refused it)."""
-    if value is not None and math.isnan(value):
-        raise click.BadParameter("nan is not a number from 0 to 1")
-    return value
-
-
 @click.command()
 @click.option(
     "--suite",
@@ -166,7 +157,7 @@ def _not_nan(_ctx: click.Context, _param: click.Parameter, value: float | None) 
     "--threshold",
     type=click.FloatRange(0, 1),
     default=None,
-    callback=_not_nan,
+    callback=not_nan,
     help="τ for every episode: the verifier's calibrated threshold (default: each suite's).",
 )
 @click.option(
@@ -199,11 +190,11 @@ def bench(
     from readmit.bench.runner import offline_reader, run, sample_each, scoring_notes
     from readmit.plugins import make_verifier
 
-    teams = _teams(team_text)
-    _given_once("--suite", suites, [_check_suite(s) for s in suites])  # before anything is made
-    _given_once("--method", method_names)
+    teams = team_sizes(team_text)
+    given_once("--suite", suites, [_check_suite(s) for s in suites])  # before anything is made
+    given_once("--method", method_names)
     if backends:
-        _backend_only(click.get_current_context())
+        backend_only(click.get_current_context())
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
     episodes, (skipped, sources) = _chosen_episodes(
@@ -284,27 +275,12 @@ def _chosen_episodes(
             raise ConfigError(f"no episodes to run in {', '.join(suites)}")
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            _writable(folder, (*writes, *(made.name for made in Path(aside).iterdir())))
+            writable(folder, (*writes, *(made.name for made in Path(aside).iterdir())))
             for made in Path(aside).iterdir():
                 shutil.move(made, folder / made.name)
         except OSError as exc:
             raise InvalidInput(f"--out {folder}: {exc.strerror or exc}") from None
     return episodes, read
-
-
-def _writable(out: Path, names: tuple[str, ...]) -> None:
-    """Refuse an ``--out`` the results could not be written into, before any episode runs.
-
-    Raises:
-        InvalidInput: naming ``--out`` and what is in the way.
-    """
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise InvalidInput(f"--out {out}: cannot write into it (permission denied)")
-    for name in names:
-        if (out / name).is_dir():
-            raise InvalidInput(f"--out {out}: {name} there is a directory, not a file to write")
-        if (out / name).exists() and not os.access(out / name, os.W_OK):
-            raise InvalidInput(f"--out {out}: {name} there cannot be written (permission denied)")
 
 
 def _unbuilt(found: list[str], sources: Sources, episode: Episode, why: str) -> None:
@@ -348,46 +324,6 @@ def _portability(
         click.echo(f"warning: {failed}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
     click.echo(f"wrote {', '.join(str(p) for p in paths.values())}", err=True)
-
-
-def _teams(text: str) -> tuple[int, ...]:
-    """The team sizes of ``--team`` (positive integers, comma-separated, each once)."""
-    parts = [t.strip() for t in text.split(",") if t.strip()]
-    if not parts or not all(p.isdecimal() and 0 < int(p) <= 10_000 for p in parts):
-        raise InvalidInput(f"--team {text!r}: write team sizes from 1 to 10000, e.g. 4,8,16")
-    sizes = tuple(int(p) for p in parts)
-    _given_once("--team", [str(n) for n in sizes])
-    return sizes
-
-
-def _given_once(option: str, values: Sequence[str], keys: Sequence[object] = ()) -> None:
-    """Refuse a value given twice, or of the same ``keys``: it would run, and count, twice.
-
-    Raises:
-        ConfigError: naming the option and the value.
-    """
-    keys = keys or values
-    twice = next((k for k in range(len(keys)) if keys[k] in keys[:k]), None)
-    if twice is not None:
-        raise ConfigError(f"{option} {values[twice]} is given twice; give each once")
-
-
-def _backend_only(ctx: click.Context) -> None:
-    """Refuse options the portability study does not use: it runs TRACE and answers no probe.
-
-    ``--llm`` from the environment is no choice made for this run, and is not refused.
-
-    Raises:
-        ConfigError: naming them.
-    """
-    options = {"method_names": "--method", "threshold": "--threshold", "llm": "--llm"}
-    source = ctx.get_parameter_source
-    given = [o for p, o in options.items() if source(p) is ParameterSource.COMMANDLINE]
-    if given:
-        raise ConfigError(
-            f"{', '.join(given)}: not used with --backend (the portability study runs TRACE "
-            "at each suite's threshold through each backend and answers no probe); drop it"
-        )
 
 
 ROWS, UNBUILT = "malformed data rows", "episodes whose history could not be recorded"
