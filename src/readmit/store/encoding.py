@@ -56,37 +56,33 @@ def encode(event: Event) -> EventText:
         InvalidEvent: if a time of it (``at``, its item's validity) has no UTC form in
             years 1 to 9999 (``9999-12-31T23:00-14:00``), as the wire says (`Instant`).
     """
-    try:
-        return _encoded(event)
+    try:  # no cost until it raises
+        wire_at, stamp = times(event.at)
+        match event:
+            case Assert() | Supersede():
+                draft = event.item
+                item = (json_string(draft.id), json_string(draft.text))
+                tail = ',"op":"assert"}'
+                if isinstance(event, Supersede):
+                    tail = ',"op":"supersede","target":' + json_string(event.target) + "}"
+                head = (
+                    '{"at":"' + wire_at + '","author":' + json_string(event.author)
+                    + ',"id":' + json_string(event.id) + ',"item":'
+                )  # fmt: skip
+                return EventText(head + _draft(draft, item) + tail, stamp, item)
+            case Revoke() | Close() | Resolve():  # the withdrawals, the commonest after asserts
+                why = ',"why":' + json_string(event.why) if isinstance(event, Revoke) else ""
+                text = (
+                    '{"at":"' + wire_at + '","author":' + json_string(event.author)
+                    + ',"id":' + json_string(event.id) + ',"op":"' + event.op
+                    + '","target":' + json_string(event.target) + why + "}"
+                )  # fmt: skip
+                return EventText(text, stamp, None)
+            case _:
+                return EventText(canonical_json(event_to_wire(event)), stamp, None)
     except OverflowError:
         problem = "a time of it is outside the years 1 to 9999 in UTC"
         raise InvalidEvent(event.id, problem, fields=("at", "item.validity")) from None
-
-
-def _encoded(event: Event) -> EventText:
-    wire_at, stamp = times(event.at)
-    match event:
-        case Assert() | Supersede():
-            draft = event.item
-            item = (json_string(draft.id), json_string(draft.text))
-            tail = ',"op":"assert"}'
-            if isinstance(event, Supersede):
-                tail = ',"op":"supersede","target":' + json_string(event.target) + "}"
-            head = (
-                '{"at":"' + wire_at + '","author":' + json_string(event.author)
-                + ',"id":' + json_string(event.id) + ',"item":'
-            )  # fmt: skip
-            return EventText(head + _draft(draft, item) + tail, stamp, item)
-        case Revoke() | Close() | Resolve():  # the withdrawals, the commonest after asserts
-            why = ',"why":' + json_string(event.why) if isinstance(event, Revoke) else ""
-            text = (
-                '{"at":"' + wire_at + '","author":' + json_string(event.author)
-                + ',"id":' + json_string(event.id) + ',"op":"' + event.op
-                + '","target":' + json_string(event.target) + why + "}"
-            )  # fmt: skip
-            return EventText(text, stamp, None)
-        case _:
-            return EventText(canonical_json(event_to_wire(event)), stamp, None)
 
 
 def _names(values: frozenset[str]) -> str:
