@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from readmit.bench.episode import Episode
-from readmit.bench.loaders import manbench, memora
+from readmit.bench.loaders import manbench, memora, rows
 from readmit.bench.methods import Static
 from readmit.bench.runner import run
 from readmit.errors import InvalidInput
@@ -76,12 +76,12 @@ def test_a_task_folder_of_any_name_makes_episodes_that_run(tmp_path: Path, name:
 
 
 def test_labels_keep_names_a_name_may_hold_and_tell_the_others_apart() -> None:
-    assert manbench.label("general_knowledge") == "general_knowledge"
-    assert manbench.label("sub/b") == "sub/b"
-    made = {manbench.label(n) for n in ("a\nb", "a\tb", "a b ", "t" * 300, "\u200b", "")}
+    assert rows.label("general_knowledge") == "general_knowledge"
+    assert rows.label("sub/b") == "sub/b"
+    made = {rows.label(n) for n in ("a\nb", "a\tb", "a b ", "t" * 300, "\u200b", "")}
     assert len(made) == 6
     for label in made:
-        assert len(label) <= manbench.LABEL_CHARS
+        assert len(label) <= rows.LABEL_CHARS
         check_name(label, "label")
 
 

@@ -21,9 +21,7 @@ folder's name, or by that folder's path under the suite's folder where two tasks
 name, so they make distinct episodes.
 """
 
-import hashlib
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,12 +33,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
+from readmit.bench.loaders.rows import label
 from readmit.errors import InvalidInput
-from readmit.wire.fields import check_name, check_text, plain, says_nothing
+from readmit.wire.fields import check_text, plain, says_nothing
 
 TASK_FILE = "val_data.json"
-LABEL_CHARS = 150
-"""The longest `label`: a workspace name (a `Name`, 200 at most) holds it and a few more."""
 
 
 class _Example(BaseModel):
@@ -132,24 +129,6 @@ class ManBench:
     skipped: tuple[SkippedRow, ...]
     files: dict[str, Path] = field(default_factory=dict)
     """Episode id → the task file it was made of (to name it if the episode fails later)."""
-
-
-def label(text: str, limit: int = LABEL_CHARS) -> str:
-    """``text`` as part of a name: itself if a `Name` may hold it, else a safe, distinct form.
-
-    Folder names become workspace and principal names; one with a control or invisible
-    character, a space at an end or too long would stop the run when its history is
-    replayed. Then all but ``[A-Za-z0-9._-]`` becomes ``_``, the rest is cut to fit, and a
-    digest of ``text`` keeps two such names apart. An empty ``text`` is its digest alone.
-    """
-    if 0 < len(text) <= limit:
-        try:
-            return check_name(text, "name")
-        except InvalidInput:
-            pass
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    kept = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[: limit - len(digest) - 1]
-    return f"{kept}~{digest}" if kept else digest
 
 
 def task_files(root: Path) -> list[Path]:

@@ -35,8 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from readmit import strict_json
 from readmit.bench.episode import Episode, Probe
 from readmit.bench.history import History
-from readmit.bench.loaders.manbench import label
-from readmit.bench.loaders.rows import SkippedRow, problem
+from readmit.bench.loaders.rows import SkippedRow, label, problem
 from readmit.errors import InvalidInput
 from readmit.wire.fields import check_text, says_nothing
 

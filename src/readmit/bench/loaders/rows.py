@@ -1,15 +1,22 @@
 """Rows a loader skipped: one malformed row of benchmark data is counted, never fatal.
 
 The ManBench loader keeps its own record (a task, its file and an ``idx``); the file loaders
-(STALE, Memora) name the file and where in it the row is.
+(STALE, Memora) name the file and where in it the row is. `label` makes a folder's name one
+an episode's workspace may carry.
 """
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from readmit.wire.fields import plain
+from readmit.errors import InvalidInput
+from readmit.wire.fields import check_name, plain
+
+LABEL_CHARS = 150
+"""The longest `label`: a workspace name (a `Name`, 200 at most) holds it and a few more."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,3 +44,21 @@ def problem(exc: ValidationError, whole: str = "") -> str:
     if error["type"] == "model_type":  # not "... or instance of _Turn": a file has no classes
         message = "Input should be a valid dictionary"
     return f"{field}: {message}" if field else message
+
+
+def label(text: str, limit: int = LABEL_CHARS) -> str:
+    """``text`` as part of a name: itself if a `Name` may hold it, else a safe, distinct form.
+
+    Folder names become workspace and principal names; one with a control or invisible
+    character, a space at an end or too long would stop the run when its history is
+    replayed. Then all but ``[A-Za-z0-9._-]`` becomes ``_``, the rest is cut to fit, and a
+    digest of ``text`` keeps two such names apart. An empty ``text`` is its digest alone.
+    """
+    if 0 < len(text) <= limit:
+        try:
+            return check_name(text, "name")
+        except InvalidInput:
+            pass
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    kept = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[: limit - len(digest) - 1]
+    return f"{kept}~{digest}" if kept else digest
