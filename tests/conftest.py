@@ -13,7 +13,7 @@ from builders import KEY
 from readmit.bench.schemas import fresh_schema
 from readmit.examples.travel import travel_scenario
 from readmit.signing import HmacSha256Signer
-from readmit.store import WorkStateStore, open_store
+from readmit.store import SqlStore, WorkStateStore, open_store
 
 settings.register_profile(
     "ci",
@@ -59,6 +59,19 @@ def store_url(backend: str, tmp_path: Path) -> Iterator[str]:
     else:
         with fresh_postgres_schema() as url:
             yield url
+
+
+def before_m033(store: SqlStore) -> None:
+    """Undo m033 in ``store``: as a store of the readmit before it is (verdicts by text)."""
+    with store.conn.transaction():
+        store.conn.execute("DROP INDEX invalidations_by_digest")
+        store.conn.execute("ALTER TABLE invalidations DROP COLUMN restore_digest")
+        store.conn.execute(
+            "CREATE INDEX invalidations_by_text ON invalidations (workspace, restore_text)"
+        )
+        store.conn.execute(
+            "DELETE FROM _readmit_migrations WHERE name = ?", ("m033_verdicts_by_digest",)
+        )
 
 
 @pytest.fixture(params=BACKENDS)

@@ -57,17 +57,28 @@ def aware(at: object, event_id: str) -> datetime:
     return at
 
 
-def in_calendar(at: datetime, event_id: str) -> datetime:
-    """``at``, an aware time recorded for ``event_id``, if its UTC form is in years 1 to 9999.
+def in_utc(at: datetime) -> datetime:
+    """``at`` in UTC, the form readmit stores and signs times in.
 
     Raises:
-        InvalidEvent: if it is not (``9999-12-31T23:00-14:00``): the store writes times in UTC.
+        ValueError: if it has none in years 1 to 9999 (``9999-12-31T23:00-14:00``).
     """
     try:
-        at.astimezone(UTC)
+        return at.astimezone(UTC)
     except OverflowError:
-        problem = "its time is outside the years 1 to 9999 in UTC"
-        raise InvalidEvent(event_id, problem, fields=("at",)) from None
+        raise ValueError("the time is outside the years 1 to 9999 in UTC") from None
+
+
+def in_calendar(at: datetime, event_id: str) -> datetime:
+    """``at``, an aware time recorded for ``event_id``, if it has a UTC form (`in_utc`).
+
+    Raises:
+        InvalidEvent: if it has none.
+    """
+    try:
+        in_utc(at)
+    except ValueError as exc:
+        raise InvalidEvent(event_id, str(exc), fields=("at",)) from None
     return at
 
 

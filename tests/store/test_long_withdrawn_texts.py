@@ -5,7 +5,7 @@ resting on such a text failed every return that stored it with a store error (a 
 
 from pathlib import Path
 
-from conftest import store_url
+from conftest import before_m033, store_url
 from readmit.clock import parse_time
 from readmit.decide import decide
 from readmit.events import ReturnRequest
@@ -59,15 +59,7 @@ def test_the_upgrade_gives_each_verdict_its_texts_digest(backend: str, tmp_path:
         history = [assert_item(0, "h0", "Sunrise Hotel is booked."), *HISTORY[1:], ret(6)]
         replayed(store, history, make_verifier("builtin"))
         assert isinstance(store, SqlStore)
-        with store.conn.transaction():  # as a store before m033 holds it
-            store.conn.execute("DROP INDEX invalidations_by_digest")
-            store.conn.execute("ALTER TABLE invalidations DROP COLUMN restore_digest")
-            store.conn.execute(
-                "CREATE INDEX invalidations_by_text ON invalidations (workspace, restore_text)"
-            )
-            store.conn.execute(
-                "DELETE FROM _readmit_migrations WHERE name = ?", ("m033_verdicts_by_digest",)
-            )
+        before_m033(store)
         store.close()
 
         upgraded = open_store(url)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import store_url
+from conftest import before_m033, store_url
 from readmit.cli import cli
 from readmit.model import Agent
 from readmit.store import SqlStore, migrations, open_store
@@ -17,13 +17,7 @@ LAST = "m033_verdicts_by_digest"
 
 def _before_the_last_migration(store: SqlStore) -> None:
     """Undo `LAST` in ``store``, as a store of the readmit before it is."""
-    with store.conn.transaction():
-        store.conn.execute("DROP INDEX invalidations_by_digest")
-        store.conn.execute("ALTER TABLE invalidations DROP COLUMN restore_digest")
-        store.conn.execute(
-            "CREATE INDEX invalidations_by_text ON invalidations (workspace, restore_text)"
-        )
-        store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
+    before_m033(store)
 
 
 def test_opening_a_store_an_older_readmit_made_warns_what_it_applied(

@@ -10,7 +10,7 @@ arguments, MCP tool arguments).
 import re
 import unicodedata
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -22,7 +22,7 @@ from pydantic import (
     ValidationError,
 )
 
-from readmit.clock import RFC3339
+from readmit.clock import RFC3339, in_utc
 from readmit.errors import InvalidInput
 from readmit.model import blank
 
@@ -208,10 +208,7 @@ def _rfc3339(value: object) -> object:
 
 
 def _in_calendar(value: datetime) -> datetime:
-    try:
-        value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("the time is outside the years 1 to 9999 in UTC") from None
+    in_utc(value)
     return value
 
 
