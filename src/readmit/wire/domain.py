@@ -71,7 +71,7 @@ def checked_return(request: ReturnRequest) -> None:
     with _named(request.id):
         _names(("id", request.id), ("task", request.task), ("purpose", request.purpose))
         _strings(("agent", request.agent))
-        in_calendar(aware(request.at, request.id), request.id)
+        _dated(request.at, request.id)
 
 
 def checked_experience(step: RecordExperience) -> None:
@@ -85,7 +85,7 @@ def checked_experience(step: RecordExperience) -> None:
         _strings(("agent", step.agent))
         _references(("experience.source", step.source))
         _text(step.text, "experience.text")
-        in_calendar(aware(step.at, step.id), step.id)
+        _dated(step.at, step.id)
 
 
 def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
@@ -96,7 +96,7 @@ def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
         InvalidEvent: if ``at`` has no time zone.
     """
     _strings(("agent", agent))
-    in_calendar(aware(at, f"depart {agent}"), f"depart {agent}")
+    _dated(at, f"depart {agent}")
     if returning_to is not None:
         if not (isinstance(returning_to, tuple) and len(returning_to) == 2):
             raise InvalidInput("returning_to must be a (task, purpose) pair")
@@ -127,7 +127,7 @@ def checked_decision(
     _strings(("agent", agent))
     if agent not in agents:
         raise InvalidInput(f"decision of {agent!r}: no such agent in the workspace")
-    in_calendar(aware(at, f"decision of {agent}"), f"decision of {agent}")
+    _dated(at, f"decision of {agent}")
     if type(epoch) is not int or not 0 <= epoch < 2**63:
         raise InvalidInput(f"decision epoch must be an integer, 0 or more, not {epoch!r}")
     if outcome not in OUTCOMES:
@@ -190,7 +190,7 @@ def checked_key(key_hash: object, at: object) -> None:
     """
     if not (isinstance(key_hash, str) and _KEY_HASH.fullmatch(key_hash)):
         raise InvalidInput("key_hash must be readmit.service.keys.key_hash(key), not a raw key")
-    in_calendar(aware(at, "agent key"), "agent key")
+    _dated(at, "agent key")
 
 
 RESERVED = "_readmit"
@@ -261,6 +261,11 @@ def _plain_draft(d: ItemDraft) -> bool:
         return False
     sets = (d.supports, d.principals, d.roles, d.purposes)
     return all(all(map(plain_name, s)) for s in sets if s and s != _ANYONE)
+
+
+def _dated(at: object, what: str) -> None:
+    """An aware time with a UTC form (`readmit.clock.aware`, `readmit.clock.in_calendar`)."""
+    in_calendar(aware(at, what), what)
 
 
 def _reference(name: object) -> bool:
