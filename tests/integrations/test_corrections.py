@@ -424,19 +424,23 @@ def test_an_async_mem0_add_without_annotations_does_not_wait_for_a_return(
     three: dict[str, Member], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its annotations were resolved in the wrapper's turn: Mem0's add waited for a return
-    being decided (a model verifier can take minutes)."""
+    being decided (a model verifier can take minutes). The return is held until the add has
+    finished: Mem0's local vector store is not safe to search while a thread writes it (the
+    search then failed now and then, with an IndexError inside Qdrant)."""
     memory = mem0_memory(tmp_path, three["a"], asynchronous=True)
     deciding, added = threading.Event(), threading.Event()
     before_read, add_to_mem0 = memory.readmit.before_read, memory.inner.add
 
     def slow_return() -> Any:
         deciding.set()
-        assert added.wait(30)  # held until Mem0's add has started
+        assert added.wait(30)  # held until Mem0's add has finished
         return before_read()
 
     async def adding(*args: Any, **kwargs: Any) -> Any:
-        added.set()
-        return await add_to_mem0(*args, **kwargs)
+        try:
+            return await add_to_mem0(*args, **kwargs)
+        finally:
+            added.set()
 
     monkeypatch.setattr(memory.readmit, "before_read", slow_return)
     monkeypatch.setattr(memory.inner, "add", adding)
