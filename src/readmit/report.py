@@ -15,7 +15,7 @@ from readmit.errors import StoreError
 from readmit.model import Experience
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, MemoryReason, Reason
-from readmit.wire.domain import record_problem
+from readmit.wire.decisions import record_problem
 
 _REASON, _ITEM = attrgetter("reason"), attrgetter("item")
 

@@ -822,8 +822,13 @@ def holding_itself() -> dict[str, Any]:
         (TRIP, {1: "a", "b": 2}, r"put 'trip/hotel': its value is not JSON with string keys"),
         (TRIP, holding_itself(), r"put 'trip/hotel': its value is not JSON with string keys"),
         ("trip", SUNRISE, r"the namespace must be a tuple of strings, such as \('trip',\)"),
+        (  # PostgreSQL's index refused it with a StoreError, SQLite took it (a review)
+            ("t" * 1800,),
+            SUNRISE,
+            r"namespace and key make a readmit key of 1,824 bytes, at most 1,800 \(",
+        ),
     ],
-    ids=["keys of two types", "a value holding itself", "a string namespace"],
+    ids=["keys of two types", "a value holding itself", "a string namespace", "a long namespace"],
 )
 def test_a_write_readmit_cannot_record_is_refused_clearly_and_reaches_neither_store(
     team: Team, namespace: Any, value: Any, message: str

@@ -1,6 +1,7 @@
 """Values built in Python are held to the rules a request body is: the store refuses them
 naming the field, and stores nothing (`readmit.wire.domain`)."""
 
+import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -429,3 +430,104 @@ def test_a_memory_whose_source_no_store_could_hold_is_refused(
         store.record_experience("ws", memory)
 
     assert store.experiences("ws", "A1") == []
+
+
+def _wide(n: int, seed: int) -> str:
+    """``n`` characters of four UTF-8 bytes each, in an order no compression shortens."""
+    rng = random.Random(seed)
+    return "".join(chr(rng.randrange(0x10000, 0x110000)) for _ in range(n))
+
+
+def test_the_longest_names_the_store_takes_are_held_by_both_stores(store: WorkStateStore) -> None:
+    """PostgreSQL indexes rows of at most 2,704 bytes; SQLite took any length (a review)."""
+    ws, agent, reader = _wide(200, 1), _wide(200, 2), _wide(200, 3)
+    store.create_workspace(ws, [Agent(id=agent, principal=reader, role=_wide(200, 4)), AGENTS[1]])
+    item, key = _wide(256, 5), _wide(450, 6)  # 1,024 and 1,800 bytes
+    store.append(ws, [Assert(id=_wide(256, 7), at=T, author=agent, item=_draft(id=item, key=key))])
+    store.depart(ws, agent, LATER)
+    memory = RecordExperience(
+        id=_wide(256, 8), at=LATER, agent=agent, experience_id=_wide(256, 9), text="t", source=item
+    )
+    store.record_experience(ws, memory)
+    request = ReturnRequest(id=_wide(256, 10), at=LATER, agent=agent, task="*", purpose="*")
+
+    assert [i.id for i in store.return_context(ws, request).items] == [item]
+    assert [e.id for e in store.experiences(ws, agent)] == [memory.experience_id]
+
+
+@pytest.mark.parametrize(
+    ("event", "field", "size", "most"),
+    [
+        (_asserting(id=_wide(256, 1) + "x"), "item.id", 1025, 1024),
+        (_asserting(key=_wide(450, 1) + "x"), "item.key", 1801, 1800),
+        (_withdrawing(Close, id="e" * 1025), "id", 1025, 1024),
+        (_obligation(requires=frozenset({_wide(300, 1)})), "obligation.requires", 1200, 1024),
+    ],
+    ids=["item id", "key", "event id", "requirement"],
+)
+def test_a_name_too_long_for_postgresql_is_refused_by_both_stores(
+    store: WorkStateStore, event: Event, field: str, size: int, most: int
+) -> None:
+    """PostgreSQL refused it with a `StoreError` (an index row too long), SQLite stored it."""
+    _workspace(store)
+
+    with pytest.raises(
+        InvalidEvent, match=rf": {field}: {size:,} bytes in UTF-8, at most {most:,}$"
+    ):
+        store.append("ws", [event])
+
+    assert [r.event.id for r in store.events("ws")] == ["e1"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "field"),
+    [
+        (Agent(id="A" * 201, principal="org", role="ops"), "agent.id"),
+        (Agent(id="A1", principal="o" * 201, role="ops"), "principal"),
+        (Agent(id="A1", principal="org", role="o" * 201), "role"),
+    ],
+)
+def test_a_workspace_or_agent_name_longer_than_a_request_may_give_is_refused(
+    store: WorkStateStore, agent: Agent, field: str
+) -> None:
+    """Indexed with others (an experience by workspace, agent and id), as the wire limits it."""
+    with pytest.raises(InvalidInput, match=rf"{field}: 201 characters, at most 200$"):
+        store.create_workspace("ws", [agent])
+    with pytest.raises(InvalidInput, match=r"^workspace: 201 characters, at most 200$"):
+        store.create_workspace("w" * 201, AGENTS)
+
+    assert store.agents("ws") == {}
+
+
+@pytest.mark.parametrize("name", ["A\x001", "A\ud8001"], ids=["NUL", "lone surrogate"])
+def test_a_read_naming_what_no_store_holds_is_refused_by_both_stores(
+    store: WorkStateStore, name: str
+) -> None:
+    """SQLite found nothing, PostgreSQL raised a `StoreError` for the NUL, both a
+    ``UnicodeEncodeError`` for the surrogate (a review)."""
+    _workspace(store)
+    store.depart("ws", "A1", LATER)
+    reads: list[Callable[[], object]] = [
+        lambda: store.agents(name),
+        lambda: store.departed_for("ws", name, LATER),
+        lambda: store.has_departed("ws", name, LATER),
+        lambda: store.visible_state(name, "A1"),
+        lambda: store.unreadable("ws", "A1", ["h1", name]),
+        lambda: store.newest_under("ws", "A1", name),
+    ]
+
+    for read in reads:
+        with pytest.raises(InvalidInput, match=r"holds U\+(0000|D800) \(a NUL or a lone surrogate"):
+            read()
+
+
+def test_whether_an_agent_departed_by_a_time_with_no_utc_form_is_refused(
+    store: WorkStateStore,
+) -> None:
+    """It raised Python's OverflowError (a review)."""
+    _workspace(store)
+    store.depart("ws", "A1", LATER)
+
+    for read in (store.departed_for, store.has_departed):
+        with pytest.raises(InvalidEvent, match="outside the years 1 to 9999 in UTC"):
+            read("ws", "A1", FAR)

@@ -12,7 +12,7 @@ from datetime import datetime
 from readmit.errors import InvalidInput, NotFound
 from readmit.model import Agent
 from readmit.store.connection import Conflict, Connection, stamp
-from readmit.wire.domain import checked_key
+from readmit.wire.decisions import checked_key
 
 FINGERPRINT = 19
 """Characters of a key's hash shown to name it (``sha256:`` and 12 hex digits)."""

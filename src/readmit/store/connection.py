@@ -13,11 +13,36 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from readmit.errors import InvalidInput
 from readmit.store.deadline import Deadline
+from readmit.wire.domain import UNSTORABLE
 
 
 class Conflict(Exception):
     """A unique constraint was violated (an id is already taken)."""
+
+
+def storable(params: Sequence[object]) -> None:
+    """Refuse a statement's string that no stored value holds, a list's too (`UNSTORABLE`).
+
+    A library read given such a name (a workspace named with a NUL) failed otherwise on each
+    store: SQLite found nothing, PostgreSQL raised a `StoreError` for the NUL, and both a
+    ``UnicodeEncodeError`` for a lone surrogate (a review). Writes are checked before
+    (`readmit.wire.domain`); this is one regular-expression search a string.
+
+    Raises:
+        InvalidInput: naming the value and the character.
+    """
+    for param in params:
+        if type(param) is str:
+            found = UNSTORABLE.search(param)
+            if found is not None:
+                raise InvalidInput(
+                    f"{param[:60]!r} holds U+{ord(found.group()):04X} (a NUL or a lone "
+                    "surrogate): no name or text in a store does"
+                )
+        elif type(param) is list:
+            storable(param)
 
 
 class Cursor(Protocol):

@@ -23,7 +23,7 @@ except ImportError as _import_error:  # pragma: no cover - exercised without the
         f"the PostgreSQL store needs psycopg: {install_hint('postgres')}"
     ) from _import_error
 
-from readmit.store.connection import Conflict, Cursor
+from readmit.store.connection import Conflict, Cursor, storable
 from readmit.store.deadline import ENV, UNKNOWN, Deadline, seconds_from
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
@@ -126,6 +126,7 @@ class PostgresConnection:
                 deadline.done()
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        storable(params)
         with self._sent():
             # A statement with an array parameter (a batch's lookups) is planned for its
             # values each time: a generic plan made while the table was small would scan it.

@@ -25,7 +25,7 @@ from readmit.store.base import DecisionSummary
 from readmit.store.bodies import Departures
 from readmit.store.connection import Connection
 from readmit.store.rows import CHUNK
-from readmit.wire import domain
+from readmit.wire.decisions import checked_decision
 
 T = TypeVar("T")
 
@@ -71,7 +71,7 @@ class Records:
         departure: Checkpoint | None = None,
     ) -> int:
         agents = self.agents(workspace)
-        domain.checked_decision(agents, workspace, agent, at, epoch, outcome, record)
+        checked_decision(agents, workspace, agent, at, epoch, outcome, record)
         rest = audit.checkpoint_rest(self._read, self._departures, workspace, agent, at, record)
         text = audit.body(record, rest)  # its ``not_selected``: the rest of that checkpoint's
         kept = audit.packed(text, self.conn.dialect)

@@ -288,10 +288,12 @@ class SqlStore(AgentKeys, Buckets, Held, Judgments, Leases, Records, State):
         self, workspace: str, agent: str, at: datetime | None = None
     ) -> Returning | None:
         """The task and purpose ``agent``'s latest departure (by ``at``) said it returns to."""
+        domain.checked_time(at, f"departed_for {agent}")
         return self._reading(absence.departed_for, workspace, agent, at)
 
     def has_departed(self, workspace: str, agent: str, at: datetime) -> bool:
         """Whether ``agent`` has a departure at or before ``at`` (a return can be decided)."""
+        domain.checked_time(at, f"has_departed {agent}")
         return self._reading(absence.last_departure, workspace, agent, at) is not None
 
     def return_context(self, workspace: str, request: ReturnRequest) -> ReturnContext:

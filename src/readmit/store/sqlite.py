@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from readmit.clock import elapsed
 from readmit.errors import StoreError
-from readmit.store.connection import Conflict, Cursor
+from readmit.store.connection import Conflict, Cursor, storable
 from readmit.store.deadline import Deadline
 from readmit.store.pool import Pool
 from readmit.store.sql import SqlStore
@@ -116,6 +116,7 @@ class SQLiteConnection:
             raise StoreError(f"cannot open SQLite store at {shown(path)!r}: {why}") from exc
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        storable(params)
         try:
             return self.db.execute(sql, params)
         except sqlite3.IntegrityError as exc:

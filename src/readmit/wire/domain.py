@@ -9,20 +9,20 @@ space at either end, as the wire's `Name` (a NUL breaks PostgreSQL, a newline fo
 line of an operator's report); a text must be a string with something in it, and no NUL
 or lone surrogate (neither can be stored).
 
-Two of the wire's limits are left to the wire: lengths (LangGraph's keys and values are
-longer than a request body may carry), and the control characters of a text other than
-NUL (an assistant's message may hold a carriage return; reports escape them when they
-print text, `readmit.cli.render`). A name that refers to what exists (an author, a
-target, a premise) is checked only to be a string with no NUL or lone surrogate (no store
-holds one): the store tells whether it exists, and one stored before these checks can
-still be named.
+Two of the wire's limits are left to the wire: most lengths (LangGraph's keys and values
+are longer than a request body may carry; a name the store makes is at most `NAME_BYTES`
+in UTF-8, a key `KEY_BYTES`, and a workspace's or agent's names `MEMBER_NAME` characters,
+which PostgreSQL's indexes need), and the control characters of a text other than NUL
+(an assistant's message may hold a carriage return; reports escape them when they print
+text, `readmit.cli.render`). A name that refers to what exists (an author, a target, a
+premise) is checked only to be a string with no NUL or lone surrogate (no store holds
+one): the store tells whether it exists, and one stored before these checks can still be named.
 """
 
 import re
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
 
 from readmit.clock import aware, in_calendar
 from readmit.errors import InvalidEvent, InvalidInput
@@ -43,10 +43,20 @@ from readmit.events import (
 from readmit.model import ANY, Agent
 from readmit.wire.fields import name_shape, plain_name, says_nothing
 
-_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+"""A character no store holds: a NUL (PostgreSQL) or a lone surrogate (no encoding)."""
 _DRAFT_SETS = ("supports", "principals", "roles", "purposes")
 """An item's sets of names it makes (its ``depends_on`` and ``cites`` refer to others')."""
 _ANYONE = frozenset({ANY})
+
+NAME_BYTES = 1024
+"""The most UTF-8 bytes of a name the store makes: PostgreSQL indexes a row of at most 2,704
+bytes, and some of its indexes hold a workspace's, an agent's and such a name together."""
+KEY_BYTES = 1800
+"""The most UTF-8 bytes of an item's ``key``: indexed with its workspace's name alone."""
+MEMBER_NAME = 200
+"""The most characters of a workspace's, an agent's, a principal's or a role's name (as the
+wire's `Name`): each is indexed with others (an experience by workspace, agent and id)."""
 
 
 def checked_events(events: Sequence[object]) -> None:
@@ -70,8 +80,8 @@ def checked_return(request: ReturnRequest) -> None:
     """
     with _named(request.id):
         _names(("id", request.id), ("task", request.task), ("purpose", request.purpose))
-        _strings(("agent", request.agent))
-        _dated(request.at, request.id)
+        strings(("agent", request.agent))
+        dated(request.at, request.id)
 
 
 def checked_experience(step: RecordExperience) -> None:
@@ -82,10 +92,10 @@ def checked_experience(step: RecordExperience) -> None:
     """
     with _named(step.id):
         _names(("id", step.id), ("experience.id", step.experience_id))
-        _strings(("agent", step.agent))
+        strings(("agent", step.agent))
         _references(("experience.source", step.source))
         _text(step.text, "experience.text")
-        _dated(step.at, step.id)
+        dated(step.at, step.id)
 
 
 def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
@@ -95,102 +105,12 @@ def checked_departure(agent: str, at: datetime, returning_to: object) -> None:
         InvalidInput: naming the field at fault.
         InvalidEvent: if ``at`` has no time zone.
     """
-    _strings(("agent", agent))
-    _dated(at, f"depart {agent}")
+    strings(("agent", agent))
+    dated(at, f"depart {agent}")
     if returning_to is not None:
         if not (isinstance(returning_to, tuple) and len(returning_to) == 2):
             raise InvalidInput("returning_to must be a (task, purpose) pair")
         _names(("task", returning_to[0]), ("purpose", returning_to[1]))
-
-
-OUTCOMES = ("issued", "blocked", "reset")
-"""A decision's outcomes (`readmit.admission.decision`)."""
-_KEY_HASH = re.compile(r"sha256:[0-9a-f]{64}")
-"""The stored form of an agent key (`readmit.service.keys.key_hash`)."""
-
-
-def checked_decision(
-    agents: Container[str],
-    workspace: str,
-    agent: str,
-    at: object,
-    epoch: object,
-    outcome: object,
-    record: object,
-) -> None:
-    """Refuse a decision the audit log would keep wrong (``agents``: ``workspace``'s).
-
-    Raises:
-        InvalidInput: naming the field at fault (an unknown agent or workspace too).
-        InvalidEvent: if ``at`` has no time zone.
-    """
-    _strings(("agent", agent))
-    if agent not in agents:
-        raise InvalidInput(f"decision of {agent!r}: no such agent in the workspace")
-    _dated(at, f"decision of {agent}")
-    if type(epoch) is not int or not 0 <= epoch < 2**63:
-        raise InvalidInput(f"decision epoch must be an integer, 0 or more, not {epoch!r}")
-    if outcome not in OUTCOMES:
-        raise InvalidInput(
-            f"decision outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}"
-        )
-    if not isinstance(record, dict):
-        raise InvalidInput(f"decision record must be a dict, not {type(record).__name__}")
-    problem = record_problem(record)
-    if problem is not None:
-        raise InvalidInput(f"decision record is not in the shape readmit logs: {problem}")
-    if (record["workspace"], record["agent"]) != (workspace, agent):
-        raise InvalidInput(
-            f"decision record names {record['agent']!r} in {record['workspace']!r}, "
-            f"not {agent!r} in {workspace!r}"
-        )
-
-
-_LOGGED: dict[str, type | tuple[type, ...]] = {
-    "workspace": str,
-    "cycle": str,
-    "agent": str,
-    "at": str,
-    "epoch": int,
-    "departure_epoch": int,
-    "outcome": str,
-    "coverage": dict,
-    "items": list,
-    "selected": list,
-    "excluded": list,
-    "readmitted": list,
-    "withheld": list,
-    "view": (dict, type(None)),
-}
-"""What every readmit has logged of a decision, with its JSON type (the keys logged since,
-``hidden`` among them, are `readmit.report.upgrade_record`'s to restore or leave out)."""
-
-
-def record_problem(record: Mapping[str, Any]) -> str | None:
-    """What keeps ``record`` from being read as a logged decision record, if anything.
-
-    The keys every readmit has logged, with their types: `readmit.report` reads them
-    without asking (a record a library caller made up got an internal ``KeyError``).
-    """
-    for key, kind in _LOGGED.items():
-        if key not in record:
-            return f"it has no {key!r}"
-        value = record[key]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            return f"its {key!r} is {type(value).__name__}"
-    return None
-
-
-def checked_key(key_hash: object, at: object) -> None:
-    """Refuse an agent key's stored form that no key hashes to, or a time without a zone.
-
-    Raises:
-        InvalidInput: for a ``key_hash`` not made by `readmit.service.keys.key_hash`.
-        InvalidEvent: if ``at`` has no time zone.
-    """
-    if not (isinstance(key_hash, str) and _KEY_HASH.fullmatch(key_hash)):
-        raise InvalidInput("key_hash must be readmit.service.keys.key_hash(key), not a raw key")
-    _dated(at, "agent key")
 
 
 RESERVED = "_readmit"
@@ -204,6 +124,7 @@ def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:
         InvalidInput: naming the field (and the agent) at fault.
     """
     _names(("workspace", workspace))
+    _short(("workspace", workspace))
     if isinstance(workspace, str) and workspace.startswith(RESERVED):
         raise InvalidInput(
             f"workspace {workspace!r}: names starting {RESERVED!r} are the store's own (its "
@@ -218,8 +139,10 @@ def checked_workspace(workspace: object, agents: object) -> tuple[Agent, ...]:
         if not isinstance(agent, Agent):
             raise InvalidInput(f"agents must hold readmit.Agent values, not {agent!r}")
         _names(("agent.id", agent.id))
+        _short(("agent.id", agent.id))
         with _about(f"agent {agent.id!r}: "):
             _names(("principal", agent.principal), ("role", agent.role))
+            _short(("principal", agent.principal), ("role", agent.role))
     return made
 
 
@@ -263,19 +186,29 @@ def _plain_draft(d: ItemDraft) -> bool:
     return all(all(map(plain_name, s)) for s in sets if s and s != _ANYONE)
 
 
-def _dated(at: object, what: str) -> None:
+def checked_time(at: object, what: str) -> None:
+    """Refuse a time a read is asked at (None: none given) as `dated` would.
+
+    Raises:
+        InvalidEvent: naming ``what``.
+    """
+    if at is not None:  # an OverflowError at its UTC form otherwise (a review)
+        dated(at, what)
+
+
+def dated(at: object, what: str) -> None:
     """An aware time with a UTC form (`readmit.clock.aware`, `readmit.clock.in_calendar`)."""
     in_calendar(aware(at, what), what)
 
 
 def _reference(name: object) -> bool:
     """Whether ``name``, naming what exists, is a string that could name something stored."""
-    return type(name) is str and _UNSTORABLE.search(name) is None
+    return type(name) is str and UNSTORABLE.search(name) is None
 
 
 def _storable(text: str) -> bool:
     """Whether ``text`` is a string the store takes (``TypeError`` if it is no string)."""
-    return type(text) is str and not says_nothing(text) and _UNSTORABLE.search(text) is None
+    return type(text) is str and not says_nothing(text) and UNSTORABLE.search(text) is None
 
 
 def _event(event: Event) -> None:
@@ -308,7 +241,7 @@ def _event(event: Event) -> None:
 def _draft(draft: ItemDraft) -> None:
     _names(("item.id", draft.id), ("item.task", draft.task))
     if draft.key is not None:
-        _names(("item.key", draft.key))
+        _names(("item.key", draft.key), most=KEY_BYTES)
     _text(draft.text, "item.text")
     for name in _DRAFT_SETS:
         _each(_names, f"item.{name}", getattr(draft, name) or ())
@@ -318,18 +251,33 @@ def _draft(draft: ItemDraft) -> None:
         raise InvalidInput(f"item.unconfirmed: must be True or False, not {draft.unconfirmed!r}")
 
 
-def _names(*fields: tuple[str, object]) -> None:
-    """Each value a string with no control or invisible character, no space at an end."""
+def _names(*fields: tuple[str, object], most: int = NAME_BYTES) -> None:
+    """Each value a string with no control or invisible character, no space at an end.
+
+    And at most ``most`` bytes in UTF-8 (both stores alike: PostgreSQL's indexes refused
+    a longer one, a review).
+    """
     for what, value in fields:
         if type(value) is str and plain_name(value) is not None:
             continue
-        _strings((what, value))
+        strings((what, value))
+        assert isinstance(value, str)  # noqa: S101  # for the type checker: _strings refused others
         try:
             name_shape(value)
         except ValueError as exc:
             raise InvalidInput(f"{what}: {exc}") from None
         if not value:
             raise InvalidInput(f"{what}: must not be empty")
+        size = len(value.encode("utf-8"))  # name_shape refused a lone surrogate
+        if size > most:
+            raise InvalidInput(f"{what}: {size:,} bytes in UTF-8, at most {most:,}")
+
+
+def _short(*fields: tuple[str, object]) -> None:
+    """Each name (checked by `_names`) at most `MEMBER_NAME` characters."""
+    for what, value in fields:
+        if isinstance(value, str) and len(value) > MEMBER_NAME:
+            raise InvalidInput(f"{what}: {len(value):,} characters, at most {MEMBER_NAME}")
 
 
 def _references(*fields: tuple[str, object]) -> None:
@@ -339,23 +287,24 @@ def _references(*fields: tuple[str, object]) -> None:
     a store error, and a surrogate failed to encode (a review).
     """
     for what, value in fields:
-        _strings((what, value))
-        if isinstance(value, str) and _UNSTORABLE.search(value):
+        strings((what, value))
+        if isinstance(value, str) and UNSTORABLE.search(value):
             raise InvalidInput(f"{what}: {value[:60]!r} names nothing (a NUL or a lone surrogate)")
 
 
-def _strings(*fields: tuple[str, object]) -> None:
+def strings(*fields: tuple[str, object]) -> None:
+    """Refuse a value that is no string, naming its field."""
     for what, value in fields:
         if not isinstance(value, str):
             raise InvalidInput(f"{what}: must be a string, not {value!r}")
 
 
 def _text(value: object, what: str) -> None:
-    _strings((what, value))
+    strings((what, value))
     assert isinstance(value, str)  # noqa: S101  # for the type checker: _strings refused others
     if says_nothing(value):
         raise InvalidInput(f"{what}: must say something (it is empty, blank or invisible)")
-    found = _UNSTORABLE.search(value)
+    found = UNSTORABLE.search(value)
     if found is not None:
         char = ord(found.group())
         raise InvalidInput(f"{what}: may not contain U+{char:04X} (a NUL or a lone surrogate)")

@@ -22,6 +22,7 @@ from langgraph.store.base import PutOp
 
 from readmit.errors import InvalidInput
 from readmit.integrations.annotations import ANNOTATIONS
+from readmit.wire.domain import KEY_BYTES
 
 PREFIX = "langgraph:"
 """Readmit keys of LangGraph items start with this; other items are not LangGraph's."""
@@ -254,7 +255,7 @@ _NUMBERS = (int, float)
 
 
 def well_formed(op: PutOp) -> None:
-    """Refuse a write whose path is not a tuple of strings and a string.
+    """Refuse a write whose path is not a tuple of strings and a string, or is too long.
 
     ``BaseStore.put`` checks each label of a namespace, so a string passed as one went
     through as its characters: readmit recorded ``("n", "s")`` where the inner store
@@ -271,3 +272,10 @@ def well_formed(op: PutOp) -> None:
         )
     if not isinstance(op.key, str):
         raise InvalidInput(f"write in {namespace!r}: the key must be a string, not {op.key!r}")
+    size = len(item_key(identity(op.namespace, op.key)))  # ASCII: its JSON escapes the rest
+    if op.value is not None and size > KEY_BYTES:  # the store refuses it less plainly
+        raise InvalidInput(
+            f"write of key {op.key[:60]!r} in {str(namespace)[:100]}: namespace and key make "
+            f"a readmit key of {size:,} bytes, at most {KEY_BYTES:,} (keys over {LONG_KEY} "
+            "characters are named by their digest; namespace labels are not)"
+        )
