@@ -45,6 +45,6 @@ def judge(member: Member, on_progress: Progress | None = None) -> Judgment | Non
         policy=member.policy,
         verifier=member.verifier,
         signer=member.signer,
-        at=member.clock(),
+        at=member.time(),
         on_progress=on_progress,
     )

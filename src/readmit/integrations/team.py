@@ -182,6 +182,7 @@ class Member:
     verifier: Verifier | None = field(default_factory=TermVerifier)
     policy: Policy = field(default_factory=Policy)
     clock: Callable[[], datetime] = now
+    """Checks a view's expiry on read paths (`lapsed`: no round trip); given, it dates too."""
     latest: Decided | None = None
     """The agent's latest decision in this process, if it has returned."""
     away: bool = False
@@ -208,6 +209,16 @@ class Member:
                 f"no agent {self.agent!r} in workspace {self.workspace!r} (its agents: {known})"
             )
 
+    def time(self) -> datetime:
+        """Now by the store's clock (the database's on PostgreSQL), unless ``clock`` was given.
+
+        It dates departures, returns and events: members on machines apart order them as one.
+        """
+        return self._clock()()
+
+    def _clock(self) -> Callable[[], datetime]:
+        return self.store.now if self.clock is now else self.clock
+
     def record(self, events: Sequence[Event], own: bool = False) -> list[Recorded]:
         """Record ``events`` (authored by this agent) atomically, at the clock's time.
 
@@ -226,7 +237,7 @@ class Member:
                 )
         settle(self.store, self.workspace)  # what a memory layer failed to undo comes first
         try:
-            return self.store.append(self.workspace, events, clock=self.clock, own=own)
+            return self.store.append(self.workspace, events, clock=self._clock(), own=own)
         except InvalidInput:
             raise
         except Exception as failed:
@@ -302,7 +313,7 @@ class Member:
         """
         said = check_returning(task, purpose)
         settle(self.store, self.workspace)  # never checkpoint a write a memory layer failed to undo
-        checkpoint = self.store.depart(self.workspace, self.agent, self.clock(), said)
+        checkpoint = self.store.depart(self.workspace, self.agent, self.time(), said)
         self.away = True
         return checkpoint
 
@@ -323,7 +334,7 @@ class Member:
         """
         named = check_returning(task, purpose)
         settle(self.store, self.workspace)  # never admit a write a memory layer failed to undo
-        at = self.clock()
+        at = self.time()
 
         def request() -> ReturnRequest:  # for each try: to the latest departure's task
             said = named or self.store.departed_for(self.workspace, self.agent, at) or (ANY, ANY)
@@ -360,7 +371,7 @@ class Member:
         only the store keeps) would otherwise serve what that return left out.
         """
         return self.latest is None and self.store.has_departed(
-            self.workspace, self.agent, self.clock()
+            self.workspace, self.agent, self.time()
         )
 
     def admitted(self) -> list[Item] | None:
