@@ -70,6 +70,27 @@ def parse(text: str) -> Any:
     )
 
 
+def load_at(text: str, at: int, depth: int = 0) -> tuple[Any, int]:
+    """The one JSON value that starts at ``text[at]``, read as `loads` reads, and where it ends.
+
+    For a reader that parses a document's parts one by one: ``depth`` is how deep the value
+    sits in its document, so `MAX_DEPTH` counts from the document's top, as `loads` counts.
+    What follows the value is the caller's to read.
+
+    Raises:
+        NotJson: No JSON value starts at ``at``, or it is cut short.
+        RepeatedKey, LongNumber, TooDeep, InvalidInput: as `loads`.
+    """
+    try:
+        value, end = _DECODER.raw_decode(text, at)
+    except json.JSONDecodeError as e:
+        raise NotJson(e) from None
+    except RecursionError:
+        raise TooDeep(MAX_DEPTH) from None
+    _check_tree(value, depth)
+    return value, end
+
+
 def utf8(data: str | bytes) -> str:
     """``data`` as text: UTF-8 bytes, with no byte order mark (`InvalidInput` saying why)."""
     try:
@@ -111,6 +132,15 @@ def _finite_float(literal: str) -> float:
     if not math.isfinite(value):
         raise InvalidInput(f"JSON number {literal!r} is out of range")
     return value
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=unique_keys,
+    parse_constant=_no_constant,
+    parse_int=bounded_int,
+    parse_float=_finite_float,
+)
+"""`parse`'s decoder, for `load_at` (``raw_decode`` reads one value where it starts)."""
 
 
 def _check_length(literal: str) -> None:

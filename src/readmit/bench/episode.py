@@ -4,6 +4,7 @@ The history is a ``readmit.scenario/1`` document (what the agents saw). Everythi
 else on `Episode` is evaluator-only and never reaches a method or an agent.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,3 +53,30 @@ class Episode:
     seed: int = 0
     judge: dict[str, Any] = field(default_factory=dict)
     """Benchmark-native judge material (criteria, M_old/M_new): evaluator-only."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Planned:
+    """An episode not built yet: what filtering and sampling read, and how to build it.
+
+    A loader plans every episode of its data cheaply; ``readmit bench`` builds only those
+    it chose to run (``--sample`` builds a few of a large file's, not all).
+    """
+
+    id: str
+    suite: str
+    condition: str
+    team_size: int
+    build: Callable[[], Episode]
+    """Makes the episode; each call makes it anew."""
+
+    @classmethod
+    def of(cls, episode: Episode) -> "Planned":
+        """An episode already built, planned."""
+        return cls(
+            id=episode.id,
+            suite=episode.suite,
+            condition=episode.condition,
+            team_size=episode.team_size,
+            build=lambda: episode,
+        )

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from readmit.admission.context import ReturnContext
 from readmit.bench import metrics
@@ -200,7 +200,21 @@ def run(
     return rows
 
 
-def of_conditions(episodes: Sequence[Episode], conditions: Sequence[str]) -> list[Episode]:
+class Grouped(Protocol):
+    """What `sample_each` and `of_conditions` read of an episode, built (`Episode`) or not."""
+
+    @property
+    def suite(self) -> str: ...
+    @property
+    def condition(self) -> str: ...
+    @property
+    def team_size(self) -> int: ...
+
+
+E = TypeVar("E", bound=Grouped)
+
+
+def of_conditions(episodes: Sequence[E], conditions: Sequence[str]) -> list[E]:
     """The episodes of these conditions.
 
     Raises:
@@ -214,8 +228,12 @@ def of_conditions(episodes: Sequence[Episode], conditions: Sequence[str]) -> lis
     return [e for e in episodes if e.condition in conditions]
 
 
-def sample_each(episodes: Sequence[Episode], n: int, seed: int) -> list[Episode]:
-    """At most ``n`` episodes of each (suite, condition, team size), in their original order."""
+def sample_each(episodes: Sequence[E], n: int, seed: int) -> list[E]:
+    """At most ``n`` episodes of each (suite, condition, team size), in their original order.
+
+    The draw reads only each episode's group and place, so the same episodes are drawn
+    whether they are built or only planned (`readmit.bench.episode.Planned`).
+    """
     groups: dict[tuple[str, str, int], list[int]] = {}
     for k, e in enumerate(episodes):
         groups.setdefault((e.suite, e.condition, e.team_size), []).append(k)

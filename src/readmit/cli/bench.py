@@ -3,6 +3,7 @@
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from difflib import get_close_matches
 from functools import partial
 from pathlib import Path
@@ -11,9 +12,16 @@ from typing import Any
 import click
 
 from readmit.bench.backends import BACKENDS
-from readmit.bench.episode import Episode
+from readmit.bench.episode import Episode, Planned
 from readmit.bench.plots import COST_FILE, PLANE_FILE
-from readmit.cli.bench_options import backend_only, given_once, not_nan, team_sizes, writable
+from readmit.cli.bench_options import (
+    backend_only,
+    given_once,
+    not_nan,
+    out_folder,
+    team_sizes,
+    writable,
+)
 from readmit.cli.progress import steps_bar
 from readmit.clock import format_time, now
 from readmit.errors import ConfigError, InvalidInput, install_hint
@@ -23,6 +31,17 @@ WRITES = ("results.json", "results.md")  # into --out, by every run (the methods
 Sources = dict[str, Path]  # episode id → the data file (Memora: folder) it was made of
 NEEDS_PATH = ("stale", "manbench", "memora")
 """Suites read from benchmark data: ``--suite NAME:PATH``."""
+
+
+@dataclass
+class _Read:
+    """What the suites' data held besides episodes: the rows not run, and each episode's file."""
+
+    skipped: list[str] = field(default_factory=list)
+    """Malformed rows, each named with its suite and file."""
+    left_out: list[str] = field(default_factory=list)
+    """Well-formed rows of a kind the suite does not run (STALE records not of Type I)."""
+    sources: Sources = field(default_factory=dict)
 
 
 def _require_bench_extra(llm: bool) -> None:
@@ -58,11 +77,12 @@ def _check_suite(suite: str) -> tuple[str, str]:
 
 
 def _episodes(
-    suite: str, seeds: int, teams: tuple[int, ...], out: Path, read: tuple[list[str], Sources]
-) -> list[Episode]:
-    """The suite's episodes; ``read``: data rows it had to skip, and each episode's file.
+    suite: str, seeds: int, teams: tuple[int, ...], out: Path, read: _Read
+) -> list[Planned]:
+    """The suite's episodes, planned (data files are read, no episode of theirs is built).
 
-    What the suite writes (the synthetic STALE file) goes into ``out``.
+    ``read`` gets the data rows the suite skipped or left out, and each episode's file. What
+    the suite writes (the synthetic STALE file) goes into ``out``.
     """
     name, _, path = suite.partition(":")
     _check_suite(suite)
@@ -71,31 +91,32 @@ def _episodes(
         case "drift":
             from readmit.bench.generators import drift
 
-            return [e for t in teams for e in drift.episodes(seeds, team=t)]
+            return [Planned.of(e) for t in teams for e in drift.episodes(seeds, team=t)]
         case "returns":
             from readmit.bench.generators import returns
 
-            return returns.episodes(seeds, teams)
+            return [Planned.of(e) for e in returns.episodes(seeds, teams)]
         case "stale-synth" | "stale":
             from readmit.bench.generators import stale as synth
             from readmit.bench.loaders import stale
 
             source = Path(path) if path else synth.write(out / "stale-synthetic.json", seeds)
-            loaded = stale.load(source, teams)
+            loaded = stale.plan(source, teams)
         case "manbench":
             from readmit.bench.loaders import manbench
 
-            loaded = manbench.load(Path(path), teams)
-            read[1].update(loaded.files)
+            loaded = manbench.plan(Path(path), teams)
+            read.sources.update(loaded.files)
         case "memora":
             from readmit.bench.loaders import memora
 
-            loaded = memora.load(Path(path), teams)
+            loaded = memora.plan(Path(path), teams)
         case _:
             raise ConfigError(f"unknown suite {name!r} (known: {', '.join(SUITES)})")
-    read[0].extend(f"{name.removesuffix('-synth')} {row}" for row in loaded.skipped)
+    read.skipped.extend(f"{name.removesuffix('-synth')} {row}" for row in loaded.skipped)
+    read.left_out.extend(f"{name.removesuffix('-synth')} {row}" for row in loaded.left_out)
     for episode in loaded.episodes if path else ():
-        read[1].setdefault(episode.id, Path(path))
+        read.sources.setdefault(episode.id, Path(path))
     return list(loaded.episodes)
 
 
@@ -125,10 +146,11 @@ def _episodes(
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
-    default=Path("bench-results"),
+    type=click.Path(),
+    default="bench-results",
     show_default=True,
-    help="Directory for results.json, results.md and plots.",
+    callback=out_folder,
+    help="Directory for results.json, results.md and plots (made when they are written).",
 )
 @click.option(
     "--llm",
@@ -193,53 +215,57 @@ def bench(
     teams = team_sizes(team_text)
     given_once("--suite", suites, [_check_suite(s) for s in suites])  # before anything is made
     given_once("--method", method_names)
+    given_once("--backend", backends)
     if backends:
         backend_only(click.get_current_context())
     chosen = methods(method_names, make_verifier(verifier_spec, os.environ))
     model = ChatModel.parse(llm, os.environ) if llm else None
-    episodes, (skipped, sources) = _chosen_episodes(
-        suites or ("drift", "returns", "stale-synth"),
-        (seeds, teams),
-        (out, WRITES if backends else (*WRITES, PLANE_FILE, COST_FILE)),
-        conditions,
-    )
-    episodes = sample_each(episodes, sample, sample_seed) if sample else episodes
-    if backends:
-        chose = (suites, seeds, teams, sample, skipped)
-        _portability(episodes, backends, verifier_spec, out, chose)
-        return
-    unbuilt: list[str] = []
-    with steps_bar(len(episodes), "episodes") as advance:
-        rows = run(
-            episodes,
-            chosen,
-            reader=model.reader if model else offline_reader,
-            on_episode=lambda _: advance(1),
-            judge=partial(judge_episode, model) if model else None,
-            threshold=threshold,
-            on_unbuilt=partial(_unbuilt, unbuilt, sources),
+    with tempfile.TemporaryDirectory(prefix="readmit-bench-") as folder:
+        aside = Path(folder)  # what a suite writes, until --out is made with the results
+        planned, read = _chosen_episodes(
+            suites or ("drift", "returns", "stale-synth"),
+            (seeds, teams),
+            (out, WRITES if backends else (*WRITES, PLANE_FILE, COST_FILE)),
+            (conditions, aside),
         )
-    for warning in _skipped_notes(unbuilt, UNBUILT):
-        click.echo(f"warning: {warning}", err=True)
-    if not rows:  # every episode was refused (the plots would have no point to draw)
-        raise InvalidInput(f"no episode could be recorded; the first: {unbuilt[0]}")
-    what, skipped = f"{ROWS} and {UNBUILT}" if unbuilt else ROWS, skipped + unbuilt
-    notes = scoring_notes(episodes, model is not None) + _skipped_notes(skipped, what)
-    meta: dict[str, Any] = {
-        "at": format_time(now()),
-        "suites": list(suites),
-        "seeds": seeds,
-        "teams": list(teams),
-        "methods": [m.name for m in chosen],
-        "verifier": verifier_spec,
-        "llm": llm,
-        "skipped_rows": skipped,
-        "sample": sample,
-        "sample_seed": sample_seed,
-        "conditions": list(conditions),
-        "threshold": threshold,
-    }
-    paths = write(rows, out, meta, notes)
+        planned = sample_each(planned, sample, sample_seed) if sample else planned
+        episodes = [p.build() for p in planned]  # only those that run are built
+        if backends:
+            chose = (suites, seeds, teams, sample, read)
+            _portability(episodes, backends, verifier_spec, (out, aside), chose)
+            return
+        unbuilt: list[str] = []
+        with steps_bar(len(episodes), "episodes") as advance:
+            rows = run(
+                episodes,
+                chosen,
+                reader=model.reader if model else offline_reader,
+                on_episode=lambda _: advance(1),
+                judge=partial(judge_episode, model) if model else None,
+                threshold=threshold,
+                on_unbuilt=partial(_unbuilt, unbuilt, read.sources),
+            )
+        for warning in _skipped_notes(unbuilt, UNBUILT):
+            click.echo(f"warning: {warning}", err=True)
+        if not rows:  # every episode was refused (the plots would have no point to draw)
+            raise InvalidInput(f"no episode could be recorded; the first: {unbuilt[0]}")
+        notes = scoring_notes(episodes, model is not None) + _read_notes(read, unbuilt)
+        meta: dict[str, Any] = {
+            "at": format_time(now()),
+            "suites": list(suites),
+            "seeds": seeds,
+            "teams": list(teams),
+            "methods": [m.name for m in chosen],
+            "verifier": verifier_spec,
+            "llm": llm,
+            "skipped_rows": read.skipped + read.left_out + unbuilt,
+            "sample": sample,
+            "sample_seed": sample_seed,
+            "conditions": list(conditions),
+            "threshold": threshold,
+        }
+        _settle(out, aside)
+        paths = write(rows, out, meta, notes)
     for note in notes:
         click.echo(f"note: {note}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
@@ -250,37 +276,46 @@ def _chosen_episodes(
     suites: tuple[str, ...],
     generated: tuple[int, tuple[int, ...]],
     out: tuple[Path, tuple[str, ...]],
-    conditions: tuple[str, ...],
-) -> tuple[list[Episode], tuple[list[str], Sources]]:
-    """The episodes, the data rows skipped and the episodes' files; ``out`` made, checked, then.
+    chosen: tuple[tuple[str, ...], Path],
+) -> tuple[list[Planned], _Read]:
+    """The episodes (planned), what the data held besides, and ``out`` checked: not made.
 
-    ``generated``: seeds and team sizes; ``out``: the folder, the names the run writes there.
-    What a suite writes (the synthetic STALE file) is written aside first, so a refused
-    condition or unreadable data leaves no folder behind.
+    ``generated``: seeds and team sizes; ``out``: the folder, the names the run writes there;
+    ``chosen``: the conditions asked for, and the folder a suite writes into (the synthetic
+    STALE file) until the results are written (`_settle`), so a refused run leaves no folder.
 
     Raises:
         ConfigError: for a condition no episode has (`of_conditions`), or no episode at all.
-        InvalidInput: if ``out`` cannot be made or written.
+        InvalidInput: if ``out`` could not be made or written.
     """
     from readmit.bench.runner import of_conditions
 
-    (seeds, teams), (folder, writes) = generated, out
-    read: tuple[list[str], Sources] = ([], {})
-    with tempfile.TemporaryDirectory(prefix="readmit-bench-") as aside:
-        episodes = [e for s in suites for e in _episodes(s, seeds, teams, Path(aside), read)]
-        for warning in _skipped_notes(read[0]):
-            click.echo(f"warning: {warning}", err=True)
-        episodes = of_conditions(episodes, conditions) if conditions else episodes
-        if not episodes:
-            raise ConfigError(f"no episodes to run in {', '.join(suites)}")
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            writable(folder, (*writes, *(made.name for made in Path(aside).iterdir())))
-            for made in Path(aside).iterdir():
-                shutil.move(made, folder / made.name)
-        except OSError as exc:
-            raise InvalidInput(f"--out {folder}: {exc.strerror or exc}") from None
+    (seeds, teams), (folder, writes), (conditions, aside) = generated, out, chosen
+    read = _Read()
+    episodes = [e for s in suites for e in _episodes(s, seeds, teams, aside, read)]
+    for warning in _skipped_notes(read.skipped):
+        click.echo(f"warning: {warning}", err=True)
+    for note in _skipped_notes(read.left_out, LEFT_OUT, "left out"):
+        click.echo(f"note: {note}", err=True)
+    episodes = of_conditions(episodes, conditions) if conditions else episodes
+    if not episodes:
+        raise ConfigError(f"no episodes to run in {', '.join(suites)}")
+    writable(folder, (*writes, *(made.name for made in aside.iterdir())))
     return episodes, read
+
+
+def _settle(folder: Path, aside: Path) -> None:
+    """Make ``folder`` for the results, and move into it what the suites wrote ``aside``.
+
+    Raises:
+        InvalidInput: naming ``--out``, if it cannot be made or written.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for made in aside.iterdir():
+            shutil.move(made, folder / made.name)
+    except OSError as exc:
+        raise InvalidInput(f"--out {folder}: {exc.strerror or exc}") from None
 
 
 def _unbuilt(found: list[str], sources: Sources, episode: Episode, why: str) -> None:
@@ -293,33 +328,46 @@ def _portability(
     episodes: list[Episode],
     backends: tuple[str, ...],
     verifier_spec: str,
-    out: Path,
-    chose: tuple[tuple[str, ...], int, tuple[int, ...], int | None, list[str]],
+    out: tuple[Path, Path],
+    chose: tuple[tuple[str, ...], int, tuple[int, ...], int | None, _Read],
 ) -> None:
     """TRACE through each backend on the same episodes: results.json and results.md.
 
-    ``chose``: the suites, seeds, team sizes and sample asked for, and the data rows skipped
-    (they were warned of; its meta and results.md name them too).
+    ``out``: the folder, and what the suites wrote aside for it (`_settle`). ``chose``: the
+    suites, seeds, team sizes and sample asked for, and what the data held besides episodes
+    (the rows skipped were warned of; its meta and results.md name them too). An episode
+    whose history readmit's store refuses is skipped and named, as the methods' run does.
     """
-    suites, seeds, teams, sample, skipped = chose
+    suites, seeds, teams, sample, read = chose
     from readmit.bench.backends import report, study
     from readmit.plugins import make_verifier
 
     verifier = make_verifier(verifier_spec, os.environ)
-    chosen = tuple(dict.fromkeys(backends))
+    unbuilt: list[str] = []
     with steps_bar(len(episodes), "episodes") as advance:
-        played = study.run(episodes, chosen, verifier, on_episode=lambda _: advance(1))
+        played = study.run(
+            episodes,
+            backends,
+            verifier,
+            on_episode=lambda _: advance(1),
+            on_unbuilt=partial(_unbuilt, unbuilt, read.sources),
+        )
+    for warning in _skipped_notes(unbuilt, UNBUILT):
+        click.echo(f"warning: {warning}", err=True)
+    if not played:
+        raise InvalidInput(f"no episode could be recorded; the first: {unbuilt[0]}")
     meta: dict[str, Any] = {
         "at": format_time(now()),
-        "backends": list(chosen),
+        "backends": list(backends),
         "suites": list(suites),
         "seeds": seeds,
         "teams": list(teams),
         "sample": sample,
         "verifier": verifier_spec,
-        "skipped_rows": skipped,
+        "skipped_rows": read.skipped + read.left_out + unbuilt,
     }
-    paths = report.write(played, out, meta, _skipped_notes(skipped))
+    _settle(*out)
+    paths = report.write(played, out[0], meta, _read_notes(read, unbuilt))
     if failed := report.failures(played):
         click.echo(f"warning: {failed}", err=True)
     click.echo(paths["markdown"].read_text(encoding="utf-8"))
@@ -327,10 +375,19 @@ def _portability(
 
 
 ROWS, UNBUILT = "malformed data rows", "episodes whose history could not be recorded"
+LEFT_OUT = "data rows of a kind the suite does not run"
 
 
-def _skipped_notes(skipped: list[str], what: str = ROWS) -> list[str]:
+def _read_notes(read: _Read, unbuilt: list[str]) -> list[str]:
+    """The notes of what was skipped (malformed rows, refused episodes) and left out."""
+    what = f"{ROWS} and {UNBUILT}" if unbuilt else ROWS
+    return _skipped_notes(read.skipped + unbuilt, what) + _skipped_notes(
+        read.left_out, LEFT_OUT, "left out"
+    )
+
+
+def _skipped_notes(skipped: list[str], what: str = ROWS, verb: str = "skipped") -> list[str]:
     """The note of what was skipped, naming the first five (none if nothing was)."""
     shown = "; ".join(skipped[:5]) + ("; ..." if len(skipped) > 5 else "")
-    told = f"skipped {len(skipped)} {what} (all are in results.json meta.skipped_rows): {shown}"
+    told = f"{verb} {len(skipped)} {what} (all are in results.json meta.skipped_rows): {shown}"
     return [told] if skipped else []

@@ -2,6 +2,7 @@
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,12 +19,30 @@ def not_nan(_ctx: click.Context, _param: click.Parameter, value: float | None) -
     return value
 
 
+def out_folder(_ctx: click.Context, _param: click.Parameter, value: str) -> Path:
+    """``--out``, unless it is empty (``Path("")`` is the folder the run is in)."""
+    if not value:
+        raise click.BadParameter("an empty path names no folder; give one, e.g. bench-results")
+    return Path(value)
+
+
 def writable(out: Path, names: tuple[str, ...]) -> None:
     """Refuse an ``--out`` the results could not be written into, before any episode runs.
+
+    A folder not there yet is not made (it is, with the results): the folder it would be
+    made in must be one that can be written.
 
     Raises:
         InvalidInput: naming ``--out`` and what is in the way.
     """
+    try:
+        there = out.is_dir()
+        if not there:
+            _can_make(out)
+    except OSError as exc:  # a name too long for the file system
+        raise InvalidInput(f"--out {out}: {exc.strerror or exc}") from None
+    if not there:
+        return
     if not os.access(out, os.W_OK | os.X_OK):
         raise InvalidInput(f"--out {out}: cannot write into it (permission denied)")
     for name in names:
@@ -33,11 +52,33 @@ def writable(out: Path, names: tuple[str, ...]) -> None:
             raise InvalidInput(f"--out {out}: {name} there cannot be written (permission denied)")
 
 
+def _can_make(out: Path) -> None:
+    """Refuse an ``--out`` that is no folder and could not be made one.
+
+    Raises:
+        InvalidInput: naming ``--out`` and what is in the way.
+    """
+    if os.path.lexists(out):  # a file, or a link to none
+        raise InvalidInput(f"--out {out}: it is there and is not a folder")
+    above = out.absolute().parent
+    while not os.path.lexists(above):
+        above = above.parent
+    if not above.is_dir():
+        raise InvalidInput(f"--out {out}: {above} is not a folder to make it in")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise InvalidInput(f"--out {out}: cannot make it in {above} (permission denied)")
+
+
 def team_sizes(text: str) -> tuple[int, ...]:
-    """The team sizes of ``--team`` (positive integers, comma-separated, each once)."""
+    """The team sizes of ``--team`` (positive integers in ASCII digits, comma-separated, each once).
+
+    Python's ``int`` reads other scripts' digits too (``"٤"`` is 4): a size is ``[0-9]+``.
+    """
     parts = [t.strip() for t in text.split(",") if t.strip()]
-    if not parts or not all(p.isdecimal() and 0 < int(p) <= 10_000 for p in parts):
-        raise InvalidInput(f"--team {text!r}: write team sizes from 1 to 10000, e.g. 4,8,16")
+    if not parts or not all(re.fullmatch("[0-9]+", p) and 0 < int(p) <= 10_000 for p in parts):
+        raise InvalidInput(
+            f"--team {text!r}: write team sizes from 1 to 10000 in the digits 0-9, e.g. 4,8,16"
+        )
     sizes = tuple(int(p) for p in parts)
     given_once("--team", [str(n) for n in sizes])
     return sizes

@@ -9,7 +9,9 @@ backend), then the returner returns 30 minutes after the last event, deciding wi
 TRACE for the episode's task and probes, and reads everything through the backend.
 VIA and IIR are scored on what those reads show, plus the experiences the decision
 readmitted, with the project's metric functions, exactly as the method runner
-scores a method's view.
+scores a method's view. Given ``on_unbuilt``, `run` first records each episode's history
+into readmit's own store, as the method runner does: an episode the store refuses is
+skipped, and told, as the method runner skips it, instead of scoring 0 in each backend.
 """
 
 import time
@@ -19,14 +21,14 @@ from datetime import timedelta
 
 from readmit.admission.decision import Issued
 from readmit.admission.invalidation.implicit import Verifier
-from readmit.bench import metrics
+from readmit.bench import metrics, runner
 from readmit.bench.backends import BACKENDS
 from readmit.bench.backends.base import Backend, ReadmitBackend
 from readmit.bench.backends.team import Clock, Tracking, team
 from readmit.bench.episode import Episode
 from readmit.bench.methods import rank
 from readmit.clock import parse_time
-from readmit.errors import ConfigError, install_hint
+from readmit.errors import ConfigError, InvalidInput, install_hint
 from readmit.events import Assert, Depart, RecordExperience, ReturnRequest, Revoke, Step, Supersede
 from readmit.scenario import load_scenario
 
@@ -148,14 +150,22 @@ def run(
     backends: Sequence[str],
     verifier: Verifier | None,
     on_episode: Callable[[Episode], None] | None = None,
+    on_unbuilt: runner.Unbuilt | None = None,
 ) -> list[Played]:
-    """Every backend on every episode; a backend that raises scores 0 on that episode."""
+    """Every backend on every episode; a backend that raises scores 0 on that episode.
+
+    With ``on_unbuilt``, an episode whose history readmit's store refuses (`runner.context`)
+    plays in no backend: it is told to ``on_unbuilt``, as `runner.run` tells it.
+    """
     for name in backends:
         if name not in BACKENDS:
             raise ConfigError(f"unknown backend {name!r} (known: {', '.join(BACKENDS)})")
     played: list[Played] = []
     for episode in episodes:
-        for name in backends:
+        refused = None if on_unbuilt is None else _refused(episode)
+        if on_unbuilt is not None and refused is not None:
+            on_unbuilt(episode, refused)
+        for name in backends if refused is None else ():
             try:
                 played.append(play(episode, name, verifier))
             except ConfigError:
@@ -165,6 +175,15 @@ def run(
         if on_episode is not None:
             on_episode(episode)
     return played
+
+
+def _refused(episode: Episode) -> str | None:
+    """Why readmit's store refuses ``episode``'s history (`runner.context`), or ``None``."""
+    try:
+        runner.context(episode, load_scenario(episode.scenario))
+    except InvalidInput as exc:
+        return str(exc)
+    return None
 
 
 def _failed(episode: Episode, name: str, exc: Exception) -> Played:

@@ -9,39 +9,39 @@ answer); its candidates at return are that answer and the teammates' challenger.
 
 Row shapes: ``targets`` and ``multiple_choice_targets`` are lists of strings in
 some tasks and nested lists of strings in others (``[["yes"]]``, ``[["A", "B"],
-["C"]]``); both are flattened in order. A row that cannot make an episode
-(missing or blank ``inputs``, no targets, ``misleading_target`` absent, blank or
-not a string, a text no event may carry, no integer ``idx``) is skipped and
-recorded in :class:`ManBench`'s ``skipped`` with its file, position, idx and
-reason; it never stops the run. A file that is not a task file at all (not JSON,
-no ``data`` list, a ``val_data.json`` that cannot be read) still does.
+["C"]]``); both are flattened in order; ``multiple_choice_targets`` may be absent or
+null (no options). A row that cannot make an episode (not an object, missing or blank
+``inputs``, no targets, ``misleading_target`` absent, blank or not a string, a text no
+event may carry, no integer ``idx``, JSON strict reading refuses: a repeated key, a
+number of more than 100 characters, nesting too deep) is skipped and recorded in
+:class:`ManBench`'s ``skipped`` with its file, position, idx and reason; it never stops
+the run. A file that is not a task file at all (not JSON, no ``data`` list, a
+``val_data.json`` that cannot be read) still does.
 
 Task files are found at any depth under the suite's folder. A task is named by its
 folder's name, or by that folder's path under the suite's folder where two tasks share a
 name, so they make distinct episodes.
 """
 
-import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from readmit import strict_json
-from readmit.bench.episode import Episode, Probe
+from readmit.bench.episode import Episode, Planned, Probe
 from readmit.bench.history import History
-from readmit.bench.loaders.rows import label
+from readmit.bench.loaders import json_rows
+from readmit.bench.loaders.manbench_files import TASK_FILE, task_files, task_names
+from readmit.bench.loaders.rows import Plan, label, shape
 from readmit.errors import InvalidInput
 from readmit.wire.fields import check_text, plain, says_nothing
 
-TASK_FILE = "val_data.json"
-
 
 class _Example(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="ignore")  # the rest of a row is not read: not kept
     idx: int = Field(strict=True)
     inputs: str
     targets: list[str]
@@ -50,7 +50,9 @@ class _Example(BaseModel):
 
     @field_validator("targets", "multiple_choice_targets", mode="before")
     @classmethod
-    def _flat(cls, value: Any) -> list[str]:
+    def _flat(cls, value: Any, info: ValidationInfo) -> list[str]:
+        if value is None and info.field_name == "multiple_choice_targets":
+            return []  # as if absent: optional (targets, required, may not be null)
         return flatten(value)
 
     @field_validator("targets")
@@ -78,6 +80,8 @@ class _Example(BaseModel):
 
 QUESTION, ANSWER = "Current question: ", "Answer to the current question: "
 """What an episode's question and answer items say before the row's own text."""
+_CONDITIONS = ("old_valid", "old_stale")
+"""The condition of an episode at an even position, and at an odd one."""
 
 
 def _storable(prefix: str, value: str) -> str:
@@ -100,7 +104,7 @@ def flatten(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value] if value.strip() else []
     if not isinstance(value, list):
-        raise ValueError(f"expected strings or lists of strings, got {type(value).__name__}")
+        raise ValueError(f"expected strings or lists of strings, got {shape(value)}")
     return [s for v in value for s in flatten(v)]
 
 
@@ -131,63 +135,6 @@ class ManBench:
     """Episode id → the task file it was made of (to name it if the episode fails later)."""
 
 
-def task_files(root: Path) -> list[Path]:
-    """Every ``val_data.json`` under ``root``, at any depth, in path order.
-
-    A file of that name is listed whatever it is (a dangling or looping link, a folder):
-    reading it says what is wrong, naming it. Linked folders are followed, each real one once.
-
-    Raises:
-        InvalidInput: if ``root`` is no folder, or naming a folder that cannot be listed.
-    """
-    if not root.is_dir():
-        raise InvalidInput(f"no ManBench task files (*/{TASK_FILE}) under {root}")
-    found: list[Path] = []
-    seen: set[Path] = set()
-    folders = [root]
-    while folders:
-        folder = folders.pop()
-        if folder.resolve() in seen:
-            continue
-        seen.add(folder.resolve())
-        for path, is_file in _listed(folder):
-            (found if is_file else folders).append(path)
-    return sorted(found)
-
-
-def _listed(folder: Path) -> list[tuple[Path, bool]]:
-    """The task files (``True``) and the folders (``False``) in ``folder``.
-
-    Raises:
-        InvalidInput: naming the folder, or an entry, that cannot be read.
-    """
-    listed: list[tuple[Path, bool]] = []
-    where = folder
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                where = Path(entry.path)
-                if entry.name == TASK_FILE or entry.is_dir():  # is_dir: ELOOP raises
-                    listed.append((where, entry.name == TASK_FILE))
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {where}: {exc.strerror or exc}") from exc
-    return listed
-
-
-def task_names(root: Path, files: Sequence[Path]) -> dict[Path, str]:
-    """The task of each file: its folder's name, or its folder's path under ``root``.
-
-    The path (with ``/``) where two tasks share a name; a file in ``root`` is of ``root``'s
-    resolved name.
-    """
-    named = {p: (p.parent if p.parent != root else root.resolve()).name for p in files}
-    counts = Counter(named.values())
-    shared = {n for n, count in counts.items() if count > 1}
-    return {
-        p: p.parent.relative_to(root).as_posix() if n in shared else n for p, n in named.items()
-    }
-
-
 def read_task(path: Path, task: str | None = None) -> tuple[list[_Example], list[SkippedRow]]:
     """The valid examples of one ``val_data.json``, and the rows skipped as malformed.
 
@@ -197,7 +144,7 @@ def read_task(path: Path, task: str | None = None) -> tuple[list[_Example], list
         InvalidInput: if the file is not a ManBench task file (not JSON, no ``data`` list).
     """
     try:
-        document = strict_json.loads(path.read_bytes())
+        document = json_rows.load(path.read_bytes(), ("data",))
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
     except InvalidInput as exc:
@@ -212,25 +159,35 @@ def read_task(path: Path, task: str | None = None) -> tuple[list[_Example], list
         raise InvalidInput(f"{path} is not a ManBench task file: {shape}")
     examples: list[_Example] = []
     skipped: list[SkippedRow] = []
+    where = (task or path.parent.name, path)
     for position, row in enumerate(rows):
+        if not isinstance(row, dict):
+            skipped.append(_skipped(where, position, row, _not_a_row(row)))
+            continue
         try:
             examples.append(_Example.model_validate(row))
         except ValidationError as exc:
-            skipped.append(_skipped((task or path.parent.name, path), position, row, exc))
+            error = exc.errors()[0]
+            at = ".".join(str(part) for part in error["loc"]) or "row"
+            skipped.append(_skipped(where, position, row, f"{at}: {plain(str(error['msg']))}"))
     return examples, skipped
 
 
-def _skipped(where: tuple[str, Path], position: int, row: Any, exc: ValidationError) -> SkippedRow:
-    error = exc.errors()[0]
-    field = ".".join(str(part) for part in error["loc"]) or "row"
-    message = plain(str(error["msg"]))
+def _not_a_row(row: Any) -> str:
+    """Why ``row``, not an object, is no row: what strict JSON refused, or what it is."""
+    if isinstance(row, json_rows.Refused):
+        return row.reason
+    return f"expected an object with idx, inputs, targets and misleading_target, got {shape(row)}"
+
+
+def _skipped(where: tuple[str, Path], position: int, row: Any, reason: str) -> SkippedRow:
     idx = row.get("idx") if isinstance(row, dict) else None
     return SkippedRow(
         task=where[0],
         file=where[1],
         position=position,
         idx=idx if isinstance(idx, int) and not isinstance(idx, bool) else None,
-        reason=f"{field}: {message}",
+        reason=reason,
     )
 
 
@@ -250,7 +207,7 @@ def episode(task: str, examples: list[_Example], k: int, team: int = 4) -> Episo
     The task is named in the episode's id and workspace by its `label`.
     """
     current, nxt = examples[k], examples[(k + 1) % len(examples)]
-    condition = "old_valid" if k % 2 == 0 else "old_stale"
+    condition = _CONDITIONS[k % 2]
     agents = [("A0", "team", "solver"), *((f"T{n}", "team", "solver") for n in range(1, team + 1))]
     task = label(task)
     h = History(f"manbench-{task}-{k}", agents, {"max_items": 4, "max_chars": 8000})
@@ -328,6 +285,17 @@ def load(root: Path, teams: Sequence[int] = (4,), per_task: int | None = None) -
     ``per_task`` counts valid examples.
 
     Raises:
+        InvalidInput: as `plan`.
+    """
+    planned = plan(root, teams, per_task)
+    episodes = [p.build() for p in planned.episodes]
+    return ManBench(episodes=episodes, skipped=planned.skipped, files=planned.files)
+
+
+def plan(root: Path, teams: Sequence[int] = (4,), per_task: int | None = None) -> Plan[SkippedRow]:
+    """`load`'s episodes, in its order, planned: each task file read, no episode built.
+
+    Raises:
         InvalidInput: if there is no task file under ``root``, or one cannot be read or is
             not a task file, or a folder under ``root`` cannot be listed.
     """
@@ -341,14 +309,25 @@ def load(root: Path, teams: Sequence[int] = (4,), per_task: int | None = None) -
         examples, bad = read_task(path, names[path])
         tasks.append((path, examples))
         skipped += bad
-    found: list[Episode] = []
+    found: list[Planned] = []
     made: dict[str, Path] = {}
+    labels = {path: label(name) for path, name in names.items()}  # as `episode` names it
     for team in teams:
         for path, examples in tasks:
             for k in range(len(examples) if per_task is None else min(per_task, len(examples))):
-                found.append(episode(names[path], examples, k, team))
-                made[found[-1].id] = path
-    return ManBench(episodes=found, skipped=tuple(skipped), files=made)
+                ident = f"manbench/{labels[path]}/{k}"
+                build = partial(episode, names[path], examples, k, team)
+                found.append(
+                    Planned(
+                        id=ident,
+                        suite="manbench",
+                        condition=_CONDITIONS[k % 2],
+                        team_size=team,
+                        build=build,
+                    )
+                )
+                made[ident] = path
+    return Plan(episodes=found, skipped=tuple(skipped), files=made)
 
 
 def episodes(root: Path, team: int = 4, per_task: int | None = None) -> list[Episode]:

@@ -15,9 +15,11 @@ number of an earlier turn of its session, a session file that is no ``{session_i
 int, conversation: [...]}``, a turn or session number of more than `NUMBER_CHARS`
 characters (it names an item, ``s<session_id>-t<turn>``), and a question without
 ``question_id`` or ``question`` or whose ``memory_evidence.remaining_tasks`` is not a
-list of objects. A message that shows nothing (blank, only invisible characters) makes
-no item, as before. A file that is not JSON, an evaluation file without a ``questions``
-object of lists, and two session files with one ``session_id`` still stop it.
+list of objects, and a turn or question JSON strict reading refuses (a repeated key, a
+number of more than 100 characters, nesting too deep). A message that shows nothing
+(blank, only invisible characters) makes no item, as before. A file that is not JSON, an
+evaluation file without a ``questions`` object of lists, and two session files with one
+``session_id`` still stop it.
 
 The persona is the directory's resolved name (``memora:.`` names the folder it is run
 in); its `label` names the episodes' workspace and principal. The evaluation file is
@@ -25,71 +27,23 @@ in); its `label` names the episodes' workspace and principal. The evaluation fil
 """
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
-from readmit import strict_json
-from readmit.bench.episode import Episode, Probe
+from readmit.bench.episode import Episode, Planned, Probe
 from readmit.bench.history import History
-from readmit.bench.loaders.rows import SkippedRow, label, problem
+from readmit.bench.loaders import json_rows
+from readmit.bench.loaders.memora_rows import NUMBER_CHARS as NUMBER_CHARS
+from readmit.bench.loaders.memora_rows import Evaluation, Question, Session, Turn
+from readmit.bench.loaders.rows import Plan, SkippedRow, label, problem
 from readmit.errors import InvalidInput
-from readmit.wire.fields import check_text, says_nothing
 
 FRACTIONS = (0.25, 0.5, 0.75)
-NUMBER_CHARS = 96
-"""The longest turn or session number, written out: item ids ``s<session>-t<turn>`` are
-`Name` s (200 characters at most)."""
-
-
-def _short(value: int) -> int:
-    """``value``, if it is at most `NUMBER_CHARS` characters written out."""
-    if len(str(value)) > NUMBER_CHARS:
-        raise ValueError(f"at most {NUMBER_CHARS} characters written out (it names an item)")
-    return value
-
-
-class _Turn(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    turn: int = Field(strict=True)
-    speaker: str
-    message: str
-
-    _turn = field_validator("turn")(_short)
-
-    @field_validator("message")
-    @classmethod
-    def _storable(cls, value: str) -> str:
-        """A message an item may carry (as far as an item takes it): no control character."""
-        if value.strip():
-            try:
-                check_text(value[:MESSAGE_CHARS], "message")
-            except InvalidInput as exc:
-                raise ValueError(str(exc).removeprefix("message: ")) from None
-        return value
-
-    def text(self) -> str | None:
-        """What its item holds; ``None`` if that would show nothing (it makes no item)."""
-        text = self.message[:MESSAGE_CHARS]
-        return None if says_nothing(text) else text
-
-
-MESSAGE_CHARS = 8000
-"""How much of a message its item holds."""
-
-
-class _Session(BaseModel):
-    """The parts of a session file an episode reads (the rest is evaluator-only or unused)."""
-
-    model_config = ConfigDict(extra="allow")
-    session_id: int = Field(strict=True)
-    conversation: list[Any]
-    """Turns, each validated on its own (`_Turn`)."""
-
-    _session_id = field_validator("session_id")(_short)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,41 +52,7 @@ class _Read:
 
     path: Path
     session_id: int
-    turns: list[_Turn]
-
-
-class _Evidence(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    remaining_tasks: list[dict[str, Any]] = []
-
-
-class _Criterion(BaseModel):
-    """What `readmit.bench.llm` asks the judge of an answer (it read these keys unchecked)."""
-
-    model_config = ConfigDict(extra="allow")
-    evaluation_question: str
-    expected_answer: str
-    evaluation_type: str = ""
-
-
-class _Judging(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    evaluation_questions: list[_Criterion] = []
-
-
-class _Question(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    question_id: str
-    question: str
-    memory_evidence: _Evidence = Field(default_factory=_Evidence)
-    forgetting_evidence: Any = None
-    evaluation: _Judging = Field(default_factory=_Judging)
-
-
-class _Evaluation(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    questions: dict[str, list[Any]]
-    """Groups of questions, each validated on its own (`_Question`)."""
+    turns: list[Turn]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,25 +66,25 @@ class Memora:
 _Shape = TypeVar("_Shape", bound=BaseModel)
 
 
-def _json(path: Path) -> Any:
-    """The JSON document of the file at ``path``.
+def _json(path: Path, rows_at: tuple[str, ...]) -> Any:
+    """The JSON document of the file at ``path``, its rows at ``rows_at`` each on its own.
 
     Raises:
         InvalidInput: naming the file, if it cannot be read or is not JSON.
     """
     try:
-        return strict_json.loads(path.read_bytes())
+        return json_rows.load(path.read_bytes(), rows_at)
     except (OSError, InvalidInput) as exc:
         raise InvalidInput(f"cannot read Memora file {path}: {exc}") from exc
 
 
-def _load(path: Path, shape: type[_Shape]) -> _Shape:
-    """The file at ``path`` as ``shape``.
+def _load(path: Path, shape: type[_Shape], rows_at: tuple[str, ...]) -> _Shape:
+    """The file at ``path`` as ``shape``; its rows at ``rows_at`` read each on its own (`_json`).
 
     Raises:
         InvalidInput: naming the file, and the field where it is not of that shape.
     """
-    data = _json(path)
+    data = _json(path, rows_at)
     try:
         return shape.model_validate(data)
     except ValidationError as exc:
@@ -178,15 +98,18 @@ def _session(path: Path, skipped: list[SkippedRow]) -> _Read | None:
         InvalidInput: naming the file, if it cannot be read or is not JSON.
     """
     try:
-        session = _Session.model_validate(_json(path))
+        session = Session.model_validate(_json(path, ("conversation",)))
     except ValidationError as exc:
         skipped.append(SkippedRow(file=path, row="", reason=problem(exc, "the file")))
         return None
-    turns: list[_Turn] = []
+    turns: list[Turn] = []
     first: dict[int, int] = {}  # turn number → its first position
     for n, raw in enumerate(session.conversation):
+        if isinstance(raw, json_rows.Refused):
+            skipped.append(SkippedRow(file=path, row=f"conversation[{n}]", reason=raw.reason))
+            continue
         try:
-            turn = _Turn.model_validate(raw)
+            turn = Turn.model_validate(raw)
         except ValidationError as exc:
             skipped.append(SkippedRow(file=path, row=f"conversation[{n}]", reason=problem(exc)))
             continue
@@ -198,19 +121,22 @@ def _session(path: Path, skipped: list[SkippedRow]) -> _Read | None:
     return _Read(path, session.session_id, turns)
 
 
-def _questions(path: Path, skipped: list[SkippedRow]) -> list[_Question]:
+def _questions(path: Path, skipped: list[SkippedRow]) -> list[Question]:
     """The valid questions of an evaluation file, in order; the rest is skipped.
 
     Raises:
         InvalidInput: naming the file, if it is not JSON or has no ``questions`` object of lists.
     """
-    found: list[_Question] = []
+    found: list[Question] = []
     first: dict[str, str] = {}  # question_id -> where it is first: episode ids are made of it
-    for group, rows in _load(path, _Evaluation).questions.items():
+    for group, rows in _load(path, Evaluation, ("questions", json_rows.EACH)).questions.items():
         for n, raw in enumerate(rows):
             where = f"questions.{group}[{n}]"
+            if isinstance(raw, json_rows.Refused):
+                skipped.append(SkippedRow(file=path, row=where, reason=raw.reason))
+                continue
             try:
-                question = _Question.model_validate(raw)
+                question = Question.model_validate(raw)
             except ValidationError as exc:
                 skipped.append(SkippedRow(file=path, row=where, reason=problem(exc)))
                 continue
@@ -238,6 +164,16 @@ def load(persona_dir: Path, teams: Sequence[int] = (4,)) -> Memora:
     Malformed rows are skipped and listed in the result (once, whatever the team sizes).
 
     Raises:
+        InvalidInput: as `plan`.
+    """
+    planned = plan(persona_dir, teams)
+    return Memora(episodes=[p.build() for p in planned.episodes], skipped=planned.skipped)
+
+
+def plan(persona_dir: Path, teams: Sequence[int] = (4,)) -> Plan[SkippedRow]:
+    """`load`'s episodes, in its order, planned: the files read, no history or episode built.
+
+    Raises:
         InvalidInput: if the directory has no sessions or no evaluation file, or a file is
             not JSON, the evaluation file has no ``questions``, two sessions share an id.
     """
@@ -255,12 +191,43 @@ def load(persona_dir: Path, teams: Sequence[int] = (4,)) -> Memora:
     _distinct(sessions)
     questions = _questions(evaluation, skipped)
     persona = label(persona_dir.resolve().name)
-    found: list[Episode] = []
+    found: list[Planned] = []
     for team in teams:
         for fraction in FRACTIONS:
-            history, carriers = _history(persona, sessions, fraction, team)
-            found += [_episode(persona, fraction, q, (history, carriers), team) for q in questions]
-    return Memora(episodes=found, skipped=tuple(skipped))
+            made = _once(partial(_history, persona, sessions, fraction, team))
+            found += [
+                Planned(
+                    id=f"memora/{persona}/{int(fraction * 100)}/{q.question_id}",
+                    suite="memora",
+                    condition=f"{int(fraction * 100)}%",
+                    team_size=team,
+                    build=partial(_built, persona, fraction, q, made, team),
+                )
+                for q in questions
+            ]
+    return Plan(episodes=found, skipped=tuple(skipped))
+
+
+_Made = tuple[dict[str, Any], dict[int, list[str]]]
+
+
+def _built(
+    persona: str, fraction: float, q: Question, made: Callable[[], _Made], team: int
+) -> Episode:
+    """The episode of question ``q`` on the history ``made`` makes (`_episode`)."""
+    return _episode(persona, fraction, q, made(), team)
+
+
+def _once(make: Callable[[], _Made]) -> Callable[[], _Made]:
+    """``make``, called at most once: the episodes of one departure share its history."""
+    kept: list[_Made] = []
+
+    def made() -> _Made:
+        if not kept:
+            kept.append(make())
+        return kept[0]
+
+    return made
 
 
 def _evaluation_file(persona_dir: Path) -> Path | None:
@@ -295,7 +262,7 @@ def episodes(persona_dir: Path, team: int = 4) -> list[Episode]:
 def _episode(
     persona: str,
     fraction: float,
-    q: _Question,
+    q: Question,
     made: tuple[dict[str, Any], dict[int, list[str]]],
     team: int,
 ) -> Episode:

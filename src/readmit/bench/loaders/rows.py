@@ -1,17 +1,20 @@
 """Rows a loader skipped: one malformed row of benchmark data is counted, never fatal.
 
 The ManBench loader keeps its own record (a task, its file and an ``idx``); the file loaders
-(STALE, Memora) name the file and where in it the row is. `label` makes a folder's name one
-an episode's workspace may carry.
+(STALE, Memora) name the file and where in it the row is. A loader's `Plan` holds them with
+the episodes it would make. `label` makes a folder's name one an episode's workspace may carry.
 """
 
 import hashlib
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
+from readmit.bench.episode import Planned
 from readmit.errors import InvalidInput
 from readmit.wire.fields import check_name, plain
 
@@ -31,6 +34,33 @@ class SkippedRow:
     def __str__(self) -> str:
         where = f"{self.file} {self.row}" if self.row else str(self.file)
         return f"{where}: {self.reason}"
+
+
+Skipped = TypeVar("Skipped")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan(Generic[Skipped]):
+    """What a loader found: the episodes it would make (unbuilt), and the rows it did not use."""
+
+    episodes: list[Planned]
+    skipped: tuple[Skipped, ...]
+    """Malformed rows."""
+    left_out: tuple[SkippedRow, ...] = ()
+    """Well-formed rows of a kind the suite does not run (STALE: not Type I)."""
+    files: dict[str, Path] = field(default_factory=dict)
+    """Episode id → the file it was made of (to name it if the episode fails later)."""
+
+
+def shape(value: Any) -> str:
+    """What JSON ``value`` is, in a file's words: ``an object``, ``a list``, ``null``..."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return "a string" if isinstance(value, str) else "a number"
 
 
 def problem(exc: ValidationError, whole: str = "") -> str:

@@ -15,12 +15,17 @@ A record that cannot make an episode is skipped and recorded in :class:`Stale`'s
 is not an object or lacks a field, a ``relevant_session_index`` out of order, a
 ``uid`` that cannot name the episode's workspace (`Name`, at most `UID_CHARS`), and
 a user turn whose text no item may carry (a control character). A user turn that
-shows nothing (blank, only invisible characters) makes no item. A file that is not
-JSON or not a list still stops the run.
+shows nothing (blank, only invisible characters) makes no item. A record JSON strict
+reading refuses (a repeated key, a number of more than 100 characters, nesting too deep)
+is skipped as malformed too. A file that is not JSON or not a list still stops the run.
+
+Only Type I records make episodes (the paper's STALE setting); the others are left out,
+each recorded in :class:`Stale`'s ``left_out`` with its place and type.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Self
 
@@ -34,10 +39,10 @@ from pydantic import (
     model_validator,
 )
 
-from readmit import strict_json
-from readmit.bench.episode import Episode, Probe
+from readmit.bench.episode import Episode, Planned, Probe
 from readmit.bench.history import History
-from readmit.bench.loaders.rows import SkippedRow, problem
+from readmit.bench.loaders import json_rows
+from readmit.bench.loaders.rows import Plan, SkippedRow, problem
 from readmit.errors import InvalidInput
 from readmit.terms import content_tokens
 from readmit.wire.fields import Name, check_text, plain_name, says_nothing
@@ -108,12 +113,18 @@ class StaleRecord(BaseModel):
         return self
 
 
+TYPE_I = ("i", "type i", "type_i", "1")
+"""How a record's ``type`` says Type I (in any case)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stale:
-    """What :func:`load` read: the episodes, and the records it skipped."""
+    """What :func:`load` read: the episodes, the records it skipped and those it left out."""
 
     episodes: list[Episode]
     skipped: tuple[SkippedRow, ...]
+    left_out: tuple[SkippedRow, ...] = ()
+    """Valid records not of Type I (only Type I records make episodes)."""
 
 
 def read_records(path: Path) -> tuple[list[StaleRecord], list[SkippedRow]]:
@@ -122,16 +133,25 @@ def read_records(path: Path) -> tuple[list[StaleRecord], list[SkippedRow]]:
     Raises:
         InvalidInput: naming the file, if it cannot be read, is not JSON or not a list.
     """
+    found, skipped = _read(path)
+    return [record for _, record in found], skipped
+
+
+def _read(path: Path) -> tuple[list[tuple[int, StaleRecord]], list[SkippedRow]]:
+    """`read_records`, each valid record with its place in the file."""
     try:
-        raw = strict_json.loads(path.read_bytes())
+        raw = json_rows.load(path.read_bytes(), ())
     except (OSError, InvalidInput) as exc:
         raise InvalidInput(f"cannot read STALE records from {path}: {exc}") from exc
     if not isinstance(raw, list):
         raise InvalidInput(f"{path}: a STALE file is a JSON list of records")
-    records: list[StaleRecord] = []
+    records: list[tuple[int, StaleRecord]] = []
     skipped: list[SkippedRow] = []
     first: dict[str, int] = {}  # uid -> its first record: an episode's id is made of it
     for n, item in enumerate(raw):
+        if isinstance(item, json_rows.Refused):
+            skipped.append(SkippedRow(file=path, row=f"record {n}", reason=item.reason))
+            continue
         try:
             record = StaleRecord.model_validate(item)
         except ValidationError as exc:
@@ -142,7 +162,7 @@ def read_records(path: Path) -> tuple[list[StaleRecord], list[SkippedRow]]:
             skipped.append(SkippedRow(file=path, row=_record(n, item), reason=why))
             continue
         first[record.uid] = n
-        records.append(record)
+        records.append((n, record))
     return records, skipped
 
 
@@ -221,15 +241,46 @@ def _bucket(departure: int) -> str:
 def load(path: Path, teams: Sequence[int] = (4,), limit: int | None = None) -> Stale:
     """Episodes of a STALE file's Type I records (the first ``limit``) for each team size.
 
-    Malformed records are skipped and listed in the result (once, whatever the team sizes).
+    Malformed records are skipped and listed in the result (once, whatever the team sizes),
+    and so are those left out for not being of Type I.
 
     Raises:
         InvalidInput: if the file cannot be read, is not JSON or not a list.
     """
-    records, skipped = read_records(path)
-    chosen = [r for r in records if r.type.lower() in ("i", "type i", "type_i", "1")][:limit]
-    found = [episode(r, team) for team in teams for r in chosen]
-    return Stale(episodes=found, skipped=tuple(skipped))
+    planned = plan(path, teams, limit)
+    episodes = [p.build() for p in planned.episodes]
+    return Stale(episodes=episodes, skipped=planned.skipped, left_out=planned.left_out)
+
+
+def plan(path: Path, teams: Sequence[int] = (4,), limit: int | None = None) -> Plan[SkippedRow]:
+    """`load`'s episodes, in its order, planned: the file read, no episode built.
+
+    Raises:
+        InvalidInput: as `load`.
+    """
+    records, skipped = _read(path)
+    chosen = [r for _, r in records if r.type.lower() in TYPE_I][:limit]
+    left_out = tuple(
+        SkippedRow(
+            file=path,
+            row=_record(n, {"uid": r.uid}),
+            reason=f"type: {r.type!r}, not Type I (STALE episodes are of Type I records only)",
+        )
+        for n, r in records
+        if r.type.lower() not in TYPE_I
+    )
+    found = [
+        Planned(
+            id=f"stale/{r.uid}",
+            suite="stale",
+            condition=_bucket(r.relevant_session_index[0]),
+            team_size=team,
+            build=partial(episode, r, team),
+        )
+        for team in teams
+        for r in chosen
+    ]
+    return Plan(episodes=found, skipped=tuple(skipped), left_out=left_out)
 
 
 def episodes(path: Path, team: int = 4, limit: int | None = None) -> list[Episode]:
