@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 
 from builders import logged
+from readmit.decide import decide
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import (
     Assert,
@@ -28,12 +29,17 @@ from readmit.events import (
     Supersede,
 )
 from readmit.model import Agent, Validity
+from readmit.policy import Policy
+from readmit.reasons import Reason
+from readmit.signing import HmacSha256Signer
 from readmit.store import SqlStore, WorkStateStore
+from readmit.verifiers.builtin import TermVerifier
 from readmit.wire import domain, event_to_wire, parse_event
 from strategies import events, names, texts
 
 T = datetime(2026, 5, 1, 8, tzinfo=UTC)
 LATER = T + timedelta(hours=1)
+SIGNER = HmacSha256Signer(b"a-long-secret-from-your-config")
 AGENTS = [Agent(id="A1", principal="org", role="ops"), Agent(id="A2", principal="org", role="dev")]
 
 
@@ -531,3 +537,36 @@ def test_whether_an_agent_departed_by_a_time_with_no_utc_form_is_refused(
     for read in (store.departed_for, store.has_departed):
         with pytest.raises(InvalidEvent, match="outside the years 1 to 9999 in UTC"):
             read("ws", "A1", FAR)
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["replaced by key", "revoked by id"])
+def test_an_item_named_longer_than_a_request_may_is_judged_and_withdrawn_like_any(
+    store: WorkStateStore, keyed: bool
+) -> None:
+    """Its withdrawal, read back as a verdict's evidence through the wire's 200-character
+    names, failed every return with `InvalidEventAt` (a review)."""
+    hotel, key = "h" * 300, "k" * 1800
+    store.create_workspace("ws", AGENTS)
+    pickup = _draft(id="p0", text="Pickup at 8:00 from the Sunrise Hotel.")
+    booked = _draft(id=hotel, text="The Sunrise Hotel is booked.", key=key)
+    store.append(
+        "ws", [Assert(id=f"e{i.id[:2]}", at=T, author="A2", item=i) for i in (booked, pickup)]
+    )
+    store.depart("ws", "A1", T)
+    later = _draft(id="h1", text="The Riverside Hotel is booked instead.", key=key)
+    withdrawn = (
+        Assert(id="e2", at=LATER, author="A2", item=later)
+        if keyed
+        else Revoke(id="e2", at=LATER, author="A2", target=hotel, why="Sunrise cancelled.")
+    )
+    store.append("ws", [withdrawn])
+    request = ReturnRequest(id="r1", at=LATER, agent="A1", task="*", purpose="*")
+
+    decided = decide(
+        store, "ws", request, policy=Policy(), verifier=TermVerifier(), signer=SIGNER
+    ).decision
+
+    assert {e.item: e.reason for e in decided.exclusions} == {
+        hotel: Reason.STALE_OR_SUPERSEDED if keyed else Reason.REVOKED,
+        "p0": Reason.IMPLICITLY_INVALIDATED,
+    }

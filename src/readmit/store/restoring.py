@@ -15,7 +15,7 @@ from readmit.admission.context import Restoring, StandIn
 from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.connection import Connection
-from readmit.wire import item_from_json, parse_event
+from readmit.wire.codec import event_from_json, item_from_json
 
 
 def restoration(
@@ -56,7 +56,7 @@ class Rules:
             self._events[workspace, event_id] = (
                 None
                 if row is None
-                else Recorded(epoch=row[0], event=parse_event(json.loads(row[1]), row[0]))
+                else Recorded(epoch=row[0], event=event_from_json(json.loads(row[1]), row[0]))
             )
         recorded = self._events[workspace, event_id]
         if recorded is None:

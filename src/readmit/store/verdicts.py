@@ -59,7 +59,7 @@ from readmit.store import stand_ins
 from readmit.store.connection import Connection, stamp
 from readmit.store.readers import scope_of, seen_by_all
 from readmit.store.restoring import Rules, item_at, withdrawn_at
-from readmit.wire import parse_event
+from readmit.wire.codec import event_from_json
 
 Events = Callable[[int], list[Recorded]]
 """The events after an epoch, in epoch order."""
@@ -92,7 +92,7 @@ def remember(
         premise = judgment.premises.get(exclusion.item)
         if evidence not in laters:
             laters[evidence] = Recorded(
-                epoch=evidence, event=parse_event(json.loads(body), evidence)
+                epoch=evidence, event=event_from_json(json.loads(body), evidence)
             )
         restoring = rules.restoration_of(db, workspace, laters[evidence], premise)
         restore_text, restore_item = restoring.text, restoring.news
@@ -179,7 +179,7 @@ def ends_of_evidence(db: Connection) -> None:
     ).fetchall()
     kept = []
     for workspace, item, news, premise, epoch, body in rows:
-        event = parse_event(json.loads(body), epoch)
+        event = event_from_json(json.loads(body), epoch)
         if not isinstance(event, Assert | Supersede):
             continue  # a withdrawal, or evidence: they never end
         replaced = premise or (event.target if isinstance(event, Supersede) else None)
