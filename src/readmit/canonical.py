@@ -12,11 +12,15 @@ below instead, each string encoded once; the bytes are the same (`json_string`,
 
 import hashlib
 import json
+import re
 from functools import lru_cache
 from json.encoder import encode_basestring
 from typing import Any
 
 DIGEST_PREFIX = "sha256:"
+
+UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+"""A character no store holds: a NUL (PostgreSQL) or a lone surrogate (no UTF-8 form)."""
 
 json_string = encode_basestring
 """A string as canonical JSON writes it (quoted, non-ASCII kept as is)."""

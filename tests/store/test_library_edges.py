@@ -3,7 +3,7 @@ naming the field, and stores nothing (`readmit.wire.domain`)."""
 
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 
 from builders import logged
+from readmit.admission.invalidation.implicit import Pair, Verdict
 from readmit.decide import decide
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import (
@@ -570,3 +571,42 @@ def test_an_item_named_longer_than_a_request_may_is_judged_and_withdrawn_like_an
         hotel: Reason.STALE_OR_SUPERSEDED if keyed else Reason.REVOKED,
         "p0": Reason.IMPLICITLY_INVALIDATED,
     }
+
+
+class _Saying:
+    """A verifier whose every verdict invalidates, for ``reason`` (as a model may word it)."""
+
+    name = "saying"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def judge(self, pairs: Sequence[Pair]) -> Sequence[Verdict]:
+        return [Verdict(invalidates=True, confidence=0.9, reason=self.reason) for _ in pairs]
+
+
+@pytest.mark.parametrize(
+    ("reason", "kept"),
+    [
+        ("linked\x00by the hotel", "linked\ufffdby the hotel"),
+        ("linked \ud83d by the hotel", "linked \ufffd by the hotel"),
+    ],
+    ids=["NUL", "lone surrogate"],
+)
+def test_a_verdict_whose_reason_no_store_could_hold_is_kept_without_that_character(
+    store: WorkStateStore, reason: str, kept: str
+) -> None:
+    """PostgreSQL refused the NUL with a `StoreError`, a surrogate failed to encode, and the
+    cached answer failed every return after (a review)."""
+    _workspace(store)
+    store.append("ws", [_asserting(id="p0", text="Pickup at 8:00 from the hotel.")])
+    store.depart("ws", "A1", LATER)
+    store.append("ws", [_withdrawing(Revoke, id="e3", at=LATER, why="The hotel cancelled.")])
+    request = ReturnRequest(id="r1", at=LATER, agent="A1", task="*", purpose="*")
+
+    decided = decide(
+        store, "ws", request, policy=Policy(), verifier=_Saying(reason), signer=SIGNER
+    ).decision
+
+    [detail] = [e.detail for e in decided.exclusions if e.reason is Reason.IMPLICITLY_INVALIDATED]
+    assert detail.endswith(": " + kept)

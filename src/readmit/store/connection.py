@@ -13,9 +13,9 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from readmit.canonical import UNSTORABLE
 from readmit.errors import InvalidInput
 from readmit.store.deadline import Deadline
-from readmit.wire.domain import UNSTORABLE
 
 
 class Conflict(Exception):

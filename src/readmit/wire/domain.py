@@ -19,11 +19,11 @@ premise) is checked only to be a string with no NUL or lone surrogate (no store 
 one): the store tells whether it exists, and one stored before these checks can still be named.
 """
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
+from readmit.canonical import UNSTORABLE
 from readmit.clock import aware, in_calendar
 from readmit.errors import InvalidEvent, InvalidInput
 from readmit.events import (
@@ -43,8 +43,6 @@ from readmit.events import (
 from readmit.model import ANY, Agent
 from readmit.wire.fields import name_shape, plain_name, says_nothing
 
-UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
-"""A character no store holds: a NUL (PostgreSQL) or a lone surrogate (no encoding)."""
 _DRAFT_SETS = ("supports", "principals", "roles", "purposes")
 """An item's sets of names it makes (its ``depends_on`` and ``cites`` refer to others')."""
 _ANYONE = frozenset({ANY})

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import NamedTuple, Protocol
 
 from readmit.admission.memo import keep
+from readmit.canonical import UNSTORABLE
 from readmit.errors import InvalidInput, VerifierUnavailable
 from readmit.model import Item
 from readmit.reasons import Exclusion, Reason, Stage
@@ -131,6 +132,15 @@ class Verdict:
             raise InvalidInput(f"verdict confidence {self.confidence!r} is outside [0, 1]")
         if self.abstained and self.invalidates:
             raise InvalidInput("a verdict cannot both abstain and invalidate")
+        # A model's reason may hold what no store can: the verdict is kept, that character not
+        # (a NUL made the return's record fail, and the cached answer every return after).
+        reason: object = self.reason
+        if isinstance(reason, str) and UNSTORABLE.search(reason):
+            object.__setattr__(self, "reason", UNSTORABLE.sub("\ufffd", reason))
+        if any(UNSTORABLE.search(term) for term in self.terms):
+            object.__setattr__(
+                self, "terms", tuple(UNSTORABLE.sub("\ufffd", t) for t in self.terms)
+            )
 
 
 class Verifier(Protocol):
