@@ -47,7 +47,7 @@ class News:
     @classmethod
     def read(cls, member: Member, epoch: int, noted: int, knows: Callable[[str], bool]) -> "News":
         """The news after ``epoch``, verdicts stored after ``noted``, premises ``knows`` lacks."""
-        store, workspace, now = member.store, member.workspace, member.time()
+        store, workspace, now = member.store, member.workspace, member.clock()
         # Verdicts first: each one's item was stated before it was stored, so before the
         # events read next, and the layer has met it when it applies them (a review).
         last, judged = store.judged_since(workspace, noted, now)

@@ -125,7 +125,7 @@ def plan(member: Member, puts: list[PutOp], expiry: Expiry) -> list[Write]:
     )
     deleted = {i for i, op in last.items() if op.value is None}
     current = current_items(member, deleted) if deleted else {}
-    at, author = member.clock(), member.agent
+    at, author = member.time(), member.agent  # the store's: it dates the TTL end (a review)
     writes = []
     for ident, op in last.items():
         event: Event | None = None
