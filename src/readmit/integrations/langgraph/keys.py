@@ -3,8 +3,8 @@
 Every version a LangGraph store holds for one (namespace, key) is a readmit item with
 the same readmit ``key``, so an overwrite is a same-key replacement of the version
 before it and a returning agent sees the old one excluded as ``stale_or_superseded``.
-The mapping is injective: keys longer than `LONG_KEY` are named by their SHA-256, in a
-shape no short key can take, so no key can be chosen to collide with another's.
+The mapping is injective: long keys (`identity`) are named by their SHA-256, in a shape
+no short key can take, so no key can be chosen to collide with another's.
 """
 
 import dataclasses
@@ -35,9 +35,15 @@ Identity = tuple[tuple[str, ...], str, bool]
 
 
 def identity(namespace: tuple[str, ...], key: str) -> Identity:
-    """The identity of the item at ``namespace``/``key``."""
-    if len(key) <= LONG_KEY:
-        return (namespace, key, False)
+    """The identity of the item at ``namespace``/``key``.
+
+    The key itself, unless it is longer than `LONG_KEY` characters or would make a readmit
+    key longer than the store takes (`KEY_BYTES`; JSON writes a character outside ASCII in
+    six, so 512 of them were refused): then its digest.
+    """
+    plain = (namespace, key, False)
+    if len(key) <= LONG_KEY and len(item_key(plain)) <= KEY_BYTES:
+        return plain
     return (namespace, hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest(), True)
 
 
@@ -276,6 +282,6 @@ def well_formed(op: PutOp) -> None:
     if op.value is not None and size > KEY_BYTES:  # the store refuses it less plainly
         raise InvalidInput(
             f"write of key {op.key[:60]!r} in {str(namespace)[:100]}: namespace and key make "
-            f"a readmit key of {size:,} bytes, at most {KEY_BYTES:,} (keys over {LONG_KEY} "
-            "characters are named by their digest; namespace labels are not)"
+            f"a readmit key of {size:,} bytes, at most {KEY_BYTES:,} (a long key is named by "
+            "its digest; namespace labels are not)"
         )
