@@ -589,7 +589,8 @@ def test_watermarks_kept_under_a_verifier_name_alone_are_dropped(
         store = open_store(url)
         with store.conn.transaction():
             store.conn.execute(
-                "INSERT INTO screenings VALUES ('ws', 'p', 'r', 'builtin', 'i1', 7, '2026-01-01')"
+                "INSERT INTO screenings (workspace, reader, verifier, verifier_digest, item, "
+                "through, at) VALUES ('ws', 'p r', 'builtin', 'b', 'i1', 7, '2026-01-01')"
             )
             store.conn.execute(
                 "DELETE FROM _readmit_migrations WHERE name = 'm015_screenings_by_screening'"

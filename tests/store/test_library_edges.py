@@ -610,3 +610,39 @@ def test_a_verdict_whose_reason_no_store_could_hold_is_kept_without_that_charact
 
     [detail] = [e.detail for e in decided.exclusions if e.reason is Reason.IMPLICITLY_INVALIDATED]
     assert detail.endswith(": " + kept)
+
+
+def test_a_reader_with_the_longest_names_is_screened_and_its_screenings_kept(
+    store: WorkStateStore,
+) -> None:
+    """Its workspace, principal and role, the verifier and the item overflowed PostgreSQL's
+    index of screenings: every return that judged failed with a `StoreError` (a review)."""
+    ws, principal, role = _wide(200, 1), _wide(200, 2), _wide(200, 3)
+    store.create_workspace(
+        ws,
+        [
+            Agent(id="A1", principal=principal, role=role),
+            Agent(id="A2", principal=principal, role="r"),
+        ],
+    )
+    hotel, pickup = _wide(256, 4), _wide(256, 5)
+    booked = _draft(id=hotel, text="The Sunrise Hotel is booked.")
+    note = _draft(id=pickup, text="Pickup at 8:00 from the Sunrise Hotel.")
+    seats = _draft(id=_wide(256, 6), text="The family prefers window seats.")
+    drafts = (booked, note, seats)
+    store.append(ws, [Assert(id=f"e{n}", at=T, author="A2", item=i) for n, i in enumerate(drafts)])
+    store.depart(ws, "A1", T)
+    store.append(
+        ws, [Revoke(id="e", at=LATER, author="A2", target=hotel, why="Sunrise cancelled.")]
+    )
+    request = ReturnRequest(id="r1", at=LATER, agent="A1", task="*", purpose="*")
+
+    decided = decide(store, ws, request, policy=Policy(), verifier=TermVerifier(), signer=SIGNER)
+
+    assert {e.item: e.reason for e in decided.decision.exclusions} == {
+        hotel: Reason.REVOKED,
+        pickup: Reason.IMPLICITLY_INVALIDATED,
+    }
+    assert isinstance(store, SqlStore)
+    (kept,) = store.conn.execute("SELECT COUNT(*) FROM screenings").fetchone()
+    assert kept == 1  # the seats, screened through the revocation

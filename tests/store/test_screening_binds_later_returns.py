@@ -127,13 +127,17 @@ def test_a_readmit_from_before_dates_still_running_cannot_keep_its_screenings(
 ) -> None:
     """An older process that opened the store before the upgrade raised a dated row's
     reach and left its date: a screening past ended news then bound returns dated before
-    it (a review). Its screenings are refused now, a new one's and one raising a row's."""
+    it (a review). Its screenings are refused now, a new one's and one raising a row's: since
+    m034 for naming its reader by principal and role (before, by m032's check of a date)."""
     _steps(store, [*_HISTORY, ret(12)])
     assert isinstance(store, SqlStore)
     (verifier,) = store.conn.execute("SELECT DISTINCT verifier FROM screenings").fetchone()
 
     for item in ("n1", "x0"):  # a row a newer readmit kept, and a new one
-        with pytest.raises((Conflict, StoreError), match=r"(?i)check"), store.conn.transaction():
+        with (
+            pytest.raises((Conflict, StoreError), match=r"(?i)principal"),
+            store.conn.transaction(),
+        ):
             store.conn.execute(_OLD_UPSERT.replace("'p0'", f"'{item}'"), (verifier,))
 
     kept = store.conn.execute("SELECT item, through, at FROM screenings ORDER BY item").fetchall()

@@ -16,10 +16,12 @@ from readmit.admission import Issued, admit
 from readmit.admission.invalidation.cache import screening_key
 from readmit.admission.invalidation.implicit import Pair, Verdict, Verifier
 from readmit.ahead import judge_ahead
+from readmit.canonical import digest_text
 from readmit.clock import parse_time
 from readmit.decide import decide
 from readmit.errors import InvalidEvent
 from readmit.events import ReturnRequest
+from readmit.model import Agent
 from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.replay import apply_steps, replay
@@ -27,6 +29,7 @@ from readmit.report import agent_copy, decision_json
 from readmit.scenario import Scenario, load_scenario
 from readmit.store import WorkStateStore, open_store
 from readmit.store.sql import SqlStore
+from readmit.store.verdicts import reader_digest
 from readmit.testing import FunctionVerifier, SlowVerifier
 from trip import SIGNER, assert_item, at, depart, reason, ret, scenario
 
@@ -2407,6 +2410,14 @@ _DAWN = "2026-05-01T00:00:00.000000+00:00"
 """A screening's date before any of the trip's returns: it binds them all (m032)."""
 
 
+_WATERMARK = (
+    "INSERT INTO screenings (workspace, reader, verifier, verifier_digest, item, through, at) "
+    "VALUES ('trip', ?, ?, ?, 'p0', 99, ?)"
+)
+"""A watermark of p0 at epoch 99 kept for the itinerary role's reader (`reader_digest`)."""
+_ITINERARY = reader_digest(Agent(id="A1", principal="family", role="itinerary"))
+
+
 def _migrated_again(
     store: SqlStore, url: str, migration: str, lapsed_at: int | None
 ) -> tuple[int | None, int]:
@@ -2418,8 +2429,8 @@ def _migrated_again(
     with store.conn.transaction():
         store.conn.execute("UPDATE invalidations SET lapsed_epoch = ?", (lapsed_at,))
         store.conn.execute(
-            "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', 'v', 'p0', 99, ?)",
-            (_DAWN,),
+            _WATERMARK,
+            (_ITINERARY, "v", "v", _DAWN),
         )
         store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", (f"{migration}_%",))
     store.close()
@@ -2524,8 +2535,8 @@ def test_m016_a_return_that_took_a_bounded_restatement_as_restoring_is_judged_ag
             store.conn.execute("DELETE FROM invalidations")
             key = screening_key(make_verifier("builtin"), Policy(max_items=8), None, None)
             store.conn.execute(
-                "INSERT INTO screenings VALUES ('trip', 'family', 'itinerary', ?, 'p0', 99, ?)",
-                (key, _DAWN),
+                _WATERMARK,
+                (_ITINERARY, key, digest_text(key), _DAWN),
             )
             store.conn.execute("DELETE FROM _readmit_migrations WHERE name LIKE ?", ("m016_%",))
         store.close()

@@ -6,18 +6,26 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import before_m033, store_url
+from conftest import store_url
 from readmit.cli import cli
 from readmit.model import Agent
 from readmit.store import SqlStore, migrations, open_store
 from readmit.store.upgrade import lacking
 
-LAST = "m033_verdicts_by_digest"
+LAST = "m034_screenings_by_digest"
 
 
 def _before_the_last_migration(store: SqlStore) -> None:
     """Undo `LAST` in ``store``, as a store of the readmit before it is."""
-    before_m033(store)
+    with store.conn.transaction():
+        store.conn.execute("DROP TABLE screenings")
+        store.conn.execute(
+            "CREATE TABLE screenings (workspace TEXT NOT NULL, principal TEXT NOT NULL, "
+            "role TEXT NOT NULL, verifier TEXT NOT NULL, item TEXT NOT NULL, "
+            "through BIGINT NOT NULL, at TEXT CHECK (at IS NOT NULL), "
+            "PRIMARY KEY (workspace, principal, role, verifier, item))"
+        )
+        store.conn.execute("DELETE FROM _readmit_migrations WHERE name = ?", (LAST,))
 
 
 def test_opening_a_store_an_older_readmit_made_warns_what_it_applied(

@@ -377,4 +377,18 @@ MIGRATIONS: list[tuple[str, list[Step]]] = [
             "CREATE INDEX invalidations_by_digest ON invalidations (workspace, restore_digest)",
         ],
     ),
+    (
+        # A reader's screenings are kept by the digests of its principal and role, and of
+        # the verifier (`readmit.store.verdicts.reader_digest`): their names overflowed
+        # PostgreSQL's index row. Kept screenings go, as in m032.
+        "m034_screenings_by_digest",
+        [
+            "DROP TABLE screenings",
+            """CREATE TABLE screenings (
+            workspace TEXT NOT NULL, reader TEXT NOT NULL, verifier TEXT NOT NULL,
+            verifier_digest TEXT NOT NULL, item TEXT NOT NULL, through BIGINT NOT NULL,
+            at TEXT CHECK (at IS NOT NULL),
+            PRIMARY KEY (workspace, reader, verifier_digest, item))""",
+        ],
+    ),
 ]

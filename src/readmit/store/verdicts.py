@@ -52,7 +52,7 @@ from readmit.admission.context import Restoring, Standing
 from readmit.admission.invalidation.implicit import ends
 from readmit.admission.invalidation.judgment import Judgment
 from readmit.admission.invalidation.narrowed import Handles, Paths, after
-from readmit.canonical import digest_text
+from readmit.canonical import canonical_json, digest_text
 from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Scope
 from readmit.store import stand_ins
@@ -148,16 +148,26 @@ def remember(
     if judgment.at is None:  # undated, it would bind no return: not kept
         return
     screened_as, dated = judgment.screened_as or judgment.verifier, stamp(judgment.at)
+    who, which = reader_digest(reader), digest_text(screened_as)
     db.executemany(_SCREENED, [
-        (workspace, reader.principal, reader.role, screened_as, item, through, dated)
+        (workspace, who, screened_as, which, item, through, dated)
         for item, through in judgment.screened.items()
     ])  # fmt: skip
 
 
+def reader_digest(reader: Agent) -> str:
+    """The digest of ``reader``'s principal and role, by which its screenings are kept (m034).
+
+    Their names, up to 200 characters each, and a verifier's overflowed PostgreSQL's index
+    row of 2,704 bytes: every return of such a reader failed (a review).
+    """
+    return digest_text(canonical_json([reader.principal, reader.role]))
+
+
 _SCREENED = (
-    "INSERT INTO screenings (workspace, principal, role, verifier, item, through, at) "
+    "INSERT INTO screenings (workspace, reader, verifier, verifier_digest, item, through, at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (workspace, principal, role, verifier, item) DO UPDATE SET "
+    "ON CONFLICT (workspace, reader, verifier_digest, item) DO UPDATE SET "
     "through = excluded.through, at = excluded.at "
     # One row binds as the one screening it holds: the further reach (the earlier date of
     # two as far). Combined, the two bound no return dated between their dates (a review).
@@ -221,8 +231,8 @@ def load(
         if reader is None
         else db.execute(
             "SELECT verifier, item, through FROM screenings WHERE workspace = ? "
-            "AND principal = ? AND role = ? AND at <= ?",
-            (workspace, reader.principal, reader.role, stamp(at)),
+            "AND reader = ? AND at <= ?",
+            (workspace, reader_digest(reader), stamp(at)),
         ).fetchall()
     )
     for verifier, item, through in rows:
