@@ -222,3 +222,15 @@ def spent(store: WorkStateStore, workspace: str, agent: str) -> dict[str, Any]:
     ]
     assert judgment is not None, "logged before readmit recorded the implicit stage's work"
     return judgment
+
+
+def manbench_row(idx: int, **changes: Any) -> dict[str, Any]:
+    """A valid ManBench row, with ``changes``."""
+    base: dict[str, Any] = {
+        "idx": idx,
+        "inputs": f"Question {idx}: how many legs do horses have?",
+        "targets": ["four"],
+        "multiple_choice_targets": ["two", "four"],
+        "misleading_target": "two",
+    }
+    return {**base, **changes}

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from builders import manbench_row
 from readmit.bench.episode import Episode
 from readmit.bench.loaders import manbench, memora, rows
 from readmit.bench.methods import Static
@@ -22,18 +23,6 @@ from readmit.errors import InvalidInput
 from readmit.wire.fields import check_name
 
 SAMPLE = Path(__file__).parent.parent / "data" / "memora-sample" / "weekly" / "software_engineer"
-
-
-def row(idx: int, **changes: Any) -> dict[str, Any]:
-    """A valid ManBench row (as in test_manbench), with ``changes``."""
-    base: dict[str, Any] = {
-        "idx": idx,
-        "inputs": f"Question {idx}: how many legs do horses have?",
-        "targets": ["four"],
-        "multiple_choice_targets": ["two", "four"],
-        "misleading_target": "two",
-    }
-    return {**base, **changes}
 
 
 def write_task(root: Path, task: str, rows: list[Any]) -> Path:
@@ -66,8 +55,8 @@ def persona(tmp_path: Path) -> Path:
     ids=["200-chars", "newline", "tab", "zero-width"],
 )
 def test_a_task_folder_of_any_name_makes_episodes_that_run(tmp_path: Path, name: str) -> None:
-    write_task(tmp_path, name, [row(0), row(1)])
-    write_task(tmp_path, "aaa", [row(0), row(1)])
+    write_task(tmp_path, name, [manbench_row(0), manbench_row(1)])
+    write_task(tmp_path, "aaa", [manbench_row(0), manbench_row(1)])
 
     loaded = manbench.load(tmp_path)
 
@@ -86,10 +75,10 @@ def test_labels_keep_names_a_name_may_hold_and_tell_the_others_apart() -> None:
 
 
 def test_task_files_at_several_depths_all_load_with_distinct_ids(tmp_path: Path) -> None:
-    write_task(tmp_path, "a", [row(0), row(1)])
-    write_task(tmp_path / "sub", "b", [row(0), row(1)])
-    write_task(tmp_path / "large", "gk", [row(0), row(1, targets=[])])
-    write_task(tmp_path / "small", "gk", [row(0), row(1)])
+    write_task(tmp_path, "a", [manbench_row(0), manbench_row(1)])
+    write_task(tmp_path / "sub", "b", [manbench_row(0), manbench_row(1)])
+    write_task(tmp_path / "large", "gk", [manbench_row(0), manbench_row(1, targets=[])])
+    write_task(tmp_path / "small", "gk", [manbench_row(0), manbench_row(1)])
 
     loaded = manbench.load(tmp_path)
 
@@ -108,7 +97,7 @@ def test_task_files_at_several_depths_all_load_with_distinct_ids(tmp_path: Path)
 
 @pytest.mark.parametrize("kind", ["dangling", "loop"])
 def test_a_task_file_out_of_reach_is_named(tmp_path: Path, kind: str) -> None:
-    write_task(tmp_path, "good", [row(0), row(1)])
+    write_task(tmp_path, "good", [manbench_row(0), manbench_row(1)])
     path = tmp_path / "gk" / "val_data.json"
     path.parent.mkdir()
     path.symlink_to(path if kind == "loop" else tmp_path / "nowhere.json")
@@ -122,8 +111,8 @@ def test_a_task_folder_that_cannot_be_listed_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As if its mode were 000 (the tests may run as root, who reads any folder)."""
-    write_task(tmp_path, "good", [row(0), row(1)])
-    locked = write_task(tmp_path, "gk", [row(0), row(1)]).parent
+    write_task(tmp_path, "good", [manbench_row(0), manbench_row(1)])
+    locked = write_task(tmp_path, "gk", [manbench_row(0), manbench_row(1)]).parent
     listing = os.scandir
 
     def scandir(path: Any) -> Iterator[os.DirEntry[str]]:
@@ -143,7 +132,9 @@ def test_manbench_dot_is_named_by_the_folder_it_is_run_in(
 ) -> None:
     task = tmp_path / "general_knowledge"
     task.mkdir()
-    (task / "val_data.json").write_text(json.dumps({"data": [row(0), row(1)]}), "utf-8")
+    (task / "val_data.json").write_text(
+        json.dumps({"data": [manbench_row(0), manbench_row(1)]}), "utf-8"
+    )
     monkeypatch.chdir(task)
 
     loaded = manbench.load(Path("."))
@@ -221,7 +212,7 @@ def test_several_evaluation_files_none_named_for_the_persona_are_refused(persona
 
 
 def test_run_skips_an_episode_it_cannot_record_and_tells_which(tmp_path: Path) -> None:
-    write_task(tmp_path, "gk", [row(0), row(1), row(2)])
+    write_task(tmp_path, "gk", [manbench_row(0), manbench_row(1), manbench_row(2)])
     episodes = manbench.load(tmp_path).episodes
     broken = episodes[1]
     broken.scenario["events"][0]["author"] = "nobody"  # no such agent

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from builders import manbench_row
 from readmit.bench.episode import Episode
 from readmit.bench.generators import stale as synthetic
 from readmit.bench.loaders import manbench, memora, stale
@@ -22,18 +23,6 @@ from readmit.errors import InvalidInput
 
 DATA = Path(__file__).parent.parent / "data"
 PERSONA = DATA / "memora-sample" / "weekly" / "software_engineer"
-
-
-def row(idx: int, **changes: Any) -> dict[str, Any]:
-    """A valid ManBench row, with ``changes``."""
-    base: dict[str, Any] = {
-        "idx": idx,
-        "inputs": f"Question {idx}: how many legs do horses have?",
-        "targets": ["four"],
-        "multiple_choice_targets": ["two", "four"],
-        "misleading_target": "two",
-    }
-    return {**base, **changes}
 
 
 def task_text(root: Path, task: str, text: str) -> Path:
@@ -48,7 +37,7 @@ def rows_text(*rows: str) -> str:
     return '{"canary": "BENCHMARK DATA", "data": [' + ", ".join(rows) + "]}"
 
 
-GOOD = [json.dumps(row(k)) for k in range(3)]
+GOOD = [json.dumps(manbench_row(k)) for k in range(3)]
 DEEP = "[" * 70 + '"four"' + "]" * 70
 REFUSED = [
     ('{"idx": 3, "idx": 4, "inputs": "q", "targets": ["a"], "misleading_target": "b"}', "idx"),
@@ -183,11 +172,11 @@ def test_stale_and_memora_rows_strict_json_refuses_are_skipped_alone(tmp_path: P
 
 
 def test_null_multiple_choice_targets_are_as_if_absent(tmp_path: Path) -> None:
-    absent = {k: v for k, v in row(1).items() if k != "multiple_choice_targets"}
+    absent = {k: v for k, v in manbench_row(1).items() if k != "multiple_choice_targets"}
     task_text(
         tmp_path,
         "gk",
-        rows_text(json.dumps(row(0, multiple_choice_targets=None)), json.dumps(absent)),
+        rows_text(json.dumps(manbench_row(0, multiple_choice_targets=None)), json.dumps(absent)),
     )
 
     loaded = manbench.load(tmp_path)
@@ -198,7 +187,7 @@ def test_null_multiple_choice_targets_are_as_if_absent(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("field", ["targets", "inputs", "misleading_target", "idx"])
 def test_null_is_still_refused_where_a_value_is_required(tmp_path: Path, field: str) -> None:
-    task_text(tmp_path, "gk", rows_text(GOOD[0], json.dumps({**row(1), field: None})))
+    task_text(tmp_path, "gk", rows_text(GOOD[0], json.dumps({**manbench_row(1), field: None})))
 
     loaded = manbench.load(tmp_path)
 
@@ -261,7 +250,7 @@ def test_sampling_planned_episodes_draws_what_sampling_built_ones_drew(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, seed: int
 ) -> None:
     for task, count in (("a", 7), ("b", 4), ("c", 1)):
-        rows = [json.dumps(row(k)) for k in range(count)] + ['"junk"']
+        rows = [json.dumps(manbench_row(k)) for k in range(count)] + ['"junk"']
         task_text(tmp_path, task, rows_text(*rows))
     built = _counting(monkeypatch, manbench, "episode")
     every = manbench.load(tmp_path, teams=(4, 8)).episodes
