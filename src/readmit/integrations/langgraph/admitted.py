@@ -26,7 +26,7 @@ from readmit.admission.decision import Issued
 from readmit.decide import Decided
 from readmit.events import Assert, Close, Revoke, Supersede
 from readmit.integrations.following import Following
-from readmit.integrations.langgraph.keys import LONG_KEY, Identity, identity, parse, says
+from readmit.integrations.langgraph.keys import Identity, identity, parse, says
 from readmit.integrations.langgraph.writes import RESTORED, Written, deleted
 from readmit.integrations.news import News
 from readmit.integrations.team import FOREVER, Member, Removal, expiry, lapsed
@@ -312,10 +312,7 @@ class Lens:
 
     def shows(self, item: LangGraphItem) -> bool:
         """Whether ``item`` (read from the inner store) may be shown."""
-        key = item.key
-        ident = (
-            (item.namespace, key, False) if len(key) <= LONG_KEY else identity(item.namespace, key)
-        )
+        ident = identity(item.namespace, item.key)
         return ident in self.visible and (
             self.checked.get(ident) is item.value or self.fits(ident, item)
         )

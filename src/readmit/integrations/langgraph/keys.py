@@ -42,8 +42,11 @@ def identity(namespace: tuple[str, ...], key: str) -> Identity:
     six, so 512 of them were refused): then its digest.
     """
     plain = (namespace, key, False)
-    if len(key) <= LONG_KEY and len(item_key(plain)) <= KEY_BYTES:
-        return plain
+    if len(key) <= LONG_KEY:  # most are short: JSON writes a character in 12 bytes at most
+        if 12 * (len(key) + sum(map(len, namespace))) + 3 * len(namespace) + 17 <= KEY_BYTES:
+            return plain
+        if len(item_key(plain)) <= KEY_BYTES:
+            return plain
     return (namespace, hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest(), True)
 
 

@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 from langgraph.store.base import GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchOp
 
 from readmit.integrations.langgraph.admitted import Lens
-from readmit.integrations.langgraph.keys import LONG_KEY, identity
+from readmit.integrations.langgraph.keys import identity
 from readmit.integrations.team import Member
 
 T = TypeVar("T")
@@ -130,12 +130,7 @@ def _shown(rows: list[Any], lens: Lens, op: Op) -> list[Any]:
     return [
         r
         for r in rows
-        if (
-            ident := (r.namespace, r.key, False)
-            if len(r.key) <= LONG_KEY
-            else identity(r.namespace, r.key)
-        )
-        in visible
+        if (ident := identity(r.namespace, r.key)) in visible
         and (checked.get(ident) is r.value or fits(ident, r))
     ]
 
