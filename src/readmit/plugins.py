@@ -18,6 +18,7 @@ from typing import Any
 from readmit.admission.invalidation.dependency_scan import DependencyScan
 from readmit.admission.invalidation.embeddings import Embedder
 from readmit.admission.invalidation.implicit import Verifier
+from readmit.canonical import UNSTORABLE
 from readmit.errors import ConfigError, install_hint
 from readmit.urls import shown
 
@@ -74,6 +75,10 @@ def make_dependency_scan(spec: str, settings: Mapping[str, str] | None = None) -
 
 
 def _make(group: str, what: str, spec: str, settings: Mapping[str, str] | None) -> Any:
+    if UNSTORABLE.search(spec):  # its name keys stored rows: each return then failed (a review)
+        raise ConfigError(
+            f"{what} {shown(spec)!r} holds a NUL or a lone surrogate (a byte not UTF-8)"
+        )
     name, _, argument = spec.partition(":")
     found = [ep for ep in entry_points(group=group) if ep.name == name]
     if not found:

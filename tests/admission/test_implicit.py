@@ -13,9 +13,10 @@ from readmit.admission.invalidation import implicit, touched
 from readmit.admission.invalidation.cache import CachedVerifier, screening_key
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judges_news
 from readmit.admission.invalidation.screening import Screener
-from readmit.errors import InvalidInput, VerifierUnavailable
+from readmit.errors import ConfigError, InvalidInput, VerifierUnavailable
 from readmit.events import Assert, Evidence, ItemDraft, Recorded
 from readmit.model import Item
+from readmit.plugins import make_verifier
 from readmit.policy import Policy
 from readmit.reasons import Exclusion, Reason
 from readmit.signing import HmacSha256Signer
@@ -675,6 +676,12 @@ def test_why_a_verifier_gave_no_answer_is_logged_once_a_minute_for_the_operator(
         ({"invalidates": "no", "confidence": 0.9}, "invalidates must be True or False, not 'no'"),
         ({"invalidates": None, "confidence": 0.9}, "must be True or False, not None"),
         ({"invalidates": True, "confidence": "high"}, "confidence must be a number, not 'high'"),
+        # None broke the judgment cache's row (withheld, asked again each return); bytes were
+        # cached as a blob on SQLite and read back as text on PostgreSQL (a review)
+        ({"invalidates": True, "confidence": 0.9, "reason": None}, "reason must be a string"),
+        ({"invalidates": True, "confidence": 0.9, "reason": b"why"}, "reason must be a string"),
+        ({"invalidates": True, "confidence": 0.9, "terms": (1, 2)}, "terms must be a tuple of"),
+        ({"invalidates": True, "confidence": 0.9, "terms": ["a"]}, "terms must be a tuple of"),
     ],
 )
 def test_a_verdict_of_the_wrong_types_is_refused(fields: dict[str, object], said: str) -> None:
@@ -697,15 +704,16 @@ class _Named:
         return [Verdict(invalidates=True, confidence=1.0) for _ in pairs]
 
 
-@pytest.mark.parametrize("name", ["", "  ", None, 7])
+@pytest.mark.parametrize("name", ["", "  ", None, 7, "v\x00", "m\udcff"])
 def test_a_verifier_without_a_name_is_refused_as_its_verdicts_would_bind_nothing(
     name: object,
 ) -> None:
     """A judgment whose verifier has no name is taken for the explicit stages' alone, so
-    the store kept none of its verdicts (a review's finding): refused before judging."""
+    the store kept none of its verdicts (a review's finding): refused before judging. A
+    name no store can hold failed every return as it was stored (a review)."""
     ctx = context((H0, P0), delta=DELTA)
 
-    with pytest.raises(InvalidInput, match="needs a name that is a non-empty string"):
+    with pytest.raises(InvalidInput, match="needs a name that is a non-empty string with no"):
         admit(ctx, policy=Policy(), verifier=_Named(name), signer=HmacSha256Signer(KEY))  # type: ignore[arg-type]
 
 
@@ -801,3 +809,11 @@ def test_revocations_of_two_items_in_the_same_words_are_judged_apart() -> None:
 
     assert screener.admits(P0)
     assert sorted(map(str, seen)) == ["h0", "h1"]
+
+
+@pytest.mark.parametrize("spec", ["openai-compat:m\udcff@http://127.0.0.1:9/v1", "builtin\x00"])
+def test_a_verifier_spec_no_store_could_hold_is_refused_when_made(spec: str) -> None:
+    """A byte not UTF-8 on the command line arrives as a lone surrogate: `readmit serve`
+    started, and every return that judged answered 500 (a review)."""
+    with pytest.raises(ConfigError, match="holds a NUL or a lone surrogate"):
+        make_verifier(spec)

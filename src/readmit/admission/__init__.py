@@ -21,6 +21,7 @@ from readmit.admission.invalidation.screening import Screener
 from readmit.admission.invalidation.standing import apply_standing
 from readmit.admission.readmission import readmit
 from readmit.admission.view import issue
+from readmit.canonical import UNSTORABLE
 from readmit.collector import paused
 from readmit.errors import InvalidInput
 from readmit.model import Item
@@ -179,10 +180,10 @@ def _check_verifier(verifier: object) -> None:
             "protocol); readmit.testing.FunctionVerifier(fn) wraps a function of one pair"
         )
     name = verifier.name
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str) or not name.strip() or UNSTORABLE.search(name):
         raise InvalidInput(
-            f"verifier {verifier!r} needs a name that is a non-empty string, not {name!r}: "
-            "its verdicts are stored under it, to bind later returns"
+            f"verifier {verifier!r} needs a name that is a non-empty string with no NUL or lone "
+            f"surrogate, not {name!r}: its verdicts are stored under it, to bind later returns"
         )
 
 

@@ -132,10 +132,15 @@ class Verdict:
             raise InvalidInput(f"verdict confidence {self.confidence!r} is outside [0, 1]")
         if self.abstained and self.invalidates:
             raise InvalidInput("a verdict cannot both abstain and invalidate")
+        reason: object = self.reason  # typed str; None broke the cache's row, bytes its type
+        if type(reason) is not str:
+            raise InvalidInput(f"verdict reason must be a string, not {reason!r}"[:200])
+        terms: object = self.terms
+        if type(terms) is not tuple or not all(type(t) is str for t in terms):
+            raise InvalidInput(f"verdict terms must be a tuple of strings, not {terms!r}"[:200])
         # A model's reason may hold what no store can: the verdict is kept, that character not
         # (a NUL made the return's record fail, and the cached answer every return after).
-        reason: object = self.reason
-        if isinstance(reason, str) and UNSTORABLE.search(reason):
+        if UNSTORABLE.search(reason):
             object.__setattr__(self, "reason", UNSTORABLE.sub("\ufffd", reason))
         if any(UNSTORABLE.search(term) for term in self.terms):
             object.__setattr__(
