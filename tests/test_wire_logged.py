@@ -106,3 +106,16 @@ def test_a_body_the_edge_refuses_is_not_read_directly(path: tuple[str, ...], val
 def test_a_lone_surrogate_is_read_by_the_json_module() -> None:
     assert loads(json.dumps({"text": "\ud800"})) == {"text": "\ud800"}
     assert loads('{"text": "\\u00e9\\ud83d\\ude00"}') == {"text": "é😀"}
+
+
+def test_a_body_with_an_offset_time_and_a_long_id_is_read_as_logged() -> None:
+    """Times were logged with an offset (``+00:00``) before they were written in UTC: such a
+    body went to the edge, whose names hold 200 characters, and an id a library caller made
+    longer failed every read of the log (a review)."""
+    body = _changed(("at",), "2026-05-01T08:00:00+00:00")
+    body["item"]["id"] = "i" * 300
+
+    read = event_from_json(body, 1)
+
+    assert read == logged_event(_changed(("item", "id"), "i" * 300))
+    assert read.at.utcoffset() is not None

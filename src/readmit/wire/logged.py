@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from readmit.clock import parse_time
 from readmit.events import (
     Assert,
     Close,
@@ -110,10 +111,20 @@ def _event(d: dict[str, Any]) -> Event:
 
 
 def _time(value: object) -> datetime:
-    """A time as `format_time` writes it (``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``), nothing else."""
-    if type(value) is not str or len(value) not in (20, 27) or value[-1] != "Z":
+    """A time as `format_time` writes it (``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``), or with an offset.
+
+    The log held offsets (``+00:00``) before times were written in UTC: read by the edge,
+    such a body's names were held to its 200 characters, and an id a library caller made
+    longer then failed every read of the log (a review). Read as the edge reads a time.
+    """
+    if type(value) is not str:
         raise _Unlike("time")
-    return datetime.fromisoformat(value)
+    if len(value) in (20, 27) and value[-1] == "Z":
+        return datetime.fromisoformat(value)
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise _Unlike("time") from None
 
 
 def _ids(value: object) -> frozenset[str]:
