@@ -119,3 +119,13 @@ def test_a_body_with_an_offset_time_and_a_long_id_is_read_as_logged() -> None:
 
     assert read == logged_event(_changed(("item", "id"), "i" * 300))
     assert read.at.utcoffset() is not None
+
+
+@pytest.mark.parametrize("at", ["2026-05-01T08:00:00+00:60", "2026-05-01T08:00:00-05:75"])
+def test_an_offset_of_sixty_minutes_or_more_is_no_time(at: str) -> None:
+    """Python reads ``+00:60`` as an hour: the direct read took what the edge refuses."""
+    body = _changed(("at",), at)
+
+    assert logged_event(body) is None
+    with pytest.raises(ValueError, match="e1"):
+        event_from_json(body, 1)

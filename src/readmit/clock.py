@@ -18,10 +18,12 @@ def elapsed() -> float:
 
 
 RFC3339 = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)",
+    re.ASCII,
 )
 """An RFC 3339 time with its offset (seconds may be left out): not the other ISO 8601
-forms Python reads, such as week dates (``2026-W22-2``) or days of the year."""
+forms Python reads, such as week dates (``2026-W22-2``) or days of the year, nor an offset
+of 60 minutes or more (Python reads ``+00:60`` as an hour; a review)."""
 
 
 def parse_time(text: str) -> datetime:

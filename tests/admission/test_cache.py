@@ -86,3 +86,24 @@ def test_an_answer_of_the_wrong_length_is_no_answer_though_the_cache_fills_the_b
     judged = judge_batch(cached, [FERRY, BAKERY])
 
     assert [verdict for _, verdict in judged] == [None, None]  # both withheld, none guessed
+
+
+def test_a_verdict_cached_with_a_reason_in_bytes_is_read_back_as_text(
+    store: WorkStateStore,
+) -> None:
+    """Kept before verdicts were checked (SQLite keeps a verifier's bytes as a blob), its
+    verdict refused it when read back, and its pair was withheld at every return, never
+    judged again (a review)."""
+    assert isinstance(store, SqlStore)
+    reason: object = b"pickup rests on it" if store.conn.dialect == "sqlite" else "why"
+    with store.conn.transaction():
+        store.conn.execute(
+            "INSERT INTO judgments (key, verifier, invalidates, confidence, reason, terms) "
+            "VALUES ('k', 'v', 1, 0.9, ?, '[\"Sunrise\", 7]')",
+            (reason,),
+        )
+
+    [verdict] = store.judgments(["k"]).values()
+
+    assert verdict.reason == ("pickup rests on it" if isinstance(reason, bytes) else reason)
+    assert verdict.terms == ("Sunrise", "7")

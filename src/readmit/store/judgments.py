@@ -28,10 +28,22 @@ def load(db: Connection, keys: Sequence[str]) -> dict[str, Verdict]:
             found[key] = Verdict(
                 invalidates=bool(invalidates),
                 confidence=confidence,
-                reason=reason,
-                terms=tuple(json.loads(terms)),
+                reason=_text(reason),
+                terms=tuple(map(_text, json.loads(terms))),
             )
     return found
+
+
+def _text(value: object) -> str:
+    """A reason or a term of a cached verdict as a string, as verdicts must hold them.
+
+    One kept before verdicts were checked (a verifier's bytes, on SQLite a blob) made the
+    verdict refuse it, and its pair was withheld at every return, never judged again (a
+    review).
+    """
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if type(value) is str else str(value)
 
 
 def insert(db: Connection, verifier: str, verdicts: Mapping[str, Verdict]) -> None:

@@ -5,9 +5,10 @@ as the canonical JSON of `readmit.wire.codec.event_to_wire`. Reading one back
 through pydantic costs about four times what building its values directly does, and
 a return after a long absence reads tens of thousands. `logged_event` builds them
 directly from exactly the shapes `event_to_wire` writes; a body of any other shape
-(an extra or missing field, readers given as ``"*"``, a time not in the form
-`readmit.clock.format_time` writes) is handed to the edge parser, so every body
-reads back as the edge would read it (``tests/test_wire_logged.py`` pins that).
+(an extra or missing field, readers given as ``"*"``, a time neither in the form
+`readmit.clock.format_time` writes nor RFC 3339 with an offset) is handed to the edge
+parser, so every body reads back as the edge would read it (``tests/test_wire_logged.py``
+pins that).
 """
 
 import json
