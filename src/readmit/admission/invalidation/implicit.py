@@ -132,20 +132,27 @@ class Verdict:
             raise InvalidInput(f"verdict confidence {self.confidence!r} is outside [0, 1]")
         if self.abstained and self.invalidates:
             raise InvalidInput("a verdict cannot both abstain and invalidate")
-        reason: object = self.reason  # typed str; None broke the cache's row, bytes its type
-        if type(reason) is not str:
-            raise InvalidInput(f"verdict reason must be a string, not {reason!r}"[:200])
-        terms: object = self.terms
-        if type(terms) is not tuple or not all(type(t) is str for t in terms):
-            raise InvalidInput(f"verdict terms must be a tuple of strings, not {terms!r}"[:200])
-        # A model's reason may hold what no store can: the verdict is kept, that character not
-        # (a NUL made the return's record fail, and the cached answer every return after).
-        if UNSTORABLE.search(reason):
-            object.__setattr__(self, "reason", UNSTORABLE.sub("\ufffd", reason))
-        if any(UNSTORABLE.search(term) for term in self.terms):
-            object.__setattr__(
-                self, "terms", tuple(UNSTORABLE.sub("\ufffd", t) for t in self.terms)
-            )
+        reason, terms = _words(self.reason, self.terms)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "terms", terms)
+
+
+def _words(reason: object, terms: object) -> tuple[str, tuple[str, ...]]:
+    """A verdict's reason and terms as strings a store can hold.
+
+    None broke the judgment cache's row and bytes its type (a review); a list of terms is
+    taken as a tuple. A model's reason may hold what no store can: the verdict is kept,
+    that character not (a NUL made the return's record fail, and the cached answer every
+    return after).
+
+    Raises:
+        InvalidInput: if the reason is no string, or the terms are not strings.
+    """
+    if not isinstance(reason, str):
+        raise InvalidInput(f"verdict reason must be a string, not {reason!r}"[:200])
+    if not isinstance(terms, tuple | list) or not all(isinstance(t, str) for t in terms):
+        raise InvalidInput(f"verdict terms must be a tuple of strings, not {terms!r}"[:200])
+    return UNSTORABLE.sub("\ufffd", reason), tuple(UNSTORABLE.sub("\ufffd", t) for t in terms)
 
 
 class Verifier(Protocol):
