@@ -68,6 +68,8 @@ def _changed(path: tuple[str, ...], value: Any) -> dict[str, Any]:
         (("item", "readers"), {"principals": "*"}),
         (("at",), "2026-05-01T10:00:00+02:00"),  # an offset, from before times were UTC
         (("at",), "2026-05-01T08:00:00.1234567Z"),
+        (("at",), "2026-05-01 08:00:00Z"),  # RFC 3339 allows a space, or a lower-case t
+        (("at",), "2026-05-01t08:00:00.250000Z"),
         (("item", "kind"), "interface"),
         (("item", "supports"), []),
         (("item", "purposes"), ["*", "plan"]),  # the edge makes it "*"
@@ -93,6 +95,9 @@ def test_a_body_of_another_shape_reads_as_the_edge_reads_it(
         (("item", "readers", "roles"), []),
         (("item", "text"), " "),
         (("op",), "explode"),
+        (("at",), "2026-05-01x08:00:00Z"),  # Python's ISO reader takes any separator
+        (("at",), "2026-W18-5T08:00:00Z"),  # and week dates
+        (("at",), "2026-05-01T08:00:00,250000Z"),
     ],
 )
 def test_a_body_the_edge_refuses_is_not_read_directly(path: tuple[str, ...], value: object) -> None:
