@@ -374,7 +374,7 @@ def test_a_read_beside_a_lens_taking_down_what_ended_waits_for_it(
     def held(self: Following, premise: str, went: str = "was withdrawn") -> list[Removal]:
         if threading.current_thread().name == "first":
             taking.set()
-            go_on.wait(10)
+            go_on.wait(60)
         return fallen(self, premise, went)
 
     monkeypatch.setattr(Following, "_fallen", held)
@@ -385,12 +385,12 @@ def test_a_read_beside_a_lens_taking_down_what_ended_waits_for_it(
     )
     second = threading.Thread(target=lambda: got.update(second=s1.get(TRIP_PATH, "visit")))
     first.start()
-    assert taking.wait(10)
+    assert taking.wait(60)
     second.start()
     second.join(0.5)  # it would have served by now; it waits on the lock instead
     go_on.set()
-    first.join(10)
-    second.join(10)
+    first.join(60)
+    second.join(60)
 
     assert got == {"first": None, "second": None}
 
@@ -749,7 +749,7 @@ def test_the_agents_write_landing_while_its_newer_write_of_the_path_is_in_flight
             name = threading.current_thread().name
             if name in gates and any(isinstance(op, PutOp) for op in ops):
                 arrived[name].set()
-                gates[name].wait(10)
+                gates[name].wait(60)
             return super().batch(ops)
 
     s1 = ReadmitStore(Gated(), a1, on_withheld="empty")
@@ -761,13 +761,13 @@ def test_the_agents_write_landing_while_its_newer_write_of_the_path_is_in_flight
     }
     for name, writer in writers.items():
         writer.start()
-        assert arrived[name].wait(10)
+        assert arrived[name].wait(60)
     assert s1.get(TRIP_PATH, "plan") is None  # both met in the log, neither landed
     gates["older"].set()
-    writers["older"].join(10)
+    writers["older"].join(60)
     shown = s1.get(TRIP_PATH, "plan")
     gates["newer"].set()
-    writers["newer"].join(10)
+    writers["newer"].join(60)
 
     found = s1.get(TRIP_PATH, "plan")
     values = [None if i is None else i.value for i in (shown, found)]
@@ -788,7 +788,7 @@ def test_a_read_beside_a_lens_meeting_a_write_not_valid_yet_waits_for_it_to_be_h
         def get(self, *args: Any, **kwargs: Any) -> Any:
             if threading.current_thread().name == "first":
                 at_inner.set()
-                resume.wait(10)
+                resume.wait(60)
             return super().get(*args, **kwargs)
 
     inner = Inner()
@@ -810,13 +810,13 @@ def test_a_read_beside_a_lens_meeting_a_write_not_valid_yet_waits_for_it_to_be_h
         target=lambda: got.update(first=s1.get(TRIP_PATH, "plan")), name="first"
     )
     first.start()
-    assert at_inner.wait(10)
+    assert at_inner.wait(60)
     start = format_time(clock.after(10))
     s2.put(TRIP_PATH, "plan", {"text": "Ship on Monday.", "_readmit": {"valid_from": start}})
     second = threading.Thread(target=lambda: s1.get(TRIP_PATH, "other"), name="second")
     second.start()
-    second.join(10)
-    first.join(10)
+    second.join(60)
+    first.join(60)
 
     assert got == {"first": None}
 

@@ -174,21 +174,25 @@ def test_a_held_slot_is_renewed_while_its_return_runs(
 ) -> None:
     monkeypatch.setattr(shared_limits, "RENEW_S", 0.01)
     monkeypatch.setattr(shared_limits, "SLOT_S", 3600.0)  # renewed every RENEW_S all the same
-    renewed = threading.Event()
+    looked, renewed = threading.Event(), threading.Event()
     original = two.store.renew_lease
 
     def renew(*args: object) -> bool:
+        after = looked.is_set()  # a renewal begun after `taken` was read
         found = original(*args)  # type: ignore[arg-type]
-        if found:
+        if found and after:
             renewed.set()
         return found
 
     monkeypatch.setattr(two.first.store, "renew_lease", renew)
     lease = ("w", f"{shared_limits.SLOT}A1 0")
     with two.first.return_slot(A1):
+        # On a loaded machine the first renewal may come before this read: `taken` is then
+        # its `until`, and only a renewal begun after the read is waited for.
         (taken,) = two.store.conn.execute(
             "SELECT until FROM leases WHERE workspace = ? AND name = ?", lease
         ).fetchone()
+        looked.set()
         assert renewed.wait(60)  # a renewal that found the slot still held by this return
         (until,) = two.store.conn.execute(
             "SELECT until FROM leases WHERE workspace = ? AND name = ?", lease
@@ -208,9 +212,12 @@ def test_without_sharing_each_process_keeps_its_own_buckets(two: Two) -> None:
     assert takes == [True] * 6  # the default: N processes give an agent N times the burst
 
 
-def test_a_slot_run_out_and_taken_again_here_is_given_back_by_its_own_return(two: Two) -> None:
+def test_a_slot_run_out_and_taken_again_here_is_given_back_by_its_own_return(
+    two: Two, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A return's slot ran out while it ran (its renewals failed: the store was down), and
     another return of the same process took it: each gives back only its own."""
+    monkeypatch.setattr(shared_limits, "RENEW_S", 3600.0)  # no renewal keeps the first's
     lease = ("w", f"{shared_limits.SLOT}A1 0")
     first = two.first.return_slot(A1)
     first.__enter__()
@@ -297,8 +304,10 @@ def test_a_slot_not_given_back_while_the_store_was_down_is_given_back_in_the_bac
     with two.first.return_slot(A1):
         pass
     refused = not admitted(lambda: two.second.return_slot(A1).__enter__())
-    outage.down = False
+    # read while the store is down: once it is back, the thread gives the slot back within
+    # GIVE_BACK_S and ends, and reading after that raced it (None on a loaded machine)
     renewing = two.first._renewing
+    outage.down = False
     assert renewing is not None
     renewing.join(60)  # it ends once it has nothing left to give back or renew
 
@@ -322,16 +331,28 @@ def test_a_clock_behind_takes_what_is_there_and_never_moves_the_bucket_back(two:
 
 def test_renewing_a_slot_holds_it_longer_and_one_run_out_is_not_taken_again(two: Two) -> None:
     held, lapsed = ("w", f"{shared_limits.SLOT}A1 0"), ("w", f"{shared_limits.SLOT}A1 1")
-    for lease in (held, lapsed):
-        assert two.store.lease(*lease, "me", 0.05)  # nearly out
-    kept = two.store.renew_lease(*held, "me", 30)
+    # `held` for a minute, not nearly out: a renewal 50 ms late on a loaded machine found it
+    # run out. That the renewal holds it longer is read in its row instead.
+    assert two.store.lease(*held, "me", 60)
+    assert two.store.lease(*lapsed, "me", 0.05)  # nearly out
+    before = _until(two.store, held)
+    kept = two.store.renew_lease(*held, "me", 3600)
+    after = _until(two.store, held)
 
     threading.Event().wait(0.1)  # waits at least that long, however slow the machine
 
     assert kept
-    assert two.store.lease_holder(*held) == "me"  # renewed for 30 s, not for 0.05
+    assert after - before > 3000  # renewed for 3600 s from now, not left at 60
+    assert two.store.lease_holder(*held) == "me"
     assert not two.store.renew_lease(*lapsed, "me", 30)  # ran out: gone, if no one took it
     assert two.store.lease_holder(*lapsed) is None
+
+
+def _until(store: SqlStore, lease: tuple[str, str]) -> float:
+    (until,) = store.conn.execute(
+        "SELECT until FROM leases WHERE workspace = ? AND name = ?", lease
+    ).fetchone()
+    return float(until)
 
 
 def _renewing_threads() -> int:

@@ -291,8 +291,8 @@ def test_a_cut_statement_stops_on_a_server_that_is_slow_not_stopped(tmp_path: Pa
             store._pool.connection() as db,
             db.transaction(lock=named.workspace),
         ):
-            db.execute("SELECT pg_sleep(10)")
-        given_up = time.monotonic() + 5
+            db.execute("SELECT pg_sleep(600)")  # run to its end, it would outlast the wait
+        given_up = time.monotonic() + 60  # the server stops it within 1 s, if not loaded
         while advisory_locks(named.url, named.name) and time.monotonic() < given_up:
             time.sleep(0.1)
         with (
@@ -329,7 +329,7 @@ def test_a_forked_process_has_its_statements_cut_too(tmp_path: Path) -> None:
         os.close(write)
         ready: list[int] = []
         try:
-            ready, _, _ = select.select([read], [], [], 10)
+            ready, _, _ = select.select([read], [], [], 60)  # uncut, it says so after 30 s
             assert ready, "the forked process hangs"
             assert os.read(read, 16) == b"cut"
         finally:
