@@ -2733,3 +2733,21 @@ def test_m021_a_verdict_its_own_evidence_restored_lapses_there(
         lapsed, _ = _migrated_again(store, url, "m021", None)
 
     assert lapsed == (epoch if lapses else None)
+
+
+def test_what_a_checkpoint_left_out_reads_back_in_the_order_of_its_ids(
+    store: WorkStateStore,
+) -> None:
+    """PostgreSQL gave the left-out items in its plan's order (here the order they were
+    written), SQLite in their ids': two processes held one checkpoint's differently."""
+    pickups = [
+        assert_item(1, f"p{n}", f"Pickup {n} at 8:00 from Sunrise Hotel for the Riverside Ferry.")
+        for n in reversed(range(6))
+    ]
+    run(store, [*_pickup({})[:1], *pickups, *_pickup({})[2:], ret(5), depart(6)])
+
+    request = ReturnRequest(id="r", at=parse_time(at(8)), agent="A1", task="t", purpose="p")
+    left_out = [i.id for i in store.return_context("trip", request).left_out]
+
+    assert "p5" in left_out
+    assert left_out == sorted(left_out)

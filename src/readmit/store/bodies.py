@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
 from readmit.admission.memo import grown_from, keep
@@ -49,6 +49,7 @@ def active_items(db: Connection, cache: BodyCache[str, Item], workspace: str) ->
 
 _ACTIVE = "FROM items i WHERE workspace = ? AND " + ACTIVE
 _ID = attrgetter("id")
+_FIRST = itemgetter(0)
 
 
 def readable_items(
@@ -365,10 +366,15 @@ def items_by(
 def _rows_by(
     db: Connection, workspace: str, column: str, values: list[str]
 ) -> list[tuple[str, str]]:
-    """The (id, body) rows of the items (any status) whose ``column`` is one of ``values``."""
+    """The (id, body) rows of the items (any status) whose ``column`` is one of ``values``.
+
+    In the order of their ids: PostgreSQL gave them in its plan's order, so that two
+    processes held one checkpoint's left-out items in different orders (a review).
+    """
     rows: list[tuple[str, str]] = []
     for start in range(0, len(values), 500):
         chunk = values[start : start + 500]
         marks = ", ".join("?" * len(chunk))  # placeholders only: no data in the SQL
         rows += db.execute(_ITEMS_BY[column] + f" IN ({marks})", (workspace, *chunk)).fetchall()
+    rows.sort(key=_FIRST)
     return rows
