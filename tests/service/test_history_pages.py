@@ -209,3 +209,22 @@ def test_a_bank_replayed_from_a_scenario_is_walked_by_its_plain_ids(
     walked = pages(client, team, "/v1/memories", limit=1)
 
     assert walked == [["/odd"], ["tip"], ["tip2"]]
+
+
+def test_a_page_of_long_memories_ends_at_its_characters_and_the_walk_still_lists_them_all(
+    client: httpx.Client, team: Team
+) -> None:
+    """As a page of ``/v1/state`` does (`PAGE_CHARS`): 10,000 memories of 16,384 characters
+    made one page some 160 MB."""
+    headers = team.auth("A1")
+    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
+    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
+    caller = team.service.authenticate(team.keys["A1"])
+    text = "A long memory. " * 1066  # 15,990 characters
+    for n in range(70):  # through the service: the byte rate would space 70 POSTs out
+        team.service.remember(caller, f"m{n:02}", text, "f")
+
+    walked = pages(client, team, "/v1/memories", limit=1000)
+
+    assert [len(page) for page in walked] == [65, 5]  # each with its id and source: 1 Mi
+    assert [i for page in walked for i in page] == [f"A1/m{n:02}" for n in range(70)]

@@ -128,3 +128,27 @@ def test_a_page_after_a_write_shows_it(store: WorkStateStore) -> None:
 
     store.append("w", [Revoke(id="e3", at=T0, author="a", target="i1", why="gone")])
     assert [i.id for i in store.visible_state("w", "a", limit=5)] == ["i0"]
+
+
+def test_a_page_of_long_texts_ends_at_its_characters_and_the_walk_still_lists_them_all(
+    client: httpx.Client, team: Team
+) -> None:
+    """Counted in items alone, 10,000 items of 16,384 characters made one page 161 MB (a
+    probe): a page also ends once its texts pass `PAGE_CHARS`, with a cursor as ever."""
+    text = "A long note. " * 1230  # 15,990 characters: 66 of them pass 1 Mi
+    events = [
+        {
+            "at": "2026-05-01T08:00:00Z",
+            "op": "assert",
+            "author": "A2",
+            "item": {"id": f"n{n:02}", "text": text},
+        }
+        for n in range(70)
+    ]
+    response = client.post("/v1/events", json={"events": events}, headers=team.auth("A2"))
+    assert response.status_code == 200, response.text
+
+    walked = pages(client, team, "/v1/state", limit=1000)
+
+    assert [len(page) for page in walked] == [65, 5]  # 65 notes with their ids fit in 1 Mi
+    assert [i for page in walked for i in page] == [f"A2/n{n:02}" for n in range(70)]

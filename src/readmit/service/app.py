@@ -200,8 +200,8 @@ def _routes(  # noqa: C901 - one route each
     ) -> MemoriesOut:
         """Your own private bank (never another agent's), oldest first, a page at a time.
 
-        ``limit`` memories at most (1,000 unless asked; 10,000 at most) after the memory
-        ``after``: give the answer's ``next`` as ``after`` for the next page, until null.
+        ``limit`` (1,000 unless asked; 10,000 at most; fewer past 1 Mi characters) after
+        the memory ``after``: give the answer's ``next`` as ``after`` for the next page.
         """
         found, following = service.memories(caller, after, limit)
         return {"memories": found, "next": following}
@@ -317,8 +317,8 @@ def _routes(  # noqa: C901 - one route each
     ) -> StateOut:
         """The active items you may read now, by id, a page at a time.
 
-        ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
-        the answer's ``next`` as ``after`` for the next page, until it is ``null``.
+        ``limit`` (1,000 unless asked; 10,000 at most; fewer past 1 Mi characters) after
+        ``after``: give the answer's ``next`` as ``after`` for the next page, until ``null``.
         """
         items, following = service.state(caller, after, limit)
         return {"items": items, "next": following}

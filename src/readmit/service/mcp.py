@@ -121,8 +121,9 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> "_Ch
     def memories(after: Cursor | None = None, limit: Limit = PAGE) -> MemoriesOut:
         """Your own private bank, oldest first, a page at a time.
 
-        ``limit`` memories at most (1,000 unless asked; 10,000 at most) after the memory
-        ``after``: give the answer's ``next`` as ``after`` for the next page, until it is null.
+        ``limit`` memories at most (1,000 unless asked; 10,000 at most; fewer past 1 Mi
+        characters) after the memory ``after``: give the answer's ``next`` as ``after`` for
+        the next page, until it is null.
         """
         with refusals():
             _check_cursor(after)
@@ -182,8 +183,9 @@ def create_mcp(service: Service, caller: Caller, key: str | None = None) -> "_Ch
     def state(after: Cursor | None = None, limit: Limit = PAGE) -> StateOut:
         """The active shared items you may read now, by id, a page at a time.
 
-        ``limit`` items at most (1,000 unless asked; 10,000 at most) after ``after``: give
-        the answer's ``next`` as ``after`` for the next page, until it is null.
+        ``limit`` items at most (1,000 unless asked; 10,000 at most; fewer past 1 Mi
+        characters) after ``after``: give the answer's ``next`` as ``after`` for the next
+        page, until it is null.
         """
         with refusals():
             _check_cursor(after)

@@ -1,20 +1,22 @@
 """What an agent reads back over HTTP and MCP: its decisions, its bank, the state, by the page.
 
 Each list grows with the agent's history or the workspace, so each is answered a page at a
-time (`PAGE` entries unless asked, `PAGE_MOST` at most) with the cursor of the next page,
-and read from the store a page at a time: an agent with a year of returns behind it reads
-its latest decision, or has one explained, without every row of its history being read.
+time (`PAGE` entries unless asked, `PAGE_MOST` at most; a page of items or memories also
+ends at `PAGE_CHARS` characters) with the cursor of the next page, and read from the store
+a page at a time: an agent with a year of returns behind it reads its latest decision, or
+has one explained, without every row of its history being read.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
 from readmit.clock import format_time
 from readmit.errors import NotFound
-from readmit.model import Agent
+from readmit.model import Agent, Item
 from readmit.service.copies import shown
 from readmit.service.ids import ref, reference
-from readmit.service.schemas import DecisionSummaryOut
+from readmit.service.schemas import PAGE_CHARS, DecisionSummaryOut
 from readmit.store import SqlStore
 from readmit.wire.outbound import (
     AgentDecisionOut,
@@ -80,6 +82,9 @@ class Reading:
     ) -> tuple[list[ItemOut], str | None]:
         """A page of the items the caller may read now, and the next's cursor (`State.page`)."""
         items, following = self.store.page(caller.workspace, caller.agent.id, after, limit)
+        kept = _fitting(map(_item_chars, items))
+        if kept < len(items):
+            items, following = items[:kept], items[kept - 1].id
         return [item_out(i) for i in items], following
 
     def memories(
@@ -97,6 +102,7 @@ class Reading:
         mine = None if after is None else ref(caller.agent.id, after)  # ``m1`` is ``A1/m1``
         found = self.store.experiences(caller.workspace, caller.agent.id, mine, _one_more(limit))
         page = found[:limit]
+        page = page[: _fitting(len(e.id) + len(e.text) + len(e.source_item_id) for e in page)]
         last = page[-1].id if len(found) > len(page) else None
         # The cursor reads back as the last memory (`ref`): a plain id (``tip``, replayed
         # from a scenario) is ``/tip``, as ``tip`` would be the caller's ``A1/tip``.
@@ -106,3 +112,19 @@ class Reading:
 def _one_more(limit: int | None) -> int | None:
     """A page's read: one entry past it tells whether another page follows."""
     return None if limit is None else limit + 1
+
+
+def _fitting(sizes: Iterable[int]) -> int:
+    """How many entries of these ``sizes`` a page holds: `PAGE_CHARS` in all, one at least."""
+    total = n = 0
+    for n, size in enumerate(sizes, start=1):
+        total += size
+        if total > PAGE_CHARS and n > 1:
+            return n - 1
+    return n
+
+
+def _item_chars(item: Item) -> int:
+    """The characters of ``item`` that `item_out` shows."""
+    key = 0 if item.key is None else len(item.key)
+    return len(item.id) + len(item.text) + len(item.author) + key + sum(map(len, item.supports))

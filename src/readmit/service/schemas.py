@@ -229,6 +229,11 @@ PAGE, PAGE_MOST, AFTER_MOST = 1000, 10_000, 1024
 """Entries a page of ``/v1/state``, ``/v1/decisions`` or ``/v1/memories`` holds unless asked
 for fewer, the most it may hold, and the longest cursor (``after``) a page takes: ids are far
 shorter."""
+PAGE_CHARS = 1 << 20
+"""The characters (texts, ids, keys, labels) a page of ``/v1/state`` or ``/v1/memories``
+holds at most, past its first entry: counted in entries alone, 10,000 items of 16,384
+characters made one page 161 MB and 1 s of the server's, which one agent could ask for
+at its request rate (a probe)."""
 
 
 @with_config(_CLOSED)
