@@ -467,6 +467,45 @@ def test_an_item_body_altered_in_the_database_fails_its_receipt(ws: WorkStateSto
     assert [(e.item, e.reason) for e in excluded] == [("a", Reason.MISSING_RECEIPT)]
 
 
+DAMAGED = {
+    "item": ("UPDATE items SET body = ? WHERE id = 'a'", "visible_state"),
+    "event": ("UPDATE events SET body = ? WHERE epoch = 1", "events"),
+}
+"""Where a test damages a body, and the read that meets it."""
+
+
+@pytest.mark.parametrize(
+    ("damaged", "body"),
+    [
+        ("item", '{"id": "a", "text": "x", "epoch": 1, "author": "A2", "principals": 5}'),
+        ("item", "not JSON"),
+        ("event", '{"id": "e1", "op": "assert", "at": 5, "author": "A2", "item": {}}'),
+    ],
+)
+def test_a_body_damaged_in_the_database_is_a_store_error_that_quotes_nothing(
+    ws: WorkStateStore, damaged: str, body: str
+) -> None:
+    """A body readmit did not write failed reads with a ``TypeError`` (a 500 for every agent of
+    the workspace), or, logged, as the reader's own invalid event, naming its id (a probe)."""
+    ws.append("ws", [assert_(1, "a", "Sunrise Hotel is booked.")])
+    assert isinstance(ws, SqlStore)
+    statement, read = DAMAGED[damaged]
+    with ws.conn.transaction(lock="ws"):
+        ws.conn.execute(statement, (body,))
+    reopened = open_store(ws.url)
+    reading = getattr(reopened, read)
+    args = ("ws", "A1") if read == "visible_state" else ("ws",)
+
+    try:
+        with pytest.raises(StoreError, match=f"{damaged} .* is damaged") as raised:
+            reading(*args)
+    finally:
+        reopened.close()
+
+    assert "e1" not in str(raised.value)
+    assert "Sunrise" not in str(raised.value)
+
+
 def _return(at: object, id: str = "r1") -> ReturnRequest:
     return ReturnRequest(id=id, at=at, agent="A1", task="trip", purpose="itinerary")  # type: ignore[arg-type]
 
