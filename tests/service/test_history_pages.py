@@ -4,6 +4,8 @@ Both grow with an agent's history: a year of returns answered whole was every ro
 audit log at every call, and ``explain`` read every one of them to find one.
 """
 
+from typing import Any
+
 import httpx
 import pytest
 
@@ -228,3 +230,29 @@ def test_a_page_of_long_memories_ends_at_its_characters_and_the_walk_still_lists
 
     assert [len(page) for page in walked] == [65, 5]  # each with its id and source: 1 Mi
     assert [i for page in walked for i in page] == [f"A1/m{n:02}" for n in range(70)]
+
+
+def test_a_page_of_long_memories_reads_little_more_of_the_bank_than_it_shows(
+    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read at once, 10,000 memories of 16 KB were 160 MB read for a page of 65 (a review)."""
+    headers = team.auth("A1")
+    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
+    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
+    caller = team.service.authenticate(team.keys["A1"])
+    for n in range(200):
+        team.service.remember(caller, f"m{n:03}", "A long memory. " * 1066, "f")
+    read: list[int] = []
+    experiences = team.service.store.experiences
+
+    def counted(*args: Any) -> Any:
+        found = experiences(*args)
+        read.append(len(found))
+        return found
+
+    monkeypatch.setattr(team.service.store, "experiences", counted)
+
+    answer = client.get("/v1/memories", params={"limit": 10_000}, headers=headers).json()
+
+    assert len(answer["memories"]) == 65
+    assert sum(read) <= 70  # not the 200 of the bank

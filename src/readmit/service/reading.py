@@ -13,7 +13,7 @@ from typing import cast
 
 from readmit.clock import format_time
 from readmit.errors import NotFound
-from readmit.model import Agent, Item
+from readmit.model import Agent, Experience, Item
 from readmit.service.copies import shown
 from readmit.service.ids import ref, reference
 from readmit.service.schemas import PAGE_CHARS, DecisionSummaryOut
@@ -100,13 +100,40 @@ class Reading:
             InvalidInput: if ``after`` names no memory of the caller's.
         """
         mine = None if after is None else ref(caller.agent.id, after)  # ``m1`` is ``A1/m1``
-        found = self.store.experiences(caller.workspace, caller.agent.id, mine, _one_more(limit))
+        found = self._bank(caller, mine, limit)
         page = found[:limit]
-        page = page[: _fitting(len(e.id) + len(e.text) + len(e.source_item_id) for e in page)]
+        page = page[: _fitting(map(_memory_chars, page))]
         last = page[-1].id if len(found) > len(page) else None
         # The cursor reads back as the last memory (`ref`): a plain id (``tip``, replayed
         # from a scenario) is ``/tip``, as ``tip`` would be the caller's ``A1/tip``.
         return [memory_out(e) for e in page], (None if last is None else reference(last))
+
+    def _bank(self, caller: Caller, after: str | None, limit: int | None) -> list[Experience]:
+        """The caller's memories past ``after``: ``limit`` and one more, or fewer past `PAGE_CHARS`.
+
+        Read in ever longer runs: read at once, 10,000 memories of 16 KB were 160 MB read for
+        a page of 65 (a review).
+        """
+        ws, agent = caller.workspace, caller.agent.id
+        if limit is None:  # the whole bank
+            return self.store.experiences(ws, agent, after, None)
+        found: list[Experience] = []
+        chars, run = 0, 64
+        while True:
+            ask = min(run, limit + 1 - len(found))
+            got = self.store.experiences(ws, agent, after, ask)
+            found += got
+            chars += sum(map(_memory_chars, got))
+            if len(got) < ask or len(found) > limit or chars > PAGE_CHARS:
+                return found
+            # twice as many, but no more than the characters left would take at this length
+            fit = (PAGE_CHARS - chars) // max(1, chars // len(found)) + 2
+            after, run = got[-1].id, min(2 * run, fit)
+
+
+def _memory_chars(memory: Experience) -> int:
+    """The characters of ``memory`` that `memory_out` shows."""
+    return len(memory.id) + len(memory.text) + len(memory.source_item_id)
 
 
 def _one_more(limit: int | None) -> int | None:
