@@ -175,6 +175,13 @@ class StoreError(ReadmitError):
     code = "store_error"
 
 
+class DamagedStore(StoreError):
+    """A row of the store holds what readmit did not write (edited by hand, a damaged disk).
+
+    The database answered: its connection stays in use, and nothing was committed.
+    """
+
+
 class MigrationError(StoreError):
     """A schema migration could not be applied."""
 

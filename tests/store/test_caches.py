@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,9 +19,9 @@ from readmit.errors import InvalidEvent
 from readmit.events import Assert, ItemDraft, Recorded, ReturnRequest, Revoke
 from readmit.model import Agent, Item
 from readmit.store import decoded, open_store
+from readmit.store.damaged import decoded_item
 from readmit.store.decoded import BodyCache, kib
 from readmit.store.sql import SqlStore
-from readmit.wire.codec import item_from_json
 
 AGENTS = [Agent(id="A1", principal="p", role="ops"), Agent(id="A2", principal="p", role="dev")]
 
@@ -86,14 +85,14 @@ def test_a_withdrawal_takes_its_target_as_decoded_and_its_status_from_the_store(
         second.append(
             "ws", [Revoke(id="e5", at=T0 + timedelta(minutes=5), author="A2", target="b", why="x")]
         )
-        parsed: list[dict[str, Any]] = []
-        real = item_from_json
+        parsed: list[str] = []
+        real = decoded_item
 
-        def counted(data: dict[str, Any]) -> Item:
-            parsed.append(data)
-            return real(data)
+        def counted(body: str, item_id: str = "") -> Item:
+            parsed.append(body)
+            return real(body, item_id)
 
-        monkeypatch.setattr("readmit.store.rows.item_from_json", counted)
+        monkeypatch.setattr("readmit.store.rows.decoded_item", counted)
         with pytest.raises(InvalidEvent, match="no longer active"):
             first.append(
                 "ws",

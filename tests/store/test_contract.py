@@ -8,7 +8,7 @@ import pytest
 from builders import T0
 from conftest import store_url
 from readmit.admission.gates import apply_gates
-from readmit.errors import ConfigError, InvalidEvent, InvalidInput, StoreError
+from readmit.errors import ConfigError, DamagedStore, InvalidEvent, InvalidInput, StoreError
 from readmit.events import (
     Assert,
     Close,
@@ -467,38 +467,55 @@ def test_an_item_body_altered_in_the_database_fails_its_receipt(ws: WorkStateSto
     assert [(e.item, e.reason) for e in excluded] == [("a", Reason.MISSING_RECEIPT)]
 
 
-DAMAGED = {
-    "item": ("UPDATE items SET body = ? WHERE id = 'a'", "visible_state"),
-    "event": ("UPDATE events SET body = ? WHERE epoch = 1", "events"),
+def _revoke_a(store: WorkStateStore) -> object:
+    at = T0 + timedelta(minutes=5)
+    return store.append("ws", [Revoke(id="e5", at=at, author="A2", target="a", why="gone")])
+
+
+def _resolve_o(store: WorkStateStore) -> object:
+    return store.append(
+        "ws", [Resolve(id="e5", at=T0 + timedelta(minutes=5), author="A2", target="o2")]
+    )
+
+
+DAMAGED: dict[str, tuple[str, Callable[[WorkStateStore], object]]] = {
+    "item": ("UPDATE items SET body = ? WHERE id = 'a'", lambda s: s.visible_state("ws", "A1")),
+    "an item written over": ("UPDATE items SET body = ? WHERE id = 'a'", _revoke_a),
+    "event": ("UPDATE events SET body = ? WHERE epoch = 1", lambda s: s.events("ws")),
+    "obligation": ("UPDATE obligations SET body = ? WHERE id = 'o2'", _resolve_o),
 }
-"""Where a test damages a body, and the read that meets it."""
+"""Where a test damages a body, and what meets it: a read, or a write."""
+ITEM = '{"id": "a", "text": "x", "epoch": 1, "author": "A2", "principals": 5}'
 
 
 @pytest.mark.parametrize(
     ("damaged", "body"),
     [
-        ("item", '{"id": "a", "text": "x", "epoch": 1, "author": "A2", "principals": 5}'),
+        ("item", ITEM),
         ("item", "not JSON"),
+        ("item", "[" * 100_000 + "]" * 100_000),  # the json module's RecursionError
+        ("an item written over", ITEM),
         ("event", '{"id": "e1", "op": "assert", "at": 5, "author": "A2", "item": {}}'),
+        ("obligation", '{"id": "o2", "role": 7}'),
     ],
 )
 def test_a_body_damaged_in_the_database_is_a_store_error_that_quotes_nothing(
     ws: WorkStateStore, damaged: str, body: str
 ) -> None:
-    """A body readmit did not write failed reads with a ``TypeError`` (a 500 for every agent of
-    the workspace), or, logged, as the reader's own invalid event, naming its id (a probe)."""
-    ws.append("ws", [assert_(1, "a", "Sunrise Hotel is booked.")])
+    """A body readmit did not write failed reads and writes with a ``TypeError`` (a 500 for
+    every agent of the workspace), or, logged, as the reader's own invalid event, naming its
+    id (a probe); the database answered, and the store goes on."""
+    ws.append("ws", [assert_(1, "a", "Sunrise Hotel is booked."), _claiming("obligation", "o2", 2)])
     assert isinstance(ws, SqlStore)
-    statement, read = DAMAGED[damaged]
+    statement, meet = DAMAGED[damaged]
     with ws.conn.transaction(lock="ws"):
         ws.conn.execute(statement, (body,))
     reopened = open_store(ws.url)
-    reading = getattr(reopened, read)
-    args = ("ws", "A1") if read == "visible_state" else ("ws",)
 
     try:
-        with pytest.raises(StoreError, match=f"{damaged} .* is damaged") as raised:
-            reading(*args)
+        with pytest.raises(DamagedStore, match="is damaged") as raised:
+            meet(reopened)
+        assert [r.epoch for r in reopened.events("ws", after_epoch=1)] == [2]  # nothing written
     finally:
         reopened.close()
 

@@ -155,7 +155,7 @@ def test_one_event_replacing_many_items_is_read_once_for_all_their_verdicts(
     store.append("w", events)
     store.depart("w", "A1", next(at))
     store.append("w", [booking(0, next(at))])  # confirmed: it replaces every one of them
-    parsed = Counted(monkeypatch, restoring, "item_from_json")
+    parsed = Counted(monkeypatch, restoring, "decoded_item")
 
     assert returns(store, at) == held
     assert parsed.calls <= 4 * held  # each of the replaced parsed once a return: 29,160 before

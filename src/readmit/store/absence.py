@@ -5,7 +5,6 @@ reads that checkpoint back with the open obligations, the evidence ids and the
 agent's private bank as of the return.
 """
 
-import json
 from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -18,9 +17,9 @@ from readmit.events import RecordExperience
 from readmit.model import Agent, Checkpoint, Experience, Item, Obligation
 from readmit.reasons import Exclusion, Reason, Stage
 from readmit.store.connection import Conflict, Connection, stamp
+from readmit.store.damaged import decoded_obligation
 from readmit.store.decoded import BodyCache
 from readmit.store.rows import CHUNK, select_in
-from readmit.wire.codec import obligation_from_json
 
 
 def checkpoint(
@@ -212,7 +211,7 @@ def open_obligations(
         (workspace,),
     ).fetchall()
     held = decoded.get(workspace, [r[0] for r in rows])
-    fresh = {i: obligation_from_json(json.loads(body)) for i, body in rows if i not in held}
+    fresh = {i: decoded_obligation(body, i) for i, body in rows if i not in held}
     if fresh:
         decoded.keep(workspace, fresh)
         held |= fresh

@@ -15,14 +15,12 @@ from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
 from readmit.admission.memo import grown_from, keep
-from readmit.errors import InvalidInput, StoreError
 from readmit.events import Recorded
 from readmit.model import Agent, Item
 from readmit.store.connection import Connection
+from readmit.store.damaged import decoded_event, decoded_item
 from readmit.store.decoded import CACHE_LIMIT, BodyCache, units
 from readmit.store.rows import ACTIVE
-from readmit.wire.codec import event_from_json, item_from_json
-from readmit.wire.logged import loads
 
 LAST_EPOCH = 2**62
 """An epoch no log reaches (the open end of a range of events)."""
@@ -339,31 +337,13 @@ _LOG = {
 
 
 def item_of(item_id: str, body: str) -> Item:
-    """A stored item body decoded (``item_id`` unused: the shape `BodyCache.fetch` takes).
-
-    Raises `StoreError` for a body readmit does not write (the store is damaged).
-    """
-    try:
-        return item_from_json(loads(body))
-    except _UNREAD as exc:
-        raise StoreError(f"an item body in the store is damaged: {_what(exc)}") from exc
+    """A stored item body decoded (the shape `BodyCache.fetch` takes; damaged: `decoded_item`)."""
+    return decoded_item(body, item_id)
 
 
 def event_of(epoch: int, body: str) -> Recorded:
-    """A logged event body parsed (the shape `BodyCache.fetch` takes; damaged: `item_of`)."""
-    try:
-        return Recorded(epoch=epoch, event=event_from_json(loads(body), epoch))
-    except _UNREAD as exc:  # the edge's refusal named the event and "events[i]" (a probe)
-        raise StoreError(f"the event logged at epoch {epoch} is damaged: {_what(exc)}") from exc
-
-
-_UNREAD = (ValueError, TypeError, KeyError, AttributeError, InvalidInput)
-"""What decoding a body readmit did not write raises (pydantic's errors are ValueErrors)."""
-
-
-def _what(error: Exception) -> str:
-    """``error``'s kind, not its text: that may quote another principal's names or text."""
-    return type(error).__name__
+    """A logged event body parsed (the shape `BodyCache.fetch` takes; damaged: `decoded_event`)."""
+    return decoded_event(epoch, body)
 
 
 def items_by(

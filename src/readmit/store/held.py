@@ -25,10 +25,9 @@ from readmit.model import Agent, Item
 from readmit.store import premises as premises_rule
 from readmit.store import verdicts
 from readmit.store.connection import Connection
+from readmit.store.damaged import decoded_item
 from readmit.store.decoded import BodyCache
 from readmit.store.rows import ACTIVE, CHUNK, select_in
-from readmit.wire.codec import item_from_json
-from readmit.wire.logged import loads
 
 _BODIES = "SELECT i.id, i.body FROM items i"
 _KEYED = "SELECT i.key, i.body FROM items i"
@@ -138,7 +137,7 @@ class Held:
             ).fetchone()
         if row is None or not _readable(row[1], who):
             return None
-        return item_from_json(loads(row[1]))
+        return decoded_item(row[1])
 
     def recorded_under(self, workspace: str, prefix: str) -> set[str]:
         """The ids of the items (any status, any reader) that start with ``prefix``.
@@ -218,7 +217,7 @@ class Held:
                     (workspace, *chunk, upto),
                 ).fetchall()
                 bodies.update(rows)  # in epoch order: the last of each key stays
-        return {key: item_from_json(loads(body)).text for key, body in bodies.items()}
+        return {key: decoded_item(body).text for key, body in bodies.items()}
 
 
 def _unreadable(rows: Iterable[Sequence[str]], who: Agent) -> set[str]:
@@ -228,4 +227,4 @@ def _unreadable(rows: Iterable[Sequence[str]], who: Agent) -> set[str]:
 
 def _readable(body: str, who: Agent) -> bool:
     """Whether ``who`` may read the item stored as ``body``."""
-    return item_from_json(loads(body)).scope.readable_by(who.principal, who.role)
+    return decoded_item(body).scope.readable_by(who.principal, who.role)

@@ -7,7 +7,7 @@ from readmit.errors import InvalidInput
 from readmit.events import OpenObligation, Recorded
 from readmit.model import Item
 from readmit.store.connection import Connection
-from readmit.wire.codec import obligation_from_json
+from readmit.store.damaged import decoded_obligation
 
 _OPEN = (
     "SELECT COUNT(*) FROM obligations o "
@@ -57,7 +57,7 @@ def bound_item(db: Connection, workspace: str, source: str) -> Item | None:
     if not rows:  # written since m029 by a readmit before it, which left frontier unset
         rows = db.execute(_UNSET, (workspace,)).fetchall()
     for (body,) in rows:
-        obligation = obligation_from_json(json.loads(body))
+        obligation = decoded_obligation(body)
         for item in (obligation.item, obligation.frontier):
             if item.id == source:
                 return item

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from readmit.errors import StoreError
+from readmit.errors import DamagedStore, StoreError
 from readmit.store.connection import Connection
 
 _KEEP = 8
@@ -47,6 +47,9 @@ class Pool:
         db = self._take()
         try:
             yield db
+        except DamagedStore:  # the database answered: a row holds what readmit did not write
+            self._give(db)
+            raise
         except StoreError:
             lost = db.broken
             db.close()  # it may be broken (server gone, file unreadable)

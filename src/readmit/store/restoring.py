@@ -8,14 +8,13 @@ kept with the verdict since m022); one kept before, which does not say, is resto
 nothing (m023 lapsed those, to be judged again).
 """
 
-import json
 from functools import partial
 
 from readmit.admission.context import Restoring, StandIn
 from readmit.events import Assert, Close, Event, Recorded, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.connection import Connection
-from readmit.wire.codec import event_from_json, item_from_json
+from readmit.store.damaged import decoded_event, decoded_item
 
 
 def restoration(
@@ -54,9 +53,7 @@ class Rules:
                 (workspace, event_id),
             ).fetchone()
             self._events[workspace, event_id] = (
-                None
-                if row is None
-                else Recorded(epoch=row[0], event=event_from_json(json.loads(row[1]), row[0]))
+                None if row is None else decoded_event(row[0], row[1])
             )
         recorded = self._events[workspace, event_id]
         if recorded is None:
@@ -169,7 +166,7 @@ def _replaced(db: Connection, workspace: str, later: Recorded, undated: bool) ->
         ).fetchall()
         if any(epoch is None for _, epoch in rows):
             return None
-        return [item_from_json(json.loads(body)) for body, _ in rows]
+        return [decoded_item(body) for body, _ in rows]
     # Probed by the replacement's epoch (m027): by the key, each call read every item the
     # key ever held (a chain of L replacements: L rows a verdict); by the items' epoch
     # index, every earlier item (25 ms a call at 100k items).
@@ -179,7 +176,7 @@ def _replaced(db: Connection, workspace: str, later: Recorded, undated: bool) ->
         "AND i.key = ? AND i.epoch + 0 < ?",
         (workspace, later.epoch, event.item.key, later.epoch),
     ).fetchall()
-    return [item_from_json(json.loads(body)) for (body,) in rows]
+    return [decoded_item(body) for (body,) in rows]
 
 
 def _undated(db: Connection, workspace: str) -> bool:
@@ -201,7 +198,7 @@ def _key_held(db: Connection, workspace: str, later: Recorded) -> Item | None:
         "ORDER BY epoch DESC LIMIT 1",
         (workspace, later.event.item.key, later.epoch),
     ).fetchone()
-    return None if row is None else item_from_json(json.loads(row[0]))
+    return None if row is None else decoded_item(row[0])
 
 
 def withdrawn_at(db: Connection, workspace: str, item: str) -> int | None:
@@ -217,4 +214,4 @@ def item_at(db: Connection, workspace: str, item: str) -> Item | None:
     row = db.execute(
         "SELECT body FROM items WHERE workspace = ? AND id = ?", (workspace, item)
     ).fetchone()
-    return None if row is None else item_from_json(json.loads(row[0]))
+    return None if row is None else decoded_item(row[0])

@@ -11,8 +11,7 @@ from typing import Any
 from readmit.events import Assert, Close, Event, Evidence, OpenObligation, Revoke, Supersede
 from readmit.model import Item
 from readmit.store.connection import Connection
-from readmit.wire.codec import item_from_json
-from readmit.wire.logged import loads
+from readmit.store.damaged import decoded_item
 
 ACTIVE = "NOT EXISTS (SELECT 1 FROM withdrawn w WHERE w.workspace = i.workspace AND w.id = i.id)"
 """That the item row ``i`` is active: nothing withdrew it (a row of ``withdrawn`` would)."""
@@ -29,7 +28,7 @@ Known = Callable[[list[str]], Mapping[str, Item]]
 def stored_item(known: Mapping[str, Item], item_id: str, body: str) -> Item:
     """Stored ``item_id``: as the store decoded it (``known``), else parsed from ``body``."""
     found = known.get(item_id)
-    return found if found is not None else item_from_json(loads(body))
+    return found if found is not None else decoded_item(body, item_id)
 
 
 @dataclass(slots=True)
@@ -47,7 +46,7 @@ class ItemRow:
 
     def item(self) -> Item:
         if self.decoded is None:
-            self.decoded = item_from_json(loads(self.body))
+            self.decoded = decoded_item(self.body)
         return self.decoded
 
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from readmit.errors import StoreError
+from readmit.errors import DamagedStore, StoreError
 from readmit.store.deadline import Deadline
 
 
@@ -56,8 +56,8 @@ class WriterTurns:
         answered = True
         try:
             yield
-        except StoreError:
-            answered = False  # maybe a server that stopped answering: the turns did not move
+        except StoreError as failed:  # maybe a server that stopped answering: no move
+            answered = isinstance(failed, DamagedStore)  # it answered: a row is damaged
             raise
         finally:
             if answered:

@@ -57,9 +57,9 @@ from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Scope
 from readmit.store import stand_ins
 from readmit.store.connection import Connection, stamp
+from readmit.store.damaged import decoded_event
 from readmit.store.readers import scope_of, seen_by_all
 from readmit.store.restoring import Rules, item_at, withdrawn_at
-from readmit.wire.codec import event_from_json
 
 Events = Callable[[int], list[Recorded]]
 """The events after an epoch, in epoch order."""
@@ -91,9 +91,7 @@ def remember(
     for exclusion, evidence, body in found:  # many verdicts may rest on one event: once each
         premise = judgment.premises.get(exclusion.item)
         if evidence not in laters:
-            laters[evidence] = Recorded(
-                epoch=evidence, event=event_from_json(json.loads(body), evidence)
-            )
+            laters[evidence] = decoded_event(evidence, body)
         restoring = rules.restoration_of(db, workspace, laters[evidence], premise)
         restore_text, restore_item = restoring.text, restoring.news
         # Under the workspace lock: nothing is written between this scan and the insert. A
@@ -189,7 +187,7 @@ def ends_of_evidence(db: Connection) -> None:
     ).fetchall()
     kept = []
     for workspace, item, news, premise, epoch, body in rows:
-        event = event_from_json(json.loads(body), epoch)
+        event = decoded_event(epoch, body).event
         if not isinstance(event, Assert | Supersede):
             continue  # a withdrawal, or evidence: they never end
         replaced = premise or (event.target if isinstance(event, Supersede) else None)

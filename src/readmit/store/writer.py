@@ -36,11 +36,12 @@ from readmit.events import (
 )
 from readmit.model import Agent, Item
 from readmit.store.connection import Conflict, Connection
+from readmit.store.damaged import decoded_obligation
 from readmit.store.encoding import encode, item_body, receipt_digest
 from readmit.store.lapses import Lapses
 from readmit.store.obligations import bound_item
 from readmit.store.rows import ACTIVE, ItemRow, Known, References, Row, insert, select_in
-from readmit.wire.codec import obligation_from_json, obligation_to_json
+from readmit.wire.codec import obligation_to_json
 
 Clock = Callable[[], datetime]
 _NAMES = ("workspace", "id", "kind")
@@ -382,15 +383,14 @@ class Writer:
     def _resolve(self, event: Resolve, author: Agent) -> None:
         """Resolve an open obligation the author may read (any agent of its principal).
 
-        One answer for absent, already resolved and unreadable, so a resolve
-        cannot probe for another principal's obligations.
+        One answer for absent, already resolved and unreadable: no probing for others'.
         """
         row = self.db.execute(
             "SELECT body FROM obligations WHERE workspace = ? AND id = ? "
             "AND resolved_epoch IS NULL",
             (self.ws, event.target),
         ).fetchone()
-        item = None if row is None else obligation_from_json(json.loads(row[0])).item
+        item = None if row is None else decoded_obligation(row[0]).item
         if item is None or not item.scope.readable_by(author.principal, author.role):
             problem = f"no open obligation {event.target!r}"
             raise InvalidEvent(event.id, problem, unknown=event.target, fields=("target",))
