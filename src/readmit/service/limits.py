@@ -10,10 +10,10 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from readmit.errors import (
     Abandoned,
@@ -25,9 +25,6 @@ from readmit.errors import (
     RateLimited,
 )
 from readmit.wire.edge import path_part
-
-if TYPE_CHECKING:
-    from readmit.service.turns import Cancel
 
 # The refusals' classes live in `readmit.errors`; re-exported here for older imports.
 __all__ = [
@@ -168,13 +165,6 @@ class Throttle:
     stored: ClassVar[bool] = False
     """Whether its takes and slots are writes to the store (they then wait on it, and the
     server makes them off its event loop); this one keeps them in memory."""
-
-    def turn(self, workspace: str, cancel: "Cancel | None" = None) -> AbstractContextManager[None]:
-        """``workspace``'s turn among processes: nothing here (`SharedThrottle` takes one).
-
-        One process's returns take turns in it (`readmit.service.turns`).
-        """
-        return nullcontext()
 
     def admit_request(self, agent: tuple[str, str]) -> None:
         """Take one token from ``agent``'s request bucket.

@@ -280,7 +280,6 @@ class Service(Reading):
         with (
             self.returning(caller, task, purpose),
             self.turns.take(caller.workspace, cancel) as turn,
-            self.throttle.turn(caller.workspace, cancel),  # across processes, if shared
         ):
             # Counts against the policy's time budget, less its wait on the background judge.
             waited = max(0.0, elapsed() - asked - turn.excused)

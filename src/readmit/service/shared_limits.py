@@ -9,8 +9,7 @@ renewed while it runs and given back when it ends; one left by a process that di
 out within `SLOT_S`. One this process could not give back (the store was down) is given
 back once the store answers again, by its next claim or in the background within
 `GIVE_BACK_S`, rather than refusing its agent's returns until it runs out. Each request
-then costs a short write transaction or two (measured by `bench/shared_limits.py`). A
-workspace's returns take turns across the processes too (`SharedThrottle.turn`).
+then costs a short write transaction or two (measured by `bench/shared_limits.py`).
 """
 
 import logging
@@ -18,11 +17,10 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 
 from readmit.errors import StoreError
 from readmit.service.limits import Limits, Throttle, busy
-from readmit.service.turns import Cancel, check_gone
 from readmit.store import SqlStore
 
 SLOT_S = 30.0
@@ -33,13 +31,6 @@ GIVE_BACK_S = 1.0
 """How often a slot this process could not give back is tried again."""
 SLOT = "return-slot "
 """The leases' names: this, the agent's id and the slot's number."""
-TURN, NEXT = "return-turn", "return-turn next"
-"""The leases of a workspace's turn (`SharedThrottle.turn`), and of the first in line for it."""
-NEXT_S = 5.0
-"""How long the first in line stays so without looking again (it looks every `POLL_S[1]`)."""
-POLL_S = (0.02, 0.25)
-"""How often a return waiting for its workspace's turn in another process looks: at first,
-and at the longest (each wait twice the last)."""
 
 _log = logging.getLogger(__name__)
 
@@ -95,48 +86,6 @@ class SharedThrottle(Throttle):
                 yield cancel
             finally:
                 self._give_back(holder)
-
-    @contextmanager
-    def turn(self, workspace: str, cancel: Cancel | None = None) -> Iterator[None]:
-        """Hold ``workspace``'s turn in the store, renewed while held, as a lease.
-
-        A workspace's returns take turns in one process (`readmit.service.turns`), so that the
-        next reads what the last judged; across processes each judged the same pairs again
-        (a team of four returning through two: 40 verifier calls, not 20). The first return
-        waiting for it elsewhere holds `NEXT`, and has it before the holder's process again.
-
-        Raises:
-            Abandoned: if ``cancel`` is set while waiting.
-        """
-        holder, lease, first = self.me + uuid.uuid4().hex, (workspace, TURN), (workspace, NEXT)
-        if not (
-            self.store.lease_holder(*first) is None and self.store.lease(*lease, holder, SLOT_S)
-        ):
-            self._wait(lease, first, holder, cancel)
-        with self._lock:
-            self._held[holder] = lease
-            self._keep_renewing()
-        try:
-            yield
-        finally:
-            self._give_back(holder)
-
-    def _wait(
-        self, lease: tuple[str, str], first: tuple[str, str], holder: str, cancel: Cancel | None
-    ) -> None:
-        """Wait for ``lease``, in line behind the first waiter (`NEXT`), then leave the line."""
-        pause = POLL_S[0]
-        try:
-            while not (
-                self.store.lease(*first, holder, NEXT_S)
-                and self.store.lease(*lease, holder, SLOT_S)
-            ):
-                check_gone(cancel)
-                time.sleep(pause)
-                pause = min(2 * pause, POLL_S[1])
-        finally:
-            with suppress(StoreError):  # left to run out within NEXT_S
-                self.store.lease(*first, holder, 0)
 
     def close(self) -> None:
         """Stop renewing, waiting for a renewal under way (the slots still held run out).

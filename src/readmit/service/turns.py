@@ -118,7 +118,7 @@ class Turns:
         try:
             with self._guard:
                 turn = Turn(line.excused(joined, started := elapsed()))
-            check_gone(cancel)
+            _check(cancel)
             yield turn
         finally:
             with self._guard:
@@ -131,7 +131,7 @@ class Turns:
             if cancel is None or not cancel.is_set():
                 continue
             self._leave(line, mine)
-            check_gone(cancel)
+            _check(cancel)
 
     def _leave(self, line: "_Line", mine: Flag) -> None:
         with self._guard:
@@ -207,7 +207,6 @@ class _Line:
 _GONE = "the client went away before its return's turn; nothing recorded"
 
 
-def check_gone(cancel: Cancel | None) -> None:
-    """Raise `Abandoned` if ``cancel`` is set: the client went away before the return's turn."""
+def _check(cancel: Cancel | None) -> None:
     if cancel is not None and cancel.is_set():
         raise Abandoned(_GONE)
