@@ -4,7 +4,6 @@ lock: one agent's memories held its teammates' writes; a security probe's findin
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,7 +13,7 @@ from readmit.errors import InvalidEvent
 from readmit.events import ObligationDraft, OpenObligation, RecordExperience, Resolve
 from readmit.model import Agent, Obligation
 from readmit.store import SqlStore, WorkStateStore, obligations, open_store
-from readmit.wire.codec import obligation_from_json
+from readmit.store.damaged import decoded_obligation
 
 AGENTS = [
     Agent(id="A1", principal="family", role="itinerary"),
@@ -74,11 +73,12 @@ def test_binding_a_memory_decodes_only_the_obligation_it_names(
     ws.append("ws", [_opened(n) for n in range(3, 200)])
     decoded: list[str] = []
 
-    def counted(data: dict[str, Any]) -> Obligation:
-        decoded.append(data["id"])
-        return obligation_from_json(data)
+    def counted(body: str, obligation_id: str = "") -> Obligation:
+        found = decoded_obligation(body, obligation_id)
+        decoded.append(found.id)
+        return found
 
-    monkeypatch.setattr(obligations, "obligation_from_json", counted)
+    monkeypatch.setattr(obligations, "decoded_obligation", counted)
 
     with pytest.raises(InvalidEvent):
         _remember(ws, 0, "nothing")
