@@ -256,3 +256,31 @@ def test_a_page_of_long_memories_reads_little_more_of_the_bank_than_it_shows(
 
     assert len(answer["memories"]) == 65
     assert sum(read) <= 70  # not the 200 of the bank
+
+
+def test_short_memories_after_long_ones_are_read_in_few_runs(
+    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sized by the average of all it had read, a page's runs stayed a few memories long
+    after some long ones: 293 queries for one page of 63 long memories and 12,000 short."""
+    headers = team.auth("A1")
+    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
+    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
+    caller = team.service.authenticate(team.keys["A1"])
+    for n in range(1063):
+        text = "A long memory. " * 1066 if n < 63 else "Short."
+        team.service.remember(caller, f"m{n:04}", text, "f")
+    runs: list[int] = []
+    experiences = team.service.store.experiences
+
+    def counted(*args: Any) -> Any:
+        found = experiences(*args)
+        runs.append(len(found))
+        return found
+
+    monkeypatch.setattr(team.service.store, "experiences", counted)
+
+    answer = client.get("/v1/memories", params={"limit": 10_000}, headers=headers).json()
+
+    assert len(answer["memories"]) == 1063  # 1,008,000 characters long, 19,000 short: 1 Mi
+    assert len(runs) <= 12

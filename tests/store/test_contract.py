@@ -1,3 +1,4 @@
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
@@ -27,6 +28,7 @@ from readmit.events import (
 from readmit.model import Agent, blank
 from readmit.reasons import Reason
 from readmit.store import WorkStateStore, open_store, pool
+from readmit.store import damaged as store_damaged
 from readmit.store.migrations import MIGRATIONS, pending
 from readmit.store.sql import SqlStore
 from readmit.wire import domain
@@ -478,13 +480,25 @@ def _resolve_o(store: WorkStateStore) -> object:
     )
 
 
-DAMAGED: dict[str, tuple[str, Callable[[WorkStateStore], object]]] = {
-    "item": ("UPDATE items SET body = ? WHERE id = 'a'", lambda s: s.visible_state("ws", "A1")),
-    "an item written over": ("UPDATE items SET body = ? WHERE id = 'a'", _revoke_a),
-    "event": ("UPDATE events SET body = ? WHERE epoch = 1", lambda s: s.events("ws")),
-    "obligation": ("UPDATE obligations SET body = ? WHERE id = 'o2'", _resolve_o),
+DAMAGED: dict[str, tuple[str, Callable[[WorkStateStore], object], str]] = {
+    "item": (
+        "UPDATE items SET body = ? WHERE id = 'a'",
+        lambda s: s.visible_state("ws", "A1"),
+        "an item body",
+    ),
+    "an item written over": ("UPDATE items SET body = ? WHERE id = 'a'", _revoke_a, "an item body"),
+    "event": (
+        "UPDATE events SET body = ? WHERE epoch = 1",
+        lambda s: s.events("ws"),
+        "the event logged at epoch 1",
+    ),
+    "obligation": (
+        "UPDATE obligations SET body = ? WHERE id = 'o2'",
+        _resolve_o,
+        "an obligation body",
+    ),
 }
-"""Where a test damages a body, and what meets it: a read, or a write."""
+"""Where a test damages a body, what meets it (a read, or a write), and what it is called."""
 ITEM = '{"id": "a", "text": "x", "epoch": 1, "author": "A2", "principals": 5}'
 
 
@@ -494,26 +508,35 @@ ITEM = '{"id": "a", "text": "x", "epoch": 1, "author": "A2", "principals": 5}'
         ("item", ITEM),
         ("item", "not JSON"),
         ("item", "[" * 100_000 + "]" * 100_000),  # the json module's RecursionError
+        ("item", '{"id": "a", "text": "x", "epoch": 1, "author": "A2", "receipt": [1]}'),
         ("an item written over", ITEM),
         ("event", '{"id": "e1", "op": "assert", "at": 5, "author": "A2", "item": {}}'),
         ("obligation", '{"id": "o2", "role": 7}'),
     ],
 )
 def test_a_body_damaged_in_the_database_is_a_store_error_that_quotes_nothing(
-    ws: WorkStateStore, damaged: str, body: str
+    ws: WorkStateStore,
+    damaged: str,
+    body: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A body readmit did not write failed reads and writes with a ``TypeError`` (a 500 for
     every agent of the workspace), or, logged, as the reader's own invalid event, naming its
-    id (a probe); the database answered, and the store goes on."""
+    id (a probe); the database answered, the store goes on, and its log says which row."""
     ws.append("ws", [assert_(1, "a", "Sunrise Hotel is booked."), _claiming("obligation", "o2", 2)])
     assert isinstance(ws, SqlStore)
-    statement, meet = DAMAGED[damaged]
+    statement, meet, called = DAMAGED[damaged]
     with ws.conn.transaction(lock="ws"):
         ws.conn.execute(statement, (body,))
     reopened = open_store(ws.url)
+    caplog.set_level(logging.WARNING, logger="readmit.store")
+    monkeypatch.setattr(store_damaged, "_told", set())  # what other tests' rows logged
 
     try:
-        with pytest.raises(DamagedStore, match="is damaged") as raised:
+        with pytest.raises(DamagedStore, match=rf"^{called} in the store is damaged") as raised:
+            meet(reopened)
+        with pytest.raises(DamagedStore):  # again: logged once
             meet(reopened)
         assert [r.epoch for r in reopened.events("ws", after_epoch=1)] == [2]  # nothing written
     finally:
@@ -521,6 +544,8 @@ def test_a_body_damaged_in_the_database_is_a_store_error_that_quotes_nothing(
 
     assert "e1" not in str(raised.value)
     assert "Sunrise" not in str(raised.value)
+    [told] = [r.getMessage() for r in caplog.records if "is damaged" in r.getMessage()]
+    assert "'a'" in told or "'o2'" in told or "epoch 1" in told or body[:20] in told  # once
 
 
 def _return(at: object, id: str = "r1") -> ReturnRequest:

@@ -19,7 +19,7 @@ from readmit.ahead import judge_ahead
 from readmit.canonical import digest_text
 from readmit.clock import parse_time
 from readmit.decide import decide
-from readmit.errors import InvalidEvent
+from readmit.errors import DamagedStore, InvalidEvent
 from readmit.events import ReturnRequest
 from readmit.model import Agent
 from readmit.plugins import make_verifier
@@ -2751,3 +2751,15 @@ def test_what_a_checkpoint_left_out_reads_back_in_the_order_of_its_ids(
 
     assert "p5" in left_out
     assert left_out == sorted(left_out)
+
+
+def test_a_verdicts_damaged_evidence_is_a_store_error(store: WorkStateStore) -> None:
+    """Read back with ``json.loads`` alone, it was a ``JSONDecodeError`` (a 500; a review)."""
+    run(store, [*_pickup({}), ret(5)])
+    assert isinstance(store, SqlStore)
+    assert store.judged_since("trip", 0, parse_time(at(8)))[1]  # a verdict stands
+    with store.conn.transaction(lock="trip"):
+        store.conn.execute("UPDATE invalidations SET evidence = 'not JSON'")
+
+    with pytest.raises(DamagedStore, match=r"^verdict evidence in the store is damaged"):
+        store.judged_since("trip", 0, parse_time(at(8)))

@@ -123,11 +123,13 @@ class Reading:
             ask = min(run, limit + 1 - len(found))
             got = self.store.experiences(ws, agent, after, ask)
             found += got
-            chars += sum(map(_memory_chars, got))
+            read = sum(map(_memory_chars, got))
+            chars += read
             if len(got) < ask or len(found) > limit or chars > PAGE_CHARS:
                 return found
-            # twice as many, but no more than the characters left would take at this length
-            fit = (PAGE_CHARS - chars) // max(1, chars // len(found)) + 2
+            # twice as many, but no more than the characters left take at the last run's
+            # length (not all runs': after a few long memories, short ones came 2 a query)
+            fit = (PAGE_CHARS - chars) // max(1, read // len(got)) + 2
             after, run = got[-1].id, min(2 * run, fit)
 
 

@@ -1,13 +1,16 @@
 """Decoding what the database holds: a body readmit did not write is a `DamagedStore`.
 
-Every item and event body in the store was written by readmit (`readmit.store.encoding`).
-One changed behind its back (a hand edit, a damaged disk) failed every read that met it
-with a ``TypeError`` (a 500), or, for a logged event, as the reader's own invalid event
-naming another principal's event id (a probe). It is now a `DamagedStore`, whose message
-names nothing of the row; the server's log names it for the operator.
+Every item, event and obligation body in the store was written by readmit
+(`readmit.store.encoding`). One changed behind its back (a hand edit, a damaged disk)
+failed every read and write that met it with a ``TypeError`` (a 500), or, for a logged
+event, as the reader's own invalid event naming another principal's event id (a probe).
+It is now a `DamagedStore`, whose message names nothing of the row; the server's log names
+it, once for each row (`_told`): every request meeting it logged a line (a review).
 """
 
+import json
 import logging
+import threading
 
 from readmit.errors import DamagedStore, InvalidInput
 from readmit.events import Recorded
@@ -17,8 +20,12 @@ from readmit.wire.logged import loads
 
 _log = logging.getLogger("readmit.store")
 
-_UNREAD = (ValueError, TypeError, KeyError, AttributeError, RecursionError, InvalidInput)
+_UNREAD = (ValueError, TypeError, LookupError, AttributeError, RecursionError, InvalidInput)
 """What decoding a body readmit did not write raises (pydantic's errors are ValueErrors)."""
+TOLD_MOST = 4096
+"""Damaged rows the log remembers having named; past that it starts over."""
+_told: set[str] = set()
+_lock = threading.Lock()
 
 
 def decoded_item(body: str, item_id: str = "") -> Item:
@@ -30,10 +37,7 @@ def decoded_item(body: str, item_id: str = "") -> Item:
     try:
         return item_from_json(loads(body))
     except _UNREAD as exc:
-        _log.warning("the body of item %r in the store is damaged: %r", item_id, exc)
-        raise DamagedStore(
-            "an item body in the store is damaged (the server's log says which)"
-        ) from None
+        raise _damaged("an item body", _row("item", item_id, body), exc) from None
 
 
 def decoded_event(epoch: int, body: str) -> Recorded:
@@ -45,8 +49,9 @@ def decoded_event(epoch: int, body: str) -> Recorded:
     try:
         return Recorded(epoch=epoch, event=event_from_json(loads(body), epoch))
     except _UNREAD as exc:
-        _log.warning("the event logged at epoch %s is damaged: %r", epoch, exc)
-        raise DamagedStore(f"the event logged at epoch {epoch} is damaged") from None
+        raise _damaged(
+            f"the event logged at epoch {epoch}", f"event at epoch {epoch}", exc
+        ) from None
 
 
 def decoded_obligation(body: str, obligation_id: str = "") -> Obligation:
@@ -58,7 +63,36 @@ def decoded_obligation(body: str, obligation_id: str = "") -> Obligation:
     try:
         return obligation_from_json(loads(body))
     except _UNREAD as exc:
-        _log.warning("the body of obligation %r in the store is damaged: %r", obligation_id, exc)
-        raise DamagedStore(
-            "an obligation body in the store is damaged (the server's log says which)"
-        ) from None
+        raise _damaged("an obligation body", _row("obligation", obligation_id, body), exc) from None
+
+
+def decoded_ids(text: str, what: str) -> tuple[str, ...]:
+    """The ids a stored JSON list ``text`` holds (``what``: the column, for the log).
+
+    Raises:
+        DamagedStore: if it is not a list of strings.
+    """
+    try:
+        ids = json.loads(text)
+    except _UNREAD as exc:
+        raise _damaged(what, f"{what} {text[:100]!r}", exc) from None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise _damaged(what, f"{what} {text[:100]!r}", TypeError("not a list of strings"))
+    return tuple(ids)
+
+
+def _row(kind: str, row_id: str, body: str) -> str:
+    """The row as the log names it: by its id, where the caller knows it, else its start."""
+    return f"{kind} {row_id!r}" if row_id else f"{kind} whose body begins {body[:100]!r}"
+
+
+def _damaged(said: str, row: str, error: BaseException) -> DamagedStore:
+    """The error for a damaged row, logged as a warning the first time (``row``: which)."""
+    with _lock:
+        first = row not in _told
+        if first:
+            if len(_told) >= TOLD_MOST:
+                _told.clear()
+            _told.add(row)
+    (_log.warning if first else _log.debug)("the store's %s is damaged: %r", row, error)
+    return DamagedStore(f"{said} in the store is damaged (the server's log says which)")

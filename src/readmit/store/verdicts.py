@@ -57,7 +57,7 @@ from readmit.events import Assert, Close, Recorded, Revoke, Supersede, restates
 from readmit.model import Agent, Scope
 from readmit.store import stand_ins
 from readmit.store.connection import Connection, stamp
-from readmit.store.damaged import decoded_event
+from readmit.store.damaged import decoded_event, decoded_ids
 from readmit.store.readers import scope_of, seen_by_all
 from readmit.store.restoring import Rules, item_at, withdrawn_at
 
@@ -268,7 +268,7 @@ def stored_since(
 def _standing(row: Sequence[Any]) -> Standing:
     item, evidence, verifier, confidence, detail, decided, premise, principal, role = row
     return Standing(
-        item=item, evidence=tuple(json.loads(evidence)), verifier=verifier,
+        item=item, evidence=decoded_ids(evidence, "verdict evidence"), verifier=verifier,
         confidence=confidence, detail=detail, decided_epoch=decided,
         reader=None if principal is None else (principal, role), premise=premise,
     )  # fmt: skip
