@@ -213,63 +213,25 @@ def test_a_bank_replayed_from_a_scenario_is_walked_by_its_plain_ids(
     assert walked == [["/odd"], ["tip"], ["tip2"]]
 
 
-def test_a_page_of_long_memories_ends_at_its_characters_and_the_walk_still_lists_them_all(
-    client: httpx.Client, team: Team
-) -> None:
-    """As a page of ``/v1/state`` does (`PAGE_CHARS`): 10,000 memories of 16,384 characters
-    made one page some 160 MB."""
+LONG = "A long memory. " * 1066
+"""15,990 characters: 65 such memories, with their ids and sources, fill a page (1 Mi)."""
+
+
+def _bank(client: httpx.Client, team: Team, texts: list[str]) -> None:
+    """A1's bank: a memory ``m{n:04}`` of each text, in order, on the item ``f``.
+
+    Through the service: the byte rate would space so many POSTs out.
+    """
     headers = team.auth("A1")
     fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
     assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
     caller = team.service.authenticate(team.keys["A1"])
-    text = "A long memory. " * 1066  # 15,990 characters
-    for n in range(70):  # through the service: the byte rate would space 70 POSTs out
-        team.service.remember(caller, f"m{n:02}", text, "f")
-
-    walked = pages(client, team, "/v1/memories", limit=1000)
-
-    assert [len(page) for page in walked] == [65, 5]  # each with its id and source: 1 Mi
-    assert [i for page in walked for i in page] == [f"A1/m{n:02}" for n in range(70)]
-
-
-def test_a_page_of_long_memories_reads_little_more_of_the_bank_than_it_shows(
-    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Read at once, 10,000 memories of 16 KB were 160 MB read for a page of 65 (a review)."""
-    headers = team.auth("A1")
-    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
-    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
-    caller = team.service.authenticate(team.keys["A1"])
-    for n in range(200):
-        team.service.remember(caller, f"m{n:03}", "A long memory. " * 1066, "f")
-    read: list[int] = []
-    experiences = team.service.store.experiences
-
-    def counted(*args: Any) -> Any:
-        found = experiences(*args)
-        read.append(len(found))
-        return found
-
-    monkeypatch.setattr(team.service.store, "experiences", counted)
-
-    answer = client.get("/v1/memories", params={"limit": 10_000}, headers=headers).json()
-
-    assert len(answer["memories"]) == 65
-    assert sum(read) <= 70  # not the 200 of the bank
-
-
-def test_short_memories_after_long_ones_are_read_in_few_runs(
-    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Sized by the average of all it had read, a page's runs stayed a few memories long
-    after some long ones: 293 queries for one page of 63 long memories and 12,000 short."""
-    headers = team.auth("A1")
-    fact = {"op": "assert", "author": "A1", "item": {"id": "f", "text": "Room 12 is free."}}
-    assert client.post("/v1/events", json={"events": [fact]}, headers=headers).status_code == 200
-    caller = team.service.authenticate(team.keys["A1"])
-    for n in range(1063):
-        text = "A long memory. " * 1066 if n < 63 else "Short."
+    for n, text in enumerate(texts):
         team.service.remember(caller, f"m{n:04}", text, "f")
+
+
+def _runs(team: Team, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The memories each read of the bank returns, from now on."""
     runs: list[int] = []
     experiences = team.service.store.experiences
 
@@ -279,8 +241,44 @@ def test_short_memories_after_long_ones_are_read_in_few_runs(
         return found
 
     monkeypatch.setattr(team.service.store, "experiences", counted)
+    return runs
 
-    answer = client.get("/v1/memories", params={"limit": 10_000}, headers=headers).json()
 
-    assert len(answer["memories"]) == 1063  # 1,008,000 characters long, 19,000 short: 1 Mi
+def test_a_page_of_long_memories_ends_at_its_characters_and_the_walk_still_lists_them_all(
+    client: httpx.Client, team: Team
+) -> None:
+    """As a page of ``/v1/state`` does (`PAGE_CHARS`): 10,000 memories of 16,384 characters
+    made one page some 160 MB."""
+    _bank(client, team, [LONG] * 70)
+
+    walked = pages(client, team, "/v1/memories", limit=1000)
+
+    assert [len(page) for page in walked] == [65, 5]
+    assert [i for page in walked for i in page] == [f"A1/m{n:04}" for n in range(70)]
+
+
+def test_a_page_of_long_memories_reads_little_more_of_the_bank_than_it_shows(
+    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read at once, 10,000 memories of 16 KB were 160 MB read for a page of 65 (a review)."""
+    _bank(client, team, [LONG] * 200)
+    runs = _runs(team, monkeypatch)
+
+    answer = client.get("/v1/memories", params={"limit": 10_000}, headers=team.auth("A1"))
+
+    assert len(answer.json()["memories"]) == 65
+    assert sum(runs) <= 70  # not the 200 of the bank
+
+
+def test_short_memories_after_long_ones_are_read_in_few_runs(
+    client: httpx.Client, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sized by the average of all it had read, a page's runs stayed a few memories long
+    after some long ones: 293 queries for one page of 63 long memories and 12,000 short."""
+    _bank(client, team, [LONG] * 63 + ["Short."] * 1000)
+    runs = _runs(team, monkeypatch)
+
+    answer = client.get("/v1/memories", params={"limit": 10_000}, headers=team.auth("A1"))
+
+    assert len(answer.json()["memories"]) == 1063  # 1,008,000 characters long, 19,000 short
     assert len(runs) <= 12

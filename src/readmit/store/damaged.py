@@ -11,6 +11,8 @@ it, once for each row (`_told`): every request meeting it logged a line (a revie
 import json
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from readmit.errors import DamagedStore, InvalidInput
 from readmit.events import Recorded
@@ -19,6 +21,7 @@ from readmit.wire.codec import event_from_json, item_from_json, obligation_from_
 from readmit.wire.logged import loads
 
 _log = logging.getLogger("readmit.store")
+T = TypeVar("T")
 
 _UNREAD = (ValueError, TypeError, LookupError, AttributeError, RecursionError, InvalidInput)
 """What decoding a body readmit did not write raises (pydantic's errors are ValueErrors)."""
@@ -34,10 +37,7 @@ def decoded_item(body: str, item_id: str = "") -> Item:
     Raises:
         DamagedStore: if readmit did not write it.
     """
-    try:
-        return item_from_json(loads(body))
-    except _UNREAD as exc:
-        raise _damaged("an item body", _row("item", item_id, body), exc) from None
+    return _decoded(item_from_json, body, "item", item_id)
 
 
 def decoded_event(epoch: int, body: str) -> Recorded:
@@ -60,10 +60,7 @@ def decoded_obligation(body: str, obligation_id: str = "") -> Obligation:
     Raises:
         DamagedStore: if readmit did not write it.
     """
-    try:
-        return obligation_from_json(loads(body))
-    except _UNREAD as exc:
-        raise _damaged("an obligation body", _row("obligation", obligation_id, body), exc) from None
+    return _decoded(obligation_from_json, body, "obligation", obligation_id)
 
 
 def decoded_ids(text: str, what: str) -> tuple[str, ...]:
@@ -81,9 +78,14 @@ def decoded_ids(text: str, what: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def _row(kind: str, row_id: str, body: str) -> str:
-    """The row as the log names it: by its id, where the caller knows it, else its start."""
-    return f"{kind} {row_id!r}" if row_id else f"{kind} whose body begins {body[:100]!r}"
+def _decoded(decode: Callable[[Any], T], body: str, kind: str, row_id: str) -> T:
+    """``decode`` of the JSON ``body`` of a row of ``kind`` (``row_id``: its id, for the log)."""
+    try:
+        return decode(loads(body))
+    except _UNREAD as exc:
+        row = f"{kind} {row_id!r}" if row_id else f"{kind} whose body begins {body[:100]!r}"
+        an = "an" if kind[0] in "aeiou" else "a"
+        raise _damaged(f"{an} {kind} body", row, exc) from None
 
 
 def _damaged(said: str, row: str, error: BaseException) -> DamagedStore:
