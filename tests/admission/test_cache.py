@@ -8,7 +8,7 @@ import pytest
 from builders import item
 from readmit.admission.invalidation.cache import CachedVerifier, verifier_identity
 from readmit.admission.invalidation.implicit import Later, Pair, Verdict, judge_batch
-from readmit.errors import VerifierUnavailable
+from readmit.errors import DamagedStore, VerifierUnavailable
 from readmit.store import SqlStore, WorkStateStore
 from readmit.testing import FunctionVerifier
 from readmit.verifiers.chain import ChainVerifier
@@ -107,3 +107,21 @@ def test_a_verdict_cached_with_a_reason_in_bytes_is_read_back_as_text(
 
     assert verdict.reason == ("pickup rests on it" if isinstance(reason, bytes) else reason)
     assert verdict.terms == ("Sunrise", "7")
+
+
+@pytest.mark.parametrize("terms", ["not JSON", '{"a": 1}', "7"])
+def test_a_cached_verdict_whose_terms_are_damaged_is_a_store_error(
+    store: WorkStateStore, terms: str
+) -> None:
+    """Read with ``json.loads`` alone, a ``JSONDecodeError`` or ``TypeError`` (a 500 at every
+    return that met the pair), or a dict's keys taken for its terms."""
+    assert isinstance(store, SqlStore)
+    with store.conn.transaction():
+        store.conn.execute(
+            "INSERT INTO judgments (key, verifier, invalidates, confidence, reason, terms) "
+            "VALUES ('k', 'v', 1, 0.9, 'why', ?)",
+            (terms,),
+        )
+
+    with pytest.raises(DamagedStore, match=r"^a cached verdict's terms in the store is damaged"):
+        store.judgments(["k"])

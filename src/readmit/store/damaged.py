@@ -69,13 +69,26 @@ def decoded_ids(text: str, what: str) -> tuple[str, ...]:
     Raises:
         DamagedStore: if it is not a list of strings.
     """
+    found = decoded_list(text, what)
+    ids = tuple(i for i in found if isinstance(i, str))
+    if len(ids) < len(found):
+        raise _damaged(what, f"{what} {text[:100]!r}", TypeError("not a list of strings"))
+    return ids
+
+
+def decoded_list(text: str, what: str) -> list[object]:
+    """The stored JSON list ``text`` (``what``: the column, for the log).
+
+    Raises:
+        DamagedStore: if it is not a JSON list.
+    """
     try:
-        ids = json.loads(text)
+        found = json.loads(text)
     except _UNREAD as exc:
         raise _damaged(what, f"{what} {text[:100]!r}", exc) from None
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        raise _damaged(what, f"{what} {text[:100]!r}", TypeError("not a list of strings"))
-    return tuple(ids)
+    if not isinstance(found, list):
+        raise _damaged(what, f"{what} {text[:100]!r}", TypeError("not a list"))
+    return found
 
 
 def _decoded(decode: Callable[[Any], T], body: str, kind: str, row_id: str) -> T:

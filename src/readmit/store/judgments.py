@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 
 from readmit.admission.invalidation.implicit import Verdict
 from readmit.store.connection import Connection
+from readmit.store.damaged import decoded_list
 
 _JUDGMENTS = "SELECT key, invalidates, confidence, reason, terms FROM judgments"
 LOCK = "_readmit_judgments"
@@ -29,7 +30,7 @@ def load(db: Connection, keys: Sequence[str]) -> dict[str, Verdict]:
                 invalidates=bool(invalidates),
                 confidence=confidence,
                 reason=_text(reason),
-                terms=tuple(map(_text, json.loads(terms))),
+                terms=tuple(map(_text, decoded_list(terms, "a cached verdict's terms"))),
             )
     return found
 
