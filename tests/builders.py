@@ -1,7 +1,9 @@
 """Small constructors for domain values in tests (real values, real receipts)."""
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from readmit.admission.context import ReturnContext
@@ -225,12 +227,28 @@ def spent(store: WorkStateStore, workspace: str, agent: str) -> dict[str, Any]:
 
 
 def manbench_row(idx: int, **changes: Any) -> dict[str, Any]:
-    """A valid ManBench row, with ``changes``."""
+    """A row shaped like tests/data/manbench-sample (general_knowledge), with ``changes``.
+
+    A change to ``...`` leaves that field out.
+    """
     base: dict[str, Any] = {
         "idx": idx,
-        "inputs": f"Question {idx}: how many legs do horses have?",
+        "inputs": f"Question {idx}: how many legs do horses have?\n  choice: two\n  choice: four",
         "targets": ["four"],
         "multiple_choice_targets": ["two", "four"],
+        "multiple_choice_scores": [0, 1],
+        "split": "validation",
+        "random_ans_idx": 1,
+        "parsed_inputs": f"Question {idx}\n\nAnswer choices:\n(A) two\n(B) four",
         "misleading_target": "two",
     }
-    return {**base, **changes}
+    base.update(changes)
+    return {k: v for k, v in base.items() if v is not ...}
+
+
+def manbench_task(root: Path, task: str, rows: list[Any]) -> Path:
+    """A ManBench task's file under ``root`` holding ``rows``."""
+    path = root / task / "val_data.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"canary": "BENCHMARK DATA", "data": rows}), encoding="utf-8")
+    return path

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from builders import manbench_row
+from builders import manbench_task as write_task
 from readmit.bench.episode import Episode
 from readmit.bench.loaders import manbench, memora, rows
 from readmit.bench.methods import Static
@@ -23,13 +24,6 @@ from readmit.errors import InvalidInput
 from readmit.wire.fields import check_name
 
 SAMPLE = Path(__file__).parent.parent / "data" / "memora-sample" / "weekly" / "software_engineer"
-
-
-def write_task(root: Path, task: str, rows: list[Any]) -> Path:
-    path = root / task / "val_data.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"canary": "BENCHMARK DATA", "data": rows}), encoding="utf-8")
-    return path
 
 
 def _runs(episodes: list[Episode]) -> None:

@@ -2,39 +2,15 @@
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from builders import manbench_row as row
+from builders import manbench_task as write_task
 from readmit.bench.loaders import manbench
 from readmit.cli import cli
 from readmit.errors import InvalidInput
-
-
-def row(idx: int, **changes: Any) -> dict[str, Any]:
-    """A row shaped like tests/data/manbench-sample (general_knowledge), with ``changes``."""
-    base: dict[str, Any] = {
-        "idx": idx,
-        "inputs": f"Question {idx}: how many legs do horses have?\n  choice: two\n  choice: four",
-        "targets": ["four"],
-        "multiple_choice_targets": ["two", "four"],
-        "multiple_choice_scores": [0, 1],
-        "split": "validation",
-        "random_ans_idx": 1,
-        "parsed_inputs": f"Question {idx}\n\nAnswer choices:\n(A) two\n(B) four",
-        "misleading_target": "two",
-    }
-    base.update(changes)
-    return {k: v for k, v in base.items() if v is not ...}
-
-
-def write_task(root: Path, task: str, rows: list[Any]) -> Path:
-    path = root / task / "val_data.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"canary": "BENCHMARK DATA", "data": rows}), encoding="utf-8")
-    return path
-
 
 MALFORMED = [
     (row(2, inputs=...), "inputs"),

@@ -341,9 +341,8 @@ def item_of(item_id: str, body: str) -> Item:
     return decoded_item(body, item_id)
 
 
-def event_of(epoch: int, body: str) -> Recorded:
-    """A logged event body parsed (the shape `BodyCache.fetch` takes; damaged: `decoded_event`)."""
-    return decoded_event(epoch, body)
+event_of = decoded_event
+"""A logged event body parsed (the shape `BodyCache.fetch` takes)."""
 
 
 def items_by(
